@@ -1,0 +1,60 @@
+# Inside One Generation — the two commands a reader needs are `make lab` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+# Keep Jupyter, IPython and matplotlib state inside the build, never in ~.
+export JUPYTER_CONFIG_DIR  := $(CURDIR)/build/jupyter/config
+export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/jupyter/runtime
+export IPYTHONDIR          := $(CURDIR)/build/ipython
+export MPLCONFIGDIR        := $(CURDIR)/build/matplotlib
+export MPLBACKEND          := module://matplotlib_inline.backend_inline
+export PYTHONHASHSEED      := 0
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+export JUPYTER_PLATFORM_DIRS := 1
+
+PYTEST_ARGS ?= -n 2 --dist loadscope
+
+.PHONY: lab test setup notebooks fixtures book book-check lint clean
+
+$(STAMP): pyproject.toml jupyter/overrides.json
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## Open the book in JupyterLab at its first page (MyST pages open as notebooks).
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) notebooks/00-preface.md
+
+## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval.
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS) --nbval --nbval-current-env \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
+
+## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
+notebooks: $(STAMP)
+	$(PY) -m labkit.devtools.notebooks build $(NB)
+
+## Rebuild fixtures/ from the recipes in labkit.
+fixtures: $(STAMP)
+	$(VENV)/bin/labkit fixtures build
+
+## The published static site (downloads the book theme: needs the internet).
+book: $(STAMP)
+	$(VENV)/bin/myst build --html
+
+## Check every page offline: toc, parse errors, cross-references.
+book-check: $(STAMP)
+	$(PY) -m labkit.devtools.book check
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check labkit tests
+
+clean:
+	rm -rf build _build .pytest_cache

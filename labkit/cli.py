@@ -1,0 +1,84 @@
+"""The ``labkit`` command.
+
+Subcommands live in the modules that implement them; each such module exposes
+``configure(parser)`` (add arguments and a one-line ``description``) and ``run(args) -> int``.
+A module that is not part of this checkout is left out of ``labkit --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+
+#: ``labkit trace KIND``
+TRACE_COMMANDS = {
+    "text": ("labkit.text.cli", "trace one: 天空为什么是蓝色？ from template to EOS"),
+    "diffusion": ("labkit.diffusion.cli", "trace two: text to image through CFG and DDIM"),
+    "tool": ("labkit.tools.cli", "trace three: a confirmed, idempotent calendar tool call"),
+    "diff": ("labkit.divergence_cli", "first divergence between two traces"),
+}
+
+#: ``labkit COMMAND``
+TOP_COMMANDS = {
+    "labs": ("labkit.labs.cli_labs", "run the eight mechanism labs and write their JSON report"),
+    "faults": ("labkit.labs.cli_faults", "run the fault-injection supplement and write its JSON report"),
+    "fixtures": ("labkit.fixtures_cli", "build the fixtures, or check them against their recipes"),
+    "check": ("labkit.check.cli", "check an exercise solution against the reference runtime"),
+}
+
+
+def _present(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _add(subparsers, name: str, module: str, help_text: str) -> None:
+    parser = subparsers.add_parser(name, help=help_text, description=help_text)
+    target = importlib.import_module(module)
+    target.configure(parser)
+    parser.set_defaults(_run=target.run)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="labkit",
+        description="Inside One Generation: run the book's traces, labs and fixture recipes.",
+    )
+    from labkit import __version__
+
+    parser.add_argument("--version", action="version", version=f"labkit {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    trace_kinds = {k: v for k, v in TRACE_COMMANDS.items() if _present(v[0])}
+    if trace_kinds:
+        trace = commands.add_parser("trace", help="run or compare the execution traces of chapter 7",
+                                    description="Run or compare the execution traces of chapter 7.")
+        kinds = trace.add_subparsers(title="traces", metavar="KIND")
+        for name, (module, help_text) in trace_kinds.items():
+            _add(kinds, name, module, help_text)
+        trace.set_defaults(_run=lambda args: (trace.print_help(), 2)[1])
+    for name, (module, help_text) in TOP_COMMANDS.items():
+        if _present(module):
+            _add(commands, name, module, help_text)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    run = getattr(args, "_run", None)
+    if run is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(run(args) or 0)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"labkit: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Maintenance tools of the book itself: notebook regeneration and the offline book check."""

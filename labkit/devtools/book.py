@@ -1,0 +1,126 @@
+"""The offline book check: the table of contents, every page parsed, every reference resolved.
+
+``myst build --html`` needs a theme from the internet; this check needs none.  It reads
+``myst.yml``, makes sure every toc entry exists and every notebook is in the toc, then
+runs ``myst build --site`` with mystmd's API pointed at a closed loopback port (so it
+never reaches the network) and fails on any parse error or unresolved reference it
+reports before the theme step.
+
+    python -m labkit.devtools.book check
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+_MESSAGE = re.compile(r"^(⛔️|⚠️)\s*(.*)$")
+_THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "ENOTFOUND")
+
+
+def toc_files(config: dict) -> list[str]:
+    """Every ``file:`` of the toc, depth first."""
+    found: list[str] = []
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                found.append(entry["file"])
+            walk(entry.get("children"))
+
+    walk(config.get("project", {}).get("toc"))
+    return found
+
+
+def load_config(root: Path = REPO) -> dict:
+    import yaml
+
+    path = root / "myst.yml"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def toc_problems(root: Path = REPO) -> list[str]:
+    config = load_config(root)
+    problems = []
+    listed = toc_files(config)
+    if not listed:
+        problems.append("myst.yml has no table of contents")
+    for rel in listed:
+        if not (root / rel).exists():
+            problems.append(f"toc entry {rel!r} points nowhere")
+    seen = set()
+    for rel in listed:
+        if rel in seen:
+            problems.append(f"toc entry {rel!r} is listed twice")
+        seen.add(rel)
+    notebooks = sorted(
+        p.relative_to(root).as_posix()
+        for p in (root / "notebooks").rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts
+    )
+    for rel in notebooks:
+        if rel not in seen:
+            problems.append(f"notebook {rel!r} is missing from the toc in myst.yml")
+    if config.get("site", {}).get("template") != "book-theme":
+        problems.append("myst.yml must set site.template: book-theme")
+    return problems
+
+
+def myst_executable() -> str | None:
+    here = Path(sys.executable).parent / "myst"
+    return str(here) if here.exists() else shutil.which("myst")
+
+
+def myst_problems(root: Path = REPO, timeout: int = 120) -> list[str]:
+    """Parse and cross-reference every page with mystmd, offline."""
+    myst = myst_executable()
+    if myst is None:
+        return ["mystmd is not installed (pip install mystmd); the book cannot be checked"]
+    env = dict(os.environ)
+    env.update({"API_URL": "http://127.0.0.1:9", "MYSTMD_DISABLE_UPDATE_CHECK": "1",
+                "NO_UPDATE_NOTIFIER": "1", "CI": "true"})
+    work = root / "_build"
+    proc = subprocess.run(
+        [myst, "build", "--site", "--ci"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
+    )
+    shutil.rmtree(work / "site", ignore_errors=True)
+    problems = []
+    for line in (proc.stdout + "\n" + proc.stderr).splitlines():
+        match = _MESSAGE.match(line.strip())
+        if match and not any(noise in line for noise in _THEME_NOISE):
+            problems.append(match.group(2).strip())
+    if "Built" not in proc.stdout + proc.stderr:
+        problems.append("mystmd built no page:\n" + (proc.stdout + proc.stderr)[-2000:])
+    return problems
+
+
+def check(root: Path = REPO) -> list[str]:
+    problems = toc_problems(root)
+    if not problems:
+        problems += myst_problems(root)
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv != ["check"]:
+        print("usage: python -m labkit.devtools.book check", file=sys.stderr)
+        return 2
+    problems = check()
+    for line in problems:
+        print(f"book: {line}")
+    if not problems:
+        print("book check passed: toc complete, every page parsed, every reference resolved")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

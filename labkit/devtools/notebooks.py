@@ -1,0 +1,141 @@
+"""Regenerate paired notebooks and check that each ``.md`` and its ``.ipynb`` agree.
+
+The MyST ``.md`` is the source.  ``build`` reads its cells, executes them in a fresh
+kernel from the notebook's own folder and writes the ``.ipynb`` with fresh outputs and
+no per-cell timing metadata.  ``check_pairs`` finds any ``.md``/``.ipynb`` pair whose
+cell sources disagree and any ``.ipynb`` with unexecuted code cells.
+
+    python -m labkit.devtools.notebooks build [NOTEBOOK.md ...]
+    python -m labkit.devtools.notebooks check
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = REPO / "notebooks"
+KERNEL_TIMEOUT = 300
+
+
+def source_notebooks(root: Path = NOTEBOOKS) -> list[Path]:
+    """Every MyST notebook source under ``root`` (skipping checkpoints)."""
+    return sorted(
+        p for p in root.rglob("*.md")
+        if ".ipynb_checkpoints" not in p.parts and _is_jupytext_md(p)
+    )
+
+
+def _is_jupytext_md(path: Path) -> bool:
+    head = path.read_text(encoding="utf-8")[:800]
+    return head.startswith("---") and "jupytext" in head
+
+
+def _cells(nb) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [
+        (c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", [])))
+        for c in nb.cells
+    ]
+
+
+def pair_problems(md: Path) -> list[str]:
+    """Why ``md`` and its ``.ipynb`` are out of step (empty list: in step)."""
+    import jupytext
+    import nbformat
+
+    ipynb = md.with_suffix(".ipynb")
+    if not ipynb.exists():
+        return [f"{md.name}: no paired {ipynb.name}; run `make notebooks`"]
+    source = jupytext.read(md)
+    stored = nbformat.read(ipynb, as_version=4)
+    problems = []
+    a, b = _cells(source), _cells(stored)
+    if len(a) != len(b):
+        problems.append(f"{md.name}: {len(a)} cells in the .md but {len(b)} in the .ipynb")
+    for index, (left, right) in enumerate(zip(a, b, strict=False)):
+        if left != right:
+            what = "type" if left[0] != right[0] else "source" if left[1] != right[1] else "tags"
+            problems.append(f"{md.name}: cell {index} differs in its {what} from {ipynb.name}")
+            break
+    for index, cell in enumerate(stored.cells):
+        if cell.cell_type == "code" and cell.source.strip() and cell.get("execution_count") is None:
+            problems.append(f"{ipynb.name}: code cell {index} was never executed")
+            break
+        if cell.cell_type == "code" and "execution" in cell.get("metadata", {}):
+            problems.append(f"{ipynb.name}: code cell {index} stores timing metadata")
+            break
+    return problems
+
+
+def check_pairs(root: Path = NOTEBOOKS) -> list[str]:
+    problems = []
+    for md in source_notebooks(root):
+        problems += pair_problems(md)
+    for ipynb in sorted(root.rglob("*.ipynb")):
+        if ".ipynb_checkpoints" not in ipynb.parts and not ipynb.with_suffix(".md").exists():
+            problems.append(f"{ipynb.name}: no .md source beside it")
+    return problems
+
+
+def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
+    """Execute ``md``'s cells in a fresh kernel and write the paired ``.ipynb``."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    md = Path(md).resolve()
+    nb = jupytext.read(md)
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(md.parent)}},
+        record_timing=False,
+        store_widget_state=False,
+    )
+    client.execute()
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index:03d}"  # stable ids keep regenerated notebooks diff-quiet
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            for output in cell.get("outputs", []):
+                output.get("metadata", {}).pop("execution", None)
+    nb.metadata["language_info"] = {"name": "python"}
+    out = md.with_suffix(".ipynb")
+    nbformat.write(nb, out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m labkit.devtools.notebooks")
+    sub = parser.add_subparsers(dest="action", required=True)
+    b = sub.add_parser("build", help="regenerate .ipynb files from their .md sources and execute them")
+    b.add_argument("paths", nargs="*", type=Path, help="notebooks/*.md to build (default: all)")
+    sub.add_parser("check", help="fail when a pair is out of step")
+    args = parser.parse_args(argv)
+    if args.action == "check":
+        problems = check_pairs()
+        for line in problems:
+            print(line)
+        return 1 if problems else 0
+    paths = args.paths or source_notebooks()
+    for path in paths:
+        path = Path(path)
+        if path.suffix == ".ipynb":
+            path = path.with_suffix(".md")
+        if not path.exists():
+            print(f"no such notebook source: {path}", file=sys.stderr)
+            return 2
+        print(f"building {path}", flush=True)
+        build(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

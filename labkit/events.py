@@ -1,0 +1,259 @@
+"""The event envelope shared by all three traces (source §7.1), a recorder and JSON Lines I/O.
+
+An envelope carries exactly seven fields::
+
+    trace_id, event_id, parent_event_id, component, event_type, logical_step, payload
+
+Event IDs order events within one trace only (``e00``, ``e01``, … for the text trace).
+Wall-clock time is kept beside the envelope, in ``TraceRecorder.wall_clock``, and never
+written into it: two runs of the same trace differ in time but not in events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+ENVELOPE_FIELDS = (
+    "trace_id",
+    "event_id",
+    "parent_event_id",
+    "component",
+    "event_type",
+    "logical_step",
+    "payload",
+)
+
+_PREVIOUS = object()
+
+
+class TraceError(ValueError):
+    """A trace or envelope that breaks the format; the message names the field."""
+
+
+@lru_cache(maxsize=1)
+def envelope_schema() -> dict:
+    """The Draft 2020-12 JSON Schema of one envelope."""
+    text = resources.files("labkit").joinpath("events.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    from jsonschema import Draft202012Validator
+
+    schema = envelope_schema()
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def validate_envelope(event: dict) -> dict:
+    """Check one envelope against the schema; raise ``TraceError`` naming the first bad field."""
+    if not isinstance(event, dict):
+        raise TraceError(f"an event must be a JSON object, got {type(event).__name__}")
+    for name in ENVELOPE_FIELDS:
+        if name not in event:
+            raise TraceError(f"event {event.get('event_id', '?')!r} lacks the field {name!r}")
+    errors = sorted(_validator().iter_errors(event), key=lambda e: list(e.path))
+    if errors:
+        error = errors[0]
+        where = ".".join(str(p) for p in error.path) or "(envelope)"
+        raise TraceError(f"event {event.get('event_id', '?')!r}: field {where!r}: {error.message}")
+    return event
+
+
+def validate_trace(events: Iterable[dict]) -> list[dict]:
+    """Validate a whole trace: envelopes, one trace_id, unique IDs, parents earlier in it."""
+    events = list(events)
+    if not events:
+        raise TraceError("a trace needs at least one event")
+    seen: set[str] = set()
+    trace_id = None
+    for index, event in enumerate(events):
+        validate_envelope(event)
+        if trace_id is None:
+            trace_id = event["trace_id"]
+        elif event["trace_id"] != trace_id:
+            raise TraceError(
+                f"field 'trace_id': event {event['event_id']!r} belongs to {event['trace_id']!r}, "
+                f"but this trace is {trace_id!r}"
+            )
+        if event["event_id"] in seen:
+            raise TraceError(f"field 'event_id': {event['event_id']!r} appears twice")
+        parent = event["parent_event_id"]
+        if parent is not None and parent not in seen:
+            raise TraceError(
+                f"field 'parent_event_id': event {event['event_id']!r} names parent {parent!r}, "
+                "which is not an earlier event of this trace"
+            )
+        if index and parent is None:
+            raise TraceError(
+                f"field 'parent_event_id': only the first event may have no parent, "
+                f"but {event['event_id']!r} has none"
+            )
+        seen.add(event["event_id"])
+    return events
+
+
+@dataclass
+class TraceRecorder:
+    """Assigns ordered event IDs within one trace and keeps wall-clock time apart.
+
+    >>> rec = TraceRecorder("trace-text-001", prefix="e")
+    >>> rec.emit("gateway", "request.accepted", None, {"request_id": "r1"})["event_id"]
+    'e00'
+    """
+
+    trace_id: str
+    prefix: str = "e"
+    events: list[dict] = field(default_factory=list)
+    wall_clock: dict[str, float] = field(default_factory=dict)
+    clock: Any = time.time
+
+    def __post_init__(self):
+        if not isinstance(self.trace_id, str) or not self.trace_id:
+            raise TraceError(f"field 'trace_id' must be a non-empty string, got {self.trace_id!r}")
+        if not (isinstance(self.prefix, str) and len(self.prefix) == 1 and self.prefix.islower()):
+            raise TraceError(f"prefix must be one lower-case letter, got {self.prefix!r}")
+
+    @property
+    def last_event_id(self) -> str | None:
+        return self.events[-1]["event_id"] if self.events else None
+
+    def next_event_id(self) -> str:
+        return f"{self.prefix}{len(self.events):02d}"
+
+    def emit(
+        self,
+        component: str,
+        event_type: str,
+        logical_step: int | None = None,
+        payload: dict | None = None,
+        *,
+        parent: str | None | object = _PREVIOUS,
+    ) -> dict:
+        """Append one event; its parent defaults to the previous event of this trace."""
+        parent_id = self.last_event_id if parent is _PREVIOUS else parent
+        known = {e["event_id"] for e in self.events}
+        if parent_id is not None and parent_id not in known:
+            raise TraceError(
+                f"field 'parent_event_id': {parent_id!r} is not an earlier event of {self.trace_id!r}"
+            )
+        event = {
+            "trace_id": self.trace_id,
+            "event_id": self.next_event_id(),
+            "parent_event_id": parent_id,
+            "component": component,
+            "event_type": event_type,
+            "logical_step": logical_step,
+            "payload": to_jsonable(payload or {}),
+        }
+        validate_envelope(event)
+        self.events.append(event)
+        self.wall_clock[event["event_id"]] = self.clock()
+        return event
+
+    def find(self, event_type: str) -> list[dict]:
+        return [e for e in self.events if e["event_type"] == event_type]
+
+    def write_jsonl(self, path: str | Path) -> Path:
+        return write_jsonl(self.events, path)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn NumPy scalars/arrays and tuples into plain JSON values (no silent str())."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        np = None
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if np is not None:
+        if isinstance(value, np.ndarray):
+            return value.tolist()
+        if isinstance(value, np.generic):
+            return value.item()
+    if isinstance(value, bytes):
+        raise TraceError("payload values must be JSON; encode bytes explicitly (e.g. as hex)")
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TraceError(f"payload value of type {type(value).__name__} is not JSON")
+
+
+def dumps_event(event: dict) -> str:
+    """One JSONL line: keys in envelope order, Chinese text kept as UTF-8."""
+    ordered = {name: event[name] for name in ENVELOPE_FIELDS}
+    return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def write_jsonl(events: Iterable[dict], path: str | Path) -> Path:
+    """Validate and write a trace as JSON Lines (UTF-8, one envelope per line)."""
+    events = validate_trace(events)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(dumps_event(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def iter_jsonl(path: str | Path) -> Iterator[dict]:
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(f"trace file {str(path)!r} does not exist")
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TraceError(f"{path.name} line {number} is not JSON: {exc.msg}") from None
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Read and validate a JSON Lines trace."""
+    return validate_trace(iter_jsonl(path))
+
+
+def digest_bytes(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def tensor_summary(
+    array,
+    position: Any = None,
+    *,
+    digest: bool = False,
+    stats: bool = False,
+    decimals: int = 4,
+) -> dict:
+    """What a tensor event carries: shape, dtype, logical position, optional digest/summary.
+
+    ``digest`` hashes the raw little-endian bytes (use it for integer tensors and exact
+    data); ``stats`` adds min/max/mean rounded to ``decimals`` for float tensors, which
+    are compared under a tolerance rather than bit for bit.
+    """
+    import numpy as np
+
+    arr = np.asarray(array)
+    summary: dict[str, Any] = {"shape": list(arr.shape), "dtype": str(arr.dtype), "position": to_jsonable(position)}
+    if digest:
+        summary["digest"] = digest_bytes(np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes())
+    if stats:
+        if arr.size == 0:
+            raise TraceError("cannot summarise an empty tensor")
+        values = arr.astype(np.float64)
+        summary["summary"] = {
+            "min": round(float(values.min()), decimals),
+            "max": round(float(values.max()), decimals),
+            "mean": round(float(values.mean()), decimals),
+        }
+    return summary

@@ -1,0 +1,157 @@
+"""Where the fixtures live, deterministic array files, and the fixture recipes' registry.
+
+Every fixture file is built by a recipe in labkit (``labkit fixtures build``) and a test
+rebuilds all of them and compares (``labkit fixtures check``).  Arrays are stored in
+``.npz`` files written with fixed zip timestamps, so a rebuild is byte-identical.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+#: recipes: name → "module:function"; each function takes a destination folder (the
+#: fixtures root) and returns the list of files it wrote, relative to that root.
+RECIPES: dict[str, str] = {
+    "text": "labkit.text.fixture:build",
+    "diffusion": "labkit.diffusion.fixture:build",
+    "tools": "labkit.tools.fixture:build",
+    "labs": "labkit.labs.fixture:build",
+}
+
+
+def fixtures_root() -> Path:
+    """The repository's ``fixtures/`` folder (or ``$LABKIT_FIXTURES``)."""
+    override = os.environ.get("LABKIT_FIXTURES")
+    root = Path(override) if override else Path(__file__).resolve().parent.parent / "fixtures"
+    if not root.is_dir():
+        raise FileNotFoundError(
+            f"fixtures folder {str(root)!r} not found; install labkit from a clone of the book "
+            "(pip install -e .) or set LABKIT_FIXTURES"
+        )
+    return root
+
+
+def fixture_path(*parts: str) -> Path:
+    path = fixtures_root().joinpath(*parts)
+    if not path.exists():
+        raise FileNotFoundError(f"fixture {'/'.join(parts)!r} is missing; run `labkit fixtures build`")
+    return path
+
+
+def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> Path:
+    """Write arrays to an ``.npz`` whose bytes depend on the arrays only (sorted, fixed dates)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name in sorted(arrays):
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, np.ascontiguousarray(arrays[name]), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, buffer.getvalue())
+    return path
+
+
+def load_arrays(path: str | Path) -> dict[str, np.ndarray]:
+    """Read an ``.npz`` written by ``save_arrays``; a damaged file gives a clear error."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"weight file {str(path)!r} does not exist; run `labkit fixtures build`")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        raise ValueError(
+            f"weight file {path.name!r} is corrupted ({exc}); rebuild it with `labkit fixtures build`"
+        ) from None
+
+
+def write_json(path: str | Path, data) -> Path:
+    """Pretty, stable JSON (sorted only where the caller sorted; UTF-8; trailing newline)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_json(path: str | Path):
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"fixture {str(path)!r} is missing; run `labkit fixtures build`") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"fixture {path.name!r} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+
+
+def _recipe(name: str) -> Callable[[Path], list[str]]:
+    module_name, _, func = RECIPES[name].partition(":")
+    return getattr(importlib.import_module(module_name), func)
+
+
+def available_recipes() -> list[str]:
+    names = []
+    for name, target in RECIPES.items():
+        module_name = target.partition(":")[0]
+        try:
+            found = importlib.util.find_spec(module_name) is not None
+        except ModuleNotFoundError:  # its package is not part of this checkout
+            found = False
+        if found:
+            names.append(name)
+    return names
+
+
+def build(dest: str | Path | None = None, names: list[str] | None = None) -> list[str]:
+    """Run the recipes into ``dest`` (default: the fixtures root); return files written."""
+    dest = Path(dest) if dest is not None else fixtures_root()
+    written: list[str] = []
+    for name in names or available_recipes():
+        written += [str(p) for p in _recipe(name)(dest)]
+    return written
+
+
+def _same_file(built: Path, stored: Path) -> str | None:
+    """None when equal; otherwise a sentence saying what differs."""
+    if not stored.exists():
+        return "missing from fixtures/"
+    if built.read_bytes() == stored.read_bytes():
+        return None
+    if built.suffix == ".npz":
+        a, b = load_arrays(built), load_arrays(stored)
+        if a.keys() != b.keys():
+            return f"array names differ: {sorted(a.keys() ^ b.keys())}"
+        for key in sorted(a):
+            if a[key].shape != b[key].shape or a[key].dtype != b[key].dtype:
+                return f"array {key!r}: {a[key].dtype}{list(a[key].shape)} vs {b[key].dtype}{list(b[key].shape)}"
+            if np.issubdtype(a[key].dtype, np.floating):
+                # least-squares recipes may differ in the last bits across BLAS builds
+                gap = float(np.max(np.abs(a[key].astype(np.float64) - b[key].astype(np.float64)), initial=0.0))
+                if gap > 1e-6:
+                    return f"array {key!r} differs by up to {gap:.3g}"
+            elif not np.array_equal(a[key], b[key]):
+                return f"array {key!r} differs"
+        return None
+    return "contents differ"
+
+
+def check(names: list[str] | None = None) -> list[str]:
+    """Rebuild every recipe in a temporary folder; return the differences (empty = match)."""
+    problems = []
+    root = fixtures_root()
+    with tempfile.TemporaryDirectory() as tmp:
+        for rel in build(tmp, names):
+            reason = _same_file(Path(tmp) / rel, root / rel)
+            if reason:
+                problems.append(f"{rel}: {reason}")
+    return problems

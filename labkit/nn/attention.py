@@ -1,0 +1,41 @@
+"""Scaled dot-product attention over an explicit allowed-key mask."""
+
+import numpy as np
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically shifted softmax; -inf entries get exactly zero weight."""
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    weights = np.exp(shifted)
+    return weights / np.sum(weights, axis=axis, keepdims=True)
+
+
+def causal_allowed(query_positions: np.ndarray, key_positions: np.ndarray) -> np.ndarray:
+    """allowed[i, j] = key j is not in the future of query i.  Shapes [Tq], [Tk] → [Tq, Tk]."""
+    return np.asarray(key_positions)[None, :] <= np.asarray(query_positions)[:, None]
+
+
+def attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Attend ``q`` to ``k``/``v`` where ``allowed`` is true.
+
+    q: [..., H, Tq, d_h]; k, v: [..., H, Tk, d_h]; allowed: [Tq, Tk] boolean.
+    Returns (output [..., H, Tq, d_h], weights [..., H, Tq, Tk]).
+
+        score = q·kᵀ / √d_h,   score[¬allowed] = −∞,   weights = softmax(score)
+    """
+    allowed = np.asarray(allowed, dtype=bool)
+    tq, tk = q.shape[-2], k.shape[-2]
+    if allowed.shape != (tq, tk):
+        raise ValueError(f"allowed must be [Tq, Tk] = [{tq}, {tk}], got {list(allowed.shape)}")
+    empty_rows = np.flatnonzero(~allowed.any(axis=-1))
+    if empty_rows.size:
+        raise ValueError(
+            f"every query row needs at least one allowed key; row {int(empty_rows[0])} has none"
+        )
+    scale = np.sqrt(np.asarray(q.shape[-1], dtype=q.dtype))
+    score = (q @ np.swapaxes(k, -1, -2)) / scale
+    score = np.where(allowed, score, -np.inf)
+    weights = softmax(score, axis=-1)
+    return weights @ v, weights

@@ -1,0 +1,73 @@
+"""A per-layer key/value cache: what prefill builds and every decode step extends."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class KVCache:
+    """Keys and values of every layer, ``[B, H_kv, T, d_h]`` each, plus their positions.
+
+    ``length`` is the number of cached positions; the next token is fed at
+    ``position = length`` (the step-start convention of §7.3–7.4).
+    """
+
+    def __init__(self, n_layers: int):
+        if n_layers < 1:
+            raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+        self.keys: list[np.ndarray | None] = [None] * n_layers
+        self.values: list[np.ndarray | None] = [None] * n_layers
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.keys)
+
+    def layer_length(self, layer: int) -> int:
+        k = self.keys[layer]
+        return 0 if k is None else int(k.shape[-2])
+
+    @property
+    def length(self) -> int:
+        """Cached positions; all layers agree or the cache is inconsistent."""
+        lengths = {self.layer_length(i) for i in range(self.n_layers)}
+        if len(lengths) != 1:
+            raise RuntimeError(f"layers hold different cache lengths: {sorted(lengths)}")
+        return lengths.pop()
+
+    def positions(self, layer: int = 0) -> list[int]:
+        return list(range(self.layer_length(layer)))
+
+    def append(self, layer: int, k_new: np.ndarray, v_new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Append [B, H_kv, T_new, d_h] keys and values to one layer; return the full K, V."""
+        if self.keys[layer] is None:
+            k, v = k_new, v_new
+        else:
+            k = np.concatenate([self.keys[layer], k_new], axis=-2)
+            v = np.concatenate([self.values[layer], v_new], axis=-2)
+        self.keys[layer], self.values[layer] = k, v
+        return k, v
+
+    def copy(self) -> KVCache:
+        twin = KVCache(self.n_layers)
+        twin.keys = [None if k is None else k.copy() for k in self.keys]
+        twin.values = [None if v is None else v.copy() for v in self.values]
+        return twin
+
+    def truncated(self, length: int) -> KVCache:
+        """A copy holding only the first ``length`` positions (for prefix reuse)."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"length must be in [0, {self.length}], got {length}")
+        twin = KVCache(self.n_layers)
+        if length:
+            twin.keys = [k[..., :length, :].copy() for k in self.keys]
+            twin.values = [v[..., :length, :].copy() for v in self.values]
+        return twin
+
+    def shapes(self) -> list[dict[str, list[int]]]:
+        return [
+            {"K": list(k.shape) if k is not None else None, "V": list(v.shape) if v is not None else None}
+            for k, v in zip(self.keys, self.values, strict=True)
+        ]
+
+    def __repr__(self) -> str:
+        return f"KVCache(layers={self.n_layers}, length={self.length})"

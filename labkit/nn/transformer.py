@@ -1,0 +1,326 @@
+"""A pre-norm decoder-only transformer with RoPE, grouped-query attention, SwiGLU and a KV cache.
+
+One implementation serves the whole book: the chapter-11 lab decoder, toy-decoder-v1
+(trace one) and toy-tool-decoder-v1 (trace three) differ only in ``DecoderConfig`` and
+``DecoderWeights``.  Each layer computes
+
+    z = RMSNorm(x);  q, k, v = z·W_q, z·W_k, z·W_v  (k, v with H_kv heads)
+    q, k = RoPE(q, positions), RoPE(k, positions)
+    x = x + Attention(q, [cache; k], [cache; v], allowed)·W_o
+    z = RMSNorm(x);  x = x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down
+
+and the head reads logits = RMSNorm(x)·W_out.
+
+Faults are configuration (``DecoderFaults``), never patches: they change what an
+*incremental* decode step does, so a correct full forward pass stays available as the
+reference the faulty cache path is compared with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from labkit.nn.attention import attention, causal_allowed
+from labkit.nn.cache import KVCache
+from labkit.nn.norm import rms_norm
+from labkit.nn.rope import rope
+
+LAYER_WEIGHT_NAMES = ("q", "k", "v", "o", "gate", "up", "down")
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    """Hyper-parameters; ``width`` is d, ``n_layers`` is L, vocabulary size is V."""
+
+    model_id: str
+    vocab_size: int
+    width: int
+    n_layers: int
+    n_q_heads: int
+    n_kv_heads: int
+    head_dim: int
+    ffn_width: int
+    dtype: str = "float32"
+    rope_base: float = 10000.0
+    norm_eps: float = 1e-6
+
+    def __post_init__(self):
+        for name in ("vocab_size", "width", "n_layers", "n_q_heads", "n_kv_heads", "head_dim", "ffn_width"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"DecoderConfig.{name} must be a positive integer, got {value!r}")
+        if self.n_q_heads % self.n_kv_heads:
+            raise ValueError(
+                f"n_q_heads ({self.n_q_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})"
+            )
+        if self.head_dim % 2:
+            raise ValueError(f"head_dim must be even for RoPE, got {self.head_dim}")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+
+    @property
+    def group_size(self) -> int:
+        """Query heads that share one key/value head (1 = multi-head attention)."""
+        return self.n_q_heads // self.n_kv_heads
+
+    def weight_shapes(self) -> dict[str, tuple[int, ...]]:
+        d, f, dh = self.width, self.ffn_width, self.head_dim
+        per_layer = {
+            "q": (d, self.n_q_heads * dh),
+            "k": (d, self.n_kv_heads * dh),
+            "v": (d, self.n_kv_heads * dh),
+            "o": (self.n_q_heads * dh, d),
+            "gate": (d, f),
+            "up": (d, f),
+            "down": (f, d),
+        }
+        shapes = {"embedding": (self.vocab_size, d), "output": (d, self.vocab_size)}
+        for i in range(self.n_layers):
+            shapes.update({f"layers.{i}.{name}": shape for name, shape in per_layer.items()})
+        return shapes
+
+
+@dataclass
+class DecoderWeights:
+    """Embedding [V, d], output head [d, V] and, per layer, the seven matrices above."""
+
+    embedding: np.ndarray
+    output: np.ndarray
+    layers: list[dict[str, np.ndarray]]
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        arrays = {"embedding": self.embedding, "output": self.output}
+        for i, layer in enumerate(self.layers):
+            arrays.update({f"layers.{i}.{name}": layer[name] for name in LAYER_WEIGHT_NAMES})
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], config: DecoderConfig) -> DecoderWeights:
+        """Build and check weights: every expected name present, shapes exact, values finite."""
+        expected = config.weight_shapes()
+        missing = sorted(set(expected) - set(arrays))
+        if missing:
+            raise ValueError(f"weights for {config.model_id} lack {missing}")
+        extra = sorted(set(arrays) - set(expected))
+        if extra:
+            raise ValueError(f"weights for {config.model_id} have unexpected entries {extra}")
+        dtype = np.dtype(config.dtype)
+        checked = {}
+        for name, shape in expected.items():
+            array = np.asarray(arrays[name])
+            if array.shape != shape:
+                raise ValueError(
+                    f"weight {name!r} of {config.model_id} must have shape {list(shape)}, "
+                    f"got {list(array.shape)}"
+                )
+            if not np.issubdtype(array.dtype, np.floating):
+                raise ValueError(f"weight {name!r} must be floating point, got {array.dtype}")
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"weight {name!r} of {config.model_id} contains NaN or infinity")
+            checked[name] = array.astype(dtype, copy=False)
+        layers = [
+            {name: checked[f"layers.{i}.{name}"] for name in LAYER_WEIGHT_NAMES}
+            for i in range(config.n_layers)
+        ]
+        return cls(embedding=checked["embedding"], output=checked["output"], layers=layers)
+
+
+@dataclass(frozen=True)
+class DecoderFaults:
+    """Deliberate bugs of the incremental (cached) decode path, for the fault labs.
+
+    reset_rope_position: decode steps rotate q and k as if at position 0.
+    copy_layer0_cache_to_layer1: after each decode step, layer 1's cache is overwritten
+        by a copy of layer 0's (shapes stay right, ownership is wrong).
+    top_left_rectangular_mask: decode steps use a top-left aligned lower-triangular
+        mask over [T_new, T_cache] instead of the bottom-right aligned causal one.
+    """
+
+    reset_rope_position: bool = False
+    copy_layer0_cache_to_layer1: bool = False
+    top_left_rectangular_mask: bool = False
+
+    @classmethod
+    def named(cls, name: str | None) -> DecoderFaults:
+        """``None``/"correct" → no fault; otherwise exactly one named fault switched on."""
+        if name in (None, "", "correct", "none"):
+            return cls()
+        names = [f.name for f in fields(cls)]
+        if name not in names:
+            raise ValueError(f"unknown decoder fault {name!r}; expected one of {names} or 'correct'")
+        return cls(**{name: True})
+
+    @property
+    def active(self) -> list[str]:
+        return [f.name for f in fields(self) if getattr(self, f.name)]
+
+
+@dataclass
+class LayerRecord:
+    """Shapes (read off the tensors) and, when asked, attention weights of one layer."""
+
+    layer: int
+    residual_in: list[int]
+    q: list[int]
+    k: list[int]
+    v: list[int]
+    score: list[int]
+    residual_out: list[int]
+    cache_k: list[int] | None = None
+    cache_v: list[int] | None = None
+    attention_weights: np.ndarray | None = field(default=None, repr=False)
+
+    def ledger(self) -> dict[str, list[int] | int | None]:
+        return {
+            "layer": self.layer,
+            "residual_in": self.residual_in,
+            "Q": self.q,
+            "K": self.k,
+            "V": self.v,
+            "score": self.score,
+            "residual_out": self.residual_out,
+            "cache_K": self.cache_k,
+            "cache_V": self.cache_v,
+        }
+
+
+@dataclass
+class ForwardResult:
+    """logits [B, T, V] for every fed position, their positions [T], and per-layer records."""
+
+    logits: np.ndarray
+    positions: np.ndarray
+    layers: list[LayerRecord]
+    embedding_shape: list[int]
+
+    @property
+    def next_logits(self) -> np.ndarray:
+        """Raw logits of the last fed position: [B, V]."""
+        return self.logits[:, -1, :]
+
+
+class Decoder:
+    """The book's decoder. ``prefill`` fills a cache; ``decode_step`` extends it by one token."""
+
+    def __init__(self, config: DecoderConfig, weights: DecoderWeights, faults: DecoderFaults | None = None):
+        if not isinstance(config, DecoderConfig):
+            raise TypeError(f"config must be a DecoderConfig, got {type(config).__name__}")
+        self.config = config
+        self.weights = DecoderWeights.from_arrays(weights.to_arrays(), config)
+        self.faults = faults or DecoderFaults()
+        self.dtype = np.dtype(config.dtype)
+
+    # -- shapes -------------------------------------------------------------
+    def _split_heads(self, x: np.ndarray, heads: int) -> np.ndarray:
+        """[B, T, H·d_h] → [B, H, T, d_h]"""
+        b, t, _ = x.shape
+        return x.reshape(b, t, heads, self.config.head_dim).transpose(0, 2, 1, 3)
+
+    @staticmethod
+    def _merge_heads(x: np.ndarray) -> np.ndarray:
+        """[B, H, T, d_h] → [B, T, H·d_h]"""
+        b, h, t, dh = x.shape
+        return x.transpose(0, 2, 1, 3).reshape(b, t, h * dh)
+
+    def _check_ids(self, ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids)
+        if ids.ndim != 2 or ids.shape[1] < 1:
+            raise ValueError(f"input_ids must be [B, T] with T >= 1, got shape {list(ids.shape)}")
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"input_ids must be integers, got {ids.dtype}")
+        bad = ids[(ids < 0) | (ids >= self.config.vocab_size)]
+        if bad.size:
+            raise ValueError(
+                f"input_ids must lie in [0, {self.config.vocab_size}), got {int(bad.flat[0])}"
+            )
+        return ids
+
+    # -- the forward pass ------------------------------------------------------
+    def forward(
+        self,
+        input_ids: np.ndarray,
+        cache: KVCache | None = None,
+        *,
+        incremental: bool = False,
+        keep_attention: bool = False,
+    ) -> ForwardResult:
+        """Run ``input_ids`` [B, T] after whatever ``cache`` holds (None: no cache at all).
+
+        The new tokens sit at positions ``cache.length … cache.length + T − 1``; the
+        cache, when given, is extended in place.  ``incremental`` marks a decode step,
+        the only path the configured faults act on.
+        """
+        cfg, w = self.config, self.weights
+        ids = self._check_ids(input_ids)
+        batch, t_new = ids.shape
+        if cache is not None and cache.n_layers != cfg.n_layers:
+            raise ValueError(f"cache has {cache.n_layers} layers, the model has {cfg.n_layers}")
+        start = 0 if cache is None else cache.length
+        positions = start + np.arange(t_new)
+        rope_positions = positions
+        allowed = causal_allowed(positions, np.arange(start + t_new))
+        if incremental and self.faults.reset_rope_position:
+            rope_positions = np.zeros_like(positions)
+        if incremental and self.faults.top_left_rectangular_mask:
+            allowed = np.tril(np.ones((t_new, start + t_new), dtype=bool))
+
+        x = w.embedding[ids]                                        # [B, T, d]
+        embedding_shape = list(x.shape)
+        records = []
+        for i, layer in enumerate(w.layers):
+            residual_in = list(x.shape)
+            z = rms_norm(x, cfg.norm_eps)
+            q = rope(self._split_heads(z @ layer["q"], cfg.n_q_heads), rope_positions, cfg.rope_base)
+            k = rope(self._split_heads(z @ layer["k"], cfg.n_kv_heads), rope_positions, cfg.rope_base)
+            v = self._split_heads(z @ layer["v"], cfg.n_kv_heads)   # [B, H_kv, T, d_h]
+            if cache is None:
+                keys, values = k, v
+            else:
+                keys, values = cache.append(i, k, v)                 # [B, H_kv, T_cache, d_h]
+            # grouped-query attention: query head h reads key/value head h // group_size
+            keys_per_q = np.repeat(keys, cfg.group_size, axis=1)
+            values_per_q = np.repeat(values, cfg.group_size, axis=1)
+            attended, weights = attention(q, keys_per_q, values_per_q, allowed)
+            x = x + self._merge_heads(attended) @ layer["o"]
+            z = rms_norm(x, cfg.norm_eps)
+            gate = z @ layer["gate"]
+            silu = gate / (1 + np.exp(-gate))
+            x = x + (silu * (z @ layer["up"])) @ layer["down"]
+            records.append(
+                LayerRecord(
+                    layer=i,
+                    residual_in=residual_in,
+                    q=list(q.shape),
+                    k=list(k.shape),
+                    v=list(v.shape),
+                    score=list(weights.shape),
+                    residual_out=list(x.shape),
+                    cache_k=None if cache is None else list(keys.shape),
+                    cache_v=None if cache is None else list(values.shape),
+                    attention_weights=weights if keep_attention else None,
+                )
+            )
+        if incremental and cache is not None and self.faults.copy_layer0_cache_to_layer1 and cfg.n_layers > 1:
+            cache.keys[1] = cache.keys[0].copy()
+            cache.values[1] = cache.values[0].copy()
+        logits = rms_norm(x, cfg.norm_eps) @ w.output              # [B, T, V]
+        return ForwardResult(logits=logits, positions=positions, layers=records,
+                             embedding_shape=embedding_shape)
+
+    def prefill(self, input_ids: np.ndarray, cache: KVCache | None = None, **kwargs) -> tuple[ForwardResult, KVCache]:
+        """Fill a (new or given) cache with the prompt; the result's ``next_logits`` are step 1's."""
+        cache = KVCache(self.config.n_layers) if cache is None else cache
+        return self.forward(input_ids, cache, **kwargs), cache
+
+    def decode_step(self, token_ids, cache: KVCache, **kwargs) -> ForwardResult:
+        """Feed one token per batch row ([B] or [B, 1]) at position ``cache.length``."""
+        if cache is None:
+            raise ValueError("decode_step needs a KVCache (use an empty KVCache to start from nothing)")
+        ids = np.asarray(token_ids).reshape(-1, 1)
+        return self.forward(ids, cache, incremental=True, **kwargs)
+
+    def full_logits(self, input_ids: np.ndarray) -> np.ndarray:
+        """Recompute every position from scratch, no cache: [B, T, V]."""
+        return self.forward(input_ids).logits
