@@ -1,0 +1,105 @@
+"""Lab: which positions are supervised and which keys each query may see.
+
+Three masks, three different jobs:
+- the *loss mask* picks the rows of [N, V] logits that count in the mean cross-entropy;
+- when two documents are *packed* in one row, prediction i (of token i+1 from token i) is
+  supervised only if both tokens belong to the same document, and query i may attend to
+  key j only if j ≤ i *and* both are in the same document (document-causal attention);
+- in SFT only assistant tokens are targets; target flags live on the original token
+  positions, and prediction i targets token i+1, so the prediction mask is the target
+  flags shifted left by one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_difference
+
+#: the seeded 3×4 case: logits from default_rng(3), targets, and the row left out of the loss
+MASKED_SEED = 3
+MASKED_TARGETS = (2, 1, 3)
+MASKED_VALID = (True, False, True)
+#: two packed four-token documents
+PACKED_DOCUMENT_IDS = (0, 0, 0, 0, 1, 1, 1, 1)
+#: an SFT row of 7 tokens whose original positions 4, 5, 6 are assistant targets
+SFT_ASSISTANT_TARGET = (False, False, False, False, True, True, True)
+
+
+def _as_document_ids(document_ids) -> np.ndarray:
+    ids = np.asarray(document_ids)
+    if ids.ndim != 1 or ids.size < 1 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"document_ids must be a non-empty [T] integer array, got {ids.dtype}{list(ids.shape)}")
+    return ids
+
+
+def packing_prediction_mask(document_ids) -> np.ndarray:
+    """[T] document IDs → [T−1] booleans: prediction i (token i → token i+1) stays in one document."""
+    ids = _as_document_ids(document_ids)
+    return ids[1:] == ids[:-1]
+
+
+def document_causal_allowed(document_ids) -> np.ndarray:
+    """[T] document IDs → allowed [T, T]: key j ≤ query i and both in the same document."""
+    ids = _as_document_ids(document_ids)
+    position = np.arange(ids.size)
+    not_future = position[np.newaxis, :] <= position[:, np.newaxis]
+    same_document = ids[np.newaxis, :] == ids[:, np.newaxis]
+    return not_future & same_document
+
+
+def sft_prediction_mask(assistant_target) -> np.ndarray:
+    """[T] assistant-target flags on token positions → [T−1] flags on prediction positions.
+
+    Prediction i is supervised when token i+1 is an assistant target.
+    """
+    flags = np.asarray(assistant_target)
+    if flags.ndim != 1 or flags.size < 2 or flags.dtype != np.bool_:
+        raise ValueError(
+            f"assistant_target must be a [T] boolean array with T >= 2, got {flags.dtype}{list(flags.shape)}"
+        )
+    return flags[1:].copy()
+
+
+def masked_case() -> dict:
+    """The seeded 3×4 loss-mask case: logits [3, 4], loss, gradient [3, 4] and its check."""
+    logits = np.random.default_rng(MASKED_SEED).normal(size=(3, 4))
+    targets = np.array(MASKED_TARGETS)
+    valid = np.array(MASKED_VALID)
+    loss, gradient = masked_cross_entropy(logits, targets, valid)
+    numeric = finite_difference(lambda z: masked_cross_entropy(z, targets, valid)[0], logits)
+    # Any logits on the unsupervised row leave the loss untouched.
+    disturbed = logits.copy()
+    masked_row = int(np.flatnonzero(~valid)[0])
+    disturbed[masked_row] = [100.0, -100.0, 0.0, 0.0]
+    disturbed_loss = masked_cross_entropy(disturbed, targets, valid)[0]
+    return {
+        "logits": logits,
+        "targets": targets,
+        "valid": valid,
+        "masked_row": masked_row,
+        "loss": loss,
+        "gradient": gradient,
+        "numeric_gradient": numeric,
+        "disturbed_loss": disturbed_loss,
+    }
+
+
+def run() -> dict:
+    """The ``masks`` object of the source report."""
+    case = masked_case()
+    gradient_error = max_abs_difference(case["gradient"], case["numeric_gradient"])
+    if not np.allclose(case["gradient"], case["numeric_gradient"], atol=1e-9, rtol=1e-8):
+        raise AssertionError(f"masked CE gradient disagrees with finite differences by {gradient_error:.3g}")
+    prediction = packing_prediction_mask(PACKED_DOCUMENT_IDS)
+    allowed = document_causal_allowed(PACKED_DOCUMENT_IDS)
+    sft_positions = np.flatnonzero(sft_prediction_mask(np.array(SFT_ASSISTANT_TARGET)))
+    return {
+        "masked_loss_nat": case["loss"],
+        "masked_row_gradient": case["gradient"][case["masked_row"]].tolist(),
+        "max_abs_gradient_error": gradient_error,
+        "packing_prediction_mask": prediction.astype(int).tolist(),
+        "packing_attention_allowed": allowed.astype(int).tolist(),
+        "sft_prediction_positions": sft_positions.tolist(),
+        "masked_logits_perturbation_delta": abs(case["disturbed_loss"] - case["loss"]),
+    }
