@@ -100,8 +100,11 @@ def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
         store_widget_state=False,
     )
     client.execute()
+    stem = f"{md.parent.name}-{md.stem}"[-56:].strip("-")
     for index, cell in enumerate(nb.cells):
-        cell.id = f"cell-{index:03d}"  # stable ids keep regenerated notebooks diff-quiet
+        # stable ids, unique across the book: regenerated notebooks stay diff-quiet and
+        # mystmd sees no duplicate identifiers
+        cell.id = f"{stem}-{index:03d}"
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
             for output in cell.get("outputs", []):

@@ -1,0 +1,133 @@
+"""The book's spine: import cost, the CLI, fixtures, notebook pairing, the toc, and tampering.
+
+Each tampering test damages a copy of the book and shows that the suite's own checks fail.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labkit import fixtures
+from labkit.devtools import book, notebooks
+
+REPO = Path(__file__).resolve().parents[1]
+
+NBVAL_ARGS = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with",
+              str(REPO / "tests" / "nbval_sanitize.cfg"), "-p", "no:cacheprovider", "-q"]
+
+
+def test_import_labkit_is_fast_and_light():
+    code = ("import sys, time; t = time.perf_counter(); import labkit, labkit.cli; "
+            "d = time.perf_counter() - t; "
+            "heavy = [m for m in ('matplotlib', 'ipywidgets', 'IPython', 'jupyter_client', 'numpy') if m in sys.modules]; "
+            "print(d, heavy)")
+    best = min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    check=True).stdout.split()[0]) for _ in range(3))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "[]" in out, f"import labkit pulled in heavy modules: {out}"
+    assert best < 0.3, f"import labkit took {best:.3f} s (limit 0.3 s)"
+
+
+def test_cli_help_lists_commands():
+    out = subprocess.run([sys.executable, "-m", "labkit", "--help"], capture_output=True, text=True, check=True)
+    assert "fixtures" in out.stdout and "usage: labkit" in out.stdout
+
+
+def test_cli_reports_bad_input_clearly():
+    proc = subprocess.run([sys.executable, "-m", "labkit", "fixtures", "check", "--only", "nope"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "unknown recipe 'nope'" in proc.stderr
+
+
+def test_fixtures_match_their_recipes():
+    problems = fixtures.check()
+    assert not problems, "fixtures differ from their recipes:\n" + "\n".join(problems)
+
+
+def test_deterministic_npz_and_clear_error_on_corruption(tmp_path):
+    import numpy as np
+
+    arrays = {"b": np.arange(3, dtype=np.int32), "a": np.ones((2, 2), dtype=np.float32)}
+    first = fixtures.save_arrays(tmp_path / "one.npz", arrays).read_bytes()
+    time.sleep(1.1)
+    assert fixtures.save_arrays(tmp_path / "two.npz", arrays).read_bytes() == first
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(first[: len(first) // 2])
+    with pytest.raises(ValueError, match="corrupted"):
+        fixtures.load_arrays(broken)
+
+
+def test_every_notebook_pair_is_in_step():
+    problems = notebooks.check_pairs()
+    assert not problems, "\n".join(problems)
+
+
+def test_toc_is_complete_and_every_page_parses_offline():
+    problems = book.check()
+    assert not problems, "\n".join(problems)
+
+
+# --- tampering: each damage must be caught ---------------------------------------------
+
+@pytest.fixture
+def book_copy(tmp_path):
+    """A copy of the book's pages and config to damage."""
+    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(REPO / "myst.yml", tmp_path / "myst.yml")
+    return tmp_path
+
+
+def test_editing_a_md_cell_without_regenerating_is_caught(book_copy):
+    md = book_copy / "notebooks" / "07-traces" / "01-trace-record.md"
+    assert not notebooks.pair_problems(md)
+    md.write_text(md.read_text(encoding="utf-8").replace("prefix=\"e\")", "prefix=\"x\")", 1), encoding="utf-8")
+    assert any("differs in its source" in p for p in notebooks.pair_problems(md))
+
+
+def test_an_unexecuted_notebook_is_caught(book_copy):
+    ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
+    nb = nbformat.read(ipynb, as_version=4)
+    nb.cells[1].execution_count = None
+    nbformat.write(nb, ipynb)
+    assert any("never executed" in p for p in notebooks.pair_problems(ipynb.with_suffix(".md")))
+
+
+def test_a_broken_toc_entry_is_caught(book_copy):
+    config = (book_copy / "myst.yml").read_text(encoding="utf-8")
+    (book_copy / "myst.yml").write_text(config.replace("01-trace-record.ipynb", "01-trace-recrod.ipynb"),
+                                        encoding="utf-8")
+    problems = book.toc_problems(book_copy)
+    assert any("points nowhere" in p for p in problems)
+    assert any("missing from the toc" in p for p in problems)
+
+
+def test_a_broken_cross_reference_is_caught(book_copy):
+    ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
+    nb = json.loads(ipynb.read_text(encoding="utf-8"))
+    nb["cells"][0]["source"].append("\n\nSee [the missing section](#no-such-label).\n")
+    ipynb.write_text(json.dumps(nb), encoding="utf-8")
+    assert any("no-such-label" in p for p in book.myst_problems(book_copy))
+
+
+def test_hand_editing_a_stored_number_fails_nbval(book_copy):
+    ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
+    nb = nbformat.read(ipynb, as_version=4)
+    for cell in nb.cells:
+        outputs = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
+        if outputs and "round trip equal" in outputs[0]["text"]:
+            outputs[0]["text"] = outputs[0]["text"].replace("4 lines", "5 lines")
+            break
+    else:
+        pytest.fail("the stored output to tamper with was not found")
+    nbformat.write(nb, ipynb)
+    proc = subprocess.run([sys.executable, "-m", "pytest", *NBVAL_ARGS, str(ipynb)],
+                          capture_output=True, text=True, cwd=ipynb.parent)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "5 lines" in proc.stdout and "4 lines" in proc.stdout
