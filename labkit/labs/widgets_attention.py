@@ -1,0 +1,386 @@
+"""Widgets of the attention labs: mask viewer, attention heatmap, cache fault toggles.
+
+Each widget has a *state* (plain NumPy, computed by the labs' own functions), a *drawing
+function* that renders a state onto a matplotlib figure, and a small ipywidgets front end
+whose picture is that same drawing, rendered to PNG.  The static book calls the drawing
+function on the default state (``mask_viewer_figure()`` …), so widget and static figure
+can never disagree.  ipywidgets and matplotlib are imported inside functions only.
+
+    viewer = mask_viewer();         viewer.state.supervised_positions
+    heatmap = attention_heatmap();  heatmap.state.weights            # [H, Tq, Tk]
+    toggles = cache_fault_toggles(); toggles.case.caught_by
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+
+from labkit.labs.cache_faults import MODES, FaultCase, run_case
+from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+from labkit.labs.masks import (
+    PACKED_DOCUMENT_IDS,
+    document_causal_allowed,
+    packing_prediction_mask,
+    sft_prediction_mask,
+)
+from labkit.nn import KVCache
+from labkit.nn.attention import causal_allowed
+
+MASK_KINDS = ("causal", "top-left rectangular")
+
+
+# ---------------------------------------------------------------------------------------
+# shared plumbing
+# ---------------------------------------------------------------------------------------
+def _new_figure(pyplot: bool, size: tuple[float, float]):
+    """A figure in the book style: from pyplot (static cells) or detached (widget PNGs)."""
+    from labkit.reader import use_book_style
+
+    use_book_style()
+    if pyplot:
+        import matplotlib.pyplot as plt
+
+        return plt.figure(figsize=size, layout="constrained")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size, layout="constrained")
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+class _WidgetView:
+    """Displays as its ipywidgets box; ``image.value`` holds the PNG of the current state."""
+
+    box = None
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.box._repr_mimebundle_(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------
+# mask viewer
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MaskState:
+    """Masks of one packed row of T tokens.
+
+    document_ids [T] int, assistant_target [T] bool (token is a training target),
+    prediction_mask [T−1] bool (prediction i → token i+1 is supervised: same document and
+    token i+1 an assistant target), allowed [T, T] bool (document-causal attention),
+    supervised_positions: the prediction positions where prediction_mask is true.
+    """
+
+    document_ids: np.ndarray
+    assistant_target: np.ndarray
+    prediction_mask: np.ndarray
+    allowed: np.ndarray
+    supervised_positions: list[int]
+
+
+def mask_state(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None) -> MaskState:
+    """Masks for ``document_ids`` [T] and ``assistant_target`` [T] (None: every token a target)."""
+    ids = np.asarray(document_ids)
+    if ids.ndim != 1 or ids.size < 2 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"document_ids must be at least two integers, got {ids.tolist()!r}")
+    flags = np.ones(ids.size, dtype=bool) if assistant_target is None else np.asarray(assistant_target)
+    if flags.shape != ids.shape or flags.dtype != np.bool_:
+        raise ValueError(
+            f"assistant_target must be {ids.size} booleans (one per document ID), got {flags.tolist()!r}"
+        )
+    prediction = packing_prediction_mask(ids) & sft_prediction_mask(flags)
+    return MaskState(
+        document_ids=ids,
+        assistant_target=flags,
+        prediction_mask=prediction,
+        allowed=document_causal_allowed(ids),
+        supervised_positions=np.flatnonzero(prediction).tolist(),
+    )
+
+
+def parse_document_ids(text: str) -> np.ndarray:
+    """"0 0 1 1" or "0,0,1,1" → int array [T]."""
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    if not parts or not all(re.fullmatch(r"\d+", p) for p in parts):
+        raise ValueError(f"document IDs must be non-negative integers separated by spaces, got {text!r}")
+    return np.array([int(p) for p in parts], dtype=np.int64)
+
+
+def parse_flags(text: str) -> np.ndarray:
+    """"0 0 1 1" → bool array [T] (only 0 and 1 allowed)."""
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    if not parts or any(p not in ("0", "1") for p in parts):
+        raise ValueError(f"assistant-target flags must be 0 or 1 separated by spaces, got {text!r}")
+    return np.array([p == "1" for p in parts])
+
+
+def draw_mask_view(state: MaskState, figure) -> None:
+    """Allowed-attention matrix [T, T] on the left; IDs, targets and prediction mask on the right."""
+    t = state.document_ids.size
+    left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.25]})
+    left.imshow(state.allowed, cmap="Blues", vmin=0, vmax=1.4)
+    for i, j in zip(*np.nonzero(state.allowed), strict=True):
+        left.text(j, i, "1", ha="center", va="center", fontsize=8)
+    left.set_xticks(range(t))
+    left.set_yticks(range(t))
+    left.set_xlabel("key position j")
+    left.set_ylabel("query position i")
+    left.set_title("allowed[i, j]: j ≤ i, same document", fontsize=10)
+
+    rows = np.full((3, t), np.nan)
+    rows[0] = state.document_ids % 2
+    rows[1] = state.assistant_target
+    rows[2, :-1] = state.prediction_mask
+    right.imshow(rows, cmap="Greens", vmin=-0.3, vmax=1.3, aspect="auto")
+    for j in range(t):
+        right.text(j, 0, str(int(state.document_ids[j])), ha="center", va="center", fontsize=9)
+        right.text(j, 1, "1" if state.assistant_target[j] else "0", ha="center", va="center", fontsize=9)
+        if j < t - 1:
+            right.text(j, 2, "1" if state.prediction_mask[j] else "0", ha="center", va="center", fontsize=9)
+    right.set_yticks(range(3), ["document ID", "target token", "prediction i→i+1"])
+    right.set_xticks(range(t))
+    right.set_xlabel("position")
+    right.set_title(f"supervised predictions: {state.supervised_positions}", fontsize=10)
+    right.spines[:].set_visible(False)
+
+
+def mask_viewer_figure(state: MaskState | None = None):
+    """The mask viewer's view (default: two packed four-token documents) as a pyplot figure."""
+    figure = _new_figure(True, (8.0, 3.6))
+    draw_mask_view(state or mask_state(), figure)
+    return figure
+
+
+class MaskViewer(_WidgetView):
+    """Edit document IDs and assistant-target flags; ``state`` and ``error`` follow the edits."""
+
+    def __init__(self, document_ids=PACKED_DOCUMENT_IDS, assistant_target=None):
+        import ipywidgets as widgets
+
+        first = mask_state(document_ids, assistant_target)
+        self.state: MaskState = first
+        self.error: str | None = None
+        layout = widgets.Layout(width="420px")
+        self.document_ids_text = widgets.Text(
+            value=" ".join(str(int(i)) for i in first.document_ids), description="document IDs",
+            layout=layout, continuous_update=False)
+        self.assistant_text = widgets.Text(
+            value=" ".join("1" if f else "0" for f in first.assistant_target),
+            description="targets", layout=layout, continuous_update=False)
+        self.message = widgets.HTML()
+        self.image = widgets.Image(format="png")
+        for control in (self.document_ids_text, self.assistant_text):
+            control.observe(self.update, names="value")
+        self.box = widgets.VBox([self.document_ids_text, self.assistant_text, self.message, self.image])
+        self.update()
+
+    def update(self, change=None) -> None:
+        """Recompute the state from the two text boxes and redraw; bad input shows its error."""
+        try:
+            self.state = mask_state(parse_document_ids(self.document_ids_text.value),
+                                    parse_flags(self.assistant_text.value))
+        except ValueError as exc:
+            self.error = str(exc)
+            self.message.value = f"<b>cannot draw:</b> {escape(str(exc))}"
+            return
+        self.error = None
+        self.message.value = (f"prediction mask {self.state.prediction_mask.astype(int).tolist()} · "
+                              f"supervised positions {self.state.supervised_positions}")
+        figure = _new_figure(False, (8.0, 3.6))
+        draw_mask_view(self.state, figure)
+        self.image.value = _png(figure)
+
+
+def mask_viewer(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None) -> MaskViewer:
+    return MaskViewer(document_ids, assistant_target)
+
+
+# ---------------------------------------------------------------------------------------
+# attention heatmap
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AttentionState:
+    """Attention of the new tokens of one lab-decoder step.
+
+    ``cached`` tokens already sit in the cache; the other T_new = 7 − cached tokens are fed
+    at once.  weights [H, T_new, T] (rows: new queries, columns: every key), allowed
+    [T_new, T], query_positions [T_new].
+    """
+
+    cached: int
+    mask: str
+    layer: int
+    weights: np.ndarray
+    allowed: np.ndarray
+    query_positions: np.ndarray
+
+
+def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> AttentionState:
+    """Run the lab decoder on its tokens with ``cached`` of them prefilled; keep layer ``layer``'s weights.
+
+    mask "causal": query at position p sees keys 0…p (bottom-right aligned);
+    mask "top-left rectangular": the decoder's ``top_left_rectangular_mask`` fault, the
+    lower triangle of the [T_new, T] rectangle anchored at its top-left corner.
+    """
+    tokens = lab_tokens()
+    if not isinstance(cached, (int, np.integer)) or not 0 <= cached < tokens.size:
+        raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")
+    if mask not in MASK_KINDS:
+        raise ValueError(f"mask must be one of {list(MASK_KINDS)}, got {mask!r}")
+    if layer not in range(2):
+        raise ValueError(f"layer must be 0 or 1, got {layer!r}")
+    model = lab_decoder("top_left_rectangular_mask" if mask == MASK_KINDS[1] else None)
+    cache = KVCache(model.config.n_layers)
+    if cached:
+        model.prefill(tokens[np.newaxis, :cached], cache)
+    result = model.forward(tokens[np.newaxis, cached:], cache, incremental=True, keep_attention=True)
+    weights = result.layers[layer].attention_weights[0]                  # [H, T_new, T]
+    t_new, t_all = weights.shape[-2:]
+    if mask == MASK_KINDS[0]:
+        allowed = causal_allowed(result.positions, np.arange(t_all))
+    else:
+        allowed = np.tril(np.ones((t_new, t_all), dtype=bool))
+    return AttentionState(cached=int(cached), mask=mask, layer=layer, weights=weights,
+                          allowed=allowed, query_positions=result.positions)
+
+
+def draw_attention_view(state: AttentionState, figure) -> None:
+    """One heatmap per head: query position × key position, blocked cells marked ×."""
+    heads = state.weights.shape[0]
+    axes = figure.subplots(1, heads, squeeze=False)[0]
+    t_new, t_all = state.allowed.shape
+    for head, ax in enumerate(axes):
+        image = ax.imshow(state.weights[head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        for i in range(t_new):
+            for j in range(t_all):
+                if state.allowed[i, j]:
+                    value = state.weights[head, i, j]
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                            color="black" if value > 0.6 else "white")
+                else:
+                    ax.text(j, i, "×", ha="center", va="center", fontsize=9, color="0.6")
+        ax.set_xticks(range(t_all))
+        ax.set_yticks(range(t_new), [str(p) for p in state.query_positions])
+        ax.set_xlabel("key position")
+        if head == 0:
+            ax.set_ylabel("query position")
+        ax.set_title(f"layer {state.layer}, head {head}", fontsize=10)
+    figure.colorbar(image, ax=list(axes), shrink=0.8, label="weight")
+    figure.suptitle(f"{state.cached} cached + {t_new} new tokens, {state.mask} mask", fontsize=10)
+
+
+def attention_heatmap_figure(state: AttentionState | None = None):
+    """The attention heatmap's view (default: 3 cached tokens, causal, layer 0) as a pyplot figure."""
+    figure = _new_figure(True, (9.0, 3.4))
+    draw_attention_view(state or attention_state(), figure)
+    return figure
+
+
+class AttentionHeatmap(_WidgetView):
+    """Pick cached tokens, mask and layer; ``state`` holds the weights [H, T_new, T] shown."""
+
+    def __init__(self, cached: int = 3, mask: str = "causal", layer: int = 0):
+        import ipywidgets as widgets
+
+        self.state: AttentionState = attention_state(cached, mask, layer)
+        self.cached_slider = widgets.IntSlider(value=cached, min=0, max=lab_tokens().size - 1,
+                                               description="cached", continuous_update=False)
+        self.mask_buttons = widgets.ToggleButtons(options=list(MASK_KINDS), value=mask, description="mask")
+        self.layer_buttons = widgets.ToggleButtons(options=[0, 1], value=layer, description="layer")
+        self.image = widgets.Image(format="png")
+        for control in (self.cached_slider, self.mask_buttons, self.layer_buttons):
+            control.observe(self.update, names="value")
+        self.box = widgets.VBox([self.cached_slider, self.mask_buttons, self.layer_buttons, self.image])
+        self.update()
+
+    def update(self, change=None) -> None:
+        self.state = attention_state(self.cached_slider.value, self.mask_buttons.value,
+                                     self.layer_buttons.value)
+        figure = _new_figure(False, (9.0, 3.4))
+        draw_attention_view(self.state, figure)
+        self.image.value = _png(figure)
+
+
+def attention_heatmap(cached: int = 3, mask: str = "causal", layer: int = 0) -> AttentionHeatmap:
+    return AttentionHeatmap(cached, mask, layer)
+
+
+# ---------------------------------------------------------------------------------------
+# cache fault toggles
+# ---------------------------------------------------------------------------------------
+def check_rows(case: FaultCase) -> list[tuple[str, bool, str]]:
+    """(check, passed, what it saw) for the three checks of one fault case."""
+    return [
+        ("shape", case.shape_check_passed, f"shapes {case.cache_shapes}"),
+        ("logit", case.logit_allclose_passed, f"max error {float(case.per_position_error.max()):.3g}"),
+        ("distinct_layer", case.distinct_layer_keys_passed,
+         "keys differ" if case.distinct_layer_keys_passed else "layer 1 = layer 0"),
+    ]
+
+
+def draw_fault_view(case: FaultCase, figure) -> None:
+    """Per-position max |logit error| bars on the left, the three checks on the right."""
+    bars, notes = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+    error = case.per_position_error
+    bars.bar(np.arange(error.size), error, color="tab:red" if case.caught_by else "tab:green")
+    bars.axhline(1e-12, color="0.4", linewidth=0.8, linestyle="--")
+    bars.set_xticks(range(error.size))
+    bars.set_xlabel("decode position")
+    bars.set_ylabel("max |cached − full| logit")
+    bars.set_ylim(0, max(1.0, float(error.max()) * 1.15))
+    bars.set_title(case.mode, fontsize=10)
+    notes.axis("off")
+    lines = [f"{'PASS' if passed else 'FAIL'}  {name}: {seen}" for name, passed, seen in check_rows(case)]
+    caught = ", ".join(case.caught_by) if case.caught_by else "nothing (correct)"
+    lines += ["", f"caught by: {caught}"]
+    notes.text(0.0, 0.95, "\n".join(lines), va="top", fontsize=8.5, family="monospace",
+               transform=notes.transAxes, wrap=True)
+
+
+def cache_fault_figure(case: FaultCase | None = None):
+    """The cache fault toggles' view (default: reset_rope_position) as a pyplot figure."""
+    figure = _new_figure(True, (9.0, 3.4))
+    draw_fault_view(case or run_case("reset_rope_position"), figure)
+    return figure
+
+
+class CacheFaultToggles(_WidgetView):
+    """Pick a mode of ``labkit.labs.cache_faults.MODES``; ``case`` is that run, ``checks`` its checks."""
+
+    def __init__(self, mode: str = "reset_rope_position"):
+        import ipywidgets as widgets
+
+        self._cases: dict[str, FaultCase] = {}
+        self.case: FaultCase = self._case(mode)
+        self.mode_buttons = widgets.ToggleButtons(options=list(MODES), value=mode, description="mode")
+        self.checks = widgets.HTML()
+        self.image = widgets.Image(format="png")
+        self.mode_buttons.observe(self.update, names="value")
+        self.box = widgets.VBox([self.mode_buttons, self.checks, self.image])
+        self.update()
+
+    def _case(self, mode: str) -> FaultCase:
+        if mode not in self._cases:
+            self._cases[mode] = run_case(mode)
+        return self._cases[mode]
+
+    def update(self, change=None) -> None:
+        self.case = self._case(self.mode_buttons.value)
+        rows = "".join(f"<tr><td>{name}</td><td>{'pass' if ok else '<b>FAIL</b>'}</td><td>{seen}</td></tr>"
+                       for name, ok, seen in check_rows(self.case))
+        self.checks.value = f"<table>{rows}</table>"
+        figure = _new_figure(False, (9.0, 3.4))
+        draw_fault_view(self.case, figure)
+        self.image.value = _png(figure)
+
+
+def cache_fault_toggles(mode: str = "reset_rope_position") -> CacheFaultToggles:
+    return CacheFaultToggles(mode)
