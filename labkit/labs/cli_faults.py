@@ -1,0 +1,56 @@
+"""``labkit faults``: run the fault-injection supplement of chapter 11 and write its JSON report.
+
+    labkit faults [--output PATH]
+
+The report goes to ``build/reports/fault-injection.json`` under the current folder unless
+``--output`` says otherwise.  Exit status: 0 when every check passes, 1 when a check fails
+(the report is still written, with ``"status": "failed"``), 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEFAULT_OUTPUT = Path("build") / "reports" / "fault-injection.json"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Run the fault-injection supplement of chapter 11 (bandwidth budget, "
+                          "unequal-rank gradients, cache faults, wrong rejection fallback) "
+                          "and write its JSON report.")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, metavar="PATH",
+                        help=f"where to write the report (default: {DEFAULT_OUTPUT})")
+
+
+def summary_lines(report: dict) -> list[str]:
+    """The short summary printed after a passing run."""
+    bandwidth = report["bandwidth_budget"]
+    ranks = report["unequal_rank_gradients"]
+    faults = report["cache_faults"]
+    wrong = report["wrong_rejection_fallback"]
+    lines = ["PASS: fault-injection supplement (4 checks)"]
+    lines += [f"Bandwidth lower bound, batch {c['batch']}: {c['lower_bound_ms']!r} ms, "
+              f"≤ {c['aggregate_token_rate_ceiling']:.2f} tok/s aggregate" for c in bandwidth["cases"]]
+    lines.append(f"Unequal ranks: naive average {ranks['naive_average']!r}, "
+                 f"global token average {ranks['global_token_average']!r}")
+    lines += [f"Cache fault {c['mode']}: max logit error {c['max_absolute_logit_error']:.3e}"
+              for c in faults["cases"]]
+    lines.append(f"Wrong rejection fallback: output {wrong['wrong_output']}, "
+                 f"TV distance {wrong['wrong_total_variation_distance']!r}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from labkit.labs.report import faults_report, write_report
+
+    report = faults_report()
+    path = write_report(report, args.output)
+    if report["status"] != "passed":
+        print(f"FAIL: {report['failed_lab']!r}: {report['failure']}", file=sys.stderr)
+        print(f"Report (status failed): {path.resolve()}", file=sys.stderr)
+        return 1
+    print("\n".join(summary_lines(report)))
+    print(f"Report: {path.resolve()}")
+    return 0

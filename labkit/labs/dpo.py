@@ -1,0 +1,112 @@
+"""Lab ``dpo``: the DPO loss of one preference pair, its gradient, and what it does not promise.
+
+One pair: a chosen answer y_w and a rejected answer y_l, each scored by the policy π_θ and a
+frozen reference π_ref as sequence log-probabilities.  With β the preference temperature,
+
+    m = β·[(log π_θ(y_w) − log π_ref(y_w)) − (log π_θ(y_l) − log π_ref(y_l))]
+    L = −log σ(m) = log(1 + e^(−m))
+    ∂L/∂log π_θ(y_w) = −β·σ(−m),   ∂L/∂log π_θ(y_l) = +β·σ(−m)
+
+The loss only sees the *difference* of the two log-ratios: lowering both answers'
+probabilities lowers the loss as long as the rejected one falls further.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.labs.common import finite_difference
+from labkit.labs.report import require, require_close
+
+#: The source's pair: policy log-probs [chosen, rejected], reference log-probs, β.
+POLICY_LOG_PROBS = (-2.0, -3.0)
+REFERENCE_LOG_PROBS = (-2.5, -2.5)
+BETA = 0.2
+#: Plain gradient-descent step size of the lab, and the counterexample's shift of the policy.
+STEP_SIZE = 0.1
+BOTH_LOWER_SHIFT = (-1.0, -2.0)
+
+
+def _pair(name: str, values) -> np.ndarray:
+    pair = np.asarray(values, dtype=np.float64)
+    if pair.shape != (2,):
+        raise ValueError(f"{name} must be [2] = [chosen, rejected] log-probabilities, got shape {list(pair.shape)}")
+    if not np.all(np.isfinite(pair)) or np.any(pair > 0):
+        raise ValueError(f"{name} must be finite log-probabilities (≤ 0), got {pair.tolist()}")
+    return pair
+
+
+def _beta(beta: float) -> float:
+    if not (np.isfinite(beta) and beta > 0):
+        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
+    return float(beta)
+
+
+def dpo_margin(policy: np.ndarray, reference: np.ndarray, beta: float) -> float:
+    """m = β·[(π_w − ref_w) − (π_l − ref_l)] for log-probs ``policy``, ``reference``: [2] = [w, l]."""
+    chosen_log_ratio = policy[0] - reference[0]
+    rejected_log_ratio = policy[1] - reference[1]
+    return float(beta * (chosen_log_ratio - rejected_log_ratio))
+
+
+def dpo_loss(policy, reference, beta: float = BETA) -> float:
+    """L = −log σ(m) = log(1 + e^(−m)) in nats; ``policy``, ``reference``: [2] = [chosen, rejected]."""
+    policy = _pair("policy", policy)
+    reference = _pair("reference", reference)
+    margin = dpo_margin(policy, reference, _beta(beta))
+    return float(np.logaddexp(0.0, -margin))
+
+
+def dpo_gradient(policy, reference, beta: float = BETA) -> np.ndarray:
+    """Analytic ∂L/∂[log π_θ(y_w), log π_θ(y_l)] = [−β·σ(−m), +β·σ(−m)]; returns [2]."""
+    policy = _pair("policy", policy)
+    reference = _pair("reference", reference)
+    beta = _beta(beta)
+    margin = dpo_margin(policy, reference, beta)
+    pull = -beta / (1.0 + np.exp(margin))   # −β·σ(−m)
+    return np.array([pull, -pull])
+
+
+def run(policy=POLICY_LOG_PROBS, reference=REFERENCE_LOG_PROBS, beta: float = BETA,
+        step_size: float = STEP_SIZE, shift=BOTH_LOWER_SHIFT) -> dict:
+    """The DPO lab: loss, analytic vs finite-difference gradient, one descent step, the counterexample.
+
+    Returns the source report's ``dpo`` object; raises ``LabCheckFailed`` if the analytic
+    gradient misses the finite difference, the step fails to lower the loss, or the
+    both-lower shift fails to lower it.
+    """
+    policy = _pair("policy", policy)
+    reference = _pair("reference", reference)
+    beta = _beta(beta)
+    if not (np.isfinite(step_size) and step_size > 0):
+        raise ValueError(f"step_size must be a positive finite number, got {step_size!r}")
+    shift = np.asarray(shift, dtype=np.float64)
+    if shift.shape != (2,) or not np.all(shift < 0):
+        raise ValueError(f"shift must be [2] negative log-prob changes (both answers less probable), got {shift.tolist()}")
+
+    def loss_at(log_probs: np.ndarray) -> float:
+        return float(np.logaddexp(0.0, -dpo_margin(log_probs, reference, beta)))
+
+    margin = dpo_margin(policy, reference, beta)
+    loss = loss_at(policy)
+    analytic = dpo_gradient(policy, reference, beta)
+    numeric = finite_difference(loss_at, policy)
+    require_close("dpo analytic gradient vs finite difference", analytic, numeric, atol=1e-9, rtol=1e-8)
+
+    stepped = loss_at(policy - step_size * analytic)
+    require(stepped < loss, f"dpo: one gradient step should lower the loss {loss!r}, got {stepped!r}")
+    both_lower = policy + shift
+    counterexample = loss_at(both_lower)
+    require(counterexample < loss,
+            f"dpo: lowering both answers ({shift.tolist()}) should still lower the loss {loss!r}, got {counterexample!r}")
+    return {
+        "policy_log_probs": policy.tolist(),
+        "reference_log_probs": reference.tolist(),
+        "beta": beta,
+        "margin": margin,
+        "loss_nat": loss,
+        "analytic_gradient": analytic.tolist(),
+        "max_abs_gradient_error": float(np.max(np.abs(analytic - numeric))),
+        "loss_after_gradient_step": stepped,
+        "both_probabilities_lower_counterexample_loss": counterexample,
+    }

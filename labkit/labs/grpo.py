@@ -1,0 +1,119 @@
+"""Lab ``grpo``: group-relative advantages and the PPO clipped objective, as frozen numbers.
+
+GRPO samples K answers per prompt and standardises each answer's reward r_i inside its
+group (no value network):
+
+    Â_i = (r_i − mean(r)) / (std(r) + ε)        std with ddof 0 (population) or 1 (sample)
+
+PPO's clipped surrogate for one token with probability ratio ρ = π_θ/π_old and advantage Â:
+
+    J = min(ρ·Â, clip(ρ, 1 − ε_clip, 1 + ε_clip)·Â)
+
+No policy is trained here: the advantages and ratios are fixed arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.labs.report import require, require_close
+
+#: The source's three groups of four rewards: a split group, an all-correct and an all-wrong one.
+REWARDS = ((0.0, 0.0, 1.0, 1.0), (1.0, 1.0, 1.0, 1.0), (0.0, 0.0, 0.0, 0.0))
+EPSILON = 1e-8
+#: A reordering of each group's answers (advantages must follow their answers).
+PERMUTATION = (3, 0, 2, 1)
+#: PPO clip case: two ratios above 1 + ε_clip, two below 1 − ε_clip, advantages of both signs.
+RATIOS = (1.5, 1.5, 0.5, 0.5)
+ADVANTAGES = (2.0, -2.0, 2.0, -2.0)
+CLIP = 0.2
+NOTE = "advantages are frozen numeric values; this is not an actor training loop"
+
+
+def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray:
+    """Â = (r − mean(r)) / (std_ddof(r) + ε) within each group; ``rewards``: [G, K] → [G, K].
+
+    ddof 0 divides the squared deviations by K (population std), ddof 1 by K − 1 (sample std).
+    A group whose rewards are all equal gets zero advantage: it carries no learning signal.
+    """
+    r = np.asarray(rewards, dtype=np.float64)
+    if r.ndim != 2 or r.shape[1] < 1:
+        raise ValueError(f"rewards must be [G, K] (groups × answers), got shape {list(r.shape)}")
+    if not np.all(np.isfinite(r)):
+        raise ValueError(f"rewards must be finite, got {r.tolist()}")
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof!r}")
+    if ddof == 1 and r.shape[1] < 2:
+        raise ValueError(f"the sample std (ddof 1) needs K ≥ 2 answers per group, got K = {r.shape[1]}")
+    if not (np.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a finite number ≥ 0, got {eps!r}")
+    centred = r - r.mean(axis=1, keepdims=True)
+    spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps
+    with np.errstate(invalid="ignore", divide="ignore"):
+        advantages = centred / spread
+    if not np.all(np.isfinite(advantages)):
+        raise ValueError("a group with equal rewards and eps = 0 divides 0 by 0; use eps > 0")
+    return advantages
+
+
+def ppo_clip_objective(ratio, advantage, clip: float = CLIP) -> np.ndarray:
+    """J = min(ρ·Â, clip(ρ, 1 − ε, 1 + ε)·Â) element-wise; ``ratio``, ``advantage``: [N] → [N]."""
+    rho = np.asarray(ratio, dtype=np.float64)
+    adv = np.asarray(advantage, dtype=np.float64)
+    if rho.shape != adv.shape:
+        raise ValueError(f"ratio and advantage must have one shape, got {list(rho.shape)} and {list(adv.shape)}")
+    if np.any(~np.isfinite(rho)) or np.any(rho <= 0):
+        raise ValueError(f"ratio must hold positive probability ratios π_θ/π_old, got {rho.tolist()}")
+    if not 0 < clip < 1:
+        raise ValueError(f"clip must be in (0, 1), got {clip!r}")
+    unclipped = rho * adv
+    clipped = np.clip(rho, 1 - clip, 1 + clip) * adv
+    return np.minimum(unclipped, clipped)
+
+
+def _clip_by_case(rho: np.ndarray, adv: np.ndarray, clip: float) -> np.ndarray:
+    """The same objective read case by case: Â ≥ 0 caps ρ at 1 + ε, Â < 0 floors it at 1 − ε."""
+    return np.where(adv >= 0, np.minimum(rho, 1 + clip) * adv, np.maximum(rho, 1 - clip) * adv)
+
+
+def run(rewards=REWARDS, eps: float = EPSILON, permutation=PERMUTATION,
+        ratio=RATIOS, advantage=ADVANTAGES, clip: float = CLIP) -> dict:
+    """The GRPO / PPO-clip lab; returns the source report's ``grpo`` object.
+
+    Checks: a group of two 0s and two 1s standardises to ±1 (within 3e-8, the ε's effect);
+    equal-reward groups get exactly 0; reordering answers reorders advantages; the clipped
+    objective equals its case-by-case reading.
+    """
+    r = np.asarray(rewards, dtype=np.float64)
+    population = group_advantages(r, ddof=0, eps=eps)
+    sample = group_advantages(r, ddof=1, eps=eps)
+    order = np.asarray(permutation)
+    if sorted(order.tolist()) != list(range(r.shape[1])):
+        raise ValueError(f"permutation must reorder 0..{r.shape[1] - 1}, got {order.tolist()}")
+
+    for g, group in enumerate(r):
+        values = np.unique(group)
+        if values.size == 1:
+            require(bool(np.all(population[g] == 0.0)),
+                    f"grpo: group {g} has equal rewards but advantages {population[g].tolist()}, expected exact zeros")
+        elif values.size == 2 and np.sum(group == values[0]) * 2 == group.size:
+            # half low, half high: population std is half the gap, so Â = ±1 (up to ε)
+            require_close(f"grpo group {g} population advantage vs ±1", population[g],
+                          np.where(group == values[1], 1.0, -1.0), atol=3e-8)
+    require_close("grpo advantages of reordered answers vs reordered advantages",
+                  group_advantages(r[:, order], eps=eps), population[:, order], rtol=1e-7)
+
+    rho = np.asarray(ratio, dtype=np.float64)
+    adv = np.asarray(advantage, dtype=np.float64)
+    objective = ppo_clip_objective(rho, adv, clip)
+    require_close("grpo clipped objective vs its case-by-case reading", objective,
+                  _clip_by_case(rho, adv, clip), rtol=1e-12)
+    return {
+        "rewards": r.tolist(),
+        "population_std": r.std(axis=1).tolist(),
+        "population_advantage": population.tolist(),
+        "sample_advantage": sample.tolist(),
+        "epsilon": eps,
+        "ppo_clip_objectives": objective.tolist(),
+        "note": NOTE,
+    }

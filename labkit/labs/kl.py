@@ -1,0 +1,78 @@
+"""Lab ``kl``: the Kullback–Leibler divergence is not symmetric, and can be infinite.
+
+For discrete distributions p and q over the same outcomes,
+
+    KL(p ‖ q) = Σ_{i: p_i > 0} p_i · log(p_i / q_i)      (nats; terms with p_i = 0 contribute 0)
+
+It is ≥ 0, equals 0 exactly when p = q, differs in general from KL(q ‖ p), and is +∞ as soon
+as p puts mass on an outcome q rules out (q_i = 0 < p_i).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from labkit.labs.report import require
+
+#: The source's pair.
+P = (0.8, 0.2)
+Q = (0.5, 0.5)
+#: A reference with no mass on the second outcome, where p has some.
+ZERO_SUPPORT_P = (0.5, 0.5)
+ZERO_SUPPORT_Q = (1.0, 0.0)
+ZERO_SUPPORT_NOTE = "positive p on zero q gives infinity"
+
+
+def as_distribution(name: str, values, atol: float = 1e-8) -> np.ndarray:
+    """``values`` as a float64 probability vector [V]: finite, ≥ 0, summing to 1 within ``atol``."""
+    dist = np.asarray(values, dtype=np.float64)
+    if dist.ndim != 1 or dist.size == 0:
+        raise ValueError(f"{name} must be a 1-D probability vector, got shape {list(dist.shape)}")
+    if not np.all(np.isfinite(dist)) or np.any(dist < 0):
+        raise ValueError(f"{name} must hold finite probabilities ≥ 0, got {dist.tolist()}")
+    total = float(dist.sum())
+    if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=atol):
+        raise ValueError(f"{name} must sum to 1, got {dist.tolist()} summing to {total!r}")
+    return dist
+
+
+def kl_divergence(p, q) -> float:
+    """KL(p ‖ q) in nats for probability vectors ``p``, ``q``: [V]; ``inf`` if q_i = 0 < p_i."""
+    p = as_distribution("p", p)
+    q = as_distribution("q", q)
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must cover the same outcomes, got {p.size} and {q.size}")
+    support = p > 0
+    if np.any(q[support] == 0):
+        return math.inf
+    p_s, q_s = p[support], q[support]
+    return float(np.sum(p_s * np.log(p_s / q_s)))
+
+
+def run(p=P, q=Q) -> dict:
+    """The KL lab; returns the source report's ``kl`` object.
+
+    Checks: both directions ≥ 0 and different, KL(p ‖ p) = 0 exactly, infinity on a
+    reference that rules out an outcome p allows.
+    """
+    p = as_distribution("p", p)
+    q = as_distribution("q", q)
+    forward = kl_divergence(p, q)
+    reverse = kl_divergence(q, p)
+    require(forward >= 0 and reverse >= 0, f"kl: divergences must be ≥ 0, got forward {forward!r}, reverse {reverse!r}")
+    require(not math.isclose(forward, reverse),
+            f"kl: KL(p‖q) = {forward!r} and KL(q‖p) = {reverse!r} should differ for p = {p.tolist()}, q = {q.tolist()}")
+    identical = kl_divergence(p, p)
+    require(identical == 0.0, f"kl: KL(p‖p) should be exactly 0, got {identical!r}")
+    unbounded = kl_divergence(ZERO_SUPPORT_P, ZERO_SUPPORT_Q)
+    require(math.isinf(unbounded), f"kl: p > 0 where q = 0 should give infinity, got {unbounded!r}")
+    return {
+        "p": p.tolist(),
+        "q": q.tolist(),
+        "forward_kl_nat": forward,
+        "reverse_kl_nat": reverse,
+        "identical_kl_nat": identical,
+        "zero_reference_support": ZERO_SUPPORT_NOTE,
+    }

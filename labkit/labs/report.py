@@ -1,0 +1,196 @@
+"""The two JSON reports of chapter 11, and the check vocabulary every lab of this package uses.
+
+``labs_report`` runs the eight mechanism labs (ce_gradient, masks, causal_attention,
+cache_equivalence, dpo, grpo, kl, speculative_sampling); ``faults_report`` runs the
+fault-injection supplement (bandwidth_budget, unequal_rank_gradients, cache_faults,
+wrong_rejection_fallback).  Both have the keys and nesting of the source's reports:
+
+    labs:   {status, scope, timestamp_shanghai, runtime, elapsed_seconds, labs: {name: object}}
+    faults: {status, timestamp_shanghai, runtime, <one key per supplement object>}
+
+A lab whose check fails raises ``LabCheckFailed`` (an ``AssertionError``, as NumPy's
+``assert_allclose`` raises); the report then says ``"status": "failed"`` and names the lab
+and the message instead of raising.  Lab modules are imported only when a report is built.
+"""
+
+from __future__ import annotations
+
+import importlib
+import platform
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+LABS_SCOPE = "8 NumPy mechanism labs; no model training"
+#: ``--samples`` of the speculative-sampling lab: default, and the least the six-sigma check accepts.
+DEFAULT_SAMPLES = 200_000
+MIN_SAMPLES = 10_000
+#: Reports are stamped in the source's time zone.
+REPORT_TIME_ZONE = "Asia/Shanghai"
+
+#: (report key, module) in the order the labs report lists them; each module has ``run()``.
+LABS = (
+    ("ce_gradient", "labkit.labs.ce_gradient"),
+    ("masks", "labkit.labs.masks"),
+    ("causal_attention", "labkit.labs.causal_attention"),
+    ("cache_equivalence", "labkit.labs.cache_equivalence"),
+    ("dpo", "labkit.labs.dpo"),
+    ("grpo", "labkit.labs.grpo"),
+    ("kl", "labkit.labs.kl"),
+    ("speculative_sampling", "labkit.labs.speculative"),
+)
+#: (report key, module) of the fault-injection supplement, in the source's order.
+FAULTS = (
+    ("bandwidth_budget", "labkit.labs.bandwidth"),
+    ("unequal_rank_gradients", "labkit.labs.unequal_rank"),
+    ("cache_faults", "labkit.labs.cache_faults"),
+    ("wrong_rejection_fallback", "labkit.labs.wrong_fallback"),
+)
+
+
+class LabCheckFailed(AssertionError):
+    """A lab's own check did not hold: the mechanism (or labkit) is broken, not the input."""
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise ``LabCheckFailed(message)`` unless ``condition`` holds (unlike ``assert``, never skipped)."""
+    if not condition:
+        raise LabCheckFailed(message)
+
+
+def require_close(what: str, actual, expected, atol: float = 0.0, rtol: float = 0.0) -> None:
+    """Element-wise |actual − expected| ≤ atol + rtol·|expected|, else name the first bad element.
+
+    ``actual`` and ``expected``: arrays of one shape (scalars allowed).  The message says which
+    element, both values, the difference and the tolerance allowed there.
+    """
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    if a.shape != e.shape:
+        raise LabCheckFailed(f"{what}: shapes differ, {list(a.shape)} vs {list(e.shape)}")
+    allowed = atol + rtol * np.abs(e)
+    gap = np.abs(a - e)
+    bad = ~(gap <= allowed)               # NaN counts as bad
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f"[{', '.join(map(str, index))}]" if index else ""
+        raise LabCheckFailed(
+            f"{what}: element {where or 'value'} is {a[index]!r}, expected {e[index]!r}, "
+            f"off by {gap[index]:.3e} (allowed {allowed[index]:.3e}; {int(bad.sum())} of {bad.size} elements off)"
+        )
+
+
+def shanghai_timestamp(now: datetime | None = None) -> str:
+    """ISO-8601 time in Asia/Shanghai, e.g. ``2026-11-29T23:41:17.971152+08:00``."""
+    zone = ZoneInfo(REPORT_TIME_ZONE)
+    return (now.astimezone(zone) if now is not None else datetime.now(zone)).isoformat()
+
+
+def runtime_info() -> dict:
+    """Versions the numbers were computed with: Python, NumPy, the platform, and the dtype."""
+    return {"python": platform.python_version(), "numpy": np.__version__,
+            "platform": platform.platform(), "dtype": "float64"}
+
+
+def _runners(table, samples: int) -> dict[str, Callable[[], dict]]:
+    runners = {}
+    for key, module in table:
+        lab = importlib.import_module(module).run
+        if key == "speculative_sampling":
+            runners[key] = lambda lab=lab: lab(samples=samples)
+        else:
+            runners[key] = lab
+    return runners
+
+
+def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, str | None, str | None]:
+    """Run each lab in order; stop at the first failed check: (results, failed lab, message)."""
+    results = {}
+    for key, lab in runners.items():
+        try:
+            results[key] = lab()
+        except AssertionError as failure:     # LabCheckFailed, or NumPy's assert_* in a lab
+            message = str(failure).strip() or type(failure).__name__
+            return results, key, message
+    return results, None, None
+
+
+def check_samples(samples: int) -> int:
+    """The Monte Carlo sample count the speculative lab's six-sigma check can stand on."""
+    if isinstance(samples, bool) or not isinstance(samples, int | np.integer):
+        raise ValueError(f"samples must be an integer, got {samples!r}")
+    if samples < MIN_SAMPLES:
+        raise ValueError(
+            f"samples must be at least {MIN_SAMPLES} for the speculative lab's six-sigma check, got {samples}"
+        )
+    return int(samples)
+
+
+def labs_report(samples: int = DEFAULT_SAMPLES,
+                runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
+    """Run the eight mechanism labs; the source's report object (``status`` "passed" or "failed").
+
+    ``runners`` replaces the lab table (tests use it to make a check fail).  On a failed check
+    the report carries ``failed_lab`` and ``failure`` and the labs finished before it.
+    """
+    samples = check_samples(samples)
+    start = time.perf_counter()
+    results, failed, message = _run_all(runners if runners is not None else _runners(LABS, samples))
+    report = {
+        "status": "passed" if failed is None else "failed",
+        "scope": LABS_SCOPE,
+        "timestamp_shanghai": shanghai_timestamp(),
+        "runtime": runtime_info(),
+        "elapsed_seconds": time.perf_counter() - start,
+    }
+    if failed is not None:
+        report.update(failed_lab=failed, failure=message)
+    report["labs"] = results
+    return report
+
+
+def faults_report(runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
+    """Run the fault-injection supplement; the source's report object, one key per object.
+
+    The source's supplement report has no ``scope`` and no ``elapsed_seconds``; neither has this.
+    """
+    results, failed, message = _run_all(runners if runners is not None else _runners(FAULTS, DEFAULT_SAMPLES))
+    report = {
+        "status": "passed" if failed is None else "failed",
+        "timestamp_shanghai": shanghai_timestamp(),
+        "runtime": runtime_info(),
+    }
+    if failed is not None:
+        report.update(failed_lab=failed, failure=message)
+    report.update(results)
+    return report
+
+
+#: Fields that differ from run to run (the wall clock) or from machine to machine (versions).
+VOLATILE_FIELDS = ("timestamp_shanghai", "elapsed_seconds")
+MACHINE_FIELDS = ("python", "numpy", "platform")
+
+
+def without_volatile_fields(report: Mapping) -> dict:
+    """A copy of ``report`` without the wall clock and the machine (``runtime`` keeps ``dtype``).
+
+    What is left is the same on every run and every machine: what a page may store.
+    """
+    kept = {k: v for k, v in report.items() if k not in VOLATILE_FIELDS}
+    if "runtime" in kept:
+        kept["runtime"] = {k: v for k, v in kept["runtime"].items() if k not in MACHINE_FIELDS}
+    return kept
+
+
+def write_report(report: Mapping, path) -> Path:
+    """Write ``report`` as UTF-8 JSON (indent 2, Chinese kept as is); create folders; return the path."""
+    import json
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return target

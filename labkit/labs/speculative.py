@@ -1,0 +1,159 @@
+"""Lab ``speculative_sampling``: why draft-then-verify sampling leaves the target law unchanged.
+
+At one prefix a cheap draft model proposes a token x ~ q; the target model, whose law is p,
+accepts it with probability α(x) = min(1, p(x)/q(x)).  On rejection a replacement is drawn
+from the residual r = max(p − q, 0) / Σ max(p − q, 0).  Token by token the output mass is
+
+    P(out = x) = q(x)·α(x) + β·r(x),      β = 1 − Σ_y q(y)·α(y)   (the rejection probability)
+               = min(p(x), q(x)) + max(p(x) − q(x), 0) = p(x)
+
+A token the draft never proposes (q(x) = 0) is never divided by: α is irrelevant there and
+its mass comes from the residual alone.  ``simulate`` draws the same process; ``wrong_fallback``
+is the bug of resampling from p instead of r.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from labkit.labs.kl import as_distribution
+from labkit.labs.report import DEFAULT_SAMPLES, check_samples, require, require_close
+
+TARGET = (0.6, 0.3, 0.1)
+DRAFT = (0.4, 0.4, 0.2)
+SEED = 73
+#: The largest |observed − p| the Monte Carlo check accepts, in standard errors √(p(1−p)/N).
+SIGMA_BOUND = 6.0
+#: Edge cases: draft equal to target, and draft and target each with an outcome the other lacks.
+EDGE_CASES = (
+    ("equal", TARGET, TARGET),
+    ("disjoint support", (0.0, 0.7, 0.3), (0.3, 0.7, 0.0)),
+)
+NOTE = "single-prefix acceptance law; not a full multi-token decoder or speed benchmark"
+FALLBACKS = ("residual", "target")
+
+
+class SpeculativeMass(NamedTuple):
+    """The exact decomposition at one prefix; every vector is [V]."""
+
+    accept_probability: np.ndarray   # α(x) = min(1, p(x)/q(x)); 1 where q(x) = 0
+    accepted_mass: np.ndarray        # q(x)·α(x) = min(p(x), q(x))
+    reject_probability: float        # β = 1 − Σ q·α
+    residual: np.ndarray             # r = max(p − q, 0) / Σ max(p − q, 0); zeros if p = q
+    output: np.ndarray               # q·α + β·r  (= p for the correct rule)
+
+
+def _pair(p, q) -> tuple[np.ndarray, np.ndarray]:
+    target = as_distribution("p (target)", p)
+    draft = as_distribution("q (draft)", q)
+    if target.shape != draft.shape:
+        raise ValueError(f"p and q must cover one vocabulary, got {target.size} and {draft.size} tokens")
+    return target, draft
+
+
+def speculative_mass(p, q) -> SpeculativeMass:
+    """Exact output law of one draft-then-verify step for target ``p`` and draft ``q``: [V] each."""
+    target, draft = _pair(p, q)
+    ratio = np.ones_like(draft)
+    proposed = draft > 0
+    ratio[proposed] = target[proposed] / draft[proposed]
+    accept = np.minimum(ratio, 1.0)
+    accepted = draft * accept
+    reject = float(1 - accepted.sum())
+    excess = np.maximum(target - draft, 0.0)
+    excess_total = excess.sum()
+    residual = excess / excess_total if excess_total > 0 else np.zeros_like(target)
+    return SpeculativeMass(accept, accepted, reject, residual, accepted + reject * residual)
+
+
+def wrong_fallback_output(p, q) -> np.ndarray:
+    """The buggy law q·α + β·p: a rejected draft is replaced by a fresh draw from p, not r. [V]."""
+    target, _ = _pair(p, q)
+    mass = speculative_mass(p, q)
+    return mass.accepted_mass + mass.reject_probability * target
+
+
+class MonteCarlo(NamedTuple):
+    """One simulated run of ``samples`` single-prefix steps."""
+
+    tokens: np.ndarray        # [samples] output token IDs
+    accepted: np.ndarray      # [samples] bool, the draft token was kept
+    observed: np.ndarray      # [V] empirical output frequencies
+
+
+def simulate(p, q, samples: int, seed: int = SEED, fallback: str = "residual") -> MonteCarlo:
+    """Draw ``samples`` steps with ``np.random.default_rng(seed)``.
+
+    Draw order (fixed, so a seed names one result): all draft tokens x ~ q, then one uniform
+    u per step (accept iff u < α(x)), then one replacement per rejected step, from the
+    residual r (``fallback="residual"``) or, for the bug, from p (``fallback="target"``).
+    """
+    if fallback not in FALLBACKS:
+        raise ValueError(f"fallback must be one of {FALLBACKS}, got {fallback!r}")
+    if isinstance(samples, bool) or not isinstance(samples, int | np.integer) or samples < 1:
+        raise ValueError(f"samples must be a positive integer, got {samples!r}")
+    target, draft = _pair(p, q)
+    mass = speculative_mass(target, draft)
+    vocab = target.size
+    rng = np.random.default_rng(seed)
+    drafted = rng.choice(vocab, size=samples, p=draft)
+    kept = rng.random(samples) < mass.accept_probability[drafted]
+    tokens = drafted.copy()
+    n_rejected = int(samples - np.count_nonzero(kept))
+    if n_rejected:
+        refill = mass.residual if fallback == "residual" else target
+        tokens[~kept] = rng.choice(vocab, size=n_rejected, p=refill)
+    observed = np.bincount(tokens, minlength=vocab) / samples
+    return MonteCarlo(tokens, kept, observed)
+
+
+def standard_error_units(observed: np.ndarray, p: np.ndarray, samples: int) -> float:
+    """max_x |observed(x) − p(x)| / √(p(x)(1 − p(x))/N) over tokens with 0 < p(x) < 1."""
+    spread = p * (1 - p)
+    live = spread > 0
+    if np.any(observed[~live] != p[~live]):
+        return float("inf")      # a token with p(x) ∈ {0, 1} was seen at the wrong frequency
+    if not live.any():
+        return 0.0
+    sigma = np.sqrt(spread[live] / samples)
+    return float(np.max(np.abs(observed[live] - p[live]) / sigma))
+
+
+def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> dict:
+    """The speculative-sampling lab; returns the source report's ``speculative_sampling`` object.
+
+    Checks: the exact law equals p (1e-14) here and in the edge cases; the Monte Carlo
+    frequencies of ``samples`` ≥ 10 000 steps lie within six standard errors of p.
+    """
+    samples = check_samples(samples)
+    target, draft = _pair(p, q)
+    mass = speculative_mass(target, draft)
+    require_close("speculative exact output law vs target p", mass.output, target, atol=1e-14)
+    for name, edge_p, edge_q in EDGE_CASES:
+        require_close(f"speculative exact output law vs target p ({name} case)",
+                      speculative_mass(edge_p, edge_q).output, np.asarray(edge_p), atol=1e-14)
+
+    draws = simulate(target, draft, samples, seed)
+    worst = standard_error_units(draws.observed, target, samples)
+    require(worst < SIGMA_BOUND,
+            f"speculative: observed {draws.observed.tolist()} is {worst:.2f} standard errors from p "
+            f"{target.tolist()} (bound {SIGMA_BOUND})")
+    return {
+        "target": target.tolist(),
+        "draft": draft.tolist(),
+        "accept_probability": mass.accept_probability.tolist(),
+        "accepted_output_mass": mass.accepted_mass.tolist(),
+        "reject_probability": mass.reject_probability,
+        "residual_distribution": mass.residual.tolist(),
+        "exact_output_distribution": mass.output.tolist(),
+        "exact_max_abs_error": float(np.max(np.abs(mass.output - target))),
+        "monte_carlo_seed": seed,
+        "samples": samples,
+        "observed_distribution": draws.observed.tolist(),
+        "observed_acceptance_rate": float(draws.accepted.mean()),
+        "max_standard_error_units": worst,
+        "standard_error_bound_units": SIGMA_BOUND,
+        "note": NOTE,
+    }
