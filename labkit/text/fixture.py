@@ -1,0 +1,98 @@
+"""Recipe for fixtures/text/ and fixtures/traces/text.jsonl (``labkit fixtures build``).
+
+Writes the tokenizer, the template, the fitted toy-decoder-v1 weights with a note on how
+they were fitted, and the golden trace — produced by running the runtime on the files
+just written, so the golden trace can never drift from the weights.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labkit.fixtures import save_arrays, write_json
+
+#: toy-tokenizer-v1.  IDs 1–12 are forced by the source's input_ids, 14–19 by §7.2;
+#: 0 and 13 are our choice (see TOKENIZER_NOTES).
+VOCAB = [
+    (0, "<pad>", True),
+    (1, "<bos>", True),
+    (2, "<system>", True),
+    (3, "</system>", True),
+    (4, "<user>", True),
+    (5, "</user>", True),
+    (6, "<assistant>", True),
+    (7, "简洁回答", False),
+    (8, "天空", False),
+    (9, "为什么", False),
+    (10, "是", False),
+    (11, "蓝色", False),
+    (12, "？", False),
+    (13, "蓝", False),
+    (14, "短波蓝光", False),
+    (15, "的散射", False),
+    (16, "通常更强", False),
+    (17, "。", False),
+    (18, "<eos>", True),
+    (19, "<reserved>", True),
+]
+TOKENIZER_NOTES = [
+    "The chapter defining IDs 0-13 is not available; they are reconstructed from the "
+    "source's input_ids [1, 2, 7, 3, 4, 8, 9, 10, 11, 12, 5, 6] for the rendered context.",
+    "1-6 are the template tags, 7 is the system text, 8-12 the five pieces of the question "
+    "(天空 / 为什么 / 是 / 蓝色 / ？).",
+    "0 is <pad>: a control token (the control mask forbids 0-6 and 19), used only to pad "
+    "batches, with attention_mask 0. This request needs no padding.",
+    "13 is 蓝, an ordinary piece the trace never emits. It makes longest match visible: "
+    "蓝色 becomes one token (11), not 蓝 (13) followed by an unencodable 色.",
+    "14-19 are listed in §7.2. Text no piece covers is an error: there is no unknown "
+    "token and no byte fallback.",
+]
+
+
+def build(dest: Path) -> list[str]:
+    """Write the text fixtures under ``dest``; return the paths written, relative to it."""
+    from labkit.text.model import CONFIG, FIT_SEED, SOURCE_LOGITS, WEIGHTS_FILE, fit_weights
+    from labkit.text.runtime import TextTraceConfig, run_text_trace
+    from labkit.text.template import TEMPLATE_FILE, TEMPLATE_V1
+
+    dest = Path(dest)
+    written = []
+    tokenizer = {
+        "tokenizer_id": "toy-tokenizer-v1",
+        "algorithm": "whole <tag> specials, then greedy longest match over the other pieces",
+        "notes": TOKENIZER_NOTES,
+        "vocab": [{"id": i, "piece": p, "special": s} for i, p, s in VOCAB],
+    }
+    write_json(dest / "text" / "tokenizer.json", tokenizer)
+    written.append("text/tokenizer.json")
+    write_json(dest.joinpath(*TEMPLATE_FILE), TEMPLATE_V1)
+    written.append("/".join(TEMPLATE_FILE))
+
+    weights, report = fit_weights(FIT_SEED)
+    if report["max_abs_error_vs_targets"] >= 1e-5:
+        raise ValueError(f"fitted logits miss their targets by {report['max_abs_error_vs_targets']:.3g} "
+                         "(need < 1e-5)")
+    save_arrays(dest.joinpath(*WEIGHTS_FILE), weights.to_arrays())
+    written.append("/".join(WEIGHTS_FILE))
+    write_json(dest / "text" / "toy-decoder-v1.json", {
+        "model_id": CONFIG.model_id,
+        "config": {k: getattr(CONFIG, k) for k in (
+            "vocab_size", "width", "n_layers", "n_q_heads", "n_kv_heads", "head_dim",
+            "ffn_width", "dtype", "rope_base", "norm_eps")},
+        "fit": {
+            "seed": FIT_SEED,
+            "method": "seeded normal layers (fan-in scaled); output head solved by least "
+                      "squares on the five decision states; see labkit.text.model",
+            "source_logits": {str(t): {str(i): v for i, v in row.items()} for t, row in SOURCE_LOGITS.items()},
+            "decision_state_rank": report["decision_state_rank"],
+            "checked": "max |logit - target| < 1e-5 at every decision state",
+        },
+    })
+    written.append("text/toy-decoder-v1.json")
+
+    run = run_text_trace(TextTraceConfig(fixtures_dir=str(dest)))
+    from labkit.events import write_jsonl
+
+    write_jsonl(run.events, dest / "traces" / "text.jsonl")
+    written.append("traces/text.jsonl")
+    return written

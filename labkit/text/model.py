@@ -1,0 +1,159 @@
+"""toy-decoder-v1: its configuration, loading its stored weights, and the recipe that fits them.
+
+The model is ``labkit.nn.Decoder`` (the book's one transformer) with B=1, L=2, d=8,
+H_q=2, H_kv=1 (both query heads read the one key/value head), d_h=4, V=20, float32.
+
+How the weights were chosen (``fit_weights``, run only by the fixture recipe):
+
+1. every layer matrix and the embedding are drawn from a seeded normal distribution;
+2. the model is run on the five decision states of §7.4 — the 12 prompt tokens, then
+   the prompt followed by 14, 14 15, 14 15 16 and 14 15 16 17 — and the final normalised
+   hidden state h_t ∈ R⁸ of each state is collected into H [5, 8];
+3. a target row of 20 logits is written per step: the source's listed logits, and for
+   every unlisted token a seeded value safely below them;
+4. the output head W_out [8, 20] solves H·W_out = targets by least squares.  The five
+   states are linearly independent in R⁸, so the solution is exact up to float32
+   rounding; one correction step absorbs that rounding.
+
+The runtime never sees the targets: it loads the stored weights and computes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from labkit.fixtures import fixtures_root, load_arrays
+from labkit.nn import Decoder, DecoderConfig, DecoderFaults, DecoderWeights, KVCache
+
+CONFIG = DecoderConfig(
+    model_id="toy-decoder-v1",
+    vocab_size=20,
+    width=8,
+    n_layers=2,
+    n_q_heads=2,
+    n_kv_heads=1,
+    head_dim=4,
+    ffn_width=16,
+    dtype="float32",
+)
+WEIGHTS_FILE = ("text", "toy-decoder-v1.npz")
+
+#: §7.2–7.4: the raw logits the source lists at each selection step t, {token ID: logit}.
+SOURCE_LOGITS: dict[int, dict[int, float]] = {
+    1: {14: 4.20, 15: 3.80, 17: 1.10},
+    2: {15: 5.00},
+    3: {16: 4.70},
+    4: {17: 5.30},
+    5: {18: 6.00},
+}
+#: the prompt of §7.3 and the greedy selections that lead from one decision state to the next
+PROMPT_IDS = (1, 2, 7, 3, 4, 8, 9, 10, 11, 12, 5, 6)
+SELECTIONS = (14, 15, 16, 17, 18)
+FIT_SEED = 20260701
+
+
+def load_weights(root: str | Path | None = None) -> DecoderWeights:
+    """Read and check the stored weights (every name, shape [list], finite float32 values)."""
+    base = Path(root) if root is not None else fixtures_root()
+    return DecoderWeights.from_arrays(load_arrays(base.joinpath(*WEIGHTS_FILE)), CONFIG)
+
+
+def load_decoder(root: str | Path | None = None, faults: DecoderFaults | None = None,
+                 weights: DecoderWeights | None = None) -> Decoder:
+    """toy-decoder-v1 with its stored weights (or the given ones) and optional faults."""
+    return Decoder(CONFIG, weights if weights is not None else load_weights(root), faults)
+
+
+def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:
+    shapes = CONFIG.weight_shapes()
+    arrays = {"embedding": rng.standard_normal(shapes["embedding"]),
+              "output": np.zeros(shapes["output"])}
+    for name, shape in shapes.items():
+        if name.startswith("layers."):
+            arrays[name] = rng.standard_normal(shape) / np.sqrt(shape[0])   # fan-in scaling
+    return DecoderWeights.from_arrays({k: v.astype(np.float32) for k, v in arrays.items()}, CONFIG)
+
+
+def decision_states(decoder: Decoder) -> np.ndarray:
+    """H [5, d]: RMSNorm(x) of the last position at each of the five selection steps."""
+    cache = KVCache(CONFIG.n_layers)
+    probe = _HiddenProbe(decoder)
+    states = [probe.prefill(np.asarray([PROMPT_IDS]), cache)]
+    for token in SELECTIONS[:-1]:
+        states.append(probe.decode(token, cache))
+    return np.stack(states)
+
+
+class _HiddenProbe:
+    """Reads h_t by running the real decoder with an identity-like head.
+
+    logits = h·W_out, so with W_out = [I_d | 0] the first d logits *are* h_t.
+    """
+
+    def __init__(self, decoder: Decoder):
+        w = decoder.weights
+        eye = np.zeros((CONFIG.width, CONFIG.vocab_size), dtype=np.float32)
+        eye[:, :CONFIG.width] = np.eye(CONFIG.width, dtype=np.float32)
+        probe_weights = DecoderWeights(embedding=w.embedding, output=eye, layers=w.layers)
+        self.decoder = Decoder(CONFIG, probe_weights, decoder.faults)
+
+    def prefill(self, ids, cache):
+        result, _ = self.decoder.prefill(ids, cache)
+        return result.next_logits[0, :CONFIG.width].astype(np.float64)
+
+    def decode(self, token, cache):
+        result = self.decoder.decode_step([token], cache)
+        return result.next_logits[0, :CONFIG.width].astype(np.float64)
+
+
+def target_logits(seed: int = FIT_SEED) -> np.ndarray:
+    """targets [5, V]: the listed logits, and seeded unlisted ones below them.
+
+    Step 1: unlisted < 1.10 − 0.3 (below the third place).  Steps 2–5: unlisted < top − 0.8.
+    """
+    rng = np.random.default_rng(seed + 1)
+    rows = []
+    for step, listed in SOURCE_LOGITS.items():
+        ceiling = (min(listed.values()) - 0.3) if step == 1 else (max(listed.values()) - 0.8)
+        row = rng.uniform(-2.5, ceiling, CONFIG.vocab_size)
+        for token_id, logit in listed.items():
+            row[token_id] = logit
+        rows.append(row)
+    return np.stack(rows)
+
+
+def fit_weights(seed: int = FIT_SEED) -> tuple[DecoderWeights, dict]:
+    """Seeded layers, then W_out [d, V] from H [5, d]·W_out = targets [5, V]; see module doc."""
+    rng = np.random.default_rng(seed)
+    weights = _seeded_layers(rng)
+    decoder = Decoder(CONFIG, weights)
+    h = decision_states(decoder)                                  # [5, d]
+    rank = int(np.linalg.matrix_rank(h))
+    if rank != len(SELECTIONS):
+        raise ValueError(f"decision states must be independent; rank {rank} < {len(SELECTIONS)}")
+    targets = target_logits(seed)                                 # [5, V]
+    head = np.linalg.lstsq(h, targets, rcond=None)[0]             # [d, V]
+    for _ in range(2):                                            # absorb float32 rounding
+        got = _logits_at_decision_states(weights, head.astype(np.float32))
+        head = head + np.linalg.lstsq(h, targets - got, rcond=None)[0]
+    fitted = DecoderWeights(embedding=weights.embedding, output=head.astype(np.float32),
+                            layers=weights.layers)
+    got = _logits_at_decision_states(fitted, fitted.output)
+    report = {
+        "seed": seed,
+        "decision_state_rank": rank,
+        "max_abs_error_vs_targets": float(np.max(np.abs(got - targets))),
+    }
+    return fitted, report
+
+
+def _logits_at_decision_states(weights: DecoderWeights, head: np.ndarray) -> np.ndarray:
+    """Real float32 forward passes (prefill, then cached decodes): logits [5, V] as float64."""
+    decoder = Decoder(CONFIG, DecoderWeights(weights.embedding, head, weights.layers))
+    result, cache = decoder.prefill(np.asarray([PROMPT_IDS]))
+    rows = [result.next_logits[0]]
+    for token in SELECTIONS[:-1]:
+        rows.append(decoder.decode_step([token], cache).next_logits[0])
+    return np.stack(rows).astype(np.float64)

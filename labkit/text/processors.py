@@ -1,0 +1,184 @@
+"""The logits processors of trace one and greedy selection.
+
+Every processor has one signature::
+
+    processor(logits: ndarray [V], context: ProcessorContext) -> ndarray [V]
+
+and returns a new array (the input is never changed).  A mask writes −∞ where a token is
+forbidden; a disabled transform returns its input unchanged.  §7.2 fixes the order:
+
+    control_token_mask → minimum_length_eos_mask → grammar_mask
+    → repetition_transforms → temperature → truncation
+
+and greedy selection then takes the first index of the maximum (a documented tie-break).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+DEFAULT_ORDER = (
+    "control_token_mask",
+    "minimum_length_eos_mask",
+    "grammar_mask",
+    "repetition_transforms",
+    "temperature",
+    "truncation",
+)
+TIE_BREAKS = ("first_index", "last_index")
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """What the processors and the selector are told (§7.2 values as defaults).
+
+    control_ids: tokens never emitted (0–6 and 19 for toy-tokenizer-v1).
+    eos_id / minimum_output_tokens: EOS is forbidden until that many tokens were selected.
+    eos_mask_counts_pending_token: a fault switch — count the token about to be selected too.
+    grammar_allowed: None = no grammar for this request (pass-through).
+    repetition_penalty (1 = off), frequency_penalty, presence_penalty (0 = off).
+    temperature, top_k, top_p: None = disabled (greedy needs none of them).
+    """
+
+    processor_order: tuple[str, ...] = DEFAULT_ORDER
+    control_ids: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 19)
+    eos_id: int = 18
+    minimum_output_tokens: int = 1
+    eos_mask_counts_pending_token: bool = False
+    grammar_allowed: tuple[int, ...] | None = None
+    repetition_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    temperature: float | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    tie_break: str = "first_index"
+
+    def __post_init__(self):
+        unknown = [name for name in self.processor_order if name not in PROCESSORS]
+        if unknown:
+            raise ValueError(f"processor_order names unknown processor {unknown[0]!r}; "
+                             f"expected names from {sorted(PROCESSORS)}")
+        if sorted(self.processor_order) != sorted(DEFAULT_ORDER):
+            raise ValueError(f"processor_order must list each of {list(DEFAULT_ORDER)} exactly once, "
+                             f"got {list(self.processor_order)}")
+        if self.minimum_output_tokens < 0:
+            raise ValueError(f"minimum_output_tokens must be >= 0, got {self.minimum_output_tokens}")
+        if self.repetition_penalty <= 0:
+            raise ValueError(f"repetition_penalty must be > 0, got {self.repetition_penalty}")
+        if self.temperature is not None and self.temperature <= 0:
+            raise ValueError(f"temperature must be > 0 or None (disabled), got {self.temperature}")
+        if self.top_k is not None and self.top_k < 1:
+            raise ValueError(f"top_k must be >= 1 or None (disabled), got {self.top_k}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1] or None (disabled), got {self.top_p}")
+        if self.tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {self.tie_break!r}")
+
+
+@dataclass(frozen=True)
+class ProcessorContext:
+    """The state a processor may read: the configuration and the IDs selected so far."""
+
+    config: SamplingConfig
+    selected_so_far: tuple[int, ...] = field(default_factory=tuple)
+
+
+def control_token_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
+    """logits[c] = −∞ for every control ID c."""
+    out = logits.copy()
+    out[list(context.config.control_ids)] = -np.inf
+    return out
+
+
+def minimum_length_eos_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
+    """logits[EOS] = −∞ while n_selected < minimum_output_tokens."""
+    cfg = context.config
+    n_selected = len(context.selected_so_far) + (1 if cfg.eos_mask_counts_pending_token else 0)
+    out = logits.copy()
+    if n_selected < cfg.minimum_output_tokens:
+        out[cfg.eos_id] = -np.inf
+    return out
+
+
+def grammar_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
+    """logits[i] = −∞ for i outside the grammar's allowed set; no grammar → unchanged."""
+    allowed = context.config.grammar_allowed
+    if allowed is None:
+        return logits.copy()
+    out = np.full_like(logits, -np.inf)
+    out[list(allowed)] = logits[list(allowed)]
+    return out
+
+
+def repetition_transforms(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
+    """For each already selected token i seen c_i times:
+
+        z_i ← z_i / r if z_i > 0 else z_i · r          (repetition penalty r)
+        z_i ← z_i − c_i·α_freq − [c_i > 0]·α_presence   (frequency, presence)
+    """
+    cfg = context.config
+    out = logits.copy()
+    for token, count in Counter(context.selected_so_far).items():
+        z = out[token]
+        if np.isfinite(z):
+            z = z / cfg.repetition_penalty if z > 0 else z * cfg.repetition_penalty
+            out[token] = z - count * cfg.frequency_penalty - cfg.presence_penalty
+    return out
+
+
+def temperature(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
+    """z ← z / T; disabled (None) → unchanged."""
+    t = context.config.temperature
+    return logits.copy() if t is None else logits / np.asarray(t, dtype=logits.dtype)
+
+
+def truncation(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
+    """top-k keeps the k largest; top-p keeps the smallest prefix (by probability) with mass ≥ p."""
+    cfg = context.config
+    out = logits.copy()
+    if cfg.top_k is not None and cfg.top_k < out.size:
+        kth = np.sort(out)[-cfg.top_k]
+        out[out < kth] = -np.inf
+    if cfg.top_p is not None and cfg.top_p < 1:
+        order = np.argsort(-out, kind="stable")
+        finite = out[order] - np.max(out)
+        probs = np.exp(finite) / np.sum(np.exp(finite))
+        keep = np.cumsum(probs) - probs < cfg.top_p        # mass before i is still < p
+        out[order[~keep]] = -np.inf
+    return out
+
+
+PROCESSORS = {
+    "control_token_mask": control_token_mask,
+    "minimum_length_eos_mask": minimum_length_eos_mask,
+    "grammar_mask": grammar_mask,
+    "repetition_transforms": repetition_transforms,
+    "temperature": temperature,
+    "truncation": truncation,
+}
+
+
+def apply_processors(raw_logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
+    """Run the configured order on raw logits [V]; returns processed logits [V]."""
+    raw_logits = np.asarray(raw_logits)
+    if raw_logits.ndim != 1:
+        raise ValueError(f"raw_logits must be one row [V], got shape {list(raw_logits.shape)}")
+    out = raw_logits
+    for name in context.config.processor_order:
+        out = PROCESSORS[name](out, context)
+    return out
+
+
+def greedy_select(processed_logits: np.ndarray, tie_break: str = "first_index") -> int:
+    """argmax over processed logits [V]; ties go to the first (or, configured, last) index."""
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
+    z = np.asarray(processed_logits)
+    if not np.any(np.isfinite(z)):
+        raise ValueError("every token is masked: the processors left nothing to select")
+    best = np.flatnonzero(z == np.max(z))
+    return int(best[0] if tie_break == "first_index" else best[-1])

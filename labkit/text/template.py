@@ -1,0 +1,59 @@
+"""chat-template-v1: the synthetic chat template of trace one (stored in fixtures/text/template.json).
+
+    <bos><system>{system}</system><user>{user}</user><assistant>
+
+The rendered text ends with the open assistant tag, so the model's first selected token
+is the first token of the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from labkit.fixtures import fixtures_root, read_json
+
+TEMPLATE_FILE = ("text", "template.json")
+TEMPLATE_V1 = {
+    "template_id": "chat-template-v1",
+    "layout": "<bos><system>{system}</system><user>{user}</user><assistant>",
+    "notes": "Synthetic template of trace one. Messages may not contain '<' or '>', "
+             "so a message can never forge a tag.",
+}
+
+
+@dataclass(frozen=True)
+class Rendered:
+    template_id: str
+    text: str
+
+    @property
+    def byte_length(self) -> int:
+        """Length of the rendered context in UTF-8 bytes (what e01 reports)."""
+        return len(self.text.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Template:
+    template_id: str
+    layout: str
+
+    @classmethod
+    def load(cls, root: str | Path | None = None) -> Template:
+        base = Path(root) if root is not None else fixtures_root()
+        data = read_json(base.joinpath(*TEMPLATE_FILE))
+        try:
+            return cls(data["template_id"], data["layout"])
+        except KeyError as exc:
+            raise ValueError(f"template file lacks the field {exc}") from None
+
+    def render(self, system: str, user: str) -> Rendered:
+        """Fill the layout; refuse messages that contain tag delimiters."""
+        for name, value in (("system", system), ("user", user)):
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+            if "<" in value or ">" in value:
+                raise ValueError(
+                    f"{name} must not contain '<' or '>' (they delimit template tags), got {value!r}"
+                )
+        return Rendered(self.template_id, self.layout.format(system=system, user=user))

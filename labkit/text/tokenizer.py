@@ -1,0 +1,124 @@
+"""toy-tokenizer-v1: special tokens, longest-match pieces, and IDs back to UTF-8 bytes.
+
+The vocabulary has 20 entries (IDs 0–19).  Special tokens are written ``<name>`` and are
+recognised only as whole tags; every other span of text is cut into the longest piece
+of the vocabulary that matches at the current character (greedy longest match).  Text
+that no piece covers is an error: the toy vocabulary has no byte fallback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from labkit.fixtures import fixtures_root, read_json
+
+TOKENIZER_FILE = ("text", "tokenizer.json")
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """The three input tensors of a batch of one prompt, each ``[1, m]`` int64."""
+
+    input_ids: np.ndarray
+    attention_mask: np.ndarray
+    position_ids: np.ndarray
+
+    @property
+    def length(self) -> int:
+        """m, the number of valid (unmasked) prompt tokens."""
+        return int(self.attention_mask.sum())
+
+
+class Tokenizer:
+    """A vocabulary ``pieces[id]`` plus the set of special IDs; see the module docstring."""
+
+    def __init__(self, tokenizer_id: str, pieces: list[str], special_ids: list[int]):
+        if len(set(pieces)) != len(pieces):
+            raise ValueError(f"tokenizer {tokenizer_id}: pieces must be distinct")
+        for i in special_ids:
+            if not 0 <= i < len(pieces):
+                raise ValueError(f"special id {i} outside the vocabulary [0, {len(pieces)})")
+            if not (pieces[i].startswith("<") and pieces[i].endswith(">")):
+                raise ValueError(f"special token {i} must be written <name>, got {pieces[i]!r}")
+        self.tokenizer_id = tokenizer_id
+        self.pieces = list(pieces)
+        self.special_ids = frozenset(special_ids)
+        self._id_of = {piece: i for i, piece in enumerate(pieces)}
+        self._plain = sorted(
+            (p for i, p in enumerate(pieces) if i not in self.special_ids), key=len, reverse=True
+        )
+
+    @classmethod
+    def from_json(cls, data: dict) -> Tokenizer:
+        try:
+            vocab = sorted(data["vocab"], key=lambda e: e["id"])
+            pieces = [e["piece"] for e in vocab]
+            if [e["id"] for e in vocab] != list(range(len(vocab))):
+                raise ValueError("tokenizer vocab ids must be 0, 1, …, V−1 without gaps")
+            special = [e["id"] for e in vocab if e.get("special")]
+            return cls(data["tokenizer_id"], pieces, special)
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"tokenizer file lacks or mangles the field {exc}") from None
+
+    @classmethod
+    def load(cls, root: str | Path | None = None) -> Tokenizer:
+        """Load ``fixtures/text/tokenizer.json`` (or the one under ``root``)."""
+        base = Path(root) if root is not None else fixtures_root()
+        return cls.from_json(read_json(base.joinpath(*TOKENIZER_FILE)))
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.pieces)
+
+    def id_of(self, piece: str) -> int:
+        if piece not in self._id_of:
+            raise ValueError(f"{piece!r} is not a piece of {self.tokenizer_id}")
+        return self._id_of[piece]
+
+    def encode(self, text: str) -> list[int]:
+        """Text → IDs: whole ``<tag>`` specials first, else the longest matching piece."""
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a str, got {type(text).__name__}")
+        ids: list[int] = []
+        i = 0
+        while i < len(text):
+            if text[i] == "<":
+                end = text.find(">", i)
+                tag = text[i:end + 1] if end >= 0 else ""
+                if tag and self._id_of.get(tag) in self.special_ids:
+                    ids.append(self._id_of[tag])
+                    i = end + 1
+                    continue
+            piece = next((p for p in self._plain if text.startswith(p, i)), None)
+            if piece is None:
+                raise ValueError(
+                    f"{self.tokenizer_id} cannot encode {text[i]!r} at character {i} of "
+                    f"{text!r}: no piece of the 20-entry vocabulary starts with it "
+                    "(the toy tokenizer has no unknown token and no byte fallback)"
+                )
+            ids.append(self._id_of[piece])
+            i += len(piece)
+        return ids
+
+    def encode_batch_of_one(self, text: str) -> Encoding:
+        """The source's three tensors for one prompt: IDs, an all-ones mask, positions 0…m−1."""
+        ids = np.asarray([self.encode(text)], dtype=np.int64)                 # [1, m]
+        mask = np.ones_like(ids)                                              # [1, m]
+        positions = np.cumsum(mask, axis=1) - 1                               # [1, m]
+        return Encoding(ids, mask, positions)
+
+    def piece_bytes(self, token_id: int, encoding: str = "utf-8") -> bytes:
+        """One token's bytes; ``encoding`` exists so a broken detokenizer can be configured."""
+        if not 0 <= int(token_id) < self.vocab_size:
+            raise ValueError(f"token_id must be in [0, {self.vocab_size}), got {token_id}")
+        return self.pieces[int(token_id)].encode(encoding)
+
+    def decode_bytes(self, ids, encoding: str = "utf-8") -> bytes:
+        """IDs → the concatenated bytes of their pieces (special tokens included as tags)."""
+        return b"".join(self.piece_bytes(i, encoding) for i in ids)
+
+    def decode(self, ids) -> str:
+        return self.decode_bytes(ids).decode("utf-8")
