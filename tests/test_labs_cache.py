@@ -1,0 +1,141 @@
+"""KV-cache lab: cached decoding equals full recompute; the three cache faults and who catches them."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labkit.labs import cache_equivalence, cache_faults
+from labkit.labs.cache_equivalence import cached_logits, full_logits, prefix_recompute_logits
+from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
+
+# source mode → (max abs logit error, logit check passed, distinct-layer check passed)
+SOURCE_FAULTS = {
+    "reset_rope_position": (0.2477276305125953, False, True),
+    "copy_layer1_cache_to_layer2": (0.9449206662154166, False, False),
+    "top_left_rectangular_mask": (1.5511643198831297, False, True),
+}
+
+
+@pytest.fixture(scope="module")
+def equivalence():
+    return cache_equivalence.run()
+
+
+@pytest.fixture(scope="module")
+def faults():
+    return cache_faults.run()
+
+
+def test_lab_decoder_is_the_books_transformer_configured_as_the_lab():
+    model = lab_decoder()
+    assert model.config == LAB_CONFIG
+    assert (LAB_CONFIG.n_layers, LAB_CONFIG.n_q_heads, LAB_CONFIG.n_kv_heads, LAB_CONFIG.head_dim,
+            LAB_CONFIG.width, LAB_CONFIG.ffn_width, LAB_CONFIG.vocab_size, LAB_CONFIG.dtype) == (
+        2, 2, 2, 4, 8, 12, 17, "float64")
+    assert model.weights.embedding.dtype == np.float64
+
+
+def test_cached_logits_equal_full_recompute(equivalence):
+    for key in ("full_vs_cached_max_abs_logit_error", "prefix_vs_cached_max_abs_logit_error"):
+        assert equivalence[key] < 1e-12, f"{key} = {equivalence[key]:.3g}, tolerance 1e-12"
+    model, tokens = lab_decoder(), lab_tokens()
+    full = full_logits(model, tokens)
+    cached, _ = cached_logits(model, tokens)
+    prefix = prefix_recompute_logits(model, tokens)
+    assert full.shape == cached.shape == prefix.shape == (7, 17)
+    assert np.allclose(full, cached, atol=1e-12, rtol=1e-12), f"full vs cached off by {np.max(np.abs(full - cached)):.3g}"
+    assert np.allclose(prefix, cached, atol=1e-12, rtol=1e-12), f"prefix vs cached off by {np.max(np.abs(prefix - cached)):.3g}"
+
+
+def test_cache_shapes_and_future_independence_match_source(equivalence):
+    assert equivalence["per_layer_cache_shapes"] == [[2, 7, 4], [2, 7, 4]]
+    assert equivalence["future_perturbation_prefix_max_error"] == 0.0
+    assert equivalence["configuration"] == {"layers": 2, "heads": 2, "head_dim": 4, "width": 8, "ffn_width": 12,
+                                            "vocab": 17, "tokens": 7, "dtype": "float64",
+                                            "position": "pairwise RoPE", "ffn": "SwiGLU"}
+    assert (equivalence["abs_tolerance"], equivalence["relative_tolerance"]) == (1e-12, 1e-12)
+
+
+def test_the_two_layers_cache_different_keys():
+    _, cache = cached_logits(lab_decoder(), lab_tokens())
+    gap = float(np.max(np.abs(cache.keys[0] - cache.keys[1])))
+    assert gap > 0.1, f"layer 0 and layer 1 keys differ by only {gap:.3g}"
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.lists(st.integers(0, 16), min_size=1, max_size=6))
+def test_cached_logits_equal_full_recompute_for_any_tokens(tokens):
+    model = lab_decoder()
+    tokens = np.array(tokens)
+    full = full_logits(model, tokens)
+    cached, cache = cached_logits(model, tokens)
+    gap = float(np.max(np.abs(full - cached)))
+    assert gap < 1e-12, f"full vs cached logits differ by {gap:.3g} for tokens {tokens.tolist()}"
+    assert cache.length == tokens.size
+
+
+def test_fault_errors_match_source(faults):
+    assert faults["tokens"] == [1, 5, 3, 8, 2, 9, 4]
+    assert (faults["atol"], faults["rtol"]) == (1e-12, 1e-12)
+    modes = [case["mode"] for case in faults["cases"]]
+    assert modes == ["correct", "reset_rope_position", "copy_layer1_cache_to_layer2", "top_left_rectangular_mask"]
+    for case in faults["cases"]:
+        assert case["shape_check_passed"], f"{case['mode']}: shapes must stay right"
+        assert case["per_layer_cache_shapes"] == [[2, 7, 4], [2, 7, 4]]
+        if case["mode"] == "correct":
+            assert case["logit_allclose_passed"] and case["distinct_layer_keys_passed"]
+            assert case["max_absolute_logit_error"] < 1e-12
+            continue
+        error, logit_ok, distinct_ok = SOURCE_FAULTS[case["mode"]]
+        got = case["max_absolute_logit_error"]
+        assert got == pytest.approx(error, rel=1e-12), (
+            f"{case['mode']}: max abs logit error {got!r} vs source {error!r}, off by {abs(got - error):.3g}")
+        assert case["logit_allclose_passed"] is logit_ok
+        assert case["distinct_layer_keys_passed"] is distinct_ok, f"{case['mode']}: distinct-layer check"
+
+
+def test_which_check_catches_each_fault():
+    caught = {mode: cache_faults.run_case(mode).caught_by for mode in cache_faults.MODES}
+    assert caught == {
+        "correct": [],
+        "reset_rope_position": ["logit"],
+        "copy_layer1_cache_to_layer2": ["logit", "distinct_layer"],
+        "top_left_rectangular_mask": ["logit"],
+    }
+
+
+def test_faults_touch_only_the_cached_path():
+    broken = lab_decoder("reset_rope_position")
+    assert np.array_equal(full_logits(broken, lab_tokens()), full_logits(lab_decoder(), lab_tokens())), (
+        "a decode-step fault must leave the full forward pass (the reference) untouched")
+
+
+def test_bad_fault_names_are_clear_errors():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        cache_faults.run_case("copy_layer0_cache_to_layer1")       # labkit's name, not the source's
+    with pytest.raises(ValueError, match="unknown decoder fault"):
+        lab_decoder("swap_heads")
+    with pytest.raises(TypeError, match="faults must be a DecoderFaults"):
+        lab_decoder(3)
+
+
+# ---- the cache fault toggles -----------------------------------------------------------
+def test_fault_toggles_expose_shapes_errors_and_checks():
+    from labkit.labs.widgets_attention import cache_fault_toggles
+
+    toggles = cache_fault_toggles()
+    assert toggles.case.mode == "reset_rope_position"
+    assert toggles.case.cache_shapes == [[2, 7, 4], [2, 7, 4]]
+    error = toggles.case.per_position_error
+    assert error.shape == (7,)
+    assert error[0] < 1e-12, f"position 0 is the same under a RoPE reset (angle 0 either way), off by {error[0]:.3g}"
+    assert float(error.max()) == pytest.approx(0.2477276305125953, rel=1e-12)
+    assert "FAIL" in toggles.checks.value
+    assert toggles.image.value[:4] == b"\x89PNG"
+    toggles.mode_buttons.value = "copy_layer1_cache_to_layer2"
+    assert toggles.case.caught_by == ["logit", "distinct_layer"]
+    assert "layer 1 = layer 0" in toggles.checks.value
+    toggles.mode_buttons.value = "correct"
+    assert toggles.case.caught_by == []
+    assert "FAIL" not in toggles.checks.value
