@@ -1,0 +1,175 @@
+"""What each kind of trace promises: the state/update/terminal contract of §7.16.
+
+Traces of different kinds are never compared step by step ("is step 10 the same?");
+each is checked against its own contract.  The table of §7.16 is generated from these
+declarations, and ``labkit.divergence`` reads each contract's tolerance and suspects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: rows of the §7.16 table: (attribute, question it answers)
+CONTRACT_ROWS = (
+    ("initial_object", "Initial fixed object"),
+    ("model_state", "Model state"),
+    ("runtime_update", "Runtime update"),
+    ("irreversible_point", "Irreversible point"),
+    ("random_entry", "Where randomness enters"),
+    ("termination", "Termination"),
+    ("replay_core", "Replay core"),
+)
+
+
+@dataclass(frozen=True)
+class TraceContract:
+    kind: str
+    title: str
+    event_prefix: str
+    initial_object: str
+    model_state: str
+    runtime_update: str
+    irreversible_point: str
+    random_entry: str
+    termination: str
+    replay_core: str
+    #: what "output" means for this kind (§7.16's closing remark)
+    output_means: str
+    #: tensors are compared with this absolute tolerance on their summaries and values
+    tensor_atol: float
+    #: where an event's tensors are compared (diffusion events say so per tensor)
+    comparison_level: str
+    #: (event_type, rule) → suspect component; "*" matches any event type
+    suspects: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: component → suspect, when no (event_type, rule) entry matches
+    component_suspects: dict[str, str] = field(default_factory=dict)
+
+    def suspect(self, event_type: str, component: str, rule: str, tensors_equal: bool) -> str:
+        """Name the component to inspect first (the diagnosis rules of §7.5 for text)."""
+        if rule == "discrete_state" and not tensors_equal:
+            # the numbers feeding this decision already differ: look upstream of it
+            key = (event_type, "tensors")
+            if key in self.suspects:
+                return self.suspects[key]
+        for key in ((event_type, rule), ("*", rule)):
+            if key in self.suspects:
+                return self.suspects[key]
+        return self.component_suspects.get(component, f"the {component} component")
+
+
+MODEL_PATH = "model / numeric path (weights, RoPE positions, attention mask, KV cache)"
+PROCESSORS = "logits processors or tie-break"
+DETOKENIZER = "tokenizer decoder (detokenizer) or transport"
+
+TEXT = TraceContract(
+    kind="text",
+    title="Text trace",
+    event_prefix="e",
+    initial_object="12 prompt token IDs",
+    model_state="residual stream, per-layer KV cache, next-token logits",
+    runtime_update="ordered logits processors, greedy selection, stop check",
+    irreversible_point="bytes already streamed are usually not taken back",
+    random_entry="none: this fixture decodes greedily",
+    termination="EOS selected (or max_output_tokens)",
+    replay_core="token IDs and the event sequence",
+    output_means="incremental text",
+    tensor_atol=1e-4,
+    comparison_level="logits",
+    suspects={
+        ("input.tokenized", "discrete_state"): "template or tokenizer",
+        ("context.rendered", "discrete_state"): "template",
+        ("prefill.completed", "tensors"): MODEL_PATH,
+        ("decode.completed", "tensors"): MODEL_PATH,
+        ("decode.started", "discrete_state"): "decode scheduling (position / cache length)",
+        ("decode.completed", "discrete_state"): "KV cache bookkeeping",
+        ("token.selected", "tensors"): MODEL_PATH,
+        ("token.selected", "discrete_state"): PROCESSORS,
+        ("stream.delta", "discrete_state"): DETOKENIZER,
+        ("generation.draining", "discrete_state"): "stop conditions (EOS / minimum length / max tokens)",
+        ("*", "artifact_ids"): "artifact versions (model, tokenizer or template ID)",
+    },
+    component_suspects={"transport": DETOKENIZER, "decoder": PROCESSORS, "model": MODEL_PATH},
+)
+
+DIFFUSION = TraceContract(
+    kind="diffusion",
+    title="Diffusion trace",
+    event_prefix="d",
+    initial_object="condition tensors + initial noise",
+    model_state="the whole latent and the current timestep",
+    runtime_update="classifier-free guidance, DDIM scheduler step",
+    irreversible_point="publishing the final file (defined by the application)",
+    random_entry="the initial latent (seed, Philox counter, Box–Muller)",
+    termination="the timestep schedule is exhausted",
+    replay_core="tensor shapes, the schedule, the RNG key and counter",
+    output_means="one whole media object",
+    tensor_atol=1e-4,
+    comparison_level="latent, pixel or PNG bytes (declared per tensor)",
+    suspects={
+        ("condition.encoded", "tensors"): "text encoder or prompt tokenizer",
+        ("condition.encoded", "discrete_state"): "prompt tokenizer, negative prompt or CFG batch order",
+        ("latent.initialized", "rng_counter"): "PRNG key/counter mapping (seed → Philox)",
+        ("latent.initialized", "tensors"): "PRNG or normal transform (Philox, Box–Muller)",
+        ("denoise.updated", "discrete_state"): "scheduler timesteps or guidance configuration",
+        ("denoise.updated", "tensors"): "denoiser, CFG combination or DDIM step",
+        ("denoise.updated", "rng_counter"): "the sampler drew noise (eta > 0)",
+        ("vae.decoded", "tensors"): "VAE decoder or its scaling factor",
+        ("image.encoded", "tensors"): "pixel post-processing or PNG encoder",
+        ("image.encoded", "discrete_state"): "pixel post-processing or PNG encoder",
+        ("*", "artifact_ids"): "artifact versions (text encoder, denoiser, VAE or sampler)",
+    },
+    component_suspects={"scheduler": "DDIM scheduler", "vae": "VAE decoder"},
+)
+
+TOOL = TraceContract(
+    kind="tool",
+    title="Tool trace",
+    event_prefix="t",
+    initial_object="messages + ToolSpec + subject",
+    model_state="each model call's own cache and logits",
+    runtime_update="parse, validate, authorise, confirm, execute",
+    irreversible_point="the external commit (t09)",
+    random_entry="none in decoding; the external service creates the event ID",
+    termination="second model call reaches EOS after the tool result is observed",
+    replay_core="the Invocation, the idempotency key and the commit status",
+    output_means="natural language written after an external result",
+    tensor_atol=1e-4,
+    comparison_level="logits",
+    suspects={
+        ("proposal.generated", "discrete_state"): "proposal decoding (grammar mask or model)",
+        ("proposal.generated", "tensors"): MODEL_PATH,
+        ("schema.validated", "discrete_state"): "schema validation",
+        ("invocation.normalized", "discrete_state"): "normaliser (clock or timezone)",
+        ("authorization.allowed", "discrete_state"): "authorisation (subject, capability, scope)",
+        ("confirmation.requested", "discrete_state"): "confirmation binding (invocation digest)",
+        ("confirmation.approved", "discrete_state"): "confirmation binding (invocation digest)",
+        ("*", "external_commit"): "execution / idempotency (commit boundary)",
+        ("*", "artifact_ids"): "artifact versions (model, template, tokenizer or tool version)",
+    },
+    component_suspects={"executor": "execution / idempotency (commit boundary)",
+                        "validator": "schema validation"},
+)
+
+CONTRACTS: dict[str, TraceContract] = {c.kind: c for c in (TEXT, DIFFUSION, TOOL)}
+_BY_PREFIX = {c.event_prefix: c for c in CONTRACTS.values()}
+
+
+def contract_for(events: list[dict]) -> TraceContract:
+    """The contract of a trace, recognised by its event-ID prefix."""
+    if not events:
+        raise ValueError("an empty trace has no kind")
+    prefix = events[0]["event_id"][0]
+    if prefix not in _BY_PREFIX:
+        raise ValueError(f"event IDs starting with {prefix!r} belong to no known trace kind "
+                         f"(expected one of {sorted(_BY_PREFIX)})")
+    return _BY_PREFIX[prefix]
+
+
+def state_table():
+    """The §7.16 comparison, generated from the three contracts."""
+    from labkit.reader import Table
+
+    kinds = list(CONTRACTS.values())
+    rows = [[question] + [getattr(c, attr) for c in kinds] for attr, question in CONTRACT_ROWS]
+    rows.append(["What “output” means"] + [c.output_means for c in kinds])
+    return Table(rows, ["question"] + [c.title for c in kinds], title="Three traces, three contracts (§7.16)")

@@ -1,0 +1,32 @@
+"""``labkit trace diff A.jsonl B.jsonl``: print the first divergence between two traces.
+
+Exit status: 0 identical, 1 diverged, 2 unusable input (missing file, not a trace,
+malformed line, traces of different kinds).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def configure(parser) -> None:
+    parser.add_argument("a", type=Path, metavar="A.jsonl", help="the reference trace")
+    parser.add_argument("b", type=Path, metavar="B.jsonl", help="the trace to compare with it")
+
+
+def run(args) -> int:
+    from labkit.divergence import TraceKindMismatch, first_divergence
+    from labkit.events import TraceError, read_jsonl
+
+    try:
+        a, b = read_jsonl(args.a), read_jsonl(args.b)
+        found = first_divergence(a, b)
+    except (TraceError, TraceKindMismatch, ValueError) as exc:
+        print(f"labkit trace diff: {exc}", file=sys.stderr)
+        return 2
+    if found is None:
+        print(f"identical: {len(a)} events, every rule passed")
+        return 0
+    print(found.describe())
+    return 1
