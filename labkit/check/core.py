@@ -1,0 +1,174 @@
+"""The machinery shared by every exercise: calling the reader's function safely and reporting.
+
+A checker never shows the reference implementation.  It reports the first divergence —
+where, which rule, the reader's value and the expected value — and a hint about the idea.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+registry: dict[str, ExerciseSpec] = {}
+
+
+class CandidateProblem(Exception):
+    """The candidate cannot be checked (not implemented, wrong signature, crashed, bad output)."""
+
+
+@dataclass
+class CheckResult:
+    """The verdict on one candidate."""
+
+    exercise: str
+    passed: bool
+    message: str
+    where: str | None = None
+    rule: str | None = None
+    got: Any = None
+    expected: Any = None
+    hint: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        if self.passed:
+            return f"✔ {self.exercise}: {self.message}"
+        lines = [f"✘ {self.exercise}: {self.message}"]
+        if self.where:
+            lines.append(f"  first divergence : {self.where}")
+        if self.rule:
+            lines.append(f"  rule             : {self.rule}")
+        if self.where or self.rule:
+            lines.append(f"  your value       : {_short(self.got)}")
+            lines.append(f"  expected         : {_short(self.expected)}")
+        if self.hint:
+            lines.append(f"  hint             : {self.hint}")
+        return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    try:
+        import numpy as np
+
+        if isinstance(value, np.ndarray):
+            value = np.array2string(value, precision=6, threshold=40)
+    except ImportError:  # pragma: no cover
+        pass
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class ExerciseSpec:
+    """An exercise: its name, the page it belongs to, the signature it expects, its checker."""
+
+    name: str
+    page: str
+    signature: tuple[str, ...]
+    task: str
+    checker: Callable[[Callable], CheckResult] = field(repr=False)
+
+    def __call__(self, candidate) -> CheckResult:
+        try:
+            _check_signature(candidate, self.signature)
+            return self.checker(candidate)
+        except CandidateProblem as problem:
+            return CheckResult(self.name, False, str(problem))
+
+    def __repr__(self) -> str:
+        return f"exercise {self.name}({', '.join(self.signature)}) — {self.task} [{self.page}]"
+
+
+def exercise(name: str, page: str, signature: tuple[str, ...], task: str):
+    """Register ``checker(candidate) -> CheckResult`` as exercise ``name``."""
+
+    def wrap(checker: Callable[[Callable], CheckResult]) -> ExerciseSpec:
+        if name in registry:
+            raise ValueError(f"exercise {name!r} is registered twice")
+        spec = ExerciseSpec(name, page, signature, task, checker)
+        registry[name] = spec
+        return spec
+
+    return wrap
+
+
+def _check_signature(candidate, expected: tuple[str, ...]) -> None:
+    if not callable(candidate):
+        raise CandidateProblem(f"expected a function, got {type(candidate).__name__}")
+    try:
+        params = inspect.signature(candidate).parameters
+    except (TypeError, ValueError):
+        return
+    try:
+        inspect.signature(candidate).bind(*expected)
+    except TypeError:
+        names = ", ".join(params)
+        raise CandidateProblem(
+            f"your function takes ({names}) but the exercise calls it with ({', '.join(expected)})"
+        ) from None
+
+
+def call(candidate, *args, **kwargs):
+    """Run the reader's function; turn every failure into a clear ``CandidateProblem``."""
+    try:
+        return candidate(*args, **kwargs)
+    except NotImplementedError as exc:
+        detail = f" ({exc})" if str(exc) else ""
+        raise CandidateProblem(f"not yet implemented{detail}: replace the `raise NotImplementedError` "
+                               "with your code and run the check again") from None
+    except CandidateProblem:
+        raise
+    except Exception as exc:  # the reader's code failed: say where, without a traceback wall
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "labkit" not in (f.filename or "")]
+        where = f" (line {frames[-1].lineno} of your code)" if frames else ""
+        raise CandidateProblem(f"your function raised {type(exc).__name__}: {exc}{where}") from None
+
+
+def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind: str | None = None):
+    """Check that the reader returned an array of the right shape, kind and finite values."""
+    import numpy as np
+
+    try:
+        array = np.asarray(value)
+    except Exception:
+        raise CandidateProblem(f"{name} must be array-like, got {type(value).__name__}") from None
+    if array.dtype == object:
+        raise CandidateProblem(f"{name} must be numeric, got {type(value).__name__}")
+    if shape is not None and array.shape != tuple(shape):
+        raise CandidateProblem(f"{name} must have shape {list(shape)}, got {list(array.shape)}")
+    if dtype_kind == "bool" and array.dtype != bool:
+        raise CandidateProblem(f"{name} must be a boolean array, got dtype {array.dtype}")
+    if dtype_kind == "float" and not np.issubdtype(array.dtype, np.floating):
+        raise CandidateProblem(f"{name} must hold floating-point numbers, got dtype {array.dtype}")
+    if np.issubdtype(array.dtype, np.floating) and np.isnan(array).any():
+        first = [int(i) for i in np.argwhere(np.isnan(array))[0]]
+        raise CandidateProblem(f"{name} contains NaN (first at index {first})")
+    return array
+
+
+def compare_arrays(exercise_name: str, got, expected, *, atol: float, where: str, hint: str,
+                   rule: str = "values within tolerance") -> CheckResult:
+    """Pass, or report the first element (in C order) that differs beyond ``atol``."""
+    import numpy as np
+
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    if got.shape != expected.shape:
+        return CheckResult(exercise_name, False, "wrong shape", where=where, rule="shape",
+                           got=list(got.shape), expected=list(expected.shape), hint=hint)
+    if got.dtype == bool or expected.dtype == bool:
+        bad = np.argwhere(got != expected)
+    else:
+        close = np.isclose(got, expected, rtol=0.0, atol=atol) | (np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected)))
+        bad = np.argwhere(~close)
+    if bad.size == 0:
+        return CheckResult(exercise_name, True, "matches the reference")
+    index = tuple(int(i) for i in bad[0])
+    return CheckResult(exercise_name, False, f"{len(bad)} of {got.size} values differ",
+                       where=f"{where}{list(index)}", rule=rule,
+                       got=got[index].item(), expected=expected[index].item(), hint=hint)
