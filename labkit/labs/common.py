@@ -1,7 +1,8 @@
 """Numeric helpers the chapter-11 labs share: (log-)softmax, masked cross-entropy, finite differences.
 
 Names kept stable for every lab: ``softmax``, ``log_softmax``, ``masked_cross_entropy``,
-``finite_difference`` and ``max_abs_difference``.
+``finite_difference`` and ``max_abs_difference``; ``versus_source`` builds the notebooks'
+"source says / labkit computes" tables.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "masked_cross_entropy",
     "max_abs_difference",
     "softmax",
+    "versus_source",
 ]
 
 
@@ -93,3 +95,27 @@ def max_abs_difference(a: np.ndarray, b: np.ndarray) -> float:
     if a.shape != b.shape:
         raise ValueError(f"cannot compare arrays of shapes {list(a.shape)} and {list(b.shape)}")
     return float(np.max(np.abs(a - b)))
+
+
+def versus_source(rows, title: str | None = None):
+    """A "source says / labkit computes" table for a notebook.
+
+    rows: (quantity, source value, computed value, tolerance) tuples.  The source value is
+    the reference typed from the chapter; the computed value must come from a lab's ``run()``.
+    The last column says "exact" when the two are equal, "within TOL" when every number
+    differs by at most TOL (absolute), and "DIFFERENT" otherwise.
+    """
+    from labkit.reader import Table
+
+    out = []
+    for quantity, source, computed, tolerance in rows:
+        if source == computed:
+            verdict = "exact"
+        else:
+            try:
+                gap = max_abs_difference(np.asarray(source, dtype=float), np.asarray(computed, dtype=float))
+            except (TypeError, ValueError):
+                gap = float("inf")
+            verdict = f"within {tolerance:g}" if gap <= tolerance else "DIFFERENT"
+        out.append([quantity, source, computed, verdict])
+    return Table(out, ["quantity", "source says", "labkit computes", "agree"], title)
