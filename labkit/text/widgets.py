@@ -1,0 +1,307 @@
+"""Views of trace one: the decode stepper widget, its static figure, the logits and attention plots.
+
+The stepper and the static figure share ``draw_step`` (one rendering function); the
+widget re-renders it into a PNG on every move.  ipywidgets and matplotlib are imported
+inside functions so ``import labkit.text`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: the discrete payload fields worth a glance, per event type (tensors are left out)
+_EVENT_FIELDS = {
+    "token.selected": ("step", "token_id", "reason", "cache_length"),
+    "stream.delta": ("sequence_no", "token_id", "utf8_hex"),
+    "decode.started": ("consuming", "position", "cache_length"),
+    "decode.completed": ("new_cache_length", "cache_lengths"),
+}
+
+
+@dataclass(frozen=True)
+class StepView:
+    """Everything one selection step shows.
+
+    raw_logits, processed_logits: [V]; cache_at_start / cache_after: per-layer lengths
+    (cache_after None when no decode ran, i.e. at EOS); events: one line per event.
+    """
+
+    step: int
+    n_steps: int
+    pieces: tuple[str, ...]
+    raw_logits: np.ndarray
+    processed_logits: np.ndarray
+    selected: int
+    cache_at_start: tuple[int, ...]
+    cache_after: tuple[int, ...] | None
+    text_so_far: str
+    events: tuple[str, ...]
+
+    @property
+    def masked_ids(self) -> list[int]:
+        return [int(i) for i in np.flatnonzero(~np.isfinite(self.processed_logits))]
+
+
+def event_line(event: dict) -> str:
+    """``e05 token.selected  step=1 token_id=14 …``: the event without its tensors."""
+    payload = event["payload"]
+    keys = _EVENT_FIELDS.get(event["event_type"], [k for k in payload if k not in ("tensors", "artifacts")])
+    fields = " ".join(f"{k}={payload[k]}" for k in keys if k in payload)
+    return f"{event['event_id']} {event['event_type']}  {fields}".rstrip()
+
+
+def step_views(run) -> list[StepView]:
+    """One ``StepView`` per selection step of a ``TextRun``."""
+    by_id = {e["event_id"]: e for e in run.events}
+    n_layers = len(run.prefill.layers)
+    views, streamed = [], b""
+    for record in run.steps:
+        event_ids = list(record.event_ids)
+        if record is run.steps[-1]:          # the terminal events follow the last selection
+            known = [e["event_id"] for e in run.events]
+            event_ids += known[known.index(event_ids[-1]) + 1:]
+        if record.delta_bytes is not None:
+            streamed += record.delta_bytes
+        views.append(StepView(
+            step=record.step,
+            n_steps=len(run.steps),
+            pieces=tuple(run.tokenizer.pieces),
+            raw_logits=record.raw_logits,
+            processed_logits=record.processed_logits,
+            selected=record.selected,
+            cache_at_start=(record.cache_at_start,) * n_layers,
+            cache_after=None if record.cache_after is None else tuple(record.cache_after),
+            text_so_far=streamed.decode("utf-8", errors="replace"),
+            events=tuple(event_line(by_id[i]) for i in event_ids),
+        ))
+    return views
+
+
+def draw_logits(ax, view: StepView) -> None:
+    """Bars of raw logits [V]; masked tokens hatched grey and marked −∞; the selection highlighted."""
+    ids = np.arange(view.raw_logits.size)
+    masked = set(view.masked_ids)
+    colors = ["#c8c8c8" if i in masked else "#4c72b0" for i in ids]
+    colors[view.selected] = "#dd8452"
+    bars = ax.bar(ids, view.raw_logits, color=colors, edgecolor="#555555", linewidth=0.5)
+    for i in masked:
+        bars[i].set_hatch("///")
+        top = max(view.raw_logits[i], 0.0)
+        ax.text(i, top + 0.15, "−∞", ha="center", va="bottom", fontsize=7, color="#777777")
+    allowed = [i for i in ids if i not in masked]
+    ax.plot(allowed, view.processed_logits[allowed], "k_", markersize=9, label="processed logit")
+    ax.axhline(0, color="#888888", linewidth=0.6)
+    ax.set_xticks(ids)
+    ax.set_xticklabels([f"{i} {p}" for i, p in zip(ids, view.pieces, strict=True)], rotation=90, fontsize=7)
+    ax.set_ylabel("raw logit")
+    low = min(-3.0, float(np.min(view.raw_logits)) - 0.3)
+    ax.set_ylim(low, float(np.max(view.raw_logits)) + 1.0)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[
+        Line2D([], [], color="k", marker="_", linestyle="none", markersize=9,
+               label="processed (= raw where allowed)"),
+        Patch(facecolor="#4c72b0", label="raw (allowed)"),
+        Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
+        Patch(facecolor="#dd8452", label=f"selected: {view.selected} {view.pieces[view.selected]}"),
+    ], fontsize=7, loc="upper left", frameon=False)
+
+
+def draw_cache(ax, view: StepView) -> None:
+    """Per-layer cache length at the step start, and after the decode (if one ran)."""
+    layers = np.arange(len(view.cache_at_start))
+    ax.bar(layers - 0.18, view.cache_at_start, width=0.36, color="#4c72b0", label="step start")
+    after = view.cache_after if view.cache_after is not None else view.cache_at_start
+    ax.bar(layers + 0.18, after, width=0.36, color="#55a868" if view.cache_after else "#c8c8c8",
+           label="after decode" if view.cache_after else "no decode (EOS)")
+    for x, a, b in zip(layers, view.cache_at_start, after, strict=True):
+        ax.text(x - 0.18, a + 0.3, str(a), ha="center", fontsize=8)
+        ax.text(x + 0.18, b + 0.3, str(b), ha="center", fontsize=8)
+    ax.set_xticks(layers)
+    ax.set_xticklabels([f"layer {i}" for i in layers], fontsize=8)
+    ax.set_ylim(0, 19)
+    ax.set_ylabel("cache length")
+    ax.legend(fontsize=7, loc="upper center", frameon=False, ncol=1)
+
+
+def draw_step(fig, view: StepView):
+    """The stepper's picture of one step, drawn into ``fig`` (shared by widget and static figure)."""
+    grid = fig.add_gridspec(1, 2, width_ratios=(4, 1.2), wspace=0.35)
+    draw_logits(fig.add_subplot(grid[0, 0]), view)
+    draw_cache(fig.add_subplot(grid[0, 1]), view)
+    after = "no decode (EOS)" if view.cache_after is None else f"→ {view.cache_after[0]}"
+    fig.suptitle(f"step {view.step}/{view.n_steps}: cache {view.cache_at_start[0]} {after}; "
+                 f"streamed so far: {view.text_so_far or '(nothing)'}", fontsize=9)
+    fig.subplots_adjust(bottom=0.3, top=0.88)
+    return fig
+
+
+class DecodeStepper:
+    """Step forward and back through the selection steps of a run.
+
+    State for tests: ``step`` (1-based, settable), ``view`` (the current ``StepView``),
+    ``cache_length_label.value``, ``selected_label.value``, ``text_label.value``,
+    ``events_box.value``; ``forward()`` / ``back()`` move one step (clamped).
+    ``images=False`` skips the PNG rendering (for fast tests of the state alone);
+    each step's PNG is rendered once and reused.
+    """
+
+    def __init__(self, run, step: int = 1, images: bool = True):
+        import ipywidgets as w
+
+        self.views = step_views(run)
+        self.images = images
+        self._pngs: dict[int, bytes] = {}
+        self.back_button = w.Button(description="◀ back", layout=w.Layout(width="90px"))
+        self.forward_button = w.Button(description="next ▶", layout=w.Layout(width="90px"))
+        self.step_label = w.Label()
+        self.cache_length_label = w.Label()
+        self.selected_label = w.Label()
+        self.text_label = w.Label()
+        self.events_box = w.Textarea(layout=w.Layout(width="100%", height="110px"), disabled=True)
+        self.image = w.Image(format="png")
+        self.back_button.on_click(lambda _: self.back())
+        self.forward_button.on_click(lambda _: self.forward())
+        self.widget = w.VBox([
+            w.HBox([self.back_button, self.forward_button, self.step_label]),
+            self.cache_length_label, self.selected_label, self.text_label,
+            self.image, self.events_box,
+        ])
+        self._step = 0
+        self.step = step
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.views)
+
+    @property
+    def step(self) -> int:
+        return self._step
+
+    @step.setter
+    def step(self, value: int) -> None:
+        if not isinstance(value, (int, np.integer)) or not 1 <= value <= self.n_steps:
+            raise ValueError(f"step must be an integer in [1, {self.n_steps}], got {value!r}")
+        if int(value) == self._step:
+            return
+        self._step = int(value)
+        self._refresh()
+
+    @property
+    def view(self) -> StepView:
+        return self.views[self._step - 1]
+
+    def forward(self) -> int:
+        self.step = min(self._step + 1, self.n_steps)
+        return self._step
+
+    def back(self) -> int:
+        self.step = max(self._step - 1, 1)
+        return self._step
+
+    def _refresh(self) -> None:
+        v = self.view
+        self.step_label.value = f"selection step {v.step} of {v.n_steps}"
+        per_layer = ", ".join(f"layer {i}: {n}" for i, n in enumerate(v.cache_at_start))
+        self.cache_length_label.value = f"cache length at step start: {v.cache_at_start[0]} ({per_layer})"
+        self.selected_label.value = (f"selected: {v.selected} {v.pieces[v.selected]}; "
+                                     f"masked: {v.masked_ids}")
+        self.text_label.value = f"streamed so far: {v.text_so_far}"
+        self.events_box.value = "\n".join(v.events)
+        self.back_button.disabled = v.step == 1
+        self.forward_button.disabled = v.step == v.n_steps
+        if self.images:
+            if v.step not in self._pngs:
+                self._pngs[v.step] = _png(v)
+            self.image.value = self._pngs[v.step]
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _png(view: StepView) -> bytes:
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from labkit.reader import use_book_style
+
+    use_book_style()
+    fig = Figure(figsize=(8.0, 3.6))
+    FigureCanvasAgg(fig)
+    draw_step(fig, view)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def decode_stepper(run=None, step: int = 1, images: bool = True) -> DecodeStepper:
+    """The decode stepper over ``run`` (default: the fault-free trace one)."""
+    if run is None:
+        from labkit.text.runtime import run_text_trace
+
+        run = run_text_trace()
+    return DecodeStepper(run, step, images)
+
+
+def plot_decode_step(run=None, step: int = 1):
+    """The stepper's default view as a static matplotlib figure (same ``draw_step``)."""
+    from labkit.reader import plt
+
+    pyplot = plt()
+    if run is None:
+        from labkit.text.runtime import run_text_trace
+
+        run = run_text_trace()
+    views = step_views(run)
+    if not 1 <= step <= len(views):
+        raise ValueError(f"step must be in [1, {len(views)}], got {step}")
+    return draw_step(pyplot.figure(figsize=(8.0, 3.6)), views[step - 1])
+
+
+def plot_first_logits(run=None):
+    """Step 1's raw logits with the masked tokens shown as masked."""
+    from labkit.reader import plt
+
+    pyplot = plt()
+    if run is None:
+        from labkit.text.runtime import run_text_trace
+
+        run = run_text_trace()
+    fig, ax = pyplot.subplots(figsize=(7.5, 3.4))
+    draw_logits(ax, step_views(run)[0])
+    ax.set_title("step 1: raw logits of next_logits [1, 20]", fontsize=9)
+    fig.subplots_adjust(bottom=0.3)
+    return fig
+
+
+def plot_prefill_attention(run=None):
+    """Prefill attention weights, layers × query heads, each [12 queries, 12 keys]."""
+    from labkit.reader import plt
+
+    pyplot = plt()
+    if run is None:
+        from labkit.text.runtime import run_text_trace
+
+        run = run_text_trace()
+    labels = [run.tokenizer.pieces[i] for i in run.input_ids[0]]
+    layers = run.prefill.layers
+    n_heads = layers[0].attention_weights.shape[1]
+    fig, axes = pyplot.subplots(len(layers), n_heads, figsize=(7.5, 7.2), squeeze=False)
+    for li, layer in enumerate(layers):
+        for h in range(n_heads):
+            ax = axes[li, h]
+            ax.imshow(layer.attention_weights[0, h], vmin=0, vmax=1, cmap="Blues")
+            ax.set_title(f"layer {li}, query head {h} (reads KV head 0)", fontsize=8)
+            ax.set_xticks(range(len(labels)))
+            ax.set_yticks(range(len(labels)))
+            ax.set_xticklabels(labels, rotation=90, fontsize=6)
+            ax.set_yticklabels(labels, fontsize=6)
+    fig.supxlabel("key position", fontsize=8)
+    fig.supylabel("query position", fontsize=8)
+    fig.tight_layout()
+    return fig
