@@ -1,0 +1,30 @@
+"""Trace two (source §7.6–7.9): text to image through CFG and DDIM on toy latent models.
+
+One idea per file:
+
+- ``philox``  — Philox4x32-10, counter-based random words (``philox4x32_10``)
+- ``normal``  — uint32 → uniform → Box–Muller normals, with the counter tracked
+- ``ddim``    — the training noise schedule, the timesteps and ``ddim_step``
+- ``text_encoder`` — toy-text-encoder-v2 (tokenizer and 768-wide encoder)
+- ``denoiser`` — toy-latent-denoiser-v3 (ε-prediction)
+- ``vae``     — toy-vae-v1 (latent → pixels → PNG)
+- ``scene``   — the procedural picture the fixtures are drawn from
+- ``pipeline`` — the run and its events d00–d08
+- ``faults``  — named faults as configurations
+- ``widgets`` — the latent viewer
+"""
+
+from labkit.diffusion.ddim import alphas_cumprod, ddim_step, inference_timesteps
+from labkit.diffusion.philox import philox4x32_10, seed_to_key
+from labkit.diffusion.pipeline import DiffusionConfig, DiffusionRun, run_diffusion
+
+__all__ = [
+    "DiffusionConfig",
+    "DiffusionRun",
+    "alphas_cumprod",
+    "ddim_step",
+    "inference_timesteps",
+    "philox4x32_10",
+    "run_diffusion",
+    "seed_to_key",
+]

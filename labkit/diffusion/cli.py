@@ -1,0 +1,47 @@
+"""``labkit trace diffusion``: run trace two (optionally with a named fault) and write its files."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+
+def configure(parser) -> None:
+    from labkit.diffusion.faults import FAULTS
+
+    parser.add_argument("--out", metavar="PATH", help="write the events as JSON Lines to PATH")
+    parser.add_argument("--png", metavar="PATH", help="write the final PNG to PATH")
+    parser.add_argument("--fault", metavar="NAME", choices=sorted(FAULTS),
+                        help=f"run with a named fault: {', '.join(sorted(FAULTS))}")
+    parser.add_argument("--list-faults", action="store_true", help="list the named faults and exit")
+
+
+def run(args) -> int:
+    from labkit.diffusion.faults import FAULTS, faulty_config
+    from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
+
+    if args.list_faults:
+        for fault in FAULTS.values():
+            print(f"{fault.name:20s} first divergence {fault.event_id} ({fault.section}: {fault.key}); "
+                  f"suspect {fault.suspect}\n{'':20s} {fault.description}")
+        return 0
+    config = faulty_config(args.fault) if args.fault else DiffusionConfig()
+    start = time.perf_counter()
+    result = run_diffusion(config)
+    elapsed = time.perf_counter() - start
+    for event in result.events:
+        detail = ""
+        payload = event["payload"]
+        if "timestep" in payload:
+            detail = f"t={payload['timestep']} → {payload['prev_timestep']}"
+        rng = payload.get("rng")
+        if rng:
+            detail += f"  rng counter {rng['counter_before']}→{rng['counter_after']}"
+        print(f"{event['event_id']} {event['event_type']:22s} {detail}".rstrip())
+    print(f"png {result.png_digest} ({len(result.png)} bytes); {elapsed:.2f} s"
+          + (f"; fault {args.fault}" if args.fault else ""))
+    if args.out:
+        print(f"wrote {result.write_jsonl(Path(args.out))}")
+    if args.png:
+        print(f"wrote {result.write_png(Path(args.png))}")
+    return 0

@@ -1,0 +1,131 @@
+"""The DDIM scheduler of ``ddim-v1``: the training noise schedule, the timesteps, one step.
+
+Training schedule (``scaled-linear``, 1000 steps, the one latent-diffusion models use):
+
+    βᵢ = (√β_start + i/999 · (√β_end − √β_start))²,  β_start = 0.00085, β_end = 0.012
+    ᾱ_t = ∏_{i ≤ t} (1 − βᵢ)                      (alphas_cumprod, t = 0 … 999)
+
+Inference timesteps for N steps over T = 1000 training steps:
+
+    trailing:  t_k = round(T − k·T/N) − 1      → [999, 749, 499, 249] for N = 4
+    leading:   t_k = (N − 1 − k) · (T / N)     → [750, 500, 250, 0]
+
+The step after the last timestep uses ᾱ_prev = 1.0 (``final_alpha_bar``): the loop ends on
+a clean sample.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NUM_TRAIN_TIMESTEPS = 1000
+BETA_START = 0.00085
+BETA_END = 0.012
+FINAL_ALPHA_BAR = 1.0
+SPACINGS = ("trailing", "leading")
+
+
+def alphas_cumprod(num_train_timesteps: int = NUM_TRAIN_TIMESTEPS,
+                   beta_start: float = BETA_START, beta_end: float = BETA_END) -> np.ndarray:
+    """ᾱ_t for t = 0 … T−1 of the scaled-linear schedule, float64 [T]."""
+    if isinstance(num_train_timesteps, bool) or not isinstance(num_train_timesteps, int) or num_train_timesteps < 2:
+        raise ValueError(f"num_train_timesteps must be an integer >= 2, got {num_train_timesteps!r}")
+    if not 0.0 < beta_start < beta_end < 1.0:
+        raise ValueError(f"need 0 < beta_start < beta_end < 1, got beta_start={beta_start}, beta_end={beta_end}")
+    betas = np.linspace(np.sqrt(beta_start), np.sqrt(beta_end), num_train_timesteps, dtype=np.float64) ** 2
+    return np.cumprod(1.0 - betas)
+
+
+def inference_timesteps(num_inference_steps: int, spacing: str = "trailing",
+                        num_train_timesteps: int = NUM_TRAIN_TIMESTEPS) -> list[int]:
+    """The timesteps a sampler visits, noisiest first; ``spacing`` is 'trailing' or 'leading'."""
+    if isinstance(num_inference_steps, bool) or not isinstance(num_inference_steps, int) \
+            or not 1 <= num_inference_steps <= num_train_timesteps:
+        raise ValueError(
+            f"num_inference_steps must be an integer in [1, {num_train_timesteps}], got {num_inference_steps!r}")
+    ratio = num_train_timesteps / num_inference_steps
+    if spacing == "trailing":
+        steps = np.round(num_train_timesteps - np.arange(num_inference_steps) * ratio) - 1
+    elif spacing == "leading":
+        steps = (np.arange(num_inference_steps)[::-1] * (num_train_timesteps // num_inference_steps))
+    else:
+        raise ValueError(f"spacing must be one of {SPACINGS}, got {spacing!r}")
+    return [int(t) for t in steps]
+
+
+def previous_alpha_bars(timesteps: list[int], table: np.ndarray) -> list[tuple[float, float]]:
+    """(ᾱ_t, ᾱ_prev) for each visited timestep; the last one's ᾱ_prev is 1.0."""
+    pairs = []
+    for index, t in enumerate(timesteps):
+        if not 0 <= t < len(table):
+            raise ValueError(f"timestep {t} is outside the schedule's [0, {len(table) - 1}]")
+        prev = timesteps[index + 1] if index + 1 < len(timesteps) else None
+        pairs.append((float(table[t]), FINAL_ALPHA_BAR if prev is None else float(table[prev])))
+    return pairs
+
+
+def _check_alpha(name: str, value) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"{name} must be in (0, 1], got {value}")
+    return value
+
+
+def ddim_sigma(alpha_bar_t: float, alpha_bar_prev: float, eta: float) -> float:
+    """σ_t = η · √((1 − ᾱ_prev)/(1 − ᾱ_t)) · √(1 − ᾱ_t/ᾱ_prev)   (0 when η = 0 or ᾱ_t = 1)."""
+    if eta == 0.0 or alpha_bar_t == 1.0:
+        return 0.0
+    return float(eta * np.sqrt((1.0 - alpha_bar_prev) / (1.0 - alpha_bar_t))
+                 * np.sqrt(1.0 - alpha_bar_t / alpha_bar_prev))
+
+
+def ddim_step(sample, epsilon, alpha_bar_t, alpha_bar_prev, eta=0.0, noise=None):
+    """One DDIM update with epsilon prediction; any shape, the sample's dtype.
+
+    sample z_t, epsilon ε, noise: one shape [...]. Returns (z_prev [...], x̂₀ [...]).
+
+        x̂₀     = (z_t − √(1 − ᾱ_t) · ε) / √ᾱ_t                       (§7.8)
+        z_prev = √ᾱ_prev · x̂₀ + √(1 − ᾱ_prev − σ²) · ε  + σ · noise
+    with σ from ``ddim_sigma``; η = 0 gives σ = 0 and no noise is used.  ``noise`` is
+    required whenever σ > 0 (η > 0 and ᾱ_prev < 1); with ᾱ_prev = 1 the step is exact.
+    The arithmetic is float64; results are cast back to ``sample``'s dtype.
+    """
+    sample_arr = np.asarray(sample)
+    epsilon_arr = np.asarray(epsilon)
+    if sample_arr.dtype.kind != "f":
+        raise ValueError(f"sample must be a float array, got dtype {sample_arr.dtype}")
+    if epsilon_arr.shape != sample_arr.shape:
+        raise ValueError(
+            f"epsilon must have the sample's shape {list(sample_arr.shape)}, got {list(epsilon_arr.shape)}")
+    a_t = _check_alpha("alpha_bar_t", alpha_bar_t)
+    a_prev = _check_alpha("alpha_bar_prev", alpha_bar_prev)
+    try:
+        eta = float(eta)
+    except (TypeError, ValueError):
+        raise ValueError(f"eta must be a number >= 0, got {eta!r}") from None
+    if not eta >= 0.0:
+        raise ValueError(f"eta must be >= 0, got {eta}")
+    if eta > 0.0 and a_prev < a_t:
+        raise ValueError(
+            f"with eta > 0, alpha_bar_prev must be >= alpha_bar_t (a step removes noise), "
+            f"got alpha_bar_prev={a_prev} < alpha_bar_t={a_t}")
+    sigma = ddim_sigma(a_t, a_prev, eta)
+    if sigma > 0.0 and noise is None:
+        raise ValueError(f"eta={eta} > 0 gives sigma={sigma:.6g} and needs noise of shape "
+                         f"{list(sample_arr.shape)}; got noise=None")
+    z_t = sample_arr.astype(np.float64)
+    eps = epsilon_arr.astype(np.float64)
+    x0_hat = (z_t - np.sqrt(1.0 - a_t) * eps) / np.sqrt(a_t)
+    direction = np.sqrt(max(1.0 - a_prev - sigma**2, 0.0)) * eps
+    z_prev = np.sqrt(a_prev) * x0_hat + direction
+    if noise is not None and eta > 0.0:
+        noise_arr = np.asarray(noise)
+        if noise_arr.shape != sample_arr.shape:
+            raise ValueError(
+                f"noise must have the sample's shape {list(sample_arr.shape)}, got {list(noise_arr.shape)}")
+        z_prev = z_prev + sigma * noise_arr.astype(np.float64)
+    dtype = sample_arr.dtype
+    return z_prev.astype(dtype), x0_hat.astype(dtype)

@@ -1,0 +1,150 @@
+"""toy-latent-denoiser-v3: predicts the noise ε in a latent, given the timestep and the text.
+
+Not a trained network but the *ideal* denoiser of a small, known picture distribution, so
+that every number can be explained.  For one batch element with latent z_t, timestep t and
+condition c [12, 768]:
+
+1. **Read the text** (cross-attention from six concept queries to the 12 text tokens):
+
+       a   = attention(τ·q, c, c)                    q: concept directions [6, 768]
+       w_k = sigmoid(β · (cos(a_k, q_k) − θ))        how strongly the text names concept k
+
+2. **The picture it expects** (a base image plus the named concepts, 20 % of the way):
+
+       μ = base + λ · Σ_k w_k Δ_k                    base: blurred average [4, 64, 64]
+                                                     Δ_k: what concept k adds; λ = 0.2
+
+   λ < 1 makes the conditional prediction timid, as trained conditional branches are;
+   classifier-free guidance with scale 5 = 1/λ restores the full picture.
+
+3. **Coarse before fine**: at noise level t only the coarse shape is trusted,
+
+       μ_t = blur(μ, σ_blur = b_max · (t / 999)²)
+
+4. **Posterior mean** of x₀ for the prior x₀ ~ N(μ_t, s² I) (s: texture), then ε:
+
+       g_t = √ᾱ_t s² / (ᾱ_t s² + 1 − ᾱ_t)
+       x̂₀  = μ_t + g_t · (z_t − √ᾱ_t μ_t)
+       ε   = (z_t − √ᾱ_t x̂₀) / √(1 − ᾱ_t)
+
+Arithmetic is float64; the result is cast to the latent's dtype (float32).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from labkit.diffusion.ddim import alphas_cumprod
+from labkit.diffusion.scene import gaussian_blur
+from labkit.nn import attention
+
+DENOISER_ID = "toy-latent-denoiser-v3"
+
+
+@dataclass(frozen=True)
+class DenoiserParams:
+    """Scalars of the denoiser (see the module docstring for their role)."""
+
+    concepts: tuple[str, ...]
+    query_scale: float  # τ
+    gate_sharpness: float  # β
+    gate_threshold: float  # θ
+    conditional_strength: float  # λ
+    texture_std: float  # s
+    blur_max: float  # b_max, in latent pixels
+
+
+class LatentDenoiser:
+    """ε-prediction for latent_batch [B, 4, 64, 64], timestep_batch [B], condition_batch [B, 12, 768]."""
+
+    denoiser_id = DENOISER_ID
+
+    def __init__(self, params: DenoiserParams, concept_queries: np.ndarray, base: np.ndarray,
+                 deltas: np.ndarray, schedule: np.ndarray | None = None):
+        k = len(params.concepts)
+        if concept_queries.ndim != 2 or concept_queries.shape[0] != k:
+            raise ValueError(f"concept_queries must be [{k}, width], got {list(concept_queries.shape)}")
+        if deltas.shape != (k, *base.shape):
+            raise ValueError(f"deltas must be [{k}, {', '.join(map(str, base.shape))}], got {list(deltas.shape)}")
+        self.params = params
+        self.concept_queries = concept_queries
+        self.base = base
+        self.deltas = deltas
+        self.schedule = alphas_cumprod() if schedule is None else schedule
+
+    @property
+    def latent_shape(self) -> tuple[int, ...]:
+        return tuple(self.base.shape)
+
+    def gates(self, condition) -> np.ndarray:
+        """w_k for one condition [12, width] → float64 [K] (step 1 of the docstring)."""
+        c = np.asarray(condition, dtype=np.float64)
+        q = self.concept_queries.astype(np.float64)
+        allowed = np.ones((q.shape[0], c.shape[0]), dtype=bool)
+        read, _ = attention((self.params.query_scale * q)[None], c[None], c[None], allowed)
+        read = read[0]
+        cosine = np.sum(read * q, axis=-1) / (np.linalg.norm(read, axis=-1) * np.linalg.norm(q, axis=-1))
+        return 1.0 / (1.0 + np.exp(-self.params.gate_sharpness * (cosine - self.params.gate_threshold)))
+
+    def expected_picture(self, gates) -> np.ndarray:
+        """μ = base + λ Σ_k w_k Δ_k: gates [K] → float64 [4, 64, 64]."""
+        gates = np.asarray(gates, dtype=np.float64)
+        added = np.tensordot(gates, self.deltas.astype(np.float64), axes=1)
+        return self.base.astype(np.float64) + self.params.conditional_strength * added
+
+    def blur_sigma(self, timestep: int) -> float:
+        """σ_blur = b_max · (t / (T − 1))² latent pixels."""
+        return float(self.params.blur_max * (timestep / (len(self.schedule) - 1)) ** 2)
+
+    def predict_x0(self, latent, timestep: int, gates) -> np.ndarray:
+        """x̂₀ of one latent [4, 64, 64] at timestep t with concept gates [K] → float64 [4, 64, 64]."""
+        a = float(self.schedule[timestep])
+        s2 = self.params.texture_std**2
+        mean = gaussian_blur(self.expected_picture(gates), self.blur_sigma(timestep))  # μ_t
+        gain = np.sqrt(a) * s2 / (a * s2 + 1.0 - a)  # g_t
+        return mean + gain * (np.asarray(latent, dtype=np.float64) - np.sqrt(a) * mean)
+
+    def __call__(self, latent_batch, timestep_batch, condition_batch) -> np.ndarray:
+        """ε for each batch element: [B, 4, 64, 64], [B], [B, 12, width] → float32 [B, 4, 64, 64]."""
+        latent_batch = np.asarray(latent_batch)
+        timestep_batch = np.asarray(timestep_batch)
+        condition_batch = np.asarray(condition_batch)
+        b = latent_batch.shape[0] if latent_batch.ndim else 0
+        if latent_batch.ndim != 4 or latent_batch.shape[1:] != self.latent_shape:
+            raise ValueError(f"latent_batch must be [B, {', '.join(map(str, self.latent_shape))}], "
+                             f"got {list(latent_batch.shape)}")
+        if timestep_batch.shape != (b,) or timestep_batch.dtype.kind not in "iu":
+            raise ValueError(f"timestep_batch must be integers of shape [{b}], got {timestep_batch.dtype} "
+                             f"{list(timestep_batch.shape)}")
+        if timestep_batch.min() < 0 or timestep_batch.max() >= len(self.schedule):
+            raise ValueError(f"timesteps must lie in [0, {len(self.schedule) - 1}], got {timestep_batch.tolist()}")
+        width = self.concept_queries.shape[1]
+        if condition_batch.ndim != 3 or condition_batch.shape[0] != b or condition_batch.shape[2] != width:
+            raise ValueError(f"condition_batch must be [{b}, T, {width}], got {list(condition_batch.shape)}")
+        out = np.empty(latent_batch.shape, dtype=np.float64)
+        for i in range(b):
+            t = int(timestep_batch[i])
+            a = float(self.schedule[t])
+            x0 = self.predict_x0(latent_batch[i], t, self.gates(condition_batch[i]))
+            z = latent_batch[i].astype(np.float64)
+            out[i] = (z - np.sqrt(a) * x0) / np.sqrt(1.0 - a)  # ε = (z_t − √ᾱ_t x̂₀)/√(1−ᾱ_t)
+        return out.astype(latent_batch.dtype)
+
+
+def load_denoiser(root: str | Path | None = None) -> LatentDenoiser:
+    """Load toy-latent-denoiser-v3 from ``root`` (default: ``fixtures/diffusion``)."""
+    from labkit.diffusion.fixture import model_dir
+    from labkit.fixtures import load_arrays, read_json
+
+    folder = model_dir(root)
+    meta = read_json(folder / f"{DENOISER_ID}.json")
+    arrays = load_arrays(folder / f"{DENOISER_ID}.npz")
+    params = DenoiserParams(
+        concepts=tuple(meta["concepts"]),
+        **{key: float(meta[key]) for key in ("query_scale", "gate_sharpness", "gate_threshold",
+                                             "conditional_strength", "texture_std", "blur_max")},
+    )
+    return LatentDenoiser(params, arrays["concept_queries"], arrays["base"], arrays["deltas"])

@@ -1,0 +1,148 @@
+"""Recipe of trace two's fixtures: the three toy models, the §7.8 sub-fixture, the golden trace.
+
+Files written under ``dest`` (the fixtures root)::
+
+    diffusion/toy-text-encoder-v2.json   vocabulary, lexicon (word → concepts), max length
+    diffusion/toy-text-encoder-v2.npz    token_embedding [V, 768], position_embedding [12, 768]
+    diffusion/toy-latent-denoiser-v3.json  concepts and scalars
+    diffusion/toy-latent-denoiser-v3.npz   concept_queries [6, 768], base [4, 64, 64], deltas [6, 4, 64, 64]
+    diffusion/toy-vae-v1.json            mixing [3, 4], bias [3], scaling_factor
+    diffusion/ddim-2d-subfixture.json    the inputs of §7.8 and the numbers the source prints
+    traces/diffusion.jsonl               the golden trace d00–d08
+
+Everything is generated from fixed seeds (``np.random.default_rng``) and the procedural
+scene in ``labkit.diffusion.scene``; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from labkit.diffusion.scene import CONCEPTS, gaussian_blur, paint_layers
+
+WIDTH = 768
+MAX_LENGTH = 12
+RECIPE_SEED = 20261129
+
+#: word → concepts it names (the pieces of the trace's prompt come first)
+LEXICON: dict[str, list[str]] = {
+    "雨夜": ["rain", "night"], "车站": ["station"], "，": [], "一把": [], "留在": [],
+    "长椅": ["bench"], "上的": [], "红伞": ["umbrella"], "纪实": ["documentary"],
+    "摄影": ["documentary"], "。": [],
+    "雨": ["rain"], "夜": ["night"], "夜晚": ["night"], "下雨": ["rain"], "站台": ["station"],
+    "站": ["station"], "车": [], "椅子": ["bench"], "椅": ["bench"], "长": [], "伞": ["umbrella"],
+    "雨伞": ["umbrella"], "红": [], "照片": ["documentary"], "上": [], "的": [], "在": [], "一": [],
+    "把": [], "留": [], "晴天": [], "白天": [], "海边": [], "城市": [], "街道": [], "猫": [], "一只": [],
+}
+
+VAE_SCALING_FACTOR = 0.18215
+#: (M / s) in diffusion-latent units: rows R, G, B; columns luminance, red–cyan, blue–yellow, light
+VAE_MIXING_PER_LATENT = [
+    [0.90, 0.80, -0.10, 0.60],
+    [0.90, -0.40, -0.25, 0.50],
+    [0.90, -0.20, 0.90, 0.30],
+]
+VAE_BIAS = [0.0, 0.0, 0.0]
+
+DENOISER_SCALARS = {
+    "query_scale": 30.0,
+    "gate_sharpness": 25.0,
+    "gate_threshold": 0.35,
+    "conditional_strength": 0.2,
+    "texture_std": 0.2,
+    "blur_max": 4.0,
+}
+
+SUBFIXTURE_2D = {
+    "description": "The two-dimensional DDIM sub-fixture of §7.8 (sigma = 0, epsilon prediction).",
+    "alpha_bar": {"2": 0.25, "1": 0.64, "0": 1.0},
+    "z_2": [1.0, -1.0],
+    "epsilon_2": [0.2, -0.1],
+    "epsilon_1": [0.1, -0.2],
+    "eta": 0.0,
+    "tolerance": 1e-6,
+    "source_says": {
+        "x0_hat_2": [1.653590, -1.826795],
+        "z_1": [1.442872, -1.521436],
+        "x0_hat_1": [1.728590, -1.751795],
+    },
+}
+
+
+def model_dir(root: str | Path | None = None) -> Path:
+    """Folder of the diffusion fixtures: ``root`` itself, or ``fixtures/diffusion``."""
+    if root is not None:
+        return Path(root)
+    from labkit.fixtures import fixtures_root
+
+    return fixtures_root() / "diffusion"
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, WIDTH))
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def build_models(rng: np.random.Generator):
+    """(text encoder arrays, vocab meta, denoiser arrays, denoiser meta, vae meta)."""
+    from labkit.diffusion.vae import VAEDecoder
+
+    queries = _unit(rng, len(CONCEPTS))
+    vocab = ["<pad>", "<unk>", *LEXICON]
+    noise = _unit(rng, len(vocab))
+    embedding = np.zeros((len(vocab), WIDTH))
+    for row, piece in enumerate(vocab):
+        named = LEXICON.get(piece, [])
+        if named:
+            direction = sum(queries[CONCEPTS.index(c)] for c in named)
+            embedding[row] = direction / np.linalg.norm(direction) + 0.25 * noise[row]
+        else:
+            embedding[row] = noise[row] * (0.3 if piece == "<pad>" else 1.0)
+    positions = 0.1 * _unit(rng, MAX_LENGTH)
+    text_arrays = {"token_embedding": embedding.astype(np.float32),
+                   "position_embedding": positions.astype(np.float32)}
+    text_meta = {"text_encoder_id": "toy-text-encoder-v2", "tokenizer_id": "toy-text-tokenizer-v2",
+                 "max_length": MAX_LENGTH, "width": WIDTH, "vocab": vocab, "lexicon": LEXICON}
+
+    mixing = np.array(VAE_MIXING_PER_LATENT) * VAE_SCALING_FACTOR
+    vae_meta = {"vae_id": "toy-vae-v1", "scaling_factor": VAE_SCALING_FACTOR,
+                "mixing": mixing.round(10).tolist(), "bias": VAE_BIAS, "upsampling": "bilinear-8x"}
+    vae = VAEDecoder(np.array(vae_meta["mixing"]), np.array(VAE_BIAS, dtype=np.float64), VAE_SCALING_FACTOR)
+
+    latents = [vae.encode_rgb(rgb, light) for _, rgb, light in paint_layers()]
+    full = latents[-1]
+    blurred = gaussian_blur(full, 10.0)
+    base = 0.5 * blurred + 0.5 * full.mean(axis=(1, 2), keepdims=True)  # the blurred average
+    previous = [base, *latents[:-1]]
+    deltas = np.stack([after - before for after, before in zip(latents, previous, strict=True)])
+    denoiser_arrays = {"concept_queries": queries.astype(np.float32), "base": base.astype(np.float32),
+                       "deltas": deltas.astype(np.float32)}
+    denoiser_meta = {"denoiser_id": "toy-latent-denoiser-v3", "concepts": list(CONCEPTS),
+                     "prediction_type": "epsilon", **DENOISER_SCALARS}
+    return text_arrays, text_meta, denoiser_arrays, denoiser_meta, vae_meta
+
+
+def build(dest: Path) -> list[str]:
+    """Write trace two's fixtures under ``dest``; return their paths relative to ``dest``."""
+    from labkit.fixtures import save_arrays, write_json
+
+    dest = Path(dest)
+    folder = dest / "diffusion"
+    text_arrays, text_meta, den_arrays, den_meta, vae_meta = build_models(np.random.default_rng(RECIPE_SEED))
+    written = []
+    for name, data in (("toy-text-encoder-v2.json", text_meta), ("toy-latent-denoiser-v3.json", den_meta),
+                       ("toy-vae-v1.json", vae_meta), ("ddim-2d-subfixture.json", SUBFIXTURE_2D)):
+        write_json(folder / name, data)
+        written.append(f"diffusion/{name}")
+    save_arrays(folder / "toy-text-encoder-v2.npz", text_arrays)
+    save_arrays(folder / "toy-latent-denoiser-v3.npz", den_arrays)
+    written += ["diffusion/toy-text-encoder-v2.npz", "diffusion/toy-latent-denoiser-v3.npz"]
+
+    from labkit.diffusion.pipeline import run_diffusion
+
+    run = run_diffusion(root=folder)
+    run.write_jsonl(dest / "traces" / "diffusion.jsonl")
+    written.append("traces/diffusion.jsonl")
+    return written

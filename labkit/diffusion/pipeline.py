@@ -1,0 +1,303 @@
+"""Trace two, end to end: text → conditions → Philox latent → CFG + DDIM → VAE → PNG (§7.6–7.7).
+
+``run_diffusion(config)`` runs the fixed configuration of §7.6 and records events d00–d08:
+
+    d00 condition.encoded    text IDs [1, 12] ×2        → condition_batch [2, 12, 768]
+    d01 latent.initialized   seed, counter 0             → z_999 [1, 4, 64, 64]
+    d02…d05 denoise.updated  z_t, t; ε_batch [2, 4, 64, 64] → z_prev (the whole latent, replaced)
+    d06 vae.decoded          z_0 [1, 4, 64, 64]          → pixels [1, 3, 512, 512]
+    d07 image.encoded        uint8 pixels                → PNG bytes, result object
+    d08 response.completed   image reference             → FINISHED
+
+A fault is another ``DiffusionConfig`` (see ``labkit.diffusion.faults``), never a patch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from labkit.diffusion.ddim import (
+    BETA_END,
+    BETA_START,
+    FINAL_ALPHA_BAR,
+    NUM_TRAIN_TIMESTEPS,
+    SPACINGS,
+    alphas_cumprod,
+    ddim_sigma,
+    ddim_step,
+    inference_timesteps,
+    previous_alpha_bars,
+)
+from labkit.diffusion.denoiser import DENOISER_ID, load_denoiser
+from labkit.diffusion.normal import PhiloxNormalStream
+from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID, load_text_encoder
+from labkit.diffusion.vae import VAE_ID, encode_png, load_vae, png_zlib_version, to_uint8
+from labkit.events import TraceRecorder, digest_bytes, tensor_summary
+
+PROMPT = "雨夜车站，一把留在长椅上的红伞，纪实摄影。"
+SAMPLER_ID = "ddim-v1"
+PRNG_ID = "Philox4x32-10"
+NORMAL_TRANSFORM_ID = "box-muller-v1"
+PNG_ENCODER_ID = "pillow-png-z6-v1"
+CFG_ORDER = ("negative", "positive")
+
+
+@dataclass(frozen=True)
+class DiffusionConfig:
+    """The fixed configuration of §7.6; every field is honoured by ``run_diffusion``."""
+
+    prompt: str = PROMPT
+    negative_prompt: str = ""
+    text_encoder_id: str = TEXT_ENCODER_ID
+    denoiser_id: str = DENOISER_ID
+    vae_id: str = VAE_ID
+    prediction_type: str = "epsilon"
+    latent_shape: tuple[int, ...] = (1, 4, 64, 64)
+    latent_dtype: str = "float32"
+    image_shape: tuple[int, ...] = (1, 3, 512, 512)
+    num_inference_steps: int = 4
+    timestep_spacing: str = "trailing"
+    sampler: str = SAMPLER_ID
+    eta: float = 0.0
+    guidance_scale: float = 5.0
+    seed: int = 314159
+    counter_start: int = 0
+    prng: str = PRNG_ID
+    normal_transform: str = NORMAL_TRANSFORM_ID
+    #: the order in which the CFG batch is *built*; the split always reads (negative, positive)
+    cfg_order: tuple[str, str] = CFG_ORDER
+    vae_scaling: bool = True
+    png_text: tuple[tuple[str, str], ...] = ()
+    trace_id: str = "trace-diffusion-001"
+    fault: str | None = None
+
+    def __post_init__(self):
+        fixed = {"text_encoder_id": TEXT_ENCODER_ID, "denoiser_id": DENOISER_ID, "vae_id": VAE_ID,
+                 "prediction_type": "epsilon", "sampler": SAMPLER_ID, "prng": PRNG_ID,
+                 "normal_transform": NORMAL_TRANSFORM_ID, "latent_dtype": "float32",
+                 "latent_shape": (1, 4, 64, 64), "image_shape": (1, 3, 512, 512)}
+        for name, only in fixed.items():
+            value = getattr(self, name)
+            if (tuple(value) if isinstance(value, list) else value) != only:
+                raise ValueError(f"{name} must be {only!r} (the only one the book's fixtures provide), got {value!r}")
+        if not isinstance(self.prompt, str) or not isinstance(self.negative_prompt, str):
+            raise ValueError("prompt and negative_prompt must be str")
+        if self.timestep_spacing not in SPACINGS:
+            raise ValueError(f"timestep_spacing must be one of {SPACINGS}, got {self.timestep_spacing!r}")
+        for name in ("eta", "guidance_scale"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+        if sorted(self.cfg_order) != sorted(CFG_ORDER):
+            raise ValueError(f"cfg_order must be a permutation of {CFG_ORDER}, got {self.cfg_order!r}")
+        inference_timesteps(self.num_inference_steps, self.timestep_spacing)  # validates the count
+        PhiloxNormalStream(self.seed, self.counter_start)  # validates seed and counter
+
+    @property
+    def timesteps(self) -> list[int]:
+        return inference_timesteps(self.num_inference_steps, self.timestep_spacing)
+
+    def replace(self, **changes) -> DiffusionConfig:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class DiffusionRun:
+    """Everything one run computed, plus its events; arrays keep their §7.7 shapes."""
+
+    config: DiffusionConfig
+    events: list[dict]
+    input_ids: np.ndarray  # int64 [2, 12], rows in cfg_order
+    condition_batch: np.ndarray  # float32 [2, 12, 768], rows in cfg_order
+    gates: dict[str, np.ndarray]  # concept gates per branch, float64 [6]
+    latents: list[tuple[int, np.ndarray]]  # (t, z_t float32 [1, 4, 64, 64]); last entry is (−1, z_0)
+    x0_hats: list[np.ndarray] = field(default_factory=list)  # float32 [1, 4, 64, 64] per step
+    epsilon_guided: list[np.ndarray] = field(default_factory=list)
+    pixels: np.ndarray | None = None  # float32 [1, 3, 512, 512]
+    image: np.ndarray | None = None  # uint8 [512, 512, 3]
+    png: bytes = b""
+
+    @property
+    def png_digest(self) -> str:
+        return digest_bytes(self.png)
+
+    def write_jsonl(self, path: str | Path) -> Path:
+        from labkit.events import write_jsonl
+
+        return write_jsonl(self.events, path)
+
+    def write_png(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.png)
+        return path
+
+
+@lru_cache(maxsize=4)
+def _models(root: str | None):
+    return load_text_encoder(root), load_denoiser(root), load_vae(root)
+
+
+def load_models(root: str | Path | None = None):
+    """(text encoder, denoiser, VAE) from ``root`` (default ``fixtures/diffusion``), cached."""
+    return _models(None if root is None else str(Path(root).resolve()))
+
+
+def _tensor(array, level: str, position=None, *, digest: bool = False, values: int = 0) -> dict:
+    """A tensor summary with its comparison level (latent, pixel or png) always explicit."""
+    summary = tensor_summary(array, position, digest=digest, stats=not digest)
+    if values:
+        flat = np.asarray(array).reshape(-1)[:values]
+        summary["values"] = [round(float(v), 6) for v in flat]
+    summary["level"] = level
+    return summary
+
+
+def _counter(stream: PhiloxNormalStream) -> int:
+    return stream.counter
+
+
+def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | None = None,
+                  keep_previews: bool = True) -> DiffusionRun:
+    """Run trace two under ``config`` (default: §7.6) and record d00–d08."""
+    config = config or DiffusionConfig()
+    encoder, denoiser, vae = load_models(root)
+    rec = TraceRecorder(config.trace_id, prefix="d")
+    order = list(config.cfg_order)
+
+    # d00 — conditions: c_neg and c_pos, batched in cfg_order (negative first)
+    tokenizer = encoder.tokenizer
+    ids = {"positive": tokenizer.encode(config.prompt), "negative": tokenizer.encode(config.negative_prompt)}
+    embeddings = {name: encoder.encode_ids(ids[name][None, :]) for name in ids}  # [1, 12, 768] each
+    condition_batch = np.concatenate([embeddings[name] for name in order], axis=0)  # [2, 12, 768]
+    input_ids = np.stack([ids[name] for name in order])
+    rec.emit("text_encoder", "condition.encoded", None, {
+        "artifacts": {"text_encoder_id": encoder.encoder_id, "tokenizer_id": TOKENIZER_ID},
+        "prompt": config.prompt,
+        "negative_prompt": config.negative_prompt,
+        "input_ids": ids["positive"].tolist(),
+        "negative_ids": ids["negative"].tolist(),
+        "pieces": [p for p in tokenizer.pieces(config.prompt)],
+        "sequence_length": int(tokenizer.max_length),
+        "cfg_batch_order": order,
+        "tensors": {
+            "c_neg": _tensor(embeddings["negative"], "latent"),
+            "c_pos": _tensor(embeddings["positive"], "latent"),
+            "condition_batch": _tensor(condition_batch, "latent", {"rows": order}),
+        },
+    })
+
+    # d01 — the initial latent from Philox4x32-10 + Box–Muller, counter from counter_start
+    timesteps = config.timesteps
+    stream = PhiloxNormalStream(config.seed, config.counter_start)
+    draw = stream.normals(int(np.prod(config.latent_shape)))
+    latent = draw.values.reshape(config.latent_shape).astype(np.float32)
+    schedule = alphas_cumprod()
+    rec.emit("sampler", "latent.initialized", 0, {
+        "artifacts": {"sampler": config.sampler, "prng": config.prng, "normal_transform": config.normal_transform},
+        "seed": int(config.seed),
+        "philox_key": [f"0x{int(w):08x}" for w in stream.key],
+        "latent_shape": list(config.latent_shape),
+        "latent_dtype": config.latent_dtype,
+        "normals_drawn": int(draw.values.size),
+        "scheduler": {
+            "timesteps": timesteps,
+            "timestep_spacing": config.timestep_spacing,
+            "num_train_timesteps": NUM_TRAIN_TIMESTEPS,
+            "beta_schedule": f"scaled-linear {BETA_START}..{BETA_END}",
+            "prediction_type": config.prediction_type,
+            "eta": float(config.eta),
+            "final_alpha_bar": FINAL_ALPHA_BAR,
+        },
+        "rng": {"counter_before": draw.counter_before, "counter_after": draw.counter_after},
+        "tensors": {f"z_{timesteps[0]}": _tensor(latent, "latent", {"timestep": timesteps[0]}, values=4)},
+    })
+
+    run = DiffusionRun(config, rec.events, input_ids, condition_batch,
+                       {name: denoiser.gates(embeddings[name][0]) for name in ("negative", "positive")},
+                       [(timesteps[0], latent)])
+
+    # d02–d05 — one CFG network evaluation and one DDIM step per timestep
+    guidance = float(config.guidance_scale)
+    for step, ((t, (a_t, a_prev)), prev_t) in enumerate(
+            zip(zip(timesteps, previous_alpha_bars(timesteps, schedule), strict=True),
+                [*timesteps[1:], None], strict=True), start=1):
+        latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
+        timestep_batch = np.array([t, t], dtype=np.int64)  # [2]
+        epsilon_batch = denoiser(latent_batch, timestep_batch, condition_batch)  # [2, 4, 64, 64]
+        eps_neg, eps_pos = epsilon_batch[0:1], epsilon_batch[1:2]  # the split assumes negative first
+        epsilon = (eps_neg + np.float32(guidance) * (eps_pos - eps_neg)).astype(np.float32)  # ε̂ = ε_neg + w(ε_pos − ε_neg)
+        sigma = ddim_sigma(a_t, a_prev, float(config.eta))
+        before = _counter(stream)
+        noise = None
+        if sigma > 0.0:
+            noise = stream.normals(latent.size).values.reshape(latent.shape)
+        new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
+        step_id = f"step-{step}"
+        name_prev = "z_0" if prev_t is None else f"z_{prev_t}"
+        rec.emit("denoise_loop", "denoise.updated", step, {
+            "artifacts": {"denoiser_id": denoiser.denoiser_id, "sampler": config.sampler},
+            "step_id": step_id,
+            "timestep": int(t),
+            "prev_timestep": None if prev_t is None else int(prev_t),
+            "alpha_bar_t": round(a_t, 10),
+            "alpha_bar_prev": round(a_prev, 10),
+            "sigma": round(sigma, 10),
+            "guidance_scale": guidance,
+            "batch": {"latent_batch": list(latent_batch.shape), "timestep_batch": timestep_batch.tolist(),
+                      "condition_batch": list(condition_batch.shape), "condition_rows": order},
+            "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
+            "rng": {"counter_before": before, "counter_after": _counter(stream)},
+            "tensors": {
+                "latent_batch": _tensor(latent_batch, "latent", {"timestep": int(t)}),
+                "epsilon_batch": _tensor(epsilon_batch, "latent", {"timestep": int(t)}),
+                "epsilon_guided": _tensor(epsilon, "latent", {"timestep": int(t)}),
+                "x0_hat": _tensor(x0_hat, "latent", {"timestep": int(t)}),
+                name_prev: _tensor(new_latent, "latent", {"timestep": prev_t}, values=4),
+            },
+        })
+        latent = new_latent
+        run.latents.append((-1 if prev_t is None else prev_t, latent))
+        if keep_previews:
+            run.x0_hats.append(x0_hat)
+            run.epsilon_guided.append(epsilon)
+
+    # d06 — VAE decode: z_0 / s, mix, upsample, tanh
+    pixels = vae.decode(latent, apply_scaling=config.vae_scaling)
+    rec.emit("vae", "vae.decoded", None, {
+        "artifacts": {"vae_id": vae.vae_id},
+        "latent_scaling": {"factor": vae.scaling_factor, "applied": bool(config.vae_scaling)},
+        "upsampling": "bilinear-8x",
+        "image_shape": list(pixels.shape),
+        "tensors": {"z_0": _tensor(latent, "latent", {"timestep": 0}),
+                    "pixels": _tensor(pixels, "pixel", {"range": [-1, 1]})},
+    })
+
+    # d07 — post-process to uint8 and encode the PNG; the result object names the image
+    image = to_uint8(pixels)
+    png = encode_png(image, dict(config.png_text) or None)
+    digest = digest_bytes(png)
+    image_id = "img-" + digest.split(":")[1][:16]
+    rec.emit("image_encoder", "image.encoded", None, {
+        "artifacts": {"png_encoder": PNG_ENCODER_ID},
+        "postprocess": "uint8 = round(clip((x + 1) / 2, 0, 1) * 255), HWC",
+        "png_zlib": png_zlib_version(),
+        "tensors": {"image_uint8": _tensor(image, "pixel", {"layout": "HWC"}, digest=True),
+                    "png": {"shape": [len(png)], "dtype": "uint8", "position": None, "digest": digest,
+                            "level": "png"}},
+        "commit": {"result": {"image_id": image_id, "media_type": "image/png",
+                              "width": int(image.shape[1]), "height": int(image.shape[0]), "digest": digest}},
+    })
+
+    # d08 — the response references the image and finishes
+    rec.emit("gateway", "response.completed", None, {
+        "image_ref": image_id,
+        "commit": {"status": "FINISHED", "image_id": image_id, "digest": digest},
+    })
+    run.pixels, run.image, run.png = pixels, image, png
+    return run
