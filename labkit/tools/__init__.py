@@ -1,0 +1,10 @@
+"""Trace three: a confirmed, idempotent calendar tool call (source §7.10–7.15).
+
+One file per idea: ``toolspec`` (the offered tool), ``tokenizer`` and ``template`` (what
+the model reads), ``model`` (toy-tool-decoder-v1 on the book's one transformer),
+``grammar`` (the JSON mask derived from the schema), ``decode`` (grammar-masked greedy
+decoding), ``states`` (the Invocation state machine), ``validate``, ``normalize``,
+``authorize``, ``confirm`` (the invocation digest), ``calendar_service`` (the external
+system), ``runtime`` (the trace runner t00–t14), ``widgets``, ``fixture`` and ``cli``.
+Importing this package is cheap: submodules load on use.
+"""

@@ -1,0 +1,102 @@
+"""Digest-bound confirmation (t06, t07) and the request digest of the idempotency record.
+
+Canonical form: RFC 8785 (JSON Canonicalization Scheme) via the ``rfc8785`` package —
+keys sorted by UTF-16 code units, no whitespace, ECMAScript number spelling, UTF-8.
+Hash: SHA-256, written ``sha256:<64 hex>``.
+
+    invocation_digest = SHA-256(JCS(invocation))                   (§7.12)
+    request_digest    = SHA-256(JCS(invocation.normalized_arguments))   (§7.13)
+
+A confirmation approves one digest.  Changing any argument makes a new Invocation with a
+new digest, which the old confirmation does not match: execution needs a new approval.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from labkit.tools.normalize import Invocation
+
+
+def canonical_json(value) -> bytes:
+    """RFC 8785 canonical UTF-8 bytes of a JSON value."""
+    import rfc8785
+
+    return rfc8785.dumps(value)
+
+
+def sha256_digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def invocation_digest(invocation: Invocation) -> str:
+    return sha256_digest(canonical_json(invocation.to_json()))
+
+
+def request_digest(normalized_arguments: dict) -> str:
+    return sha256_digest(canonical_json(normalized_arguments))
+
+
+@dataclass(frozen=True)
+class ConfirmationCard:
+    """What the user sees: normalised time, title, target calendar and timezone."""
+
+    invocation_id: str
+    title: str
+    calendar_id: str
+    start_local: str
+    timezone: str
+    duration_minutes: int
+    invocation_digest: str
+
+    def lines(self) -> list[str]:
+        return [
+            f"Create event “{self.title}” in calendar {self.calendar_id}",
+            f"When: {self.start_local} ({self.timezone}), {self.duration_minutes} min",
+            f"Invocation {self.invocation_id}, digest {self.invocation_digest[:19]}…",
+        ]
+
+
+def confirmation_card(invocation: Invocation, tz_name: str) -> ConfirmationCard:
+    args = invocation.normalized_arguments
+    start = datetime.fromisoformat(args["start"]).astimezone(ZoneInfo(tz_name))
+    return ConfirmationCard(invocation.invocation_id, args["title"], args["calendar_id"],
+                            start.strftime("%Y-%m-%d %H:%M"), tz_name, args["duration_minutes"],
+                            invocation_digest(invocation))
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    confirmation_id: str
+    invocation_id: str
+    invocation_digest: str
+    decision: str          # "approve" or "reject"
+
+
+class ConfirmationError(ValueError):
+    """A confirmation that cannot authorise execution; the message says why."""
+
+
+def check_confirmation(confirmation: Confirmation, invocation: Invocation,
+                       known_invocations: dict[str, Invocation]) -> None:
+    """Raise unless ``confirmation`` approves exactly ``invocation`` (by ID and digest)."""
+    if confirmation.invocation_id not in known_invocations:
+        raise ConfirmationError(
+            f"confirmation {confirmation.confirmation_id} names unknown invocation {confirmation.invocation_id!r}"
+        )
+    if confirmation.decision != "approve":
+        raise ConfirmationError(f"confirmation {confirmation.confirmation_id} decided {confirmation.decision!r}, not 'approve'")
+    expected = invocation_digest(invocation)
+    if confirmation.invocation_digest != expected:
+        raise ConfirmationError(
+            f"confirmation {confirmation.confirmation_id} approves digest {confirmation.invocation_digest[:19]}…, "
+            f"but invocation {invocation.invocation_id} has {expected[:19]}…; a new confirmation is required"
+        )
+    if confirmation.invocation_id != invocation.invocation_id:
+        raise ConfirmationError(
+            f"confirmation {confirmation.confirmation_id} is for {confirmation.invocation_id}, "
+            f"not {invocation.invocation_id}"
+        )

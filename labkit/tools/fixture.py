@@ -1,0 +1,79 @@
+"""Recipe for trace three's fixtures (``labkit fixtures build`` runs ``build``).
+
+Writes, under the fixtures root:
+
+* ``tools/toolspec.json``            — the §7.10 ToolSpec;
+* ``tools/tokenizer.json``           — toy-tool-tokenizer-v1's 256 pieces in ID order;
+* ``tools/toy-tool-decoder-v1.npz``  — the weights, with the output head fitted so that the
+  real forward pass and masked greedy decoding produce the §7.11 arguments and the §7.14
+  summary (the recipe runs the decoder afterwards and refuses weights that do not);
+* ``traces/tool.jsonl`` and ``traces/tool-<scenario>.jsonl`` — the golden traces.
+
+The targets below are the chapter's values; the recipe fits to them, the runtime computes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labkit.tools.template import compact_json
+
+#: §7.11: what the first call's arguments bytes must parse to
+TARGET_ARGUMENTS = {"calendar_id": "primary", "title": "带护照", "local_date": "2026-07-20",
+                    "local_time": "09:00", "duration_minutes": 10}
+#: §7.13/§7.14: the tool message the second call reads, and its answer
+TARGET_TOOL_MESSAGE = {"tool_call_id": "p_01", "status": "ok", "event_id": "evt_6K2",
+                       "start": "2026-07-20T09:00:00+08:00"}
+TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”提醒。"
+
+
+def fitting_sequences(spec):
+    """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and mc_02's answer."""
+    from labkit.tools.runtime import USER_TEXT, answer_mask, grammar_for
+    from labkit.tools.template import ToolTemplate
+    from labkit.tools.tokenizer import ToolTokenizer
+
+    tok, template = ToolTokenizer(), ToolTemplate()
+    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
+    grammar, call_end = grammar_for(spec), tok.id_of("<|call_end|>")
+    arguments_text = compact_json(TARGET_ARGUMENTS)
+    proposal = tok.encode(arguments_text) + [call_end]
+    masks, text = [], ""
+    for token in proposal:
+        masks.append(grammar.mask(text, tok.pieces, call_end, control))
+        text += "" if token in control else tok.pieces[token]
+    first_prompt = tok.encode(template.tool_call_prompt([spec], USER_TEXT))
+    second_prompt = tok.encode(template.after_tool_result([spec], USER_TEXT, arguments_text, TARGET_TOOL_MESSAGE))
+    answer = tok.encode(TARGET_SUMMARY) + [tok.id_of("<|eos|>")]
+    return [(first_prompt, proposal, masks), (second_prompt, answer, [answer_mask(tok)] * len(answer))]
+
+
+def build(dest: Path) -> list[str]:
+    from labkit.events import write_jsonl
+    from labkit.fixtures import save_arrays, write_json
+    from labkit.nn import Decoder
+    from labkit.tools.model import CONFIG, WEIGHTS_FILE, fit_weights
+    from labkit.tools.runtime import SCENARIOS, ToolRunConfig, run_tool_trace
+    from labkit.tools.tokenizer import vocabulary
+    from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
+
+    dest = Path(dest)
+    spec = check_toolspec(build_calendar_toolspec())
+    written = []
+    write_json(dest / "tools" / "toolspec.json", spec.to_json())
+    write_json(dest / "tools" / "tokenizer.json", {"tokenizer_id": "toy-tool-tokenizer-v1",
+                                                   "pieces": list(vocabulary())})
+    weights = fit_weights(fitting_sequences(spec))
+    save_arrays(dest / "tools" / WEIGHTS_FILE, weights.to_arrays())
+    written += ["tools/toolspec.json", "tools/tokenizer.json", f"tools/{WEIGHTS_FILE}"]
+
+    decoder = Decoder(CONFIG, weights)
+    happy = run_tool_trace(ToolRunConfig(), decoder=decoder, spec=spec)
+    if compact_json(TARGET_ARGUMENTS).encode() != happy.arguments_bytes or happy.answer != TARGET_SUMMARY:
+        raise RuntimeError("fitted weights do not reproduce the §7.11 arguments and the §7.14 summary")
+    for name in SCENARIOS:
+        trace = happy if name == "happy" else run_tool_trace(ToolRunConfig.named(name), decoder=decoder, spec=spec)
+        rel = "traces/tool.jsonl" if name == "happy" else f"traces/tool-{name}.jsonl"
+        write_jsonl(trace.events, dest / rel)
+        written.append(rel)
+    return written

@@ -1,0 +1,120 @@
+"""toy-tool-decoder-v1: the book's one transformer with trace three's configuration.
+
+The configuration is fixed by §7.10 (L=2, d=16, H_q=4, H_kv=2, d_h=4, V=256, float32).
+The weights are a fixture (``fixtures/tools/toy-tool-decoder-v1.npz``) made by
+``fit_weights``: every matrix except the output head is drawn from a seeded normal
+distribution; the output head W_out [d, V] is then fitted so that, at every *decision
+state* of the two model calls, the intended token has the largest raw logit among the
+tokens the step allows:
+
+    for each decision state s with final hidden z_s = RMSNorm(x_s) [d], target y_s and
+    allowed set A_s:   z_s·W_out[:, y_s]  ≥  z_s·W_out[:, j] + margin   for all j ∈ A_s, j ≠ y_s
+
+(a multiclass perceptron with a margin; 16 dimensions cannot fix every logit, but only the
+winner among the allowed tokens matters).  The runtime never fits anything: it loads the
+stored weights and computes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from labkit.nn import Decoder, DecoderConfig, DecoderWeights
+
+MODEL_ID = "toy-tool-decoder-v1"
+CONFIG = DecoderConfig(
+    model_id=MODEL_ID, vocab_size=256, width=16, n_layers=2, n_q_heads=4, n_kv_heads=2,
+    head_dim=4, ffn_width=32, dtype="float32",
+)
+WEIGHTS_FILE = "toy-tool-decoder-v1.npz"
+SEED = 20260719
+MARGIN = 1.0
+
+
+def weights_path(root: Path | None = None) -> Path:
+    from labkit.fixtures import fixtures_root
+
+    return (root or fixtures_root()) / "tools" / WEIGHTS_FILE
+
+
+def load_decoder(path: str | Path | None = None) -> Decoder:
+    """toy-tool-decoder-v1 with its stored weights."""
+    from labkit.fixtures import load_arrays
+
+    arrays = load_arrays(Path(path) if path else weights_path())
+    return Decoder(CONFIG, DecoderWeights.from_arrays(arrays, CONFIG))
+
+
+def initial_weights(seed: int = SEED) -> DecoderWeights:
+    """Seeded normal weights; the output head starts as zeros (it is fitted)."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for name, shape in CONFIG.weight_shapes().items():
+        if name == "embedding":
+            arrays[name] = rng.normal(0.0, 1.0, shape)
+        elif name == "output":
+            arrays[name] = np.zeros(shape)
+        else:
+            arrays[name] = rng.normal(0.0, 1.0 / np.sqrt(shape[0]), shape)
+    return DecoderWeights.from_arrays({k: v.astype(np.float32) for k, v in arrays.items()}, CONFIG)
+
+
+def final_hidden(weights: DecoderWeights, input_ids: np.ndarray) -> np.ndarray:
+    """z = RMSNorm(x_L) at every position: [T, d] (read through an identity output head)."""
+    probe = DecoderWeights(weights.embedding, np.eye(CONFIG.width, CONFIG.vocab_size, dtype=np.float32),
+                           weights.layers)
+    logits = Decoder(CONFIG, probe).full_logits(np.asarray(input_ids).reshape(1, -1))
+    return logits[0, :, : CONFIG.width].astype(np.float64)
+
+
+def fit_output_head(states: np.ndarray, targets: np.ndarray, allowed: np.ndarray,
+                    margin: float = MARGIN, max_epochs: int = 5000) -> np.ndarray:
+    """W_out [d, V] with z_s·(w_{y_s} − w_j) ≥ margin for every allowed competitor j.
+
+    states [S, d], targets [S], allowed [S, V] (boolean).  Raises if the states cannot
+    be separated within ``max_epochs`` (then the architecture or the seed must change).
+    """
+    states = np.round(np.asarray(states, dtype=np.float64), 4)   # insensitive to last-bit BLAS noise
+    n_states, width = states.shape
+    w = np.zeros((width, allowed.shape[1]))
+    rows = np.arange(n_states)
+    for _ in range(max_epochs):
+        logits = states @ w
+        gap = logits[rows, targets][:, None] - logits                 # [S, V]
+        violated = allowed & (gap < margin)
+        violated[rows, targets] = False
+        if not violated.any():
+            return w
+        for s in np.flatnonzero(violated.any(axis=1)):
+            competitors = np.flatnonzero(violated[s])
+            w[:, targets[s]] += states[s] * len(competitors) / n_states
+            w[:, competitors] -= states[s][:, None] / n_states
+    worst = int(np.argmax(violated.sum(axis=1)))
+    raise ValueError(f"output head did not separate decision state {worst} within {max_epochs} epochs")
+
+
+def decision_states(weights: DecoderWeights, sequences) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Teacher-forced decision states of every (prompt IDs, target IDs, allowed masks) sequence.
+
+    The state deciding target t_k is the final hidden at the position of the token before
+    it; W_out does not influence the hidden states, so they can be computed before fitting.
+    Returns states [S, d], targets [S], allowed [S, V].
+    """
+    states, targets, allowed = [], [], []
+    for prompt, target, masks in sequences:
+        ids = list(prompt) + list(target[:-1])
+        hidden = final_hidden(weights, np.array(ids))
+        states.append(hidden[len(prompt) - 1:])
+        targets += list(target)
+        allowed += list(masks)
+    return np.vstack(states), np.array(targets), np.array(allowed, dtype=bool)
+
+
+def fit_weights(sequences, seed: int = SEED) -> DecoderWeights:
+    """Seeded weights with the output head fitted to the decision states of ``sequences``."""
+    weights = initial_weights(seed)
+    states, targets, allowed = decision_states(weights, sequences)
+    head = fit_output_head(states, targets, allowed).astype(np.float32)
+    return DecoderWeights(weights.embedding, head, weights.layers)

@@ -1,0 +1,77 @@
+"""Normalise validated arguments into an Invocation with the fixed clock and timezone (t04).
+
+    start = local_date + local_time in the runtime's IANA timezone, as RFC 3339 with offset
+
+``zoneinfo`` supplies the offset (tzdata is a dependency), so 2026-07-20 09:00 in
+Asia/Shanghai becomes ``2026-07-20T09:00:00+08:00``.  A local time that does not exist
+(a daylight-saving gap) or that is not after the reference clock is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from zoneinfo import ZoneInfo
+
+from labkit.tools.toolspec import ToolSpec
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What may be executed: the tool, normalised arguments, the subject, the capability."""
+
+    invocation_id: str
+    tool: str
+    normalized_arguments: dict = field(hash=False)
+    subject: str
+    required_capability: str
+
+    def to_json(self) -> dict:
+        return {"invocation_id": self.invocation_id, "tool": self.tool,
+                "normalized_arguments": dict(self.normalized_arguments),
+                "subject": self.subject, "required_capability": self.required_capability}
+
+    def with_arguments(self, invocation_id: str, **changes) -> Invocation:
+        """A *new* Invocation (new ID, hence new digest) with some arguments changed."""
+        unknown = sorted(set(changes) - set(self.normalized_arguments))
+        if unknown:
+            raise ValueError(f"unknown normalised arguments {unknown}; expected some of {sorted(self.normalized_arguments)}")
+        if invocation_id == self.invocation_id:
+            raise ValueError(f"a changed Invocation needs a new invocation_id, got {invocation_id!r} again")
+        return Invocation(invocation_id, self.tool, {**self.normalized_arguments, **changes},
+                          self.subject, self.required_capability)
+
+
+def parse_clock(clock: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(clock)
+    except (TypeError, ValueError):
+        raise ValueError(f"clock must be an RFC 3339 date-time with offset, got {clock!r}") from None
+    if value.tzinfo is None:
+        raise ValueError(f"clock must carry a UTC offset, got {clock!r}")
+    return value
+
+
+def local_start(local_date: str, local_time: str, tz_name: str) -> datetime:
+    """The aware datetime of a wall-clock date and HH:MM in ``tz_name``."""
+    try:
+        zone = ZoneInfo(tz_name)
+    except (KeyError, ValueError):
+        raise ValueError(f"timezone must be an IANA name such as 'Asia/Shanghai', got {tz_name!r}") from None
+    wall = datetime.combine(date.fromisoformat(local_date), time.fromisoformat(local_time), tzinfo=zone)
+    round_trip = wall.astimezone(UTC).astimezone(zone)
+    if round_trip.replace(tzinfo=None) != wall.replace(tzinfo=None):
+        raise ValueError(f"{local_date} {local_time} does not exist in {tz_name} (a clock change skips it)")
+    return wall
+
+
+def normalize(spec: ToolSpec, arguments: dict, *, invocation_id: str, clock: str, tz_name: str,
+              subject: str) -> Invocation:
+    """Validated §7.11 arguments → the §7.12 Invocation."""
+    start = local_start(arguments["local_date"], arguments["local_time"], tz_name)
+    if start <= parse_clock(clock):
+        raise ValueError(f"start {start.isoformat()} must be after the reference clock {clock}")
+    calendar_id = arguments["calendar_id"]
+    normalized = {"calendar_id": calendar_id, "title": arguments["title"],
+                  "start": start.isoformat(), "duration_minutes": arguments["duration_minutes"]}
+    return Invocation(invocation_id, spec.ref, normalized, subject, f"calendar.write:{calendar_id}")

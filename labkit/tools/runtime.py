@@ -1,0 +1,486 @@
+"""Trace three, run: two model calls around a confirmed, idempotent calendar write (t00–t14).
+
+``run_tool_trace(ToolRunConfig())`` computes everything on the spot: the 86-token prompt,
+the prefill of toy-tool-decoder-v1, the grammar-masked greedy decode of the 27 proposal
+tokens, parse → validate → normalise → authorise → confirm → execute → observe on the
+state machine, the calendar service's commit, and the second call that reuses the first
+call's prefix cache before it writes the summary.  Every step is one event of the trace.
+
+A scenario is a change of the frozen ``ToolRunConfig`` (``ToolRunConfig.named(NAME)``):
+the proposal tampered past the grammar, an edit after approval, a tampered digest, a
+transport plan with timeouts and lost responses, a cancel after the commit, missing
+capabilities, or a broken retry policy that mints a new key per attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import numpy as np
+
+from labkit.events import TraceRecorder, tensor_summary
+from labkit.tools.authorize import Principal, authorize
+from labkit.tools.calendar_service import (
+    CalendarService,
+    CreateRequest,
+    IdempotencyConflict,
+    ServiceTransport,
+    TransportTimeout,
+)
+from labkit.tools.confirm import (
+    Confirmation,
+    ConfirmationError,
+    check_confirmation,
+    confirmation_card,
+    invocation_digest,
+    request_digest,
+)
+from labkit.tools.decode import DecodeResult, greedy_decode
+from labkit.tools.grammar import SchemaGrammar
+from labkit.tools.model import CONFIG
+from labkit.tools.normalize import Invocation, normalize
+from labkit.tools.states import InvocationMachine, State
+from labkit.tools.template import TEMPLATE_ID, ToolTemplate, compact_json
+from labkit.tools.tokenizer import TOKENIZER_ID, ToolTokenizer
+from labkit.tools.toolspec import ToolSpec
+from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
+
+USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"
+STRATEGY = "greedy_with_json_grammar"
+MAX_PROPOSAL_TOKENS = 64
+MAX_ANSWER_TOKENS = 48
+RECOVERY_GUIDANCE = ("the event exists; query it by event ID or idempotency key, "
+                     "or delete it with calendar.delete_event")
+
+
+@dataclass(frozen=True)
+class ToolRunConfig:
+    """Everything a run of trace three depends on (§7.10), plus the scenario's changes."""
+
+    scenario: str = "happy"
+    trace_id: str = "trace-tool-001"
+    clock: str = "2026-07-19T14:00:00+08:00"
+    timezone: str = "Asia/Shanghai"
+    subject: str = "user-42"
+    capabilities: tuple[str, ...] = ("calendar.read", "calendar.write:primary")
+    user_text: str = USER_TEXT
+    request_id: str = "req-42"
+    service_clock: str = "2026-07-19T14:00:04+08:00"
+    retry_budget: int = 3
+    # -- scenario switches (all off on the happy path) --
+    proposal_tamper: str | None = None            # "extra_field" | "not_json"
+    edit_after_approval: tuple[tuple[str, str], ...] = ()
+    tamper_digest: bool = False
+    transport_plan: tuple[str, ...] = ()
+    new_key_per_attempt: bool = False
+    cancel_after_commit: bool = False
+
+    def __post_init__(self):
+        if self.retry_budget < 1:
+            raise ValueError(f"retry_budget must be >= 1 attempt, got {self.retry_budget}")
+        if self.proposal_tamper not in (None, "extra_field", "not_json"):
+            raise ValueError(f"proposal_tamper must be None, 'extra_field' or 'not_json', got {self.proposal_tamper!r}")
+
+    @classmethod
+    def named(cls, scenario: str | None) -> ToolRunConfig:
+        """The configuration of a named scenario (``None`` or "happy": no change)."""
+        name = scenario or "happy"
+        if name not in SCENARIOS:
+            raise ValueError(f"unknown tool scenario {name!r}; expected one of {list(SCENARIOS)}")
+        return replace(cls(), scenario=name, **SCENARIOS[name][1])
+
+
+#: name → (what goes wrong, the config changes)
+SCENARIOS: dict[str, tuple[str, dict]] = {
+    "happy": ("the §7.10–7.14 fixture: one proposal, one approval, one commit, one summary", {}),
+    "extra_field": ("the proposal carries notify_all, injected past the grammar",
+                    {"proposal_tamper": "extra_field"}),
+    "not_json": ("the proposal bytes are cut short and do not parse", {"proposal_tamper": "not_json"}),
+    "confirmation_mismatch": ("the approval is for 09:00; the Invocation presented says 10:00",
+                              {"edit_after_approval": (("start", "2026-07-20T10:00:00+08:00"),)}),
+    "tampered_digest": ("the stored approval's digest was altered in one hex digit",
+                        {"tamper_digest": True}),
+    "timeout_before_commit": ("the service answers 'not committed' once; retried with the same key",
+                              {"transport_plan": ("not_committed", "deliver")}),
+    "response_lost_after_commit": ("the service commits but the answer is lost; resolved by query",
+                                   {"transport_plan": ("lose_response",)}),
+    "cancel_after_commit": ("the user cancels after t09; the event stays, the summary is skipped",
+                            {"cancel_after_commit": True}),
+    "unauthorized": ("the subject holds calendar.read only", {"capabilities": ("calendar.read",)}),
+    "retry_budget_exhausted": ("the service stays unavailable for the whole retry budget",
+                               {"transport_plan": ("unavailable",) * 3}),
+    "new_key_second_attempt": ("after a lost answer the runtime retries blindly with a new key",
+                               {"transport_plan": ("lose_response", "deliver"), "new_key_per_attempt": True}),
+}
+
+
+# -- the two model calls -----------------------------------------------------------------
+@dataclass
+class ModelCall:
+    """One model call: its input IDs [1, T], prefill record, cache and decode."""
+
+    model_call_id: str
+    input_ids: np.ndarray
+    prefill: object            # labkit.nn.transformer.ForwardResult of the prefilled tokens
+    cache: object              # labkit.nn.KVCache after the decode
+    decode: DecodeResult
+    reused_prefix_tokens: int = 0
+    first_logits: np.ndarray | None = None
+
+    @property
+    def input_token_count(self) -> int:
+        return int(self.input_ids.shape[1])
+
+    @property
+    def prefilled_tokens(self) -> int:
+        return self.input_token_count - self.reused_prefix_tokens
+
+
+def _feeder(decoder, cache):
+    return lambda token: decoder.decode_step(np.array([token]), cache).next_logits[0]
+
+
+def first_model_call(decoder, spec: ToolSpec, user_text: str) -> ModelCall:
+    """mc_01: prefill the prompt, then grammar-masked greedy decoding of the arguments."""
+    tok, template = ToolTokenizer(), ToolTemplate()
+    ids = np.array([tok.encode(template.tool_call_prompt([spec], user_text))])
+    prefill, cache = decoder.prefill(ids)
+    grammar, stop = grammar_for(spec), tok.id_of("<|call_end|>")
+    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
+    first = prefill.next_logits[0]
+    decode = greedy_decode(first, _feeder(decoder, cache),
+                           lambda text: grammar.mask(text, tok.pieces, stop, control),
+                           tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS)
+    return ModelCall("mc_01", ids, prefill, cache, decode, 0, first)
+
+
+def answer_mask(tok: ToolTokenizer) -> np.ndarray:
+    """A plain answer: every ordinary piece, and EOS; no other control token."""
+    allowed = np.array([not tok.is_control(i) for i in range(tok.vocab_size)])
+    allowed[tok.id_of("<|eos|>")] = True
+    return allowed
+
+
+def common_prefix(a, b) -> int:
+    a, b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
+    n = min(a.size, b.size)
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if differ.size else n
+
+
+def second_model_call(decoder, spec: ToolSpec, user_text: str, first: ModelCall,
+                      tool_message: dict) -> ModelCall:
+    """mc_02: reuse mc_01's cache for the identical prefix, prefill the rest, answer greedily."""
+    tok, template = ToolTokenizer(), ToolTemplate()
+    text = template.after_tool_result([spec], user_text, first.decode.text, tool_message)
+    ids = np.array([tok.encode(text)])
+    reused = common_prefix(first.input_ids, ids)
+    cache = first.cache.truncated(reused)
+    prefill = decoder.forward(ids[:, reused:], cache)
+    mask = answer_mask(tok)
+    first_logits = prefill.next_logits[0]
+    decode = greedy_decode(first_logits, _feeder(decoder, cache), lambda _text: mask,
+                           tok.pieces, {tok.id_of("<|eos|>"): "EOS"}, MAX_ANSWER_TOKENS)
+    return ModelCall("mc_02", ids, prefill, cache, decode, reused, first_logits)
+
+
+@lru_cache(maxsize=8)
+def _grammar(schema_json: str) -> SchemaGrammar:
+    import json
+
+    return SchemaGrammar.from_schema(json.loads(schema_json))
+
+
+def grammar_for(spec: ToolSpec) -> SchemaGrammar:
+    return _grammar(compact_json(spec.input_schema))
+
+
+def top_logits(logits: np.ndarray, k: int = 3) -> list[list]:
+    order = sorted(range(logits.size), key=lambda i: (-float(logits[i]), i))[:k]
+    return [[int(i), round(float(logits[i]), 4)] for i in order]
+
+
+def model_started_payload(call: ModelCall, artifacts: dict) -> dict:
+    """Shapes read off the tensors (§7.11/§7.14) and summaries of IDs and raw logits."""
+    layers = call.prefill.layers
+    t = call.input_token_count
+    return {
+        "model_call_id": call.model_call_id,
+        "artifacts": artifacts,
+        "input_token_count": t,
+        "input_ids_shape": list(call.input_ids.shape),
+        "residual_shape": [1, t, CONFIG.width],
+        "prefilled_residual_shape": layers[-1].residual_out,
+        "per_layer_kv_shape": [layer.cache_k for layer in layers],
+        "raw_logits_shape": list(call.prefill.next_logits.shape),
+        "prefill_cache_length": int(layers[0].cache_k[2]),
+        "reused_prefix_tokens": call.reused_prefix_tokens,
+        "prefilled_tokens": call.prefilled_tokens,
+        "tensors": {
+            "input_ids": tensor_summary(call.input_ids, [0, t - 1], digest=True),
+            "raw_logits": {**tensor_summary(call.prefill.next_logits, t - 1, stats=True),
+                           "values": top_logits(call.first_logits)},
+        },
+    }
+
+
+# -- the run ------------------------------------------------------------------------------
+@dataclass
+class ToolTrace:
+    """What a run leaves behind: events, the machine, the Invocation(s), the service."""
+
+    config: ToolRunConfig
+    events: list[dict]
+    machine: InvocationMachine
+    first_call: ModelCall
+    second_call: ModelCall | None = None
+    arguments_bytes: bytes = b""
+    invocation: Invocation | None = None
+    confirmation: Confirmation | None = None
+    service: CalendarService | None = None
+    attempts: list[dict] = field(default_factory=list)
+    request_status: str = ""
+    answer: str | None = None
+
+    @property
+    def final_state(self) -> str:
+        return self.machine.state.value
+
+
+def _tamper(raw: bytes, how: str | None) -> bytes:
+    if how == "extra_field":
+        return raw[:-1] + b',"notify_all":true}'
+    if how == "not_json":
+        return raw[: len(raw) // 2]
+    return raw
+
+
+def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: ToolSpec | None = None) -> ToolTrace:
+    """Run trace three under ``config``; returns the events t00… and everything computed."""
+    from labkit.tools.model import load_decoder
+    from labkit.tools.toolspec import load_toolspec
+
+    config = config or ToolRunConfig()
+    spec = spec or load_toolspec()
+    decoder = decoder or load_decoder()
+    rec = TraceRecorder(config.trace_id, prefix="t")
+    artifacts = {"model_id": CONFIG.model_id, "template_id": TEMPLATE_ID, "tokenizer_id": TOKENIZER_ID,
+                 "sampler": STRATEGY, "tool_version": spec.ref}
+    machine = InvocationMachine()
+    service = CalendarService(config.service_clock)
+
+    # t00–t01: mc_01
+    first = first_model_call(decoder, spec, config.user_text)
+    trace = ToolTrace(config, rec.events, machine, first, service=service)
+    rec.emit("model runtime", "model.started", 0, model_started_payload(first, artifacts))
+    raw = _tamper(first.decode.text.encode("utf-8"), config.proposal_tamper)
+    trace.arguments_bytes = raw
+    steps = first.decode.steps
+    rec.emit("decoder", "proposal.generated", len(steps), {
+        "model_call_id": "mc_01", "proposal_id": "p_01", "state": machine.state.value,
+        "generated_tokens": len(steps), "token_ids": list(first.decode.token_ids),
+        "allowed_counts": [s.allowed_count for s in steps],
+        "forced_steps": sum(s.forced for s in steps),
+        "arguments_utf8_hex": raw.hex(), "finish_reason": first.decode.finish_reason,
+        "final_cache_length": first.cache.length,
+    })
+
+    def close(status: str, answer: str | None = None) -> ToolTrace:
+        trace.request_status = status
+        rec.emit("tracing", "trace.closed", None, {
+            "state": machine.state.value, "request_status": status,
+            "external_commit": bool(service.store),
+            "commit": {"calendar_events": sorted(service.store),
+                       "events_for_key": service.events_with_key(_key(config, 1)),
+                       "executions": service.executions},
+            "state_history": [f"{a}→{b}" for a, b, _ in machine.history],
+        })
+        trace.answer = answer
+        return trace
+
+    # t02: parse
+    try:
+        arguments = parse_arguments(raw)
+    except ProposalError as exc:
+        machine.move(State.PARSE_REJECTED, rec.next_event_id())
+        rec.emit("JSON parser", "proposal.rejected", None, {"state": machine.state.value, "reason": str(exc)})
+        return close("rejected")
+    machine.move(State.PARSED, rec.next_event_id())
+    rec.emit("JSON parser", "proposal.parsed", None, {
+        "proposal_id": "p_01", "state": machine.state.value, "keys": list(arguments)})
+
+    # t03: validate
+    report = validate_arguments(spec, arguments)
+    if not report.valid:
+        machine.move(State.VALIDATION_REJECTED, rec.next_event_id())
+        rec.emit("validator", "schema.rejected", None, {
+            "state": machine.state.value, "validator": report.validator,
+            "format_checker": report.format_checker, "errors": [list(e) for e in report.errors]})
+        return close("rejected")
+    machine.move(State.VALIDATED, rec.next_event_id())
+    rec.emit("validator", "schema.validated", None, {
+        "state": machine.state.value, "validator": report.validator,
+        "format_checker": report.format_checker, "errors": []})
+
+    # t04: normalise
+    invocation = normalize(spec, arguments, invocation_id="inv_01", clock=config.clock,
+                           tz_name=config.timezone, subject=config.subject)
+    trace.invocation = invocation
+    rec.emit("normalizer", "invocation.normalized", None, {
+        "state": machine.state.value, "invocation_id": invocation.invocation_id,
+        "reference_clock": config.clock, "timezone": config.timezone,
+        "invocation": invocation.to_json()})
+
+    # t05: authorise
+    decision = authorize(invocation, Principal(config.subject, config.capabilities))
+    auth = {"subject": decision.subject, "capability": decision.capability, "scope": decision.scope,
+            "reason": decision.reason}
+    if not decision.allowed:
+        machine.move(State.AUTHORIZATION_DENIED, rec.next_event_id())
+        rec.emit("authorizer", "authorization.denied", None, {"state": machine.state.value, **auth})
+        return close("denied")
+    machine.move(State.AUTHORIZED, rec.next_event_id())
+    rec.emit("authorizer", "authorization.allowed", None, {"state": machine.state.value, **auth})
+
+    # t06–t07: confirm, bound to the digest
+    digest = invocation_digest(invocation)
+    card = confirmation_card(invocation, config.timezone)
+    machine.move(State.PREPARED, rec.next_event_id())
+    rec.emit("confirmation", "confirmation.requested", None, {
+        "state": machine.state.value, "invocation_id": invocation.invocation_id,
+        "invocation_digest": digest, "card": card.lines()})
+    approved = digest if not config.tamper_digest else _flip_last_hex(digest)
+    confirmation = Confirmation("confirm_01", invocation.invocation_id, approved, "approve")
+    trace.confirmation = confirmation
+    known = {invocation.invocation_id: invocation}
+    presented = invocation
+    if config.edit_after_approval:
+        presented = invocation.with_arguments("inv_02", **dict(config.edit_after_approval))
+        known[presented.invocation_id] = presented
+    try:
+        check_confirmation(confirmation, presented, known)
+    except ConfirmationError as exc:
+        machine.move(State.CONFIRMATION_REJECTED, rec.next_event_id())
+        rec.emit("confirmation", "confirmation.rejected", None, {
+            "state": machine.state.value, "confirmation_id": confirmation.confirmation_id,
+            "decision": confirmation.decision, "approved_digest": confirmation.invocation_digest,
+            "presented_invocation_id": presented.invocation_id,
+            "presented_digest": invocation_digest(presented), "digest_matches": False,
+            "reason": str(exc)})
+        return close("needs_new_confirmation")
+    rec.emit("confirmation", "confirmation.approved", None, {
+        "state": machine.state.value, "confirmation_id": confirmation.confirmation_id,
+        "decision": confirmation.decision, "invocation_digest": confirmation.invocation_digest,
+        "digest_matches": True})
+
+    # t08–t09: execute with an idempotency key; the commit boundary is the event ID
+    transport = ServiceTransport(service, config.transport_plan)
+    result = _execute(rec, machine, transport, invocation, config, trace)
+    if result is None:
+        return close("failed" if machine.state is State.FAILED else "outcome_unknown")
+
+    if config.cancel_after_commit:
+        rec.emit("runtime", "request.cancelled", None, {
+            "state": machine.state.value, "side_effect": True, "second_model_call": "skipped",
+            "commit": {"status": result["status"], "event_id": result["event_id"]},
+            "guidance": RECOVERY_GUIDANCE})
+        return close("cancelled_after_commit")
+
+    # t10: the result becomes a tool message
+    tool_message = {"tool_call_id": "p_01", "status": result["status"], "event_id": result["event_id"],
+                    "start": result["start"]}
+    machine.move(State.OBSERVED, rec.next_event_id())
+    rec.emit("runtime", "result.encoded", None, {
+        "state": machine.state.value, "side_effect": True, "tool_message": tool_message})
+
+    # t11–t13: mc_02 sees the result, then answers
+    second = second_model_call(decoder, spec, config.user_text, first, tool_message)
+    trace.second_call = second
+    rec.emit("model runtime", "model.started", 0, {
+        **model_started_payload(second, artifacts), "tool_call_id": "p_01",
+        "tool_result_status": result["status"], "tool_result_event_id": result["event_id"]})
+    answer = second.decode
+    rec.emit("transport", "text.delta", len(answer.steps), {
+        "model_call_id": "mc_02",
+        "deltas": [s.piece for s in answer.steps if s.chosen_id != ToolTokenizer().id_of("<|eos|>")],
+        "token_ids": list(answer.token_ids), "utf8_hex": answer.text.encode("utf-8").hex()})
+    rec.emit("runtime", "response.completed", None, {
+        "model_call_id": "mc_02", "finish_reason": answer.finish_reason, "text": answer.text,
+        "output_tokens": len(answer.token_ids), "final_cache_length": second.cache.length})
+    return close("completed", answer.text)
+
+
+def _key(config: ToolRunConfig, attempt: int) -> str:
+    number = attempt if config.new_key_per_attempt else 1
+    return f"{config.request_id}:create-event:{number}"
+
+
+def _flip_last_hex(digest: str) -> str:
+    last = digest[-1]
+    return digest[:-1] + ("0" if last != "0" else "1")
+
+
+def _execute(rec, machine, transport, invocation, config, trace) -> dict | None:
+    """Attempts under the retry budget; returns the committed result or None."""
+    args = invocation.normalized_arguments
+    scope = f"{invocation.subject}/{args['calendar_id']}"
+    for attempt in range(1, config.retry_budget + 1):
+        key = _key(config, attempt)
+        request = CreateRequest(key, request_digest(args), scope, invocation.tool, args)
+        machine.move(State.EXECUTING, rec.next_event_id())
+        rec.emit("executor", "invocation.started" if attempt == 1 else "invocation.retried", attempt, {
+            "state": machine.state.value, "attempt": attempt, "scope": scope,
+            "artifacts": {"tool_version": invocation.tool}, "idempotency_key": key,
+            "request_digest": request.request_digest, "side_effect": False})
+        try:
+            response = transport.send(request)
+        except TransportTimeout:
+            machine.move(State.OUTCOME_UNKNOWN, rec.next_event_id())
+            rec.emit("executor", "external.outcome_unknown", attempt, {
+                "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown"})
+            trace.attempts.append({"attempt": attempt, "key": key, "outcome": "timeout"})
+            if config.new_key_per_attempt:         # the broken policy: no query, a blind retry
+                machine.move(State.NOT_COMMITTED, rec.next_event_id())
+                rec.emit("executor", "external.assumed_not_committed", attempt, {
+                    "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown"})
+                continue
+            found = transport.query(key)
+            if found is not None and found.get("status") == "ok":
+                return _committed(rec, machine, found, key, attempt, resolved_by="query")
+            machine.move(State.NOT_COMMITTED, rec.next_event_id())
+            rec.emit("calendar service", "external.not_committed", attempt, {
+                "state": machine.state.value, "idempotency_key": key, "resolved_by": "query",
+                "commit": {"status": "not_committed"}})
+            continue
+        except IdempotencyConflict as exc:
+            machine.move(State.NOT_COMMITTED, rec.next_event_id())
+            rec.emit("calendar service", "external.conflict", attempt, {
+                "state": machine.state.value, "idempotency_key": key, "reason": str(exc),
+                "commit": {"status": "conflict"}})
+            machine.move(State.FAILED, rec.next_event_id())
+            return None
+        trace.attempts.append({"attempt": attempt, "key": key, "outcome": response["status"]})
+        if response.get("status") == "ok":
+            return _committed(rec, machine, response, key, attempt, resolved_by="response")
+        machine.move(State.NOT_COMMITTED, rec.next_event_id())
+        rec.emit("calendar service", "external.not_committed", attempt, {
+            "state": machine.state.value, "idempotency_key": key,
+            "commit": {k: response[k] for k in ("status", "code") if k in response}})
+        if response.get("status") == "error":
+            break
+    machine.move(State.FAILED, rec.next_event_id())
+    rec.emit("executor", "retry.exhausted", None, {
+        "state": machine.state.value, "attempts": len(trace.attempts), "retry_budget": config.retry_budget,
+        "side_effect": False})
+    return None
+
+
+def _committed(rec, machine, response, key, attempt, *, resolved_by: str) -> dict:
+    machine.move(State.COMMITTED, rec.next_event_id())
+    rec.emit("calendar service", "external.committed", attempt, {
+        "state": machine.state.value, "side_effect": True, "resolved_by": resolved_by,
+        "commit": {"status": response["status"], "event_id": response["event_id"],
+                   "committed_at": response["committed_at"], "start": response["start"],
+                   "idempotency_key": key}})
+    return response

@@ -1,0 +1,98 @@
+"""The Invocation state machine of trace three (§7.11–7.15), failure states included.
+
+Happy path::
+
+    PROPOSED → PARSED → VALIDATED → AUTHORIZED → PREPARED → EXECUTING → COMMITTED → OBSERVED
+
+Failure states (each names what stopped the call):
+
+    PARSE_REJECTED          the proposal bytes are not a JSON object
+    VALIDATION_REJECTED     the arguments break the ToolSpec's schema (e.g. an extra field)
+    AUTHORIZATION_DENIED    the subject lacks the capability or targets another scope
+    CONFIRMATION_REJECTED   no approval, or an approval whose digest is not this Invocation's
+    CANCELLED               the user cancelled before anything was sent
+    NOT_COMMITTED           the service answered "not committed": retry with the same key
+    OUTCOME_UNKNOWN         sent, but no answer: query the service by the same key
+    FAILED                  the retry budget ran out with nothing committed
+
+Only the moves in ``TRANSITIONS`` are legal; anything else raises ``IllegalTransition``.
+The side effect may happen only on EXECUTING → COMMITTED (or OUTCOME_UNKNOWN → COMMITTED,
+when a query finds the commit that already happened).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class State(StrEnum):
+    PROPOSED = "PROPOSED"
+    PARSED = "PARSED"
+    VALIDATED = "VALIDATED"
+    AUTHORIZED = "AUTHORIZED"
+    PREPARED = "PREPARED"
+    EXECUTING = "EXECUTING"
+    COMMITTED = "COMMITTED"
+    OBSERVED = "OBSERVED"
+    PARSE_REJECTED = "PARSE_REJECTED"
+    VALIDATION_REJECTED = "VALIDATION_REJECTED"
+    AUTHORIZATION_DENIED = "AUTHORIZATION_DENIED"
+    CONFIRMATION_REJECTED = "CONFIRMATION_REJECTED"
+    CANCELLED = "CANCELLED"
+    NOT_COMMITTED = "NOT_COMMITTED"
+    OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN"
+    FAILED = "FAILED"
+
+
+S = State
+TRANSITIONS: dict[State, frozenset[State]] = {
+    S.PROPOSED: frozenset({S.PARSED, S.PARSE_REJECTED}),
+    S.PARSED: frozenset({S.VALIDATED, S.VALIDATION_REJECTED}),
+    S.VALIDATED: frozenset({S.AUTHORIZED, S.AUTHORIZATION_DENIED}),
+    S.AUTHORIZED: frozenset({S.PREPARED}),
+    S.PREPARED: frozenset({S.EXECUTING, S.CONFIRMATION_REJECTED, S.CANCELLED}),
+    S.EXECUTING: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.OUTCOME_UNKNOWN}),
+    S.NOT_COMMITTED: frozenset({S.EXECUTING, S.FAILED}),
+    S.OUTCOME_UNKNOWN: frozenset({S.COMMITTED, S.NOT_COMMITTED}),
+    S.COMMITTED: frozenset({S.OBSERVED}),
+}
+#: states a call may end in; OUTCOME_UNKNOWN is terminal only when the budget ran out
+TERMINAL = frozenset({S.OBSERVED, S.COMMITTED, S.PARSE_REJECTED, S.VALIDATION_REJECTED,
+                      S.AUTHORIZATION_DENIED, S.CONFIRMATION_REJECTED, S.CANCELLED, S.FAILED,
+                      S.OUTCOME_UNKNOWN})
+#: states after which the external side effect exists
+SIDE_EFFECT_EXISTS = frozenset({S.COMMITTED, S.OBSERVED})
+
+
+class IllegalTransition(ValueError):
+    """A move the state machine does not allow; the message names both states."""
+
+
+@dataclass
+class InvocationMachine:
+    """Holds the current state and every move made (``history`` of (from, to, event_id))."""
+
+    state: State = State.PROPOSED
+    history: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+    def move(self, target: State | str, event_id: str | None = None) -> State:
+        target = State(target)
+        if target not in TRANSITIONS.get(self.state, frozenset()):
+            allowed = sorted(s.value for s in TRANSITIONS.get(self.state, frozenset()))
+            raise IllegalTransition(
+                f"illegal transition {self.state.value} → {target.value}"
+                + (f" at {event_id}" if event_id else "")
+                + f"; from {self.state.value} the allowed moves are {allowed or 'none (terminal)'}"
+            )
+        self.history.append((self.state.value, target.value, event_id))
+        self.state = target
+        return target
+
+    @property
+    def side_effect_exists(self) -> bool:
+        return self.state in SIDE_EFFECT_EXISTS
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL

@@ -1,0 +1,127 @@
+"""toy-tool-tokenizer-v1: 256 pieces, greedy longest match, control tokens by exact name.
+
+Layout of the vocabulary (IDs):
+
+* ``0–10``  control tokens, never produced by ordinary text: ``<|pad|>``, ``<|bos|>``,
+  ``<|eos|>``, the role markers ``<|system|>``, ``<|tools|>``, ``<|user|>``,
+  ``<|assistant|>``, ``<|tool_result|>``, the message end ``<|end|>`` and the tool-call
+  brackets ``<|tool_call|>`` … ``<|call_end|>``;
+* ``11–105`` every printable ASCII character (space to ``~``), one piece each, so any
+  ASCII text — and every JSON document the grammar allows — can be spelled;
+* ``106–…``  the multi-character and Chinese pieces of ``PIECES`` below: JSON key pieces of
+  the tool call and the tool result, words of the system prompt and tool signature,
+  the Chinese words of the user message and of the summary;
+* the rest up to 255 are ``<|reserved_k|>`` control tokens (never produced).
+
+Encoding is greedy: at each position the longest piece that matches wins.  A character
+that no piece covers raises ``ValueError`` naming it and its position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+TOKENIZER_ID = "toy-tool-tokenizer-v1"
+VOCAB_SIZE = 256
+
+CONTROL = (
+    "<|pad|>", "<|bos|>", "<|eos|>", "<|system|>", "<|tools|>", "<|user|>",
+    "<|assistant|>", "<|tool_result|>", "<|end|>", "<|tool_call|>", "<|call_end|>",
+)
+ASCII = tuple(chr(c) for c in range(0x20, 0x7F))
+
+#: multi-character pieces, grouped by where they occur (documentation, not code paths)
+PIECES = (
+    # the tool call's JSON: keys, separators, and the value pieces the proposal uses
+    '{"', '":"', '","', '":', "calendar_id", "title", "local_date", "local_time",
+    "duration_minutes", "primary", "2026", "-07", "-20", ":00", "10", "20",
+    # the tool result's JSON
+    '{"tool_call_id":"', '","status":"', '","event_id":"', '","start":"', '"}',
+    "p_01", "ok", "evt_6K2", ":00:00", "+08:00",
+    # the tool signature rendered from the ToolSpec
+    "calendar.create_event@v1", "write", "string", "date", "pattern", "integer",
+    "required", "additional", "none", "; ", "..",
+    # the system instruction
+    "Call", " the", " tool", " below", " with", " JSON", " arguments", " only",
+    " runtime", " asks", " user", " to", " confirm",
+    # the user message and the summary (Chinese)
+    "明天", "上午", "九点", "提醒", "我", "带", "护照", "，", "提交", "前", "让", "确认", "。",
+    "已在", " 年 ", " 月 ", " 日", " 创建", "“", "”",
+)
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> tuple[str, ...]:
+    """All 256 pieces in ID order (reserved control tokens fill the tail)."""
+    pieces = list(CONTROL) + list(ASCII) + list(PIECES)
+    duplicates = sorted({p for p in pieces if pieces.count(p) > 1})
+    if duplicates:
+        raise ValueError(f"{TOKENIZER_ID} lists pieces twice: {duplicates}")
+    if len(pieces) > VOCAB_SIZE:
+        raise ValueError(f"{TOKENIZER_ID} has {len(pieces)} pieces, more than {VOCAB_SIZE}")
+    pieces += [f"<|reserved_{k}|>" for k in range(VOCAB_SIZE - len(pieces))]
+    return tuple(pieces)
+
+
+@dataclass(frozen=True)
+class ToolTokenizer:
+    """Greedy longest-match tokenizer over ``vocabulary()``; control tokens by exact name."""
+
+    tokenizer_id: str = TOKENIZER_ID
+
+    @property
+    def pieces(self) -> tuple[str, ...]:
+        return vocabulary()
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.pieces)
+
+    def id_of(self, piece: str) -> int:
+        table = _index()
+        if piece not in table:
+            raise ValueError(f"{piece!r} is not a piece of {TOKENIZER_ID}")
+        return table[piece]
+
+    def is_control(self, token_id: int) -> bool:
+        return self.pieces[token_id].startswith("<|")
+
+    def encode(self, text: str) -> list[int]:
+        """Text (control tokens written as ``<|name|>``) → token IDs, longest match first."""
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a string, got {type(text).__name__}")
+        table, longest = _index(), _longest()
+        ids, i = [], 0
+        while i < len(text):
+            for size in range(min(longest, len(text) - i), 0, -1):
+                piece = text[i:i + size]
+                if piece in table and (not piece.startswith("<|") or piece in CONTROL):
+                    ids.append(table[piece])
+                    i += size
+                    break
+            else:
+                raise ValueError(
+                    f"{TOKENIZER_ID} has no piece for {text[i]!r} (U+{ord(text[i]):04X}) at position {i}"
+                )
+        return ids
+
+    def decode(self, ids) -> str:
+        """Token IDs → text; control tokens come back as their ``<|name|>``."""
+        out = []
+        for token in ids:
+            token = int(token)
+            if not 0 <= token < self.vocab_size:
+                raise ValueError(f"token id must be in [0, {self.vocab_size}), got {token}")
+            out.append(self.pieces[token])
+        return "".join(out)
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict[str, int]:
+    return {piece: i for i, piece in enumerate(vocabulary())}
+
+
+@lru_cache(maxsize=1)
+def _longest() -> int:
+    return max(len(p) for p in vocabulary())

@@ -1,0 +1,99 @@
+"""The ToolSpec of §7.10: ``calendar.create_event@v1`` and the checks every ToolSpec passes.
+
+The spec is data (``fixtures/tools/toolspec.json``); ``build_calendar_toolspec`` is the
+recipe that writes it, assembled field by field so that the stored JSON keeps the key
+order of §7.10.  ``load_toolspec`` reads a spec back and refuses one whose ``input_schema``
+is not a valid Draft 2020-12 schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+SIDE_EFFECT_CLASSES = ("read", "write")
+
+
+def _string(**constraints) -> dict:
+    return {"type": "string", **constraints}
+
+
+def build_calendar_toolspec() -> dict:
+    """calendar.create_event@v1 with the five required arguments of §7.10."""
+    properties = {
+        "calendar_id": _string(enum=["primary"]),
+        "title": _string(minLength=1, maxLength=80),
+        "local_date": _string(format="date"),
+        "local_time": _string(pattern="^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"),
+        "duration_minutes": {"type": "integer", "minimum": 1, "maximum": 24 * 60},
+    }
+    schema = {"$schema": DRAFT_2020_12, "type": "object", "properties": properties}
+    schema["required"] = list(properties)
+    schema["additionalProperties"] = False
+    return {"name": "calendar.create_event", "version": "v1", "side_effect_class": "write",
+            "input_schema": schema}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A checked ToolSpec: ``ref`` is ``name@version`` (e.g. calendar.create_event@v1)."""
+
+    name: str
+    version: str
+    side_effect_class: str
+    input_schema: dict
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "version": self.version,
+                "side_effect_class": self.side_effect_class, "input_schema": self.input_schema}
+
+
+def check_toolspec(spec: dict) -> ToolSpec:
+    """Validate a ToolSpec dict; raise ``ValueError`` naming the field that is wrong."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    if not isinstance(spec, dict):
+        raise ValueError(f"a ToolSpec must be a JSON object, got {type(spec).__name__}")
+    for key in ("name", "version", "side_effect_class", "input_schema"):
+        if key not in spec:
+            raise ValueError(f"ToolSpec lacks the field {key!r}")
+    for key in ("name", "version"):
+        if not isinstance(spec[key], str) or not spec[key]:
+            raise ValueError(f"ToolSpec field {key!r} must be a non-empty string, got {spec[key]!r}")
+    if spec["side_effect_class"] not in SIDE_EFFECT_CLASSES:
+        raise ValueError(
+            f"ToolSpec field 'side_effect_class' must be one of {list(SIDE_EFFECT_CLASSES)}, "
+            f"got {spec['side_effect_class']!r}"
+        )
+    schema = spec["input_schema"]
+    if not isinstance(schema, dict):
+        raise ValueError(f"ToolSpec field 'input_schema' must be an object, got {type(schema).__name__}")
+    if schema.get("$schema") != DRAFT_2020_12:
+        raise ValueError(
+            f"ToolSpec input_schema.$schema must be {DRAFT_2020_12!r}, got {schema.get('$schema')!r}"
+        )
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "(root)"
+        raise ValueError(f"ToolSpec input_schema is not valid Draft 2020-12 at {where}: {exc.message}") from None
+    return ToolSpec(spec["name"], spec["version"], spec["side_effect_class"], schema)
+
+
+def toolspec_path(root: Path | None = None) -> Path:
+    from labkit.fixtures import fixtures_root
+
+    return (root or fixtures_root()) / "tools" / "toolspec.json"
+
+
+def load_toolspec(path: str | Path | None = None) -> ToolSpec:
+    """Read and check the stored ToolSpec (default ``fixtures/tools/toolspec.json``)."""
+    from labkit.fixtures import read_json
+
+    return check_toolspec(read_json(Path(path) if path else toolspec_path()))
