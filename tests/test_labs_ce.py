@@ -8,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.labs import ce_gradient
-from labkit.labs.common import finite_difference, log_softmax, masked_cross_entropy, softmax
+from labkit.labs.common import (
+    finite_difference,
+    log_softmax,
+    masked_cross_entropy,
+    softmax,
+    versus_source,
+)
 
 SOURCE_LOSS = 1.3862943611198906            # ln 4
 SOURCE_GRADIENT = [[0.5, 0.25, -0.75]]
@@ -92,3 +98,14 @@ def test_bad_input_names_the_argument(logits, targets, valid, message):
 def test_finite_difference_rejects_a_non_positive_step():
     with pytest.raises(ValueError, match="step must be a positive float, got 0"):
         finite_difference(lambda v: 0.0, np.zeros(2), step=0)
+
+
+def test_versus_source_says_exact_within_or_different():
+    table = versus_source(
+        [("same", 1.5, 1.5, 0.0), ("close", 4.4e-16, 2.2e-16, 1e-12), ("far", 0.25, 0.5, 1e-12),
+         ("lists", [[0.5, 0.25]], [[0.5, 0.25]], 0.0), ("text", "a", "b", 1.0)],
+        title="t",
+    )
+    verdicts = [row[-1] for row in table.rows]
+    assert verdicts == ["exact", "within 1e-12", "DIFFERENT", "exact", "DIFFERENT"], verdicts
+    assert table.headers == ["quantity", "source says", "labkit computes", "agree"]
