@@ -1,0 +1,275 @@
+"""A JupyterLab server and a headless Chromium for the browser suite.
+
+``LabServer`` copies the book's reader-facing files into a scratch folder (so nothing the
+browser does can touch the working tree), starts ``jupyter lab`` on 127.0.0.1 on a free port
+with fresh config/data/runtime folders and no token, and stops it by PID.  The JupyterLab
+settings override (``jupyter/overrides.json``) is the one installed into the environment,
+exactly as ``make setup`` installs it for ``make lab``.
+
+The small JavaScript snippets below read JupyterLab's own models through
+``window.jupyterapp`` (exposed with ``--LabApp.expose_app_in_browser``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("LABKIT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+# What the reader's copy of the book holds: the pages, their pairing rule, the toc.  The
+# fixtures and labkit are reached through the installed (editable) package.
+COPIED = ("notebooks", "jupytext.toml", "myst.yml")
+# Test-only JupyterLab user settings: never autosave (a browser run must not rewrite a page)
+# and keep every cell in the DOM so cells can be addressed by index.
+USER_SETTINGS = {
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+SERVER_PID_FILE = REPO / "build" / "browser" / "jupyter-server.pid"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def installed_overrides() -> Path:
+    """Where ``make setup`` puts the book's JupyterLab settings override."""
+    return Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+
+
+def overrides_problem() -> str | None:
+    want = json.loads((REPO / "jupyter" / "overrides.json").read_text(encoding="utf-8"))
+    path = installed_overrides()
+    if not path.exists():
+        return f"{path} is missing: run `make setup` (it copies jupyter/overrides.json there)"
+    have = json.loads(path.read_text(encoding="utf-8"))
+    if have != want:
+        return f"{path} differs from jupyter/overrides.json: run `make setup`"
+    return None
+
+
+def copy_book(dest: Path) -> Path:
+    """Copy the reader-facing files; plain copies, so every file gets a fresh mtime in
+    sorted order, as a fresh ``git clone`` gives them."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in COPIED:
+        src = REPO / name
+        if src.is_dir():
+            for path in sorted(src.rglob("*")):
+                if ".ipynb_checkpoints" in path.parts or "__pycache__" in path.parts:
+                    continue
+                target = dest / path.relative_to(REPO)
+                if path.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, target)
+        elif src.exists():
+            shutil.copyfile(src, dest / name)
+    return dest
+
+
+class LabServer:
+    """One ``jupyter lab`` process serving a copy of the book."""
+
+    def __init__(self, scratch: Path):
+        self.scratch = scratch
+        self.root = copy_book(scratch / "book")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = scratch / "jupyter-server.log"
+        self.process: subprocess.Popen | None = None
+
+    def env(self) -> dict[str, str]:
+        dirs = {name: self.scratch / name for name in ("config", "data", "runtime", "ipython")}
+        for path in dirs.values():
+            path.mkdir(parents=True, exist_ok=True)
+        for rel, value in USER_SETTINGS.items():
+            target = dirs["config"] / "lab" / "user-settings" / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(value), encoding="utf-8")
+        env = dict(os.environ)
+        env.update(
+            JUPYTER_CONFIG_DIR=str(dirs["config"]),
+            JUPYTER_DATA_DIR=str(dirs["data"]),
+            JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+            IPYTHONDIR=str(dirs["ipython"]),
+            # share the build's font cache: a fresh one costs seconds per kernel
+            MPLCONFIGDIR=str(REPO / "build" / "matplotlib"),
+            MPLBACKEND="module://matplotlib_inline.backend_inline",
+            JUPYTER_PLATFORM_DIRS="1",
+            PYTHONHASHSEED="0",
+            PYDEVD_DISABLE_FILE_VALIDATION="1",
+        )
+        return env
+
+    def command(self) -> list[str]:
+        return [
+            str(Path(sys.executable).parent / "jupyter"), "lab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={self.port}",
+            "--ServerApp.port_retries=0",
+            "--ServerApp.token=",
+            "--ServerApp.password=",
+            f"--ServerApp.root_dir={self.root}",
+            "--ServerApp.allow_root=True",
+            "--LabApp.expose_app_in_browser=True",
+        ]
+
+    def start(self, timeout: float = 60.0) -> None:
+        (REPO / "build" / "matplotlib").mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            self.command(), env=self.env(), cwd=self.root, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        SERVER_PID_FILE.parent.mkdir(parents=True, exist_ok=True)
+        SERVER_PID_FILE.write_text(f"{self.process.pid}\n", encoding="utf-8")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with {self.process.returncode}:\n{self.log()}")
+            try:
+                self.api("GET", "/api/status")
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"jupyter lab did not answer within {timeout:.0f} s:\n{self.log()}")
+
+    def api(self, method: str, path: str):
+        request = urllib.request.Request(self.base + path, method=method)
+        with urllib.request.urlopen(request, timeout=5) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        """SIGTERM by PID (the server then shuts its kernels down), SIGKILL its process
+        group if it lingers."""
+        proc, self.process = self.process, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+        # kernels live in the server's process group; none may outlive the suite
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        SERVER_PID_FILE.unlink(missing_ok=True)
+
+
+# ---- JupyterLab, read through its own models --------------------------------------------
+
+JS_CURRENT_READY = """(path) => {
+  const app = window.jupyterapp;
+  if (!app || !app.shell) return false;
+  const w = app.shell.currentWidget;
+  if (!w || !w.context || w.context.path !== path || !w.content || !w.content.model) return false;
+  const s = w.sessionContext && w.sessionContext.session;
+  return !!(s && s.kernel && s.kernel.status === 'idle' && w.content.widgets.length > 0);
+}"""
+
+JS_CURRENT_KIND = """(path) => {
+  const app = window.jupyterapp;
+  const w = app.shell.currentWidget;
+  const viewer = app.docRegistry.defaultWidgetFactory(path);
+  return {
+    path: w && w.context ? w.context.path : null,
+    notebook: !!(w && w.node.classList.contains('jp-NotebookPanel')),
+    default_viewer: viewer ? viewer.name : null,
+  };
+}"""
+
+JS_RUN_FINISHED = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const s = w.sessionContext.session;
+  if (!s || !s.kernel || s.kernel.status !== 'idle') return false;
+  const cells = w.content.model.cells;
+  let failed = false, pending = false;
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells.get(i);
+    if (c.type !== 'code') continue;
+    for (let j = 0; j < c.outputs.length; j++) if (c.outputs.get(j).type === 'error') failed = true;
+    if (c.sharedModel.getSource().trim() && c.executionCount == null) pending = true;
+  }
+  return failed || !pending;
+}"""
+
+JS_OUTPUT_PROBLEMS = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const cells = w.content.model.cells;
+  const found = [];
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells.get(i);
+    if (c.type !== 'code') continue;
+    if (c.sharedModel.getSource().trim() && c.executionCount == null)
+      found.push({cell: i, kind: 'not executed'});
+    for (let j = 0; j < c.outputs.length; j++) {
+      const o = c.outputs.get(j).toJSON();
+      if (o.output_type === 'error')
+        found.push({cell: i, kind: 'error', text: o.ename + ': ' + o.evalue});
+      if (o.output_type === 'stream' && o.name === 'stderr')
+        found.push({cell: i, kind: 'stderr', text: [].concat(o.text).join('').slice(0, 400)});
+    }
+  }
+  return found;
+}"""
+
+JS_SHUTDOWN_SESSIONS = """async () => {
+  if (window.jupyterapp) await window.jupyterapp.serviceManager.sessions.shutdownAll();
+}"""
+
+JS_POPUPS = """() => Array.from(document.querySelectorAll(
+    '.jp-Dialog, .Toastify__toast, .jp-toast-message, .jp-Notification-Toast'))
+  .map(e => (e.innerText || e.className).slice(0, 200))"""
+
+
+def open_page(page, server: LabServer, md_rel: str, timeout_ms: int = 60_000) -> None:
+    """Open ``md_rel`` the way ``make lab`` opens the preface: its ``/lab/tree`` address."""
+    page.goto(f"{server.base}/lab/tree/{md_rel}?reset", wait_until="domcontentloaded")
+    page.wait_for_function(JS_CURRENT_READY, arg=md_rel, timeout=timeout_ms)
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout_ms)
+
+
+def run_all(page, timeout_ms: int = 120_000) -> None:
+    """Clear the stored outputs, then Run → Run All Cells (command ``runmenu:run-all``)."""
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.evaluate("() => window.jupyterapp.commands.execute('runmenu:run-all')")
+    page.wait_for_function(JS_RUN_FINISHED, timeout=timeout_ms)
+
+
+def cell(page, index: int):
+    """The ``index``-th cell (counting from 0) of the open notebook."""
+    return page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(index)

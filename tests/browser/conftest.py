@@ -1,0 +1,142 @@
+"""Fixtures of the browser suite: one JupyterLab server and one Chromium for the session.
+
+The suite runs only when ``LABKIT_BROWSER_TESTS=1`` (``scripts/browser-test.sh`` sets it);
+under ``make test`` its browser tests are skipped and only the coverage checks, which need
+no browser, run.  Tests are ordered page by page so that each notebook is opened and run
+once, then every widget on it is moved.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from browser_book import REPO, toc_notebook_sources
+from browser_lab import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    JS_OUTPUT_PROBLEMS,
+    JS_SHUTDOWN_SESSIONS,
+    LabServer,
+    open_page,
+    overrides_problem,
+    run_all,
+)
+
+ENABLED = os.environ.get("LABKIT_BROWSER_TESTS") == "1"
+SCREENSHOTS = REPO / "browser-screenshots"
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "browser: drives JupyterLab in Chromium (slow)")
+
+
+def pytest_collection_modifyitems(config, items):
+    pages = toc_notebook_sources()
+
+    def order(item):
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        md = params.get("page_md") or getattr(params.get("widget"), "page", None)
+        kind = 1 if "widget" in params else 0
+        rank = pages.index(md) if md in pages else -1
+        return (rank, kind)
+
+    browser_items = [i for i in items if i.get_closest_marker("browser")]
+    if not ENABLED:
+        skip = pytest.mark.skip(reason="browser suite: run scripts/browser-test.sh")
+        for item in browser_items:
+            item.add_marker(skip)
+        return
+    others = [i for i in items if not i.get_closest_marker("browser")]
+    items[:] = others + sorted(browser_items, key=order)
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    problem = overrides_problem()
+    if problem:
+        pytest.fail(problem)
+    server = LabServer(tmp_path_factory.mktemp("jupyterlab"))
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium chromium-driver")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session")
+def browser_context(browser):
+    context = browser.new_context(viewport=VIEWPORT, locale="en-US", timezone_id="UTC")
+    yield context
+    context.close()
+
+
+@dataclass
+class RunPage:
+    """A notebook opened in JupyterLab and run with Run All; ``problems`` lists every
+    error or stderr output and every cell left unexecuted."""
+
+    md: str
+    page: object
+    problems: list = field(default_factory=list)
+    screenshot: Path | None = None
+
+
+class Notebooks:
+    """Opens and runs each notebook once; keeps the most recent one open for its widgets."""
+
+    def __init__(self, server: LabServer, context):
+        self.server = server
+        self.context = context
+        self.current: RunPage | None = None
+
+    def open(self, md: str):
+        """A fresh tab with ``md`` opened (not run) — the reader's first screen."""
+        self.close()
+        page = self.context.new_page()
+        open_page(page, self.server, md)
+        return page
+
+    def run(self, md: str) -> RunPage:
+        if self.current is not None and self.current.md == md:
+            return self.current
+        page = self.open(md)
+        SCREENSHOTS.mkdir(exist_ok=True)
+        shot = SCREENSHOTS / (md.removeprefix("notebooks/").removesuffix(".md").replace("/", "__") + ".png")
+        page.screenshot(path=str(shot))
+        run_all(page)
+        self.current = RunPage(md, page, page.evaluate(JS_OUTPUT_PROBLEMS), shot)
+        return self.current
+
+    def close(self) -> None:
+        """Close every tab, shutting down the kernels it started first."""
+        self.current = None
+        for page in list(self.context.pages):
+            try:
+                page.evaluate(JS_SHUTDOWN_SESSIONS)
+            finally:
+                page.close()
+
+
+@pytest.fixture(scope="session")
+def notebooks(lab_server, browser_context):
+    book = Notebooks(lab_server, browser_context)
+    yield book
+    book.close()

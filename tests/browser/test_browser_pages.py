@@ -1,0 +1,80 @@
+"""Every toc notebook, read as a reader reads it: opened from its MyST source in JupyterLab,
+run with Run → Run All Cells, checked for errors and for its figures and widgets.
+
+Also the opening experience of ``make lab``: the preface opens as a notebook, with no
+pop-up to dismiss, and links to every other page of the toc.
+"""
+
+from __future__ import annotations
+
+import pytest
+from browser_book import Page, toc_notebook_sources, toc_pages
+from browser_lab import JS_CURRENT_KIND, JS_CURRENT_READY, JS_POPUPS, cell
+
+PAGES: list[Page] = toc_pages()
+PREFACE = "notebooks/00-preface.md"
+
+pytestmark = pytest.mark.browser
+
+
+def test_preface_opens_as_a_notebook_with_no_popups(notebooks):
+    """``make lab`` lands on the preface, rendered as a notebook, with nothing to dismiss."""
+    page = notebooks.open(PREFACE)
+    kind = page.evaluate(JS_CURRENT_KIND, PREFACE)
+    assert kind["path"] == PREFACE and kind["notebook"], f"the preface opened as {kind}, not a notebook"
+    assert kind["default_viewer"] == "Jupytext Notebook", (
+        f"a .md opens with {kind['default_viewer']!r}, expected 'Jupytext Notebook' "
+        "(jupyter/overrides.json, installed by make setup)"
+    )
+    heading = page.locator(".jp-NotebookPanel .jp-MarkdownCell h1").first
+    assert heading.inner_text().strip().rstrip("¶").strip().startswith("Preface"), heading.inner_text()
+    page.wait_for_timeout(3000)  # news and build prompts arrive a moment after start-up
+    popups = page.evaluate(JS_POPUPS)
+    assert popups == [], f"{len(popups)} pop-up(s) on opening the book: {popups}"
+
+
+def test_preface_links_to_every_page_of_the_toc(notebooks):
+    """The table of contents is navigable from the preface: it links to every other toc page,
+    and following a link opens that page as a notebook."""
+    page = notebooks.open(PREFACE)
+    hrefs = page.locator(".jp-NotebookPanel .jp-MarkdownCell a[href]").evaluate_all(
+        "els => els.map(e => e.getAttribute('href'))"
+    )
+    targets = {h.split("#")[0].removeprefix("./") for h in hrefs}
+    wanted = [md for md in toc_notebook_sources() if md != PREFACE]
+    missing = [
+        md for md in wanted
+        if not {md.removeprefix("notebooks/"), md.removeprefix("notebooks/").removesuffix(".md") + ".ipynb"} & targets
+    ]
+    assert not missing, f"the preface has no link to {len(missing)} toc page(s): {missing}; it links to {sorted(targets)}"
+    first = wanted[0].removeprefix("notebooks/")
+    page.locator(f".jp-NotebookPanel .jp-MarkdownCell a[href='{first}']").first.click()
+    page.wait_for_function(JS_CURRENT_READY, arg=wanted[0], timeout=60_000)
+    assert page.evaluate(JS_CURRENT_KIND, wanted[0])["notebook"], f"{wanted[0]} did not open as a notebook"
+
+
+@pytest.mark.parametrize("page_md", [p.md for p in PAGES])
+def test_page_runs_clean_and_shows_its_figures_and_widgets(notebooks, page_md):
+    info = next(p for p in PAGES if p.md == page_md)
+    run = notebooks.run(page_md)
+    assert run.problems == [], f"{page_md}: Run All left problems: {run.problems}"
+    stderr_nodes = run.page.locator(
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+    ).count()
+    assert stderr_nodes == 0, f"{page_md}: {stderr_nodes} stderr/traceback output(s) rendered"
+    title = run.page.locator(".jp-NotebookPanel .jp-MarkdownCell h1").first.inner_text()
+    assert info.title and info.title.split()[0] in title, f"{page_md}: title {info.title!r} not rendered ({title!r})"
+    for index in info.figure_cells:
+        images = cell(run.page, index).locator(".jp-OutputArea-output img")
+        sizes = images.evaluate_all("els => els.map(e => [e.naturalWidth, e.naturalHeight])")
+        assert any(w > 0 and h > 0 for w, h in sizes), (
+            f"{page_md}: cell {index} stored a figure but shows none after Run All (images: {sizes})"
+        )
+    for widget in info.widgets:
+        out = cell(run.page, widget.index).locator(".jp-Cell-outputArea")
+        live = out.locator(".jupyter-widgets, .widget-box, .widget-inline-hbox, .widget-vbox, .widget-hbox")
+        live.first.wait_for(state="visible", timeout=20_000)
+        text = out.inner_text()
+        assert "Error displaying widget" not in text and "Loading widget" not in text, (
+            f"{widget.key}: the widget did not render: {text[:300]!r}"
+        )
