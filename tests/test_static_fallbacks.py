@@ -1,0 +1,143 @@
+"""Static fallbacks: the static book shows no live widgets, so every widget cell has a figure
+of its default state beside it.
+
+Rules (CONTRIBUTING.md, "Notebooks"), checked on every stored ``.ipynb`` under ``notebooks/``:
+- a code cell tagged ``widget`` is also tagged ``nbval-ignore-output``;
+- the next code cell after it is tagged ``widget-static`` and its stored outputs hold an
+  ``image/png``;
+- every ``widget-static`` cell is the static fallback of a widget cell right before it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def stored_notebooks(root: Path = REPO / "notebooks") -> list[Path]:
+    return sorted(p for p in root.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def _tags(cell: dict) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _png_outputs(cell: dict) -> list[bytes]:
+    found = []
+    for output in cell.get("outputs", []):
+        data = output.get("data", {}).get("image/png")
+        if data is not None:
+            found.append(base64.b64decode("".join(data) if isinstance(data, list) else data))
+    return found
+
+
+def fallback_problems(nb: dict, name: str) -> list[str]:
+    """Every broken rule of one notebook (``nb`` as parsed JSON), naming cell indices."""
+    problems = []
+    cells = nb.get("cells", [])
+    code = [i for i, c in enumerate(cells) if c.get("cell_type") == "code"]
+    for position, index in enumerate(code):
+        tags = _tags(cells[index])
+        if "widget" in tags:
+            if "nbval-ignore-output" not in tags:
+                problems.append(f"{name}: widget cell {index} is not tagged nbval-ignore-output")
+            following = code[position + 1] if position + 1 < len(code) else None
+            if following is None or "widget-static" not in _tags(cells[following]):
+                problems.append(
+                    f"{name}: widget cell {index} is not followed by a code cell tagged widget-static"
+                )
+                continue
+            pngs = _png_outputs(cells[following])
+            if not pngs:
+                problems.append(
+                    f"{name}: widget-static cell {following} (after widget cell {index}) stores no "
+                    "image/png output; end it with plt.show() and rebuild with make notebooks"
+                )
+            elif not all(png.startswith(PNG_MAGIC) for png in pngs):
+                problems.append(f"{name}: widget-static cell {following} stores an image/png that is not a PNG")
+        if "widget-static" in tags:
+            previous = code[position - 1] if position > 0 else None
+            if previous is None or "widget" not in _tags(cells[previous]):
+                problems.append(f"{name}: widget-static cell {index} does not follow a widget cell")
+    return problems
+
+
+@pytest.mark.parametrize("ipynb", stored_notebooks(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_widget_has_a_static_figure_beside_it(ipynb):
+    problems = fallback_problems(json.loads(ipynb.read_text(encoding="utf-8")), ipynb.name)
+    assert not problems, "\n".join(problems)
+
+
+# ---- the checker itself: each rule, broken on purpose, is reported ------------------------
+
+_PNG = base64.b64encode(PNG_MAGIC + b"rest").decode()
+
+
+def _code(source: str, tags=(), png: bool = False) -> dict:
+    outputs = [{"output_type": "display_data", "data": {"image/png": _PNG}, "metadata": {}}] if png else []
+    return {"cell_type": "code", "source": source, "metadata": {"tags": list(tags)}, "outputs": outputs}
+
+
+def _md(text: str) -> dict:
+    return {"cell_type": "markdown", "source": text, "metadata": {}}
+
+
+GOOD = [
+    _code("import labkit"),
+    _code("stepper", ("widget", "nbval-ignore-output")),
+    _md("The static view:"),
+    _code("draw(stepper)", ("widget-static",), png=True),
+]
+
+
+def test_a_widget_with_its_static_figure_passes():
+    assert fallback_problems({"cells": GOOD}, "good.ipynb") == []
+
+
+def test_a_static_cell_without_a_stored_png_is_reported():
+    cells = GOOD[:3] + [_code("draw(stepper)", ("widget-static",))]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget-static cell 3 (after widget cell 1) stores no image/png output; "
+        "end it with plt.show() and rebuild with make notebooks"
+    ]
+
+
+def test_a_widget_without_a_static_cell_is_reported():
+    cells = GOOD[:2] + [_code("print(1)")]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget cell 1 is not followed by a code cell tagged widget-static"
+    ]
+
+
+def test_a_widget_last_on_the_page_is_reported():
+    assert fallback_problems({"cells": GOOD[:2]}, "x.ipynb") == [
+        "x.ipynb: widget cell 1 is not followed by a code cell tagged widget-static"
+    ]
+
+
+def test_a_widget_missing_nbval_ignore_output_is_reported():
+    cells = [_code("stepper", ("widget",)), GOOD[3]]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget cell 0 is not tagged nbval-ignore-output"
+    ]
+
+
+def test_a_static_cell_without_its_widget_is_reported():
+    cells = [_code("import labkit"), GOOD[3]]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget-static cell 1 does not follow a widget cell"
+    ]
+
+
+def test_a_png_output_that_is_not_a_png_is_reported():
+    bad = _code("draw(stepper)", ("widget-static",))
+    bad["outputs"] = [{"output_type": "display_data", "data": {"image/png": base64.b64encode(b"GIF89a").decode()}}]
+    assert fallback_problems({"cells": GOOD[:2] + [bad]}, "x.ipynb") == [
+        "x.ipynb: widget-static cell 2 stores an image/png that is not a PNG"
+    ]
