@@ -1,0 +1,47 @@
+"""``labkit trace tool [--scenario NAME | --fault NAME] [--out PATH]``: run trace three."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def configure(parser) -> None:
+    from labkit.tools.runtime import SCENARIOS
+
+    parser.add_argument("--scenario", metavar="NAME", default=None,
+                        help="run a named scenario: " + ", ".join(SCENARIOS))
+    parser.add_argument("--fault", metavar="NAME", default=None,
+                        help="inject a named fault (any scenario but 'happy'); see --list-faults")
+    parser.add_argument("--out", metavar="PATH", default=None,
+                        help="where to write the JSONL trace (default: trace-tool-001[-NAME].jsonl)")
+    parser.add_argument("--list-faults", action="store_true", help="list the scenarios and faults and exit")
+
+
+def run(args) -> int:
+    from labkit.events import write_jsonl
+    from labkit.tools.faults import FAULTS, faulty_config
+    from labkit.tools.runtime import SCENARIOS, ToolRunConfig, run_tool_trace
+
+    if args.list_faults:
+        for name, (description, _) in SCENARIOS.items():
+            where = f"[{FAULTS[name].component}]" if name in FAULTS else "[golden]"
+            print(f"{name:28s} {where} {description}")
+        return 0
+    if args.scenario and args.fault and args.scenario != args.fault:
+        raise ValueError(f"give --scenario or --fault, not both ({args.scenario!r} vs {args.fault!r})")
+    name = args.fault or args.scenario
+    config = faulty_config(args.fault) if args.fault else ToolRunConfig.named(name)
+    trace = run_tool_trace(config)
+    default = "trace-tool-001.jsonl" if name in (None, "happy") else f"trace-tool-001-{name}.jsonl"
+    out = write_jsonl(trace.events, Path(args.out or default))
+    events = trace.events
+    print(f"trace {config.trace_id}: scenario {config.scenario}, {len(events)} events "
+          f"({events[0]['event_id']}–{events[-1]['event_id']})")
+    print(f"proposal   {trace.arguments_bytes.decode('utf-8', 'replace')} "
+          f"({len(trace.first_call.decode.token_ids)} tokens)")
+    print(f"state      {' → '.join([trace.machine.history[0][0]] + [b for _, b, _ in trace.machine.history])}")
+    print(f"calendar   {sorted(trace.service.store) or 'no event'}; request {trace.request_status}")
+    if trace.answer is not None:
+        print(f"answer     {trace.answer}")
+    print(f"wrote      {out}")
+    return 0
