@@ -93,3 +93,19 @@ def test_ppo_clip_objective_case_by_case(ratio, advantage, expected):
 def test_grpo_bad_input_names_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_grpo_group_editor_follows_its_controls_without_a_browser():
+    from labkit.labs.widgets_rl import grpo_group_editor
+
+    editor = grpo_group_editor(render=False)
+    assert editor.state.population_advantage.tolist() == SOURCE_GRPO["population_advantage"][0]
+    assert editor.state.sample_advantage.tolist() == SOURCE_GRPO["sample_advantage"][0]
+    editor.rewards_text.value = "1 0 0 0"
+    # one success in four: population std √3/4, sample std 1/2
+    assert editor.state.population_advantage[0] == pytest.approx(np.sqrt(3.0), rel=1e-7)
+    assert editor.state.sample_advantage[0] == pytest.approx(1.5, rel=1e-7)
+    editor.eps_choice.value = 0.1
+    assert editor.state.sample_advantage[0] == pytest.approx(0.75 / 0.6, rel=1e-12)
+    editor.rewards_text.value = "1 x"
+    assert editor.error == "rewards must be numbers separated by spaces or commas, got '1 x'"

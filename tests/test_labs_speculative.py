@@ -108,3 +108,38 @@ def test_samples_below_ten_thousand_are_refused():
 def test_speculative_bad_input_names_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_speculative_sampler_follows_its_controls_without_a_browser():
+    from labkit.labs.widgets_rl import speculative_sampler
+
+    sampler = speculative_sampler(render=False)
+    assert sampler.state.observed.tolist() == [0.599475, 0.300205, 0.10032]
+    sampler.wrong_fallback.value = True
+    assert np.allclose(sampler.state.output, [0.52, 0.36, 0.12], atol=1e-15)
+    assert sampler.state.standard_errors > 6.0, "the wrong fallback must show as a failed six-sigma check"
+    sampler.wrong_fallback.value = False
+    sampler.q_text.value = "0.6, 0.3, 0.1"
+    assert sampler.state.mass.reject_probability < 1e-15 and sampler.error is None
+    before = sampler.state
+    sampler.p_text.value = "0.5 0.6 0.1"
+    assert sampler.error.startswith("p (target) must sum to 1") and sampler.state is before
+    assert "cannot draw" in sampler.message.value
+
+
+def test_speculative_widget_picture_equals_its_static_figure():
+    """Widget PNG and static figure come from one drawing function: byte-identical at default."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from labkit.labs.widgets_rl import speculative_figure, speculative_sampler
+
+    figure = speculative_figure()
+    titles = [ax.get_title() for ax in figure.axes]
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    plt.close(figure)
+    assert titles == ["exact law, β = 0.2000, TV to p = 0.0000", "seed 73: acceptance 0.8012, max 0.5 σ"]
+    widget_png = speculative_sampler().image.value
+    assert widget_png[:4] == b"\x89PNG" and widget_png == buffer.getvalue(), "widget and static figure differ"

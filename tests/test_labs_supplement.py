@@ -110,3 +110,18 @@ def test_wrong_fallback_tv_is_half_the_l1_and_correct_rule_is_exact():
     assert report["wrong_total_variation_distance"] == report["wrong_l1_distance"] / 2
     assert np.allclose(report["wrong_output"], [0.52, 0.36, 0.12], atol=1e-15, rtol=0)
     assert report["wrong_l1_distance"] == pytest.approx(0.16, abs=1e-15)
+
+
+def test_bandwidth_calculator_follows_its_controls_without_a_browser():
+    from labkit.labs.widgets_rl import bandwidth_calculator
+
+    calculator = bandwidth_calculator(render=False)
+    assert calculator.state.step == SOURCE_BANDWIDTH["cases"][1]
+    calculator.batch.value = 1
+    assert calculator.state.step == SOURCE_BANDWIDTH["cases"][0]
+    calculator.bandwidth_tb.value = 2.0
+    assert calculator.state.step["lower_bound_ms"] == pytest.approx(15.073741824 / 2, rel=1e-15)
+    assert "not a measurement" in calculator.message.value
+    calculator.layers.value = 0
+    assert calculator.error == "DecodeBudget.n_layers must be a positive integer, got 0"
+    assert calculator.state.budget.n_layers == 32

@@ -77,9 +77,10 @@ def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: floa
     old_loss = global_loss(w, ranks)
     new_loss = global_loss(new_w, ranks)
     naive_loss = global_loss(w - learning_rate * naive, ranks)
-    if global_mean != 0:
-        require(new_loss < old_loss,
-                f"unequal_rank: a step along the global mean should lower the loss {old_loss!r}, got {new_loss!r}")
+    # a descent step on this convex loss lowers it, unless the step is too small to show in float64
+    tiny_step = abs(learning_rate * global_mean) < 1e-6
+    require(new_loss < old_loss or (tiny_step and new_loss <= old_loss),
+            f"unequal_rank: a step along the global mean should lower the loss {old_loss!r}, got {new_loss!r}")
     return {
         "rank_token_counts": counts.tolist(),
         "rank_gradient_sums": sums.tolist(),

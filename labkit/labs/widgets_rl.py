@@ -69,12 +69,16 @@ class _Widget:
 
     box = None
     error: str | None = None
+    #: False: keep ``state`` in step with the controls but draw no PNG (fast, for tests).
+    render: bool = True
     _size = (9.0, 3.4)
 
     def _repr_mimebundle_(self, **kwargs):
         return self.box._repr_mimebundle_(**kwargs)
 
     def _show(self, draw, state) -> None:
+        if not self.render:
+            return
         figure = _new_figure(False, self._size)
         draw(state, figure)
         self.image.value = _png(figure)
@@ -175,9 +179,10 @@ class SpeculativeSampler(_Widget):
     """Edit p and q, the number of draws and the fallback; ``state`` follows the edits."""
 
     def __init__(self, p=speculative.TARGET, q=speculative.DRAFT, samples: int = 200_000,
-                 seed: int = speculative.SEED, fallback: str = "residual"):
+                 seed: int = speculative.SEED, fallback: str = "residual", render: bool = True):
         import ipywidgets as widgets
 
+        self.render = render
         self.state: SpeculativeState = speculative_state(p, q, samples, seed, fallback)
         layout = widgets.Layout(width="420px")
         self.p_text = widgets.Text(value=_fmt(p), description="target p", layout=layout,
@@ -215,8 +220,9 @@ class SpeculativeSampler(_Widget):
 
 
 def speculative_sampler(p=speculative.TARGET, q=speculative.DRAFT, samples: int = 200_000,
-                        seed: int = speculative.SEED, fallback: str = "residual") -> SpeculativeSampler:
-    return SpeculativeSampler(p, q, samples, seed, fallback)
+                        seed: int = speculative.SEED, fallback: str = "residual",
+                        render: bool = True) -> SpeculativeSampler:
+    return SpeculativeSampler(p, q, samples, seed, fallback, render)
 
 
 # ---------------------------------------------------------------------------------------
@@ -297,9 +303,10 @@ def bandwidth_figure(state: BandwidthState | None = None):
 class BandwidthCalculator(_Widget):
     """Model size, bytes per parameter, KV layout, context, batch and bandwidth → ``state``."""
 
-    def __init__(self, budget: DecodeBudget | None = None, batch: int = 8):
+    def __init__(self, budget: DecodeBudget | None = None, batch: int = 8, render: bool = True):
         import ipywidgets as widgets
 
+        self.render = render
         budget = budget or DecodeBudget()
         self.state: BandwidthState = bandwidth_state(budget, batch)
         style = {"description_width": "150px"}
@@ -347,8 +354,9 @@ class BandwidthCalculator(_Widget):
         self._show(draw_bandwidth_view, self.state)
 
 
-def bandwidth_calculator(budget: DecodeBudget | None = None, batch: int = 8) -> BandwidthCalculator:
-    return BandwidthCalculator(budget, batch)
+def bandwidth_calculator(budget: DecodeBudget | None = None, batch: int = 8,
+                         render: bool = True) -> BandwidthCalculator:
+    return BandwidthCalculator(budget, batch, render)
 
 
 # ---------------------------------------------------------------------------------------
@@ -419,9 +427,10 @@ class GroupEditor(_Widget):
 
     EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
 
-    def __init__(self, rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON):
+    def __init__(self, rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON, render: bool = True):
         import ipywidgets as widgets
 
+        self.render = render
         self.state: GroupState = group_state(rewards, eps)
         self.rewards_text = widgets.Text(value=_fmt(rewards), description="rewards",
                                          layout=widgets.Layout(width="420px"), continuous_update=False)
@@ -448,8 +457,9 @@ class GroupEditor(_Widget):
         self._show(draw_group_view, s)
 
 
-def grpo_group_editor(rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON) -> GroupEditor:
-    return GroupEditor(rewards, eps)
+def grpo_group_editor(rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON,
+                      render: bool = True) -> GroupEditor:
+    return GroupEditor(rewards, eps, render)
 
 
 # ---------------------------------------------------------------------------------------
@@ -523,9 +533,11 @@ def dpo_margin_figure(state: MarginState | None = None):
 class MarginCurve(_Widget):
     """Sliders for the policy's two log-probs and β; ``state`` is the point on the curve."""
 
-    def __init__(self, policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS, beta: float = dpo.BETA):
+    def __init__(self, policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS, beta: float = dpo.BETA,
+                 render: bool = True):
         import ipywidgets as widgets
 
+        self.render = render
         self.reference = tuple(float(r) for r in reference)
         self.state: MarginState = margin_state(policy, self.reference, beta)
         style = {"description_width": "170px"}
@@ -556,5 +568,5 @@ class MarginCurve(_Widget):
 
 
 def dpo_margin_curve(policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS,
-                     beta: float = dpo.BETA) -> MarginCurve:
-    return MarginCurve(policy, reference, beta)
+                     beta: float = dpo.BETA, render: bool = True) -> MarginCurve:
+    return MarginCurve(policy, reference, beta, render)
