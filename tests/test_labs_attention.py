@@ -100,7 +100,7 @@ def test_rectangular_toggle_changes_weights_only_when_the_rectangle_is_not_squar
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [({"cached": 7}, r"cached must be an integer in \[0, 6\]"), ({"mask": "full"}, "mask must be one of"),
-     ({"layer": 2}, "layer must be 0 or 1")],
+     ({"layer": 2}, r"layer must be in \[0, 1\], got 2")],
 )
 def test_heatmap_bad_input_names_the_argument(kwargs, message):
     from labkit.labs.widgets_attention import attention_state

@@ -21,7 +21,7 @@ from html import escape
 import numpy as np
 
 from labkit.labs.cache_faults import MODES, FaultCase, run_case
-from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
 from labkit.labs.masks import (
     PACKED_DOCUMENT_IDS,
     document_causal_allowed,
@@ -235,8 +235,8 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
         raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")
     if mask not in MASK_KINDS:
         raise ValueError(f"mask must be one of {list(MASK_KINDS)}, got {mask!r}")
-    if layer not in range(2):
-        raise ValueError(f"layer must be 0 or 1, got {layer!r}")
+    if layer not in range(LAB_CONFIG.n_layers):
+        raise ValueError(f"layer must be in [0, {LAB_CONFIG.n_layers - 1}], got {layer!r}")
     model = lab_decoder("top_left_rectangular_mask" if mask == MASK_KINDS[1] else None)
     cache = KVCache(model.config.n_layers)
     if cached:
@@ -294,7 +294,7 @@ class AttentionHeatmap(_WidgetView):
         self.cached_slider = widgets.IntSlider(value=cached, min=0, max=lab_tokens().size - 1,
                                                description="cached", continuous_update=False)
         self.mask_buttons = widgets.ToggleButtons(options=list(MASK_KINDS), value=mask, description="mask")
-        self.layer_buttons = widgets.ToggleButtons(options=[0, 1], value=layer, description="layer")
+        self.layer_buttons = widgets.ToggleButtons(options=list(range(LAB_CONFIG.n_layers)), value=layer, description="layer")
         self.image = widgets.Image(format="png")
         for control in (self.cached_slider, self.mask_buttons, self.layer_buttons):
             control.observe(self.update, names="value")
