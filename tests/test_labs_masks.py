@@ -124,3 +124,5 @@ def test_mask_viewer_follows_edits_and_reports_bad_input():
     assert "assistant_target must be 7 booleans" in viewer.error
     viewer.document_ids_text.value = "a b"
     assert "document IDs must be non-negative integers" in viewer.error
+    viewer.document_ids_text.value = " ".join(["0"] * 25)
+    assert "at most 24 tokens, got 25" in viewer.error

@@ -32,6 +32,8 @@ from labkit.nn import KVCache
 from labkit.nn.attention import causal_allowed
 
 MASK_KINDS = ("causal", "top-left rectangular")
+#: the longest row the mask viewer draws legibly
+MAX_VIEW_TOKENS = 24
 
 
 # ---------------------------------------------------------------------------------------
@@ -91,6 +93,8 @@ def mask_state(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None) -> MaskS
     ids = np.asarray(document_ids)
     if ids.ndim != 1 or ids.size < 2 or not np.issubdtype(ids.dtype, np.integer):
         raise ValueError(f"document_ids must be at least two integers, got {ids.tolist()!r}")
+    if ids.size > MAX_VIEW_TOKENS:
+        raise ValueError(f"document_ids: the viewer draws at most {MAX_VIEW_TOKENS} tokens, got {ids.size}")
     flags = np.ones(ids.size, dtype=bool) if assistant_target is None else np.asarray(assistant_target)
     if flags.shape != ids.shape or flags.dtype != np.bool_:
         raise ValueError(
