@@ -159,3 +159,13 @@ def test_text_fixtures_match_their_recipe():
     from labkit import fixtures
 
     assert fixtures.check(["text"]) == []
+
+
+def test_the_page_checks_pass_on_the_golden_run_and_fail_on_a_faulty_one(run):
+    from labkit.text.assertions import check_reproduction
+    from labkit.text.faults import faulty_config
+
+    assert [ok for _, ok, _ in check_reproduction(run)] == [True] * 8
+    faulty = run_text_trace(faulty_config("eos_in_control_mask"))
+    failed = [name.split(".")[0] for name, ok, _ in check_reproduction(faulty) if not ok]
+    assert failed == ["4", "7"], f"with EOS masked, checks {failed} failed; expected 4 and 7"

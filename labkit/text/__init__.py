@@ -6,6 +6,7 @@ model.py      toy-decoder-v1: configuration, stored weights, the fitting recipe
 processors.py the six logits processors and greedy selection
 runtime.py    ``run_text_trace(TextTraceConfig)`` → events e00–e24 and the step ledger
 faults.py     the named faults (each a change of ``TextTraceConfig``)
+assertions.py the eight reproduction assertions of §7.5, as checks on a run
 widgets.py    the decode stepper, the logits and attention figures
 fixture.py    the recipe for fixtures/text/ and fixtures/traces/text.jsonl
 cli.py        ``labkit trace text``

@@ -17,6 +17,7 @@ _EVENT_FIELDS = {
     "stream.delta": ("sequence_no", "token_id", "utf8_hex"),
     "decode.started": ("consuming", "position", "cache_length"),
     "decode.completed": ("new_cache_length", "cache_lengths"),
+    "prefill.completed": ("cache_length",),
 }
 
 
@@ -45,10 +46,14 @@ class StepView:
 
 
 def event_line(event: dict) -> str:
-    """``e05 token.selected  step=1 token_id=14 …``: the event without its tensors."""
+    """``e05 token.selected  step=1 token_id=14 …``: key discrete fields (and raw top logits)."""
     payload = event["payload"]
     keys = _EVENT_FIELDS.get(event["event_type"], [k for k in payload if k not in ("tensors", "artifacts")])
-    fields = " ".join(f"{k}={payload[k]}" for k in keys if k in payload)
+    fields = " ".join(f"{k}={v}" for k, v in payload.get("artifacts", {}).items())
+    fields = (fields + " " + " ".join(f"{k}={payload[k]}" for k in keys if k in payload)).strip()
+    raw = payload.get("tensors", {}).get("raw_logits")
+    if raw is not None and event["event_type"] != "token.selected":
+        fields += f" raw_top={raw['values']}"
     return f"{event['event_id']} {event['event_type']}  {fields}".rstrip()
 
 
