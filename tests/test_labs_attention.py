@@ -83,7 +83,7 @@ def test_heatmap_rows_match_the_full_pass():
 def test_rectangular_toggle_changes_weights_only_when_the_rectangle_is_not_square():
     from labkit.labs.widgets_attention import attention_heatmap, attention_state
 
-    heatmap = attention_heatmap()
+    heatmap = attention_heatmap(render=False)
     causal = heatmap.state.weights
     heatmap.mask_buttons.value = "top-left rectangular"
     assert heatmap.state.mask == "top-left rectangular"

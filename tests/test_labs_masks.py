@@ -110,7 +110,7 @@ def test_mask_viewer_default_state_is_the_packing_case():
 def test_mask_viewer_follows_edits_and_reports_bad_input():
     from labkit.labs.widgets_attention import mask_viewer
 
-    viewer = mask_viewer()
+    viewer = mask_viewer(render=False)
     viewer.document_ids_text.value = "0 0 0 0 0 0 0"
     viewer.assistant_text.value = "0 0 0 0 1 1 1"          # the source's SFT row
     assert viewer.error is None

@@ -60,12 +60,23 @@ def _png(figure) -> bytes:
 
 
 class _WidgetView:
-    """Displays as its ipywidgets box; ``image.value`` holds the PNG of the current state."""
+    """Displays as its ipywidgets box; ``image.value`` holds the PNG of the current state.
+
+    ``render=False`` keeps the state in step with the controls but draws nothing (for tests).
+    """
 
     box = None
+    image = None
+    render = True
 
     def _repr_mimebundle_(self, **kwargs):
         return self.box._repr_mimebundle_(**kwargs)
+
+    def _draw(self, draw, state, size: tuple[float, float]) -> None:
+        if self.render:
+            figure = _new_figure(False, size)
+            draw(state, figure)
+            self.image.value = _png(figure)
 
 
 # ---------------------------------------------------------------------------------------
@@ -166,8 +177,10 @@ def mask_viewer_figure(state: MaskState | None = None):
 class MaskViewer(_WidgetView):
     """Edit document IDs and assistant-target flags; ``state`` and ``error`` follow the edits."""
 
-    def __init__(self, document_ids=PACKED_DOCUMENT_IDS, assistant_target=None):
+    def __init__(self, document_ids=PACKED_DOCUMENT_IDS, assistant_target=None, render: bool = True):
         import ipywidgets as widgets
+
+        self.render = render
 
         first = mask_state(document_ids, assistant_target)
         self.state: MaskState = first
@@ -198,13 +211,11 @@ class MaskViewer(_WidgetView):
         self.error = None
         self.message.value = (f"prediction mask {self.state.prediction_mask.astype(int).tolist()} · "
                               f"supervised positions {self.state.supervised_positions}")
-        figure = _new_figure(False, (8.0, 3.6))
-        draw_mask_view(self.state, figure)
-        self.image.value = _png(figure)
+        self._draw(draw_mask_view, self.state, (8.0, 3.6))
 
 
-def mask_viewer(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None) -> MaskViewer:
-    return MaskViewer(document_ids, assistant_target)
+def mask_viewer(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None, render: bool = True) -> MaskViewer:
+    return MaskViewer(document_ids, assistant_target, render)
 
 
 # ---------------------------------------------------------------------------------------
@@ -291,8 +302,10 @@ def attention_heatmap_figure(state: AttentionState | None = None):
 class AttentionHeatmap(_WidgetView):
     """Pick cached tokens, mask and layer; ``state`` holds the weights [H, T_new, T] shown."""
 
-    def __init__(self, cached: int = 3, mask: str = "causal", layer: int = 0):
+    def __init__(self, cached: int = 3, mask: str = "causal", layer: int = 0, render: bool = True):
         import ipywidgets as widgets
+
+        self.render = render
 
         self.state: AttentionState = attention_state(cached, mask, layer)
         self.cached_slider = widgets.IntSlider(value=cached, min=0, max=lab_tokens().size - 1,
@@ -308,13 +321,11 @@ class AttentionHeatmap(_WidgetView):
     def update(self, change=None) -> None:
         self.state = attention_state(self.cached_slider.value, self.mask_buttons.value,
                                      self.layer_buttons.value)
-        figure = _new_figure(False, (9.0, 3.4))
-        draw_attention_view(self.state, figure)
-        self.image.value = _png(figure)
+        self._draw(draw_attention_view, self.state, (9.0, 3.4))
 
 
-def attention_heatmap(cached: int = 3, mask: str = "causal", layer: int = 0) -> AttentionHeatmap:
-    return AttentionHeatmap(cached, mask, layer)
+def attention_heatmap(cached: int = 3, mask: str = "causal", layer: int = 0, render: bool = True) -> AttentionHeatmap:
+    return AttentionHeatmap(cached, mask, layer, render)
 
 
 # ---------------------------------------------------------------------------------------
@@ -359,8 +370,10 @@ def cache_fault_figure(case: FaultCase | None = None):
 class CacheFaultToggles(_WidgetView):
     """Pick a mode of ``labkit.labs.cache_faults.MODES``; ``case`` is that run, ``checks`` its checks."""
 
-    def __init__(self, mode: str = "reset_rope_position"):
+    def __init__(self, mode: str = "reset_rope_position", render: bool = True):
         import ipywidgets as widgets
+
+        self.render = render
 
         self._cases: dict[str, FaultCase] = {}
         self.case: FaultCase = self._case(mode)
@@ -381,10 +394,8 @@ class CacheFaultToggles(_WidgetView):
         rows = "".join(f"<tr><td>{name}</td><td>{'pass' if ok else '<b>FAIL</b>'}</td><td>{seen}</td></tr>"
                        for name, ok, seen in check_rows(self.case))
         self.checks.value = f"<table>{rows}</table>"
-        figure = _new_figure(False, (9.0, 3.4))
-        draw_fault_view(self.case, figure)
-        self.image.value = _png(figure)
+        self._draw(draw_fault_view, self.case, (9.0, 3.4))
 
 
-def cache_fault_toggles(mode: str = "reset_rope_position") -> CacheFaultToggles:
-    return CacheFaultToggles(mode)
+def cache_fault_toggles(mode: str = "reset_rope_position", render: bool = True) -> CacheFaultToggles:
+    return CacheFaultToggles(mode, render)
