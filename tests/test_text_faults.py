@@ -36,13 +36,15 @@ def first_difference(golden: list[dict], faulty: list[dict]) -> tuple[str, str, 
         pa, pb = a["payload"], b["payload"]
         if pa.get("artifacts") != pb.get("artifacts"):
             return a["event_id"], "artifacts", "artifacts"
-        discrete = sorted((set(pa) | set(pb)) - {"artifacts", "tensors"})
+        discrete = sorted((set(pa) | set(pb)) - {"artifacts", "tensors", "rng"})
         for key in discrete:
             if pa.get(key) != pb.get(key):
                 return a["event_id"], "discrete", key
         for name in sorted(pa.get("tensors", {})):
             if _tensor_gap(pa["tensors"][name], pb["tensors"][name]):
                 return a["event_id"], "tensors", name
+        if pa.get("rng") != pb.get("rng"):
+            return a["event_id"], "rng", "rng"
     if len(golden) != len(faulty):
         return f"e{min(len(golden), len(faulty)):02d}", "event", "length"
     return "", "identical", ""

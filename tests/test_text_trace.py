@@ -98,6 +98,11 @@ def test_terminal_payloads_match_the_source(run):
     assert e["e03"] == {"batch_slot": 0, "logical_length": 12}
 
 
+def test_greedy_selection_records_that_no_random_numbers_were_drawn(run):
+    records = [e["payload"]["rng"] for e in by_type(run, "token.selected")]
+    assert records == [{"counter_before": 0, "counter_after": 0}] * 5
+
+
 def test_source_logits_reproduced_to_1e5_and_unlisted_ones_below(run):
     for record in run.steps:
         listed = SOURCE_LOGITS[record.step]

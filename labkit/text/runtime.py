@@ -231,6 +231,7 @@ def run_text_trace(config: TextTraceConfig | None = None) -> TextRun:
             "processor_order": list(sampling.processor_order),
             "masked_ids": record.masked_ids,
             "cache_length": cache_at_start,
+            "rng": {"counter_before": 0, "counter_after": 0},   # greedy draws no random numbers
             "tensors": {
                 "raw_logits": _logits_tensor(logits, logits_position),
                 "processed_logits": _logits_tensor(processed, logits_position, stats=False),
