@@ -43,12 +43,13 @@ def test_stepper_shows_text_selection_events_and_masks(run):
     assert stepper.text_label.value == "streamed so far: 短波蓝光"
     assert "selected: 14 短波蓝光" in stepper.selected_label.value
     assert "masked: [0, 1, 2, 3, 4, 5, 6, 18, 19]" in stepper.selected_label.value
-    assert stepper.events_box.value.splitlines()[0].startswith("e05 token.selected  step=1 token_id=14")
-    assert [line.split()[0] for line in stepper.events_box.value.splitlines()] == ["e05", "e06", "e07", "e08"]
+    assert stepper.events_text.splitlines()[0].startswith("e05 token.selected  step=1 token_id=14")
+    assert [line.split()[0] for line in stepper.events_text.splitlines()] == ["e05", "e06", "e07", "e08"]
     stepper.step = 5
     assert stepper.text_label.value == "streamed so far: 短波蓝光的散射通常更强。"
-    assert [line.split()[0] for line in stepper.events_box.value.splitlines()] == ["e21", "e22", "e23", "e24"]
+    assert [line.split()[0] for line in stepper.events_text.splitlines()] == ["e21", "e22", "e23", "e24"]
     assert stepper.view.cache_after is None
+    assert "e23 response.completed" in stepper.events_box.value, "the HTML box must show the events"
     assert bytes(stepper.image.value).startswith(b"\x89PNG"), "step 5 must show a PNG"
 
 
@@ -70,6 +71,28 @@ def test_static_figure_is_the_default_step(run):
         assert "step 1/5: cache 12 → 13" in fig._suptitle.get_text()
         assert [t.get_text() for t in logits_ax.get_xticklabels()][14] == "14 短波蓝光"
         assert [round(p.get_height()) for p in cache_ax.patches] == [12, 12, 13, 13]
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+
+
+def test_prefill_attention_view_is_causal_and_normalised(run):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from labkit.text.widgets import plot_prefill_attention
+
+    for layer in run.prefill.layers:
+        weights = layer.attention_weights[0]                          # [H_q, 12, 12]
+        assert weights.shape == (2, 12, 12)
+        future = np.triu(np.ones((12, 12), dtype=bool), k=1)
+        assert np.all(weights[:, future] == 0), f"layer {layer.layer} attends to future keys"
+        assert np.allclose(weights.sum(-1), 1, atol=1e-6)
+    fig = plot_prefill_attention(run)
+    try:
+        assert len(fig.axes) == 4
+        assert fig.axes[0].get_title() == "layer 0, query head 0 (reads KV head 0)"
     finally:
         import matplotlib.pyplot as plt
 

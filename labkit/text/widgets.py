@@ -8,6 +8,7 @@ inside functions so ``import labkit.text`` stays cheap.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 
 import numpy as np
 
@@ -149,7 +150,7 @@ class DecodeStepper:
 
     State for tests: ``step`` (1-based, settable), ``view`` (the current ``StepView``),
     ``cache_length_label.value``, ``selected_label.value``, ``text_label.value``,
-    ``events_box.value``; ``forward()`` / ``back()`` move one step (clamped).
+    ``events_text`` (shown in ``events_box``); ``forward()`` / ``back()`` move one step (clamped).
     ``images=False`` skips the PNG rendering (for fast tests of the state alone);
     each step's PNG is rendered once and reused.
     """
@@ -166,7 +167,7 @@ class DecodeStepper:
         self.cache_length_label = w.Label()
         self.selected_label = w.Label()
         self.text_label = w.Label()
-        self.events_box = w.Textarea(layout=w.Layout(width="100%", height="110px"), disabled=True)
+        self.events_box = w.HTML()
         self.image = w.Image(format="png")
         self.back_button.on_click(lambda _: self.back())
         self.forward_button.on_click(lambda _: self.forward())
@@ -196,6 +197,11 @@ class DecodeStepper:
         self._refresh()
 
     @property
+    def events_text(self) -> str:
+        """The events of the current step, one line each (what ``events_box`` shows)."""
+        return "\n".join(self.view.events)
+
+    @property
     def view(self) -> StepView:
         return self.views[self._step - 1]
 
@@ -215,7 +221,7 @@ class DecodeStepper:
         self.selected_label.value = (f"selected: {v.selected} {v.pieces[v.selected]}; "
                                      f"masked: {v.masked_ids}")
         self.text_label.value = f"streamed so far: {v.text_so_far}"
-        self.events_box.value = "\n".join(v.events)
+        self.events_box.value = "<pre style='font-size:11px;margin:0'>" + escape(self.events_text) + "</pre>"
         self.back_button.disabled = v.step == 1
         self.forward_button.disabled = v.step == v.n_steps
         if self.images:
