@@ -24,6 +24,7 @@ from labkit.labs.cache_equivalence import (
     RELATIVE_TOLERANCE,
     cached_logits,
     full_logits,
+    per_sequence_cache_shapes,
 )
 from labkit.labs.common import max_abs_difference
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
@@ -55,7 +56,7 @@ class FaultCase:
     @property
     def cache_shapes(self) -> list[list[int]]:
         """Per-layer key shapes [H, T, d_h] (batch axis of the [1, H, T, d_h] cache dropped)."""
-        return [list(k.shape[1:]) for k in self.cache.keys]
+        return per_sequence_cache_shapes(self.cache)
 
     @property
     def shape_check_passed(self) -> bool:
