@@ -13,7 +13,7 @@ and stops after a stop token or at ``max_tokens`` (finish reason ``length``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +28,7 @@ class DecodeStep:
     piece: str
     text_after: str
     top_allowed: tuple[tuple[int, float], ...]   # the three best allowed (id, raw logit)
+    raw_logits: np.ndarray = field(default=None, repr=False, compare=False)   # [V]
 
     @property
     def allowed_count(self) -> int:
@@ -73,7 +74,7 @@ def greedy_decode(
             text += pieces[chosen]
         ids.append(chosen)
         steps.append(DecodeStep(step, allowed_ids, chosen, pieces[chosen], text,
-                                tuple((i, round(float(logits[i]), 4)) for i in order)))
+                                tuple((i, round(float(logits[i]), 4)) for i in order), logits))
         if chosen in stop_ids:
             return DecodeResult(tuple(steps), tuple(ids), text, stop_ids[chosen])
         logits = np.asarray(feed(chosen), dtype=np.float64).reshape(-1)
