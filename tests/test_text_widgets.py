@@ -97,3 +97,15 @@ def test_prefill_attention_view_is_causal_and_normalised(run):
         import matplotlib.pyplot as plt
 
         plt.close(fig)
+
+
+def test_stepper_on_a_faulty_run_ends_with_its_own_finish_reason():
+    from labkit.text.faults import faulty_config
+
+    stepper = decode_stepper(run_text_trace(faulty_config("eos_in_control_mask")), images=False)
+    assert stepper.n_steps == 8
+    stepper.step = 5
+    assert "selected: 10 是" in stepper.selected_label.value, "EOS masked: step 5 falls to the runner-up"
+    stepper.step = 8
+    assert stepper.view.finish_reason == "length" and stepper.view.cache_after is None
+    assert "cache length at step start: 19" in stepper.cache_length_label.value

@@ -40,6 +40,7 @@ class StepView:
     cache_after: tuple[int, ...] | None
     text_so_far: str
     events: tuple[str, ...]
+    finish_reason: str | None = None     # set on the last step: "eos", "length" or "stop"
 
     @property
     def masked_ids(self) -> list[int]:
@@ -81,6 +82,7 @@ def step_views(run) -> list[StepView]:
             cache_after=None if record.cache_after is None else tuple(record.cache_after),
             text_so_far=streamed.decode("utf-8", errors="replace"),
             events=tuple(event_line(by_id[i]) for i in event_ids),
+            finish_reason=run.finish_reason if record is run.steps[-1] else None,
         ))
     return views
 
@@ -122,15 +124,15 @@ def draw_cache(ax, view: StepView) -> None:
     ax.bar(layers - 0.18, view.cache_at_start, width=0.36, color="#4c72b0", label="step start")
     after = view.cache_after if view.cache_after is not None else view.cache_at_start
     ax.bar(layers + 0.18, after, width=0.36, color="#55a868" if view.cache_after else "#c8c8c8",
-           label="after decode" if view.cache_after else "no decode (EOS)")
+           label="after decode" if view.cache_after else f"no decode ({view.finish_reason})")
     for x, a, b in zip(layers, view.cache_at_start, after, strict=True):
         ax.text(x - 0.18, a + 0.3, str(a), ha="center", fontsize=8)
         ax.text(x + 0.18, b + 0.3, str(b), ha="center", fontsize=8)
     ax.set_xticks(layers)
     ax.set_xticklabels([f"layer {i}" for i in layers], fontsize=8)
-    ax.set_ylim(0, 19)
+    ax.set_ylim(0, max(19, max(after) + 3))
     ax.set_ylabel("cache length")
-    ax.legend(fontsize=7, loc="upper center", frameon=False, ncol=1)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False, ncol=1)
 
 
 def draw_step(fig, view: StepView):
@@ -138,7 +140,8 @@ def draw_step(fig, view: StepView):
     grid = fig.add_gridspec(1, 2, width_ratios=(4, 1.2), wspace=0.35)
     draw_logits(fig.add_subplot(grid[0, 0]), view)
     draw_cache(fig.add_subplot(grid[0, 1]), view)
-    after = "no decode (EOS)" if view.cache_after is None else f"→ {view.cache_after[0]}"
+    after = (f"no decode (finish: {view.finish_reason})" if view.cache_after is None
+             else f"→ {view.cache_after[0]}")
     fig.suptitle(f"step {view.step}/{view.n_steps}: cache {view.cache_at_start[0]} {after}; "
                  f"streamed so far: {view.text_so_far or '(nothing)'}", fontsize=9)
     fig.subplots_adjust(bottom=0.3, top=0.88)
