@@ -2,9 +2,11 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labkit.labs import causal_attention
-from labkit.nn.attention import attention
+from labkit.nn.attention import attention, causal_allowed
 
 SOURCE_WEIGHTS = [0.6697615493266569, 0.3302384506733431]
 SOURCE_OUTPUT = [1.3395230986533138, 1.3209538026933725]
@@ -107,3 +109,19 @@ def test_heatmap_bad_input_names_the_argument(kwargs, message):
 
     with pytest.raises(ValueError, match=message):
         attention_state(**kwargs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), length=st.integers(2, 6), split=st.integers(1, 5), shift=st.floats(-1e3, 1e3))
+def test_causal_prefix_is_exactly_independent_of_any_future(seed, length, split, shift):
+    split = min(split, length - 1)
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(2, length, 4))
+    allowed = causal_allowed(np.arange(length), np.arange(length))
+    changed = x.copy()
+    changed[:, split:] += shift
+    before, weights = attention(x, x, x, allowed)
+    after, _ = attention(changed, changed, changed, allowed)
+    assert np.array_equal(before[:, :split], after[:, :split]), (
+        f"prefix [:{split}] moved by {_far(before[:, :split], after[:, :split]):.3g} when the future shifted by {shift}")
+    assert np.all(weights[:, ~allowed] == 0.0), "future keys must carry exactly zero weight"
