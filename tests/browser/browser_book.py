@@ -13,6 +13,7 @@ module derives, for every toc notebook:
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,4 +137,16 @@ def page(md_rel: str, root: Path = REPO) -> Page:
 
 
 def toc_pages(root: Path = REPO) -> list[Page]:
-    return [page(md, root) for md in toc_notebook_sources(root)]
+    """The pages the suite opens: the toc's notebooks in reading order.  With
+    ``LABKIT_BROWSER_ALL_NOTEBOOKS=1`` also the notebooks not (yet) in the toc, after them."""
+    sources = toc_notebook_sources(root)
+    if os.environ.get("LABKIT_BROWSER_ALL_NOTEBOOKS") == "1":
+        sources += [md for md in notebook_sources_on_disk(root) if md not in sources]
+    return [page(md, root) for md in sources]
+
+
+def all_pages(root: Path = REPO) -> list[Page]:
+    """Every notebook page, in the toc or not (toc order first)."""
+    sources = toc_notebook_sources(root)
+    sources += [md for md in notebook_sources_on_disk(root) if md not in sources]
+    return [page(md, root) for md in sources]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from browser_book import REPO, toc_notebook_sources
+from browser_book import REPO, toc_pages
 from browser_lab import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -35,7 +35,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    pages = toc_notebook_sources()
+    pages = [p.md for p in toc_pages()]
 
     def order(item):
         params = getattr(getattr(item, "callspec", None), "params", {})

@@ -6,7 +6,7 @@ without a browser interaction fails there first.
 
 from __future__ import annotations
 
-from browser_book import WidgetCell, notebook_sources_on_disk, toc_notebook_sources, toc_pages
+from browser_book import WidgetCell, all_pages, notebook_sources_on_disk, toc_notebook_sources
 from browser_interactions import INTERACTIONS
 
 
@@ -26,7 +26,7 @@ def test_every_notebook_on_disk_is_a_toc_page_the_suite_opens():
 
 
 def test_every_widget_cell_has_an_interaction():
-    widgets = [w for page in toc_pages() for w in page.widgets]
+    widgets = [w for page in all_pages() for w in page.widgets]
     missing, stale = uncovered(widgets, INTERACTIONS)
     assert not missing, (
         f"{len(missing)} widget cell(s) have no browser interaction in "
@@ -36,7 +36,7 @@ def test_every_widget_cell_has_an_interaction():
 
 
 def test_widget_names_are_unique_within_a_page():
-    for page in toc_pages():
+    for page in all_pages():
         keys = [w.key for w in page.widgets]
         duplicated = sorted({k for k in keys if keys.count(k) > 1})
         assert not duplicated, f"{page.md}: two widget cells end with the same expression {duplicated}"
