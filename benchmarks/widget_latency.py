@@ -1,0 +1,210 @@
+"""Widget latency: from a control's new value to the widget's updated output, without a browser.
+
+Setting an ipywidgets trait runs its observers synchronously in this process, so the time
+of ``control.value = v`` (or of the stepper's ``step = k``) *is* the time until the new
+picture sits in the widget's ``image.value`` — everything but the browser's paint.
+
+For each case a fresh widget is built (untimed), then every value of the case is visited
+once (*cold*: nothing cached for it yet) and once more (*warm*: whatever the widget caches
+is reused). Where a widget can skip its drawing (``images=False`` / ``render=False``), the
+same changes are timed without it (*state only*), which splits a change into computing the
+state and drawing the picture. Each change must alter the output the reader sees; a change
+that does not is reported (``output_changed: false``), not timed as a success.
+
+Target: ≤ 50 ms per step change.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from benchmarks.stats import scaled, summarize
+
+TARGET_MS = 50.0
+
+
+@dataclass(frozen=True)
+class WidgetCase:
+    """One kind of change of one widget.
+
+    build(render) → widget (render=False: no picture, or None when the widget cannot skip it);
+    values(widget) → the new values to visit, in order; change(widget, value) applies one;
+    output(widget) → what the reader sees (compared before/after each change).
+    """
+
+    name: str
+    module: str
+    build: Callable[[bool], object]
+    values: Callable[[object], list]
+    change: Callable[[object, object], None]
+    output: Callable[[object], object]
+    target_ms: float | None = TARGET_MS
+    note: str = ""
+    can_skip_render: bool = False
+
+
+def _present(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+# ------------------------------------------------------------------------------ cases
+_shared: dict[str, object] = {}
+
+
+def _text_run():
+    if "text_run" not in _shared:
+        from labkit.text.runtime import run_text_trace
+
+        _shared["text_run"] = run_text_trace()
+    return _shared["text_run"]
+
+
+def _stepper(render: bool):
+    from labkit.text.widgets import decode_stepper
+
+    return decode_stepper(_text_run(), step=1, images=render)
+
+
+def _stepper_output(w):
+    return (w.step_label.value, w.cache_length_label.value, w.image.value)
+
+
+def _set_step(w, value):
+    w.step = value
+
+
+def _viewer(render: bool):
+    from labkit.diffusion.widgets import latent_viewer
+
+    return latent_viewer()
+
+
+def _viewer_output(w):
+    return (w.step_label.value, w.image.value)
+
+
+def _set_slider(attr: str):
+    def change(w, value):
+        getattr(w, attr).value = value
+    return change
+
+
+def _toggles(render: bool):
+    from labkit.labs.widgets_attention import cache_fault_toggles
+
+    return cache_fault_toggles("correct", render=render)
+
+
+def _toggles_output(w):
+    return (w.checks.value, w.image.value, w.case.mode)
+
+
+def _heatmap(render: bool):
+    from labkit.labs.widgets_attention import attention_heatmap
+
+    return attention_heatmap(cached=0, render=render)
+
+
+CASES: tuple[WidgetCase, ...] = (
+    WidgetCase("decode stepper: step change", "labkit.text.widgets", _stepper,
+               lambda w: list(range(2, w.n_steps + 1)), _set_step, _stepper_output,
+               note="trace one, steps 2…N from step 1", can_skip_render=True),
+    WidgetCase("latent viewer: DDIM step change", "labkit.diffusion.widgets", _viewer,
+               lambda w: [s for s in range(int(w.step_slider.max) + 1) if s != w.step],
+               _set_slider("step_slider"), _viewer_output,
+               note="every other step from the final one; previews decoded when the run is built"),
+    WidgetCase("latent viewer: guidance change", "labkit.diffusion.widgets", _viewer,
+               lambda w: [w.guidance - 1.0, w.guidance + 1.0], _set_slider("guidance_slider"),
+               _viewer_output, target_ms=None,
+               note="cold = a new diffusion run at that guidance; warm = cached run"),
+    WidgetCase("cache fault toggles: mode change", "labkit.labs.widgets_attention", _toggles,
+               lambda w: [m for m in w.mode_buttons.options if m != w.mode_buttons.value],
+               _set_slider("mode_buttons"), _toggles_output,
+               note="cold = the fault case is decoded; warm = cached case, redrawn", can_skip_render=True),
+    WidgetCase("attention heatmap: cached-tokens change", "labkit.labs.widgets_attention", _heatmap,
+               lambda w: [1, 3, int(w.cached_slider.max)], _set_slider("cached_slider"),
+               lambda w: (w.image.value, w.state.cached), note="lab decoder re-run each change",
+               can_skip_render=True),
+)
+
+
+# -------------------------------------------------------------------------- measuring
+def _visit(case: WidgetCase, widget, values) -> tuple[list[float], bool]:
+    samples, all_changed = [], True
+    for value in values:
+        before = case.output(widget)
+        start = time.perf_counter()
+        case.change(widget, value)
+        samples.append(time.perf_counter() - start)
+        if case.output(widget) == before:
+            all_changed = False
+    return samples, all_changed
+
+
+def measure_case(case: WidgetCase, repeats: int = 3) -> dict:
+    """Cold, warm and (when possible) state-only latencies of one case, in milliseconds."""
+    cold, warm, state_only, changed = [], [], [], True
+    for _ in range(repeats):
+        widget = case.build(True)
+        values = case.values(widget)
+        if not values:
+            raise ValueError(f"{case.name}: the widget offers no value to change to")
+        c, ok1 = _visit(case, widget, values)
+        w, _ = _visit(case, widget, list(reversed(values))[1:] + [values[-1]]) if len(values) > 1 else ([], True)
+        cold += c
+        warm += w
+        changed = changed and ok1
+        if case.can_skip_render:
+            bare = case.build(False)
+            s, _ = _visit(case, bare, case.values(bare))
+            state_only += s
+    cold_ms = scaled(summarize(cold), 1000.0)
+    return {
+        "name": case.name,
+        "module": case.module,
+        "available": True,
+        "reason": None,
+        "changes_per_run": len(cold) // repeats,
+        "cold_ms": cold_ms,
+        "warm_ms": scaled(summarize(warm), 1000.0) if warm else None,
+        "state_only_ms": scaled(summarize(state_only), 1000.0) if state_only else None,
+        "output_changed": changed,
+        "target_ms": case.target_ms,
+        "meets_target": None if case.target_ms is None else bool(cold_ms["median"] <= case.target_ms),
+        "note": case.note,
+    }
+
+
+def unavailable_case(case: WidgetCase, reason: str) -> dict:
+    return {"name": case.name, "module": case.module, "available": False, "reason": reason,
+            "changes_per_run": 0, "cold_ms": None, "warm_ms": None, "state_only_ms": None,
+            "output_changed": None, "target_ms": case.target_ms, "meets_target": None, "note": case.note}
+
+
+def widget_latency(repeats: int = 3, cases=CASES) -> dict:
+    """Every case whose widget module exists; the others reported as not available."""
+    import os
+
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    results = []
+    for case in cases:
+        if not _present(case.module):
+            results.append(unavailable_case(case, f"{case.module} is not part of this checkout"))
+            continue
+        try:
+            results.append(measure_case(case, repeats))
+        except Exception as exc:           # a widget still being written: report, do not crash
+            results.append(unavailable_case(case, f"{type(exc).__name__}: {exc}"))
+    return {"available": any(r["available"] for r in results), "target_ms": TARGET_MS, "cases": results}
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import json
+
+    print(json.dumps(widget_latency(repeats=2), indent=2))
