@@ -6,7 +6,9 @@ made from.  The step-start convention of §7.3–7.4 holds throughout: when toke
 selected the cache still holds 12 + t − 1 positions; a decode then feeds y_t at
 position = cache length; EOS ends the generation without a decode.
 
-Payload keys follow CONTRIBUTING.md: ``artifacts`` (immutable IDs), ``tensors`` (summaries
+``logical_step`` is 0 for the request phase (e00–e04), t for the events of selection step
+t (token.selected, stream.delta, and the decode that consumes y_t), and the last step for
+the terminal events.  Payload keys follow CONTRIBUTING.md: ``artifacts`` (immutable IDs), ``tensors`` (summaries
 with a few ``values``, compared under ``TENSOR_TOLERANCE``), everything else discrete.
 """
 
