@@ -73,6 +73,20 @@ def test_the_catalogue_has_at_least_five_faults_and_each_changes_the_config():
         assert faulty_config(name) != TextTraceConfig(), f"fault {name} leaves the configuration unchanged"
 
 
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_each_fault_first_diverges_where_the_catalogue_declares(golden, name):
+    declared = FAULTS[name].first_divergence
+    assert first_difference(golden, faulty_run(name).events) == declared, f"{name}: declared {declared}"
+
+
+def test_declared_suspects_follow_the_section_7_5_rules():
+    for fault in FAULTS.values():
+        event_id, rule, _ = fault.first_divergence
+        expected = ("model/numeric path" if rule == "tensors" else
+                    "tokenizer decoder or transport" if event_id == "e06" else "processors or tie-break")
+        assert fault.suspect == expected, f"{fault.name}: suspect {fault.suspect!r}, §7.5 says {expected!r}"
+
+
 def test_golden_run_against_itself_is_identical(golden):
     assert first_difference(golden, run_text_trace().events) == ("", "identical", "")
 

@@ -23,7 +23,9 @@ def run(args) -> int:
 
     if args.list_faults:
         for fault in FAULTS.values():
-            print(f"{fault.name:28s} [{fault.component}] {fault.description}")
+            event_id, rule, key = fault.first_divergence
+            print(f"{fault.name:28s} [{fault.component}] {fault.description}\n"
+                  f"{'':28s} first differs at {event_id} ({rule}: {key}) → suspect {fault.suspect}")
         return 0
     config = faulty_config(args.fault)
     result = run_text_trace(config)

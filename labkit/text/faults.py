@@ -19,15 +19,23 @@ from labkit.nn import DecoderFaults
 from labkit.text.processors import DEFAULT_ORDER
 from labkit.text.runtime import TextTraceConfig, WeightPerturbation
 
+SUSPECT_MODEL = "model/numeric path"
+SUSPECT_PROCESSORS = "processors or tie-break"
+SUSPECT_DETOKENIZER = "tokenizer decoder or transport"
+
 
 @dataclass(frozen=True)
 class TextFault:
-    """name; what is wrong; the component that is at fault; how the config changes."""
+    """name; what is wrong; the component at fault; how the config changes; and where a
+    comparison with the golden trace must first fail: (event ID, rule, payload key) and the
+    §7.5 suspect.  Rules: "tensors", "discrete" (as in labkit.divergence)."""
 
     name: str
     description: str
     component: str
     change: Callable[[TextTraceConfig], TextTraceConfig]
+    first_divergence: tuple[str, str, str]
+    suspect: str
 
     def apply(self, config: TextTraceConfig | None = None) -> TextTraceConfig:
         return self.change(config or TextTraceConfig())
@@ -50,48 +58,56 @@ FAULTS: dict[str, TextFault] = {f.name: f for f in (
         "one entry of layer 0's value projection is off by +0.5 (a corrupted checkpoint)",
         "model",
         lambda cfg: replace(cfg, weight_perturbation=WeightPerturbation("layers.0.v", (2, 1), 0.5)),
+        ("e04", "tensors", "raw_logits"), SUSPECT_MODEL,
     ),
     TextFault(
         "reset_rope_position",
         "decode steps rotate q and k as if at position 0 (prefill is right)",
         "model",
         _decoder("reset_rope_position"),
+        ("e08", "tensors", "raw_logits"), SUSPECT_MODEL,
     ),
     TextFault(
         "copy_layer0_cache_to_layer1",
         "after each decode, layer 1's cache is overwritten by layer 0's",
         "model",
         _decoder("copy_layer0_cache_to_layer1"),
+        ("e12", "tensors", "raw_logits"), SUSPECT_MODEL,
     ),
     TextFault(
         "wrong_processor_order",
         "the masks run last, after the transforms: " + " → ".join(_MISORDERED),
         "processors",
         _sampling(processor_order=_MISORDERED),
+        ("e05", "discrete", "processor_order"), SUSPECT_PROCESSORS,
     ),
     TextFault(
         "eos_before_minimum_length",
         "the minimum-length mask counts the token being chosen, so EOS is allowed at step 1",
         "processors",
         _sampling(eos_mask_counts_pending_token=True),
+        ("e05", "discrete", "masked_ids"), SUSPECT_PROCESSORS,
     ),
     TextFault(
         "eos_in_control_mask",
         "the control mask lists 18 (EOS) where it should list 19 (reserved): EOS can never win",
         "processors",
         _sampling(control_ids=(0, 1, 2, 3, 4, 5, 6, 18)),
+        ("e05", "discrete", "masked_ids"), SUSPECT_PROCESSORS,
     ),
     TextFault(
         "tie_break_last_index",
         "greedy ties go to the last index instead of the first",
         "processors",
         _sampling(tie_break="last_index"),
+        ("e05", "discrete", "tie_break"), SUSPECT_PROCESSORS,
     ),
     TextFault(
         "broken_detokenizer",
         "the detokenizer encodes pieces as GB18030 instead of UTF-8",
         "detokenizer",
         lambda cfg: replace(cfg, detokenizer_encoding="gb18030"),
+        ("e06", "discrete", "byte_length"), SUSPECT_DETOKENIZER,
     ),
 )}
 assert set(_MISORDERED) == set(DEFAULT_ORDER)
