@@ -51,7 +51,7 @@ DENOISER_SCALARS = {
     "gate_sharpness": 25.0,
     "gate_threshold": 0.35,
     "conditional_strength": 0.2,
-    "texture_std": 0.2,
+    "texture_std": 0.12,
     "blur_max": 4.0,
 }
 

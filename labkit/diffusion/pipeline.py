@@ -43,7 +43,7 @@ PROMPT = "雨夜车站，一把留在长椅上的红伞，纪实摄影。"
 SAMPLER_ID = "ddim-v1"
 PRNG_ID = "Philox4x32-10"
 NORMAL_TRANSFORM_ID = "box-muller-v1"
-PNG_ENCODER_ID = "pillow-png-z1-v1"
+PNG_ENCODER_ID = "pillow-png-z6-v1"
 CFG_ORDER = ("negative", "positive")
 
 

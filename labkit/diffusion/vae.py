@@ -92,8 +92,8 @@ def to_uint8(pixels) -> np.ndarray:
     return np.rint(scaled).astype(np.uint8).transpose(1, 2, 0)
 
 
-#: the book's PNG settings: zlib level 1 (fast), no optimisation pass, no text or time chunks
-PNG_SETTINGS = {"format": "PNG", "compress_level": 1, "optimize": False}
+#: the book's PNG settings: zlib level 6, no optimisation pass, no text or time chunks
+PNG_SETTINGS = {"format": "PNG", "compress_level": 6, "optimize": False}
 
 
 def encode_png(image, text_chunks: dict[str, str] | None = None) -> bytes:

@@ -166,7 +166,7 @@ def plot_latent_view(run: DiffusionRun | None = None, step: int | None = None):
     run = run or run_diffusion()
     step = len(run.latents) - 1 if step is None else step
     frame, label = latent_view(run, step)
-    fig, ax = plt.subplots(figsize=(7.6, 4.0))
+    fig, ax = plt.subplots(figsize=(6.9, 3.9), dpi=80)  # about one screen pixel per frame pixel
     ax.imshow(frame, interpolation="nearest")
     for channel, name in enumerate(CHANNEL_NAMES):
         row, col = divmod(channel, 2)
