@@ -54,6 +54,11 @@ def _time_cached(model, ids: np.ndarray, repeats: int) -> tuple[dict, np.ndarray
     return summarize(samples[1:]), logits
 
 
+def unavailable(reason: str) -> dict:
+    return {"available": False, "reason": reason, "model": None, "contexts": [], "cached_ms": [],
+            "recompute_ms": [], "speedup": [], "max_abs_logit_gap": None, "fits": None}
+
+
 def decoder_scaling(contexts=DEFAULT_CONTEXTS, repeats: int = 5, seed: int = 0) -> dict:
     """Per-token decode time (ms) with the cache and by full recompute, for each context length.
 
@@ -81,6 +86,8 @@ def decoder_scaling(contexts=DEFAULT_CONTEXTS, repeats: int = 5, seed: int = 0) 
     medians_c = [s["median"] for s in cached]
     medians_r = [s["median"] for s in recompute]
     return {
+        "available": True,
+        "reason": None,
         "model": f"{LAB_CONFIG.model_id}: {LAB_CONFIG.n_layers} layers, {LAB_CONFIG.n_q_heads} heads × "
                  f"{LAB_CONFIG.head_dim}, width {LAB_CONFIG.width}, V={LAB_CONFIG.vocab_size}, {LAB_CONFIG.dtype}",
         "contexts": lengths,

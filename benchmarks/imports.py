@@ -1,0 +1,44 @@
+"""Import costs: what a fresh process pays before it computes anything.
+
+Every ``labkit`` command and every notebook kernel starts cold, so a heavy import is paid
+on every run. Each module is imported in a new ``python -c "import M"`` process (with the
+``make`` environment, so matplotlib's font cache is warm); the cost reported is the wall
+time above a bare ``python -c "pass"`` timed in the same rounds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+from benchmarks.book import REPO, make_environment
+from benchmarks.stats import interleaved, run_command
+
+MODULES = ("numpy", "matplotlib.pyplot", "ipywidgets", "jsonschema", "labkit", "labkit.labs.report",
+           "labkit.text.runtime", "labkit.diffusion.pipeline", "labkit.tools.runtime")
+
+
+def _present(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def import_costs(repeats: int = 3, modules=MODULES) -> dict:
+    """{"available", "reason", "bare_python_seconds", "modules": [{module, available, seconds, above_bare_seconds}]}"""
+    env = make_environment(REPO)
+    present = [m for m in modules if _present(m)]
+    runners = {"(bare python)": lambda: run_command([sys.executable, "-c", "pass"], cwd=REPO, env=env)}
+    for module in present:
+        runners[module] = lambda m=module: run_command([sys.executable, "-c", f"import {m}"], cwd=REPO, env=env)
+    stats = interleaved(runners, repeats)
+    bare = stats.pop("(bare python)")
+    rows = []
+    for module in modules:
+        if module in stats:
+            rows.append({"module": module, "available": True, "seconds": stats[module],
+                         "above_bare_seconds": stats[module]["median"] - bare["median"]})
+        else:
+            rows.append({"module": module, "available": False, "seconds": None, "above_bare_seconds": None})
+    return {"available": True, "reason": None, "bare_python_seconds": bare, "modules": rows}
