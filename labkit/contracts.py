@@ -36,6 +36,7 @@ class TraceContract:
     #: what "output" means for this kind (§7.16's closing remark)
     output_means: str
     #: tensors are compared with this absolute tolerance on their summaries and values
+    #: (payloads round floats to 4 decimals, so the tolerance is one step coarser)
     tensor_atol: float
     #: where an event's tensors are compared (diffusion events say so per tensor)
     comparison_level: str
@@ -43,14 +44,23 @@ class TraceContract:
     suspects: dict[tuple[str, str], str] = field(default_factory=dict)
     #: component → suspect, when no (event_type, rule) entry matches
     component_suspects: dict[str, str] = field(default_factory=dict)
+    #: payload field (prefix) → suspect; the most specific evidence, checked first
+    field_suspects: dict[str, str] = field(default_factory=dict)
+    #: events where a decision is taken from tensors carried in the same event: if those
+    #: tensors differ too, the decision is not to blame (§7.5: same raw logits, other choice)
+    decision_events: tuple[str, ...] = ()
 
-    def suspect(self, event_type: str, component: str, rule: str, tensors_equal: bool) -> str:
+    def suspect(self, event_type: str, component: str, rule: str, tensors_equal: bool,
+                field_name: str = "") -> str:
         """Name the component to inspect first (the diagnosis rules of §7.5 for text)."""
-        if rule == "discrete_state" and not tensors_equal:
+        if rule == "discrete_state" and not tensors_equal and event_type in self.decision_events:
             # the numbers feeding this decision already differ: look upstream of it
             key = (event_type, "tensors")
             if key in self.suspects:
                 return self.suspects[key]
+        for prefix, suspect in self.field_suspects.items():
+            if field_name.startswith(prefix):
+                return suspect
         for key in ((event_type, rule), ("*", rule)):
             if key in self.suspects:
                 return self.suspects[key]
@@ -73,7 +83,7 @@ TEXT = TraceContract(
     termination="EOS selected (or max_output_tokens)",
     replay_core="token IDs and the event sequence",
     output_means="incremental text",
-    tensor_atol=1e-4,
+    tensor_atol=1e-3,
     comparison_level="logits",
     suspects={
         ("input.tokenized", "discrete_state"): "template or tokenizer",
@@ -89,6 +99,7 @@ TEXT = TraceContract(
         ("*", "artifact_ids"): "artifact versions (model, tokenizer or template ID)",
     },
     component_suspects={"transport": DETOKENIZER, "decoder": PROCESSORS, "model": MODEL_PATH},
+    decision_events=("token.selected",),
 )
 
 DIFFUSION = TraceContract(
@@ -103,7 +114,7 @@ DIFFUSION = TraceContract(
     termination="the timestep schedule is exhausted",
     replay_core="tensor shapes, the schedule, the RNG key and counter",
     output_means="one whole media object",
-    tensor_atol=1e-4,
+    tensor_atol=1e-3,
     comparison_level="latent, pixel or PNG bytes (declared per tensor)",
     suspects={
         ("condition.encoded", "tensors"): "text encoder or prompt tokenizer",
@@ -118,7 +129,16 @@ DIFFUSION = TraceContract(
         ("image.encoded", "discrete_state"): "pixel post-processing or PNG encoder",
         ("*", "artifact_ids"): "artifact versions (text encoder, denoiser, VAE or sampler)",
     },
-    component_suspects={"scheduler": "DDIM scheduler", "vae": "VAE decoder"},
+    component_suspects={"scheduler": "DDIM scheduler", "sampler": "DDIM scheduler", "vae": "VAE decoder"},
+    field_suspects={
+        "cfg_batch_order": "CFG batch order (negative must come first)",
+        "scheduler.timesteps": "scheduler timesteps (leading vs trailing spacing)",
+        "scheduler.eta": "sampler eta (eta > 0 draws fresh noise)",
+        "seed": "seed → PRNG key mapping",
+        "tensors.z_": "PRNG counter or normal transform (Philox, Box–Muller)",
+        "latent_scaling": "VAE scaling factor",
+        "tensors.png": "PNG encoder (metadata, timestamps or settings)",
+    },
 )
 
 TOOL = TraceContract(
@@ -133,7 +153,7 @@ TOOL = TraceContract(
     termination="second model call reaches EOS after the tool result is observed",
     replay_core="the Invocation, the idempotency key and the commit status",
     output_means="natural language written after an external result",
-    tensor_atol=1e-4,
+    tensor_atol=1e-3,
     comparison_level="logits",
     suspects={
         ("proposal.generated", "discrete_state"): "proposal decoding (grammar mask or model)",
@@ -147,7 +167,13 @@ TOOL = TraceContract(
         ("*", "artifact_ids"): "artifact versions (model, template, tokenizer or tool version)",
     },
     component_suspects={"executor": "execution / idempotency (commit boundary)",
-                        "validator": "schema validation"},
+                        "validator": "schema validation",
+                        "confirmation": "confirmation binding (invocation digest)",
+                        "authorizer": "authorisation (subject, capability, scope)",
+                        "calendar service": "external service and the commit boundary (retries, idempotency key)",
+                        "runtime": "request lifecycle (cancellation after the commit boundary)",
+                        "decoder": "proposal decoding (grammar mask or model)"},
+    decision_events=("proposal.generated",),
 )
 
 CONTRACTS: dict[str, TraceContract] = {c.kind: c for c in (TEXT, DIFFUSION, TOOL)}

@@ -179,13 +179,14 @@ def first_divergence(a: list[dict], b: list[dict]) -> Divergence | None:
             present = ea or eb
             return Divergence(index, ea, eb, "event_type_and_parent", "event_type",
                               ea["event_type"] if ea else _MISSING, eb["event_type"] if eb else _MISSING,
-                              contract.suspect(present["event_type"], present["component"], "event_type_and_parent", True),
+                              contract.suspect(present["event_type"], present["component"],
+                                               "event_type_and_parent", True, "event_type"),
                               contract.kind)
         found = compare_events(ea, eb, contract)
         if found:
             rule, field, va, vb = found
             tensors_equal = _tensor_difference(ea["payload"].get("tensors", {}), eb["payload"].get("tensors", {}),
                                                contract.tensor_atol) is None
-            suspect = contract.suspect(ea["event_type"], ea["component"], rule, tensors_equal)
+            suspect = contract.suspect(ea["event_type"], ea["component"], rule, tensors_equal, field)
             return Divergence(index, ea, eb, rule, field, va, vb, suspect, contract.kind)
     return None
