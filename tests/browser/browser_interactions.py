@@ -195,3 +195,110 @@ def decode_stepper(w: WidgetView) -> None:
     w.click("back")
     w.expect(lambda: "selection step 4 of 5" in w.text() and w.number_after("cache length at step start:") == 15,
              "'back' to return to step 4 with cache length 15")
+
+
+@interaction("notebooks/07-traces/07-tool-proposal.md::stepper")
+def grammar_stepper(w: WidgetView) -> None:
+    """mc_01's proposal, stepped: step 1 of 27 chooses '{"' from 2 allowed tokens; "next"
+    appends calendar_id to the JSON so far and redraws; "back" returns to step 1."""
+    w.expect(lambda: "step 1 of 27" in w.text(), "the grammar stepper to open at step 1 of 27")
+    w.expect(lambda: 'JSON so far: {"' in w.text() and "calendar_id" not in w.text(),
+             "step 1's JSON so far to be just '{\"'")
+    first = w.image_sources()
+    w.click("next")
+    w.expect(lambda: "step 2 of 27" in w.text(), "'next' to move to step 2 of 27")
+    w.expect(lambda: 'JSON so far: {"calendar_id' in w.text(), "step 2 to append calendar_id to the JSON")
+    w.expect(lambda: w.image_sources() != first, "the step picture to change with the step")
+    w.click("back")
+    w.expect(lambda: "step 1 of 27" in w.text() and "calendar_id" not in w.text(), "'back' to return to step 1")
+
+
+@interaction("notebooks/11-labs/06-dpo.md::curve")
+def dpo_margin_curve(w: WidgetView) -> None:
+    """Source pair: margin 0.2 and loss 0.598139.  Drag log π(rejected) to its left end
+    (−10): the margin grows to 0.2·(0.5 + 7.5) = 1.6 and the loss falls to 0.183901."""
+    w.expect(lambda: "margin 0.2000" in w.text() and "loss 0.598139" in w.text(),
+             "the source's pair to give margin 0.2000 and loss 0.598139")
+    first = w.image_sources()
+    w.drag_slider(0.0, nth=1)
+    w.expect(lambda: "margin 1.6000" in w.text() and "loss 0.183901" in w.text(),
+             "log π(rejected) = −10 to give margin 1.6000 and loss 0.183901")
+    w.expect(lambda: w.image_sources() != first, "the point on the loss curve to move")
+
+
+@interaction("notebooks/11-labs/07-grpo-and-ppo-clip.md::editor")
+def grpo_group_editor(w: WidgetView) -> None:
+    """Group [0 0 1 1] gives advantages −1 −1 1 1; an all-equal group [1 1 1 1] gives zeros
+    (no learning signal); back to [0 0 1 1] with ε dragged to 0.1 gives ±0.833333."""
+    w.expect(lambda: "ddof 0: -1 -1 1 1" in w.text(), "the default group to give ddof-0 advantages -1 -1 1 1")
+    rewards = w.output.locator("input[type=text]").first
+    rewards.fill("1 1 1 1")
+    rewards.press("Enter")
+    w.settle()
+    w.expect(lambda: "ddof 0: 0 0 0 0" in w.text(), "an all-equal group to give zero advantages")
+    rewards.fill("0 0 1 1")
+    rewards.press("Enter")
+    w.settle()
+    before = w.image_sources()
+    w.drag_slider(1.0)
+    w.expect(lambda: "ddof 0: -0.833333 -0.833333 0.833333 0.833333" in w.text(),
+             "ε = 0.1 to shrink the advantages to ±0.5/0.6 = ±0.833333")
+    w.expect(lambda: w.image_sources() != before, "the advantage bars to be redrawn")
+
+
+@interaction("notebooks/07-traces/05-diffusion-denoising-and-decoding.md::viewer")
+def latent_viewer(w: WidgetView) -> None:
+    """Opens on the final state z_0 (step 4/4); dragging the DDIM-step slider to its middle
+    shows z_499 after step 2, and the frame is replaced (still one picture), not appended;
+    dragging guidance to 0 recomputes the run without CFG."""
+    w.expect(lambda: "step 4/4 · z_0 · guidance 5" in w.text(), "the viewer to open at step 4/4, z_0, guidance 5")
+    first = w.image_sources()
+    w.drag_slider(0.5, nth=0)
+    w.expect(lambda: "step 2/4 · z_499" in w.text(), "the DDIM step slider at its middle to show step 2/4, z_499")
+    w.expect(lambda: w.image_sources() != first, "the latent frame to change with the step")
+    assert len(w.image_sources()) == len(first), (
+        f"the viewer shows {len(w.image_sources())} pictures after a step change, {len(first)} before: "
+        "a denoising step must replace the frame, not append one"
+    )
+    second = w.image_sources()
+    w.drag_slider(0.0, nth=1)
+    w.expect(lambda: "step 2/4 · z_499 · guidance 0 " in w.text(), "guidance dragged to 0 to read 'guidance 0'")
+    w.expect(lambda: w.image_sources() != second, "the frame to change without guidance", timeout_ms=60_000)
+
+
+@interaction("notebooks/11-labs/09-speculative-sampling.md::sampler")
+def speculative_sampler(w: WidgetView) -> None:
+    """The correct residual fallback reproduces p = 0.6 0.3 0.1 exactly; ticking the wrong
+    fallback (refill from p) shows the divergence 0.52 0.36 0.12; a p that does not sum to
+    1 is refused with its error."""
+    w.expect(lambda: "exact output = 0.6 0.3 0.1" in w.text(), "the residual fallback to output p = 0.6 0.3 0.1")
+    first = w.image_sources()
+    w.output.locator("input[type=checkbox]").first.check()
+    w.settle()
+    w.expect(lambda: "exact output = 0.52 0.36 0.12" in w.text(),
+             "the wrong fallback to output 0.52 0.36 0.12 instead of p")
+    w.expect(lambda: w.image_sources() != first, "the distributions to be redrawn under the wrong fallback")
+    target = w.output.locator("input[type=text]").first
+    target.fill("0.5 0.6")
+    target.press("Enter")
+    w.settle()
+    w.expect(lambda: "cannot draw" in w.text() and "must sum to 1" in w.text(),
+             "p = 0.5 0.6 to be refused because it does not sum to 1")
+
+
+@interaction("notebooks/11-labs/10-bandwidth-budget.md::calculator")
+def bandwidth_calculator(w: WidgetView) -> None:
+    """The source's budget: batch 8 reads 22,589,934,592 B per step (≥ 22.590 ms); batch 1
+    gives the source's other case, ≥ 15.074 ms; int8 weights (1 B/parameter) halve the
+    weight bytes: ≥ 8.074 ms."""
+    w.expect(lambda: "≥ 22.590 ms" in w.text(), "batch 8 to need at least 22.590 ms per step")
+    first = w.image_sources()
+    batch = w.output.locator(".widget-text", has_text="batch").locator("input").first
+    batch.fill("1")
+    batch.press("Enter")
+    w.settle()
+    w.expect(lambda: "≥ 15.074 ms" in w.text(), "batch 1 to need at least 15.074 ms per step")
+    w.expect(lambda: w.image_sources() != first, "the budget bars to be redrawn for batch 1")
+    w.select("int8/fp8: 1", nth=0)
+    w.expect(lambda: "≥ 8.074 ms" in w.text() and "weights 7,000,000,000 B" in w.text(),
+             "1 byte per parameter to halve the weights to 7,000,000,000 B (≥ 8.074 ms)")
