@@ -6,7 +6,9 @@ event exists.  Idempotency follows the payment APIs' rules:
 * same key, same request digest  → the stored result again; nothing executes a second time;
 * same key, different digest     → ``IdempotencyConflict``; nothing executes;
 * stored results: committed events and deterministic refusals (unknown tool version, wrong
-  scope) — a retry would get the same answer, so it gets the stored one.  Transient
+  scope) — a retry would get the same answer, so it gets the stored one.  The store and
+  the idempotency table live in SQLite and an event is written with its idempotency row in
+  one transaction, so no crash can leave one without the other.  Transient
   failures ("not committed", "unavailable") are *not* stored: the request never began
   executing, so a retry with the same key may execute it.
 
@@ -16,18 +18,30 @@ starts at 8498 = "6K2"); ``committed_at`` from its own clock, which ticks once p
 ``ServiceTransport`` sits between the runtime and the service and plays a per-attempt
 plan of network outcomes: ``deliver``, ``not_committed`` (the service answers explicitly
 that it did not commit), ``unavailable`` (same, because it is down), ``lose_response``
-(the service commits, the answer never arrives: ``TransportTimeout``).
+(the service commits, the answer never arrives: ``TransportTimeout``), ``lose_request``
+(the request never arrives: also ``TransportTimeout``, but nothing committed) and
+``duplicate_request`` (the network delivers the request twice; the second is a replay).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+from labkit.tools.journal import transaction
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498          # base 36 "6K2"
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-OUTCOMES = ("deliver", "not_committed", "unavailable", "lose_response")
+OUTCOMES = ("deliver", "not_committed", "unavailable", "lose_response", "lose_request", "duplicate_request")
+SERVICE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, idempotency_key TEXT NOT NULL,
+                                   record_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, request_digest TEXT NOT NULL,
+                                        response_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
 
 
 def base36(number: int) -> str:
@@ -58,34 +72,70 @@ class CreateRequest:
     normalized_arguments: dict = field(hash=False)
 
 
-@dataclass
 class CalendarService:
-    """A simulated external calendar with durable-in-memory store and idempotency table."""
+    """A simulated external calendar whose store and idempotency table live in SQLite.
 
-    clock_start: str
-    first_event_number: int = FIRST_EVENT_NUMBER
-    tick_seconds: int = 1
-    scopes: tuple[str, ...] = ("user-42/primary",)
-    store: dict[str, dict] = field(default_factory=dict)
-    idempotency: dict[str, dict] = field(default_factory=dict)
-    executions: int = 0
-    requests: int = 0
+    ``path`` is ":memory:" (default) or a file, which survives a crash of the runtime.
+    An event row and its idempotency row are written in one transaction: the service
+    never holds an event without the record that a retry would find.
+    """
+
+    def __init__(self, clock_start: str, first_event_number: int = FIRST_EVENT_NUMBER, tick_seconds: int = 1,
+                 scopes: tuple[str, ...] = ("user-42/primary",), path: str = ":memory:"):
+        import sqlite3
+
+        datetime.fromisoformat(clock_start)      # a clear error for a bad clock, before anything else
+        self.clock_start, self.first_event_number = clock_start, first_event_number
+        self.tick_seconds, self.scopes, self.path = tick_seconds, tuple(scopes), str(path)
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        self.db.executescript(SERVICE_SCHEMA)
+        with transaction(self.db):
+            self.db.execute("INSERT OR IGNORE INTO counters VALUES ('requests', 0), ('executions', 0)")
+
+    # -- counters and views ------------------------------------------------------------
+    def _counter(self, name: str) -> int:
+        return self.db.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0]
+
+    @property
+    def requests(self) -> int:
+        return self._counter("requests")
+
+    @property
+    def executions(self) -> int:
+        return self._counter("executions")
+
+    def tick(self) -> None:
+        """One request arrived (the service clock advances per request)."""
+        with transaction(self.db):
+            self.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'requests'")
+
+    @property
+    def store(self) -> dict[str, dict]:
+        return {row[0]: json.loads(row[1]) for row in
+                self.db.execute("SELECT event_id, record_json FROM events ORDER BY event_id")}
+
+    @property
+    def idempotency(self) -> dict[str, dict]:
+        return {row[0]: {"request_digest": row[1], "response": json.loads(row[2])} for row in
+                self.db.execute("SELECT key, request_digest, response_json FROM idempotency ORDER BY key")}
 
     def now(self) -> str:
         start = datetime.fromisoformat(self.clock_start)
         return (start + timedelta(seconds=self.tick_seconds * max(self.requests - 1, 0))).isoformat()
 
+    # -- the API -----------------------------------------------------------------------
     def create_event(self, request: CreateRequest, *, commit: bool = True) -> dict:
         """Execute (or replay) one create request; ``commit=False`` answers "not committed"."""
-        self.requests += 1
-        stored = self.idempotency.get(request.idempotency_key)
-        if stored is not None:
-            if stored["request_digest"] != request.request_digest:
+        self.tick()
+        row = self.db.execute("SELECT request_digest, response_json FROM idempotency WHERE key = ?",
+                              (request.idempotency_key,)).fetchone()
+        if row is not None:
+            if row[0] != request.request_digest:
                 raise IdempotencyConflict(
                     f"idempotency key {request.idempotency_key!r} was used with digest "
-                    f"{stored['request_digest'][:19]}…, this request has {request.request_digest[:19]}…"
+                    f"{row[0][:19]}…, this request has {request.request_digest[:19]}…"
                 )
-            return {**stored["response"], "replayed": True}
+            return {**json.loads(row[1]), "replayed": True}
         if request.tool_version != TOOL_VERSION:
             return self._remember(request, {"status": "error", "code": "unknown_tool_version",
                                             "detail": f"expected {TOOL_VERSION}, got {request.tool_version}"})
@@ -94,27 +144,34 @@ class CalendarService:
                                             "detail": f"scope {request.scope!r} is not served"})
         if not commit:
             return {"status": "not_committed", "committed": False}
-        self.executions += 1
-        event_id = "evt_" + base36(self.first_event_number + len(self.store))
-        response = {"status": "ok", "event_id": event_id, "committed_at": self.now(),
-                    "start": request.normalized_arguments["start"]}
-        self.store[event_id] = {"event_id": event_id, "scope": request.scope,
-                                "idempotency_key": request.idempotency_key,
-                                **request.normalized_arguments}
-        return self._remember(request, response)
+        with transaction(self.db):                                   # event + idempotency record: one transaction
+            count = self.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+            event_id = "evt_" + base36(self.first_event_number + count)
+            response = {"status": "ok", "event_id": event_id, "committed_at": self.now(),
+                        "start": request.normalized_arguments["start"]}
+            record = {"event_id": event_id, "scope": request.scope, "idempotency_key": request.idempotency_key,
+                      **request.normalized_arguments}
+            self.db.execute("INSERT INTO events VALUES (?, ?, ?)",
+                            (event_id, request.idempotency_key, json.dumps(record, ensure_ascii=False)))
+            self.db.execute("INSERT INTO idempotency VALUES (?, ?, ?)",
+                            (request.idempotency_key, request.request_digest, json.dumps(response)))
+            self.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'executions'")
+        return dict(response)
 
     def _remember(self, request: CreateRequest, response: dict) -> dict:
-        self.idempotency[request.idempotency_key] = {"request_digest": request.request_digest,
-                                                     "response": dict(response)}
+        with transaction(self.db):
+            self.db.execute("INSERT INTO idempotency VALUES (?, ?, ?)",
+                            (request.idempotency_key, request.request_digest, json.dumps(response)))
         return dict(response)
 
     def lookup(self, idempotency_key: str) -> dict | None:
         """The stored result for a key, or None if nothing was stored under it."""
-        stored = self.idempotency.get(idempotency_key)
-        return None if stored is None else dict(stored["response"])
+        row = self.db.execute("SELECT response_json FROM idempotency WHERE key = ?", (idempotency_key,)).fetchone()
+        return None if row is None else json.loads(row[0])
 
     def events_with_key(self, idempotency_key: str) -> list[str]:
-        return [e for e, rec in self.store.items() if rec["idempotency_key"] == idempotency_key]
+        return [r[0] for r in self.db.execute("SELECT event_id FROM events WHERE idempotency_key = ? ORDER BY event_id",
+                                              (idempotency_key,))]
 
 
 @dataclass
@@ -134,8 +191,12 @@ class ServiceTransport:
         outcome = self.plan[self.sent] if self.sent < len(self.plan) else "deliver"
         self.sent += 1
         if outcome == "unavailable":
-            self.service.requests += 1
+            self.service.tick()
             return {"status": "unavailable", "committed": False}
+        if outcome == "lose_request":
+            raise TransportTimeout(f"{request.idempotency_key} never reached the service (attempt {self.sent})")
+        if outcome == "duplicate_request":
+            self.service.create_event(request)          # the network delivers the request twice
         if outcome == "not_committed":
             return self.service.create_event(request, commit=False)
         response = self.service.create_event(request)

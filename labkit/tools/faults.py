@@ -40,6 +40,8 @@ FAULTS: dict[str, ToolFault] = {f.name: f for f in (
     ToolFault("retry_budget_exhausted", "calendar service (unavailable)", "t09"),
     ToolFault("cancel_after_commit", "user (cancel after the commit boundary)", "t10"),
     ToolFault("new_key_second_attempt", "runtime retry policy (new idempotency key)", "t09"),
+    ToolFault("crash_after_service_commit", "runtime process (crash; recovered from the journal)", "t09"),
+    ToolFault("crash_after_journal_write", "runtime process (crash; recovered from the journal)", "t09"),
 )}
 
 

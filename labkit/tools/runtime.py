@@ -14,32 +14,28 @@ capabilities, or a broken retry policy that mints a new key per attempt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
 from labkit.events import TraceRecorder, tensor_summary
 from labkit.tools.authorize import Principal, authorize
-from labkit.tools.calendar_service import (
-    CalendarService,
-    CreateRequest,
-    IdempotencyConflict,
-    ServiceTransport,
-    TransportTimeout,
-)
+from labkit.tools.calendar_service import CalendarService, ServiceTransport
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
     check_confirmation,
     confirmation_card,
     invocation_digest,
-    request_digest,
 )
 from labkit.tools.decode import DecodeResult, greedy_decode
+from labkit.tools.executor import Crash, CrashPlan, Executor
 from labkit.tools.grammar import SchemaGrammar
+from labkit.tools.journal import Journal
 from labkit.tools.model import CONFIG
 from labkit.tools.normalize import Invocation, normalize
+from labkit.tools.recovery import recover_invocation
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.template import TEMPLATE_ID, ToolTemplate, compact_json
 from labkit.tools.tokenizer import TOKENIZER_ID, ToolTokenizer
@@ -75,6 +71,9 @@ class ToolRunConfig:
     transport_plan: tuple[str, ...] = ()
     new_key_per_attempt: bool = False
     cancel_after_commit: bool = False
+    crash_point: str | None = None                # one of labkit.tools.executor.CRASH_POINTS
+    crash_attempt: int = 1
+    journal_path: str = ":memory:"               # a file makes the journal survive the process
 
     def __post_init__(self):
         if self.retry_budget < 1:
@@ -112,6 +111,11 @@ SCENARIOS: dict[str, tuple[str, dict]] = {
                                {"transport_plan": ("unavailable",) * 3}),
     "new_key_second_attempt": ("after a lost answer the runtime retries blindly with a new key",
                                {"transport_plan": ("lose_response", "deliver"), "new_key_per_attempt": True}),
+    "crash_after_service_commit": ("the runtime dies after the service committed; the restart "
+                                   "queries by key", {"crash_point": "after_service_commit"}),
+    "crash_after_journal_write": ("the runtime dies after journaling EXECUTING, before sending; "
+                                  "the restart finds nothing and sends with the same key",
+                                  {"crash_point": "after_journal_write"}),
 }
 
 
@@ -239,7 +243,8 @@ class ToolTrace:
     invocation: Invocation | None = None
     confirmation: Confirmation | None = None
     service: CalendarService | None = None
-    attempts: list[dict] = field(default_factory=list)
+    journal: Journal | None = None
+    executor: Executor | None = None
     request_status: str = ""
     answer: str | None = None
 
@@ -269,10 +274,11 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
                  "sampler": STRATEGY, "tool_version": spec.ref}
     machine = InvocationMachine()
     service = CalendarService(config.service_clock)
+    journal = Journal(config.journal_path)
 
     # t00–t01: mc_01
     first = first_model_call(decoder, spec, config.user_text)
-    trace = ToolTrace(config, rec.events, machine, first, service=service)
+    trace = ToolTrace(config, rec.events, machine, first, service=service, journal=journal)
     rec.emit("model runtime", "model.started", 0, model_started_payload(first, artifacts))
     raw = _tamper(first.decode.text.encode("utf-8"), config.proposal_tamper)
     trace.arguments_bytes = raw
@@ -292,7 +298,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
             "state": machine.state.value, "request_status": status,
             "external_commit": bool(service.store),
             "commit": {"calendar_events": sorted(service.store),
-                       "events_for_key": service.events_with_key(_key(config, 1)),
+                       "events_for_key": service.events_with_key(f"{config.request_id}:create-event:1"),
                        "executions": service.executions},
             "state_history": [f"{a}→{b}" for a, b, _ in machine.history],
         })
@@ -327,6 +333,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
     invocation = normalize(spec, arguments, invocation_id="inv_01", clock=config.clock,
                            tz_name=config.timezone, subject=config.subject)
     trace.invocation = invocation
+    machine.attach(journal, invocation.to_json(), config.retry_budget)
     rec.emit("normalizer", "invocation.normalized", None, {
         "state": machine.state.value, "invocation_id": invocation.invocation_id,
         "reference_clock": config.clock, "timezone": config.timezone,
@@ -375,8 +382,25 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
         "digest_matches": True})
 
     # t08–t09: execute with an idempotency key; the commit boundary is the event ID
+    journal.update(invocation.invocation_id, approved_digest=confirmation.invocation_digest)
     transport = ServiceTransport(service, config.transport_plan)
-    result = _execute(rec, machine, transport, invocation, config, trace)
+    crash = CrashPlan(config.crash_point, config.crash_attempt) if config.crash_point else None
+    executor = Executor(transport, config.request_id, config.retry_budget, config.new_key_per_attempt, crash,
+                        emit=rec.emit, next_event_id=rec.next_event_id)
+    trace.executor = executor
+    try:
+        result = executor.execute(machine, invocation, confirmation.invocation_digest)
+    except Crash as crashed:
+        rec.emit("runtime", "runtime.crashed", None, {
+            "journal_state": journal.entry(invocation.invocation_id).state, "reason": str(crashed)})
+        restarted = Executor(transport, config.request_id, config.retry_budget, config.new_key_per_attempt,
+                             emit=rec.emit, next_event_id=rec.next_event_id)
+        trace.executor = restarted
+        rec.emit("runtime", "runtime.recovered", None, {
+            "journal_state": journal.entry(invocation.invocation_id).state,
+            "journal_transitions": len(journal.transitions(invocation.invocation_id))})
+        machine, result = recover_invocation(journal, restarted, invocation.invocation_id)
+        trace.machine = machine
     if result is None:
         return close("failed" if machine.state is State.FAILED else "outcome_unknown")
 
@@ -411,76 +435,6 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
     return close("completed", answer.text)
 
 
-def _key(config: ToolRunConfig, attempt: int) -> str:
-    number = attempt if config.new_key_per_attempt else 1
-    return f"{config.request_id}:create-event:{number}"
-
-
 def _flip_last_hex(digest: str) -> str:
     last = digest[-1]
     return digest[:-1] + ("0" if last != "0" else "1")
-
-
-def _execute(rec, machine, transport, invocation, config, trace) -> dict | None:
-    """Attempts under the retry budget; returns the committed result or None."""
-    args = invocation.normalized_arguments
-    scope = f"{invocation.subject}/{args['calendar_id']}"
-    for attempt in range(1, config.retry_budget + 1):
-        key = _key(config, attempt)
-        request = CreateRequest(key, request_digest(args), scope, invocation.tool, args)
-        machine.move(State.EXECUTING, rec.next_event_id())
-        rec.emit("executor", "invocation.started" if attempt == 1 else "invocation.retried", attempt, {
-            "state": machine.state.value, "attempt": attempt, "scope": scope,
-            "artifacts": {"tool_version": invocation.tool}, "idempotency_key": key,
-            "request_digest": request.request_digest, "side_effect": False})
-        try:
-            response = transport.send(request)
-        except TransportTimeout:
-            machine.move(State.OUTCOME_UNKNOWN, rec.next_event_id())
-            rec.emit("executor", "external.outcome_unknown", attempt, {
-                "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown"})
-            trace.attempts.append({"attempt": attempt, "key": key, "outcome": "timeout"})
-            if config.new_key_per_attempt:         # the broken policy: no query, a blind retry
-                machine.move(State.NOT_COMMITTED, rec.next_event_id())
-                rec.emit("executor", "external.assumed_not_committed", attempt, {
-                    "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown"})
-                continue
-            found = transport.query(key)
-            if found is not None and found.get("status") == "ok":
-                return _committed(rec, machine, found, key, attempt, resolved_by="query")
-            machine.move(State.NOT_COMMITTED, rec.next_event_id())
-            rec.emit("calendar service", "external.not_committed", attempt, {
-                "state": machine.state.value, "idempotency_key": key, "resolved_by": "query",
-                "commit": {"status": "not_committed"}})
-            continue
-        except IdempotencyConflict as exc:
-            machine.move(State.NOT_COMMITTED, rec.next_event_id())
-            rec.emit("calendar service", "external.conflict", attempt, {
-                "state": machine.state.value, "idempotency_key": key, "reason": str(exc),
-                "commit": {"status": "conflict"}})
-            machine.move(State.FAILED, rec.next_event_id())
-            return None
-        trace.attempts.append({"attempt": attempt, "key": key, "outcome": response["status"]})
-        if response.get("status") == "ok":
-            return _committed(rec, machine, response, key, attempt, resolved_by="response")
-        machine.move(State.NOT_COMMITTED, rec.next_event_id())
-        rec.emit("calendar service", "external.not_committed", attempt, {
-            "state": machine.state.value, "idempotency_key": key,
-            "commit": {k: response[k] for k in ("status", "code") if k in response}})
-        if response.get("status") == "error":
-            break
-    machine.move(State.FAILED, rec.next_event_id())
-    rec.emit("executor", "retry.exhausted", None, {
-        "state": machine.state.value, "attempts": len(trace.attempts), "retry_budget": config.retry_budget,
-        "side_effect": False})
-    return None
-
-
-def _committed(rec, machine, response, key, attempt, *, resolved_by: str) -> dict:
-    machine.move(State.COMMITTED, rec.next_event_id())
-    rec.emit("calendar service", "external.committed", attempt, {
-        "state": machine.state.value, "side_effect": True, "resolved_by": resolved_by,
-        "commit": {"status": response["status"], "event_id": response["event_id"],
-                   "committed_at": response["committed_at"], "start": response["start"],
-                   "idempotency_key": key}})
-    return response

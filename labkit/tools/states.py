@@ -71,12 +71,30 @@ class IllegalTransition(ValueError):
 
 @dataclass
 class InvocationMachine:
-    """Holds the current state and every move made (``history`` of (from, to, event_id))."""
+    """Holds the current state and every move made (``history`` of (from, to, event_id)).
+
+    Once ``attach``ed to a journal, every move is written to the journal *before* the
+    in-memory state changes, so the journal is never behind what the runtime acts on.
+    """
 
     state: State = State.PROPOSED
     history: list[tuple[str, str, str | None]] = field(default_factory=list)
+    journal: object = None               # labkit.tools.journal.Journal
+    invocation_id: str | None = None
 
-    def move(self, target: State | str, event_id: str | None = None) -> State:
+    def attach(self, journal, invocation: dict, retry_budget: int) -> None:
+        """Start journaling: the Invocation is written with the current state."""
+        journal.open_invocation(invocation, self.state.value, retry_budget)
+        self.journal, self.invocation_id = journal, invocation["invocation_id"]
+
+    @classmethod
+    def resume(cls, journal, invocation_id: str) -> InvocationMachine:
+        """A fresh machine (after a restart) in the state the journal last recorded."""
+        entry = journal.entry(invocation_id)
+        history = [tuple(t) for t in journal.transitions(invocation_id)]
+        return cls(State(entry.state), history, journal, invocation_id)
+
+    def move(self, target: State | str, event_id: str | None = None, detail: dict | None = None) -> State:
         target = State(target)
         if target not in TRANSITIONS.get(self.state, frozenset()):
             allowed = sorted(s.value for s in TRANSITIONS.get(self.state, frozenset()))
@@ -85,6 +103,8 @@ class InvocationMachine:
                 + (f" at {event_id}" if event_id else "")
                 + f"; from {self.state.value} the allowed moves are {allowed or 'none (terminal)'}"
             )
+        if self.journal is not None:
+            self.journal.record(self.invocation_id, self.state.value, target.value, event_id, detail)
         self.history.append((self.state.value, target.value, event_id))
         self.state = target
         return target

@@ -1,0 +1,174 @@
+"""Execution under a retry budget: idempotency keys, the commit boundary, crash points.
+
+``Executor.execute`` moves a PREPARED Invocation through EXECUTING to COMMITTED (or to an
+honest failure), one attempt at a time:
+
+1. journal ``→ EXECUTING`` with the attempt's idempotency key and request digest;
+2. send the request; the service's answer decides the next state:
+   ``ok`` → COMMITTED (the commit boundary); ``not_committed``/``unavailable`` →
+   NOT_COMMITTED and, within the budget, another attempt **with the same key**; no answer →
+   OUTCOME_UNKNOWN, then a query by the same key: found → COMMITTED, absent → NOT_COMMITTED;
+3. the budget spent without a commit → FAILED.
+
+Nothing is sent unless the approval's digest equals the Invocation's digest.
+
+``CrashPlan(point, attempt)`` kills the runtime (raises ``Crash``) at one of
+``CRASH_POINTS`` of one attempt; ``labkit.tools.recovery.recover`` resumes from the journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from labkit.tools.calendar_service import (
+    CreateRequest,
+    IdempotencyConflict,
+    ServiceTransport,
+    TransportTimeout,
+)
+from labkit.tools.confirm import ConfirmationError, invocation_digest, request_digest
+from labkit.tools.normalize import Invocation
+from labkit.tools.states import InvocationMachine, State
+
+#: after_journal_write: EXECUTING is journaled, nothing sent yet;
+#: after_send: the request left the process but dies with it (the service never sees it);
+#: after_service_commit: the service committed, the runtime dies before recording the answer;
+#: after_record: the attempt's outcome is journaled, the runtime dies before going on.
+CRASH_POINTS = ("after_journal_write", "after_send", "after_service_commit", "after_record")
+
+
+class Crash(RuntimeError):
+    """The runtime process died here; only the journal and the service's store survive."""
+
+
+@dataclass(frozen=True)
+class CrashPlan:
+    point: str
+    attempt: int = 1
+
+    def __post_init__(self):
+        if self.point not in CRASH_POINTS:
+            raise ValueError(f"crash point must be one of {list(CRASH_POINTS)}, got {self.point!r}")
+        if self.attempt < 1:
+            raise ValueError(f"crash attempt must be >= 1, got {self.attempt}")
+
+
+def _silent(*_args, **_kwargs):
+    return None
+
+
+@dataclass
+class Executor:
+    """Runs the attempts of one Invocation; ``emit`` records events, ``next_event_id`` names them."""
+
+    transport: ServiceTransport
+    request_id: str
+    retry_budget: int
+    new_key_per_attempt: bool = False
+    crash: CrashPlan | None = None
+    emit: Callable = _silent
+    next_event_id: Callable[[], str | None] = lambda: None
+    attempts: list[dict] = field(default_factory=list)
+
+    def key(self, attempt: int) -> str:
+        """The request's idempotency key; the broken policy mints one per attempt."""
+        return f"{self.request_id}:create-event:{attempt if self.new_key_per_attempt else 1}"
+
+    def _crash_at(self, point: str, attempt: int) -> None:
+        if self.crash is not None and (self.crash.point, self.crash.attempt) == (point, attempt):
+            self.crash = None                      # a process dies once
+            raise Crash(f"runtime crashed {point.replace('_', ' ')} of attempt {attempt}")
+
+    def _move(self, machine: InvocationMachine, state: State, detail: dict | None = None) -> None:
+        machine.move(state, self.next_event_id(), detail)
+
+    def execute(self, machine: InvocationMachine, invocation: Invocation, approved_digest: str,
+                first_attempt: int = 1) -> dict | None:
+        """Attempts ``first_attempt``…budget; the committed result, or None (FAILED)."""
+        if approved_digest != invocation_digest(invocation):
+            raise ConfirmationError(
+                f"refusing to execute {invocation.invocation_id}: the approved digest does not match it")
+        args = invocation.normalized_arguments
+        scope = f"{invocation.subject}/{args['calendar_id']}"
+        digest = request_digest(args)
+        made = first_attempt - 1
+        for attempt in range(first_attempt, self.retry_budget + 1):
+            made = attempt
+            key = self.key(attempt)
+            request = CreateRequest(key, digest, scope, invocation.tool, args)
+            if machine.journal is not None:
+                machine.journal.update(invocation.invocation_id, attempts=attempt, idempotency_key=key,
+                                       request_digest=digest)
+            self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
+            self.emit("executor", "invocation.started" if attempt == 1 else "invocation.retried", attempt, {
+                "state": machine.state.value, "attempt": attempt, "scope": scope,
+                "artifacts": {"tool_version": invocation.tool}, "idempotency_key": key,
+                "request_digest": digest, "side_effect": False})
+            self._crash_at("after_journal_write", attempt)
+            self._crash_at("after_send", attempt)
+            try:
+                response = self.transport.send(request)
+            except TransportTimeout:
+                self.attempts.append({"attempt": attempt, "key": key, "outcome": "timeout"})
+                self._move(machine, State.OUTCOME_UNKNOWN)
+                self.emit("executor", "external.outcome_unknown", attempt, {
+                    "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown"})
+                self._crash_at("after_record", attempt)
+                if self.new_key_per_attempt:       # the broken policy: no query, a blind retry
+                    self._move(machine, State.NOT_COMMITTED)
+                    self.emit("executor", "external.assumed_not_committed", attempt, {
+                        "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown"})
+                    continue
+                result = self.resolve_unknown(machine, key, attempt)
+                if result is not None:
+                    return result
+                continue
+            except IdempotencyConflict as exc:
+                self._move(machine, State.NOT_COMMITTED)
+                self.emit("calendar service", "external.conflict", attempt, {
+                    "state": machine.state.value, "idempotency_key": key, "reason": str(exc),
+                    "commit": {"status": "conflict"}})
+                self._move(machine, State.FAILED)
+                return None
+            self.attempts.append({"attempt": attempt, "key": key, "outcome": response["status"]})
+            if response.get("status") == "ok":
+                self._crash_at("after_service_commit", attempt)
+                result = self.committed(machine, response, key, attempt, resolved_by="response")
+                self._crash_at("after_record", attempt)
+                return result
+            self._move(machine, State.NOT_COMMITTED)
+            self.emit("calendar service", "external.not_committed", attempt, {
+                "state": machine.state.value, "idempotency_key": key,
+                "commit": {k: response[k] for k in ("status", "code") if k in response}})
+            self._crash_at("after_record", attempt)
+            if response.get("status") == "error":
+                break
+        return self.exhausted(machine, made)
+
+    def resolve_unknown(self, machine: InvocationMachine, key: str, attempt: int | None) -> dict | None:
+        """OUTCOME_UNKNOWN → query by the same key → COMMITTED or NOT_COMMITTED (never a blind retry)."""
+        found = self.transport.query(key)
+        if found is not None and found.get("status") == "ok":
+            return self.committed(machine, found, key, attempt, resolved_by="query")
+        self._move(machine, State.NOT_COMMITTED)
+        self.emit("calendar service", "external.not_committed", attempt, {
+            "state": machine.state.value, "idempotency_key": key, "resolved_by": "query",
+            "commit": {"status": "not_committed"}})
+        return None
+
+    def committed(self, machine, response: dict, key: str, attempt: int | None, *, resolved_by: str) -> dict:
+        self._move(machine, State.COMMITTED, {"event_id": response["event_id"]})
+        self.emit("calendar service", "external.committed", attempt, {
+            "state": machine.state.value, "side_effect": True, "resolved_by": resolved_by,
+            "commit": {"status": response["status"], "event_id": response["event_id"],
+                       "committed_at": response["committed_at"], "start": response["start"],
+                       "idempotency_key": key}})
+        return response
+
+    def exhausted(self, machine: InvocationMachine, attempts: int) -> None:
+        self._move(machine, State.FAILED)
+        self.emit("executor", "retry.exhausted", None, {
+            "state": machine.state.value, "attempts": attempts, "retry_budget": self.retry_budget,
+            "side_effect": False})
+        return None

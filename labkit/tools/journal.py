@@ -1,0 +1,129 @@
+"""A durable journal of Invocation state transitions (SQLite from the standard library).
+
+The runtime writes every transition **before** the side effect it authorises: the row
+``PREPARED → EXECUTING`` (with the idempotency key and request digest) is committed to the
+journal before the request leaves for the calendar service.  After a crash, ``recover``
+(``labkit.tools.recovery``) reads the journal back and resolves each open Invocation.
+
+Tables::
+
+    invocations(invocation_id PK, invocation_json, approved_digest, idempotency_key,
+                request_digest, retry_budget, attempts, state)
+    transitions(seq PK, invocation_id, from_state, to_state, event_id, detail_json)
+
+``path=":memory:"`` keeps the journal in memory (for fast property tests); a file path
+survives the process, which is what a real crash needs.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS invocations (
+    invocation_id   TEXT PRIMARY KEY,
+    invocation_json TEXT NOT NULL,
+    approved_digest TEXT,
+    idempotency_key TEXT,
+    request_digest  TEXT,
+    retry_budget    INTEGER NOT NULL,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    state           TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS transitions (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    invocation_id TEXT NOT NULL REFERENCES invocations(invocation_id),
+    from_state    TEXT NOT NULL,
+    to_state      TEXT NOT NULL,
+    event_id      TEXT,
+    detail_json   TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    invocation_id: str
+    invocation: dict
+    approved_digest: str | None
+    idempotency_key: str | None
+    request_digest: str | None
+    retry_budget: int
+    attempts: int
+    state: str
+
+
+@contextmanager
+def transaction(db):
+    """BEGIN … COMMIT (ROLLBACK on error) on an autocommit connection: all or nothing."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+class Journal:
+    """The runtime's durable memory of what it has decided and what it has sent."""
+
+    def __init__(self, path: str | Path = ":memory:"):
+        self.path = str(path)
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def open_invocation(self, invocation: dict, state: str, retry_budget: int) -> None:
+        with transaction(self.db):
+            self.db.execute(
+                "INSERT INTO invocations (invocation_id, invocation_json, retry_budget, state) VALUES (?, ?, ?, ?)",
+                (invocation["invocation_id"], json.dumps(invocation, ensure_ascii=False), retry_budget, state))
+
+    def update(self, invocation_id: str, **fields) -> None:
+        allowed = {"approved_digest", "idempotency_key", "request_digest", "attempts"}
+        bad = sorted(set(fields) - allowed)
+        if bad:
+            raise ValueError(f"journal fields {bad} cannot be updated; expected some of {sorted(allowed)}")
+        with transaction(self.db):
+            for name, value in fields.items():
+                self.db.execute(f"UPDATE invocations SET {name} = ? WHERE invocation_id = ?", (value, invocation_id))
+
+    def record(self, invocation_id: str, from_state: str, to_state: str, event_id: str | None = None,
+               detail: dict | None = None) -> None:
+        """Append one transition and set the current state, in one SQLite transaction."""
+        with transaction(self.db):
+            found = self.db.execute("SELECT state FROM invocations WHERE invocation_id = ?",
+                                    (invocation_id,)).fetchone()
+            if found is None:
+                raise ValueError(f"invocation {invocation_id!r} is not in the journal")
+            if found[0] != from_state:
+                raise ValueError(f"journal says {invocation_id} is {found[0]}, the runtime moves from {from_state}")
+            self.db.execute(
+                "INSERT INTO transitions (invocation_id, from_state, to_state, event_id, detail_json) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (invocation_id, from_state, to_state, event_id, json.dumps(detail or {}, ensure_ascii=False)))
+            self.db.execute("UPDATE invocations SET state = ? WHERE invocation_id = ?", (to_state, invocation_id))
+
+    def entry(self, invocation_id: str) -> JournalEntry:
+        row = self.db.execute(
+            "SELECT invocation_id, invocation_json, approved_digest, idempotency_key, request_digest, "
+            "retry_budget, attempts, state FROM invocations WHERE invocation_id = ?", (invocation_id,)).fetchone()
+        if row is None:
+            raise ValueError(f"invocation {invocation_id!r} is not in the journal")
+        return JournalEntry(row[0], json.loads(row[1]), *row[2:])
+
+    def entries(self) -> list[JournalEntry]:
+        ids = [r[0] for r in self.db.execute("SELECT invocation_id FROM invocations ORDER BY invocation_id")]
+        return [self.entry(i) for i in ids]
+
+    def transitions(self, invocation_id: str) -> list[tuple[str, str, str | None]]:
+        return [tuple(r) for r in self.db.execute(
+            "SELECT from_state, to_state, event_id FROM transitions WHERE invocation_id = ? ORDER BY seq",
+            (invocation_id,))]

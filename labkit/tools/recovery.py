@@ -1,0 +1,58 @@
+"""Restart after a crash: read the journal, resolve every open Invocation, execute nothing blindly.
+
+For each Invocation in the journal, by its last journaled state:
+
+* PREPARED with an approval whose digest still matches → execute from the next attempt;
+* EXECUTING (the crash came after the journal write, before an answer was recorded) →
+  OUTCOME_UNKNOWN: nobody knows whether the request reached the service;
+* OUTCOME_UNKNOWN → query the service **by the same idempotency key**: a stored ``ok`` →
+  COMMITTED (with the service's event ID); nothing stored → NOT_COMMITTED;
+* NOT_COMMITTED → the next attempt with the same key if the budget allows, else FAILED;
+* COMMITTED → the stored result is fetched again by key, ready to be observed;
+* any terminal state → left as it is.
+
+The result maps each Invocation ID to (final state, committed result or None).
+"""
+
+from __future__ import annotations
+
+from labkit.tools.executor import Executor
+from labkit.tools.normalize import Invocation
+from labkit.tools.states import InvocationMachine, State
+
+
+def recover_invocation(journal, executor: Executor, invocation_id: str) -> tuple[InvocationMachine, dict | None]:
+    """Resume one Invocation from the journal with ``executor`` (its transport, budget, events)."""
+    machine = InvocationMachine.resume(journal, invocation_id)
+    entry = journal.entry(invocation_id)
+    invocation = Invocation(**entry.invocation)
+    key = entry.idempotency_key
+    if machine.state is State.PREPARED:
+        if entry.approved_digest is None:
+            return machine, None                       # still waiting for a confirmation
+        return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
+    if machine.state is State.EXECUTING:
+        machine.move(State.OUTCOME_UNKNOWN, executor.next_event_id(), {"reason": "restart"})
+        executor.emit("runtime", "external.outcome_unknown", entry.attempts, {
+            "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown",
+            "reason": "restart after a crash while executing"})
+    if machine.state is State.OUTCOME_UNKNOWN:
+        result = executor.resolve_unknown(machine, key, entry.attempts)
+        if result is not None:
+            return machine, result
+    if machine.state is State.NOT_COMMITTED:
+        if entry.attempts < executor.retry_budget:
+            return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
+        return machine, executor.exhausted(machine, entry.attempts)
+    if machine.state in (State.COMMITTED, State.OBSERVED):
+        return machine, executor.transport.query(key)
+    return machine, None
+
+
+def recover(journal, executor: Executor) -> dict[str, tuple[str, dict | None]]:
+    """Resolve every Invocation of the journal; {invocation_id: (state, result)}."""
+    outcome = {}
+    for entry in journal.entries():
+        machine, result = recover_invocation(journal, executor, entry.invocation_id)
+        outcome[entry.invocation_id] = (machine.state.value, result)
+    return outcome

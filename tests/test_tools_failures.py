@@ -1,0 +1,131 @@
+"""Trace three under faults: crash recovery from the journal, durable stores, random schedules.
+
+The property test draws 500 fault schedules (transport outcomes per attempt, crashes at any
+crash point — also during recovery —, cancellations, budgets, missing capabilities,
+mismatched confirmations) and checks the invariants of ``labkit.tools.schedules``.
+"""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labkit.tools.calendar_service import OUTCOMES, CalendarService, CreateRequest, ServiceTransport
+from labkit.tools.confirm import invocation_digest, request_digest
+from labkit.tools.executor import CRASH_POINTS, Crash, CrashPlan, Executor
+from labkit.tools.journal import Journal
+from labkit.tools.recovery import recover
+from labkit.tools.schedules import (
+    CANCELS,
+    FaultSchedule,
+    fixture_invocation,
+    invariant_violations,
+    run_schedule,
+)
+from labkit.tools.states import InvocationMachine, State
+
+crash_plans = st.builds(CrashPlan, st.sampled_from(CRASH_POINTS), st.integers(min_value=1, max_value=4))
+schedules = st.builds(
+    FaultSchedule,
+    transport_plan=st.lists(st.sampled_from(OUTCOMES), max_size=5).map(tuple),
+    crashes=st.lists(crash_plans, max_size=3).map(tuple),
+    cancel=st.sampled_from(CANCELS),
+    retry_budget=st.integers(min_value=1, max_value=4),
+    authorized=st.booleans(),
+    confirmation_matches=st.booleans(),
+)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(schedules)
+def test_500_random_fault_schedules_lose_nothing_and_double_nothing(schedule):
+    outcome = run_schedule(schedule)
+    problems = invariant_violations(outcome)
+    assert not problems, f"{schedule}: {problems}"
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+@pytest.mark.parametrize("plan", [(), ("lose_response",), ("not_committed",), ("lose_request",),
+                                  ("duplicate_request",)])
+def test_a_crash_at_every_point_resolves_to_exactly_one_event(point, plan):
+    outcome = run_schedule(FaultSchedule(plan, crashes=(CrashPlan(point, 1),)))
+    assert outcome.final_state == "OBSERVED", f"crash {point} with plan {plan} ended in {outcome.final_state}"
+    assert sorted(outcome.service.store) == ["evt_6K2"], f"crash {point}, plan {plan}: {sorted(outcome.service.store)}"
+    assert outcome.service.executions == 1
+
+
+def test_the_invariant_check_catches_a_doubled_event():
+    outcome = run_schedule(FaultSchedule())
+    args = outcome.invocation.normalized_arguments
+    outcome.service.create_event(CreateRequest("req-42:create-event:2", request_digest(args), "user-42/primary",
+                                               "calendar.create_event@v1", args))
+    problems = invariant_violations(outcome)
+    assert any("without a committed invocation" in p for p in problems), problems
+
+
+def test_the_invariant_check_catches_an_execution_without_confirmation():
+    outcome = run_schedule(FaultSchedule(confirmation_matches=False))
+    assert invariant_violations(outcome) == []
+    args = outcome.invocation.normalized_arguments
+    outcome.service.create_event(CreateRequest("req-42:create-event:1", request_digest(args), "user-42/primary",
+                                               "calendar.create_event@v1", args))
+    assert any("without authorisation/confirmation" in p for p in invariant_violations(outcome))
+
+
+def test_journal_and_service_survive_the_process_on_disk(tmp_path):
+    invocation = fixture_invocation()
+    journal = Journal(tmp_path / "journal.sqlite")
+    service = CalendarService("2026-07-19T14:00:04+08:00", path=str(tmp_path / "calendar.sqlite"))
+    machine = InvocationMachine(State.VALIDATED)
+    machine.attach(journal, invocation.to_json(), 3)
+    for state in (State.AUTHORIZED, State.PREPARED):
+        machine.move(state)
+    digest = invocation_digest(invocation)
+    journal.update("inv_01", approved_digest=digest)
+    executor = Executor(ServiceTransport(service), "req-42", 3, crash=CrashPlan("after_service_commit"))
+    with pytest.raises(Crash):
+        executor.execute(machine, invocation, digest)
+    journal.close()
+    service.db.close()
+    # a new process: only the two files remain
+    journal = Journal(tmp_path / "journal.sqlite")
+    service = CalendarService("2026-07-19T14:00:04+08:00", path=str(tmp_path / "calendar.sqlite"))
+    assert journal.entry("inv_01").state == "EXECUTING", "EXECUTING must be journaled before the send"
+    assert sorted(service.store) == ["evt_6K2"], "the service committed before the crash"
+    outcome = recover(journal, Executor(ServiceTransport(service), "req-42", 3))
+    assert outcome["inv_01"][0] == "COMMITTED" and outcome["inv_01"][1]["event_id"] == "evt_6K2"
+    assert service.executions == 1, "recovery must query, not execute again"
+    moves = [(a, b) for a, b, _ in journal.transitions("inv_01")]
+    assert moves[-2:] == [("EXECUTING", "OUTCOME_UNKNOWN"), ("OUTCOME_UNKNOWN", "COMMITTED")]
+
+
+def test_execution_refuses_an_approval_for_another_digest():
+    invocation = fixture_invocation()
+    machine = InvocationMachine(State.PREPARED)
+    service = CalendarService("2026-07-19T14:00:04+08:00")
+    with pytest.raises(ValueError, match="approved digest does not match"):
+        Executor(ServiceTransport(service), "req-42", 3).execute(machine, invocation, "sha256:" + "0" * 64)
+    assert service.requests == 0
+
+
+def test_stored_refusals_are_replayed_and_transient_failures_are_not_stored():
+    invocation = fixture_invocation()
+    args = invocation.normalized_arguments
+    service = CalendarService("2026-07-19T14:00:04+08:00")
+    wrong_scope = CreateRequest("k1", request_digest(args), "user-7/work", invocation.tool, args)
+    assert service.create_event(wrong_scope)["code"] == "unknown_scope"
+    assert service.create_event(wrong_scope)["replayed"] is True, "a deterministic refusal is stored"
+    right = CreateRequest("k2", request_digest(args), "user-42/primary", invocation.tool, args)
+    assert service.create_event(right, commit=False)["status"] == "not_committed"
+    assert service.lookup("k2") is None, "a transient 'not committed' must not be stored"
+    assert service.create_event(right)["event_id"] == "evt_6K2"
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda: CrashPlan("before_lunch"), "crash point must be one of"),
+    (lambda: FaultSchedule(cancel="later"), "cancel must be one of"),
+    (lambda: ServiceTransport(CalendarService("2026-07-19T14:00:04+08:00"), ("teleport",)), "transport plan outcomes"),
+    (lambda: Journal().record("inv_09", "PREPARED", "EXECUTING"), "not in the journal"),
+])
+def test_bad_fault_configuration_is_refused_by_name(bad, message):
+    with pytest.raises(ValueError, match=message):
+        bad()
