@@ -112,3 +112,13 @@ def test_fixture_weights_stay_small():
 
     total = sum(p.stat().st_size for p in (fixtures_root() / "diffusion").iterdir())
     assert total < 2_000_000, f"fixtures/diffusion holds {total / 1e6:.2f} MB (budget: a few MB)"
+
+
+def test_importing_the_diffusion_package_stays_cheap():
+    import subprocess
+    import sys
+
+    code = ("import sys, labkit.diffusion, labkit.diffusion.faults; "
+            "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'PIL') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", f"import labkit.diffusion pulled in {out.strip()}"
