@@ -135,3 +135,14 @@ def test_the_command_and_the_report_agree_on_the_sample_floor():
     assert cli_labs.MIN_SAMPLES == report.MIN_SAMPLES and cli_labs.DEFAULT_SAMPLES == report.DEFAULT_SAMPLES
     with pytest.raises(ValueError, match="samples must be at least 10000"):
         report.labs_report(samples=9999)
+
+
+def test_commands_run_alone_as_modules(tmp_path, capsys):
+    from labkit.labs import cli_faults
+
+    assert cli_labs.main(["--output", str(tmp_path / "l.json"), "--samples", "10000"]) == 0
+    assert cli_faults.main(["--output", str(tmp_path / "f.json")]) == 0
+    assert json.loads((tmp_path / "f.json").read_text(encoding="utf-8"))["status"] == "passed"
+    with pytest.raises(SystemExit) as stop:
+        cli_labs.main(["--samples", "9999"])
+    assert stop.value.code == 2 and "must be at least 10000" in capsys.readouterr().err

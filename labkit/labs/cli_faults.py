@@ -1,6 +1,7 @@
 """``labkit faults``: run the fault-injection supplement of chapter 11 and write its JSON report.
 
     labkit faults [--output PATH]
+    python -m labkit.labs.cli_faults [--output PATH]     (the same, without the other commands)
 
 The report goes to ``build/reports/fault-injection.json`` under the current folder unless
 ``--output`` says otherwise.  Exit status: 0 when every check passes, 1 when a check fails
@@ -54,3 +55,18 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(summary_lines(report)))
     print(f"Report: {path.resolve()}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this command alone (``python -m MODULE``), without building the whole ``labkit`` parser."""
+    parser = argparse.ArgumentParser(prog="labkit faults")
+    configure(parser)
+    try:
+        return run(parser.parse_args(argv))
+    except ValueError as exc:
+        print(f"labkit: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

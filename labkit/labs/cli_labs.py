@@ -1,6 +1,7 @@
 """``labkit labs``: run the eight mechanism labs of chapter 11 and write their JSON report.
 
     labkit labs [--output PATH] [--samples N]
+    python -m labkit.labs.cli_labs [--output PATH] [--samples N]     (the same, without the other commands)
 
 The report goes to ``build/reports/mechanism-labs.json`` under the current folder unless
 ``--output`` says otherwise.  ``--samples`` (default 200 000, at least 10 000) is the Monte
@@ -67,3 +68,18 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(summary_lines(report)))
     print(f"Report: {path.resolve()}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this command alone (``python -m MODULE``), without building the whole ``labkit`` parser."""
+    parser = argparse.ArgumentParser(prog="labkit labs")
+    configure(parser)
+    try:
+        return run(parser.parse_args(argv))
+    except ValueError as exc:
+        print(f"labkit: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
