@@ -154,3 +154,25 @@ def _width(text: str) -> int:
     import unicodedata
 
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def new_figure(pyplot: bool, size: tuple[float, float]):
+    """A figure in the book style: through pyplot for a static cell (shown by ``plt.show()``),
+    or detached for a widget that renders it to PNG itself."""
+    use_book_style()
+    if pyplot:
+        import matplotlib.pyplot as plt_module
+
+        return plt_module.figure(figsize=size, layout="constrained")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size, layout="constrained")
+
+
+def figure_png(figure) -> bytes:
+    """PNG bytes of a figure, with no software/version metadata (stable across runs)."""
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
