@@ -16,6 +16,7 @@ and greedy selection then takes the first index of the maximum (a documented tie
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -162,14 +163,37 @@ PROCESSORS = {
 }
 
 
-def apply_processors(raw_logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
-    """Run the configured order on raw logits [V]; returns processed logits [V]."""
+def resolve_processors(overrides: Mapping[str, Callable] | None = None) -> dict[str, Callable]:
+    """The processor table with some entries replaced (e.g. by a reader's own function).
+
+    ``overrides`` maps a name of ``PROCESSORS`` to a function of the same signature,
+    ``(logits [V], context) -> logits [V]``; the configured order still decides when it runs.
+    """
+    table = dict(PROCESSORS)
+    for name, fn in (overrides or {}).items():
+        if name not in PROCESSORS:
+            raise ValueError(f"processors overrides a processor named {name!r}; "
+                             f"expected names from {sorted(PROCESSORS)}")
+        if not callable(fn):
+            raise ValueError(f"processors[{name!r}] must be a function (logits, context) -> logits, "
+                             f"got {type(fn).__name__}")
+        table[name] = fn
+    return table
+
+
+def apply_processors(raw_logits: np.ndarray, context: ProcessorContext,
+                     processors: Mapping[str, Callable] | None = None) -> np.ndarray:
+    """Run the configured order on raw logits [V]; returns processed logits [V].
+
+    ``processors`` optionally replaces some processors by name (see ``resolve_processors``).
+    """
     raw_logits = np.asarray(raw_logits)
     if raw_logits.ndim != 1:
         raise ValueError(f"raw_logits must be one row [V], got shape {list(raw_logits.shape)}")
+    table = resolve_processors(processors)
     out = raw_logits
     for name in context.config.processor_order:
-        out = PROCESSORS[name](out, context)
+        out = table[name](out, context)
     return out
 
 

@@ -14,15 +14,22 @@ with a few ``values``, compared under ``TENSOR_TOLERANCE``), everything else dis
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from labkit.events import TraceRecorder, tensor_summary
-from labkit.nn import DecoderFaults, DecoderWeights
+from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
 from labkit.text.model import CONFIG, load_decoder, load_weights
-from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors, greedy_select
+from labkit.text.processors import (
+    ProcessorContext,
+    SamplingConfig,
+    apply_processors,
+    greedy_select,
+    resolve_processors,
+)
 from labkit.text.template import Template
 from labkit.text.tokenizer import Tokenizer
 
@@ -154,11 +161,32 @@ def _ledger(result, *, prefill: bool) -> list[dict]:
     return rows
 
 
-def run_text_trace(config: TextTraceConfig | None = None) -> TextRun:
-    """Run trace one under ``config`` (default: the fault-free fixture run)."""
+def run_text_trace(
+    config: TextTraceConfig | None = None,
+    *,
+    processors: Mapping[str, Callable] | None = None,
+    decode_step: Callable[[Decoder, KVCache, int], np.ndarray] | None = None,
+) -> TextRun:
+    """Run trace one under ``config`` (default: the fault-free fixture run).
+
+    Two hooks let a reader's own piece run inside the real runtime (the check-yourself
+    exercises use them); neither is a fault, and without them nothing changes:
+
+    * ``processors`` — ``{name: fn}`` replaces processors by name, each
+      ``fn(logits [V], context) -> logits [V]`` (see ``processors.resolve_processors``);
+    * ``decode_step`` — ``fn(decoder, cache, token_id) -> logits [V]`` replaces the
+      decoder's own cached step: it must feed ``token_id`` at position = cache length and
+      append to ``cache``.  The runtime records the logits at that position and the cache
+      lengths it finds afterwards; the per-layer shape ``ledger`` of ``decode.completed``
+      is internal to the function and left out of the event.
+    """
     config = config or TextTraceConfig()
     if not isinstance(config, TextTraceConfig):
         raise TypeError(f"config must be a TextTraceConfig, got {type(config).__name__}")
+    processor_table = resolve_processors(processors)
+    if decode_step is not None and not callable(decode_step):
+        raise TypeError(f"decode_step must be a function (decoder, cache, token_id) -> logits, "
+                        f"got {type(decode_step).__name__}")
     root = Path(config.fixtures_dir) if config.fixtures_dir else None
     tokenizer = Tokenizer.load(root)
     template = Template.load(root)
@@ -220,7 +248,7 @@ def run_text_trace(config: TextTraceConfig | None = None) -> TextRun:
         first_event = rec.next_event_id()
         cache_at_start = cache.length
         context = ProcessorContext(sampling, tuple(selected))
-        processed = apply_processors(logits, context)
+        processed = apply_processors(logits, context, processor_table)
         token = greedy_select(processed, sampling.tie_break)
         selected.append(token)
         record = StepRecord(step, cache_at_start, logits, processed, token, None, None, [])
@@ -260,16 +288,25 @@ def run_text_trace(config: TextTraceConfig | None = None) -> TextRun:
         rec.emit("scheduler", "decode.started", step, {
             "consuming": token, "position": cache.length, "cache_length": cache.length,
         })
-        result = decoder.decode_step([token], cache)
-        logits = result.next_logits[0]
-        logits_position = int(result.positions[-1])
+        if decode_step is None:
+            result = decoder.decode_step([token], cache)
+            logits = result.next_logits[0]
+            logits_position = int(result.positions[-1])
+            ledger = _ledger(result, prefill=False)
+        else:
+            logits_position = cache.length            # the position the token is fed at
+            logits = _checked_row(decode_step(decoder, cache, token), CONFIG.vocab_size)
+            ledger = None
         record.cache_after = [cache.layer_length(i) for i in range(cache.n_layers)]
-        rec.emit("model", "decode.completed", step, {
+        completed = {
             "new_cache_length": cache.length,
             "cache_lengths": record.cache_after,
-            "ledger": _ledger(result, prefill=False),
+            "ledger": ledger,
             "tensors": {"raw_logits": _logits_tensor(logits, logits_position)},
-        })
+        }
+        if ledger is None:
+            del completed["ledger"]
+        rec.emit("model", "decode.completed", step, completed)
         record.event_ids = _ids_since(rec, first_event)
 
     # -- terminal events --------------------------------------------------------------------
@@ -291,6 +328,15 @@ def run_text_trace(config: TextTraceConfig | None = None) -> TextRun:
     })
     return TextRun(config, tokenizer, rendered.text, enc.input_ids, prefill, steps,
                    finish_reason, final_length, rec.events)
+
+
+def _checked_row(logits, vocab_size: int) -> np.ndarray:
+    """A substituted decode step's output as one row [V] (a [1, V] or [1, 1, V] row is accepted)."""
+    row = np.asarray(logits)
+    if row.size != vocab_size or (row.ndim > 1 and any(n != 1 for n in row.shape[:-1])):
+        raise ValueError(f"decode_step must return one row of logits [{vocab_size}], "
+                         f"got shape {list(row.shape)}")
+    return row.reshape(vocab_size)
 
 
 def _ids_since(rec: TraceRecorder, first_event_id: str) -> list[str]:
