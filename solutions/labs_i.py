@@ -1,0 +1,60 @@
+"""Solutions for the first five chapter-11 labs (CE gradient, masks, causal attention, KV cache, faults)."""
+
+import numpy as np
+
+
+def masked_ce_gradient(logits, targets, valid):
+    z = np.asarray(logits, dtype=np.float64)
+    shifted = z - z.max(axis=1, keepdims=True)          # softmax is shift-invariant; avoids overflow
+    probabilities = np.exp(shifted)
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    probabilities[np.arange(len(z)), targets] -= 1.0    # softmax − one-hot
+    keep = np.asarray(valid, dtype=bool)
+    return probabilities * keep[:, None] / keep.sum()
+
+
+def document_causal_mask(document_ids):
+    ids = np.asarray(document_ids)
+    n = len(ids)
+    allowed = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        for j in range(i + 1):
+            allowed[i, j] = ids[i] == ids[j]
+    return allowed
+
+
+def packed_prediction_mask(document_ids):
+    ids = np.asarray(document_ids)
+    return np.array([ids[i] == ids[i + 1] for i in range(len(ids) - 1)], dtype=bool)
+
+
+def causal_self_attention(q, k, v):
+    scores = q @ k.T / np.sqrt(q.shape[-1])
+    future = np.triu(np.ones(scores.shape, dtype=bool), k=1)
+    scores = np.where(future, -np.inf, scores)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ v, weights
+
+
+def cached_attention_step(q, cache_k, cache_v, k_new, v_new):
+    keys = np.concatenate([cache_k, k_new], axis=2)
+    values = np.concatenate([cache_v, v_new], axis=2)
+    scores = q @ np.swapaxes(keys, -1, -2) / np.sqrt(q.shape[-1])      # [B, H, 1, T+1]
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ values, keys, values
+
+
+def distinct_layer_keys(cache):
+    return not np.allclose(cache.keys[0], cache.keys[1])
+
+
+def cached_path_agrees(model, tokens):
+    from labkit.nn import KVCache
+
+    tokens = np.asarray(tokens)
+    full = model.full_logits(tokens[np.newaxis, :])[0]
+    cache = KVCache(model.config.n_layers)
+    stepped = np.stack([model.decode_step(np.array([token]), cache).next_logits[0] for token in tokens])
+    return bool(np.allclose(stepped, full, atol=1e-12, rtol=1e-12))

@@ -1,0 +1,218 @@
+"""Exercises of labs 01–05: typical wrong answers are caught at the expected place with the expected hint.
+
+tests/test_check.py already runs every solution (must pass) and the stub/crash/signature
+cases; here each exercise meets one or two deliberately wrong answers.
+"""
+
+import numpy as np
+
+import labkit.check as check
+from labkit.check.labs_i import _reference_step, decode_with_attention_step
+from labkit.labs.cache_equivalence import cached_logits, full_logits
+from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+from labkit.nn import KVCache
+
+
+def _softmax_rows(scores):
+    shifted = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _failed(result, where_part: str, hint_part: str) -> None:
+    assert not result.passed, f"expected a failure, got {result!r}"
+    assert where_part in (result.where or result.message), f"where/message lacks {where_part!r}:\n{result!r}"
+    assert hint_part in (result.hint or ""), f"hint lacks {hint_part!r}:\n{result!r}"
+
+
+# --- the checker's decoder driver is the real decoder ---------------------------------------
+
+def test_driver_with_reference_step_equals_labkit_decode_steps_and_full_pass():
+    model, tokens = lab_decoder(), lab_tokens()
+    driven = decode_with_attention_step(lambda t, layer, *arrays: _reference_step(*arrays), model, tokens)
+    stepped, _ = cached_logits(model, tokens)
+    full = full_logits(model, tokens)
+    for name, other in (("Decoder.decode_step", stepped), ("Decoder.full_logits", full)):
+        gap = float(np.max(np.abs(driven - other)))
+        assert gap <= 1e-12, f"checker driver vs {name}: logits differ by {gap:.3g} (allowed 1e-12)"
+
+
+# --- 01 masked_ce_gradient -------------------------------------------------------------------
+
+def _softmax_minus_onehot(logits, targets):
+    g = _softmax_rows(np.asarray(logits, dtype=float))
+    g[np.arange(len(g)), targets] -= 1.0
+    return g
+
+
+def test_ce_gradient_divided_by_all_rows_is_caught():
+    def over_all_rows(logits, targets, valid):
+        return _softmax_minus_onehot(logits, targets) * valid[:, None] / len(valid)
+
+    _failed(check.masked_ce_gradient(over_all_rows), "seeded [3, 4] batch", "not over all 3 rows")
+
+
+def test_ce_gradient_that_ignores_the_mask_is_caught_on_the_masked_row():
+    def unmasked(logits, targets, valid):
+        return _softmax_minus_onehot(logits, targets) / valid.sum()
+
+    result = check.masked_ce_gradient(unmasked)
+    _failed(result, "row 1 is not supervised", "must be zero")
+    assert result.expected == 0.0 and result.got != 0.0
+
+
+def test_ce_gradient_without_the_max_shift_overflows_and_is_told_so():
+    def unshifted(logits, targets, valid):
+        e = np.exp(logits)
+        g = e / e.sum(axis=1, keepdims=True)
+        g[np.arange(len(g)), targets] -= 1.0
+        return g * valid[:, None] / valid.sum()
+
+    _failed(check.masked_ce_gradient(unshifted), "logits in the thousands", "largest logit")
+
+
+# --- 02 document_causal_mask, packed_prediction_mask ------------------------------------------
+
+def test_plain_causal_mask_leaks_across_documents():
+    result = check.document_causal_mask(lambda ids: np.tril(np.ones((len(ids), len(ids)), dtype=bool)))
+    _failed(result, "allowed[4, 0]", "document boundary")
+    assert result.rule == "a query sees only keys of its own document"
+
+
+def test_same_document_mask_without_causality_sees_the_future():
+    result = check.document_causal_mask(lambda ids: np.equal.outer(ids, ids))
+    _failed(result, "allowed[0, 1]", "never ahead")
+
+
+def test_prediction_mask_of_length_t_is_caught():
+    result = check.packed_prediction_mask(lambda ids: np.append(ids[1:] == ids[:-1], False))
+    _failed(result, "two packed documents", "no next token")
+    assert result.got == [8] and result.expected == [7]
+
+
+def test_prediction_mask_shifted_the_wrong_way_is_caught_at_the_boundary():
+    def looks_back(ids):
+        return np.array([i == 0 or ids[i] == ids[i - 1] for i in range(len(ids) - 1)])
+
+    result = check.packed_prediction_mask(looks_back)
+    _failed(result, "prediction 3 (token 3 in document 0 → token 4 in document 1)", "does not predict the first token")
+
+
+# --- 03 causal_self_attention ------------------------------------------------------------
+
+def test_attention_masked_after_the_softmax_leaves_rows_short_of_one():
+    def mask_after(q, k, v):
+        weights = np.tril(_softmax_rows(q @ k.T / np.sqrt(q.shape[-1])))
+        return weights @ v, weights
+
+    result = check.causal_self_attention(mask_after)
+    _failed(result, "weights[0, 0]", "short of 1")
+    assert "sums to 1" in result.rule
+
+
+def test_attention_without_the_scale_is_caught_on_the_hand_example():
+    def unscaled(q, k, v):
+        scores = np.where(np.tril(np.ones((len(q), len(q)), dtype=bool)), q @ k.T, -np.inf)
+        weights = _softmax_rows(scores)
+        return weights @ v, weights
+
+    result = check.causal_self_attention(unscaled)
+    _failed(result, "the hand example as row 1 of two tokens”, weights[1, 0]", "√d_h")
+    assert abs(result.expected - 0.6698) < 1e-4
+
+
+def test_attention_without_a_mask_is_caught_as_a_future_leak():
+    def bidirectional(q, k, v):
+        weights = _softmax_rows(q @ k.T / np.sqrt(q.shape[-1]))
+        return weights @ v, weights
+
+    _failed(check.causal_self_attention(bidirectional), "weights[0, 1]", "cannot leak into the past")
+
+
+def test_attention_returning_one_array_gets_a_clear_message():
+    result = check.causal_self_attention(lambda q, k, v: q)
+    assert not result.passed and "return a tuple (output, weights)" in result.message
+
+
+def test_attention_pass_message_reproduces_the_hand_example():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "solutions" / "labs_i.py"
+    spec = importlib.util.spec_from_file_location("solutions_labs_i_for_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = check.causal_self_attention(module.causal_self_attention)
+    assert result.passed and "[0.6698, 0.3302]" in result.message and "[1.3395, 1.321]" in result.message
+
+
+# --- 04 cached_attention_step ---------------------------------------------------------------
+
+def test_decode_step_that_attends_only_to_the_new_token_is_caught_at_step_1():
+    def new_only(q, cache_k, cache_v, k_new, v_new):
+        return v_new, np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2)
+
+    _failed(check.cached_attention_step(new_only), "decode step 1 (token 5 at position 1), layer 0", "new token only")
+
+
+def test_decode_step_that_forgets_to_append_is_caught_by_shape():
+    def no_append(q, cache_k, cache_v, k_new, v_new):
+        keys, values = np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2)
+        weights = _softmax_rows(q @ np.swapaxes(keys, -1, -2) / 2.0)
+        return weights @ values, cache_k, cache_v
+
+    result = check.cached_attention_step(no_append)
+    _failed(result, "decode step 0", "do not replace it")
+    assert result.got == [1, 2, 0, 4] and result.expected == [1, 2, 1, 4]
+
+
+def test_decode_step_that_puts_the_new_key_first_is_caught():
+    def prepend(q, cache_k, cache_v, k_new, v_new):
+        keys, values = np.concatenate([k_new, cache_k], axis=2), np.concatenate([v_new, cache_v], axis=2)
+        weights = _softmax_rows(q @ np.swapaxes(keys, -1, -2) / 2.0)
+        return weights @ values, keys, values
+
+    _failed(check.cached_attention_step(prepend), "decode step 1 (token 5 at position 1), layer 0, keys[0, 0, 0, 0]",
+            "put the new one last")
+
+
+# --- 05 distinct_layer_keys, cached_path_agrees ------------------------------------------------
+
+def test_layer_identity_instead_of_values_misses_the_copied_cache():
+    result = check.distinct_layer_keys(lambda cache: cache.keys[0] is not cache.keys[1])
+    _failed(result, "copy_layer1_cache_to_layer2", "compare the numbers")
+
+
+def test_exact_inequality_misses_rounding_noise():
+    result = check.distinct_layer_keys(lambda cache: not np.array_equal(cache.keys[0], cache.keys[1]))
+    _failed(result, "rounding noise", "float tolerance")
+
+
+def test_one_shot_prefill_cannot_see_the_faults():
+    def prefill_once(model, tokens):
+        result, _ = model.prefill(np.asarray(tokens)[None, :])
+        return bool(np.allclose(result.logits[0], model.full_logits(np.asarray(tokens)[None, :])[0], atol=1e-12))
+
+    result = check.cached_path_agrees(prefill_once)
+    _failed(result, "reset_rope_position", "one decode step at a time")
+    assert result.got is True and result.expected is False
+
+
+def test_bitwise_comparison_fails_the_correct_cache():
+    def bitwise(model, tokens):
+        cache = KVCache(model.config.n_layers)
+        stepped = np.stack([model.decode_step(np.array([t]), cache).next_logits[0] for t in tokens])
+        return bool(np.array_equal(stepped, model.full_logits(np.asarray(tokens)[None, :])[0]))
+
+    _failed(check.cached_path_agrees(bitwise), "decoder correct", "not bit for bit")
+
+
+def test_decode_step_that_skips_its_own_key_is_caught_at_step_1():
+    def cache_only(q, cache_k, cache_v, k_new, v_new):
+        keys, values = np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2)
+        if cache_k.shape[2] == 0:        # nothing cached yet: fall back to the new position
+            return v_new, keys, values
+        weights = _softmax_rows(q @ np.swapaxes(cache_k, -1, -2) / 2.0)
+        return weights @ cache_v, keys, values
+
+    _failed(check.cached_attention_step(cache_only), "decode step 1", "cached positions only")
