@@ -76,6 +76,13 @@ def nbval_command(paths, junit: Path | None = None) -> list[str]:
     return argv + [str(p) for p in paths]
 
 
+def junit_failures(xml_path: Path) -> list[str]:
+    """"<classname>::<name>" of every test case that failed or errored in a JUnit XML file."""
+    return [f"{case.get('classname')}::{case.get('name')}"
+            for case in ET.parse(xml_path).getroot().iter("testcase")
+            if case.find("failure") is not None or case.find("error") is not None]
+
+
 def junit_cell_times(xml_path: Path, notebooks) -> dict[str, list[float]]:
     """{notebook path: [seconds of code cell 0, 1, …]} read from pytest's JUnit XML.
 
@@ -130,7 +137,7 @@ def slowest(cell_times: dict[str, list[float]], repo: Path, floor_per_notebook: 
 
 def unavailable(reason: str) -> dict:
     return {"available": False, "reason": reason, "notebooks": 0, "wall_seconds": None,
-            "floor_seconds": None, "ratio": None, "target_ratio": TARGET_RATIO, "meets_target": None,
+            "floor_seconds": None, "failed_cells": [], "ratio": None, "target_ratio": TARGET_RATIO, "meets_target": None,
             "slowest_notebooks": []}
 
 
@@ -150,7 +157,8 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
         def book_run() -> float:
             junit = scratch / f"book-{len(junits)}.xml"
             junits.append(junit)
-            return run_command(nbval_command(paths, junit), cwd=repo, env=env)
+            # exit 1 = some cells failed their comparison: they still ran, the time counts
+            return run_command(nbval_command(paths, junit), cwd=repo, env=env, ok_codes=(0, 1))
 
         def floor_run() -> float:
             return run_command(nbval_command(floor_rel), cwd=repo, env=env)
@@ -161,6 +169,7 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
             return unavailable(f"nbval failed: {exc}")
         # per-cell times: the median run of each cell over the repeats
         runs = [junit_cell_times(j, paths) for j in junits]
+        failed = sorted({f for j in junits for f in junit_failures(j)})
         cell_times = {}
         for nb in map(str, paths):
             per_run = [r[nb] for r in runs if r[nb]]
@@ -175,6 +184,7 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
         "notebooks": len(paths),
         "wall_seconds": stats["book"],
         "floor_seconds": stats["floor"],
+        "failed_cells": failed,
         "ratio": book_ratio,
         "target_ratio": TARGET_RATIO,
         "meets_target": book_ratio is not None and book_ratio <= TARGET_RATIO,

@@ -71,14 +71,16 @@ class CommandFailed(RuntimeError):
     """A benchmarked command exited with a non-zero status (its stderr tail is in the message)."""
 
 
-def run_command(argv: Sequence[str], *, cwd=None, env: dict | None = None, timeout: float = 600) -> float:
-    """Run ``argv`` once, return its wall time in seconds; raise ``CommandFailed`` on failure."""
+def run_command(argv: Sequence[str], *, cwd=None, env: dict | None = None, timeout: float = 600,
+                ok_codes: tuple[int, ...] = (0,)) -> float:
+    """Run ``argv`` once, return its wall time in seconds; raise ``CommandFailed`` unless it exits
+    with one of ``ok_codes``."""
     full_env = None if env is None else {**os.environ, **env}
     start = time.perf_counter()
     done = subprocess.run(list(argv), cwd=cwd, env=full_env, capture_output=True, text=True,
                           timeout=timeout)
     elapsed = time.perf_counter() - start
-    if done.returncode != 0:
+    if done.returncode not in ok_codes:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         raise CommandFailed(f"{' '.join(map(str, argv))} exited with {done.returncode}: "
                             + " | ".join(tail))
