@@ -69,25 +69,31 @@ _EOS_HINT_CONTRACT = ("a processor returns a new row: EOS's entry becomes −∞
                       "negative number) or stays as it was; every other entry passes through unchanged")
 
 
+def _tokens(n) -> str:
+    if n == 0:
+        return "no token had"
+    return f"{n} token{'s' if n != 1 else ''} had"
+
+
 def _eos_hint(div) -> str:
     event = div.event_b or div.event_a or {}
     payload = event.get("payload", {})
-    config_note = ("read EOS's ID and the minimum from context.config (eos_id, minimum_output_tokens) "
+    config_note = ("Read EOS's ID and the minimum from context.config (eos_id, minimum_output_tokens) "
                    "and the count from context.selected_so_far")
     if div.field.endswith("dtype"):
         return "keep the dtype of the logits you were given (float32 here); " + _EOS_HINT_CONTRACT
     step = event.get("logical_step")
     already = step - 1 if isinstance(step, int) else None
-    if div.field == "masked_ids" and isinstance(div.value_a, list) and isinstance(div.value_b, list):
+    if div.field.startswith("masked_ids") and isinstance(div.value_a, list) and isinstance(div.value_b, list):
         extra = sorted(set(div.value_b) - set(div.value_a))
         missing = sorted(set(div.value_a) - set(div.value_b))
         if missing:
-            return (f"at step {step} only {already} token(s) had been selected, fewer than the minimum, "
-                    f"so EOS must be −∞ (masked_ids lists the non-finite entries); the token being "
-                    f"chosen right now does not count yet. " + config_note)
+            return (f"at step {step} {_tokens(already)} been selected, fewer than the minimum, so EOS "
+                    "must be −∞ (masked_ids lists the non-finite entries); the token being chosen right "
+                    "now does not count yet. " + config_note)
         if extra:
-            return (f"at step {step} {already} token(s) had already been selected: once the minimum is "
-                    f"reached EOS must be left alone, and no other token is this mask's business. "
+            return (f"at step {step} {_tokens(already)} already been selected: once the minimum is "
+                    "reached EOS must be left alone, and no other token is this mask's business. "
                     + config_note)
     if event.get("event_type") == "token.selected" and "token_id" in payload:
         return ("the selection changed because EOS was masked or left open at the wrong step: "
@@ -139,7 +145,7 @@ def check_minimum_length_eos_mask(candidate) -> CheckResult:
     mine = run_text_trace(processors=processors)
     failed = _compare(name, "the chapter's request (minimum 1) vs the golden trace",
                       _golden(), mine.events, _eos_hint)
-    if failed:
+    if failed is not None:
         return failed
     # 2. a request that must not end before six tokens, against the library's run
     longer = TextTraceConfig(sampling=replace(TextTraceConfig().sampling, minimum_output_tokens=6))
@@ -147,7 +153,7 @@ def check_minimum_length_eos_mask(candidate) -> CheckResult:
     mine = run_text_trace(longer, processors=processors)
     failed = _compare(name, "the same request with minimum_output_tokens = 6",
                       reference.events, mine.events, _eos_hint)
-    if failed:
+    if failed is not None:
         return failed
     # 3. contexts the runtime does not reach here, row by row
     wrapped = processors[name]
@@ -252,7 +258,7 @@ def check_decode_one(candidate) -> CheckResult:
     mine = run_text_trace(decode_step=step)
     failed = _compare(name, "the chapter's request vs the golden trace",
                       _without_ledger(_golden()), mine.events, _decode_hint)
-    if failed:
+    if failed is not None:
         return failed
     # 2. a shorter prompt (11 IDs), so the first decode feeds position 11, against the library
     shorter = TextTraceConfig(user="天空为什么是蓝色", max_output_tokens=6)
@@ -260,7 +266,7 @@ def check_decode_one(candidate) -> CheckResult:
     mine = run_text_trace(shorter, decode_step=step)
     failed = _compare(name, "the question without its question mark (11 input IDs) vs the library's run",
                       _without_ledger(reference.events), mine.events, _decode_hint)
-    if failed:
+    if failed is not None:
         return failed
     decodes = sum(1 for s in mine.steps if s.cache_after)
     return CheckResult(name, True, "the whole greedy decode reproduces the golden trace, and a second "
