@@ -64,3 +64,11 @@ def test_static_figure_uses_the_same_frame(viewer):
 def test_step_out_of_range_is_refused(viewer):
     with pytest.raises(ValueError, match=r"step must be an integer in \[0, 4\], got 7"):
         latent_view(viewer.runs[5.0], 7)
+
+
+def test_viewer_reuses_a_given_run(viewer):
+    from labkit.diffusion.widgets import latent_viewer
+
+    run = viewer.runs[5.0]
+    seeded = latent_viewer(run)
+    assert seeded.runs[5.0] is run, "the viewer must reuse the run it was given"

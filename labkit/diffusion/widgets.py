@@ -98,14 +98,21 @@ class LatentViewer:
     ``step_label.value``, ``frame`` (the current mosaic) and ``runs`` (the cache).
     """
 
-    def __init__(self, config: DiffusionConfig | None = None, root=None, step: int | None = None):
+    def __init__(self, config: DiffusionConfig | None = None, root=None, step: int | None = None,
+                 run: DiffusionRun | None = None):
         import ipywidgets as w
 
-        self.config = config or DiffusionConfig()
+        if run is not None and config is not None and run.config != config:
+            raise ValueError("run and config disagree; pass one of them")
+        self.config = run.config if run is not None else (config or DiffusionConfig())
         self.root = root
         self.runs: dict[float, DiffusionRun] = {}
         self.previews = PreviewCache(root)
         self.frame = np.zeros((0, 0, 3), dtype=np.uint8)
+        if run is not None:  # reuse a run the page already computed
+            self.runs[float(run.config.guidance_scale)] = run
+            for index in range(len(run.latents)):
+                self.previews.preview(run, index)
         run = self.run_for(self.config.guidance_scale)
         n = len(run.latents) - 1
         self.step_slider = w.IntSlider(value=n if step is None else step, min=0, max=n, step=1,
@@ -153,9 +160,10 @@ class LatentViewer:
         display(self.widget)
 
 
-def latent_viewer(config: DiffusionConfig | None = None, root=None) -> LatentViewer:
-    """The live latent viewer (ipywidgets), opened at the final step."""
-    return LatentViewer(config, root)
+def latent_viewer(run: DiffusionRun | None = None, config: DiffusionConfig | None = None,
+                  root=None) -> LatentViewer:
+    """The live latent viewer (ipywidgets), opened at the final step; ``run`` seeds its cache."""
+    return LatentViewer(config, root, run=run)
 
 
 def plot_latent_view(run: DiffusionRun | None = None, step: int | None = None):
