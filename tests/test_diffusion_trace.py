@@ -216,3 +216,15 @@ def test_cli_rejects_unknown_fault(capsys):
 def test_config_errors_name_the_field(changes, message):
     with pytest.raises(ValueError, match=message):
         DiffusionConfig(**changes)
+
+
+def test_cli_fault_is_a_changed_configuration(tmp_path, capsys):
+    out = tmp_path / "seed.jsonl"
+    assert labkit_main(["trace", "diffusion", "--fault", "other_seed", "--out", str(out)]) == 0
+    d01 = read_jsonl(out)[1]["payload"]
+    assert d01["seed"] == 314160 and d01["philox_key"] == ["0x0004cb30", "0x00000000"]
+    assert "fault other_seed" in capsys.readouterr().out
+    assert labkit_main(["trace", "diffusion", "--list-faults"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in ("cfg_order_swapped", "leading_timesteps", "eta_positive",
+                                            "other_seed", "counter_offset", "vae_scaling_omitted"))
