@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.labs.common import finite_difference
+from labkit.labs.common import finite_difference, max_abs_difference
 from labkit.labs.report import require, require_close
 
 #: The source's pair: policy log-probs [chosen, rejected], reference log-probs, β.
@@ -89,11 +89,11 @@ def run(policy=POLICY_LOG_PROBS, reference=REFERENCE_LOG_PROBS, beta: float = BE
 
     margin = dpo_margin(policy, reference, beta)
     loss = loss_at(policy)
-    analytic = dpo_gradient(policy, reference, beta)
-    numeric = finite_difference(loss_at, policy)
-    require_close("dpo analytic gradient vs finite difference", analytic, numeric, atol=1e-9, rtol=1e-8)
+    exact_grad = dpo_gradient(policy, reference, beta)
+    fd_grad = finite_difference(loss_at, policy)
+    require_close("dpo analytic gradient vs finite difference", exact_grad, fd_grad, atol=1e-9, rtol=1e-8)
 
-    stepped = loss_at(policy - step_size * analytic)
+    stepped = loss_at(policy - step_size * exact_grad)
     require(stepped < loss, f"dpo: one gradient step should lower the loss {loss!r}, got {stepped!r}")
     both_lower = policy + shift
     counterexample = loss_at(both_lower)
@@ -105,8 +105,8 @@ def run(policy=POLICY_LOG_PROBS, reference=REFERENCE_LOG_PROBS, beta: float = BE
         "beta": beta,
         "margin": margin,
         "loss_nat": loss,
-        "analytic_gradient": analytic.tolist(),
-        "max_abs_gradient_error": float(np.max(np.abs(analytic - numeric))),
+        "analytic_gradient": exact_grad.tolist(),
+        "max_abs_gradient_error": max_abs_difference(exact_grad, fd_grad),
         "loss_after_gradient_step": stepped,
         "both_probabilities_lower_counterexample_loss": counterexample,
     }

@@ -67,7 +67,8 @@ def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: floa
     counts = np.array([t.size for t in ranks])                  # n_r
     sums = np.array([np.sum(p - t) for t in ranks])              # S_r = Σ (p − y)
     world = len(ranks)                                           # R
-    naive = float(np.mean(sums / counts))                        # mean over ranks of S_r / n_r
+    rank_means = sums / counts                                   # S_r / n_r
+    naive = float(np.mean(rank_means))                           # mean over ranks of S_r / n_r
     global_mean = float(sums.sum() / counts.sum())               # Σ S_r / Σ n_r
     compensated = sums * world / counts.sum()                    # S_r · R / N, then all-reduce mean
     all_reduced = float(np.mean(compensated))
@@ -75,16 +76,16 @@ def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: floa
 
     new_w = w - learning_rate * global_mean
     old_loss = global_loss(w, ranks)
-    new_loss = global_loss(new_w, ranks)
+    loss_after = global_loss(new_w, ranks)
     naive_loss = global_loss(w - learning_rate * naive, ranks)
     # a descent step on this convex loss lowers it, unless the step is too small to show in float64
     tiny_step = abs(learning_rate * global_mean) < 1e-6
-    require(new_loss < old_loss or (tiny_step and new_loss <= old_loss),
-            f"unequal_rank: a step along the global mean should lower the loss {old_loss!r}, got {new_loss!r}")
+    require(loss_after < old_loss or (tiny_step and loss_after <= old_loss),
+            f"unequal_rank: a step along the global mean should lower the loss {old_loss!r}, got {loss_after!r}")
     return {
         "rank_token_counts": counts.tolist(),
         "rank_gradient_sums": sums.tolist(),
-        "rank_mean_gradients": (sums / counts).tolist(),
+        "rank_mean_gradients": rank_means.tolist(),
         "naive_average": naive,
         "global_token_average": global_mean,
         "compensated_local_gradients": compensated.tolist(),
@@ -94,7 +95,7 @@ def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: floa
         "correct_new_w": new_w,
         "new_probability": sigmoid(new_w),
         "old_global_loss": old_loss,
-        "correct_new_global_loss": new_loss,
+        "correct_new_global_loss": loss_after,
         "naive_new_global_loss": naive_loss,
         "scope": SCOPE,
     }
