@@ -146,3 +146,18 @@ def test_commands_run_alone_as_modules(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         cli_labs.main(["--samples", "9999"])
     assert stop.value.code == 2 and "must be at least 10000" in capsys.readouterr().err
+
+
+def test_faults_command_exits_non_zero_when_a_check_fails(tmp_path, capsys, monkeypatch):
+    real = report.faults_report
+
+    def broken_bandwidth():
+        require_close("bandwidth KV bytes vs 2**30", 2**30 + 1, 2**30)
+
+    monkeypatch.setattr(report, "faults_report", lambda: real(runners={"bandwidth_budget": broken_bandwidth}))
+    out = tmp_path / "faults.json"
+    assert main(["faults", "--output", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "FAIL: 'bandwidth_budget': bandwidth KV bytes vs 2**30: element value is 1073741825.0" in err
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["status"] == "failed" and written["failed_lab"] == "bandwidth_budget"
