@@ -5,12 +5,11 @@ import numpy as np
 
 def masked_ce_gradient(logits, targets, valid):
     z = np.asarray(logits, dtype=np.float64)
-    shifted = z - z.max(axis=1, keepdims=True)          # softmax is shift-invariant; avoids overflow
-    probabilities = np.exp(shifted)
-    probabilities /= probabilities.sum(axis=1, keepdims=True)
-    probabilities[np.arange(len(z)), targets] -= 1.0    # softmax − one-hot
+    stable = np.exp(z - z.max(axis=1, keepdims=True))   # softmax is shift-invariant; avoids overflow
+    softmax = stable / stable.sum(axis=1, keepdims=True)
+    onehot = np.eye(z.shape[1])[targets]
     keep = np.asarray(valid, dtype=bool)
-    return probabilities * keep[:, None] / keep.sum()
+    return (softmax - onehot) * (keep / keep.sum())[:, None]
 
 
 def document_causal_mask(document_ids):

@@ -216,3 +216,14 @@ def test_decode_step_that_skips_its_own_key_is_caught_at_step_1():
         return weights @ cache_v, keys, values
 
     _failed(check.cached_attention_step(cache_only), "decode step 1", "cached positions only")
+
+
+def test_decode_step_output_without_its_query_axis_names_the_step():
+    def squeezed(q, cache_k, cache_v, k_new, v_new):
+        keys, values = np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2)
+        return values.mean(axis=2), keys, values
+
+    result = check.cached_attention_step(squeezed)
+    assert not result.passed
+    assert "at decode step 0 (token 1 at position 0), layer 0: output must have shape [1, 2, 1, 4], got [1, 2, 4]" \
+        in result.message, result.message

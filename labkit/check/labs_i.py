@@ -318,11 +318,16 @@ def causal_self_attention(candidate) -> CheckResult:
 # --- 04: one cached decode step of attention, driven through the lab decoder ---------------
 
 def _reference_step(q, cache_k, cache_v, k_new, v_new):
-    from labkit.nn.attention import attention
+    """The runtime's own pieces: ``KVCache.append`` for the cache, the decoder's causal mask and
+    ``attention``.  q, k_new, v_new [B, H, 1, d_h]; cache_k, cache_v [B, H, T, d_h]."""
+    from labkit.nn import KVCache, attention, causal_allowed
 
-    keys = np.concatenate([cache_k, k_new], axis=-2)
-    values = np.concatenate([cache_v, v_new], axis=-2)
-    output, _ = attention(q, keys, values, np.ones((1, keys.shape[-2]), dtype=bool))
+    cache = KVCache(1)
+    if cache_k.shape[-2]:
+        cache.keys[0], cache.values[0] = cache_k, cache_v
+    keys, values = cache.append(0, k_new, v_new)
+    length = keys.shape[-2]
+    output, _ = attention(q, keys, values, causal_allowed(np.array([length - 1]), np.arange(length)))
     return output, keys, values
 
 
@@ -395,9 +400,12 @@ def cached_attention_step(candidate) -> CheckResult:
     def step(t, layer, q, cache_k, cache_v, k_new, v_new):
         where = f"decode step {t} (token {int(tokens[t])} at position {t}), layer {layer}"
         ref_out, ref_k, ref_v = _reference_step(q, cache_k, cache_v, k_new, v_new)
-        got = _pair(_quiet_call(candidate, q.copy(), cache_k.copy(), cache_v.copy(), k_new.copy(), v_new.copy()),
-                    ("output", "keys", "values"))
-        out = _numeric(got[0], "output", ref_out.shape)
+        got = _quiet_call(candidate, q.copy(), cache_k.copy(), cache_v.copy(), k_new.copy(), v_new.copy())
+        try:
+            got = _pair(got, ("output", "keys", "values"))
+            out = _numeric(got[0], "output", ref_out.shape)
+        except CandidateProblem as problem:
+            raise CandidateProblem(f"at {where}: {problem}") from None
         for label, array, ref in (("keys", got[1], ref_k), ("values", got[2], ref_v)):
             array = np.asarray(array)
             if array.shape != ref.shape:
