@@ -23,7 +23,7 @@ from labkit.tools.schedules import (
 )
 from labkit.tools.states import InvocationMachine, State
 
-crash_plans = st.builds(CrashPlan, st.sampled_from(CRASH_POINTS), st.integers(min_value=1, max_value=4))
+crash_plans = st.builds(CrashPlan, st.sampled_from(CRASH_POINTS), st.none() | st.integers(min_value=1, max_value=4))
 schedules = st.builds(
     FaultSchedule,
     transport_plan=st.lists(st.sampled_from(OUTCOMES), max_size=5).map(tuple),

@@ -44,13 +44,15 @@ class Crash(RuntimeError):
 
 @dataclass(frozen=True)
 class CrashPlan:
+    """Die at ``point`` of attempt ``attempt`` (None: the first attempt that reaches the point)."""
+
     point: str
-    attempt: int = 1
+    attempt: int | None = None
 
     def __post_init__(self):
         if self.point not in CRASH_POINTS:
             raise ValueError(f"crash point must be one of {list(CRASH_POINTS)}, got {self.point!r}")
-        if self.attempt < 1:
+        if self.attempt is not None and self.attempt < 1:
             raise ValueError(f"crash attempt must be >= 1, got {self.attempt}")
 
 
@@ -76,7 +78,8 @@ class Executor:
         return f"{self.request_id}:create-event:{attempt if self.new_key_per_attempt else 1}"
 
     def _crash_at(self, point: str, attempt: int) -> None:
-        if self.crash is not None and (self.crash.point, self.crash.attempt) == (point, attempt):
+        if (self.crash is not None and self.crash.point == point
+                and self.crash.attempt in (None, attempt)):
             self.crash = None                      # a process dies once
             raise Crash(f"runtime crashed {point.replace('_', ' ')} of attempt {attempt}")
 

@@ -72,7 +72,7 @@ class ToolRunConfig:
     new_key_per_attempt: bool = False
     cancel_after_commit: bool = False
     crash_point: str | None = None                # one of labkit.tools.executor.CRASH_POINTS
-    crash_attempt: int = 1
+    crash_attempt: int | None = None              # None: the first attempt that reaches the point
     journal_path: str = ":memory:"               # a file makes the journal survive the process
 
     def __post_init__(self):

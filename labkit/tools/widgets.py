@@ -1,7 +1,8 @@
-"""Views of trace three: the grammar stepper widget and its static figure, the state machine
-diagram, and the prefix-reuse picture of the second call.
+"""Views of trace three: the grammar stepper and the fault toggle widgets with their static
+figures, the state machine diagram, the prefix-reuse picture and event timelines.
 
-The stepper and its static figure share ``draw_grammar_step`` (one rendering function).
+Each widget and its static figure share one rendering function (``draw_grammar_step``,
+``draw_fault_view``).
 ipywidgets and matplotlib are imported inside functions so ``import labkit.tools`` stays cheap.
 """
 
@@ -164,7 +165,7 @@ class GrammarStepper:
         display(self.widget)
 
 
-def _png(draw) -> bytes:
+def _png(draw, size=(9, 4.6)) -> bytes:
     import io
 
     from matplotlib.figure import Figure
@@ -172,7 +173,7 @@ def _png(draw) -> bytes:
     from labkit.reader import use_book_style
 
     use_book_style()
-    fig = Figure(figsize=(9, 4.6))
+    fig = Figure(figsize=size)
     draw(fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=80)
@@ -244,3 +245,136 @@ def draw_prefix_reuse(ax, second_call, answer_tokens: int) -> None:
     ax.set_xlabel("position in mc_02")
     ax.set_xlim(0, total + answer_tokens)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=3, fontsize=8, frameon=False)
+
+
+# -- the fault toggle ----------------------------------------------------------------------
+_FAILED_STATES = {"PARSE_REJECTED", "VALIDATION_REJECTED", "AUTHORIZATION_DENIED", "CONFIRMATION_REJECTED",
+                  "CANCELLED", "NOT_COMMITTED", "OUTCOME_UNKNOWN", "FAILED"}
+
+
+def _event_color(event: dict) -> str:
+    payload = event["payload"]
+    state = payload.get("state", payload.get("journal_state"))
+    if event["event_type"].startswith("runtime.crashed"):
+        return "#c44e52"
+    if state in _FAILED_STATES:
+        return "#f4b6b6"
+    if state in ("COMMITTED", "OBSERVED") or payload.get("side_effect") is True:
+        return "#b9dfb9"
+    return "#dbe4f3"
+
+
+def draw_timelines(ax, rows: list[tuple[str, list[dict]]], highlight: int | None = None) -> None:
+    """One row of event boxes per (name, events); the event at ``highlight`` outlined in every row.
+
+    Box colour: blue before the commit, green once the side effect exists, pink for a failure
+    state, red for a crash.  Labels: event ID, event type, state.
+    """
+    longest = max(len(events) for _, events in rows)
+    for row, (name, events) in enumerate(rows):
+        y = -row
+        ax.text(-0.7, y, name, ha="right", va="center", fontsize=7)
+        for i, event in enumerate(events):
+            payload = event["payload"]
+            state = payload.get("state", payload.get("journal_state", ""))
+            kind = event["event_type"].replace(".", ".\n", 1)
+            edge, width = ("#dd8452", 2.2) if i == highlight else ("#777777", 0.6)
+            label = (state or "").lower().replace("_", "_\n")
+            ax.text(i, y, f"{event['event_id']}\n{kind}\n{label}", ha="center", va="center",
+                    fontsize=5.4, bbox={"boxstyle": "round,pad=0.25", "facecolor": _event_color(event),
+                                        "edgecolor": edge, "linewidth": width})
+    ax.set_xlim(-0.6, longest - 0.4)
+    ax.set_ylim(-len(rows) + 0.5, 0.5)
+    ax.axis("off")
+
+
+def _first_divergence_index(golden: list[dict], other: list[dict]):
+    from labkit.divergence import first_divergence
+
+    found = first_divergence(golden, other)
+    return (None, None) if found is None else (found.index, found)
+
+
+def draw_fault_view(fig, golden: list[dict], other: list[dict], name: str):
+    """The fault toggle's picture: happy path and ``name`` as timelines, first divergence outlined."""
+    index, found = _first_divergence_index(golden, other)
+    ax = fig.add_subplot(1, 1, 1)
+    draw_timelines(ax, [("happy", golden), (name, other)], index)
+    title = "identical to the happy path" if found is None else (
+        f"first divergence at {found.event_ids[1]}: rule {found.rule}, field {found.field}; suspect: {found.suspect}")
+    ax.set_title(title, fontsize=8)
+    return fig
+
+
+class FaultToggle:
+    """Choose a scenario (and optionally a crash point); see both timelines and the first divergence.
+
+    State for tests: ``scenario_dropdown.value``, ``crash_dropdown.value`` ("none" or a crash
+    point), ``divergence_label.value``, ``events`` (the chosen run's events); ``select(name,
+    crash)`` changes both at once.  ``images=False`` skips the PNG rendering.
+    """
+
+    def __init__(self, scenario: str = "extra_field", crash: str = "none", images: bool = True):
+        import ipywidgets as w
+
+        from labkit.tools.executor import CRASH_POINTS
+        from labkit.tools.runtime import SCENARIOS, run_tool_trace
+
+        self.golden = run_tool_trace().events
+        self.images = images
+        self._runs: dict[tuple[str, str], list[dict]] = {}
+        self.scenario_dropdown = w.Dropdown(options=[n for n in SCENARIOS if n != "happy"], value=scenario,
+                                            description="scenario")
+        self.crash_dropdown = w.Dropdown(options=["none", *CRASH_POINTS], value=crash, description="crash")
+        self.divergence_label = w.Label()
+        self.image = w.Image(format="png")
+        self.scenario_dropdown.observe(lambda _: self._refresh(), names="value")
+        self.crash_dropdown.observe(lambda _: self._refresh(), names="value")
+        self.widget = w.VBox([w.HBox([self.scenario_dropdown, self.crash_dropdown]), self.divergence_label,
+                              self.image])
+        self.events: list[dict] = []
+        self._refresh()
+
+    def select(self, scenario: str, crash: str = "none") -> None:
+        self.crash_dropdown.value = crash
+        self.scenario_dropdown.value = scenario
+
+    @property
+    def label(self) -> str:
+        crash = self.crash_dropdown.value
+        return self.scenario_dropdown.value + ("" if crash == "none" else f" + crash {crash}")
+
+    def _run(self, scenario: str, crash: str) -> list[dict]:
+        from dataclasses import replace
+
+        from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+
+        if (scenario, crash) not in self._runs:
+            config = ToolRunConfig.named(scenario)
+            if crash != "none":
+                config = replace(config, crash_point=crash)
+            self._runs[(scenario, crash)] = run_tool_trace(config).events
+        return self._runs[(scenario, crash)]
+
+    def _refresh(self) -> None:
+        self.events = self._run(self.scenario_dropdown.value, self.crash_dropdown.value)
+        _, found = _first_divergence_index(self.golden, self.events)
+        self.divergence_label.value = ("identical to the happy path" if found is None else
+                                       f"first divergence at {found.event_ids[1]} ({found.rule}: {found.field})")
+        if self.images:
+            self.image.value = _png(lambda fig: draw_fault_view(fig, self.golden, self.events, self.label),
+                                    size=(12, 2.6))
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def fault_toggle_figure(scenario: str = "extra_field", crash: str = "none"):
+    """The static figure of the toggle's state (default: its initial state)."""
+    from labkit.reader import plt
+
+    toggle = FaultToggle(scenario, crash, images=False)
+    fig = plt().figure(figsize=(12, 2.6))
+    return draw_fault_view(fig, toggle.golden, toggle.events, toggle.label)
