@@ -256,11 +256,43 @@ JS_POPUPS = """() => Array.from(document.querySelectorAll(
   .map(e => (e.innerText || e.className).slice(0, 200))"""
 
 
+def _wait_opened(page, md_rel: str, timeout_ms: int) -> None:
+    """Wait until ``md_rel`` is the current notebook with an idle kernel; fail at once,
+    with its text, if JupyterLab shows a dialog instead (e.g. "File Load Error")."""
+    page.wait_for_function(
+        f"(path) => ({JS_CURRENT_READY})(path) || !!document.querySelector('.jp-Dialog')",
+        arg=md_rel, timeout=timeout_ms,
+    )
+    dialog = page.locator(".jp-Dialog")
+    if dialog.count():
+        raise AssertionError(f"opening {md_rel} showed a dialog: {dialog.first.inner_text()[:800]}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout_ms)
+
+
 def open_page(page, server: LabServer, md_rel: str, timeout_ms: int = 60_000) -> None:
     """Open ``md_rel`` the way ``make lab`` opens the preface: its ``/lab/tree`` address."""
     page.goto(f"{server.base}/lab/tree/{md_rel}?reset", wait_until="domcontentloaded")
-    page.wait_for_function(JS_CURRENT_READY, arg=md_rel, timeout=timeout_ms)
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout_ms)
+    _wait_opened(page, md_rel, timeout_ms)
+
+
+JS_APP_READY = """() => !!(window.jupyterapp && window.jupyterapp.shell
+  && document.querySelector('#jp-main-dock-panel'))"""
+
+JS_OPEN = """async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }"""
+
+JS_CLOSE_CURRENT = """async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w) return;
+  if (w.sessionContext && w.sessionContext.session) await w.sessionContext.shutdown();
+  w.dispose();  // no save prompt: a browser run never writes a page
+}"""
+
+
+def open_in_tab(page, md_rel: str, timeout_ms: int = 60_000) -> None:
+    """Open ``md_rel`` in an already loaded JupyterLab tab, with its default viewer
+    (File → Open does the same)."""
+    page.evaluate(JS_OPEN, md_rel)
+    _wait_opened(page, md_rel, timeout_ms)
 
 
 def run_all(page, timeout_ms: int = 120_000) -> None:

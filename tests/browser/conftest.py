@@ -17,9 +17,12 @@ from browser_book import REPO, toc_pages
 from browser_lab import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    JS_APP_READY,
+    JS_CLOSE_CURRENT,
     JS_OUTPUT_PROBLEMS,
     JS_SHUTDOWN_SESSIONS,
     LabServer,
+    open_in_tab,
     open_page,
     overrides_problem,
     run_all,
@@ -100,11 +103,14 @@ class RunPage:
 
 
 class Notebooks:
-    """Opens and runs each notebook once; keeps the most recent one open for its widgets."""
+    """Opens and runs each notebook once, in one long-lived JupyterLab tab, and keeps the
+    most recent one open for its widgets.  ``open`` instead starts a fresh tab at the
+    page's address, as ``make lab`` does."""
 
     def __init__(self, server: LabServer, context):
         self.server = server
         self.context = context
+        self.tab = None
         self.current: RunPage | None = None
 
     def open(self, md: str):
@@ -114,10 +120,26 @@ class Notebooks:
         open_page(page, self.server, md)
         return page
 
+    def _tab(self):
+        if self.tab is None or self.tab.is_closed():
+            self.close()
+            self.tab = self.context.new_page()
+            self.tab.goto(f"{self.server.base}/lab?reset", wait_until="domcontentloaded")
+            self.tab.wait_for_function(JS_APP_READY, timeout=60_000)
+        return self.tab
+
     def run(self, md: str) -> RunPage:
         if self.current is not None and self.current.md == md:
             return self.current
-        page = self.open(md)
+        if self.current is not None:
+            self.current.page.evaluate(JS_CLOSE_CURRENT)
+            self.current = None
+        page = self._tab()
+        try:
+            open_in_tab(page, md)
+        except Exception:
+            self.tab = None  # a broken tab is not reused
+            raise
         SCREENSHOTS.mkdir(exist_ok=True)
         shot = SCREENSHOTS / (md.removeprefix("notebooks/").removesuffix(".md").replace("/", "__") + ".png")
         page.screenshot(path=str(shot))
@@ -128,6 +150,7 @@ class Notebooks:
     def close(self) -> None:
         """Close every tab, shutting down the kernels it started first."""
         self.current = None
+        self.tab = None
         for page in list(self.context.pages):
             try:
                 page.evaluate(JS_SHUTDOWN_SESSIONS)

@@ -78,3 +78,19 @@ def test_page_runs_clean_and_shows_its_figures_and_widgets(notebooks, page_md):
         assert "Error displaying widget" not in text and "Loading widget" not in text, (
             f"{widget.key}: the widget did not render: {text[:300]!r}"
         )
+
+
+def test_a_page_opens_after_its_ipynb_was_regenerated(notebooks, lab_server):
+    """``make notebooks`` writes the .ipynb after the .md; JupyterLab must still open the
+    .md as a notebook (jupytext refuses by default when the paired .ipynb is newer and their
+    texts differ at all, e.g. ``{code-cell}`` vs ``{code-cell} ipython3``)."""
+    import os
+    import time
+
+    md = PREFACE
+    ipynb = (lab_server.root / md).with_suffix(".ipynb")
+    later = time.time() + 10
+    os.utime(ipynb, (later, later))
+    page = notebooks.open(md)
+    kind = page.evaluate(JS_CURRENT_KIND, md)
+    assert kind["notebook"], f"{md} did not open as a notebook once its .ipynb was newer: {kind}"
