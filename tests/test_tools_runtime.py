@@ -226,3 +226,11 @@ def test_cli_writes_the_golden_trace(tmp_path, capsys):
     assert "evt_6K2" in capsys.readouterr().out
     assert main(["trace", "tool", "--scenario", "nope"]) == 2
     assert json.loads(out.read_text(encoding="utf-8").splitlines()[-1])["event_id"] == "t14"
+
+
+def test_unknown_tool_or_version_is_refused_before_anything_runs(parts):
+    decoder, spec = parts
+    with pytest.raises(ValueError, match=r"tool 'calendar.create_event' has no version 'v2'; offered versions: \['v1'\]"):
+        run_tool_trace(replace(ToolRunConfig(), tool="calendar.create_event@v2"), decoder=decoder, spec=spec)
+    with pytest.raises(ValueError, match=r"unknown tool 'mail.send@v1'"):
+        run_tool_trace(replace(ToolRunConfig(), tool="mail.send@v1"), decoder=decoder, spec=spec)

@@ -39,7 +39,7 @@ from labkit.tools.recovery import recover_invocation
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.template import TEMPLATE_ID, ToolTemplate, compact_json
 from labkit.tools.tokenizer import TOKENIZER_ID, ToolTokenizer
-from labkit.tools.toolspec import ToolSpec
+from labkit.tools.toolspec import ToolSpec, find_tool
 from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
 
 USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"
@@ -61,6 +61,7 @@ class ToolRunConfig:
     subject: str = "user-42"
     capabilities: tuple[str, ...] = ("calendar.read", "calendar.write:primary")
     user_text: str = USER_TEXT
+    tool: str = "calendar.create_event@v1"         # the one tool offered (§7.10)
     request_id: str = "req-42"
     service_clock: str = "2026-07-19T14:00:04+08:00"
     retry_budget: int = 3
@@ -267,7 +268,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
     from labkit.tools.toolspec import load_toolspec
 
     config = config or ToolRunConfig()
-    spec = spec or load_toolspec()
+    spec = find_tool([spec or load_toolspec()], config.tool)
     decoder = decoder or load_decoder()
     rec = TraceRecorder(config.trace_id, prefix="t")
     artifacts = {"model_id": CONFIG.model_id, "template_id": TEMPLATE_ID, "tokenizer_id": TOKENIZER_ID,

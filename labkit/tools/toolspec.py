@@ -86,6 +86,20 @@ def check_toolspec(spec: dict) -> ToolSpec:
     return ToolSpec(spec["name"], spec["version"], spec["side_effect_class"], schema)
 
 
+def find_tool(specs: list[ToolSpec], ref: str) -> ToolSpec:
+    """The offered ToolSpec named ``name@version``; an unknown name or version is an error."""
+    if not isinstance(ref, str) or "@" not in ref:
+        raise ValueError(f"a tool reference must look like 'name@version', got {ref!r}")
+    for spec in specs:
+        if spec.ref == ref:
+            return spec
+    name = ref.split("@", 1)[0]
+    versions = [s.version for s in specs if s.name == name]
+    if versions:
+        raise ValueError(f"tool {name!r} has no version {ref.split('@', 1)[1]!r}; offered versions: {versions}")
+    raise ValueError(f"unknown tool {ref!r}; offered: {[s.ref for s in specs]}")
+
+
 def toolspec_path(root: Path | None = None) -> Path:
     from labkit.fixtures import fixtures_root
 
