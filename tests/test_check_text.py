@@ -47,7 +47,7 @@ def test_eos_mask_with_less_or_equal_is_caught_one_step_late():
 def test_eos_mask_with_a_large_negative_number_is_caught():
     result = check.minimum_length_eos_mask(_eos_mask(lambda n, minimum: n < minimum, value=-1e9))
     assert not result.passed and result.where.startswith("e05 "), result.where
-    assert "−∞" in result.hint
+    assert "very negative number -1e+09 for EOS" in result.hint and "−∞" in result.hint
 
 
 def test_eos_mask_with_a_hard_coded_minimum_fails_the_longer_request():
@@ -120,14 +120,20 @@ def test_the_mistake_free_variant_of_the_test_helper_passes():
     assert result.passed, repr(result)
 
 
-@pytest.mark.parametrize("shift", [1, -1, -12])
-def test_decode_at_the_wrong_position_is_caught_at_the_first_decode(shift):
+@pytest.mark.parametrize("shift", [1, -1])
+def test_decode_one_position_off_is_caught_at_the_first_decode(shift):
     result = check.decode_one(_decode(position_shift=shift))
     assert not result.passed
     assert result.where.startswith("e08 decode.completed (step 1), field tensors.raw_logits"), result.where
     assert result.rule == "tensors"
     assert "position L = cache length before it is appended" in result.hint
     assert "12 at the first decode" in result.hint
+
+
+def test_decode_at_position_zero_is_diagnosed_as_the_reset_position_mistake():
+    result = check.decode_one(_decode(position_shift=-12))      # the first decode feeds at 12 + (−12) = 0
+    assert not result.passed and result.where.startswith("e08 decode.completed (step 1)"), result.where
+    assert "as if it sat at position 0" in result.hint and "it sits at position 12 = cache length" in result.hint
 
 
 @pytest.mark.parametrize(("appends", "length"), [(0, 12), (2, 14)])

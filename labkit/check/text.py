@@ -75,7 +75,8 @@ def _tokens(n) -> str:
     return f"{n} token{'s' if n != 1 else ''} had"
 
 
-def _eos_hint(div) -> str:
+def _eos_hint(div, outputs: list | None = None) -> str:
+    """``outputs``: the reader's returned rows of this run, one per selection step."""
     event = div.event_b or div.event_a or {}
     payload = event.get("payload", {})
     config_note = ("Read EOS's ID and the minimum from context.config (eos_id, minimum_output_tokens) "
@@ -87,6 +88,12 @@ def _eos_hint(div) -> str:
     if div.field.startswith("masked_ids") and isinstance(div.value_a, list) and isinstance(div.value_b, list):
         extra = sorted(set(div.value_b) - set(div.value_a))
         missing = sorted(set(div.value_a) - set(div.value_b))
+        step_output = outputs[step - 1] if outputs and isinstance(step, int) and step <= len(outputs) else None
+        if missing and step_output is not None and all(np.isfinite(step_output[i]) for i in missing) \
+                and all(step_output[i] < -1e4 for i in missing):
+            return (f"at step {step} your mask wrote the very negative number {float(step_output[missing[0]]):g} "
+                    "for EOS. A mask writes −∞ (-np.inf): only then is the token impossible, "
+                    "whatever the other logits are, and counted in masked_ids")
         if missing:
             return (f"at step {step} {_tokens(already)} been selected, fewer than the minimum, so EOS "
                     "must be −∞ (masked_ids lists the non-finite entries); the token being chosen right "
@@ -102,15 +109,31 @@ def _eos_hint(div) -> str:
     return _EOS_HINT_CONTRACT
 
 
-def _eos_wrapper(candidate):
-    def processor(logits, context):
+class _EosProcessor:
+    """The reader's mask as a processor of the runtime; ``outputs`` keeps what it returned."""
+
+    def __init__(self, candidate):
+        self.candidate = candidate
+        self.outputs: list[np.ndarray] = []
+
+    def __call__(self, logits, context):
         before = np.array(logits, copy=True)
-        got = call(candidate, logits, context)
+        got = call(self.candidate, logits, context)
         if not np.array_equal(np.asarray(logits), before, equal_nan=True):
             raise CandidateProblem("your function changed the logits it was given; a processor returns "
                                    "a new row (start from logits.copy())")
-        return as_array(got, "the returned logits", shape=before.shape, dtype_kind="float")
-    return processor
+        row = as_array(got, "the returned logits", shape=before.shape, dtype_kind="float")
+        self.outputs.append(row)
+        return row
+
+    def run(self, config=None):
+        from labkit.text.runtime import run_text_trace
+
+        self.outputs = []
+        return run_text_trace(config, processors={"minimum_length_eos_mask": self})
+
+    def hint(self, div) -> str:
+        return _eos_hint(div, self.outputs)
 
 
 def _eos_direct_cases():
@@ -140,25 +163,24 @@ def check_minimum_length_eos_mask(candidate) -> CheckResult:
     from labkit.text.runtime import TextTraceConfig, run_text_trace
 
     name = "minimum_length_eos_mask"
-    processors = {name: _eos_wrapper(candidate)}
+    reader = _EosProcessor(candidate)
     # 1. the chapter's request, inside the real runtime, against the golden trace
-    mine = run_text_trace(processors=processors)
+    mine = reader.run()
     failed = _compare(name, "the chapter's request (minimum 1) vs the golden trace",
-                      _golden(), mine.events, _eos_hint)
+                      _golden(), mine.events, reader.hint)
     if failed is not None:
         return failed
     # 2. a request that must not end before six tokens, against the library's run
     longer = TextTraceConfig(sampling=replace(TextTraceConfig().sampling, minimum_output_tokens=6))
     reference = run_text_trace(longer)
-    mine = run_text_trace(longer, processors=processors)
+    mine = reader.run(longer)
     failed = _compare(name, "the same request with minimum_output_tokens = 6",
-                      reference.events, mine.events, _eos_hint)
+                      reference.events, mine.events, reader.hint)
     if failed is not None:
         return failed
     # 3. contexts the runtime does not reach here, row by row
-    wrapped = processors[name]
     for case, row, context in _eos_direct_cases():
-        result = compare_arrays(name, wrapped(row.copy(), context), minimum_length_eos_mask(row, context),
+        result = compare_arrays(name, reader(row.copy(), context), minimum_length_eos_mask(row, context),
                                 atol=0.0, where=f"{case}: logits", rule="masked entries and the rest unchanged",
                                 hint="read EOS's ID and the minimum from context.config "
                                      "(eos_id, minimum_output_tokens), never assume 18 and 1")
@@ -207,7 +229,7 @@ class DecoderParts:
         return f"DecoderParts({self.config.model_id}: .config, .weights)"
 
 
-def _decode_hint(div) -> str:
+def _decode_hint(div, diagnosis: str | None = None) -> str:
     field = div.field
     if field in ("new_cache_length", "cache_lengths") or field.startswith("cache_lengths"):
         return ("after one decode every layer's cache must be exactly one position longer: append the "
@@ -217,6 +239,8 @@ def _decode_hint(div) -> str:
         return "the model computes in float32: keep the weights' dtype all the way to the logits"
     event = div.event_b or div.event_a or {}
     if event.get("event_type") == "decode.completed":
+        if diagnosis:
+            return diagnosis
         return ("the logits of the new position differ. Step-start convention: when the token is fed "
                 "the cache holds L positions (12 at the first decode), so the token sits at position L = "
                 "cache length before it is appended; rotate its q and k for that position, and let its "
@@ -225,11 +249,18 @@ def _decode_hint(div) -> str:
             "logits differ and at the step-start convention (feed at position = cache length)")
 
 
-def _decode_wrapper(candidate):
-    def step(decoder, cache, token_id):
-        n_layers = cache.n_layers
-        got = call(candidate, DecoderParts(decoder), cache, int(token_id))
-        lengths = [cache.layer_length(i) for i in range(n_layers)]
+class _DecodeStep:
+    """The reader's ``decode_one`` as the runtime's decode step; ``calls`` keeps, per decode,
+    the decoder, a copy of the cache before it, the token and the logits returned."""
+
+    def __init__(self, candidate):
+        self.candidate = candidate
+        self.calls: list[tuple] = []
+
+    def __call__(self, decoder, cache, token_id):
+        before = cache.copy()
+        got = call(self.candidate, DecoderParts(decoder), cache, int(token_id))
+        lengths = [cache.layer_length(i) for i in range(cache.n_layers)]
         if len(set(lengths)) != 1:
             raise CandidateProblem(f"after your step the layers' caches hold different lengths {lengths}: "
                                    "every layer appends its own new key and value row, once")
@@ -238,8 +269,37 @@ def _decode_wrapper(candidate):
         if array.size != vocab or any(n != 1 for n in array.shape[:-1]):
             raise CandidateProblem(f"decode_one must return the logits of the new position, shape [{vocab}] "
                                    f"(or [1, {vocab}]), got {list(array.shape)}")
-        return array.reshape(vocab)
-    return step
+        row = array.reshape(vocab)
+        self.calls.append((decoder, before, int(token_id), row))
+        return row
+
+    def run(self, config=None):
+        from labkit.text.runtime import run_text_trace
+
+        self.calls = []
+        return run_text_trace(config, decode_step=self)
+
+    def hint(self, div) -> str:
+        return _decode_hint(div, self._diagnose(div))
+
+    def _diagnose(self, div) -> str | None:
+        """Name a classic mistake when the reader's logits are exactly what it would give:
+        the token rotated as if at position 0 (the chapter's reset-position fault)."""
+        from labkit.nn import Decoder, DecoderFaults
+
+        event = div.event_b or div.event_a or {}
+        step = event.get("logical_step")
+        if event.get("event_type") != "decode.completed" or not isinstance(step, int) or step > len(self.calls):
+            return None
+        decoder, before, token, row = self.calls[step - 1]
+        at_zero = Decoder(decoder.config, decoder.weights, DecoderFaults.named("reset_rope_position"))
+        zero_row = at_zero.decode_step([token], before.copy()).next_logits[0]
+        if np.allclose(row, zero_row, rtol=0.0, atol=1e-4):
+            return (f"your logits match (to 1e-4) those of the token rotated as if it sat at position 0. "
+                    f"When "
+                    f"it is fed, the cache holds {before.length} positions, so by the step-start convention "
+                    f"it sits at position {before.length} = cache length: rotate its q and k for that position")
+        return None
 
 
 @exercise(
@@ -253,19 +313,19 @@ def check_decode_one(candidate) -> CheckResult:
     from labkit.text.runtime import TextTraceConfig, run_text_trace
 
     name = "decode_one"
-    step = _decode_wrapper(candidate)
+    reader = _DecodeStep(candidate)
     # 1. the chapter's request: the whole greedy decode against the golden trace
-    mine = run_text_trace(decode_step=step)
+    mine = reader.run()
     failed = _compare(name, "the chapter's request vs the golden trace",
-                      _without_ledger(_golden()), mine.events, _decode_hint)
+                      _without_ledger(_golden()), mine.events, reader.hint)
     if failed is not None:
         return failed
     # 2. a shorter prompt (11 IDs), so the first decode feeds position 11, against the library
     shorter = TextTraceConfig(user="天空为什么是蓝色", max_output_tokens=6)
     reference = run_text_trace(shorter)
-    mine = run_text_trace(shorter, decode_step=step)
+    mine = reader.run(shorter)
     failed = _compare(name, "the question without its question mark (11 input IDs) vs the library's run",
-                      _without_ledger(reference.events), mine.events, _decode_hint)
+                      _without_ledger(reference.events), mine.events, reader.hint)
     if failed is not None:
         return failed
     decodes = sum(1 for s in mine.steps if s.cache_after)
