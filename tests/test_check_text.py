@@ -85,11 +85,13 @@ def test_eos_mask_that_changes_the_dtype_is_caught_as_a_tensor_divergence():
 # -- decode_one ------------------------------------------------------------------------------------
 
 
-def _decode(position_shift=0, appends=1):
-    """A from-parts decode step; ``position_shift`` and ``appends`` inject the usual mistakes."""
+def _decode(position_shift=0, appends=1, position_of=None):
+    """A from-parts decode step; ``position_shift``, ``appends`` and ``position_of(cache, token_id)``
+    inject the usual mistakes."""
     def decode_one(decoder, cache, token_id):
         cfg, w = decoder.config, decoder.weights
-        position = np.array([cache.length + position_shift])
+        at = position_of(cache, token_id) if position_of else cache.length + position_shift
+        position = np.array([at])
 
         def heads(x, n):
             return x.reshape(1, 1, n, cfg.head_dim).transpose(0, 2, 1, 3)
@@ -126,14 +128,28 @@ def test_decode_one_position_off_is_caught_at_the_first_decode(shift):
     assert not result.passed
     assert result.where.startswith("e08 decode.completed (step 1), field tensors.raw_logits"), result.where
     assert result.rule == "tensors"
-    assert "position L = cache length before it is appended" in result.hint
-    assert "12 at the first decode" in result.hint
+    assert "the cache held 12 positions, so the token sits at position 12 = cache length" in result.hint
 
 
 def test_decode_at_position_zero_is_diagnosed_as_the_reset_position_mistake():
     result = check.decode_one(_decode(position_shift=-12))      # the first decode feeds at 12 + (−12) = 0
     assert not result.passed and result.where.startswith("e08 decode.completed (step 1)"), result.where
     assert "as if it sat at position 0" in result.hint and "it sits at position 12 = cache length" in result.hint
+
+
+def test_decode_that_assumes_the_chapters_12_token_prompt_fails_the_shorter_request():
+    fed = []
+
+    def twelve_plus_tokens_fed(cache, token_id):
+        if token_id == 14:             # the first answer token: a new request has started
+            fed.clear()
+        fed.append(token_id)
+        return 12 + len(fed) - 1
+
+    result = check.decode_one(_decode(position_of=twelve_plus_tokens_fed))
+    assert not result.passed
+    assert result.where.startswith("e08 decode.completed (step 1)") and "11 input IDs" in result.where, result.where
+    assert "the cache held 11 positions, so the token sits at position 11" in result.hint
 
 
 @pytest.mark.parametrize(("appends", "length"), [(0, 12), (2, 14)])

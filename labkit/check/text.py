@@ -65,7 +65,7 @@ def _compare(name: str, case: str, expected: list[dict], got: list[dict], hint_f
 
 # -- §7.2: the minimum-length EOS mask ---------------------------------------------------------
 
-_EOS_HINT_CONTRACT = ("a processor returns a new row: EOS's entry becomes −∞ (np.inf, not a large "
+_EOS_HINT_CONTRACT = ("a processor returns a new row: EOS's entry becomes −∞ (-np.inf, not a large "
                       "negative number) or stays as it was; every other entry passes through unchanged")
 
 
@@ -241,10 +241,12 @@ def _decode_hint(div, diagnosis: str | None = None) -> str:
     if event.get("event_type") == "decode.completed":
         if diagnosis:
             return diagnosis
-        return ("the logits of the new position differ. Step-start convention: when the token is fed "
-                "the cache holds L positions (12 at the first decode), so the token sits at position L = "
-                "cache length before it is appended; rotate its q and k for that position, and let its "
-                "query attend to every cached key plus its own")
+        fed_at = ((div.event_a or {}).get("payload", {}).get("tensors", {})
+                  .get("raw_logits", {}).get("position", "L"))
+        return (f"the logits of the new position differ. Step-start convention: when this token was fed "
+                f"the cache held {fed_at} positions, so the token sits at position {fed_at} = cache length "
+                "before it is appended; rotate its q and k for that position, and let its query attend "
+                "to every cached key plus its own")
     return ("the run went another way after a decode: look at the first decode.completed event whose "
             "logits differ and at the step-start convention (feed at position = cache length)")
 
@@ -283,8 +285,8 @@ class _DecodeStep:
         return _decode_hint(div, self._diagnose(div))
 
     def _diagnose(self, div) -> str | None:
-        """Name a classic mistake when the reader's logits are exactly what it would give:
-        the token rotated as if at position 0 (the chapter's reset-position fault)."""
+        """Name a classic mistake when the reader's logits are what that mistake gives: the
+        token rotated as if at position 0 (the book's reset_rope_position fault)."""
         from labkit.nn import Decoder, DecoderFaults
 
         event = div.event_b or div.event_a or {}
@@ -296,9 +298,9 @@ class _DecodeStep:
         zero_row = at_zero.decode_step([token], before.copy()).next_logits[0]
         if np.allclose(row, zero_row, rtol=0.0, atol=1e-4):
             return (f"your logits match (to 1e-4) those of the token rotated as if it sat at position 0. "
-                    f"When "
-                    f"it is fed, the cache holds {before.length} positions, so by the step-start convention "
-                    f"it sits at position {before.length} = cache length: rotate its q and k for that position")
+                    f"When it is fed, the cache holds {before.length} positions, so by the step-start "
+                    f"convention it sits at position {before.length} = cache length: rotate its q and k "
+                    "for that position")
         return None
 
 
