@@ -115,7 +115,9 @@ class DiffusionRun:
     input_ids: np.ndarray  # int64 [2, 12], rows in cfg_order
     condition_batch: np.ndarray  # float32 [2, 12, 768], rows in cfg_order
     gates: dict[str, np.ndarray]  # concept gates per branch, float64 [6]
-    latents: list[tuple[int, np.ndarray]]  # (t, z_t float32 [1, 4, 64, 64]); last entry is (−1, z_0)
+    #: (t, z_t float32 [1, 4, 64, 64]) from z_999 on; the last entry, z_0 after the final
+    #: step, is tagged t = −1 because it belongs to no training timestep
+    latents: list[tuple[int, np.ndarray]]
     x0_hats: list[np.ndarray] = field(default_factory=list)  # float32 [1, 4, 64, 64] per step
     epsilon_guided: list[np.ndarray] = field(default_factory=list)
     pixels: np.ndarray | None = None  # float32 [1, 3, 512, 512]
@@ -158,10 +160,6 @@ def _tensor(array, level: str, position=None, *, digest: bool = False, values: i
     return summary
 
 
-def _counter(stream: PhiloxNormalStream) -> int:
-    return stream.counter
-
-
 def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | None = None,
                   keep_previews: bool = True) -> DiffusionRun:
     """Run trace two under ``config`` (default: §7.6) and record d00–d08."""
@@ -182,7 +180,7 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
         "negative_prompt": config.negative_prompt,
         "input_ids": ids["positive"].tolist(),
         "negative_ids": ids["negative"].tolist(),
-        "pieces": [p for p in tokenizer.pieces(config.prompt)],
+        "pieces": tokenizer.pieces(config.prompt),
         "sequence_length": int(tokenizer.max_length),
         "cfg_batch_order": order,
         "tensors": {
@@ -233,7 +231,7 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
         eps_neg, eps_pos = epsilon_batch[0:1], epsilon_batch[1:2]  # the split assumes negative first
         epsilon = (eps_neg + np.float32(guidance) * (eps_pos - eps_neg)).astype(np.float32)  # ε̂ = ε_neg + w(ε_pos − ε_neg)
         sigma = ddim_sigma(a_t, a_prev, float(config.eta))
-        before = _counter(stream)
+        before = stream.counter
         noise = None
         if sigma > 0.0:
             noise = stream.normals(latent.size).values.reshape(latent.shape)
@@ -252,7 +250,7 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
             "batch": {"latent_batch": list(latent_batch.shape), "timestep_batch": timestep_batch.tolist(),
                       "condition_batch": list(condition_batch.shape), "condition_rows": order},
             "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
-            "rng": {"counter_before": before, "counter_after": _counter(stream)},
+            "rng": {"counter_before": before, "counter_after": stream.counter},
             "tensors": {
                 "latent_batch": _tensor(latent_batch, "latent", {"timestep": int(t)}),
                 "epsilon_batch": _tensor(epsilon_batch, "latent", {"timestep": int(t)}),
