@@ -125,6 +125,8 @@ def test_stored_refusals_are_replayed_and_transient_failures_are_not_stored():
     (lambda: FaultSchedule(cancel="later"), "cancel must be one of"),
     (lambda: ServiceTransport(CalendarService("2026-07-19T14:00:04+08:00"), ("teleport",)), "transport plan outcomes"),
     (lambda: Journal().record("inv_09", "PREPARED", "EXECUTING"), "not in the journal"),
+    (lambda: [j := Journal(), j.open_invocation(fixture_invocation().to_json(), "VALIDATED", 3),
+              j.open_invocation(fixture_invocation().to_json(), "VALIDATED", 3)], "already in the journal"),
 ])
 def test_bad_fault_configuration_is_refused_by_name(bad, message):
     with pytest.raises(ValueError, match=message):

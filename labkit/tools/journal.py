@@ -81,6 +81,11 @@ class Journal:
         self.db.close()
 
     def open_invocation(self, invocation: dict, state: str, retry_budget: int) -> None:
+        known = self.db.execute("SELECT state FROM invocations WHERE invocation_id = ?",
+                                (invocation["invocation_id"],)).fetchone()
+        if known is not None:
+            raise ValueError(f"invocation {invocation['invocation_id']!r} is already in the journal {self.path} "
+                             f"(state {known[0]}); recover it or use a fresh journal")
         with transaction(self.db):
             self.db.execute(
                 "INSERT INTO invocations (invocation_id, invocation_json, retry_budget, state) VALUES (?, ?, ?, ?)",

@@ -6,10 +6,16 @@ tokens, parse → validate → normalise → authorise → confirm → execute �
 state machine, the calendar service's commit, and the second call that reuses the first
 call's prefix cache before it writes the summary.  Every step is one event of the trace.
 
+From t04 on, every state transition of the Invocation is written to a SQLite journal
+before the step it authorises; execution is ``labkit.tools.executor``, and a crash (a
+``CrashPlan`` in the config) is followed by a restart that resolves the Invocation from
+the journal (``labkit.tools.recovery``), querying the service instead of re-executing.
+
 A scenario is a change of the frozen ``ToolRunConfig`` (``ToolRunConfig.named(NAME)``):
 the proposal tampered past the grammar, an edit after approval, a tampered digest, a
 transport plan with timeouts and lost responses, a cancel after the commit, missing
-capabilities, or a broken retry policy that mints a new key per attempt.
+capabilities, a crash at a crash point, or a broken retry policy that mints a new key per
+attempt.
 """
 
 from __future__ import annotations
