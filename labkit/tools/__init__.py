@@ -5,6 +5,9 @@ the model reads), ``model`` (toy-tool-decoder-v1 on the book's one transformer),
 ``grammar`` (the JSON mask derived from the schema), ``decode`` (grammar-masked greedy
 decoding), ``states`` (the Invocation state machine), ``validate``, ``normalize``,
 ``authorize``, ``confirm`` (the invocation digest), ``calendar_service`` (the external
-system), ``runtime`` (the trace runner t00–t14), ``widgets``, ``fixture`` and ``cli``.
+system), ``journal`` (SQLite, written before each side effect), ``executor`` (attempts,
+idempotency keys, crash points), ``recovery`` (restart from the journal), ``runtime`` (the
+trace runner t00–t14 and its scenarios), ``faults`` (the named faults), ``schedules``
+(random fault schedules and their invariants), ``widgets``, ``fixture`` and ``cli``.
 Importing this package is cheap: submodules load on use.
 """
