@@ -5,15 +5,22 @@ import time
 import numpy as np
 import pytest
 
-from labkit.diffusion.widgets import LatentViewer, latent_view, plot_latent_view
+from labkit.diffusion import run_diffusion
+from labkit.diffusion.widgets import latent_view, latent_viewer, plot_latent_view
 
 
 @pytest.fixture(scope="module")
-def viewer():
-    return LatentViewer()
+def base_run():
+    return run_diffusion()
 
 
-def test_viewer_opens_at_the_final_step(viewer):
+@pytest.fixture(scope="module")
+def viewer(base_run):
+    return latent_viewer(base_run)
+
+
+def test_viewer_opens_at_the_final_step(viewer, base_run):
+    assert viewer.runs[5.0] is base_run, "the viewer must reuse the run it was given"
     assert viewer.step == 4 and viewer.guidance == 5.0
     assert viewer.step_label.value.startswith("step 4/4 · z_0 · guidance 5")
 
@@ -65,10 +72,3 @@ def test_step_out_of_range_is_refused(viewer):
     with pytest.raises(ValueError, match=r"step must be an integer in \[0, 4\], got 7"):
         latent_view(viewer.runs[5.0], 7)
 
-
-def test_viewer_reuses_a_given_run(viewer):
-    from labkit.diffusion.widgets import latent_viewer
-
-    run = viewer.runs[5.0]
-    seeded = latent_viewer(run)
-    assert seeded.runs[5.0] is run, "the viewer must reuse the run it was given"
