@@ -95,9 +95,14 @@ def runs():
 def test_fresh_run_equals_golden_trace(golden, runs):
     fresh = runs(None).events
     zlib_here, zlib_golden = png_zlib_version(), golden[7]["payload"]["png_zlib"]
-    if zlib_here != zlib_golden:
-        pytest.skip(f"PNG bytes need zlib {zlib_golden}; this Pillow has zlib {zlib_here}")
-    assert first_difference(fresh, golden) is None, f"first difference: {first_difference(fresh, golden)}"
+    if zlib_here == zlib_golden:
+        assert first_difference(fresh, golden) is None, f"first difference: {first_difference(fresh, golden)}"
+        return
+    # another zlib writes other PNG bytes from the same pixels: compare up to the pixel level
+    assert first_difference(fresh[:7], golden[:7]) is None, f"first difference: {first_difference(fresh[:7], golden[:7])}"
+    pixel = [e["payload"]["tensors"]["image_uint8"] for e in (fresh[7], golden[7])]
+    assert pixel[0] == pixel[1], f"uint8 pixels differ: {pixel[0]['digest']} vs {pixel[1]['digest']}"
+    pytest.skip(f"PNG bytes compared only under zlib {zlib_golden}; this Pillow has zlib {zlib_here}")
 
 
 def test_walker_can_fail():
