@@ -302,3 +302,33 @@ def bandwidth_calculator(w: WidgetView) -> None:
     w.select("int8/fp8: 1", nth=0)
     w.expect(lambda: "≥ 8.074 ms" in w.text() and "weights 7,000,000,000 B" in w.text(),
              "1 byte per parameter to halve the weights to 7,000,000,000 B (≥ 8.074 ms)")
+
+
+@interaction("notebooks/07-traces/10-tool-failures.md::toggle")
+def tool_fault_toggle(w: WidgetView) -> None:
+    """The extra-field proposal first diverges from the happy path at t01; picking the
+    confirmation mismatch moves the first divergence to t07, the lost response to t09."""
+    w.expect(lambda: "first divergence at t01" in w.text(), "extra_field to diverge first at t01")
+    first = w.image_sources()
+    w.select("confirmation_mismatch", nth=0)
+    w.expect(lambda: "first divergence at t07" in w.text(), "confirmation_mismatch to diverge first at t07")
+    w.expect(lambda: w.image_sources() != first, "the two timelines to be redrawn for the new scenario")
+    w.select("response_lost_after_commit", nth=0)
+    w.expect(lambda: "first divergence at t09" in w.text(), "response_lost_after_commit to diverge first at t09")
+
+
+@interaction("notebooks/07-traces/11-comparing-traces.md::explorer")
+def divergence_explorer(w: WidgetView) -> None:
+    """A perturbed weight first shows in e04's raw-logit tensors; the wrong processor order
+    first shows at e05 in the discrete processor_order; switching the trace to the tool call
+    resets the fault list and diverges at t01."""
+    w.expect(lambda: "(e04 vs e04, prefill.completed)" in w.text() and "tensors" in w.text(),
+             "perturbed_weight to diverge first at e04 prefill.completed, in its tensors")
+    first = w.image_sources()
+    w.select("wrong_processor_order", nth=1)
+    w.expect(lambda: "(e05 vs e05, token.selected)" in w.text() and "processor_order[0]" in w.text(),
+             "wrong_processor_order to diverge first at e05 token.selected, field processor_order[0]")
+    w.expect(lambda: w.image_sources() != first, "the timelines to be redrawn for the new fault")
+    w.select("tool", nth=0)
+    w.expect(lambda: "(t01 vs t01, proposal.generated)" in w.text(),
+             "the tool trace's first fault to diverge first at t01 proposal.generated")

@@ -89,8 +89,13 @@ def test_a_page_opens_after_its_ipynb_was_regenerated(notebooks, lab_server):
 
     md = PREFACE
     ipynb = (lab_server.root / md).with_suffix(".ipynb")
+    before = ipynb.stat()
     later = time.time() + 10
     os.utime(ipynb, (later, later))
-    page = notebooks.open(md)
-    kind = page.evaluate(JS_CURRENT_KIND, md)
+    try:
+        page = notebooks.open(md)
+        kind = page.evaluate(JS_CURRENT_KIND, md)
+    finally:
+        os.utime(ipynb, ns=(before.st_atime_ns, before.st_mtime_ns))
+        notebooks.close()
     assert kind["notebook"], f"{md} did not open as a notebook once its .ipynb was newer: {kind}"
