@@ -49,10 +49,14 @@ class TraceContract:
     #: events where a decision is taken from tensors carried in the same event: if those
     #: tensors differ too, the decision is not to blame (§7.5: same raw logits, other choice)
     decision_events: tuple[str, ...] = ()
+    #: the event type the other trace took instead (a branch) → suspect
+    branch_suspects: dict[str, str] = field(default_factory=dict)
 
     def suspect(self, event_type: str, component: str, rule: str, tensors_equal: bool,
-                field_name: str = "") -> str:
+                field_name: str = "", other_event_type: str | None = None) -> str:
         """Name the component to inspect first (the diagnosis rules of §7.5 for text)."""
+        if rule == "event_type_and_parent" and other_event_type in self.branch_suspects:
+            return self.branch_suspects[other_event_type]
         if rule == "discrete_state" and not tensors_equal and event_type in self.decision_events:
             # the numbers feeding this decision already differ: look upstream of it
             key = (event_type, "tensors")
@@ -174,6 +178,9 @@ TOOL = TraceContract(
                         "runtime": "request lifecycle (cancellation after the commit boundary)",
                         "decoder": "proposal decoding (grammar mask or model)"},
     decision_events=("proposal.generated",),
+    branch_suspects={
+        "runtime.crashed": "the runtime process crashed mid-execution (recovery must resolve it from the journal)",
+    },
 )
 
 CONTRACTS: dict[str, TraceContract] = {c.kind: c for c in (TEXT, DIFFUSION, TOOL)}

@@ -187,6 +187,7 @@ def first_divergence(a: list[dict], b: list[dict]) -> Divergence | None:
             rule, field, va, vb = found
             tensors_equal = _tensor_difference(ea["payload"].get("tensors", {}), eb["payload"].get("tensors", {}),
                                                contract.tensor_atol) is None
-            suspect = contract.suspect(ea["event_type"], ea["component"], rule, tensors_equal, field)
+            suspect = contract.suspect(ea["event_type"], ea["component"], rule, tensors_equal, field,
+                                       eb["event_type"])
             return Divergence(index, ea, eb, rule, field, va, vb, suspect, contract.kind)
     return None

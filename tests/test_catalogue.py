@@ -38,6 +38,8 @@ EXPECTED = {
         "retry_budget_exhausted": ("t09", "event_type_and_parent", "commit boundary"),
         "cancel_after_commit": ("t10", "event_type_and_parent", "cancellation after the commit boundary"),
         "new_key_second_attempt": ("t09", "event_type_and_parent", "commit boundary"),
+        "crash_after_journal_write": ("t09", "event_type_and_parent", "crashed"),
+        "crash_after_service_commit": ("t09", "event_type_and_parent", "crashed"),
     },
 }
 
