@@ -34,23 +34,37 @@ def test_preface_opens_as_a_notebook_with_no_popups(notebooks):
 
 
 def test_preface_links_to_every_page_of_the_toc(notebooks):
-    """The table of contents is navigable from the preface: it links to every other toc page,
-    and following a link opens that page as a notebook."""
+    """The table of contents is navigable from the preface: it links to every other toc page
+    (as ``…/page.ipynb``, which the static book resolves to the page, or ``…/page.md``), and
+    following a link opens that page as a notebook in JupyterLab."""
     page = notebooks.open(PREFACE)
     hrefs = page.locator(".jp-NotebookPanel .jp-MarkdownCell a[href]").evaluate_all(
         "els => els.map(e => e.getAttribute('href'))"
     )
-    targets = {h.split("#")[0].removeprefix("./") for h in hrefs}
+    # jupyterlab-myst renders a relative link as its /files/ address; clicking it opens the
+    # file inside JupyterLab
+    targets = {h.split("?")[0].split("#")[0].split("/files/notebooks/")[-1].removeprefix("./") for h in hrefs}
     wanted = [md for md in toc_notebook_sources() if md != PREFACE]
-    missing = [
-        md for md in wanted
-        if not {md.removeprefix("notebooks/"), md.removeprefix("notebooks/").removesuffix(".md") + ".ipynb"} & targets
-    ]
-    assert not missing, f"the preface has no link to {len(missing)} toc page(s): {missing}; it links to {sorted(targets)}"
-    first = wanted[0].removeprefix("notebooks/")
-    page.locator(f".jp-NotebookPanel .jp-MarkdownCell a[href='{first}']").first.click()
-    page.wait_for_function(JS_CURRENT_READY, arg=wanted[0], timeout=60_000)
-    assert page.evaluate(JS_CURRENT_KIND, wanted[0])["notebook"], f"{wanted[0]} did not open as a notebook"
+
+    def link_to(md: str) -> str | None:
+        rel = md.removeprefix("notebooks/")
+        for candidate in (rel.removesuffix(".md") + ".ipynb", rel):
+            if candidate in targets:
+                return candidate
+        return None
+
+    missing = [md for md in wanted if link_to(md) is None]
+    assert not missing, (
+        f"the preface has no link to {len(missing)} toc page(s): {missing}; it links to {sorted(targets)}"
+    )
+    href = link_to(wanted[0])
+    opened = "notebooks/" + href
+    page.locator(
+        f".jp-NotebookPanel .jp-MarkdownCell a[href='{href}'], "
+        f".jp-NotebookPanel .jp-MarkdownCell a[href*='/files/notebooks/{href}']"
+    ).first.click()
+    page.wait_for_function(JS_CURRENT_READY, arg=opened, timeout=60_000)
+    assert page.evaluate(JS_CURRENT_KIND, opened)["notebook"], f"following {href!r} did not open a notebook"
 
 
 @pytest.mark.parametrize("page_md", [p.md for p in PAGES])
