@@ -36,14 +36,26 @@ def _present(module: str) -> bool:
         return False
 
 
-def _add(subparsers, name: str, module: str, help_text: str) -> None:
+def _add(subparsers, name: str, module: str, help_text: str, load: bool) -> None:
+    """Register a command; import its module (to add its arguments) only when ``load``."""
     parser = subparsers.add_parser(name, help=help_text, description=help_text)
-    target = importlib.import_module(module)
-    target.configure(parser)
-    parser.set_defaults(_run=target.run)
+    if load:
+        target = importlib.import_module(module)
+        target.configure(parser)
+        parser.set_defaults(_run=target.run)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen(argv: list[str]) -> list[str]:
+    """The command words of ``argv`` (``["trace", "text"]``); options are skipped."""
+    return [a for a in argv if not a.startswith("-")][:2]
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser.  Only the chosen command's module is imported (every module
+    for a bare ``labkit`` or ``--help``), so one command never pays for the others."""
+    words = _chosen(sys.argv[1:] if argv is None else argv)
+    top = words[0] if words else None
+    kind = words[1] if len(words) > 1 else None
     parser = argparse.ArgumentParser(
         prog="labkit",
         description="Inside One Generation: run the book's traces, labs and fixture recipes.",
@@ -58,16 +70,17 @@ def build_parser() -> argparse.ArgumentParser:
                                     description="Run or compare the execution traces of chapter 7.")
         kinds = trace.add_subparsers(title="traces", metavar="KIND")
         for name, (module, help_text) in trace_kinds.items():
-            _add(kinds, name, module, help_text)
+            load = top in (None, "trace") and kind in (None, name)
+            _add(kinds, name, module, help_text, load)
         trace.set_defaults(_run=lambda args: (trace.print_help(), 2)[1])
     for name, (module, help_text) in TOP_COMMANDS.items():
         if _present(module):
-            _add(commands, name, module, help_text)
+            _add(commands, name, module, help_text, load=top in (None, name))
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     run = getattr(args, "_run", None)
     if run is None:

@@ -176,11 +176,6 @@ def test_png_is_deterministic_and_has_no_metadata_chunks(run):
     assert set(chunks) == {"IHDR", "IDAT", "IEND"}, f"unexpected PNG chunks {chunks}"
 
 
-def test_whole_trace_runs_in_about_a_second(run, timed_again):
-    elapsed = timed_again[1]
-    assert elapsed < 1.5, f"a warm run of trace two took {elapsed:.2f} s (budget about 1 s)"
-
-
 def test_guidance_visibly_matters(run):
     plain = run_diffusion(DiffusionConfig(guidance_scale=0.0))
     red = lambda img: float(np.mean(img[..., 0].astype(int) - img[..., 1].astype(int)))  # noqa: E731

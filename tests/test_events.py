@@ -109,3 +109,37 @@ def test_tensor_summary_shape_dtype_position_digest_and_stats():
     stats = events.tensor_summary(np.array([1.0, 2.0, 4.0], dtype=np.float32), stats=True)["summary"]
     assert stats == {"min": 1.0, "max": 4.0, "mean": 2.3333}
     json.dumps(summary)
+
+
+# --- the recorder's direct check agrees with the Draft 2020-12 validator ---------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 30), st.text(max_size=6),
+                    st.sampled_from(["e00", "e01", "x9", "token.selected", "a.b.c", "Bad.Type", ""]),
+                    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries({name: _values for name in events.ENVELOPE_FIELDS},
+                             optional={"extra": st.integers()}))
+def test_direct_check_and_jsonschema_agree(event):
+    def verdict(check):
+        try:
+            check(dict(event))
+            return True
+        except TraceError:
+            return False
+
+    assert verdict(events.check_envelope_fields) == verdict(events.validate_envelope), event
+
+
+def test_emitting_does_not_import_jsonschema():
+    import subprocess
+    import sys
+
+    code = ("import sys; from labkit.events import TraceRecorder; r = TraceRecorder('t'); "
+            "r.emit('c', 'a.b', 0, {'x': 1}); print('jsonschema' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
