@@ -12,6 +12,7 @@ module derives, for every toc notebook:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -114,7 +115,9 @@ def stored_figure_cells(ipynb: Path) -> tuple[int, ...]:
     return tuple(found)
 
 
+@functools.cache
 def page(md_rel: str, root: Path = REPO) -> Page:
+    """One page as the suite sees it (read once per session)."""
     import jupytext
 
     nb = jupytext.read(root / md_rel)
