@@ -72,3 +72,18 @@ def test_nan_output_is_reported():
 def test_bad_parents_that_ignores_forward_parents_is_caught():
     result = check.bad_parents(lambda events: [e["event_id"] for e in events[1:] if e["parent_event_id"] is None])
     assert not result.passed and "points forward" in result.where and "seen before" in result.hint
+
+
+def test_rms_norm_with_eps_outside_the_root_is_caught():
+    result = check.rms_norm(lambda x, eps: x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps))
+    assert not result.passed and "inside the square root" in result.hint and result.got != result.expected
+
+
+def test_rms_norm_over_the_wrong_axis_is_caught():
+    result = check.rms_norm(lambda x, eps: x / np.sqrt(np.mean(x * x, axis=0, keepdims=True) + eps))
+    assert not result.passed and "last axis" in result.hint
+
+
+def test_rms_norm_that_promotes_float32_is_caught():
+    result = check.rms_norm(lambda x, eps: x.astype(np.float64) / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps))
+    assert not result.passed and result.rule == "dtype"
