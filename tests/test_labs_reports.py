@@ -137,14 +137,12 @@ def test_the_command_and_the_report_agree_on_the_sample_floor():
         report.labs_report(samples=9999)
 
 
-def test_commands_run_alone_as_modules(tmp_path, capsys):
-    from labkit.labs import cli_faults
-
-    assert cli_labs.main(["--output", str(tmp_path / "l.json"), "--samples", "10000"]) == 0
-    assert cli_faults.main(["--output", str(tmp_path / "f.json")]) == 0
+def test_both_commands_write_passing_reports_and_refuse_too_few_samples(tmp_path, capsys):
+    assert main(["labs", "--output", str(tmp_path / "l.json"), "--samples", "10000"]) == 0
+    assert main(["faults", "--output", str(tmp_path / "f.json")]) == 0
     assert json.loads((tmp_path / "f.json").read_text(encoding="utf-8"))["status"] == "passed"
     with pytest.raises(SystemExit) as stop:
-        cli_labs.main(["--samples", "9999"])
+        main(["labs", "--samples", "9999"])
     assert stop.value.code == 2 and "must be at least 10000" in capsys.readouterr().err
 
 
@@ -158,6 +156,6 @@ def test_faults_command_exits_non_zero_when_a_check_fails(tmp_path, capsys, monk
     out = tmp_path / "faults.json"
     assert main(["faults", "--output", str(out)]) == 1
     err = capsys.readouterr().err
-    assert "FAIL: 'bandwidth_budget': bandwidth KV bytes vs 2**30: element value is 1073741825.0" in err
+    assert "FAIL: lab 'bandwidth_budget': bandwidth KV bytes vs 2**30: element value is 1073741825.0" in err
     written = json.loads(out.read_text(encoding="utf-8"))
     assert written["status"] == "failed" and written["failed_lab"] == "bandwidth_budget"

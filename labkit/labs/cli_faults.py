@@ -1,7 +1,6 @@
 """``labkit faults``: run the fault-injection supplement of chapter 11 and write its JSON report.
 
     labkit faults [--output PATH]
-    python -m labkit.labs.cli_faults [--output PATH]     (the same, without the other commands)
 
 The report goes to ``build/reports/fault-injection.json`` under the current folder unless
 ``--output`` says otherwise.  Exit status: 0 when every check passes, 1 when a check fails
@@ -11,7 +10,6 @@ The report goes to ``build/reports/fault-injection.json`` under the current fold
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 DEFAULT_OUTPUT = Path("build") / "reports" / "fault-injection.json"
@@ -44,29 +42,7 @@ def summary_lines(report: dict) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from labkit.labs.report import faults_report, write_report
+    from labkit.labs.cli_common import finish
+    from labkit.labs.report import faults_report
 
-    report = faults_report()
-    path = write_report(report, args.output)
-    if report["status"] != "passed":
-        print(f"FAIL: {report['failed_lab']!r}: {report['failure']}", file=sys.stderr)
-        print(f"Report (status failed): {path.resolve()}", file=sys.stderr)
-        return 1
-    print("\n".join(summary_lines(report)))
-    print(f"Report: {path.resolve()}")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this command alone (``python -m MODULE``), without building the whole ``labkit`` parser."""
-    parser = argparse.ArgumentParser(prog="labkit faults")
-    configure(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except ValueError as exc:
-        print(f"labkit: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    return finish(faults_report(), args.output, summary_lines)

@@ -1,7 +1,6 @@
 """``labkit labs``: run the eight mechanism labs of chapter 11 and write their JSON report.
 
     labkit labs [--output PATH] [--samples N]
-    python -m labkit.labs.cli_labs [--output PATH] [--samples N]     (the same, without the other commands)
 
 The report goes to ``build/reports/mechanism-labs.json`` under the current folder unless
 ``--output`` says otherwise.  ``--samples`` (default 200 000, at least 10 000) is the Monte
@@ -13,7 +12,6 @@ arguments.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
@@ -57,29 +55,7 @@ def summary_lines(report: dict) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from labkit.labs.report import labs_report, write_report
+    from labkit.labs.cli_common import finish
+    from labkit.labs.report import labs_report
 
-    report = labs_report(samples=args.samples)
-    path = write_report(report, args.output)
-    if report["status"] != "passed":
-        print(f"FAIL: lab {report['failed_lab']!r}: {report['failure']}", file=sys.stderr)
-        print(f"Report (status failed): {path.resolve()}", file=sys.stderr)
-        return 1
-    print("\n".join(summary_lines(report)))
-    print(f"Report: {path.resolve()}")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this command alone (``python -m MODULE``), without building the whole ``labkit`` parser."""
-    parser = argparse.ArgumentParser(prog="labkit labs")
-    configure(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except ValueError as exc:
-        print(f"labkit: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    return finish(labs_report(samples=args.samples), args.output, summary_lines)

@@ -1,0 +1,21 @@
+"""What ``labkit labs`` and ``labkit faults`` share: write the report, then say how it went."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+
+def finish(report: dict, output: Path, summary_lines: Callable[[dict], list[str]]) -> int:
+    """Write ``report`` to ``output``; print a summary (0) or the failed check (1)."""
+    from labkit.labs.report import write_report
+
+    path = write_report(report, output)
+    if report["status"] != "passed":
+        print(f"FAIL: lab {report['failed_lab']!r}: {report['failure']}", file=sys.stderr)
+        print(f"Report (status failed): {path.resolve()}", file=sys.stderr)
+        return 1
+    print("\n".join(summary_lines(report)))
+    print(f"Report: {path.resolve()}")
+    return 0
