@@ -2,9 +2,10 @@
 
 Each widget has a *state* (plain NumPy, computed by the labs' own functions), a *drawing
 function* that renders a state onto a matplotlib figure, and a small ipywidgets front end
-whose picture is that same drawing, rendered to PNG.  The static book calls the drawing
-function on the default state (``mask_viewer_figure()`` …), so widget and static figure
-can never disagree.  ipywidgets and matplotlib are imported inside functions only.
+whose picture is that same drawing, rendered to PNG (the shared front end is
+``labkit.labs.widget_base.WidgetView``).  The static book calls the drawing function on the
+default state (``mask_viewer_figure()`` …), so widget and static figure can never disagree.
+ipywidgets and matplotlib are imported inside functions only.
 
     viewer = mask_viewer();         viewer.state.supervised_positions
     heatmap = attention_heatmap();  heatmap.state.weights            # [H, Tq, Tk]
@@ -13,10 +14,8 @@ can never disagree.  ipywidgets and matplotlib are imported inside functions onl
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass
-from html import escape
 
 import numpy as np
 
@@ -28,55 +27,14 @@ from labkit.labs.masks import (
     packing_prediction_mask,
     sft_prediction_mask,
 )
+from labkit.labs.widget_base import WidgetView
 from labkit.nn import KVCache
 from labkit.nn.attention import causal_allowed
+from labkit.reader import new_figure
 
 MASK_KINDS = ("causal", "top-left rectangular")
 #: the longest row the mask viewer draws legibly
 MAX_VIEW_TOKENS = 24
-
-
-# ---------------------------------------------------------------------------------------
-# shared plumbing
-# ---------------------------------------------------------------------------------------
-def _new_figure(pyplot: bool, size: tuple[float, float]):
-    """A figure in the book style: from pyplot (static cells) or detached (widget PNGs)."""
-    from labkit.reader import use_book_style
-
-    use_book_style()
-    if pyplot:
-        import matplotlib.pyplot as plt
-
-        return plt.figure(figsize=size, layout="constrained")
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=size, layout="constrained")
-
-
-def _png(figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
-
-
-class _WidgetView:
-    """Displays as its ipywidgets box; ``image.value`` holds the PNG of the current state.
-
-    ``render=False`` keeps the state in step with the controls but draws nothing (for tests).
-    """
-
-    box = None
-    image = None
-    render = True
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
-
-    def _draw(self, draw, state, size: tuple[float, float]) -> None:
-        if self.render:
-            figure = _new_figure(False, size)
-            draw(state, figure)
-            self.image.value = _png(figure)
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,12 +127,12 @@ def draw_mask_view(state: MaskState, figure) -> None:
 
 def mask_viewer_figure(state: MaskState | None = None):
     """The mask viewer's view (default: two packed four-token documents) as a pyplot figure."""
-    figure = _new_figure(True, (8.0, 3.6))
+    figure = new_figure(True, (8.0, 3.6))
     draw_mask_view(state or mask_state(), figure)
     return figure
 
 
-class MaskViewer(_WidgetView):
+class MaskViewer(WidgetView):
     """Edit document IDs and assistant-target flags; ``state`` and ``error`` follow the edits."""
 
     def __init__(self, document_ids=PACKED_DOCUMENT_IDS, assistant_target=None, render: bool = True):
@@ -205,8 +163,7 @@ class MaskViewer(_WidgetView):
             self.state = mask_state(parse_document_ids(self.document_ids_text.value),
                                     parse_flags(self.assistant_text.value))
         except ValueError as exc:
-            self.error = str(exc)
-            self.message.value = f"<b>cannot draw:</b> {escape(str(exc))}"
+            self._refuse(exc)
             return
         self.error = None
         self.message.value = (f"prediction mask {self.state.prediction_mask.astype(int).tolist()} · "
@@ -294,12 +251,12 @@ def draw_attention_view(state: AttentionState, figure) -> None:
 
 def attention_heatmap_figure(state: AttentionState | None = None):
     """The attention heatmap's view (default: 3 cached tokens, causal, layer 0) as a pyplot figure."""
-    figure = _new_figure(True, (9.0, 3.4))
+    figure = new_figure(True, (9.0, 3.4))
     draw_attention_view(state or attention_state(), figure)
     return figure
 
 
-class AttentionHeatmap(_WidgetView):
+class AttentionHeatmap(WidgetView):
     """Pick cached tokens, mask and layer; ``state`` holds the weights [H, T_new, T] shown."""
 
     def __init__(self, cached: int = 3, mask: str = "causal", layer: int = 0, render: bool = True):
@@ -362,12 +319,12 @@ def draw_fault_view(case: FaultCase, figure) -> None:
 
 def cache_fault_figure(case: FaultCase | None = None):
     """The cache fault toggles' view (default: reset_rope_position) as a pyplot figure."""
-    figure = _new_figure(True, (9.0, 3.4))
+    figure = new_figure(True, (9.0, 3.4))
     draw_fault_view(case or run_case("reset_rope_position"), figure)
     return figure
 
 
-class CacheFaultToggles(_WidgetView):
+class CacheFaultToggles(WidgetView):
     """Pick a mode of ``labkit.labs.cache_faults.MODES``; ``case`` is that run, ``checks`` its checks."""
 
     def __init__(self, mode: str = "reset_rope_position", render: bool = True):

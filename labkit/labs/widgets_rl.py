@@ -2,7 +2,8 @@
 
 Each widget has a *state* (a frozen dataclass computed by the labs' own functions), a
 *drawing function* ``draw_*_view(state, figure)``, and a small ipywidgets front end whose
-picture is that drawing rendered to PNG.  The static book calls ``*_figure()`` on the
+picture is that drawing rendered to PNG (the shared front end is
+``labkit.labs.widget_base.WidgetView``).  The static book calls ``*_figure()`` on the
 default state, so the widget and its static figure can never disagree.  ipywidgets and
 matplotlib are imported inside functions only.
 
@@ -14,38 +15,15 @@ matplotlib are imported inside functions only.
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass
-from html import escape
 
 import numpy as np
 
 from labkit.labs import dpo, grpo, speculative
 from labkit.labs.bandwidth import DecodeBudget
-
-
-# ---------------------------------------------------------------------------------------
-# shared plumbing
-# ---------------------------------------------------------------------------------------
-def _new_figure(pyplot: bool, size: tuple[float, float]):
-    """A figure in the book style: from pyplot (static cells) or detached (widget PNGs)."""
-    from labkit.reader import use_book_style
-
-    use_book_style()
-    if pyplot:
-        import matplotlib.pyplot as plt
-
-        return plt.figure(figsize=size, layout="constrained")
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=size, layout="constrained")
-
-
-def _png(figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+from labkit.labs.widget_base import WidgetView
+from labkit.reader import new_figure
 
 
 def parse_numbers(name: str, text: str) -> np.ndarray:
@@ -62,30 +40,6 @@ def parse_numbers(name: str, text: str) -> np.ndarray:
 
 def _fmt(values) -> str:
     return " ".join(f"{v:g}" for v in np.asarray(values, dtype=np.float64))
-
-
-class _Widget:
-    """Displays as its ipywidgets box; ``image.value`` holds the PNG, ``error`` the last bad input."""
-
-    box = None
-    error: str | None = None
-    #: False: keep ``state`` in step with the controls but draw no PNG (fast, for tests).
-    render: bool = True
-    _size = (9.0, 3.4)
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
-
-    def _show(self, draw, state) -> None:
-        if not self.render:
-            return
-        figure = _new_figure(False, self._size)
-        draw(state, figure)
-        self.image.value = _png(figure)
-
-    def _refuse(self, exc: ValueError) -> None:
-        self.error = str(exc)
-        self.message.value = f"<b>cannot draw:</b> {escape(str(exc))}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -170,12 +124,12 @@ def draw_speculative_view(state: SpeculativeState, figure) -> None:
 
 def speculative_figure(state: SpeculativeState | None = None):
     """The speculative sampler's view (default: the lab's p, q, seed 73, 200 000 draws) as a pyplot figure."""
-    figure = _new_figure(True, (9.0, 3.4))
+    figure = new_figure(True, (9.0, 3.4))
     draw_speculative_view(state or speculative_state(), figure)
     return figure
 
 
-class SpeculativeSampler(_Widget):
+class SpeculativeSampler(WidgetView):
     """Edit p and q, the number of draws and the fallback; ``state`` follows the edits."""
 
     def __init__(self, p=speculative.TARGET, q=speculative.DRAFT, samples: int = 200_000,
@@ -216,7 +170,7 @@ class SpeculativeSampler(_Widget):
         s = self.state
         self.message.value = (f"α = {_fmt(np.round(s.mass.accept_probability, 4))} · "
                               f"β = {s.mass.reject_probability:.4f} · exact output = {_fmt(np.round(s.output, 4))}")
-        self._show(draw_speculative_view, s)
+        self._draw(draw_speculative_view, s)
 
 
 def speculative_sampler(p=speculative.TARGET, q=speculative.DRAFT, samples: int = 200_000,
@@ -295,12 +249,12 @@ def draw_bandwidth_view(state: BandwidthState, figure) -> None:
 
 def bandwidth_figure(state: BandwidthState | None = None):
     """The bandwidth calculator's view (default: the 7B fp16 example at batch 8) as a pyplot figure."""
-    figure = _new_figure(True, (9.0, 3.4))
+    figure = new_figure(True, (9.0, 3.4))
     draw_bandwidth_view(state or bandwidth_state(), figure)
     return figure
 
 
-class BandwidthCalculator(_Widget):
+class BandwidthCalculator(WidgetView):
     """Model size, bytes per parameter, KV layout, context, batch and bandwidth → ``state``."""
 
     def __init__(self, budget: DecodeBudget | None = None, batch: int = 8, render: bool = True):
@@ -351,7 +305,7 @@ class BandwidthCalculator(_Widget):
                               f"read {step['read_bytes']:,} B per step → <b>≥ {step['lower_bound_ms']:.3f} ms</b>, "
                               f"≤ {step['aggregate_token_rate_ceiling']:.2f} tok/s in total "
                               f"(a lower bound from arithmetic, not a measurement)")
-        self._show(draw_bandwidth_view, self.state)
+        self._draw(draw_bandwidth_view, self.state)
 
 
 def bandwidth_calculator(budget: DecodeBudget | None = None, batch: int = 8,
@@ -417,12 +371,12 @@ def draw_group_view(state: GroupState, figure) -> None:
 
 def grpo_group_figure(state: GroupState | None = None):
     """The GRPO group editor's view (default: rewards 0 0 1 1, ε = 1e-8) as a pyplot figure."""
-    figure = _new_figure(True, (9.0, 3.4))
+    figure = new_figure(True, (9.0, 3.4))
     draw_group_view(state or group_state(), figure)
     return figure
 
 
-class GroupEditor(_Widget):
+class GroupEditor(WidgetView):
     """Edit one group's rewards and ε; ``state`` holds the three advantage vectors."""
 
     EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
@@ -454,7 +408,7 @@ class GroupEditor(_Widget):
         s = self.state
         self.message.value = (f"ddof 0: {_fmt(np.round(s.population_advantage, 6))} · "
                               f"ddof 1: {_fmt(np.round(s.sample_advantage, 6))}")
-        self._show(draw_group_view, s)
+        self._draw(draw_group_view, s)
 
 
 def grpo_group_editor(rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON,
@@ -525,12 +479,12 @@ def draw_margin_view(state: MarginState, figure) -> None:
 
 def dpo_margin_figure(state: MarginState | None = None):
     """The DPO margin curve's view (default: the lab's pair, β = 0.2) as a pyplot figure."""
-    figure = _new_figure(True, (9.0, 3.4))
+    figure = new_figure(True, (9.0, 3.4))
     draw_margin_view(state or margin_state(), figure)
     return figure
 
 
-class MarginCurve(_Widget):
+class MarginCurve(WidgetView):
     """Sliders for the policy's two log-probs and β; ``state`` is the point on the curve."""
 
     def __init__(self, policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS, beta: float = dpo.BETA,
@@ -564,7 +518,7 @@ class MarginCurve(_Widget):
         s = self.state
         self.message.value = (f"reference {list(self.reference)} · margin {s.margin:.4f} · loss {s.loss:.6f} · "
                               f"gradient {_fmt(np.round(s.gradient, 6))}")
-        self._show(draw_margin_view, s)
+        self._draw(draw_margin_view, s)
 
 
 def dpo_margin_curve(policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS,

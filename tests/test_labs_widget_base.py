@@ -1,0 +1,53 @@
+"""The one front end of the chapter-11 widgets: every lab widget uses it, and what it draws
+is byte for byte what the page's static figure shows."""
+
+import inspect
+
+import pytest
+
+from labkit.labs import widget_base, widgets_attention, widgets_rl
+
+
+def _widget_classes(module):
+    return [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+            if cls.__module__ == module.__name__ and hasattr(cls, "update")]
+
+
+@pytest.mark.parametrize("module", [widgets_attention, widgets_rl], ids=lambda m: m.__name__)
+def test_every_lab_widget_is_a_widget_view_and_keeps_no_private_copy(module):
+    classes = _widget_classes(module)
+    assert len(classes) >= 3, f"{module.__name__}: expected its widget classes, found {classes}"
+    for cls in classes:
+        assert issubclass(cls, widget_base.WidgetView), f"{cls.__name__} does not derive from WidgetView"
+    for copy in ("_new_figure", "_png", "_Widget", "_WidgetView"):
+        assert not hasattr(module, copy), f"{module.__name__} still defines its own {copy}"
+
+
+def test_attention_widget_png_equals_its_static_figure():
+    """(tests/test_labs_speculative.py does the same for a widget of widgets_rl.)"""
+    import matplotlib.pyplot as plt
+
+    from labkit.reader import figure_png
+
+    figure = widgets_attention.mask_viewer_figure()
+    static_png = figure_png(figure)
+    plt.close(figure)
+    widget_png = widgets_attention.mask_viewer().image.value
+    assert widget_png[:4] == b"\x89PNG", "the widget shows no PNG"
+    assert widget_png == static_png, (f"widget PNG ({len(widget_png)} bytes) and static figure "
+                                      f"({len(static_png)} bytes) differ")
+
+
+def test_render_false_keeps_the_state_but_draws_nothing_and_refusals_keep_the_picture():
+    curve = widgets_rl.dpo_margin_curve(render=False)
+    assert curve.image.value == b"", "render=False must not draw"
+    curve.beta.value = 0.4
+    assert curve.state.beta == 0.4 and curve.error is None
+
+    editor = widgets_rl.grpo_group_editor()
+    picture, state = editor.image.value, editor.state
+    editor.rewards_text.value = "1 x"
+    assert editor.error == "rewards must be numbers separated by spaces or commas, got '1 x'"
+    assert "cannot draw:" in editor.message.value and "&#x27;1 x&#x27;" in editor.message.value, \
+        "the refusal is shown HTML-escaped"
+    assert editor.state is state and editor.image.value == picture, "a refusal keeps the last state and picture"
