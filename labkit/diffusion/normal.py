@@ -15,6 +15,7 @@ The arithmetic is float64; the caller casts to the latent dtype at the end.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,13 +69,22 @@ class NormalDraw:
 class PhiloxNormalStream:
     """Standard normals from Philox4x32-10 under one key, tracking the block counter.
 
+    ``to_normals`` turns the words of B blocks, uint32 [B, 4], into 4B normals in stream
+    order (default ``blocks_to_normals``, box-muller-v1); another function may be passed
+    in (the exercises run the reader's transform this way).
+
     >>> stream = PhiloxNormalStream(seed=314159)
     >>> draw = stream.normals(8)
     >>> (draw.counter_before, draw.counter_after)
     (0, 2)
     """
 
-    def __init__(self, seed: int, counter: int = 0):
+    def __init__(self, seed: int, counter: int = 0,
+                 to_normals: Callable[[np.ndarray], np.ndarray] | None = None):
+        if to_normals is not None and not callable(to_normals):
+            raise ValueError(f"to_normals must be a function (words uint32 [B, 4]) -> normals [4B], "
+                             f"got {type(to_normals).__name__}")
+        self.to_normals = blocks_to_normals if to_normals is None else to_normals
         self.seed = seed
         self.key = seed_to_key(seed)
         if isinstance(counter, bool) or not isinstance(counter, (int, np.integer)) or counter < 0:
@@ -90,5 +100,9 @@ class PhiloxNormalStream:
         blocks = count // NORMALS_PER_BLOCK
         before = self.counter
         words = philox4x32_10(block_counters(before, blocks), self.key)
+        values = np.asarray(self.to_normals(words))
+        if values.shape != (count,):
+            raise ValueError(f"to_normals must return {NORMALS_PER_BLOCK} normals per block, shape [{count}] "
+                             f"for {blocks} blocks, got {list(values.shape)}")
         self.counter = before + blocks
-        return NormalDraw(blocks_to_normals(words), before, self.counter)
+        return NormalDraw(values, before, self.counter)

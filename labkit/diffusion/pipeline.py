@@ -10,6 +10,8 @@
     d08 response.completed   image reference             → FINISHED
 
 A fault is another ``DiffusionConfig`` (see ``labkit.diffusion.faults``), never a patch.
+A reader's piece (the word → normal transform, the CFG combination, the DDIM step) is
+passed in as ``hooks=DiffusionHooks(...)`` (see ``labkit.diffusion.hooks``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from labkit.diffusion.ddim import (
     previous_alpha_bars,
 )
 from labkit.diffusion.denoiser import DENOISER_ID, load_denoiser
+from labkit.diffusion.guidance import classifier_free_guidance
+from labkit.diffusion.hooks import DiffusionHooks
 from labkit.diffusion.normal import PhiloxNormalStream
 from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID, load_text_encoder
 from labkit.diffusion.vae import VAE_ID, encode_png, load_vae, png_zlib_version, to_uint8
@@ -160,10 +164,34 @@ def _tensor(array, level: str, position=None, *, digest: bool = False, values: i
     return summary
 
 
+def _hooked_step(step, latent, epsilon, t, prev_t, table):
+    """Call ``hooks.scheduler_step`` and check that it returns (z_prev, x̂₀) of the latent's shape."""
+    result = step(latent, epsilon, int(t), None if prev_t is None else int(prev_t), table)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {type(result).__name__}"
+                         + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+    z_prev, x0_hat = (np.asarray(a) for a in result)
+    for name, array in (("z_prev", z_prev), ("x0_hat", x0_hat)):
+        if array.shape != latent.shape:
+            raise ValueError(f"hooks.scheduler_step must return {name} of the latent's shape "
+                             f"{list(latent.shape)}, got {list(array.shape)}")
+    return z_prev, x0_hat
+
+
 def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | None = None,
-                  keep_previews: bool = True) -> DiffusionRun:
-    """Run trace two under ``config`` (default: §7.6) and record d00–d08."""
+                  keep_previews: bool = True, hooks: DiffusionHooks | None = None) -> DiffusionRun:
+    """Run trace two under ``config`` (default: §7.6) and record d00–d08.
+
+    ``hooks`` replaces pieces of the runtime by other functions (``DiffusionHooks``); a
+    substituted ``scheduler_step`` is deterministic, so it needs ``config.eta == 0``.
+    """
     config = config or DiffusionConfig()
+    hooks = hooks or DiffusionHooks()
+    if not isinstance(hooks, DiffusionHooks):
+        raise ValueError(f"hooks must be a DiffusionHooks, got {type(hooks).__name__}")
+    if hooks.scheduler_step is not None and config.eta != 0:
+        raise ValueError(f"hooks.scheduler_step is a deterministic DDIM step (eta = 0); got eta={config.eta}")
+    combine = hooks.cfg_combine or classifier_free_guidance
     encoder, denoiser, vae = load_models(root)
     rec = TraceRecorder(config.trace_id, prefix="d")
     order = list(config.cfg_order)
@@ -192,10 +220,11 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
 
     # d01 — the initial latent from Philox4x32-10 + Box–Muller, counter from counter_start
     timesteps = config.timesteps
-    stream = PhiloxNormalStream(config.seed, config.counter_start)
+    stream = PhiloxNormalStream(config.seed, config.counter_start, to_normals=hooks.words_to_normals)
     draw = stream.normals(int(np.prod(config.latent_shape)))
     latent = draw.values.reshape(config.latent_shape).astype(np.float32)
     schedule = alphas_cumprod()
+    schedule.flags.writeable = False  # a hook may read the ᾱ table, never change it
     rec.emit("sampler", "latent.initialized", 0, {
         "artifacts": {"sampler": config.sampler, "prng": config.prng, "normal_transform": config.normal_transform},
         "seed": int(config.seed),
@@ -228,14 +257,20 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
         latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
         timestep_batch = np.array([t, t], dtype=np.int64)  # [2]
         epsilon_batch = denoiser(latent_batch, timestep_batch, condition_batch)  # [2, 4, 64, 64]
-        eps_neg, eps_pos = epsilon_batch[0:1], epsilon_batch[1:2]  # the split assumes negative first
-        epsilon = (eps_neg + np.float32(guidance) * (eps_pos - eps_neg)).astype(np.float32)  # ε̂ = ε_neg + w(ε_pos − ε_neg)
+        # ε̂ = ε_neg + w(ε_pos − ε_neg); the split assumes negative first, whatever cfg_order built
+        epsilon = np.asarray(combine(epsilon_batch, guidance))
+        if epsilon.shape != latent.shape:
+            raise ValueError(f"hooks.cfg_combine must return epsilon_guided of the latent's shape "
+                             f"{list(latent.shape)}, got {list(epsilon.shape)}")
         sigma = ddim_sigma(a_t, a_prev, float(config.eta))
         before = stream.counter
         noise = None
         if sigma > 0.0:
             noise = stream.normals(latent.size).values.reshape(latent.shape)
-        new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
+        if hooks.scheduler_step is None:
+            new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
+        else:
+            new_latent, x0_hat = _hooked_step(hooks.scheduler_step, latent, epsilon, t, prev_t, schedule)
         step_id = f"step-{step}"
         name_prev = "z_0" if prev_t is None else f"z_{prev_t}"
         rec.emit("denoise_loop", "denoise.updated", step, {
