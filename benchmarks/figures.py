@@ -76,6 +76,12 @@ def _ms(stat: dict | None) -> str:
     return f"{stat['median']:.1f} ({stat['min']:.1f}–{stat['max']:.1f})"
 
 
+def _s(stat: dict | None) -> str:
+    if stat is None:
+        return "—"
+    return f"{stat['median']:.2f} ({stat['min']:.2f}–{stat['max']:.2f})"
+
+
 def _num(value, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -89,10 +95,31 @@ def summary_table_rows(result: dict) -> list[list[str]]:
     return rows
 
 
+def local_exponents(contexts, times) -> list[float | None]:
+    """Slope of log t between each point and the previous one (None for the first point)."""
+    out: list[float | None] = [None]
+    for i in range(1, len(contexts)):
+        out.append(float(np.log(times[i] / times[i - 1]) / np.log(contexts[i] / contexts[i - 1])))
+    return out
+
+
 def scaling_table_rows(result: dict) -> list[list[str]]:
+    """T, cached and recompute medians (min–max), speedup, and each curve's local exponent."""
     s = result["scaling"]
-    return [[str(t), _ms(c), _ms(r), f"{x:.1f}×"]
-            for t, c, r, x in zip(s["contexts"], s["cached_ms"], s["recompute_ms"], s["speedup"], strict=True)]
+    k_cached = local_exponents(s["contexts"], [c["median"] for c in s["cached_ms"]])
+    k_full = local_exponents(s["contexts"], [r["median"] for r in s["recompute_ms"]])
+    return [[str(t), _ms(c), _num(kc), _ms(r), _num(kr), f"{x:.1f}×"]
+            for t, c, kc, r, kr, x in zip(s["contexts"], s["cached_ms"], k_cached, s["recompute_ms"], k_full,
+                                          s["speedup"], strict=True)]
+
+
+def scaling_sentence(result: dict) -> str:
+    """What the longest context measured says, in one sentence."""
+    s = result["scaling"]
+    t, cached, full = s["contexts"][-1], s["cached_ms"][-1]["median"], s["recompute_ms"][-1]["median"]
+    return (f"At T = {t} the cached step took {cached:.2f} ms and the full recompute {full:.1f} ms: "
+            f"{full / cached:.0f} times as long; both gave the same logits (largest gap "
+            f"{s['max_abs_logit_gap']:.1e}).")
 
 
 def fit_table_rows(result: dict) -> list[list[str]]:
@@ -133,13 +160,25 @@ def book_table_rows(result: dict) -> list[list[str]]:
 def labs_table_rows(result: dict) -> list[list[str]]:
     labs = result["labs"]
     src = labs["source_scripts"]
-    rows = [["labkit labs + labkit faults", _ms(labs["labkit_seconds"]), "1.00", "—"],
-            ["benchmarks/baseline_labs.py", _ms(labs["baseline_seconds"]), _num(labs["ratio"]),
+    rows = [["labkit labs + labkit faults", _s(labs["labkit_seconds"]), "1.00", "—"],
+            ["benchmarks/baseline_labs.py", _s(labs["baseline_seconds"]), _num(labs["ratio"]),
              "yes" if labs["baseline_matches_labkit"] else "NO"]]
     if src["available"]:
-        rows.append(["the chapter's two scripts", _ms(src["seconds"]), _num(src["ratio_labkit_to_source"]),
+        rows.append(["the chapter's two scripts", _s(src["seconds"]), _num(src["ratio_labkit_to_source"]),
                      "yes" if src["matches_labkit"] else "NO"])
     return rows
+
+
+def per_lab_table_rows(result: dict) -> list[list[str]]:
+    """Each lab alone, in process: labkit ms, baseline ms (median, min–max) and their ratio."""
+    in_process = result["labs"]["in_process"]
+    if in_process is None:
+        return []
+    return [[r["lab"], _ms3(r["labkit_ms"]), _ms3(r["baseline_ms"]), _num(r["ratio"])] for r in in_process["per_lab"]]
+
+
+def _ms3(stat: dict) -> str:
+    return f"{stat['median']:.3f}"
 
 
 def import_table_rows(result: dict) -> list[list[str]]:

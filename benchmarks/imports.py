@@ -14,8 +14,10 @@ import sys
 from benchmarks.book import REPO, make_environment
 from benchmarks.stats import interleaved, run_command
 
-MODULES = ("numpy", "matplotlib.pyplot", "ipywidgets", "jsonschema", "labkit", "labkit.labs.report",
+MODULES = ("numpy", "matplotlib.pyplot", "ipywidgets", "jsonschema", "fastjsonschema", "labkit", "labkit.labs.report",
            "labkit.text.runtime", "labkit.diffusion.pipeline", "labkit.tools.runtime")
+#: Statements timed beside the plain imports: label → (module that must exist, statement).
+STATEMENTS = {"labkit.cli (build the labkit parser)": ("labkit.cli", "from labkit.cli import build_parser; build_parser()")}
 
 
 def _present(module: str) -> bool:
@@ -25,17 +27,24 @@ def _present(module: str) -> bool:
         return False
 
 
-def import_costs(repeats: int = 3, modules=MODULES) -> dict:
+def labels(modules=MODULES, statements=None) -> list[str]:
+    """The row labels of the section, in order: the modules, then the statements."""
+    return [*modules, *(STATEMENTS if statements is None else statements)]
+
+
+def import_costs(repeats: int = 3, modules=MODULES, statements=None) -> dict:
     """{"available", "reason", "bare_python_seconds", "modules": [{module, available, seconds, above_bare_seconds}]}"""
     env = make_environment(REPO)
-    present = [m for m in modules if _present(m)]
+    statements = STATEMENTS if statements is None else statements
+    code = {m: f"import {m}" for m in modules if _present(m)}
+    code.update({label: stmt for label, (needs, stmt) in statements.items() if _present(needs)})
     runners = {"(bare python)": lambda: run_command([sys.executable, "-c", "pass"], cwd=REPO, env=env)}
-    for module in present:
-        runners[module] = lambda m=module: run_command([sys.executable, "-c", f"import {m}"], cwd=REPO, env=env)
+    for label, stmt in code.items():
+        runners[label] = lambda c=stmt: run_command([sys.executable, "-c", c], cwd=REPO, env=env)
     stats = interleaved(runners, repeats)
     bare = stats.pop("(bare python)")
     rows = []
-    for module in modules:
+    for module in labels(modules, statements):
         if module in stats:
             rows.append({"module": module, "available": True, "seconds": stats[module],
                          "above_bare_seconds": stats[module]["median"] - bare["median"]})

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.compare import report_gaps
-from benchmarks.stats import CommandFailed, interleaved, ratio, run_command, time_call
+from benchmarks.stats import CommandFailed, interleaved, ratio, run_command, scaled, time_call
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = REPO / "benchmarks" / "baseline_labs.py"
@@ -82,15 +82,57 @@ def _gaps(outputs: dict[str, Path], reference: dict[str, Path]) -> list[str]:
     return gaps
 
 
-def in_process_compute(repeats: int) -> dict:
-    """Seconds to build both reports inside this process: labkit vs the baseline's functions."""
-    import importlib.util
+#: labkit report key → the baseline script's function doing that lab
+BASELINE_FUNCTIONS = {
+    "ce_gradient": "lab_ce", "masks": "lab_masks", "causal_attention": "lab_attention",
+    "cache_equivalence": "lab_cache", "dpo": "lab_dpo", "grpo": "lab_grpo", "kl": "lab_kl",
+    "speculative_sampling": "lab_speculative", "bandwidth_budget": "bandwidth",
+    "unequal_rank_gradients": "unequal_ranks", "cache_faults": "cache_fault_cases",
+    "wrong_rejection_fallback": "wrong_fallback",
+}
 
-    from labkit.labs.report import faults_report, labs_report
+
+def _load_baseline():
+    import importlib.util
 
     spec = importlib.util.spec_from_file_location("baseline_labs", BASELINE)
     baseline = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(baseline)
+    return baseline
+
+
+def per_lab(repeats: int) -> list[dict]:
+    """Each lab alone, in this process: labkit's ``run()`` vs the baseline's function (ms)."""
+    import importlib
+
+    from labkit.labs.report import FAULTS, LABS
+
+    baseline = _load_baseline()
+    rows = []
+    for key, module in (*LABS, *FAULTS):
+        lab = importlib.import_module(module).run
+        plain = getattr(baseline, BASELINE_FUNCTIONS[key])
+        if key == "speculative_sampling":
+            contenders = {"labkit": lambda lab=lab: lab(samples=SAMPLES),
+                          "baseline": lambda plain=plain: plain(SAMPLES)}
+        else:
+            contenders = {"labkit": lab, "baseline": plain}
+        timed = {name: (lambda fn=fn: time_call(fn, repeats=1, warmup=0)[0]["median"])
+                 for name, fn in contenders.items()}
+        for fn in timed.values():
+            fn()                                          # warm-up
+        stats = interleaved(timed, repeats)
+        rows.append({"lab": key, "labkit_ms": scaled(stats["labkit"], 1000.0),
+                     "baseline_ms": scaled(stats["baseline"], 1000.0),
+                     "ratio": ratio(stats["labkit"], stats["baseline"])})
+    return rows
+
+
+def in_process_compute(repeats: int) -> dict:
+    """Seconds to build both reports inside this process: labkit vs the baseline's functions."""
+    from labkit.labs.report import faults_report, labs_report
+
+    baseline = _load_baseline()
 
     def labkit_once() -> float:
         return time_call(lambda: (labs_report(SAMPLES), faults_report()), repeats=1, warmup=0)[0]["median"]
@@ -102,7 +144,7 @@ def in_process_compute(repeats: int) -> dict:
     labkit_once(), baseline_once()                      # warm-up: imports, caches
     stats = interleaved({"labkit": labkit_once, "baseline": baseline_once}, repeats)
     return {"labkit_seconds": stats["labkit"], "baseline_seconds": stats["baseline"],
-            "ratio": ratio(stats["labkit"], stats["baseline"])}
+            "ratio": ratio(stats["labkit"], stats["baseline"]), "per_lab": per_lab(repeats)}
 
 
 def unavailable(reason: str) -> dict:

@@ -1,0 +1,306 @@
+"""The benchmark harness (benchmarks/): its logic, its JSON shape and a tiny smoke run.
+
+No timing is asserted here — machines are shared and noisy; the numbers live in
+benchmarks/reference/ and are produced by ``python benchmarks/run.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks import book, fit, results, stats  # noqa: E402
+from benchmarks.compare import report_gaps  # noqa: E402
+from benchmarks.labs_vs_baseline import SOURCE_DIR, extract_source_scripts  # noqa: E402
+from benchmarks.widget_latency import WidgetCase, measure_case  # noqa: E402
+
+
+# ------------------------------------------------------------------------------ stats
+def test_summarize_gives_median_min_max_and_count():
+    assert stats.summarize([0.3, 0.1, 0.2, 0.9]) == {"median": 0.25, "min": 0.1, "max": 0.9, "runs": 4}
+
+
+@pytest.mark.parametrize("bad, words", [([], "at least one"), ([0.1, float("nan")], "finite"),
+                                        ([-1.0], "non-negative")])
+def test_summarize_rejects_bad_samples_by_name(bad, words):
+    with pytest.raises(ValueError, match="samples") as info:
+        stats.summarize(bad)
+    assert words in str(info.value)
+
+
+def test_time_call_rejects_bad_repeats():
+    with pytest.raises(ValueError, match="repeats must be a positive integer, got 0"):
+        stats.time_call(lambda: None, repeats=0)
+
+
+def test_interleaved_runs_contenders_round_by_round():
+    order = []
+    result = stats.interleaved({"a": lambda: order.append("a") or 1.0,
+                                "b": lambda: order.append("b") or 3.0}, repeats=3)
+    assert order == ["a", "b"] * 3
+    assert result["b"] == {"median": 3.0, "min": 3.0, "max": 3.0, "runs": 3}
+    assert stats.ratio(result["b"], result["a"]) == 3.0
+
+
+def test_scaled_and_ratio_handle_missing_values():
+    assert stats.scaled(None, 1000) is None
+    assert stats.ratio(None, {"median": 1.0}) is None
+    assert stats.scaled({"median": 0.002, "min": 0.001, "max": 0.003, "runs": 2}, 1000) == pytest.approx(
+        {"median": 2.0, "min": 1.0, "max": 3.0, "runs": 2})
+
+
+def test_run_command_reports_a_failing_command_with_its_stderr():
+    with pytest.raises(stats.CommandFailed, match="exited with 3: boom"):
+        stats.run_command([sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"])
+    assert stats.run_command([sys.executable, "-c", "import sys; sys.exit(1)"], ok_codes=(0, 1)) >= 0
+
+
+# -------------------------------------------------------------------------------- fits
+@settings(max_examples=25, deadline=None)
+@given(st.floats(-2.0, 2.0), st.floats(1e-4, 10.0))
+def test_linear_fit_recovers_an_exact_line(intercept, slope):
+    x = np.array([16, 32, 64, 128, 256], dtype=float)
+    line = fit.linear_fit(x, intercept + slope * x)
+    assert abs(line["slope"] - slope) <= 1e-9 * max(1.0, slope), f"slope off by {line['slope'] - slope:.3e}"
+    assert abs(line["intercept"] - intercept) <= 1e-7, f"intercept off by {line['intercept'] - intercept:.3e}"
+    assert line["r2"] == pytest.approx(1.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.0, 2.5), st.floats(1e-3, 1e3))
+def test_power_fit_recovers_the_exponent_of_an_exact_power_law(k, c):
+    x = np.array([16, 64, 256, 1024, 2048], dtype=float)
+    power = fit.power_fit(x, c * x**k)
+    assert abs(power["exponent"] - k) <= 1e-9, f"exponent {power['exponent']!r} vs {k!r}"
+    assert power["coefficient"] == pytest.approx(c, rel=1e-8)
+
+
+@pytest.mark.parametrize("k, label", [(0.0, "flat-ish"), (0.49, "flat-ish"), (0.6, "sub-linear"),
+                                      (0.81, "linear or worse"), (2.0, "linear or worse")])
+def test_growth_label_thresholds(k, label):
+    assert fit.growth_label(k) == label
+
+
+@pytest.mark.parametrize("x, y, message", [([1], [1], "at least 2 points"), ([1, 1], [1, 2], "two distinct"),
+                                           ([1, 2], [1, 2, 3], "one length"), ([0, 2], [1, 2], "positive")])
+def test_fits_reject_bad_points(x, y, message):
+    with pytest.raises(ValueError, match=message):
+        fit.power_fit(x, y)
+
+
+# ----------------------------------------------------------------------- comparisons
+def test_report_gaps_names_the_path_and_the_gap():
+    expected = {"labs": {"a": [1.0, 2.0], "b": "x"}, "timestamp_shanghai": "t1"}
+    assert report_gaps({"labs": {"a": [1.0, 2.0], "b": "x"}, "timestamp_shanghai": "t2"}, expected) == []
+    gaps = report_gaps({"labs": {"a": [1.0, 2.5], "b": "x"}}, expected)
+    assert gaps == ["report.labs.a[1]: 2.5 vs expected 2.0 (off by 5.000e-01, allowed 3.0e-09)"]
+    assert "keys only in actual ['c']" in report_gaps({"labs": {"a": [1.0, 2.0], "b": "x", "c": 1}}, expected)[0]
+
+
+def test_baseline_script_reports_equal_labkit_labs_and_faults_reports():
+    """benchmarks/baseline_labs.py (left) does the same work as labkit's two reports (right)."""
+    import importlib.util
+
+    from labkit.labs.report import faults_report, labs_report
+
+    spec = importlib.util.spec_from_file_location("baseline_labs", REPO / "benchmarks" / "baseline_labs.py")
+    baseline = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(baseline)
+    gaps = report_gaps(baseline.labs_report(20_000), labs_report(samples=20_000), path="labs")
+    gaps += report_gaps(baseline.faults_report(), faults_report(), path="faults")
+    assert gaps == [], "baseline vs labkit:\n" + "\n".join(gaps)
+
+
+def test_baseline_script_imports_nothing_from_labkit():
+    text = (REPO / "benchmarks" / "baseline_labs.py").read_text(encoding="utf-8")
+    assert "import labkit" not in text and "from labkit" not in text
+
+
+def test_source_script_extraction_refuses_a_chapter_without_the_scripts(tmp_path):
+    chapter = tmp_path / "chapter.txt"
+    chapter.write_text("11｜a title\n\nno code here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="found 0"):
+        extract_source_scripts(chapter, tmp_path / "out")
+
+
+@pytest.mark.skipif(not (SOURCE_DIR / "001_c3871fa65bf8cf78.txt").exists(), reason="source chapter not on this machine")
+def test_source_script_extraction_yields_two_compilable_scripts(tmp_path):
+    scripts = extract_source_scripts(SOURCE_DIR / "001_c3871fa65bf8cf78.txt", tmp_path)
+    assert sorted(scripts) == ["fault_injection.py", "mechanism_labs.py"]
+    assert "import mechanism_labs" in scripts["fault_injection.py"].read_text(encoding="utf-8")
+    assert all(p.parent == tmp_path for p in scripts.values())
+
+
+# ------------------------------------------------------------------------------ book
+JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite>
+<testcase classname="notebooks.11-labs.01-x.ipynb" name="Cell 1" time="0.500" />
+<testcase classname="notebooks.11-labs.01-x.ipynb" name="Cell 0" time="1.250" />
+<testcase classname="notebooks.07-traces.02-y.ipynb" name="Cell 0" time="0.750"><failure message="diff"/></testcase>
+<testcase classname="tests.test_other" name="test_z" time="9.0" />
+</testsuite></testsuites>"""
+
+
+def test_junit_cell_times_follow_cell_order_per_notebook(tmp_path):
+    xml = tmp_path / "j.xml"
+    xml.write_text(JUNIT, encoding="utf-8")
+    nbs = ["notebooks/11-labs/01-x.ipynb", "notebooks/07-traces/02-y.ipynb"]
+    assert book.junit_cell_times(xml, nbs) == {nbs[0]: [1.25, 0.5], nbs[1]: [0.75]}
+    assert book.junit_failures(xml) == ["notebooks.07-traces.02-y.ipynb::Cell 0"]
+
+
+def test_floor_notebooks_are_one_cell_with_a_stored_output(tmp_path):
+    import nbformat
+
+    paths = book.write_floor_notebooks(tmp_path, 3)
+    assert [p.name for p in paths] == ["floor-00.ipynb", "floor-01.ipynb", "floor-02.ipynb"]
+    nb = nbformat.read(paths[0], as_version=4)
+    nbformat.validate(nb)
+    assert [c.source for c in nb.cells] == ["1 + 1"]
+    assert nb.cells[0].outputs[0]["data"]["text/plain"] == "2"
+    with pytest.raises(ValueError, match="count must be a positive integer, got 0"):
+        book.write_floor_notebooks(tmp_path, 0)
+
+
+def test_nbval_command_uses_the_flags_of_make_test_serially():
+    argv = book.nbval_command(["a.ipynb"], Path("j.xml"))
+    assert argv[1:3] == ["-m", "pytest"]
+    joined = " ".join(argv)
+    assert "--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg" in joined
+    assert "-n" not in argv and argv[-1] == "a.ipynb" and "--junitxml=j.xml" in argv
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "--nbval --nbval-current-env" in makefile and "--nbval-sanitize-with tests/nbval_sanitize.cfg" in makefile
+
+
+def test_book_notebooks_lists_every_stored_notebook():
+    found = book.book_notebooks(REPO)
+    assert found and all(str(p).startswith("notebooks/") and p.suffix == ".ipynb" for p in found)
+    assert found == sorted(found)
+
+
+# --------------------------------------------------------------------------- widgets
+class _FakeWidget:
+    def __init__(self, render):
+        self.value, self.image, self.render = 0, b"0", render
+
+    def set(self, v):
+        self.value = v
+        if self.render:
+            self.image = str(v).encode()
+
+
+def test_widget_case_measures_cold_warm_and_state_only():
+    case = WidgetCase("fake: value change", "fake", lambda render: _FakeWidget(render),
+                      lambda w: [1, 2, 3], lambda w, v: w.set(v), lambda w: (w.value, w.image),
+                      can_skip_render=True)
+    row = measure_case(case, repeats=2)
+    assert row["changes_per_run"] == 3 and row["cold_ms"]["runs"] == 6
+    assert row["warm_ms"]["runs"] == 6 and row["state_only_ms"]["runs"] == 6
+    assert row["output_changed"] is True and row["meets_target"] in (True, False)
+
+
+def test_widget_case_reports_a_change_that_does_not_reach_the_output():
+    case = WidgetCase("fake: stuck", "fake", lambda render: _FakeWidget(render), lambda w: [1, 2],
+                      lambda w, v: None, lambda w: (w.value, w.image))
+    assert measure_case(case, repeats=1)["output_changed"] is False
+
+
+# ----------------------------------------------------------------- result and smoke run
+def test_quick_smoke_run_gives_a_valid_result_with_every_section(tmp_path):
+    from benchmarks.run import SECTIONS, main, measure
+
+    result = measure(["scaling"], quick=True, repeats=1, contexts=[4, 8, 16])
+    results.validate(result)
+    assert [k for k in SECTIONS if k not in result] == []
+    assert result["scaling"]["available"] and result["scaling"]["max_abs_logit_gap"] <= 1e-10
+    assert len(result["scaling"]["cached_ms"]) == 3
+    for section in ("book", "labs", "diffusion_stages"):
+        assert result[section] == {**result[section], "available": False, "reason": "not selected in this run"}
+    assert all(not c["available"] for c in result["widgets"]["cases"])
+    assert json.loads(json.dumps(result)) == result
+    text = results.format_table(result)
+    assert "decode step with KV cache, T=16" in text and "not available" in text
+    out = tmp_path / "r.json"
+    assert main(["--quick", "--only", "scaling", "--contexts", "4,8", "--output", str(out)]) == 0
+    results.validate(json.loads(out.read_text(encoding="utf-8")))
+
+
+def test_schema_names_the_missing_section():
+    result = results.load_result()
+    del result["labs"]
+    with pytest.raises(ValueError, match=r"\(top level\): 'labs' is a required property"):
+        results.validate(result)
+
+
+@pytest.mark.parametrize("argv, words", [(["--only", "nope"], "comma-separated list of book"),
+                                         (["--contexts", "1,8"], "context lengths"),
+                                         (["--repeats", "0"], "positive integer")])
+def test_run_rejects_bad_arguments_by_name(argv, words, capsys):
+    from benchmarks.run import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert words in capsys.readouterr().err
+
+
+def test_every_reference_result_has_the_current_shape_and_its_own_summary():
+    files = results.reference_files()
+    assert files, "benchmarks/reference/ holds no reference result"
+    for path in files:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        results.validate(stored)
+        assert results.summary_rows(stored) == stored["summary"], f"{path.name}: summary out of step"
+        assert path.name == results.reference_name(stored)
+
+
+def test_decoder_scaling_refuses_bad_contexts():
+    from benchmarks.scaling import check_contexts
+
+    with pytest.raises(ValueError, match="at least two lengths"):
+        check_contexts([16])
+    with pytest.raises(ValueError, match="integer ≥ 2, got 1"):
+        check_contexts([1, 16])
+
+
+# ------------------------------------------------------------------------- exercise
+def _right(contexts, times_ms):
+    return float(np.polyfit(np.log(contexts), np.log(times_ms), 1)[0])
+
+
+def test_growth_exponent_exercise_accepts_a_right_answer():
+    from benchmarks.exercise import make_exercise
+
+    verdict = make_exercise(results.load_result())(_right)
+    assert verdict.passed, repr(verdict)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda contexts, times_ms: float(np.polyfit(contexts, times_ms, 1)[0]), "milliseconds per token"),
+    (lambda contexts, times_ms: float(np.polyfit(np.log(contexts), np.log(times_ms), 1)[1]), "intercept"),
+    (lambda contexts, times_ms: float(np.polyfit(np.log2(contexts), np.log(times_ms), 1)[0]), "same logarithm"),
+])
+def test_growth_exponent_exercise_points_at_the_concept(wrong, hint):
+    from benchmarks.exercise import make_exercise
+
+    verdict = make_exercise(None)(wrong)
+    assert not verdict.passed and hint in verdict.hint, repr(verdict)
+
+
+def test_growth_exponent_exercise_stub_says_not_yet_implemented():
+    from benchmarks.exercise import make_exercise
+
+    def stub(contexts, times_ms):
+        raise NotImplementedError("your code here")
+
+    verdict = make_exercise(None)(stub)
+    assert not verdict.passed and verdict.message.startswith("not yet implemented")
