@@ -81,12 +81,13 @@ class CalendarService:
     """
 
     def __init__(self, clock_start: str, first_event_number: int = FIRST_EVENT_NUMBER, tick_seconds: int = 1,
-                 scopes: tuple[str, ...] = ("user-42/primary",), path: str = ":memory:"):
+                 scopes: tuple[str, ...] = ("user-42/primary",), path: str = ":memory:", execute=None):
         import sqlite3
 
         datetime.fromisoformat(clock_start)      # a clear error for a bad clock, before anything else
         self.clock_start, self.first_event_number = clock_start, first_event_number
         self.tick_seconds, self.scopes, self.path = tick_seconds, tuple(scopes), str(path)
+        self.execute = execute or idempotent_execute     # (desk, key, request_digest, request) -> response
         self.db = sqlite3.connect(self.path, isolation_level=None)
         self.db.executescript(SERVICE_SCHEMA)
         with transaction(self.db):
@@ -125,17 +126,21 @@ class CalendarService:
 
     # -- the API -----------------------------------------------------------------------
     def create_event(self, request: CreateRequest, *, commit: bool = True) -> dict:
-        """Execute (or replay) one create request; ``commit=False`` answers "not committed"."""
+        """Execute (or replay) one create request; ``commit=False`` answers "not committed".
+
+        The idempotency decision is ``self.execute(desk, key, request_digest, request)``
+        (``idempotent_execute`` unless another function was configured)."""
         self.tick()
-        row = self.db.execute("SELECT request_digest, response_json FROM idempotency WHERE key = ?",
-                              (request.idempotency_key,)).fetchone()
-        if row is not None:
-            if row[0] != request.request_digest:
-                raise IdempotencyConflict(
-                    f"idempotency key {request.idempotency_key!r} was used with digest "
-                    f"{row[0][:19]}…, this request has {request.request_digest[:19]}…"
-                )
-            return {**json.loads(row[1]), "replayed": True}
+        response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest, request)
+        if not isinstance(response, dict) or "status" not in response:
+            raise TypeError(f"the service's execute must return a response dict with a 'status', got {response!r}")
+        return response
+
+    def perform(self, request: CreateRequest, *, commit: bool = True) -> dict:
+        """The first execution of a request (the idempotency table is not consulted here).
+
+        Deterministic refusals are stored under the key; "not committed" is not stored; a
+        commit writes the event and its idempotency row in one transaction."""
         if request.tool_version != TOOL_VERSION:
             return self._remember(request, {"status": "error", "code": "unknown_tool_version",
                                             "detail": f"expected {TOOL_VERSION}, got {request.tool_version}"})
@@ -153,16 +158,22 @@ class CalendarService:
                       **request.normalized_arguments}
             self.db.execute("INSERT INTO events VALUES (?, ?, ?)",
                             (event_id, request.idempotency_key, json.dumps(record, ensure_ascii=False)))
-            self.db.execute("INSERT INTO idempotency VALUES (?, ?, ?)",
+            self.db.execute("INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
                             (request.idempotency_key, request.request_digest, json.dumps(response)))
             self.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'executions'")
         return dict(response)
 
     def _remember(self, request: CreateRequest, response: dict) -> dict:
         with transaction(self.db):
-            self.db.execute("INSERT INTO idempotency VALUES (?, ?, ?)",
+            self.db.execute("INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
                             (request.idempotency_key, request.request_digest, json.dumps(response)))
         return dict(response)
+
+    def stored(self, idempotency_key: str) -> dict | None:
+        """The idempotency record of a key: {"request_digest", "response"}, or None."""
+        row = self.db.execute("SELECT request_digest, response_json FROM idempotency WHERE key = ?",
+                              (idempotency_key,)).fetchone()
+        return None if row is None else {"request_digest": row[0], "response": json.loads(row[1])}
 
     def lookup(self, idempotency_key: str) -> dict | None:
         """The stored result for a key, or None if nothing was stored under it."""
@@ -172,6 +183,38 @@ class CalendarService:
     def events_with_key(self, idempotency_key: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT event_id FROM events WHERE idempotency_key = ? ORDER BY event_id",
                                               (idempotency_key,))]
+
+
+class ServiceDesk:
+    """What an idempotent execute may use for one request: the table and the first execution.
+
+    ``stored(key)`` → {"request_digest": …, "response": {…}} or None;
+    ``perform(request)`` → the response of executing the request for the first time
+    (refusals stored, "not committed" not stored, a commit stored with its event)."""
+
+    def __init__(self, service: CalendarService, commit: bool):
+        self._service, self._commit = service, commit
+
+    def stored(self, idempotency_key: str) -> dict | None:
+        return self._service.stored(idempotency_key)
+
+    def perform(self, request: CreateRequest) -> dict:
+        return self._service.perform(request, commit=self._commit)
+
+    def __repr__(self) -> str:
+        return "ServiceDesk(stored(key), perform(request))"
+
+
+def idempotent_execute(desk: ServiceDesk, key: str, request_digest: str, request: CreateRequest) -> dict:
+    """Same key + same digest → the stored result; same key + another digest → conflict; new key → perform."""
+    record = desk.stored(key)
+    if record is None:
+        return desk.perform(request)
+    if record["request_digest"] != request_digest:
+        raise IdempotencyConflict(
+            f"idempotency key {key!r} was used with digest {record['request_digest'][:19]}…, "
+            f"this request has {request_digest[:19]}…")
+    return {**record["response"], "replayed": True}
 
 
 @dataclass

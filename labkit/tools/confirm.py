@@ -80,13 +80,32 @@ class ConfirmationError(ValueError):
     """A confirmation that cannot authorise execution; the message says why."""
 
 
+def digest_matches(confirmation: Confirmation, invocation: Invocation) -> bool:
+    """The binding test: an approval whose digest is SHA-256(JCS(this Invocation))."""
+    return confirmation.decision == "approve" and confirmation.invocation_digest == invocation_digest(invocation)
+
+
 def check_confirmation(confirmation: Confirmation, invocation: Invocation,
-                       known_invocations: dict[str, Invocation]) -> None:
-    """Raise unless ``confirmation`` approves exactly ``invocation`` (by ID and digest)."""
+                       known_invocations: dict[str, Invocation], matches=None) -> None:
+    """Raise unless ``confirmation`` approves exactly ``invocation`` (by ID and digest).
+
+    ``matches(confirmation, invocation) -> bool`` replaces the binding test (a hook): when it
+    says False the confirmation is refused with the reason below; when True, only the
+    unknown-invocation check still applies."""
     if confirmation.invocation_id not in known_invocations:
         raise ConfirmationError(
             f"confirmation {confirmation.confirmation_id} names unknown invocation {confirmation.invocation_id!r}"
         )
+    if matches is not None:
+        verdict = matches(confirmation, invocation)
+        if type(verdict).__name__ not in ("bool", "bool_"):
+            raise TypeError(f"digest_matches must return True or False, got {type(verdict).__name__}")
+        if not verdict:
+            check_confirmation(confirmation, invocation, known_invocations)   # the reason, when there is one
+            raise ConfirmationError(
+                f"confirmation {confirmation.confirmation_id} was refused by the binding test for invocation "
+                f"{invocation.invocation_id}; a new confirmation is required")
+        return
     if confirmation.decision != "approve":
         raise ConfirmationError(f"confirmation {confirmation.confirmation_id} decided {confirmation.decision!r}, not 'approve'")
     expected = invocation_digest(invocation)

@@ -38,6 +38,7 @@ from labkit.tools.confirm import (
 from labkit.tools.decode import DecodeResult, greedy_decode
 from labkit.tools.executor import Crash, CrashPlan, Executor
 from labkit.tools.grammar import SchemaGrammar
+from labkit.tools.hooks import ToolHooks
 from labkit.tools.journal import Journal
 from labkit.tools.model import CONFIG
 from labkit.tools.normalize import Invocation, normalize
@@ -152,17 +153,18 @@ def _feeder(decoder, cache):
     return lambda token: decoder.decode_step(np.array([token]), cache).next_logits[0]
 
 
-def first_model_call(decoder, spec: ToolSpec, user_text: str) -> ModelCall:
-    """mc_01: prefill the prompt, then grammar-masked greedy decoding of the arguments."""
+def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> ModelCall:
+    """mc_01: prefill the prompt, then grammar-masked greedy decoding of the arguments.
+
+    ``mask_for(text) -> allowed [V]`` replaces the schema grammar's mask (a hook)."""
     tok, template = ToolTokenizer(), ToolTemplate()
     ids = np.array([tok.encode(template.tool_call_prompt([spec], user_text))])
     prefill, cache = decoder.prefill(ids)
     grammar, stop = grammar_for(spec), tok.id_of("<|call_end|>")
     control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
     first = prefill.next_logits[0]
-    decode = greedy_decode(first, _feeder(decoder, cache),
-                           lambda text: grammar.mask(text, tok.pieces, stop, control),
-                           tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS)
+    mask_for = mask_for or (lambda text: grammar.mask(text, tok.pieces, stop, control))
+    decode = greedy_decode(first, _feeder(decoder, cache), mask_for, tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS)
     return ModelCall("mc_01", ids, prefill, cache, decode, 0, first)
 
 
@@ -174,21 +176,41 @@ def answer_mask(tok: ToolTokenizer) -> np.ndarray:
 
 
 def common_prefix(a, b) -> int:
+    """The number of leading positions where ``a`` [T_a] and ``b`` [T_b] hold the same IDs."""
     a, b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
     n = min(a.size, b.size)
     differ = np.flatnonzero(a[:n] != b[:n])
     return int(differ[0]) if differ.size else n
 
 
+def prefill_with_reuse(decoder, cached_ids: np.ndarray, cache, ids: np.ndarray, reuse=None):
+    """Reuse ``cache`` (built over ``cached_ids`` [1, T_a] and maybe more) for the identical
+    prefix of ``ids`` [1, T_b]; prefill only the rest.  Returns (reused, ForwardResult, cache).
+
+    ``reuse(cached_ids [T_a], ids [T_b]) -> int`` decides how many positions are reused
+    (default ``common_prefix``; a hook may replace it).  Positions < reused keep their K/V;
+    positions reused…T_b−1 go through the forward pass."""
+    reuse = reuse or common_prefix
+    reused = reuse(np.asarray(cached_ids).reshape(-1).copy(), np.asarray(ids).reshape(-1).copy())
+    if isinstance(reused, bool) or not isinstance(reused, int | np.integer):
+        raise TypeError(f"the reused prefix length must be an int, got {type(reused).__name__}")
+    reused = int(reused)
+    limit = min(int(np.asarray(cached_ids).size), int(np.asarray(ids).size) - 1)
+    if not 0 <= reused <= limit:
+        raise ValueError(f"the reused prefix length must be in 0…{limit} (the cached input, leaving at "
+                         f"least one new token to prefill), got {reused}")
+    cache = cache.truncated(reused)
+    prefill = decoder.forward(np.asarray(ids)[:, reused:], cache)
+    return reused, prefill, cache
+
+
 def second_model_call(decoder, spec: ToolSpec, user_text: str, first: ModelCall,
-                      tool_message: dict) -> ModelCall:
+                      tool_message: dict, reuse=None) -> ModelCall:
     """mc_02: reuse mc_01's cache for the identical prefix, prefill the rest, answer greedily."""
     tok, template = ToolTokenizer(), ToolTemplate()
     text = template.after_tool_result([spec], user_text, first.decode.text, tool_message)
     ids = np.array([tok.encode(text)])
-    reused = common_prefix(first.input_ids, ids)
-    cache = first.cache.truncated(reused)
-    prefill = decoder.forward(ids[:, reused:], cache)
+    reused, prefill, cache = prefill_with_reuse(decoder, first.input_ids, first.cache, ids, reuse)
     mask = answer_mask(tok)
     first_logits = prefill.next_logits[0]
     decode = greedy_decode(first_logits, _feeder(decoder, cache), lambda _text: mask,
@@ -268,23 +290,29 @@ def _tamper(raw: bytes, how: str | None) -> bytes:
     return raw
 
 
-def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: ToolSpec | None = None) -> ToolTrace:
-    """Run trace three under ``config``; returns the events t00… and everything computed."""
+def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: ToolSpec | None = None,
+                   hooks: ToolHooks | None = None) -> ToolTrace:
+    """Run trace three under ``config``; returns the events t00… and everything computed.
+
+    ``hooks`` (``labkit.tools.hooks.ToolHooks``) substitutes pieces of the runtime (the
+    grammar mask, the digest binding test, the prefix reuse, the service's idempotent
+    execute) — how the book's exercises run a reader's function inside the real runtime."""
     from labkit.tools.model import load_decoder
     from labkit.tools.toolspec import load_toolspec
 
     config = config or ToolRunConfig()
+    hooks = hooks or ToolHooks()
     spec = find_tool([spec or load_toolspec()], config.tool)
     decoder = decoder or load_decoder()
     rec = TraceRecorder(config.trace_id, prefix="t")
     artifacts = {"model_id": CONFIG.model_id, "template_id": TEMPLATE_ID, "tokenizer_id": TOKENIZER_ID,
                  "sampler": STRATEGY, "tool_version": spec.ref}
     machine = InvocationMachine()
-    service = CalendarService(config.service_clock)
+    service = CalendarService(config.service_clock, execute=hooks.service_execute)
     journal = Journal(config.journal_path)
 
     # t00–t01: mc_01
-    first = first_model_call(decoder, spec, config.user_text)
+    first = first_model_call(decoder, spec, config.user_text, hooks.proposal_mask)
     trace = ToolTrace(config, rec.events, machine, first, service=service, journal=journal)
     rec.emit("model runtime", "model.started", 0, model_started_payload(first, artifacts))
     raw = _tamper(first.decode.text.encode("utf-8"), config.proposal_tamper)
@@ -373,7 +401,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
         presented = invocation.with_arguments("inv_02", **dict(config.edit_after_approval))
         known[presented.invocation_id] = presented
     try:
-        check_confirmation(confirmation, presented, known)
+        check_confirmation(confirmation, presented, known, matches=hooks.digest_matches)
     except ConfirmationError as exc:
         machine.move(State.CONFIRMATION_REJECTED, rec.next_event_id())
         rec.emit("confirmation", "confirmation.rejected", None, {
@@ -396,7 +424,14 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
                         emit=rec.emit, next_event_id=rec.next_event_id)
     trace.executor = executor
     try:
-        result = executor.execute(machine, invocation, confirmation.invocation_digest)
+        result = executor.execute(machine, presented, confirmation.invocation_digest)
+    except ConfirmationError as exc:          # the executor's own guard: nothing was sent
+        machine.move(State.CONFIRMATION_REJECTED, rec.next_event_id())
+        rec.emit("executor", "execution.refused", None, {
+            "state": machine.state.value, "invocation_id": presented.invocation_id,
+            "approved_digest": confirmation.invocation_digest, "presented_digest": invocation_digest(presented),
+            "reason": str(exc), "side_effect": False})
+        return close("needs_new_confirmation")
     except Crash as crashed:
         rec.emit("runtime", "runtime.crashed", None, {
             "journal_state": journal.entry(invocation.invocation_id).state, "reason": str(crashed)})
@@ -426,7 +461,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
         "state": machine.state.value, "side_effect": True, "tool_message": tool_message})
 
     # t11–t13: mc_02 sees the result, then answers
-    second = second_model_call(decoder, spec, config.user_text, first, tool_message)
+    second = second_model_call(decoder, spec, config.user_text, first, tool_message, hooks.reusable_prefix)
     trace.second_call = second
     rec.emit("model runtime", "model.started", 0, {
         **model_started_payload(second, artifacts), "tool_call_id": "p_01",

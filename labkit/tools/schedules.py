@@ -77,10 +77,14 @@ class ScheduleOutcome:
         return self.machine.state.value
 
 
-def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None) -> ScheduleOutcome:
-    """Authorise, confirm, execute and recover under ``schedule``; never raises ``Crash``."""
+def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None, *,
+                 service_execute=None) -> ScheduleOutcome:
+    """Authorise, confirm, execute and recover under ``schedule``; never raises ``Crash``.
+
+    ``service_execute`` replaces the calendar service's idempotent execute (a hook, see
+    ``labkit.tools.hooks``)."""
     invocation = invocation or fixture_invocation()
-    journal, service = Journal(), CalendarService("2026-07-19T14:00:04+08:00")
+    journal, service = Journal(), CalendarService("2026-07-19T14:00:04+08:00", execute=service_execute)
     machine = InvocationMachine()
     machine.move(State.PARSED)
     machine.move(State.VALIDATED)
