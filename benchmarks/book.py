@@ -137,7 +137,7 @@ def slowest(cell_times: dict[str, list[float]], repo: Path, floor_per_notebook: 
 
 def unavailable(reason: str) -> dict:
     return {"available": False, "reason": reason, "notebooks": 0, "wall_seconds": None,
-            "floor_seconds": None, "failed_cells": [], "ratio": None, "target_ratio": TARGET_RATIO, "meets_target": None,
+            "floor_seconds": None, "failed_cells": [], "time_split": None, "ratio": None, "target_ratio": TARGET_RATIO, "meets_target": None,
             "slowest_notebooks": []}
 
 
@@ -178,6 +178,11 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     book_ratio = ratio(stats["book"], stats["floor"])
+    first = sum(t[0] for t in cell_times.values() if t)
+    rest = sum(sum(t[1:]) for t in cell_times.values() if t)
+    split = {"first_cells_seconds": first, "other_cells_seconds": rest,
+             "outside_cells_seconds": stats["book"]["median"] - first - rest,
+             "floor_per_notebook_seconds": stats["floor"]["median"] / len(paths)}
     return {
         "available": True,
         "reason": None,
@@ -185,6 +190,7 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
         "wall_seconds": stats["book"],
         "floor_seconds": stats["floor"],
         "failed_cells": failed,
+        "time_split": split,
         "ratio": book_ratio,
         "target_ratio": TARGET_RATIO,
         "meets_target": book_ratio is not None and book_ratio <= TARGET_RATIO,

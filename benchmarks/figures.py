@@ -157,6 +157,19 @@ def book_table_rows(result: dict) -> list[list[str]]:
     return rows
 
 
+def book_split_rows(result: dict) -> list[list[str]]:
+    """Where the book's nbval time goes: first cells (kernel start + imports), the rest, outside cells."""
+    b = result["book"]
+    split = b["time_split"]
+    if split is None:
+        return []
+    n = b["notebooks"]
+    return [["first cell of each page (kernel start, imports, setup)", f"{split['first_cells_seconds']:.1f}"],
+            ["every other cell", f"{split['other_cells_seconds']:.1f}"],
+            ["outside cells (pytest start, collection, kernel shutdown)", f"{split['outside_cells_seconds']:.1f}"],
+            [f"the floor: {n} one-cell notebooks, all included", f"{b['floor_seconds']['median']:.1f}"]]
+
+
 def labs_table_rows(result: dict) -> list[list[str]]:
     labs = result["labs"]
     src = labs["source_scripts"]

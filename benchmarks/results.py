@@ -54,6 +54,22 @@ def machine_info(load_before: list[float] | None = None) -> dict:
     }
 
 
+def code_state(repo: Path = HERE.parent) -> dict:
+    """The commit measured and whether the working tree had uncommitted changes (None: no git)."""
+    import subprocess
+
+    def git(*args) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "uncommitted_changes": None if status is None else bool(status)}
+
+
 def now_utc() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 

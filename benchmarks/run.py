@@ -153,6 +153,7 @@ def measure(sections=SECTIONS, *, quick: bool = False, repeats: int | None = Non
         "schema_version": results.SCHEMA_VERSION,
         "measured_at": measured_at,
         "machine": results.machine_info(load_before),
+        "code": results.code_state(),
         "settings": {"quick": quick, "sections": list(chosen), "repeats": chosen, "contexts": contexts},
         "duration_seconds": time.perf_counter() - started,
         **out,

@@ -111,6 +111,25 @@ def _heatmap(render: bool):
     return attention_heatmap(cached=0, render=render)
 
 
+def _tool_toggle(render: bool):
+    from labkit.tools.widgets import FaultToggle
+
+    return FaultToggle(images=render)
+
+
+def _grammar_stepper(render: bool):
+    from labkit.tools.widgets import GrammarStepper
+
+    if "tool_first_call" not in _shared:
+        from labkit.tools.runtime import run_tool_trace
+
+        _shared["tool_first_call"] = run_tool_trace().first_call
+    return GrammarStepper(_shared["tool_first_call"], step=1, images=render)
+
+
+#: At most this many values per case (a change of a big dropdown needs no 20 samples per run).
+MAX_VALUES = 6
+
 CASES: tuple[WidgetCase, ...] = (
     WidgetCase("decode stepper: step change", "labkit.text.widgets", _stepper,
                lambda w: list(range(2, w.n_steps + 1)), _set_step, _stepper_output,
@@ -130,6 +149,16 @@ CASES: tuple[WidgetCase, ...] = (
     WidgetCase("attention heatmap: cached-tokens change", "labkit.labs.widgets_attention", _heatmap,
                lambda w: [1, 3, int(w.cached_slider.max)], _set_slider("cached_slider"),
                lambda w: (w.image.value, w.state.cached), note="lab decoder re-run each change",
+               can_skip_render=True),
+    WidgetCase("tool fault toggle: scenario change", "labkit.tools.widgets", _tool_toggle,
+               lambda w: [o for o in w.scenario_dropdown.options if o != w.scenario_dropdown.value][:4],
+               _set_slider("scenario_dropdown"),
+               lambda w: (w.divergence_label.value, w.image.value, len(w.events)),
+               note="trace three: cold = the scenario's trace is run; warm = cached, redrawn",
+               can_skip_render=True),
+    WidgetCase("grammar stepper: step change", "labkit.tools.widgets", _grammar_stepper,
+               lambda w: list(range(2, min(w.n_steps, MAX_VALUES) + 1)), _set_step,
+               lambda w: (w.step, w.image.value), note="trace three's constrained decoding, steps 2…6",
                can_skip_render=True),
 )
 
@@ -152,7 +181,7 @@ def measure_case(case: WidgetCase, repeats: int = 3) -> dict:
     cold, warm, state_only, changed = [], [], [], True
     for _ in range(repeats):
         widget = case.build(True)
-        values = case.values(widget)
+        values = list(case.values(widget))[:MAX_VALUES]
         if not values:
             raise ValueError(f"{case.name}: the widget offers no value to change to")
         c, ok1 = _visit(case, widget, values)
@@ -162,7 +191,7 @@ def measure_case(case: WidgetCase, repeats: int = 3) -> dict:
         changed = changed and ok1
         if case.can_skip_render:
             bare = case.build(False)
-            s, _ = _visit(case, bare, case.values(bare))
+            s, _ = _visit(case, bare, list(case.values(bare))[:MAX_VALUES])
             state_only += s
     cold_ms = scaled(summarize(cold), 1000.0)
     return {
