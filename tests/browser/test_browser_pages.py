@@ -76,6 +76,11 @@ def test_page_runs_clean_and_shows_its_figures_and_widgets(notebooks, page_md):
         '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
     ).count()
     assert stderr_nodes == 0, f"{page_md}: {stderr_nodes} stderr/traceback output(s) rendered"
+    popups = run.page.evaluate(JS_POPUPS)
+    assert popups == [], f"{page_md}: {len(popups)} pop-up(s) after Run All: {popups}"
+    prose = run.page.locator(".jp-NotebookPanel .jp-MarkdownCell").all_inner_texts()
+    raw = [t[:120] for t in prose if "```{" in t or ":::{" in t]
+    assert not raw, f"{page_md}: MyST directives shown as raw text (not rendered): {raw}"
     title = run.page.locator(".jp-NotebookPanel .jp-MarkdownCell h1").first.inner_text()
     assert info.title and info.title.split()[0] in title, f"{page_md}: title {info.title!r} not rendered ({title!r})"
     for index in info.figure_cells:
