@@ -31,19 +31,26 @@ PAGE_DDIM = "notebooks/07-traces/06-diffusion-ddim-by-hand.md"
 
 # -- shared: run, compare, report -------------------------------------------------------------
 
+#: the exercises compare the latent-level part of the trace, d00–d05 (condition, initial
+#: latent, four denoise steps), under the trace's tolerance.  Pixels and PNG bytes (d06–d08)
+#: are compared exactly, and a correct answer that rounds its last float bit differently
+#: would change them without being wrong.
+_LATENT_EVENTS = 6
+
+
 def _golden() -> list[dict]:
     from labkit.events import read_jsonl
     from labkit.fixtures import fixture_path
 
-    return read_jsonl(fixture_path("traces", "diffusion.jsonl"))
+    return read_jsonl(fixture_path("traces", "diffusion.jsonl"))[:_LATENT_EVENTS]
 
 
 @lru_cache(maxsize=4)
 def _reference(config=None):
-    """The library's run of ``config`` (default §7.6), computed once per configuration."""
+    """The library's run of ``config`` (default §7.6) up to z₀, computed once per configuration."""
     from labkit.diffusion import run_diffusion
 
-    return run_diffusion(config)
+    return run_diffusion(config, decode=False)
 
 
 def _run(config=None, **hooks):
@@ -51,7 +58,7 @@ def _run(config=None, **hooks):
     from labkit.diffusion.hooks import DiffusionHooks
 
     with np.errstate(all="ignore"):  # a wrong answer is judged, not warned about
-        return run_diffusion(config, keep_previews=True, hooks=DiffusionHooks(**hooks))
+        return run_diffusion(config, keep_previews=True, hooks=DiffusionHooks(**hooks), decode=False)
 
 
 def _quiet_call(candidate, *args):
@@ -209,11 +216,16 @@ def check_words_to_normals(candidate) -> CheckResult:
     index = _first_far(got, want, 1e-6)
     if index is not None:
         flat = int(np.ravel_multi_index(index, want.shape))
+        hint = _diagnose_normals(*reader.calls[0])
+        if hint is None and np.allclose(got, want, rtol=0.0, atol=1e-3):
+            hint = ("every number is close but not equal: box-muller-v1 computes in float64 and the latent is "
+                    f"cast to float32 only at the end (your normals were {reader.calls[0][1].dtype}). In float32 a "
+                    "word above 2²⁴ loses its last bits before it becomes a uniform")
         return CheckResult(name, False, "z_999 differs from the library's initial latent",
                            where=f"d01 latent.initialized, z_999{list(index)} (stream position {flat}, "
                                  f"block {flat // 4})",
                            rule="every latent number within 1e-6", got=float(got[index]), expected=float(want[index]),
-                           hint=_diagnose_normals(*reader.calls[0]) or _NORMALS_CONCEPT)
+                           hint=hint or _NORMALS_CONCEPT)
     # 3. words the run never drew: 0 and 2³²−1 in every position
     extreme = _Transform(candidate)
     got = extreme(_EXTREME_WORDS.copy())
@@ -246,6 +258,10 @@ def _cfg_variants(batch: np.ndarray, scale: float) -> dict[str, tuple[np.ndarray
                                f"passes guidance_scale = {scale:g}: start from ε_neg and move w times (ε_pos − ε_neg)"),
         "negative only": (neg, "your ε̂ is the negative branch alone, which is guidance scale 0; the loop "
                                f"passes guidance_scale = {scale:g}"),
+        "started from the positive branch": (
+            pos + scale * (pos - neg),
+            "your ε̂ starts from ε_pos; guidance starts from the negative (unconditional) prediction "
+            "ε_neg, so that w = 1 gives exactly ε_pos and w = 0 exactly ε_neg"),
         "difference only": (scale * (pos - neg), "w·(ε_pos − ε_neg) is only the guidance direction: ε̂ starts "
                                                  "from the negative prediction ε_neg and adds it"),
     }
@@ -337,15 +353,15 @@ def check_cfg_combine(candidate) -> CheckResult:
                                 lambda k, reader=reader: reader.diagnose(k) or _CFG_CONCEPT)
         if failed is not None:
             return failed
-    return CheckResult(name, True, "all four denoise steps reproduce the golden trace, and a run with "
-                                   "guidance 2.0 matches the library's too")
+    return CheckResult(name, True, "all four denoise steps reproduce the golden trace (d00–d05), and a run "
+                                   "with guidance 2.0 matches the library's too")
 
 
 # -- §7.8: the DDIM step (page 06) --------------------------------------------------------------
 
 _X0_CONCEPT = ("x̂₀ undoes the forward noising z_t = √ᾱ_t·x₀ + √(1−ᾱ_t)·ε: solve it for x₀. The amplitudes "
                "are square roots, √ᾱ_t and √(1−ᾱ_t), of the table's ᾱ_t = alpha_bars[t]")
-_ZPREV_CONCEPT = ("with σ = 0, z_prev puts the estimate back at the noise level ᾱ_prev: √ᾱ_prev·x̂₀ plus "
+_ZPREV_CONCEPT = ("With σ = 0, z_prev puts the estimate back at the noise level ᾱ_prev: √ᾱ_prev·x̂₀ plus "
                   "√(1−ᾱ_prev)·ε, the same predicted noise; ᾱ_prev = alpha_bars[prev_t], and 1.0 after the "
                   "last timestep (prev_t is None)")
 _LAST_STEP = ("after the last timestep (prev_t is None) there is no earlier level: ᾱ_prev = 1.0 "

@@ -179,11 +179,15 @@ def _hooked_step(step, latent, epsilon, t, prev_t, table):
 
 
 def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | None = None,
-                  keep_previews: bool = True, hooks: DiffusionHooks | None = None) -> DiffusionRun:
+                  keep_previews: bool = True, hooks: DiffusionHooks | None = None,
+                  decode: bool = True) -> DiffusionRun:
     """Run trace two under ``config`` (default: §7.6) and record d00–d08.
 
     ``hooks`` replaces pieces of the runtime by other functions (``DiffusionHooks``); a
     substituted ``scheduler_step`` is deterministic, so it needs ``config.eta == 0``.
+    ``decode=False`` stops after the denoise loop (events d00–d05, no pixels or PNG): the
+    latent-level part of the trace, which is compared under a tolerance, while pixels and
+    PNG bytes are compared exactly and change with the last float rounding of z₀.
     """
     config = config or DiffusionConfig()
     hooks = hooks or DiffusionHooks()
@@ -299,6 +303,9 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
         if keep_previews:
             run.x0_hats.append(x0_hat)
             run.epsilon_guided.append(epsilon)
+
+    if not decode:
+        return run
 
     # d06 — VAE decode: z_0 / s, mix, upsample, tanh
     pixels = vae.decode(latent, apply_scaling=config.vae_scaling)
