@@ -153,14 +153,25 @@ def test_accept_probability_without_the_min_is_caught():
 # --- 10 decode_step_lower_bound_ms ---------------------------------------------------------------
 
 def test_bandwidth_bound_in_seconds_is_caught():
-    result = check.decode_step_lower_bound_ms(lambda budget, batch: budget.step(batch)["lower_bound_ms"] / 1000)
+    def in_seconds(budget, batch):
+        weights, cache = _bytes(budget)
+        return (weights + batch * cache) / budget.bandwidth_bytes_per_second
+
+    result = check.decode_step_lower_bound_ms(in_seconds)
     _failed(result, "batch 1", "milliseconds")
     assert result.expected == 15.073741824
 
 
+def _bytes(budget):
+    """(weight bytes, one request's cache bytes) from the layout's fields."""
+    cache = 2 * budget.n_layers * budget.context * budget.n_kv_heads * budget.head_dim * budget.kv_bytes_per_element
+    return budget.n_params * budget.bytes_per_param, cache
+
+
 def test_bandwidth_bound_that_reads_the_weights_per_request_is_caught_at_batch_8():
     def weights_per_request(budget, batch):
-        return batch * (budget.weight_bytes + budget.kv_bytes_per_request) / budget.bandwidth_bytes_per_second * 1000
+        weights, cache = _bytes(budget)
+        return batch * (weights + cache) / budget.bandwidth_bytes_per_second * 1000
 
     result = check.decode_step_lower_bound_ms(weights_per_request)
     _failed(result, "batch 8", "read once per step")
@@ -169,9 +180,15 @@ def test_bandwidth_bound_that_reads_the_weights_per_request_is_caught_at_batch_8
 
 def test_bandwidth_bound_without_values_in_the_cache_is_caught():
     def keys_only(budget, batch):
-        return (budget.weight_bytes + batch * budget.kv_bytes_per_request / 2) / budget.bandwidth_bytes_per_second * 1000
+        weights, cache = _bytes(budget)
+        return (weights + batch * cache / 2) / budget.bandwidth_bytes_per_second * 1000
 
     _failed(check.decode_step_lower_bound_ms(keys_only), "batch 1", "keys and values")
+
+
+def test_bandwidth_exercise_hands_over_the_layout_not_labkits_answer():
+    result = check.decode_step_lower_bound_ms(lambda budget, batch: budget.step(batch)["lower_bound_ms"])
+    assert not result.passed and "has no attribute 'step'" in result.message, repr(result)
 
 
 # --- 11 compensated_local_gradients ----------------------------------------------------------------

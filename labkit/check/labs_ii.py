@@ -411,15 +411,20 @@ def _bandwidth_hint(got: float, budget, batch: int, expected: float) -> str:
     "decode_step_lower_bound_ms",
     page=_PAGES + "10-bandwidth-budget.md",
     signature=("budget", "batch"),
-    task="return the streaming-read lower bound of one decode step in milliseconds for a "
-         "labkit.labs.bandwidth.DecodeBudget and a batch of requests: (weights + batch · K and V "
-         "of one request's cache) bytes / bandwidth",
+    task="return the streaming-read lower bound of one decode step in milliseconds: (weights + batch · "
+         "K and V of one request's cache) bytes / bandwidth; budget has the fields of "
+         "labkit.labs.bandwidth.DecodeBudget (n_params, bytes_per_param, n_layers, context, n_kv_heads, "
+         "head_dim, kv_bytes_per_element, bandwidth_bytes_per_second), batch ≥ 1",
 )
 def decode_step_lower_bound_ms(candidate) -> CheckResult:
+    from dataclasses import asdict
+    from types import SimpleNamespace
+
     name = "decode_step_lower_bound_ms"
     for case, (budget, batch) in _bandwidth_cases().items():
         expected = budget.step(batch)["lower_bound_ms"]
-        got = _number(call(candidate, budget, batch), "the lower bound")
+        fields = SimpleNamespace(**asdict(budget))      # the layout's numbers, without labkit's answer
+        got = _number(call(candidate, fields, batch), "the lower bound")
         if math.isfinite(got) and math.isclose(got, expected, rel_tol=1e-12, abs_tol=0.0):
             continue
         return CheckResult(name, False, "the lower bound differs", where=f"case “{case}”",
