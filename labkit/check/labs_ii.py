@@ -146,8 +146,9 @@ def _grpo_cases() -> dict[str, tuple[np.ndarray, int, float]]:
 def _grpo_hint(got, rewards, ddof, eps) -> tuple[str, str]:
     from labkit.labs.grpo import group_advantages
 
-    centred = rewards - rewards.mean(axis=1, keepdims=True)
-    var = rewards.var(axis=1, ddof=ddof, keepdims=True)
+    k = rewards.shape[1]
+    centred = rewards - np.mean(rewards, axis=1)[:, None]                  # r − mean, per group
+    var = np.sum(centred**2, axis=1)[:, None] / (k - ddof)                 # std_ddof², per group
     rule = "Â[g, k] = (r[g, k] − mean(r[g])) / (std_ddof(r[g]) + ε) (within 1e-12)"
     if _close(got, group_advantages(rewards, ddof=1 - ddof, eps=eps)):
         return rule, (f"these are the advantages for ddof {1 - ddof}: ddof 0 divides the squared deviations by K, "
@@ -155,8 +156,9 @@ def _grpo_hint(got, rewards, ddof, eps) -> tuple[str, str]:
     with np.errstate(all="ignore"):
         inside = centred / np.sqrt(var + eps)
         no_eps = centred / np.sqrt(var)
-        whole = (rewards - rewards.mean()) / (rewards.std(ddof=ddof) + eps)
-        batch_std = centred / (rewards.std(ddof=ddof) + eps)
+        spread_all = np.std(rewards, ddof=ddof) + eps                      # one std for the whole batch
+        whole = (rewards - np.mean(rewards)) / spread_all
+        batch_std = centred / spread_all
     if eps > 0 and _close(got, inside):
         return rule, "ε is added to the standard deviation, after the square root, not to the variance"
     if eps > 0 and _close(got, no_eps):
@@ -296,13 +298,13 @@ def _swapped_ratio(accept: np.ndarray, p: np.ndarray, q: np.ndarray) -> bool:
 
 
 def _residual_hint(got, p, q, mass) -> str:
-    excess = np.maximum(p - q, 0.0)
+    excess = np.clip(p - q, 0.0, None)
     if _close(got, p):
         return ("that is the target p itself: the accepted draft already supplied min(p, q), so refilling "
                 "from p counts that overlap twice (the wrong fallback of this lab)")
     if _close(got, excess):
         return "the residual is a distribution: divide max(p − q, 0) by its sum, Σ max(p − q, 0) = β"
-    shortfall = np.maximum(q - p, 0.0)
+    shortfall = np.clip(q - p, 0.0, None)
     if shortfall.sum() > 0 and _close(got, shortfall / shortfall.sum()):
         return "the residual is the part of p the draft left uncovered: max(p − q, 0), not max(q − p, 0)"
     gap = np.abs(p - q)
