@@ -254,3 +254,13 @@ def test_report_problems_that_do_not_name_the_key_are_caught():
 def test_report_problems_returning_a_bool_gets_a_clear_message():
     result = check.report_problems(lambda report: False)
     assert not result.passed and "return a list of strings" in result.message, repr(result)
+
+
+def test_report_check_that_indexes_blindly_crashes_on_a_damaged_report_and_is_told_where():
+    def blind(report):
+        problems = [] if report["status"] in ("passed", "failed") else ["status"]
+        return problems + ([] if report["runtime"]["dtype"] == "float64" else ["runtime dtype"])
+
+    result = check.report_problems(blind)
+    _failed(result, "a passing report without “runtime”", "look before you index")
+    assert "raised KeyError: 'runtime'" in result.got and result.message == "a damaged report crashed your function"

@@ -568,12 +568,21 @@ def report_problems(candidate) -> CheckResult:
     name = "report_problems"
     cases = _report_cases()
     for case, report, key, hint in cases:
-        problems = call(candidate, copy.deepcopy(report))
+        well_formed = key is None and isinstance(report, dict)
+        try:
+            problems = call(candidate, copy.deepcopy(report))
+        except CandidateProblem as problem:
+            if well_formed or "not yet implemented" in str(problem):
+                raise
+            return CheckResult(name, False, "a damaged report crashed your function", where=f"case “{case}”",
+                               rule="a damaged report gets a list of problems, not an exception",
+                               got=str(problem), expected=f"a problem naming {key!r}" if key else "at least one problem",
+                               hint=hint + " — look before you index: a missing key or a value of the "
+                                           "wrong type is a problem to report")
         if not isinstance(problems, list | tuple) or not all(isinstance(p, str) for p in problems):
             raise CandidateProblem("return a list of strings (one per problem, [] for a well-formed report), "
                                    f"got {type(problems).__name__}"
                                    + (" holding non-strings" if isinstance(problems, list | tuple) else ""))
-        well_formed = key is None and isinstance(report, dict)
         if well_formed and problems:
             return CheckResult(name, False, "a well-formed report was rejected", where=f"case “{case}”",
                                rule="a report labkit wrote has no problems", got=list(problems), expected=[],
