@@ -54,8 +54,10 @@ def test_uniform_without_the_half_step_reproduces_the_run_but_is_caught_at_word_
     """u = x / 2³² never meets word 0 in the chapter's 16384 draws; the extreme words expose it."""
     result = check.words_to_normals(_normals(shift=0.0, scale=scale))
     assert not result.passed
-    assert "block 0, word pair x₀x₁ = 0x00000000, 0x00000000" in result.message, result.message
-    assert "ln u = −∞" in result.message and "strictly inside (0, 1)" in result.message
+    assert result.where == "extreme words, normal 0 (block 0, from the word pair 0x00000000, 0x00000000)", \
+        result.where
+    assert result.got == np.inf and result.expected == pytest.approx(np.sqrt(66 * np.log(2)))
+    assert "ln u is −∞ at u = 0" in result.hint and "never 0 and never 1" in result.hint
 
 
 def test_uniform_shifted_by_a_whole_step_is_caught_at_the_extreme_words():

@@ -18,6 +18,7 @@ cosine, the CFG rows read the wrong way round, ᾱ where √ᾱ belongs, …).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -112,7 +113,7 @@ _EXTREME_WORDS = np.array([[0x00000000, 0x00000000, 0xFFFFFFFF, 0xFFFFFFFF],
                            [0x80000000, 0x40000000, 0x00000001, 0xFFFFFFFE]], dtype=np.uint32)
 
 
-def _normals_variants() -> dict[str, tuple[callable, str]]:
+def _normals_variants() -> dict[str, tuple[Callable, str]]:
     """Usual mistakes, each as a transform of words [B, 4] and the hint that names it."""
     from labkit.diffusion.normal import box_muller, uint32_to_uniform
 
@@ -149,11 +150,35 @@ def _diagnose_normals(words: np.ndarray, normals: np.ndarray) -> str | None:
     return None
 
 
-class _Transform:
-    """The reader's transform as the stream's ``to_normals``; ``calls`` keeps (words, normals)."""
+def _pair_words(words: np.ndarray, i: int) -> np.ndarray:
+    """The two words normal ``i`` of the stream comes from: (x₀, x₁) or (x₂, x₃) of its block."""
+    first = (i % 4) // 2 * 2
+    return words[i // 4, first:first + 2]
 
-    def __init__(self, candidate):
+
+def _hex(words) -> str:
+    return ", ".join(f"0x{int(w):08x}" for w in words)
+
+
+def _non_finite_hint(words: np.ndarray, i: int) -> str:
+    pair = _pair_words(words, i)
+    if int(pair[0]) == 0:
+        return ("word 0x00000000 did not become a uniform strictly inside (0, 1): ln u is −∞ at u = 0 (and NaN "
+                "below). Word x stands for the cell [x, x + 1) of 2³² equal cells of (0, 1); its uniform is the "
+                "cell's centre, never 0 and never 1")
+    return ("a normal is not finite: ln u is finite only for u strictly inside (0, 1) — check the uniform "
+            f"of the word pair {_hex(pair)}")
+
+
+class _Transform:
+    """The reader's transform as the stream's ``to_normals``; ``calls`` keeps (words, normals).
+
+    Inside the run a non-finite normal stops the check at once; with ``finite=False`` it is
+    returned, so the caller can report it as a divergence."""
+
+    def __init__(self, candidate, finite: bool = True):
         self.candidate = candidate
+        self.finite = finite
         self.calls: list[tuple[np.ndarray, np.ndarray]] = []
 
     def __call__(self, words):
@@ -172,13 +197,10 @@ class _Transform:
         if array.dtype.kind != "f":
             raise CandidateProblem(f"the returned normals must be floating-point, got dtype {array.dtype}")
         bad = np.argwhere(~np.isfinite(array))
-        if bad.size:
+        if bad.size and self.finite:
             i = int(bad[0][0])
-            raise CandidateProblem(
-                f"normal {i} (block {i // 4}, word pair {'x₀x₁' if i % 4 < 2 else 'x₂x₃'} = "
-                f"{', '.join(f'0x{int(w):08x}' for w in words[i // 4, (i % 4) // 2 * 2:(i % 4) // 2 * 2 + 2])}) "
-                f"is {array[i]}: a word mapped to a uniform of exactly 0 makes ln u = −∞. "
-                "Map every word strictly inside (0, 1)")
+            raise CandidateProblem(f"normal {i} (block {i // 4}, from the word pair {_hex(_pair_words(words, i))}) "
+                                   f"is {array[i]}: " + _non_finite_hint(words, i))
         self.calls.append((words, array))
         return array
 
@@ -218,28 +240,33 @@ def check_words_to_normals(candidate) -> CheckResult:
         flat = int(np.ravel_multi_index(index, want.shape))
         hint = _diagnose_normals(*reader.calls[0])
         if hint is None and np.allclose(got, want, rtol=0.0, atol=1e-3):
-            hint = ("every number is close but not equal: box-muller-v1 computes in float64 and the latent is "
-                    f"cast to float32 only at the end (your normals were {reader.calls[0][1].dtype}). In float32 a "
-                    "word above 2²⁴ loses its last bits before it becomes a uniform")
+            if reader.calls[0][1].dtype != np.float64:
+                hint = ("every number is close but not equal: box-muller-v1 computes in float64 and the latent is "
+                        f"cast to float32 only at the end (your normals were {reader.calls[0][1].dtype}). In float32 "
+                        "a word above 2²⁴ loses its last bits before it becomes a uniform")
+            else:
+                hint = ("every number is close but not equal: the uniform of word x is exactly the centre of its "
+                        "cell [x, x + 1) among 2³² equal cells of (0, 1) — no other scale or offset")
         return CheckResult(name, False, "z_999 differs from the library's initial latent",
                            where=f"d01 latent.initialized, z_999{list(index)} (stream position {flat}, "
                                  f"block {flat // 4})",
                            rule="every latent number within 1e-6", got=float(got[index]), expected=float(want[index]),
                            hint=hint or _NORMALS_CONCEPT)
     # 3. words the run never drew: 0 and 2³²−1 in every position
-    extreme = _Transform(candidate)
+    extreme = _Transform(candidate, finite=False)
     got = extreme(_EXTREME_WORDS.copy())
     want = blocks_to_normals(_EXTREME_WORDS)
     index = _first_far(got, want, 1e-9)
     if index is not None:
         i = index[0]
-        words = ", ".join(f"0x{int(w):08x}" for w in _EXTREME_WORDS[i // 4, (i % 4) // 2 * 2:(i % 4) // 2 * 2 + 2])
+        hint = (_non_finite_hint(_EXTREME_WORDS, i) if not np.isfinite(got[i]) else
+                "word x stands for the cell [x, x + 1) of 2³² equal cells; its uniform is the cell's centre, so "
+                "word 0 is not 0 and word 2³²−1 is not 1 — the mapping (box-muller-v1) must match exactly, "
+                "even where log(u) is extreme")
         return CheckResult(name, False, "an extreme word is mapped wrongly",
-                           where=f"extreme words, normal {i} (block {i // 4}, from the word pair {words})",
-                           rule="normals within 1e-9", got=float(got[i]), expected=float(want[i]),
-                           hint="word x stands for the cell [x, x + 1) of 2³² equal cells; its uniform is the "
-                                "cell's centre, so word 0 is not 0 and word 2³²−1 is not 1 — the mapping "
-                                "(box-muller-v1) must match exactly, even where log(u) is extreme")
+                           where=f"extreme words, normal {i} (block {i // 4}, from the word pair "
+                                 f"{_hex(_pair_words(_EXTREME_WORDS, i))})",
+                           rule="normals within 1e-9", got=float(got[i]), expected=float(want[i]), hint=hint)
     return CheckResult(name, True, f"z_999 is reproduced (all {size} normals, "
                                    "counter 0 → 4096), and the extreme words 0 and 2³²−1 map exactly")
 

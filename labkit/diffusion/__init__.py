@@ -9,7 +9,9 @@ One idea per file:
 - ``denoiser`` — toy-latent-denoiser-v3 (ε-prediction)
 - ``vae``     — toy-vae-v1 (latent → pixels → PNG)
 - ``scene``   — the procedural picture the fixtures are drawn from
+- ``guidance`` — classifier-free guidance, ε̂ = ε_neg + w(ε_pos − ε_neg)
 - ``pipeline`` — the run and its events d00–d08
+- ``hooks``   — ``DiffusionHooks``: the pieces a reader's function may replace in a run
 - ``faults``  — named faults as configurations
 - ``widgets`` — the latent viewer
 """
