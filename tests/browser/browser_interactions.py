@@ -115,7 +115,7 @@ def interaction(key: str):
 
 
 # ---- the book's widgets -----------------------------------------------------------------
-# (entries are added as pages with widgets land; see tests/browser/README.md)
+# (one entry per widget cell of the book; see tests/browser/README.md)
 
 
 @interaction("notebooks/11-labs/02-masks-and-packing.md::viewer")
