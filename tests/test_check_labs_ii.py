@@ -264,3 +264,16 @@ def test_report_check_that_indexes_blindly_crashes_on_a_damaged_report_and_is_to
     result = check.report_problems(blind)
     _failed(result, "a passing report without “runtime”", "look before you index")
     assert "raised KeyError: 'runtime'" in result.got and result.message == "a damaged report crashed your function"
+
+
+def test_a_crash_or_a_wrong_shape_names_the_case_it_happened_on():
+    def python_math_kl(p, q):                   # divides by zero where q has a zero
+        return sum(a * math.log(a / b) for a, b in zip(p.tolist(), q.tolist(), strict=True) if a > 0)
+
+    crashed = check.kl_divergence(python_math_kl)
+    assert not crashed.passed
+    assert crashed.message.startswith("on case “the same pair reversed: mass where the reference has none”: "
+                                      "your function raised ZeroDivisionError"), crashed.message
+    flat = check.grpo_advantages(lambda rewards, ddof, eps: np.zeros(np.size(rewards)))
+    assert flat.message == ("on case “the lab's three groups, ddof 0, ε = 1e-8”: "
+                            "the advantages must have shape [3, 4], got [12]"), flat.message

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -30,6 +31,17 @@ def _close(got: np.ndarray, other: np.ndarray, atol: float = _ATOL) -> bool:
     return got.shape == other.shape and bool(np.all(np.isfinite(other))) and \
         bool(np.allclose(got, other, rtol=0.0, atol=atol))
 
+
+
+@contextmanager
+def _in_case(case: str):
+    """A problem with the candidate (crash, wrong type or shape) names the case it happened on."""
+    try:
+        yield
+    except CandidateProblem as problem:
+        if "not yet implemented" in str(problem):
+            raise
+        raise CandidateProblem(f"on case “{case}”: {problem}") from None
 
 def _number(value, name: str) -> float:
     """A single real number (NaN and ±inf allowed here: the caller judges them)."""
@@ -102,7 +114,8 @@ def dpo_gradient(candidate) -> CheckResult:
     for case, (policy, reference, beta) in _dpo_cases().items():
         policy, reference = np.array(policy), np.array(reference)
         expected = reference_gradient(policy, reference, beta)
-        got = _numeric(_quiet_call(candidate, policy.copy(), reference.copy(), beta), "the gradient", (2,))
+        with _in_case(case):
+            got = _numeric(_quiet_call(candidate, policy.copy(), reference.copy(), beta), "the gradient", (2,))
         broken = _non_finite(got)
         if broken is not None:
             return CheckResult(name, False, "the gradient is not finite", where=f"case “{case}”, gradient{list(broken)}",
@@ -184,7 +197,8 @@ def grpo_advantages(candidate) -> CheckResult:
     name = "grpo_advantages"
     for case, (rewards, ddof, eps) in _grpo_cases().items():
         expected = group_advantages(rewards, ddof=ddof, eps=eps)
-        got = _numeric(_quiet_call(candidate, rewards.copy(), ddof, eps), "the advantages", expected.shape)
+        with _in_case(case):
+            got = _numeric(_quiet_call(candidate, rewards.copy(), ddof, eps), "the advantages", expected.shape)
         broken = _non_finite(got)
         if broken is not None:
             g = broken[0]
@@ -263,7 +277,8 @@ def kl_divergence(candidate) -> CheckResult:
     for case, (p, q) in _kl_cases().items():
         p, q = np.array(p), np.array(q)
         expected = reference_kl(p, q)
-        got = _number(_quiet_call(candidate, p.copy(), q.copy()), "KL(p ‖ q)")
+        with _in_case(case):
+            got = _number(_quiet_call(candidate, p.copy(), q.copy()), "KL(p ‖ q)")
         if math.isinf(expected) and got == math.inf:
             continue
         if math.isfinite(expected) and math.isfinite(got) and abs(got - expected) <= _ATOL:
@@ -329,9 +344,10 @@ def speculative_parts(candidate) -> CheckResult:
     for case, (p, q) in _speculative_cases().items():
         p, q = np.array(p), np.array(q)
         mass = speculative_mass(p, q)
-        accept, residual = _pair(_quiet_call(candidate, p.copy(), q.copy()), ("accept", "residual"))
-        accept = _numeric(accept, "accept", p.shape)
-        residual = _numeric(residual, "residual", p.shape)
+        with _in_case(case):
+            accept, residual = _pair(_quiet_call(candidate, p.copy(), q.copy()), ("accept", "residual"))
+            accept = _numeric(accept, "accept", p.shape)
+            residual = _numeric(residual, "residual", p.shape)
         proposed = q > 0
         bad = _first_bad(np.where(proposed, accept, 0.0), np.where(proposed, mass.accept_probability, 0.0))
         if bad is not None:
@@ -426,7 +442,8 @@ def decode_step_lower_bound_ms(candidate) -> CheckResult:
     for case, (budget, batch) in _bandwidth_cases().items():
         expected = budget.step(batch)["lower_bound_ms"]
         fields = SimpleNamespace(**asdict(budget))      # the layout's numbers, without labkit's answer
-        got = _number(call(candidate, fields, batch), "the lower bound")
+        with _in_case(case):
+            got = _number(_quiet_call(candidate, fields, batch), "the lower bound")
         if math.isfinite(got) and math.isclose(got, expected, rel_tol=1e-12, abs_tol=0.0):
             continue
         return CheckResult(name, False, "the lower bound differs", where=f"case “{case}”",
@@ -467,7 +484,8 @@ def compensated_local_gradients(candidate) -> CheckResult:
         sums = np.array(report["rank_gradient_sums"])
         counts = np.array(report["rank_token_counts"])
         expected = np.array(report["compensated_local_gradients"])
-        got = _numeric(_quiet_call(candidate, sums.copy(), counts.copy()), "the local gradients", expected.shape)
+        with _in_case(case):
+            got = _numeric(_quiet_call(candidate, sums.copy(), counts.copy()), "the local gradients", expected.shape)
         bad = _first_bad(got, expected)
         if bad is None:
             continue
