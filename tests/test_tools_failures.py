@@ -1,15 +1,23 @@
 """Trace three under faults: crash recovery from the journal, durable stores, random schedules.
 
-The property test draws 500 fault schedules (transport outcomes per attempt, crashes at any
-crash point — also during recovery —, cancellations, budgets, missing capabilities,
-mismatched confirmations) and checks the invariants of ``labkit.tools.schedules``.
+The property test draws 500 fault schedules (transport outcomes per attempt — duplicated
+requests and responses included —, lookups that fail, crashes at any crash point — also
+during recovery —, cancellations, budgets, missing capabilities, mismatched confirmations)
+and checks the invariants of ``labkit.tools.schedules``; an OUTCOME_UNKNOWN ending is then
+settled by a later query by key, without a second execution.
 """
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.tools.calendar_service import OUTCOMES, CalendarService, CreateRequest, ServiceTransport
+from labkit.tools.calendar_service import (
+    OUTCOMES,
+    QUERY_OUTCOMES,
+    CalendarService,
+    CreateRequest,
+    ServiceTransport,
+)
 from labkit.tools.confirm import invocation_digest, request_digest
 from labkit.tools.executor import CRASH_POINTS, Crash, CrashPlan, Executor
 from labkit.tools.journal import Journal
@@ -19,19 +27,23 @@ from labkit.tools.schedules import (
     FaultSchedule,
     fixture_invocation,
     invariant_violations,
+    resolve_later,
     run_schedule,
 )
 from labkit.tools.states import InvocationMachine, State
 
 crash_plans = st.builds(CrashPlan, st.sampled_from(CRASH_POINTS), st.none() | st.integers(min_value=1, max_value=4))
+#: st.booleans() alone sends most schedules to a refusal before execution; 1 in 10 is enough
+mostly_true = st.sampled_from((True,) * 9 + (False,))
 schedules = st.builds(
     FaultSchedule,
     transport_plan=st.lists(st.sampled_from(OUTCOMES), max_size=5).map(tuple),
+    query_plan=st.lists(st.sampled_from(QUERY_OUTCOMES), max_size=4).map(tuple),
     crashes=st.lists(crash_plans, max_size=3).map(tuple),
     cancel=st.sampled_from(CANCELS),
     retry_budget=st.integers(min_value=1, max_value=4),
-    authorized=st.booleans(),
-    confirmation_matches=st.booleans(),
+    authorized=mostly_true,
+    confirmation_matches=mostly_true,
 )
 
 
@@ -41,6 +53,56 @@ def test_500_random_fault_schedules_lose_nothing_and_double_nothing(schedule):
     outcome = run_schedule(schedule)
     problems = invariant_violations(outcome)
     assert not problems, f"{schedule}: {problems}"
+    if outcome.final_state == "OUTCOME_UNKNOWN":           # settle it later, by the key it names
+        executions, events = outcome.service.executions, sorted(outcome.service.store)
+        state, result = resolve_later(outcome)
+        assert (state, outcome.service.executions, sorted(outcome.service.store)) == (
+            "COMMITTED" if events else "FAILED", executions, events), f"{schedule}: resolved to {state}"
+        assert result is None or [result["event_id"]] == events
+
+
+def test_lost_answers_and_failed_lookups_end_in_outcome_unknown_with_the_key_then_resolve_by_query():
+    outcome = run_schedule(FaultSchedule(("lose_response",) * 2, query_plan=("unavailable",) * 2, retry_budget=2))
+    assert (outcome.final_state, outcome.request_status) == ("OUTCOME_UNKNOWN", "outcome_unknown")
+    assert sorted(outcome.service.store) == ["evt_6K2"] and outcome.service.executions == 1, \
+        "the second attempt reused the key: the service replayed, it did not execute again"
+    assert invariant_violations(outcome) == []
+    assert resolve_later(outcome)[0] == "COMMITTED" and outcome.service.executions == 1
+
+
+def test_a_failed_lookup_is_followed_by_a_resend_with_the_same_key():
+    outcome = run_schedule(FaultSchedule(("lose_response", "deliver"), query_plan=("unavailable",)))
+    assert outcome.final_state == "OBSERVED" and outcome.result["event_id"] == "evt_6K2"
+    assert outcome.service.executions == 1 and outcome.service.requests == 2
+    keys = {t[1] for t in outcome.journal.transitions("inv_01")}
+    assert "OUTCOME_UNKNOWN" in keys
+
+
+def test_lost_requests_with_failed_lookups_end_unknown_and_resolve_to_failed_with_no_event():
+    outcome = run_schedule(FaultSchedule(("lose_request",) * 3, query_plan=("unavailable",) * 3))
+    assert outcome.final_state == "OUTCOME_UNKNOWN" and outcome.service.store == {}
+    assert resolve_later(outcome)[0] == "FAILED" and outcome.service.executions == 0
+
+
+def test_a_duplicated_not_committed_answer_is_dropped_not_believed():
+    events = []
+    invocation = fixture_invocation()
+    service = CalendarService("2026-07-19T14:00:04+08:00")
+    transport = ServiceTransport(service, ("not_committed_duplicated", "deliver"))
+    executor = Executor(transport, "req-42", 2, emit=lambda *args: events.append(args))
+    result = executor.execute(InvocationMachine(State.PREPARED), invocation, invocation_digest(invocation))
+    assert result is not None and result["event_id"] == "evt_6K2", f"the stale copy was believed: {result}"
+    dropped = [payload for _, kind, _, payload in events if kind == "external.stale_reply_dropped"]
+    assert dropped == [{"state": "EXECUTING", "idempotency_key": "req-42:create-event:1",
+                        "expected_reply_to": "req-42:create-event:1#2", "reply_to": "req-42:create-event:1#1",
+                        "dropped_status": "not_committed"}], dropped
+    assert transport.inbox == [] and service.executions == 1
+
+
+def test_a_duplicated_ok_answer_commits_once():
+    outcome = run_schedule(FaultSchedule(("duplicate_response",)))
+    assert outcome.final_state == "OBSERVED" and sorted(outcome.service.store) == ["evt_6K2"]
+    assert outcome.service.executions == 1 and len(outcome.service.events_with_key("req-42:create-event:1")) == 1
 
 
 @pytest.mark.parametrize("point", CRASH_POINTS)
@@ -124,6 +186,7 @@ def test_stored_refusals_are_replayed_and_transient_failures_are_not_stored():
     (lambda: CrashPlan("before_lunch"), "crash point must be one of"),
     (lambda: FaultSchedule(cancel="later"), "cancel must be one of"),
     (lambda: ServiceTransport(CalendarService("2026-07-19T14:00:04+08:00"), ("teleport",)), "transport plan outcomes"),
+    (lambda: ServiceTransport(CalendarService("2026-07-19T14:00:04+08:00"), (), ("maybe",)), "query plan outcomes"),
     (lambda: Journal().record("inv_09", "PREPARED", "EXECUTING"), "not in the journal"),
     (lambda: [j := Journal(), j.open_invocation(fixture_invocation().to_json(), "VALIDATED", 3),
               j.open_invocation(fixture_invocation().to_json(), "VALIDATED", 3)], "already in the journal"),

@@ -19,8 +19,16 @@ starts at 8498 = "6K2"); ``committed_at`` from its own clock, which ticks once p
 plan of network outcomes: ``deliver``, ``not_committed`` (the service answers explicitly
 that it did not commit), ``unavailable`` (same, because it is down), ``lose_response``
 (the service commits, the answer never arrives: ``TransportTimeout``), ``lose_request``
-(the request never arrives: also ``TransportTimeout``, but nothing committed) and
-``duplicate_request`` (the network delivers the request twice; the second is a replay).
+(the request never arrives: also ``TransportTimeout``, but nothing committed),
+``duplicate_request`` (the network delivers the request twice; the second is a replay),
+``duplicate_response`` (the service commits and its answer arrives twice) and
+``not_committed_duplicated`` (the "not committed" answer arrives twice).  A duplicated
+answer stays in the network and arrives *before* the answer to the next request, so every
+answer carries ``reply_to`` — the request's ``key#attempt`` — and the runtime drops an
+answer to another request instead of believing it.
+
+Queries by key go through a second channel with its own plan (``query_plan``):
+``answer`` or ``unavailable`` (``QueryUnavailable``: the lookup itself could not be made).
 """
 
 from __future__ import annotations
@@ -34,7 +42,9 @@ from labkit.tools.journal import transaction
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498          # base 36 "6K2"
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-OUTCOMES = ("deliver", "not_committed", "unavailable", "lose_response", "lose_request", "duplicate_request")
+OUTCOMES = ("deliver", "not_committed", "unavailable", "lose_response", "lose_request", "duplicate_request",
+            "duplicate_response", "not_committed_duplicated")
+QUERY_OUTCOMES = ("answer", "unavailable")
 SERVICE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, idempotency_key TEXT NOT NULL,
                                    record_json TEXT NOT NULL);
@@ -63,6 +73,10 @@ class TransportTimeout(TimeoutError):
     """No response arrived; whether the service committed is unknown to the caller."""
 
 
+class QueryUnavailable(ConnectionError):
+    """The lookup by key could not be made; the outcome stays unknown."""
+
+
 @dataclass(frozen=True)
 class CreateRequest:
     idempotency_key: str
@@ -70,6 +84,12 @@ class CreateRequest:
     scope: str
     tool_version: str
     normalized_arguments: dict = field(hash=False)
+    attempt: int = 1
+
+    @property
+    def ref(self) -> str:
+        """What an answer to this request names in ``reply_to``."""
+        return f"{self.idempotency_key}#{self.attempt}"
 
 
 class CalendarService:
@@ -219,33 +239,58 @@ def idempotent_execute(desk: ServiceDesk, key: str, request_digest: str, request
 
 @dataclass
 class ServiceTransport:
-    """Delivers requests to the service following ``plan`` (one outcome per attempt)."""
+    """Delivers requests to the service following ``plan`` (one outcome per attempt) and
+    queries following ``query_plan`` (one outcome per query); answers wait in ``inbox``."""
 
     service: CalendarService
     plan: tuple[str, ...] = ()
+    query_plan: tuple[str, ...] = ()
     sent: int = 0
+    queries: int = 0
+    inbox: list = field(default_factory=list)
 
     def __post_init__(self):
         bad = [o for o in self.plan if o not in OUTCOMES]
         if bad:
             raise ValueError(f"transport plan outcomes must be in {list(OUTCOMES)}, got {bad}")
+        bad = [o for o in self.query_plan if o not in QUERY_OUTCOMES]
+        if bad:
+            raise ValueError(f"query plan outcomes must be in {list(QUERY_OUTCOMES)}, got {bad}")
 
     def send(self, request: CreateRequest) -> dict:
+        """Send one request; return the first answer that arrives (maybe a stale duplicate)."""
         outcome = self.plan[self.sent] if self.sent < len(self.plan) else "deliver"
         self.sent += 1
         if outcome == "unavailable":
             self.service.tick()
-            return {"status": "unavailable", "committed": False}
+            return self._arrive(request, {"status": "unavailable", "committed": False})
         if outcome == "lose_request":
             raise TransportTimeout(f"{request.idempotency_key} never reached the service (attempt {self.sent})")
         if outcome == "duplicate_request":
             self.service.create_event(request)          # the network delivers the request twice
-        if outcome == "not_committed":
-            return self.service.create_event(request, commit=False)
-        response = self.service.create_event(request)
+        if outcome in ("not_committed", "not_committed_duplicated"):
+            response = self.service.create_event(request, commit=False)
+        else:
+            response = self.service.create_event(request)
         if outcome == "lose_response":
             raise TransportTimeout(f"no response to {request.idempotency_key} (attempt {self.sent})")
-        return response
+        return self._arrive(request, response, copies=2 if outcome.startswith("duplicate_response")
+                            or outcome.endswith("_duplicated") else 1)
+
+    def _arrive(self, request: CreateRequest, response: dict, copies: int = 1) -> dict:
+        for _ in range(copies):
+            self.inbox.append({**response, "reply_to": request.ref})
+        return self.receive()
+
+    def receive(self) -> dict:
+        """The next answer in arrival order; ``TransportTimeout`` when none is waiting."""
+        if not self.inbox:
+            raise TransportTimeout("no answer is waiting")
+        return self.inbox.pop(0)
 
     def query(self, idempotency_key: str) -> dict | None:
+        outcome = self.query_plan[self.queries] if self.queries < len(self.query_plan) else "answer"
+        self.queries += 1
+        if outcome == "unavailable":
+            raise QueryUnavailable(f"the lookup of {idempotency_key} failed (query {self.queries})")
         return self.service.lookup(idempotency_key)

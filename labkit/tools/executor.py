@@ -7,8 +7,13 @@ honest failure), one attempt at a time:
 2. send the request; the service's answer decides the next state:
    ``ok`` → COMMITTED (the commit boundary); ``not_committed``/``unavailable`` →
    NOT_COMMITTED and, within the budget, another attempt **with the same key**; no answer →
-   OUTCOME_UNKNOWN, then a query by the same key: found → COMMITTED, absent → NOT_COMMITTED;
-3. the budget spent without a commit → FAILED.
+   OUTCOME_UNKNOWN, then a query by the same key: found → COMMITTED, absent → NOT_COMMITTED,
+   the query itself failing → still OUTCOME_UNKNOWN, and the next attempt resends **the same
+   key** (safe: a committed key is replayed, never executed twice);
+   an answer whose ``reply_to`` names another request (a duplicated answer to an earlier
+   attempt) is dropped, never believed;
+3. the budget spent without a commit → FAILED when the last answer said "not committed",
+   OUTCOME_UNKNOWN with the key to query when nobody knows — never a guess.
 
 Nothing is sent unless the approval's digest equals the Invocation's digest.
 
@@ -24,6 +29,7 @@ from dataclasses import dataclass, field
 from labkit.tools.calendar_service import (
     CreateRequest,
     IdempotencyConflict,
+    QueryUnavailable,
     ServiceTransport,
     TransportTimeout,
 )
@@ -99,7 +105,7 @@ class Executor:
         for attempt in range(first_attempt, self.retry_budget + 1):
             made = attempt
             key = self.key(attempt)
-            request = CreateRequest(key, digest, scope, invocation.tool, args)
+            request = CreateRequest(key, digest, scope, invocation.tool, args, attempt)
             if machine.journal is not None:
                 machine.journal.update(invocation.invocation_id, attempts=attempt, idempotency_key=key,
                                        request_digest=digest)
@@ -112,6 +118,11 @@ class Executor:
             self._crash_at("after_send", attempt)
             try:
                 response = self.transport.send(request)
+                while response.get("reply_to", request.ref) != request.ref:     # a stale duplicate
+                    self.emit("executor", "external.stale_reply_dropped", attempt, {
+                        "state": machine.state.value, "idempotency_key": key, "expected_reply_to": request.ref,
+                        "reply_to": response["reply_to"], "dropped_status": response.get("status")})
+                    response = self.transport.receive()
             except TransportTimeout:
                 self.attempts.append({"attempt": attempt, "key": key, "outcome": "timeout"})
                 self._move(machine, State.OUTCOME_UNKNOWN)
@@ -150,8 +161,15 @@ class Executor:
         return self.exhausted(machine, made)
 
     def resolve_unknown(self, machine: InvocationMachine, key: str, attempt: int | None) -> dict | None:
-        """OUTCOME_UNKNOWN → query by the same key → COMMITTED or NOT_COMMITTED (never a blind retry)."""
-        found = self.transport.query(key)
+        """OUTCOME_UNKNOWN → query by the same key → COMMITTED or NOT_COMMITTED (never a blind retry);
+        a failed query leaves OUTCOME_UNKNOWN as it is."""
+        try:
+            found = self.transport.query(key)
+        except QueryUnavailable as exc:
+            self.emit("executor", "external.query_failed", attempt, {
+                "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown",
+                "reason": str(exc)})
+            return None
         if found is not None and found.get("status") == "ok":
             return self.committed(machine, found, key, attempt, resolved_by="query")
         self._move(machine, State.NOT_COMMITTED)
@@ -161,7 +179,7 @@ class Executor:
         return None
 
     def committed(self, machine, response: dict, key: str, attempt: int | None, *, resolved_by: str) -> dict:
-        self._move(machine, State.COMMITTED, {"event_id": response["event_id"]})
+        self._move(machine, State.COMMITTED, {k: response[k] for k in ("status", "event_id", "committed_at", "start")})
         self.emit("calendar service", "external.committed", attempt, {
             "state": machine.state.value, "side_effect": True, "resolved_by": resolved_by,
             "commit": {"status": response["status"], "event_id": response["event_id"],
@@ -170,6 +188,14 @@ class Executor:
         return response
 
     def exhausted(self, machine: InvocationMachine, attempts: int) -> None:
+        """The budget is spent.  After "not committed": FAILED, no event.  After an unresolved
+        OUTCOME_UNKNOWN: stay there and say which key to query — the event may exist."""
+        if machine.state is State.OUTCOME_UNKNOWN:
+            key = machine.journal.entry(machine.invocation_id).idempotency_key if machine.journal else None
+            self.emit("executor", "retry.exhausted", None, {
+                "state": machine.state.value, "attempts": attempts, "retry_budget": self.retry_budget,
+                "side_effect": "unknown", "query_with": key or self.key(attempts)})
+            return None
         self._move(machine, State.FAILED)
         self.emit("executor", "retry.exhausted", None, {
             "state": machine.state.value, "attempts": attempts, "retry_budget": self.retry_budget,

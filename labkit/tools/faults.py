@@ -38,6 +38,7 @@ FAULTS: dict[str, ToolFault] = {f.name: f for f in (
     ToolFault("timeout_before_commit", "transport / calendar service", "t09"),
     ToolFault("response_lost_after_commit", "transport", "t09"),
     ToolFault("retry_budget_exhausted", "calendar service (unavailable)", "t09"),
+    ToolFault("query_unavailable", "transport and the service's lookup (unreachable)", "t09"),
     ToolFault("cancel_after_commit", "user (cancel after the commit boundary)", "t10"),
     ToolFault("new_key_second_attempt", "runtime retry policy (new idempotency key)", "t09"),
     ToolFault("crash_after_service_commit", "runtime process (crash; recovered from the journal)", "t09"),

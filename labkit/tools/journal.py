@@ -128,6 +128,12 @@ class Journal:
         ids = [r[0] for r in self.db.execute("SELECT invocation_id FROM invocations ORDER BY invocation_id")]
         return [self.entry(i) for i in ids]
 
+    def committed_result(self, invocation_id: str) -> dict | None:
+        """The result recorded with the move to COMMITTED (status, event_id, committed_at, start)."""
+        row = self.db.execute("SELECT detail_json FROM transitions WHERE invocation_id = ? AND to_state = 'COMMITTED' "
+                              "ORDER BY seq DESC LIMIT 1", (invocation_id,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
     def transitions(self, invocation_id: str) -> list[tuple[str, str, str | None]]:
         return [tuple(r) for r in self.db.execute(
             "SELECT from_state, to_state, event_id FROM transitions WHERE invocation_id = ? ORDER BY seq",

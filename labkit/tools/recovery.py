@@ -6,9 +6,11 @@ For each Invocation in the journal, by its last journaled state:
 * EXECUTING (the crash came after the journal write, before an answer was recorded) →
   OUTCOME_UNKNOWN: nobody knows whether the request reached the service;
 * OUTCOME_UNKNOWN → query the service **by the same idempotency key**: a stored ``ok`` →
-  COMMITTED (with the service's event ID); nothing stored → NOT_COMMITTED;
+  COMMITTED (with the service's event ID); nothing stored → NOT_COMMITTED; the query
+  failing → the next attempt with the same key if the budget allows, else OUTCOME_UNKNOWN
+  stays (terminal, with the key to query);
 * NOT_COMMITTED → the next attempt with the same key if the budget allows, else FAILED;
-* COMMITTED → the stored result is fetched again by key, ready to be observed;
+* COMMITTED → the committed result is read back from the journal (written with the move);
 * any terminal state → left as it is.
 
 The result maps each Invocation ID to (final state, committed result or None).
@@ -40,12 +42,16 @@ def recover_invocation(journal, executor: Executor, invocation_id: str) -> tuple
         result = executor.resolve_unknown(machine, key, entry.attempts)
         if result is not None:
             return machine, result
+    if machine.state is State.OUTCOME_UNKNOWN:            # the query failed: still nobody knows
+        if entry.attempts < executor.retry_budget:
+            return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
+        return machine, executor.exhausted(machine, entry.attempts)
     if machine.state is State.NOT_COMMITTED:
         if entry.attempts < executor.retry_budget:
             return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
         return machine, executor.exhausted(machine, entry.attempts)
     if machine.state in (State.COMMITTED, State.OBSERVED):
-        return machine, executor.transport.query(key)
+        return machine, journal.committed_result(invocation_id)
     return machine, None
 
 

@@ -77,6 +77,7 @@ class ToolRunConfig:
     edit_after_approval: tuple[tuple[str, str], ...] = ()
     tamper_digest: bool = False
     transport_plan: tuple[str, ...] = ()
+    query_plan: tuple[str, ...] = ()               # per query by key: "answer" | "unavailable"
     new_key_per_attempt: bool = False
     cancel_after_commit: bool = False
     crash_point: str | None = None                # one of labkit.tools.executor.CRASH_POINTS
@@ -117,6 +118,9 @@ SCENARIOS: dict[str, tuple[str, dict]] = {
     "unauthorized": ("the subject holds calendar.read only", {"capabilities": ("calendar.read",)}),
     "retry_budget_exhausted": ("the service stays unavailable for the whole retry budget",
                                {"transport_plan": ("unavailable",) * 3}),
+    "query_unavailable": ("every answer is lost and every lookup by key fails; the runtime ends in "
+                          "OUTCOME_UNKNOWN with the key to query", {"transport_plan": ("lose_response",) * 3,
+                                                                   "query_plan": ("unavailable",) * 3}),
     "new_key_second_attempt": ("after a lost answer the runtime retries blindly with a new key",
                                {"transport_plan": ("lose_response", "deliver"), "new_key_per_attempt": True}),
     "crash_after_service_commit": ("the runtime dies after the service committed; the restart "
@@ -418,7 +422,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: T
 
     # t08–t09: execute with an idempotency key; the commit boundary is the event ID
     journal.update(invocation.invocation_id, approved_digest=confirmation.invocation_digest)
-    transport = ServiceTransport(service, config.transport_plan)
+    transport = ServiceTransport(service, config.transport_plan, config.query_plan)
     crash = CrashPlan(config.crash_point, config.crash_attempt) if config.crash_point else None
     executor = Executor(transport, config.request_id, config.retry_budget, config.new_key_per_attempt, crash,
                         emit=rec.emit, next_event_id=rec.next_event_id)

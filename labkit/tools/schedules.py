@@ -2,7 +2,8 @@
 
 A ``FaultSchedule`` fixes everything that can go wrong after the proposal: the transport's
 outcome per attempt (timeouts before and after the commit, lost requests and responses,
-duplicated requests, unavailability), crashes of the runtime at any crash point (each
+duplicated requests and duplicated responses, unavailability), the outcome of each lookup
+by key (answered or unavailable), crashes of the runtime at any crash point (each
 restart may crash again), a cancellation, the retry budget, a missing capability and a
 confirmation that does not match.  ``run_schedule`` drives the §7.12 Invocation through
 authorisation, confirmation, execution and — after every crash — recovery from the
@@ -11,7 +12,8 @@ journal, and returns what is left: the journal, the service and the final state.
 
 * the calendar holds at most one event per idempotency key;
 * every COMMITTED/OBSERVED Invocation has exactly its event, and every event belongs to a
-  committed Invocation;
+  committed Invocation — or to one that ended OUTCOME_UNKNOWN, under the key it names for the
+  query (``resolve_later`` then settles it by that query, without executing);
 * nothing executes without an allowed authorisation and a matching confirmation;
 * the final state is one of the documented terminal states.
 """
@@ -34,7 +36,7 @@ CANCELS = ("none", "before_execute", "after_commit")
 TERMINAL_OUTCOMES = {
     ("OBSERVED", "completed"), ("COMMITTED", "cancelled_after_commit"), ("FAILED", "failed"),
     ("AUTHORIZATION_DENIED", "denied"), ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
-    ("CANCELLED", "cancelled"),
+    ("CANCELLED", "cancelled"), ("OUTCOME_UNKNOWN", "outcome_unknown"),
 }
 
 
@@ -48,6 +50,7 @@ def fixture_invocation() -> Invocation:
 @dataclass(frozen=True)
 class FaultSchedule:
     transport_plan: tuple[str, ...] = ()
+    query_plan: tuple[str, ...] = ()
     crashes: tuple[CrashPlan, ...] = ()
     cancel: str = "none"
     retry_budget: int = 3
@@ -109,7 +112,7 @@ def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None, 
         return done("cancelled")
     journal.update(invocation.invocation_id, approved_digest=approved)
 
-    transport = ServiceTransport(service, schedule.transport_plan)
+    transport = ServiceTransport(service, schedule.transport_plan, schedule.query_plan)
     crashes = list(schedule.crashes)
     executor = Executor(transport, "req-42", schedule.retry_budget, crash=crashes.pop(0) if crashes else None)
     restarts = 0
@@ -146,13 +149,17 @@ def invariant_violations(outcome: ScheduleOutcome) -> list[str]:
             problems.append(f"key {key} has {len(events)} events: {events}")
     entry = journal.entry(outcome.invocation.invocation_id)
     committed = entry.state in (State.COMMITTED.value, State.OBSERVED.value)
+    unknown = entry.state == State.OUTCOME_UNKNOWN.value
     if committed:
         mine = service.events_with_key(entry.idempotency_key)
         if len(mine) != 1:
             problems.append(f"{entry.state} invocation has {len(mine)} events for its key {entry.idempotency_key}")
         elif outcome.result is None or outcome.result.get("event_id") != mine[0]:
             problems.append(f"committed result {outcome.result} does not name the stored event {mine[0]}")
-    stray = [e for e, rec in store.items() if not committed or rec["idempotency_key"] != entry.idempotency_key]
+    if unknown and outcome.request_status != "outcome_unknown":
+        problems.append(f"OUTCOME_UNKNOWN reported as {outcome.request_status!r}")
+    stray = [e for e, rec in store.items()
+             if not (committed or unknown) or rec["idempotency_key"] != entry.idempotency_key]
     if stray:
         problems.append(f"events without a committed invocation: {stray}")
     s = outcome.schedule
@@ -165,3 +172,12 @@ def invariant_violations(outcome: ScheduleOutcome) -> list[str]:
     if journal.entry(outcome.invocation.invocation_id).state != outcome.final_state:
         problems.append(f"journal says {entry.state}, the runtime ended in {outcome.final_state}")
     return problems
+
+
+def resolve_later(outcome: ScheduleOutcome) -> tuple[str, dict | None]:
+    """Settle an OUTCOME_UNKNOWN ending once the service answers again: a restart with a healthy
+    transport queries by the journaled key.  Returns (state, result); executes nothing new."""
+    healthy = Executor(ServiceTransport(outcome.service), "req-42", outcome.schedule.retry_budget)
+    machine, result = recover_invocation(outcome.journal, healthy, outcome.invocation.invocation_id)
+    outcome.machine = machine
+    return machine.state.value, result

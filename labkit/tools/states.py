@@ -12,7 +12,9 @@ Failure states (each names what stopped the call):
     CONFIRMATION_REJECTED   no approval, or an approval whose digest is not this Invocation's
     CANCELLED               the user cancelled before anything was sent
     NOT_COMMITTED           the service answered "not committed": retry with the same key
-    OUTCOME_UNKNOWN         sent, but no answer: query the service by the same key
+    OUTCOME_UNKNOWN         sent, but no answer: query the service by the same key; if the
+                            query fails too, resend with the same key, or end here (terminal)
+                            with the key to query when the budget is spent
     FAILED                  the retry budget ran out with nothing committed
 
 Only the moves in ``TRANSITIONS`` are legal; anything else raises ``IllegalTransition``.
@@ -54,7 +56,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.PREPARED: frozenset({S.EXECUTING, S.CONFIRMATION_REJECTED, S.CANCELLED}),
     S.EXECUTING: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.OUTCOME_UNKNOWN}),
     S.NOT_COMMITTED: frozenset({S.EXECUTING, S.FAILED}),
-    S.OUTCOME_UNKNOWN: frozenset({S.COMMITTED, S.NOT_COMMITTED}),
+    S.OUTCOME_UNKNOWN: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.EXECUTING}),
     S.COMMITTED: frozenset({S.OBSERVED}),
 }
 #: states a call may end in; OUTCOME_UNKNOWN is terminal only when the budget ran out
