@@ -32,7 +32,6 @@ def _close(got: np.ndarray, other: np.ndarray, atol: float = _ATOL) -> bool:
         bool(np.allclose(got, other, rtol=0.0, atol=atol))
 
 
-
 @contextmanager
 def _in_case(case: str):
     """A problem with the candidate (crash, wrong type or shape) names the case it happened on."""
@@ -42,6 +41,7 @@ def _in_case(case: str):
         if "not yet implemented" in str(problem):
             raise
         raise CandidateProblem(f"on case “{case}”: {problem}") from None
+
 
 def _number(value, name: str) -> float:
     """A single real number (NaN and ±inf allowed here: the caller judges them)."""
@@ -353,13 +353,13 @@ def speculative_parts(candidate) -> CheckResult:
         if bad is not None:
             (x,) = bad
             if not np.isfinite(accept[x]) or accept[x] > 1.0:
-                rule, hint = "α(x) = min(1, p(x)/q(x)) is a probability in [0, 1]", ("a token the draft under-proposes (q ≤ p) is always "
-                                                                 "kept: α = min(1, p/q), never more than 1")
+                rule = "α(x) = min(1, p(x)/q(x)) is a probability in [0, 1]"
+                hint = "a token the draft under-proposes (q ≤ p) is always kept: α = min(1, p/q), never more than 1"
             elif _swapped_ratio(accept, p, q):
                 rule, hint = "α(x) = min(1, p(x)/q(x))", "the ratio is target over draft, p(x)/q(x): the target verifies"
             else:
-                rule, hint = "α(x) = min(1, p(x)/q(x))", ("the draft's x is kept with probability p/q when the draft "
-                                                          "over-proposes it, and always otherwise")
+                rule = "α(x) = min(1, p(x)/q(x))"
+                hint = "the draft's x is kept with probability p/q when the draft over-proposes it, and always otherwise"
             return CheckResult(name, False, "an accept probability differs",
                                where=f"case “{case}”, accept[{x}] (p = {p[x]:g}, q = {q[x]:g})",
                                rule=rule, got=accept[x].item(),
