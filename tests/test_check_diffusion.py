@@ -229,3 +229,18 @@ def test_ddim_in_float32_arithmetic_is_accepted_at_the_latent_level():
 
     result = check.ddim_update(in_float32)
     assert result.passed, repr(result)
+
+
+@pytest.mark.parametrize(("exercise", "wrong"), [
+    ("words_to_normals", _normals(sine_first=True)),
+    ("words_to_normals", _normals(shift=0.0)),
+    ("cfg_combine", lambda b, w: b[1:2] + w * (b[0:1] - b[1:2])),
+    ("cfg_combine", lambda b, w: b[0:1] + 0.5 * w * (b[1:2] - b[0:1])),   # matches no named mistake
+    ("ddim_update", _ddim("alpha for sqrt")),
+    ("ddim_update", _ddim("alpha_bars[0]")),
+])
+def test_hints_explain_the_idea_without_showing_code(exercise, wrong):
+    result = getattr(check, exercise)(wrong)
+    assert not result.passed and result.hint, repr(result)
+    for code in ("np.", "def ", "return ", "[0:1]", "import "):
+        assert code not in result.hint, f"{exercise}: the hint shows code ({code!r}): {result.hint}"
