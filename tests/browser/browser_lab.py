@@ -278,6 +278,11 @@ def open_page(page, server: LabServer, md_rel: str, timeout_ms: int = 60_000) ->
 JS_APP_READY = """() => !!(window.jupyterapp && window.jupyterapp.shell
   && document.querySelector('#jp-main-dock-panel'))"""
 
+JS_CLOSE_LAUNCHERS = """() => {
+  for (const w of Array.from(window.jupyterapp.shell.widgets('main')))
+    if (w.node.classList.contains('jp-Launcher') || w.node.querySelector('.jp-Launcher')) w.dispose();
+}"""
+
 JS_OPEN = """async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }"""
 
 JS_CLOSE_CURRENT = """async () => {

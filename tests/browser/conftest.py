@@ -19,6 +19,7 @@ from browser_lab import (
     CHROMIUM_ARGS,
     JS_APP_READY,
     JS_CLOSE_CURRENT,
+    JS_CLOSE_LAUNCHERS,
     JS_OUTPUT_PROBLEMS,
     JS_SHUTDOWN_SESSIONS,
     LabServer,
@@ -126,6 +127,7 @@ class Notebooks:
             self.tab = self.context.new_page()
             self.tab.goto(f"{self.server.base}/lab?reset", wait_until="domcontentloaded")
             self.tab.wait_for_function(JS_APP_READY, timeout=60_000)
+            self.tab.evaluate(JS_CLOSE_LAUNCHERS)  # the first screen shows the page alone
         return self.tab
 
     def run(self, md: str) -> RunPage:
