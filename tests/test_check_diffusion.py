@@ -244,3 +244,27 @@ def test_hints_explain_the_idea_without_showing_code(exercise, wrong):
     assert not result.passed and result.hint, repr(result)
     for code in ("np.", "def ", "return ", "[0:1]", "import "):
         assert code not in result.hint, f"{exercise}: the hint shows code ({code!r}): {result.hint}"
+
+
+def _nudged(array, index=(0, 1, 2, 3), by=2e-3):
+    out = np.array(array, copy=True)
+    out[index] += by
+    return out
+
+
+def test_cfg_off_at_one_number_passes_the_trace_summary_but_not_the_whole_array():
+    """One ε̂ value off by 2e-3 leaves the rounded d02 summary as it was; the array check finds it."""
+    result = check.cfg_combine(lambda b, w: _nudged(b[0:1] + w * (b[1:2] - b[0:1])))
+    assert not result.passed and result.rule == "every number within 1e-05"
+    assert result.where.startswith("d02 denoise.updated (step 1, t = 999), epsilon_guided[0, 1, 2, 3]"), result.where
+    assert result.got - result.expected == pytest.approx(2e-3, abs=1e-6)
+
+
+def test_ddim_off_at_one_number_of_x0_passes_the_trace_summary_but_not_the_whole_array():
+    def nudged(z_t, epsilon, t, prev_t, alpha_bars):
+        z_prev, x0 = _ddim()(z_t, epsilon, t, prev_t, alpha_bars)
+        return z_prev, (_nudged(x0) if z_t.ndim == 4 and t == 749 else x0)
+
+    result = check.ddim_update(nudged)
+    assert not result.passed and result.rule == "every number within 1e-4"
+    assert result.where.startswith("d03 denoise.updated (step 2, t = 749), x0_hat[0, 1, 2, 3]"), result.where
