@@ -172,3 +172,58 @@ def compare_arrays(exercise_name: str, got, expected, *, atol: float, where: str
     return CheckResult(exercise_name, False, f"{len(bad)} of {got.size} values differ",
                        where=f"{where}{list(index)}", rule=rule,
                        got=got[index].item(), expected=expected[index].item(), hint=hint)
+
+
+# --- helpers shared by the numeric exercises ---------------------------------------------------
+
+def quiet_call(candidate, *args):
+    """``call`` with numpy's overflow/invalid warnings silenced (NaN is judged, not warned)."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        return call(candidate, *args)
+
+
+def first_bad_index(got, expected, atol: float = 1e-12) -> tuple[int, ...] | None:
+    """Index (C order) of the first element of ``got`` not within ``atol`` of ``expected``."""
+    import numpy as np
+
+    if got.dtype == bool or expected.dtype == bool:
+        bad = np.argwhere(got != expected)
+    else:
+        bad = np.argwhere(~np.isclose(got, expected, rtol=0.0, atol=atol))
+    return None if bad.size == 0 else tuple(int(i) for i in bad[0])
+
+
+def non_finite_index(array) -> tuple[int, ...] | None:
+    """Index of the first NaN or infinity of a float array, or None."""
+    import numpy as np
+
+    if np.issubdtype(array.dtype, np.floating):
+        bad = np.argwhere(~np.isfinite(array))
+        if bad.size:
+            return tuple(int(i) for i in bad[0])
+    return None
+
+
+def numeric_array(value, name: str, shape: tuple[int, ...]):
+    """A float array of exactly ``shape`` (NaN/inf allowed here: the caller judges them)."""
+    import numpy as np
+
+    try:
+        array = np.asarray(value)
+    except Exception:
+        raise CandidateProblem(f"{name} must be array-like, got {type(value).__name__}") from None
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise CandidateProblem(f"{name} must hold numbers, got {type(value).__name__} of dtype {array.dtype}")
+    if array.shape != tuple(shape):
+        raise CandidateProblem(f"{name} must have shape {list(shape)}, got {list(array.shape)}")
+    return array.astype(np.float64)
+
+
+def unpack(value, names: tuple[str, ...]):
+    """The candidate returned a tuple of ``len(names)`` items: check and return it."""
+    if not isinstance(value, (tuple, list)) or len(value) != len(names):
+        raise CandidateProblem(f"return a tuple ({', '.join(names)}), got {type(value).__name__}"
+                               + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else ""))
+    return value

@@ -13,52 +13,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import CandidateProblem, CheckResult, as_array, call, exercise
+from labkit.check.core import (
+    CandidateProblem,
+    CheckResult,
+    as_array,
+    call,
+    exercise,
+    first_bad_index,
+    non_finite_index,
+    numeric_array,
+    quiet_call,
+    unpack,
+)
 
 _ATOL = 1e-12
-
-
-def _quiet_call(candidate, *args):
-    """``call`` with numpy's overflow/invalid warnings silenced (NaN is judged, not warned)."""
-    with np.errstate(all="ignore"):
-        return call(candidate, *args)
-
-
-def _first_bad(got: np.ndarray, expected: np.ndarray, atol: float = _ATOL) -> tuple[int, ...] | None:
-    """Index (C order) of the first element of ``got`` not within ``atol`` of ``expected``."""
-    if got.dtype == bool or expected.dtype == bool:
-        bad = np.argwhere(got != expected)
-    else:
-        bad = np.argwhere(~np.isclose(got, expected, rtol=0.0, atol=atol))
-    return None if bad.size == 0 else tuple(int(i) for i in bad[0])
-
-
-def _non_finite(array: np.ndarray) -> tuple[int, ...] | None:
-    if np.issubdtype(array.dtype, np.floating):
-        bad = np.argwhere(~np.isfinite(array))
-        if bad.size:
-            return tuple(int(i) for i in bad[0])
-    return None
-
-
-def _numeric(value, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """A float array of exactly ``shape`` (NaN/inf allowed here: the caller judges them)."""
-    try:
-        array = np.asarray(value)
-    except Exception:
-        raise CandidateProblem(f"{name} must be array-like, got {type(value).__name__}") from None
-    if array.dtype == object or not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
-        raise CandidateProblem(f"{name} must hold numbers, got {type(value).__name__} of dtype {array.dtype}")
-    if array.shape != tuple(shape):
-        raise CandidateProblem(f"{name} must have shape {list(shape)}, got {list(array.shape)}")
-    return array.astype(np.float64)
-
-
-def _pair(value, names: tuple[str, ...]):
-    if not isinstance(value, (tuple, list)) or len(value) != len(names):
-        raise CandidateProblem(f"return a tuple ({', '.join(names)}), got {type(value).__name__}"
-                               + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else ""))
-    return value
 
 
 # --- 01: the masked cross-entropy gradient ---------------------------------------------------
@@ -97,9 +65,9 @@ def masked_ce_gradient(candidate) -> CheckResult:
     name = "masked_ce_gradient"
     for case, (logits, targets, valid) in _ce_cases().items():
         expected = _ce_reference(logits, targets, valid)
-        got = _numeric(_quiet_call(candidate, logits.copy(), targets.copy(), valid.copy()),
+        got = numeric_array(quiet_call(candidate, logits.copy(), targets.copy(), valid.copy()),
                        "the gradient", expected.shape)
-        broken = _non_finite(got)
+        broken = non_finite_index(got)
         if broken is not None:
             return CheckResult(name, False, "the gradient is not finite", where=f"case “{case}”, gradient{list(broken)}",
                                rule="every entry is a finite number", got=got[broken].item(),
@@ -107,7 +75,7 @@ def masked_ce_gradient(candidate) -> CheckResult:
                                hint="exp(1000) overflows; softmax does not change when the same number is "
                                     "subtracted from every logit of a row, so shift each row by its largest logit first")
         for row in np.flatnonzero(~valid):
-            bad = _first_bad(got[row], expected[row])
+            bad = first_bad_index(got[row], expected[row])
             if bad is not None:
                 return CheckResult(name, False, "a row outside the loss has a gradient",
                                    where=f"case “{case}”, gradient[{row}, {bad[0]}] (row {row} is not supervised)",
@@ -115,7 +83,7 @@ def masked_ce_gradient(candidate) -> CheckResult:
                                    got=got[row][bad].item(), expected=0.0,
                                    hint="the mask takes the row out of the loss, so none of its logits can change "
                                         "the loss: its whole gradient row must be zero")
-        bad = _first_bad(got, expected)
+        bad = first_bad_index(got, expected)
         if bad is None:
             continue
         supervised = int(valid.sum())
@@ -169,7 +137,7 @@ def document_causal_mask(candidate) -> CheckResult:
         ids = np.array(ids, dtype=np.int64)
         expected = document_causal_allowed(ids)
         got = as_array(call(candidate, ids.copy()), "allowed", shape=expected.shape, dtype_kind="bool")
-        bad = _first_bad(got, expected)
+        bad = first_bad_index(got, expected)
         if bad is None:
             continue
         i, j = bad
@@ -215,7 +183,7 @@ def packed_prediction_mask(candidate) -> CheckResult:
                                hint="prediction i reads token i and is scored on token i + 1; the last token has "
                                     "no next token, so it makes no prediction")
         got = as_array(raw, "the prediction mask", dtype_kind="bool")
-        bad = _first_bad(got, expected)
+        bad = first_bad_index(got, expected)
         if bad is None:
             continue
         (i,) = bad
@@ -272,11 +240,11 @@ def causal_self_attention(candidate) -> CheckResult:
         t, head_dim = q.shape
         allowed = np.tril(np.ones((t, t), dtype=bool))
         expected_out, expected_w = _attend(q, k, v, allowed)
-        output, weights = _pair(_quiet_call(candidate, q.copy(), k.copy(), v.copy()), ("output", "weights"))
+        output, weights = unpack(quiet_call(candidate, q.copy(), k.copy(), v.copy()), ("output", "weights"))
         weights = as_array(weights, "weights", shape=(t, t), dtype_kind="float")
         output = as_array(output, "output", shape=(t, head_dim), dtype_kind="float")
         where = f"case “{case}”"
-        bad = _first_bad(weights, expected_w)
+        bad = first_bad_index(weights, expected_w)
         if bad is not None:
             i, j = bad
             unscaled = _attend(q * np.sqrt(head_dim), k, v, allowed)[1]
@@ -299,7 +267,7 @@ def causal_self_attention(candidate) -> CheckResult:
                 hint = "score each visible key, scale, and normalise the row with a softmax"
             return CheckResult(name, False, "an attention weight is wrong", where=f"{where}, weights[{i}, {j}]",
                                rule=rule, got=weights[i, j].item(), expected=expected_w[i, j].item(), hint=hint)
-        bad = _first_bad(output, expected_out)
+        bad = first_bad_index(output, expected_out)
         if bad is not None:
             return CheckResult(name, False, "the weights are right but the output is not",
                                where=f"{where}, output{list(bad)}",
@@ -400,10 +368,10 @@ def cached_attention_step(candidate) -> CheckResult:
     def step(t, layer, q, cache_k, cache_v, k_new, v_new):
         where = f"decode step {t} (token {int(tokens[t])} at position {t}), layer {layer}"
         ref_out, ref_k, ref_v = _reference_step(q, cache_k, cache_v, k_new, v_new)
-        got = _quiet_call(candidate, q.copy(), cache_k.copy(), cache_v.copy(), k_new.copy(), v_new.copy())
+        got = quiet_call(candidate, q.copy(), cache_k.copy(), cache_v.copy(), k_new.copy(), v_new.copy())
         try:
-            got = _pair(got, ("output", "keys", "values"))
-            out = _numeric(got[0], "output", ref_out.shape)
+            got = unpack(got, ("output", "keys", "values"))
+            out = numeric_array(got[0], "output", ref_out.shape)
         except CandidateProblem as problem:
             raise CandidateProblem(f"at {where}: {problem}") from None
         for label, array, ref in (("keys", got[1], ref_k), ("values", got[2], ref_v)):
@@ -415,7 +383,7 @@ def cached_attention_step(candidate) -> CheckResult:
                     got=list(array.shape), expected=list(ref.shape),
                     hint="append the new entry to what is cached (do not replace it), along the position "
                          "axis; the next step needs every earlier position"))
-            bad = _first_bad(_numeric(array, label, ref.shape), ref)
+            bad = first_bad_index(numeric_array(array, label, ref.shape), ref)
             if bad is not None:
                 hint = (f"cache position p must hold token p's {label[:-1]}: keep the old positions in order "
                         "and put the new one last")
@@ -423,8 +391,8 @@ def cached_attention_step(candidate) -> CheckResult:
                     name, False, f"the returned {label} differ from the cache", where=f"{where}, {label}{list(bad)}",
                     rule="returned cache = old cache followed by the new position", got=array[bad].item(),
                     expected=ref[bad].item(), hint=hint))
-        broken = _non_finite(out)
-        bad = broken if broken is not None else _first_bad(out, ref_out)
+        broken = non_finite_index(out)
+        bad = broken if broken is not None else first_bad_index(out, ref_out)
         if bad is not None:
             only_new = _reference_step(q, cache_k[..., :0, :], cache_v[..., :0, :], k_new, v_new)[0]
             unscaled = _reference_step(q * np.sqrt(q.shape[-1]), cache_k, cache_v, k_new, v_new)[0]
@@ -455,7 +423,7 @@ def cached_attention_step(candidate) -> CheckResult:
     except _Divergence as divergence:
         return divergence.result
     expected = full_logits(model, tokens)
-    bad = _first_bad(logits, expected, atol=ABS_TOLERANCE)
+    bad = first_bad_index(logits, expected, atol=ABS_TOLERANCE)
     if bad is not None:  # pragma: no cover - every step matched, so only a broken driver gets here
         return CheckResult(name, False, "cached logits differ from the full pass", where=f"logits{list(bad)}",
                            rule="cached decode equals the full pass", got=logits[bad].item(),

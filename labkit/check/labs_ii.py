@@ -18,8 +18,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from labkit.check.core import CandidateProblem, CheckResult, call, exercise
-from labkit.check.labs_i import _first_bad, _non_finite, _numeric, _pair, _quiet_call
+from labkit.check.core import (
+    CandidateProblem,
+    CheckResult,
+    call,
+    exercise,
+    first_bad_index,
+    non_finite_index,
+    numeric_array,
+    quiet_call,
+    unpack,
+)
 
 _ATOL = 1e-12
 _PAGES = "notebooks/11-labs/"
@@ -115,15 +124,15 @@ def dpo_gradient(candidate) -> CheckResult:
         policy, reference = np.array(policy), np.array(reference)
         expected = reference_gradient(policy, reference, beta)
         with _in_case(case):
-            got = _numeric(_quiet_call(candidate, policy.copy(), reference.copy(), beta), "the gradient", (2,))
-        broken = _non_finite(got)
+            got = numeric_array(quiet_call(candidate, policy.copy(), reference.copy(), beta), "the gradient", (2,))
+        broken = non_finite_index(got)
         if broken is not None:
             return CheckResult(name, False, "the gradient is not finite", where=f"case “{case}”, gradient{list(broken)}",
                                rule="every component is a finite number", got=got[broken].item(),
                                expected=expected[broken].item(),
                                hint="σ(−m) far out on the curve: e^(±900) overflows, so write σ(−m) in a form "
                                     "whose exponential cannot blow up (e.g. 1 / (1 + e^m), which tends to 0 or 1)")
-        bad = _first_bad(got, expected)
+        bad = first_bad_index(got, expected)
         if bad is not None:
             which = ("chosen", "rejected")[bad[0]]
             return CheckResult(name, False, "a gradient component differs",
@@ -198,8 +207,8 @@ def grpo_advantages(candidate) -> CheckResult:
     for case, (rewards, ddof, eps) in _grpo_cases().items():
         expected = group_advantages(rewards, ddof=ddof, eps=eps)
         with _in_case(case):
-            got = _numeric(_quiet_call(candidate, rewards.copy(), ddof, eps), "the advantages", expected.shape)
-        broken = _non_finite(got)
+            got = numeric_array(quiet_call(candidate, rewards.copy(), ddof, eps), "the advantages", expected.shape)
+        broken = non_finite_index(got)
         if broken is not None:
             g = broken[0]
             return CheckResult(name, False, "an advantage is not finite",
@@ -208,7 +217,7 @@ def grpo_advantages(candidate) -> CheckResult:
                                got=got[broken].item(), expected=expected[broken].item(),
                                hint="identical rewards have std 0, so (r − mean) / std is 0/0; ε in the "
                                     "denominator keeps it 0 — such a group carries no learning signal")
-        bad = _first_bad(got, expected)
+        bad = first_bad_index(got, expected)
         if bad is None:
             continue
         g = bad[0]
@@ -278,7 +287,7 @@ def kl_divergence(candidate) -> CheckResult:
         p, q = np.array(p), np.array(q)
         expected = reference_kl(p, q)
         with _in_case(case):
-            got = _number(_quiet_call(candidate, p.copy(), q.copy()), "KL(p ‖ q)")
+            got = _number(quiet_call(candidate, p.copy(), q.copy()), "KL(p ‖ q)")
         if math.isinf(expected) and got == math.inf:
             continue
         if math.isfinite(expected) and math.isfinite(got) and abs(got - expected) <= _ATOL:
@@ -345,11 +354,11 @@ def speculative_parts(candidate) -> CheckResult:
         p, q = np.array(p), np.array(q)
         mass = speculative_mass(p, q)
         with _in_case(case):
-            accept, residual = _pair(_quiet_call(candidate, p.copy(), q.copy()), ("accept", "residual"))
-            accept = _numeric(accept, "accept", p.shape)
-            residual = _numeric(residual, "residual", p.shape)
+            accept, residual = unpack(quiet_call(candidate, p.copy(), q.copy()), ("accept", "residual"))
+            accept = numeric_array(accept, "accept", p.shape)
+            residual = numeric_array(residual, "residual", p.shape)
         proposed = q > 0
-        bad = _first_bad(np.where(proposed, accept, 0.0), np.where(proposed, mass.accept_probability, 0.0))
+        bad = first_bad_index(np.where(proposed, accept, 0.0), np.where(proposed, mass.accept_probability, 0.0))
         if bad is not None:
             (x,) = bad
             if not np.isfinite(accept[x]) or accept[x] > 1.0:
@@ -364,14 +373,14 @@ def speculative_parts(candidate) -> CheckResult:
                                where=f"case “{case}”, accept[{x}] (p = {p[x]:g}, q = {q[x]:g})",
                                rule=rule, got=accept[x].item(),
                                expected=mass.accept_probability[x].item(), hint=hint)
-        broken = _non_finite(residual)
+        broken = non_finite_index(residual)
         if broken is not None and mass.reject_probability <= 1e-15:
             return CheckResult(name, False, "the residual is not finite", where=f"case “{case}”, residual{list(broken)}",
                                rule="when p = q the residual is all zeros (it is never drawn from)",
                                got=residual[broken].item(), expected=0.0,
                                hint="with p = q nothing is ever rejected and Σ max(p − q, 0) = 0: there is "
                                     "nothing to normalise, so do not divide by it")
-        bad = _first_bad(residual, mass.residual)
+        bad = first_bad_index(residual, mass.residual)
         if bad is not None:
             (x,) = bad
             return CheckResult(name, False, "the residual differs",
@@ -443,7 +452,7 @@ def decode_step_lower_bound_ms(candidate) -> CheckResult:
         expected = budget.step(batch)["lower_bound_ms"]
         fields = SimpleNamespace(**asdict(budget))      # the layout's numbers, without labkit's answer
         with _in_case(case):
-            got = _number(_quiet_call(candidate, fields, batch), "the lower bound")
+            got = _number(quiet_call(candidate, fields, batch), "the lower bound")
         if math.isfinite(got) and math.isclose(got, expected, rel_tol=1e-12, abs_tol=0.0):
             continue
         return CheckResult(name, False, "the lower bound differs", where=f"case “{case}”",
@@ -485,8 +494,8 @@ def compensated_local_gradients(candidate) -> CheckResult:
         counts = np.array(report["rank_token_counts"])
         expected = np.array(report["compensated_local_gradients"])
         with _in_case(case):
-            got = _numeric(_quiet_call(candidate, sums.copy(), counts.copy()), "the local gradients", expected.shape)
-        bad = _first_bad(got, expected)
+            got = numeric_array(quiet_call(candidate, sums.copy(), counts.copy()), "the local gradients", expected.shape)
+        bad = first_bad_index(got, expected)
         if bad is None:
             continue
         (r,) = bad
