@@ -194,3 +194,20 @@ def test_stored_refusals_are_replayed_and_transient_failures_are_not_stored():
 def test_bad_fault_configuration_is_refused_by_name(bad, message):
     with pytest.raises(ValueError, match=message):
         bad()
+
+
+def test_a_crash_before_the_first_attempt_restarts_from_the_journaled_approval():
+    invocation = fixture_invocation()
+    journal, service = Journal(), CalendarService("2026-07-19T14:00:04+08:00")
+    machine = InvocationMachine(State.VALIDATED)
+    machine.attach(journal, invocation.to_json(), 3)
+    for state in (State.AUTHORIZED, State.PREPARED):
+        machine.move(state)
+    digest = invocation_digest(invocation)
+    journal.update("inv_01", approved_digest=digest)
+    with pytest.raises(Crash, match="before attempt of attempt 1"):
+        Executor(ServiceTransport(service), "req-42", 3, crash=CrashPlan("before_attempt")).execute(machine, invocation, digest)
+    assert (journal.entry("inv_01").state, service.requests) == ("PREPARED", 0), "nothing may be sent before the crash"
+    outcome = recover(journal, Executor(ServiceTransport(service), "req-42", 3))
+    assert outcome["inv_01"][0] == "COMMITTED" and outcome["inv_01"][1]["event_id"] == "evt_6K2"
+    assert service.executions == 1

@@ -37,11 +37,13 @@ from labkit.tools.confirm import ConfirmationError, invocation_digest, request_d
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import InvocationMachine, State
 
+#: before_attempt: the approval (or the previous attempt's outcome) is journaled, this attempt
+#:     has not begun — for attempt 1 the restart finds PREPARED with an approved digest;
 #: after_journal_write: EXECUTING is journaled, nothing sent yet;
 #: after_send: the request left the process but dies with it (the service never sees it);
 #: after_service_commit: the service committed, the runtime dies before recording the answer;
 #: after_record: the attempt's outcome is journaled, the runtime dies before going on.
-CRASH_POINTS = ("after_journal_write", "after_send", "after_service_commit", "after_record")
+CRASH_POINTS = ("before_attempt", "after_journal_write", "after_send", "after_service_commit", "after_record")
 
 
 class Crash(RuntimeError):
@@ -103,6 +105,7 @@ class Executor:
         digest = request_digest(args)
         made = first_attempt - 1
         for attempt in range(first_attempt, self.retry_budget + 1):
+            self._crash_at("before_attempt", attempt)
             made = attempt
             key = self.key(attempt)
             request = CreateRequest(key, digest, scope, invocation.tool, args, attempt)
