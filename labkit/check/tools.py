@@ -178,8 +178,7 @@ def _spec_with_bounds(spec, minimum: int, maximum: int):
 def _direct_values(schema: dict) -> list[str]:
     """Values the decode does not reach: the empty field, every prefix of the bounds, one past them."""
     low, high = str(schema["minimum"]), str(schema["maximum"])
-    values = {""} | {high[:i] for i in range(1, len(high) + 1)} | {low[:i] for i in range(1, len(low) + 1)}
-    values |= {"9", "99"[: len(high) - 1] or "9"}
+    values = {"", "9", "99"} | {high[:i] for i in range(1, len(high) + 1)} | {low[:i] for i in range(1, len(low) + 1)}
     return sorted(v for v in values if v == "" or _example_completion(v, int(low), int(high)) is not None)
 
 

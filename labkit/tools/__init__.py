@@ -8,6 +8,7 @@ decoding), ``states`` (the Invocation state machine), ``validate``, ``normalize`
 system), ``journal`` (SQLite, written before each side effect), ``executor`` (attempts,
 idempotency keys, crash points), ``recovery`` (restart from the journal), ``runtime`` (the
 trace runner t00–t14 and its scenarios), ``faults`` (the named faults), ``schedules``
-(random fault schedules and their invariants), ``widgets``, ``fixture`` and ``cli``.
+(random fault schedules and their invariants), ``hooks`` (the pieces a reader's function may
+replace in a run), ``widgets``, ``fixture`` and ``cli``.
 Importing this package is cheap: submodules load on use.
 """
