@@ -39,6 +39,7 @@ EXPECTED = {
         "cancel_after_commit": ("t10", "event_type_and_parent", "cancellation after the commit boundary"),
         "new_key_second_attempt": ("t09", "event_type_and_parent", "commit boundary"),
         "crash_after_journal_write": ("t09", "event_type_and_parent", "crashed"),
+        "query_unavailable": ("t09", "event_type_and_parent", "commit boundary"),
         "crash_after_service_commit": ("t09", "event_type_and_parent", "crashed"),
     },
 }
