@@ -17,7 +17,7 @@ export JUPYTER_PLATFORM_DIRS := 1
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib)
 
-.PHONY: lab test setup notebooks fixtures book book-check lint clean
+.PHONY: lab test browser-test bench setup notebooks fixtures book book-check lint clean
 
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
@@ -31,12 +31,21 @@ setup: $(STAMP)
 
 ## Open the book in JupyterLab at its first page (MyST pages open as notebooks).
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) notebooks/00-preface.md
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root,) \
+	    notebooks/00-preface.md
 
 ## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval.
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS) --nbval --nbval-current-env \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
+
+## Every toc page opened in real JupyterLab in Chromium, Run All, every widget moved (~3 min).
+browser-test: $(STAMP)
+	scripts/browser-test.sh
+
+## Benchmarks: a table on screen and benchmarks/results/latest.json (a few minutes).
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
 
 ## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
 notebooks: $(STAMP)
