@@ -12,6 +12,8 @@ from html import escape
 
 import numpy as np
 
+from labkit.stepper import StepperWidget
+
 #: the discrete payload fields worth a glance, per event type (tensors are left out)
 _EVENT_FIELDS = {
     "token.selected": ("step", "token_id", "reason", "cache_length"),
@@ -148,7 +150,7 @@ def draw_step(fig, view: StepView):
     return fig
 
 
-class DecodeStepper:
+class DecodeStepper(StepperWidget):
     """Step forward and back through the selection steps of a run.
 
     State for tests: ``step`` (1-based, settable), ``view`` (the current ``StepView``),
@@ -158,66 +160,27 @@ class DecodeStepper:
     each step's PNG is rendered once and reused.
     """
 
-    def __init__(self, run, step: int = 1, images: bool = True):
-        import ipywidgets as w
+    figure_size = (8.0, 3.6)
 
-        self.views = step_views(run)
-        self.images = images
-        self._pngs: dict[int, bytes] = {}
-        self.back_button = w.Button(description="◀ back", layout=w.Layout(width="90px"))
-        self.forward_button = w.Button(description="next ▶", layout=w.Layout(width="90px"))
-        self.step_label = w.Label()
+    def __init__(self, run, step: int = 1, images: bool = True):
+        super().__init__(step_views(run), step, images)
+
+    def labels(self, w) -> list:
         self.cache_length_label = w.Label()
         self.selected_label = w.Label()
         self.text_label = w.Label()
+        return [self.cache_length_label, self.selected_label, self.text_label]
+
+    def trailing(self, w) -> list:
         self.events_box = w.HTML()
-        self.image = w.Image(format="png")
-        self.back_button.on_click(lambda _: self.back())
-        self.forward_button.on_click(lambda _: self.forward())
-        self.widget = w.VBox([
-            w.HBox([self.back_button, self.forward_button, self.step_label]),
-            self.cache_length_label, self.selected_label, self.text_label,
-            self.image, self.events_box,
-        ])
-        self._step = 0
-        self.step = step
-
-    @property
-    def n_steps(self) -> int:
-        return len(self.views)
-
-    @property
-    def step(self) -> int:
-        return self._step
-
-    @step.setter
-    def step(self, value: int) -> None:
-        if not isinstance(value, (int, np.integer)) or not 1 <= value <= self.n_steps:
-            raise ValueError(f"step must be an integer in [1, {self.n_steps}], got {value!r}")
-        if int(value) == self._step:
-            return
-        self._step = int(value)
-        self._refresh()
+        return [self.events_box]
 
     @property
     def events_text(self) -> str:
         """The events of the current step, one line each (what ``events_box`` shows)."""
         return "\n".join(self.view.events)
 
-    @property
-    def view(self) -> StepView:
-        return self.views[self._step - 1]
-
-    def forward(self) -> int:
-        self.step = min(self._step + 1, self.n_steps)
-        return self._step
-
-    def back(self) -> int:
-        self.step = max(self._step - 1, 1)
-        return self._step
-
-    def _refresh(self) -> None:
-        v = self.view
+    def describe(self, v: StepView) -> None:
         self.step_label.value = f"selection step {v.step} of {v.n_steps}"
         per_layer = ", ".join(f"layer {i}: {n}" for i, n in enumerate(v.cache_at_start))
         self.cache_length_label.value = f"cache length at step start: {v.cache_at_start[0]} ({per_layer})"
@@ -225,32 +188,9 @@ class DecodeStepper:
                                      f"masked: {v.masked_ids}")
         self.text_label.value = f"streamed so far: {v.text_so_far}"
         self.events_box.value = "<pre style='font-size:11px;margin:0'>" + escape(self.events_text) + "</pre>"
-        self.back_button.disabled = v.step == 1
-        self.forward_button.disabled = v.step == v.n_steps
-        if self.images:
-            if v.step not in self._pngs:
-                self._pngs[v.step] = _png(v)
-            self.image.value = self._pngs[v.step]
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
-
-
-def _png(view: StepView) -> bytes:
-    import io
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from labkit.reader import use_book_style
-
-    use_book_style()
-    fig = Figure(figsize=(8.0, 3.6))
-    FigureCanvasAgg(fig)
-    draw_step(fig, view)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+    def draw(self, figure, view: StepView) -> None:
+        draw_step(figure, view)
 
 
 def decode_stepper(run=None, step: int = 1, images: bool = True) -> DecodeStepper:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from labkit.stepper import StepperWidget, render_png
 from labkit.tools.states import TRANSITIONS, State
 
 SHOWN_ALLOWED = 10
@@ -94,7 +95,7 @@ def draw_grammar_step(fig, view: GrammarStepView, all_counts: list[int] | None =
     return fig
 
 
-class GrammarStepper:
+class GrammarStepper(StepperWidget):
     """Step through the 27 proposal tokens of mc_01.
 
     State for tests: ``step`` (1-based, settable), ``view``, ``allowed_label.value``,
@@ -102,82 +103,26 @@ class GrammarStepper:
     (clamped).  ``images=False`` skips the PNG rendering.
     """
 
-    def __init__(self, first_call, step: int = 1, images: bool = True):
-        import ipywidgets as w
+    figure_size = (9, 4.6)
 
-        self.views = grammar_step_views(first_call)
-        self.counts = [v.allowed_count for v in self.views]
-        self.images = images
-        self._pngs: dict[int, bytes] = {}
-        self.back_button = w.Button(description="◀ back", layout=w.Layout(width="90px"))
-        self.forward_button = w.Button(description="next ▶", layout=w.Layout(width="90px"))
-        self.step_label = w.Label()
+    def __init__(self, first_call, step: int = 1, images: bool = True):
+        views = grammar_step_views(first_call)
+        self.counts = [v.allowed_count for v in views]
+        super().__init__(views, step, images)
+
+    def labels(self, w) -> list:
         self.allowed_label = w.Label()
         self.chosen_label = w.Label()
         self.json_label = w.Label()
-        self.image = w.Image(format="png")
-        self.back_button.on_click(lambda _: self.back())
-        self.forward_button.on_click(lambda _: self.forward())
-        self.widget = w.VBox([w.HBox([self.back_button, self.forward_button, self.step_label]),
-                              self.allowed_label, self.chosen_label, self.json_label, self.image])
-        self._step = 0
-        self.step = step
+        return [self.allowed_label, self.chosen_label, self.json_label]
 
-    @property
-    def n_steps(self) -> int:
-        return len(self.views)
-
-    @property
-    def step(self) -> int:
-        return self._step
-
-    @step.setter
-    def step(self, value: int) -> None:
-        if not isinstance(value, (int, np.integer)) or not 1 <= value <= self.n_steps:
-            raise ValueError(f"step must be an integer in [1, {self.n_steps}], got {value!r}")
-        self._step = int(value)
-        self._refresh()
-
-    @property
-    def view(self) -> GrammarStepView:
-        return self.views[self._step - 1]
-
-    def forward(self) -> None:
-        self.step = min(self._step + 1, self.n_steps)
-
-    def back(self) -> None:
-        self.step = max(self._step - 1, 1)
-
-    def _refresh(self) -> None:
-        v = self.view
-        self.step_label.value = f"step {v.step} of {v.n_steps}"
+    def describe(self, v: GrammarStepView) -> None:
         self.allowed_label.value = f"allowed: {v.allowed_count} tokens" + (" (forced)" if v.allowed_count == 1 else "")
         self.chosen_label.value = f"chosen: {v.chosen_id} {_label(v.piece)}"
         self.json_label.value = f"JSON so far: {v.json_after}"
-        if self.images:
-            if v.step not in self._pngs:
-                self._pngs[v.step] = _png(lambda fig: draw_grammar_step(fig, v, self.counts))
-            self.image.value = self._pngs[v.step]
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
-
-
-def _png(draw, size=(9, 4.6)) -> bytes:
-    import io
-
-    from matplotlib.figure import Figure
-
-    from labkit.reader import use_book_style
-
-    use_book_style()
-    fig = Figure(figsize=size)
-    draw(fig)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=80)
-    return buffer.getvalue()
+    def draw(self, figure, view: GrammarStepView) -> None:
+        draw_grammar_step(figure, view, self.counts)
 
 
 def grammar_stepper(step: int = 1) -> GrammarStepper:
@@ -362,7 +307,7 @@ class FaultToggle:
         self.divergence_label.value = ("identical to the happy path" if found is None else
                                        f"first divergence at {found.event_ids[1]} ({found.rule}: {found.field})")
         if self.images:
-            self.image.value = _png(lambda fig: draw_fault_view(fig, self.golden, self.events, self.label),
+            self.image.value = render_png(lambda fig: draw_fault_view(fig, self.golden, self.events, self.label),
                                     size=(12, 2.6))
 
     def _ipython_display_(self):
