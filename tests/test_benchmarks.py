@@ -304,3 +304,27 @@ def test_growth_exponent_exercise_stub_says_not_yet_implemented():
 
     verdict = make_exercise(None)(stub)
     assert not verdict.passed and verdict.message.startswith("not yet implemented")
+
+
+# --------------------------------------------------------------------------- figures
+def test_local_exponents_of_an_exact_power_law_are_its_exponent():
+    from benchmarks.figures import local_exponents
+
+    k = local_exponents([16, 32, 64, 128], [3.0 * t**1.5 for t in (16, 32, 64, 128)])
+    assert k[0] is None
+    assert all(abs(x - 1.5) <= 1e-12 for x in k[1:]), f"local exponents {k[1:]} vs 1.5"
+
+
+def test_page_tables_render_from_the_reference_result():
+    from benchmarks import figures
+
+    result = results.load_result()
+    tables = [figures.summary_table_rows, figures.scaling_table_rows, figures.fit_table_rows,
+              figures.widget_table_rows, figures.stage_table_rows, figures.book_table_rows,
+              figures.book_split_rows, figures.labs_table_rows, figures.per_lab_table_rows,
+              figures.import_table_rows]
+    for table in tables:
+        rows = table(result)
+        assert rows and len({len(r) for r in rows}) == 1, f"{table.__name__} gave ragged or no rows"
+    assert figures.scaling_sentence(result).startswith(f"At T = {result['scaling']['contexts'][-1]}")
+    assert figures.measured_on(result).startswith(f"measured {result['measured_at'][:10]} on ")
