@@ -84,9 +84,9 @@ def _gaps(outputs: dict[str, Path], reference: dict[str, Path]) -> list[str]:
 
 #: labkit report key → the baseline script's function doing that lab
 BASELINE_FUNCTIONS = {
-    "ce_gradient": "lab_ce", "masks": "lab_masks", "causal_attention": "lab_attention",
-    "cache_equivalence": "lab_cache", "dpo": "lab_dpo", "grpo": "lab_grpo", "kl": "lab_kl",
-    "speculative_sampling": "lab_speculative", "bandwidth_budget": "bandwidth",
+    "ce_gradient": "ce_check", "masks": "mask_checks", "causal_attention": "attention_checks",
+    "cache_equivalence": "cache_check", "dpo": "dpo_check", "grpo": "grpo_check", "kl": "kl_check",
+    "speculative_sampling": "speculative_check", "bandwidth_budget": "bandwidth",
     "unequal_rank_gradients": "unequal_ranks", "cache_faults": "cache_fault_cases",
     "wrong_rejection_fallback": "wrong_fallback",
 }

@@ -328,3 +328,15 @@ def test_page_tables_render_from_the_reference_result():
         assert rows and len({len(r) for r in rows}) == 1, f"{table.__name__} gave ragged or no rows"
     assert figures.scaling_sentence(result).startswith(f"At T = {result['scaling']['contexts'][-1]}")
     assert figures.measured_on(result).startswith(f"measured {result['measured_at'][:10]} on ")
+
+
+def test_every_labkit_lab_has_a_baseline_function():
+    """labkit.labs.report's LABS + FAULTS (left) each map to a function of the baseline script (right)."""
+    from benchmarks.labs_vs_baseline import BASELINE_FUNCTIONS, _load_baseline
+    from labkit.labs.report import FAULTS, LABS
+
+    keys = [key for key, _ in (*LABS, *FAULTS)]
+    assert sorted(BASELINE_FUNCTIONS) == sorted(keys), "lab keys without a baseline function or vice versa"
+    baseline = _load_baseline()
+    missing = [name for name in BASELINE_FUNCTIONS.values() if not callable(getattr(baseline, name, None))]
+    assert missing == [], f"baseline_labs.py lacks {missing}"
