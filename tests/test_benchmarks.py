@@ -340,3 +340,15 @@ def test_every_labkit_lab_has_a_baseline_function():
     baseline = _load_baseline()
     missing = [name for name in BASELINE_FUNCTIONS.values() if not callable(getattr(baseline, name, None))]
     assert missing == [], f"baseline_labs.py lacks {missing}"
+
+
+@pytest.mark.skipif(not (REPO / "labkit" / "diffusion" / "pipeline.py").exists(), reason="trace two not in this checkout")
+def test_staged_diffusion_png_equals_run_diffusion_png():
+    """The stages timed one by one (left) produce the trace's own PNG (right), byte for byte."""
+    from benchmarks.diffusion_stages import STAGES, _staged_once
+    from labkit.diffusion.pipeline import run_diffusion
+
+    spent, png = _staged_once()
+    assert list(spent) == list(STAGES) and all(v >= 0 for v in spent.values())
+    trace_png = run_diffusion().png
+    assert png == trace_png, f"staged PNG ({len(png)} bytes) differs from the trace's ({len(trace_png)} bytes)"
