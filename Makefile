@@ -45,7 +45,7 @@ browser-test: $(STAMP)
 
 ## Benchmarks: a table on screen and benchmarks/results/latest.json (a few minutes).
 bench: $(STAMP)
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 ## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
 notebooks: $(STAMP)
@@ -64,7 +64,7 @@ book-check: $(STAMP)
 	$(PY) -m labkit.devtools.book check
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check labkit tests
+	$(VENV)/bin/ruff check labkit tests benchmarks solutions
 
 clean:
 	rm -rf build _build .pytest_cache
