@@ -3,13 +3,30 @@
 The decode stepper (trace one) and the grammar stepper (trace three) are both this: a
 list of views computed once from a real run, labels that describe the current view, and a
 picture drawn by the same function as the page's static figure.  Subclasses add their
-labels (``labels``) and fill them (``describe``); the base keeps the step, the buttons and a
-per-step PNG cache.
+labels (``labels``) and fill them (``describe``); the base keeps the step and the buttons.
+
+Pictures go through ``render_png``, which keeps the PNG of every state it has drawn (keyed by
+the drawing and the state's content, not by the widget), so a revisit — or the same step in a
+second widget over the same run — shows the stored PNG without drawing.  ``RENDERS`` counts
+the pictures actually drawn (tests use it to check that a revisit does not redraw).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import hashlib
+import pickle
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+
+#: how many PNGs ``render_png`` keeps (least recently shown dropped first); ~30–50 kB each
+PNG_CACHE_SIZE = 256
+#: zlib level of the live PNGs: 1 encodes a wide picture several times faster than the
+#: default 6 for ~10 % more bytes; the pixels are the same
+LIVE_PNG_COMPRESSION = 1
+
+_png_cache: OrderedDict[Hashable, bytes] = OrderedDict()
+#: pictures drawn by ``render_png`` in this process (cache hits are not counted)
+RENDERS = 0
 
 
 class StepperWidget:
@@ -26,7 +43,6 @@ class StepperWidget:
             raise ValueError("a stepper needs at least one step view")
         self.views = list(views)
         self.images = images
-        self._pngs: dict[int, bytes] = {}
         self.back_button = w.Button(description="◀ back", layout=w.Layout(width="90px"))
         self.forward_button = w.Button(description="next ▶", layout=w.Layout(width="90px"))
         self.step_label = w.Label()
@@ -53,6 +69,10 @@ class StepperWidget:
     def draw(self, figure, view) -> None:
         """Draw ``view`` onto ``figure`` (the same drawing as the static figure)."""
         raise NotImplementedError
+
+    def picture_state(self, view):
+        """Everything besides ``view`` that the picture depends on (part of the PNG cache key)."""
+        return None
 
     # -- stepping -------------------------------------------------------------------------
     @property
@@ -92,9 +112,10 @@ class StepperWidget:
         self.back_button.disabled = self._step == 1
         self.forward_button.disabled = self._step == self.n_steps
         if self.images:
-            if self._step not in self._pngs:
-                self._pngs[self._step] = render_png(lambda fig: self.draw(fig, self.view), self.figure_size)
-            self.image.value = self._pngs[self._step]
+            view = self.view
+            key = content_key(type(self).__module__, type(self).__qualname__, self.figure_size,
+                              view, self.picture_state(view))
+            self.image.value = render_png(lambda fig: self.draw(fig, view), self.figure_size, key=key)
 
     def _ipython_display_(self):
         from IPython.display import display
@@ -102,15 +123,64 @@ class StepperWidget:
         display(self.widget)
 
 
-def render_png(draw: Callable, size: tuple[float, float]) -> bytes:
-    """Draw onto a detached figure in the book style and return its PNG bytes."""
+def content_key(*parts) -> str | None:
+    """A digest of ``parts`` (views, arrays, event lists …) naming one picture; None when a
+    part cannot be pickled (the picture is then drawn every time)."""
+    try:
+        data = pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def render_png(draw: Callable, size: tuple[float, float], key: Hashable | None = None) -> bytes:
+    """Draw onto a detached figure in the book style and return its PNG bytes.
+
+    With a ``key`` (see ``content_key``), a picture drawn before under the same key is
+    returned without drawing.
+    """
+    global RENDERS
+    if key is not None and key in _png_cache:
+        _png_cache.move_to_end(key)
+        return _png_cache[key]
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from labkit.reader import figure_png, use_book_style
+    from labkit.reader import use_book_style
 
     use_book_style()
     figure = Figure(figsize=size)
     FigureCanvasAgg(figure)
     draw(figure)
-    return figure_png(figure)
+    png = live_png(figure)
+    RENDERS += 1
+    if key is not None:
+        remember_png(key, png)
+    return png
+
+
+def live_png(figure) -> bytes:
+    """PNG bytes of a widget's figure: the pixels of ``labkit.reader.figure_png`` (no
+    software/version metadata either), encoded at ``LIVE_PNG_COMPRESSION``."""
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None},
+                   pil_kwargs={"compress_level": LIVE_PNG_COMPRESSION})
+    return buffer.getvalue()
+
+
+def cached_png(key: Hashable | None) -> bytes | None:
+    """The PNG stored under ``key``, or None."""
+    if key is None or key not in _png_cache:
+        return None
+    _png_cache.move_to_end(key)
+    return _png_cache[key]
+
+
+def remember_png(key: Hashable, png: bytes) -> None:
+    """Store ``png`` under ``key``, dropping the least recently used beyond ``PNG_CACHE_SIZE``."""
+    _png_cache[key] = png
+    _png_cache.move_to_end(key)
+    while len(_png_cache) > PNG_CACHE_SIZE:
+        _png_cache.popitem(last=False)

@@ -3,8 +3,10 @@
 A lab widget is a *state* (plain NumPy, computed by the labs' own functions), a *drawing
 function* ``draw(state, figure)``, and an ipywidgets box whose picture is that drawing
 rendered to PNG.  ``WidgetView`` holds the box, draws the state through
-``labkit.reader.new_figure`` / ``figure_png`` (the same book style as the static cells), and
-shows bad input as a message instead of a traceback.  Nothing here imports matplotlib or
+``labkit.reader.new_figure`` (the same book style as the static cells, pixel for pixel the
+static figure) and ``labkit.stepper.live_png``, and shows bad input as a message instead of a traceback.
+Every PNG drawn is kept under a digest of the drawing function, the size and the state
+(``labkit.stepper.render_png``'s cache), so a state shown before is shown again without drawing.  Nothing here imports matplotlib or
 ipywidgets at module level.
 
 A subclass builds ``box``, ``image`` (an ``ipywidgets.Image``) and, if it refuses input,
@@ -16,7 +18,8 @@ from __future__ import annotations
 
 from html import escape
 
-from labkit.reader import figure_png, new_figure
+from labkit.reader import new_figure
+from labkit.stepper import cached_png, content_key, live_png, remember_png
 
 __all__ = ["WidgetView"]
 
@@ -43,9 +46,43 @@ class WidgetView:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""
         if not self.render:
             return
-        figure = new_figure(False, size or self.size)
+        import labkit.stepper as stepper
+
+        size = size or self.size
+        key = content_key(draw.__module__, draw.__qualname__, size, state)
+        png = cached_png(key)
+        if png is None:
+            png = self._render(draw, state, size)
+            stepper.RENDERS += 1
+            if key is not None:
+                remember_png(key, png)
+        self.image.value = png
+
+    #: (drawing, size, axes positions, suptitle position) of this widget's first picture
+    _layout = None
+
+    def _render(self, draw, state, size) -> bytes:
+        """PNG of ``draw(state, figure)``.  The first picture of a widget is laid out by the
+        book's constrained layout (so it equals the static figure pixel for pixel); later
+        pictures with the same axes reuse that layout instead of solving it again, which
+        halves the drawing time of a new state.  A picture with other axes is laid out afresh."""
+        memo = self._layout
+        if memo is not None and memo[:2] == (draw, size):
+            figure = new_figure(False, size)
+            figure.set_layout_engine("none")
+            draw(state, figure)
+            if len(figure.axes) == len(memo[2]):
+                for ax, position in zip(figure.axes, memo[2], strict=True):
+                    ax.set_position(position)
+                if figure._suptitle is not None and memo[3] is not None:
+                    figure._suptitle.set_position(memo[3])
+                return live_png(figure)
+        figure = new_figure(False, size)
         draw(state, figure)
-        self.image.value = figure_png(figure)
+        png = live_png(figure)                     # lays the figure out while drawing it
+        self._layout = (draw, size, [ax.get_position().frozen() for ax in figure.axes],
+                        None if figure._suptitle is None else figure._suptitle.get_position())
+        return png
 
     def _refuse(self, exc: Exception) -> None:
         """Show why the input cannot be drawn; the previous state and picture stay."""

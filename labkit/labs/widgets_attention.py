@@ -225,20 +225,21 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
 
 
 def draw_attention_view(state: AttentionState, figure) -> None:
-    """One heatmap per head: query position × key position, blocked cells marked ×."""
+    """One heatmap per head: query position × key position, weights written in the allowed
+    cells, blocked cells covered in light grey (one image per head, not one label per cell)."""
+    from matplotlib.colors import ListedColormap
+
     heads = state.weights.shape[0]
     axes = figure.subplots(1, heads, squeeze=False)[0]
     t_new, t_all = state.allowed.shape
+    blocked = np.where(state.allowed, np.nan, 1.0)                        # NaN cells stay see-through
     for head, ax in enumerate(axes):
         image = ax.imshow(state.weights[head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
-        for i in range(t_new):
-            for j in range(t_all):
-                if state.allowed[i, j]:
-                    value = state.weights[head, i, j]
-                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                            color="black" if value > 0.6 else "white")
-                else:
-                    ax.text(j, i, "×", ha="center", va="center", fontsize=9, color="0.6")
+        ax.imshow(blocked, cmap=ListedColormap(["0.88"]), vmin=0.0, vmax=1.0, aspect="auto")
+        for i, j in zip(*np.nonzero(state.allowed), strict=True):
+            value = state.weights[head, i, j]
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                    color="black" if value > 0.6 else "white")
         ax.set_xticks(range(t_all))
         ax.set_yticks(range(t_new), [str(p) for p in state.query_positions])
         ax.set_xlabel("key position")
@@ -246,7 +247,7 @@ def draw_attention_view(state: AttentionState, figure) -> None:
             ax.set_ylabel("query position")
         ax.set_title(f"layer {state.layer}, head {head}", fontsize=10)
     figure.colorbar(image, ax=list(axes), shrink=0.8, label="weight")
-    figure.suptitle(f"{state.cached} cached + {t_new} new tokens, {state.mask} mask", fontsize=10)
+    figure.suptitle(f"{state.cached} cached + {t_new} new tokens, {state.mask} mask (grey: blocked)", fontsize=10)
 
 
 def attention_heatmap_figure(state: AttentionState | None = None):

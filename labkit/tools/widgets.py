@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.stepper import StepperWidget, render_png
+from labkit.stepper import StepperWidget, content_key, render_png
 from labkit.tools.states import TRANSITIONS, State
 
 SHOWN_ALLOWED = 10
@@ -123,6 +123,9 @@ class GrammarStepper(StepperWidget):
 
     def draw(self, figure, view: GrammarStepView) -> None:
         draw_grammar_step(figure, view, self.counts)
+
+    def picture_state(self, view: GrammarStepView):
+        return tuple(self.counts)
 
 
 def grammar_stepper(step: int = 1) -> GrammarStepper:
@@ -307,8 +310,10 @@ class FaultToggle:
         self.divergence_label.value = ("identical to the happy path" if found is None else
                                        f"first divergence at {found.event_ids[1]} ({found.rule}: {found.field})")
         if self.images:
-            self.image.value = render_png(lambda fig: draw_fault_view(fig, self.golden, self.events, self.label),
-                                    size=(12, 2.6))
+            golden, events, label = self.golden, self.events, self.label
+            key = content_key("labkit.tools.widgets.draw_fault_view", golden, events, label)
+            self.image.value = render_png(lambda fig: draw_fault_view(fig, golden, events, label),
+                                          size=(12, 2.6), key=key)
 
     def _ipython_display_(self):
         from IPython.display import display

@@ -1,0 +1,86 @@
+"""The widgets' PNG cache: a revisited state is shown without drawing, a new state is drawn,
+and the key tells states apart by content (``labkit.stepper.render_png``, ``WidgetView._draw``)."""
+
+import numpy as np
+import pytest
+
+import labkit.stepper as stepper
+from labkit.stepper import content_key
+
+
+@pytest.fixture(scope="module")
+def run():
+    from labkit.text.runtime import run_text_trace
+
+    return run_text_trace()
+
+
+def test_decode_stepper_revisit_and_second_widget_do_not_redraw(run):
+    from labkit.text.widgets import decode_stepper
+
+    first = decode_stepper(run)
+    step_one = first.image.value
+    before = stepper.RENDERS
+    first.step = 2
+    assert first.image.value != step_one, "step 2 must show a different picture"
+    drawn_for_step_two = stepper.RENDERS - before
+    assert drawn_for_step_two in (0, 1), f"step 2 drew {drawn_for_step_two} pictures, expected at most 1"
+    before = stepper.RENDERS
+    first.step = 1
+    second = decode_stepper(run, step=2)
+    assert stepper.RENDERS == before, f"revisits drew {stepper.RENDERS - before} pictures, expected 0"
+    assert first.image.value == step_one, "the revisited step 1 shows another picture"
+    assert second.image.value != step_one and second.step == 2
+
+
+def test_cache_fault_toggles_revisit_does_not_redraw():
+    from labkit.labs.widgets_attention import cache_fault_toggles
+
+    toggles = cache_fault_toggles("correct")
+    correct_png = toggles.image.value
+    toggles.mode_buttons.value = "reset_rope_position"
+    assert toggles.image.value != correct_png, "a new mode must show a new picture"
+    before = stepper.RENDERS
+    toggles.mode_buttons.value = "correct"
+    toggles.mode_buttons.value = "reset_rope_position"
+    assert stepper.RENDERS == before, f"two revisits drew {stepper.RENDERS - before} pictures, expected 0"
+    assert toggles.image.value != correct_png and toggles.case.mode == "reset_rope_position"
+
+
+def test_heatmap_new_state_is_drawn_once_with_the_first_pictures_layout():
+    import io
+
+    from PIL import Image
+
+    from labkit.labs.widgets_attention import attention_heatmap
+
+    heatmap = attention_heatmap(cached=0, mask="top-left rectangular")
+    first_size = Image.open(io.BytesIO(heatmap.image.value)).size
+    before = stepper.RENDERS
+    for cached in (2, 5):
+        heatmap.cached_slider.value = cached
+    drawn = stepper.RENDERS - before
+    assert drawn <= 2, f"two new states drew {drawn} pictures, expected at most 2"
+    assert heatmap._layout is not None, "the first picture's layout must be kept for the next states"
+    size = Image.open(io.BytesIO(heatmap.image.value)).size
+    assert size == first_size, f"a later picture is {size} pixels, the first {first_size}"
+    assert heatmap.state.cached == 5 and heatmap.state.weights.shape == (2, 2, 7)
+
+
+def test_content_key_tells_states_apart_by_content():
+    a = {"view": np.arange(4.0), "label": "step 1"}
+    same = {"view": np.arange(4.0), "label": "step 1"}
+    other = {"view": np.arange(4.0) + 1e-12, "label": "step 1"}
+    assert content_key("draw", a) == content_key("draw", same), "equal content must give one key"
+    assert content_key("draw", a) != content_key("draw", other), "a 1e-12 change must give another key"
+    assert content_key("draw", a) != content_key("other draw", a), "the drawing is part of the key"
+    assert content_key("draw", lambda: 1) is None, "an unpicklable state gets no key (always drawn)"
+
+
+def test_render_png_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(stepper, "PNG_CACHE_SIZE", 3)
+    for i in range(5):
+        stepper.remember_png(("test", i), b"png%d" % i)
+    assert stepper.cached_png(("test", 0)) is None and stepper.cached_png(("test", 1)) is None, \
+        "the oldest entries must be dropped beyond PNG_CACHE_SIZE"
+    assert stepper.cached_png(("test", 4)) == b"png4"
