@@ -92,14 +92,14 @@ def run(rewards=REWARDS, eps: float = EPSILON, permutation=PERMUTATION,
         raise ValueError(f"permutation must reorder 0..{r.shape[1] - 1}, got {order.tolist()}")
 
     for g, group in enumerate(r):
-        values = np.unique(group)
+        values, counts = np.unique(group, return_counts=True)     # (with counts NumPy skips its np.ma check)
         if values.size == 1:
             # exact zeros when the mean is exact (0/1 rewards); otherwise the mean's rounding
             # error (~1e-16) divided by ε = 1e-8 leaves ~1e-8
             exact_mean = bool(np.all(group == group.mean()))
             require_close(f"grpo group {g} (equal rewards) advantage vs 0", population[g],
                           np.zeros_like(group), atol=0.0 if exact_mean else 1e-6)
-        elif values.size == 2 and np.sum(group == values[0]) * 2 == group.size:
+        elif values.size == 2 and counts[0] * 2 == group.size:
             # half low, half high: population std is half the gap, so Â = ±1 (up to ε)
             require_close(f"grpo group {g} population advantage vs ±1", population[g],
                           np.where(group == values[1], 1.0, -1.0), atol=3e-8)

@@ -8,6 +8,8 @@ the source's order so every figure of the chapter comes out the same.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from labkit.nn import Decoder, DecoderConfig, DecoderFaults, DecoderWeights
@@ -34,7 +36,16 @@ _LAYER_DRAWS = (("q", 0.2), ("k", 0.2), ("v", 0.2), ("o", 0.2), ("gate", 0.2), (
 
 def lab_weights(seed: int = 11) -> DecoderWeights:
     """Weights drawn as N(0, std²) from ``default_rng(seed)``: embedding [17, 8] (std 0.3),
-    output [8, 17], then per layer q, k, v, o [8, 8], gate, up [8, 12], down [12, 8] (std 0.2)."""
+    output [8, 17], then per layer q, k, v, o [8, 8], gate, up [8, 12], down [12, 8] (std 0.2).
+
+    The draw is made (and checked) once per seed; every call gets new containers over the
+    same read-only arrays, so a lab that builds several decoders pays for one draw.
+    """
+    return _checked_weights(seed).checked_copy(LAB_CONFIG)
+
+
+@functools.lru_cache(maxsize=8)
+def _checked_weights(seed: int) -> DecoderWeights:
     shapes = LAB_CONFIG.weight_shapes()
     generator = np.random.default_rng(seed)
     arrays: dict[str, np.ndarray] = {}
@@ -44,6 +55,8 @@ def lab_weights(seed: int = 11) -> DecoderWeights:
         for name, std in _LAYER_DRAWS:
             key = f"layers.{layer}.{name}"
             arrays[key] = generator.normal(0.0, std, shapes[key])
+    for array in arrays.values():
+        array.flags.writeable = False              # shared by every lab decoder of this seed
     return DecoderWeights.from_arrays(arrays, LAB_CONFIG)
 
 

@@ -3,12 +3,23 @@
 import numpy as np
 
 
-def rope(x: np.ndarray, positions: np.ndarray, base: float = 10000.0) -> np.ndarray:
+def rope_angles(positions: np.ndarray, head_dim: int, base: float = 10000.0,
+                dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin of the rotation angles, each [T, d_h/2]:
+    angle[t, i] = positions[t] · base^(−2i/d_h).  Compute once, rotate many heads/layers."""
+    inverse_frequency = base ** (-np.arange(0, head_dim, 2) / head_dim)      # [d_h/2]
+    angle = np.asarray(positions)[:, None] * inverse_frequency[None, :]    # [T, d_h/2]
+    return np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
+
+
+def rope(x: np.ndarray, positions: np.ndarray, base: float = 10000.0,
+         angles: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Rotate ``x`` ([..., T, d_h], d_h even) by the angles of ``positions`` ([T]).
 
     Pair i of a head turns by angle = position · base^(−2i/d_h):
         out[2i]   = x[2i]·cos − x[2i+1]·sin
         out[2i+1] = x[2i]·sin + x[2i+1]·cos
+    ``angles``: ``rope_angles(positions, d_h, base, x.dtype)`` when the caller has them already.
     The result has the shape and dtype of ``x``.
     """
     head_dim = x.shape[-1]
@@ -19,10 +30,10 @@ def rope(x: np.ndarray, positions: np.ndarray, base: float = 10000.0) -> np.ndar
         raise ValueError(
             f"positions must be [T] with T={x.shape[-2]}, got shape {list(positions.shape)}"
         )
-    inverse_frequency = base ** (-np.arange(0, head_dim, 2) / head_dim)      # [d_h/2]
-    angle = positions[:, None] * inverse_frequency[None, :]                # [T, d_h/2]
-    cos = np.cos(angle).astype(x.dtype)
-    sin = np.sin(angle).astype(x.dtype)
+    cos, sin = rope_angles(positions, head_dim, base, x.dtype) if angles is None else angles
+    if cos.shape != (positions.shape[0], head_dim // 2):
+        raise ValueError(f"angles must be [T, d_h/2] = [{positions.shape[0]}, {head_dim // 2}], "
+                         f"got {list(cos.shape)}")
     first, second = x[..., 0::2], x[..., 1::2]
     out = np.empty_like(x)
     out[..., 0::2] = first * cos - second * sin

@@ -25,7 +25,7 @@ import numpy as np
 from labkit.nn.attention import attention, causal_allowed
 from labkit.nn.cache import KVCache
 from labkit.nn.norm import rms_norm
-from labkit.nn.rope import rope
+from labkit.nn.rope import rope, rope_angles
 
 LAYER_WEIGHT_NAMES = ("q", "k", "v", "o", "gate", "up", "down")
 
@@ -124,7 +124,26 @@ class DecoderWeights:
             {name: checked[f"layers.{i}.{name}"] for name in LAYER_WEIGHT_NAMES}
             for i in range(config.n_layers)
         ]
-        return cls(embedding=checked["embedding"], output=checked["output"], layers=layers)
+        weights = cls(embedding=checked["embedding"], output=checked["output"], layers=layers)
+        weights._checked = (config, weights._identity())
+        return weights
+
+    def _identity(self) -> tuple:
+        """Which arrays these containers hold (by object identity), in ``to_arrays`` order."""
+        return (id(self.embedding), id(self.output),
+                *(id(layer.get(name)) for layer in self.layers for name in LAYER_WEIGHT_NAMES),
+                len(self.layers), *(len(layer) for layer in self.layers))
+
+    def checked_copy(self, config: DecoderConfig) -> DecoderWeights:
+        """New containers over the same arrays, checked against ``config`` — unless
+        ``from_arrays`` checked exactly these arrays for ``config`` already (no array swapped in
+        since), in which case the check is not repeated."""
+        if getattr(self, "_checked", None) != (config, self._identity()):
+            return DecoderWeights.from_arrays(self.to_arrays(), config)
+        copy = DecoderWeights(embedding=self.embedding, output=self.output,
+                              layers=[dict(layer) for layer in self.layers])
+        copy._checked = (config, copy._identity())
+        return copy
 
 
 @dataclass(frozen=True)
@@ -208,7 +227,7 @@ class Decoder:
         if not isinstance(config, DecoderConfig):
             raise TypeError(f"config must be a DecoderConfig, got {type(config).__name__}")
         self.config = config
-        self.weights = DecoderWeights.from_arrays(weights.to_arrays(), config)
+        self.weights = weights.checked_copy(config)
         self.faults = faults or DecoderFaults()
         self.dtype = np.dtype(config.dtype)
 
@@ -266,14 +285,15 @@ class Decoder:
         if incremental and self.faults.top_left_rectangular_mask:
             allowed = np.tril(np.ones((t_new, start + t_new), dtype=bool))
 
+        angles = rope_angles(rope_positions, cfg.head_dim, cfg.rope_base, self.dtype)  # shared by q, k of every layer
         x = w.embedding[ids]                                        # [B, T, d]
         embedding_shape = list(x.shape)
         records = []
         for i, layer in enumerate(w.layers):
             residual_in = list(x.shape)
             z = rms_norm(x, cfg.norm_eps)
-            q = rope(self._split_heads(z @ layer["q"], cfg.n_q_heads), rope_positions, cfg.rope_base)
-            k = rope(self._split_heads(z @ layer["k"], cfg.n_kv_heads), rope_positions, cfg.rope_base)
+            q = rope(self._split_heads(z @ layer["q"], cfg.n_q_heads), rope_positions, cfg.rope_base, angles)
+            k = rope(self._split_heads(z @ layer["k"], cfg.n_kv_heads), rope_positions, cfg.rope_base, angles)
             v = self._split_heads(z @ layer["v"], cfg.n_kv_heads)   # [B, H_kv, T, d_h]
             if cache is None:
                 keys, values = k, v
