@@ -6,7 +6,9 @@ picture sits in the widget's ``image.value`` — everything but the browser's pa
 
 For each case a fresh widget is built (untimed), then every value of the case is visited
 once (*cold*: nothing cached for it yet) and once more (*warm*: whatever the widget caches
-is reused). Where a widget can skip its drawing (``images=False`` / ``render=False``), the
+is reused). labkit keeps the PNG of every state it has drawn in a process-wide cache
+(``labkit.stepper.render_png``); it is emptied before each repetition, so *cold* is a real
+first visit every time and never a picture left over from the previous repetition. Where a widget can skip its drawing (``images=False`` / ``render=False``), the
 same changes are timed without it (*state only*), which splits a change into computing the
 state and drawing the picture. Each change must alter the output the reader sees; a change
 that does not is reported (``output_changed: false``), not timed as a success.
@@ -176,10 +178,20 @@ def _visit(case: WidgetCase, widget, values) -> tuple[list[float], bool]:
     return samples, all_changed
 
 
+def forget_pictures() -> None:
+    """Empty labkit's process-wide PNG cache (when this checkout has one)."""
+    try:
+        from labkit.stepper import clear_png_cache
+    except ImportError:
+        return
+    clear_png_cache()
+
+
 def measure_case(case: WidgetCase, repeats: int = 3) -> dict:
     """Cold, warm and (when possible) state-only latencies of one case, in milliseconds."""
     cold, warm, state_only, changed = [], [], [], True
     for _ in range(repeats):
+        forget_pictures()
         widget = case.build(True)
         values = list(case.values(widget))[:MAX_VALUES]
         if not values:

@@ -13,8 +13,6 @@ the pictures actually drawn (tests use it to check that a revisit does not redra
 
 from __future__ import annotations
 
-import hashlib
-import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 
@@ -126,6 +124,9 @@ class StepperWidget:
 def content_key(*parts) -> str | None:
     """A digest of ``parts`` (views, arrays, event lists …) naming one picture; None when a
     part cannot be pickled (the picture is then drawn every time)."""
+    import hashlib
+    import pickle
+
     try:
         data = pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError):
@@ -168,6 +169,11 @@ def live_png(figure) -> bytes:
     figure.savefig(buffer, format="png", metadata={"Software": None},
                    pil_kwargs={"compress_level": LIVE_PNG_COMPRESSION})
     return buffer.getvalue()
+
+
+def clear_png_cache() -> None:
+    """Forget every stored PNG (the next visit of any state draws it again)."""
+    _png_cache.clear()
 
 
 def cached_png(key: Hashable | None) -> bytes | None:
