@@ -9,6 +9,8 @@ Pictures go through ``render_png``, which keeps the PNG of every state it has dr
 the drawing and the state's content, not by the widget), so a revisit — or the same step in a
 second widget over the same run — shows the stored PNG without drawing.  ``RENDERS`` counts
 the pictures actually drawn (tests use it to check that a revisit does not redraw).
+After a button press inside a Jupyter kernel, the neighbouring steps are drawn ahead while
+the kernel is idle (``schedule_prefetch``), so stepping on shows a stored PNG.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ class StepperWidget:
         self.forward_button = w.Button(description="next ▶", layout=w.Layout(width="90px"))
         self.step_label = w.Label()
         self.image = w.Image(format="png")
-        self.back_button.on_click(lambda _: self.back())
-        self.forward_button.on_click(lambda _: self.forward())
+        self.back_button.on_click(lambda _: self._clicked(self.back))
+        self.forward_button.on_click(lambda _: self._clicked(self.forward))
         self.widget = w.VBox([w.HBox([self.back_button, self.forward_button, self.step_label]),
                               *self.labels(w), self.image, *self.trailing(w)])
         self._step = 0
@@ -110,10 +112,49 @@ class StepperWidget:
         self.back_button.disabled = self._step == 1
         self.forward_button.disabled = self._step == self.n_steps
         if self.images:
-            view = self.view
-            key = content_key(type(self).__module__, type(self).__qualname__, self.figure_size,
-                              view, self.picture_state(view))
-            self.image.value = render_png(lambda fig: self.draw(fig, view), self.figure_size, key=key)
+            self.image.value = self._picture(self._step)
+
+    def _picture_key(self, step: int):
+        view = self.views[step - 1]
+        return content_key(type(self).__module__, type(self).__qualname__, self.figure_size,
+                           view, self.picture_state(view))
+
+    def _picture(self, step: int) -> bytes:
+        view = self.views[step - 1]
+        return render_png(lambda fig: self.draw(fig, view), self.figure_size, key=self._picture_key(step))
+
+    # -- drawing ahead while the reader looks ------------------------------------------------
+    def _clicked(self, move: Callable[[], int]) -> None:
+        """A button press: move, then draw the neighbouring steps once the kernel is idle."""
+        move()
+        self.schedule_prefetch()
+
+    def schedule_prefetch(self) -> bool:
+        """Ask the running event loop (a Jupyter kernel's) to draw the pictures of the steps
+        next to the current one when it is idle, one picture per callback, so that the next
+        press shows a stored PNG.  Returns False (and does nothing) outside an event loop or
+        with ``images=False``; a press during a prefetch waits for at most one picture."""
+        import asyncio
+
+        if not self.images:
+            return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        loop.call_soon(self._prefetch_one)
+        return True
+
+    def neighbours(self) -> list[int]:
+        """The steps drawn ahead: the next one first, then the previous one."""
+        return [s for s in (self._step + 1, self._step - 1) if 1 <= s <= self.n_steps]
+
+    def _prefetch_one(self) -> None:
+        for step in self.neighbours():
+            if cached_png(self._picture_key(step)) is None:
+                self._picture(step)
+                self.schedule_prefetch()              # the other neighbour in a later callback
+                return
 
     def _ipython_display_(self):
         from IPython.display import display

@@ -84,3 +84,33 @@ def test_render_png_cache_is_bounded(monkeypatch):
     assert stepper.cached_png(("test", 0)) is None and stepper.cached_png(("test", 1)) is None, \
         "the oldest entries must be dropped beyond PNG_CACHE_SIZE"
     assert stepper.cached_png(("test", 4)) == b"png4"
+
+
+def test_a_button_press_inside_an_event_loop_draws_the_next_step_ahead(run):
+    """In a kernel (an asyncio loop), a press draws its step at once and the next step while
+    the kernel is idle, so the following press shows a stored PNG."""
+    import asyncio
+
+    from labkit.stepper import clear_png_cache
+    from labkit.text.widgets import decode_stepper
+
+    clear_png_cache()
+    widget = decode_stepper(run)                            # step 1 drawn and stored
+    assert widget.schedule_prefetch() is False, "outside an event loop nothing may be scheduled"
+    before = stepper.RENDERS
+
+    async def press_next_then_idle():
+        widget.forward_button.click()                       # step 2 now; step 3 (and 1, stored) ahead
+        for _ in range(100):
+            if stepper.RENDERS - before >= 2:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)                           # any further (wrong) drawing would land here
+
+    asyncio.run(press_next_then_idle())
+    drawn = stepper.RENDERS - before
+    assert widget.step == 2
+    assert drawn == 2, f"a press drew {drawn} pictures, expected 2 (step 2, then step 3 ahead)"
+    before = stepper.RENDERS
+    widget.forward()
+    assert stepper.RENDERS == before, "step 3 was drawn ahead, yet drawn again when shown"
