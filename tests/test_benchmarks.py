@@ -208,6 +208,41 @@ def test_widget_case_measures_cold_warm_and_state_only():
     assert row["output_changed"] is True and row["meets_target"] in (True, False)
 
 
+class _FakeStepper(_FakeWidget):
+    """A press moves on; inside an event loop it also "draws" the next step while idle."""
+
+    def __init__(self, render):
+        super().__init__(render)
+        self.ahead = []
+
+    def press(self):
+        import asyncio
+
+        self.set(self.value + 1)
+        asyncio.get_running_loop().call_soon(self.ahead.append, self.value + 1)
+
+
+def test_after_idle_presses_inside_a_running_loop_and_lets_it_idle(monkeypatch):
+    import benchmarks.widget_latency as wl
+
+    monkeypatch.setattr(wl, "IDLE_SECONDS", 0.001)
+    built = []
+    case = WidgetCase("fake: press", "fake", lambda render: built.append(_FakeStepper(render)) or built[-1],
+                      lambda w: [1, 2, 3, 4, 5, 6, 7], lambda w, v: w.set(v), lambda w: (w.value, w.image),
+                      press=lambda w: w.press())
+    samples = wl.after_idle(case, presses=3)
+    assert len(samples) == 3, f"expected one time per press after the first, got {len(samples)}"
+    assert built[-1].value == 4 and built[-1].ahead == [2, 3, 4, 5], \
+        f"each press must run in the loop and its scheduled work while idle, got {built[-1].ahead}"
+    row = measure_case(case, repeats=1)
+    assert row["after_idle_ms"]["runs"] == wl.MAX_VALUES - 1
+
+    stuck = WidgetCase("fake: stuck press", "fake", lambda render: _FakeWidget(render), lambda w: [1, 2],
+                       lambda w, v: None, lambda w: (w.value, w.image), press=lambda w: None)
+    with pytest.raises(ValueError, match="a press did not change the picture"):
+        wl.after_idle(stuck, presses=1)
+
+
 def test_widget_case_reports_a_change_that_does_not_reach_the_output():
     case = WidgetCase("fake: stuck", "fake", lambda render: _FakeWidget(render), lambda w: [1, 2],
                       lambda w, v: None, lambda w: (w.value, w.image))
