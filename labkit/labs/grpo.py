@@ -92,7 +92,7 @@ def run(rewards=REWARDS, eps: float = EPSILON, permutation=PERMUTATION,
         raise ValueError(f"permutation must reorder 0..{r.shape[1] - 1}, got {order.tolist()}")
 
     for g, group in enumerate(r):
-        values, counts = np.unique(group, return_counts=True)     # (with counts NumPy skips its np.ma check)
+        values, counts = np.unique(group, return_counts=True)     # distinct rewards, how many of each
         if values.size == 1:
             # exact zeros when the mean is exact (0/1 rewards); otherwise the mean's rounding
             # error (~1e-16) divided by ε = 1e-8 leaves ~1e-8

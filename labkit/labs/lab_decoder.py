@@ -36,16 +36,7 @@ _LAYER_DRAWS = (("q", 0.2), ("k", 0.2), ("v", 0.2), ("o", 0.2), ("gate", 0.2), (
 
 def lab_weights(seed: int = 11) -> DecoderWeights:
     """Weights drawn as N(0, std²) from ``default_rng(seed)``: embedding [17, 8] (std 0.3),
-    output [8, 17], then per layer q, k, v, o [8, 8], gate, up [8, 12], down [12, 8] (std 0.2).
-
-    The draw is made (and checked) once per seed; every call gets new containers over the
-    same read-only arrays, so a lab that builds several decoders pays for one draw.
-    """
-    return _checked_weights(seed).checked_copy(LAB_CONFIG)
-
-
-@functools.lru_cache(maxsize=8)
-def _checked_weights(seed: int) -> DecoderWeights:
+    output [8, 17], then per layer q, k, v, o [8, 8], gate, up [8, 12], down [12, 8] (std 0.2)."""
     shapes = LAB_CONFIG.weight_shapes()
     generator = np.random.default_rng(seed)
     arrays: dict[str, np.ndarray] = {}
@@ -55,8 +46,6 @@ def _checked_weights(seed: int) -> DecoderWeights:
         for name, std in _LAYER_DRAWS:
             key = f"layers.{layer}.{name}"
             arrays[key] = generator.normal(0.0, std, shapes[key])
-    for array in arrays.values():
-        array.flags.writeable = False              # shared by every lab decoder of this seed
     return DecoderWeights.from_arrays(arrays, LAB_CONFIG)
 
 
@@ -66,7 +55,17 @@ def lab_decoder(faults: DecoderFaults | str | None = None, seed: int = 11) -> De
         faults = DecoderFaults.named(faults)
     if not isinstance(faults, DecoderFaults):
         raise TypeError(f"faults must be a DecoderFaults, a fault name or None, got {type(faults).__name__}")
-    return Decoder(LAB_CONFIG, lab_weights(seed), faults)
+    return Decoder(LAB_CONFIG, _shared_weights(seed), faults)
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_weights(seed: int) -> DecoderWeights:
+    """``lab_weights(seed)``, drawn and checked once, its arrays read-only: every lab decoder
+    of that seed shares them (each ``Decoder`` gets its own containers)."""
+    weights = lab_weights(seed)
+    for array in weights.to_arrays().values():
+        array.flags.writeable = False
+    return weights
 
 
 def lab_tokens() -> np.ndarray:
