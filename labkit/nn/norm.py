@@ -8,8 +8,5 @@ def rms_norm(x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
 
     Returns an array of the same shape and dtype.
     """
-    # mean(x²) exactly as np.mean computes it (pairwise sum, then ÷ d as an intp, in place),
-    # without its Python-level dispatch
-    mean_square = np.add.reduce(x * x, axis=-1, keepdims=True)
-    np.true_divide(mean_square, np.intp(x.shape[-1]), out=mean_square, casting="unsafe")
+    mean_square = np.mean(x * x, axis=-1, keepdims=True)
     return x / np.sqrt(mean_square + np.asarray(eps, dtype=x.dtype))
