@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 
 #: ``labkit trace KIND``
@@ -30,10 +29,12 @@ TOP_COMMANDS = {
 
 
 def _present(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
+    """Whether ``module`` is part of this checkout, judged from its file alone
+    (``find_spec`` would import the parent package, e.g. the whole diffusion pipeline)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.joinpath(*module.split(".")[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _add(subparsers, name: str, module: str, help_text: str, load: bool) -> None:
