@@ -1,5 +1,5 @@
 """The transformer's shortcuts compute exactly what the plain paths compute: RoPE angles shared
-across heads and layers, weights checked once per lab seed."""
+across heads and layers; lab decoders share one read-only draw of their weights."""
 
 import numpy as np
 import pytest

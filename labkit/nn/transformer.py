@@ -124,26 +124,7 @@ class DecoderWeights:
             {name: checked[f"layers.{i}.{name}"] for name in LAYER_WEIGHT_NAMES}
             for i in range(config.n_layers)
         ]
-        weights = cls(embedding=checked["embedding"], output=checked["output"], layers=layers)
-        weights._checked = (config, weights._identity())
-        return weights
-
-    def _identity(self) -> tuple:
-        """Which arrays these containers hold (by object identity), in ``to_arrays`` order."""
-        return (id(self.embedding), id(self.output),
-                *(id(layer.get(name)) for layer in self.layers for name in LAYER_WEIGHT_NAMES),
-                len(self.layers), *(len(layer) for layer in self.layers))
-
-    def checked_copy(self, config: DecoderConfig) -> DecoderWeights:
-        """New containers over the same arrays, checked against ``config`` — unless
-        ``from_arrays`` checked exactly these arrays for ``config`` already (no array swapped in
-        since), in which case the check is not repeated."""
-        if getattr(self, "_checked", None) != (config, self._identity()):
-            return DecoderWeights.from_arrays(self.to_arrays(), config)
-        copy = DecoderWeights(embedding=self.embedding, output=self.output,
-                              layers=[dict(layer) for layer in self.layers])
-        copy._checked = (config, copy._identity())
-        return copy
+        return cls(embedding=checked["embedding"], output=checked["output"], layers=layers)
 
 
 @dataclass(frozen=True)
@@ -227,7 +208,8 @@ class Decoder:
         if not isinstance(config, DecoderConfig):
             raise TypeError(f"config must be a DecoderConfig, got {type(config).__name__}")
         self.config = config
-        self.weights = weights.checked_copy(config)
+        # new containers, checked; arrays already of the right dtype are shared, not copied
+        self.weights = DecoderWeights.from_arrays(weights.to_arrays(), config)
         self.faults = faults or DecoderFaults()
         self.dtype = np.dtype(config.dtype)
 
