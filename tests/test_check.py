@@ -87,3 +87,16 @@ def test_rms_norm_over_the_wrong_axis_is_caught():
 def test_rms_norm_that_promotes_float32_is_caught():
     result = check.rms_norm(lambda x, eps: x.astype(np.float64) / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps))
     assert not result.passed and result.rule == "dtype"
+
+
+def test_every_chapter_page_has_a_registered_exercise():
+    from labkit.devtools import book
+
+    # the glossary is a reference page; the measuring page's exercise is fed by the benchmark
+    # reference data (benchmarks/exercise.py) and tested in tests/test_benchmarks.py
+    exempt = {"notebooks/glossary.md", "notebooks/11-labs/13-measuring-the-book.md"}
+    pages = {f.replace(".ipynb", ".md") for f in book.toc_files(book.load_config())}
+    covered = {spec.page for spec in EXERCISES.values()}
+    missing = sorted(pages - covered - exempt)
+    assert not missing, f"pages without a labkit.check exercise: {missing}"
+    assert covered <= pages, f"exercises point at pages outside the toc: {sorted(covered - pages)}"
