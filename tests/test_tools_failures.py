@@ -133,16 +133,22 @@ def test_the_invariant_check_catches_an_execution_without_confirmation():
     assert any("without authorisation/confirmation" in p for p in invariant_violations(outcome))
 
 
-def test_journal_and_service_survive_the_process_on_disk(tmp_path):
-    invocation = fixture_invocation()
-    journal = Journal(tmp_path / "journal.sqlite")
-    service = CalendarService("2026-07-19T14:00:04+08:00", path=str(tmp_path / "calendar.sqlite"))
+def approved_in_journal(journal, invocation):
+    """An invocation moved to PREPARED and approved, every step written to ``journal``."""
     machine = InvocationMachine(State.VALIDATED)
     machine.attach(journal, invocation.to_json(), 3)
     for state in (State.AUTHORIZED, State.PREPARED):
         machine.move(state)
     digest = invocation_digest(invocation)
     journal.update("inv_01", approved_digest=digest)
+    return machine, digest
+
+
+def test_journal_and_service_survive_the_process_on_disk(tmp_path):
+    invocation = fixture_invocation()
+    journal = Journal(tmp_path / "journal.sqlite")
+    service = CalendarService("2026-07-19T14:00:04+08:00", path=str(tmp_path / "calendar.sqlite"))
+    machine, digest = approved_in_journal(journal, invocation)
     executor = Executor(ServiceTransport(service), "req-42", 3, crash=CrashPlan("after_service_commit"))
     with pytest.raises(Crash):
         executor.execute(machine, invocation, digest)
@@ -199,12 +205,7 @@ def test_bad_fault_configuration_is_refused_by_name(bad, message):
 def test_a_crash_before_the_first_attempt_restarts_from_the_journaled_approval():
     invocation = fixture_invocation()
     journal, service = Journal(), CalendarService("2026-07-19T14:00:04+08:00")
-    machine = InvocationMachine(State.VALIDATED)
-    machine.attach(journal, invocation.to_json(), 3)
-    for state in (State.AUTHORIZED, State.PREPARED):
-        machine.move(state)
-    digest = invocation_digest(invocation)
-    journal.update("inv_01", approved_digest=digest)
+    machine, digest = approved_in_journal(journal, invocation)
     with pytest.raises(Crash, match="before attempt of attempt 1"):
         Executor(ServiceTransport(service), "req-42", 3, crash=CrashPlan("before_attempt")).execute(machine, invocation, digest)
     assert (journal.entry("inv_01").state, service.requests) == ("PREPARED", 0), "nothing may be sent before the crash"
