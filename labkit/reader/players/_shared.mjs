@@ -1,0 +1,77 @@
+// Helpers every player shares.  MyST's {anywidget} directive copies one module file to the
+// site (no sibling imports), so this block is pasted into each player between the
+// "shared:" markers by `python -m labkit.devtools.players sync`; a test checks it is current.
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An HTML element: h("div", {class: "x"}, child, "text"). */
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  return fill(node, attrs, children);
+}
+
+/** An SVG element: s("rect", {x: 0, y: 0, width: 4, height: 4}). */
+function s(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  return fill(node, attrs, children);
+}
+
+function fill(node, attrs, children) {
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" || typeof child === "number" ? String(child) : child);
+  }
+  return node;
+}
+
+/** The player's data: the model's "data" key (a Jupyter traitlet or the directive's JSON body). */
+function modelData(model) {
+  return model.get("data") || {};
+}
+
+/** Call redraw() whenever the kernel sets new data; returns the cleanup function. */
+function watchData(model, redraw) {
+  if (typeof model.on !== "function") return () => {};
+  const handler = () => redraw();
+  model.on("change:data", handler);
+  return () => { if (typeof model.off === "function") model.off("change:data", handler); };
+}
+
+/** A fixed number format: fmt(1.23456, 2) → "1.23"; null/undefined → "−∞". */
+function fmt(value, digits = 2) {
+  if (value === null || value === undefined) return "−∞";
+  return Number(value).toFixed(digits).replace("-", "−");
+}
+
+/** Mark a finished draw (tests wait for the counter; hosts ignore it). */
+function painted(root) {
+  root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
+}
+
+const BASE_CSS = `
+.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+  border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
+.lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
+.lk-player .lk-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0 6px; }
+.lk-player button { font: inherit; padding: 2px 10px; border: 1px solid #999; border-radius: 4px; background: #f4f4f4; cursor: pointer; }
+.lk-player button[disabled] { opacity: 0.45; cursor: default; }
+.lk-player button.lk-on { background: #dd8452; color: #fff; border-color: #b8683a; }
+.lk-player select, .lk-player input { font: inherit; }
+.lk-player .lk-label { color: #333; }
+.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
+.lk-player svg text { font-family: system-ui, sans-serif; }
+`;
+
+/** The player's frame: a root div with the book's style, inside el. */
+function frame(el, name, css = "") {
+  el.replaceChildren();
+  const root = h("div", { class: "lk-player", "data-player": name });
+  root.append(h("style", { text: BASE_CSS + css }));
+  el.append(root);
+  return root;
+}

@@ -1,0 +1,247 @@
+// The decode stepper: trace one, token by token.  Raw logits of every vocabulary entry,
+// the masked ones hatched at −∞, the selected token, the cache length per layer at the step
+// start and after the decode, and the events the step emitted.  Data: labkit.reader.players.decode.
+
+// ---- shared: begin ----
+// Helpers every player shares.  MyST's {anywidget} directive copies one module file to the
+// site (no sibling imports), so this block is pasted into each player between the
+// "shared:" markers by `python -m labkit.devtools.players sync`; a test checks it is current.
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An HTML element: h("div", {class: "x"}, child, "text"). */
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  return fill(node, attrs, children);
+}
+
+/** An SVG element: s("rect", {x: 0, y: 0, width: 4, height: 4}). */
+function s(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  return fill(node, attrs, children);
+}
+
+function fill(node, attrs, children) {
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" || typeof child === "number" ? String(child) : child);
+  }
+  return node;
+}
+
+/** The player's data: the model's "data" key (a Jupyter traitlet or the directive's JSON body). */
+function modelData(model) {
+  return model.get("data") || {};
+}
+
+/** Call redraw() whenever the kernel sets new data; returns the cleanup function. */
+function watchData(model, redraw) {
+  if (typeof model.on !== "function") return () => {};
+  const handler = () => redraw();
+  model.on("change:data", handler);
+  return () => { if (typeof model.off === "function") model.off("change:data", handler); };
+}
+
+/** A fixed number format: fmt(1.23456, 2) → "1.23"; null/undefined → "−∞". */
+function fmt(value, digits = 2) {
+  if (value === null || value === undefined) return "−∞";
+  return Number(value).toFixed(digits).replace("-", "−");
+}
+
+/** Mark a finished draw (tests wait for the counter; hosts ignore it). */
+function painted(root) {
+  root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
+}
+
+const BASE_CSS = `
+.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+  border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
+.lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
+.lk-player .lk-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0 6px; }
+.lk-player button { font: inherit; padding: 2px 10px; border: 1px solid #999; border-radius: 4px; background: #f4f4f4; cursor: pointer; }
+.lk-player button[disabled] { opacity: 0.45; cursor: default; }
+.lk-player button.lk-on { background: #dd8452; color: #fff; border-color: #b8683a; }
+.lk-player select, .lk-player input { font: inherit; }
+.lk-player .lk-label { color: #333; }
+.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
+.lk-player svg text { font-family: system-ui, sans-serif; }
+`;
+
+/** The player's frame: a root div with the book's style, inside el. */
+function frame(el, name, css = "") {
+  el.replaceChildren();
+  const root = h("div", { class: "lk-player", "data-player": name });
+  root.append(h("style", { text: BASE_CSS + css }));
+  el.append(root);
+  return root;
+}
+// ---- shared: end ----
+
+const CSS = `
+.lk-decode .lk-bar { fill: #4c72b0; }
+.lk-decode .lk-bar.lk-masked { fill: url(#lk-hatch); stroke: #999; }
+.lk-decode .lk-bar.lk-selected { fill: #dd8452; }
+.lk-decode .lk-after { fill: #55a868; }
+.lk-decode .lk-after.lk-none { fill: #c8c8c8; }
+`;
+
+// The figure is built once per data (bars, labels, cache columns) and each step only moves
+// bars and rewrites labels: a step costs attribute updates, not a new SVG.
+function buildFigure(data) {
+  const pieces = data.pieces, V = pieces.length, steps = data.steps;
+  const W = 620, H = 250, left = 40, bottom = 70, top = 14;
+  let hi = -Infinity, lo = -3;
+  for (const st of steps) for (const v of st.raw) { hi = Math.max(hi, v); lo = Math.min(lo, v - 0.3); }
+  hi += 0.8;
+  const y = (v) => top + (hi - v) / (hi - lo) * (H - top - bottom);
+  const bw = (W - left - 8) / V;
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "logits" });
+  svg.append(s("defs", {}, s("pattern", { id: "lk-hatch", width: 5, height: 5, patternUnits: "userSpaceOnUse",
+                                          patternTransform: "rotate(45)" },
+    s("rect", { width: 5, height: 5, fill: "#e4e4e4" }), s("line", { x1: 0, y1: 0, x2: 0, y2: 5, stroke: "#999", "stroke-width": 1.5 }))));
+  for (let v = Math.ceil(lo); v <= Math.floor(hi); v += 1) {
+    if (v % 2) continue;
+    svg.append(s("line", { x1: left, x2: W - 6, y1: y(v), y2: y(v), stroke: v === 0 ? "#888" : "#eee" }),
+               s("text", { x: left - 4, y: y(v) + 3, "text-anchor": "end", "font-size": 9, fill: "#555" }, fmt(v, 0)));
+  }
+  const mid = top + (H - top - bottom) / 2;
+  svg.append(s("text", { x: 10, y: mid, "font-size": 10, transform: `rotate(-90 10 ${mid})`, "text-anchor": "middle" }, "raw logit"));
+  const bars = [], marks = [], ticks = [], names = [], tips = [];
+  for (let i = 0; i < V; i++) {
+    const x = left + i * bw + 1;
+    tips.push(s("title"));
+    bars.push(s("rect", { class: "lk-bar", "data-id": i, x, width: bw - 2 }, tips[i]));
+    marks.push(s("text", { x: x + bw / 2 - 1, "text-anchor": "middle", "font-size": 8, fill: "#777" }));
+    ticks.push(s("line", { x1: x, x2: x + bw - 2, stroke: "#000", "stroke-width": 2 }));
+    names.push(s("text", { x: x + bw / 2, y: H - bottom + 10, "font-size": 9, "text-anchor": "end",
+                           transform: `rotate(-60 ${x + bw / 2} ${H - bottom + 10})` }, `${i} ${pieces[i]}`));
+  }
+  svg.append(...bars, ...marks, ...ticks, ...names);
+
+  const layers = steps[0].cache_start.length, CW = 170, most = Math.max(19, ...steps.flatMap((st) => st.cache_after || st.cache_start)) + 3;
+  const cy = (v) => top + (1 - v / most) * (H - top - 40);
+  const cache = s("svg", { width: CW, height: H, viewBox: `0 0 ${CW} ${H}`, role: "img", "data-role": "cache" });
+  const gw = (CW - 20) / layers, columns = [];
+  for (let l = 0; l < layers; l++) {
+    const x0 = 14 + l * gw, pair = [];
+    for (const k of [0, 1]) {
+      const x = x0 + 6 + k * (gw / 2 - 4);
+      const rect = s("rect", { class: k ? "lk-after" : "lk-bar", x, width: gw / 2 - 10 });
+      const label = s("text", { x: x + (gw / 2 - 10) / 2, "font-size": 10, "text-anchor": "middle" });
+      cache.append(rect, label);
+      pair.push([rect, label]);
+    }
+    columns.push(pair);
+    cache.append(s("text", { x: x0 + gw / 2, y: H - 40 + 14, "font-size": 10, "text-anchor": "middle" }, `layer ${l}`));
+  }
+  const legend = s("text", { x: CW / 2, y: H - 8, "font-size": 9, "text-anchor": "middle", fill: "#555" });
+  cache.append(legend);
+
+  function show(step) {
+    const masked = new Set(step.masked), y0 = y(0);
+    step.raw.forEach((value, i) => {
+      const y1 = y(value), isMasked = masked.has(i), processed = step.processed[i];
+      const bar = bars[i];
+      bar.setAttribute("class", "lk-bar" + (isMasked ? " lk-masked" : "") + (i === step.selected ? " lk-selected" : ""));
+      bar.setAttribute("y", Math.min(y0, y1));
+      bar.setAttribute("height", Math.max(1, Math.abs(y1 - y0)));
+      tips[i].textContent = `${i} ${pieces[i]}: raw ${fmt(value, 4)}, processed ${fmt(processed, 4)}`;
+      marks[i].textContent = isMasked ? "−∞" : "";
+      marks[i].setAttribute("y", Math.min(y0, y1) - 3);
+      const tick = !isMasked && processed !== null && processed !== value;
+      ticks[i].setAttribute("visibility", tick ? "visible" : "hidden");
+      if (tick) { ticks[i].setAttribute("y1", y(processed)); ticks[i].setAttribute("y2", y(processed)); }
+      names[i].setAttribute("font-weight", i === step.selected ? 700 : 400);
+    });
+    const after = step.cache_after || step.cache_start;
+    columns.forEach((pair, l) => {
+      for (const [k, value] of [[0, step.cache_start[l]], [1, after[l]]]) {
+        const [rect, label] = pair[k];
+        rect.setAttribute("y", cy(value));
+        rect.setAttribute("height", cy(0) - cy(value));
+        if (k) rect.setAttribute("class", "lk-after" + (step.cache_after ? "" : " lk-none"));
+        label.setAttribute("y", cy(value) - 3);
+        label.textContent = value;
+      }
+    });
+    legend.textContent = step.cache_after ? "blue: step start · green: after decode" : `no decode (finish: ${step.finish})`;
+  }
+  return { nodes: [svg, cache], show };
+}
+
+function render({ model, el }) {
+  const root = frame(el, "decode", CSS);
+  root.classList.add("lk-decode");
+  let index = 0, view = null;
+  const title = h("div", { class: "lk-title" });
+  const back = h("button", { type: "button", "data-control": "back", onclick: () => go(index - 1) }, "◀ back");
+  const next = h("button", { type: "button", "data-control": "next", onclick: () => go(index + 1) }, "next ▶");
+  const slider = h("input", { type: "range", min: 1, value: 1, "data-control": "step",
+                              "aria-label": "selection step", oninput: () => go(Number(slider.value) - 1) });
+  const stepLabel = h("span", { class: "lk-label" });
+  const faultPicker = h("select", { "data-control": "fault", "aria-label": "fault",
+                                    onchange: () => { model.set("request", { fault: faultPicker.value || null }); model.save_changes(); } });
+  const cacheLabel = h("div", { class: "lk-label", "data-role": "cache" });
+  const selectedLabel = h("div", { class: "lk-label", "data-role": "selected" });
+  const textLabel = h("div", { class: "lk-label", "data-role": "text" });
+  const figure = h("div", { style: "display:flex; gap:8px; flex-wrap:wrap" });
+  const events = h("pre", { class: "lk-mono", "data-role": "events" });
+  root.append(title, h("div", { class: "lk-controls" }, back, next, slider, stepLabel, faultPicker),
+              cacheLabel, selectedLabel, textLabel, figure, events);
+
+  function setup() {
+    const data = modelData(model);
+    const live = Boolean(model.get("live")) && Array.isArray(data.faults);
+    faultPicker.style.display = live ? "" : "none";
+    if (live && faultPicker.options.length !== data.faults.length + 1) {
+      faultPicker.replaceChildren(h("option", { value: "" }, "no fault"), ...data.faults.map((f) => h("option", { value: f }, f)));
+    }
+    faultPicker.value = data.fault || "";
+    title.textContent = data.title || "Decode stepper";
+    slider.max = String((data.steps || []).length);
+    index = Math.min(index, Math.max(0, (data.steps || []).length - 1));
+    draw();
+  }
+
+  function go(i) {
+    const n = (modelData(model).steps || []).length;
+    const clamped = Math.max(0, Math.min(n - 1, i));
+    if (clamped === index && root.dataset.frame) return;
+    index = clamped;
+    draw();
+  }
+
+  function draw() {
+    const data = modelData(model);
+    const steps = data.steps || [];
+    if (!steps.length) { figure.replaceChildren(h("div", {}, "no steps")); painted(root); return; }
+    const step = steps[index], pieces = data.pieces;
+    stepLabel.textContent = `selection step ${step.step} of ${steps.length}`;
+    slider.value = String(index + 1);
+    back.disabled = index === 0;
+    next.disabled = index === steps.length - 1;
+    const perLayer = step.cache_start.map((n, l) => `layer ${l}: ${n}`).join(", ");
+    cacheLabel.textContent = `cache length at step start: ${step.cache_start[0]} (${perLayer})`
+      + (step.cache_after ? ` → after decode: ${step.cache_after.join(", ")}` : ` → no decode (finish: ${step.finish})`);
+    selectedLabel.textContent = `selected: ${step.selected} ${pieces[step.selected]}; masked: [${step.masked.join(", ")}]`;
+    textLabel.textContent = `streamed so far: ${step.text || "(nothing)"}`;
+    if (!view || view.data !== data) {
+      view = { data, ...buildFigure(data) };
+      figure.replaceChildren(...view.nodes);
+    }
+    view.show(step);
+    events.textContent = step.events.map((e) => `${e[0]} ${e[1]}  ${e[2]}`).join("\n");
+    painted(root);
+  }
+
+  const stop = watchData(model, setup);
+  setup();
+  return stop;
+}
+
+export default { render };

@@ -1,0 +1,80 @@
+"""Operating a player's controls from the test, in the page, and timing each change.
+
+Every control of a player carries ``data-control``.  ``OPERATE`` (run in the page) moves one
+control the way a reader would — a click, the next option of a select, the other end of a
+range, a checkbox toggled — and returns what is drawn before and after and the time:
+``work_ms`` from the event to the new picture laid out (handler, DOM update, style and
+layout, forced synchronously) and ``frame_ms`` to the next animation frame (when the browser
+paints it).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+#: the drawing of a player: its markup without the controls' own state
+JS_DRAWN = """() => { const root = window.playerEl.querySelector('.lk-player');
+  return root ? root.innerHTML : ''; }"""
+
+JS_CONTROLS = """() => Array.from(window.playerEl.querySelectorAll('[data-control]'))
+  .map(c => ({name: c.dataset.control, tag: c.tagName.toLowerCase(), type: c.type || '',
+              visible: !!(c.offsetWidth || c.offsetHeight), disabled: !!c.disabled}))"""
+
+JS_OPERATE = """async ([name, value]) => {
+  const root = window.playerEl.querySelector('.lk-player');
+  const c = root.querySelector(`[data-control="${name}"]`);
+  const before = root.innerHTML;
+  const t0 = performance.now();
+  if (c.tagName === 'BUTTON') c.click();
+  else if (c.tagName === 'SELECT') {
+    c.selectedIndex = value !== null ? value : (c.selectedIndex + 1) % c.options.length;
+    c.dispatchEvent(new Event('change', {bubbles: true}));
+  } else if (c.type === 'checkbox') { c.checked = !c.checked; c.dispatchEvent(new Event('change', {bubbles: true})); }
+  else if (c.type === 'range') {
+    c.value = value !== null ? String(value) : (c.value === c.max ? c.min : c.max);
+    c.dispatchEvent(new Event('input', {bubbles: true}));
+  }
+  root.getBoundingClientRect(); void root.offsetHeight;
+  const t1 = performance.now();
+  await new Promise(resolve => requestAnimationFrame(() => resolve()));
+  const t2 = performance.now();
+  return {changed: root.innerHTML !== before, work_ms: t1 - t0, frame_ms: t2 - t0};
+}"""
+
+
+def controls(page) -> list[dict]:
+    return page.evaluate(JS_CONTROLS)
+
+
+def operate(page, name: str, value=None) -> dict:
+    return page.evaluate(JS_OPERATE, [name, value])
+
+
+def text(page) -> str:
+    return page.evaluate("() => window.playerEl.innerText")
+
+
+def every_control_changes_the_drawing(page) -> dict[str, bool]:
+    """Operate each visible control once (disabled ones after the others); name → changed."""
+    result: dict[str, bool] = {}
+    pending = [c["name"] for c in controls(page) if c["visible"]]
+    for _ in range(3):
+        for c in controls(page):
+            if c["name"] in pending and not c["disabled"]:
+                result[c["name"]] = operate(page, c["name"])["changed"]
+                pending.remove(c["name"])
+    for name in pending:
+        result[name] = False
+    return result
+
+
+def step_times(page, name: str, back: str | None = None, repeats: int = 12) -> dict:
+    """Median times of ``repeats`` changes of control ``name`` (alternating with ``back``
+    when the control is a one-way button)."""
+    work, frame = [], []
+    for i in range(repeats):
+        which = back if (back and i % 2) else name
+        timing = operate(page, which)
+        work.append(timing["work_ms"])
+        frame.append(timing["frame_ms"])
+    return {"work_ms": statistics.median(work), "frame_ms": statistics.median(frame), "n": repeats}

@@ -1,0 +1,133 @@
+"""The players in Chromium, without Jupyter: each module loaded as the static book's
+``{anywidget}`` directive loads it (``player_harness``), with the JSON model the page embeds.
+
+Every player renders; every control changes what is drawn; a step is drawn within one frame
+(median ≤ 16 ms from the event to the new picture laid out); and with the network closed
+except 127.0.0.1 no player asks for anything beyond its module and its page's model.
+The step times go to ``build/browser/player-times.json`` (``benchmarks/players.py`` reads it).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from browser_book import REPO
+from player_controls import every_control_changes_the_drawing, operate, step_times, text
+from player_harness import HarnessServer, embeds
+
+pytestmark = pytest.mark.browser
+
+EMBEDS = embeds()
+IDS = [f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}" for page, name in EMBEDS]
+#: the control a reader steps with, and the one that steps back (None: the control cycles)
+STEP_CONTROLS = {"decode": ("next", "back"), "divergence": ("fault", None),
+                 "scenarios": ("event", None), "latents": ("step", None), "attention": ("view", None)}
+FRAME_MS = 16.0
+TIMES = REPO / "build" / "browser" / "player-times.json"
+
+
+@pytest.fixture(scope="module")
+def harness():
+    with HarnessServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def times():
+    found: dict = {}
+    yield found
+    TIMES.parent.mkdir(parents=True, exist_ok=True)
+    old = json.loads(TIMES.read_text()) if TIMES.exists() else {}
+    TIMES.write_text(json.dumps({**old, **found}, indent=1, sort_keys=True) + "\n")
+
+
+def open_player(context, harness, page_md: str, name: str):
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(harness.url(page_md, name))
+    page.wait_for_function("() => window.playerReady || window.playerError", timeout=20_000)
+    problem = page.evaluate("() => window.playerError || null")
+    assert problem is None, f"{name}: the module failed to load or render:\n{problem}"
+    return page, errors
+
+
+@pytest.fixture()
+def context(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US", timezone_id="UTC")
+    yield ctx
+    ctx.close()
+
+
+@pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
+def test_player_renders_and_every_control_changes_the_drawing(context, harness, page_md, name):
+    page, errors = open_player(context, harness, page_md, name)
+    drawn = page.evaluate("() => window.playerEl.querySelectorAll('svg *, canvas, img').length")
+    assert drawn > 10, f"{name}: the player drew {drawn} SVG/canvas/image elements"
+    changed = every_control_changes_the_drawing(page)
+    assert changed, f"{name}: the player has no controls"
+    assert all(changed.values()), f"{name}: controls that did not change the drawing: " \
+        f"{[c for c, ok in changed.items() if not ok]}"
+    assert errors == [], f"{name}: console errors: {errors}"
+    CHECKS.get(name, lambda page: None)(page)
+
+
+@pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
+def test_a_step_is_drawn_within_one_frame(context, harness, times, page_md, name):
+    page, _ = open_player(context, harness, page_md, name)
+    control, back = STEP_CONTROLS[name]
+    operate(page, control)                      # warm up: the first draw of the code paths
+    measured = step_times(page, control, back)
+    times[f"harness/{name}"] = {**measured, "page": page_md, "control": control}
+    assert measured["work_ms"] <= FRAME_MS, \
+        f"{name}: median {measured['work_ms']:.1f} ms from {control!r} to the new picture (> {FRAME_MS} ms)"
+
+
+def test_no_player_fetches_anything(browser, harness):
+    """Network closed except 127.0.0.1; each player loaded and every control moved: the only
+    requests are the harness page, the module and its model."""
+    ctx = browser.new_context()
+    asked: list[str] = []
+
+    def route(r):
+        asked.append(r.request.url)
+        if r.request.url.startswith(harness.base + "/"):
+            r.continue_()
+        else:
+            r.abort()
+
+    ctx.route("**/*", route)
+    try:
+        for page_md, name in EMBEDS:
+            asked.clear()
+            page, _ = open_player(ctx, harness, page_md, name)
+            every_control_changes_the_drawing(page)
+            page.wait_for_timeout(200)
+            extra = [u for u in asked if "/index.html" not in u and f"/players/{name}.mjs" not in u
+                     and "/model/" not in u]
+            assert extra == [], f"{name}: the player asked for {extra}"
+            page.close()
+    finally:
+        ctx.close()
+
+
+# -- what each player must show (numbers from the source chapter) ------------------------
+def check_decode(page):
+    """Step 1: cache 12, selects 14; next → step 2: cache 13, selects 15; at step 5 EOS 18."""
+    operate(page, "step", 1)
+    shown = text(page)
+    assert "selection step 1 of 5" in shown and "cache length at step start: 12" in shown, shown[:300]
+    assert "selected: 14 " in shown, shown[:300]
+    operate(page, "next")
+    shown = text(page)
+    assert "selection step 2 of 5" in shown and "cache length at step start: 13" in shown, shown[:300]
+    assert "selected: 15 " in shown, shown[:300]
+    operate(page, "step", 5)
+    shown = text(page)
+    assert "selected: 18 " in shown and "cache length at step start: 16" in shown, shown[:300]
+    assert page.evaluate("() => window.playerEl.querySelector('[data-control=next]').disabled")
+
+
+CHECKS = {"decode": check_decode}
