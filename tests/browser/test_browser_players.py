@@ -130,4 +130,20 @@ def check_decode(page):
     assert page.evaluate("() => window.playerEl.querySelector('[data-control=next]').disabled")
 
 
-CHECKS = {"decode": check_decode}
+def check_divergence(page):
+    """A perturbed weight first shows in e04's raw-logit tensors; the wrong processor order at
+    e05 in processor_order[0]; the tool trace's first fault at t01; the rows are labelled."""
+    operate(page, "kind", 0)
+    shown = text(page)
+    assert "golden" in shown and "faulty: perturbed_weight" in page.evaluate(
+        "() => window.playerEl.querySelector('svg').textContent"), shown[:300]
+    assert "(e04 vs e04, prefill.completed)" in shown and "tensors" in shown, shown[:400]
+    page.evaluate("""() => { const c = window.playerEl.querySelector('[data-control=fault]');
+      c.value = 'wrong_processor_order'; c.dispatchEvent(new Event('change')); }""")
+    shown = text(page)
+    assert "(e05 vs e05, token.selected)" in shown and "processor_order[0]" in shown, shown[:400]
+    operate(page, "kind", 2)
+    assert "(t01 vs t01, proposal.generated)" in text(page), text(page)[:400]
+
+
+CHECKS = {"decode": check_decode, "divergence": check_divergence}

@@ -1,0 +1,69 @@
+"""The first-divergence explorer: golden and faulty trace side by side, the first divergent
+event, its rule, field, both values and the suspect, for every named fault of every trace.
+
+    data = {"player": "divergence", "kinds": {kind: {
+              "golden": [[event_id, event_type], …],
+              "faults": {name: {"description", "events": [[event_id, event_type], …],
+                                "divergence": None | {"index", "event_ids": [golden, faulty],
+                                    "types": [golden, faulty], "rule", "field", "golden", "faulty",
+                                    "suspect", "text"}}}}},
+            "start": [kind, fault]}
+
+Values are shortened reprs of the trace payloads (which hold rounded summaries, never raw floats).
+"""
+
+from __future__ import annotations
+
+from labkit.reader.players.base import Player
+from labkit.trace import catalogue
+from labkit.trace.divergence import Divergence, _short, first_divergence
+
+START = ("text", "perturbed_weight")
+
+
+def timeline(events: list[dict]) -> list[list[str]]:
+    return [[e["event_id"], e["event_type"]] for e in events]
+
+
+def divergence_summary(found: Divergence | None) -> dict | None:
+    if found is None:
+        return None
+    types = [(e or {}).get("event_type") for e in (found.event_a, found.event_b)]
+    return {"index": found.index, "event_ids": list(found.event_ids), "types": types,
+            "rule": found.rule, "field": found.field, "golden": _short(found.value_a),
+            "faulty": _short(found.value_b), "suspect": found.suspect, "text": found.describe()}
+
+
+def fault_data(kind: str, fault: str, golden: list[dict] | None = None) -> dict:
+    """One fault of one kind: its run's timeline and the first divergence from the golden trace."""
+    golden = catalogue.golden(kind) if golden is None else golden
+    faulty = catalogue.run(kind, fault)
+    return {"description": catalogue.describe(kind, fault), "events": timeline(faulty),
+            "divergence": divergence_summary(first_divergence(golden, faulty))}
+
+
+def divergence_data(kinds=None) -> dict:
+    """Every fault of every kind in ``kinds`` (default: all three traces)."""
+    out = {}
+    for kind in kinds or list(catalogue.KINDS):
+        golden = catalogue.golden(kind)
+        out[kind] = {"golden": timeline(golden),
+                     "faults": {f: fault_data(kind, f, golden) for f in catalogue.faults(kind)}}
+    start = START if START[0] in out else (next(iter(out)), next(iter(out[next(iter(out))]["faults"])))
+    return {"player": "divergence", "title": "First divergence: golden and faulty trace side by side",
+            "kinds": out, "start": list(start)}
+
+
+def static_data() -> dict:
+    return divergence_data()
+
+
+class DivergencePlayer(Player):
+    """The explorer in a kernel: the same data, computed from the real runs."""
+
+    player = "divergence"
+    title = "First-divergence explorer"
+
+
+def divergence_player(kinds=None) -> DivergencePlayer:
+    return DivergencePlayer(divergence_data(kinds))
