@@ -22,7 +22,7 @@ EMBEDS = embeds()
 IDS = [f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}" for page, name in EMBEDS]
 #: the control a reader steps with, and the one that steps back (None: the control cycles)
 STEP_CONTROLS = {"decode": ("next", "back"), "divergence": ("fault", None),
-                 "scenarios": ("event", None), "latents": ("step", None), "attention": ("view", None)}
+                 "scenarios": ("next", "back"), "latents": ("step", None), "attention": ("view", None)}
 FRAME_MS = 16.0
 TIMES = REPO / "build" / "browser" / "player-times.json"
 
@@ -146,4 +146,28 @@ def check_divergence(page):
     assert "(t01 vs t01, proposal.generated)" in text(page), text(page)[:400]
 
 
-CHECKS = {"decode": check_decode, "divergence": check_divergence}
+def pick(page, control, value):
+    page.evaluate("""([c, v]) => { const s = window.playerEl.querySelector(`[data-control=${c}]`);
+      s.value = v; s.dispatchEvent(new Event('change')); }""", [control, value])
+
+
+def check_scenarios(page):
+    """The timeout scenario crosses the commit boundary at t11 after a retry (attempt 2) and
+    diverges from the happy path at t09; the crash after the journal write leaves the first
+    attempt's journal rows and recovers; the happy path commits at t09."""
+    pick(page, "scenario", "timeout_before_commit")
+    shown = text(page)
+    assert "commit boundary at t11" in shown and "first divergence from the happy path at t09" in shown, shown[:500]
+    assert "retry: attempt 2" in page.evaluate("() => window.playerEl.querySelector('svg').textContent")
+    pick(page, "scenario", "happy")
+    assert "commit boundary at t09" in text(page) and "the happy path itself" in text(page)
+    pick(page, "scenario", "crash_after_journal_write")
+    for _ in range(9):
+        operate(page, "next")
+    shown = text(page)
+    assert "t09 runtime.crashed" in shown and "no side effect yet" in shown, shown[:600]
+    rows = page.evaluate("() => Array.from(window.playerEl.querySelectorAll('.lk-journal tr:not(.lk-future)')).length")
+    assert rows == 3, f"{rows} journal rows written by t09 (expected 3: t05, t06, t08)"
+
+
+CHECKS = {"decode": check_decode, "divergence": check_divergence, "scenarios": check_scenarios}

@@ -1,0 +1,205 @@
+// The tool-call scenario player: pick a scenario; its golden trace is a row of event boxes
+// coloured by state (blue before the commit, green once the side effect exists, pink for a
+// failure state, red for a crash), the commit boundary drawn as a line, each attempt marked.
+// Step through the events: the current one is outlined and the journal rows written up to
+// it are listed.  Data: labkit.reader.players.scenarios.
+
+// ---- shared: begin ----
+// Helpers every player shares.  MyST's {anywidget} directive copies one module file to the
+// site (no sibling imports), so this block is pasted into each player between the
+// "shared:" markers by `python -m labkit.devtools.players sync`; a test checks it is current.
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An HTML element: h("div", {class: "x"}, child, "text"). */
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  return fill(node, attrs, children);
+}
+
+/** An SVG element: s("rect", {x: 0, y: 0, width: 4, height: 4}). */
+function s(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  return fill(node, attrs, children);
+}
+
+function fill(node, attrs, children) {
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" || typeof child === "number" ? String(child) : child);
+  }
+  return node;
+}
+
+/** The player's data: the model's "data" key (a Jupyter traitlet or the directive's JSON body). */
+function modelData(model) {
+  return model.get("data") || {};
+}
+
+/** Call redraw() whenever the kernel sets new data; returns the cleanup function. */
+function watchData(model, redraw) {
+  if (typeof model.on !== "function") return () => {};
+  const handler = () => redraw();
+  model.on("change:data", handler);
+  return () => { if (typeof model.off === "function") model.off("change:data", handler); };
+}
+
+/** A fixed number format: fmt(1.23456, 2) → "1.23"; null/undefined → "−∞". */
+function fmt(value, digits = 2) {
+  if (value === null || value === undefined) return "−∞";
+  return Number(value).toFixed(digits).replace("-", "−");
+}
+
+/** Mark a finished draw (tests wait for the counter; hosts ignore it). */
+function painted(root) {
+  root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
+}
+
+const BASE_CSS = `
+.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+  border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
+.lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
+.lk-player .lk-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0 6px; }
+.lk-player button { font: inherit; padding: 2px 10px; border: 1px solid #999; border-radius: 4px; background: #f4f4f4; cursor: pointer; }
+.lk-player button[disabled] { opacity: 0.45; cursor: default; }
+.lk-player button.lk-on { background: #dd8452; color: #fff; border-color: #b8683a; }
+.lk-player select, .lk-player input { font: inherit; }
+.lk-player .lk-label { color: #333; }
+.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
+.lk-player svg text { font-family: system-ui, sans-serif; }
+`;
+
+/** The player's frame: a root div with the book's style, inside el. */
+function frame(el, name, css = "") {
+  el.replaceChildren();
+  const root = h("div", { class: "lk-player", "data-player": name });
+  root.append(h("style", { text: BASE_CSS + css }));
+  el.append(root);
+  return root;
+}
+// ---- shared: end ----
+
+const FAILED = new Set(["PARSE_REJECTED", "VALIDATION_REJECTED", "AUTHORIZATION_DENIED", "CONFIRMATION_REJECTED",
+                        "CANCELLED", "NOT_COMMITTED", "OUTCOME_UNKNOWN", "FAILED"]);
+const CSS = `
+.lk-scn rect.lk-box { stroke: #777; stroke-width: 0.6; }
+.lk-scn rect.lk-box.lk-current { stroke: #dd8452; stroke-width: 3; }
+.lk-scn .lk-journal td { padding: 0 10px 0 0; font-family: ui-monospace, monospace; font-size: 11px; }
+.lk-scn .lk-journal tr.lk-future { color: #bbb; }
+`;
+const BOX = 66, GAP = 6, LEFT = 8;
+
+function colour(row, index, commit) {
+  const [, type, state] = row;
+  if (type.startsWith("runtime.crashed")) return "#c44e52";
+  if (FAILED.has(state)) return "#f4b6b6";
+  if (commit !== null && index >= commit && !type.startsWith("model.") && type !== "text.delta"
+      && type !== "response.completed") return "#b9dfb9";
+  if (state === "COMMITTED" || state === "OBSERVED") return "#b9dfb9";
+  return "#dbe4f3";
+}
+
+function buildTimeline(entry) {
+  const events = entry.events, W = LEFT + events.length * (BOX + GAP) + 10, H = 112, y = 30;
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "timeline" });
+  const boxes = events.map((row, i) => {
+    const x = LEFT + i * (BOX + GAP);
+    const [id, type, state] = row;
+    const [head, tail] = type.includes(".") ? [type.slice(0, type.indexOf(".") + 1), type.slice(type.indexOf(".") + 1)] : [type, ""];
+    const box = s("rect", { class: "lk-box", x, y, width: BOX, height: 58, rx: 5, fill: colour(row, i, entry.commit) },
+                  s("title", {}, `${id} ${type} ${state}`));
+    svg.append(box,
+      s("text", { x: x + BOX / 2, y: y + 12, "text-anchor": "middle", "font-size": 9, "font-weight": 600 }, id),
+      s("text", { x: x + BOX / 2, y: y + 24, "text-anchor": "middle", "font-size": 8 }, head),
+      s("text", { x: x + BOX / 2, y: y + 34, "text-anchor": "middle", "font-size": 8 }, tail.slice(0, 16)),
+      s("text", { x: x + BOX / 2, y: y + 50, "text-anchor": "middle", "font-size": 7, fill: "#333" }, state.toLowerCase().slice(0, 18)));
+    return box;
+  });
+  if (entry.commit !== null) {
+    const x = LEFT + entry.commit * (BOX + GAP) - GAP / 2;
+    svg.append(s("line", { x1: x, x2: x, y1: 6, y2: H - 4, stroke: "#2b7a2b", "stroke-width": 2, "stroke-dasharray": "4 3" }),
+               s("text", { x: x + 4, y: 14, "font-size": 9, fill: "#2b7a2b" }, "commit boundary: the side effect exists from here"));
+  }
+  for (const [i, attempt] of entry.attempts) {
+    const x = LEFT + i * (BOX + GAP) + BOX / 2;
+    svg.append(s("text", { x, y: y + 74, "text-anchor": "middle", "font-size": 9, fill: attempt > 1 ? "#c44e52" : "#555" },
+                 attempt > 1 ? `retry: attempt ${attempt}` : `attempt ${attempt}`));
+  }
+  return { svg, boxes };
+}
+
+function render({ model, el }) {
+  const root = frame(el, "scenarios", CSS);
+  root.classList.add("lk-scn");
+  let index = 0, view = null;
+  const title = h("div", { class: "lk-title" });
+  const picker = h("select", { "data-control": "scenario", "aria-label": "scenario", onchange: () => { index = 0; draw(); } });
+  const crash = h("select", { "data-control": "crash", "aria-label": "crash point", onchange: () => {
+    model.set("request", { scenario: picker.value.split(" + ")[0], crash: crash.value || null }); model.save_changes(); } });
+  const back = h("button", { type: "button", "data-control": "back", onclick: () => go(index - 1) }, "◀ back");
+  const next = h("button", { type: "button", "data-control": "next", onclick: () => go(index + 1) }, "next ▶");
+  const stepLabel = h("span", { class: "lk-label" });
+  const description = h("div", { class: "lk-label", "data-role": "description" });
+  const summary = h("div", { class: "lk-label", "data-role": "summary" });
+  const figure = h("div", { style: "overflow-x:auto" });
+  const current = h("div", { "data-role": "current" });
+  const journal = h("table", { class: "lk-journal", "data-role": "journal" });
+  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "scenario ", picker), crash, back, next, stepLabel),
+              description, summary, figure, current, h("div", { class: "lk-label" }, "journal (rows written so far in black):"), journal);
+
+  function setup() {
+    const data = modelData(model);
+    title.textContent = data.title || "Tool-call scenarios";
+    const names = Object.keys(data.scenarios || {});
+    picker.replaceChildren(...names.map((n) => h("option", { value: n }, n)));
+    picker.value = names.includes(data.start) ? data.start : names[0];
+    const live = Boolean(model.get("live")) && Array.isArray(data.crash_points);
+    crash.style.display = live ? "" : "none";
+    if (live) crash.replaceChildren(h("option", { value: "" }, "no crash"), ...data.crash_points.map((c) => h("option", { value: c }, `crash ${c}`)));
+    index = 0; view = null;
+    draw();
+  }
+
+  function go(i) {
+    const entry = (modelData(model).scenarios || {})[picker.value];
+    index = Math.max(0, Math.min(entry.events.length - 1, i));
+    draw();
+  }
+
+  function draw() {
+    const entry = (modelData(model).scenarios || {})[picker.value];
+    if (!entry) { painted(root); return; }
+    if (!view || view.entry !== entry) {
+      view = { entry, ...buildTimeline(entry) };
+      figure.replaceChildren(view.svg);
+      description.textContent = `${picker.value}: ${entry.description}`;
+      const d = entry.divergence;
+      summary.textContent = `ends ${entry.final_state} (request ${entry.request_status}); `
+        + `commit boundary ${entry.commit === null ? "never crossed" : "at " + entry.events[entry.commit][0]}; `
+        + `${entry.attempts.length} attempt(s); `
+        + (d ? `first divergence from the happy path at ${d.event_id} (${d.rule}: ${d.field})` : "the happy path itself");
+    }
+    view.boxes.forEach((box, i) => box.classList.toggle("lk-current", i === index));
+    const [id, type, state, detail] = entry.events[index];
+    const side = entry.commit !== null && index >= entry.commit ? "the side effect exists" : "no side effect yet";
+    stepLabel.textContent = `event ${index + 1} of ${entry.events.length}`;
+    back.disabled = index === 0;
+    next.disabled = index === entry.events.length - 1;
+    current.replaceChildren(h("b", {}, `${id} ${type}`), ` — state ${state || "(none)"}; ${side}`, detail ? h("div", { class: "lk-mono" }, detail) : "");
+    const seen = new Set(entry.events.slice(0, index + 1).map((row) => row[0]));
+    journal.replaceChildren(...entry.journal.map(([from, to, event]) =>
+      h("tr", { class: seen.has(event) ? "" : "lk-future" }, h("td", {}, event || "—"), h("td", {}, `${from || "∅"} → ${to}`))));
+    painted(root);
+  }
+
+  const stop = watchData(model, setup);
+  setup();
+  return stop;
+}
+
+export default { render };

@@ -1,0 +1,129 @@
+"""The tool-call scenario player: every scenario's golden trace as a timeline of states,
+with the commit boundary, the attempts (retries), the journal rows written so far and the
+first divergence from the happy path.
+
+    data = {"player": "scenarios", "start": name, "crash_points": [..] (live only),
+            "scenarios": {name: {"description", "events": [[id, type, state, detail], …],
+                "commit": index of the first event with the side effect | None,
+                "attempts": [[index, attempt], …],
+                "journal": [[from_state, to_state, event_id], …],
+                "entry": {"attempts", "retry_budget", "state", "idempotency_key"} | None,
+                "final_state", "request_status",
+                "divergence": None | {"event_id", "rule", "field"}}}}
+
+The events are the stored golden traces (``fixtures/traces/tool-<name>.jsonl``); the journal
+comes from running the scenario (``labkit.tools.runtime.run_tool_trace``), whose events a
+test checks equal the golden trace.
+"""
+
+from __future__ import annotations
+
+from labkit.reader.players.base import Player
+
+#: payload fields worth a glance beside the state, in this order
+DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_reason", "request_status",
+                 "reason")
+START = "timeout_before_commit"
+
+
+def golden_events(name: str) -> list[dict]:
+    from labkit.core.events import read_jsonl
+    from labkit.core.fixtures import fixture_path
+
+    return read_jsonl(fixture_path("traces/tool.jsonl" if name == "happy" else f"traces/tool-{name}.jsonl"))
+
+
+def event_row(event: dict) -> list[str]:
+    payload = event["payload"]
+    state = payload.get("state") or payload.get("journal_state") or ""
+    detail = " ".join(f"{k}={payload[k]}" for k in DETAIL_FIELDS if k in payload)
+    return [event["event_id"], event["event_type"], state, detail]
+
+
+def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) -> dict:
+    """One scenario: ``events`` (its trace) and the ``run`` that produced them (for the journal)."""
+    from labkit.tools.runtime import SCENARIOS
+    from labkit.trace.divergence import first_divergence
+
+    commit = next((i for i, e in enumerate(events) if e["payload"].get("side_effect") is True), None)
+    attempts = [[i, e["payload"]["attempt"]] for i, e in enumerate(events) if "attempt" in e["payload"]]
+    journal, entry = [], None
+    for record in run.journal.entries():
+        journal += [list(t) for t in run.journal.transitions(record.invocation_id)]
+        entry = {"attempts": record.attempts, "retry_budget": record.retry_budget, "state": record.state,
+                 "idempotency_key": record.idempotency_key}
+    found = None if happy is None else first_divergence(happy, events)
+    return {
+        "description": SCENARIOS[name][0] if name in SCENARIOS else name,
+        "events": [event_row(e) for e in events],
+        "commit": commit,
+        "attempts": attempts,
+        "journal": journal,
+        "entry": entry,
+        "final_state": run.final_state.value if hasattr(run.final_state, "value") else str(run.final_state),
+        "request_status": run.request_status,
+        "divergence": None if found is None else {"event_id": found.event_ids[1] or found.event_ids[0],
+                                                  "rule": found.rule, "field": found.field},
+    }
+
+
+def run_scenario(name: str, crash: str | None = None):
+    from dataclasses import replace
+
+    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+
+    config = ToolRunConfig.named(name)
+    if crash:
+        config = replace(config, crash_point=crash)
+    return run_tool_trace(config)
+
+
+def scenarios_data(runs: dict | None = None) -> dict:
+    """Every scenario of ``labkit.tools.runtime.SCENARIOS``: golden trace, journal, divergence.
+    ``runs`` (name → ToolRun) reuses runs a page already made; missing ones are run here."""
+    from labkit.tools.runtime import SCENARIOS
+
+    runs = runs or {}
+    happy = golden_events("happy")
+    scenarios = {}
+    for name in SCENARIOS:
+        run = runs[name] if name in runs else run_scenario(name)
+        scenarios[name] = scenario_data(name, golden_events(name), run, None if name == "happy" else happy)
+    return {"player": "scenarios", "title": "Trace three: every scenario, event by event",
+            "start": START, "scenarios": scenarios}
+
+
+def static_data() -> dict:
+    return scenarios_data()
+
+
+class ScenarioPlayer(Player):
+    """In a kernel, ``request = {"scenario": name, "crash": point}`` runs the scenario with a
+    crash point added and shows it as ``"<name> + crash <point>"``."""
+
+    player = "scenarios"
+    title = "Tool-call scenario player"
+
+    def recompute(self, request: dict) -> dict:
+        from labkit.tools.executor import CRASH_POINTS
+        from labkit.tools.runtime import SCENARIOS
+
+        name, crash = request.get("scenario"), request.get("crash") or None
+        if name not in SCENARIOS:
+            raise ValueError(f"scenario must be one of {list(SCENARIOS)}, got {name!r}")
+        if crash is not None and crash not in CRASH_POINTS:
+            raise ValueError(f"crash must be one of {list(CRASH_POINTS)} or None, got {crash!r}")
+        if crash is None:
+            return {**self.data, "start": name}
+        run = run_scenario(name, crash)
+        label = f"{name} + crash {crash}"
+        entry = scenario_data(name, run.events, run, golden_events("happy"))
+        entry["description"] += f"; the runtime also crashes {crash.replace('_', ' ')}"
+        return {**self.data, "start": label, "scenarios": {**self.data["scenarios"], label: entry}}
+
+
+def scenario_player(runs: dict | None = None) -> ScenarioPlayer:
+    """The live player; ``runs`` (name → ToolRun) reuses the page's runs."""
+    from labkit.tools.executor import CRASH_POINTS
+
+    return ScenarioPlayer({**scenarios_data(runs), "crash_points": list(CRASH_POINTS)})
