@@ -29,6 +29,8 @@ BEGIN, END = "// ---- shared: begin ----", "// ---- shared: end ----"
 EMBEDS: dict[str, dict[str, str]] = {
     "notebooks/07-traces/03-text-token-by-token.md": {
         "decode": "labkit.reader.players.decode:static_data"},
+    "notebooks/07-traces/05-diffusion-denoising-and-decoding.md": {
+        "latents": "labkit.reader.players.latents:static_data"},
     "notebooks/07-traces/10-tool-failures.md": {
         "scenarios": "labkit.reader.players.scenarios:static_data"},
     "notebooks/07-traces/11-comparing-traces.md": {

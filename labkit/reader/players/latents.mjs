@@ -1,0 +1,204 @@
+// The DDIM latent player: move the step (999 → … → end) and the guidance scale; the four
+// channels of z_t are coloured here from their (quantised) values — blue −, white 0, red +,
+// ±2.5 — beside the decoded x̂₀ preview of that step, which replaces the previous frame.
+// Data: labkit.reader.players.latents.
+
+// ---- shared: begin ----
+// Helpers every player shares.  MyST's {anywidget} directive copies one module file to the
+// site (no sibling imports), so this block is pasted into each player between the
+// "shared:" markers by `python -m labkit.devtools.players sync`; a test checks it is current.
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An HTML element: h("div", {class: "x"}, child, "text"). */
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  return fill(node, attrs, children);
+}
+
+/** An SVG element: s("rect", {x: 0, y: 0, width: 4, height: 4}). */
+function s(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  return fill(node, attrs, children);
+}
+
+function fill(node, attrs, children) {
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" || typeof child === "number" ? String(child) : child);
+  }
+  return node;
+}
+
+/** The player's data: the model's "data" key (a Jupyter traitlet or the directive's JSON body). */
+function modelData(model) {
+  return model.get("data") || {};
+}
+
+/** Call redraw() whenever the kernel sets new data; returns the cleanup function. */
+function watchData(model, redraw) {
+  if (typeof model.on !== "function") return () => {};
+  const handler = () => redraw();
+  model.on("change:data", handler);
+  return () => { if (typeof model.off === "function") model.off("change:data", handler); };
+}
+
+/** A fixed number format: fmt(1.23456, 2) → "1.23"; null/undefined → "−∞". */
+function fmt(value, digits = 2) {
+  if (value === null || value === undefined) return "−∞";
+  return Number(value).toFixed(digits).replace("-", "−");
+}
+
+/** Mark a finished draw (tests wait for the counter; hosts ignore it). */
+function painted(root) {
+  root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
+}
+
+const BASE_CSS = `
+.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+  border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
+.lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
+.lk-player .lk-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0 6px; }
+.lk-player button { font: inherit; padding: 2px 10px; border: 1px solid #999; border-radius: 4px; background: #f4f4f4; cursor: pointer; }
+.lk-player button[disabled] { opacity: 0.45; cursor: default; }
+.lk-player button.lk-on { background: #dd8452; color: #fff; border-color: #b8683a; }
+.lk-player select, .lk-player input { font: inherit; }
+.lk-player .lk-label { color: #333; }
+.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
+.lk-player svg text { font-family: system-ui, sans-serif; }
+`;
+
+/** The player's frame: a root div with the book's style, inside el. */
+function frame(el, name, css = "") {
+  el.replaceChildren();
+  const root = h("div", { class: "lk-player", "data-player": name });
+  root.append(h("style", { text: BASE_CSS + css }));
+  el.append(root);
+  return root;
+}
+// ---- shared: end ----
+
+const CSS = `
+.lk-lat .lk-grid { display: grid; grid-template-columns: repeat(2, 140px) 200px; gap: 6px 10px; align-items: start; }
+.lk-lat canvas, .lk-lat img.lk-preview { width: 128px; height: 128px; image-rendering: pixelated; border: 1px solid #ccc; display: block; }
+.lk-lat img.lk-preview { width: 192px; height: 192px; image-rendering: auto; }
+.lk-lat .lk-cap { font-size: 11px; color: #444; }
+.lk-lat .lk-previewcell { grid-column: 3; grid-row: 1 / span 2; }
+`;
+
+/** Blue–white–red, as labkit's diverging colours: a 256-entry RGBA table for codes 0…255. */
+function colourTable() {
+  const table = new Uint8ClampedArray(256 * 4);
+  for (let q = 0; q < 256; q++) {
+    const t = q / 255 * 2 - 1, pos = Math.max(0, t), neg = Math.max(0, -t);
+    table.set([Math.round((1 - neg * 0.8) * 255), Math.round((1 - Math.max(pos, neg) * 0.8) * 255),
+               Math.round((1 - pos * 0.8) * 255), 255], q * 4);
+  }
+  return table;
+}
+const COLOURS = colourTable();
+
+function decode(b64) {
+  const bin = atob(b64), out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function render({ model, el }) {
+  const root = frame(el, "latents", CSS);
+  root.classList.add("lk-lat");
+  const title = h("div", { class: "lk-title" });
+  const slider = h("input", { type: "range", min: 0, step: 1, "data-control": "step", "aria-label": "DDIM step", oninput: () => draw() });
+  const back = h("button", { type: "button", "data-control": "back", onclick: () => { slider.value = String(Number(slider.value) - 1); draw(); } }, "◀");
+  const next = h("button", { type: "button", "data-control": "next", onclick: () => { slider.value = String(Number(slider.value) + 1); draw(); } }, "▶");
+  const scale = h("select", { "data-control": "guidance", "aria-label": "guidance scale", onchange: () => draw() });
+  const ask = h("input", { type: "number", min: 0, max: 20, step: 0.5, value: 2, style: "width:4em", "aria-label": "new guidance scale" });
+  const run = h("button", { type: "button", onclick: () => { model.set("request", { guidance: Number(ask.value) }); model.save_changes(); } }, "run at this scale");
+  const live = h("span", {}, " · compute another scale: ", ask, " ", run);
+  const label = h("div", { class: "lk-label", "data-role": "label" });
+  const grid = h("div", { class: "lk-grid" });
+  const caption = h("div", { class: "lk-cap" }, "channels of z_t coloured from their values: blue − · white 0 · red + (±2.5); "
+    + "right: the decoded preview of the step, replacing the previous frame");
+  root.append(title, h("div", { class: "lk-controls" }, back, h("label", {}, "DDIM step ", slider), next,
+              h("label", {}, "guidance ", scale), live), label, grid, caption);
+
+  let canvases = [], captions = [], names = [], previewCell = null, cache = new Map(), images = new Map();
+
+  function setup() {
+    const data = modelData(model);
+    title.textContent = data.title || "DDIM latent player";
+    const keys = Object.keys(data.scales || {});
+    scale.replaceChildren(...keys.map((k) => h("option", { value: k }, k)));
+    const start = data.start || {};
+    scale.value = keys.includes(start.guidance) ? start.guidance : keys[0];
+    const frames = data.scales[scale.value];
+    slider.max = String(frames.length - 1);
+    slider.value = String(start.step ?? frames.length - 1);
+    live.style.display = model.get("live") && data.live_scales ? "" : "none";
+    const size = data.size;
+    grid.replaceChildren();
+    canvases = []; captions = []; names = []; cache = new Map(); images = new Map();
+    data.channels.forEach((name, c) => {
+      const canvas = h("canvas", { width: size, height: size, "data-channel": c });
+      const cap = h("div", { class: "lk-cap" });
+      const head = h("div", { class: "lk-cap" }, h("b", {}, `channel ${name}`));
+      canvases.push(canvas); captions.push(cap); names.push(head);
+      grid.append(h("div", { style: `grid-column:${c % 2 + 1}; grid-row:${Math.floor(c / 2) + 1}` }, head, canvas, cap));
+    });
+    previewCell = h("div", { class: "lk-previewcell" });
+    grid.append(previewCell);
+    for (const [key, list] of Object.entries(data.scales)) {
+      list.forEach((f, i) => {
+        const img = h("img", { class: "lk-preview", alt: `preview: ${f.preview_of}`, src: f.preview });
+        images.set(`${key}/${i}`, img);
+      });
+    }
+    draw();
+  }
+
+  function pixels(key, index, frameData, size) {
+    const id = `${key}/${index}`;
+    if (!cache.has(id)) {
+      cache.set(id, frameData.latent.map((b64) => {
+        const codes = decode(b64), image = new ImageData(size, size);
+        for (let i = 0; i < codes.length; i++) image.data.set(COLOURS.subarray(codes[i] * 4, codes[i] * 4 + 4), i * 4);
+        return image;
+      }));
+    }
+    return cache.get(id);
+  }
+
+  function draw() {
+    const data = modelData(model);
+    const frames = data.scales[scale.value];
+    if (!frames) { painted(root); return; }
+    slider.max = String(frames.length - 1);
+    const index = Math.max(0, Math.min(frames.length - 1, Number(slider.value)));
+    slider.value = String(index);
+    back.disabled = index === 0;
+    next.disabled = index === frames.length - 1;
+    const f = frames[index];
+    label.textContent = `step ${index}/${frames.length - 1} · ${f.name} · guidance ${scale.value} · preview: ${f.preview_of}`;
+    const images_ = pixels(scale.value, index, f, data.size);
+    canvases.forEach((canvas, c) => {
+      canvas.getContext("2d").putImageData(images_[c], 0, 0);
+      canvas.dataset.state = `${scale.value}/${index}`;
+      const [mean, std, lo, hi] = f.stats[c];
+      captions[c].textContent = `mean ${fmt(mean, 4)} · std ${fmt(std, 4)} · min ${fmt(lo, 4)} · max ${fmt(hi, 4)}`;
+    });
+    previewCell.replaceChildren(h("div", { class: "lk-cap" }, h("b", {}, `preview of ${f.name}`)), images.get(`${scale.value}/${index}`),
+                                h("div", { class: "lk-cap" }, f.preview_of));
+    painted(root);
+  }
+
+  const stop = watchData(model, setup);
+  setup();
+  return stop;
+}
+
+export default { render };

@@ -1,0 +1,122 @@
+"""The DDIM latent player: the four channels of z_t after each step (999 → 749 → 499 → 249 → end),
+the decoded x̂₀ preview of each step, at each guidance scale a page computed.
+
+Latents travel as data, not pictures: each channel, subsampled to 32 × 32, is quantised to
+uint8 over [−2.5, 2.5] (the viewer's colour limit) and base64-encoded; the player colours
+it in the browser.  Each channel also carries its exact statistics (mean, std, min, max at
+4 decimals, from the full 64 × 64 channel).  The preview is the VAE decoding of the step's
+x̂₀ (of the initial noise at step 0), a 64 × 64 JPEG data URI — the one picture made in the
+kernel, as a preview stream would send it.
+
+    data = {"player": "latents", "channels": [4 names], "size": 32, "limit": 2.5,
+            "start": {"guidance": "5", "step": 4}, "live_scales": bool,
+            "scales": {"5": [{"step", "t", "name", "latent": [4 base64], "stats": [[mean, std, min, max] × 4],
+                              "preview": "data:image/jpeg;base64,…", "preview_of"}, …]}}
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+
+from labkit.reader.players.base import Player, r4
+
+CHANNEL_NAMES = ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light")
+LIMIT = 2.5
+SIZE = 32
+PREVIEW = 64
+PAGE_SCALES = (0.0, 1.0, 5.0, 9.0)
+
+
+def quantise(channel: np.ndarray, size: int = SIZE, limit: float = LIMIT) -> np.ndarray:
+    """[64, 64] float → [size, size] uint8: every (64/size)-th value, −limit → 0, +limit → 255."""
+    stride = channel.shape[0] // size
+    sub = np.asarray(channel, dtype=np.float64)[::stride, ::stride]
+    return np.rint((np.clip(sub, -limit, limit) + limit) / (2 * limit) * 255).astype(np.uint8)
+
+
+def dequantise(encoded: str, size: int = SIZE, limit: float = LIMIT) -> np.ndarray:
+    """The inverse of ``quantise`` + base64 (to within half a quantisation step)."""
+    raw = np.frombuffer(base64.b64decode(encoded), dtype=np.uint8).reshape(size, size)
+    return raw.astype(np.float64) / 255 * (2 * limit) - limit
+
+
+def preview_uri(image: np.ndarray, size: int = PREVIEW) -> str:
+    """uint8 [H, W, 3] → a size × size JPEG data URI."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(image).resize((size, size), Image.BILINEAR).save(buffer, format="JPEG", quality=85)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def scale_key(guidance: float) -> str:
+    return f"{float(guidance):g}"
+
+
+def run_frames(run, vae) -> list[dict]:
+    """One frame per state of ``run`` (a ``DiffusionRun``): step 0 (the noise) … the end."""
+    from labkit.diffusion.vae import to_uint8
+
+    frames = []
+    for step, (t, latent) in enumerate(run.latents):
+        z = np.asarray(latent[0], dtype=np.float64)                     # [4, 64, 64]
+        source = latent if step == 0 else run.x0_hats[step - 1]
+        image = to_uint8(vae.decode(source, apply_scaling=run.config.vae_scaling))
+        frames.append({
+            "step": step,
+            "t": int(t),
+            "name": "z_0" if t < 0 else f"z_{int(t)}",
+            "latent": [base64.b64encode(quantise(c).tobytes()).decode("ascii") for c in z],
+            "stats": [[r4(c.mean()), r4(c.std()), r4(c.min()), r4(c.max())] for c in z],
+            "preview": preview_uri(image),
+            "preview_of": "the initial noise, decoded as is" if step == 0 else f"x̂₀ of step {step}, decoded",
+        })
+    return frames
+
+
+def latents_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
+    """Frames at every guidance scale in ``scales`` (``runs``: scale → DiffusionRun already made)."""
+    from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
+
+    runs = dict(runs or {})
+    vae = load_models(root)[2]
+    out = {}
+    for g in scales:
+        run = runs.get(float(g)) or run_diffusion(DiffusionConfig().replace(guidance_scale=float(g)), root=root)
+        out[scale_key(g)] = run_frames(run, vae)
+    first = next(iter(out.values()))
+    return {"player": "latents", "title": "DDIM, step by step: the four latent channels and the x̂₀ preview",
+            "channels": list(CHANNEL_NAMES), "size": SIZE, "limit": LIMIT,
+            "start": {"guidance": scale_key(start), "step": len(first) - 1}, "scales": out}
+
+
+def static_data() -> dict:
+    return latents_data()
+
+
+class LatentPlayer(Player):
+    """In a kernel, ``request = {"guidance": g}`` runs the loop at scale g and adds its frames."""
+
+    player = "latents"
+    title = "DDIM latent player"
+
+    def recompute(self, request: dict) -> dict:
+        from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
+
+        g = request.get("guidance")
+        if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 <= g <= 20:
+            raise ValueError(f"guidance must be a number in [0, 20], got {g!r}")
+        key = scale_key(g)
+        scales = dict(self.data["scales"])
+        if key not in scales:
+            run = run_diffusion(DiffusionConfig().replace(guidance_scale=float(g)))
+            scales[key] = run_frames(run, load_models(None)[2])
+        return {**self.data, "scales": scales, "start": {**self.data["start"], "guidance": key}}
+
+
+def latent_player(runs=None, scales=PAGE_SCALES) -> LatentPlayer:
+    """The live player; ``runs`` (guidance → DiffusionRun) reuses the page's runs."""
+    return LatentPlayer({**latents_data(runs, scales), "live_scales": True})
