@@ -55,14 +55,16 @@ def text(page) -> str:
 
 
 def every_control_changes_the_drawing(page) -> dict[str, bool]:
-    """Operate each visible control once (disabled ones after the others); name → changed."""
+    """Operate each visible control once (a disabled one once another control has enabled
+    it); name → whether the drawing changed."""
     result: dict[str, bool] = {}
     pending = [c["name"] for c in controls(page) if c["visible"]]
-    for _ in range(3):
-        for c in controls(page):
-            if c["name"] in pending and not c["disabled"]:
-                result[c["name"]] = operate(page, c["name"])["changed"]
-                pending.remove(c["name"])
+    while pending:
+        ready = [c["name"] for c in controls(page) if c["name"] in pending and not c["disabled"]]
+        if not ready:
+            break
+        result[ready[0]] = operate(page, ready[0])["changed"]
+        pending.remove(ready[0])
     for name in pending:
         result[name] = False
     return result
