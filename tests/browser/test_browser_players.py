@@ -173,6 +173,8 @@ def check_scenarios(page):
 def check_latents(page):
     """Opens at the end (z_0, guidance 5); step 0 is z_999 with the noise decoded; the four
     channels are named; guidance 0 changes the channels at the same step."""
+    pick(page, "guidance", "5")
+    operate(page, "step", 4)
     shown = text(page)
     assert "step 4/4 · z_0 · guidance 5" in shown, shown[:300]
     for name in ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"):

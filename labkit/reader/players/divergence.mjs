@@ -93,37 +93,66 @@ const CSS = `
 .lk-div td:first-child { color: #666; }
 `;
 
-function drawTimelines(golden, faulty, found, faultName) {
-  const n = Math.max(golden.length, faulty.length), step = 30, left = 92;
-  const W = left + n * step + 150, H = 150, rows = [[44, "golden", golden], [112, `faulty: ${faultName}`, faulty]];
-  const split = found ? found.index : n;
+// One SVG per trace kind, sized for its longest run; a fault change only re-labels and
+// re-colours the circles it already has (no new elements per change).
+function buildTimelines(kind) {
+  const runs = Object.values(kind.faults).map((f) => f.events.length);
+  const n = Math.max(kind.golden.length, ...runs), step = 30, left = 92;
+  const W = left + n * step + 150, H = 150;
   const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "timelines" });
-  if (found) {
-    const x = left + found.index * step;
-    svg.append(s("line", { x1: x, x2: x, y1: 10, y2: H - 8, stroke: "#c44e52", "stroke-dasharray": "3 3" }));
-  }
-  for (const [y, label, events] of rows) {
-    svg.append(s("text", { x: left - 14, y: y + 4, "text-anchor": "end", "font-size": 11, "font-weight": 600 }, label),
-               s("line", { x1: left, x2: left + (events.length - 1) * step, y1: y, y2: y, stroke: "#ccc" }));
-    events.forEach(([id, type], i) => {
-      const cls = i < split ? "lk-before" : i === split ? "lk-first" : "lk-after";
+  const marker = s("line", { y1: 10, y2: H - 8, stroke: "#c44e52", "stroke-dasharray": "3 3" });
+  svg.append(marker);
+  const rows = [44, 112].map((y, r) => {
+    const name = s("text", { x: left - 14, y: y + 4, "text-anchor": "end", "font-size": 11, "font-weight": 600 });
+    const rule = s("line", { x1: left, y1: y, y2: y, stroke: "#ccc" });
+    const type = s("text", { "font-size": 10, fill: "#c44e52", y: y + (r === 0 ? -20 : 32) });
+    svg.append(name, rule);
+    const dots = [], ids = [], tips = [];
+    for (let i = 0; i < n; i++) {
       const x = left + i * step;
-      svg.append(s("circle", { class: cls, cx: x, cy: y, r: i === split ? 7 : 5 }, s("title", {}, `${id} ${type}`)),
-                 s("text", { x, y: y === 44 ? y - 10 : y + 19, "text-anchor": "middle", "font-size": 8,
-                             class: i > split ? "lk-faded" : "" }, id));
-    });
-    if (found && found.index < events.length) {
-      const type = y === 44 ? found.types[0] : found.types[1];
-      svg.append(s("text", { x: left + found.index * step + 9, y: y + (y === 44 ? -20 : 32), "font-size": 10, fill: "#c44e52" },
-                   type || "(no event)"));
+      tips.push(s("title"));
+      dots.push(s("circle", { cx: x, cy: y }, tips[i]));
+      ids.push(s("text", { x, y: r === 0 ? y - 10 : y + 19, "text-anchor": "middle", "font-size": 8 }));
     }
+    svg.append(...dots, ...ids, type);
+    return { y, name, rule, type, dots, ids, tips };
+  });
+
+  function show(events2, found, faultName) {
+    const split = found ? found.index : n;
+    marker.setAttribute("visibility", found ? "visible" : "hidden");
+    if (found) { marker.setAttribute("x1", left + found.index * step); marker.setAttribute("x2", left + found.index * step); }
+    [[kind.golden, "golden"], [events2, `faulty: ${faultName}`]].forEach(([events, label], r) => {
+      const row = rows[r];
+      row.name.textContent = label;
+      row.rule.setAttribute("x2", left + Math.max(0, events.length - 1) * step);
+      for (let i = 0; i < n; i++) {
+        const here = i < events.length;
+        row.dots[i].setAttribute("visibility", here ? "visible" : "hidden");
+        row.ids[i].setAttribute("visibility", here ? "visible" : "hidden");
+        if (!here) continue;
+        const [id, type] = events[i];
+        row.dots[i].setAttribute("class", i < split ? "lk-before" : i === split ? "lk-first" : "lk-after");
+        row.dots[i].setAttribute("r", i === split ? 7 : 5);
+        row.tips[i].textContent = `${id} ${type}`;
+        row.ids[i].textContent = id;
+        row.ids[i].setAttribute("class", i > split ? "lk-faded" : "");
+      }
+      const shown = found && found.index < events.length;
+      row.type.setAttribute("visibility", shown ? "visible" : "hidden");
+      if (shown) {
+        row.type.setAttribute("x", left + found.index * step + 9);
+        row.type.textContent = found.types[r] || "(no event)";
+      }
+    });
   }
-  return svg;
+  return { svg, show };
 }
 
 function render({ model, el }) {
   const root = frame(el, "divergence", CSS);
   root.classList.add("lk-div");
+  let view = null;
   const title = h("div", { class: "lk-title" });
   const kindPicker = h("select", { "data-control": "kind", "aria-label": "trace", onchange: () => pickKind(kindPicker.value) });
   const faultPicker = h("select", { "data-control": "fault", "aria-label": "fault", onchange: () => draw() });
@@ -157,7 +186,11 @@ function render({ model, el }) {
     if (!entry) { figure.replaceChildren(); painted(root); return; }
     const found = entry.divergence;
     description.textContent = `${faultPicker.value}: ${entry.description}`;
-    figure.replaceChildren(drawTimelines(kind.golden, entry.events, found, faultPicker.value));
+    if (!view || view.kind !== kind) {
+      view = { kind, ...buildTimelines(kind) };
+      figure.replaceChildren(view.svg);
+    }
+    view.show(entry.events, found, faultPicker.value);
     if (!found) {
       verdict.replaceChildren(h("b", {}, "identical traces: no divergence"));
     } else {
