@@ -27,12 +27,16 @@ BEGIN, END = "// ---- shared: begin ----", "// ---- shared: end ----"
 #: page (relative to the repository) → the players it embeds: name → "module:function"
 #: returning the player's data for the static book (the same exporters the kernel uses)
 EMBEDS: dict[str, dict[str, str]] = {
+    "notebooks/07-traces/02-text-request-to-first-token.md": {
+        "attention": "labkit.reader.players.attention:static_prefill_data"},
     "notebooks/07-traces/03-text-token-by-token.md": {
         "decode": "labkit.reader.players.decode:static_data"},
     "notebooks/07-traces/05-diffusion-denoising-and-decoding.md": {
         "latents": "labkit.reader.players.latents:static_data"},
     "notebooks/07-traces/10-tool-failures.md": {
         "scenarios": "labkit.reader.players.scenarios:static_data"},
+    "notebooks/11-labs/03-causal-attention.md": {
+        "attention": "labkit.reader.players.attention:static_data"},
     "notebooks/07-traces/11-comparing-traces.md": {
         "divergence": "labkit.reader.players.divergence:static_data"},
 }

@@ -55,14 +55,16 @@ def text(page) -> str:
 
 
 def every_control_changes_the_drawing(page) -> dict[str, bool]:
-    """Operate each visible control once (a disabled one once another control has enabled
-    it); name → whether the drawing changed."""
+    """Operate each visible control once, last one first (pickers of a whole view come first
+    in a player and rebuild the controls after them); a disabled one once another control has
+    enabled it.  Name → whether the drawing changed."""
     result: dict[str, bool] = {}
-    pending = [c["name"] for c in controls(page) if c["visible"]]
+    pending = [c["name"] for c in controls(page) if c["visible"]][::-1]
     unblocked = False
     while pending:
-        ready = [c["name"] for c in controls(page) if c["name"] in pending and not c["disabled"]]
-        if not ready and not unblocked and "back" not in pending:
+        now = {c["name"]: c for c in controls(page)}
+        ready = [n for n in pending if n in now and not now[n]["disabled"]]
+        if not ready and not unblocked and "back" in now and "back" not in pending:
             operate(page, "back")           # e.g. "next" is disabled at the last step
             unblocked = True
             continue

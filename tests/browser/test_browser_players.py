@@ -22,7 +22,9 @@ EMBEDS = embeds()
 IDS = [f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}" for page, name in EMBEDS]
 #: the control a reader steps with, and the one that steps back (None: the control cycles)
 STEP_CONTROLS = {"decode": ("next", "back"), "divergence": ("fault", None),
-                 "scenarios": ("next", "back"), "latents": ("back", "next"), "attention": ("view", None)}
+                 "scenarios": ("next", "back"), "latents": ("back", "next"),
+                 "attention@02-text-request-to-first-token": ("layer", None),
+                 "attention@03-causal-attention": ("cached", None)}
 FRAME_MS = 16.0
 TIMES = REPO / "build" / "browser" / "player-times.json"
 
@@ -77,10 +79,11 @@ def test_player_renders_and_every_control_changes_the_drawing(context, harness, 
 @pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
 def test_a_step_is_drawn_within_one_frame(context, harness, times, page_md, name):
     page, _ = open_player(context, harness, page_md, name)
-    control, back = STEP_CONTROLS[name]
+    key = f"{name}@{page_md.rsplit('/', 1)[-1].removesuffix('.md')}"
+    control, back = STEP_CONTROLS.get(key) or STEP_CONTROLS[name]
     operate(page, control)                      # warm up: the first draw of the code paths
     measured = step_times(page, control, back)
-    times[f"harness/{name}"] = {**measured, "page": page_md, "control": control}
+    times[f"harness/{key}"] = {**measured, "page": page_md, "control": control}
     assert measured["work_ms"] <= FRAME_MS, \
         f"{name}: median {measured['work_ms']:.1f} ms from {control!r} to the new picture (> {FRAME_MS} ms)"
 
@@ -189,4 +192,31 @@ def check_latents(page):
     assert "guidance 0" in text(page) and page.evaluate(pixels) != before, "guidance 0 drew the same channel"
 
 
-CHECKS = {"latents": check_latents, "decode": check_decode, "divergence": check_divergence, "scenarios": check_scenarios}
+def check_attention(page):
+    """Prefill rows sum to 1 over the allowed keys (upper triangle blocked); with 0 cached the
+    two decode masks draw the same; with 3 cached the top-left mask blocks keys the causal one
+    allows; the packed-document mask is block-diagonal (row 4 sees only itself)."""
+    pick(page, "group", "prefill")
+    sums = page.evaluate("""() => Array.from(window.playerEl.querySelectorAll('svg')).map(svg => {
+        const cells = Array.from(svg.querySelectorAll('rect'));
+        return cells.filter(r => r.getAttribute('fill') === '#e0e0e0').length; })""")
+    assert sums == [66, 66], f"blocked cells per prefill head: {sums} (expected 66 = 12·11/2)"
+    pick(page, "group", "decode")
+    heat = "() => Array.from(window.playerEl.querySelectorAll('svg')).map(s => s.innerHTML).join('')"
+    pick(page, "cached", "0")
+    pick(page, "alignment", "causal (bottom-right)")
+    causal0 = page.evaluate(heat)
+    pick(page, "alignment", "top-left rectangular")
+    assert page.evaluate(heat) == causal0, "with nothing cached the two masks must agree"
+    pick(page, "cached", "3")
+    topleft3 = page.evaluate(heat)
+    pick(page, "alignment", "causal (bottom-right)")
+    assert page.evaluate(heat) != topleft3 and "3 cached + 4 new tokens" in text(page)
+    pick(page, "group", "masks")
+    pick(page, "mask", "packed documents")
+    row4 = page.evaluate("""() => Array.from(window.playerEl.querySelectorAll('svg rect'))
+        .slice(4 * 8, 5 * 8).map(r => r.getAttribute('fill') === '#e0e0e0' ? 0 : 1)""")
+    assert row4 == [0, 0, 0, 0, 1, 0, 0, 0], f"packed-document row 4: {row4}"
+
+
+CHECKS = {"attention": check_attention, "latents": check_latents, "decode": check_decode, "divergence": check_divergence, "scenarios": check_scenarios}

@@ -1,0 +1,188 @@
+// The attention/mask viewer: heatmaps of attention weights (viridis-like, 0…1, the weight
+// written in each allowed cell) or of masks (allowed cells filled), blocked cells grey.
+// Groups: trace one's prefill attention, the causal and packed-document masks, and the
+// lab decoder's decode step with k cached tokens under the causal (bottom-right) or the
+// top-left rectangular mask.  Data: labkit.reader.players.attention.
+
+// ---- shared: begin ----
+// Helpers every player shares.  MyST's {anywidget} directive copies one module file to the
+// site (no sibling imports), so this block is pasted into each player between the
+// "shared:" markers by `python -m labkit.devtools.players sync`; a test checks it is current.
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An HTML element: h("div", {class: "x"}, child, "text"). */
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  return fill(node, attrs, children);
+}
+
+/** An SVG element: s("rect", {x: 0, y: 0, width: 4, height: 4}). */
+function s(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  return fill(node, attrs, children);
+}
+
+function fill(node, attrs, children) {
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" || typeof child === "number" ? String(child) : child);
+  }
+  return node;
+}
+
+/** The player's data: the model's "data" key (a Jupyter traitlet or the directive's JSON body). */
+function modelData(model) {
+  return model.get("data") || {};
+}
+
+/** Call redraw() whenever the kernel sets new data; returns the cleanup function. */
+function watchData(model, redraw) {
+  if (typeof model.on !== "function") return () => {};
+  const handler = () => redraw();
+  model.on("change:data", handler);
+  return () => { if (typeof model.off === "function") model.off("change:data", handler); };
+}
+
+/** A fixed number format: fmt(1.23456, 2) → "1.23"; null/undefined → "−∞". */
+function fmt(value, digits = 2) {
+  if (value === null || value === undefined) return "−∞";
+  return Number(value).toFixed(digits).replace("-", "−");
+}
+
+/** Mark a finished draw (tests wait for the counter; hosts ignore it). */
+function painted(root) {
+  root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
+}
+
+const BASE_CSS = `
+.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+  border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
+.lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
+.lk-player .lk-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0 6px; }
+.lk-player button { font: inherit; padding: 2px 10px; border: 1px solid #999; border-radius: 4px; background: #f4f4f4; cursor: pointer; }
+.lk-player button[disabled] { opacity: 0.45; cursor: default; }
+.lk-player button.lk-on { background: #dd8452; color: #fff; border-color: #b8683a; }
+.lk-player select, .lk-player input { font: inherit; }
+.lk-player .lk-label { color: #333; }
+.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
+.lk-player svg text { font-family: system-ui, sans-serif; }
+`;
+
+/** The player's frame: a root div with the book's style, inside el. */
+function frame(el, name, css = "") {
+  el.replaceChildren();
+  const root = h("div", { class: "lk-player", "data-player": name });
+  root.append(h("style", { text: BASE_CSS + css }));
+  el.append(root);
+  return root;
+}
+// ---- shared: end ----
+
+const CSS = `.lk-att .lk-heads { display: flex; flex-wrap: wrap; gap: 12px; }`;
+
+/** A compact viridis ramp (5 stops), value 0…1 → "rgb(…)". */
+const RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+function viridis(v) {
+  const x = Math.max(0, Math.min(1, v)) * (RAMP.length - 1), i = Math.min(RAMP.length - 2, Math.floor(x)), f = x - i;
+  const c = RAMP[i].map((a, k) => Math.round(a + (RAMP[i + 1][k] - a) * f));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+// A heatmap's skeleton (cells, labels) is built once per shape and labels; a change of
+// panel only refills the cells and rewrites their numbers, so the labels (CJK pieces in
+// trace one) are never laid out again.
+function skeleton(panel) {
+  const R = panel.rows.length, C = panel.cols.length, cell = Math.max(18, Math.min(34, Math.floor(300 / C)));
+  const left = 72, top = 22, W = left + C * cell + 8, H = top + R * cell + 56;
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "heatmap" });
+  const heading = s("text", { x: left, y: 13, "font-size": 11, "font-weight": 600 });
+  svg.append(heading);
+  const rects = [], texts = [];
+  for (let i = 0; i < R; i++) {
+    for (let j = 0; j < C; j++) {
+      const x = left + j * cell, y = top + i * cell;
+      rects.push(s("rect", { x, y, width: cell - 1, height: cell - 1 }));
+      texts.push(s("text", { x: x + cell / 2 - 0.5, y: y + cell / 2 + 3, "text-anchor": "middle", "font-size": cell > 26 ? 8 : 7 }));
+    }
+    svg.append(s("text", { x: left - 4, y: top + i * cell + cell / 2 + 3, "text-anchor": "end", "font-size": 9 }, panel.rows[i]));
+  }
+  svg.append(...rects, ...texts);
+  panel.cols.forEach((label, j) => {
+    const x = left + j * cell + cell / 2, y = top + R * cell + 6;
+    svg.append(s("text", { x, y, "font-size": 9, "text-anchor": "end", transform: `rotate(-60 ${x} ${y})` }, label));
+  });
+  function show(panel2, head) {
+    heading.textContent = head.title;
+    head.values.forEach((row, i) => row.forEach((v, j) => {
+      const k = i * C + j;
+      rects[k].setAttribute("fill", v === null ? "#e0e0e0" : panel2.kind === "mask" ? "#4c72b0" : viridis(v));
+      texts[k].textContent = v === null ? "" : panel2.kind === "mask" ? "1" : fmt(v, 2);
+      if (v !== null) texts[k].setAttribute("fill", panel2.kind === "mask" || v < 0.6 ? "#fff" : "#000");
+    }));
+  }
+  return { svg, show };
+}
+
+function render({ model, el }) {
+  const root = frame(el, "attention", CSS);
+  root.classList.add("lk-att");
+  const title = h("div", { class: "lk-title" });
+  const group = h("select", { "data-control": "group", "aria-label": "view", onchange: () => { buildControls(); draw(); } });
+  const controlBox = h("span", { class: "lk-controls", style: "margin:0" });
+  const caption = h("div", { class: "lk-label", "data-role": "caption" });
+  const heads = h("div", { class: "lk-heads" });
+  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "view ", group), controlBox), caption, heads);
+  let pickers = [];
+  const skeletons = new Map();
+
+  function buildControls() {
+    const data = modelData(model), g = data.groups[group.value], initial = data.initial || {};
+    pickers = g.controls.map((c) => {
+      const picker = h("select", { "data-control": c.name, "aria-label": c.label, onchange: () => draw() },
+                       ...c.options.map((o) => h("option", { value: o }, o)));
+      if (c.options.includes(initial[c.name])) picker.value = initial[c.name];
+      return picker;
+    });
+    controlBox.replaceChildren(...g.controls.map((c, k) => h("label", {}, `${c.label} `, pickers[k])));
+  }
+
+  function setup() {
+    const data = modelData(model);
+    title.textContent = data.title || "Attention";
+    const names = Object.keys(data.groups || {});
+    group.replaceChildren(...names.map((n) => h("option", { value: n }, data.groups[n].title)));
+    group.value = names.includes(data.start) ? data.start : names[0];
+    buildControls();
+    draw();
+  }
+
+  function draw() {
+    const g = modelData(model).groups[group.value];
+    const panel = g && g.panels[pickers.map((p) => p.value).join("|")];
+    if (!panel) { heads.replaceChildren(); painted(root); return; }
+    caption.textContent = panel.caption;
+    const views = panel.heads.map((head, k) => {
+      const key = `${group.value}/${k}/${panel.rows.join("\u0001")}|${panel.cols.join("\u0001")}`;
+      if (!skeletons.has(key)) skeletons.set(key, skeleton(panel));
+      const view = skeletons.get(key);
+      view.show(panel, head);
+      return view.svg;
+    });
+    if (views.some((svg, k) => heads.children[k] !== svg) || heads.children.length !== views.length) {
+      heads.replaceChildren(...views);
+    }
+    painted(root);
+  }
+
+  const stop = watchData(model, setup);
+  setup();
+  return stop;
+}
+
+export default { render };
