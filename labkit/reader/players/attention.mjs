@@ -100,33 +100,44 @@ function viridis(v) {
 function skeleton(panel) {
   const R = panel.rows.length, C = panel.cols.length, cell = Math.max(18, Math.min(34, Math.floor(300 / C)));
   const left = 72, top = 22, W = left + C * cell + 8, H = top + R * cell + 56;
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "heatmap" });
-  const heading = s("text", { x: left, y: 13, "font-size": 11, "font-weight": 600 });
-  svg.append(heading);
-  const rects = [], texts = [];
+  // two layers: the labels (SVG, never touched again) under the cells (a canvas, repainted
+  // per panel), so a change costs no text layout at all
+  const labels = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "aria-hidden": "true" });
   for (let i = 0; i < R; i++) {
-    for (let j = 0; j < C; j++) {
-      const x = left + j * cell, y = top + i * cell;
-      rects.push(s("rect", { x, y, width: cell - 1, height: cell - 1 }));
-      texts.push(s("text", { x: x + cell / 2 - 0.5, y: y + cell / 2 + 3, "text-anchor": "middle", "font-size": cell > 26 ? 8 : 7 }));
-    }
-    svg.append(s("text", { x: left - 4, y: top + i * cell + cell / 2 + 3, "text-anchor": "end", "font-size": 9 }, panel.rows[i]));
+    labels.append(s("text", { x: left - 4, y: top + i * cell + cell / 2 + 3, "text-anchor": "end", "font-size": 9 }, panel.rows[i]));
   }
-  svg.append(...rects, ...texts);
   panel.cols.forEach((label, j) => {
     const x = left + j * cell + cell / 2, y = top + R * cell + 6;
-    svg.append(s("text", { x, y, "font-size": 9, "text-anchor": "end", transform: `rotate(-60 ${x} ${y})` }, label));
+    labels.append(s("text", { x, y, "font-size": 9, "text-anchor": "end", transform: `rotate(-60 ${x} ${y})` }, label));
   });
-  function show(panel2, head) {
-    heading.textContent = head.title;
+  const ratio = Math.max(1, Math.round(globalThis.devicePixelRatio || 1));
+  const canvas = h("canvas", { width: W * ratio, height: (top + R * cell) * ratio, role: "img", "data-role": "heatmap",
+                               style: `position:absolute; left:0; top:0; width:${W}px; height:${top + R * cell}px` });
+  const ctx = canvas.getContext("2d");
+  const box = h("div", { style: `position:relative; width:${W}px; height:${H}px` }, labels, canvas);
+  function show(panel2, head, key) {
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.clearRect(0, 0, W, top + R * cell);
+    ctx.font = "600 11px system-ui, sans-serif";
+    ctx.fillStyle = "#222";
+    ctx.textAlign = "left";
+    ctx.fillText(head.title, left, 13);
+    ctx.font = `${cell > 26 ? 8 : 7}px system-ui, sans-serif`;
+    ctx.textAlign = "center";
     head.values.forEach((row, i) => row.forEach((v, j) => {
-      const k = i * C + j;
-      rects[k].setAttribute("fill", v === null ? "#e0e0e0" : panel2.kind === "mask" ? "#4c72b0" : viridis(v));
-      texts[k].textContent = v === null ? "" : panel2.kind === "mask" ? "1" : fmt(v, 2);
-      if (v !== null) texts[k].setAttribute("fill", panel2.kind === "mask" || v < 0.6 ? "#fff" : "#000");
+      const x = left + j * cell, y = top + i * cell;
+      ctx.fillStyle = v === null ? "#e0e0e0" : panel2.kind === "mask" ? "#4c72b0" : viridis(v);
+      ctx.fillRect(x, y, cell - 1, cell - 1);
+      if (v !== null) {
+        ctx.fillStyle = panel2.kind === "mask" || v < 0.6 ? "#fff" : "#000";
+        ctx.fillText(panel2.kind === "mask" ? "1" : fmt(v, 2), x + cell / 2 - 0.5, y + cell / 2 + 3);
+      }
     }));
+    canvas.dataset.state = key;
+    canvas.dataset.blocked = String(head.values.flat().filter((v) => v === null).length);
+    canvas.dataset.cells = JSON.stringify(head.values.map((row) => row.map((v) => (v === null ? 0 : 1))));
   }
-  return { svg, show };
+  return { svg: box, show };
 }
 
 function render({ model, el }) {
@@ -171,7 +182,7 @@ function render({ model, el }) {
       const key = `${group.value}/${k}/${panel.rows.join("\u0001")}|${panel.cols.join("\u0001")}`;
       if (!skeletons.has(key)) skeletons.set(key, skeleton(panel));
       const view = skeletons.get(key);
-      view.show(panel, head);
+      view.show(panel, head, `${pickers.map((p) => p.value).join("|")}/${k}`);
       return view.svg;
     });
     if (views.some((svg, k) => heads.children[k] !== svg) || heads.children.length !== views.length) {
