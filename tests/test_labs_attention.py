@@ -59,17 +59,15 @@ def test_report_keys_match_source_schema():
 
 # ---- the attention heatmap -------------------------------------------------------------
 def test_heatmap_default_state_is_causal_rectangle():
-    from labkit.reader.widgets.attention import attention_heatmap
+    from labkit.reader.widgets.attention import attention_state
 
-    heatmap = attention_heatmap()
-    state = heatmap.state
+    state = attention_state()
     assert state.weights.shape == (2, 4, 7), f"heads × new queries × keys, got {state.weights.shape}"
     assert state.query_positions.tolist() == [3, 4, 5, 6]
     assert np.all(state.weights[:, ~state.allowed] == 0.0), "blocked keys must carry zero weight"
     assert np.allclose(state.weights.sum(axis=-1), 1.0, atol=1e-14)
     # bottom-right aligned: query at position p sees exactly p + 1 keys
     assert state.allowed.sum(axis=1).tolist() == [4, 5, 6, 7]
-    assert heatmap.image.value[:4] == b"\x89PNG"
 
 
 def test_heatmap_rows_match_the_full_pass():
@@ -83,20 +81,17 @@ def test_heatmap_rows_match_the_full_pass():
 
 
 def test_rectangular_toggle_changes_weights_only_when_the_rectangle_is_not_square():
-    from labkit.reader.widgets.attention import attention_heatmap, attention_state
+    from labkit.reader.widgets.attention import attention_state
 
-    heatmap = attention_heatmap(render=False)
-    causal = heatmap.state.weights
-    heatmap.mask_buttons.value = "top-left rectangular"
-    assert heatmap.state.mask == "top-left rectangular"
-    assert heatmap.state.allowed.sum(axis=1).tolist() == [1, 2, 3, 4], "top-left: query row r sees r + 1 keys"
-    assert heatmap.state.weights[:, 0, 0].tolist() == [1.0, 1.0], "the first new query sees only key 0"
-    assert _far(causal, heatmap.state.weights) > 0.1
+    causal = attention_state().weights
+    rect = attention_state(mask="top-left rectangular")
+    assert rect.allowed.sum(axis=1).tolist() == [1, 2, 3, 4], "top-left: query row r sees r + 1 keys"
+    assert rect.weights[:, 0, 0].tolist() == [1.0, 1.0], "the first new query sees only key 0"
+    assert _far(causal, rect.weights) > 0.1
     square_causal = attention_state(cached=0, mask="causal").weights
     square_rect = attention_state(cached=0, mask="top-left rectangular").weights
     assert _far(square_causal, square_rect) == 0.0, "with nothing cached both masks are the same triangle"
-    heatmap.layer_buttons.value = 1
-    assert heatmap.state.layer == 1
+    assert attention_state(layer=1).layer == 1
 
 
 @pytest.mark.parametrize(

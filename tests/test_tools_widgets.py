@@ -72,28 +72,3 @@ def test_state_machine_and_prefix_figures_draw(trace):
     labels = [t.get_text() for t in b.get_legend().get_texts()]
     assert labels == ["reused from mc_01's cache: 86", "prefilled in mc_02: 46", "generated answer: 20"]
     plt.close(fig)
-
-
-def test_fault_toggle_state_follows_the_dropdowns():
-    from labkit.reader.widgets.tools import FaultToggle
-
-    toggle = FaultToggle(images=False)
-    assert (toggle.scenario_dropdown.value, toggle.crash_dropdown.value) == ("extra_field", "none")
-    assert toggle.divergence_label.value == "first divergence at t01 (discrete_state: arguments_utf8_hex)"
-    toggle.select("unauthorized")
-    assert toggle.divergence_label.value == "first divergence at t05 (event_type_and_parent: event_type)"
-    toggle.select("timeout_before_commit", "after_service_commit")
-    assert toggle.label == "timeout_before_commit + crash after_service_commit"
-    types = [e["event_type"] for e in toggle.events]
-    assert "runtime.crashed" in types and types[-1] == "trace.closed"
-    assert toggle.events[-1]["payload"]["commit"]["calendar_events"] == ["evt_6K2"]
-
-
-def test_fault_toggle_static_figure_outlines_the_first_divergence():
-    import matplotlib.pyplot as plt
-
-    from labkit.reader.widgets.tools import fault_toggle_figure
-
-    fig = fault_toggle_figure("confirmation_mismatch")
-    assert fig.axes[0].get_title().startswith("first divergence at t07: rule event_type_and_parent")
-    plt.close(fig)

@@ -9,28 +9,10 @@ from labkit.reader.stepper import content_key
 
 
 @pytest.fixture(scope="module")
-def run():
-    from labkit.text.runtime import run_text_trace
+def first_call():
+    from labkit.tools.runtime import run_tool_trace
 
-    return run_text_trace()
-
-
-def test_decode_stepper_revisit_and_second_widget_do_not_redraw(run):
-    from labkit.reader.widgets.text import decode_stepper
-
-    first = decode_stepper(run)
-    step_one = first.image.value
-    before = stepper.RENDERS
-    first.step = 2
-    assert first.image.value != step_one, "step 2 must show a different picture"
-    drawn_for_step_two = stepper.RENDERS - before
-    assert drawn_for_step_two in (0, 1), f"step 2 drew {drawn_for_step_two} pictures, expected at most 1"
-    before = stepper.RENDERS
-    first.step = 1
-    second = decode_stepper(run, step=2)
-    assert stepper.RENDERS == before, f"revisits drew {stepper.RENDERS - before} pictures, expected 0"
-    assert first.image.value == step_one, "the revisited step 1 shows another picture"
-    assert second.image.value != step_one and second.step == 2
+    return run_tool_trace().first_call
 
 
 def test_cache_fault_toggles_revisit_does_not_redraw():
@@ -45,26 +27,6 @@ def test_cache_fault_toggles_revisit_does_not_redraw():
     toggles.mode_buttons.value = "reset_rope_position"
     assert stepper.RENDERS == before, f"two revisits drew {stepper.RENDERS - before} pictures, expected 0"
     assert toggles.image.value != correct_png and toggles.case.mode == "reset_rope_position"
-
-
-def test_heatmap_new_state_is_drawn_once_with_the_first_pictures_layout():
-    import io
-
-    from PIL import Image
-
-    from labkit.reader.widgets.attention import attention_heatmap
-
-    heatmap = attention_heatmap(cached=0, mask="top-left rectangular")
-    first_size = Image.open(io.BytesIO(heatmap.image.value)).size
-    before = stepper.RENDERS
-    for cached in (2, 5):
-        heatmap.cached_slider.value = cached
-    drawn = stepper.RENDERS - before
-    assert drawn <= 2, f"two new states drew {drawn} pictures, expected at most 2"
-    assert heatmap._layout is not None, "the first picture's layout must be kept for the next states"
-    size = Image.open(io.BytesIO(heatmap.image.value)).size
-    assert size == first_size, f"a later picture is {size} pixels, the first {first_size}"
-    assert heatmap.state.cached == 5 and heatmap.state.weights.shape == (2, 2, 7)
 
 
 def test_content_key_tells_states_apart_by_content():
@@ -86,16 +48,16 @@ def test_render_png_cache_is_bounded(monkeypatch):
     assert stepper.cached_png(("test", 4)) == b"png4"
 
 
-def test_a_button_press_inside_an_event_loop_draws_the_next_step_ahead(run):
+def test_a_button_press_inside_an_event_loop_draws_the_next_step_ahead(first_call):
     """In a kernel (an asyncio loop), a press draws its step at once and the next step while
     the kernel is idle, so the following press shows a stored PNG."""
     import asyncio
 
     from labkit.reader.stepper import clear_png_cache
-    from labkit.reader.widgets.text import decode_stepper
+    from labkit.reader.widgets.tools import GrammarStepper
 
     clear_png_cache()
-    widget = decode_stepper(run)                            # step 1 drawn and stored
+    widget = GrammarStepper(first_call)                     # step 1 drawn and stored
     assert widget.schedule_prefetch() is False, "outside an event loop nothing may be scheduled"
     before = stepper.RENDERS
 

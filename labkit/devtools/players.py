@@ -60,7 +60,7 @@ def with_shared(text: str, name: str = "module") -> str:
 
 def sync() -> list[str]:
     changed = []
-    for name, (file, _) in PLAYERS.items():
+    for file, _ in PLAYERS.values():
         path = FOLDER / file
         if not path.exists():
             continue

@@ -1,4 +1,5 @@
-"""Widgets of the attention labs: mask viewer, attention heatmap, cache fault toggles.
+"""Widgets of the attention labs: mask viewer, cache fault toggles, and the attention
+states the attention player draws (``labkit.reader.players.attention``).
 
 Each widget has a *state* (plain NumPy, computed by the labs' own functions), a *drawing
 function* that renders a state onto a matplotlib figure, and a small ipywidgets front end
@@ -8,7 +9,7 @@ default state (``mask_viewer_figure()`` …), so widget and static figure can ne
 ipywidgets and matplotlib are imported inside functions only.
 
     viewer = mask_viewer();         viewer.state.supervised_positions
-    heatmap = attention_heatmap();  heatmap.state.weights            # [H, Tq, Tk]
+    attention_state(cached=3).weights                                 # [H, Tq, Tk]
     toggles = cache_fault_toggles(); toggles.case.caught_by
 """
 
@@ -176,7 +177,7 @@ def mask_viewer(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None, render:
 
 
 # ---------------------------------------------------------------------------------------
-# attention heatmap
+# attention states (drawn by the attention player, labkit.reader.players.attention)
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AttentionState:
@@ -222,68 +223,6 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
         allowed = np.tril(np.ones((t_new, t_all), dtype=bool))
     return AttentionState(cached=int(cached), mask=mask, layer=layer, weights=weights,
                           allowed=allowed, query_positions=result.positions)
-
-
-def draw_attention_view(state: AttentionState, figure) -> None:
-    """One heatmap per head: query position × key position, weights written in the allowed
-    cells, blocked cells covered in light grey (one image per head, not one label per cell)."""
-    from matplotlib.colors import ListedColormap
-
-    heads = state.weights.shape[0]
-    axes = figure.subplots(1, heads, squeeze=False)[0]
-    t_new, t_all = state.allowed.shape
-    blocked = np.where(state.allowed, np.nan, 1.0)                        # NaN cells stay see-through
-    for head, ax in enumerate(axes):
-        image = ax.imshow(state.weights[head], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
-        ax.imshow(blocked, cmap=ListedColormap(["0.88"]), vmin=0.0, vmax=1.0, aspect="auto")
-        for i, j in zip(*np.nonzero(state.allowed), strict=True):
-            value = state.weights[head, i, j]
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                    color="black" if value > 0.6 else "white")
-        ax.set_xticks(range(t_all))
-        ax.set_yticks(range(t_new), [str(p) for p in state.query_positions])
-        ax.set_xlabel("key position")
-        if head == 0:
-            ax.set_ylabel("query position")
-        ax.set_title(f"layer {state.layer}, head {head}", fontsize=10)
-    figure.colorbar(image, ax=list(axes), shrink=0.8, label="weight")
-    figure.suptitle(f"{state.cached} cached + {t_new} new tokens, {state.mask} mask (grey: blocked)", fontsize=10)
-
-
-def attention_heatmap_figure(state: AttentionState | None = None):
-    """The attention heatmap's view (default: 3 cached tokens, causal, layer 0) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_attention_view(state or attention_state(), figure)
-    return figure
-
-
-class AttentionHeatmap(WidgetView):
-    """Pick cached tokens, mask and layer; ``state`` holds the weights [H, T_new, T] shown."""
-
-    def __init__(self, cached: int = 3, mask: str = "causal", layer: int = 0, render: bool = True):
-        import ipywidgets as widgets
-
-        self.render = render
-
-        self.state: AttentionState = attention_state(cached, mask, layer)
-        self.cached_slider = widgets.IntSlider(value=cached, min=0, max=lab_tokens().size - 1,
-                                               description="cached", continuous_update=False)
-        self.mask_buttons = widgets.ToggleButtons(options=list(MASK_KINDS), value=mask, description="mask")
-        self.layer_buttons = widgets.ToggleButtons(options=list(range(LAB_CONFIG.n_layers)), value=layer, description="layer")
-        self.image = widgets.Image(format="png")
-        for control in (self.cached_slider, self.mask_buttons, self.layer_buttons):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox([self.cached_slider, self.mask_buttons, self.layer_buttons, self.image])
-        self.update()
-
-    def update(self, change=None) -> None:
-        self.state = attention_state(self.cached_slider.value, self.mask_buttons.value,
-                                     self.layer_buttons.value)
-        self._draw(draw_attention_view, self.state, (9.0, 3.4))
-
-
-def attention_heatmap(cached: int = 3, mask: str = "causal", layer: int = 0, render: bool = True) -> AttentionHeatmap:
-    return AttentionHeatmap(cached, mask, layer, render)
 
 
 # ---------------------------------------------------------------------------------------

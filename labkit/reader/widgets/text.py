@@ -1,18 +1,14 @@
-"""Views of trace one: the decode stepper widget, its static figure, the logits and attention plots.
+"""Static views of trace one: event lines, the first logits and the prefill attention.
 
-The stepper and the static figure share ``draw_step`` (one rendering function); the
-widget re-renders it into a PNG on every move.  ipywidgets and matplotlib are imported
-inside functions so importing them stays cheap.
+The decode stepper is a player now (``labkit.reader.players.decode``, drawn in the browser);
+these are the page figures.  matplotlib is imported inside functions so importing stays cheap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
 
 import numpy as np
-
-from labkit.reader.stepper import StepperWidget
 
 #: the discrete payload fields worth a glance, per event type (tensors are left out)
 _EVENT_FIELDS = {
@@ -137,86 +133,6 @@ def draw_cache(ax, view: StepView) -> None:
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False, ncol=1)
 
 
-def draw_step(fig, view: StepView):
-    """The stepper's picture of one step, drawn into ``fig`` (shared by widget and static figure)."""
-    grid = fig.add_gridspec(1, 2, width_ratios=(4, 1.2), wspace=0.35)
-    draw_logits(fig.add_subplot(grid[0, 0]), view)
-    draw_cache(fig.add_subplot(grid[0, 1]), view)
-    after = (f"no decode (finish: {view.finish_reason})" if view.cache_after is None
-             else f"→ {view.cache_after[0]}")
-    fig.suptitle(f"step {view.step}/{view.n_steps}: cache {view.cache_at_start[0]} {after}; "
-                 f"streamed so far: {view.text_so_far or '(nothing)'}", fontsize=9)
-    fig.subplots_adjust(bottom=0.3, top=0.88)
-    return fig
-
-
-class DecodeStepper(StepperWidget):
-    """Step forward and back through the selection steps of a run.
-
-    State for tests: ``step`` (1-based, settable), ``view`` (the current ``StepView``),
-    ``cache_length_label.value``, ``selected_label.value``, ``text_label.value``,
-    ``events_text`` (shown in ``events_box``); ``forward()`` / ``back()`` move one step (clamped).
-    ``images=False`` skips the PNG rendering (for fast tests of the state alone);
-    each step's PNG is rendered once and reused.
-    """
-
-    figure_size = (8.0, 3.6)
-
-    def __init__(self, run, step: int = 1, images: bool = True):
-        super().__init__(step_views(run), step, images)
-
-    def labels(self, w) -> list:
-        self.cache_length_label = w.Label()
-        self.selected_label = w.Label()
-        self.text_label = w.Label()
-        return [self.cache_length_label, self.selected_label, self.text_label]
-
-    def trailing(self, w) -> list:
-        self.events_box = w.HTML()
-        return [self.events_box]
-
-    @property
-    def events_text(self) -> str:
-        """The events of the current step, one line each (what ``events_box`` shows)."""
-        return "\n".join(self.view.events)
-
-    def describe(self, v: StepView) -> None:
-        self.step_label.value = f"selection step {v.step} of {v.n_steps}"
-        per_layer = ", ".join(f"layer {i}: {n}" for i, n in enumerate(v.cache_at_start))
-        self.cache_length_label.value = f"cache length at step start: {v.cache_at_start[0]} ({per_layer})"
-        self.selected_label.value = (f"selected: {v.selected} {v.pieces[v.selected]}; "
-                                     f"masked: {v.masked_ids}")
-        self.text_label.value = f"streamed so far: {v.text_so_far}"
-        self.events_box.value = "<pre style='font-size:11px;margin:0'>" + escape(self.events_text) + "</pre>"
-
-    def draw(self, figure, view: StepView) -> None:
-        draw_step(figure, view)
-
-
-def decode_stepper(run=None, step: int = 1, images: bool = True) -> DecodeStepper:
-    """The decode stepper over ``run`` (default: the fault-free trace one)."""
-    if run is None:
-        from labkit.text.runtime import run_text_trace
-
-        run = run_text_trace()
-    return DecodeStepper(run, step, images)
-
-
-def plot_decode_step(run=None, step: int = 1):
-    """The stepper's default view as a static matplotlib figure (same ``draw_step``)."""
-    from labkit.reader import plt
-
-    pyplot = plt()
-    if run is None:
-        from labkit.text.runtime import run_text_trace
-
-        run = run_text_trace()
-    views = step_views(run)
-    if not 1 <= step <= len(views):
-        raise ValueError(f"step must be in [1, {len(views)}], got {step}")
-    return draw_step(pyplot.figure(figsize=(8.0, 3.6)), views[step - 1])
-
-
 def plot_first_logits(run=None):
     """Step 1's raw logits with the masked tokens shown as masked."""
     from labkit.reader import plt
@@ -230,32 +146,4 @@ def plot_first_logits(run=None):
     draw_logits(ax, step_views(run)[0])
     ax.set_title("step 1: raw logits of next_logits [1, 20]", fontsize=9)
     fig.subplots_adjust(bottom=0.3)
-    return fig
-
-
-def plot_prefill_attention(run=None):
-    """Prefill attention weights, layers × query heads, each [12 queries, 12 keys]."""
-    from labkit.reader import plt
-
-    pyplot = plt()
-    if run is None:
-        from labkit.text.runtime import run_text_trace
-
-        run = run_text_trace()
-    labels = [run.tokenizer.pieces[i] for i in run.input_ids[0]]
-    layers = run.prefill.layers
-    n_heads = layers[0].attention_weights.shape[1]
-    fig, axes = pyplot.subplots(len(layers), n_heads, figsize=(7.5, 7.2), squeeze=False)
-    for li, layer in enumerate(layers):
-        for h in range(n_heads):
-            ax = axes[li, h]
-            ax.imshow(layer.attention_weights[0, h], vmin=0, vmax=1, cmap="Blues")
-            ax.set_title(f"layer {li}, query head {h} (reads KV head 0)", fontsize=8)
-            ax.set_xticks(range(len(labels)))
-            ax.set_yticks(range(len(labels)))
-            ax.set_xticklabels(labels, rotation=90, fontsize=6)
-            ax.set_yticklabels(labels, fontsize=6)
-    fig.supxlabel("key position", fontsize=8)
-    fig.supylabel("query position", fontsize=8)
-    fig.tight_layout()
     return fig

@@ -1,8 +1,8 @@
-"""Views of trace three: the grammar stepper and the fault toggle widgets with their static
-figures, the state machine diagram, the prefix-reuse picture and event timelines.
+"""Views of trace three: the grammar stepper with its static figure, the state machine
+diagram, the prefix-reuse picture and event timelines.  (The scenario player,
+``labkit.reader.players.scenarios``, replaces the old fault toggle.)
 
-Each widget and its static figure share one rendering function (``draw_grammar_step``,
-``draw_fault_view``).
+The grammar stepper and its static figure share one rendering function (``draw_grammar_step``).
 ipywidgets and matplotlib are imported inside functions so importing them stays cheap.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.reader.stepper import StepperWidget, content_key, render_png
+from labkit.reader.stepper import StepperWidget
 from labkit.tools.states import TRANSITIONS, State
 
 SHOWN_ALLOWED = 10
@@ -195,7 +195,7 @@ def draw_prefix_reuse(ax, second_call, answer_tokens: int) -> None:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=3, fontsize=8, frameon=False)
 
 
-# -- the fault toggle ----------------------------------------------------------------------
+# -- event timelines ------------------------------------------------------------------------
 _FAILED_STATES = {"PARSE_REJECTED", "VALIDATION_REJECTED", "AUTHORIZATION_DENIED", "CONFIRMATION_REJECTED",
                   "CANCELLED", "NOT_COMMITTED", "OUTCOME_UNKNOWN", "FAILED"}
 
@@ -234,97 +234,3 @@ def draw_timelines(ax, rows: list[tuple[str, list[dict]]], highlight: int | None
     ax.set_xlim(-0.6, longest - 0.4)
     ax.set_ylim(-len(rows) + 0.5, 0.5)
     ax.axis("off")
-
-
-def _first_divergence_index(golden: list[dict], other: list[dict]):
-    from labkit.trace.divergence import first_divergence
-
-    found = first_divergence(golden, other)
-    return (None, None) if found is None else (found.index, found)
-
-
-def draw_fault_view(fig, golden: list[dict], other: list[dict], name: str):
-    """The fault toggle's picture: happy path and ``name`` as timelines, first divergence outlined."""
-    index, found = _first_divergence_index(golden, other)
-    ax = fig.add_subplot(1, 1, 1)
-    draw_timelines(ax, [("happy", golden), (name, other)], index)
-    title = "identical to the happy path" if found is None else (
-        f"first divergence at {found.event_ids[1]}: rule {found.rule}, field {found.field}; suspect: {found.suspect}")
-    ax.set_title(title, fontsize=8)
-    return fig
-
-
-class FaultToggle:
-    """Choose a scenario (and optionally a crash point); see both timelines and the first divergence.
-
-    State for tests: ``scenario_dropdown.value``, ``crash_dropdown.value`` ("none" or a crash
-    point), ``divergence_label.value``, ``events`` (the chosen run's events); ``select(name,
-    crash)`` changes both at once.  ``images=False`` skips the PNG rendering.
-    """
-
-    def __init__(self, scenario: str = "extra_field", crash: str = "none", images: bool = True):
-        import ipywidgets as w
-
-        from labkit.tools.executor import CRASH_POINTS
-        from labkit.tools.runtime import SCENARIOS, run_tool_trace
-
-        self.golden = run_tool_trace().events
-        self.images = images
-        self._runs: dict[tuple[str, str], list[dict]] = {}
-        self.scenario_dropdown = w.Dropdown(options=[n for n in SCENARIOS if n != "happy"], value=scenario,
-                                            description="scenario")
-        self.crash_dropdown = w.Dropdown(options=["none", *CRASH_POINTS], value=crash, description="crash")
-        self.divergence_label = w.Label()
-        self.image = w.Image(format="png")
-        self.scenario_dropdown.observe(lambda _: self._refresh(), names="value")
-        self.crash_dropdown.observe(lambda _: self._refresh(), names="value")
-        self.widget = w.VBox([w.HBox([self.scenario_dropdown, self.crash_dropdown]), self.divergence_label,
-                              self.image])
-        self.events: list[dict] = []
-        self._refresh()
-
-    def select(self, scenario: str, crash: str = "none") -> None:
-        self.crash_dropdown.value = crash
-        self.scenario_dropdown.value = scenario
-
-    @property
-    def label(self) -> str:
-        crash = self.crash_dropdown.value
-        return self.scenario_dropdown.value + ("" if crash == "none" else f" + crash {crash}")
-
-    def _run(self, scenario: str, crash: str) -> list[dict]:
-        from dataclasses import replace
-
-        from labkit.tools.runtime import ToolRunConfig, run_tool_trace
-
-        if (scenario, crash) not in self._runs:
-            config = ToolRunConfig.named(scenario)
-            if crash != "none":
-                config = replace(config, crash_point=crash)
-            self._runs[(scenario, crash)] = run_tool_trace(config).events
-        return self._runs[(scenario, crash)]
-
-    def _refresh(self) -> None:
-        self.events = self._run(self.scenario_dropdown.value, self.crash_dropdown.value)
-        _, found = _first_divergence_index(self.golden, self.events)
-        self.divergence_label.value = ("identical to the happy path" if found is None else
-                                       f"first divergence at {found.event_ids[1]} ({found.rule}: {found.field})")
-        if self.images:
-            golden, events, label = self.golden, self.events, self.label
-            key = content_key("labkit.reader.widgets.tools.draw_fault_view", golden, events, label)
-            self.image.value = render_png(lambda fig: draw_fault_view(fig, golden, events, label),
-                                          size=(12, 2.6), key=key)
-
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
-
-
-def fault_toggle_figure(scenario: str = "extra_field", crash: str = "none"):
-    """The static figure of the toggle's state (default: its initial state)."""
-    from labkit.reader import plt
-
-    toggle = FaultToggle(scenario, crash, images=False)
-    fig = plt().figure(figsize=(12, 2.6))
-    return draw_fault_view(fig, toggle.golden, toggle.events, toggle.label)
