@@ -1,4 +1,5 @@
-"""The offline book check: the table of contents, every page parsed, every reference resolved.
+"""The offline book check: the table of contents, the players' modules and data, every page
+parsed, every reference resolved.
 
 ``myst build --html`` needs a theme from the internet; this check needs none.  It reads
 ``myst.yml``, makes sure every toc entry exists and every notebook is in the toc, then
@@ -102,8 +103,16 @@ def myst_problems(root: Path = REPO, timeout: int = 120) -> list[str]:
     return problems
 
 
+def player_problems(root: Path = REPO) -> list[str]:
+    """Every page's ``{anywidget}`` players: the module file exists and is current, the page
+    carries the player's data (``labkit.devtools.players``)."""
+    from labkit.devtools import players
+
+    return players.module_problems(root) + players.structure_problems(root)
+
+
 def check(root: Path = REPO) -> list[str]:
-    problems = toc_problems(root)
+    problems = toc_problems(root) + player_problems(root)
     if not problems:
         problems += myst_problems(root)
     return problems

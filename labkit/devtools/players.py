@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import re
@@ -72,12 +73,14 @@ def sync() -> list[str]:
     return changed
 
 
-def module_problems() -> list[str]:
+def module_problems(root: Path = REPO) -> list[str]:
+    """Each player's module under ``root``: present, its shared block current, a default export."""
     problems = []
+    folder = root / FOLDER.relative_to(REPO)
     for name, (file, _) in PLAYERS.items():
-        path = FOLDER / file
+        path = folder / file
         if not path.exists():
-            problems.append(f"player {name!r}: its module {path.relative_to(REPO)} is missing")
+            problems.append(f"player {name!r}: its module {path.relative_to(root)} is missing")
             continue
         text = path.read_text(encoding="utf-8")
         try:
@@ -137,14 +140,70 @@ def structure_problems(root: Path = REPO) -> list[str]:
     return problems
 
 
-def stale_pages(root: Path = REPO) -> list[str]:
-    """Embeds whose stored data differs from what the exporters compute now (runs the runtimes)."""
+#: how far a stored number may sit from a fresh export (another CPU's BLAS kernel moves the
+#: last digits of float32 results; the data keeps 4 decimals)
+FLOAT_SLACK = 2e-4
+
+
+def difference(stored, fresh, path: str = "data") -> str | None:
+    """Where ``stored`` and ``fresh`` player data first differ (None: the same), numbers within
+    ``FLOAT_SLACK``, quantised latents within one level, preview images within 3 of 255."""
+    if isinstance(stored, dict) and isinstance(fresh, dict):
+        if list(stored) != list(fresh):
+            return f"{path}: keys {list(stored)[:8]} vs {list(fresh)[:8]}"
+        for key in stored:
+            found = difference(stored[key], fresh[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(stored, list) and isinstance(fresh, list):
+        if len(stored) != len(fresh):
+            return f"{path}: {len(stored)} items vs {len(fresh)}"
+        for i, (a, b) in enumerate(zip(stored, fresh, strict=True)):
+            found = difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if isinstance(stored, bool) or isinstance(fresh, bool) or stored is None or fresh is None:
+        return None if stored is fresh or stored == fresh else f"{path}: {stored!r} vs {fresh!r}"
+    if isinstance(stored, (int, float)) and isinstance(fresh, (int, float)):
+        return None if abs(stored - fresh) <= FLOAT_SLACK else f"{path}: {stored!r} vs {fresh!r}"
+    if isinstance(stored, str) and isinstance(fresh, str) and stored != fresh:
+        if stored.startswith("data:image/") and fresh.startswith("data:image/"):
+            return None if _pixel_gap(stored, fresh) <= 3 else f"{path}: the preview image differs"
+        if ".latent[" in path:
+            import numpy as np
+            a, b = (np.frombuffer(base64.b64decode(x), dtype=np.uint8).astype(int) for x in (stored, fresh))
+            return None if a.shape == b.shape and np.abs(a - b).max() <= 1 else f"{path}: latent values differ"
+        return f"{path}: {stored[:60]!r} vs {fresh[:60]!r}"
+    return None if stored == fresh else f"{path}: {stored!r} vs {fresh!r}"
+
+
+def _pixel_gap(a: str, b: str) -> int:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    pa, pb = (np.asarray(Image.open(io.BytesIO(base64.b64decode(u.split(",", 1)[1]))), dtype=int) for u in (a, b))
+    return int(np.abs(pa - pb).max()) if pa.shape == pb.shape else 255
+
+
+def stale_pages(root: Path = REPO, fresh: dict | None = None) -> list[str]:
+    """Embeds whose stored data differs from what the exporters compute now (runs the runtimes;
+    ``fresh``: spec → body already computed)."""
     problems = []
     for rel, players in EMBEDS.items():
+        if not (root / rel).exists():                      # reported by structure_problems
+            continue
         found = embedded(root / rel)
         for name, spec in players.items():
-            if name in found and found[name]["body"] != json.loads(encode(expected_body(spec))):
-                problems.append(f"{rel}: the {name} player's data differs from the exporter's; "
+            if name not in found:
+                continue
+            body = (fresh or {}).get(spec) or json.loads(encode(expected_body(spec)))
+            where = difference(found[name]["body"], body)
+            if where:
+                problems.append(f"{rel}: the {name} player's data differs from the exporter's at {where}; "
                                 "run `python -m labkit.devtools.players pages`")
     return problems
 

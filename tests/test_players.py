@@ -1,0 +1,234 @@
+"""The players' data is the runtimes' data: each exporter checked against the run it reads
+(the source chapter's numbers included), the data each page embeds checked to be current,
+the kernel side re-running the real computation, and the book check failing when a player's
+module or data is missing."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from labkit.devtools import players as devtools
+from labkit.reader.players.base import r4
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    """spec → the body each embed's exporter produces now (computed once for this module)."""
+    specs = {spec for embeds in devtools.EMBEDS.values() for spec in embeds.values()}
+    return {spec: json.loads(devtools.encode(devtools.expected_body(spec))) for spec in sorted(specs)}
+
+
+def data_of(fresh, spec):
+    return fresh[f"labkit.reader.players.{spec}"]["data"]
+
+
+# -- the page data --------------------------------------------------------------------------
+def test_every_page_embeds_current_data_from_the_exporters(fresh):
+    assert devtools.structure_problems() == []
+    assert devtools.stale_pages(fresh=fresh) == []
+
+
+def test_a_changed_number_in_a_page_is_reported(fresh, tmp_path):
+    page = "notebooks/07-traces/03-text-token-by-token.md"
+    copy = tmp_path / page
+    copy.parent.mkdir(parents=True)
+    text = (devtools.REPO / page).read_text(encoding="utf-8")
+    body = devtools.embedded(devtools.REPO / page)["decode"]["raw"]
+    changed = json.loads(body)
+    changed["data"]["steps"][0]["raw"][14] += 0.01
+    copy.write_text(text.replace(body, json.dumps(changed, ensure_ascii=False) + "\n"), encoding="utf-8")
+    problems = [p for p in devtools.stale_pages(tmp_path, fresh) if p.startswith(page)]
+    assert problems and "steps[0].raw[14]" in problems[0]
+
+
+def test_every_shared_block_is_current():
+    assert devtools.module_problems() == []
+
+
+# -- each exporter against its runtime ---------------------------------------------------------
+def test_decode_data_is_trace_one_token_by_token(fresh):
+    from labkit.text.runtime import run_text_trace
+
+    data, run = data_of(fresh, "decode:static_data"), run_text_trace()
+    steps = data["steps"]
+    assert [(s["cache_start"], s["selected"]) for s in steps] == [
+        ([12, 12], 14), ([13, 13], 15), ([14, 14], 16), ([15, 15], 17), ([16, 16], 18)]
+    for s, record in zip(steps, run.steps, strict=True):
+        assert s["raw"] == [r4(v) for v in record.raw_logits]
+        assert s["masked"] == record.masked_ids and s["selected"] == record.selected
+        assert all((p is None) == (i in s["masked"]) for i, p in enumerate(s["processed"]))
+    assert steps[0]["masked"] == [0, 1, 2, 3, 4, 5, 6, 18, 19] and steps[0]["text"] == "短波蓝光"
+    assert [e[0] for e in steps[0]["events"]] == ["e05", "e06", "e07", "e08"]
+    assert steps[0]["events"][0][2].startswith("step=1 token_id=14")
+    assert steps[-1]["text"] == "短波蓝光的散射通常更强。" and steps[-1]["cache_after"] is None
+    assert [e[0] for e in steps[-1]["events"]] == ["e21", "e22", "e23", "e24"]
+    assert data["pieces"] == list(run.tokenizer.pieces)
+
+
+def test_decode_player_reruns_trace_one_with_a_fault():
+    from labkit.reader.players.decode import decode_player
+
+    player = decode_player()
+    assert player.data["fault"] is None and "eos_in_control_mask" in player.data["faults"]
+    player.request = {"fault": "eos_in_control_mask"}
+    steps = player.data["steps"]
+    assert player.data["fault"] == "eos_in_control_mask" and len(steps) == 8
+    assert steps[4]["selected"] == 10, "EOS masked: step 5 falls to the runner-up"
+    assert steps[7]["finish"] == "length" and steps[7]["cache_start"][0] == 19
+    with pytest.raises(ValueError, match="fault must be one of"):
+        player.recompute({"fault": "no_such_fault"})
+
+
+def test_divergence_data_is_the_catalogue_diagnosis(fresh):
+    from labkit.trace import catalogue
+
+    kinds = data_of(fresh, "divergence:static_data")["kinds"]
+    assert list(kinds) == list(catalogue.KINDS)
+    for kind, entry in kinds.items():
+        assert entry["golden"] == [[e["event_id"], e["event_type"]] for e in catalogue.golden(kind)]
+        assert list(entry["faults"]) == list(catalogue.faults(kind))
+        for fault, shown in entry["faults"].items():
+            found = catalogue.diagnose(kind, fault)
+            d = shown["divergence"]
+            assert (d["index"], d["rule"], d["field"], d["suspect"]) == (found.index, found.rule, found.field, found.suspect)
+            assert shown["events"] == [[e["event_id"], e["event_type"]] for e in catalogue.run(kind, fault)]
+    first = kinds["text"]["faults"]["perturbed_weight"]["divergence"]
+    assert (first["event_ids"], first["types"], first["rule"]) == (["e04", "e04"], ["prefill.completed"] * 2, "tensors")
+
+
+def test_scenario_data_is_the_golden_traces_and_their_journals(fresh):
+    from labkit.reader.players.scenarios import event_row, golden_events, run_scenario
+    from labkit.tools.runtime import SCENARIOS
+
+    scenarios = data_of(fresh, "scenarios:static_data")["scenarios"]
+    assert list(scenarios) == list(SCENARIOS)
+    for name, entry in scenarios.items():
+        golden = golden_events(name)
+        assert entry["events"] == [event_row(e) for e in golden]
+        assert run_scenario(name).events == golden, f"{name}: the runtime no longer reproduces its golden trace"
+    timeout = scenarios["timeout_before_commit"]
+    assert timeout["events"][timeout["commit"]][:2] == ["t11", "external.committed"]
+    assert timeout["attempts"] == [[8, 1], [10, 2]] and timeout["divergence"]["event_id"] == "t09"
+    assert scenarios["happy"]["events"][scenarios["happy"]["commit"]][0] == "t09"
+    assert scenarios["happy"]["divergence"] is None
+    crash = scenarios["crash_after_journal_write"]
+    assert [row[2] for row in crash["journal"][:3]] == ["t05", "t06", "t08"]
+    assert crash["entry"]["attempts"] == 2 and crash["final_state"] == "OBSERVED"
+    assert scenarios["extra_field"]["commit"] is None
+
+
+def test_scenario_player_adds_a_crash_point_by_running_it():
+    from labkit.reader.players.scenarios import ScenarioPlayer, scenarios_data
+
+    player = ScenarioPlayer({**scenarios_data(), "crash_points": ["after_service_commit"]})
+    player.request = {"scenario": "timeout_before_commit", "crash": "after_service_commit"}
+    label = "timeout_before_commit + crash after_service_commit"
+    assert player.data["start"] == label
+    rows = player.data["scenarios"][label]["events"]
+    assert "runtime.crashed" in [r[1] for r in rows] and rows[-1][1] == "trace.closed"
+    with pytest.raises(ValueError, match="crash must be one of"):
+        player.recompute({"scenario": "happy", "crash": "never"})
+
+
+def test_latent_data_is_the_ddim_run(fresh):
+    from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
+    from labkit.reader.players.latents import LIMIT, dequantise
+
+    data = data_of(fresh, "latents:static_data")
+    assert list(data["scales"]) == ["0", "1", "5", "9"] and data["start"] == {"guidance": "5", "step": 4}
+    assert data["channels"] == ["0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"]
+    run = run_diffusion(DiffusionConfig())
+    frames = data["scales"]["5"]
+    assert [(f["t"], f["name"]) for f in frames] == [(999, "z_999"), (749, "z_749"), (499, "z_499"),
+                                                      (249, "z_249"), (-1, "z_0")]
+    half_step = LIMIT / 255 + 1e-9
+    for frame, (_, latent) in zip(frames, run.latents, strict=True):
+        for c in range(4):
+            exact = np.clip(latent[0, c, ::2, ::2].astype(np.float64), -LIMIT, LIMIT)
+            assert np.abs(dequantise(frame["latent"][c]) - exact).max() <= half_step
+            channel = latent[0, c].astype(np.float64)
+            assert frame["stats"][c] == [r4(channel.mean()), r4(channel.std()), r4(channel.min()), r4(channel.max())]
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(base64.b64decode(frames[-1]["preview"].split(",", 1)[1])))
+    assert image.size == (64, 64) and frames[-1]["preview_of"] == "x̂₀ of step 4, decoded"
+
+
+def test_attention_data_is_the_runs_weights_and_masks(fresh):
+    from labkit.reader.widgets.attention import attention_state
+    from labkit.text.runtime import run_text_trace
+
+    groups = data_of(fresh, "attention:static_data")["groups"]
+    run = run_text_trace()
+    for li, layer in enumerate(run.prefill.layers):
+        panel = groups["prefill"]["panels"][f"layer {li}"]
+        for h, head in enumerate(panel["heads"]):
+            w = layer.attention_weights[0, h]
+            for i in range(12):
+                assert head["values"][i][: i + 1] == [r4(v) for v in w[i, : i + 1]]
+                assert head["values"][i][i + 1:] == [None] * (11 - i), "the future must be blocked"
+    state = attention_state(3, "top-left rectangular")
+    panel = groups["decode"]["panels"]["3|top-left rectangular"]
+    assert panel["rows"] == ["3", "4", "5", "6"]
+    for h in range(2):
+        expected = [[r4(v) if ok else None for v, ok in zip(row, keep, strict=True)]
+                    for row, keep in zip(state.weights[h], state.allowed, strict=True)]
+        assert panel["heads"][h]["values"] == expected
+    packed = groups["masks"]["panels"]["packed documents"]["heads"][0]["values"]
+    assert [v is not None for v in packed[4]] == [False] * 4 + [True] + [False] * 3
+
+
+# -- the kernel side ---------------------------------------------------------------------------
+def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
+    from labkit.reader.players.divergence import DivergencePlayer
+
+    player = DivergencePlayer({"player": "divergence", "kinds": {}})
+    bundle = player._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert data["text/plain"] == "First-divergence explorer — run the page to use this player"
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert str(player._esm).startswith("// The first-divergence explorer")
+
+
+# -- the book check ----------------------------------------------------------------------------
+@pytest.fixture()
+def book_copy(tmp_path):
+    shutil.copytree(devtools.REPO / "notebooks", tmp_path / "notebooks",
+                    ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+    shutil.copytree(devtools.FOLDER, tmp_path / devtools.FOLDER.relative_to(devtools.REPO))
+    return tmp_path
+
+
+def test_a_missing_player_module_fails_the_book_check(book_copy):
+    from labkit.devtools import book
+
+    assert book.player_problems(book_copy) == []
+    (book_copy / "labkit/reader/players/decode.mjs").unlink()
+    problems = book.player_problems(book_copy)
+    assert any("decode.mjs is missing" in p for p in problems), problems
+    assert any("03-text-token-by-token.md: the decode player's module" in p for p in problems), problems
+
+
+def test_missing_player_data_fails_the_book_check(book_copy):
+    from labkit.devtools import book
+
+    page = book_copy / "notebooks/07-traces/11-comparing-traces.md"
+    body = devtools.embedded(page)["divergence"]["raw"]
+    page.write_text(page.read_text(encoding="utf-8").replace(body, "{}\n"), encoding="utf-8")
+    problems = book.player_problems(book_copy)
+    assert any("the divergence player has no data" in p for p in problems), problems
+
+
+def test_a_stale_shared_block_fails_the_book_check(book_copy):
+    from labkit.devtools import book
+
+    module = book_copy / "labkit/reader/players/scenarios.mjs"
+    module.write_text(module.read_text(encoding="utf-8").replace("function fmt(", "function fmt_old("),
+                      encoding="utf-8")
+    assert any("scenarios.mjs: shared block is stale" in p for p in book.player_problems(book_copy))
