@@ -5,9 +5,7 @@ module or data is missing."""
 
 from __future__ import annotations
 
-import base64
 import io
-import json
 import shutil
 
 import numpy as np
@@ -21,11 +19,11 @@ from labkit.reader.players.base import r4
 def fresh():
     """spec → the body each embed's exporter produces now (computed once for this module)."""
     specs = {spec for embeds in devtools.EMBEDS.values() for spec in embeds.values()}
-    return {spec: json.loads(devtools.encode(devtools.expected_body(spec))) for spec in sorted(specs)}
+    return {spec: devtools.expected_data(spec) for spec in sorted(specs)}
 
 
 def data_of(fresh, spec):
-    return fresh[f"labkit.reader.players.{spec}"]["data"]
+    return fresh[f"labkit.reader.players.{spec}"]
 
 
 # -- the page data --------------------------------------------------------------------------
@@ -34,16 +32,13 @@ def test_every_page_embeds_current_data_from_the_exporters(fresh):
     assert devtools.stale_pages(fresh=fresh) == []
 
 
-def test_a_changed_number_in_a_page_is_reported(fresh, tmp_path):
+def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
     page = "notebooks/07-traces/03-text-token-by-token.md"
-    copy = tmp_path / page
-    copy.parent.mkdir(parents=True)
-    text = (devtools.REPO / page).read_text(encoding="utf-8")
-    body = devtools.embedded(devtools.REPO / page)["decode"]["raw"]
-    changed = json.loads(body)
-    changed["data"]["steps"][0]["raw"][14] += 0.01
-    copy.write_text(text.replace(body, json.dumps(changed, ensure_ascii=False) + "\n"), encoding="utf-8")
-    problems = [p for p in devtools.stale_pages(tmp_path, fresh) if p.startswith(page)]
+    module = devtools.embedded(book_copy / page)["decode"]["path"]
+    data = devtools.module_data(module.read_text(encoding="utf-8"))
+    data["steps"][0]["raw"][14] += 0.01
+    module.write_text(devtools.generated_module("decode", "x", data), encoding="utf-8")
+    problems = [p for p in devtools.stale_pages(book_copy, fresh) if p.startswith(page)]
     assert problems and "steps[0].raw[14]" in problems[0]
 
 
@@ -138,7 +133,7 @@ def test_scenario_player_adds_a_crash_point_by_running_it():
 
 def test_latent_data_is_the_ddim_run(fresh):
     from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
-    from labkit.reader.players.latents import LIMIT, dequantise
+    from labkit.reader.players.latents import LIMIT, dequantise, unb32
 
     data = data_of(fresh, "latents:static_data")
     assert list(data["scales"]) == ["0", "1", "5", "9"] and data["start"] == {"guidance": "5", "step": 4}
@@ -156,7 +151,7 @@ def test_latent_data_is_the_ddim_run(fresh):
             assert frame["stats"][c] == [r4(channel.mean()), r4(channel.std()), r4(channel.min()), r4(channel.max())]
     from PIL import Image
 
-    image = Image.open(io.BytesIO(base64.b64decode(frames[-1]["preview"].split(",", 1)[1])))
+    image = Image.open(io.BytesIO(unb32(frames[-1]["preview"])))
     assert image.size == (64, 64) and frames[-1]["preview_of"] == "x̂₀ of step 4, decoded"
 
 
@@ -210,25 +205,31 @@ def test_a_missing_player_module_fails_the_book_check(book_copy):
 
     assert book.player_problems(book_copy) == []
     (book_copy / "labkit/reader/players/decode.mjs").unlink()
+    (book_copy / "notebooks/07-traces/players/03-text-token-by-token.decode.mjs").unlink()
     problems = book.player_problems(book_copy)
     assert any("decode.mjs is missing" in p for p in problems), problems
-    assert any("03-text-token-by-token.md: the decode player's module" in p for p in problems), problems
+    assert any("03-text-token-by-token.md: the decode player's module ./players/03-text-token-by-token"
+               ".decode.mjs does not exist" in p for p in problems), problems
 
 
 def test_missing_player_data_fails_the_book_check(book_copy):
     from labkit.devtools import book
 
-    page = book_copy / "notebooks/07-traces/11-comparing-traces.md"
-    body = devtools.embedded(page)["divergence"]["raw"]
-    page.write_text(page.read_text(encoding="utf-8").replace(body, "{}\n"), encoding="utf-8")
+    module = book_copy / "notebooks/07-traces/players/11-comparing-traces.divergence.mjs"
+    lines = [devtools.EMPTY if line.startswith("const EMBEDDED = ") else line
+             for line in module.read_text(encoding="utf-8").splitlines()]
+    module.write_text("\n".join(lines) + "\n", encoding="utf-8")
     problems = book.player_problems(book_copy)
     assert any("the divergence player has no data" in p for p in problems), problems
 
 
-def test_a_stale_shared_block_fails_the_book_check(book_copy):
+def test_old_player_code_in_a_page_module_fails_the_book_check(book_copy):
     from labkit.devtools import book
 
     module = book_copy / "labkit/reader/players/scenarios.mjs"
     module.write_text(module.read_text(encoding="utf-8").replace("function fmt(", "function fmt_old("),
                       encoding="utf-8")
-    assert any("scenarios.mjs: shared block is stale" in p for p in book.player_problems(book_copy))
+    problems = book.player_problems(book_copy)
+    assert any("scenarios.mjs: shared block is stale" in p for p in problems), problems
+    assert any("10-tool-failures.md: ./players/10-tool-failures.scenarios.mjs holds old scenarios player code" in p
+               for p in problems), problems

@@ -1,11 +1,16 @@
-"""Static fallbacks: the static book shows no live widgets, so every widget cell has a figure
-of its default state beside it.
+"""Static fallbacks: the static book shows no live ipywidgets, so every widget cell has, right
+after it, either a player the static book draws without a kernel or a figure of its default state.
 
 Rules (CONTRIBUTING.md, "Notebooks"), checked on every stored ``.ipynb`` under ``notebooks/``:
 - a code cell tagged ``widget`` is also tagged ``nbval-ignore-output``;
-- the next code cell after it is tagged ``widget-static`` and its stored outputs hold an
-  ``image/png``;
-- every ``widget-static`` cell is the static fallback of a widget cell right before it.
+- a player: the next cell is a markdown cell holding the player's ``{anywidget}`` directive,
+  and the widget cell is tagged ``remove-output`` (the static book shows the player, not the
+  kernel widget's "kernel required" note);
+- otherwise the next code cell after it is tagged ``widget-static`` and its stored outputs hold
+  an ``image/png``;
+- every ``widget-static`` cell is the static fallback of a widget cell right before it;
+- no stored output shows a raw widget repr (``VBox(children=…``, an object address): a
+  widget's text form is the one line "… — run the page to use this widget".
 """
 
 from __future__ import annotations
@@ -37,9 +42,29 @@ def _png_outputs(cell: dict) -> list[bytes]:
     return found
 
 
+RAW_REPRS = ("children=(", "Box(children", " object at 0x", "Widget(")
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def repr_problems(nb: dict, name: str) -> list[str]:
+    """Stored outputs whose text form is a raw widget repr."""
+    problems = []
+    for index, cell in enumerate(nb.get("cells", [])):
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain")
+            text = "".join(text) if isinstance(text, list) else (text or "")
+            if any(marker in text for marker in RAW_REPRS):
+                problems.append(f"{name}: cell {index} stores a raw widget repr: {text[:60]!r}")
+    return problems
+
+
 def fallback_problems(nb: dict, name: str) -> list[str]:
     """Every broken rule of one notebook (``nb`` as parsed JSON), naming cell indices."""
-    problems = []
+    problems = repr_problems(nb, name)
     cells = nb.get("cells", [])
     code = [i for i, c in enumerate(cells) if c.get("cell_type") == "code"]
     for position, index in enumerate(code):
@@ -47,6 +72,11 @@ def fallback_problems(nb: dict, name: str) -> list[str]:
         if "widget" in tags:
             if "nbval-ignore-output" not in tags:
                 problems.append(f"{name}: widget cell {index} is not tagged nbval-ignore-output")
+            after = cells[index + 1] if index + 1 < len(cells) else {}
+            if after.get("cell_type") == "markdown" and "{anywidget}" in _source(after):
+                if "remove-output" not in tags:
+                    problems.append(f"{name}: widget cell {index} (a player) is not tagged remove-output")
+                continue
             following = code[position + 1] if position + 1 < len(code) else None
             if following is None or "widget-static" not in _tags(cells[following]):
                 problems.append(
@@ -141,3 +171,30 @@ def test_a_png_output_that_is_not_a_png_is_reported():
     assert fallback_problems({"cells": GOOD[:2] + [bad]}, "x.ipynb") == [
         "x.ipynb: widget-static cell 2 stores an image/png that is not a PNG"
     ]
+
+
+PLAYER = [
+    _code("import labkit"),
+    _code("stepper = decode_player()\nstepper", ("widget", "nbval-ignore-output", "remove-output")),
+    _md("```{anywidget} ../../labkit/reader/players/decode.mjs\n{\"data\": {}}\n```"),
+]
+
+
+def test_a_player_followed_by_its_directive_passes():
+    assert fallback_problems({"cells": PLAYER}, "good.ipynb") == []
+
+
+def test_a_player_whose_kernel_output_would_show_in_the_static_book_is_reported():
+    cells = [PLAYER[0], _code("stepper", ("widget", "nbval-ignore-output")), PLAYER[2]]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget cell 1 (a player) is not tagged remove-output"
+    ]
+
+
+def test_a_stored_raw_widget_repr_is_reported():
+    cell = _code("w", ("widget", "nbval-ignore-output"))
+    cell["outputs"] = [{"output_type": "display_data", "metadata": {}, "data": {
+        "text/plain": "VBox(children=(HBox(children=(Button(description='◀ back'",
+        "application/vnd.jupyter.widget-view+json": {"model_id": "x"}}}]
+    problems = fallback_problems({"cells": [cell, GOOD[3]]}, "x.ipynb")
+    assert problems == ["x.ipynb: cell 0 stores a raw widget repr: \"VBox(children=(HBox(children=(Button(description='◀ back'\""]

@@ -156,10 +156,10 @@ class StepperWidget:
                 self.schedule_prefetch()              # the other neighbour in a later callback
                 return
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    def _repr_mimebundle_(self, **kwargs):
+        from labkit.reader.widgets.lab_base import widget_bundle
 
-        display(self.widget)
+        return widget_bundle(self.widget, type(self).__name__, **kwargs)
 
 
 def content_key(*parts) -> str | None:

@@ -1,10 +1,9 @@
 """The static harness of the players: a page served from 127.0.0.1 that loads one player's
 module with a JSON model exactly as the static book's ``{anywidget}`` directive does.
 
-``HarnessServer`` serves ``harness/index.html``, the player modules from
-``labkit/reader/players/`` (as ``text/javascript``) and each model: the JSON body stored in
-the page that embeds the player (``labkit.devtools.players.EMBEDS``), so the harness draws
-exactly what the static book draws.
+``HarnessServer`` serves ``harness/index.html``, the module each page's directive names (the
+generated copy beside the page, ``<page dir>/players/…mjs``, carrying the page's data) as
+``text/javascript``, and the directive's JSON body as the model — what the static book loads.
 """
 
 from __future__ import annotations
@@ -14,9 +13,9 @@ import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 from labkit.devtools.players import EMBEDS, REPO, embedded
-from labkit.reader.players import FOLDER
 
 HARNESS = Path(__file__).resolve().parent / "harness"
 
@@ -26,11 +25,11 @@ def embeds() -> list[tuple[str, str]]:
     return [(page, name) for page, players in EMBEDS.items() for name in players]
 
 
-def model_body(page: str, name: str) -> dict:
-    body = embedded(REPO / page)[name]["body"]
-    if body is None:
-        raise AssertionError(f"{page}: the {name} player has no JSON model")
-    return body
+def directive(page: str, name: str) -> dict:
+    found = embedded(REPO / page).get(name)
+    if found is None or found["text"] is None:
+        raise AssertionError(f"{page}: no {{anywidget}} module for the {name} player")
+    return found
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -38,21 +37,24 @@ class _Handler(SimpleHTTPRequestHandler):
                       ".js": "text/javascript", ".json": "application/json"}
 
     def translate_path(self, path: str) -> str:
-        path = path.split("?", 1)[0]
-        if path.startswith("/players/"):
-            return str(FOLDER / Path(path).name)
-        return str(HARNESS / Path(path).name)
+        return str(HARNESS / Path(path.split("?", 1)[0]).name)
+
+    def _send(self, data: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_GET(self):  # noqa: N802 (http.server's name)
-        if self.path.startswith("/model/"):
-            page, _, name = self.path.removeprefix("/model/").rpartition("/")
-            data = json.dumps(model_body(page, name.removesuffix(".json"))).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return
+        path = unquote(self.path.split("?", 1)[0])
+        for prefix, part, kind in (("/module/", "text", "text/javascript"), ("/model/", "body", "application/json")):
+            if path.startswith(prefix):
+                page, _, name = path.removeprefix(prefix).rpartition("/")
+                found = directive(page, name.rsplit(".", 1)[0])
+                data = found[part] if part == "text" else json.dumps(found[part])
+                self._send(data.encode("utf-8"), kind)
+                return
         super().do_GET()
 
     def log_message(self, *args):
@@ -66,8 +68,8 @@ class HarnessServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def url(self, page: str, name: str) -> str:
-        return (f"{self.base}/index.html?esm=/players/{name}.mjs"
-                f"&model=/model/{page}/{name}.json")
+        return (f"{self.base}/index.html?esm={quote(f'/module/{page}/{name}.mjs')}"
+                f"&model={quote(f'/model/{page}/{name}.json')}")
 
     def __enter__(self):
         self.thread.start()

@@ -108,7 +108,7 @@ def test_no_player_fetches_anything(browser, harness):
             page, _ = open_player(ctx, harness, page_md, name)
             every_control_changes_the_drawing(page)
             page.wait_for_timeout(200)
-            extra = [u for u in asked if "/index.html" not in u and f"/players/{name}.mjs" not in u
+            extra = [u for u in asked if "/index.html" not in u and "/module/" not in u
                      and "/model/" not in u]
             assert extra == [], f"{name}: the player asked for {extra}"
             page.close()

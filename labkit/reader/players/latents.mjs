@@ -35,9 +35,13 @@ function fill(node, attrs, children) {
   return node;
 }
 
-/** The player's data: the model's "data" key (a Jupyter traitlet or the directive's JSON body). */
+/** The static book's data: null here; the page's generated copy of this module carries it
+ *  (`python -m labkit.devtools.players pages` writes the copy beside the page). */
+const EMBEDDED = null;
+
+/** The player's data: the model's "data" (a kernel's traitlet), else the data this copy carries. */
 function modelData(model) {
-  return model.get("data") || {};
+  return model.get("data") || EMBEDDED || {};
 }
 
 /** Call redraw() whenever the kernel sets new data; returns the cleanup function. */
@@ -103,10 +107,25 @@ function colourTable() {
 }
 const COLOURS = colourTable();
 
-function decode(b64) {
-  const bin = atob(b64), out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+/** Base32 (A–Z, 2–7, no padding) → bytes. */
+function decode(text) {
+  const out = new Uint8Array(Math.floor(text.length * 5 / 8));
+  let bits = 0, value = 0, k = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    value = (value << 5) | (c >= 65 ? c - 65 : c - 24);
+    bits += 5;
+    if (bits >= 8) { out[k++] = (value >>> (bits - 8)) & 255; bits -= 8; }
+  }
   return out;
+}
+
+/** Base32 JPEG bytes → a data: URI (made here, so nothing is fetched). */
+function jpegUri(text) {
+  const bytes = decode(text);
+  let bin = "";
+  for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
+  return "data:image/jpeg;base64," + btoa(bin);
 }
 
 function render({ model, el }) {
@@ -154,7 +173,7 @@ function render({ model, el }) {
     grid.append(previewCell);
     for (const [key, list] of Object.entries(data.scales)) {
       list.forEach((f, i) => {
-        const img = h("img", { class: "lk-preview", alt: `preview: ${f.preview_of}`, src: f.preview });
+        const img = h("img", { class: "lk-preview", alt: `preview: ${f.preview_of}`, src: jpegUri(f.preview) });
         images.set(`${key}/${i}`, img);
       });
     }

@@ -2,16 +2,17 @@
 the decoded x̂₀ preview of each step, at each guidance scale a page computed.
 
 Latents travel as data, not pictures: each channel, subsampled to 32 × 32, is quantised to
-uint8 over [−2.5, 2.5] (the viewer's colour limit) and base64-encoded; the player colours
-it in the browser.  Each channel also carries its exact statistics (mean, std, min, max at
+uint8 over [−2.5, 2.5] (the viewer's colour limit) and base32-encoded (letters and digits
+only: mystmd 1.11 stalls on directive bodies holding many base64 strings); the player
+colours it in the browser.  Each channel also carries its exact statistics (mean, std, min, max at
 4 decimals, from the full 64 × 64 channel).  The preview is the VAE decoding of the step's
-x̂₀ (of the initial noise at step 0), a 64 × 64 JPEG data URI — the one picture made in the
-kernel, as a preview stream would send it.
+x̂₀ (of the initial noise at step 0), a 64 × 64 JPEG (its bytes base32-encoded; the player
+makes the data URI) — the one picture made in the kernel, as a preview stream would send it.
 
     data = {"player": "latents", "channels": [4 names], "size": 32, "limit": 2.5,
             "start": {"guidance": "5", "step": 4}, "live_scales": bool,
-            "scales": {"5": [{"step", "t", "name", "latent": [4 base64], "stats": [[mean, std, min, max] × 4],
-                              "preview": "data:image/jpeg;base64,…", "preview_of"}, …]}}
+            "scales": {"5": [{"step", "t", "name", "latent": [4 base32], "stats": [[mean, std, min, max] × 4],
+                              "preview": base32 JPEG bytes, "preview_of"}, …]}}
 """
 
 from __future__ import annotations
@@ -37,19 +38,28 @@ def quantise(channel: np.ndarray, size: int = SIZE, limit: float = LIMIT) -> np.
     return np.rint((np.clip(sub, -limit, limit) + limit) / (2 * limit) * 255).astype(np.uint8)
 
 
+def b32(data: bytes) -> str:
+    """Bytes → base32 without padding (A–Z, 2–7)."""
+    return base64.b32encode(data).decode("ascii").rstrip("=")
+
+
+def unb32(text: str) -> bytes:
+    return base64.b32decode(text + "=" * (-len(text) % 8))
+
+
 def dequantise(encoded: str, size: int = SIZE, limit: float = LIMIT) -> np.ndarray:
-    """The inverse of ``quantise`` + base64 (to within half a quantisation step)."""
-    raw = np.frombuffer(base64.b64decode(encoded), dtype=np.uint8).reshape(size, size)
+    """The inverse of ``quantise`` + ``b32`` (to within half a quantisation step)."""
+    raw = np.frombuffer(unb32(encoded), dtype=np.uint8).reshape(size, size)
     return raw.astype(np.float64) / 255 * (2 * limit) - limit
 
 
-def preview_uri(image: np.ndarray, size: int = PREVIEW) -> str:
-    """uint8 [H, W, 3] → a size × size JPEG data URI."""
+def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
+    """uint8 [H, W, 3] → a size × size JPEG, base32-encoded."""
     from PIL import Image
 
     buffer = io.BytesIO()
     Image.fromarray(image).resize((size, size), Image.BILINEAR).save(buffer, format="JPEG", quality=85)
-    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return b32(buffer.getvalue())
 
 
 def scale_key(guidance: float) -> str:
@@ -69,9 +79,9 @@ def run_frames(run, vae) -> list[dict]:
             "step": step,
             "t": int(t),
             "name": "z_0" if t < 0 else f"z_{int(t)}",
-            "latent": [base64.b64encode(quantise(c).tobytes()).decode("ascii") for c in z],
+            "latent": [b32(quantise(c).tobytes()) for c in z],
             "stats": [[r4(c.mean()), r4(c.std()), r4(c.min()), r4(c.max())] for c in z],
-            "preview": preview_uri(image),
+            "preview": preview_jpeg(image),
             "preview_of": "the initial noise, decoded as is" if step == 0 else f"x̂₀ of step {step}, decoded",
         })
     return frames

@@ -36,9 +36,13 @@ function fill(node, attrs, children) {
   return node;
 }
 
-/** The player's data: the model's "data" key (a Jupyter traitlet or the directive's JSON body). */
+/** The static book's data: null here; the page's generated copy of this module carries it
+ *  (`python -m labkit.devtools.players pages` writes the copy beside the page). */
+const EMBEDDED = null;
+
+/** The player's data: the model's "data" (a kernel's traitlet), else the data this copy carries. */
 function modelData(model) {
-  return model.get("data") || {};
+  return model.get("data") || EMBEDDED || {};
 }
 
 /** Call redraw() whenever the kernel sets new data; returns the cleanup function. */

@@ -21,7 +21,19 @@ from html import escape
 from labkit.reader import new_figure
 from labkit.reader.stepper import cached_png, content_key, live_png, remember_png
 
-__all__ = ["WidgetView"]
+__all__ = ["WidgetView", "widget_bundle"]
+
+#: what a widget's stored output says where it cannot be drawn (a page not run yet, an
+#: untrusted notebook, the static book): one line, never the ipywidgets repr
+RUN_THE_PAGE = "run the page to use this widget"
+
+
+def widget_bundle(box, title: str, **kwargs) -> dict:
+    """``box``'s Jupyter mime bundle with its text form replaced by ``title — run the page…``."""
+    bundle = box._repr_mimebundle_(**kwargs)
+    data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+    data["text/plain"] = f"{title} — {RUN_THE_PAGE}"
+    return data
 
 
 class WidgetView:
@@ -40,7 +52,14 @@ class WidgetView:
     size: tuple[float, float] = (9.0, 3.4)
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
+        return widget_bundle(self.box, self.title, **kwargs)
+
+    @property
+    def title(self) -> str:
+        """The widget's name in its stored text form (``MarginCurve`` → "margin curve")."""
+        import re
+
+        return re.sub(r"(?<!^)(?=[A-Z])", " ", type(self).__name__).lower()
 
     def _draw(self, draw, state, size: tuple[float, float] | None = None) -> None:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""
