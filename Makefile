@@ -46,6 +46,7 @@ browser-test: $(STAMP)
 ## Benchmarks: a table on screen and benchmarks/results/latest.json (a few minutes).
 bench: $(STAMP)
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
+	$(PY) benchmarks/players.py
 
 ## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
 notebooks: $(STAMP)

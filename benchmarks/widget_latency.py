@@ -16,6 +16,9 @@ kernel, with the loop left idle half a second between presses. The target is jud
 that does not is reported (``output_changed: false``), not timed as a success.
 
 Target: ≤ 50 ms per step change.
+
+The decode stepper, latent viewer, attention heatmap, fault toggle and divergence explorer
+are players now, drawn in the browser: ``benchmarks/players.py`` times them in Chromium.
 """
 
 from __future__ import annotations
@@ -63,36 +66,8 @@ def _present(module: str) -> bool:
 _shared: dict[str, object] = {}
 
 
-def _text_run():
-    if "text_run" not in _shared:
-        from labkit.text.runtime import run_text_trace
-
-        _shared["text_run"] = run_text_trace()
-    return _shared["text_run"]
-
-
-def _stepper(render: bool):
-    from labkit.reader.widgets.text import decode_stepper
-
-    return decode_stepper(_text_run(), step=1, images=render)
-
-
-def _stepper_output(w):
-    return (w.step_label.value, w.cache_length_label.value, w.image.value)
-
-
 def _set_step(w, value):
     w.step = value
-
-
-def _viewer(render: bool):
-    from labkit.reader.widgets.diffusion import latent_viewer
-
-    return latent_viewer()
-
-
-def _viewer_output(w):
-    return (w.step_label.value, w.image.value)
 
 
 def _set_slider(attr: str):
@@ -111,18 +86,6 @@ def _toggles_output(w):
     return (w.checks.value, w.image.value, w.case.mode)
 
 
-def _heatmap(render: bool):
-    from labkit.reader.widgets.attention import attention_heatmap
-
-    return attention_heatmap(cached=0, render=render)
-
-
-def _tool_toggle(render: bool):
-    from labkit.reader.widgets.tools import FaultToggle
-
-    return FaultToggle(images=render)
-
-
 def _grammar_stepper(render: bool):
     from labkit.reader.widgets.tools import GrammarStepper
 
@@ -137,32 +100,10 @@ def _grammar_stepper(render: bool):
 MAX_VALUES = 6
 
 CASES: tuple[WidgetCase, ...] = (
-    WidgetCase("decode stepper: step change", "labkit.reader.widgets.text", _stepper,
-               lambda w: list(range(2, w.n_steps + 1)), _set_step, _stepper_output,
-               note="trace one, steps 2…N from step 1", can_skip_render=True,
-               press=lambda w: w.forward_button.click()),
-    WidgetCase("latent viewer: DDIM step change", "labkit.reader.widgets.diffusion", _viewer,
-               lambda w: [s for s in range(int(w.step_slider.max) + 1) if s != w.step],
-               _set_slider("step_slider"), _viewer_output,
-               note="every other step from the final one; previews decoded when the run is built"),
-    WidgetCase("latent viewer: guidance change", "labkit.reader.widgets.diffusion", _viewer,
-               lambda w: [w.guidance - 1.0, w.guidance + 1.0], _set_slider("guidance_slider"),
-               _viewer_output, target_ms=None,
-               note="cold = a new diffusion run at that guidance; warm = cached run"),
     WidgetCase("cache fault toggles: mode change", "labkit.reader.widgets.attention", _toggles,
                lambda w: [m for m in w.mode_buttons.options if m != w.mode_buttons.value],
                _set_slider("mode_buttons"), _toggles_output,
                note="cold = the fault case is decoded; warm = cached case, redrawn", can_skip_render=True),
-    WidgetCase("attention heatmap: cached-tokens change", "labkit.reader.widgets.attention", _heatmap,
-               lambda w: [1, 3, int(w.cached_slider.max)], _set_slider("cached_slider"),
-               lambda w: (w.image.value, w.state.cached), note="lab decoder re-run each change",
-               can_skip_render=True),
-    WidgetCase("tool fault toggle: scenario change", "labkit.reader.widgets.tools", _tool_toggle,
-               lambda w: [o for o in w.scenario_dropdown.options if o != w.scenario_dropdown.value][:4],
-               _set_slider("scenario_dropdown"),
-               lambda w: (w.divergence_label.value, w.image.value, len(w.events)),
-               note="trace three: cold = the scenario's trace is run; warm = cached, redrawn",
-               can_skip_render=True),
     WidgetCase("grammar stepper: step change", "labkit.reader.widgets.tools", _grammar_stepper,
                lambda w: list(range(2, min(w.n_steps, MAX_VALUES) + 1)), _set_step,
                lambda w: (w.step, w.image.value), note="trace three's constrained decoding, steps 2…6",

@@ -387,3 +387,31 @@ def test_staged_diffusion_png_equals_run_diffusion_png():
     assert list(spent) == list(STAGES) and all(v >= 0 for v in spent.values())
     trace_png = run_diffusion().png
     assert png == trace_png, f"staged PNG ({len(png)} bytes) differs from the trace's ({len(trace_png)} bytes)"
+
+
+def test_player_table_reads_a_stored_result_and_judges_each_host_on_its_target(tmp_path):
+    from benchmarks import players
+
+    result = {"steps": 3, "harness": {"available": True, "target_ms": 16.0, "players": [
+        {"player": "decode@03", "control": "next", "work_ms": 4.04, "frame_ms": 9.3},
+        {"player": "latents@05", "control": "back", "work_ms": 17.0, "frame_ms": 20.0}]},
+        "jupyterlab": {"available": True, "target_ms": 50.0, "players": [
+            {"player": "decode", "control": "next", "work_ms": 17.0, "frame_ms": 25.0}]}}
+    assert players.table_rows(result) == [
+        ["decode@03", "harness", "next", "4.0", "9.3", "≤ 16 ms: yes"],
+        ["latents@05", "harness", "back", "17.0", "20.0", "≤ 16 ms: no"],
+        ["decode", "JupyterLab", "next", "17.0", "25.0", "≤ 50 ms: yes"]]
+    (tmp_path / "2026-12-01-a.json").write_text(json.dumps(result))
+    assert players.load_reference(tmp_path)["steps"] == 3
+    with pytest.raises(FileNotFoundError, match="benchmarks/players.py --reference"):
+        players.load_reference(tmp_path / "none")
+
+
+def test_the_stored_player_reference_covers_every_embedded_player():
+    from benchmarks import players
+
+    from labkit.devtools.players import EMBEDS
+
+    stored = {r["player"] for r in players.load_reference()["harness"]["players"]}
+    expected = {players._key(page, name) for page, embeds in EMBEDS.items() for name in embeds}
+    assert stored == expected

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from browser_book import REPO
 from browser_lab import cell
 
 
@@ -140,21 +141,6 @@ def mask_viewer(w: WidgetView) -> None:
              "the bad IDs '0 0 x' to be refused with an error naming the document IDs")
 
 
-@interaction("notebooks/11-labs/03-causal-attention.md::heatmap")
-def attention_heatmap(w: WidgetView) -> None:
-    """Drag the cached-tokens slider from 3 to the far right (6): the readout and the heatmap
-    change; then pick the faulty top-left rectangular mask: the heatmap changes again."""
-    readout = ".widget-readout"
-    w.expect(lambda: w.label(readout) == "3", "the cached slider to start at 3")
-    first = w.image_sources()
-    w.drag_slider(1.0)
-    w.expect(lambda: w.label(readout) == "6", "the cached slider to read 6 after a drag to its end")
-    w.expect(lambda: w.image_sources() != first, "the heatmap to be redrawn for 6 cached tokens")
-    second = w.image_sources()
-    w.toggle("top-left rectangular")
-    w.expect(lambda: w.image_sources() != second, "the heatmap to be redrawn under the top-left mask")
-
-
 @interaction("notebooks/11-labs/05-cache-faults.md::toggles")
 def cache_fault_toggles(w: WidgetView) -> None:
     """The default fault (reset_rope_position) fails the logit check; 'correct' passes all
@@ -170,31 +156,6 @@ def cache_fault_toggles(w: WidgetView) -> None:
     w.toggle("copy_layer1_cache_to_layer2")
     w.expect(lambda: verdict("distinct_layer") == "FAIL",
              "copying layer 1's cache into layer 2 to FAIL the distinct-layer check")
-
-
-@interaction("notebooks/07-traces/03-text-token-by-token.md::stepper")
-def decode_stepper(w: WidgetView) -> None:
-    """§7.4's selection ledger, clicked through: step 1 starts with cache length 12 and
-    selects 14; "next" moves to step 2, where the cache is 13 and 15 is selected; at step 5
-    EOS (18) is selected with the cache still 16 and "next" is disabled; "back" returns."""
-    w.expect(lambda: "selection step 1 of 5" in w.text(), "the stepper to open at selection step 1 of 5")
-    assert w.number_after("cache length at step start:") == 12, w.text()[:400]
-    first = w.image_sources()
-    w.click("next")
-    w.expect(lambda: "selection step 2 of 5" in w.text(), "'next' to move to selection step 2")
-    w.expect(lambda: w.number_after("cache length at step start:") == 13,
-             "the cache length at step start to go 12 → 13")
-    assert w.number_after("selected:") == 15, f"step 2 selects {w.number_after('selected:')}, expected 15"
-    w.expect(lambda: w.image_sources() != first, "the step picture to change with the step")
-    for _ in range(3):
-        w.click("next")
-    w.expect(lambda: "selection step 5 of 5" in w.text(), "three more clicks to reach step 5")
-    assert w.number_after("selected:") == 18, f"step 5 selects {w.number_after('selected:')}, expected EOS 18"
-    assert w.number_after("cache length at step start:") == 16, w.text()[:400]
-    assert w.output.locator("button", has_text="next").first.is_disabled(), "'next' is still enabled at the last step"
-    w.click("back")
-    w.expect(lambda: "selection step 4 of 5" in w.text() and w.number_after("cache length at step start:") == 15,
-             "'back' to return to step 4 with cache length 15")
 
 
 @interaction("notebooks/07-traces/07-tool-proposal.md::stepper")
@@ -246,26 +207,6 @@ def grpo_group_editor(w: WidgetView) -> None:
     w.expect(lambda: w.image_sources() != before, "the advantage bars to be redrawn")
 
 
-@interaction("notebooks/07-traces/05-diffusion-denoising-and-decoding.md::viewer")
-def latent_viewer(w: WidgetView) -> None:
-    """Opens on the final state z_0 (step 4/4); dragging the DDIM-step slider to its middle
-    shows z_499 after step 2, and the frame is replaced (still one picture), not appended;
-    dragging guidance to 0 recomputes the run without CFG."""
-    w.expect(lambda: "step 4/4 · z_0 · guidance 5" in w.text(), "the viewer to open at step 4/4, z_0, guidance 5")
-    first = w.image_sources()
-    w.drag_slider(0.5, nth=0)
-    w.expect(lambda: "step 2/4 · z_499" in w.text(), "the DDIM step slider at its middle to show step 2/4, z_499")
-    w.expect(lambda: w.image_sources() != first, "the latent frame to change with the step")
-    assert len(w.image_sources()) == len(first), (
-        f"the viewer shows {len(w.image_sources())} pictures after a step change, {len(first)} before: "
-        "a denoising step must replace the frame, not append one"
-    )
-    second = w.image_sources()
-    w.drag_slider(0.0, nth=1)
-    w.expect(lambda: "step 2/4 · z_499 · guidance 0 " in w.text(), "guidance dragged to 0 to read 'guidance 0'")
-    w.expect(lambda: w.image_sources() != second, "the frame to change without guidance", timeout_ms=60_000)
-
-
 @interaction("notebooks/11-labs/09-speculative-sampling.md::sampler")
 def speculative_sampler(w: WidgetView) -> None:
     """The correct residual fallback reproduces p = 0.6 0.3 0.1 exactly; ticking the wrong
@@ -304,31 +245,50 @@ def bandwidth_calculator(w: WidgetView) -> None:
              "1 byte per parameter to halve the weights to 7,000,000,000 B (≥ 8.074 ms)")
 
 
-@interaction("notebooks/07-traces/10-tool-failures.md::toggle")
-def tool_fault_toggle(w: WidgetView) -> None:
-    """The extra-field proposal first diverges from the happy path at t01; picking the
-    confirmation mismatch moves the first divergence to t07, the lost response to t09."""
-    w.expect(lambda: "first divergence at t01" in w.text(), "extra_field to diverge first at t01")
-    first = w.image_sources()
-    w.select("confirmation_mismatch", nth=0)
-    w.expect(lambda: "first divergence at t07" in w.text(), "confirmation_mismatch to diverge first at t07")
-    w.expect(lambda: w.image_sources() != first, "the two timelines to be redrawn for the new scenario")
-    w.select("response_lost_after_commit", nth=0)
-    w.expect(lambda: "first divergence at t09" in w.text(), "response_lost_after_commit to diverge first at t09")
+# ---- the players (anywidget modules drawn in the browser; see test_browser_players.py) ----
+PLAYER_TIMES = REPO / "build" / "browser" / "player-times.json"
+#: the control a reader steps with in each player cell (and the one that steps back)
+LAB_STEPS = {"decode": ("next", "back"), "latents": ("back", "next"), "scenarios": ("next", "back"),
+             "divergence": ("fault", None), "attention@02": ("layer", None), "attention@03": ("cached", None)}
+LAB_FRAME_MS = 50.0
 
 
-@interaction("notebooks/07-traces/11-comparing-traces.md::explorer")
-def divergence_explorer(w: WidgetView) -> None:
-    """A perturbed weight first shows in e04's raw-logit tensors; the wrong processor order
-    first shows at e05 in the discrete processor_order; switching the trace to the tool call
-    resets the fault list and diverges at t01."""
-    w.expect(lambda: "(e04 vs e04, prefill.completed)" in w.text() and "tensors" in w.text(),
-             "perturbed_weight to diverge first at e04 prefill.completed, in its tensors")
-    first = w.image_sources()
-    w.select("wrong_processor_order", nth=1)
-    w.expect(lambda: "(e05 vs e05, token.selected)" in w.text() and "processor_order[0]" in w.text(),
-             "wrong_processor_order to diverge first at e05 token.selected, field processor_order[0]")
-    w.expect(lambda: w.image_sources() != first, "the timelines to be redrawn for the new fault")
-    w.select("tool", nth=0)
-    w.expect(lambda: "(t01 vs t01, proposal.generated)" in w.text(),
-             "the tool trace's first fault to diverge first at t01 proposal.generated")
+def player(name: str, step_key: str | None = None):
+    """The interaction of a player cell: the same checks as the static harness (the source's
+    numbers), every control changes the drawing (a kernel-backed one once the kernel has
+    re-run the computation), and a step drawn in ≤ 50 ms median inside JupyterLab."""
+
+    def move(w: WidgetView) -> None:
+        import json
+
+        from player_controls import every_control_changes_the_drawing, step_times
+        from test_browser_players import CHECKS
+
+        root = w.output.locator(".lk-player").first
+        root.wait_for(state="visible", timeout=30_000)
+        root.evaluate("el => { window.playerEl = el.parentElement; }")
+        CHECKS[name](w.page)
+        control, back = LAB_STEPS[step_key or name]
+        measured = step_times(w.page, control, back)
+        old = json.loads(PLAYER_TIMES.read_text()) if PLAYER_TIMES.exists() else {}
+        PLAYER_TIMES.parent.mkdir(parents=True, exist_ok=True)
+        key = f"lab/{name}" + (f"@{step_key.split('@')[1]}" if step_key else "")
+        PLAYER_TIMES.write_text(json.dumps({**old, key: {**measured, "page": w.key.split("::")[0],
+                                                         "control": control}}, indent=1, sort_keys=True) + "\n")
+        assert measured["work_ms"] <= LAB_FRAME_MS, \
+            f"{w.key}: median {measured['work_ms']:.1f} ms per step in JupyterLab (> {LAB_FRAME_MS} ms)"
+        changed = every_control_changes_the_drawing(w.page, wait_ms=60_000)
+        assert changed and all(changed.values()), f"{w.key}: controls that did not change the drawing: {changed}"
+
+    return move
+
+
+for _key, _name, _step in [
+    ("notebooks/07-traces/02-text-request-to-first-token.md::attention", "attention", "attention@02"),
+    ("notebooks/07-traces/03-text-token-by-token.md::stepper", "decode", None),
+    ("notebooks/07-traces/05-diffusion-denoising-and-decoding.md::viewer", "latents", None),
+    ("notebooks/07-traces/10-tool-failures.md::scenarios", "scenarios", None),
+    ("notebooks/07-traces/11-comparing-traces.md::explorer", "divergence", None),
+    ("notebooks/11-labs/03-causal-attention.md::heatmap", "attention", "attention@03"),
+]:
+    interaction(_key)(player(_name, _step))

@@ -20,7 +20,7 @@ JS_CONTROLS = """() => Array.from(window.playerEl.querySelectorAll('[data-contro
   .map(c => ({name: c.dataset.control, tag: c.tagName.toLowerCase(), type: c.type || '',
               visible: !!(c.offsetWidth || c.offsetHeight), disabled: !!c.disabled}))"""
 
-JS_OPERATE = """async ([name, value]) => {
+JS_OPERATE = """async ([name, value, waitMs]) => {
   const root = window.playerEl.querySelector('.lk-player');
   const c = root.querySelector(`[data-control="${name}"]`);
   const before = root.innerHTML;
@@ -38,6 +38,11 @@ JS_OPERATE = """async ([name, value]) => {
   const t1 = performance.now();
   await new Promise(resolve => requestAnimationFrame(() => resolve()));
   const t2 = performance.now();
+  // a control that asks the kernel (a fault, a crash point) changes the drawing only once the
+  // kernel has re-run the computation: wait for that when asked to
+  for (let waited = 0; waitMs && root.innerHTML === before && waited < waitMs; waited += 100) {
+    await new Promise(resolve => setTimeout(resolve, 100));
+  }
   return {changed: root.innerHTML !== before, work_ms: t1 - t0, frame_ms: t2 - t0};
 }"""
 
@@ -46,15 +51,15 @@ def controls(page) -> list[dict]:
     return page.evaluate(JS_CONTROLS)
 
 
-def operate(page, name: str, value=None) -> dict:
-    return page.evaluate(JS_OPERATE, [name, value])
+def operate(page, name: str, value=None, wait_ms: int = 0) -> dict:
+    return page.evaluate(JS_OPERATE, [name, value, wait_ms])
 
 
 def text(page) -> str:
     return page.evaluate("() => window.playerEl.innerText")
 
 
-def every_control_changes_the_drawing(page) -> dict[str, bool]:
+def every_control_changes_the_drawing(page, wait_ms: int = 0) -> dict[str, bool]:
     """Operate each visible control once, last one first (pickers of a whole view come first
     in a player and rebuild the controls after them); a disabled one once another control has
     enabled it.  Name → whether the drawing changed."""
@@ -70,7 +75,7 @@ def every_control_changes_the_drawing(page) -> dict[str, bool]:
             continue
         if not ready:
             break
-        result[ready[0]] = operate(page, ready[0])["changed"]
+        result[ready[0]] = operate(page, ready[0], wait_ms=wait_ms)["changed"]
         pending.remove(ready[0])
     for name in pending:
         result[name] = False
