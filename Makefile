@@ -17,7 +17,7 @@ export JUPYTER_PLATFORM_DIRS := 1
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib)
 
-.PHONY: lab test browser-test bench setup notebooks fixtures book book-check lint clean
+.PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint clean
 
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,16 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS) --nbval --nbval-current-env \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
+
+## The same suite under other OpenBLAS kernels, single-threaded: a stored output or a test that
+## depends on the last bits of one machine's BLAS fails here (see CONTRIBUTING.md, numbers).
+PORTABLE_KERNELS ?= Prescott Sandybridge
+test-portable: $(STAMP)
+	@set -e; for kernel in $(PORTABLE_KERNELS); do \
+	  echo "== OPENBLAS_CORETYPE=$$kernel OPENBLAS_NUM_THREADS=1"; \
+	  OPENBLAS_CORETYPE=$$kernel OPENBLAS_NUM_THREADS=1 $(PY) -m pytest $(PYTEST_ARGS) -q --nbval --nbval-current-env \
+	      --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks; \
+	done
 
 ## Every toc page opened in real JupyterLab in Chromium, Run All, every widget moved (~3 min).
 browser-test: $(STAMP)
