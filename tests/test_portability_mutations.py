@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 
 import labkit.check as check
-from labkit.fixtures import fixture_path, read_json
+from labkit.core.fixtures import fixture_path, read_json
 from labkit.labs import ce_gradient
 from labkit.labs.common import finite_difference, masked_cross_entropy
 from labkit.labs.report import LabCheckFailed, require_close
 from labkit.nn.rope import rope as true_rope
 from labkit.nn.rope import rope_angles
-
 
 # --- RoPE rotating the wrong way -----------------------------------------------------------------
 

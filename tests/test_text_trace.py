@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labkit.events import read_jsonl
-from labkit.fixtures import fixture_path
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
 from labkit.text.model import PROMPT_IDS, SOURCE_LOGITS
 from labkit.text.runtime import run_text_trace
 
@@ -161,7 +161,7 @@ def test_fresh_run_equals_golden_trace_event_by_event(run):
 
 
 def test_text_fixtures_match_their_recipe():
-    from labkit import fixtures
+    from labkit.core import fixtures
 
     assert fixtures.check(["text"]) == []
 
@@ -169,7 +169,7 @@ def test_text_fixtures_match_their_recipe():
 def test_the_fitted_head_check_allows_a_kernel_but_catches_another_recipe(tmp_path):
     """The head's rebuild bound (1e-4) passes what another BLAS kernel does (≤ 2e-6) and fails a
     changed recipe (the next seed): the check is loose only where the machine is."""
-    from labkit import fixtures
+    from labkit.core import fixtures
     from labkit.text.model import FIT_SEED, WEIGHTS_FILE, fit_weights
 
     stored_path = fixture_path(*WEIGHTS_FILE)
