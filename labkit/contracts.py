@@ -179,6 +179,8 @@ TOOL = TraceContract(
                         "decoder": "proposal decoding (grammar mask or model)"},
     decision_events=("proposal.generated",),
     branch_suspects={
+        "schema.rejected": "the arguments handed to validation (a field outside the ToolSpec, added after the grammar)",
+        "proposal.rejected": "the proposal bytes between decoder and parser (cut short)",
         "runtime.crashed": "the runtime process crashed mid-execution (recovery must resolve it from the journal)",
     },
 )

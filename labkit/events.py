@@ -301,9 +301,11 @@ def tensor_summary(
         if arr.size == 0:
             raise TraceError("cannot summarise an empty tensor")
         values = arr.astype(np.float64)
+        # "+ 0.0" turns a rounded -0.0 into 0.0: the sign of a value that rounds to zero is
+        # BLAS noise (a fitted head's logits can average exactly 0 up to the last bit)
         summary["summary"] = {
-            "min": round(float(values.min()), decimals),
-            "max": round(float(values.max()), decimals),
-            "mean": round(float(values.mean()), decimals),
+            "min": round(float(values.min()), decimals) + 0.0,
+            "max": round(float(values.max()), decimals) + 0.0,
+            "mean": round(float(values.mean()), decimals) + 0.0,
         }
     return summary
