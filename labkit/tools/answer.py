@@ -10,9 +10,10 @@ an answer may become — its *frames* — with every slot already filled by copy
 * ``not_committed`` — the service said it wrote nothing;
 * ``unavailable`` — the service could not be reached; try again later.
 
-At a decode step with answer text ``s`` so far the mask is
+Each frame is spelled by the tokenizer once, f = (f_1, …, f_n).  After k answer tokens
+whose text is ``s``, the mask is
 
-    allowed[v]   = some frame f starts with s + piece(v)        (ordinary pieces v)
+    allowed[v]   = some frame has f_1…f_k spelling s and f_{k+1} = v     (ordinary pieces v)
     allowed[EOS] = s is a whole frame
 
 so the slots can only hold the result's values, while *which* frame is written is the
@@ -68,23 +69,34 @@ def answer_frames(arguments: dict, tool_message: dict) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class AnswerSlots:
-    """The mask over ``frames`` (name → sentence): viable prefixes, EOS on a whole frame."""
+    """The mask over ``frames`` (name → sentence), each spelled as token IDs in ``spelled``."""
 
     frames: dict
+    spelled: dict
     eos_id: int
 
     @classmethod
-    def for_result(cls, arguments: dict, tool_message: dict, eos_id: int) -> AnswerSlots:
-        return cls(answer_frames(arguments, tool_message), eos_id)
+    def for_result(cls, arguments: dict, tool_message: dict, tokenizer) -> AnswerSlots:
+        return cls.of(answer_frames(arguments, tool_message), tokenizer)
 
-    def mask(self, text: str, pieces, control=frozenset()) -> np.ndarray:
+    @classmethod
+    def of(cls, frames: dict, tokenizer) -> AnswerSlots:
+        spelled = {name: tuple(tokenizer.encode(sentence)) for name, sentence in frames.items()}
+        return cls(dict(frames), spelled, tokenizer.id_of("<|eos|>"))
+
+    def mask(self, text: str, pieces) -> np.ndarray:
         """allowed [V] after answer text ``text``."""
         allowed = np.zeros(len(pieces), dtype=bool)
-        sentences = tuple(self.frames.values())
-        for token, piece in enumerate(pieces):
-            if token not in control and piece:
-                allowed[token] = any(s.startswith(text + piece) for s in sentences)
-        allowed[self.eos_id] = text in sentences
+        for name, ids in self.spelled.items():
+            k, written = 0, ""
+            while k < len(ids) and len(written) < len(text):
+                written += pieces[ids[k]]
+                k += 1
+            if written == text:
+                if k < len(ids):
+                    allowed[ids[k]] = True
+                else:
+                    allowed[self.eos_id] = True
         return allowed
 
     def frame_of(self, text: str) -> str | None:

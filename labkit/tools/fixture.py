@@ -39,6 +39,10 @@ SUMMARY_CASES = (
     (_ok("evt_6K3", "2026-07-20T09:00:00+08:00"), TARGET_SUMMARY),
     (_ok("evt_6K2", "2026-07-20T10:00:00+08:00"), "已在 2026 年 7 月 20 日上午 10:00 创建“带护照”提醒。"),
     (_ok("evt_6K4", "2026-07-21T08:30:00+08:00"), "已在 2026 年 7 月 21 日上午 8:30 创建“带护照”提醒。"),
+    (_ok("evt_6K5", "2026-07-20T14:30:00+08:00"), "已在 2026 年 7 月 20 日下午 2:30 创建“带护照”提醒。"),
+    (_ok("evt_7A1", "2026-07-25T07:15:00+08:00"), "已在 2026 年 7 月 25 日上午 7:15 创建“带护照”提醒。"),
+    (_ok("evt_7B2", "2026-12-31T21:45:00+08:00"), "已在 2026 年 12 月 31 日下午 9:45 创建“带护照”提醒。"),
+    (_ok("evt_6K2", "2026-07-20T18:00:00+08:00"), "已在 2026 年 7 月 20 日下午 6:00 创建“带护照”提醒。"),
     ({"tool_call_id": "p_01", "status": "not_committed"}, "没有创建“带护照”提醒：日历未提交。"),
     ({"tool_call_id": "p_01", "status": "unavailable"}, "暂时无法创建“带护照”提醒，请稍后再试。"),
 )
@@ -47,7 +51,7 @@ SUMMARY_CASES = (
 def fitting_sequences(spec):
     """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
-    from labkit.tools.answer import AnswerSlots
+    from labkit.tools.answer import AnswerSlots, answer_frames
     from labkit.tools.runtime import USER_TEXT, grammar_for
     from labkit.tools.template import ToolTemplate
     from labkit.tools.tokenizer import ToolTokenizer
@@ -65,10 +69,13 @@ def fitting_sequences(spec):
     sequences, eos = [(first_prompt, proposal, masks)], tok.id_of("<|eos|>")
     for message, summary in SUMMARY_CASES:
         prompt = tok.encode(template.after_tool_result([spec], USER_TEXT, arguments_text, message))
-        slots = AnswerSlots.for_result(TARGET_ARGUMENTS, message, eos)
+        # every frame competes, the created one too (as for §7.13's result): the head must read
+        # the status itself, not lean on the mask that withholds "created" without an event ID
+        frames = {**answer_frames(TARGET_ARGUMENTS, TARGET_TOOL_MESSAGE), **answer_frames(TARGET_ARGUMENTS, message)}
+        slots = AnswerSlots.of(frames, tok)
         answer = tok.encode(summary) + [eos]
         texts = [tok.decode(answer[:k]) for k in range(len(answer))]
-        sequences.append((prompt, answer, [slots.mask(text, tok.pieces, control) for text in texts]))
+        sequences.append((prompt, answer, [slots.mask(text, tok.pieces) for text in texts]))
     return sequences
 
 

@@ -224,12 +224,10 @@ def second_model_call(decoder, spec: ToolSpec, user_text: str, first: ModelCall,
     text = template.after_tool_result([spec], user_text, first.decode.text, tool_message)
     ids = np.array([tok.encode(text)])
     reused, prefill, cache = prefill_with_reuse(decoder, first.input_ids, first.cache, ids, reuse)
-    eos = tok.id_of("<|eos|>")
-    slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, eos)
-    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
+    slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, tok)
     first_logits = prefill.next_logits[0]
-    decode = greedy_decode(first_logits, _feeder(decoder, cache), lambda text: slots.mask(text, tok.pieces, control),
-                           tok.pieces, {eos: "EOS"}, MAX_ANSWER_TOKENS)
+    decode = greedy_decode(first_logits, _feeder(decoder, cache), lambda text: slots.mask(text, tok.pieces),
+                           tok.pieces, {slots.eos_id: "EOS"}, MAX_ANSWER_TOKENS)
     return ModelCall("mc_02", ids, prefill, cache, decode, reused, first_logits, slots)
 
 
