@@ -8,7 +8,7 @@ listed under another name fails its own row.
 
 import pytest
 
-from labkit import catalogue
+from labkit.trace import catalogue
 from labkit.text.processors import DEFAULT_ORDER, SamplingConfig
 from labkit.tools.runtime import ToolRunConfig, run_tool_trace
 

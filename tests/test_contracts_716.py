@@ -7,8 +7,8 @@ t09, EOS, no RNG), the golden trace is asked as well.
 
 import pytest
 
-from labkit import catalogue
-from labkit.contracts import CONTRACT_ROWS, CONTRACTS, state_table
+from labkit.trace import catalogue
+from labkit.trace.contracts import CONTRACT_ROWS, CONTRACTS, state_table
 
 #: (row attribute, trace kind) → (the chapter's cell, terms the book's cell must contain)
 CHAPTER = {
