@@ -8,9 +8,9 @@ listed under another name fails its own row.
 
 import pytest
 
-from labkit.trace import catalogue
 from labkit.text.processors import DEFAULT_ORDER, SamplingConfig
 from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+from labkit.trace import catalogue
 
 
 def _payload(kind: str, event_id: str, scenario: str | None = None) -> dict:

@@ -87,7 +87,7 @@ class AnswerSlots:
     def mask(self, text: str, pieces) -> np.ndarray:
         """allowed [V] after answer text ``text``."""
         allowed = np.zeros(len(pieces), dtype=bool)
-        for name, ids in self.spelled.items():
+        for ids in self.spelled.values():
             k, written = 0, ""
             while k < len(ids) and len(written) < len(text):
                 written += pieces[ids[k]]
