@@ -116,6 +116,8 @@ def test_scenario_data_is_the_golden_traces_and_their_journals(fresh):
     assert [row[2] for row in crash["journal"][:3]] == ["t05", "t06", "t08"]
     assert crash["entry"]["attempts"] == 2 and crash["final_state"] == "OBSERVED"
     assert scenarios["extra_field"]["commit"] is None
+    assert scenarios["extra_field"]["divergence"]["event_id"] == "t03"
+    assert scenarios["unauthorized"]["divergence"]["event_id"] == "t05"
 
 
 def test_scenario_player_adds_a_crash_point_by_running_it():

@@ -265,7 +265,11 @@ def player(name: str, step_key: str | None = None):
         from test_browser_players import CHECKS
 
         root = w.output.locator(".lk-player").first
-        root.wait_for(state="visible", timeout=30_000)
+        try:
+            root.wait_for(state="visible", timeout=30_000)
+        except Exception:
+            w.output.screenshot(path=str(REPO / "build" / "browser" / f"{name}-output.png"))
+            raise AssertionError(f"{w.key}: no player drawn; the output shows:\n{w.text()[:500]}") from None
         root.evaluate("el => { window.playerEl = el.parentElement; }")
         CHECKS[name](w.page)
         control, back = LAB_STEPS[step_key or name]

@@ -19,5 +19,5 @@ def test_widget_moves_and_shows_the_change(notebooks, widget):
     run = notebooks.run(widget.page)
     assert run.problems == [], f"{widget.page}: Run All left problems: {run.problems}"
     view = WidgetView(run.page, widget.index, widget.key)
-    view.output.locator(".jupyter-widgets").first.wait_for(state="visible", timeout=20_000)
+    view.output.locator(".jupyter-widgets, .lk-player").first.wait_for(state="visible", timeout=20_000)
     move(view)
