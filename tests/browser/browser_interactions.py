@@ -272,6 +272,10 @@ def player(name: str, step_key: str | None = None):
             raise AssertionError(f"{w.key}: no player drawn; the output shows:\n{w.text()[:500]}") from None
         root.evaluate("el => { window.playerEl = el.parentElement; }")
         CHECKS[name](w.page)
+        if name == "attention":                       # back to the view this page opens on
+            from test_browser_players import pick
+
+            pick(w.page, "group", "prefill" if step_key.endswith("02") else "decode")
         control, back = LAB_STEPS[step_key or name]
         measured = step_times(w.page, control, back)
         old = json.loads(PLAYER_TIMES.read_text()) if PLAYER_TIMES.exists() else {}
