@@ -56,7 +56,7 @@ def test_widget_image_and_static_figure_use_one_renderer(trace):
     assert stepper.image.value[:8] == b"\x89PNG\r\n\x1a\n"
     fig = grammar_step_figure(trace.first_call, step=8)
     titles = [ax.get_title() for ax in fig.axes]
-    assert "step 8/27: 155 of 256 tokens allowed" in titles
+    assert "step 8/27: 166 of 256 tokens allowed" in titles
     import matplotlib.pyplot as plt
 
     plt.close(fig)

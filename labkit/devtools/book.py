@@ -151,15 +151,16 @@ def player_problems(root: Path = REPO) -> list[str]:
     carries the player's data (``labkit.devtools.players``)."""
     from labkit.devtools import players
 
-    return players.module_problems(root) + players.structure_problems(root)
+    modules = players.module_problems(root) if (root / "labkit").is_dir() else []
+    return modules + players.structure_problems(root)
 
 
 def check(root: Path = REPO) -> list[str]:
-    problems = toc_problems(root) + player_problems(root)
+    problems = toc_problems(root)
     if not problems:
         problems += citation_problems(root)
         problems += myst_problems(root)
-    return problems
+    return problems + player_problems(root)
 
 
 def main(argv: list[str] | None = None) -> int:
