@@ -6,7 +6,7 @@ the reference — the event or position, the rule, both values — with a hint t
 the concept, never at the reference code.
 
 Exercises are plain functions decorated with ``@exercise`` in the modules of this package
-(one per domain); they are found on first use, so ``import labkit.check`` stays cheap.
+(one per page or mechanism; shared plumbing in ``core`` and ``_support``); they are found on first use, so ``import labkit.check`` stays cheap.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ __all__ = ["CheckResult", "ExerciseSpec", "exercise", "exercises"]
 
 def _discover() -> None:
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in ("core", "cli"):
+        if info.name != "core" and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
 
 

@@ -76,9 +76,11 @@ class ExerciseSpec:
     def __call__(self, candidate) -> CheckResult:
         try:
             _check_signature(candidate, self.signature)
-            return self.checker(candidate)
+            result = self.checker(candidate)
         except CandidateProblem as problem:
             return CheckResult(self.name, False, str(problem))
+        result.exercise = self.name  # a checker's verdict carries the name its decorator knows
+        return result
 
     def __repr__(self) -> str:
         return f"exercise {self.name}({', '.join(self.signature)}) — {self.task} [{self.page}]"
@@ -111,6 +113,17 @@ def _check_signature(candidate, expected: tuple[str, ...]) -> None:
         raise CandidateProblem(
             f"your function takes ({names}) but the exercise calls it with ({', '.join(expected)})"
         ) from None
+
+
+def passed(message: str) -> CheckResult:
+    """A checker's pass; the exercise's name is filled in by ``ExerciseSpec``."""
+    return CheckResult("", True, message)
+
+
+def failure(message: str, **details) -> CheckResult:
+    """A checker's failure (``where``, ``rule``, ``got``, ``expected``, ``hint``); the name is
+    filled in by ``ExerciseSpec``."""
+    return CheckResult("", False, message, **details)
 
 
 def call(candidate, *args, **kwargs):
@@ -151,7 +164,7 @@ def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind:
     return array
 
 
-def compare_arrays(exercise_name: str, got, expected, *, atol: float, where: str, hint: str,
+def compare_arrays(got, expected, *, atol: float, where: str, hint: str,
                    rule: str = "values within tolerance") -> CheckResult:
     """Pass, or report the first element (in C order) that differs beyond ``atol``."""
     import numpy as np
@@ -159,7 +172,7 @@ def compare_arrays(exercise_name: str, got, expected, *, atol: float, where: str
     got = np.asarray(got)
     expected = np.asarray(expected)
     if got.shape != expected.shape:
-        return CheckResult(exercise_name, False, "wrong shape", where=where, rule="shape",
+        return failure("wrong shape", where=where, rule="shape",
                            got=list(got.shape), expected=list(expected.shape), hint=hint)
     if got.dtype == bool or expected.dtype == bool:
         bad = np.argwhere(got != expected)
@@ -167,9 +180,9 @@ def compare_arrays(exercise_name: str, got, expected, *, atol: float, where: str
         close = np.isclose(got, expected, rtol=0.0, atol=atol) | (np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected)))
         bad = np.argwhere(~close)
     if bad.size == 0:
-        return CheckResult(exercise_name, True, "matches the reference")
+        return passed("matches the reference")
     index = tuple(int(i) for i in bad[0])
-    return CheckResult(exercise_name, False, f"{len(bad)} of {got.size} values differ",
+    return failure(f"{len(bad)} of {got.size} values differ",
                        where=f"{where}{list(index)}", rule=rule,
                        got=got[index].item(), expected=expected[index].item(), hint=hint)
 

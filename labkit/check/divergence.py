@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labkit.check.core import CheckResult, call, exercise
+from labkit.check.core import CheckResult, call, exercise, failure, passed
 
 #: the mysteries handed to the reader's function, in order: (kind, fault)
 MYSTERIES = (("text", "broken_detokenizer"), ("diffusion", "leading_timesteps"), ("tool", "unauthorized"),
@@ -31,15 +31,15 @@ def name_the_fault(candidate) -> CheckResult:
         _, golden, trace = mystery(number)
         answer = call(candidate, kind, [dict(e) for e in golden], [dict(e) for e in trace])
         if answer not in catalogue.faults(kind):
-            return CheckResult("name_the_fault", False, "the answer is not a fault of the catalogue",
+            return failure("the answer is not a fault of the catalogue",
                                where=f"mystery {number} ({kind})", rule="answer is a catalogue name",
                                got=answer, expected=f"one of {sorted(catalogue.faults(kind))}",
                                hint="return a key of labkit.trace.catalogue.faults(kind)")
         if answer != fault:
-            return CheckResult("name_the_fault", False, "a mystery was attributed to the wrong fault",
+            return failure("a mystery was attributed to the wrong fault",
                                where=f"mystery {number} ({kind})", rule="fault name",
                                got=answer, expected=fault,
                                hint="find the first divergence (event, rule and field), then read the "
                                     "descriptions of the faults that could change that field first; "
                                     "later differences are consequences, not causes")
-    return CheckResult("name_the_fault", True, f"all {len(MYSTERIES)} mysteries solved")
+    return passed(f"all {len(MYSTERIES)} mysteries solved")

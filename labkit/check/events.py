@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labkit.check.core import CheckResult, as_array, call, exercise
+from labkit.check.core import CheckResult, as_array, call, exercise, failure, passed
 
 _CASES = {
     "a well-formed chain": [("e00", None), ("e01", "e00"), ("e02", "e01")],
@@ -41,8 +41,8 @@ def bad_parents(candidate) -> CheckResult:
             got = list(got)
         expected = _reference(events)
         if list(got) != expected:
-            return CheckResult("bad_parents", False, "a trace was judged wrongly", where=f"case “{name}”",
+            return failure("a trace was judged wrongly", where=f"case “{name}”",
                                rule="flagged event IDs, in trace order", got=list(got), expected=expected,
                                hint="walk the events in order and remember which IDs you have already seen; "
                                     "a parent is valid only if it was seen before the event that names it")
-    return CheckResult("bad_parents", True, f"all {len(_CASES)} traces judged correctly")
+    return passed(f"all {len(_CASES)} traces judged correctly")
