@@ -17,10 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):                 # run as a script: make `benchmarks` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks import results  # noqa: E402
+from benchmarks import results  # installed with labkit (pyproject.toml), so no sys.path edit
 
 SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports")
 #: repetitions per section: (full run, --quick)
@@ -112,11 +109,8 @@ def run_section(section: str, repeats: int, contexts) -> dict:
         from benchmarks.widget_latency import widget_latency
         return widget_latency(repeats)
     if section == "scaling":
-        from benchmarks.scaling import decoder_scaling, unavailable
-        try:
-            return decoder_scaling(contexts, repeats)
-        except ImportError as exc:
-            return unavailable(f"labkit.labs is not part of this checkout: {exc}")
+        from benchmarks.scaling import decoder_scaling
+        return decoder_scaling(contexts, repeats)
     if section == "diffusion_stages":
         from benchmarks.diffusion_stages import diffusion_stages
         return diffusion_stages(repeats)

@@ -13,8 +13,8 @@ from labkit.labs.common import (
     log_softmax,
     masked_cross_entropy,
     softmax,
-    versus_source,
 )
+from labkit.reader.tables import versus_source
 
 SOURCE_LOSS = 1.3862943611198906            # ln 4
 SOURCE_GRADIENT = [[0.5, 0.25, -0.75]]

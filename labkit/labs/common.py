@@ -1,8 +1,8 @@
 """Numeric helpers the chapter-11 labs share: (log-)softmax, masked cross-entropy, finite differences.
 
 Names kept stable for every lab: ``softmax``, ``log_softmax``, ``masked_cross_entropy``,
-``finite_difference`` and ``max_abs_difference``; ``versus_source`` builds the notebooks'
-"source says / labkit computes" tables.
+``finite_difference`` and ``max_abs_difference``; ``agreement_rows`` gives the rows of the
+notebooks' "source says / labkit computes" tables (``labkit.reader.tables.versus_source``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ __all__ = [
     "log_softmax",
     "masked_cross_entropy",
     "max_abs_difference",
+    "agreement_rows",
     "softmax",
-    "versus_source",
 ]
 
 
@@ -97,16 +97,15 @@ def max_abs_difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b)))
 
 
-def versus_source(rows, title: str | None = None):
-    """A "source says / labkit computes" table for a notebook.
+def agreement_rows(rows) -> list[list]:
+    """The rows of a "source says / labkit computes" table, each with its verdict.
 
     rows: (quantity, source value, computed value, tolerance) tuples.  The source value is
     the reference typed from the chapter; the computed value must come from a lab's ``run()``.
-    The last column says "exact" when the two are equal, "within TOL" when every number
-    differs by at most TOL (absolute), and "DIFFERENT" otherwise.
+    Returns [quantity, source, computed, verdict] lists; the verdict is "exact" when the two
+    are equal, "within TOL" when every number differs by at most TOL (absolute), and
+    "DIFFERENT" otherwise.
     """
-    from labkit.reader import Table
-
     out = []
     for quantity, source, computed, tolerance in rows:
         if source == computed:
@@ -118,4 +117,4 @@ def versus_source(rows, title: str | None = None):
                 gap = float("inf")
             verdict = f"within {tolerance:g}" if gap <= tolerance else "DIFFERENT"
         out.append([quantity, source, computed, verdict])
-    return Table(out, ["quantity", "source says", "labkit computes", "agree"], title)
+    return out
