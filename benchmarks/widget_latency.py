@@ -7,7 +7,7 @@ picture sits in the widget's ``image.value`` — everything but the browser's pa
 For each case a fresh widget is built (untimed), then every value of the case is visited
 once (*cold*: nothing cached for it yet) and once more (*warm*: whatever the widget caches
 is reused). labkit keeps the PNG of every state it has drawn in a process-wide cache
-(``labkit.reader.stepper.render_png``); it is emptied before each repetition, so *cold* is a real
+(``labkit.reader.png``); it is emptied before each repetition, so *cold* is a real
 first visit every time and never a picture left over from the previous repetition. Where a widget can skip its drawing (``images=False`` / ``render=False``), the
 same changes are timed without it (*state only*), which splits a change into computing the
 state and drawing the picture. Widgets that draw ahead while the kernel idles (the two
@@ -186,7 +186,7 @@ def _visit(case: WidgetCase, widget, values) -> tuple[list[float], bool]:
 def forget_pictures() -> None:
     """Empty labkit's process-wide PNG cache (when this checkout has one)."""
     try:
-        from labkit.reader.stepper import clear_png_cache
+        from labkit.reader.png import clear_png_cache
     except ImportError:
         return
     clear_png_cache()

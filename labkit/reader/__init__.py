@@ -1,23 +1,25 @@
-"""Helpers for reading the book in Jupyter: show the code that runs, and a quiet plot style."""
+"""Presentation: show the code that runs, tables, the book's plot style (``style``), the one PNG
+renderer (``png``), the tables made from lower layers' rows (``tables``) and the widgets."""
 
 from __future__ import annotations
 
 import inspect
 import textwrap
-import warnings
 
-# Fonts that carry the Chinese glyphs of the fixtures, in order of preference.
-CJK_FONT_NAMES = (
-    "WenQuanYi Micro Hei",
-    "WenQuanYi Zen Hei",
-    "Noto Sans CJK SC",
-    "Noto Sans CJK JP",
-    "Noto Sans SC",
-    "Source Han Sans SC",
-    "Droid Sans Fallback",
-)
-_CJK_FILE_HINTS = ("wqy", "notosanscjk", "noto-cjk", "sourcehansans", "droidsansfallback")
+from labkit.reader.png import figure_png
+from labkit.reader.style import CJK_FONT_NAMES, find_cjk_font, new_figure, plt, use_book_style
 
+__all__ = [
+    "CJK_FONT_NAMES",
+    "SourceView",
+    "Table",
+    "figure_png",
+    "find_cjk_font",
+    "new_figure",
+    "plt",
+    "show_source",
+    "use_book_style",
+]
 
 class SourceView:
     """A function's or class's real source, rendered as a code block in notebooks.
@@ -49,69 +51,6 @@ def show_source(obj) -> SourceView:
     except (OSError, TypeError) as exc:
         raise ValueError(f"no source available for {obj!r}: {exc}") from None
     return SourceView(textwrap.dedent(source).rstrip(), getattr(target, "__qualname__", repr(target)), module)
-
-
-def find_cjk_font() -> str | None:
-    """Name of an installed font with Chinese glyphs, registering system files if needed."""
-    from matplotlib import font_manager
-
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONT_NAMES:
-        if name in known:
-            return name
-    # A font installed after matplotlib built its cache is not listed yet: look for it.
-    for path in font_manager.findSystemFonts():
-        lowered = path.lower().replace("_", "").replace(" ", "")
-        if any(hint in lowered for hint in _CJK_FILE_HINTS):
-            try:
-                font_manager.fontManager.addfont(path)
-            except Exception:  # an unreadable font file is simply skipped
-                continue
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONT_NAMES:
-        if name in known:
-            return name
-    return None
-
-
-def use_book_style() -> str | None:
-    """Set the book's plot style; return the CJK font used, or None.
-
-    Without a CJK font, Chinese labels render as boxes but no warning reaches the stored
-    notebook outputs (missing-glyph warnings are silenced).
-    """
-    import logging
-
-    import matplotlib
-
-    font = find_cjk_font()
-    sans = [font] if font else []
-    sans += ["DejaVu Sans"]
-    matplotlib.rcParams.update(
-        {
-            "font.family": "sans-serif",
-            "font.sans-serif": sans,
-            "axes.unicode_minus": False,
-            "figure.dpi": 100,
-            "savefig.dpi": 100,
-            "figure.figsize": (7.0, 3.6),
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "svg.hashsalt": "inside-one-generation",
-        }
-    )
-    if font is None:
-        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from (current )?font")
-        logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
-    return font
-
-
-def plt():
-    """matplotlib.pyplot with the book style applied (imported only when a figure is drawn)."""
-    import matplotlib.pyplot as pyplot
-
-    use_book_style()
-    return pyplot
 
 
 class Table:
@@ -154,25 +93,3 @@ def _width(text: str) -> int:
     import unicodedata
 
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def new_figure(pyplot: bool, size: tuple[float, float]):
-    """A figure in the book style: through pyplot for a static cell (shown by ``plt.show()``),
-    or detached for a widget that renders it to PNG itself."""
-    use_book_style()
-    if pyplot:
-        import matplotlib.pyplot as plt_module
-
-        return plt_module.figure(figsize=size, layout="constrained")
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=size, layout="constrained")
-
-
-def figure_png(figure) -> bytes:
-    """PNG bytes of a figure, with no software/version metadata (stable across runs)."""
-    import io
-
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()

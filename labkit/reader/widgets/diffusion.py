@@ -12,12 +12,11 @@ slider only re-composes a cached frame.
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 
 from labkit.diffusion.pipeline import DiffusionConfig, DiffusionRun, load_models, run_diffusion
 from labkit.diffusion.vae import to_uint8
+from labkit.reader.png import array_png
 
 TILE = 128  # one latent channel, 64 × 64 shown at 2×
 GAP = 8
@@ -83,14 +82,6 @@ def latent_view(run: DiffusionRun, step: int, cache: PreviewCache | None = None)
     return mosaic, step_label(run, step)
 
 
-def _png(frame: np.ndarray) -> bytes:
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(frame).save(buffer, format="PNG", compress_level=1)
-    return buffer.getvalue()
-
-
 class LatentViewer:
     """State and controls of the latent viewer; ``.widget`` is what a notebook displays.
 
@@ -152,7 +143,7 @@ class LatentViewer:
         run = self.run_for(self.guidance)
         self.frame, label = latent_view(run, self.step, self.previews)
         self.step_label.value = label
-        self.image.value = _png(self.frame)  # replace the frame, never append
+        self.image.value = array_png(self.frame)  # replace the frame, never append
 
     def _ipython_display_(self):
         from IPython.display import display

@@ -4,10 +4,10 @@ A lab widget is a *state* (plain NumPy, computed by the labs' own functions), a 
 function* ``draw(state, figure)``, and an ipywidgets box whose picture is that drawing
 rendered to PNG.  ``WidgetView`` holds the box, draws the state through
 ``labkit.reader.new_figure`` (the same book style as the static cells, pixel for pixel the
-static figure) and ``labkit.reader.stepper.live_png``, and shows bad input as a message instead of a traceback.
-Every PNG drawn is kept under a digest of the drawing function, the size and the state
-(``labkit.reader.stepper.render_png``'s cache), so a state shown before is shown again without drawing.  Nothing here imports matplotlib or
-ipywidgets at module level.
+static figure) and the book's one PNG renderer (``labkit.reader.png``), and shows bad input
+as a message instead of a traceback.  Every PNG drawn is kept in that renderer's cache under
+a digest of the drawing function, the size and the state, so a state shown before is shown
+again without drawing.  Nothing here imports matplotlib or ipywidgets at module level.
 
 A subclass builds ``box``, ``image`` (an ``ipywidgets.Image``) and, if it refuses input,
 ``message`` (an ``ipywidgets.HTML``) in its ``__init__``, then calls ``self._draw(...)``
@@ -19,7 +19,7 @@ from __future__ import annotations
 from html import escape
 
 from labkit.reader import new_figure
-from labkit.reader.stepper import cached_png, content_key, live_png, remember_png
+from labkit.reader.png import content_key, figure_png, render
 
 __all__ = ["WidgetView"]
 
@@ -46,17 +46,9 @@ class WidgetView:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""
         if not self.render:
             return
-        import labkit.reader.stepper as stepper
-
         size = size or self.size
         key = content_key(draw.__module__, draw.__qualname__, size, state)
-        png = cached_png(key)
-        if png is None:
-            png = self._render(draw, state, size)
-            stepper.RENDERS += 1
-            if key is not None:
-                remember_png(key, png)
-        self.image.value = png
+        self.image.value = render(key, lambda: self._render(draw, state, size))
 
     #: (drawing, size, axes positions, suptitle position) of this widget's first picture
     _layout = None
@@ -76,10 +68,10 @@ class WidgetView:
                     ax.set_position(position)
                 if figure._suptitle is not None and memo[3] is not None:
                     figure._suptitle.set_position(memo[3])
-                return live_png(figure)
+                return figure_png(figure, live=True)
         figure = new_figure(False, size)
         draw(state, figure)
-        png = live_png(figure)                     # lays the figure out while drawing it
+        png = figure_png(figure, live=True)                   # lays the figure out while drawing it
         self._layout = (draw, size, [ax.get_position().frozen() for ax in figure.axes],
                         None if figure._suptitle is None else figure._suptitle.get_position())
         return png
