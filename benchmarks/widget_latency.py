@@ -102,7 +102,7 @@ def _set_slider(attr: str):
 
 
 def _toggles(render: bool):
-    from labkit.reader.widgets.attention import cache_fault_toggles
+    from labkit.reader.widgets.cache_faults import cache_fault_toggles
 
     return cache_fault_toggles("correct", render=render)
 
@@ -149,7 +149,7 @@ CASES: tuple[WidgetCase, ...] = (
                lambda w: [w.guidance - 1.0, w.guidance + 1.0], _set_slider("guidance_slider"),
                _viewer_output, target_ms=None,
                note="cold = a new diffusion run at that guidance; warm = cached run"),
-    WidgetCase("cache fault toggles: mode change", "labkit.reader.widgets.attention", _toggles,
+    WidgetCase("cache fault toggles: mode change", "labkit.reader.widgets.cache_faults", _toggles,
                lambda w: [m for m in w.mode_buttons.options if m != w.mode_buttons.value],
                _set_slider("mode_buttons"), _toggles_output,
                note="cold = the fault case is decoded; warm = cached case, redrawn", can_skip_render=True),

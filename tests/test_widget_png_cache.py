@@ -34,7 +34,7 @@ def test_decode_stepper_revisit_and_second_widget_do_not_redraw(run):
 
 
 def test_cache_fault_toggles_revisit_does_not_redraw():
-    from labkit.reader.widgets.attention import cache_fault_toggles
+    from labkit.reader.widgets.cache_faults import cache_fault_toggles
 
     toggles = cache_fault_toggles("correct")
     correct_png = toggles.image.value
