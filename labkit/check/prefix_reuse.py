@@ -19,6 +19,7 @@ from labkit.check.core import (
     failure,
     passed,
 )
+from labkit.core.guards import is_integer
 
 PAGE = "notebooks/07-traces/09-tool-second-call.md"
 
@@ -33,7 +34,7 @@ class _Reuse:
 
     def __call__(self, cached_ids, new_ids) -> int:
         got = call(self.candidate, cached_ids, new_ids)
-        if isinstance(got, bool) or not isinstance(got, int | np.integer):
+        if not is_integer(got):
             raise CandidateProblem(f"reusable_prefix must return an int (a number of positions), got "
                                    f"{type(got).__name__} {got!r}")
         limit = min(len(cached_ids), len(new_ids) - 1)

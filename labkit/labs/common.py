@@ -43,9 +43,21 @@ def masked_cross_entropy(
 
     Returns (L in nats, gradient [N, V]).  An unsupervised row gets an all-zero gradient.
     """
-    z = np.asarray(logits)
-    y = np.asarray(targets)
-    mask = np.asarray(valid)
+    z, y, mask = _ce_arguments(logits, targets, valid)
+    n_rows, supervised = z.shape[0], int(np.count_nonzero(mask))   # N, M
+    rows = np.arange(n_rows)
+    log_p = log_softmax(z)                                   # [N, V]
+    target_log_p = log_p[rows, y]                            # [N]
+    loss = -float(np.mean(target_log_p[mask]))
+    residual = np.exp(log_p)                                 # softmax(z_n), then − onehot(y_n)
+    residual[rows, y] -= 1.0
+    gradient = residual * (mask[:, None] / supervised)
+    return loss, gradient
+
+
+def _ce_arguments(logits, targets, valid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """logits [N, V], targets [N] integer IDs in [0, V), valid [N] booleans, at least one True."""
+    z, y, mask = np.asarray(logits), np.asarray(targets), np.asarray(valid)
     if z.ndim != 2:
         raise ValueError(f"logits must be [N, V], got shape {list(z.shape)}")
     n_rows, vocab = z.shape
@@ -56,18 +68,9 @@ def masked_cross_entropy(
     out_of_range = y[(y < 0) | (y >= vocab)]
     if out_of_range.size:
         raise ValueError(f"targets must lie in [0, {vocab}), got {int(out_of_range[0])}")
-    supervised = int(np.count_nonzero(mask))
-    if supervised == 0:
+    if not mask.any():
         raise ValueError("valid marks no supervised target: the mean cross-entropy over zero rows is undefined")
-
-    rows = np.arange(n_rows)
-    log_p = log_softmax(z)                                   # [N, V]
-    target_log_p = log_p[rows, y]                            # [N]
-    loss = -float(np.mean(target_log_p[mask]))
-    residual = np.exp(log_p)                                 # softmax(z_n), then − onehot(y_n)
-    residual[rows, y] -= 1.0
-    gradient = residual * (mask[:, None] / supervised)
-    return loss, gradient
+    return z, y, mask
 
 
 def finite_difference(fn: Callable[[np.ndarray], float], x: np.ndarray, step: float = 1e-5) -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from labkit.core.guards import is_integer
 from labkit.reader.png import cached_png, content_key, render_png
 
 
@@ -75,9 +76,8 @@ class StepperWidget:
 
     @step.setter
     def step(self, value: int) -> None:
-        import numpy as np
 
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= self.n_steps:
+        if not is_integer(value) or not 1 <= value <= self.n_steps:
             raise ValueError(f"step must be an integer in [1, {self.n_steps}], got {value!r}")
         if int(value) == self._step:
             return

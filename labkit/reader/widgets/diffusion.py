@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import is_integer
 from labkit.diffusion.pipeline import DiffusionConfig, DiffusionRun, load_models, run_diffusion
 from labkit.diffusion.vae import to_uint8
 from labkit.reader.png import array_png
@@ -65,7 +66,7 @@ def latent_view(run: DiffusionRun, step: int, cache: PreviewCache | None = None)
     Returns (mosaic uint8 [2·128 + 8, 2·128 + 8 + 256, 3], caption).
     """
     n = len(run.latents) - 1
-    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step <= n:
+    if not is_integer(step) or not 0 <= step <= n:
         raise ValueError(f"step must be an integer in [0, {n}], got {step!r}")
     cache = cache or PreviewCache()
     latent = run.latents[step][1][0]  # [4, 64, 64]
