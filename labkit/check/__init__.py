@@ -5,6 +5,11 @@ against the fixtures) and reports either a pass or the first place where it dive
 the reference — the event or position, the rule, both values — with a hint that points at
 the concept, never at the reference code.
 
+A numeric checker feeds the reader's function the lab's own inputs and a few edge cases
+(always copies), compares with labkit's reference and stops at the first divergence; a trace
+checker runs the reader's piece inside the real runtime and compares the events with the
+golden trace.  Hints name the idea that was missed, recognising the usual mistakes.
+
 Exercises are plain functions decorated with ``@exercise`` in the modules of this package
 (one per page or mechanism; shared plumbing in ``core`` and ``_support``); they are found on first use, so ``import labkit.check`` stays cheap.
 """

@@ -8,11 +8,10 @@ plumbing, written once.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from functools import lru_cache
 
 import numpy as np
 
-from labkit.check.core import CandidateProblem, CheckResult, failure, first_bad_index
+from labkit.check.core import CandidateProblem, CheckResult, failure
 
 #: tolerance of the numeric labs' exact comparisons
 ATOL = 1e-12
@@ -71,73 +70,31 @@ def in_case(case: str):
         raise CandidateProblem(f"on case “{case}”: {problem}") from None
 
 
-def number(value, name: str) -> float:
-    """A single real number (NaN and ±inf allowed here: the caller judges them)."""
-    if isinstance(value, bool):
-        raise CandidateProblem(f"{name} must be a number, got a bool ({value})")
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise CandidateProblem(f"{name} must be a number, got {type(value).__name__}") from None
-    if array.size != 1:
-        raise CandidateProblem(f"{name} must be one number, got an array of shape {list(array.shape)}")
-    return float(array.reshape(()))
-
-
 def fmt(values) -> str:
     """``[0.1235, 2]``: a short list for messages."""
     return "[" + ", ".join(f"{v:.4g}" for v in np.asarray(values, dtype=np.float64).ravel()) + "]"
 
 
-# -- trace two: the diffusion runs the exercises plug into ------------------------------------
-
-#: the diffusion exercises compare the latent-level part of the trace, d00–d05 (condition,
-#: initial latent, four denoise steps), under the trace's tolerance.  Pixels and PNG bytes
-#: (d06–d08) are compared exactly, and a correct answer that rounds its last float bit
-#: differently would change them without being wrong.
-LATENT_EVENTS = 6
+# -- the numeric exercises' helpers ------------------------------------------------------------
 
 
-def diffusion_golden() -> list[dict]:
-    return golden("diffusion.jsonl", LATENT_EVENTS)
+def first_bad_index(got, expected, atol: float = 1e-12) -> tuple[int, ...] | None:
+    """Index (C order) of the first element of ``got`` not within ``atol`` of ``expected``."""
+    import numpy as np
+
+    if got.dtype == bool or expected.dtype == bool:
+        bad = np.argwhere(got != expected)
+    else:
+        bad = np.argwhere(~np.isclose(got, expected, rtol=0.0, atol=atol))
+    return None if bad.size == 0 else tuple(int(i) for i in bad[0])
 
 
-@lru_cache(maxsize=4)
-def diffusion_reference(config=None):
-    """The library's run of ``config`` (default §7.6) up to z₀, computed once per configuration."""
-    from labkit.diffusion.pipeline import run_diffusion
+def non_finite_index(array) -> tuple[int, ...] | None:
+    """Index of the first NaN or infinity of a float array, or None."""
+    import numpy as np
 
-    return run_diffusion(config, decode=False)
-
-
-def diffusion_run(config=None, **hooks):
-    """The run with the reader's pieces as ``DiffusionHooks`` (a wrong answer is judged, not warned about)."""
-    from labkit.diffusion.hooks import DiffusionHooks
-    from labkit.diffusion.pipeline import run_diffusion
-
-    with np.errstate(all="ignore"):
-        return run_diffusion(config, keep_previews=True, hooks=DiffusionHooks(**hooks), decode=False)
-
-
-def dtype_hint(what: str) -> str:
-    return (f"the latent stays float32 all the way: {what} must keep the dtype of the arrays you were given "
-            "(compute in float64 if you like, then cast back with .astype(...))")
-
-
-# -- trace three: the tool runs ----------------------------------------------------------------
-
-@lru_cache(maxsize=1)
-def tool_decoder():
-    from labkit.tools.model import load_decoder
-
-    return load_decoder()
-
-
-def tool_golden(scenario: str) -> list[dict]:
-    return golden("tool.jsonl" if scenario == "happy" else f"tool-{scenario}.jsonl")
-
-
-def tool_run(scenario: str, hooks, spec=None):
-    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
-
-    return run_tool_trace(ToolRunConfig.named(scenario), decoder=tool_decoder(), spec=spec, hooks=hooks)
+    if np.issubdtype(array.dtype, np.floating):
+        bad = np.argwhere(~np.isfinite(array))
+        if bad.size:
+            return tuple(int(i) for i in bad[0])
+    return None

@@ -1,25 +1,11 @@
-"""Exercise of lab 10: the bandwidth lower bound of one decode step.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 10: the bandwidth lower bound of one decode step."""
 
 from __future__ import annotations
 
 import math
 
-from labkit.check._support import (
-    in_case,
-    number,
-)
-from labkit.check.core import (
-    CheckResult,
-    exercise,
-    failure,
-    passed,
-    quiet_call,
-)
+from labkit.check._support import in_case
+from labkit.check.core import CheckResult, call, exercise, failure, number, passed
 
 
 def _bandwidth_cases():
@@ -60,16 +46,13 @@ def _bandwidth_hint(got: float, budget, batch: int, expected: float) -> str:
     return "bytes read = N·bytes per weight + batch · 2·L·T·H_kv·D_h·bytes per element; time ≥ bytes / bandwidth"
 
 
-@exercise(
-    "decode_step_lower_bound_ms",
-    page="notebooks/11-labs/" + "10-bandwidth-budget.md",
-    signature=("budget", "batch"),
-    task="return the streaming-read lower bound of one decode step in milliseconds: (weights + batch · "
-         "K and V of one request's cache) bytes / bandwidth; budget has the fields of "
-         "labkit.labs.bandwidth.DecodeBudget (n_params, bytes_per_param, n_layers, context, n_kv_heads, "
-         "head_dim, kv_bytes_per_element, bandwidth_bytes_per_second), batch ≥ 1",
-)
+@exercise("decode_step_lower_bound_ms", page="notebooks/11-labs/10-bandwidth-budget.md",
+          signature=("budget", "batch"))
 def decode_step_lower_bound_ms(candidate) -> CheckResult:
+    """return the streaming-read lower bound of one decode step in milliseconds: (weights + batch ·
+    K and V of one request's cache) bytes / bandwidth; budget has the fields of
+    labkit.labs.bandwidth.DecodeBudget (n_params, bytes_per_param, n_layers, context,
+    n_kv_heads, head_dim, kv_bytes_per_element, bandwidth_bytes_per_second), batch ≥ 1"""
     from dataclasses import asdict
     from types import SimpleNamespace
 
@@ -77,11 +60,11 @@ def decode_step_lower_bound_ms(candidate) -> CheckResult:
         expected = budget.step(batch)["lower_bound_ms"]
         fields = SimpleNamespace(**asdict(budget))      # the layout's numbers, without labkit's answer
         with in_case(case):
-            got = number(quiet_call(candidate, fields, batch), "the lower bound")
+            got = number(call(candidate, fields, batch), "the lower bound")
         if math.isfinite(got) and math.isclose(got, expected, rel_tol=1e-12, abs_tol=0.0):
             continue
         return failure("the lower bound differs", where=f"case “{case}”",
-                           rule="t_step ≥ (N·s_w + b·2·L·T·H_kv·D_h·s_kv) / B, in ms (relative 1e-12)",
-                           got=got, expected=expected, hint=_bandwidth_hint(got, budget, batch, expected))
+                       rule="t_step ≥ (N·s_w + b·2·L·T·H_kv·D_h·s_kv) / B, in ms (relative 1e-12)",
+                       got=got, expected=expected, hint=_bandwidth_hint(got, budget, batch, expected))
     return passed(f"all {len(_bandwidth_cases())} layouts match; the source's 7B example: "
-                                   "≥ 15.073741824 ms at batch 1, ≥ 22.589934592 ms at batch 8")
+                  "≥ 15.073741824 ms at batch 1, ≥ 22.589934592 ms at batch 8")

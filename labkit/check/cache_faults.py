@@ -1,22 +1,10 @@
-"""Exercises of lab 05: checks that catch cache faults.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercises of lab 05: checks that catch cache faults."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    call,
-    exercise,
-    failure,
-    passed,
-)
+from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
 
 
 def _fault_runs():
@@ -31,14 +19,10 @@ def _boolean(value, what: str) -> bool:
     return bool(value)
 
 
-@exercise(
-    "distinct_layer_keys",
-    page="notebooks/11-labs/05-cache-faults.md",
-    signature=("cache",),
-    task="given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's "
-         "cached keys differ (beyond float rounding), False when one layer holds the other's keys",
-)
+@exercise("distinct_layer_keys", page="notebooks/11-labs/05-cache-faults.md", signature=("cache",))
 def distinct_layer_keys(candidate) -> CheckResult:
+    """given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's
+    cached keys differ (beyond float rounding), False when one layer holds the other's keys"""
     from labkit.nn import KVCache
 
     runs = _fault_runs()
@@ -61,19 +45,16 @@ def distinct_layer_keys(candidate) -> CheckResult:
             hint = ("a copied cache is a different array object holding the same numbers; compare the numbers, "
                     "not the objects or their shapes")
         return failure("a cache was judged wrongly", where=f"case “{case}”",
-                           rule="True exactly when layer 0's and layer 1's cached keys are not equal within tolerance",
-                           got=got, expected=expected, hint=hint)
+                       rule="True exactly when layer 0's and layer 1's cached keys are not equal within tolerance",
+                       got=got, expected=expected, hint=hint)
     return passed(f"all {len(cases)} caches judged correctly; only the copied cache is flagged")
 
 
-@exercise(
-    "cached_path_agrees",
-    page="notebooks/11-labs/05-cache-faults.md",
-    signature=("model", "tokens"),
-    task="given a Decoder and tokens [T], return True when decoding the tokens one step at a time "
-         "from an empty KVCache gives the same logits as one full pass (atol = rtol = 1e-12)",
-)
+@exercise("cached_path_agrees", page="notebooks/11-labs/05-cache-faults.md",
+          signature=("model", "tokens"))
 def cached_path_agrees(candidate) -> CheckResult:
+    """given a Decoder and tokens [T], return True when decoding the tokens one step at a time from
+    an empty KVCache gives the same logits as one full pass (atol = rtol = 1e-12)"""
     from labkit.labs.cache_faults import MODES
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 
@@ -92,7 +73,7 @@ def cached_path_agrees(candidate) -> CheckResult:
                     "is never affected: feed the tokens one decode step at a time from an empty cache and "
                     "compare every position's logits with the full pass")
         return failure("a decoder was judged wrongly", where=f"case “{case}”",
-                           rule="True exactly when cached and full-pass logits agree within 1e-12",
-                           got=got, expected=expected, hint=hint)
+                       rule="True exactly when cached and full-pass logits agree within 1e-12",
+                       got=got, expected=expected, hint=hint)
     return passed(f"all {len(cases)} decoders judged correctly: the three faults are caught "
-                                   "and the correct cache passes")
+                  "and the correct cache passes")

@@ -1,27 +1,18 @@
-"""Exercise of lab 04: one cached decode step of attention, driven through the lab decoder.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 04: one cached decode step of attention, driven through the lab decoder."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    ATOL,
-)
+from labkit.check._support import ATOL, first_bad_index, non_finite_index
 from labkit.check.core import (
     CandidateProblem,
     CheckResult,
+    call,
     exercise,
     failure,
-    first_bad_index,
-    non_finite_index,
     numeric_array,
     passed,
-    quiet_call,
     unpack,
 )
 
@@ -91,15 +82,12 @@ class _Divergence(Exception):
         self.result = result
 
 
-@exercise(
-    "cached_attention_step",
-    page="notebooks/11-labs/04-kv-cache-equivalence.md",
-    signature=("q", "cache_k", "cache_v", "k_new", "v_new"),
-    task="one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to "
-         "cache_k, cache_v [B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; "
-         "return (output [B, H, 1, d_h], keys [B, H, T+1, d_h], values [B, H, T+1, d_h])",
-)
+@exercise("cached_attention_step", page="notebooks/11-labs/04-kv-cache-equivalence.md",
+          signature=("q", "cache_k", "cache_v", "k_new", "v_new"))
 def cached_attention_step(candidate) -> CheckResult:
+    """one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k,
+    cache_v [B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; return (output
+    [B, H, 1, d_h], keys [B, H, T+1, d_h], values [B, H, T+1, d_h])"""
     from labkit.labs.cache_equivalence import ABS_TOLERANCE, full_logits
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 
@@ -108,7 +96,7 @@ def cached_attention_step(candidate) -> CheckResult:
     def step(t, layer, q, cache_k, cache_v, k_new, v_new):
         where = f"decode step {t} (token {int(tokens[t])} at position {t}), layer {layer}"
         ref_out, ref_k, ref_v = _reference_step(q, cache_k, cache_v, k_new, v_new)
-        got = quiet_call(candidate, q.copy(), cache_k.copy(), cache_v.copy(), k_new.copy(), v_new.copy())
+        got = call(candidate, q.copy(), cache_k.copy(), cache_v.copy(), k_new.copy(), v_new.copy())
         try:
             got = unpack(got, ("output", "keys", "values"))
             out = numeric_array(got[0], "output", ref_out.shape)
@@ -163,8 +151,8 @@ def cached_attention_step(candidate) -> CheckResult:
     bad = first_bad_index(logits, expected, atol=ABS_TOLERANCE)
     if bad is not None:  # pragma: no cover - every step matched, so only a broken driver gets here
         return failure("cached logits differ from the full pass", where=f"logits{list(bad)}",
-                           rule="cached decode equals the full pass", got=logits[bad].item(),
-                           expected=expected[bad].item(), hint="report this: the checker's driver is wrong")
+                       rule="cached decode equals the full pass", got=logits[bad].item(),
+                       expected=expected[bad].item(), hint="report this: the checker's driver is wrong")
     return passed(f"all {tokens.size} decode steps × {model.config.n_layers} layers match; "
-                                   f"your cached logits [{tokens.size}, {model.config.vocab_size}] equal "
-                                   "the full pass within 1e-12")
+                  f"your cached logits [{tokens.size}, {model.config.vocab_size}] equal "
+                  "the full pass within 1e-12")

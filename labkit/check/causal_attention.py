@@ -1,27 +1,11 @@
-"""Exercise of lab 03: causal self-attention.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 03: causal self-attention."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    ATOL,
-)
-from labkit.check.core import (
-    CheckResult,
-    as_array,
-    exercise,
-    failure,
-    first_bad_index,
-    passed,
-    quiet_call,
-    unpack,
-)
+from labkit.check._support import ATOL, first_bad_index
+from labkit.check.core import CheckResult, as_array, call, exercise, failure, passed, unpack
 
 
 def _attention_cases() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -48,19 +32,16 @@ def _attend(q, k, v, allowed):
     return output[0], weights[0]
 
 
-@exercise(
-    "causal_self_attention",
-    page="notebooks/11-labs/03-causal-attention.md",
-    signature=("q", "k", "v"),
-    task="one head of causal self-attention: q, k, v [T, d_h] → (output [T, d_h], weights [T, T]), "
-         "scores q·kᵀ/√d_h, key j visible to query i only when j ≤ i",
-)
+@exercise("causal_self_attention", page="notebooks/11-labs/03-causal-attention.md",
+          signature=("q", "k", "v"))
 def causal_self_attention(candidate) -> CheckResult:
+    """one head of causal self-attention: q, k, v [T, d_h] → (output [T, d_h], weights [T, T]),
+    scores q·kᵀ/√d_h, key j visible to query i only when j ≤ i"""
     for case, (q, k, v) in _attention_cases().items():
         t, head_dim = q.shape
         allowed = np.tril(np.ones((t, t), dtype=bool))
         expected_out, expected_w = _attend(q, k, v, allowed)
-        output, weights = unpack(quiet_call(candidate, q.copy(), k.copy(), v.copy()), ("output", "weights"))
+        output, weights = unpack(call(candidate, q.copy(), k.copy(), v.copy()), ("output", "weights"))
         weights = as_array(weights, "weights", shape=(t, t), dtype_kind="float")
         output = as_array(output, "output", shape=(t, head_dim), dtype_kind="float")
         where = f"case “{case}”"
@@ -86,18 +67,18 @@ def causal_self_attention(candidate) -> CheckResult:
                 rule = "weights[i] = softmax over j ≤ i of q_i·k_j / √d_h"
                 hint = "score each visible key, scale, and normalise the row with a softmax"
             return failure("an attention weight is wrong", where=f"{where}, weights[{i}, {j}]",
-                               rule=rule, got=weights[i, j].item(), expected=expected_w[i, j].item(), hint=hint)
+                           rule=rule, got=weights[i, j].item(), expected=expected_w[i, j].item(), hint=hint)
         bad = first_bad_index(output, expected_out)
         if bad is not None:
             return failure("the weights are right but the output is not",
-                               where=f"{where}, output{list(bad)}",
-                               rule="output[i] = Σ_j weights[i, j] · v[j]",
-                               got=output[bad].item(), expected=expected_out[bad].item(),
-                               hint="each output row is the weighted average of the value rows, "
-                                    "with that query's weights")
+                           where=f"{where}, output{list(bad)}",
+                           rule="output[i] = Σ_j weights[i, j] · v[j]",
+                           got=output[bad].item(), expected=expected_out[bad].item(),
+                           hint="each output row is the weighted average of the value rows, "
+                                "with that query's weights")
     hand_output = _attend(*_attention_cases()["the hand example as row 1 of two tokens"],
                           np.tril(np.ones((2, 2), dtype=bool)))
     return passed(f"all {len(_attention_cases())} cases match; the hand example gives weights "
-                                   f"{np.round(hand_output[1][1], 4).tolist()} and output "
-                                   f"{np.round(hand_output[0][1], 4).tolist()}, and the pushed future leaves "
-                                   "the prefix untouched")
+                  f"{np.round(hand_output[1][1], 4).tolist()} and output "
+                  f"{np.round(hand_output[0][1], 4).tolist()}, and the pushed future leaves "
+                  "the prefix untouched")

@@ -1,27 +1,11 @@
-"""Exercise of lab 01: the masked cross-entropy gradient.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 01: the masked cross-entropy gradient."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    ATOL,
-)
-from labkit.check.core import (
-    CheckResult,
-    exercise,
-    failure,
-    first_bad_index,
-    non_finite_index,
-    numeric_array,
-    passed,
-    quiet_call,
-)
+from labkit.check._support import ATOL, first_bad_index, non_finite_index
+from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
 
 
 def _ce_cases() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -47,34 +31,31 @@ def _ce_reference(logits, targets, valid) -> np.ndarray:
     return masked_cross_entropy(logits, targets, valid)[1]
 
 
-@exercise(
-    "masked_ce_gradient",
-    page="notebooks/11-labs/01-cross-entropy-gradient.md",
-    signature=("logits", "targets", "valid"),
-    task="return ∂L/∂logits [N, V] of the mean cross-entropy over the supervised rows "
-         "(logits [N, V] float, targets [N] int, valid [N] bool)",
-)
+@exercise("masked_ce_gradient", page="notebooks/11-labs/01-cross-entropy-gradient.md",
+          signature=("logits", "targets", "valid"))
 def masked_ce_gradient(candidate) -> CheckResult:
+    """return ∂L/∂logits [N, V] of the mean cross-entropy over the supervised rows (logits [N, V]
+    float, targets [N] int, valid [N] bool)"""
     for case, (logits, targets, valid) in _ce_cases().items():
         expected = _ce_reference(logits, targets, valid)
-        got = numeric_array(quiet_call(candidate, logits.copy(), targets.copy(), valid.copy()),
+        got = numeric_array(call(candidate, logits.copy(), targets.copy(), valid.copy()),
                        "the gradient", expected.shape)
         broken = non_finite_index(got)
         if broken is not None:
             return failure("the gradient is not finite", where=f"case “{case}”, gradient{list(broken)}",
-                               rule="every entry is a finite number", got=got[broken].item(),
-                               expected=expected[broken].item(),
-                               hint="exp(1000) overflows; softmax does not change when the same number is "
-                                    "subtracted from every logit of a row, so shift each row by its largest logit first")
+                           rule="every entry is a finite number", got=got[broken].item(),
+                           expected=expected[broken].item(),
+                           hint="exp(1000) overflows; softmax does not change when the same number is "
+                                "subtracted from every logit of a row, so shift each row by its largest logit first")
         for row in np.flatnonzero(~valid):
             bad = first_bad_index(got[row], expected[row])
             if bad is not None:
                 return failure("a row outside the loss has a gradient",
-                                   where=f"case “{case}”, gradient[{row}, {bad[0]}] (row {row} is not supervised)",
-                                   rule="an unsupervised row has exactly zero gradient",
-                                   got=got[row][bad].item(), expected=0.0,
-                                   hint="the mask takes the row out of the loss, so none of its logits can change "
-                                        "the loss: its whole gradient row must be zero")
+                               where=f"case “{case}”, gradient[{row}, {bad[0]}] (row {row} is not supervised)",
+                               rule="an unsupervised row has exactly zero gradient",
+                               got=got[row][bad].item(), expected=0.0,
+                               hint="the mask takes the row out of the loss, so none of its logits can change "
+                                    "the loss: its whole gradient row must be zero")
         bad = first_bad_index(got, expected)
         if bad is None:
             continue
@@ -96,8 +77,8 @@ def masked_ce_gradient(candidate) -> CheckResult:
             hint = ("per supervised row: the softmax of its logits minus one at the target, "
                     "then the factor of the mean over supervised rows")
         return failure("the gradient differs from ∂L/∂z",
-                           where=f"case “{case}”, gradient{list(bad)}",
-                           rule="∂L/∂z_n = valid_n · (softmax(z_n) − onehot(y_n)) / M (within 1e-12)",
-                           got=got[bad].item(), expected=expected[bad].item(), hint=hint)
+                       where=f"case “{case}”, gradient{list(bad)}",
+                       rule="∂L/∂z_n = valid_n · (softmax(z_n) − onehot(y_n)) / M (within 1e-12)",
+                       got=got[bad].item(), expected=expected[bad].item(), hint=hint)
     return passed(f"all {len(_ce_cases())} batches match, "
-                                   "including the lab's [0.5, 0.25, −0.75]")
+                  "including the lab's [0.5, 0.25, −0.75]")

@@ -86,13 +86,19 @@ class ExerciseSpec:
         return f"exercise {self.name}({', '.join(self.signature)}) — {self.task} [{self.page}]"
 
 
-def exercise(name: str, page: str, signature: tuple[str, ...], task: str):
-    """Register ``checker(candidate) -> CheckResult`` as exercise ``name``."""
+def exercise(name: str, page: str, signature: tuple[str, ...], task: str | None = None):
+    """Register ``checker(candidate) -> CheckResult`` as exercise ``name``.
+
+    The task the reader is set is ``task`` or, usually, the checker's docstring: a checker is
+    its question (the docstring), its cases and its hints."""
 
     def wrap(checker: Callable[[Callable], CheckResult]) -> ExerciseSpec:
         if name in registry:
             raise ValueError(f"exercise {name!r} is registered twice")
-        spec = ExerciseSpec(name, page, signature, task, checker)
+        text = task if task is not None else " ".join((checker.__doc__ or "").split())
+        if not text:
+            raise ValueError(f"exercise {name!r} needs a task: give task= or a docstring")
+        spec = ExerciseSpec(name, page, signature, text, checker)
         registry[name] = spec
         return spec
 
@@ -127,9 +133,14 @@ def failure(message: str, **details) -> CheckResult:
 
 
 def call(candidate, *args, **kwargs):
-    """Run the reader's function; turn every failure into a clear ``CandidateProblem``."""
+    """Run the reader's function; turn every failure into a clear ``CandidateProblem``.
+
+    NumPy's overflow/invalid warnings are silenced: a NaN or an infinity is judged, not warned."""
+    import numpy as np
+
     try:
-        return candidate(*args, **kwargs)
+        with np.errstate(all="ignore"):
+            return candidate(*args, **kwargs)
     except NotImplementedError as exc:
         detail = f" ({exc})" if str(exc) else ""
         raise CandidateProblem(f"not yet implemented{detail}: replace the `raise NotImplementedError` "
@@ -164,61 +175,6 @@ def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind:
     return array
 
 
-def compare_arrays(got, expected, *, atol: float, where: str, hint: str,
-                   rule: str = "values within tolerance") -> CheckResult:
-    """Pass, or report the first element (in C order) that differs beyond ``atol``."""
-    import numpy as np
-
-    got = np.asarray(got)
-    expected = np.asarray(expected)
-    if got.shape != expected.shape:
-        return failure("wrong shape", where=where, rule="shape",
-                           got=list(got.shape), expected=list(expected.shape), hint=hint)
-    if got.dtype == bool or expected.dtype == bool:
-        bad = np.argwhere(got != expected)
-    else:
-        close = np.isclose(got, expected, rtol=0.0, atol=atol) | (np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected)))
-        bad = np.argwhere(~close)
-    if bad.size == 0:
-        return passed("matches the reference")
-    index = tuple(int(i) for i in bad[0])
-    return failure(f"{len(bad)} of {got.size} values differ",
-                       where=f"{where}{list(index)}", rule=rule,
-                       got=got[index].item(), expected=expected[index].item(), hint=hint)
-
-
-# --- helpers shared by the numeric exercises ---------------------------------------------------
-
-def quiet_call(candidate, *args):
-    """``call`` with numpy's overflow/invalid warnings silenced (NaN is judged, not warned)."""
-    import numpy as np
-
-    with np.errstate(all="ignore"):
-        return call(candidate, *args)
-
-
-def first_bad_index(got, expected, atol: float = 1e-12) -> tuple[int, ...] | None:
-    """Index (C order) of the first element of ``got`` not within ``atol`` of ``expected``."""
-    import numpy as np
-
-    if got.dtype == bool or expected.dtype == bool:
-        bad = np.argwhere(got != expected)
-    else:
-        bad = np.argwhere(~np.isclose(got, expected, rtol=0.0, atol=atol))
-    return None if bad.size == 0 else tuple(int(i) for i in bad[0])
-
-
-def non_finite_index(array) -> tuple[int, ...] | None:
-    """Index of the first NaN or infinity of a float array, or None."""
-    import numpy as np
-
-    if np.issubdtype(array.dtype, np.floating):
-        bad = np.argwhere(~np.isfinite(array))
-        if bad.size:
-            return tuple(int(i) for i in bad[0])
-    return None
-
-
 def numeric_array(value, name: str, shape: tuple[int, ...]):
     """A float array of exactly ``shape`` (NaN/inf allowed here: the caller judges them)."""
     import numpy as np
@@ -240,3 +196,41 @@ def unpack(value, names: tuple[str, ...]):
         raise CandidateProblem(f"return a tuple ({', '.join(names)}), got {type(value).__name__}"
                                + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else ""))
     return value
+
+
+def number(value, name: str) -> float:
+    """A single real number (NaN and ±inf allowed here: the caller judges them)."""
+    import numpy as np
+
+    if isinstance(value, bool):
+        raise CandidateProblem(f"{name} must be a number, got a bool ({value})")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CandidateProblem(f"{name} must be a number, got {type(value).__name__}") from None
+    if array.size != 1:
+        raise CandidateProblem(f"{name} must be one number, got an array of shape {list(array.shape)}")
+    return float(array.reshape(()))
+
+
+def compare_arrays(got, expected, *, atol: float, where: str, hint: str,
+                   rule: str = "values within tolerance") -> CheckResult:
+    """Pass, or report the first element (in C order) that differs beyond ``atol``."""
+    import numpy as np
+
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    if got.shape != expected.shape:
+        return failure("wrong shape", where=where, rule="shape",
+                       got=list(got.shape), expected=list(expected.shape), hint=hint)
+    if got.dtype == bool or expected.dtype == bool:
+        bad = np.argwhere(got != expected)
+    else:
+        close = np.isclose(got, expected, rtol=0.0, atol=atol) | (np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected)))
+        bad = np.argwhere(~close)
+    if bad.size == 0:
+        return passed("matches the reference")
+    index = tuple(int(i) for i in bad[0])
+    return failure(f"{len(bad)} of {got.size} values differ",
+                   where=f"{where}{list(index)}", rule=rule,
+                   got=got[index].item(), expected=expected[index].item(), hint=hint)

@@ -8,23 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    close,
-    compare_traces,
-    diffusion_golden,
-    diffusion_reference,
-    diffusion_run,
-    dtype_hint,
-    first_far,
-)
+from labkit.check import _diffusion as diffusion
+from labkit.check._support import close, compare_traces, first_far
 from labkit.check.core import (
     CandidateProblem,
     CheckResult,
     as_array,
+    call,
     exercise,
     failure,
     passed,
-    quiet_call,
 )
 
 PAGE = "notebooks/07-traces/06-diffusion-ddim-by-hand.md"
@@ -92,7 +85,7 @@ class _Step:
     def __call__(self, z_t, epsilon, t, prev_t, alpha_bars):
         z_t, epsilon = np.array(z_t, copy=True), np.array(epsilon, copy=True)
         try:
-            got = quiet_call(self.candidate, z_t.copy(), epsilon.copy(), t, prev_t, alpha_bars)
+            got = call(self.candidate, z_t.copy(), epsilon.copy(), t, prev_t, alpha_bars)
         except CandidateProblem as problem:
             if prev_t is None:
                 raise CandidateProblem(f"{problem} — at t = {t}, the last step, prev_t is None: {_LAST_STEP}") from None
@@ -111,7 +104,7 @@ class _Step:
 
     def trace_hint(self, div) -> str:
         if div.field.endswith("dtype"):
-            return dtype_hint("z_prev and x̂₀")
+            return diffusion.dtype_hint("z_prev and x̂₀")
         event = div.event_b or div.event_a or {}
         step = event.get("logical_step")
         if event.get("event_type") == "denoise.updated" and isinstance(step, int) and step <= len(self.calls):
@@ -130,14 +123,10 @@ def _subfixture():
     return table, z2, [(2, 1, eps2), (1, 0, eps1)], float(fx["tolerance"])
 
 
-@exercise(
-    "ddim_update",
-    page=PAGE,
-    signature=("z_t", "epsilon", "t", "prev_t", "alpha_bars"),
-    task="one deterministic DDIM step (η = 0, ε-prediction) from timestep t to prev_t (None after the last): "
-         "look up ᾱ in alpha_bars and return (z_prev, x0_hat), each of z_t's shape and dtype",
-)
+@exercise("ddim_update", page=PAGE, signature=("z_t", "epsilon", "t", "prev_t", "alpha_bars"))
 def check_ddim_update(candidate) -> CheckResult:
+    """one deterministic DDIM step (η = 0, ε-prediction) from timestep t to prev_t (None after the
+    last): look up ᾱ in alpha_bars and return (z_prev, x0_hat), each of z_t's shape and dtype"""
     # 1. the §7.8 two-dimensional sub-fixture, step 2 → 1 then 1 → 0
     table, z, steps, tolerance = _subfixture()
     reader = _Step(candidate)
@@ -148,19 +137,19 @@ def check_ddim_update(candidate) -> CheckResult:
             index = first_far(got, want, tolerance)
             if index is not None:
                 return failure("the §7.8 sub-fixture is not reproduced",
-                                   where=f"§7.8 sub-fixture, step t = {t} → {prev_t}: {label}{list(index)}",
-                                   rule=f"within the sub-fixture's tolerance {tolerance:g}",
-                                   got=float(got[index]), expected=float(want[index]),
-                                   hint=reader.hint(k, tolerance))
+                               where=f"§7.8 sub-fixture, step t = {t} → {prev_t}: {label}{list(index)}",
+                               rule=f"within the sub-fixture's tolerance {tolerance:g}",
+                               got=float(got[index]), expected=float(want[index]),
+                               hint=reader.hint(k, tolerance))
         z = got_z
     # 2. the chapter's run: four steps 999 → 749 → 499 → 249 → end, against the golden trace
     case = "the chapter's run vs the golden trace"
     loop = _Step(candidate)
-    mine = diffusion_run(scheduler_step=loop)
-    failed = compare_traces(case, diffusion_golden(), mine.events, loop.trace_hint)
+    mine = diffusion.run(scheduler_step=loop)
+    failed = compare_traces(case, diffusion.golden(), mine.events, loop.trace_hint)
     if failed is not None:
         return failed
-    reference = diffusion_reference(None)
+    reference = diffusion.reference(None)
     for k in range(1, len(reference.x0_hats) + 1):  # step by step, in the order the step computes them
         for label, got, want in (("x0_hat", mine.x0_hats[k - 1], reference.x0_hats[k - 1]),
                                  ("z_prev", mine.latents[k][1], reference.latents[k][1])):
@@ -169,9 +158,9 @@ def check_ddim_update(candidate) -> CheckResult:
             if index is not None:
                 event = mine.events[1 + k]
                 return failure(f"{label} differs from the library's beyond 1e-4",
-                                   where=f"{event['event_id']} denoise.updated (step {k}, t = "
-                                         f"{event['payload']['timestep']}), {label}{list(index)} — {case}",
-                                   rule="every number within 1e-4", got=float(got[index]),
-                                   expected=float(want[index]), hint=loop.hint(k))
+                               where=f"{event['event_id']} denoise.updated (step {k}, t = "
+                                     f"{event['payload']['timestep']}), {label}{list(index)} — {case}",
+                               rule="every number within 1e-4", got=float(got[index]),
+                               expected=float(want[index]), hint=loop.hint(k))
     return passed("the §7.8 sub-fixture (2 → 1 → 0) and all four steps of the chapter's "
-                                   "run reproduce the reference, ending on z₀ = x̂₀")
+                  "run reproduce the reference, ending on z₀ = x̂₀")

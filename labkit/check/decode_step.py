@@ -9,18 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    compare_traces,
-    golden,
-)
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    as_array,
-    call,
-    exercise,
-    passed,
-)
+from labkit.check._support import compare_traces, golden
+from labkit.check.core import CandidateProblem, CheckResult, as_array, call, exercise, passed
 
 PAGE = "notebooks/07-traces/03-text-token-by-token.md"
 
@@ -146,14 +136,10 @@ class _DecodeStep:
         return None
 
 
-@exercise(
-    "decode_one",
-    page=PAGE,
-    signature=("decoder", "cache", "token_id"),
-    task="feed token_id at position = cache length through every layer (appending its key and value "
-         "to the cache) and return the logits [V] of that position",
-)
+@exercise("decode_one", page=PAGE, signature=("decoder", "cache", "token_id"))
 def check_decode_one(candidate) -> CheckResult:
+    """feed token_id at position = cache length through every layer (appending its key and value to
+    the cache) and return the logits [V] of that position"""
     from labkit.text.runtime import TextTraceConfig, run_text_trace
 
     reader = _DecodeStep(candidate)
@@ -173,4 +159,4 @@ def check_decode_one(candidate) -> CheckResult:
         return failed
     decodes = sum(1 for s in mine.steps if s.cache_after)
     return passed("the whole greedy decode reproduces the golden trace, and a second "
-                                   f"request with an 11-token prompt matches too ({decodes} decodes)")
+                  f"request with an 11-token prompt matches too ({decodes} decodes)")

@@ -1,21 +1,10 @@
-"""Exercise of page 08 (§7.12): the confirmation's binding to the Invocation digest.
-"""
+"""Exercise of page 08 (§7.12): the confirmation's binding to the Invocation digest."""
 
 from __future__ import annotations
 
-from labkit.check._support import (
-    compare_traces,
-    tool_golden,
-    tool_run,
-)
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    call,
-    exercise,
-    failure,
-    passed,
-)
+from labkit.check import _tools as tools
+from labkit.check._support import compare_traces
+from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
 
 PAGE = "notebooks/07-traces/08-tool-proposal-to-commit.md"
 
@@ -48,14 +37,10 @@ _BINDING_HINTS = {
 }
 
 
-@exercise(
-    "digest_matches",
-    page=PAGE,
-    signature=("confirmation", "invocation"),
-    task="return True exactly when the confirmation approves this Invocation: decision 'approve' and "
-         "invocation_digest equal to SHA-256 of the RFC 8785 canonical JSON of invocation.to_json()",
-)
+@exercise("digest_matches", page=PAGE, signature=("confirmation", "invocation"))
 def check_digest_matches(candidate) -> CheckResult:
+    """return True exactly when the confirmation approves this Invocation: decision 'approve' and
+    invocation_digest equal to SHA-256 of the RFC 8785 canonical JSON of invocation.to_json()"""
     from dataclasses import replace
 
     from labkit.tools.confirm import Confirmation, invocation_digest
@@ -64,10 +49,10 @@ def check_digest_matches(candidate) -> CheckResult:
 
     for scenario in ("happy", "confirmation_mismatch", "tampered_digest"):
         reader = _Binding(candidate)
-        mine = tool_run(scenario, ToolHooks(digest_matches=reader))
+        mine = tools.run(scenario, ToolHooks(digest_matches=reader))
         verdict = reader.verdicts[0] if reader.verdicts else None
         hint = _BINDING_HINTS.get((scenario, verdict), "compare the approved digest with this Invocation's digest")
-        failed = compare_traces(f"scenario {scenario} vs its golden trace", tool_golden(scenario), mine.events,
+        failed = compare_traces(f"scenario {scenario} vs its golden trace", tools.golden(scenario), mine.events,
                           lambda div, hint=hint: hint)
         if failed is not None:
             return failed
@@ -87,6 +72,6 @@ def check_digest_matches(candidate) -> CheckResult:
         got = _Binding(candidate)(confirmation, presented)
         if got != expected:
             return failure("wrong verdict", where=case, rule="binding to the digest",
-                               got=got, expected=expected, hint=hint)
+                           got=got, expected=expected, hint=hint)
     return passed("the happy path, the 10:00 edit and the tampered digest reproduce their golden "
-                                   "traces, and a rejected or reordered confirmation is judged right")
+                  "traces, and a rejected or reordered confirmation is judged right")

@@ -1,9 +1,4 @@
-"""Exercise of lab 06: the DPO gradient.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 06: the DPO gradient."""
 
 from __future__ import annotations
 
@@ -11,20 +6,8 @@ import math
 
 import numpy as np
 
-from labkit.check._support import (
-    close,
-    in_case,
-)
-from labkit.check.core import (
-    CheckResult,
-    exercise,
-    failure,
-    first_bad_index,
-    non_finite_index,
-    numeric_array,
-    passed,
-    quiet_call,
-)
+from labkit.check._support import close, first_bad_index, in_case, non_finite_index
+from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
 
 
 def _dpo_cases() -> dict[str, tuple[tuple[float, float], tuple[float, float], float]]:
@@ -65,38 +48,35 @@ def _dpo_hint(got, policy, reference, beta, expected) -> str:
     return "∂L/∂log π_θ(y_w) = dL/dm · ∂m/∂log π_θ(y_w) with dL/dm = −σ(−m) and ∂m/∂log π_θ(y_w) = β"
 
 
-@exercise(
-    "dpo_gradient",
-    page="notebooks/11-labs/" + "06-dpo.md",
-    signature=("policy", "reference", "beta"),
-    task="return ∂L/∂[log π_θ(y_w), log π_θ(y_l)] [2] of L = −log σ(m), "
-         "m = β·[(π_w − ref_w) − (π_l − ref_l)] (policy, reference [2] = [chosen, rejected] log-probs, beta > 0)",
-)
+@exercise("dpo_gradient", page="notebooks/11-labs/06-dpo.md",
+          signature=("policy", "reference", "beta"))
 def dpo_gradient(candidate) -> CheckResult:
+    """return ∂L/∂[log π_θ(y_w), log π_θ(y_l)] [2] of L = −log σ(m), m = β·[(π_w − ref_w) − (π_l −
+    ref_l)] (policy, reference [2] = [chosen, rejected] log-probs, beta > 0)"""
     from labkit.labs.dpo import dpo_gradient as reference_gradient
 
     for case, (policy, reference, beta) in _dpo_cases().items():
         policy, reference = np.array(policy), np.array(reference)
         expected = reference_gradient(policy, reference, beta)
         with in_case(case):
-            got = numeric_array(quiet_call(candidate, policy.copy(), reference.copy(), beta), "the gradient", (2,))
+            got = numeric_array(call(candidate, policy.copy(), reference.copy(), beta), "the gradient", (2,))
         broken = non_finite_index(got)
         if broken is not None:
             return failure("the gradient is not finite", where=f"case “{case}”, gradient{list(broken)}",
-                               rule="every component is a finite number", got=got[broken].item(),
-                               expected=expected[broken].item(),
-                               hint="σ(−m) far out on the curve: e^(±900) overflows, so write σ(−m) in a form "
-                                    "whose exponential cannot blow up (e.g. 1 / (1 + e^m), which tends to 0 or 1)")
+                           rule="every component is a finite number", got=got[broken].item(),
+                           expected=expected[broken].item(),
+                           hint="σ(−m) far out on the curve: e^(±900) overflows, so write σ(−m) in a form "
+                                "whose exponential cannot blow up (e.g. 1 / (1 + e^m), which tends to 0 or 1)")
         bad = first_bad_index(got, expected)
         if bad is not None:
             which = ("chosen", "rejected")[bad[0]]
             return failure("a gradient component differs",
-                               where=f"case “{case}”, gradient[{bad[0]}] (∂L/∂log π_θ of the {which} answer)",
-                               rule="∂L/∂log π_θ(y_w) = −β·σ(−m), ∂L/∂log π_θ(y_l) = +β·σ(−m) (within 1e-12)",
-                               got=got[bad].item(), expected=expected[bad].item(),
-                               hint=_dpo_hint(got, policy, reference, beta, expected))
+                           where=f"case “{case}”, gradient[{bad[0]}] (∂L/∂log π_θ of the {which} answer)",
+                           rule="∂L/∂log π_θ(y_w) = −β·σ(−m), ∂L/∂log π_θ(y_l) = +β·σ(−m) (within 1e-12)",
+                           got=got[bad].item(), expected=expected[bad].item(),
+                           hint=_dpo_hint(got, policy, reference, beta, expected))
     from labkit.labs import dpo
 
     lab = reference_gradient(dpo.POLICY_LOG_PROBS, dpo.REFERENCE_LOG_PROBS, dpo.BETA)
     return passed(f"all {len(_dpo_cases())} pairs match; the lab's pair gets "
-                                   f"{lab.tolist()}, the source's analytic gradient")
+                  f"{lab.tolist()}, the source's analytic gradient")

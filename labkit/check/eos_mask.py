@@ -11,10 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from labkit.check._support import (
-    compare_traces,
-    golden,
-)
+from labkit.check._support import compare_traces, golden
 from labkit.check.core import (
     CandidateProblem,
     CheckResult,
@@ -114,14 +111,10 @@ def _eos_direct_cases():
     ]
 
 
-@exercise(
-    "minimum_length_eos_mask",
-    page=PAGE,
-    signature=("logits", "context"),
-    task="return a new row of logits [V] with EOS set to −∞ while fewer than "
-         "context.config.minimum_output_tokens tokens have been selected",
-)
+@exercise("minimum_length_eos_mask", page=PAGE, signature=("logits", "context"))
 def check_minimum_length_eos_mask(candidate) -> CheckResult:
+    """return a new row of logits [V] with EOS set to −∞ while fewer than
+    context.config.minimum_output_tokens tokens have been selected"""
     from labkit.text.processors import minimum_length_eos_mask
     from labkit.text.runtime import TextTraceConfig, run_text_trace
 
@@ -151,4 +144,4 @@ def check_minimum_length_eos_mask(candidate) -> CheckResult:
     opened = next((s.step for s in mine.steps if longer.sampling.eos_id not in s.masked_ids), None)
     held = f"holds EOS back until step {opened}" if opened else "holds EOS back to the end"
     return passed(f"the golden trace is reproduced, a minimum of 6 {held}, "
-                                   f"and {len(_eos_direct_cases())} other contexts are masked right")
+                  f"and {len(_eos_direct_cases())} other contexts are masked right")

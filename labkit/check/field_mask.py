@@ -8,20 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    compare_traces,
-    tool_decoder,
-    tool_golden,
-    tool_run,
-)
-from labkit.check.core import (
-    CheckResult,
-    as_array,
-    call,
-    exercise,
-    failure,
-    passed,
-)
+from labkit.check import _tools as tools
+from labkit.check._support import compare_traces
+from labkit.check.core import CheckResult, as_array, call, exercise, failure, passed
 
 PAGE = "notebooks/07-traces/07-tool-proposal.md"
 
@@ -143,15 +132,11 @@ def _direct_values(schema: dict) -> list[str]:
     return sorted(v for v in values if v == "" or _example_completion(v, int(low), int(high)) is not None)
 
 
-@exercise(
-    "integer_field_mask",
-    page=PAGE,
-    signature=("value_so_far", "pieces", "schema"),
-    task="return allowed [V] (bool): which pieces may follow the digits value_so_far of the integer field "
-         "described by schema (minimum, maximum), the object's last key — digits that keep the number "
-         "completable in range, or `}` once it is a whole number in range; nothing else",
-)
+@exercise("integer_field_mask", page=PAGE, signature=("value_so_far", "pieces", "schema"))
 def check_integer_field_mask(candidate) -> CheckResult:
+    """return allowed [V] (bool): which pieces may follow the digits value_so_far of the integer
+    field described by schema (minimum, maximum), the object's last key — digits that keep the
+    number completable in range, or `}` once it is a whole number in range; nothing else"""
     from labkit.tools.grammar import SchemaGrammar
     from labkit.tools.hooks import ToolHooks
     from labkit.tools.runtime import USER_TEXT, first_model_call, grammar_for
@@ -160,10 +145,10 @@ def check_integer_field_mask(candidate) -> CheckResult:
     spec = load_toolspec()
     # 1. the chapter's request: the whole grammar-masked decode, against the golden trace
     reader = _FieldMask(candidate, grammar_for(spec), _field_schema(spec))
-    mine = _until_divergence(lambda: tool_run("happy", ToolHooks(proposal_mask=reader)))
+    mine = _until_divergence(lambda: tools.run("happy", ToolHooks(proposal_mask=reader)))
     failed = reader.failure("the chapter's request (1…1440)")
     if failed is None:
-        failed = compare_traces("the chapter's request vs the golden trace", tool_golden("happy"), mine.events,
+        failed = compare_traces("the chapter's request vs the golden trace", tools.golden("happy"), mine.events,
                           lambda div: "the proposal changed: compare your allowed set with the table of the 27 steps")
     if failed is not None:
         return failed
@@ -172,8 +157,8 @@ def check_integer_field_mask(candidate) -> CheckResult:
     grammar = SchemaGrammar.from_schema(narrow.input_schema)
     reader = _FieldMask(candidate, grammar, _field_schema(narrow))
     case = "duration_minutes limited to 15…90"
-    mine = _until_divergence(lambda: first_model_call(tool_decoder(), narrow, USER_TEXT, reader))
-    reference = first_model_call(tool_decoder(), narrow, USER_TEXT)
+    mine = _until_divergence(lambda: first_model_call(tools.decoder(), narrow, USER_TEXT, reader))
+    reference = first_model_call(tools.decoder(), narrow, USER_TEXT)
     if (failed := reader.failure(case)) is not None:
         return failed
     if mine.decode.token_ids != reference.decode.token_ids:    # pragma: no cover - masks agreed
@@ -191,4 +176,4 @@ def check_integer_field_mask(candidate) -> CheckResult:
                 return failed
     value = "".join(tok.pieces[i] for i in mine.decode.token_ids if i not in control)
     return passed("the 27-token proposal matches the golden trace, and under 15…90 your "
-                                   f"mask steers the decode to {value.split(_MARKER)[1].rstrip('}')} minutes like the grammar does")
+                  f"mask steers the decode to {value.split(_MARKER)[1].rstrip('}')} minutes like the grammar does")

@@ -1,29 +1,11 @@
-"""Exercise of lab 07: the GRPO group advantage.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 07: the GRPO group advantage."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    close,
-    fmt,
-    in_case,
-)
-from labkit.check.core import (
-    CheckResult,
-    exercise,
-    failure,
-    first_bad_index,
-    non_finite_index,
-    numeric_array,
-    passed,
-    quiet_call,
-)
+from labkit.check._support import close, first_bad_index, fmt, in_case, non_finite_index
+from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
 
 
 def _grpo_cases() -> dict[str, tuple[np.ndarray, int, float]]:
@@ -70,37 +52,34 @@ def _grpo_hint(got, rewards, ddof, eps) -> tuple[str, str]:
     return rule, "centre each reward on its group's mean, then divide by that group's std (with the given ddof) + ε"
 
 
-@exercise(
-    "grpo_advantages",
-    page="notebooks/11-labs/" + "07-grpo-and-ppo-clip.md",
-    signature=("rewards", "ddof", "eps"),
-    task="return Â [G, K] = (r − mean(r)) / (std(r) + eps) within each group of rewards [G, K] "
-         "(std with ddof 0 or 1, eps ≥ 0)",
-)
+@exercise("grpo_advantages", page="notebooks/11-labs/07-grpo-and-ppo-clip.md",
+          signature=("rewards", "ddof", "eps"))
 def grpo_advantages(candidate) -> CheckResult:
+    """return Â [G, K] = (r − mean(r)) / (std(r) + eps) within each group of rewards [G, K] (std
+    with ddof 0 or 1, eps ≥ 0)"""
     from labkit.labs.grpo import group_advantages
 
     for case, (rewards, ddof, eps) in _grpo_cases().items():
         expected = group_advantages(rewards, ddof=ddof, eps=eps)
         with in_case(case):
-            got = numeric_array(quiet_call(candidate, rewards.copy(), ddof, eps), "the advantages", expected.shape)
+            got = numeric_array(call(candidate, rewards.copy(), ddof, eps), "the advantages", expected.shape)
         broken = non_finite_index(got)
         if broken is not None:
             g = broken[0]
             return failure("an advantage is not finite",
-                               where=f"case “{case}”, advantage{list(broken)} (group {g} = {fmt(rewards[g])})",
-                               rule="a group of identical rewards gets advantage 0",
-                               got=got[broken].item(), expected=expected[broken].item(),
-                               hint="identical rewards have std 0, so (r − mean) / std is 0/0; ε in the "
-                                    "denominator keeps it 0 — such a group carries no learning signal")
+                           where=f"case “{case}”, advantage{list(broken)} (group {g} = {fmt(rewards[g])})",
+                           rule="a group of identical rewards gets advantage 0",
+                           got=got[broken].item(), expected=expected[broken].item(),
+                           hint="identical rewards have std 0, so (r − mean) / std is 0/0; ε in the "
+                                "denominator keeps it 0 — such a group carries no learning signal")
         bad = first_bad_index(got, expected)
         if bad is None:
             continue
         g = bad[0]
         rule, hint = _grpo_hint(got, rewards, ddof, eps)
         return failure("an advantage differs",
-                           where=f"case “{case}”, advantage{list(bad)} (group {g} = {fmt(rewards[g])})",
-                           rule=rule, got=got[bad].item(), expected=expected[bad].item(), hint=hint)
+                       where=f"case “{case}”, advantage{list(bad)} (group {g} = {fmt(rewards[g])})",
+                       rule=rule, got=got[bad].item(), expected=expected[bad].item(), hint=hint)
     lab = group_advantages(*_grpo_cases()["the lab's three groups, ddof 1, ε = 1e-8"])
     return passed(f"all {len(_grpo_cases())} cases match; the lab's split group gets "
-                                   f"±{float(lab[0, 3])!r} with ddof 1, identical groups exactly 0")
+                  f"±{float(lab[0, 3])!r} with ddof 1, identical groups exactly 0")

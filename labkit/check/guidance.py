@@ -9,23 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    close,
-    compare_traces,
-    diffusion_golden,
-    diffusion_reference,
-    diffusion_run,
-    dtype_hint,
-    first_far,
-)
+from labkit.check import _diffusion as diffusion
+from labkit.check._support import close, compare_traces, first_far
 from labkit.check.core import (
     CandidateProblem,
     CheckResult,
     as_array,
+    call,
     exercise,
     failure,
     passed,
-    quiet_call,
 )
 
 PAGE = "notebooks/07-traces/05-diffusion-denoising-and-decoding.md"
@@ -71,7 +64,7 @@ class _Guidance:
 
     def __call__(self, epsilon_batch, guidance_scale):
         batch = np.array(epsilon_batch, copy=True)
-        got = quiet_call(self.candidate, batch.copy(), guidance_scale)
+        got = call(self.candidate, batch.copy(), guidance_scale)
         shape = (1, *batch.shape[1:])
         array = as_array(got, "the returned ε̂", dtype_kind="float")
         if array.shape != shape:
@@ -91,7 +84,7 @@ class _Guidance:
 
     def hint(self, div) -> str:
         if div.field.endswith("dtype"):
-            return dtype_hint("ε̂")
+            return diffusion.dtype_hint("ε̂")
         event = div.event_b or div.event_a or {}
         step = event.get("logical_step")
         if event.get("event_type") == "denoise.updated" and isinstance(step, int):
@@ -106,30 +99,26 @@ def _compare_steps(case: str, run, reference, attribute: str, atol: float, hint_
         if index is not None:
             event = run.events[1 + k]
             return failure(f"{attribute} differs from the library's beyond {atol:g}",
-                               where=f"{event['event_id']} denoise.updated (step {k}, t = {event['payload']['timestep']}), "
-                                     f"{attribute}{list(index)} — {case}",
-                               rule=f"every number within {atol:g}", got=float(np.asarray(got)[index]),
-                               expected=float(np.asarray(want)[index]), hint=hint_for(k))
+                           where=f"{event['event_id']} denoise.updated (step {k}, t = {event['payload']['timestep']}), "
+                                 f"{attribute}{list(index)} — {case}",
+                           rule=f"every number within {atol:g}", got=float(np.asarray(got)[index]),
+                           expected=float(np.asarray(want)[index]), hint=hint_for(k))
     return None
 
 
-@exercise(
-    "cfg_combine",
-    page=PAGE,
-    signature=("epsilon_batch", "guidance_scale"),
-    task="split the network's output for the CFG batch [2, 4, 64, 64] (rows: negative, positive) and return "
-         "the guided noise ε̂ [1, 4, 64, 64] for the given guidance_scale",
-)
+@exercise("cfg_combine", page=PAGE, signature=("epsilon_batch", "guidance_scale"))
 def check_cfg_combine(candidate) -> CheckResult:
+    """split the network's output for the CFG batch [2, 4, 64, 64] (rows: negative, positive) and
+    return the guided noise ε̂ [1, 4, 64, 64] for the given guidance_scale"""
     from labkit.diffusion.pipeline import DiffusionConfig
 
-    cases = [("the chapter's run (guidance 5.0) vs the golden trace", None, diffusion_golden),
+    cases = [("the chapter's run (guidance 5.0) vs the golden trace", None, diffusion.golden),
              ("the same run with guidance_scale = 2.0 vs the library's run", DiffusionConfig(guidance_scale=2.0),
               None)]
     for case, config, expected in cases:
         reader = _Guidance(candidate)
-        mine = diffusion_run(config, cfg_combine=reader)
-        reference = diffusion_reference(config)
+        mine = diffusion.run(config, cfg_combine=reader)
+        reference = diffusion.reference(config)
         failed = compare_traces(case, expected() if expected else reference.events, mine.events, reader.hint)
         if failed is not None:
             return failed
@@ -138,4 +127,4 @@ def check_cfg_combine(candidate) -> CheckResult:
         if failed is not None:
             return failed
     return passed("all four denoise steps reproduce the golden trace (d00–d05), and a run "
-                                   "with guidance 2.0 matches the library's too")
+                  "with guidance 2.0 matches the library's too")

@@ -7,19 +7,9 @@ request key reused with a changed request.
 
 from __future__ import annotations
 
-from labkit.check._support import (
-    compare_traces,
-    tool_golden,
-    tool_run,
-)
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    call,
-    exercise,
-    failure,
-    passed,
-)
+from labkit.check import _tools as tools
+from labkit.check._support import compare_traces
+from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
 
 PAGE = "notebooks/07-traces/10-tool-failures.md"
 
@@ -109,9 +99,9 @@ def _execute_failure(case: str, service: _Service, detail: str | None = None) ->
     held = "nothing" if wrong["stored"] is None else \
         f"digest {wrong['stored']['request_digest'][:19]}…, status {wrong['stored']['response'].get('status')}"
     return failure("the service's idempotency decision is wrong" + (f" ({detail})" if detail else ""),
-                       where=f"{case}: request #{number} to the service (key {wrong['key']}, table held {held})",
-                       rule="idempotency: new key → perform; same digest → stored result; other digest → conflict",
-                       got=wrong.get("did", "?"), expected=wrong["expected"], hint=_execute_hint(wrong))
+                   where=f"{case}: request #{number} to the service (key {wrong['key']}, table held {held})",
+                   rule="idempotency: new key → perform; same digest → stored result; other digest → conflict",
+                   got=wrong.get("did", "?"), expected=wrong["expected"], hint=_execute_hint(wrong))
 
 
 def _execute_hint(wrong: dict) -> str:
@@ -153,15 +143,12 @@ def _summary(outcome) -> dict:
             "calendar": sorted(outcome.service.store), "executions": outcome.service.executions}
 
 
-@exercise(
-    "idempotent_execute",
-    page=PAGE,
-    signature=("service", "key", "request_digest", "request"),
-    task="the calendar service's idempotent execute: a new key → service.perform(request); the same key "
-         "with the same request_digest → the stored response (service.stored(key)['response']); the same key "
-         "with another digest → raise IdempotencyConflict without performing",
-)
+@exercise("idempotent_execute", page=PAGE,
+          signature=("service", "key", "request_digest", "request"))
 def check_idempotent_execute(candidate) -> CheckResult:
+    """the calendar service's idempotent execute: a new key → service.perform(request); the same
+    key with the same request_digest → the stored response (service.stored(key)['response']);
+    the same key with another digest → raise IdempotencyConflict without performing"""
     from labkit.tools.calendar_service import CalendarService, ServiceTransport
     from labkit.tools.executor import Executor
     from labkit.tools.hooks import ToolHooks
@@ -171,10 +158,10 @@ def check_idempotent_execute(candidate) -> CheckResult:
     # 1. three scenarios of the chapter, inside the real runtime, against their golden traces
     for scenario in ("happy", "timeout_before_commit", "response_lost_after_commit"):
         service = _Service(candidate)
-        mine = tool_run(scenario, ToolHooks(service_execute=service))
+        mine = tools.run(scenario, ToolHooks(service_execute=service))
         failed = _execute_failure(f"scenario {scenario}", service)
         if failed is None:
-            failed = compare_traces(f"scenario {scenario} vs its golden trace", tool_golden(scenario), mine.events,
+            failed = compare_traces(f"scenario {scenario} vs its golden trace", tools.golden(scenario), mine.events,
                               lambda div: "the service's answer changed the run: an execute returns the response "
                                           "of perform or the stored response, unchanged")
         if failed is not None:
@@ -190,7 +177,7 @@ def check_idempotent_execute(candidate) -> CheckResult:
         reference = _summary(run_schedule(schedule))
         if problems or _summary(outcome) != reference:     # pragma: no cover - decisions agreed
             return failure("the run broke a promise", where=case, rule="invariants",
-                               got=problems or _summary(outcome), expected=reference)
+                           got=problems or _summary(outcome), expected=reference)
     # 3. the same request key reused for a changed request (10:00): a conflict, nothing executed
     service = _Service(candidate)
     calendar = CalendarService("2026-07-19T14:00:04+08:00", execute=service)
@@ -207,7 +194,7 @@ def check_idempotent_execute(candidate) -> CheckResult:
         return failed
     if sorted(calendar.store) != ["evt_6K2"] or machine.state is not State.FAILED:   # pragma: no cover
         return failure("the changed request was not refused", where="req-42 at 10:00",
-                           got=sorted(calendar.store), expected=["evt_6K2"])
+                       got=sorted(calendar.store), expected=["evt_6K2"])
     return passed(f"three golden traces and {len(_schedules())} fault schedules keep one event per "
-                                   "key with the library's outcome, and a reused key with a changed request "
-                                   "is refused as a conflict")
+                  "key with the library's outcome, and a reused key with a changed request "
+                  "is refused as a conflict")

@@ -1,9 +1,4 @@
-"""Exercise of lab 08: KL divergence with its support rules.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 08: KL divergence with its support rules."""
 
 from __future__ import annotations
 
@@ -11,18 +6,8 @@ import math
 
 import numpy as np
 
-from labkit.check._support import (
-    ATOL,
-    in_case,
-    number,
-)
-from labkit.check.core import (
-    CheckResult,
-    exercise,
-    failure,
-    passed,
-    quiet_call,
-)
+from labkit.check._support import ATOL, in_case
+from labkit.check.core import CheckResult, call, exercise, failure, number, passed
 
 
 def _kl_cases() -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
@@ -65,28 +50,24 @@ def _kl_hint(got: float, expected: float, p: np.ndarray, q: np.ndarray) -> tuple
     return rule, "weight each log-ratio log(p_i / q_i) by p_i, over the outcomes p can produce"
 
 
-@exercise(
-    "kl_divergence",
-    page="notebooks/11-labs/" + "08-kl-divergence.md",
-    signature=("p", "q"),
-    task="return KL(p ‖ q) in nats (a float) for probability vectors p, q [V]: Σ over p_i > 0 of "
-         "p_i·log(p_i / q_i); +inf when some q_i = 0 < p_i",
-)
+@exercise("kl_divergence", page="notebooks/11-labs/08-kl-divergence.md", signature=("p", "q"))
 def kl_divergence(candidate) -> CheckResult:
+    """return KL(p ‖ q) in nats (a float) for probability vectors p, q [V]: Σ over p_i > 0 of
+    p_i·log(p_i / q_i); +inf when some q_i = 0 < p_i"""
     from labkit.labs.kl import kl_divergence as reference_kl
 
     for case, (p, q) in _kl_cases().items():
         p, q = np.array(p), np.array(q)
         expected = reference_kl(p, q)
         with in_case(case):
-            got = number(quiet_call(candidate, p.copy(), q.copy()), "KL(p ‖ q)")
+            got = number(call(candidate, p.copy(), q.copy()), "KL(p ‖ q)")
         if math.isinf(expected) and got == math.inf:
             continue
         if math.isfinite(expected) and math.isfinite(got) and abs(got - expected) <= ATOL:
             continue
         rule, hint = _kl_hint(got, expected, p, q)
         return failure("the divergence differs", where=f"case “{case}”", rule=rule,
-                           got=got, expected=expected, hint=hint)
+                       got=got, expected=expected, hint=hint)
     return passed(f"all {len(_kl_cases())} pairs match: 0.19274475702175753 and "
-                                   "0.22314355131420976 nats for the lab's pair, ∞ wherever the reference "
-                                   "rules out what p produces")
+                  "0.22314355131420976 nats for the lab's pair, ∞ wherever the reference "
+                  "rules out what p produces")

@@ -1,23 +1,11 @@
-"""Exercises of lab 02: the document-causal mask and the packed prediction mask.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercises of lab 02: the document-causal mask and the packed prediction mask."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import (
-    CheckResult,
-    as_array,
-    call,
-    exercise,
-    failure,
-    first_bad_index,
-    passed,
-)
+from labkit.check._support import first_bad_index
+from labkit.check.core import CheckResult, as_array, call, exercise, failure, passed
 
 _PACKINGS = {
     "two packed documents of four tokens (the lab's row)": (0, 0, 0, 0, 1, 1, 1, 1),
@@ -28,14 +16,11 @@ _PACKINGS = {
 }
 
 
-@exercise(
-    "document_causal_mask",
-    page="notebooks/11-labs/02-masks-and-packing.md",
-    signature=("document_ids",),
-    task="return allowed [T, T] (bool): query i may attend to key j when j ≤ i and both tokens "
-         "belong to the same document (document_ids [T] int)",
-)
+@exercise("document_causal_mask", page="notebooks/11-labs/02-masks-and-packing.md",
+          signature=("document_ids",))
 def document_causal_mask(candidate) -> CheckResult:
+    """return allowed [T, T] (bool): query i may attend to key j when j ≤ i and both tokens belong
+    to the same document (document_ids [T] int)"""
     from labkit.labs.masks import document_causal_allowed
 
     for case, ids in _PACKINGS.items():
@@ -60,20 +45,17 @@ def document_causal_mask(candidate) -> CheckResult:
             rule = "a query sees every earlier key of its own document"
             hint = "inside one document the mask is ordinary causal attention"
         return failure("a mask entry is wrong",
-                           where=f"case “{case}”, allowed[{i}, {j}] (query {i} in document {ids[i]}, "
-                                 f"key {j} in document {ids[j]})",
-                           rule=rule, got=bool(got[i, j]), expected=bool(expected[i, j]), hint=hint)
+                       where=f"case “{case}”, allowed[{i}, {j}] (query {i} in document {ids[i]}, "
+                             f"key {j} in document {ids[j]})",
+                       rule=rule, got=bool(got[i, j]), expected=bool(expected[i, j]), hint=hint)
     return passed(f"all {len(_PACKINGS)} packed rows give the right mask")
 
 
-@exercise(
-    "packed_prediction_mask",
-    page="notebooks/11-labs/02-masks-and-packing.md",
-    signature=("document_ids",),
-    task="return [T − 1] booleans: prediction i (token i predicts token i + 1) is supervised only "
-         "when both tokens belong to the same document (document_ids [T] int)",
-)
+@exercise("packed_prediction_mask", page="notebooks/11-labs/02-masks-and-packing.md",
+          signature=("document_ids",))
 def packed_prediction_mask(candidate) -> CheckResult:
+    """return [T − 1] booleans: prediction i (token i predicts token i + 1) is supervised only when
+    both tokens belong to the same document (document_ids [T] int)"""
     from labkit.labs.masks import packing_prediction_mask
 
     for case, ids in _PACKINGS.items():
@@ -82,10 +64,10 @@ def packed_prediction_mask(candidate) -> CheckResult:
         raw = np.asarray(call(candidate, ids.copy()))
         if raw.ndim != 1 or raw.shape != expected.shape:
             return failure("the mask has the wrong length", where=f"case “{case}”",
-                               rule=f"T tokens give T − 1 = {expected.size} predictions",
-                               got=list(raw.shape), expected=list(expected.shape),
-                               hint="prediction i reads token i and is scored on token i + 1; the last token has "
-                                    "no next token, so it makes no prediction")
+                           rule=f"T tokens give T − 1 = {expected.size} predictions",
+                           got=list(raw.shape), expected=list(expected.shape),
+                           hint="prediction i reads token i and is scored on token i + 1; the last token has "
+                                "no next token, so it makes no prediction")
         got = as_array(raw, "the prediction mask", dtype_kind="bool")
         bad = first_bad_index(got, expected)
         if bad is None:
@@ -99,7 +81,7 @@ def packed_prediction_mask(candidate) -> CheckResult:
             rule = "a prediction inside one document is supervised"
             hint = "token i and token i + 1 are in the same document here, so this prediction counts"
         return failure("a prediction is flagged wrongly",
-                           where=f"case “{case}”, prediction {i} (token {i} in document {ids[i]} → "
-                                 f"token {i + 1} in document {ids[i + 1]})",
-                           rule=rule, got=bool(got[i]), expected=bool(expected[i]), hint=hint)
+                       where=f"case “{case}”, prediction {i} (token {i} in document {ids[i]} → "
+                             f"token {i + 1} in document {ids[i + 1]})",
+                       rule=rule, got=bool(got[i]), expected=bool(expected[i]), hint=hint)
     return passed(f"all {len(_PACKINGS)} packed rows give the right prediction mask")

@@ -12,22 +12,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from labkit.check._support import (
-    close,
-    compare_traces,
-    diffusion_golden,
-    diffusion_reference,
-    diffusion_run,
-    first_far,
-)
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    exercise,
-    failure,
-    passed,
-    quiet_call,
-)
+from labkit.check import _diffusion as diffusion
+from labkit.check._support import close, compare_traces, first_far
+from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
 
 PAGE = "notebooks/07-traces/04-diffusion-conditions-and-noise.md"
 
@@ -112,7 +99,7 @@ class _Transform:
 
     def __call__(self, words):
         words = np.array(words, dtype=np.uint32)
-        got = quiet_call(self.candidate, words.copy())
+        got = call(self.candidate, words.copy())
         count = 4 * words.shape[0]
         try:
             array = np.asarray(got)
@@ -144,24 +131,21 @@ def _normals_hint(reader: _Transform):
     return hint_for
 
 
-@exercise(
-    "words_to_normals",
-    page=PAGE,
-    signature=("words",),
-    task="turn Philox words uint32 [B, 4] into 4B standard normals (float, shape [4B]) in stream order: "
-         "each word to a uniform strictly inside (0, 1), then Box–Muller on (x₀, x₁) and (x₂, x₃)",
-)
+@exercise("words_to_normals", page=PAGE, signature=("words",))
 def check_words_to_normals(candidate) -> CheckResult:
+    """turn Philox words uint32 [B, 4] into 4B standard normals (float, shape [4B]) in stream
+    order: each word to a uniform strictly inside (0, 1), then Box–Muller on (x₀, x₁) and (x₂,
+    x₃)"""
     from labkit.diffusion.normal import blocks_to_normals
 
     reader = _Transform(candidate)
     # 1. the initial latent of the chapter's run, against the golden trace (event d01)
-    mine = diffusion_run(words_to_normals=reader)
-    failed = compare_traces("the chapter's run vs the golden trace", diffusion_golden(), mine.events, _normals_hint(reader))
+    mine = diffusion.run(words_to_normals=reader)
+    failed = compare_traces("the chapter's run vs the golden trace", diffusion.golden(), mine.events, _normals_hint(reader))
     if failed is not None:
         return failed
     # 2. the trace summarises z_999; compare all 16384 numbers with the library's latent
-    got, want = mine.latents[0][1], diffusion_reference(None).latents[0][1]
+    got, want = mine.latents[0][1], diffusion.reference(None).latents[0][1]
     size = want.size
     index = first_far(got, want, 1e-6)
     if index is not None:
@@ -176,10 +160,10 @@ def check_words_to_normals(candidate) -> CheckResult:
                 hint = ("every number is close but not equal: the uniform of word x is exactly the centre of its "
                         "cell [x, x + 1) among 2³² equal cells of (0, 1) — no other scale or offset")
         return failure("z_999 differs from the library's initial latent",
-                           where=f"d01 latent.initialized, z_999{list(index)} (stream position {flat}, "
-                                 f"block {flat // 4})",
-                           rule="every latent number within 1e-6", got=float(got[index]), expected=float(want[index]),
-                           hint=hint or _NORMALS_CONCEPT)
+                       where=f"d01 latent.initialized, z_999{list(index)} (stream position {flat}, "
+                             f"block {flat // 4})",
+                       rule="every latent number within 1e-6", got=float(got[index]), expected=float(want[index]),
+                       hint=hint or _NORMALS_CONCEPT)
     # 3. words the run never drew: 0 and 2³²−1 in every position
     extreme = _Transform(candidate, finite=False)
     got = extreme(_EXTREME_WORDS.copy())
@@ -192,8 +176,8 @@ def check_words_to_normals(candidate) -> CheckResult:
                 "word 0 is not 0 and word 2³²−1 is not 1 — the mapping (box-muller-v1) must match exactly, "
                 "even where log(u) is extreme")
         return failure("an extreme word is mapped wrongly",
-                           where=f"extreme words, normal {i} (block {i // 4}, from the word pair "
-                                 f"{_hex(_pair_words(_EXTREME_WORDS, i))})",
-                           rule="normals within 1e-9", got=float(got[i]), expected=float(want[i]), hint=hint)
+                       where=f"extreme words, normal {i} (block {i // 4}, from the word pair "
+                             f"{_hex(_pair_words(_EXTREME_WORDS, i))})",
+                       rule="normals within 1e-9", got=float(got[i]), expected=float(want[i]), hint=hint)
     return passed(f"z_999 is reproduced (all {size} normals, "
-                                   "counter 0 → 4096), and the extreme words 0 and 2³²−1 map exactly")
+                  "counter 0 → 4096), and the extreme words 0 and 2³²−1 map exactly")

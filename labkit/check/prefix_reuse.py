@@ -1,24 +1,12 @@
-"""Exercise of page 09 (§7.13): how much of the first call's cache the second call reuses.
-"""
+"""Exercise of page 09 (§7.13): how much of the first call's cache the second call reuses."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    compare_traces,
-    tool_decoder,
-    tool_golden,
-    tool_run,
-)
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    call,
-    exercise,
-    failure,
-    passed,
-)
+from labkit.check import _tools as tools
+from labkit.check._support import compare_traces
+from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
 from labkit.core.guards import is_integer
 
 PAGE = "notebooks/07-traces/09-tool-second-call.md"
@@ -55,14 +43,10 @@ def _reuse_hint(got: int, expected: int, case: str, gap: float | None = None) ->
             + "; count only the leading positions where the two inputs agree")
 
 
-@exercise(
-    "reusable_prefix",
-    page=PAGE,
-    signature=("cached_ids", "new_ids"),
-    task="return how many leading positions of new_ids [T_b] may reuse the K/V cached for cached_ids [T_a]: "
-         "the length of their common prefix",
-)
+@exercise("reusable_prefix", page=PAGE, signature=("cached_ids", "new_ids"))
 def check_reusable_prefix(candidate) -> CheckResult:
+    """return how many leading positions of new_ids [T_b] may reuse the K/V cached for cached_ids
+    [T_a]: the length of their common prefix"""
     from labkit.tools.hooks import ToolHooks
     from labkit.tools.runtime import common_prefix, prefill_with_reuse
     from labkit.tools.template import ToolTemplate
@@ -71,13 +55,13 @@ def check_reusable_prefix(candidate) -> CheckResult:
 
     # 1. the chapter's second call, inside the real runtime, against the golden trace
     reader = _Reuse(candidate)
-    mine = tool_run("happy", ToolHooks(reusable_prefix=reader))
-    failed = compare_traces("the chapter's second call vs the golden trace", tool_golden("happy"), mine.events,
+    mine = tools.run("happy", ToolHooks(reusable_prefix=reader))
+    failed = compare_traces("the chapter's second call vs the golden trace", tools.golden("happy"), mine.events,
                       lambda div: _reuse_hint(reader.answers[0] if reader.answers else -1, 86, "happy"))
     if failed is not None:
         return failed
     # 2. the cache holds another request's prompt: only the shared beginning may be reused
-    decoder, spec, tok = tool_decoder(), load_toolspec(), ToolTokenizer()
+    decoder, spec, tok = tools.decoder(), load_toolspec(), ToolTokenizer()
     cached_ids = np.array([tok.encode(ToolTemplate().tool_call_prompt([spec], OTHER_USER_TEXT))])
     new_ids = mine.second_call.input_ids
     _, cache = decoder.prefill(cached_ids)
@@ -89,11 +73,11 @@ def check_reusable_prefix(candidate) -> CheckResult:
     case = f"a cache built for the request {OTHER_USER_TEXT!r} ({cached_ids.shape[1]} tokens)"
     if reused != expected:
         return failure("the reused prefix is not the common prefix",
-                           where=f"{case}: reused_prefix_tokens", rule="reuse exactly the identical prefix",
-                           got=reused, expected=expected, hint=_reuse_hint(reused, expected, case, gap if gap > 1e-4 else None))
+                       where=f"{case}: reused_prefix_tokens", rule="reuse exactly the identical prefix",
+                       got=reused, expected=expected, hint=_reuse_hint(reused, expected, case, gap if gap > 1e-4 else None))
     if gap > 1e-4:      # pragma: no cover - the right count always reproduces the logits
         return failure("reused logits differ from a prefill from scratch", where=case, got=gap,
-                           expected="< 1e-4")
+                       expected="< 1e-4")
     return passed(f"the second call reuses 86 and prefills 46 positions as in the golden trace; "
-                                   f"a cache of another request is reused for its {expected} shared positions "
-                                   "and the logits equal a prefill from scratch")
+                  f"a cache of another request is reused for its {expected} shared positions "
+                  "and the logits equal a prefill from scratch")

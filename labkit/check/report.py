@@ -1,23 +1,11 @@
-"""Exercise of lab 12: the keys and nesting of the mechanism-labs report.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 12: the keys and nesting of the mechanism-labs report."""
 
 from __future__ import annotations
 
 import copy
 from functools import lru_cache
 
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    call,
-    exercise,
-    failure,
-    passed,
-)
+from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
 
 
 @lru_cache(maxsize=1)
@@ -80,16 +68,13 @@ def _report_cases() -> list[tuple[str, object, str | None, str]]:
     ]
 
 
-@exercise(
-    "report_problems",
-    page="notebooks/11-labs/" + "12-the-two-reports.md",
-    signature=("report",),
-    task="return a list of problems (strings, each naming the key at fault; [] when well formed) with a "
-         "mechanism-labs report's keys and nesting: status ('passed' | 'failed'), scope (str), "
-         "timestamp_shanghai (str), runtime {python, numpy, platform, dtype}, elapsed_seconds (number), "
-         "labs {lab name: object} — all eight labs when passed; failed_lab and failure (str) only when failed",
-)
+@exercise("report_problems", page="notebooks/11-labs/12-the-two-reports.md", signature=("report",))
 def report_problems(candidate) -> CheckResult:
+    """return a list of problems (strings, each naming the key at fault; [] when well formed) with
+    a mechanism-labs report's keys and nesting: status ('passed' | 'failed'), scope (str),
+    timestamp_shanghai (str), runtime {python, numpy, platform, dtype}, elapsed_seconds
+    (number), labs {lab name: object} — all eight labs when passed; failed_lab and failure (str)
+    only when failed"""
     cases = _report_cases()
     for case, report, key, hint in cases:
         well_formed = key is None and isinstance(report, dict)
@@ -99,27 +84,27 @@ def report_problems(candidate) -> CheckResult:
             if well_formed or "not yet implemented" in str(problem):
                 raise
             return failure("a damaged report crashed your function", where=f"case “{case}”",
-                               rule="a damaged report gets a list of problems, not an exception",
-                               got=str(problem), expected=f"a problem naming {key!r}" if key else "at least one problem",
-                               hint=hint + " — look before you index: a missing key or a value of the "
-                                           "wrong type is a problem to report")
+                           rule="a damaged report gets a list of problems, not an exception",
+                           got=str(problem), expected=f"a problem naming {key!r}" if key else "at least one problem",
+                           hint=hint + " — look before you index: a missing key or a value of the "
+                                       "wrong type is a problem to report")
         if not isinstance(problems, list | tuple) or not all(isinstance(p, str) for p in problems):
             raise CandidateProblem("return a list of strings (one per problem, [] for a well-formed report), "
                                    f"got {type(problems).__name__}"
                                    + (" holding non-strings" if isinstance(problems, list | tuple) else ""))
         if well_formed and problems:
             return failure("a well-formed report was rejected", where=f"case “{case}”",
-                               rule="a report labkit wrote has no problems", got=list(problems), expected=[],
-                               hint=hint)
+                           rule="a report labkit wrote has no problems", got=list(problems), expected=[],
+                           hint=hint)
         if not well_formed and not problems:
             return failure("a damaged report passed", where=f"case “{case}”",
-                               rule="every damaged report gets at least one problem", got=[],
-                               expected=f"a problem naming {key!r}" if key else "at least one problem", hint=hint)
+                           rule="every damaged report gets at least one problem", got=[],
+                           expected=f"a problem naming {key!r}" if key else "at least one problem", hint=hint)
         if key is not None and not any(key in p for p in problems):
             return failure("the problem does not say where", where=f"case “{case}”",
-                               rule="a problem names the key at fault", got=list(problems),
-                               expected=f"a problem naming {key!r}",
-                               hint="a problem should point at its place: name the key that is missing, "
-                                    "unexpected or of the wrong kind")
+                           rule="a problem names the key at fault", got=list(problems),
+                           expected=f"a problem naming {key!r}",
+                           hint="a problem should point at its place: name the key that is missing, "
+                                "unexpected or of the wrong kind")
     return passed(f"all {len(cases)} reports judged right: the two real ones pass, "
-                                   "every damaged one is caught at its key")
+                  "every damaged one is caught at its key")

@@ -1,29 +1,11 @@
-"""Exercise of lab 09: accept probabilities and the residual of speculative sampling.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 09: accept probabilities and the residual of speculative sampling."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    close,
-    in_case,
-)
-from labkit.check.core import (
-    CheckResult,
-    exercise,
-    failure,
-    first_bad_index,
-    non_finite_index,
-    numeric_array,
-    passed,
-    quiet_call,
-    unpack,
-)
+from labkit.check._support import close, first_bad_index, in_case, non_finite_index
+from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed, unpack
 
 
 def _speculative_cases() -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
@@ -61,15 +43,12 @@ def _residual_hint(got, p, q, mass) -> str:
     return "r(x) = max(p(x) − q(x), 0) / Σ_y max(p(y) − q(y), 0): the mass of p the draft does not cover"
 
 
-@exercise(
-    "speculative_parts",
-    page="notebooks/11-labs/" + "09-speculative-sampling.md",
-    signature=("p", "q"),
-    task="return (accept [V], residual [V]) for target p and draft q [V]: accept = min(1, p/q) (where "
-         "q = 0 it is never used and not checked), residual = max(p − q, 0) / Σ max(p − q, 0), "
-         "all zeros when p = q",
-)
+@exercise("speculative_parts", page="notebooks/11-labs/09-speculative-sampling.md",
+          signature=("p", "q"))
 def speculative_parts(candidate) -> CheckResult:
+    """return (accept [V], residual [V]) for target p and draft q [V]: accept = min(1, p/q) (where
+    q = 0 it is never used and not checked), residual = max(p − q, 0) / Σ max(p − q, 0), all
+    zeros when p = q"""
     from labkit.labs.speculative import speculative_mass
 
     worst = 0.0
@@ -77,7 +56,7 @@ def speculative_parts(candidate) -> CheckResult:
         p, q = np.array(p), np.array(q)
         mass = speculative_mass(p, q)
         with in_case(case):
-            accept, residual = unpack(quiet_call(candidate, p.copy(), q.copy()), ("accept", "residual"))
+            accept, residual = unpack(call(candidate, p.copy(), q.copy()), ("accept", "residual"))
             accept = numeric_array(accept, "accept", p.shape)
             residual = numeric_array(residual, "residual", p.shape)
         proposed = q > 0
@@ -93,25 +72,25 @@ def speculative_parts(candidate) -> CheckResult:
                 rule = "α(x) = min(1, p(x)/q(x))"
                 hint = "the draft's x is kept with probability p/q when the draft over-proposes it, and always otherwise"
             return failure("an accept probability differs",
-                               where=f"case “{case}”, accept[{x}] (p = {p[x]:g}, q = {q[x]:g})",
-                               rule=rule, got=accept[x].item(),
-                               expected=mass.accept_probability[x].item(), hint=hint)
+                           where=f"case “{case}”, accept[{x}] (p = {p[x]:g}, q = {q[x]:g})",
+                           rule=rule, got=accept[x].item(),
+                           expected=mass.accept_probability[x].item(), hint=hint)
         broken = non_finite_index(residual)
         if broken is not None and mass.reject_probability <= 1e-15:
             return failure("the residual is not finite", where=f"case “{case}”, residual{list(broken)}",
-                               rule="when p = q the residual is all zeros (it is never drawn from)",
-                               got=residual[broken].item(), expected=0.0,
-                               hint="with p = q nothing is ever rejected and Σ max(p − q, 0) = 0: there is "
-                                    "nothing to normalise, so do not divide by it")
+                           rule="when p = q the residual is all zeros (it is never drawn from)",
+                           got=residual[broken].item(), expected=0.0,
+                           hint="with p = q nothing is ever rejected and Σ max(p − q, 0) = 0: there is "
+                                "nothing to normalise, so do not divide by it")
         bad = first_bad_index(residual, mass.residual)
         if bad is not None:
             (x,) = bad
             return failure("the residual differs",
-                               where=f"case “{case}”, residual[{x}] (p = {p[x]:g}, q = {q[x]:g})",
-                               rule="r(x) = max(p(x) − q(x), 0) / Σ max(p − q, 0) (within 1e-12)",
-                               got=residual[x].item(), expected=mass.residual[x].item(),
-                               hint=_residual_hint(residual, p, q, mass))
+                           where=f"case “{case}”, residual[{x}] (p = {p[x]:g}, q = {q[x]:g})",
+                           rule="r(x) = max(p(x) − q(x), 0) / Σ max(p − q, 0) (within 1e-12)",
+                           got=residual[x].item(), expected=mass.residual[x].item(),
+                           hint=_residual_hint(residual, p, q, mass))
         output = np.where(proposed, q * accept, 0.0) + mass.reject_probability * residual
         worst = max(worst, float(np.max(np.abs(output - p))))
     return passed(f"all {len(_speculative_cases())} pairs match; with your α and r the output "
-                                   f"law q·α + β·r equals p everywhere (largest gap {worst:.1e})")
+                  f"law q·α + β·r equals p everywhere (largest gap {worst:.1e})")

@@ -1,27 +1,11 @@
-"""Exercise of lab 11: the compensated local gradient for unequal ranks.
-
-Each checker feeds the reader's function the lab's own inputs and a few edge cases, compares
-with labkit's reference, and stops at the first divergence; hints name the idea that was
-missed.  Inputs are always copies.
-"""
+"""Exercise of lab 11: the compensated local gradient for unequal ranks."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import (
-    close,
-    in_case,
-)
-from labkit.check.core import (
-    CheckResult,
-    exercise,
-    failure,
-    first_bad_index,
-    numeric_array,
-    passed,
-    quiet_call,
-)
+from labkit.check._support import close, first_bad_index, in_case
+from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
 
 
 def _rank_cases():
@@ -38,14 +22,12 @@ def _rank_cases():
     }, unequal_rank.run
 
 
-@exercise(
-    "compensated_local_gradients",
-    page="notebooks/11-labs/" + "11-unequal-rank-gradients.md",
-    signature=("rank_gradient_sums", "rank_token_counts"),
-    task="return [R] the gradient each rank hands to the averaging all-reduce, so that their mean is "
-         "the global token mean Σ S_r / Σ n_r (rank_gradient_sums S [R] float, rank_token_counts n [R] int)",
-)
+@exercise("compensated_local_gradients", page="notebooks/11-labs/11-unequal-rank-gradients.md",
+          signature=("rank_gradient_sums", "rank_token_counts"))
 def compensated_local_gradients(candidate) -> CheckResult:
+    """return [R] the gradient each rank hands to the averaging all-reduce, so that their mean is
+    the global token mean Σ S_r / Σ n_r (rank_gradient_sums S [R] float, rank_token_counts n [R]
+    int)"""
     cases, run = _rank_cases()
     for case, options in cases.items():
         report = run(**options)
@@ -53,7 +35,7 @@ def compensated_local_gradients(candidate) -> CheckResult:
         counts = np.array(report["rank_token_counts"])
         expected = np.array(report["compensated_local_gradients"])
         with in_case(case):
-            got = numeric_array(quiet_call(candidate, sums.copy(), counts.copy()), "the local gradients", expected.shape)
+            got = numeric_array(call(candidate, sums.copy(), counts.copy()), "the local gradients", expected.shape)
         bad = first_bad_index(got, expected)
         if bad is None:
             continue
@@ -72,8 +54,8 @@ def compensated_local_gradients(candidate) -> CheckResult:
             hint = ("the all-reduce computes (1/R)·Σ_r g_r; choose each rank's g_r from its own S_r so that "
                     "this equals Σ S_r / N")
         return failure("a rank's local gradient differs",
-                           where=f"case “{case}”, rank {r} (S_{r} = {float(sums[r])!r}, n_{r} = {int(counts[r])})",
-                           rule="g_r = S_r · R / N, N = Σ n_r (within 1e-12)",
-                           got=got[r].item(), expected=expected[r].item(), hint=hint)
+                       where=f"case “{case}”, rank {r} (S_{r} = {float(sums[r])!r}, n_{r} = {int(counts[r])})",
+                       rule="g_r = S_r · R / N, N = Σ n_r (within 1e-12)",
+                       got=got[r].item(), expected=expected[r].item(), hint=hint)
     return passed(f"all {len(cases)} cases match; the lab's ranks send [−0.25, 0.75], "
-                                   "whose average 0.25 is the global token mean (the naive average is 0.0)")
+                  "whose average 0.25 is the global token mean (the naive average is 0.0)")
