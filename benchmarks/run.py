@@ -98,29 +98,24 @@ def _not_selected(section: str) -> dict:
     raise ValueError(f"unknown section {section!r}")
 
 
+#: section → (module, function); scaling also takes the contexts
+RUNNERS = {"book": ("benchmarks.book", "book_reexecution"),
+           "labs": ("benchmarks.labs_vs_baseline", "labs_vs_baseline"),
+           "widgets": ("benchmarks.widget_latency", "widget_latency"),
+           "scaling": ("benchmarks.scaling", "decoder_scaling"),
+           "diffusion_stages": ("benchmarks.diffusion_stages", "diffusion_stages"),
+           "traces": ("benchmarks.traces", "trace_runs"),
+           "imports": ("benchmarks.imports", "import_costs")}
+
+
 def run_section(section: str, repeats: int, contexts) -> dict:
-    if section == "book":
-        from benchmarks.book import book_reexecution
-        return book_reexecution(repeats)
-    if section == "labs":
-        from benchmarks.labs_vs_baseline import labs_vs_baseline
-        return labs_vs_baseline(repeats)
-    if section == "widgets":
-        from benchmarks.widget_latency import widget_latency
-        return widget_latency(repeats)
-    if section == "scaling":
-        from benchmarks.scaling import decoder_scaling
-        return decoder_scaling(contexts, repeats)
-    if section == "diffusion_stages":
-        from benchmarks.diffusion_stages import diffusion_stages
-        return diffusion_stages(repeats)
-    if section == "traces":
-        from benchmarks.traces import trace_runs
-        return trace_runs(repeats)
-    if section == "imports":
-        from benchmarks.imports import import_costs
-        return import_costs(repeats)
-    raise ValueError(f"unknown section {section!r}")
+    import importlib
+
+    if section not in RUNNERS:
+        raise ValueError(f"unknown section {section!r}")
+    module, function = RUNNERS[section]
+    runner = getattr(importlib.import_module(module), function)
+    return runner(contexts, repeats) if section == "scaling" else runner(repeats)
 
 
 def measure(sections=SECTIONS, *, quick: bool = False, repeats: int | None = None, contexts=None,

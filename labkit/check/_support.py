@@ -46,6 +46,30 @@ def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for) -
                    rule=div.rule, got=div.value_b, expected=div.value_a, hint=hint_for(div))
 
 
+def failure_at(message: str, got, expected, index, *, where: str, rule: str, hint: str) -> CheckResult:
+    """A failure at ``index`` of two arrays: the reader's value there and the reference's."""
+    return failure(message, where=where, rule=rule, got=got[index].item(), expected=expected[index].item(),
+                   hint=hint)
+
+
+def not_finite(got, expected, *, what: str, case: str, rule: str, hint: str) -> CheckResult | None:
+    """A failure at the first NaN or infinity of ``got`` (the reader's ``what`` on ``case``), or None."""
+    broken = non_finite_index(got)
+    if broken is None:
+        return None
+    return failure_at(f"the {what} is not finite", got, expected, broken,
+                      where=f"case “{case}”, {what}{list(broken)}", rule=rule, hint=hint)
+
+
+class Recorder:
+    """The reader's function standing in for a piece of a runtime; ``calls`` keeps what each
+    call was given or returned, so a hint can look back at it."""
+
+    def __init__(self, candidate):
+        self.candidate = candidate
+        self.calls: list = []
+
+
 def first_far(got, expected, atol: float) -> tuple[int, ...] | None:
     """Index (C order) of the first element of ``got`` farther than ``atol`` from ``expected``,
     both compared in float64."""

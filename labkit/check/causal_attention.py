@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import ATOL, first_bad_index
+from labkit.check._support import ATOL, failure_at, first_bad_index
 from labkit.check.core import CheckResult, as_array, call, exercise, failure, passed, unpack
 
 
@@ -70,11 +70,9 @@ def causal_self_attention(candidate) -> CheckResult:
                            rule=rule, got=weights[i, j].item(), expected=expected_w[i, j].item(), hint=hint)
         bad = first_bad_index(output, expected_out)
         if bad is not None:
-            return failure("the weights are right but the output is not",
-                           where=f"{where}, output{list(bad)}",
-                           rule="output[i] = Σ_j weights[i, j] · v[j]",
-                           got=output[bad].item(), expected=expected_out[bad].item(),
-                           hint="each output row is the weighted average of the value rows, "
+            return failure_at("the weights are right but the output is not", output, expected_out, bad,
+                              where=f"{where}, output{list(bad)}", rule="output[i] = Σ_j weights[i, j] · v[j]",
+                              hint="each output row is the weighted average of the value rows, "
                                 "with that query's weights")
     hand_output = _attend(*_attention_cases()["the hand example as row 1 of two tokens"],
                           np.tril(np.ones((2, 2), dtype=bool)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import ATOL, first_bad_index, non_finite_index
+from labkit.check._support import ATOL, failure_at, first_bad_index, not_finite
 from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
 
 
@@ -40,13 +40,11 @@ def masked_ce_gradient(candidate) -> CheckResult:
         expected = _ce_reference(logits, targets, valid)
         got = numeric_array(call(candidate, logits.copy(), targets.copy(), valid.copy()),
                        "the gradient", expected.shape)
-        broken = non_finite_index(got)
-        if broken is not None:
-            return failure("the gradient is not finite", where=f"case “{case}”, gradient{list(broken)}",
-                           rule="every entry is a finite number", got=got[broken].item(),
-                           expected=expected[broken].item(),
-                           hint="exp(1000) overflows; softmax does not change when the same number is "
+        failed = not_finite(got, expected, what="gradient", case=case, rule="every entry is a finite number",
+                            hint="exp(1000) overflows; softmax does not change when the same number is "
                                 "subtracted from every logit of a row, so shift each row by its largest logit first")
+        if failed is not None:
+            return failed
         for row in np.flatnonzero(~valid):
             bad = first_bad_index(got[row], expected[row])
             if bad is not None:
@@ -76,9 +74,8 @@ def masked_ce_gradient(candidate) -> CheckResult:
         else:
             hint = ("per supervised row: the softmax of its logits minus one at the target, "
                     "then the factor of the mean over supervised rows")
-        return failure("the gradient differs from ∂L/∂z",
-                       where=f"case “{case}”, gradient{list(bad)}",
-                       rule="∂L/∂z_n = valid_n · (softmax(z_n) − onehot(y_n)) / M (within 1e-12)",
-                       got=got[bad].item(), expected=expected[bad].item(), hint=hint)
+        return failure_at("the gradient differs from ∂L/∂z", got, expected, bad,
+                          where=f"case “{case}”, gradient{list(bad)}",
+                          rule="∂L/∂z_n = valid_n · (softmax(z_n) − onehot(y_n)) / M (within 1e-12)", hint=hint)
     return passed(f"all {len(_ce_cases())} batches match, "
                   "including the lab's [0.5, 0.25, −0.75]")

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 from labkit.check import _tools as tools
-from labkit.check._support import compare_traces
+from labkit.check._support import Recorder, compare_traces
 from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
 
 PAGE = "notebooks/07-traces/08-tool-proposal-to-commit.md"
 
 
-class _Binding:
-    def __init__(self, candidate):
-        self.candidate = candidate
-        self.verdicts: list[bool] = []
+class _Binding(Recorder):
+    """The reader's check as the runtime's digest binding; ``calls`` keeps its verdicts."""
 
     def __call__(self, confirmation, invocation) -> bool:
         verdict = call(self.candidate, confirmation, invocation)
         if type(verdict).__name__ not in ("bool", "bool_"):
             raise CandidateProblem(f"digest_matches must return True or False, got {type(verdict).__name__} "
                                    f"{verdict!r}")
-        self.verdicts.append(bool(verdict))
+        self.calls.append(bool(verdict))
         return bool(verdict)
 
 
@@ -50,7 +48,7 @@ def check_digest_matches(candidate) -> CheckResult:
     for scenario in ("happy", "confirmation_mismatch", "tampered_digest"):
         reader = _Binding(candidate)
         mine = tools.run(scenario, ToolHooks(digest_matches=reader))
-        verdict = reader.verdicts[0] if reader.verdicts else None
+        verdict = reader.calls[0] if reader.calls else None
         hint = _BINDING_HINTS.get((scenario, verdict), "compare the approved digest with this Invocation's digest")
         failed = compare_traces(f"scenario {scenario} vs its golden trace", tools.golden(scenario), mine.events,
                           lambda div, hint=hint: hint)

@@ -6,7 +6,12 @@ import math
 
 import numpy as np
 
-from labkit.check._support import close, first_bad_index, in_case, non_finite_index
+from labkit.check._support import (
+    close,
+    first_bad_index,
+    in_case,
+    not_finite,
+)
 from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
 
 
@@ -60,13 +65,11 @@ def dpo_gradient(candidate) -> CheckResult:
         expected = reference_gradient(policy, reference, beta)
         with in_case(case):
             got = numeric_array(call(candidate, policy.copy(), reference.copy(), beta), "the gradient", (2,))
-        broken = non_finite_index(got)
-        if broken is not None:
-            return failure("the gradient is not finite", where=f"case “{case}”, gradient{list(broken)}",
-                           rule="every component is a finite number", got=got[broken].item(),
-                           expected=expected[broken].item(),
-                           hint="σ(−m) far out on the curve: e^(±900) overflows, so write σ(−m) in a form "
+        failed = not_finite(got, expected, what="gradient", case=case, rule="every component is a finite number",
+                            hint="σ(−m) far out on the curve: e^(±900) overflows, so write σ(−m) in a form "
                                 "whose exponential cannot blow up (e.g. 1 / (1 + e^m), which tends to 0 or 1)")
+        if failed is not None:
+            return failed
         bad = first_bad_index(got, expected)
         if bad is not None:
             which = ("chosen", "rejected")[bad[0]]

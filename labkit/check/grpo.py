@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import close, first_bad_index, fmt, in_case, non_finite_index
+from labkit.check._support import close, failure_at, first_bad_index, fmt, in_case, non_finite_index
 from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
 
 
@@ -66,11 +66,10 @@ def grpo_advantages(candidate) -> CheckResult:
         broken = non_finite_index(got)
         if broken is not None:
             g = broken[0]
-            return failure("an advantage is not finite",
-                           where=f"case “{case}”, advantage{list(broken)} (group {g} = {fmt(rewards[g])})",
-                           rule="a group of identical rewards gets advantage 0",
-                           got=got[broken].item(), expected=expected[broken].item(),
-                           hint="identical rewards have std 0, so (r − mean) / std is 0/0; ε in the "
+            return failure_at("an advantage is not finite", got, expected, broken,
+                              where=f"case “{case}”, advantage{list(broken)} (group {g} = {fmt(rewards[g])})",
+                              rule="a group of identical rewards gets advantage 0",
+                              hint="identical rewards have std 0, so (r − mean) / std is 0/0; ε in the "
                                 "denominator keeps it 0 — such a group carries no learning signal")
         bad = first_bad_index(got, expected)
         if bad is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.check import _tools as tools
-from labkit.check._support import compare_traces
+from labkit.check._support import Recorder, compare_traces
 from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
 from labkit.core.guards import is_integer
 
@@ -15,10 +15,8 @@ PAGE = "notebooks/07-traces/09-tool-second-call.md"
 OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
 
 
-class _Reuse:
-    def __init__(self, candidate):
-        self.candidate = candidate
-        self.answers: list[int] = []
+class _Reuse(Recorder):
+    """The reader's count as the runtime's prefix reuse; ``calls`` keeps its answers."""
 
     def __call__(self, cached_ids, new_ids) -> int:
         got = call(self.candidate, cached_ids, new_ids)
@@ -29,7 +27,7 @@ class _Reuse:
         if not 0 <= int(got) <= limit:
             raise CandidateProblem(f"reusable_prefix returned {int(got)}, but only 0…{limit} positions exist "
                                    f"in both inputs (the cached input has {len(cached_ids)} tokens)")
-        self.answers.append(int(got))
+        self.calls.append(int(got))
         return int(got)
 
 
@@ -57,7 +55,7 @@ def check_reusable_prefix(candidate) -> CheckResult:
     reader = _Reuse(candidate)
     mine = tools.run("happy", ToolHooks(reusable_prefix=reader))
     failed = compare_traces("the chapter's second call vs the golden trace", tools.golden("happy"), mine.events,
-                      lambda div: _reuse_hint(reader.answers[0] if reader.answers else -1, 86, "happy"))
+                      lambda div: _reuse_hint(reader.calls[0] if reader.calls else -1, 86, "happy"))
     if failed is not None:
         return failed
     # 2. the cache holds another request's prompt: only the shared beginning may be reused

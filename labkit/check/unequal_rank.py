@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import close, first_bad_index, in_case
-from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
+from labkit.check._support import close, failure_at, first_bad_index, in_case
+from labkit.check.core import CheckResult, call, exercise, numeric_array, passed
 
 
 def _rank_cases():
@@ -53,9 +53,8 @@ def compensated_local_gradients(candidate) -> CheckResult:
         else:
             hint = ("the all-reduce computes (1/R)·Σ_r g_r; choose each rank's g_r from its own S_r so that "
                     "this equals Σ S_r / N")
-        return failure("a rank's local gradient differs",
-                       where=f"case “{case}”, rank {r} (S_{r} = {float(sums[r])!r}, n_{r} = {int(counts[r])})",
-                       rule="g_r = S_r · R / N, N = Σ n_r (within 1e-12)",
-                       got=got[r].item(), expected=expected[r].item(), hint=hint)
+        return failure_at("a rank's local gradient differs", got, expected, r,
+                          where=f"case “{case}”, rank {r} (S_{r} = {float(sums[r])!r}, n_{r} = {int(counts[r])})",
+                          rule="g_r = S_r · R / N, N = Σ n_r (within 1e-12)", hint=hint)
     return passed(f"all {len(cases)} cases match; the lab's ranks send [−0.25, 0.75], "
                   "whose average 0.25 is the global token mean (the naive average is 0.0)")

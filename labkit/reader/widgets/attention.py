@@ -29,8 +29,7 @@ from labkit.labs.masks import (
 )
 from labkit.nn import KVCache
 from labkit.nn.attention import causal_allowed
-from labkit.reader import new_figure
-from labkit.reader.widgets.lab_base import WidgetView
+from labkit.reader.widgets.lab_base import WidgetView, static_figure
 
 MASK_KINDS = ("causal", "top-left rectangular")
 #: the longest row the mask viewer draws legibly
@@ -127,9 +126,7 @@ def draw_mask_view(state: MaskState, figure) -> None:
 
 def mask_viewer_figure(state: MaskState | None = None):
     """The mask viewer's view (default: two packed four-token documents) as a pyplot figure."""
-    figure = new_figure(True, (8.0, 3.6))
-    draw_mask_view(state or mask_state(), figure)
-    return figure
+    return static_figure(draw_mask_view, state or mask_state(), (8.0, 3.6))
 
 
 class MaskViewer(WidgetView):
@@ -159,16 +156,11 @@ class MaskViewer(WidgetView):
 
     def update(self, change=None) -> None:
         """Recompute the state from the two text boxes and redraw; bad input shows its error."""
-        try:
-            self.state = mask_state(parse_document_ids(self.document_ids_text.value),
-                                    parse_flags(self.assistant_text.value))
-        except ValueError as exc:
-            self._refuse(exc)
-            return
-        self.error = None
-        self.message.value = (f"prediction mask {self.state.prediction_mask.astype(int).tolist()} · "
-                              f"supervised positions {self.state.supervised_positions}")
-        self._draw(draw_mask_view, self.state, (8.0, 3.6))
+        self._show(lambda: mask_state(parse_document_ids(self.document_ids_text.value),
+                                      parse_flags(self.assistant_text.value)),
+                   draw_mask_view,
+                   lambda s: (f"prediction mask {s.prediction_mask.astype(int).tolist()} · "
+                              f"supervised positions {s.supervised_positions}"), (8.0, 3.6))
 
 
 def mask_viewer(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None, render: bool = True) -> MaskViewer:
@@ -252,9 +244,7 @@ def draw_attention_view(state: AttentionState, figure) -> None:
 
 def attention_heatmap_figure(state: AttentionState | None = None):
     """The attention heatmap's view (default: 3 cached tokens, causal, layer 0) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_attention_view(state or attention_state(), figure)
-    return figure
+    return static_figure(draw_attention_view, state or attention_state())
 
 
 class AttentionHeatmap(WidgetView):

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs.cache_faults import MODES, FaultCase, run_case
-from labkit.reader import new_figure
-from labkit.reader.widgets.lab_base import WidgetView
+from labkit.reader.widgets.lab_base import WidgetView, static_figure
 
 
 # ---------------------------------------------------------------------------------------
@@ -50,9 +49,7 @@ def draw_fault_view(case: FaultCase, figure) -> None:
 
 def cache_fault_figure(case: FaultCase | None = None):
     """The cache fault toggles' view (default: reset_rope_position) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_fault_view(case or run_case("reset_rope_position"), figure)
-    return figure
+    return static_figure(draw_fault_view, case or run_case("reset_rope_position"))
 
 
 class CacheFaultToggles(WidgetView):

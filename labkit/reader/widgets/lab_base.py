@@ -24,7 +24,7 @@ import numpy as np
 from labkit.reader import new_figure
 from labkit.reader.png import content_key, figure_png, render
 
-__all__ = ["WidgetView", "fmt_numbers", "parse_numbers"]
+__all__ = ["WidgetView", "fmt_numbers", "parse_numbers", "static_figure"]
 
 
 class WidgetView:
@@ -79,6 +79,18 @@ class WidgetView:
                         None if figure._suptitle is None else figure._suptitle.get_position())
         return png
 
+    def _show(self, compute, draw, describe, size: tuple[float, float] | None = None) -> None:
+        """``state = compute()``, its one-line ``describe(state)`` and its picture; bad input
+        (a ValueError) is shown as a message and the previous state and picture stay."""
+        try:
+            state = compute()
+        except ValueError as exc:
+            self._refuse(exc)
+            return
+        self.state, self.error = state, None
+        self.message.value = describe(state)
+        self._draw(draw, state, size)
+
     def _refuse(self, exc: Exception) -> None:
         """Show why the input cannot be drawn; the previous state and picture stay."""
         self.error = str(exc)
@@ -100,3 +112,10 @@ def parse_numbers(name: str, text: str) -> np.ndarray:
 def fmt_numbers(values) -> str:
     """The inverse of ``parse_numbers``: "0.6 0.3 0.1"."""
     return " ".join(f"{v:g}" for v in np.asarray(values, dtype=np.float64))
+
+
+def static_figure(draw, state, size: tuple[float, float] = (9.0, 3.4)):
+    """``draw(state, figure)`` on a pyplot figure in the book style: a widget's static cell."""
+    figure = new_figure(True, size)
+    draw(state, figure)
+    return figure

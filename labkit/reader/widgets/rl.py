@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from labkit.labs import dpo, grpo
-from labkit.reader import new_figure
-from labkit.reader.widgets.lab_base import WidgetView, fmt_numbers, parse_numbers
+from labkit.reader.widgets.lab_base import WidgetView, fmt_numbers, parse_numbers, static_figure
 
 
 # ---------------------------------------------------------------------------------------
@@ -80,9 +79,7 @@ def draw_group_view(state: GroupState, figure) -> None:
 
 def grpo_group_figure(state: GroupState | None = None):
     """The GRPO group editor's view (default: rewards 0 0 1 1, ε = 1e-8) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_group_view(state or group_state(), figure)
-    return figure
+    return static_figure(draw_group_view, state or group_state())
 
 
 class GroupEditor(WidgetView):
@@ -108,16 +105,10 @@ class GroupEditor(WidgetView):
         self.update()
 
     def update(self, change=None) -> None:
-        try:
-            self.state = group_state(parse_numbers("rewards", self.rewards_text.value), self.eps_choice.value)
-        except ValueError as exc:
-            self._refuse(exc)
-            return
-        self.error = None
-        s = self.state
-        self.message.value = (f"ddof 0: {fmt_numbers(np.round(s.population_advantage, 6))} · "
-                              f"ddof 1: {fmt_numbers(np.round(s.sample_advantage, 6))}")
-        self._draw(draw_group_view, s)
+        rewards = self.rewards_text.value
+        self._show(lambda: group_state(parse_numbers("rewards", rewards), self.eps_choice.value), draw_group_view,
+                   lambda s: (f"ddof 0: {fmt_numbers(np.round(s.population_advantage, 6))} · "
+                              f"ddof 1: {fmt_numbers(np.round(s.sample_advantage, 6))}"))
 
 
 def grpo_group_editor(rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON,
@@ -188,9 +179,7 @@ def draw_margin_view(state: MarginState, figure) -> None:
 
 def dpo_margin_figure(state: MarginState | None = None):
     """The DPO margin curve's view (default: the lab's pair, β = 0.2) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_margin_view(state or margin_state(), figure)
-    return figure
+    return static_figure(draw_margin_view, state or margin_state())
 
 
 class MarginCurve(WidgetView):
@@ -218,16 +207,10 @@ class MarginCurve(WidgetView):
         self.update()
 
     def update(self, change=None) -> None:
-        try:
-            self.state = margin_state([self.chosen.value, self.rejected.value], self.reference, self.beta.value)
-        except ValueError as exc:
-            self._refuse(exc)
-            return
-        self.error = None
-        s = self.state
-        self.message.value = (f"reference {list(self.reference)} · margin {s.margin:.4f} · loss {s.loss:.6f} · "
-                              f"gradient {fmt_numbers(np.round(s.gradient, 6))}")
-        self._draw(draw_margin_view, s)
+        self._show(lambda: margin_state([self.chosen.value, self.rejected.value], self.reference, self.beta.value),
+                   draw_margin_view,
+                   lambda s: (f"reference {list(self.reference)} · margin {s.margin:.4f} · loss {s.loss:.6f} · "
+                              f"gradient {fmt_numbers(np.round(s.gradient, 6))}"))
 
 
 def dpo_margin_curve(policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS,

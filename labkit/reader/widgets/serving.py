@@ -19,8 +19,7 @@ import numpy as np
 
 from labkit.labs import speculative
 from labkit.labs.bandwidth import DecodeBudget
-from labkit.reader import new_figure
-from labkit.reader.widgets.lab_base import WidgetView, fmt_numbers, parse_numbers
+from labkit.reader.widgets.lab_base import WidgetView, fmt_numbers, parse_numbers, static_figure
 
 
 # ---------------------------------------------------------------------------------------
@@ -105,9 +104,7 @@ def draw_speculative_view(state: SpeculativeState, figure) -> None:
 
 def speculative_figure(state: SpeculativeState | None = None):
     """The speculative sampler's view (default: the lab's p, q, seed 73, 200 000 draws) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_speculative_view(state or speculative_state(), figure)
-    return figure
+    return static_figure(draw_speculative_view, state or speculative_state())
 
 
 class SpeculativeSampler(WidgetView):
@@ -139,19 +136,14 @@ class SpeculativeSampler(WidgetView):
 
     def update(self, change=None) -> None:
         """Recompute from the controls and redraw; bad input shows its error and keeps the old state."""
-        try:
-            self.state = speculative_state(
-                parse_numbers("target p", self.p_text.value), parse_numbers("draft q", self.q_text.value),
-                self.samples_slider.value, self.seed_box.value,
-                "target" if self.wrong_fallback.value else "residual")
-        except ValueError as exc:
-            self._refuse(exc)
-            return
-        self.error = None
-        s = self.state
-        self.message.value = (f"α = {fmt_numbers(np.round(s.mass.accept_probability, 4))} · "
-                              f"β = {s.mass.reject_probability:.4f} · exact output = {fmt_numbers(np.round(s.output, 4))}")
-        self._draw(draw_speculative_view, s)
+        fallback = "target" if self.wrong_fallback.value else "residual"
+        self._show(lambda: speculative_state(parse_numbers("target p", self.p_text.value),
+                                             parse_numbers("draft q", self.q_text.value),
+                                             self.samples_slider.value, self.seed_box.value, fallback),
+                   draw_speculative_view,
+                   lambda s: (f"α = {fmt_numbers(np.round(s.mass.accept_probability, 4))} · "
+                              f"β = {s.mass.reject_probability:.4f} · "
+                              f"exact output = {fmt_numbers(np.round(s.output, 4))}"))
 
 
 def speculative_sampler(p=speculative.TARGET, q=speculative.DRAFT, samples: int = 200_000,
@@ -230,9 +222,7 @@ def draw_bandwidth_view(state: BandwidthState, figure) -> None:
 
 def bandwidth_figure(state: BandwidthState | None = None):
     """The bandwidth calculator's view (default: the 7B fp16 example at batch 8) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_bandwidth_view(state or bandwidth_state(), figure)
-    return figure
+    return static_figure(draw_bandwidth_view, state or bandwidth_state())
 
 
 class BandwidthCalculator(WidgetView):
