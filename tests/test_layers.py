@@ -16,6 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "labkit"
 MAX_LINES = 350
+#: modules another part of issue 16 is splitting (its runner, one function per event group);
+#: an entry that is no longer over the limit fails the test, so the list cannot go stale
+BEING_SPLIT = {"labkit.tools.runtime": "16b splits run_tool_trace into one function per event group"}
 
 
 def layer_diagram(text: str | None = None) -> list[tuple[str, list[str]]]:
@@ -60,12 +63,14 @@ def layer_of(module: str, layers: list[tuple[str, list[str]]]) -> tuple[int, str
     return best[1], best[2]
 
 
-def imports_of(module: str) -> list[tuple[str, int]]:
-    """Every labkit module ``module`` imports, anywhere in its file: (target, line)."""
+def imports_of(module: str, source: str | None = None) -> list[tuple[str, int]]:
+    """Every labkit module ``module`` imports, anywhere in its file (or in ``source``):
+    (target, line)."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    source = path.read_text(encoding="utf-8") if source is None else source
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -91,9 +96,10 @@ def upward_imports(layers) -> list[str]:
     return problems
 
 
-def import_cycles() -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan), and self-imports."""
-    graph = {m: sorted({t for t, _ in imports_of(m) if t != m}) for m in MODULES}
+def import_cycles(graph: dict[str, list[str]] | None = None) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan) in the import graph."""
+    if graph is None:
+        graph = {m: sorted({t for t, _ in imports_of(m) if t != m}) for m in MODULES}
     index, low, stack, on_stack, groups = {}, {}, [], set(), []
 
     def visit(node):
@@ -141,17 +147,23 @@ def test_no_import_cycle():
     assert not cycles, "import cycles:\n" + "\n".join(" → ".join(c) for c in cycles)
 
 
-def test_the_walker_sees_function_level_and_upward_imports(tmp_path):
-    """The checker itself can fail: a function-level upward import is found."""
+def test_the_walker_sees_function_level_and_relative_imports():
+    """The walker itself can fail: an import inside a function, or a relative one, is found."""
+    source = ("def f():\n"
+              "    if True:\n"
+              "        from labkit.reader import Table\n"
+              "    from ..trace import divergence\n"
+              "    import labkit.cli.fixtures\n")
+    found = imports_of("labkit.core.events", source)
+    assert ("labkit.reader", 3) in found and ("labkit.trace.divergence", 4) in found, found
+    assert ("labkit.cli.fixtures", 5) in found, found
     layers = layer_diagram()
-    rank_core, _ = layer_of("labkit.core.events", layers)
-    rank_reader, _ = layer_of("labkit.reader", layers)
-    assert rank_core < rank_reader
-    assert ("labkit.core.fixtures", 4) in [(t, line) for t, line in imports_of("labkit.cli.fixtures")] or \
-        any(t == "labkit.core.fixtures" for t, _ in imports_of("labkit.cli.fixtures"))
-    tree_line = "def f():\n    from labkit.reader import Table\n"
-    nodes = [n for n in ast.walk(ast.parse(tree_line)) if isinstance(n, ast.ImportFrom)]
-    assert nodes and nodes[0].module == "labkit.reader"
+    assert layer_of("labkit.reader", layers)[0] > layer_of("labkit.core.events", layers)[0]
+
+
+def test_the_cycle_finder_finds_a_hidden_cycle():
+    graph = {"pipeline": ["denoiser"], "denoiser": ["fixture"], "fixture": ["pipeline"], "ddim": []}
+    assert import_cycles(graph) == [["denoiser", "fixture", "pipeline"]]
 
 
 def test_a_diagram_with_the_layers_swapped_is_violated():
@@ -177,4 +189,7 @@ def test_a_kernel_loads_only_the_kernels_it_uses(module):
 
 def test_no_module_is_over_the_line_limit():
     long = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    stale = sorted(set(BEING_SPLIT) - set(long))
+    assert not stale, f"{stale} are no longer over {MAX_LINES} lines: remove them from BEING_SPLIT"
+    long = {m: n for m, n in long.items() if m not in BEING_SPLIT}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
