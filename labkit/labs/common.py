@@ -11,14 +11,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from labkit.core.guards import holds_float
 from labkit.nn.attention import softmax
 
 __all__ = [
     "finite_difference",
     "log_softmax",
     "masked_cross_entropy",
-    "max_abs_difference",
     "agreement_rows",
+    "max_abs_difference",
     "softmax",
 ]
 
@@ -100,24 +101,37 @@ def max_abs_difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b)))
 
 
-def agreement_rows(rows) -> list[list]:
-    """The rows of a "source says / labkit computes" table, each with its verdict.
+#: Relative tolerance for a float the chapter's script computed when it was run once: the
+#: labs' own ``rtol`` (a different BLAS kernel moves a float64 result by a few ulps).
+SCRIPT_RUN_RTOL = 1e-12
 
-    rows: (quantity, source value, computed value, tolerance) tuples.  The source value is
-    the reference typed from the chapter; the computed value must come from a lab's ``run()``.
-    Returns [quantity, source, computed, verdict] lists; the verdict is "exact" when the two
-    are equal, "within TOL" when every number differs by at most TOL (absolute), and
-    "DIFFERENT" otherwise.
+
+def agreement_rows(rows) -> list[tuple]:
+    """The rows of a "source / labkit computes" table with their verdicts, under the book's
+    number policy (``labkit.reader.tables.versus_source`` shows them).
+
+    rows: (quantity, reference value, computed value, tolerance) tuples.  The reference is
+    typed from the chapter; the computed value must come from a lab's ``run()``.  Returns
+    (quantity, reference, computed, tolerance, verdict) tuples.
+
+    Integers, booleans, strings and their lists must be equal ("exact").  Floats agree when
+    every number is within ``tolerance`` (absolute) plus ``SCRIPT_RUN_RTOL`` relative — the
+    verdict never depends on the last bits.
     """
     out = []
     for quantity, source, computed, tolerance in rows:
-        if source == computed:
-            verdict = "exact"
-        else:
-            try:
-                gap = max_abs_difference(np.asarray(source, dtype=float), np.asarray(computed, dtype=float))
-            except (TypeError, ValueError):
-                gap = float("inf")
-            verdict = f"within {tolerance:g}" if gap <= tolerance else "DIFFERENT"
-        out.append([quantity, source, computed, verdict])
+        if not holds_float(source) and not holds_float(computed):
+            out.append((quantity, source, computed, tolerance, "exact" if source == computed else "DIFFERENT"))
+            continue
+        try:
+            ref = np.asarray(source, dtype=float)
+            got = np.asarray(computed, dtype=float)
+            with np.errstate(invalid="ignore"):            # inf − inf: equal infinities agree
+                near = np.abs(got - ref) <= tolerance + SCRIPT_RUN_RTOL * np.abs(ref)
+                close = (got == ref) | (np.isfinite(ref) & near)
+            agree = ref.shape == got.shape and bool(np.all(close))
+        except (TypeError, ValueError):
+            agree = False
+        verdict = (f"within {tolerance:g}" if tolerance > 0 else f"within {SCRIPT_RUN_RTOL:g} rel.") if agree else "DIFFERENT"
+        out.append((quantity, source, computed, tolerance, verdict))
     return out

@@ -6,17 +6,24 @@ from __future__ import annotations
 import inspect
 import textwrap
 
+from labkit.core.guards import holds_float
+from labkit.reader.numbers import FLOAT32_DECIMALS, FLOAT64_DIGITS, fmt, fmt_bound, rounded
 from labkit.reader.png import figure_png
 from labkit.reader.style import CJK_FONT_NAMES, find_cjk_font, new_figure, plt, use_book_style
 
 __all__ = [
     "CJK_FONT_NAMES",
+    "FLOAT32_DECIMALS",
+    "FLOAT64_DIGITS",
     "SourceView",
     "Table",
     "figure_png",
     "find_cjk_font",
+    "fmt",
+    "fmt_bound",
     "new_figure",
     "plt",
+    "rounded",
     "show_source",
     "use_book_style",
 ]
@@ -83,9 +90,7 @@ class Table:
 
 
 def _cell(value) -> str:
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
+    return fmt(value) if holds_float(value) else str(value)
 
 
 def _width(text: str) -> int:
