@@ -28,7 +28,13 @@ from labkit.tools.states import State
 from labkit.tools.torture import invariants as inv
 from labkit.tools.torture.child import incarnation
 from labkit.tools.torture.snapshot import Snapshot, take
-from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, approve, make_invocation
+from labkit.tools.torture.workload import (
+    CLOCK,
+    JOURNAL_FILE,
+    SERVICE_FILE,
+    approve,
+    make_invocation,
+)
 
 #: the network of one incarnation: mostly delivered, every fault of ServiceTransport possible
 NETWORK = ("deliver",) * 4 + OUTCOMES
@@ -67,6 +73,7 @@ class Incarnation:
     ops: list = field(default_factory=list)
     detail: str | None = None
     snapshot: Snapshot | None = None      # the files right after it ended
+    exitcode: int | None = None           # -9 (SIGKILL) for a killed child on POSIX
 
 
 def run_child(ctx, job: dict) -> Incarnation:
@@ -101,6 +108,7 @@ def run_child(ctx, job: dict) -> Incarnation:
     finally:
         ours.close()
         proc.join()
+    here.exitcode = proc.exitcode
     return here
 
 

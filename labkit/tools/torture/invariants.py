@@ -42,7 +42,7 @@ def legal_path(snap: Snapshot) -> list[str]:
         paths[(t["journal"], t["invocation_id"])].append(t)
     for (journal, inv), entry in snap.entries.items():
         path = paths.get((journal, inv), [])
-        for before, after in zip(path, path[1:]):
+        for before, after in zip(path, path[1:], strict=False):
             if before["to"] != after["from"]:
                 problems.append(f"{inv}: the path breaks at seq {after['seq']} ({before['to']} then {after['from']})")
         for t in path:

@@ -23,7 +23,13 @@ from labkit.tools.states import InvocationMachine
 from labkit.tools.torture import invariants as inv
 from labkit.tools.torture.snapshot import Snapshot, take
 from labkit.tools.torture.variants import runtime_options, service_execute
-from labkit.tools.torture.workload import CLOCK, SERVICE_FILE, approve, make_invocation, request_id_for
+from labkit.tools.torture.workload import (
+    CLOCK,
+    SERVICE_FILE,
+    approve,
+    make_invocation,
+    request_id_for,
+)
 
 #: every CONFLICT_EVERY-th round, the last client presents the shared key with another digest
 CONFLICT_EVERY = 5
@@ -88,7 +94,7 @@ def run_races(ctx, clients: int, rounds: int, where: Path, service: str = "idemp
         pipes.append(ours)
         procs.append(proc)
     results, errors = [], []
-    for client, (ours, proc) in enumerate(zip(pipes, procs)):
+    for client, (ours, proc) in enumerate(zip(pipes, procs, strict=True)):
         try:
             kind, payload = ours.recv()
         except EOFError:
