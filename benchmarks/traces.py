@@ -14,7 +14,7 @@ from pathlib import Path
 from benchmarks.labs_vs_baseline import labkit_command
 from benchmarks.stats import CommandFailed, interleaved, run_command
 
-KINDS = {"text": "labkit.text.cli", "diffusion": "labkit.diffusion.cli", "tool": "labkit.tools.cli"}
+KINDS = {"text": "labkit.cli.text", "diffusion": "labkit.cli.diffusion", "tool": "labkit.cli.tools"}
 
 
 def _present(module: str) -> bool:

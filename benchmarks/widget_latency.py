@@ -7,7 +7,7 @@ picture sits in the widget's ``image.value`` — everything but the browser's pa
 For each case a fresh widget is built (untimed), then every value of the case is visited
 once (*cold*: nothing cached for it yet) and once more (*warm*: whatever the widget caches
 is reused). labkit keeps the PNG of every state it has drawn in a process-wide cache
-(``labkit.stepper.render_png``); it is emptied before each repetition, so *cold* is a real
+(``labkit.reader.stepper.render_png``); it is emptied before each repetition, so *cold* is a real
 first visit every time and never a picture left over from the previous repetition. Where a widget can skip its drawing (``images=False`` / ``render=False``), the
 same changes are timed without it (*state only*), which splits a change into computing the
 state and drawing the picture. Widgets that draw ahead while the kernel idles (the two
@@ -72,7 +72,7 @@ def _text_run():
 
 
 def _stepper(render: bool):
-    from labkit.text.widgets import decode_stepper
+    from labkit.reader.widgets.text import decode_stepper
 
     return decode_stepper(_text_run(), step=1, images=render)
 
@@ -86,7 +86,7 @@ def _set_step(w, value):
 
 
 def _viewer(render: bool):
-    from labkit.diffusion.widgets import latent_viewer
+    from labkit.reader.widgets.diffusion import latent_viewer
 
     return latent_viewer()
 
@@ -102,7 +102,7 @@ def _set_slider(attr: str):
 
 
 def _toggles(render: bool):
-    from labkit.labs.widgets_attention import cache_fault_toggles
+    from labkit.reader.widgets.attention import cache_fault_toggles
 
     return cache_fault_toggles("correct", render=render)
 
@@ -112,19 +112,19 @@ def _toggles_output(w):
 
 
 def _heatmap(render: bool):
-    from labkit.labs.widgets_attention import attention_heatmap
+    from labkit.reader.widgets.attention import attention_heatmap
 
     return attention_heatmap(cached=0, render=render)
 
 
 def _tool_toggle(render: bool):
-    from labkit.tools.widgets import FaultToggle
+    from labkit.reader.widgets.tools import FaultToggle
 
     return FaultToggle(images=render)
 
 
 def _grammar_stepper(render: bool):
-    from labkit.tools.widgets import GrammarStepper
+    from labkit.reader.widgets.tools import GrammarStepper
 
     if "tool_first_call" not in _shared:
         from labkit.tools.runtime import run_tool_trace
@@ -137,33 +137,33 @@ def _grammar_stepper(render: bool):
 MAX_VALUES = 6
 
 CASES: tuple[WidgetCase, ...] = (
-    WidgetCase("decode stepper: step change", "labkit.text.widgets", _stepper,
+    WidgetCase("decode stepper: step change", "labkit.reader.widgets.text", _stepper,
                lambda w: list(range(2, w.n_steps + 1)), _set_step, _stepper_output,
                note="trace one, steps 2…N from step 1", can_skip_render=True,
                press=lambda w: w.forward_button.click()),
-    WidgetCase("latent viewer: DDIM step change", "labkit.diffusion.widgets", _viewer,
+    WidgetCase("latent viewer: DDIM step change", "labkit.reader.widgets.diffusion", _viewer,
                lambda w: [s for s in range(int(w.step_slider.max) + 1) if s != w.step],
                _set_slider("step_slider"), _viewer_output,
                note="every other step from the final one; previews decoded when the run is built"),
-    WidgetCase("latent viewer: guidance change", "labkit.diffusion.widgets", _viewer,
+    WidgetCase("latent viewer: guidance change", "labkit.reader.widgets.diffusion", _viewer,
                lambda w: [w.guidance - 1.0, w.guidance + 1.0], _set_slider("guidance_slider"),
                _viewer_output, target_ms=None,
                note="cold = a new diffusion run at that guidance; warm = cached run"),
-    WidgetCase("cache fault toggles: mode change", "labkit.labs.widgets_attention", _toggles,
+    WidgetCase("cache fault toggles: mode change", "labkit.reader.widgets.attention", _toggles,
                lambda w: [m for m in w.mode_buttons.options if m != w.mode_buttons.value],
                _set_slider("mode_buttons"), _toggles_output,
                note="cold = the fault case is decoded; warm = cached case, redrawn", can_skip_render=True),
-    WidgetCase("attention heatmap: cached-tokens change", "labkit.labs.widgets_attention", _heatmap,
+    WidgetCase("attention heatmap: cached-tokens change", "labkit.reader.widgets.attention", _heatmap,
                lambda w: [1, 3, int(w.cached_slider.max)], _set_slider("cached_slider"),
                lambda w: (w.image.value, w.state.cached), note="lab decoder re-run each change",
                can_skip_render=True),
-    WidgetCase("tool fault toggle: scenario change", "labkit.tools.widgets", _tool_toggle,
+    WidgetCase("tool fault toggle: scenario change", "labkit.reader.widgets.tools", _tool_toggle,
                lambda w: [o for o in w.scenario_dropdown.options if o != w.scenario_dropdown.value][:4],
                _set_slider("scenario_dropdown"),
                lambda w: (w.divergence_label.value, w.image.value, len(w.events)),
                note="trace three: cold = the scenario's trace is run; warm = cached, redrawn",
                can_skip_render=True),
-    WidgetCase("grammar stepper: step change", "labkit.tools.widgets", _grammar_stepper,
+    WidgetCase("grammar stepper: step change", "labkit.reader.widgets.tools", _grammar_stepper,
                lambda w: list(range(2, min(w.n_steps, MAX_VALUES) + 1)), _set_step,
                lambda w: (w.step, w.image.value), note="trace three's constrained decoding, steps 2…6",
                can_skip_render=True, press=lambda w: w.forward_button.click()),
@@ -186,7 +186,7 @@ def _visit(case: WidgetCase, widget, values) -> tuple[list[float], bool]:
 def forget_pictures() -> None:
     """Empty labkit's process-wide PNG cache (when this checkout has one)."""
     try:
-        from labkit.stepper import clear_png_cache
+        from labkit.reader.stepper import clear_png_cache
     except ImportError:
         return
     clear_png_cache()

@@ -2,8 +2,8 @@
 
 
 def name_the_fault(kind, golden, mystery):
-    from labkit import catalogue
-    from labkit.divergence import first_divergence
+    from labkit.trace import catalogue
+    from labkit.trace.divergence import first_divergence
 
     target = first_divergence(golden, mystery)
     for name in catalogue.faults(kind):

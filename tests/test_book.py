@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labkit import fixtures
+from labkit.core import fixtures
 from labkit.devtools import book, notebooks
 
 REPO = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@ first diverges at the expected event, by the expected rule, with the expected su
 
 import pytest
 
-from labkit import catalogue
+from labkit.trace import catalogue
 
 MODEL = "model / numeric path"
 PROCESSORS = "logits processors or tie-break"
@@ -63,7 +63,7 @@ def test_fault_first_diverges_where_expected(kind, fault):
 
 @pytest.mark.parametrize("kind", sorted(EXPECTED))
 def test_correct_run_equals_golden(kind):
-    from labkit.divergence import first_divergence
+    from labkit.trace.divergence import first_divergence
 
     assert first_divergence(catalogue.golden(kind), catalogue.run(kind)) is None
 

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from labkit.core.fixtures import fixture_path, read_json
 from labkit.diffusion import alphas_cumprod, ddim_step, inference_timesteps
 from labkit.diffusion.ddim import ddim_sigma, previous_alpha_bars
-from labkit.fixtures import fixture_path, read_json
 
 
 def test_ddim_two_d_subfixture_matches_source():

@@ -1,6 +1,6 @@
 """Trace two against its golden trace, and each named fault against it.
 
-A small local walker (not ``labkit.divergence``) finds the first event and payload section
+A small local walker (not ``labkit.trace.divergence``) finds the first event and payload section
 that differ, in the §7.17 order inside an event: event type and parent, artifacts, discrete
 state, tensors (shapes, dtypes and digests exactly, rounded statistics within 1e-3), RNG
 counter, commit.  It checks that each fault's payloads carry the divergence it declares.
@@ -9,11 +9,11 @@ counter, commit.  It checks that each fault's payloads carry the divergence it d
 import numpy as np
 import pytest
 
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
 from labkit.diffusion import run_diffusion
 from labkit.diffusion.faults import FAULTS, faulty_config
 from labkit.diffusion.vae import png_zlib_version
-from labkit.events import read_jsonl
-from labkit.fixtures import fixture_path
 
 SECTIONS = ("artifacts", "tensors", "rng", "commit")
 TOLERANCE = 1e-3

@@ -6,13 +6,13 @@ hooks are refused with a message naming the argument."""
 import numpy as np
 import pytest
 
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
 from labkit.diffusion import DiffusionConfig, ddim_step, run_diffusion
 from labkit.diffusion.guidance import classifier_free_guidance
 from labkit.diffusion.hooks import DiffusionHooks
 from labkit.diffusion.normal import PhiloxNormalStream, blocks_to_normals
-from labkit.divergence import first_divergence
-from labkit.events import read_jsonl
-from labkit.fixtures import fixture_path
+from labkit.trace.divergence import first_divergence
 
 
 @pytest.fixture(scope="module")

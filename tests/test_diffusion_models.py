@@ -108,7 +108,7 @@ def test_png_bytes_depend_on_pixels_only():
 
 
 def test_fixture_weights_stay_small():
-    from labkit.fixtures import fixtures_root
+    from labkit.core.fixtures import fixtures_root
 
     total = sum(p.stat().st_size for p in (fixtures_root() / "diffusion").iterdir())
     assert total < 2_000_000, f"fixtures/diffusion holds {total / 1e6:.2f} MB (budget: a few MB)"

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from labkit.cli import main as labkit_main
+from labkit.core.events import digest_bytes, read_jsonl
+from labkit.core.fixtures import fixture_path
 from labkit.diffusion import DiffusionConfig, philox4x32_10, run_diffusion
 from labkit.diffusion.pipeline import load_models
 from labkit.diffusion.vae import encode_png, to_uint8
-from labkit.events import digest_bytes, read_jsonl
-from labkit.fixtures import fixture_path
 
 LEVELS = {"latent", "pixel", "png"}
 

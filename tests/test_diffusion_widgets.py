@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from labkit.diffusion import run_diffusion
-from labkit.diffusion.widgets import latent_view, latent_viewer, plot_latent_view
+from labkit.reader.widgets.diffusion import latent_view, latent_viewer, plot_latent_view
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_moving_the_step_slider_changes_the_step_label_and_frame(viewer):
 def test_a_step_change_only_recomposes_cached_frames(viewer, monkeypatch):
     """Speed by construction (timings belong in benchmarks/): once a guidance scale has
     been run, moving the step slider neither re-runs the loop nor decodes a preview."""
-    import labkit.diffusion.widgets as widgets
+    import labkit.reader.widgets.diffusion as widgets
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a step change must not re-run the diffusion loop or decode")

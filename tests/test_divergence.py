@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from labkit.contracts import CONTRACTS, contract_for, state_table
-from labkit.divergence import RULES, TraceKindMismatch, first_divergence
-from labkit.events import TraceError, TraceRecorder
+from labkit.core.events import TraceError, TraceRecorder
+from labkit.trace.contracts import CONTRACTS, contract_for, state_table
+from labkit.trace.divergence import RULES, TraceKindMismatch, first_divergence
 
 
 def text_trace():
@@ -110,7 +110,7 @@ def test_state_table_is_generated_from_the_contracts():
 
 
 def test_cli_exit_codes(tmp_path):
-    from labkit.events import write_jsonl
+    from labkit.core.events import write_jsonl
 
     a = write_jsonl(text_trace(), tmp_path / "a.jsonl")
     b = write_jsonl(mutated(("payload", "token_id"), 15, 2), tmp_path / "b.jsonl")

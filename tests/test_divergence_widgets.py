@@ -1,6 +1,6 @@
 """The divergence explorer follows its pickers, and its static figure is the same drawing."""
 
-from labkit.divergence_widgets import DEFAULT, divergence_explorer, draw_timelines
+from labkit.reader.widgets.divergence import DEFAULT, divergence_explorer, draw_timelines
 
 
 def test_explorer_default_shows_the_perturbed_weight_at_e04():

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from labkit import events
-from labkit.events import TraceError, TraceRecorder
+from labkit.core import events
+from labkit.core.events import TraceError, TraceRecorder
 
 
 def small_trace():
@@ -139,7 +139,7 @@ def test_emitting_does_not_import_jsonschema():
     import subprocess
     import sys
 
-    code = ("import sys; from labkit.events import TraceRecorder; r = TraceRecorder('t'); "
+    code = ("import sys; from labkit.core.events import TraceRecorder; r = TraceRecorder('t'); "
             "r.emit('c', 'a.b', 0, {'x': 1}); print('jsonschema' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

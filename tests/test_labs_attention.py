@@ -59,7 +59,7 @@ def test_report_keys_match_source_schema():
 
 # ---- the attention heatmap -------------------------------------------------------------
 def test_heatmap_default_state_is_causal_rectangle():
-    from labkit.labs.widgets_attention import attention_heatmap
+    from labkit.reader.widgets.attention import attention_heatmap
 
     heatmap = attention_heatmap()
     state = heatmap.state
@@ -74,7 +74,7 @@ def test_heatmap_default_state_is_causal_rectangle():
 
 def test_heatmap_rows_match_the_full_pass():
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
-    from labkit.labs.widgets_attention import attention_state
+    from labkit.reader.widgets.attention import attention_state
 
     full = lab_decoder().forward(lab_tokens()[None, :], keep_attention=True)
     state = attention_state(cached=3, mask="causal", layer=1)
@@ -83,7 +83,7 @@ def test_heatmap_rows_match_the_full_pass():
 
 
 def test_rectangular_toggle_changes_weights_only_when_the_rectangle_is_not_square():
-    from labkit.labs.widgets_attention import attention_heatmap, attention_state
+    from labkit.reader.widgets.attention import attention_heatmap, attention_state
 
     heatmap = attention_heatmap(render=False)
     causal = heatmap.state.weights
@@ -105,7 +105,7 @@ def test_rectangular_toggle_changes_weights_only_when_the_rectangle_is_not_squar
      ({"layer": 2}, r"layer must be in \[0, 1\], got 2")],
 )
 def test_heatmap_bad_input_names_the_argument(kwargs, message):
-    from labkit.labs.widgets_attention import attention_state
+    from labkit.reader.widgets.attention import attention_state
 
     with pytest.raises(ValueError, match=message):
         attention_state(**kwargs)

@@ -70,7 +70,7 @@ def test_dpo_bad_input_names_the_argument(kwargs, message):
 
 
 def test_dpo_margin_curve_follows_its_sliders_without_a_browser():
-    from labkit.labs.widgets_rl import dpo_margin_curve
+    from labkit.reader.widgets.rl import dpo_margin_curve
 
     curve = dpo_margin_curve(render=False)
     assert curve.state.loss == SOURCE_DPO["loss_nat"] and curve.state.margin == SOURCE_DPO["margin"]

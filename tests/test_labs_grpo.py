@@ -96,7 +96,7 @@ def test_grpo_bad_input_names_the_argument(call, message):
 
 
 def test_grpo_group_editor_follows_its_controls_without_a_browser():
-    from labkit.labs.widgets_rl import grpo_group_editor
+    from labkit.reader.widgets.rl import grpo_group_editor
 
     editor = grpo_group_editor(render=False)
     assert editor.state.population_advantage.tolist() == SOURCE_GRPO["population_advantage"][0]

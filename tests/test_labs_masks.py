@@ -98,7 +98,7 @@ def test_bad_mask_input_names_the_argument(fn, arg, message):
 
 # ---- the mask viewer -------------------------------------------------------------------
 def test_mask_viewer_default_state_is_the_packing_case():
-    from labkit.labs.widgets_attention import mask_viewer
+    from labkit.reader.widgets.attention import mask_viewer
 
     viewer = mask_viewer()
     assert viewer.state.prediction_mask.astype(int).tolist() == [1, 1, 1, 0, 1, 1, 1]
@@ -108,7 +108,7 @@ def test_mask_viewer_default_state_is_the_packing_case():
 
 
 def test_mask_viewer_follows_edits_and_reports_bad_input():
-    from labkit.labs.widgets_attention import mask_viewer
+    from labkit.reader.widgets.attention import mask_viewer
 
     viewer = mask_viewer(render=False)
     viewer.document_ids_text.value = "0 0 0 0 0 0 0"

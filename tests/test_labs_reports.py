@@ -5,8 +5,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from labkit.cli import labs as cli_labs
 from labkit.cli import main
-from labkit.labs import cli_labs, report
+from labkit.labs import report
 from labkit.labs.report import LabCheckFailed, report_differences, require_close
 
 LABS_ORDER = ["ce_gradient", "masks", "causal_attention", "cache_equivalence",

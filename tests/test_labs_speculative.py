@@ -111,7 +111,7 @@ def test_speculative_bad_input_names_the_argument(call, message):
 
 
 def test_speculative_sampler_follows_its_controls_without_a_browser():
-    from labkit.labs.widgets_rl import speculative_sampler
+    from labkit.reader.widgets.rl import speculative_sampler
 
     sampler = speculative_sampler(render=False)
     assert sampler.state.observed.tolist() == [0.599475, 0.300205, 0.10032]
@@ -134,7 +134,7 @@ def test_speculative_widget_picture_equals_its_static_figure():
 
     import matplotlib.pyplot as plt
 
-    from labkit.labs.widgets_rl import speculative_figure, speculative_sampler
+    from labkit.reader.widgets.rl import speculative_figure, speculative_sampler
 
     figure = speculative_figure()
     titles = [ax.get_title() for ax in figure.axes]

@@ -5,7 +5,9 @@ import inspect
 
 import pytest
 
-from labkit.labs import widget_base, widgets_attention, widgets_rl
+from labkit.reader.widgets import attention as widgets_attention
+from labkit.reader.widgets import lab_base as widget_base
+from labkit.reader.widgets import rl as widgets_rl
 
 
 def _widget_classes(module):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.fixtures import fixtures_root
+from labkit.core.fixtures import fixtures_root
 from labkit.text.processors import (
     DEFAULT_ORDER,
     ProcessorContext,
@@ -77,7 +77,7 @@ def test_decode_gives_utf8_bytes(tok):
 
 
 def test_tokenizer_notes_document_ids_0_and_13():
-    from labkit.fixtures import read_json
+    from labkit.core.fixtures import read_json
 
     data = read_json(fixtures_root() / "text" / "tokenizer.json")
     notes = " ".join(data["notes"])
@@ -184,7 +184,7 @@ def test_a_corrupted_weight_file_is_a_clear_error(fixture_copy):
 
 
 def test_a_weight_file_with_a_wrong_shape_is_a_clear_error(fixture_copy):
-    from labkit.fixtures import load_arrays, save_arrays
+    from labkit.core.fixtures import load_arrays, save_arrays
 
     path = fixture_copy / "text" / "toy-decoder-v1.npz"
     arrays = load_arrays(path)

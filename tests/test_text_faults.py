@@ -1,6 +1,6 @@
 """Trace one's fault catalogue against the golden run: where each fault first shows (§7.5, §7.17).
 
-The comparison here is written out in the test (the lead's ``labkit.divergence`` will be
+The comparison here is written out in the test (the lead's ``labkit.trace.divergence`` will be
 checked on the same faults later): per event pair, in §7.17 order — type and parent,
 artifacts, discrete state, tensors under the trace's tolerance.
 """

@@ -5,11 +5,11 @@ the golden run; bad hooks are refused with a message naming the argument."""
 import numpy as np
 import pytest
 
-from labkit.divergence import first_divergence
-from labkit.events import read_jsonl
-from labkit.fixtures import fixture_path
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
 from labkit.text.processors import PROCESSORS, ProcessorContext, SamplingConfig, apply_processors
 from labkit.text.runtime import run_text_trace
+from labkit.trace.divergence import first_divergence
 
 
 @pytest.fixture(scope="module")

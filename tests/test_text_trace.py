@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labkit.events import read_jsonl
-from labkit.fixtures import fixture_path
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
 from labkit.text.model import PROMPT_IDS, SOURCE_LOGITS
 from labkit.text.runtime import run_text_trace
 
@@ -161,7 +161,7 @@ def test_fresh_run_equals_golden_trace_event_by_event(run):
 
 
 def test_text_fixtures_match_their_recipe():
-    from labkit import fixtures
+    from labkit.core import fixtures
 
     assert fixtures.check(["text"]) == []
 

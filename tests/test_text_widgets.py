@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from labkit.reader.widgets.text import decode_stepper, plot_decode_step, step_views
 from labkit.text.runtime import run_text_trace
-from labkit.text.widgets import decode_stepper, plot_decode_step, step_views
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_prefill_attention_view_is_causal_and_normalised(run):
     import matplotlib
 
     matplotlib.use("Agg")
-    from labkit.text.widgets import plot_prefill_attention
+    from labkit.reader.widgets.text import plot_prefill_attention
 
     for layer in run.prefill.layers:
         weights = layer.attention_weights[0]                          # [H_q, 12, 12]

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from labkit.events import read_jsonl
-from labkit.fixtures import fixture_path
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
 from labkit.tools.calendar_service import (
     CalendarService,
     CreateRequest,
@@ -200,7 +200,7 @@ def test_broken_retry_policy_doubles_the_event_which_the_right_policy_never_does
 
 @pytest.mark.parametrize("name", list(FAULTS))
 def test_each_fault_first_diverges_where_declared(parts, happy, name):
-    from labkit.divergence import first_divergence
+    from labkit.trace.divergence import first_divergence
 
     decoder, spec = parts
     fault = FAULTS[name]

@@ -6,8 +6,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from labkit.tools.runtime import run_tool_trace  # noqa: E402
-from labkit.tools.widgets import (  # noqa: E402
+from labkit.reader.widgets.tools import (  # noqa: E402
     GrammarStepper,
     draw_grammar_step,
     draw_prefix_reuse,
@@ -15,6 +14,7 @@ from labkit.tools.widgets import (  # noqa: E402
     grammar_step_figure,
     grammar_step_views,
 )
+from labkit.tools.runtime import run_tool_trace  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_state_machine_and_prefix_figures_draw(trace):
 
 
 def test_fault_toggle_state_follows_the_dropdowns():
-    from labkit.tools.widgets import FaultToggle
+    from labkit.reader.widgets.tools import FaultToggle
 
     toggle = FaultToggle(images=False)
     assert (toggle.scenario_dropdown.value, toggle.crash_dropdown.value) == ("extra_field", "none")
@@ -92,7 +92,7 @@ def test_fault_toggle_state_follows_the_dropdowns():
 def test_fault_toggle_static_figure_outlines_the_first_divergence():
     import matplotlib.pyplot as plt
 
-    from labkit.tools.widgets import fault_toggle_figure
+    from labkit.reader.widgets.tools import fault_toggle_figure
 
     fig = fault_toggle_figure("confirmation_mismatch")
     assert fig.axes[0].get_title().startswith("first divergence at t07: rule event_type_and_parent")

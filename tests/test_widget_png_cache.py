@@ -1,11 +1,11 @@
 """The widgets' PNG cache: a revisited state is shown without drawing, a new state is drawn,
-and the key tells states apart by content (``labkit.stepper.render_png``, ``WidgetView._draw``)."""
+and the key tells states apart by content (``labkit.reader.stepper.render_png``, ``WidgetView._draw``)."""
 
 import numpy as np
 import pytest
 
-import labkit.stepper as stepper
-from labkit.stepper import content_key
+import labkit.reader.stepper as stepper
+from labkit.reader.stepper import content_key
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +16,7 @@ def run():
 
 
 def test_decode_stepper_revisit_and_second_widget_do_not_redraw(run):
-    from labkit.text.widgets import decode_stepper
+    from labkit.reader.widgets.text import decode_stepper
 
     first = decode_stepper(run)
     step_one = first.image.value
@@ -34,7 +34,7 @@ def test_decode_stepper_revisit_and_second_widget_do_not_redraw(run):
 
 
 def test_cache_fault_toggles_revisit_does_not_redraw():
-    from labkit.labs.widgets_attention import cache_fault_toggles
+    from labkit.reader.widgets.attention import cache_fault_toggles
 
     toggles = cache_fault_toggles("correct")
     correct_png = toggles.image.value
@@ -52,7 +52,7 @@ def test_heatmap_new_state_is_drawn_once_with_the_first_pictures_layout():
 
     from PIL import Image
 
-    from labkit.labs.widgets_attention import attention_heatmap
+    from labkit.reader.widgets.attention import attention_heatmap
 
     heatmap = attention_heatmap(cached=0, mask="top-left rectangular")
     first_size = Image.open(io.BytesIO(heatmap.image.value)).size
@@ -91,8 +91,8 @@ def test_a_button_press_inside_an_event_loop_draws_the_next_step_ahead(run):
     the kernel is idle, so the following press shows a stored PNG."""
     import asyncio
 
-    from labkit.stepper import clear_png_cache
-    from labkit.text.widgets import decode_stepper
+    from labkit.reader.stepper import clear_png_cache
+    from labkit.reader.widgets.text import decode_stepper
 
     clear_png_cache()
     widget = decode_stepper(run)                            # step 1 drawn and stored

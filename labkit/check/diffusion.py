@@ -9,7 +9,7 @@
 
 Each run is passed to ``run_diffusion`` through ``labkit.diffusion.hooks.DiffusionHooks``
 and its events are compared with the golden trace (or the library's run of another
-configuration) by ``labkit.divergence.first_divergence``; the first divergent event — ID,
+configuration) by ``labkit.trace.divergence.first_divergence``; the first divergent event — ID,
 type, rule, field, the reader's value and the expected one — is reported with a hint about
 the idea that event tests.  Because a trace summarises tensors, the whole arrays are
 compared afterwards too.  Hints come from recognising the usual mistakes (sine before
@@ -40,8 +40,8 @@ _LATENT_EVENTS = 6
 
 
 def _golden() -> list[dict]:
-    from labkit.events import read_jsonl
-    from labkit.fixtures import fixture_path
+    from labkit.core.events import read_jsonl
+    from labkit.core.fixtures import fixture_path
 
     return read_jsonl(fixture_path("traces", "diffusion.jsonl"))[:_LATENT_EVENTS]
 
@@ -75,7 +75,7 @@ def _event_where(event: dict, field: str, case: str) -> str:
 
 def _compare(name: str, case: str, expected: list[dict], got: list[dict], hint_for) -> CheckResult | None:
     """None when the traces agree; otherwise the first divergence as a failed CheckResult."""
-    from labkit.divergence import first_divergence
+    from labkit.trace.divergence import first_divergence
 
     div = first_divergence(expected, got)
     if div is None:
@@ -476,7 +476,7 @@ class _Step:
 
 
 def _subfixture():
-    from labkit.fixtures import fixture_path, read_json
+    from labkit.core.fixtures import fixture_path, read_json
 
     fx = read_json(fixture_path("diffusion", "ddim-2d-subfixture.json"))
     a = fx["alpha_bar"]

@@ -11,7 +11,7 @@ MYSTERIES = (("text", "broken_detokenizer"), ("diffusion", "leading_timesteps"),
 
 def mystery(number: int = 0) -> tuple[str, list[dict], list[dict]]:
     """Mystery ``number``: (kind, golden trace, mystery trace) — the fault is not named."""
-    from labkit import catalogue
+    from labkit.trace import catalogue
 
     kind, fault = MYSTERIES[number]
     return kind, catalogue.golden(kind), catalogue.run(kind, fault)
@@ -22,10 +22,10 @@ def mystery(number: int = 0) -> tuple[str, list[dict], list[dict]]:
     page="notebooks/07-traces/11-comparing-traces.md",
     signature=("kind", "golden", "mystery"),
     task="given a trace kind, its golden trace and a mystery trace, return the name of the "
-         "catalogue fault (labkit.catalogue.faults(kind)) that produced the mystery trace",
+         "catalogue fault (labkit.trace.catalogue.faults(kind)) that produced the mystery trace",
 )
 def name_the_fault(candidate) -> CheckResult:
-    from labkit import catalogue
+    from labkit.trace import catalogue
 
     for number, (kind, fault) in enumerate(MYSTERIES):
         _, golden, trace = mystery(number)
@@ -34,7 +34,7 @@ def name_the_fault(candidate) -> CheckResult:
             return CheckResult("name_the_fault", False, "the answer is not a fault of the catalogue",
                                where=f"mystery {number} ({kind})", rule="answer is a catalogue name",
                                got=answer, expected=f"one of {sorted(catalogue.faults(kind))}",
-                               hint="return a key of labkit.catalogue.faults(kind)")
+                               hint="return a key of labkit.trace.catalogue.faults(kind)")
         if answer != fault:
             return CheckResult("name_the_fault", False, "a mystery was attributed to the wrong fault",
                                where=f"mystery {number} ({kind})", rule="fault name",

@@ -3,7 +3,7 @@
 ``minimum_length_eos_mask`` replaces the library's processor of that name in
 ``run_text_trace``; ``decode_one`` replaces the decoder's cached step.  Each run's events
 are compared with the reference run (the golden fixture trace for the default request)
-by ``labkit.divergence.first_divergence``, and the first divergent event — its ID and
+by ``labkit.trace.divergence.first_divergence``, and the first divergent event — its ID and
 type, the rule, the field, the reader's value and the expected one — is reported with a
 hint about the idea that event tests.
 """
@@ -30,8 +30,8 @@ PAGE_TOKEN_BY_TOKEN = "notebooks/07-traces/03-text-token-by-token.md"
 # -- shared: run, compare, report -------------------------------------------------------------
 
 def _golden() -> list[dict]:
-    from labkit.events import read_jsonl
-    from labkit.fixtures import fixture_path
+    from labkit.core.events import read_jsonl
+    from labkit.core.fixtures import fixture_path
 
     return read_jsonl(fixture_path("traces", "text.jsonl"))
 
@@ -51,7 +51,7 @@ def _compare(name: str, case: str, expected: list[dict], got: list[dict], hint_f
     """None when the traces agree; otherwise the first divergence as a failed CheckResult.
 
     ``hint_for(divergence)`` turns the divergent event and field into a hint."""
-    from labkit.divergence import first_divergence
+    from labkit.trace.divergence import first_divergence
 
     div = first_divergence(expected, got)
     if div is None:

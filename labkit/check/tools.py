@@ -2,7 +2,7 @@
 
 Each exercise plugs the reader's function into ``run_tool_trace`` (or ``run_schedule``)
 through ``labkit.tools.hooks.ToolHooks`` and compares the run with the golden trace of the
-same scenario (``labkit.divergence.first_divergence``) and with the library's own run of
+same scenario (``labkit.trace.divergence.first_divergence``) and with the library's own run of
 cases the fixtures do not reach.  A failure names the first divergence — the event or the
 decision, the rule, the reader's value and the expected one — with a hint about the idea.
 
@@ -36,8 +36,8 @@ def _decoder():
 
 
 def _golden(scenario: str) -> list[dict]:
-    from labkit.events import read_jsonl
-    from labkit.fixtures import fixture_path
+    from labkit.core.events import read_jsonl
+    from labkit.core.fixtures import fixture_path
 
     name = "tool.jsonl" if scenario == "happy" else f"tool-{scenario}.jsonl"
     return read_jsonl(fixture_path("traces", name))
@@ -51,7 +51,7 @@ def _run(scenario: str, hooks, spec=None):
 
 def _compare(name: str, case: str, expected: list[dict], got: list[dict], hint_for) -> CheckResult | None:
     """None when the traces agree; otherwise the first divergence as a failed CheckResult."""
-    from labkit.divergence import first_divergence
+    from labkit.trace.divergence import first_divergence
 
     div = first_divergence(expected, got)
     if div is None:

@@ -136,8 +136,8 @@ class LatentDenoiser:
 
 def load_denoiser(root: str | Path | None = None) -> LatentDenoiser:
     """Load toy-latent-denoiser-v3 from ``root`` (default: ``fixtures/diffusion``)."""
+    from labkit.core.fixtures import load_arrays, read_json
     from labkit.diffusion.fixture import model_dir
-    from labkit.fixtures import load_arrays, read_json
 
     folder = model_dir(root)
     meta = read_json(folder / f"{DENOISER_ID}.json")

@@ -75,7 +75,7 @@ def model_dir(root: str | Path | None = None) -> Path:
     """Folder of the diffusion fixtures: ``root`` itself, or ``fixtures/diffusion``."""
     if root is not None:
         return Path(root)
-    from labkit.fixtures import fixtures_root
+    from labkit.core.fixtures import fixtures_root
 
     return fixtures_root() / "diffusion"
 
@@ -126,7 +126,7 @@ def build_models(rng: np.random.Generator):
 
 def build(dest: Path) -> list[str]:
     """Write trace two's fixtures under ``dest``; return their paths relative to ``dest``."""
-    from labkit.fixtures import save_arrays, write_json
+    from labkit.core.fixtures import save_arrays, write_json
 
     dest = Path(dest)
     folder = dest / "diffusion"

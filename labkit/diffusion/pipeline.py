@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.events import TraceRecorder, digest_bytes, tensor_summary
 from labkit.diffusion.ddim import (
     BETA_END,
     BETA_START,
@@ -41,7 +42,6 @@ from labkit.diffusion.hooks import DiffusionHooks
 from labkit.diffusion.normal import PhiloxNormalStream
 from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID, load_text_encoder
 from labkit.diffusion.vae import VAE_ID, encode_png, load_vae, png_zlib_version, to_uint8
-from labkit.events import TraceRecorder, digest_bytes, tensor_summary
 
 PROMPT = "雨夜车站，一把留在长椅上的红伞，纪实摄影。"
 SAMPLER_ID = "ddim-v1"
@@ -133,7 +133,7 @@ class DiffusionRun:
         return digest_bytes(self.png)
 
     def write_jsonl(self, path: str | Path) -> Path:
-        from labkit.events import write_jsonl
+        from labkit.core.events import write_jsonl
 
         return write_jsonl(self.events, path)
 

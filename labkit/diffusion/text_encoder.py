@@ -115,8 +115,8 @@ class TextEncoder:
 
 def load_text_encoder(root: str | Path | None = None) -> TextEncoder:
     """Load toy-text-encoder-v2 from ``root`` (default: ``fixtures/diffusion``)."""
+    from labkit.core.fixtures import load_arrays, read_json
     from labkit.diffusion.fixture import model_dir
-    from labkit.fixtures import load_arrays, read_json
 
     folder = model_dir(root)
     meta = read_json(folder / f"{TEXT_ENCODER_ID}.json")

@@ -28,7 +28,7 @@ SUSPECT_DETOKENIZER = "tokenizer decoder or transport"
 class TextFault:
     """name; what is wrong; the component at fault; how the config changes; and where a
     comparison with the golden trace must first fail: (event ID, rule, payload key) and the
-    §7.5 suspect.  Rules: "tensors", "discrete" (as in labkit.divergence)."""
+    §7.5 suspect.  Rules: "tensors", "discrete" (as in labkit.trace.divergence)."""
 
     name: str
     description: str

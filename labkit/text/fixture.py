@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labkit.fixtures import save_arrays, write_json
+from labkit.core.fixtures import save_arrays, write_json
 
 #: toy-tokenizer-v1.  IDs 1–12 are forced by the source's input_ids, 14–19 by §7.2;
 #: 0 and 13 are our choice (see TOKENIZER_NOTES).
@@ -91,7 +91,7 @@ def build(dest: Path) -> list[str]:
     written.append("text/toy-decoder-v1.json")
 
     run = run_text_trace(TextTraceConfig(fixtures_dir=str(dest)))
-    from labkit.events import write_jsonl
+    from labkit.core.events import write_jsonl
 
     write_jsonl(run.events, dest / "traces" / "text.jsonl")
     written.append("traces/text.jsonl")

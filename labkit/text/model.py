@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.fixtures import fixtures_root, load_arrays
+from labkit.core.fixtures import fixtures_root, load_arrays
 from labkit.nn import Decoder, DecoderConfig, DecoderFaults, DecoderWeights, KVCache
 
 CONFIG = DecoderConfig(

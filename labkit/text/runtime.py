@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.events import TraceRecorder, tensor_summary
+from labkit.core.events import TraceRecorder, tensor_summary
 from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
 from labkit.text.model import CONFIG, load_decoder, load_weights
 from labkit.text.processors import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.fixtures import fixtures_root, read_json
+from labkit.core.fixtures import fixtures_root, read_json
 
 TEMPLATE_FILE = ("text", "template.json")
 TEMPLATE_V1 = {

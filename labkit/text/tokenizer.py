@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.fixtures import fixtures_root, read_json
+from labkit.core.fixtures import fixtures_root, read_json
 
 TOKENIZER_FILE = ("text", "tokenizer.json")
 

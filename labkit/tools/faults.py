@@ -2,7 +2,7 @@
 
 ``labkit trace tool --fault NAME`` runs one.  ``first_event`` is where the trace first
 differs from the golden one and ``component`` the part of the system to suspect; the
-catalogue test checks both against ``labkit.divergence`` when it is present.
+catalogue test checks both against ``labkit.trace.divergence`` when it is present.
 """
 
 from __future__ import annotations

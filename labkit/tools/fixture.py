@@ -49,8 +49,8 @@ def fitting_sequences(spec):
 
 
 def build(dest: Path) -> list[str]:
-    from labkit.events import write_jsonl
-    from labkit.fixtures import save_arrays, write_json
+    from labkit.core.events import write_jsonl
+    from labkit.core.fixtures import save_arrays, write_json
     from labkit.nn import Decoder
     from labkit.tools.model import CONFIG, WEIGHTS_FILE, fit_weights
     from labkit.tools.runtime import SCENARIOS, ToolRunConfig, run_tool_trace

@@ -34,14 +34,14 @@ MARGIN = 1.0
 
 
 def weights_path(root: Path | None = None) -> Path:
-    from labkit.fixtures import fixtures_root
+    from labkit.core.fixtures import fixtures_root
 
     return (root or fixtures_root()) / "tools" / WEIGHTS_FILE
 
 
 def load_decoder(path: str | Path | None = None) -> Decoder:
     """toy-tool-decoder-v1 with its stored weights."""
-    from labkit.fixtures import load_arrays
+    from labkit.core.fixtures import load_arrays
 
     arrays = load_arrays(Path(path) if path else weights_path())
     return Decoder(CONFIG, DecoderWeights.from_arrays(arrays, CONFIG))

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from labkit.events import TraceRecorder, tensor_summary
+from labkit.core.events import TraceRecorder, tensor_summary
 from labkit.tools.authorize import Principal, authorize
 from labkit.tools.calendar_service import CalendarService, ServiceTransport
 from labkit.tools.confirm import (

@@ -101,13 +101,13 @@ def find_tool(specs: list[ToolSpec], ref: str) -> ToolSpec:
 
 
 def toolspec_path(root: Path | None = None) -> Path:
-    from labkit.fixtures import fixtures_root
+    from labkit.core.fixtures import fixtures_root
 
     return (root or fixtures_root()) / "tools" / "toolspec.json"
 
 
 def load_toolspec(path: str | Path | None = None) -> ToolSpec:
     """Read and check the stored ToolSpec (default ``fixtures/tools/toolspec.json``)."""
-    from labkit.fixtures import read_json
+    from labkit.core.fixtures import read_json
 
     return check_toolspec(read_json(Path(path) if path else toolspec_path()))

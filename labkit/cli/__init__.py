@@ -13,18 +13,18 @@ import sys
 
 #: ``labkit trace KIND``
 TRACE_COMMANDS = {
-    "text": ("labkit.text.cli", "trace one: 天空为什么是蓝色？ from template to EOS"),
-    "diffusion": ("labkit.diffusion.cli", "trace two: text to image through CFG and DDIM"),
-    "tool": ("labkit.tools.cli", "trace three: a confirmed, idempotent calendar tool call"),
-    "diff": ("labkit.divergence_cli", "first divergence between two traces"),
+    "text": ("labkit.cli.text", "trace one: 天空为什么是蓝色？ from template to EOS"),
+    "diffusion": ("labkit.cli.diffusion", "trace two: text to image through CFG and DDIM"),
+    "tool": ("labkit.cli.tools", "trace three: a confirmed, idempotent calendar tool call"),
+    "diff": ("labkit.cli.diff", "first divergence between two traces"),
 }
 
 #: ``labkit COMMAND``
 TOP_COMMANDS = {
-    "labs": ("labkit.labs.cli_labs", "run the eight mechanism labs and write their JSON report"),
-    "faults": ("labkit.labs.cli_faults", "run the fault-injection supplement and write its JSON report"),
-    "fixtures": ("labkit.fixtures_cli", "build the fixtures, or check them against their recipes"),
-    "check": ("labkit.check.cli", "check an exercise solution against the reference runtime"),
+    "labs": ("labkit.cli.labs", "run the eight mechanism labs and write their JSON report"),
+    "faults": ("labkit.cli.faults", "run the fault-injection supplement and write its JSON report"),
+    "fixtures": ("labkit.cli.fixtures", "build the fixtures, or check them against their recipes"),
+    "check": ("labkit.cli.check", "check an exercise solution against the reference runtime"),
 }
 
 
@@ -33,7 +33,7 @@ def _present(module: str) -> bool:
     (``find_spec`` would import the parent package, e.g. the whole diffusion pipeline)."""
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.joinpath(*module.split(".")[1:])
+    path = Path(__file__).resolve().parents[1].joinpath(*module.split(".")[1:])
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 

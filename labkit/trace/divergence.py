@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from labkit.contracts import TraceContract, contract_for
-from labkit.events import validate_trace
+from labkit.core.events import validate_trace
+from labkit.trace.contracts import TraceContract, contract_for
 
 RULES = (
     "event_type_and_parent",
@@ -169,7 +169,7 @@ def first_divergence(a: list[dict], b: list[dict]) -> Divergence | None:
         raise TraceKindMismatch(
             f"cannot compare a {contract_a.kind} trace with a {contract_b.kind} trace event by event; "
             "traces of different kinds are compared through their contracts "
-            "(labkit.contracts.state_table()), not step by step"
+            "(labkit.trace.contracts.state_table()), not step by step"
         )
     contract = contract_a
     for index in range(max(len(a), len(b))):

@@ -32,7 +32,7 @@ RECIPES: dict[str, str] = {
 def fixtures_root() -> Path:
     """The repository's ``fixtures/`` folder (or ``$LABKIT_FIXTURES``)."""
     override = os.environ.get("LABKIT_FIXTURES")
-    root = Path(override) if override else Path(__file__).resolve().parent.parent / "fixtures"
+    root = Path(override) if override else Path(__file__).resolve().parents[2] / "fixtures"
     if not root.is_dir():
         raise FileNotFoundError(
             f"fixtures folder {str(root)!r} not found; install labkit from a clone of the book "

@@ -4,9 +4,9 @@ A lab widget is a *state* (plain NumPy, computed by the labs' own functions), a 
 function* ``draw(state, figure)``, and an ipywidgets box whose picture is that drawing
 rendered to PNG.  ``WidgetView`` holds the box, draws the state through
 ``labkit.reader.new_figure`` (the same book style as the static cells, pixel for pixel the
-static figure) and ``labkit.stepper.live_png``, and shows bad input as a message instead of a traceback.
+static figure) and ``labkit.reader.stepper.live_png``, and shows bad input as a message instead of a traceback.
 Every PNG drawn is kept under a digest of the drawing function, the size and the state
-(``labkit.stepper.render_png``'s cache), so a state shown before is shown again without drawing.  Nothing here imports matplotlib or
+(``labkit.reader.stepper.render_png``'s cache), so a state shown before is shown again without drawing.  Nothing here imports matplotlib or
 ipywidgets at module level.
 
 A subclass builds ``box``, ``image`` (an ``ipywidgets.Image``) and, if it refuses input,
@@ -19,7 +19,7 @@ from __future__ import annotations
 from html import escape
 
 from labkit.reader import new_figure
-from labkit.stepper import cached_png, content_key, live_png, remember_png
+from labkit.reader.stepper import cached_png, content_key, live_png, remember_png
 
 __all__ = ["WidgetView"]
 
@@ -46,7 +46,7 @@ class WidgetView:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""
         if not self.render:
             return
-        import labkit.stepper as stepper
+        import labkit.reader.stepper as stepper
 
         size = size or self.size
         key = content_key(draw.__module__, draw.__qualname__, size, state)

@@ -42,7 +42,7 @@ def summary_lines(report: dict) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from labkit.labs.cli_common import finish
+    from labkit.cli.reports import finish
     from labkit.labs.report import faults_report
 
     return finish(faults_report(), args.output, summary_lines)

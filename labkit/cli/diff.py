@@ -16,8 +16,8 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from labkit.divergence import TraceKindMismatch, first_divergence
-    from labkit.events import TraceError, read_jsonl
+    from labkit.core.events import TraceError, read_jsonl
+    from labkit.trace.divergence import TraceKindMismatch, first_divergence
 
     try:
         a, b = read_jsonl(args.a), read_jsonl(args.b)

@@ -3,7 +3,7 @@
 Each widget has a *state* (plain NumPy, computed by the labs' own functions), a *drawing
 function* that renders a state onto a matplotlib figure, and a small ipywidgets front end
 whose picture is that same drawing, rendered to PNG (the shared front end is
-``labkit.labs.widget_base.WidgetView``).  The static book calls the drawing function on the
+``labkit.reader.widgets.lab_base.WidgetView``).  The static book calls the drawing function on the
 default state (``mask_viewer_figure()`` …), so widget and static figure can never disagree.
 ipywidgets and matplotlib are imported inside functions only.
 
@@ -27,10 +27,10 @@ from labkit.labs.masks import (
     packing_prediction_mask,
     sft_prediction_mask,
 )
-from labkit.labs.widget_base import WidgetView
 from labkit.nn import KVCache
 from labkit.nn.attention import causal_allowed
 from labkit.reader import new_figure
+from labkit.reader.widgets.lab_base import WidgetView
 
 MASK_KINDS = ("causal", "top-left rectangular")
 #: the longest row the mask viewer draws legibly

@@ -55,7 +55,7 @@ def summary_lines(report: dict) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from labkit.labs.cli_common import finish
+    from labkit.cli.reports import finish
     from labkit.labs.report import labs_report
 
     return finish(labs_report(samples=args.samples), args.output, summary_lines)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labkit import fixtures
+from labkit.core import fixtures
 
 
 def configure(parser) -> None:

@@ -2,7 +2,7 @@
 
 The stepper and the static figure share ``draw_step`` (one rendering function); the
 widget re-renders it into a PNG on every move.  ipywidgets and matplotlib are imported
-inside functions so ``import labkit.text`` stays cheap.
+inside functions so importing them stays cheap.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from html import escape
 
 import numpy as np
 
-from labkit.stepper import StepperWidget
+from labkit.reader.stepper import StepperWidget
 
 #: the discrete payload fields worth a glance, per event type (tensors are left out)
 _EVENT_FIELDS = {

@@ -41,7 +41,7 @@ class TraceError(ValueError):
 @lru_cache(maxsize=1)
 def envelope_schema() -> dict:
     """The Draft 2020-12 JSON Schema of one envelope."""
-    text = resources.files("labkit").joinpath("events.schema.json").read_text(encoding="utf-8")
+    text = resources.files("labkit.core").joinpath("events.schema.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

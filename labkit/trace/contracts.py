@@ -2,7 +2,7 @@
 
 Traces of different kinds are never compared step by step ("is step 10 the same?");
 each is checked against its own contract.  The table of §7.16 is generated from these
-declarations, and ``labkit.divergence`` reads each contract's tolerance and suspects.
+declarations, and ``labkit.trace.divergence`` reads each contract's tolerance and suspects.
 """
 
 from __future__ import annotations

@@ -55,14 +55,14 @@ def run(kind: str, fault: str | None = None) -> list[dict]:
 
 def golden(kind: str) -> list[dict]:
     """The stored golden trace of ``kind``."""
-    from labkit.events import read_jsonl
-    from labkit.fixtures import fixture_path
+    from labkit.core.events import read_jsonl
+    from labkit.core.fixtures import fixture_path
 
     return read_jsonl(fixture_path(*_kind(kind)[2].split("/")))
 
 
 def diagnose(kind: str, fault: str):
     """The first divergence between the golden trace and a run with ``fault``."""
-    from labkit.divergence import first_divergence
+    from labkit.trace.divergence import first_divergence
 
     return first_divergence(golden(kind), run(kind, fault))

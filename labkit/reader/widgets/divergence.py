@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from html import escape
 
-from labkit import catalogue
-from labkit.divergence import Divergence, first_divergence
 from labkit.reader import figure_png, new_figure
+from labkit.trace import catalogue
+from labkit.trace.divergence import Divergence, first_divergence
 
 DEFAULT = ("text", "perturbed_weight")
 

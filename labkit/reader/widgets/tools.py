@@ -3,7 +3,7 @@ figures, the state machine diagram, the prefix-reuse picture and event timelines
 
 Each widget and its static figure share one rendering function (``draw_grammar_step``,
 ``draw_fault_view``).
-ipywidgets and matplotlib are imported inside functions so ``import labkit.tools`` stays cheap.
+ipywidgets and matplotlib are imported inside functions so importing them stays cheap.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.stepper import StepperWidget, content_key, render_png
+from labkit.reader.stepper import StepperWidget, content_key, render_png
 from labkit.tools.states import TRANSITIONS, State
 
 SHOWN_ALLOWED = 10
@@ -237,7 +237,7 @@ def draw_timelines(ax, rows: list[tuple[str, list[dict]]], highlight: int | None
 
 
 def _first_divergence_index(golden: list[dict], other: list[dict]):
-    from labkit.divergence import first_divergence
+    from labkit.trace.divergence import first_divergence
 
     found = first_divergence(golden, other)
     return (None, None) if found is None else (found.index, found)
@@ -311,7 +311,7 @@ class FaultToggle:
                                        f"first divergence at {found.event_ids[1]} ({found.rule}: {found.field})")
         if self.images:
             golden, events, label = self.golden, self.events, self.label
-            key = content_key("labkit.tools.widgets.draw_fault_view", golden, events, label)
+            key = content_key("labkit.reader.widgets.tools.draw_fault_view", golden, events, label)
             self.image.value = render_png(lambda fig: draw_fault_view(fig, golden, events, label),
                                           size=(12, 2.6), key=key)
 

@@ -17,7 +17,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from labkit.events import write_jsonl
+    from labkit.core.events import write_jsonl
     from labkit.text.faults import FAULTS, faulty_config
     from labkit.text.runtime import run_text_trace
 

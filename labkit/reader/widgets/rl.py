@@ -3,7 +3,7 @@
 Each widget has a *state* (a frozen dataclass computed by the labs' own functions), a
 *drawing function* ``draw_*_view(state, figure)``, and a small ipywidgets front end whose
 picture is that drawing rendered to PNG (the shared front end is
-``labkit.labs.widget_base.WidgetView``).  The static book calls ``*_figure()`` on the
+``labkit.reader.widgets.lab_base.WidgetView``).  The static book calls ``*_figure()`` on the
 default state, so the widget and its static figure can never disagree.  ipywidgets and
 matplotlib are imported inside functions only.
 
@@ -22,8 +22,8 @@ import numpy as np
 
 from labkit.labs import dpo, grpo, speculative
 from labkit.labs.bandwidth import DecodeBudget
-from labkit.labs.widget_base import WidgetView
 from labkit.reader import new_figure
+from labkit.reader.widgets.lab_base import WidgetView
 
 
 def parse_numbers(name: str, text: str) -> np.ndarray:

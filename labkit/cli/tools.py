@@ -27,7 +27,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from labkit.events import write_jsonl
+    from labkit.core.events import write_jsonl
     from labkit.tools.faults import FAULTS, faulty_config
     from labkit.tools.runtime import SCENARIOS, ToolRunConfig, run_tool_trace
 
