@@ -1,7 +1,7 @@
 """``labkit trace tool [--scenario NAME | --fault NAME] [--out PATH]``: run trace three.
 
 ``labkit trace tool torture …`` runs it under real crashes and racing clients instead
-(``labkit.tools.torture.cli``)."""
+(``labkit.cli.torture``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def configure(parser) -> None:
     parser.add_argument("--out", metavar="PATH", default=None,
                         help="where to write the JSONL trace (default: trace-tool-001[-NAME].jsonl)")
     parser.add_argument("--list-faults", action="store_true", help="list the scenarios and faults and exit")
-    from labkit.tools.torture import cli as torture
+    from labkit.cli import torture
 
     more = parser.add_subparsers(title="under stress", metavar="torture", required=False)
     text = "kill the runtime at random statements and race clients on one key; check the invariants"

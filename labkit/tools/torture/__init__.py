@@ -15,5 +15,5 @@ promises on the files afterwards.  One file per idea:
 * ``report``     — one run of both, its counts and the invariants' results.
 
 Entry point: ``labkit.tools.torture.report.run_torture`` (``labkit trace tool torture`` on
-the command line).
+the command line, ``labkit.cli.torture``).
 """
