@@ -10,6 +10,7 @@ import os
 import signal
 import sqlite3
 import time
+from collections import Counter
 
 import pytest
 
@@ -229,3 +230,66 @@ def test_a_schedule_with_an_unapproved_invocation_never_executes_it(ctx, tmp_pat
     final = run.incarnations[-1].snapshot
     assert final.states()["s3i1"] == "PREPARED" and final.events_for("req-s3i1:") == []
     assert run.violations == [] and run.kills == 1
+
+
+def test_two_clients_cannot_both_find_a_key_free(tmp_path):
+    """Client A's lookup finds the key free and then A dawdles before executing; client B, on its own
+    connection, sends the same request meanwhile.  B must wait for A's transaction and get A's stored
+    response — were lookup and execution two transactions, B would execute too (two events)."""
+    import threading
+
+    from labkit.tools.calendar_service import CreateRequest, idempotent_execute
+    from labkit.tools.confirm import request_digest
+    from labkit.tools.torture.workload import make_invocation
+
+    path = str(tmp_path / "calendar.sqlite")
+    b_done = threading.Event()
+
+    def dawdling(desk, key, digest, request):
+        record = desk.stored(key)
+        if record is None:
+            threading.Thread(target=client_b, daemon=True).start()
+            b_done.wait(1.0)                       # B blocks on A's transaction, so this times out
+        return idempotent_execute(desk, key, digest, request)
+
+    invocation = make_invocation("inv_race")
+    args = invocation.normalized_arguments
+    request = CreateRequest("k-race", request_digest(args), "user-42/primary", invocation.tool, args)
+    answers = {}
+
+    def client_b():
+        answers["b"] = CalendarService(CLOCK, path=path, timeout=30).create_event(request)
+        b_done.set()
+
+    service_a = CalendarService(CLOCK, path=path, execute=dawdling, timeout=30)
+    answers["a"] = service_a.create_event(request)
+    assert b_done.wait(30), "client B never got an answer"
+    assert answers["a"]["status"] == "ok" and answers["b"] == {**answers["a"], "replayed": True}
+    assert sorted(service_a.store) == [answers["a"]["event_id"]] and service_a.executions == 1
+
+
+def test_a_kill_before_every_statement_of_one_execution_recovers_with_one_event(ctx, tmp_path):
+    """Exhaustive, for one approved invocation with a budget of one attempt: a kill before each
+    statement in turn, then a restart.  (Journaling the attempt's key and its move to EXECUTING
+    in two transactions failed here: a kill between them left PREPARED with the attempt spent.)"""
+    full = run_schedule(ctx, CrashSchedule(0, 1, 0, 1, (10_000,), ((), ()), ((), ())), tmp_path / "full")
+    statements = full.incarnations[0].statements
+    assert full.incarnations[0].ending == "done" and statements > 15
+    endings = Counter()
+    for k in range(1, statements + 1):
+        run = run_schedule(ctx, CrashSchedule(k, 1, 0, 1, (k,), ((), ()), ((), ())), tmp_path / f"k{k}")
+        assert run.kills == 1 and run.violations == [], (k, run.incarnations[0].sql, run.violations)
+        final = run.incarnations[-1].snapshot
+        endings[(final.states()[f"s{k}i0"], len(final.events))] += 1
+    # killed before the request reached the service: the query finds nothing, the one attempt is spent
+    assert set(endings) == {("COMMITTED", 1), ("FAILED", 0)}, endings
+
+
+def test_the_harness_catches_a_failed_ending_while_the_calendar_holds_the_event(ctx, tmp_path):
+    """The schedule the full run (seed 0) found: a lost answer, a failed lookup, then 'unavailable'
+    for the resend.  The runtime used to end FAILED with the event in the calendar."""
+    schedule = CrashSchedule(0, 1, 0, 2, (), (("lose_response", "unavailable"),), (("unavailable",),))
+    run = run_schedule(ctx, schedule, tmp_path / "s")
+    assert run.violations == []
+    final = run.incarnations[-1].snapshot
+    assert final.states() == {"s0i0": "COMMITTED"} and final.events == [("evt_6K2", "req-s0i0:create-event:1")]

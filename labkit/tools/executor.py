@@ -13,7 +13,10 @@ honest failure), one attempt at a time:
    an answer whose ``reply_to`` names another request (a duplicated answer to an earlier
    attempt) is dropped, never believed;
 3. the budget spent without a commit → FAILED when the last answer said "not committed",
-   OUTCOME_UNKNOWN with the key to query when nobody knows — never a guess.
+   OUTCOME_UNKNOWN with the key to query when nobody knows — never a guess.  A "not
+   committed" or "unavailable" answer speaks only for its own attempt: after an earlier
+   attempt with the same key ended OUTCOME_UNKNOWN (and no query settled it), it leads back
+   to OUTCOME_UNKNOWN and a query, never to NOT_COMMITTED.
 
 Nothing is sent unless the approval's digest equals the Invocation's digest.
 
@@ -111,6 +114,7 @@ class Executor:
         scope = f"{invocation.subject}/{args['calendar_id']}"
         digest = request_digest(args)
         made = first_attempt - 1
+        unknown = machine.state is State.OUTCOME_UNKNOWN      # an earlier attempt's outcome nobody knows yet
         for attempt in range(first_attempt, self.retry_budget + 1):
             self._crash_at("before_attempt", attempt)
             made = attempt
@@ -141,6 +145,7 @@ class Executor:
                 result = self.resolve_unknown(machine, key, attempt)
                 if result is not None:
                     return result
+                unknown = machine.state is State.OUTCOME_UNKNOWN
                 continue
             except IdempotencyConflict as exc:
                 self._move(machine, State.NOT_COMMITTED)
@@ -155,6 +160,18 @@ class Executor:
                 result = self.committed(machine, response, key, attempt, resolved_by="response")
                 self._crash_at("after_record", attempt)
                 return result
+            if unknown and response.get("status") != "error" and not self.new_key_per_attempt:
+                # "not executed" speaks for this attempt only: an earlier one with this key may have committed
+                self._move(machine, State.OUTCOME_UNKNOWN)
+                self.emit("executor", "external.outcome_unknown", attempt, {
+                    "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown",
+                    "reason": f"the answer {response['status']!r} does not settle an earlier attempt"})
+                self._crash_at("after_record", attempt)
+                result = self.resolve_unknown(machine, key, attempt)
+                if result is not None:
+                    return result
+                unknown = machine.state is State.OUTCOME_UNKNOWN
+                continue
             self._move(machine, State.NOT_COMMITTED)
             self.emit("calendar service", "external.not_committed", attempt, {
                 "state": machine.state.value, "idempotency_key": key,

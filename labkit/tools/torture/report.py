@@ -112,7 +112,8 @@ def run_torture(kills: int = 200, clients: int = 3, races: int = 50, seed: int =
     for name, value, low in (("kills", kills, 0), ("clients", clients, 1), ("races", races, 0)):
         if not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    service_execute(service), runtime_options(runtime)          # clear errors for unknown names
+    service_execute(service)                    # a clear error for an unknown name, before any child starts
+    runtime_options(runtime)
     ctx = context(start_method)
     where = Path(root) if root is not None else scratch_root()
     report = TortureReport(seed, service, runtime, clients, races)
