@@ -47,7 +47,7 @@ def test_a_bounded_run_kills_200_times_races_50_rounds_and_keeps_every_promise(b
     unchecked = [name for name, checks, _ in report.invariant_rows() if checks == 0]
     assert unchecked == [], f"invariants never exercised: {unchecked}"
     assert report.checks["restart_queries_first"] == report.restarts
-    assert seconds < 120, f"the bounded run took {seconds:.0f} s"
+    assert seconds < 300, f"the bounded run took {seconds:.0f} s (about 20 s on an idle 2-core machine)"
 
 
 def test_the_kills_land_everywhere_on_the_execute_path(bounded):
