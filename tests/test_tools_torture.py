@@ -70,7 +70,7 @@ def test_racing_clients_get_one_commit_and_the_stored_response(bounded):
 
 
 def test_a_service_without_its_idempotency_check_is_caught(ctx):
-    report = run_torture(kills=30, clients=3, races=5, seed=20, service="no_idempotency")
+    report = run_torture(kills=20, clients=3, races=3, seed=20, service="no_idempotency")
     found = {name for name, _ in report.violations}
     assert "one_commit_per_key" in found, report.lines()
     assert {"one_event_per_commit", "no_event_without_commit"} & found, \
@@ -79,7 +79,7 @@ def test_a_service_without_its_idempotency_check_is_caught(ctx):
 
 
 def test_a_runtime_that_journals_after_the_send_is_caught(ctx):
-    report = run_torture(kills=40, clients=2, races=0, seed=20, runtime="journal_after_send")
+    report = run_torture(kills=20, clients=2, races=0, seed=20, runtime="journal_after_send")
     found = {name for name, _ in report.violations}
     assert "events_authorised" in found, report.lines()
 
