@@ -19,10 +19,11 @@ from pathlib import Path
 
 from benchmarks import results  # installed with labkit (pyproject.toml), so no sys.path edit
 
-SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports")
+SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports", "torture")
 #: repetitions per section: (full run, --quick)
 REPEATS = {"book": (2, 1), "labs": (5, 1), "widgets": (2, 1), "scaling": (5, 1),
-           "diffusion_stages": (3, 1), "traces": (3, 1), "imports": (3, 1)}
+           "diffusion_stages": (3, 1), "traces": (3, 1), "imports": (3, 1),
+           "torture": (1, 1)}
 QUICK_CONTEXTS = (16, 64, 256)
 
 
@@ -95,27 +96,35 @@ def _not_selected(section: str) -> dict:
 
         return {"available": False, "reason": reason, "bare_python_seconds": None, "modules": [
             {"module": m, "available": False, "seconds": None, "above_bare_seconds": None} for m in labels()]}
+    if section == "torture":
+        from benchmarks.torture import unavailable
+
+        return unavailable(reason)
     raise ValueError(f"unknown section {section!r}")
 
 
-#: section → (module, function); scaling also takes the contexts
+#: section → (module, function) for the sections that take only the repetitions
 RUNNERS = {"book": ("benchmarks.book", "book_reexecution"),
            "labs": ("benchmarks.labs_vs_baseline", "labs_vs_baseline"),
            "widgets": ("benchmarks.widget_latency", "widget_latency"),
-           "scaling": ("benchmarks.scaling", "decoder_scaling"),
            "diffusion_stages": ("benchmarks.diffusion_stages", "diffusion_stages"),
            "traces": ("benchmarks.traces", "trace_runs"),
            "imports": ("benchmarks.imports", "import_costs")}
 
 
-def run_section(section: str, repeats: int, contexts) -> dict:
+def run_section(section: str, repeats: int, contexts, quick: bool = False) -> dict:
     import importlib
 
+    if section == "scaling":
+        from benchmarks.scaling import decoder_scaling
+        return decoder_scaling(contexts, repeats)
+    if section == "torture":                   # one run: its figures are counts, its time is one wall time
+        from benchmarks.torture import FULL, QUICK, torture_run
+        return torture_run(**(QUICK if quick else FULL))
     if section not in RUNNERS:
         raise ValueError(f"unknown section {section!r}")
     module, function = RUNNERS[section]
-    runner = getattr(importlib.import_module(module), function)
-    return runner(contexts, repeats) if section == "scaling" else runner(repeats)
+    return getattr(importlib.import_module(module), function)(repeats)
 
 
 def measure(sections=SECTIONS, *, quick: bool = False, repeats: int | None = None, contexts=None,
@@ -134,7 +143,7 @@ def measure(sections=SECTIONS, *, quick: bool = False, repeats: int | None = Non
             out[section] = _not_selected(section)
             continue
         t = time.perf_counter()
-        out[section] = run_section(section, chosen[section], contexts)
+        out[section] = run_section(section, chosen[section], contexts, quick)
         if progress:
             progress(f"{section}: {time.perf_counter() - t:.1f} s")
     result = {
