@@ -137,6 +137,8 @@ class LabServer:
             f"--ServerApp.root_dir={self.root}",
             "--ServerApp.allow_root=True",
             "--LabApp.expose_app_in_browser=True",
+            # as `make lab` and `labkit lab`: pages open unmodified, one entry per page
+            "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
         ]
 
     def start(self, timeout: float = 60.0) -> None:
