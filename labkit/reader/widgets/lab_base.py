@@ -21,7 +21,11 @@ from html import escape
 from labkit.reader import new_figure
 from labkit.reader.stepper import cached_png, content_key, live_png, remember_png
 
-__all__ = ["WidgetView"]
+__all__ = ["LIVE_CAPTION", "WidgetView"]
+
+LIVE_CAPTION = ("<span style='font-size:90%;color:#555'><b style='color:#2a7a2a'>● live</b> — "
+                "move the controls; the figure after this widget is its default state, drawn once "
+                "(the one the static book shows)</span>")
 
 
 class WidgetView:
@@ -40,7 +44,18 @@ class WidgetView:
     size: tuple[float, float] = (9.0, 3.4)
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
+        return self.framed()._repr_mimebundle_(**kwargs)
+
+    _framed = None
+
+    def framed(self):
+        """The box under a one-line caption that tells the live widget from the static
+        figure the page shows after it (the static book shows only that figure)."""
+        if self._framed is None:
+            import ipywidgets as widgets
+
+            self._framed = widgets.VBox([widgets.HTML(LIVE_CAPTION), self.box])
+        return self._framed
 
     def _draw(self, draw, state, size: tuple[float, float] | None = None) -> None:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""
@@ -57,6 +72,7 @@ class WidgetView:
             if key is not None:
                 remember_png(key, png)
         self.image.value = png
+        self.image.layout.display = None           # shown again once the input is good
 
     #: (drawing, size, axes positions, suptitle position) of this widget's first picture
     _layout = None
@@ -85,6 +101,9 @@ class WidgetView:
         return png
 
     def _refuse(self, exc: Exception) -> None:
-        """Show why the input cannot be drawn; the previous state and picture stay."""
+        """Show why the input cannot be drawn.  The previous state stays, but its picture is
+        hidden: beside the error it would look like the drawing of the refused input."""
         self.error = str(exc)
+        if self.image is not None:
+            self.image.layout.display = "none"
         self.message.value = f"<b>cannot draw:</b> {escape(str(exc))}"
