@@ -289,7 +289,7 @@ JS_FIGURES = """() => {
       const r = img.getBoundingClientRect(), a = area.getBoundingClientRect();
       found.push({cell: index, natural: [img.naturalWidth, img.naturalHeight],
                   rendered: [Math.round(r.width), Math.round(r.height)],
-                  area: Math.round(a.width), overflow: r.right > a.right + 1 || area.scrollWidth > area.clientWidth + 1});
+                  area: Math.round(a.width), sized: img.hasAttribute('width'), overflow: r.right > a.right + 1 || area.scrollWidth > area.clientWidth + 1});
     }
   });
   return found;
@@ -301,11 +301,13 @@ MIN_FIGURE_SCALE = 9 / (8 * 100 / 72)
 
 
 def figure_problems(figures: list[dict]) -> list[str]:
-    """Images shrunk so far that their smallest text falls below 9 px, or overflowing."""
+    """Images shrunk so far that their smallest text falls below 9 px, or overflowing.  An
+    image the page sizes itself (``PNG(data, width=…)``: a picture, not a figure with text) is
+    only checked for overflow."""
     problems = []
     for f in figures:
         scale = f["rendered"][0] / f["natural"][0]
-        if scale < MIN_FIGURE_SCALE - 0.005:
+        if scale < MIN_FIGURE_SCALE - 0.005 and not f.get("sized"):
             problems.append(f"cell {f['cell']}: a {f['natural'][0]} px figure shown at {f['rendered'][0]} px "
                             f"(×{scale:.2f}: its 8 pt text falls to {scale * 8 * 100 / 72:.1f} px)")
         if f["overflow"]:
