@@ -29,9 +29,11 @@ $(STAMP): pyproject.toml jupyter/overrides.json
 
 setup: $(STAMP)
 
-## Open the book in JupyterLab at its first page (MyST pages open as notebooks).
+## Open the book in JupyterLab at its first page (MyST pages open as notebooks, open
+## unmodified, and the file browser lists one entry per page: labkit/cli/lab_contents.py).
+LAB_CONTENTS := --ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root,) \
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(LAB_CONTENTS) $(if $(filter 0,$(shell id -u)),--allow-root,) \
 	    notebooks/00-preface.md
 
 ## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval.

@@ -154,6 +154,18 @@ def test_speculative_widget_picture_equals_its_static_figure():
     assert differing == 0, f"widget and static figure differ in {differing} pixels"
 
 
+def test_a_refused_input_hides_the_old_picture_until_the_input_is_good():
+    """Beside "cannot draw", the previous picture would read as the drawing of the bad input."""
+    from labkit.reader.widgets.rl import speculative_sampler
+
+    sampler = speculative_sampler(samples=10_000)
+    assert sampler.image.value and sampler.image.layout.display is None
+    sampler.p_text.value = "0.5 0.6 0.1"
+    assert sampler.error and sampler.image.layout.display == "none"
+    sampler.p_text.value = "0.6 0.3 0.1"
+    assert sampler.error is None and sampler.image.layout.display is None
+
+
 def test_expected_tokens_per_target_call_closed_form_enumeration_and_simulation():
     alphas = np.array([0.0, 0.3, 0.8, 0.95])
     for k in (1, 4, 8):

@@ -28,16 +28,23 @@ def check_rows(case: FaultCase) -> list[tuple[str, bool, str]]:
     ]
 
 
+ERROR_AXIS = (1e-17, 1e2)  # every mode's errors (1e-16 … 1.6) on one scale
+
+
 def draw_fault_view(case: FaultCase, figure) -> None:
     """Per-position max |logit error| bars on the left, the three checks on the right."""
     bars, notes = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
     error = case.per_position_error
-    bars.bar(np.arange(error.size), error, color="tab:red" if case.caught_by else "tab:green")
+    # one fixed log axis for every mode, so modes compare at a glance; a zero error sits on the floor
+    bars.bar(np.arange(error.size), np.maximum(error, ERROR_AXIS[0]),
+             color="tab:red" if case.caught_by else "tab:green")
     bars.axhline(1e-12, color="0.4", linewidth=0.8, linestyle="--")
+    bars.text(error.size - 0.5, 1e-12, "tolerance 1e-12", ha="right", va="bottom", fontsize=8, color="0.3")
     bars.set_xticks(range(error.size))
     bars.set_xlabel("decode position")
     bars.set_ylabel("max |cached − full| logit")
-    bars.set_ylim(0, max(1.0, float(error.max()) * 1.15))
+    bars.set_yscale("log")
+    bars.set_ylim(*ERROR_AXIS)
     bars.set_title(case.mode, fontsize=10)
     notes.axis("off")
     lines = [f"{'PASS' if passed else 'FAIL'}  {name}: {seen}" for name, passed, seen in check_rows(case)]
@@ -62,7 +69,9 @@ class CacheFaultToggles(WidgetView):
 
         self._cases: dict[str, FaultCase] = {}
         self.case: FaultCase = self._case(mode)
-        self.mode_buttons = widgets.ToggleButtons(options=list(MODES), value=mode, description="mode")
+        # radio buttons: every mode's full name shows and the chosen one is unmistakable
+        self.mode_buttons = widgets.RadioButtons(options=list(MODES), value=mode, description="mode",
+                                                 layout=widgets.Layout(width="auto"))
         self.checks = widgets.HTML()
         self.image = widgets.Image(format="png")
         self.mode_buttons.observe(self.update, names="value")

@@ -24,7 +24,11 @@ import numpy as np
 from labkit.reader import new_figure
 from labkit.reader.png import content_key, figure_png, render
 
-__all__ = ["WidgetView", "fmt_numbers", "parse_numbers", "static_figure"]
+__all__ = ["LIVE_CAPTION", "WidgetView", "fmt_numbers", "parse_numbers", "static_figure"]
+
+LIVE_CAPTION = ("<span style='font-size:90%;color:#555'><b style='color:#2a7a2a'>● live</b> — "
+                "move the controls; the figure after this widget is its default state, drawn once "
+                "(the one the static book shows)</span>")
 
 
 class WidgetView:
@@ -43,7 +47,18 @@ class WidgetView:
     size: tuple[float, float] = (9.0, 3.4)
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
+        return self.framed()._repr_mimebundle_(**kwargs)
+
+    _framed = None
+
+    def framed(self):
+        """The box under a one-line caption that tells the live widget from the static
+        figure the page shows after it (the static book shows only that figure)."""
+        if self._framed is None:
+            import ipywidgets as widgets
+
+            self._framed = widgets.VBox([widgets.HTML(LIVE_CAPTION), self.box])
+        return self._framed
 
     def _draw(self, draw, state, size: tuple[float, float] | None = None) -> None:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""
@@ -52,6 +67,7 @@ class WidgetView:
         size = size or self.size
         key = content_key(draw.__module__, draw.__qualname__, size, state)
         self.image.value = render(key, lambda: self._render(draw, state, size))
+        self.image.layout.display = None  # shown again once the input is good
 
     #: (drawing, size, axes positions, suptitle position) of this widget's first picture
     _layout = None
@@ -92,8 +108,11 @@ class WidgetView:
         self._draw(draw, state, size)
 
     def _refuse(self, exc: Exception) -> None:
-        """Show why the input cannot be drawn; the previous state and picture stay."""
+        """Show why the input cannot be drawn.  The previous state stays, but its picture is
+        hidden: beside the error it would look like the drawing of the refused input."""
         self.error = str(exc)
+        if self.image is not None:
+            self.image.layout.display = "none"
         self.message.value = f"<b>cannot draw:</b> {escape(str(exc))}"
 
 

@@ -85,7 +85,7 @@ def draw_speculative_view(state: SpeculativeState, figure) -> None:
     exact.set_ylabel("probability")
     gap = float(np.abs(state.output - state.p).sum()) / 2
     exact.set_title(f"exact law, β = {state.mass.reject_probability:.4f}, TV to p = {gap:.4f}", fontsize=10)
-    exact.legend(fontsize=8, loc="upper right")
+    exact.legend(fontsize=8, loc="upper right", markerscale=0.35)  # p's wide tick, not through the label
     top = float(max(state.p.max(), state.output.max(), state.observed.max()))
     exact.set_ylim(0, top * 1.35)
 
