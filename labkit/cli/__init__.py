@@ -25,6 +25,7 @@ TOP_COMMANDS = {
     "faults": ("labkit.cli.faults", "run the fault-injection supplement and write its JSON report"),
     "fixtures": ("labkit.cli.fixtures", "build the fixtures, or check them against their recipes"),
     "check": ("labkit.cli.check", "list the exercises, or check a solution file against one"),
+    "lab": ("labkit.cli.lab", "open the book in JupyterLab at its first page (what `make lab` does)"),
     "class-copy": ("labkit.cli.classcopy", "write a copy of the book without its answer key (solutions/)"),
 }
 
