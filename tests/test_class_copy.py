@@ -8,11 +8,14 @@ key — they must skip with the message, not fail — plus the CLI checks of the
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from conftest import ANSWER_KEY_MISSING, REPO
 
 from labkit.cli import classcopy
+
+REPO = Path(__file__).resolve().parents[1]
+ANSWER_KEY_MISSING = "solutions/ (the answer key) is not in this copy"     # tests/conftest.py says it
 
 SOLUTION_TESTS = ["tests/test_check.py::test_every_exercise_has_exactly_one_solution",
                   "tests/test_check.py::test_solution_passes",
@@ -55,7 +58,7 @@ def test_solution_tests_skip_with_a_message_and_the_others_run_in_a_class_copy(c
     tail = done.stdout[-3000:]
     assert done.returncode == 0, tail
     assert " failed" not in tail and "2 passed" in tail, tail      # the two that need no key ran
-    assert ANSWER_KEY_MISSING.split(" — ")[0] in tail, tail
+    assert ANSWER_KEY_MISSING in tail, tail
     skipped = int(tail.rsplit(" skipped", 1)[0].rsplit(" ", 1)[-1])
     assert skipped == len(SOLUTION_TESTS) - 1 + len(check_exercises()), tail
 

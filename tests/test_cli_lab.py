@@ -4,11 +4,13 @@ tests/browser/test_browser_labkit_lab.py)."""
 import ast
 import json
 import sys
+from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from labkit.cli import lab, main
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_packaged_settings_are_the_books_settings():

@@ -12,12 +12,14 @@ from __future__ import annotations
 import base64
 import io
 import json
+from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from labkit.reader import show_source
 from labkit.reader.images import PNG
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def stored_notebooks():

@@ -13,8 +13,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from conftest import REPO
 
+REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 
 
