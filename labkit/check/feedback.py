@@ -4,7 +4,8 @@ Level 1 (the first wrong run) shows where the answer diverges, both values and t
 revisit.  Level 2 (``result.more()``, or the second wrong run of the same exercise) adds the
 exercise's rule and its precise hint, which may state the formula.
 
-Numbers are shown short — 4 significant digits — and only as long as it takes to tell the
+Numbers are shown short — 4 significant digits, through the book's formatter
+``labkit.reader.numbers.fmt`` — and only as long as it takes to tell the
 reader's value from the expected one (0.2 vs 0.19999999999999996 shows the last digits, since
 that *is* the divergence).
 """
@@ -30,10 +31,9 @@ def short_float(value: float, digits: int | None = SIGNIFICANT) -> str:
     ``digits=None``: the shortest text that reads back as exactly ``value``."""
     if digits is None or math.isnan(value) or math.isinf(value):
         return repr(float(value))
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    text = f"{value:.{digits}g}"
-    return text if any(c in text for c in ".en") else text + ".0"
+    from labkit.reader.numbers import fmt          # the book's one number formatter
+
+    return fmt(float(value), digits=digits)
 
 
 def _shape(value: Any, digits: int | None) -> Any:
