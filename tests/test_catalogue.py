@@ -28,8 +28,9 @@ EXPECTED = {
         "png_timestamp": ("d07", "tensors", "PNG encoder"),
     },
     "tool": {
-        "extra_field": ("t01", "discrete_state", "proposal decoding"),
-        "not_json": ("t01", "discrete_state", "proposal decoding"),
+        # §7.15: the extra field is caught where t03 would validate; t01/t02 stay the model's own
+        "extra_field": ("t03", "event_type_and_parent", "a field outside the ToolSpec"),
+        "not_json": ("t02", "event_type_and_parent", "between decoder and parser"),
         "confirmation_mismatch": ("t07", "event_type_and_parent", "confirmation binding"),
         "tampered_digest": ("t07", "event_type_and_parent", "confirmation binding"),
         "unauthorized": ("t05", "event_type_and_parent", "authorisation"),

@@ -49,7 +49,7 @@ def _decoder(name: str) -> Callable[[TextTraceConfig], TextTraceConfig]:
     return lambda cfg: replace(cfg, decoder_faults=DecoderFaults.named(name))
 
 
-_MISORDERED = ("grammar_mask", "repetition_transforms", "temperature", "truncation",
+_MISORDERED = ("grammar_mask", "repetition_transforms", "temperature_disabled", "truncation_disabled",
                "minimum_length_eos_mask", "control_token_mask")
 
 FAULTS: dict[str, TextFault] = {f.name: f for f in (

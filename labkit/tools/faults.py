@@ -30,8 +30,8 @@ class ToolFault:
 
 
 FAULTS: dict[str, ToolFault] = {f.name: f for f in (
-    ToolFault("extra_field", "proposal source (grammar bypassed)", "t01", "discrete_state"),
-    ToolFault("not_json", "proposal source (grammar bypassed)", "t01", "discrete_state"),
+    ToolFault("extra_field", "arguments merged after parsing (grammar bypassed)", "t03"),
+    ToolFault("not_json", "proposal bytes cut short on the way to the parser", "t02"),
     ToolFault("confirmation_mismatch", "runtime (arguments edited after approval)", "t07"),
     ToolFault("tampered_digest", "confirmation store", "t07"),
     ToolFault("unauthorized", "authorisation policy", "t05"),

@@ -150,8 +150,8 @@ TOOL = TraceContract(
     title="Tool trace",
     event_prefix="t",
     initial_object="messages + ToolSpec + subject",
-    model_state="each model call's own cache and logits",
-    runtime_update="parse, validate, authorise, confirm, execute",
+    model_state="each of the two model calls has its own cache and logits",
+    runtime_update="parse, validate, authorize, execute",
     irreversible_point="the external commit (t09)",
     random_entry="none in decoding; the external service creates the event ID",
     termination="second model call reaches EOS after the tool result is observed",
@@ -179,6 +179,8 @@ TOOL = TraceContract(
                         "decoder": "proposal decoding (grammar mask or model)"},
     decision_events=("proposal.generated",),
     branch_suspects={
+        "schema.rejected": "the arguments handed to validation (a field outside the ToolSpec, added after the grammar)",
+        "proposal.rejected": "the proposal bytes between decoder and parser (cut short)",
         "runtime.crashed": "the runtime process crashed mid-execution (recovery must resolve it from the journal)",
     },
 )
