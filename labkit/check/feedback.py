@@ -31,7 +31,7 @@ def short_float(value: float, digits: int | None = SIGNIFICANT) -> str:
     ``digits=None``: the shortest text that reads back as exactly ``value``."""
     if digits is None or math.isnan(value) or math.isinf(value):
         return repr(float(value))
-    from labkit.reader.numbers import fmt          # the book's one number formatter
+    from labkit.reader.numbers import fmt  # the book's one number formatter
 
     return fmt(float(value), digits=digits)
 
