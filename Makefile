@@ -17,7 +17,7 @@ export JUPYTER_PLATFORM_DIRS := 1
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib)
 
-.PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint clean
+.PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy clean
 
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
@@ -83,7 +83,12 @@ book-check: $(STAMP)
 	$(PY) -m labkit.devtools.book check
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check labkit tests benchmarks solutions
+	$(VENV)/bin/ruff check labkit tests benchmarks $(wildcard solutions)
+
+## A copy of the book for a class, without the answer key: make class-copy DEST=../class-copy
+class-copy: $(STAMP)
+	$(if $(DEST),,$(error give the copy a folder: make class-copy DEST=../class-copy))
+	$(VENV)/bin/labkit class-copy $(DEST)
 
 clean:
 	rm -rf build _build .pytest_cache

@@ -9,10 +9,16 @@ from __future__ import annotations
 import inspect
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from labkit.check import feedback
+from labkit.check.concepts import CONCEPTS
+
 registry: dict[str, ExerciseSpec] = {}
+
+#: wrong runs per exercise in this session (a pass resets it): the second shows level 2
+_wrong_runs: dict[str, int] = {}
 
 
 class CandidateProblem(Exception):
@@ -21,7 +27,12 @@ class CandidateProblem(Exception):
 
 @dataclass
 class CheckResult:
-    """The verdict on one candidate."""
+    """The verdict on one candidate.
+
+    ``concept`` is the first-level hint (the idea to revisit); ``rule`` and ``hint`` are the
+    second level (they may state the formula). A failed result shows level 1 until the reader
+    asks for more (``result.more()``) or runs the same exercise wrong a second time.
+    """
 
     exercise: str
     passed: bool
@@ -31,36 +42,21 @@ class CheckResult:
     got: Any = None
     expected: Any = None
     hint: str | None = None
+    concept: str | None = None
+    level: int = 1
 
     def __bool__(self) -> bool:
         return self.passed
 
+    def more(self) -> CheckResult:
+        """The same verdict with the rule and the precise hint shown (level 2)."""
+        return replace(self, level=2)
+
     def __repr__(self) -> str:
-        if self.passed:
-            return f"✔ {self.exercise}: {self.message}"
-        lines = [f"✘ {self.exercise}: {self.message}"]
-        if self.where:
-            lines.append(f"  first divergence : {self.where}")
-        if self.rule:
-            lines.append(f"  rule             : {self.rule}")
-        if self.where or self.rule:
-            lines.append(f"  your value       : {_short(self.got)}")
-            lines.append(f"  expected         : {_short(self.expected)}")
-        if self.hint:
-            lines.append(f"  hint             : {self.hint}")
-        return "\n".join(lines)
+        return feedback.as_text(self, self.level)
 
-
-def _short(value: Any, limit: int = 200) -> str:
-    try:
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            value = np.array2string(value, precision=6, threshold=40)
-    except ImportError:  # pragma: no cover
-        pass
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    def _repr_html_(self) -> str:
+        return feedback.as_html(self, self.level)
 
 
 @dataclass(frozen=True)
@@ -80,10 +76,30 @@ class ExerciseSpec:
         except CandidateProblem as problem:
             return CheckResult(self.name, False, str(problem))
         result.exercise = self.name  # a checker's verdict carries the name its decorator knows
-        return result
+        return _escalate(self.name, result)
 
     def __repr__(self) -> str:
         return f"exercise {self.name}({', '.join(self.signature)}) — {self.task} [{self.page}]"
+
+
+def _escalate(name: str, result: CheckResult) -> CheckResult:
+    """Attach the exercise's concept; a second wrong answer in a row shows level 2.
+
+    Only a wrong answer counts (a stub or a crash is not an attempt at the idea)."""
+    if result.passed:
+        _wrong_runs.pop(name, None)
+        return result
+    if result.concept is None:
+        result.concept = CONCEPTS.get(name)
+    _wrong_runs[name] = _wrong_runs.get(name, 0) + 1
+    if _wrong_runs[name] >= 2:
+        result.level = 2
+    return result
+
+
+def reset_attempts() -> None:
+    """Forget every wrong run (the next wrong answer of each exercise shows level 1 again)."""
+    _wrong_runs.clear()
 
 
 def exercise(name: str, page: str, signature: tuple[str, ...], task: str | None = None):

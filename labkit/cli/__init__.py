@@ -24,7 +24,9 @@ TOP_COMMANDS = {
     "labs": ("labkit.cli.labs", "run the eight mechanism labs and write their JSON report"),
     "faults": ("labkit.cli.faults", "run the fault-injection supplement and write its JSON report"),
     "fixtures": ("labkit.cli.fixtures", "build the fixtures, or check them against their recipes"),
-    "check": ("labkit.cli.check", "check an exercise solution against the reference runtime"),
+    "check": ("labkit.cli.check", "list the exercises, or check a solution file against one"),
+    "lab": ("labkit.cli.lab", "open the book in JupyterLab at its first page (what `make lab` does)"),
+    "class-copy": ("labkit.cli.classcopy", "write a copy of the book without its answer key (solutions/)"),
 }
 
 
