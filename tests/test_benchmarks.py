@@ -15,14 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from benchmarks import book, fit, results, stats
+from benchmarks.compare import report_gaps
+from benchmarks.labs_vs_baseline import SOURCE_DIR, extract_source_scripts
+from benchmarks.widget_latency import WidgetCase, measure_case
 
-from benchmarks import book, fit, results, stats  # noqa: E402
-from benchmarks.compare import report_gaps  # noqa: E402
-from benchmarks.labs_vs_baseline import SOURCE_DIR, extract_source_scripts  # noqa: E402
-from benchmarks.widget_latency import WidgetCase, measure_case  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------------ stats
@@ -377,7 +375,6 @@ def test_every_labkit_lab_has_a_baseline_function():
     assert missing == [], f"baseline_labs.py lacks {missing}"
 
 
-@pytest.mark.skipif(not (REPO / "labkit" / "diffusion" / "pipeline.py").exists(), reason="trace two not in this checkout")
 def test_staged_diffusion_png_equals_run_diffusion_png():
     """The stages timed one by one (left) produce the trace's own PNG (right), byte for byte."""
     from benchmarks.diffusion_stages import STAGES, _staged_once
@@ -414,3 +411,21 @@ def test_the_stored_player_reference_covers_every_embedded_player():
     stored = {r["player"] for r in players.load_reference()["harness"]["players"]}
     expected = {players._key(page, name) for page, embeds in EMBEDS.items() for name in embeds}
     assert stored == expected
+
+
+def test_the_torture_entry_reports_its_counts_and_violations_in_a_valid_result():
+    from benchmarks.run import measure
+    from benchmarks.torture import torture_run
+
+    small = torture_run(kills=5, races=2)
+    assert small["available"] and small["kills"] >= 5 and small["violations"] == 0
+    assert small["race_requests"] == 2 * 2 * small["clients"]
+    result = measure(["scaling"], quick=True, repeats=1, contexts=[4, 8])
+    assert result["torture"]["available"] is False, "not selected: no run"
+    result["torture"] = small
+    result["summary"] = results.summary_rows(result)
+    results.validate(result)
+    assert "torture: violations in" in results.format_table(result)
+    assert [r["meets_target"] for r in result["summary"] if r["measure"].startswith("torture: violations")] == [True]
+    del result["torture"]
+    results.validate(result)            # results measured before the entry existed stay valid

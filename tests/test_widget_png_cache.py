@@ -1,11 +1,11 @@
 """The widgets' PNG cache: a revisited state is shown without drawing, a new state is drawn,
-and the key tells states apart by content (``labkit.reader.stepper.render_png``, ``WidgetView._draw``)."""
+and the key tells states apart by content (``labkit.reader.png``: ``render_png``, ``WidgetView._draw``)."""
 
 import numpy as np
 import pytest
 
-import labkit.reader.stepper as stepper
-from labkit.reader.stepper import content_key
+import labkit.reader.png as renderer
+from labkit.reader.png import content_key
 
 
 @pytest.fixture(scope="module")
@@ -16,16 +16,16 @@ def first_call():
 
 
 def test_cache_fault_toggles_revisit_does_not_redraw():
-    from labkit.reader.widgets.attention import cache_fault_toggles
+    from labkit.reader.widgets.cache_faults import cache_fault_toggles
 
     toggles = cache_fault_toggles("correct")
     correct_png = toggles.image.value
     toggles.mode_buttons.value = "reset_rope_position"
     assert toggles.image.value != correct_png, "a new mode must show a new picture"
-    before = stepper.RENDERS
+    before = renderer.RENDERS
     toggles.mode_buttons.value = "correct"
     toggles.mode_buttons.value = "reset_rope_position"
-    assert stepper.RENDERS == before, f"two revisits drew {stepper.RENDERS - before} pictures, expected 0"
+    assert renderer.RENDERS == before, f"two revisits drew {renderer.RENDERS - before} pictures, expected 0"
     assert toggles.image.value != correct_png and toggles.case.mode == "reset_rope_position"
 
 
@@ -40,12 +40,12 @@ def test_content_key_tells_states_apart_by_content():
 
 
 def test_render_png_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(stepper, "PNG_CACHE_SIZE", 3)
+    monkeypatch.setattr(renderer, "PNG_CACHE_SIZE", 3)
     for i in range(5):
-        stepper.remember_png(("test", i), b"png%d" % i)
-    assert stepper.cached_png(("test", 0)) is None and stepper.cached_png(("test", 1)) is None, \
+        renderer.remember_png(("test", i), b"png%d" % i)
+    assert renderer.cached_png(("test", 0)) is None and renderer.cached_png(("test", 1)) is None, \
         "the oldest entries must be dropped beyond PNG_CACHE_SIZE"
-    assert stepper.cached_png(("test", 4)) == b"png4"
+    assert renderer.cached_png(("test", 4)) == b"png4"
 
 
 def test_a_button_press_inside_an_event_loop_draws_the_next_step_ahead(first_call):
@@ -53,26 +53,26 @@ def test_a_button_press_inside_an_event_loop_draws_the_next_step_ahead(first_cal
     the kernel is idle, so the following press shows a stored PNG."""
     import asyncio
 
-    from labkit.reader.stepper import clear_png_cache
+    from labkit.reader.png import clear_png_cache
     from labkit.reader.widgets.tools import GrammarStepper
 
     clear_png_cache()
     widget = GrammarStepper(first_call)                     # step 1 drawn and stored
     assert widget.schedule_prefetch() is False, "outside an event loop nothing may be scheduled"
-    before = stepper.RENDERS
+    before = renderer.RENDERS
 
     async def press_next_then_idle():
         widget.forward_button.click()                       # step 2 now; step 3 (and 1, stored) ahead
         for _ in range(100):
-            if stepper.RENDERS - before >= 2:
+            if renderer.RENDERS - before >= 2:
                 break
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.05)                           # any further (wrong) drawing would land here
 
     asyncio.run(press_next_then_idle())
-    drawn = stepper.RENDERS - before
+    drawn = renderer.RENDERS - before
     assert widget.step == 2
     assert drawn == 2, f"a press drew {drawn} pictures, expected 2 (step 2, then step 3 ahead)"
-    before = stepper.RENDERS
+    before = renderer.RENDERS
     widget.forward()
-    assert stepper.RENDERS == before, "step 3 was drawn ahead, yet drawn again when shown"
+    assert renderer.RENDERS == before, "step 3 was drawn ahead, yet drawn again when shown"

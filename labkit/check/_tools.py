@@ -1,0 +1,24 @@
+"""The tool runs the trace-three exercises plug their pieces into (pages 07–10)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from labkit.check import _support as support
+
+
+@lru_cache(maxsize=1)
+def decoder():
+    from labkit.tools.model import load_decoder
+
+    return load_decoder()
+
+
+def golden(scenario: str) -> list[dict]:
+    return support.golden("tool.jsonl" if scenario == "happy" else f"tool-{scenario}.jsonl")
+
+
+def run(scenario: str, hooks, spec=None):
+    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+
+    return run_tool_trace(ToolRunConfig.named(scenario), decoder=decoder(), spec=spec, hooks=hooks)
