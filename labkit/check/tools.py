@@ -44,9 +44,11 @@ def _golden(scenario: str) -> list[dict]:
 
 
 def _run(scenario: str, hooks, spec=None):
-    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+    from labkit.tools.faults import faulty_config
+    from labkit.tools.runtime import run_tool_trace
 
-    return run_tool_trace(ToolRunConfig.named(scenario), decoder=_decoder(), spec=spec, hooks=hooks)
+    return run_tool_trace(faulty_config(None if scenario == "happy" else scenario), decoder=_decoder(), spec=spec,
+                          hooks=hooks)
 
 
 def _compare(name: str, case: str, expected: list[dict], got: list[dict], hint_for) -> CheckResult | None:

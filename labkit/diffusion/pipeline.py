@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.events import TraceRecorder, digest_bytes, tensor_summary
+from labkit.core.runtime import Config
 from labkit.diffusion.ddim import (
     BETA_END,
     BETA_START,
@@ -52,7 +53,7 @@ CFG_ORDER = ("negative", "positive")
 
 
 @dataclass(frozen=True)
-class DiffusionConfig:
+class DiffusionConfig(Config):
     """The fixed configuration of §7.6; every field is honoured by ``run_diffusion``."""
 
     prompt: str = PROMPT
@@ -78,7 +79,6 @@ class DiffusionConfig:
     vae_scaling: bool = True
     png_text: tuple[tuple[str, str], ...] = ()
     trace_id: str = "trace-diffusion-001"
-    fault: str | None = None
 
     def __post_init__(self):
         fixed = {"text_encoder_id": TEXT_ENCODER_ID, "denoiser_id": DENOISER_ID, "vae_id": VAE_ID,
@@ -105,9 +105,6 @@ class DiffusionConfig:
     @property
     def timesteps(self) -> list[int]:
         return inference_timesteps(self.num_inference_steps, self.timestep_spacing)
-
-    def replace(self, **changes) -> DiffusionConfig:
-        return dataclasses.replace(self, **changes)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.events import TraceRecorder, tensor_summary
+from labkit.core.runtime import Config
 from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
 from labkit.text.model import CONFIG, load_decoder, load_weights
 from labkit.text.processors import (
@@ -59,7 +60,7 @@ class WeightPerturbation:
 
 
 @dataclass(frozen=True)
-class TextTraceConfig:
+class TextTraceConfig(Config):
     """Everything that decides trace one; a named fault is a change of one of these fields."""
 
     trace_id: str = "trace-text-001"
@@ -84,9 +85,6 @@ class TextTraceConfig:
             "".encode(self.detokenizer_encoding)
         except LookupError:
             raise ValueError(f"detokenizer_encoding must be a codec name, got {self.detokenizer_encoding!r}") from None
-
-    def with_changes(self, **changes) -> TextTraceConfig:
-        return replace(self, **changes)
 
 
 @dataclass

@@ -53,7 +53,8 @@ def build(dest: Path) -> list[str]:
     from labkit.core.fixtures import save_arrays, write_json
     from labkit.nn import Decoder
     from labkit.tools.model import CONFIG, WEIGHTS_FILE, fit_weights
-    from labkit.tools.runtime import SCENARIOS, ToolRunConfig, run_tool_trace
+    from labkit.tools.faults import SCENARIOS, faulty_config
+    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
     from labkit.tools.tokenizer import vocabulary
     from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
 
@@ -72,7 +73,7 @@ def build(dest: Path) -> list[str]:
     if compact_json(TARGET_ARGUMENTS).encode() != happy.arguments_bytes or happy.answer != TARGET_SUMMARY:
         raise RuntimeError("fitted weights do not reproduce the §7.11 arguments and the §7.14 summary")
     for name in SCENARIOS:
-        trace = happy if name == "happy" else run_tool_trace(ToolRunConfig.named(name), decoder=decoder, spec=spec)
+        trace = happy if name == "happy" else run_tool_trace(faulty_config(name), decoder=decoder, spec=spec)
         rel = "traces/tool.jsonl" if name == "happy" else f"traces/tool-{name}.jsonl"
         write_jsonl(trace.events, dest / rel)
         written.append(rel)

@@ -11,7 +11,7 @@ before the step it authorises; execution is ``labkit.tools.executor``, and a cra
 ``CrashPlan`` in the config) is followed by a restart that resolves the Invocation from
 the journal (``labkit.tools.recovery``), querying the service instead of re-executing.
 
-A scenario is a change of the frozen ``ToolRunConfig`` (``ToolRunConfig.named(NAME)``):
+A scenario is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``):
 the proposal tampered past the grammar, an edit after approval, a tampered digest, a
 transport plan with timeouts and lost responses, a cancel after the commit, missing
 capabilities, a crash at a crash point, or a broken retry policy that mints a new key per
@@ -20,12 +20,13 @@ attempt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from labkit.core.events import TraceRecorder, tensor_summary
+from labkit.core.runtime import Config
 from labkit.tools.authorize import Principal, authorize
 from labkit.tools.calendar_service import CalendarService, ServiceTransport
 from labkit.tools.confirm import (
@@ -58,10 +59,9 @@ RECOVERY_GUIDANCE = ("the event exists; query it by event ID or idempotency key,
 
 
 @dataclass(frozen=True)
-class ToolRunConfig:
+class ToolRunConfig(Config):
     """Everything a run of trace three depends on (§7.10), plus the scenario's changes."""
 
-    scenario: str = "happy"
     trace_id: str = "trace-tool-001"
     clock: str = "2026-07-19T14:00:00+08:00"
     timezone: str = "Asia/Shanghai"
@@ -89,46 +89,6 @@ class ToolRunConfig:
             raise ValueError(f"retry_budget must be >= 1 attempt, got {self.retry_budget}")
         if self.proposal_tamper not in (None, "extra_field", "not_json"):
             raise ValueError(f"proposal_tamper must be None, 'extra_field' or 'not_json', got {self.proposal_tamper!r}")
-
-    @classmethod
-    def named(cls, scenario: str | None) -> ToolRunConfig:
-        """The configuration of a named scenario (``None`` or "happy": no change)."""
-        name = scenario or "happy"
-        if name not in SCENARIOS:
-            raise ValueError(f"unknown tool scenario {name!r}; expected one of {list(SCENARIOS)}")
-        return replace(cls(), scenario=name, **SCENARIOS[name][1])
-
-
-#: name → (what goes wrong, the config changes)
-SCENARIOS: dict[str, tuple[str, dict]] = {
-    "happy": ("the §7.10–7.14 fixture: one proposal, one approval, one commit, one summary", {}),
-    "extra_field": ("the proposal carries notify_all, injected past the grammar",
-                    {"proposal_tamper": "extra_field"}),
-    "not_json": ("the proposal bytes are cut short and do not parse", {"proposal_tamper": "not_json"}),
-    "confirmation_mismatch": ("the approval is for 09:00; the Invocation presented says 10:00",
-                              {"edit_after_approval": (("start", "2026-07-20T10:00:00+08:00"),)}),
-    "tampered_digest": ("the stored approval's digest was altered in one hex digit",
-                        {"tamper_digest": True}),
-    "timeout_before_commit": ("the service answers 'not committed' once; retried with the same key",
-                              {"transport_plan": ("not_committed", "deliver")}),
-    "response_lost_after_commit": ("the service commits but the answer is lost; resolved by query",
-                                   {"transport_plan": ("lose_response",)}),
-    "cancel_after_commit": ("the user cancels after t09; the event stays, the summary is skipped",
-                            {"cancel_after_commit": True}),
-    "unauthorized": ("the subject holds calendar.read only", {"capabilities": ("calendar.read",)}),
-    "retry_budget_exhausted": ("the service stays unavailable for the whole retry budget",
-                               {"transport_plan": ("unavailable",) * 3}),
-    "query_unavailable": ("every answer is lost and every lookup by key fails; the runtime ends in "
-                          "OUTCOME_UNKNOWN with the key to query", {"transport_plan": ("lose_response",) * 3,
-                                                                   "query_plan": ("unavailable",) * 3}),
-    "new_key_second_attempt": ("after a lost answer the runtime retries blindly with a new key",
-                               {"transport_plan": ("lose_response", "deliver"), "new_key_per_attempt": True}),
-    "crash_after_service_commit": ("the runtime dies after the service committed; the restart "
-                                   "queries by key", {"crash_point": "after_service_commit"}),
-    "crash_after_journal_write": ("the runtime dies after journaling EXECUTING, before sending; "
-                                  "the restart finds nothing and sends with the same key",
-                                  {"crash_point": "after_journal_write"}),
-}
 
 
 # -- the two model calls -----------------------------------------------------------------
