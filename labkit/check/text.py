@@ -127,10 +127,11 @@ class _EosProcessor:
         return row
 
     def run(self, config=None):
+        from labkit.text.hooks import TextHooks
         from labkit.text.runtime import run_text_trace
 
         self.outputs = []
-        return run_text_trace(config, processors={"minimum_length_eos_mask": self})
+        return run_text_trace(config, TextHooks(processors={"minimum_length_eos_mask": self}))
 
     def hint(self, div) -> str:
         return _eos_hint(div, self.outputs)
@@ -276,10 +277,11 @@ class _DecodeStep:
         return row
 
     def run(self, config=None):
+        from labkit.text.hooks import TextHooks
         from labkit.text.runtime import run_text_trace
 
         self.calls = []
-        return run_text_trace(config, decode_step=self)
+        return run_text_trace(config, TextHooks(decode_step=self))
 
     def hint(self, div) -> str:
         return _decode_hint(div, self._diagnose(div))

@@ -15,8 +15,9 @@ from __future__ import annotations
 from labkit.core import faults as S
 from labkit.core.faults import Fault, FirstDivergence, catalogue, configure
 from labkit.nn import DecoderFaults
+from labkit.text.model import WeightPerturbation
 from labkit.text.processors import DEFAULT_ORDER
-from labkit.text.runtime import TextTraceConfig, WeightPerturbation
+from labkit.text.runtime import TextTraceConfig
 
 _MISORDERED = ("grammar_mask", "repetition_transforms", "temperature", "truncation",
                "minimum_length_eos_mask", "control_token_mask")
