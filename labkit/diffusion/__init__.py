@@ -13,7 +13,6 @@ One idea per file:
 - ``pipeline`` — the run and its events d00–d08
 - ``hooks``   — ``DiffusionHooks``: the pieces a reader's function may replace in a run
 - ``faults``  — named faults as configurations
-- ``widgets`` — the latent viewer
 """
 
 from labkit.diffusion.ddim import alphas_cumprod, ddim_step, inference_timesteps

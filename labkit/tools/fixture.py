@@ -52,8 +52,8 @@ def build(dest: Path) -> list[str]:
     from labkit.core.events import write_jsonl
     from labkit.core.fixtures import save_arrays, write_json
     from labkit.nn import Decoder
-    from labkit.tools.model import CONFIG, WEIGHTS_FILE, fit_weights
     from labkit.tools.faults import SCENARIOS, faulty_config
+    from labkit.tools.model import CONFIG, WEIGHTS_FILE, fit_weights
     from labkit.tools.runtime import ToolRunConfig, run_tool_trace
     from labkit.tools.tokenizer import vocabulary
     from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
