@@ -254,8 +254,8 @@ def _tamper(raw: bytes, how: str | None) -> bytes:
     return raw
 
 
-def run_tool_trace(config: ToolRunConfig | None = None, *, decoder=None, spec: ToolSpec | None = None,
-                   hooks: ToolHooks | None = None) -> ToolTrace:
+def run_tool_trace(config: ToolRunConfig | None = None, hooks: ToolHooks | None = None, *, decoder=None,
+                   spec: ToolSpec | None = None) -> ToolTrace:
     """Run trace three under ``config``; returns the events t00… and everything computed.
 
     ``hooks`` (``labkit.tools.hooks.ToolHooks``) substitutes pieces of the runtime (the
