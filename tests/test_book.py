@@ -81,6 +81,7 @@ def book_copy(tmp_path):
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copy(REPO / "myst.yml", tmp_path / "myst.yml")
+    shutil.copy(REPO / "references.bib", tmp_path / "references.bib")
     return tmp_path
 
 
@@ -114,6 +115,32 @@ def test_a_broken_cross_reference_is_caught(book_copy):
     nb["cells"][0]["source"].append("\n\nSee [the missing section](#no-such-label).\n")
     ipynb.write_text(json.dumps(nb), encoding="utf-8")
     assert any("no-such-label" in p for p in book.myst_problems(book_copy))
+
+
+def test_every_citation_resolves_and_the_pages_cite_something():
+    assert not book.citation_problems(), "\n".join(book.citation_problems())
+    keys, problems = book.bibliography_keys()
+    assert not problems and len(keys) >= 18, (problems, sorted(keys))
+    cited = set()
+    for md in (REPO / "notebooks").rglob("*.md"):
+        cited.update(book.cited_keys(md.read_text(encoding="utf-8")))
+    assert cited == keys, f"cited but not listed: {sorted(cited - keys)}; listed but never cited: {sorted(keys - cited)}"
+
+
+def test_an_unknown_citation_key_is_caught(book_copy):
+    ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
+    nb = json.loads(ipynb.read_text(encoding="utf-8"))
+    nb["cells"][0]["source"].append("\n\nAs shown by {cite:p}`song2021ddim; nosuchpaper2099`.\n")
+    ipynb.write_text(json.dumps(nb), encoding="utf-8")
+    problems = book.citation_problems(book_copy)
+    assert len(problems) == 1 and "nosuchpaper2099" in problems[0] and "01-trace-record" in problems[0], problems
+    assert any("nosuchpaper2099" in p for p in book.myst_problems(book_copy))   # mystmd agrees
+    assert any("nosuchpaper2099" in p for p in book.check(book_copy))
+
+
+def test_a_missing_bibliography_file_is_caught(book_copy):
+    (book_copy / "references.bib").unlink()
+    assert any("does not exist" in p for p in book.citation_problems(book_copy))
 
 
 def test_hand_editing_a_stored_number_fails_nbval(book_copy):

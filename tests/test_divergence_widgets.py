@@ -13,7 +13,7 @@ def test_explorer_default_shows_the_perturbed_weight_at_e04():
 def test_changing_kind_and_fault_updates_the_diagnosis():
     explorer = divergence_explorer(render=False)
     explorer.kind_picker.value = "tool"
-    assert explorer.fault == "extra_field" and explorer.divergence.event_ids[0] == "t01"
+    assert explorer.fault == "extra_field" and explorer.divergence.event_ids[0] == "t03"
     explorer.fault_picker.value = "unauthorized"
     assert explorer.divergence.event_ids[0] == "t05"
     assert "authorization.denied" in explorer.summary_label.value

@@ -111,6 +111,13 @@ def test_tensor_summary_shape_dtype_position_digest_and_stats():
     json.dumps(summary)
 
 
+def test_tensor_summary_never_writes_a_negative_zero():
+    # A mean of ±1e-9 is the same value to 4 decimals on every BLAS kernel; JSON must agree too.
+    for sign in (1.0, -1.0):
+        stats = events.tensor_summary(np.array([sign * 1e-9, sign * 2e-9]), stats=True)["summary"]
+        assert json.dumps(stats) == '{"min": 0.0, "max": 0.0, "mean": 0.0}'
+
+
 # --- the recorder's direct check agrees with the Draft 2020-12 validator ---------------------
 
 from hypothesis import given, settings  # noqa: E402

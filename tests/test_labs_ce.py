@@ -103,9 +103,16 @@ def test_finite_difference_rejects_a_non_positive_step():
 def test_versus_source_says_exact_within_or_different():
     table = versus_source(
         [("same", 1.5, 1.5, 0.0), ("close", 4.4e-16, 2.2e-16, 1e-12), ("far", 0.25, 0.5, 1e-12),
-         ("lists", [[0.5, 0.25]], [[0.5, 0.25]], 0.0), ("text", "a", "b", 1.0)],
+         ("lists", [[0.5, 0.25]], [[0.5, 0.25]], 0.0), ("text", "a", "b", 1.0), ("ints", [1, 2], [1, 2], 0.0),
+         ("last bit", 0.2477276305125953, 0.2477276305125954, 0.0), ("residual off", 4.4e-16, 3e-3, 1e-12)],
         title="t",
     )
     verdicts = [row[-1] for row in table.rows]
-    assert verdicts == ["exact", "within 1e-12", "DIFFERENT", "exact", "DIFFERENT"], verdicts
-    assert table.headers == ["quantity", "source says", "labkit computes", "agree"]
+    assert verdicts == ["within 1e-12 rel.", "within 1e-12", "DIFFERENT", "within 1e-12 rel.", "DIFFERENT",
+                        "exact", "within 1e-12 rel.", "DIFFERENT"], verdicts
+    assert table.headers == ["quantity", "source's script, run", "labkit computes", "agree"]
+    # A discrepancy measure: the script's print format beside the verdict against the tolerance.
+    assert table.rows[1][1:3] == ["4.400e-16", "≤ 1e-12 ✓"]
+    assert table.rows[7][1:3] == ["4.400e-16", "3.0e-03 > 1e-12 ✗"]
+    # Other floats at the policy's 10 significant digits: one ulp apart shows the same text.
+    assert table.rows[6][1] == table.rows[6][2] == "0.2477276305"

@@ -109,3 +109,21 @@ def test_grpo_group_editor_follows_its_controls_without_a_browser():
     assert editor.state.sample_advantage[0] == pytest.approx(0.75 / 0.6, rel=1e-12)
     editor.rewards_text.value = "1 x"
     assert editor.error == "rewards must be numbers separated by spaces or commas, got '1 x'"
+
+
+def test_clip_is_flat_below_one_minus_eps_and_unbounded_above_for_negative_advantage():
+    ratios = np.array([0.1, 0.5, 0.79, 1.0, 1.3, 5.0, 50.0])
+    objective = grpo.ppo_clip_objective(ratios, -np.ones_like(ratios), 0.2)
+    np.testing.assert_allclose(objective[:3], [-0.8, -0.8, -0.8])       # flat: no pull further down
+    np.testing.assert_allclose(objective[3:], -ratios[3:])               # keeps falling with ρ
+    assert grpo.clip_gradient(ratios, -np.ones_like(ratios), 0.2)[:3].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_dual_clip_floors_only_the_negative_advantage_side():
+    ratios = np.array([0.5, 1.0, 2.0, 5.0, 50.0])
+    negative = grpo.dual_clip_objective(ratios, -np.ones(5), 0.2, dual=3.0)
+    np.testing.assert_allclose(negative, [-0.8, -1.0, -2.0, -3.0, -3.0])
+    positive = grpo.dual_clip_objective(ratios, np.ones(5), 0.2, dual=3.0)
+    np.testing.assert_allclose(positive, grpo.ppo_clip_objective(ratios, np.ones(5), 0.2))
+    with pytest.raises(ValueError, match="dual must be > 1"):
+        grpo.dual_clip_objective(ratios, np.ones(5), 0.2, dual=1.0)

@@ -152,3 +152,26 @@ def test_speculative_widget_picture_equals_its_static_figure():
     assert widget_pixels.shape == static_pixels.shape, f"widget {widget_pixels.shape} vs static {static_pixels.shape}"
     differing = int(np.any(widget_pixels != static_pixels, axis=-1).sum())
     assert differing == 0, f"widget and static figure differ in {differing} pixels"
+
+
+def test_expected_tokens_per_target_call_closed_form_enumeration_and_simulation():
+    alphas = np.array([0.0, 0.3, 0.8, 0.95])
+    for k in (1, 4, 8):
+        closed = (1 - alphas ** (k + 1)) / (1 - alphas)
+        np.testing.assert_allclose(speculative.expected_tokens_per_target_call(alphas, k), closed, rtol=1e-12)
+        for a in alphas:
+            law = speculative.accepted_length_law(float(a), k)
+            assert law.sum() == pytest.approx(1.0, abs=1e-12)
+            assert (np.arange(1, k + 2) * law).sum() == pytest.approx((1 - a ** (k + 1)) / (1 - a), rel=1e-12)
+    assert speculative.expected_tokens_per_target_call(1.0, 4) == pytest.approx(5.0)   # k drafts + bonus
+    rng = np.random.default_rng(5)
+    accepted = rng.random((200_000, 4)) < 0.8
+    tokens = 1 + np.where(accepted.all(axis=1), 4, np.argmin(accepted, axis=1))
+    assert tokens.mean() == pytest.approx(3.3616, abs=0.02)
+
+
+def test_expected_tokens_refuses_bad_alpha_and_k():
+    with pytest.raises(ValueError, match="alpha must be an acceptance rate"):
+        speculative.expected_tokens_per_target_call(1.2, 3)
+    with pytest.raises(ValueError, match="k must be an integer"):
+        speculative.expected_tokens_per_target_call(0.5, 2.5)

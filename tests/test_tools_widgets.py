@@ -56,7 +56,7 @@ def test_widget_image_and_static_figure_use_one_renderer(trace):
     assert stepper.image.value[:8] == b"\x89PNG\r\n\x1a\n"
     fig = grammar_step_figure(trace.first_call, step=8)
     titles = [ax.get_title() for ax in fig.axes]
-    assert "step 8/27: 155 of 256 tokens allowed" in titles
+    assert "step 8/27: 166 of 256 tokens allowed" in titles
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -79,7 +79,7 @@ def test_fault_toggle_state_follows_the_dropdowns():
 
     toggle = FaultToggle(images=False)
     assert (toggle.scenario_dropdown.value, toggle.crash_dropdown.value) == ("extra_field", "none")
-    assert toggle.divergence_label.value == "first divergence at t01 (discrete_state: arguments_utf8_hex)"
+    assert toggle.divergence_label.value == "first divergence at t03 (event_type_and_parent: event_type)"
     toggle.select("unauthorized")
     assert toggle.divergence_label.value == "first divergence at t05 (event_type_and_parent: event_type)"
     toggle.select("timeout_before_commit", "after_service_commit")

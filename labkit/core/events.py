@@ -289,7 +289,8 @@ def tensor_summary(
 
     ``digest`` hashes the raw little-endian bytes (use it for integer tensors and exact
     data); ``stats`` adds min/max/mean rounded to ``decimals`` for float tensors, which
-    are compared under a tolerance rather than bit for bit.
+    are compared under a tolerance rather than bit for bit.  A rounded zero is always
+    ``0.0``, never ``-0.0``.
     """
     import numpy as np
 
@@ -301,9 +302,11 @@ def tensor_summary(
         if arr.size == 0:
             raise TraceError("cannot summarise an empty tensor")
         values = arr.astype(np.float64)
+        # ``+ 0.0`` turns a rounded -0.0 into 0.0: a mean of -1e-9 on one BLAS kernel and
+        # +1e-9 on another must give the same golden trace.
         summary["summary"] = {
-            "min": round(float(values.min()), decimals),
-            "max": round(float(values.max()), decimals),
-            "mean": round(float(values.mean()), decimals),
+            "min": round(float(values.min()), decimals) + 0.0,
+            "max": round(float(values.max()), decimals) + 0.0,
+            "mean": round(float(values.mean()), decimals) + 0.0,
         }
     return summary

@@ -67,6 +67,8 @@ CONFIRMATION_BINDING = "confirmation binding (invocation digest)"
 COMMIT_BOUNDARY = "execution / idempotency (commit boundary)"
 EXTERNAL_SERVICE = "external service and the commit boundary (retries, idempotency key)"
 REQUEST_LIFECYCLE = "request lifecycle (cancellation after the commit boundary)"
+ARGUMENTS_PAST_GRAMMAR = "the arguments handed to validation (a field outside the ToolSpec, added after the grammar)"
+PROPOSAL_BYTES_CUT = "the proposal bytes between decoder and parser (cut short)"
 RUNTIME_CRASH = "the runtime process crashed mid-execution (recovery must resolve it from the journal)"
 TOOL_ARTIFACTS = "artifact versions (model, template, tokenizer or tool version)"
 

@@ -121,6 +121,19 @@ def build(dest: str | Path | None = None, names: list[str] | None = None) -> lis
     return written
 
 
+#: Float arrays drawn from a seeded generator rebuild to the same bits; 1e-6 leaves room for a
+#: different libm in the fan-in scaling and nothing more.
+SEEDED_ARRAY_BOUND = 1e-6
+#: Arrays solved by least squares through float32 forward passes move with the BLAS kernel and
+#: thread count.  (file, array) → bound on max |rebuilt − stored|; see fixtures/README.md.
+#: toy-decoder-v1's head: cond(H) = 4.5 for the five decision states, max |W_out| = 4.9, and a
+#: kernel moves each float32 hidden value by a few ulps (~1e-6 relative after two layers), so a
+#: kernel moves W_out by ≲ 4.5 · 4.9 · 1e-6 ≈ 2e-5 (observed: 1.7e-6); another recipe (e.g. the
+#: next seed) moves it by ~7.  What the weights do is checked exactly by the golden trace rebuilt
+#: from them (every argmax, mask and listed logit) and by the recipe's own |logit − target| < 1e-5.
+FITTED_ARRAY_BOUNDS = {("text/toy-decoder-v1.npz", "output"): 1e-4}
+
+
 def _same_file(built: Path, stored: Path) -> str | None:
     """None when equal; otherwise a sentence saying what differs."""
     if not stored.exists():
@@ -135,10 +148,10 @@ def _same_file(built: Path, stored: Path) -> str | None:
             if a[key].shape != b[key].shape or a[key].dtype != b[key].dtype:
                 return f"array {key!r}: {a[key].dtype}{list(a[key].shape)} vs {b[key].dtype}{list(b[key].shape)}"
             if np.issubdtype(a[key].dtype, np.floating):
-                # least-squares recipes may differ in the last bits across BLAS builds
                 gap = float(np.max(np.abs(a[key].astype(np.float64) - b[key].astype(np.float64)), initial=0.0))
-                if gap > 1e-6:
-                    return f"array {key!r} differs by up to {gap:.3g}"
+                bound = FITTED_ARRAY_BOUNDS.get((stored.parent.name + "/" + stored.name, key), SEEDED_ARRAY_BOUND)
+                if gap > bound:
+                    return f"array {key!r} differs by up to {gap:.3g} (bound {bound:g})"
             elif not np.array_equal(a[key], b[key]):
                 return f"array {key!r} differs"
         return None

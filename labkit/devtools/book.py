@@ -2,9 +2,10 @@
 
 ``myst build --html`` needs a theme from the internet; this check needs none.  It reads
 ``myst.yml``, makes sure every toc entry exists and every notebook is in the toc, then
-runs ``myst build --site`` with mystmd's API pointed at a closed loopback port (so it
-never reaches the network) and fails on any parse error or unresolved reference it
-reports before the theme step.
+checks that every citation key a page uses (``{cite}`key```, ``{cite:p}`a; b```) is in a
+bibliography file listed in ``myst.yml``, then runs ``myst build --site`` with mystmd's API
+pointed at a closed loopback port (so it never reaches the network) and fails on any parse
+error or unresolved reference (cross-reference or citation) it reports before the theme step.
 
     python -m labkit.devtools.book check
 """
@@ -73,6 +74,48 @@ def toc_problems(root: Path = REPO) -> list[str]:
     return problems
 
 
+_CITE_ROLE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]*)`")
+_BIB_ENTRY = re.compile(r"^@\w+\s*\{\s*([^,\s]+)\s*,", re.MULTILINE)
+
+
+def bibliography_keys(root: Path = REPO) -> tuple[set[str], list[str]]:
+    """Every entry key of the ``project.bibliography`` files, and the problems finding them."""
+    files = load_config(root).get("project", {}).get("bibliography") or []
+    keys: set[str] = set()
+    problems = []
+    for rel in files:
+        path = root / rel
+        if not path.exists():
+            problems.append(f"bibliography {rel!r} listed in myst.yml does not exist")
+            continue
+        keys.update(_BIB_ENTRY.findall(path.read_text(encoding="utf-8")))
+    return keys, problems
+
+
+def cited_keys(text: str) -> list[str]:
+    """The keys of every ``{cite…}`…``` role in ``text``, in order (keys split on ``,`` or ``;``)."""
+    return [key.strip() for role in _CITE_ROLE.findall(text)
+            for key in re.split(r"[,;]", role) if key.strip()]
+
+
+def citation_problems(root: Path = REPO) -> list[str]:
+    """A citation whose key no bibliography file holds, page by page (the ``.ipynb`` the book builds)."""
+    import json
+
+    keys, problems = bibliography_keys(root)
+    for rel in toc_files(load_config(root)):
+        path = root / rel
+        if path.suffix != ".ipynb" or not path.exists():
+            continue
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
+        for key in cited_keys(text):
+            if key not in keys:
+                problems.append(f"{rel}: citation {key!r} is not in the bibliography "
+                                f"({', '.join(load_config(root)['project'].get('bibliography') or ['none listed'])})")
+    return problems
+
+
 def myst_executable() -> str | None:
     here = Path(sys.executable).parent / "myst"
     return str(here) if here.exists() else shutil.which("myst")
@@ -105,6 +148,7 @@ def myst_problems(root: Path = REPO, timeout: int = 120) -> list[str]:
 def check(root: Path = REPO) -> list[str]:
     problems = toc_problems(root)
     if not problems:
+        problems += citation_problems(root)
         problems += myst_problems(root)
     return problems
 
@@ -118,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in problems:
         print(f"book: {line}")
     if not problems:
-        print("book check passed: toc complete, every page parsed, every reference resolved")
+        print("book check passed: toc complete, every page parsed, every reference and citation resolved")
     return 1 if problems else 0
 
 

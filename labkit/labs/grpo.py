@@ -71,6 +71,27 @@ def ppo_clip_objective(ratio, advantage, clip: float = CLIP) -> np.ndarray:
     return np.minimum(unclipped, clipped)
 
 
+def dual_clip_objective(ratio, advantage, clip: float = CLIP, dual: float = 3.0) -> np.ndarray:
+    """Dual-clip PPO: for Â < 0 the clipped objective is also floored at dual·Â; [N] → [N].
+
+    J_dual = max(J, dual·Â) where Â < 0, J elsewhere (dual > 1).  Plain PPO's J is unbounded
+    below for Â < 0 as ρ grows: one stale token with a huge ratio would dominate the batch.
+    """
+    if not dual > 1:
+        raise ValueError(f"dual must be > 1 (the floor sits at dual·Â below the clip), got {dual!r}")
+    adv = np.asarray(advantage, dtype=np.float64)
+    objective = ppo_clip_objective(ratio, adv, clip)
+    return np.where(adv < 0, np.maximum(objective, dual * adv), objective)
+
+
+def clip_gradient(ratio, advantage, clip: float = CLIP) -> np.ndarray:
+    """∂J/∂ρ of the clipped objective: Â where the unclipped term is chosen, 0 where clipped; [N] → [N]."""
+    rho = np.asarray(ratio, dtype=np.float64)
+    adv = np.asarray(advantage, dtype=np.float64)
+    clipped = ppo_clip_objective(rho, adv, clip) != rho * adv
+    return np.where(clipped, 0.0, adv)
+
+
 def _clip_by_case(rho: np.ndarray, adv: np.ndarray, clip: float) -> np.ndarray:
     """The same objective read case by case: Â ≥ 0 caps ρ at 1 + ε, Â < 0 floors it at 1 − ε."""
     return np.where(adv >= 0, np.minimum(rho, 1 + clip) * adv, np.maximum(rho, 1 - clip) * adv)

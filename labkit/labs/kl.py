@@ -76,3 +76,47 @@ def run(p=P, q=Q) -> dict:
         "identical_kl_nat": identical,
         "zero_reference_support": ZERO_SUPPORT_NOTE,
     }
+
+
+# --- estimating KL from samples (Schulman's k1, k2, k3) ----------------------------------
+#
+# A trainer never sums over the vocabulary of every sequence: it sees samples x ~ q (the
+# model's own tokens) and the log-ratio log r(x), r = p(x)/q(x).  Three per-sample estimators
+# of KL(q ‖ p) = E_q[−log r]:
+#     k1 = −log r                 unbiased, can be negative, high variance
+#     k2 = ½·(log r)²             ≥ 0, biased (low bias when p ≈ q)
+#     k3 = (r − 1) − log r        ≥ 0, unbiased because E_q[r] = 1 (GRPO's in-loss KL term)
+
+ESTIMATORS = ("k1", "k2", "k3")
+
+
+def kl_estimators(log_ratio) -> dict[str, np.ndarray]:
+    """Per-sample estimators of KL(q ‖ p) from ``log_ratio`` = log(p(x)/q(x)), x ~ q: [N] → {name: [N]}."""
+    log_r = np.asarray(log_ratio, dtype=np.float64)
+    if not np.all(np.isfinite(log_r)):
+        raise ValueError(f"log_ratio must be finite (p(x) > 0 wherever q samples), got {log_r.tolist()}")
+    return {
+        "k1": -log_r,
+        "k2": 0.5 * log_r**2,
+        "k3": np.expm1(log_r) - log_r,       # (r − 1) − log r, exact near r = 1
+    }
+
+
+def estimator_moments(sampled, other) -> dict[str, tuple[float, float]]:
+    """Exact mean and standard deviation of k1, k2, k3 under x ~ ``sampled`` (the model q),
+    with r = ``other``/``sampled`` (the target p); both [V].  The true value is KL(q ‖ p)."""
+    q = as_distribution("sampled", sampled)
+    p = as_distribution("other", other)
+    if p.shape != q.shape:
+        raise ValueError(f"sampled and other must cover the same outcomes, got {q.size} and {p.size}")
+    support = q > 0
+    if np.any(p[support] == 0):
+        raise ValueError("other is 0 where sampled is not: log r = −∞ and KL(q ‖ p) is infinite")
+    weights = q[support]
+    values = kl_estimators(np.log(p[support] / q[support]))
+    moments = {}
+    for name in ESTIMATORS:
+        mean = float(np.sum(weights * values[name]))
+        std = float(np.sqrt(np.sum(weights * (values[name] - mean) ** 2)))
+        moments[name] = (mean, std)
+    return moments

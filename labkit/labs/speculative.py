@@ -121,6 +121,32 @@ def standard_error_units(observed: np.ndarray, p: np.ndarray, samples: int) -> f
     return float(np.max(np.abs(observed[live] - p[live]) / sigma))
 
 
+def expected_tokens_per_target_call(alpha, k: int):
+    """E[tokens per target forward pass] = (1 − α^{k+1}) / (1 − α) for ``k`` drafts; ``alpha`` scalar or [N].
+
+    Each draft is accepted with probability α independently (the i.i.d. simplification of
+    Leviathan et al.); the run stops at the first rejection, which still yields the residual
+    draw, and k accepted drafts earn a bonus token from the target's (k+1)-th distribution.
+    So tokens = 1 + (accepted drafts) and E = Σ_{j=0..k} α^j; α = 1 gives k + 1.
+    """
+    a = np.asarray(alpha, dtype=np.float64)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k must be an integer number of drafted tokens ≥ 0, got {k!r}")
+    if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+        raise ValueError(f"alpha must be an acceptance rate in [0, 1], got {a.tolist()}")
+    powers = a[..., None] ** np.arange(k + 1)          # [..., k+1]: α^0 … α^k
+    return powers.sum(axis=-1)
+
+
+def accepted_length_law(alpha: float, k: int) -> np.ndarray:
+    """P(tokens per target call = n) for n = 1 … k+1 → [k+1]; the law ``expected_tokens…`` averages."""
+    expected_tokens_per_target_call(alpha, k)             # validates alpha and k
+    n = np.arange(k + 1)                                   # accepted drafts before the stop
+    law = alpha**n * (1 - alpha)
+    law[-1] = alpha**k                                     # all k accepted (+ the bonus token)
+    return law
+
+
 def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> dict:
     """The speculative-sampling lab; returns the source report's ``speculative_sampling`` object.
 

@@ -6,6 +6,8 @@ import inspect
 import textwrap
 import warnings
 
+from labkit.reader.numbers import FLOAT32_DECIMALS, FLOAT64_DIGITS, fmt, fmt_bound, rounded  # noqa: F401
+
 # Fonts that carry the Chinese glyphs of the fixtures, in order of preference.
 CJK_FONT_NAMES = (
     "WenQuanYi Micro Hei",
@@ -144,9 +146,17 @@ class Table:
 
 
 def _cell(value) -> str:
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
+    return fmt(value) if _has_float(value) else str(value)
+
+
+def _has_float(value) -> bool:
+    import numpy as np
+
+    if isinstance(value, float | np.floating):
+        return True
+    if isinstance(value, np.ndarray):
+        return np.issubdtype(value.dtype, np.floating)
+    return isinstance(value, list | tuple) and any(_has_float(v) for v in value)
 
 
 def _width(text: str) -> int:

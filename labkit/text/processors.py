@@ -8,9 +8,11 @@ and returns a new array (the input is never changed).  A mask writes −∞ wher
 forbidden; a disabled transform returns its input unchanged.  §7.2 fixes the order:
 
     control_token_mask → minimum_length_eos_mask → grammar_mask
-    → repetition_transforms → temperature → truncation
+    → repetition_transforms → temperature_disabled → truncation_disabled
 
 and greedy selection then takes the first index of the maximum (a documented tie-break).
+A transform stage is listed under its own name when configured (``temperature``,
+``truncation``) and as ``<name>_disabled`` when it is off, as the chapter lists greedy's.
 """
 
 from __future__ import annotations
@@ -26,9 +28,15 @@ DEFAULT_ORDER = (
     "minimum_length_eos_mask",
     "grammar_mask",
     "repetition_transforms",
-    "temperature",
-    "truncation",
+    "temperature_disabled",
+    "truncation_disabled",
 )
+DISABLED = "_disabled"
+
+
+def stage_of(name: str) -> str:
+    """The processor a ``processor_order`` entry runs: ``temperature_disabled`` → ``temperature``."""
+    return name[: -len(DISABLED)] if name.endswith(DISABLED) else name
 TIE_BREAKS = ("first_index", "last_index")
 
 
@@ -44,7 +52,7 @@ class SamplingConfig:
     temperature, top_k, top_p: None = disabled (greedy needs none of them).
     """
 
-    processor_order: tuple[str, ...] = DEFAULT_ORDER
+    processor_order: tuple[str, ...] | None = None    # None: DEFAULT_ORDER, named by the config
     control_ids: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 19)
     eos_id: int = 18
     minimum_output_tokens: int = 1
@@ -59,13 +67,24 @@ class SamplingConfig:
     tie_break: str = "first_index"
 
     def __post_init__(self):
-        unknown = [name for name in self.processor_order if name not in PROCESSORS]
+        on = {"temperature": self.temperature is not None,
+              "truncation": self.top_k is not None or self.top_p is not None}
+        if self.processor_order is None:
+            named = tuple(stage_of(n) if on.get(stage_of(n)) else n for n in DEFAULT_ORDER)
+            object.__setattr__(self, "processor_order", named)
+        unknown = [name for name in self.processor_order if stage_of(name) not in PROCESSORS]
         if unknown:
             raise ValueError(f"processor_order names unknown processor {unknown[0]!r}; "
-                             f"expected names from {sorted(PROCESSORS)}")
-        if sorted(self.processor_order) != sorted(DEFAULT_ORDER):
+                             f"expected names from {list(DEFAULT_ORDER)}")
+        if sorted(map(stage_of, self.processor_order)) != sorted(map(stage_of, DEFAULT_ORDER)):
             raise ValueError(f"processor_order must list each of {list(DEFAULT_ORDER)} exactly once, "
                              f"got {list(self.processor_order)}")
+        for name in self.processor_order:
+            stage = stage_of(name)
+            if stage in on and on[stage] == name.endswith(DISABLED):
+                raise ValueError(f"processor_order lists {name!r} but {stage} is "
+                                 f"{'configured' if on[stage] else 'off'}; name it "
+                                 f"{(stage if on[stage] else stage + DISABLED)!r}")
         if self.minimum_output_tokens < 0:
             raise ValueError(f"minimum_output_tokens must be >= 0, got {self.minimum_output_tokens}")
         if self.repetition_penalty <= 0:
@@ -169,15 +188,18 @@ def resolve_processors(overrides: Mapping[str, Callable] | None = None) -> dict[
     ``overrides`` maps a name of ``PROCESSORS`` to a function of the same signature,
     ``(logits [V], context) -> logits [V]``; the configured order still decides when it runs.
     """
+    # a disabled stage (``temperature_disabled``) runs its processor: a disabled transform is the identity
+    aliases = [name for name in DEFAULT_ORDER if name != stage_of(name)]
     table = dict(PROCESSORS)
     for name, fn in (overrides or {}).items():
-        if name not in PROCESSORS:
+        if name not in PROCESSORS and name not in aliases:
             raise ValueError(f"processors overrides a processor named {name!r}; "
                              f"expected names from {sorted(PROCESSORS)}")
         if not callable(fn):
             raise ValueError(f"processors[{name!r}] must be a function (logits, context) -> logits, "
                              f"got {type(fn).__name__}")
         table[name] = fn
+    table.update({name: table[stage_of(name)] for name in aliases if name not in (overrides or {})})
     return table
 
 

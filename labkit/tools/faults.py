@@ -22,12 +22,13 @@ def _branch(event_id: str, suspect: str) -> FirstDivergence:
 
 
 FAULTS: dict[str, Fault] = catalogue(
-    Fault("extra_field", "the proposal carries notify_all, injected past the grammar",
+    # §7.15: the extra field is caught where t03 would validate; t01/t02 stay the model's own
+    Fault("extra_field", "notify_all is merged into the parsed proposal before validation, past the grammar",
           {"proposal_tamper": "extra_field"},
-          FirstDivergence("t01", "discrete_state", "arguments_utf8_hex", S.PROPOSAL_DECODING)),
-    Fault("not_json", "the proposal bytes are cut short and do not parse",
+          _branch("t03", S.ARGUMENTS_PAST_GRAMMAR)),
+    Fault("not_json", "the proposal bytes reach the parser cut short and do not parse",
           {"proposal_tamper": "not_json"},
-          FirstDivergence("t01", "discrete_state", "arguments_utf8_hex", S.PROPOSAL_DECODING)),
+          _branch("t02", S.PROPOSAL_BYTES_CUT)),
     Fault("confirmation_mismatch", "the approval is for 09:00; the Invocation presented says 10:00",
           {"edit_after_approval": (("start", "2026-07-20T10:00:00+08:00"),)},
           _branch("t07", S.CONFIRMATION_BINDING)),

@@ -5,8 +5,9 @@ Writes, under the fixtures root:
 * ``tools/toolspec.json``            — the §7.10 ToolSpec;
 * ``tools/tokenizer.json``           — toy-tool-tokenizer-v1's 256 pieces in ID order;
 * ``tools/toy-tool-decoder-v1.npz``  — the weights, with the output head fitted so that the
-  real forward pass and masked greedy decoding produce the §7.11 arguments and the §7.14
-  summary (the recipe runs the decoder afterwards and refuses weights that do not);
+  real forward pass and masked greedy decoding produce the §7.11 arguments and, for each
+  tool result of ``SUMMARY_CASES``, its summary — §7.14's sentence for §7.13's result (the
+  recipe runs the decoder afterwards and refuses weights that do not);
 * ``traces/tool.jsonl`` and ``traces/tool-<scenario>.jsonl`` — the golden traces.
 
 The targets below are the chapter's values; the recipe fits to them, the runtime computes.
@@ -27,9 +28,31 @@ TARGET_TOOL_MESSAGE = {"tool_call_id": "p_01", "status": "ok", "event_id": "evt_
 TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”提醒。"
 
 
+def _ok(event_id: str, start: str) -> dict:
+    return {"tool_call_id": "p_01", "status": "ok", "event_id": event_id, "start": start}
+
+
+#: (tool message, the summary mc_02 must write for it): the head is fitted on all of them at
+#: once, so one set of weights must read each result through the forward pass
+SUMMARY_CASES = (
+    (TARGET_TOOL_MESSAGE, TARGET_SUMMARY),
+    (_ok("evt_6K3", "2026-07-20T09:00:00+08:00"), TARGET_SUMMARY),
+    (_ok("evt_6K2", "2026-07-20T10:00:00+08:00"), "已在 2026 年 7 月 20 日上午 10:00 创建“带护照”提醒。"),
+    (_ok("evt_6K4", "2026-07-21T08:30:00+08:00"), "已在 2026 年 7 月 21 日上午 8:30 创建“带护照”提醒。"),
+    (_ok("evt_6K5", "2026-07-20T14:30:00+08:00"), "已在 2026 年 7 月 20 日下午 2:30 创建“带护照”提醒。"),
+    (_ok("evt_7A1", "2026-07-25T07:15:00+08:00"), "已在 2026 年 7 月 25 日上午 7:15 创建“带护照”提醒。"),
+    (_ok("evt_7B2", "2026-12-31T21:45:00+08:00"), "已在 2026 年 12 月 31 日下午 9:45 创建“带护照”提醒。"),
+    (_ok("evt_6K2", "2026-07-20T18:00:00+08:00"), "已在 2026 年 7 月 20 日下午 6:00 创建“带护照”提醒。"),
+    ({"tool_call_id": "p_01", "status": "not_committed"}, "没有创建“带护照”提醒：日历未提交。"),
+    ({"tool_call_id": "p_01", "status": "unavailable"}, "暂时无法创建“带护照”提醒，请稍后再试。"),
+)
+
+
 def fitting_sequences(spec):
-    """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and mc_02's answer."""
-    from labkit.tools.runtime import USER_TEXT, answer_mask, grammar_for
+    """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
+    every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
+    from labkit.tools.answer import AnswerSlots, answer_frames
+    from labkit.tools.runtime import USER_TEXT, grammar_for
     from labkit.tools.template import ToolTemplate
     from labkit.tools.tokenizer import ToolTokenizer
 
@@ -43,9 +66,17 @@ def fitting_sequences(spec):
         masks.append(grammar.mask(text, tok.pieces, call_end, control))
         text += "" if token in control else tok.pieces[token]
     first_prompt = tok.encode(template.tool_call_prompt([spec], USER_TEXT))
-    second_prompt = tok.encode(template.after_tool_result([spec], USER_TEXT, arguments_text, TARGET_TOOL_MESSAGE))
-    answer = tok.encode(TARGET_SUMMARY) + [tok.id_of("<|eos|>")]
-    return [(first_prompt, proposal, masks), (second_prompt, answer, [answer_mask(tok)] * len(answer))]
+    sequences, eos = [(first_prompt, proposal, masks)], tok.id_of("<|eos|>")
+    for message, summary in SUMMARY_CASES:
+        prompt = tok.encode(template.after_tool_result([spec], USER_TEXT, arguments_text, message))
+        # every frame competes, the created one too (as for §7.13's result): the head must read
+        # the status itself, not lean on the mask that withholds "created" without an event ID
+        frames = {**answer_frames(TARGET_ARGUMENTS, TARGET_TOOL_MESSAGE), **answer_frames(TARGET_ARGUMENTS, message)}
+        slots = AnswerSlots.of(frames, tok)
+        answer = tok.encode(summary) + [eos]
+        texts = [tok.decode(answer[:k]) for k in range(len(answer))]
+        sequences.append((prompt, answer, [slots.mask(text, tok.pieces) for text in texts]))
+    return sequences
 
 
 def build(dest: Path) -> list[str]:
@@ -72,6 +103,12 @@ def build(dest: Path) -> list[str]:
     happy = run_tool_trace(ToolRunConfig(), decoder=decoder, spec=spec)
     if compact_json(TARGET_ARGUMENTS).encode() != happy.arguments_bytes or happy.answer != TARGET_SUMMARY:
         raise RuntimeError("fitted weights do not reproduce the §7.11 arguments and the §7.14 summary")
+    from labkit.tools.runtime import second_model_call
+
+    for message, summary in SUMMARY_CASES:
+        answer = second_model_call(decoder, spec, happy.config.user_text, happy.first_call, message).decode.text
+        if answer != summary:
+            raise RuntimeError(f"fitted weights write {answer!r} for {message}, expected {summary!r}")
     for name in SCENARIOS:
         trace = happy if name == "happy" else run_tool_trace(faulty_config(name), decoder=decoder, spec=spec)
         rel = "traces/tool.jsonl" if name == "happy" else f"traces/tool-{name}.jsonl"

@@ -27,6 +27,7 @@ import numpy as np
 
 from labkit.core.events import TraceRecorder, tensor_summary
 from labkit.core.runtime import Config
+from labkit.tools.answer import ANSWER_STRATEGY, AnswerSlots
 from labkit.tools.authorize import Principal, authorize
 from labkit.tools.calendar_service import CalendarService, ServiceTransport
 from labkit.tools.confirm import (
@@ -51,7 +52,8 @@ from labkit.tools.toolspec import ToolSpec, find_tool
 from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
 
 USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"
-STRATEGY = "greedy_with_json_grammar"
+STRATEGY = "greedy_with_json_grammar"          # §7.10; what runs in mc_01 (mc_02: ANSWER_STRATEGY)
+CANCELLED_AFTER_COMMIT = "cancelled-after-commit"   # §7.13's request status
 MAX_PROPOSAL_TOKENS = 64
 MAX_ANSWER_TOKENS = 48
 RECOVERY_GUIDANCE = ("the event exists; query it by event ID or idempotency key, "
@@ -103,6 +105,7 @@ class ModelCall:
     decode: DecodeResult
     reused_prefix_tokens: int = 0
     first_logits: np.ndarray | None = None
+    slots: AnswerSlots | None = None     # mc_02's answer-slot mask (labkit.tools.answer)
 
     @property
     def input_token_count(self) -> int:
@@ -133,7 +136,8 @@ def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> 
 
 
 def answer_mask(tok: ToolTokenizer) -> np.ndarray:
-    """A plain answer: every ordinary piece, and EOS; no other control token."""
+    """A plain answer: every ordinary piece, and EOS; no other control token (the ablation
+    of mc_02's answer-slot mask)."""
     allowed = np.array([not tok.is_control(i) for i in range(tok.vocab_size)])
     allowed[tok.id_of("<|eos|>")] = True
     return allowed
@@ -170,16 +174,20 @@ def prefill_with_reuse(decoder, cached_ids: np.ndarray, cache, ids: np.ndarray, 
 
 def second_model_call(decoder, spec: ToolSpec, user_text: str, first: ModelCall,
                       tool_message: dict, reuse=None) -> ModelCall:
-    """mc_02: reuse mc_01's cache for the identical prefix, prefill the rest, answer greedily."""
+    """mc_02: reuse mc_01's cache for the identical prefix, prefill the rest (the proposal and
+    the tool message), then greedy decoding under the answer-slot mask derived from the
+    proposal's arguments and ``tool_message`` (``labkit.tools.answer``)."""
+    import json
+
     tok, template = ToolTokenizer(), ToolTemplate()
     text = template.after_tool_result([spec], user_text, first.decode.text, tool_message)
     ids = np.array([tok.encode(text)])
     reused, prefill, cache = prefill_with_reuse(decoder, first.input_ids, first.cache, ids, reuse)
-    mask = answer_mask(tok)
+    slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, tok)
     first_logits = prefill.next_logits[0]
-    decode = greedy_decode(first_logits, _feeder(decoder, cache), lambda _text: mask,
-                           tok.pieces, {tok.id_of("<|eos|>"): "EOS"}, MAX_ANSWER_TOKENS)
-    return ModelCall("mc_02", ids, prefill, cache, decode, reused, first_logits)
+    decode = greedy_decode(first_logits, _feeder(decoder, cache), lambda text: slots.mask(text, tok.pieces),
+                           tok.pieces, {slots.eos_id: "EOS"}, MAX_ANSWER_TOKENS)
+    return ModelCall("mc_02", ids, prefill, cache, decode, reused, first_logits, slots)
 
 
 @lru_cache(maxsize=8)
@@ -199,16 +207,22 @@ def top_logits(logits: np.ndarray, k: int = 3) -> list[list]:
 
 
 def model_started_payload(call: ModelCall, artifacts: dict) -> dict:
-    """Shapes read off the tensors (§7.11/§7.14) and summaries of IDs and raw logits."""
+    """Shapes read off the tensors (§7.11/§7.14) and summaries of IDs and raw logits.
+
+    ``residual_shape`` is the logical residual stream [B, positions held after the prefill,
+    d] (batch and width from the prefilled residual tensor, positions from the K cache);
+    ``prefilled_residual_shape`` is the residual tensor this call really computed — [1, 46, 16]
+    for mc_02, whose first 86 positions come from mc_01's cache."""
     layers = call.prefill.layers
     t = call.input_token_count
+    prefilled = layers[-1].residual_out
     return {
         "model_call_id": call.model_call_id,
         "artifacts": artifacts,
         "input_token_count": t,
         "input_ids_shape": list(call.input_ids.shape),
-        "residual_shape": [1, t, CONFIG.width],
-        "prefilled_residual_shape": layers[-1].residual_out,
+        "residual_shape": [prefilled[0], layers[-1].cache_k[2], prefilled[2]],
+        "prefilled_residual_shape": prefilled,
         "per_layer_kv_shape": [layer.cache_k for layer in layers],
         "raw_logits_shape": list(call.prefill.next_logits.shape),
         "prefill_cache_length": int(layers[0].cache_k[2]),
@@ -246,12 +260,15 @@ class ToolTrace:
         return self.machine.state.value
 
 
-def _tamper(raw: bytes, how: str | None) -> bytes:
-    if how == "extra_field":
-        return raw[:-1] + b',"notify_all":true}'
-    if how == "not_json":
-        return raw[: len(raw) // 2]
-    return raw
+def _cut_short(raw: bytes, how: str | None) -> bytes:
+    """The bytes the parser receives: the decoder's own, or (``not_json``) their first half."""
+    return raw[: len(raw) // 2] if how == "not_json" else raw
+
+
+def _merged(arguments: dict, how: str | None) -> dict:
+    """The arguments handed to the validator: the parsed ones, or (``extra_field``) those with a
+    ``notify_all`` merged in after parsing — past the grammar, which only shaped the bytes."""
+    return {**arguments, "notify_all": True} if how == "extra_field" else arguments
 
 
 def run_tool_trace(config: ToolRunConfig | None = None, hooks: ToolHooks | None = None, *, decoder=None,
@@ -279,7 +296,8 @@ def run_tool_trace(config: ToolRunConfig | None = None, hooks: ToolHooks | None 
     first = first_model_call(decoder, spec, config.user_text, hooks.proposal_mask)
     trace = ToolTrace(config, rec.events, machine, first, service=service, journal=journal)
     rec.emit("model runtime", "model.started", 0, model_started_payload(first, artifacts))
-    raw = _tamper(first.decode.text.encode("utf-8"), config.proposal_tamper)
+    generated = first.decode.text.encode("utf-8")
+    raw = _cut_short(generated, config.proposal_tamper)
     trace.arguments_bytes = raw
     steps = first.decode.steps
     rec.emit("decoder", "proposal.generated", len(steps), {
@@ -287,7 +305,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, hooks: ToolHooks | None 
         "generated_tokens": len(steps), "token_ids": list(first.decode.token_ids),
         "allowed_counts": [s.allowed_count for s in steps],
         "forced_steps": sum(s.forced for s in steps),
-        "arguments_utf8_hex": raw.hex(), "finish_reason": first.decode.finish_reason,
+        "arguments_utf8_hex": generated.hex(), "finish_reason": first.decode.finish_reason,
         "final_cache_length": first.cache.length,
     })
 
@@ -309,18 +327,20 @@ def run_tool_trace(config: ToolRunConfig | None = None, hooks: ToolHooks | None 
         arguments = parse_arguments(raw)
     except ProposalError as exc:
         machine.move(State.PARSE_REJECTED, rec.next_event_id())
-        rec.emit("JSON parser", "proposal.rejected", None, {"state": machine.state.value, "reason": str(exc)})
+        rec.emit("JSON parser", "proposal.rejected", None, {
+            "state": machine.state.value, "received_utf8_hex": raw.hex(), "reason": str(exc)})
         return close("rejected")
     machine.move(State.PARSED, rec.next_event_id())
     rec.emit("JSON parser", "proposal.parsed", None, {
         "proposal_id": "p_01", "state": machine.state.value, "keys": list(arguments)})
 
     # t03: validate
+    arguments = _merged(arguments, config.proposal_tamper)
     report = validate_arguments(spec, arguments)
     if not report.valid:
         machine.move(State.VALIDATION_REJECTED, rec.next_event_id())
         rec.emit("validator", "schema.rejected", None, {
-            "state": machine.state.value, "validator": report.validator,
+            "state": machine.state.value, "keys": list(arguments), "validator": report.validator,
             "format_checker": report.format_checker, "errors": [list(e) for e in report.errors]})
         return close("rejected")
     machine.move(State.VALIDATED, rec.next_event_id())
@@ -415,7 +435,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, hooks: ToolHooks | None 
             "state": machine.state.value, "side_effect": True, "second_model_call": "skipped",
             "commit": {"status": result["status"], "event_id": result["event_id"]},
             "guidance": RECOVERY_GUIDANCE})
-        return close("cancelled_after_commit")
+        return close(CANCELLED_AFTER_COMMIT)
 
     # t10: the result becomes a tool message
     tool_message = {"tool_call_id": "p_01", "status": result["status"], "event_id": result["event_id"],
@@ -428,7 +448,7 @@ def run_tool_trace(config: ToolRunConfig | None = None, hooks: ToolHooks | None 
     second = second_model_call(decoder, spec, config.user_text, first, tool_message, hooks.reusable_prefix)
     trace.second_call = second
     rec.emit("model runtime", "model.started", 0, {
-        **model_started_payload(second, artifacts), "tool_call_id": "p_01",
+        **model_started_payload(second, {**artifacts, "sampler": ANSWER_STRATEGY}), "tool_call_id": "p_01",
         "tool_result_status": result["status"], "tool_result_event_id": result["event_id"]})
     answer = second.decode
     rec.emit("transport", "text.delta", len(answer.steps), {

@@ -34,7 +34,7 @@ from labkit.tools.states import TERMINAL, InvocationMachine, State
 CANCELS = ("none", "before_execute", "after_commit")
 #: (final state, request status) pairs a run may end in
 TERMINAL_OUTCOMES = {
-    ("OBSERVED", "completed"), ("COMMITTED", "cancelled_after_commit"), ("FAILED", "failed"),
+    ("OBSERVED", "completed"), ("COMMITTED", "cancelled-after-commit"), ("FAILED", "failed"),
     ("AUTHORIZATION_DENIED", "denied"), ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
     ("CANCELLED", "cancelled"), ("OUTCOME_UNKNOWN", "outcome_unknown"),
 }
@@ -132,7 +132,7 @@ def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None, 
     if machine.state is not State.COMMITTED:
         return done("failed" if machine.state is State.FAILED else "outcome_unknown", restarts, result)
     if schedule.cancel == "after_commit":
-        return done("cancelled_after_commit", restarts, result)
+        return done("cancelled-after-commit", restarts, result)
     machine.move(State.OBSERVED)
     return done("completed", restarts, result)
 

@@ -154,8 +154,8 @@ TOOL = TraceContract(
     title="Tool trace",
     event_prefix="t",
     initial_object="messages + ToolSpec + subject",
-    model_state="each model call's own cache and logits",
-    runtime_update="parse, validate, authorise, confirm, execute",
+    model_state="each of the two model calls has its own cache and logits",
+    runtime_update="parse, validate, authorize, execute",
     irreversible_point="the external commit (t09)",
     random_entry="none in decoding; the external service creates the event ID",
     termination="second model call reaches EOS after the tool result is observed",
@@ -183,6 +183,8 @@ TOOL = TraceContract(
                         "decoder": S.PROPOSAL_DECODING},
     decision_events=("proposal.generated",),
     branch_suspects={
+        "schema.rejected": S.ARGUMENTS_PAST_GRAMMAR,
+        "proposal.rejected": S.PROPOSAL_BYTES_CUT,
         "runtime.crashed": S.RUNTIME_CRASH,
     },
 )

@@ -306,9 +306,9 @@ def bandwidth_calculator(w: WidgetView) -> None:
 
 @interaction("notebooks/07-traces/10-tool-failures.md::toggle")
 def tool_fault_toggle(w: WidgetView) -> None:
-    """The extra-field proposal first diverges from the happy path at t01; picking the
+    """The extra-field proposal first diverges from the happy path at t03; picking the
     confirmation mismatch moves the first divergence to t07, the lost response to t09."""
-    w.expect(lambda: "first divergence at t01" in w.text(), "extra_field to diverge first at t01")
+    w.expect(lambda: "first divergence at t03" in w.text(), "extra_field to diverge first at t03")
     first = w.image_sources()
     w.select("confirmation_mismatch", nth=0)
     w.expect(lambda: "first divergence at t07" in w.text(), "confirmation_mismatch to diverge first at t07")

@@ -1,0 +1,91 @@
+"""The book's one number formatter (CONTRIBUTING.md, "Numbers in stored outputs").
+
+What a stored output may show of a float, so that it reads the same on every CPU, BLAS kernel
+and thread count: ``fmt`` for one value, ``rounded`` for a whole report, ``fmt_bound`` for a
+discrepancy measure against its tolerance.  ``labkit.reader.Table`` and
+``labkit.labs.common.versus_source`` print every float through ``fmt``.
+"""
+
+from __future__ import annotations
+
+#: Significant digits of a float64 value in a stored output: a different BLAS kernel moves a
+#: float64 result by a few ulps (~1e-16 relative), far below the 10th digit.
+FLOAT64_DIGITS = 10
+#: Decimals of a float32 value (logits, latents): kernels move them by ~1e-6.
+FLOAT32_DECIMALS = 4
+
+
+def _float_text(value: float, digits: int) -> str:
+    """``repr`` of the value cut to ``digits`` significant digits (``0.5981388694``, ``1e-05``,
+    ``1.0``); never ``-0.0``."""
+    return repr(float(format(float(value), f".{digits}g")) + 0.0)
+
+
+def fmt(value, digits: int | None = None, decimals: int | None = None) -> str:
+    """A value as a stored output may show it, the same on every CPU, kernel and thread count.
+
+    Integers, booleans, strings and None print exactly; a float64 prints with ``digits``
+    significant digits (default ``FLOAT64_DIGITS``); a float32/float16 with ``decimals``
+    decimals (default ``FLOAT32_DECIMALS``); ``decimals`` given forces fixed decimals for any
+    float.  Lists, tuples and arrays print element-wise as ``[a, b]`` (tuples as ``(a, b)``).
+    Negative zero prints as 0.
+    """
+    import numpy as np
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | np.bool_) or value is None:
+        return str(bool(value)) if value is not None else "None"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8 and decimals is None:
+        decimals = FLOAT32_DECIMALS
+    if isinstance(value, float | np.floating):
+        if decimals is not None:
+            text = f"{float(value):.{decimals}f}"
+            return text[1:] if text.startswith("-") and float(text) == 0 else text
+        return _float_text(value, digits or FLOAT64_DIGITS)
+    if isinstance(value, np.ndarray):
+        value = list(value)
+    if isinstance(value, list | tuple):
+        inner = ", ".join(fmt(v, digits, decimals) for v in value)
+        return f"({inner}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) else f"[{inner}]"
+    return str(value)
+
+
+def fmt_bound(value: float, bound: float) -> str:
+    """A discrepancy (max |a − b|, an error, a residual) against its stated tolerance.
+
+    ``≤ 1e-12 ✓`` when ``value ≤ bound``; otherwise the value to two digits and ``✗``.  The
+    value's last bits are a property of the machine, so only the verdict is shown.
+    """
+    if not bound >= 0:
+        raise ValueError(f"bound must be a non-negative float, got {bound!r}")
+    if float(value) <= bound:
+        return f"≤ {bound:g} ✓"
+    return f"{float(value):.1e} > {bound:g} ✗"
+
+
+def rounded(value, digits: int | None = None, bounds: dict | None = None):
+    """A JSON-like value (dicts, lists, floats…) with every float cut to ``digits`` significant
+    digits, for showing a report in a stored output; the full-precision value stays in the
+    report itself.  ``bounds`` maps a key to its tolerance: that key's float, when within the
+    tolerance, becomes ``fmt_bound(value, tolerance)`` (``≤ 1e-12 ✓``: a discrepancy measure
+    shown against its tolerance); beyond it, it is a real figure (a fault's error) and is cut
+    to ``digits`` like any other float.
+    """
+    import numpy as np
+
+    bounds = bounds or {}
+    if isinstance(value, dict):
+        return {k: (fmt_bound(v, bounds[k]) if k in bounds and isinstance(v, float | np.floating) and v <= bounds[k]
+                    else rounded(v, digits, bounds)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(rounded(v, digits, bounds) for v in value)
+    if isinstance(value, np.ndarray):
+        return rounded(value.tolist(), digits, bounds)
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        return round(float(value), FLOAT32_DECIMALS) + 0.0
+    if isinstance(value, float | np.floating):
+        return float(_float_text(value, digits or FLOAT64_DIGITS))
+    return value
