@@ -119,6 +119,12 @@ def summary_rows(result: dict) -> list[dict]:
     for kind, info in result["traces"]["kinds"].items():
         rows.append(_row(f"labkit trace {kind} (process wall time)",
                          info["wall_seconds"] and info["wall_seconds"]["median"], "s"))
+    torture = result.get("torture")
+    if torture is not None:
+        rows.append(_row(f"torture: violations in {torture['kills'] or 0} kills + {torture['races'] or 0} races",
+                         torture["violations"], "count", "= 0",
+                         None if torture["violations"] is None else torture["violations"] == 0))
+        rows.append(_row("torture: wall time of that run", torture["wall_seconds"], "s"))
     imports = [m for m in result["imports"]["modules"] if m["available"]]
     for module in sorted(imports, key=lambda m: -m["above_bare_seconds"])[:3]:
         rows.append(_row(f"import {module['module']} (above bare python)", module["above_bare_seconds"], "s"))
@@ -128,6 +134,8 @@ def summary_rows(result: dict) -> list[dict]:
 def _fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "not available"
+    if unit == "count":
+        return f"{value:.0f}"
     if unit in ("×", "k", "fraction"):
         return f"{value:.2f}"
     if unit == "ms":

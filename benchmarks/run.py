@@ -22,10 +22,11 @@ if __package__ in (None, ""):                 # run as a script: make `benchmark
 
 from benchmarks import results  # noqa: E402
 
-SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports")
+SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports", "torture")
 #: repetitions per section: (full run, --quick)
 REPEATS = {"book": (2, 1), "labs": (5, 1), "widgets": (2, 1), "scaling": (5, 1),
-           "diffusion_stages": (3, 1), "traces": (3, 1), "imports": (3, 1)}
+           "diffusion_stages": (3, 1), "traces": (3, 1), "imports": (3, 1),
+           "torture": (1, 1)}
 QUICK_CONTEXTS = (16, 64, 256)
 
 
@@ -98,10 +99,14 @@ def _not_selected(section: str) -> dict:
 
         return {"available": False, "reason": reason, "bare_python_seconds": None, "modules": [
             {"module": m, "available": False, "seconds": None, "above_bare_seconds": None} for m in labels()]}
+    if section == "torture":
+        from benchmarks.torture import unavailable
+
+        return unavailable(reason)
     raise ValueError(f"unknown section {section!r}")
 
 
-def run_section(section: str, repeats: int, contexts) -> dict:
+def run_section(section: str, repeats: int, contexts, quick: bool = False) -> dict:
     if section == "book":
         from benchmarks.book import book_reexecution
         return book_reexecution(repeats)
@@ -126,6 +131,9 @@ def run_section(section: str, repeats: int, contexts) -> dict:
     if section == "imports":
         from benchmarks.imports import import_costs
         return import_costs(repeats)
+    if section == "torture":                   # one run: its figures are counts, its time is one wall time
+        from benchmarks.torture import FULL, QUICK, torture_run
+        return torture_run(**(QUICK if quick else FULL))
     raise ValueError(f"unknown section {section!r}")
 
 
@@ -145,7 +153,7 @@ def measure(sections=SECTIONS, *, quick: bool = False, repeats: int | None = Non
             out[section] = _not_selected(section)
             continue
         t = time.perf_counter()
-        out[section] = run_section(section, chosen[section], contexts)
+        out[section] = run_section(section, chosen[section], contexts, quick)
         if progress:
             progress(f"{section}: {time.perf_counter() - t:.1f} s")
     result = {

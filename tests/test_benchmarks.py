@@ -387,3 +387,21 @@ def test_staged_diffusion_png_equals_run_diffusion_png():
     assert list(spent) == list(STAGES) and all(v >= 0 for v in spent.values())
     trace_png = run_diffusion().png
     assert png == trace_png, f"staged PNG ({len(png)} bytes) differs from the trace's ({len(trace_png)} bytes)"
+
+
+def test_the_torture_entry_reports_its_counts_and_violations_in_a_valid_result():
+    from benchmarks.run import measure
+    from benchmarks.torture import torture_run
+
+    small = torture_run(kills=5, races=2)
+    assert small["available"] and small["kills"] >= 5 and small["violations"] == 0
+    assert small["race_requests"] == 2 * 2 * small["clients"]
+    result = measure(["scaling"], quick=True, repeats=1, contexts=[4, 8])
+    assert result["torture"]["available"] is False, "not selected: no run"
+    result["torture"] = small
+    result["summary"] = results.summary_rows(result)
+    results.validate(result)
+    assert "torture: violations in" in results.format_table(result)
+    assert [r["meets_target"] for r in result["summary"] if r["measure"].startswith("torture: violations")] == [True]
+    del result["torture"]
+    results.validate(result)            # results measured before the entry existed stay valid

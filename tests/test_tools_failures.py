@@ -212,3 +212,15 @@ def test_a_crash_before_the_first_attempt_restarts_from_the_journaled_approval()
     outcome = recover(journal, Executor(ServiceTransport(service), "req-42", 3))
     assert outcome["inv_01"][0] == "COMMITTED" and outcome["inv_01"][1]["event_id"] == "evt_6K2"
     assert service.executions == 1
+
+
+@pytest.mark.parametrize("queries, ending", [(("unavailable",), "OBSERVED"), (("unavailable",) * 2, "OUTCOME_UNKNOWN")])
+def test_an_unavailable_answer_after_an_unresolved_unknown_does_not_mean_not_committed(queries, ending):
+    """Attempt 1 commits but its answer is lost and the lookup fails; attempt 2 (same key) finds the
+    service unavailable.  That speaks for attempt 2 only: back to OUTCOME_UNKNOWN and a query —
+    never FAILED while the calendar holds the event (found by the torture harness, seed 0)."""
+    outcome = run_schedule(FaultSchedule(("lose_response", "unavailable"), query_plan=queries, retry_budget=2))
+    assert outcome.final_state == ending and sorted(outcome.service.store) == ["evt_6K2"]
+    assert invariant_violations(outcome) == []
+    moves = [(a, b) for a, b, _ in outcome.journal.transitions("inv_01")]
+    assert ("EXECUTING", "NOT_COMMITTED") not in moves, moves

@@ -1,4 +1,7 @@
-"""``labkit trace tool [--scenario NAME | --fault NAME] [--out PATH]``: run trace three."""
+"""``labkit trace tool [--scenario NAME | --fault NAME] [--out PATH]``: run trace three.
+
+``labkit trace tool torture …`` runs it under real crashes and racing clients instead
+(``labkit.cli.torture``)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,12 @@ def configure(parser) -> None:
     parser.add_argument("--out", metavar="PATH", default=None,
                         help="where to write the JSONL trace (default: trace-tool-001[-NAME].jsonl)")
     parser.add_argument("--list-faults", action="store_true", help="list the scenarios and faults and exit")
+    from labkit.cli import torture
+
+    more = parser.add_subparsers(title="under stress", metavar="torture", required=False)
+    text = "kill the runtime at random statements and race clients on one key; check the invariants"
+    torture.configure(more.add_parser("torture", help=text, description=text))
+    more.choices["torture"].set_defaults(_run=torture.run)
 
 
 def run(args) -> int:

@@ -5,10 +5,12 @@ the model reads), ``model`` (toy-tool-decoder-v1 on the book's one transformer),
 ``grammar`` (the JSON mask derived from the schema), ``decode`` (grammar-masked greedy
 decoding), ``states`` (the Invocation state machine), ``validate``, ``normalize``,
 ``authorize``, ``confirm`` (the invocation digest), ``calendar_service`` (the external
-system), ``journal`` (SQLite, written before each side effect), ``executor`` (attempts,
-idempotency keys, crash points), ``recovery`` (restart from the journal), ``runtime`` (the
-trace runner t00–t14 and its scenarios), ``faults`` (the named faults), ``schedules``
-(random fault schedules and their invariants), ``hooks`` (the pieces a reader's function may
-replace in a run), ``widgets``, ``fixture`` and ``cli``.
+system), ``store`` (opening a SQLite store file, or refusing a bad one), ``journal``
+(SQLite, written before each side effect), ``executor`` (attempts, idempotency keys, crash
+points), ``recovery`` (restart from the journal), ``runtime`` (the trace runner t00–t14 and
+its scenarios), ``faults`` (the named faults), ``schedules`` (random fault schedules and
+their invariants), ``hooks`` (the pieces a reader's function may replace in a run),
+``fixture``; ``torture/`` runs the execute path in child processes under SIGKILLs and
+racing clients and checks the promises on the files.
 Importing this package is cheap: submodules load on use.
 """

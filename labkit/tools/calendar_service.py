@@ -7,8 +7,10 @@ event exists.  Idempotency follows the payment APIs' rules:
 * same key, different digest     → ``IdempotencyConflict``; nothing executes;
 * stored results: committed events and deterministic refusals (unknown tool version, wrong
   scope) — a retry would get the same answer, so it gets the stored one.  The store and
-  the idempotency table live in SQLite and an event is written with its idempotency row in
-  one transaction, so no crash can leave one without the other.  Transient
+  the idempotency table live in SQLite.  The key's lookup and its first execution run in one
+  ``BEGIN IMMEDIATE`` transaction, so two clients racing with one key cannot both find it
+  free: one commits, the other waits and gets the stored result.  An event is written with
+  its idempotency row in that transaction, so no crash leaves one without the other.  Transient
   failures ("not committed", "unavailable") are *not* stored: the request never began
   executing, so a retry with the same key may execute it.
 
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from labkit.tools.journal import transaction
+from labkit.tools.store import open_store
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498          # base 36 "6K2"
@@ -52,6 +55,8 @@ CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, request_digest TEX
                                         response_json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
+#: ``PRAGMA user_version`` of a calendar store file
+SERVICE_SCHEMA_VERSION = 1
 
 
 def base36(number: int) -> str:
@@ -101,15 +106,13 @@ class CalendarService:
     """
 
     def __init__(self, clock_start: str, first_event_number: int = FIRST_EVENT_NUMBER, tick_seconds: int = 1,
-                 scopes: tuple[str, ...] = ("user-42/primary",), path: str = ":memory:", execute=None):
-        import sqlite3
-
+                 scopes: tuple[str, ...] = ("user-42/primary",), path: str = ":memory:", execute=None,
+                 timeout: float = 5.0):
         datetime.fromisoformat(clock_start)      # a clear error for a bad clock, before anything else
         self.clock_start, self.first_event_number = clock_start, first_event_number
         self.tick_seconds, self.scopes, self.path = tick_seconds, tuple(scopes), str(path)
         self.execute = execute or idempotent_execute     # (desk, key, request_digest, request) -> response
-        self.db = sqlite3.connect(self.path, isolation_level=None)
-        self.db.executescript(SERVICE_SCHEMA)
+        self.db = open_store(self.path, SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, "calendar store", timeout)
         with transaction(self.db):
             self.db.execute("INSERT OR IGNORE INTO counters VALUES ('requests', 0), ('executions', 0)")
 
@@ -151,7 +154,9 @@ class CalendarService:
         The idempotency decision is ``self.execute(desk, key, request_digest, request)``
         (``idempotent_execute`` unless another function was configured)."""
         self.tick()
-        response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest, request)
+        with transaction(self.db):             # the key's lookup and its first execution: one transaction
+            response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest,
+                                    request)
         if not isinstance(response, dict) or "status" not in response:
             raise TypeError(f"the service's execute must return a response dict with a 'status', got {response!r}")
         return response

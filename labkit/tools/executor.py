@@ -13,9 +13,17 @@ honest failure), one attempt at a time:
    an answer whose ``reply_to`` names another request (a duplicated answer to an earlier
    attempt) is dropped, never believed;
 3. the budget spent without a commit → FAILED when the last answer said "not committed",
-   OUTCOME_UNKNOWN with the key to query when nobody knows — never a guess.
+   OUTCOME_UNKNOWN with the key to query when nobody knows — never a guess.  A "not
+   committed" or "unavailable" answer speaks only for its own attempt: after an earlier
+   attempt with the same key ended OUTCOME_UNKNOWN (and no query settled it), it leads back
+   to OUTCOME_UNKNOWN and a query, never to NOT_COMMITTED.
 
 Nothing is sent unless the approval's digest equals the Invocation's digest.
+
+Two broken policies exist to show what the rules protect: ``new_key_per_attempt`` (a new
+idempotency key per attempt, and a blind retry after a timeout) and
+``journal_before_send=False`` (the attempt is journaled only after the request went out, so a
+process killed in between leaves an event no journal record authorised).
 
 ``CrashPlan(point, attempt)`` kills the runtime (raises ``Crash``) at one of
 ``CRASH_POINTS`` of one attempt; ``labkit.tools.recovery.recover`` resumes from the journal.
@@ -34,6 +42,7 @@ from labkit.tools.calendar_service import (
     TransportTimeout,
 )
 from labkit.tools.confirm import ConfirmationError, invocation_digest, request_digest
+from labkit.tools.journal import transaction
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import InvocationMachine, State
 
@@ -80,6 +89,7 @@ class Executor:
     emit: Callable = _silent
     next_event_id: Callable[[], str | None] = lambda: None
     attempts: list[dict] = field(default_factory=list)
+    journal_before_send: bool = True
 
     def key(self, attempt: int) -> str:
         """The request's idempotency key; the broken policy mints one per attempt."""
@@ -104,23 +114,18 @@ class Executor:
         scope = f"{invocation.subject}/{args['calendar_id']}"
         digest = request_digest(args)
         made = first_attempt - 1
+        unknown = machine.state is State.OUTCOME_UNKNOWN      # an earlier attempt's outcome nobody knows yet
         for attempt in range(first_attempt, self.retry_budget + 1):
             self._crash_at("before_attempt", attempt)
             made = attempt
             key = self.key(attempt)
             request = CreateRequest(key, digest, scope, invocation.tool, args, attempt)
-            if machine.journal is not None:
-                machine.journal.update(invocation.invocation_id, attempts=attempt, idempotency_key=key,
-                                       request_digest=digest)
-            self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
-            self.emit("executor", "invocation.started" if attempt == 1 else "invocation.retried", attempt, {
-                "state": machine.state.value, "attempt": attempt, "scope": scope,
-                "artifacts": {"tool_version": invocation.tool}, "idempotency_key": key,
-                "request_digest": digest, "side_effect": False})
+            if self.journal_before_send:
+                self._begin_attempt(machine, invocation, request)
             self._crash_at("after_journal_write", attempt)
             self._crash_at("after_send", attempt)
             try:
-                response = self.transport.send(request)
+                response = self._send(machine, invocation, request)
                 while response.get("reply_to", request.ref) != request.ref:     # a stale duplicate
                     self.emit("executor", "external.stale_reply_dropped", attempt, {
                         "state": machine.state.value, "idempotency_key": key, "expected_reply_to": request.ref,
@@ -140,6 +145,7 @@ class Executor:
                 result = self.resolve_unknown(machine, key, attempt)
                 if result is not None:
                     return result
+                unknown = machine.state is State.OUTCOME_UNKNOWN
                 continue
             except IdempotencyConflict as exc:
                 self._move(machine, State.NOT_COMMITTED)
@@ -154,6 +160,18 @@ class Executor:
                 result = self.committed(machine, response, key, attempt, resolved_by="response")
                 self._crash_at("after_record", attempt)
                 return result
+            if unknown and response.get("status") != "error" and not self.new_key_per_attempt:
+                # "not executed" speaks for this attempt only: an earlier one with this key may have committed
+                self._move(machine, State.OUTCOME_UNKNOWN)
+                self.emit("executor", "external.outcome_unknown", attempt, {
+                    "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown",
+                    "reason": f"the answer {response['status']!r} does not settle an earlier attempt"})
+                self._crash_at("after_record", attempt)
+                result = self.resolve_unknown(machine, key, attempt)
+                if result is not None:
+                    return result
+                unknown = machine.state is State.OUTCOME_UNKNOWN
+                continue
             self._move(machine, State.NOT_COMMITTED)
             self.emit("calendar service", "external.not_committed", attempt, {
                 "state": machine.state.value, "idempotency_key": key,
@@ -162,6 +180,29 @@ class Executor:
             if response.get("status") == "error":
                 break
         return self.exhausted(machine, made)
+
+    def _begin_attempt(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> None:
+        """Journal the attempt: its key and digest, then ``→ EXECUTING`` (the commit boundary's gate)."""
+        attempt, key = request.attempt, request.idempotency_key
+        if machine.journal is None:
+            self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
+        else:                                  # one transaction: a kill leaves both or neither
+            with transaction(machine.journal.db):
+                machine.journal.update(invocation.invocation_id, attempts=attempt, idempotency_key=key,
+                                       request_digest=request.request_digest)
+                self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
+        self.emit("executor", "invocation.started" if attempt == 1 else "invocation.retried", attempt, {
+            "state": machine.state.value, "attempt": attempt, "scope": request.scope,
+            "artifacts": {"tool_version": invocation.tool}, "idempotency_key": key,
+            "request_digest": request.request_digest, "side_effect": False})
+
+    def _send(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
+        if self.journal_before_send:
+            return self.transport.send(request)
+        try:                                   # the broken order: the request leaves before the journal knows
+            return self.transport.send(request)
+        finally:
+            self._begin_attempt(machine, invocation, request)
 
     def resolve_unknown(self, machine: InvocationMachine, key: str, attempt: int | None) -> dict | None:
         """OUTCOME_UNKNOWN → query by the same key → COMMITTED or NOT_COMMITTED (never a blind retry);

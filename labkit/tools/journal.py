@@ -12,7 +12,9 @@ Tables::
     transitions(seq PK, invocation_id, from_state, to_state, event_id, detail_json)
 
 ``path=":memory:"`` keeps the journal in memory (for fast property tests); a file path
-survives the process, which is what a real crash needs.
+survives the process, which is what a real crash needs.  A journal file is opened through
+``labkit.tools.store.open_store``: one of another schema version (``SCHEMA_VERSION``), a
+truncated or damaged file, or one locked by another process is refused with a clear error.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from labkit.tools.store import open_store
+
+#: ``PRAGMA user_version`` of a journal file this module reads and writes
+SCHEMA_VERSION = 1
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS invocations (
     invocation_id   TEXT PRIMARY KEY,
@@ -59,7 +65,11 @@ class JournalEntry:
 
 @contextmanager
 def transaction(db):
-    """BEGIN … COMMIT (ROLLBACK on error) on an autocommit connection: all or nothing."""
+    """BEGIN … COMMIT (ROLLBACK on error) on an autocommit connection: all or nothing.
+    Inside an open transaction it joins that one (the outer transaction commits)."""
+    if db.in_transaction:
+        yield db
+        return
     db.execute("BEGIN IMMEDIATE")
     try:
         yield db
@@ -72,10 +82,9 @@ def transaction(db):
 class Journal:
     """The runtime's durable memory of what it has decided and what it has sent."""
 
-    def __init__(self, path: str | Path = ":memory:"):
+    def __init__(self, path: str | Path = ":memory:", timeout: float = 5.0):
         self.path = str(path)
-        self.db = sqlite3.connect(self.path, isolation_level=None)
-        self.db.executescript(SCHEMA)
+        self.db: sqlite3.Connection = open_store(self.path, SCHEMA, SCHEMA_VERSION, "journal", timeout)
 
     def close(self) -> None:
         self.db.close()

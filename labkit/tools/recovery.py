@@ -13,11 +13,14 @@ For each Invocation in the journal, by its last journaled state:
 * COMMITTED → the committed result is read back from the journal (written with the move);
 * any terminal state → left as it is.
 
-The result maps each Invocation ID to (final state, committed result or None).
+The result maps each Invocation ID to (final state, committed result or None).  Before
+anything is queried or sent, ``verify_approvals`` refuses a journal in which an approved
+digest does not match its Invocation (the journal was edited, or belongs to other code).
 """
 
 from __future__ import annotations
 
+from labkit.tools.confirm import ConfirmationError, invocation_digest
 from labkit.tools.executor import Executor
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import InvocationMachine, State
@@ -55,8 +58,22 @@ def recover_invocation(journal, executor: Executor, invocation_id: str) -> tuple
     return machine, None
 
 
+def verify_approvals(journal) -> None:
+    """Raise ``ConfirmationError`` if any journaled approval is for another digest than its Invocation."""
+    for entry in journal.entries():
+        if entry.approved_digest is None:
+            continue
+        digest = invocation_digest(Invocation(**entry.invocation))
+        if entry.approved_digest != digest:
+            raise ConfirmationError(
+                f"journal {journal.path}: invocation {entry.invocation_id} was approved for digest "
+                f"{entry.approved_digest[:19]}…, but the journaled Invocation has digest {digest[:19]}…; "
+                f"refusing to recover anything until it is confirmed again")
+
+
 def recover(journal, executor: Executor) -> dict[str, tuple[str, dict | None]]:
     """Resolve every Invocation of the journal; {invocation_id: (state, result)}."""
+    verify_approvals(journal)
     outcome = {}
     for entry in journal.entries():
         machine, result = recover_invocation(journal, executor, entry.invocation_id)

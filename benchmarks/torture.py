@@ -1,0 +1,35 @@
+"""Trace three under real crashes and racing clients: one torture run and its figures.
+
+``torture_run(kills, races)`` runs ``labkit.tools.torture.report.run_torture`` once (seed 0,
+3 clients) and reports its counts, its violations (0 expected) and its wall time.  The full
+benchmark kills the runtime 2,000 times and races 200 rounds; ``--quick`` does the bounded
+run of ``make test`` (200 kills, 50 rounds).
+"""
+
+from __future__ import annotations
+
+import time
+
+FULL = {"kills": 2000, "races": 200}
+QUICK = {"kills": 200, "races": 50}
+CLIENTS = 3
+
+
+def unavailable(reason: str) -> dict:
+    return {"available": False, "reason": reason, "kills": None, "schedules": None, "restarts": None,
+            "settled": None, "races": None, "clients": None, "race_requests": None, "checks": None,
+            "violations": None, "wall_seconds": None}
+
+
+def torture_run(kills: int, races: int, seed: int = 0) -> dict:
+    try:
+        from labkit.tools.torture.report import run_torture
+    except ImportError as exc:
+        return unavailable(f"labkit.tools.torture is not part of this checkout: {exc}")
+    started = time.perf_counter()
+    report = run_torture(kills=kills, clients=CLIENTS, races=races, seed=seed)
+    return {"available": True, "reason": None, "kills": report.kills, "schedules": report.schedules,
+            "restarts": report.restarts, "settled": report.settled, "races": report.races,
+            "clients": report.clients, "race_requests": len(report.race_results),
+            "checks": sum(report.checks.values()), "violations": len(report.violations),
+            "wall_seconds": time.perf_counter() - started}

@@ -1,0 +1,188 @@
+"""Kill, restart, recover, repeat: the runtime's execute path under SIGKILL at random statements.
+
+A ``CrashSchedule`` (drawn from a seeded ``random.Random``) fixes a small workload — 1–3
+approved invocations, maybe one still waiting for its confirmation, a retry budget — and,
+per incarnation, the network's outcomes and the statement at which the harness kills it.
+``run_schedule`` prepares the journal and the calendar's store in a fresh directory, starts
+the first incarnation (``mode="execute"``), and after every kill starts a restart
+(``mode="recover"``) until one finishes; an OUTCOME_UNKNOWN left by a spent budget is then
+settled by a later restart with a healthy network.  Kill points count statements, not
+time, so a seed fixes every count of the run.
+
+After every kill the harness checks the files as they were left (every event authorised by
+the journal, every file intact); before every restart it notes the journaled states, and
+checks that the restart asked by key before it sent; at the end it checks everything.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labkit.tools.calendar_service import OUTCOMES, QUERY_OUTCOMES, CalendarService
+from labkit.tools.journal import Journal
+from labkit.tools.states import State
+from labkit.tools.torture import invariants as inv
+from labkit.tools.torture.child import incarnation
+from labkit.tools.torture.snapshot import Snapshot, take
+from labkit.tools.torture.workload import (
+    CLOCK,
+    JOURNAL_FILE,
+    SERVICE_FILE,
+    approve,
+    make_invocation,
+)
+
+#: the network of one incarnation: mostly delivered, every fault of ServiceTransport possible
+NETWORK = ("deliver",) * 4 + OUTCOMES
+#: statements one invocation's first execution begins, roughly: kill points are drawn below
+STATEMENTS_PER_INVOCATION = 40
+#: seconds the harness waits for a word from a child before it calls it hung
+WAIT_SECONDS = 120.0
+
+
+@dataclass(frozen=True)
+class CrashSchedule:
+    number: int
+    approved: int
+    unapproved: int
+    retry_budget: int
+    kills: tuple[int, ...]                       # the statement each killed incarnation dies before
+    plans: tuple[tuple[str, ...], ...]           # network outcomes, one plan per incarnation
+    query_plans: tuple[tuple[str, ...], ...]
+
+
+def draw_schedule(rng: random.Random, number: int) -> CrashSchedule:
+    approved, unapproved = rng.randint(1, 3), int(rng.random() < 0.25)
+    kills = tuple(rng.randint(1, STATEMENTS_PER_INVOCATION * approved) for _ in range(rng.randint(2, 6)))
+    plans = tuple(tuple(rng.choice(NETWORK) for _ in range(rng.randint(0, 3))) for _ in range(len(kills) + 1))
+    queries = tuple(tuple(rng.choice(QUERY_OUTCOMES) for _ in range(rng.randint(0, 2))) for _ in range(len(kills) + 1))
+    return CrashSchedule(number, approved, unapproved, rng.randint(1, 3), kills, plans, queries)
+
+
+@dataclass
+class Incarnation:
+    mode: str
+    kill_at: int | None
+    ending: str = "error"                 # killed | done | refused | error
+    statements: int | None = None         # where it was killed, or how many it ran
+    sql: str | None = None                # the statement it was killed before
+    ops: list = field(default_factory=list)
+    detail: str | None = None
+    snapshot: Snapshot | None = None      # the files right after it ended
+    exitcode: int | None = None           # -9 (SIGKILL) for a killed child on POSIX
+
+
+def run_child(ctx, job: dict) -> Incarnation:
+    """Start one incarnation in a child process; kill it (SIGKILL) when it halts at its kill point."""
+    here = Incarnation(job["mode"], job.get("kill_at"))
+    ours, theirs = ctx.Pipe()
+    proc = ctx.Process(target=incarnation, args=(job, theirs), daemon=True)
+    proc.start()
+    theirs.close()
+    try:
+        while True:
+            if not ours.poll(WAIT_SECONDS):
+                here.detail = f"no word from the child for {WAIT_SECONDS:g} s"
+                proc.kill()
+                break
+            try:
+                message = ours.recv()
+            except EOFError:
+                here.detail = "the child died without a word"
+                break
+            if message[0] == "op":
+                here.ops.append(tuple(message[1:]))
+            elif message[0] == "halt":
+                proc.kill()                       # SIGKILL on POSIX, TerminateProcess on Windows
+                here.ending, here.statements, here.sql = "killed", message[1], message[2]
+                break
+            else:
+                here.ending = message[0]
+                here.statements = message[1] if message[0] == "done" else None
+                here.detail = None if message[0] == "done" else message[1]
+                break
+    finally:
+        ours.close()
+        proc.join()
+    here.exitcode = proc.exitcode
+    return here
+
+
+@dataclass
+class ScheduleRun:
+    schedule: CrashSchedule
+    incarnations: list[Incarnation] = field(default_factory=list)
+    settle: Incarnation | None = None
+    checks: Counter = field(default_factory=Counter)
+    violations: list[tuple[str, str]] = field(default_factory=list)
+
+    def check(self, name: str, problems: list[str]) -> None:
+        self.checks[name] += 1
+        self.violations += [(name, f"schedule {self.schedule.number}: {p}") for p in problems]
+
+    @property
+    def kills(self) -> int:
+        return sum(i.ending == "killed" for i in self.incarnations)
+
+
+def prepare(schedule: CrashSchedule, where: Path) -> None:
+    where.mkdir(parents=True, exist_ok=False)
+    journal = Journal(where / JOURNAL_FILE)
+    for i in range(schedule.approved + schedule.unapproved):
+        approve(journal, make_invocation(f"s{schedule.number}i{i}", minute=i), schedule.retry_budget,
+                approved=i < schedule.approved)
+    journal.close()
+    CalendarService(CLOCK, path=str(where / SERVICE_FILE)).db.close()
+
+
+def run_schedule(ctx, schedule: CrashSchedule, where: Path, service: str = "idempotent",
+                 runtime: str = "journal_first") -> ScheduleRun:
+    prepare(schedule, where)
+    files = ([where / JOURNAL_FILE], where / SERVICE_FILE)
+    run = ScheduleRun(schedule)
+    base = {"dir": str(where), "service": service, "runtime": runtime}
+    for number, kill_at in enumerate(schedule.kills + (None,)):
+        job = {**base, "mode": "recover" if number else "execute", "kill_at": kill_at,
+               "plan": schedule.plans[number], "query_plan": schedule.query_plans[number]}
+        here = run_child(ctx, job)
+        here.snapshot = take(*files)
+        if number:
+            run.check("restart_queries_first", inv.restart_queries_first(
+                run.incarnations[-1].snapshot.states(), here.ops))
+        run.incarnations.append(here)
+        run.check("runtime_ran", [] if here.ending in ("killed", "done") else [f"{here.ending}: {here.detail}"])
+        if here.ending != "killed":
+            break
+        run.check("events_authorised", inv.events_authorised(here.snapshot))     # as the kill left them
+        run.check("integrity", inv.integrity(here.snapshot))
+    final = run.incarnations[-1].snapshot
+    if State.OUTCOME_UNKNOWN.value in final.states().values():
+        run.settle = run_child(ctx, {**base, "mode": "settle", "kill_at": None})
+        run.settle.snapshot = take(*files)
+        run.check("unknown_settled", inv.unknown_settled(final, run.settle.snapshot, run.settle.ops))
+        final = run.settle.snapshot
+    one, none = inv.commits_have_one_event(final)
+    run.check("one_event_per_commit", one)
+    run.check("no_event_without_commit", none)
+    run.check("events_authorised", inv.events_authorised(final))
+    run.check("legal_path", inv.legal_path(final))
+    run.check("integrity", inv.integrity(final))
+    return run
+
+
+def crash_runs(ctx, kills: int, seed: int, root: Path, service: str = "idempotent",
+               runtime: str = "journal_first", keep_files: bool = False):
+    """Schedules drawn from ``seed`` until ``kills`` incarnations were killed; yields each ScheduleRun."""
+    rng, killed, number = random.Random(seed), 0, 0
+    while killed < kills:
+        where = root / f"schedule-{number:05d}"
+        run = run_schedule(ctx, draw_schedule(rng, number), where, service, runtime)
+        if not keep_files:
+            shutil.rmtree(where, ignore_errors=True)
+        killed += run.kills
+        number += 1
+        yield run
