@@ -5,6 +5,7 @@ events; each runner is short, one function per group of events."""
 
 import ast
 import dataclasses
+import importlib
 import inspect
 import textwrap
 
@@ -24,6 +25,8 @@ RUNTIMES = [
     ("diffusion", DiffusionConfig, DiffusionHooks, run_diffusion, DiffusionRun, ("seed", 7)),
     ("tool", ToolRunConfig, ToolHooks, run_tool_trace, ToolTrace, ("retry_budget", 2)),
 ]
+#: the modules a runner's functions live in, beside the runner's own
+PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.calls")}
 IDS = [r[0] for r in RUNTIMES]
 MAX_STATEMENTS = 40
 
@@ -72,9 +75,10 @@ def _statements(function) -> int:
 
 @pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
 def test_every_function_of_the_runtime_is_short_and_flat(name, config, hooks, run, result, change):
-    module = inspect.getmodule(run)
-    functions = [f for _, f in inspect.getmembers(module, inspect.isfunction) if f.__module__ == module.__name__]
-    assert run in functions
+    modules = [inspect.getmodule(run), *map(importlib.import_module, PHASE_MODULES.get(name, ()))]
+    functions = [f for module in modules for _, f in inspect.getmembers(module, inspect.isfunction)
+                 if f.__module__ == module.__name__]
+    assert run in functions and len(functions) >= 6, f"{name}: {[f.__name__ for f in functions]}"
     for function in functions:
         assert _statements(function) <= MAX_STATEMENTS, f"{function.__name__}: {_statements(function)} statements"
         nested = [n.name for n in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(function))).body[0])

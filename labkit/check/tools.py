@@ -193,9 +193,10 @@ def _direct_values(schema: dict) -> list[str]:
          "completable in range, or `}` once it is a whole number in range; nothing else",
 )
 def check_integer_field_mask(candidate) -> CheckResult:
+    from labkit.tools.calls import first_model_call, grammar_for
     from labkit.tools.grammar import SchemaGrammar
     from labkit.tools.hooks import ToolHooks
-    from labkit.tools.runtime import USER_TEXT, first_model_call, grammar_for
+    from labkit.tools.runtime import USER_TEXT
     from labkit.tools.toolspec import load_toolspec
 
     name = "integer_field_mask"
@@ -352,8 +353,8 @@ def _reuse_hint(got: int, expected: int, case: str, gap: float | None = None) ->
          "the length of their common prefix",
 )
 def check_reusable_prefix(candidate) -> CheckResult:
+    from labkit.tools.calls import common_prefix, prefill_with_reuse
     from labkit.tools.hooks import ToolHooks
-    from labkit.tools.runtime import common_prefix, prefill_with_reuse
     from labkit.tools.template import ToolTemplate
     from labkit.tools.tokenizer import ToolTokenizer
     from labkit.tools.toolspec import load_toolspec

@@ -52,7 +52,8 @@ def fitting_sequences(spec):
     """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
     from labkit.tools.answer import AnswerSlots, answer_frames
-    from labkit.tools.runtime import USER_TEXT, grammar_for
+    from labkit.tools.calls import grammar_for
+    from labkit.tools.runtime import USER_TEXT
     from labkit.tools.template import ToolTemplate
     from labkit.tools.tokenizer import ToolTokenizer
 
@@ -103,7 +104,7 @@ def build(dest: Path) -> list[str]:
     happy = run_tool_trace(ToolRunConfig(), decoder=decoder, spec=spec)
     if compact_json(TARGET_ARGUMENTS).encode() != happy.arguments_bytes or happy.answer != TARGET_SUMMARY:
         raise RuntimeError("fitted weights do not reproduce the §7.11 arguments and the §7.14 summary")
-    from labkit.tools.runtime import second_model_call
+    from labkit.tools.calls import second_model_call
 
     for message, summary in SUMMARY_CASES:
         answer = second_model_call(decoder, spec, happy.config.user_text, happy.first_call, message).decode.text
