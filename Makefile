@@ -17,7 +17,7 @@ export JUPYTER_PLATFORM_DIRS := 1
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib)
 
-.PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint clean
+.PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy clean
 
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
@@ -29,9 +29,11 @@ $(STAMP): pyproject.toml jupyter/overrides.json
 
 setup: $(STAMP)
 
-## Open the book in JupyterLab at its first page (MyST pages open as notebooks).
+## Open the book in JupyterLab at its first page (MyST pages open as notebooks, open
+## unmodified, and the file browser lists one entry per page: labkit/cli/lab_contents.py).
+LAB_CONTENTS := --ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root,) \
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(LAB_CONTENTS) $(if $(filter 0,$(shell id -u)),--allow-root,) \
 	    notebooks/00-preface.md
 
 ## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval.
@@ -81,7 +83,12 @@ book-check: $(STAMP)
 	$(PY) -m labkit.devtools.book check
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check labkit tests benchmarks solutions
+	$(VENV)/bin/ruff check labkit tests benchmarks $(wildcard solutions)
+
+## A copy of the book for a class, without the answer key: make class-copy DEST=../class-copy
+class-copy: $(STAMP)
+	$(if $(DEST),,$(error give the copy a folder: make class-copy DEST=../class-copy))
+	$(VENV)/bin/labkit class-copy $(DEST)
 
 clean:
 	rm -rf build _build .pytest_cache

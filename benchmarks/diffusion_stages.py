@@ -18,7 +18,6 @@ The staged PNG must be byte-identical to the trace's PNG, else ``matches_trace``
 
 from __future__ import annotations
 
-import importlib.util
 import time
 
 import numpy as np
@@ -88,29 +87,21 @@ def unavailable(reason: str) -> dict:
 
 def diffusion_stages(repeats: int = 3) -> dict:
     """Median/min/max milliseconds per stage, the whole trace's time, and the byte check."""
-    try:
-        if importlib.util.find_spec("labkit.diffusion.pipeline") is None:
-            return unavailable("labkit.diffusion.pipeline is not part of this checkout")
-    except ModuleNotFoundError:
-        return unavailable("labkit.diffusion is not part of this checkout")
-    try:
-        from labkit.diffusion.pipeline import load_models, run_diffusion
+    from labkit.diffusion.pipeline import load_models, run_diffusion
 
-        load_models()                                   # the trace's model cache, warmed
-        samples = {name: [] for name in STAGES}
-        trace = []
-        png = trace_png = b""
-        _staged_once()                                  # warm-up (imports, page cache)
-        run_diffusion()                                 # warm-up (the event validator's imports)
-        for _ in range(repeats):
-            spent, png = _staged_once()
-            for name in STAGES:
-                samples[name].append(spent[name])
-            t = time.perf_counter()
-            trace_png = run_diffusion().png
-            trace.append(time.perf_counter() - t)
-    except Exception as exc:                            # the pipeline is still landing
-        return unavailable(f"{type(exc).__name__}: {exc}")
+    load_models()                                       # the trace's model cache, warmed
+    samples = {name: [] for name in STAGES}
+    trace = []
+    png = trace_png = b""
+    _staged_once()                                      # warm-up (imports, page cache)
+    run_diffusion()                                     # warm-up (the event validator's imports)
+    for _ in range(repeats):
+        spent, png = _staged_once()
+        for name in STAGES:
+            samples[name].append(spent[name])
+        t = time.perf_counter()
+        trace_png = run_diffusion().png
+        trace.append(time.perf_counter() - t)
     stage_ms = {name: scaled(summarize(values), 1000.0) for name, values in samples.items()}
     computed = {name: stage_ms[name]["median"] for name in STAGES if name != "load"}
     total = sum(computed.values())

@@ -157,10 +157,6 @@ def unavailable(reason: str) -> dict:
 
 def labs_vs_baseline(repeats: int = 5, source_dir: Path = SOURCE_DIR) -> dict:
     """Wall time of the two labkit commands vs the baseline (and the source scripts), interleaved."""
-    import importlib.util
-
-    if importlib.util.find_spec("labkit.labs.report") is None:
-        return unavailable("labkit.labs is not part of this checkout")
     scratch = Path(tempfile.mkdtemp(prefix="iog-bench-labs-"))     # outside the repository
     try:
         out = {who: {key: scratch / f"{who}-{key}.json" for key in ("labs", "faults")}

@@ -17,10 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):                 # run as a script: make `benchmarks` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks import results  # noqa: E402
+from benchmarks import results  # installed with labkit (pyproject.toml), so no sys.path edit
 
 SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports", "torture")
 #: repetitions per section: (full run, --quick)
@@ -106,35 +103,28 @@ def _not_selected(section: str) -> dict:
     raise ValueError(f"unknown section {section!r}")
 
 
+#: section → (module, function) for the sections that take only the repetitions
+RUNNERS = {"book": ("benchmarks.book", "book_reexecution"),
+           "labs": ("benchmarks.labs_vs_baseline", "labs_vs_baseline"),
+           "widgets": ("benchmarks.widget_latency", "widget_latency"),
+           "diffusion_stages": ("benchmarks.diffusion_stages", "diffusion_stages"),
+           "traces": ("benchmarks.traces", "trace_runs"),
+           "imports": ("benchmarks.imports", "import_costs")}
+
+
 def run_section(section: str, repeats: int, contexts, quick: bool = False) -> dict:
-    if section == "book":
-        from benchmarks.book import book_reexecution
-        return book_reexecution(repeats)
-    if section == "labs":
-        from benchmarks.labs_vs_baseline import labs_vs_baseline
-        return labs_vs_baseline(repeats)
-    if section == "widgets":
-        from benchmarks.widget_latency import widget_latency
-        return widget_latency(repeats)
+    import importlib
+
     if section == "scaling":
-        from benchmarks.scaling import decoder_scaling, unavailable
-        try:
-            return decoder_scaling(contexts, repeats)
-        except ImportError as exc:
-            return unavailable(f"labkit.labs is not part of this checkout: {exc}")
-    if section == "diffusion_stages":
-        from benchmarks.diffusion_stages import diffusion_stages
-        return diffusion_stages(repeats)
-    if section == "traces":
-        from benchmarks.traces import trace_runs
-        return trace_runs(repeats)
-    if section == "imports":
-        from benchmarks.imports import import_costs
-        return import_costs(repeats)
+        from benchmarks.scaling import decoder_scaling
+        return decoder_scaling(contexts, repeats)
     if section == "torture":                   # one run: its figures are counts, its time is one wall time
         from benchmarks.torture import FULL, QUICK, torture_run
         return torture_run(**(QUICK if quick else FULL))
-    raise ValueError(f"unknown section {section!r}")
+    if section not in RUNNERS:
+        raise ValueError(f"unknown section {section!r}")
+    module, function = RUNNERS[section]
+    return getattr(importlib.import_module(module), function)(repeats)
 
 
 def measure(sections=SECTIONS, *, quick: bool = False, repeats: int | None = None, contexts=None,

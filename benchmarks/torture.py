@@ -22,10 +22,8 @@ def unavailable(reason: str) -> dict:
 
 
 def torture_run(kills: int, races: int, seed: int = 0) -> dict:
-    try:
-        from labkit.tools.torture.report import run_torture
-    except ImportError as exc:
-        return unavailable(f"labkit.tools.torture is not part of this checkout: {exc}")
+    from labkit.tools.torture.report import run_torture
+
     started = time.perf_counter()
     report = run_torture(kills=kills, clients=CLIENTS, races=races, seed=seed)
     return {"available": True, "reason": None, "kills": report.kills, "schedules": report.schedules,

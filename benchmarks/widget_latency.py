@@ -7,7 +7,7 @@ picture sits in the widget's ``image.value`` — everything but the browser's pa
 For each case a fresh widget is built (untimed), then every value of the case is visited
 once (*cold*: nothing cached for it yet) and once more (*warm*: whatever the widget caches
 is reused). labkit keeps the PNG of every state it has drawn in a process-wide cache
-(``labkit.reader.stepper.render_png``); it is emptied before each repetition, so *cold* is a real
+(``labkit.reader.png``); it is emptied before each repetition, so *cold* is a real
 first visit every time and never a picture left over from the previous repetition. Where a widget can skip its drawing (``images=False`` / ``render=False``), the
 same changes are timed without it (*state only*), which splits a change into computing the
 state and drawing the picture. Widgets that draw ahead while the kernel idles (the two
@@ -20,7 +20,6 @@ Target: ≤ 50 ms per step change.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,13 +49,6 @@ class WidgetCase:
     can_skip_render: bool = False
     #: press(widget) → one button press, for widgets that draw ahead while the kernel idles
     press: Callable[[object], None] | None = None
-
-
-def _present(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 # ------------------------------------------------------------------------------ cases
@@ -102,7 +94,7 @@ def _set_slider(attr: str):
 
 
 def _toggles(render: bool):
-    from labkit.reader.widgets.attention import cache_fault_toggles
+    from labkit.reader.widgets.cache_faults import cache_fault_toggles
 
     return cache_fault_toggles("correct", render=render)
 
@@ -149,7 +141,7 @@ CASES: tuple[WidgetCase, ...] = (
                lambda w: [w.guidance - 1.0, w.guidance + 1.0], _set_slider("guidance_slider"),
                _viewer_output, target_ms=None,
                note="cold = a new diffusion run at that guidance; warm = cached run"),
-    WidgetCase("cache fault toggles: mode change", "labkit.reader.widgets.attention", _toggles,
+    WidgetCase("cache fault toggles: mode change", "labkit.reader.widgets.cache_faults", _toggles,
                lambda w: [m for m in w.mode_buttons.options if m != w.mode_buttons.value],
                _set_slider("mode_buttons"), _toggles_output,
                note="cold = the fault case is decoded; warm = cached case, redrawn", can_skip_render=True),
@@ -184,11 +176,9 @@ def _visit(case: WidgetCase, widget, values) -> tuple[list[float], bool]:
 
 
 def forget_pictures() -> None:
-    """Empty labkit's process-wide PNG cache (when this checkout has one)."""
-    try:
-        from labkit.reader.stepper import clear_png_cache
-    except ImportError:
-        return
+    """Empty labkit's process-wide PNG cache (``labkit.reader.png``)."""
+    from labkit.reader.png import clear_png_cache
+
     clear_png_cache()
 
 
@@ -269,15 +259,12 @@ def unavailable_case(case: WidgetCase, reason: str) -> dict:
 
 
 def widget_latency(repeats: int = 3, cases=CASES) -> dict:
-    """Every case whose widget module exists; the others reported as not available."""
+    """Every case measured; a widget that fails is reported as not available, with its error."""
     import os
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     results = []
     for case in cases:
-        if not _present(case.module):
-            results.append(unavailable_case(case, f"{case.module} is not part of this checkout"))
-            continue
         try:
             results.append(measure_case(case, repeats))
         except Exception as exc:           # a widget still being written: report, do not crash

@@ -45,8 +45,23 @@ def test_cli_reports_bad_input_clearly():
     assert proc.returncode == 2 and "unknown recipe 'nope'" in proc.stderr
 
 
+def test_every_registered_recipe_exists_and_labs_has_none():
+    """`--only labs` once died with ModuleNotFoundError: every registry entry must import."""
+    import importlib
+
+    from labkit.cli import fixtures as recipes
+
+    for name, module in recipes.RECIPES.items():
+        assert callable(importlib.import_module(module).build), name
+    proc = subprocess.run([sys.executable, "-m", "labkit", "fixtures", "check", "--only", "labs"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "unknown recipe 'labs'" in proc.stderr, proc.stderr
+
+
 def test_fixtures_match_their_recipes():
-    problems = fixtures.check()
+    from labkit.cli import fixtures as recipes
+
+    problems = recipes.check()
     assert not problems, "fixtures differ from their recipes:\n" + "\n".join(problems)
 
 

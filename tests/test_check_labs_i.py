@@ -7,7 +7,7 @@ cases; here each exercise meets one or two deliberately wrong answers.
 import numpy as np
 
 import labkit.check as check
-from labkit.check.labs_i import _reference_step, decode_with_attention_step
+from labkit.check.cached_attention import _reference_step, decode_with_attention_step
 from labkit.labs.cache_equivalence import cached_logits, full_logits
 from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 from labkit.nn import KVCache
@@ -134,14 +134,8 @@ def test_attention_returning_one_array_gets_a_clear_message():
     assert not result.passed and "return a tuple (output, weights)" in result.message
 
 
-def test_attention_pass_message_reproduces_the_hand_example():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "solutions" / "labs_i.py"
-    spec = importlib.util.spec_from_file_location("solutions_labs_i_for_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def test_attention_pass_message_reproduces_the_hand_example(answer_key):
+    module = answer_key("labs_i")
     result = check.causal_self_attention(module.causal_self_attention)
     assert result.passed and "[0.6698, 0.3302]" in result.message and "[1.3395, 1.321]" in result.message
 

@@ -234,14 +234,8 @@ def test_report_check_that_forbids_failed_lab_rejects_a_real_failed_report():
     assert result.expected == [] and "unexpected key failed_lab" in result.got
 
 
-def test_report_problems_that_do_not_name_the_key_are_caught():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "solutions" / "labs_ii.py"
-    spec = importlib.util.spec_from_file_location("solutions_labs_ii_for_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def test_report_problems_that_do_not_name_the_key_are_caught(answer_key):
+    module = answer_key("labs_ii")
 
     def vague(report):            # judges right, but never says where
         return ["something is wrong"] if module.report_problems(report) else []

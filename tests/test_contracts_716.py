@@ -7,8 +7,9 @@ t09, EOS, no RNG), the golden trace is asked as well.
 
 import pytest
 
+from labkit.reader.tables import state_table
 from labkit.trace import catalogue
-from labkit.trace.contracts import CONTRACT_ROWS, CONTRACTS, state_table
+from labkit.trace.contracts import CONTRACT_ROWS, CONTRACTS
 
 #: (row attribute, trace kind) → (the chapter's cell, terms the book's cell must contain)
 CHAPTER = {

@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from labkit.core.events import TraceError, TraceRecorder
-from labkit.trace.contracts import CONTRACTS, contract_for, state_table
+from labkit.reader.tables import state_table
+from labkit.trace.contracts import CONTRACTS, contract_for
 from labkit.trace.divergence import RULES, TraceKindMismatch, first_divergence
 
 

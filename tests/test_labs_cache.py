@@ -122,7 +122,7 @@ def test_bad_fault_names_are_clear_errors():
 
 # ---- the cache fault toggles -----------------------------------------------------------
 def test_fault_toggles_expose_shapes_errors_and_checks():
-    from labkit.reader.widgets.attention import cache_fault_toggles
+    from labkit.reader.widgets.cache_faults import cache_fault_toggles
 
     toggles = cache_fault_toggles()
     assert toggles.case.mode == "reset_rope_position"

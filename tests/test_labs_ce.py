@@ -13,8 +13,8 @@ from labkit.labs.common import (
     log_softmax,
     masked_cross_entropy,
     softmax,
-    versus_source,
 )
+from labkit.reader.tables import versus_source
 
 SOURCE_LOSS = 1.3862943611198906            # ln 4
 SOURCE_GRADIENT = [[0.5, 0.25, -0.75]]
@@ -98,6 +98,18 @@ def test_bad_input_names_the_argument(logits, targets, valid, message):
 def test_finite_difference_rejects_a_non_positive_step():
     with pytest.raises(ValueError, match="step must be a positive float, got 0"):
         finite_difference(lambda v: 0.0, np.zeros(2), step=0)
+
+
+def test_equal_infinities_agree_without_a_warning():
+    """KL(p ‖ q) = inf on both sides agrees (inf − inf is NaN, so it is judged by equality),
+    an infinity against a finite number does not, and no RuntimeWarning reaches the page."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = versus_source([("kl", float("inf"), float("inf"), 0.0), ("off", float("inf"), 1.0, 0.0),
+                               ("off too", 1.0, float("inf"), 0.0)])
+    assert [row[-1] for row in table.rows] == ["within 1e-12 rel.", "DIFFERENT", "DIFFERENT"]
 
 
 def test_versus_source_says_exact_within_or_different():

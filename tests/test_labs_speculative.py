@@ -111,7 +111,7 @@ def test_speculative_bad_input_names_the_argument(call, message):
 
 
 def test_speculative_sampler_follows_its_controls_without_a_browser():
-    from labkit.reader.widgets.rl import speculative_sampler
+    from labkit.reader.widgets.serving import speculative_sampler
 
     sampler = speculative_sampler(render=False)
     assert sampler.state.observed.tolist() == [0.599475, 0.300205, 0.10032]
@@ -134,7 +134,7 @@ def test_speculative_widget_picture_equals_its_static_figure():
 
     import matplotlib.pyplot as plt
 
-    from labkit.reader.widgets.rl import speculative_figure, speculative_sampler
+    from labkit.reader.widgets.serving import speculative_figure, speculative_sampler
 
     figure = speculative_figure()
     titles = [ax.get_title() for ax in figure.axes]
@@ -152,6 +152,18 @@ def test_speculative_widget_picture_equals_its_static_figure():
     assert widget_pixels.shape == static_pixels.shape, f"widget {widget_pixels.shape} vs static {static_pixels.shape}"
     differing = int(np.any(widget_pixels != static_pixels, axis=-1).sum())
     assert differing == 0, f"widget and static figure differ in {differing} pixels"
+
+
+def test_a_refused_input_hides_the_old_picture_until_the_input_is_good():
+    """Beside "cannot draw", the previous picture would read as the drawing of the bad input."""
+    from labkit.reader.widgets.rl import speculative_sampler
+
+    sampler = speculative_sampler(samples=10_000)
+    assert sampler.image.value and sampler.image.layout.display is None
+    sampler.p_text.value = "0.5 0.6 0.1"
+    assert sampler.error and sampler.image.layout.display == "none"
+    sampler.p_text.value = "0.6 0.3 0.1"
+    assert sampler.error is None and sampler.image.layout.display is None
 
 
 def test_expected_tokens_per_target_call_closed_form_enumeration_and_simulation():

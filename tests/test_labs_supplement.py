@@ -113,7 +113,7 @@ def test_wrong_fallback_tv_is_half_the_l1_and_correct_rule_is_exact():
 
 
 def test_bandwidth_calculator_follows_its_controls_without_a_browser():
-    from labkit.reader.widgets.rl import bandwidth_calculator
+    from labkit.reader.widgets.serving import bandwidth_calculator
 
     calculator = bandwidth_calculator(render=False)
     assert calculator.state.step == SOURCE_BANDWIDTH["cases"][1]

@@ -6,8 +6,13 @@ import inspect
 import pytest
 
 from labkit.reader.widgets import attention as widgets_attention
+from labkit.reader.widgets import cache_faults as widgets_cache_faults
 from labkit.reader.widgets import lab_base as widget_base
 from labkit.reader.widgets import rl as widgets_rl
+from labkit.reader.widgets import serving as widgets_serving
+
+#: every lab widget module and how many widgets it holds
+LAB_WIDGETS = {widgets_attention: 2, widgets_cache_faults: 1, widgets_rl: 2, widgets_serving: 2}
 
 
 def _widget_classes(module):
@@ -15,10 +20,10 @@ def _widget_classes(module):
             if cls.__module__ == module.__name__ and hasattr(cls, "update")]
 
 
-@pytest.mark.parametrize("module", [widgets_attention, widgets_rl], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", list(LAB_WIDGETS), ids=lambda m: m.__name__)
 def test_every_lab_widget_is_a_widget_view_and_keeps_no_private_copy(module):
     classes = _widget_classes(module)
-    assert len(classes) >= 3, f"{module.__name__}: expected its widget classes, found {classes}"
+    assert len(classes) == LAB_WIDGETS[module], f"{module.__name__}: expected its widget classes, found {classes}"
     for cls in classes:
         assert issubclass(cls, widget_base.WidgetView), f"{cls.__name__} does not derive from WidgetView"
     for copy in ("_new_figure", "_png", "_Widget", "_WidgetView"):
@@ -26,7 +31,7 @@ def test_every_lab_widget_is_a_widget_view_and_keeps_no_private_copy(module):
 
 
 def test_attention_widget_png_equals_its_static_figure():
-    """(tests/test_labs_speculative.py does the same for a widget of widgets_rl.)"""
+    """(tests/test_labs_speculative.py does the same for a widget of widgets_serving.)"""
     import matplotlib.pyplot as plt
 
     from labkit.reader import figure_png

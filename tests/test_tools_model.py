@@ -76,6 +76,6 @@ def test_output_head_fit_refuses_inseparable_states():
 def test_tools_fixtures_match_their_recipe():
     """The weights, tokenizer and golden tool traces are what the recipe builds (the recipe
     also refuses weights that miss any summary of SUMMARY_CASES)."""
-    from labkit.core import fixtures
+    from labkit.cli import fixtures as recipes
 
-    assert fixtures.check(["tools"]) == []
+    assert recipes.check(["tools"]) == []

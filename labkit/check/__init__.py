@@ -5,8 +5,13 @@ against the fixtures) and reports either a pass or the first place where it dive
 the reference — the event or position, the rule, both values — with a hint that points at
 the concept, never at the reference code.
 
+A numeric checker feeds the reader's function the lab's own inputs and a few edge cases
+(always copies), compares with labkit's reference and stops at the first divergence; a trace
+checker runs the reader's piece inside the real runtime and compares the events with the
+golden trace.  Hints name the idea that was missed, recognising the usual mistakes.
+
 Exercises are plain functions decorated with ``@exercise`` in the modules of this package
-(one per domain); they are found on first use, so ``import labkit.check`` stays cheap.
+(one per page or mechanism; shared plumbing in ``core`` and ``_support``); they are found on first use, so ``import labkit.check`` stays cheap.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ __all__ = ["CheckResult", "ExerciseSpec", "exercise", "exercises"]
 
 def _discover() -> None:
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in ("core", "cli"):
+        if info.name != "core" and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
 
 

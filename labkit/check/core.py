@@ -9,10 +9,16 @@ from __future__ import annotations
 import inspect
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from labkit.check import feedback
+from labkit.check.concepts import CONCEPTS
+
 registry: dict[str, ExerciseSpec] = {}
+
+#: wrong runs per exercise in this session (a pass resets it): the second shows level 2
+_wrong_runs: dict[str, int] = {}
 
 
 class CandidateProblem(Exception):
@@ -21,7 +27,12 @@ class CandidateProblem(Exception):
 
 @dataclass
 class CheckResult:
-    """The verdict on one candidate."""
+    """The verdict on one candidate.
+
+    ``concept`` is the first-level hint (the idea to revisit); ``rule`` and ``hint`` are the
+    second level (they may state the formula). A failed result shows level 1 until the reader
+    asks for more (``result.more()``) or runs the same exercise wrong a second time.
+    """
 
     exercise: str
     passed: bool
@@ -31,36 +42,21 @@ class CheckResult:
     got: Any = None
     expected: Any = None
     hint: str | None = None
+    concept: str | None = None
+    level: int = 1
 
     def __bool__(self) -> bool:
         return self.passed
 
+    def more(self) -> CheckResult:
+        """The same verdict with the rule and the precise hint shown (level 2)."""
+        return replace(self, level=2)
+
     def __repr__(self) -> str:
-        if self.passed:
-            return f"✔ {self.exercise}: {self.message}"
-        lines = [f"✘ {self.exercise}: {self.message}"]
-        if self.where:
-            lines.append(f"  first divergence : {self.where}")
-        if self.rule:
-            lines.append(f"  rule             : {self.rule}")
-        if self.where or self.rule:
-            lines.append(f"  your value       : {_short(self.got)}")
-            lines.append(f"  expected         : {_short(self.expected)}")
-        if self.hint:
-            lines.append(f"  hint             : {self.hint}")
-        return "\n".join(lines)
+        return feedback.as_text(self, self.level)
 
-
-def _short(value: Any, limit: int = 200) -> str:
-    try:
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            value = np.array2string(value, precision=6, threshold=40)
-    except ImportError:  # pragma: no cover
-        pass
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    def _repr_html_(self) -> str:
+        return feedback.as_html(self, self.level)
 
 
 @dataclass(frozen=True)
@@ -76,21 +72,49 @@ class ExerciseSpec:
     def __call__(self, candidate) -> CheckResult:
         try:
             _check_signature(candidate, self.signature)
-            return self.checker(candidate)
+            result = self.checker(candidate)
         except CandidateProblem as problem:
             return CheckResult(self.name, False, str(problem))
+        result.exercise = self.name  # a checker's verdict carries the name its decorator knows
+        return _escalate(self.name, result)
 
     def __repr__(self) -> str:
         return f"exercise {self.name}({', '.join(self.signature)}) — {self.task} [{self.page}]"
 
 
-def exercise(name: str, page: str, signature: tuple[str, ...], task: str):
-    """Register ``checker(candidate) -> CheckResult`` as exercise ``name``."""
+def _escalate(name: str, result: CheckResult) -> CheckResult:
+    """Attach the exercise's concept; a second wrong answer in a row shows level 2.
+
+    Only a wrong answer counts (a stub or a crash is not an attempt at the idea)."""
+    if result.passed:
+        _wrong_runs.pop(name, None)
+        return result
+    if result.concept is None:
+        result.concept = CONCEPTS.get(name)
+    _wrong_runs[name] = _wrong_runs.get(name, 0) + 1
+    if _wrong_runs[name] >= 2:
+        result.level = 2
+    return result
+
+
+def reset_attempts() -> None:
+    """Forget every wrong run (the next wrong answer of each exercise shows level 1 again)."""
+    _wrong_runs.clear()
+
+
+def exercise(name: str, page: str, signature: tuple[str, ...], task: str | None = None):
+    """Register ``checker(candidate) -> CheckResult`` as exercise ``name``.
+
+    The task the reader is set is ``task`` or, usually, the checker's docstring: a checker is
+    its question (the docstring), its cases and its hints."""
 
     def wrap(checker: Callable[[Callable], CheckResult]) -> ExerciseSpec:
         if name in registry:
             raise ValueError(f"exercise {name!r} is registered twice")
-        spec = ExerciseSpec(name, page, signature, task, checker)
+        text = task if task is not None else " ".join((checker.__doc__ or "").split())
+        if not text:
+            raise ValueError(f"exercise {name!r} needs a task: give task= or a docstring")
+        spec = ExerciseSpec(name, page, signature, text, checker)
         registry[name] = spec
         return spec
 
@@ -113,10 +137,26 @@ def _check_signature(candidate, expected: tuple[str, ...]) -> None:
         ) from None
 
 
+def passed(message: str) -> CheckResult:
+    """A checker's pass; the exercise's name is filled in by ``ExerciseSpec``."""
+    return CheckResult("", True, message)
+
+
+def failure(message: str, **details) -> CheckResult:
+    """A checker's failure (``where``, ``rule``, ``got``, ``expected``, ``hint``); the name is
+    filled in by ``ExerciseSpec``."""
+    return CheckResult("", False, message, **details)
+
+
 def call(candidate, *args, **kwargs):
-    """Run the reader's function; turn every failure into a clear ``CandidateProblem``."""
+    """Run the reader's function; turn every failure into a clear ``CandidateProblem``.
+
+    NumPy's overflow/invalid warnings are silenced: a NaN or an infinity is judged, not warned."""
+    import numpy as np
+
     try:
-        return candidate(*args, **kwargs)
+        with np.errstate(all="ignore"):
+            return candidate(*args, **kwargs)
     except NotImplementedError as exc:
         detail = f" ({exc})" if str(exc) else ""
         raise CandidateProblem(f"not yet implemented{detail}: replace the `raise NotImplementedError` "
@@ -151,61 +191,6 @@ def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind:
     return array
 
 
-def compare_arrays(exercise_name: str, got, expected, *, atol: float, where: str, hint: str,
-                   rule: str = "values within tolerance") -> CheckResult:
-    """Pass, or report the first element (in C order) that differs beyond ``atol``."""
-    import numpy as np
-
-    got = np.asarray(got)
-    expected = np.asarray(expected)
-    if got.shape != expected.shape:
-        return CheckResult(exercise_name, False, "wrong shape", where=where, rule="shape",
-                           got=list(got.shape), expected=list(expected.shape), hint=hint)
-    if got.dtype == bool or expected.dtype == bool:
-        bad = np.argwhere(got != expected)
-    else:
-        close = np.isclose(got, expected, rtol=0.0, atol=atol) | (np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected)))
-        bad = np.argwhere(~close)
-    if bad.size == 0:
-        return CheckResult(exercise_name, True, "matches the reference")
-    index = tuple(int(i) for i in bad[0])
-    return CheckResult(exercise_name, False, f"{len(bad)} of {got.size} values differ",
-                       where=f"{where}{list(index)}", rule=rule,
-                       got=got[index].item(), expected=expected[index].item(), hint=hint)
-
-
-# --- helpers shared by the numeric exercises ---------------------------------------------------
-
-def quiet_call(candidate, *args):
-    """``call`` with numpy's overflow/invalid warnings silenced (NaN is judged, not warned)."""
-    import numpy as np
-
-    with np.errstate(all="ignore"):
-        return call(candidate, *args)
-
-
-def first_bad_index(got, expected, atol: float = 1e-12) -> tuple[int, ...] | None:
-    """Index (C order) of the first element of ``got`` not within ``atol`` of ``expected``."""
-    import numpy as np
-
-    if got.dtype == bool or expected.dtype == bool:
-        bad = np.argwhere(got != expected)
-    else:
-        bad = np.argwhere(~np.isclose(got, expected, rtol=0.0, atol=atol))
-    return None if bad.size == 0 else tuple(int(i) for i in bad[0])
-
-
-def non_finite_index(array) -> tuple[int, ...] | None:
-    """Index of the first NaN or infinity of a float array, or None."""
-    import numpy as np
-
-    if np.issubdtype(array.dtype, np.floating):
-        bad = np.argwhere(~np.isfinite(array))
-        if bad.size:
-            return tuple(int(i) for i in bad[0])
-    return None
-
-
 def numeric_array(value, name: str, shape: tuple[int, ...]):
     """A float array of exactly ``shape`` (NaN/inf allowed here: the caller judges them)."""
     import numpy as np
@@ -227,3 +212,41 @@ def unpack(value, names: tuple[str, ...]):
         raise CandidateProblem(f"return a tuple ({', '.join(names)}), got {type(value).__name__}"
                                + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else ""))
     return value
+
+
+def number(value, name: str) -> float:
+    """A single real number (NaN and ±inf allowed here: the caller judges them)."""
+    import numpy as np
+
+    if isinstance(value, bool):
+        raise CandidateProblem(f"{name} must be a number, got a bool ({value})")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CandidateProblem(f"{name} must be a number, got {type(value).__name__}") from None
+    if array.size != 1:
+        raise CandidateProblem(f"{name} must be one number, got an array of shape {list(array.shape)}")
+    return float(array.reshape(()))
+
+
+def compare_arrays(got, expected, *, atol: float, where: str, hint: str,
+                   rule: str = "values within tolerance") -> CheckResult:
+    """Pass, or report the first element (in C order) that differs beyond ``atol``."""
+    import numpy as np
+
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    if got.shape != expected.shape:
+        return failure("wrong shape", where=where, rule="shape",
+                       got=list(got.shape), expected=list(expected.shape), hint=hint)
+    if got.dtype == bool or expected.dtype == bool:
+        bad = np.argwhere(got != expected)
+    else:
+        close = np.isclose(got, expected, rtol=0.0, atol=atol) | (np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected)))
+        bad = np.argwhere(~close)
+    if bad.size == 0:
+        return passed("matches the reference")
+    index = tuple(int(i) for i in bad[0])
+    return failure(f"{len(bad)} of {got.size} values differ",
+                   where=f"{where}{list(index)}", rule=rule,
+                   got=got[index].item(), expected=expected[index].item(), hint=hint)

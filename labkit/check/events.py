@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labkit.check.core import CheckResult, as_array, call, exercise
+from labkit.check.core import CheckResult, as_array, call, exercise, failure, passed
 
 _CASES = {
     "a well-formed chain": [("e00", None), ("e01", "e00"), ("e02", "e01")],
@@ -24,14 +24,10 @@ def _reference(events: list[dict]) -> list[str]:
     return bad
 
 
-@exercise(
-    "bad_parents",
-    page="notebooks/07-traces/01-trace-record.md",
-    signature=("events",),
-    task="return the IDs of events whose parent is not an earlier event of the trace "
-         "(only the first event may have no parent)",
-)
+@exercise("bad_parents", page="notebooks/07-traces/01-trace-record.md", signature=("events",))
 def bad_parents(candidate) -> CheckResult:
+    """return the IDs of events whose parent is not an earlier event of the trace (only the first
+    event may have no parent)"""
     for name, pairs in _CASES.items():
         events = [{"trace_id": "trace-x", "event_id": e, "parent_event_id": p, "component": "c",
                    "event_type": "a.b", "logical_step": None, "payload": {}} for e, p in pairs]
@@ -41,8 +37,8 @@ def bad_parents(candidate) -> CheckResult:
             got = list(got)
         expected = _reference(events)
         if list(got) != expected:
-            return CheckResult("bad_parents", False, "a trace was judged wrongly", where=f"case “{name}”",
-                               rule="flagged event IDs, in trace order", got=list(got), expected=expected,
-                               hint="walk the events in order and remember which IDs you have already seen; "
-                                    "a parent is valid only if it was seen before the event that names it")
-    return CheckResult("bad_parents", True, f"all {len(_CASES)} traces judged correctly")
+            return failure("a trace was judged wrongly", where=f"case “{name}”",
+                           rule="flagged event IDs, in trace order", got=list(got), expected=expected,
+                           hint="walk the events in order and remember which IDs you have already seen; "
+                                "a parent is valid only if it was seen before the event that names it")
+    return passed(f"all {len(_CASES)} traces judged correctly")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import CheckResult, as_array, call, compare_arrays, exercise
+from labkit.check.core import CheckResult, as_array, call, compare_arrays, exercise, failure, passed
 from labkit.nn.norm import rms_norm as reference_rms_norm
 
 
@@ -16,26 +16,22 @@ def _cases():
     yield "tiny values, eps = 0.1", rng.normal(scale=1e-4, size=(3, 4)), 0.1
 
 
-@exercise(
-    "rms_norm",
-    page="notebooks/00-preface.md",
-    signature=("x", "eps"),
-    task="normalise the last axis of x to unit root-mean-square: x / sqrt(mean(x**2) + eps), "
-         "same shape and dtype as x",
-)
+@exercise("rms_norm", page="notebooks/00-preface.md", signature=("x", "eps"))
 def rms_norm(candidate) -> CheckResult:
+    """normalise the last axis of x to unit root-mean-square: x / sqrt(mean(x**2) + eps), same
+    shape and dtype as x"""
     for name, x, eps in _cases():
         got = as_array(call(candidate, x.copy(), eps), "the result", shape=x.shape)
         if got.dtype != x.dtype:
-            return CheckResult("rms_norm", False, "the dtype changed", where=f"case “{name}”", rule="dtype",
-                               got=str(got.dtype), expected=str(x.dtype),
-                               hint="keep the arithmetic in the input's dtype (a float64 eps constant "
-                                    "or np.float64 scalar can promote float32 arrays)")
+            return failure("the dtype changed", where=f"case “{name}”", rule="dtype",
+                           got=str(got.dtype), expected=str(x.dtype),
+                           hint="keep the arithmetic in the input's dtype (a float64 eps constant "
+                                "or np.float64 scalar can promote float32 arrays)")
         expected = reference_rms_norm(x, eps)
         tolerance = 1e-5 if x.dtype == np.float32 else 1e-12
-        result = compare_arrays("rms_norm", got, expected, atol=tolerance, where=f"case “{name}” at index ",
+        result = compare_arrays(got, expected, atol=tolerance, where=f"case “{name}” at index ",
                                 hint="the mean of the squares runs over the last axis only (keep its "
                                      "dimension so it broadcasts), and eps goes inside the square root")
         if not result.passed:
             return result
-    return CheckResult("rms_norm", True, "matches labkit.nn.rms_norm on every case")
+    return passed("matches labkit.nn.rms_norm on every case")

@@ -2,7 +2,7 @@
 
 Subcommands live in the modules that implement them; each such module exposes
 ``configure(parser)`` (add arguments and a one-line ``description``) and ``run(args) -> int``.
-A module that is not part of this checkout is left out of ``labkit --help``.
+A new command is one line in ``TRACE_COMMANDS`` or ``TOP_COMMANDS``.
 """
 
 from __future__ import annotations
@@ -24,17 +24,10 @@ TOP_COMMANDS = {
     "labs": ("labkit.cli.labs", "run the eight mechanism labs and write their JSON report"),
     "faults": ("labkit.cli.faults", "run the fault-injection supplement and write its JSON report"),
     "fixtures": ("labkit.cli.fixtures", "build the fixtures, or check them against their recipes"),
-    "check": ("labkit.cli.check", "check an exercise solution against the reference runtime"),
+    "check": ("labkit.cli.check", "list the exercises, or check a solution file against one"),
+    "lab": ("labkit.cli.lab", "open the book in JupyterLab at its first page (what `make lab` does)"),
+    "class-copy": ("labkit.cli.classcopy", "write a copy of the book without its answer key (solutions/)"),
 }
-
-
-def _present(module: str) -> bool:
-    """Whether ``module`` is part of this checkout, judged from its file alone
-    (``find_spec`` would import the parent package, e.g. the whole diffusion pipeline)."""
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1].joinpath(*module.split(".")[1:])
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _add(subparsers, name: str, module: str, help_text: str, load: bool) -> None:
@@ -65,18 +58,15 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"labkit {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    trace_kinds = {k: v for k, v in TRACE_COMMANDS.items() if _present(v[0])}
-    if trace_kinds:
-        trace = commands.add_parser("trace", help="run or compare the execution traces of chapter 7",
-                                    description="Run or compare the execution traces of chapter 7.")
-        kinds = trace.add_subparsers(title="traces", metavar="KIND")
-        for name, (module, help_text) in trace_kinds.items():
-            load = top in (None, "trace") and kind in (None, name)
-            _add(kinds, name, module, help_text, load)
-        trace.set_defaults(_run=lambda args: (trace.print_help(), 2)[1])
+    trace = commands.add_parser("trace", help="run or compare the execution traces of chapter 7",
+                                description="Run or compare the execution traces of chapter 7.")
+    kinds = trace.add_subparsers(title="traces", metavar="KIND")
+    for name, (module, help_text) in TRACE_COMMANDS.items():
+        load = top in (None, "trace") and kind in (None, name)
+        _add(kinds, name, module, help_text, load)
+    trace.set_defaults(_run=lambda args: (trace.print_help(), 2)[1])
     for name, (module, help_text) in TOP_COMMANDS.items():
-        if _present(module):
-            _add(commands, name, module, help_text, load=top in (None, name))
+        _add(commands, name, module, help_text, load=top in (None, name))
     return parser
 
 

@@ -21,6 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from labkit.core.guards import of_type
+
 ENVELOPE_FIELDS = (
     "trace_id",
     "event_id",
@@ -87,7 +89,7 @@ def check_envelope_fields(event: dict) -> dict:
         raise TraceError(f"event {event.get('event_id', '?')!r}: Additional properties are not allowed ({extra})")
     for name, (kinds, pattern, minimum) in _field_rules().items():
         value = event[name]
-        if isinstance(value, bool) or not isinstance(value, kinds):
+        if not of_type(value, kinds):
             expected = envelope_schema()["properties"][name]["type"]
             expected = " or ".join(expected) if isinstance(expected, list) else expected
             raise TraceError(f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} "
@@ -310,3 +312,14 @@ def tensor_summary(
             "mean": round(float(values.mean()), decimals) + 0.0,
         }
     return summary
+
+
+def top_values(row, k: int) -> list[list]:
+    """``[[id, value], …]``: the k largest finite entries of a row [V], ties by lower ID, values
+    rounded to 4 decimals — what a logits event carries beside its summary."""
+    import numpy as np
+
+    row = np.asarray(row)
+    finite = np.flatnonzero(np.isfinite(row))
+    order = finite[np.argsort(-row[finite], kind="stable")][:k]
+    return [[int(i), round(float(row[i]), 4)] for i in order]

@@ -1,14 +1,14 @@
-"""Where the fixtures live, deterministic array files, and the fixture recipes' registry.
+"""Where the fixtures live, deterministic array files, and building/checking fixture recipes.
 
 Every fixture file is built by a recipe in labkit (``labkit fixtures build``) and a test
-rebuilds all of them and compares (``labkit fixtures check``).  Arrays are stored in
+rebuilds all of them and compares (``labkit fixtures check``).  A recipe is a function
+``build(dest) -> list[str]``; the registry naming the domains' recipes lives at the top of
+the kit, in ``labkit.cli.fixtures``, so this module imports no domain.  Arrays are stored in
 ``.npz`` files written with fixed zip timestamps, so a rebuild is byte-identical.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import io
 import json
 import os
@@ -18,15 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-
-#: recipes: name → "module:function"; each function takes a destination folder (the
-#: fixtures root) and returns the list of files it wrote, relative to that root.
-RECIPES: dict[str, str] = {
-    "text": "labkit.text.fixture:build",
-    "diffusion": "labkit.diffusion.fixture:build",
-    "tools": "labkit.tools.fixture:build",
-    "labs": "labkit.labs.fixture:build",
-}
 
 
 def fixtures_root() -> Path:
@@ -39,6 +30,11 @@ def fixtures_root() -> Path:
             "(pip install -e .) or set LABKIT_FIXTURES"
         )
     return root
+
+
+def fixture_dir(domain: str, root: str | Path | None = None) -> Path:
+    """Folder of a domain's fixtures: ``root`` itself when given, else ``fixtures/<domain>``."""
+    return Path(root) if root is not None else fixtures_root() / domain
 
 
 def fixture_path(*parts: str) -> Path:
@@ -94,30 +90,17 @@ def read_json(path: str | Path):
         raise ValueError(f"fixture {path.name!r} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
 
 
-def _recipe(name: str) -> Callable[[Path], list[str]]:
-    module_name, _, func = RECIPES[name].partition(":")
-    return getattr(importlib.import_module(module_name), func)
+#: a recipe takes a destination folder (the fixtures root) and returns the files it wrote,
+#: relative to that folder
+Recipe = Callable[[Path], list[str]]
 
 
-def available_recipes() -> list[str]:
-    names = []
-    for name, target in RECIPES.items():
-        module_name = target.partition(":")[0]
-        try:
-            found = importlib.util.find_spec(module_name) is not None
-        except ModuleNotFoundError:  # its package is not part of this checkout
-            found = False
-        if found:
-            names.append(name)
-    return names
-
-
-def build(dest: str | Path | None = None, names: list[str] | None = None) -> list[str]:
-    """Run the recipes into ``dest`` (default: the fixtures root); return files written."""
+def build(recipes: dict[str, Recipe], dest: str | Path | None = None) -> list[str]:
+    """Run ``recipes`` into ``dest`` (default: the fixtures root); return the files written."""
     dest = Path(dest) if dest is not None else fixtures_root()
     written: list[str] = []
-    for name in names or available_recipes():
-        written += [str(p) for p in _recipe(name)(dest)]
+    for recipe in recipes.values():
+        written += [str(p) for p in recipe(dest)]
     return written
 
 
@@ -158,12 +141,12 @@ def _same_file(built: Path, stored: Path) -> str | None:
     return "contents differ"
 
 
-def check(names: list[str] | None = None) -> list[str]:
-    """Rebuild every recipe in a temporary folder; return the differences (empty = match)."""
+def check(recipes: dict[str, Recipe]) -> list[str]:
+    """Rebuild ``recipes`` in a temporary folder; return the differences (empty = match)."""
     problems = []
     root = fixtures_root()
     with tempfile.TemporaryDirectory() as tmp:
-        for rel in build(tmp, names):
+        for rel in build(recipes, tmp):
             reason = _same_file(Path(tmp) / rel, root / rel)
             if reason:
                 problems.append(f"{rel}: {reason}")

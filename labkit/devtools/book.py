@@ -134,14 +134,43 @@ def myst_problems(root: Path = REPO, timeout: int = 120) -> list[str]:
         [myst, "build", "--site", "--ci"],
         cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
     )
+    problems = link_problems(work / "site" / "content")
     shutil.rmtree(work / "site", ignore_errors=True)
-    problems = []
     for line in (proc.stdout + "\n" + proc.stderr).splitlines():
         match = _MESSAGE.match(line.strip())
         if match and not any(noise in line for noise in _THEME_NOISE):
             problems.append(match.group(2).strip())
     if "Built" not in proc.stdout + proc.stderr:
         problems.append("mystmd built no page:\n" + (proc.stdout + proc.stderr)[-2000:])
+    return problems
+
+
+def _nodes(node):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nodes(value)
+
+
+def link_problems(content: Path) -> list[str]:
+    """Links mystmd resolved wrongly without a warning: a link to a page's ``.md`` or
+    ``.ipynb`` that became a file to download (``myst/md-page-links.mjs`` missing or
+    broken), and a glossary link that is not a reference to its entry."""
+    import json
+
+    problems = []
+    for page in sorted(content.glob("*.json")):
+        tree = json.loads(page.read_text(encoding="utf-8")).get("mdast", {})
+        for node in _nodes(tree):
+            source = node.get("urlSource") or ""
+            target = source.split("#")[0]
+            if node.get("type") == "link" and node.get("static") and target.endswith((".md", ".ipynb")):
+                problems.append(f"{page.stem}: the link to {source!r} is a download, not the page")
+            if "#term-" in source and not (node.get("type") == "crossReference" and node.get("resolved")):
+                problems.append(f"{page.stem}: the glossary link {source!r} does not reach its entry")
     return problems
 
 

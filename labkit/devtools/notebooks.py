@@ -6,7 +6,13 @@ no per-cell timing metadata.  ``check_pairs`` finds any ``.md``/``.ipynb`` pair 
 cell sources disagree and any ``.ipynb`` with unexecuted code cells.
 
     python -m labkit.devtools.notebooks build [NOTEBOOK.md ...]
+    python -m labkit.devtools.notebooks prose [NOTEBOOK.md ...]
     python -m labkit.devtools.notebooks check
+
+``prose`` is for an edit to Markdown cells only (wording, links): it copies the ``.md``'s
+Markdown cells into the ``.ipynb`` and keeps every stored output, so nothing is re-executed
+(and no digit of another machine's BLAS enters the page).  It refuses when a code cell, a
+tag or the cell layout changed: that needs ``build``.
 """
 
 from __future__ import annotations
@@ -115,11 +121,35 @@ def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
     return out
 
 
+def sync_prose(md: Path) -> Path:
+    """Copy ``md``'s Markdown cells into its ``.ipynb``, keeping ids and outputs."""
+    import jupytext
+    import nbformat
+
+    md = Path(md).resolve()
+    ipynb = md.with_suffix(".ipynb")
+    source = jupytext.read(md)
+    stored = nbformat.read(ipynb, as_version=4)
+    a, b = _cells(source), _cells(stored)
+    same_layout = len(a) == len(b) and all(
+        x[0] == y[0] and x[2] == y[2] and (x[0] != "code" or x[1] == y[1]) for x, y in zip(a, b, strict=True)
+    )
+    if not same_layout:
+        raise ValueError(f"{md.name}: code cells, tags or the cell layout changed; run `make notebooks NB={md}`")
+    for new, old in zip(source.cells, stored.cells, strict=True):
+        if new.cell_type == "markdown":
+            old.source = new.source
+    nbformat.write(stored, ipynb)
+    return ipynb
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m labkit.devtools.notebooks")
     sub = parser.add_subparsers(dest="action", required=True)
     b = sub.add_parser("build", help="regenerate .ipynb files from their .md sources and execute them")
     b.add_argument("paths", nargs="*", type=Path, help="notebooks/*.md to build (default: all)")
+    p = sub.add_parser("prose", help="copy Markdown cells into the .ipynb, keeping its outputs (no execution)")
+    p.add_argument("paths", nargs="*", type=Path, help="notebooks/*.md (default: all)")
     sub.add_parser("check", help="fail when a pair is out of step")
     args = parser.parse_args(argv)
     if args.action == "check":
@@ -135,6 +165,13 @@ def main(argv: list[str] | None = None) -> int:
         if not path.exists():
             print(f"no such notebook source: {path}", file=sys.stderr)
             return 2
+        if args.action == "prose":
+            try:
+                sync_prose(path)
+            except ValueError as err:
+                print(err, file=sys.stderr)
+                return 1
+            continue
         print(f"building {path}", flush=True)
         build(path)
     return 0

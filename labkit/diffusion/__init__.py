@@ -13,11 +13,25 @@ One idea per file:
 - ``pipeline`` — the run and its events d00–d08
 - ``hooks``   — ``DiffusionHooks``: the pieces a reader's function may replace in a run
 - ``faults``  — named faults as configurations
+- ``fixture`` — the recipe for fixtures/diffusion/ and the golden trace
+
+The kernels (``philox``, ``normal``, ``ddim``, ``guidance``) import nothing of the runtime,
+and this package loads the pipeline only when one of its names is first used, so
+``import labkit.diffusion.ddim`` stays a kernel import.
 """
 
-from labkit.diffusion.ddim import alphas_cumprod, ddim_step, inference_timesteps
-from labkit.diffusion.philox import philox4x32_10, seed_to_key
-from labkit.diffusion.pipeline import DiffusionConfig, DiffusionRun, run_diffusion
+from importlib import import_module
+
+_LAZY = {
+    "alphas_cumprod": "labkit.diffusion.ddim",
+    "ddim_step": "labkit.diffusion.ddim",
+    "inference_timesteps": "labkit.diffusion.ddim",
+    "philox4x32_10": "labkit.diffusion.philox",
+    "seed_to_key": "labkit.diffusion.philox",
+    "DiffusionConfig": "labkit.diffusion.pipeline",
+    "DiffusionRun": "labkit.diffusion.pipeline",
+    "run_diffusion": "labkit.diffusion.pipeline",
+}
 
 __all__ = [
     "DiffusionConfig",
@@ -29,3 +43,9 @@ __all__ = [
     "run_diffusion",
     "seed_to_key",
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'labkit.diffusion' has no attribute {name!r}")

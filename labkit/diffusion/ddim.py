@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import is_integer
+
 NUM_TRAIN_TIMESTEPS = 1000
 BETA_START = 0.00085
 BETA_END = 0.012
@@ -28,7 +30,7 @@ SPACINGS = ("trailing", "leading")
 def alphas_cumprod(num_train_timesteps: int = NUM_TRAIN_TIMESTEPS,
                    beta_start: float = BETA_START, beta_end: float = BETA_END) -> np.ndarray:
     """ᾱ_t for t = 0 … T−1 of the scaled-linear schedule, float64 [T]."""
-    if isinstance(num_train_timesteps, bool) or not isinstance(num_train_timesteps, int) or num_train_timesteps < 2:
+    if not is_integer(num_train_timesteps) or num_train_timesteps < 2:
         raise ValueError(f"num_train_timesteps must be an integer >= 2, got {num_train_timesteps!r}")
     if not 0.0 < beta_start < beta_end < 1.0:
         raise ValueError(f"need 0 < beta_start < beta_end < 1, got beta_start={beta_start}, beta_end={beta_end}")
@@ -39,7 +41,7 @@ def alphas_cumprod(num_train_timesteps: int = NUM_TRAIN_TIMESTEPS,
 def inference_timesteps(num_inference_steps: int, spacing: str = "trailing",
                         num_train_timesteps: int = NUM_TRAIN_TIMESTEPS) -> list[int]:
     """The timesteps a sampler visits, noisiest first; ``spacing`` is 'trailing' or 'leading'."""
-    if isinstance(num_inference_steps, bool) or not isinstance(num_inference_steps, int) \
+    if not is_integer(num_inference_steps) \
             or not 1 <= num_inference_steps <= num_train_timesteps:
         raise ValueError(
             f"num_inference_steps must be an integer in [1, {num_train_timesteps}], got {num_inference_steps!r}")
@@ -64,16 +66,6 @@ def previous_alpha_bars(timesteps: list[int], table: np.ndarray) -> list[tuple[f
     return pairs
 
 
-def _check_alpha(name: str, value) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from None
-    if not 0.0 < value <= 1.0:
-        raise ValueError(f"{name} must be in (0, 1], got {value}")
-    return value
-
-
 def ddim_sigma(alpha_bar_t: float, alpha_bar_prev: float, eta: float) -> float:
     """σ_t = η · √((1 − ᾱ_prev)/(1 − ᾱ_t)) · √(1 − ᾱ_t/ᾱ_prev)   (0 when η = 0 or ᾱ_t = 1)."""
     if eta == 0.0 or alpha_bar_t == 1.0:
@@ -93,13 +85,44 @@ def ddim_step(sample, epsilon, alpha_bar_t, alpha_bar_prev, eta=0.0, noise=None)
     required whenever σ > 0 (η > 0 and ᾱ_prev < 1); with ᾱ_prev = 1 the step is exact.
     The arithmetic is float64; results are cast back to ``sample``'s dtype.
     """
-    sample_arr = np.asarray(sample)
-    epsilon_arr = np.asarray(epsilon)
+    z_t, eps = _sample_and_epsilon(sample, epsilon)                  # float64 [...]
+    a_t, a_prev, eta = _step_numbers(alpha_bar_t, alpha_bar_prev, eta)
+    sigma = ddim_sigma(a_t, a_prev, eta)
+    noise = _step_noise(noise, sigma, eta, z_t.shape)                 # None when η = 0
+    x0_hat = (z_t - np.sqrt(1.0 - a_t) * eps) / np.sqrt(a_t)          # (z_t − √(1−ᾱ_t)·ε) / √ᾱ_t
+    direction = np.sqrt(max(1.0 - a_prev - sigma**2, 0.0)) * eps      # √(1 − ᾱ_prev − σ²) · ε
+    z_prev = np.sqrt(a_prev) * x0_hat + direction                     # √ᾱ_prev · x̂₀ + direction
+    if noise is not None:
+        z_prev = z_prev + sigma * noise                               #   + σ · noise
+    dtype = np.asarray(sample).dtype
+    return z_prev.astype(dtype), x0_hat.astype(dtype)
+
+
+# -- the step's argument checks -----------------------------------------------------------------
+
+def _sample_and_epsilon(sample, epsilon) -> tuple[np.ndarray, np.ndarray]:
+    """z_t and ε as float64 arrays of one shape; the sample must be a float array."""
+    sample_arr, epsilon_arr = np.asarray(sample), np.asarray(epsilon)
     if sample_arr.dtype.kind != "f":
         raise ValueError(f"sample must be a float array, got dtype {sample_arr.dtype}")
     if epsilon_arr.shape != sample_arr.shape:
         raise ValueError(
             f"epsilon must have the sample's shape {list(sample_arr.shape)}, got {list(epsilon_arr.shape)}")
+    return sample_arr.astype(np.float64), epsilon_arr.astype(np.float64)
+
+
+def _check_alpha(name: str, value) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"{name} must be in (0, 1], got {value}")
+    return value
+
+
+def _step_numbers(alpha_bar_t, alpha_bar_prev, eta) -> tuple[float, float, float]:
+    """(ᾱ_t, ᾱ_prev, η) as floats: ᾱ in (0, 1], η >= 0, and with η > 0 a step removes noise."""
     a_t = _check_alpha("alpha_bar_t", alpha_bar_t)
     a_prev = _check_alpha("alpha_bar_prev", alpha_bar_prev)
     try:
@@ -112,20 +135,17 @@ def ddim_step(sample, epsilon, alpha_bar_t, alpha_bar_prev, eta=0.0, noise=None)
         raise ValueError(
             f"with eta > 0, alpha_bar_prev must be >= alpha_bar_t (a step removes noise), "
             f"got alpha_bar_prev={a_prev} < alpha_bar_t={a_t}")
-    sigma = ddim_sigma(a_t, a_prev, eta)
+    return a_t, a_prev, eta
+
+
+def _step_noise(noise, sigma: float, eta: float, shape: tuple[int, ...]) -> np.ndarray | None:
+    """The noise as float64 of the sample's shape when η > 0 (required when σ > 0), else None."""
     if sigma > 0.0 and noise is None:
         raise ValueError(f"eta={eta} > 0 gives sigma={sigma:.6g} and needs noise of shape "
-                         f"{list(sample_arr.shape)}; got noise=None")
-    z_t = sample_arr.astype(np.float64)
-    eps = epsilon_arr.astype(np.float64)
-    x0_hat = (z_t - np.sqrt(1.0 - a_t) * eps) / np.sqrt(a_t)
-    direction = np.sqrt(max(1.0 - a_prev - sigma**2, 0.0)) * eps
-    z_prev = np.sqrt(a_prev) * x0_hat + direction
-    if noise is not None and eta > 0.0:
-        noise_arr = np.asarray(noise)
-        if noise_arr.shape != sample_arr.shape:
-            raise ValueError(
-                f"noise must have the sample's shape {list(sample_arr.shape)}, got {list(noise_arr.shape)}")
-        z_prev = z_prev + sigma * noise_arr.astype(np.float64)
-    dtype = sample_arr.dtype
-    return z_prev.astype(dtype), x0_hat.astype(dtype)
+                         f"{list(shape)}; got noise=None")
+    if noise is None or eta == 0.0:
+        return None
+    noise_arr = np.asarray(noise)
+    if noise_arr.shape != shape:
+        raise ValueError(f"noise must have the sample's shape {list(shape)}, got {list(noise_arr.shape)}")
+    return noise_arr.astype(np.float64)

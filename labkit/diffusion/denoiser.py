@@ -136,10 +136,9 @@ class LatentDenoiser:
 
 def load_denoiser(root: str | Path | None = None) -> LatentDenoiser:
     """Load toy-latent-denoiser-v3 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import load_arrays, read_json
-    from labkit.diffusion.fixture import model_dir
+    from labkit.core.fixtures import fixture_dir, load_arrays, read_json
 
-    folder = model_dir(root)
+    folder = fixture_dir("diffusion", root)
     meta = read_json(folder / f"{DENOISER_ID}.json")
     arrays = load_arrays(folder / f"{DENOISER_ID}.npz")
     params = DenoiserParams(

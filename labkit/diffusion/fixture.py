@@ -71,15 +71,6 @@ SUBFIXTURE_2D = {
 }
 
 
-def model_dir(root: str | Path | None = None) -> Path:
-    """Folder of the diffusion fixtures: ``root`` itself, or ``fixtures/diffusion``."""
-    if root is not None:
-        return Path(root)
-    from labkit.core.fixtures import fixtures_root
-
-    return fixtures_root() / "diffusion"
-
-
 def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
     v = rng.standard_normal((n, WIDTH))
     return v / np.linalg.norm(v, axis=1, keepdims=True)

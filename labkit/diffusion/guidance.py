@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import is_number
+
 
 def classifier_free_guidance(epsilon_batch, guidance_scale: float) -> np.ndarray:
     """ε̂ from the CFG batch: epsilon_batch [2, C, H, W] rows (negative, positive) → [1, C, H, W].
@@ -23,7 +25,7 @@ def classifier_free_guidance(epsilon_batch, guidance_scale: float) -> np.ndarray
     if batch.ndim < 1 or batch.shape[0] != 2:
         raise ValueError(f"epsilon_batch must have 2 rows (negative, positive) on axis 0, "
                          f"got shape {list(batch.shape)}")
-    if isinstance(guidance_scale, bool) or not isinstance(guidance_scale, (int, float, np.floating)) \
+    if not is_number(guidance_scale) \
             or not guidance_scale >= 0:
         raise ValueError(f"guidance_scale must be a number >= 0, got {guidance_scale!r}")
     eps_neg, eps_pos = batch[0:1], batch[1:2]  # the split assumes negative first

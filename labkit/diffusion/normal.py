@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from labkit.core.guards import is_integer
 from labkit.diffusion.philox import block_counters, philox4x32_10, seed_to_key
 
 NORMALS_PER_BLOCK = 4
@@ -87,22 +88,27 @@ class PhiloxNormalStream:
         self.to_normals = blocks_to_normals if to_normals is None else to_normals
         self.seed = seed
         self.key = seed_to_key(seed)
-        if isinstance(counter, bool) or not isinstance(counter, (int, np.integer)) or counter < 0:
+        if not is_integer(counter) or counter < 0:
             raise ValueError(f"counter must be a non-negative integer, got {counter!r}")
         self.counter = int(counter)
 
     def normals(self, count: int) -> NormalDraw:
         """Draw ``count`` normals (a multiple of 4: whole blocks only), advancing the counter."""
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-            raise ValueError(f"count must be a non-negative integer, got {count!r}")
-        if count % NORMALS_PER_BLOCK:
-            raise ValueError(f"count must be a multiple of {NORMALS_PER_BLOCK} (whole Philox blocks), got {count}")
-        blocks = count // NORMALS_PER_BLOCK
+        blocks = _whole_blocks(count)
         before = self.counter
-        words = philox4x32_10(block_counters(before, blocks), self.key)
-        values = np.asarray(self.to_normals(words))
+        words = philox4x32_10(block_counters(before, blocks), self.key)   # uint32 [blocks, 4]
+        values = np.asarray(self.to_normals(words))                        # [4·blocks]
         if values.shape != (count,):
             raise ValueError(f"to_normals must return {NORMALS_PER_BLOCK} normals per block, shape [{count}] "
                              f"for {blocks} blocks, got {list(values.shape)}")
         self.counter = before + blocks
         return NormalDraw(values, before, self.counter)
+
+
+def _whole_blocks(count) -> int:
+    """How many Philox blocks ``count`` normals take: a non-negative multiple of 4."""
+    if not is_integer(count) or count < 0:
+        raise ValueError(f"count must be a non-negative integer, got {count!r}")
+    if count % NORMALS_PER_BLOCK:
+        raise ValueError(f"count must be a multiple of {NORMALS_PER_BLOCK} (whole Philox blocks), got {count}")
+    return count // NORMALS_PER_BLOCK

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import is_integer
+
 #: round multipliers M₀, M₁ and key increments W₀ (golden ratio), W₁ (√3 − 1), from Random123
 PHILOX_M0 = 0xD2511F53
 PHILOX_M1 = 0xCD9E8D57
 PHILOX_W0 = 0x9E3779B9
 PHILOX_W1 = 0xBB67AE85
-ROUNDS = 10
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _SHIFT32 = np.uint64(32)
@@ -107,7 +108,7 @@ def seed_to_key(seed: int) -> np.ndarray:
 
     ``seed`` must be an integer in [0, 2⁶⁴); 314159 becomes key (314159, 0).
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+    if not is_integer(seed):
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     seed = int(seed)
     if not 0 <= seed < 2**64:
@@ -120,9 +121,9 @@ def block_counters(start: int, count: int) -> np.ndarray:
 
     Block number n is the counter (n mod 2³², ⌊n/2³²⌋ mod 2³², 0, 0).
     """
-    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or start < 0:
+    if not is_integer(start) or start < 0:
         raise ValueError(f"start must be a non-negative integer counter, got {start!r}")
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+    if not is_integer(count) or count < 0:
         raise ValueError(f"count must be a non-negative integer, got {count!r}")
     if start + count > 2**64:
         raise ValueError(f"counters past 2**64 are not used by the book; start + count = {start + count}")

@@ -115,10 +115,9 @@ class TextEncoder:
 
 def load_text_encoder(root: str | Path | None = None) -> TextEncoder:
     """Load toy-text-encoder-v2 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import load_arrays, read_json
-    from labkit.diffusion.fixture import model_dir
+    from labkit.core.fixtures import fixture_dir, load_arrays, read_json
 
-    folder = model_dir(root)
+    folder = fixture_dir("diffusion", root)
     meta = read_json(folder / f"{TEXT_ENCODER_ID}.json")
     arrays = load_arrays(folder / f"{TEXT_ENCODER_ID}.npz")
     tokenizer = Tokenizer(tuple(meta["vocab"]), int(meta["max_length"]))

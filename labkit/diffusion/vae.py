@@ -125,9 +125,8 @@ def png_zlib_version() -> str:
 
 def load_vae(root: str | Path | None = None) -> VAEDecoder:
     """Load toy-vae-v1 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import read_json
-    from labkit.diffusion.fixture import model_dir
+    from labkit.core.fixtures import fixture_dir, read_json
 
-    meta = read_json(model_dir(root) / f"{VAE_ID}.json")
+    meta = read_json(fixture_dir("diffusion", root) / f"{VAE_ID}.json")
     return VAEDecoder(np.array(meta["mixing"], dtype=np.float64), np.array(meta["bias"], dtype=np.float64),
                       float(meta["scaling_factor"]))

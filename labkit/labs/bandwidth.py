@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from labkit.core.guards import is_integer
 from labkit.labs.report import require
 
 SCOPE = "self-defined streaming-read lower bound, not measured throughput"
@@ -37,7 +38,7 @@ class DecodeBudget:
 
     def __post_init__(self):
         for name, value in asdict(self).items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_integer(value) or value < 1:
                 raise ValueError(f"DecodeBudget.{name} must be a positive integer, got {value!r}")
 
     @property
@@ -51,7 +52,7 @@ class DecodeBudget:
 
     def step(self, batch: int) -> dict:
         """Bound for one decode step of ``batch`` requests: bytes read, ms, token-rate ceilings."""
-        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        if not is_integer(batch) or batch < 1:
             raise ValueError(f"batch must be a positive integer, got {batch!r}")
         read_bytes = self.weight_bytes + batch * self.kv_bytes_per_request
         seconds = read_bytes / self.bandwidth_bytes_per_second

@@ -1,8 +1,8 @@
 """Numeric helpers the chapter-11 labs share: (log-)softmax, masked cross-entropy, finite differences.
 
 Names kept stable for every lab: ``softmax``, ``log_softmax``, ``masked_cross_entropy``,
-``finite_difference`` and ``max_abs_difference``; ``versus_source`` builds the notebooks'
-"source says / labkit computes" tables.
+``finite_difference`` and ``max_abs_difference``; ``agreement_rows`` gives the rows of the
+notebooks' "source says / labkit computes" tables (``labkit.reader.tables.versus_source``).
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ from collections.abc import Callable
 
 import numpy as np
 
+from labkit.core.guards import holds_float
 from labkit.nn.attention import softmax
 
 __all__ = [
     "finite_difference",
     "log_softmax",
     "masked_cross_entropy",
+    "agreement_rows",
     "max_abs_difference",
     "softmax",
-    "versus_source",
 ]
 
 
@@ -43,9 +44,21 @@ def masked_cross_entropy(
 
     Returns (L in nats, gradient [N, V]).  An unsupervised row gets an all-zero gradient.
     """
-    z = np.asarray(logits)
-    y = np.asarray(targets)
-    mask = np.asarray(valid)
+    z, y, mask = _ce_arguments(logits, targets, valid)
+    n_rows, supervised = z.shape[0], int(np.count_nonzero(mask))   # N, M
+    rows = np.arange(n_rows)
+    log_p = log_softmax(z)                                   # [N, V]
+    target_log_p = log_p[rows, y]                            # [N]
+    loss = -float(np.mean(target_log_p[mask]))
+    residual = np.exp(log_p)                                 # softmax(z_n), then − onehot(y_n)
+    residual[rows, y] -= 1.0
+    gradient = residual * (mask[:, None] / supervised)
+    return loss, gradient
+
+
+def _ce_arguments(logits, targets, valid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """logits [N, V], targets [N] integer IDs in [0, V), valid [N] booleans, at least one True."""
+    z, y, mask = np.asarray(logits), np.asarray(targets), np.asarray(valid)
     if z.ndim != 2:
         raise ValueError(f"logits must be [N, V], got shape {list(z.shape)}")
     n_rows, vocab = z.shape
@@ -56,18 +69,9 @@ def masked_cross_entropy(
     out_of_range = y[(y < 0) | (y >= vocab)]
     if out_of_range.size:
         raise ValueError(f"targets must lie in [0, {vocab}), got {int(out_of_range[0])}")
-    supervised = int(np.count_nonzero(mask))
-    if supervised == 0:
+    if not mask.any():
         raise ValueError("valid marks no supervised target: the mean cross-entropy over zero rows is undefined")
-
-    rows = np.arange(n_rows)
-    log_p = log_softmax(z)                                   # [N, V]
-    target_log_p = log_p[rows, y]                            # [N]
-    loss = -float(np.mean(target_log_p[mask]))
-    residual = np.exp(log_p)                                 # softmax(z_n), then − onehot(y_n)
-    residual[rows, y] -= 1.0
-    gradient = residual * (mask[:, None] / supervised)
-    return loss, gradient
+    return z, y, mask
 
 
 def finite_difference(fn: Callable[[np.ndarray], float], x: np.ndarray, step: float = 1e-5) -> np.ndarray:
@@ -102,46 +106,32 @@ def max_abs_difference(a: np.ndarray, b: np.ndarray) -> float:
 SCRIPT_RUN_RTOL = 1e-12
 
 
-def versus_source(rows, title: str | None = None, reference: str = "source's script, run"):
-    """A "source / labkit computes" table for a notebook, under the book's number policy.
+def agreement_rows(rows) -> list[tuple]:
+    """The rows of a "source / labkit computes" table with their verdicts, under the book's
+    number policy (``labkit.reader.tables.versus_source`` shows them).
 
     rows: (quantity, reference value, computed value, tolerance) tuples.  The reference is
-    typed from the chapter; the computed value must come from a lab's ``run()``.  Chapter 11
-    prints code, not results, so by default the reference column is headed "source's script,
-    run": what the chapter's script computed when it was run once, on one machine.
+    typed from the chapter; the computed value must come from a lab's ``run()``.  Returns
+    (quantity, reference, computed, tolerance, verdict) tuples.
 
     Integers, booleans, strings and their lists must be equal ("exact").  Floats agree when
     every number is within ``tolerance`` (absolute) plus ``SCRIPT_RUN_RTOL`` relative — the
-    verdict never depends on the last bits.  A discrepancy measure (a float reference at most
-    ``tolerance`` > 0, e.g. max |cached − full|) shows the reference as the script prints it
-    (``4.441e-16``) and the computed value against its tolerance (``≤ 1e-12 ✓``).  Every
-    other float goes through ``labkit.reader.fmt``.
+    verdict never depends on the last bits.
     """
-    from labkit.reader import Table, fmt, fmt_bound
-
     out = []
     for quantity, source, computed, tolerance in rows:
-        if not _holds_float(source) and not _holds_float(computed):
-            verdict = "exact" if source == computed else "DIFFERENT"
-            out.append([quantity, str(source), str(computed), verdict])
+        if not holds_float(source) and not holds_float(computed):
+            out.append((quantity, source, computed, tolerance, "exact" if source == computed else "DIFFERENT"))
             continue
         try:
             ref = np.asarray(source, dtype=float)
             got = np.asarray(computed, dtype=float)
-            agree = ref.shape == got.shape and bool(np.all(np.abs(got - ref) <= tolerance + SCRIPT_RUN_RTOL * np.abs(ref)))
+            with np.errstate(invalid="ignore"):            # inf − inf: equal infinities agree
+                near = np.abs(got - ref) <= tolerance + SCRIPT_RUN_RTOL * np.abs(ref)
+                close = (got == ref) | (np.isfinite(ref) & near)
+            agree = ref.shape == got.shape and bool(np.all(close))
         except (TypeError, ValueError):
             agree = False
         verdict = (f"within {tolerance:g}" if tolerance > 0 else f"within {SCRIPT_RUN_RTOL:g} rel.") if agree else "DIFFERENT"
-        if isinstance(source, float) and tolerance > 0 and abs(source) <= tolerance and np.ndim(computed) == 0:
-            out.append([quantity, f"{source:.3e}", fmt_bound(abs(float(computed)), tolerance), verdict])
-        else:
-            out.append([quantity, fmt(source), fmt(computed), verdict])
-    return Table(out, ["quantity", reference, "labkit computes", "agree"], title)
-
-
-def _holds_float(value) -> bool:
-    if isinstance(value, float | np.floating):
-        return True
-    if isinstance(value, np.ndarray):
-        return np.issubdtype(value.dtype, np.floating)
-    return isinstance(value, list | tuple) and any(_holds_float(v) for v in value)
+        out.append((quantity, source, computed, tolerance, verdict))
+    return out

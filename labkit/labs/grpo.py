@@ -36,6 +36,18 @@ def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray
     ddof 0 divides the squared deviations by K (population std), ddof 1 by K − 1 (sample std).
     A group whose rewards are all equal gets zero advantage: it carries no learning signal.
     """
+    r = _group_rewards(rewards, ddof, eps)                            # [G, K] float64
+    centred = r - r.mean(axis=1, keepdims=True)                      # r − mean(r)
+    spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps           # std_ddof(r) + ε
+    with np.errstate(invalid="ignore", divide="ignore"):
+        advantages = centred / spread
+    if not np.all(np.isfinite(advantages)):
+        raise ValueError("a group with equal rewards and eps = 0 divides 0 by 0; use eps > 0")
+    return advantages
+
+
+def _group_rewards(rewards, ddof: int, eps: float) -> np.ndarray:
+    """Finite rewards [G, K] as float64; ddof 0 or 1 (1 needs K ≥ 2); eps finite and ≥ 0."""
     r = np.asarray(rewards, dtype=np.float64)
     if r.ndim != 2 or r.shape[1] < 1:
         raise ValueError(f"rewards must be [G, K] (groups × answers), got shape {list(r.shape)}")
@@ -47,17 +59,19 @@ def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray
         raise ValueError(f"the sample std (ddof 1) needs K ≥ 2 answers per group, got K = {r.shape[1]}")
     if not (np.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be a finite number ≥ 0, got {eps!r}")
-    centred = r - r.mean(axis=1, keepdims=True)
-    spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps
-    with np.errstate(invalid="ignore", divide="ignore"):
-        advantages = centred / spread
-    if not np.all(np.isfinite(advantages)):
-        raise ValueError("a group with equal rewards and eps = 0 divides 0 by 0; use eps > 0")
-    return advantages
+    return r
 
 
 def ppo_clip_objective(ratio, advantage, clip: float = CLIP) -> np.ndarray:
     """J = min(ρ·Â, clip(ρ, 1 − ε, 1 + ε)·Â) element-wise; ``ratio``, ``advantage``: [N] → [N]."""
+    rho, adv = _ratio_and_advantage(ratio, advantage, clip)         # [N], [N] float64
+    unclipped = rho * adv                                            # ρ·Â
+    clipped = np.clip(rho, 1 - clip, 1 + clip) * adv                 # clip(ρ, 1 − ε, 1 + ε)·Â
+    return np.minimum(unclipped, clipped)
+
+
+def _ratio_and_advantage(ratio, advantage, clip: float) -> tuple[np.ndarray, np.ndarray]:
+    """Positive finite ratios and advantages of one shape, as float64; clip in (0, 1)."""
     rho = np.asarray(ratio, dtype=np.float64)
     adv = np.asarray(advantage, dtype=np.float64)
     if rho.shape != adv.shape:
@@ -66,9 +80,7 @@ def ppo_clip_objective(ratio, advantage, clip: float = CLIP) -> np.ndarray:
         raise ValueError(f"ratio must hold positive probability ratios π_θ/π_old, got {rho.tolist()}")
     if not 0 < clip < 1:
         raise ValueError(f"clip must be in (0, 1), got {clip!r}")
-    unclipped = rho * adv
-    clipped = np.clip(rho, 1 - clip, 1 + clip) * adv
-    return np.minimum(unclipped, clipped)
+    return rho, adv
 
 
 def dual_clip_objective(ratio, advantage, clip: float = CLIP, dual: float = 3.0) -> np.ndarray:

@@ -25,6 +25,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from labkit.core.guards import is_integer
+
 LABS_SCOPE = "8 NumPy mechanism labs; no model training"
 #: ``--samples`` of the speculative-sampling lab: default, and the least the six-sigma check accepts.
 DEFAULT_SAMPLES = 200_000
@@ -134,7 +136,7 @@ def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, str | Non
 
 def check_samples(samples: int) -> int:
     """The Monte Carlo sample count the speculative lab's six-sigma check can stand on."""
-    if isinstance(samples, bool) or not isinstance(samples, int | np.integer):
+    if not is_integer(samples):
         raise ValueError(f"samples must be an integer, got {samples!r}")
     if samples < MIN_SAMPLES:
         raise ValueError(

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from labkit.core.guards import is_integer
 from labkit.labs.kl import as_distribution
 from labkit.labs.report import DEFAULT_SAMPLES, check_samples, require, require_close
 
@@ -92,7 +93,7 @@ def simulate(p, q, samples: int, seed: int = SEED, fallback: str = "residual") -
     """
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback must be one of {FALLBACKS}, got {fallback!r}")
-    if isinstance(samples, bool) or not isinstance(samples, int | np.integer) or samples < 1:
+    if not is_integer(samples) or samples < 1:
         raise ValueError(f"samples must be a positive integer, got {samples!r}")
     target, draft = _pair(p, q)
     mass = speculative_mass(target, draft)

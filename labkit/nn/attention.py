@@ -25,8 +25,17 @@ def attention(
 
         score = q·kᵀ / √d_h,   score[¬allowed] = −∞,   weights = softmax(score)
     """
+    allowed = _allowed_mask(allowed, q.shape[-2], k.shape[-2])       # [Tq, Tk]
+    scale = np.sqrt(np.asarray(q.shape[-1], dtype=q.dtype))           # √d_h
+    score = (q @ np.swapaxes(k, -1, -2)) / scale                      # [..., H, Tq, Tk]
+    score = np.where(allowed, score, -np.inf)
+    weights = softmax(score, axis=-1)
+    return weights @ v, weights
+
+
+def _allowed_mask(allowed, tq: int, tk: int) -> np.ndarray:
+    """``allowed`` as a boolean [Tq, Tk] in which every query row allows at least one key."""
     allowed = np.asarray(allowed, dtype=bool)
-    tq, tk = q.shape[-2], k.shape[-2]
     if allowed.shape != (tq, tk):
         raise ValueError(f"allowed must be [Tq, Tk] = [{tq}, {tk}], got {list(allowed.shape)}")
     empty_rows = np.flatnonzero(~allowed.any(axis=-1))
@@ -34,8 +43,4 @@ def attention(
         raise ValueError(
             f"every query row needs at least one allowed key; row {int(empty_rows[0])} has none"
         )
-    scale = np.sqrt(np.asarray(q.shape[-1], dtype=q.dtype))
-    score = (q @ np.swapaxes(k, -1, -2)) / scale
-    score = np.where(allowed, score, -np.inf)
-    weights = softmax(score, axis=-1)
-    return weights @ v, weights
+    return allowed

@@ -152,10 +152,6 @@ class DecoderFaults:
             raise ValueError(f"unknown decoder fault {name!r}; expected one of {names} or 'correct'")
         return cls(**{name: True})
 
-    @property
-    def active(self) -> list[str]:
-        return [f.name for f in fields(self) if getattr(self, f.name)]
-
 
 @dataclass
 class LayerRecord:

@@ -1,25 +1,32 @@
-"""Helpers for reading the book in Jupyter: show the code that runs, and a quiet plot style."""
+"""Presentation: show the code that runs, tables, the book's plot style (``style``), the one PNG
+renderer (``png``), the tables made from lower layers' rows (``tables``) and the widgets."""
 
 from __future__ import annotations
 
 import inspect
 import textwrap
-import warnings
 
-from labkit.reader.numbers import FLOAT32_DECIMALS, FLOAT64_DIGITS, fmt, fmt_bound, rounded  # noqa: F401
+from labkit.core.guards import holds_float
+from labkit.reader.numbers import FLOAT32_DECIMALS, FLOAT64_DIGITS, fmt, fmt_bound, rounded
+from labkit.reader.png import figure_png
+from labkit.reader.style import CJK_FONT_NAMES, find_cjk_font, new_figure, plt, use_book_style
 
-# Fonts that carry the Chinese glyphs of the fixtures, in order of preference.
-CJK_FONT_NAMES = (
-    "WenQuanYi Micro Hei",
-    "WenQuanYi Zen Hei",
-    "Noto Sans CJK SC",
-    "Noto Sans CJK JP",
-    "Noto Sans SC",
-    "Source Han Sans SC",
-    "Droid Sans Fallback",
-)
-_CJK_FILE_HINTS = ("wqy", "notosanscjk", "noto-cjk", "sourcehansans", "droidsansfallback")
-
+__all__ = [
+    "CJK_FONT_NAMES",
+    "FLOAT32_DECIMALS",
+    "FLOAT64_DIGITS",
+    "SourceView",
+    "Table",
+    "figure_png",
+    "find_cjk_font",
+    "fmt",
+    "fmt_bound",
+    "new_figure",
+    "plt",
+    "rounded",
+    "show_source",
+    "use_book_style",
+]
 
 class SourceView:
     """A function's or class's real source, rendered as a code block in notebooks.
@@ -39,6 +46,29 @@ class SourceView:
     def _repr_markdown_(self) -> str:
         return f"`{self.module}.{self.qualname}`\n\n```python\n{self.source}\n```"
 
+    def _repr_html_(self) -> str:
+        """The same code block as HTML, for hosts that show ``text/markdown`` as raw text
+        (the static book's theme): the name, then the source, highlighted when Pygments is
+        there (it comes with IPython) and plain otherwise."""
+        return source_html(self.source, f"{self.module}.{self.qualname}")
+
+
+def source_html(source: str, title: str) -> str:
+    """``source`` as a self-contained HTML code block (inline styles: no stylesheet needed)."""
+    from html import escape
+
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
+
+        code = highlight(source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True))
+    except ImportError:  # pragma: no cover - IPython always brings Pygments
+        code = escape(source)
+    return (f'<div class="labkit-source"><code>{escape(title)}</code>'
+            f'<pre style="line-height:1.35;overflow-x:auto;padding:6px 8px;background:#f6f8fa">'
+            f"{code.rstrip()}</pre></div>")
+
 
 def show_source(obj) -> SourceView:
     """Return the source of a labkit function, class or method for display."""
@@ -51,69 +81,6 @@ def show_source(obj) -> SourceView:
     except (OSError, TypeError) as exc:
         raise ValueError(f"no source available for {obj!r}: {exc}") from None
     return SourceView(textwrap.dedent(source).rstrip(), getattr(target, "__qualname__", repr(target)), module)
-
-
-def find_cjk_font() -> str | None:
-    """Name of an installed font with Chinese glyphs, registering system files if needed."""
-    from matplotlib import font_manager
-
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONT_NAMES:
-        if name in known:
-            return name
-    # A font installed after matplotlib built its cache is not listed yet: look for it.
-    for path in font_manager.findSystemFonts():
-        lowered = path.lower().replace("_", "").replace(" ", "")
-        if any(hint in lowered for hint in _CJK_FILE_HINTS):
-            try:
-                font_manager.fontManager.addfont(path)
-            except Exception:  # an unreadable font file is simply skipped
-                continue
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONT_NAMES:
-        if name in known:
-            return name
-    return None
-
-
-def use_book_style() -> str | None:
-    """Set the book's plot style; return the CJK font used, or None.
-
-    Without a CJK font, Chinese labels render as boxes but no warning reaches the stored
-    notebook outputs (missing-glyph warnings are silenced).
-    """
-    import logging
-
-    import matplotlib
-
-    font = find_cjk_font()
-    sans = [font] if font else []
-    sans += ["DejaVu Sans"]
-    matplotlib.rcParams.update(
-        {
-            "font.family": "sans-serif",
-            "font.sans-serif": sans,
-            "axes.unicode_minus": False,
-            "figure.dpi": 100,
-            "savefig.dpi": 100,
-            "figure.figsize": (7.0, 3.6),
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "svg.hashsalt": "inside-one-generation",
-        }
-    )
-    if font is None:
-        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from (current )?font")
-        logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
-    return font
-
-
-def plt():
-    """matplotlib.pyplot with the book style applied (imported only when a figure is drawn)."""
-    import matplotlib.pyplot as pyplot
-
-    use_book_style()
-    return pyplot
 
 
 class Table:
@@ -146,17 +113,7 @@ class Table:
 
 
 def _cell(value) -> str:
-    return fmt(value) if _has_float(value) else str(value)
-
-
-def _has_float(value) -> bool:
-    import numpy as np
-
-    if isinstance(value, float | np.floating):
-        return True
-    if isinstance(value, np.ndarray):
-        return np.issubdtype(value.dtype, np.floating)
-    return isinstance(value, list | tuple) and any(_has_float(v) for v in value)
+    return fmt(value) if holds_float(value) else str(value)
 
 
 def _width(text: str) -> int:
@@ -164,25 +121,3 @@ def _width(text: str) -> int:
     import unicodedata
 
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def new_figure(pyplot: bool, size: tuple[float, float]):
-    """A figure in the book style: through pyplot for a static cell (shown by ``plt.show()``),
-    or detached for a widget that renders it to PNG itself."""
-    use_book_style()
-    if pyplot:
-        import matplotlib.pyplot as plt_module
-
-        return plt_module.figure(figsize=size, layout="constrained")
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=size, layout="constrained")
-
-
-def figure_png(figure) -> bytes:
-    """PNG bytes of a figure, with no software/version metadata (stable across runs)."""
-    import io
-
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()

@@ -3,7 +3,7 @@
 What a stored output may show of a float, so that it reads the same on every CPU, BLAS kernel
 and thread count: ``fmt`` for one value, ``rounded`` for a whole report, ``fmt_bound`` for a
 discrepancy measure against its tolerance.  ``labkit.reader.Table`` and
-``labkit.labs.common.versus_source`` print every float through ``fmt``.
+``labkit.reader.tables.versus_source`` print every float through ``fmt``.
 """
 
 from __future__ import annotations

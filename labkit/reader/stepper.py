@@ -5,28 +5,19 @@ list of views computed once from a real run, labels that describe the current vi
 picture drawn by the same function as the page's static figure.  Subclasses add their
 labels (``labels``) and fill them (``describe``); the base keeps the step and the buttons.
 
-Pictures go through ``render_png``, which keeps the PNG of every state it has drawn (keyed by
-the drawing and the state's content, not by the widget), so a revisit — or the same step in a
-second widget over the same run — shows the stored PNG without drawing.  ``RENDERS`` counts
-the pictures actually drawn (tests use it to check that a revisit does not redraw).
+Pictures go through ``labkit.reader.png.render_png``, which keeps the PNG of every state it
+has drawn (keyed by the drawing and the state's content, not by the widget), so a revisit —
+or the same step in a second widget over the same run — shows the stored PNG without drawing.
 After a button press inside a Jupyter kernel, the neighbouring steps are drawn ahead while
 the kernel is idle (``schedule_prefetch``), so stepping on shows a stored PNG.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 
-#: how many PNGs ``render_png`` keeps (least recently shown dropped first); ~30–50 kB each
-PNG_CACHE_SIZE = 256
-#: zlib level of the live PNGs: 1 encodes a wide picture several times faster than the
-#: default 6 for ~10 % more bytes; the pixels are the same
-LIVE_PNG_COMPRESSION = 1
-
-_png_cache: OrderedDict[Hashable, bytes] = OrderedDict()
-#: pictures drawn by ``render_png`` in this process (cache hits are not counted)
-RENDERS = 0
+from labkit.core.guards import is_integer
+from labkit.reader.png import cached_png, content_key, render_png
 
 
 class StepperWidget:
@@ -85,9 +76,8 @@ class StepperWidget:
 
     @step.setter
     def step(self, value: int) -> None:
-        import numpy as np
 
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= self.n_steps:
+        if not is_integer(value) or not 1 <= value <= self.n_steps:
             raise ValueError(f"step must be an integer in [1, {self.n_steps}], got {value!r}")
         if int(value) == self._step:
             return
@@ -160,74 +150,3 @@ class StepperWidget:
         from IPython.display import display
 
         display(self.widget)
-
-
-def content_key(*parts) -> str | None:
-    """A digest of ``parts`` (views, arrays, event lists …) naming one picture; None when a
-    part cannot be pickled (the picture is then drawn every time)."""
-    import hashlib
-    import pickle
-
-    try:
-        data = pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError):
-        return None
-    return hashlib.blake2b(data, digest_size=20).hexdigest()
-
-
-def render_png(draw: Callable, size: tuple[float, float], key: Hashable | None = None) -> bytes:
-    """Draw onto a detached figure in the book style and return its PNG bytes.
-
-    With a ``key`` (see ``content_key``), a picture drawn before under the same key is
-    returned without drawing.
-    """
-    global RENDERS
-    if key is not None and key in _png_cache:
-        _png_cache.move_to_end(key)
-        return _png_cache[key]
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from labkit.reader import use_book_style
-
-    use_book_style()
-    figure = Figure(figsize=size)
-    FigureCanvasAgg(figure)
-    draw(figure)
-    png = live_png(figure)
-    RENDERS += 1
-    if key is not None:
-        remember_png(key, png)
-    return png
-
-
-def live_png(figure) -> bytes:
-    """PNG bytes of a widget's figure: the pixels of ``labkit.reader.figure_png`` (no
-    software/version metadata either), encoded at ``LIVE_PNG_COMPRESSION``."""
-    import io
-
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None},
-                   pil_kwargs={"compress_level": LIVE_PNG_COMPRESSION})
-    return buffer.getvalue()
-
-
-def clear_png_cache() -> None:
-    """Forget every stored PNG (the next visit of any state draws it again)."""
-    _png_cache.clear()
-
-
-def cached_png(key: Hashable | None) -> bytes | None:
-    """The PNG stored under ``key``, or None."""
-    if key is None or key not in _png_cache:
-        return None
-    _png_cache.move_to_end(key)
-    return _png_cache[key]
-
-
-def remember_png(key: Hashable, png: bytes) -> None:
-    """Store ``png`` under ``key``, dropping the least recently used beyond ``PNG_CACHE_SIZE``."""
-    _png_cache[key] = png
-    _png_cache.move_to_end(key)
-    while len(_png_cache) > PNG_CACHE_SIZE:
-        _png_cache.popitem(last=False)

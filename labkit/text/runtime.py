@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.core.events import TraceRecorder, tensor_summary
+from labkit.core.events import TraceRecorder, tensor_summary, top_values
 from labkit.core.runtime import Config
 from labkit.nn import Decoder, DecoderFaults, KVCache
 from labkit.text.hooks import TextHooks
@@ -115,17 +115,10 @@ class TextRun:
         return self.returned_bytes.decode("utf-8", errors="replace")
 
 
-def _top(row: np.ndarray, k: int = TOP_VALUES) -> list[list]:
-    """[[id, value], …] of the k largest finite entries of a row [V], ties by lower ID."""
-    finite = np.flatnonzero(np.isfinite(row))
-    order = finite[np.argsort(-row[finite], kind="stable")][:k]
-    return [[int(i), round(float(row[i]), 4)] for i in order]
-
-
 def _logits_tensor(row: np.ndarray, position: int, *, stats: bool = True) -> dict:
     """A [1, V] logits summary: shape, dtype, position, stats (finite rows), top values."""
     summary = tensor_summary(row[None, :], position, stats=stats)
-    summary["values"] = _top(row)
+    summary["values"] = top_values(row, TOP_VALUES)
     return summary
 
 

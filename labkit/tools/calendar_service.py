@@ -138,11 +138,6 @@ class CalendarService:
         return {row[0]: json.loads(row[1]) for row in
                 self.db.execute("SELECT event_id, record_json FROM events ORDER BY event_id")}
 
-    @property
-    def idempotency(self) -> dict[str, dict]:
-        return {row[0]: {"request_digest": row[1], "response": json.loads(row[2])} for row in
-                self.db.execute("SELECT key, request_digest, response_json FROM idempotency ORDER BY key")}
-
     def now(self) -> str:
         start = datetime.fromisoformat(self.clock_start)
         return (start + timedelta(seconds=self.tick_seconds * max(self.requests - 1, 0))).isoformat()

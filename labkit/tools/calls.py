@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from labkit.core.events import tensor_summary
+from labkit.core.events import tensor_summary, top_values
 from labkit.tools.answer import AnswerSlots
 from labkit.tools.decode import DecodeResult, greedy_decode
 from labkit.tools.grammar import SchemaGrammar
@@ -132,11 +132,6 @@ def grammar_for(spec: ToolSpec) -> SchemaGrammar:
     return _grammar(compact_json(spec.input_schema))
 
 
-def top_logits(logits: np.ndarray, k: int = 3) -> list[list]:
-    order = sorted(range(logits.size), key=lambda i: (-float(logits[i]), i))[:k]
-    return [[int(i), round(float(logits[i]), 4)] for i in order]
-
-
 def model_started_payload(call: ModelCall, artifacts: dict) -> dict:
     """Shapes read off the tensors (§7.11/§7.14) and summaries of IDs and raw logits.
 
@@ -162,6 +157,6 @@ def model_started_payload(call: ModelCall, artifacts: dict) -> dict:
         "tensors": {
             "input_ids": tensor_summary(call.input_ids, [0, t - 1], digest=True),
             "raw_logits": {**tensor_summary(call.prefill.next_logits, t - 1, stats=True),
-                           "values": top_logits(call.first_logits)},
+                           "values": top_values(call.first_logits, 3)},
         },
     }

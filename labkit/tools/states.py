@@ -63,8 +63,6 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 TERMINAL = frozenset({S.OBSERVED, S.COMMITTED, S.PARSE_REJECTED, S.VALIDATION_REJECTED,
                       S.AUTHORIZATION_DENIED, S.CONFIRMATION_REJECTED, S.CANCELLED, S.FAILED,
                       S.OUTCOME_UNKNOWN})
-#: states after which the external side effect exists
-SIDE_EFFECT_EXISTS = frozenset({S.COMMITTED, S.OBSERVED})
 
 
 class IllegalTransition(ValueError):
@@ -110,10 +108,6 @@ class InvocationMachine:
         self.history.append((self.state.value, target.value, event_id))
         self.state = target
         return target
-
-    @property
-    def side_effect_exists(self) -> bool:
-        return self.state in SIDE_EFFECT_EXISTS
 
     @property
     def terminal(self) -> bool:

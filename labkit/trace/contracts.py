@@ -204,11 +204,10 @@ def contract_for(events: list[dict]) -> TraceContract:
     return _BY_PREFIX[prefix]
 
 
-def state_table():
-    """The §7.16 comparison, generated from the three contracts."""
-    from labkit.reader import Table
-
+def state_rows() -> tuple[list[str], list[list[str]]]:
+    """The §7.16 comparison, generated from the three contracts: (headers, rows).
+    ``labkit.reader.tables.state_table()`` shows it as a table."""
     kinds = list(CONTRACTS.values())
     rows = [[question] + [getattr(c, attr) for c in kinds] for attr, question in CONTRACT_ROWS]
     rows.append(["What “output” means"] + [c.output_means for c in kinds])
-    return Table(rows, ["question"] + [c.title for c in kinds], title="Three traces, three contracts (§7.16)")
+    return ["question"] + [c.title for c in kinds], rows

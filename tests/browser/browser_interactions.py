@@ -57,6 +57,11 @@ class WidgetView:
         self.output.locator(".widget-toggle-button", has_text=button_text).first.click()
         self.settle()
 
+    def choose(self, label: str) -> None:
+        """Pick one option of a RadioButtons widget by its label."""
+        self.output.locator(".widget-radio-box label", has_text=label).first.click()
+        self.settle()
+
     def drag_slider(self, fraction: float, nth: int = 0) -> None:
         """Drag the ``nth`` slider's handle to ``fraction`` (0 … 1) of its track."""
         track = self.output.locator(".widget-slider .noUi-target").nth(nth)
@@ -165,9 +170,9 @@ def cache_fault_toggles(w: WidgetView) -> None:
         return "FAIL" if "FAIL" in row else "pass" if "pass" in row else row
 
     w.expect(lambda: verdict("logit") == "FAIL", "the default reset_rope_position to FAIL the logit check")
-    w.toggle("correct")
+    w.choose("correct")
     w.expect(lambda: "FAIL" not in w.text(), "the correct cache to pass every check")
-    w.toggle("copy_layer1_cache_to_layer2")
+    w.choose("copy_layer1_cache_to_layer2")
     w.expect(lambda: verdict("distinct_layer") == "FAIL",
              "copying layer 1's cache into layer 2 to FAIL the distinct-layer check")
 
@@ -315,6 +320,10 @@ def tool_fault_toggle(w: WidgetView) -> None:
     w.expect(lambda: w.image_sources() != first, "the two timelines to be redrawn for the new scenario")
     w.select("response_lost_after_commit", nth=0)
     w.expect(lambda: "first divergence at t09" in w.text(), "response_lost_after_commit to diverge first at t09")
+    before = w.image_sources()
+    w.select("after_journal_write", nth=1)  # left with a crash point: the screenshot shows it
+    w.expect(lambda: "crash" in w.text() and w.image_sources() != before,
+             "a crash after the journal write to be drawn")
 
 
 @interaction("notebooks/07-traces/11-comparing-traces.md::explorer")

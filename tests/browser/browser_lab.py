@@ -137,6 +137,8 @@ class LabServer:
             f"--ServerApp.root_dir={self.root}",
             "--ServerApp.allow_root=True",
             "--LabApp.expose_app_in_browser=True",
+            # as `make lab` and `labkit lab`: pages open unmodified, one entry per page
+            "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
         ]
 
     def start(self, timeout: float = 60.0) -> None:
@@ -254,6 +256,63 @@ JS_SHUTDOWN_SESSIONS = """async () => {
 JS_POPUPS = """() => Array.from(document.querySelectorAll(
     '.jp-Dialog, .Toastify__toast, .jp-toast-message, .jp-Notification-Toast'))
   .map(e => (e.innerText || e.className).slice(0, 200))"""
+
+
+JS_DIRTY = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const tab = document.querySelector('.lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current');
+  return {model: w.context.model.dirty, dot: !!(tab && tab.classList.contains('jp-mod-dirty'))};
+}"""
+
+JS_KERNEL_INFO_ARRIVED = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const info = w && w.content && w.content.model && w.content.model.getMetadata('language_info');
+  return !!(info && info.version);
+}"""
+
+
+def opened_unmodified(page) -> dict:
+    """Wait until the kernel's ``language_info`` reached the notebook (what used to mark every
+    page modified), then read the model's dirty flag and the tab's unsaved dot."""
+    page.wait_for_function(JS_KERNEL_INFO_ARRIVED, timeout=30_000)
+    page.wait_for_timeout(500)
+    return page.evaluate(JS_DIRTY)
+
+
+JS_FIGURES = """() => {
+  const cells = Array.from(document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell'));
+  const found = [];
+  cells.forEach((c, index) => {
+    for (const img of Array.from(c.querySelectorAll('.jp-OutputArea-output img'))) {
+      if (!img.naturalWidth) continue;
+      const area = img.closest('.jp-OutputArea-output');
+      const r = img.getBoundingClientRect(), a = area.getBoundingClientRect();
+      found.push({cell: index, natural: [img.naturalWidth, img.naturalHeight],
+                  rendered: [Math.round(r.width), Math.round(r.height)],
+                  area: Math.round(a.width), sized: img.hasAttribute('width'), overflow: r.right > a.right + 1 || area.scrollWidth > area.clientWidth + 1});
+    }
+  });
+  return found;
+}"""
+
+# A figure's smallest text is 8 pt at 100 dpi (11.1 px in the PNG; tests/test_figure_text.py);
+# shown at no less than this fraction of its natural width it stays at 9 px or more on screen.
+MIN_FIGURE_SCALE = 9 / (8 * 100 / 72)
+
+
+def figure_problems(figures: list[dict]) -> list[str]:
+    """Images shrunk so far that their smallest text falls below 9 px, or overflowing.  An
+    image the page sizes itself (``PNG(data, width=…)``: a picture, not a figure with text) is
+    only checked for overflow."""
+    problems = []
+    for f in figures:
+        scale = f["rendered"][0] / f["natural"][0]
+        if scale < MIN_FIGURE_SCALE - 0.005 and not f.get("sized"):
+            problems.append(f"cell {f['cell']}: a {f['natural'][0]} px figure shown at {f['rendered'][0]} px "
+                            f"(×{scale:.2f}: its 8 pt text falls to {scale * 8 * 100 / 72:.1f} px)")
+        if f["overflow"]:
+            problems.append(f"cell {f['cell']}: a figure overflows its output area ({f['rendered'][0]} px > {f['area']} px)")
+    return problems
 
 
 def _wait_opened(page, md_rel: str, timeout_ms: int) -> None:

@@ -20,11 +20,13 @@ from browser_lab import (
     JS_APP_READY,
     JS_CLOSE_CURRENT,
     JS_CLOSE_LAUNCHERS,
+    JS_FIGURES,
     JS_OUTPUT_PROBLEMS,
     JS_SHUTDOWN_SESSIONS,
     LabServer,
     open_in_tab,
     open_page,
+    opened_unmodified,
     overrides_problem,
     run_all,
 )
@@ -101,6 +103,8 @@ class RunPage:
     page: object
     problems: list = field(default_factory=list)
     screenshot: Path | None = None
+    opened: dict = field(default_factory=dict)  # {"model": dirty?, "dot": unsaved dot shown?} on opening
+    figures: list = field(default_factory=list)  # every output image after Run All, measured
 
 
 class Notebooks:
@@ -144,9 +148,11 @@ class Notebooks:
             raise
         SCREENSHOTS.mkdir(exist_ok=True)
         shot = SCREENSHOTS / (md.removeprefix("notebooks/").removesuffix(".md").replace("/", "__") + ".png")
+        opened = opened_unmodified(page)
         page.screenshot(path=str(shot))
         run_all(page)
-        self.current = RunPage(md, page, page.evaluate(JS_OUTPUT_PROBLEMS), shot)
+        page.wait_for_timeout(300)  # let images decode before they are measured
+        self.current = RunPage(md, page, page.evaluate(JS_OUTPUT_PROBLEMS), shot, opened, page.evaluate(JS_FIGURES))
         return self.current
 
     def close(self) -> None:

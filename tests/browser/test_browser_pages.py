@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 from browser_book import Page, toc_notebook_sources, toc_pages
-from browser_lab import JS_CURRENT_KIND, JS_CURRENT_READY, JS_POPUPS, cell
+from browser_lab import JS_CURRENT_KIND, JS_CURRENT_READY, JS_POPUPS, cell, figure_problems
+from conftest import SCREENSHOTS
 
 PAGES: list[Page] = toc_pages()
 PREFACE = "notebooks/00-preface.md"
@@ -35,8 +36,8 @@ def test_preface_opens_as_a_notebook_with_no_popups(notebooks):
 
 def test_preface_links_to_every_page_of_the_toc(notebooks):
     """The table of contents is navigable from the preface: it links to every other toc page
-    (as ``…/page.ipynb``, which the static book resolves to the page, or ``…/page.md``), and
-    following a link opens that page as a notebook in JupyterLab."""
+    as its MyST ``…/page.md`` (the static book resolves it to the page through
+    ``myst/md-page-links.mjs``), and following a link opens that page as a notebook."""
     page = notebooks.open(PREFACE)
     hrefs = page.locator(".jp-NotebookPanel .jp-MarkdownCell a[href]").evaluate_all(
         "els => els.map(e => e.getAttribute('href'))"
@@ -48,10 +49,7 @@ def test_preface_links_to_every_page_of_the_toc(notebooks):
 
     def link_to(md: str) -> str | None:
         rel = md.removeprefix("notebooks/")
-        for candidate in (rel.removesuffix(".md") + ".ipynb", rel):
-            if candidate in targets:
-                return candidate
-        return None
+        return rel if rel in targets else None
 
     missing = [md for md in wanted if link_to(md) is None]
     assert not missing, (
@@ -71,6 +69,9 @@ def test_preface_links_to_every_page_of_the_toc(notebooks):
 def test_page_runs_clean_and_shows_its_figures_and_widgets(notebooks, page_md):
     info = next(p for p in PAGES if p.md == page_md)
     run = notebooks.run(page_md)
+    assert run.opened == {"model": False, "dot": False}, (
+        f"{page_md}: opened modified (unsaved dot) before anything was run: {run.opened}"
+    )
     assert run.problems == [], f"{page_md}: Run All left problems: {run.problems}"
     stderr_nodes = run.page.locator(
         '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
@@ -89,6 +90,13 @@ def test_page_runs_clean_and_shows_its_figures_and_widgets(notebooks, page_md):
         assert any(w > 0 and h > 0 for w, h in sizes), (
             f"{page_md}: cell {index} stored a figure but shows none after Run All (images: {sizes})"
         )
+    # every figure as JupyterLab shows it, for a reader's eye (browser-screenshots/figures/)
+    shots = SCREENSHOTS / "figures"
+    shots.mkdir(parents=True, exist_ok=True)
+    for index in sorted({f["cell"] for f in run.figures}):
+        cell(run.page, index).locator(".jp-Cell-outputArea").screenshot(path=str(shots / f"{info.slug}__cell{index:02d}.png"))
+    too_small = figure_problems(run.figures)
+    assert not too_small, f"{page_md}: figures not readable at JupyterLab's width: {too_small}"
     for widget in info.widgets:
         out = cell(run.page, widget.index).locator(".jp-Cell-outputArea")
         live = out.locator(".jupyter-widgets, .widget-box, .widget-inline-hbox, .widget-vbox, .widget-hbox")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from browser_book import toc_pages
 from browser_interactions import INTERACTIONS, WidgetView
+from conftest import SCREENSHOTS
 
 WIDGETS = [w for page in toc_pages() for w in page.widgets]
 
@@ -21,3 +22,8 @@ def test_widget_moves_and_shows_the_change(notebooks, widget):
     view = WidgetView(run.page, widget.index, widget.key)
     view.output.locator(".jupyter-widgets").first.wait_for(state="visible", timeout=20_000)
     move(view)
+    # the widget as the interaction left it, for a reader's eye (browser-screenshots/widgets/)
+    shots = SCREENSHOTS / "widgets"
+    shots.mkdir(parents=True, exist_ok=True)
+    name = widget.key.removeprefix("notebooks/").replace(".md::", "__").replace("/", "__")
+    view.output.screenshot(path=str(shots / f"{name}.png"))

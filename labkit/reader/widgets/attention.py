@@ -1,4 +1,4 @@
-"""Widgets of the attention labs: mask viewer, attention heatmap, cache fault toggles.
+"""Widgets of the attention labs: mask viewer (lab 02) and attention heatmap (lab 03).
 
 Each widget has a *state* (plain NumPy, computed by the labs' own functions), a *drawing
 function* that renders a state onto a matplotlib figure, and a small ipywidgets front end
@@ -9,7 +9,8 @@ ipywidgets and matplotlib are imported inside functions only.
 
     viewer = mask_viewer();         viewer.state.supervised_positions
     heatmap = attention_heatmap();  heatmap.state.weights            # [H, Tq, Tk]
-    toggles = cache_fault_toggles(); toggles.case.caught_by
+
+The cache fault toggles of lab 05 are in ``labkit.reader.widgets.cache_faults``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.labs.cache_faults import MODES, FaultCase, run_case
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
 from labkit.labs.masks import (
     PACKED_DOCUMENT_IDS,
@@ -29,8 +29,7 @@ from labkit.labs.masks import (
 )
 from labkit.nn import KVCache
 from labkit.nn.attention import causal_allowed
-from labkit.reader import new_figure
-from labkit.reader.widgets.lab_base import WidgetView
+from labkit.reader.widgets.lab_base import WidgetView, static_figure
 
 MASK_KINDS = ("causal", "top-left rectangular")
 #: the longest row the mask viewer draws legibly
@@ -127,9 +126,7 @@ def draw_mask_view(state: MaskState, figure) -> None:
 
 def mask_viewer_figure(state: MaskState | None = None):
     """The mask viewer's view (default: two packed four-token documents) as a pyplot figure."""
-    figure = new_figure(True, (8.0, 3.6))
-    draw_mask_view(state or mask_state(), figure)
-    return figure
+    return static_figure(draw_mask_view, state or mask_state(), (8.0, 3.6))
 
 
 class MaskViewer(WidgetView):
@@ -159,16 +156,11 @@ class MaskViewer(WidgetView):
 
     def update(self, change=None) -> None:
         """Recompute the state from the two text boxes and redraw; bad input shows its error."""
-        try:
-            self.state = mask_state(parse_document_ids(self.document_ids_text.value),
-                                    parse_flags(self.assistant_text.value))
-        except ValueError as exc:
-            self._refuse(exc)
-            return
-        self.error = None
-        self.message.value = (f"prediction mask {self.state.prediction_mask.astype(int).tolist()} · "
-                              f"supervised positions {self.state.supervised_positions}")
-        self._draw(draw_mask_view, self.state, (8.0, 3.6))
+        self._show(lambda: mask_state(parse_document_ids(self.document_ids_text.value),
+                                      parse_flags(self.assistant_text.value)),
+                   draw_mask_view,
+                   lambda s: (f"prediction mask {s.prediction_mask.astype(int).tolist()} · "
+                              f"supervised positions {s.supervised_positions}"), (8.0, 3.6))
 
 
 def mask_viewer(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None, render: bool = True) -> MaskViewer:
@@ -252,9 +244,7 @@ def draw_attention_view(state: AttentionState, figure) -> None:
 
 def attention_heatmap_figure(state: AttentionState | None = None):
     """The attention heatmap's view (default: 3 cached tokens, causal, layer 0) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_attention_view(state or attention_state(), figure)
-    return figure
+    return static_figure(draw_attention_view, state or attention_state())
 
 
 class AttentionHeatmap(WidgetView):
@@ -284,76 +274,3 @@ class AttentionHeatmap(WidgetView):
 
 def attention_heatmap(cached: int = 3, mask: str = "causal", layer: int = 0, render: bool = True) -> AttentionHeatmap:
     return AttentionHeatmap(cached, mask, layer, render)
-
-
-# ---------------------------------------------------------------------------------------
-# cache fault toggles
-# ---------------------------------------------------------------------------------------
-def check_rows(case: FaultCase) -> list[tuple[str, bool, str]]:
-    """(check, passed, what it saw) for the three checks of one fault case."""
-    return [
-        ("shape", case.shape_check_passed, f"shapes {case.cache_shapes}"),
-        ("logit", case.logit_allclose_passed, f"max error {float(case.per_position_error.max()):.3g}"),
-        ("distinct_layer", case.distinct_layer_keys_passed,
-         "keys differ" if case.distinct_layer_keys_passed else "layer 1 = layer 0"),
-    ]
-
-
-def draw_fault_view(case: FaultCase, figure) -> None:
-    """Per-position max |logit error| bars on the left, the three checks on the right."""
-    bars, notes = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
-    error = case.per_position_error
-    bars.bar(np.arange(error.size), error, color="tab:red" if case.caught_by else "tab:green")
-    bars.axhline(1e-12, color="0.4", linewidth=0.8, linestyle="--")
-    bars.set_xticks(range(error.size))
-    bars.set_xlabel("decode position")
-    bars.set_ylabel("max |cached − full| logit")
-    bars.set_ylim(0, max(1.0, float(error.max()) * 1.15))
-    bars.set_title(case.mode, fontsize=10)
-    notes.axis("off")
-    lines = [f"{'PASS' if passed else 'FAIL'}  {name}: {seen}" for name, passed, seen in check_rows(case)]
-    caught = ", ".join(case.caught_by) if case.caught_by else "nothing (correct)"
-    lines += ["", f"caught by: {caught}"]
-    notes.text(0.0, 0.95, "\n".join(lines), va="top", fontsize=8.5, family="monospace",
-               transform=notes.transAxes, wrap=True)
-
-
-def cache_fault_figure(case: FaultCase | None = None):
-    """The cache fault toggles' view (default: reset_rope_position) as a pyplot figure."""
-    figure = new_figure(True, (9.0, 3.4))
-    draw_fault_view(case or run_case("reset_rope_position"), figure)
-    return figure
-
-
-class CacheFaultToggles(WidgetView):
-    """Pick a mode of ``labkit.labs.cache_faults.MODES``; ``case`` is that run, ``checks`` its checks."""
-
-    def __init__(self, mode: str = "reset_rope_position", render: bool = True):
-        import ipywidgets as widgets
-
-        self.render = render
-
-        self._cases: dict[str, FaultCase] = {}
-        self.case: FaultCase = self._case(mode)
-        self.mode_buttons = widgets.ToggleButtons(options=list(MODES), value=mode, description="mode")
-        self.checks = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        self.mode_buttons.observe(self.update, names="value")
-        self.box = widgets.VBox([self.mode_buttons, self.checks, self.image])
-        self.update()
-
-    def _case(self, mode: str) -> FaultCase:
-        if mode not in self._cases:
-            self._cases[mode] = run_case(mode)
-        return self._cases[mode]
-
-    def update(self, change=None) -> None:
-        self.case = self._case(self.mode_buttons.value)
-        rows = "".join(f"<tr><td>{name}</td><td>{'pass' if ok else '<b>FAIL</b>'}</td><td>{seen}</td></tr>"
-                       for name, ok, seen in check_rows(self.case))
-        self.checks.value = f"<table>{rows}</table>"
-        self._draw(draw_fault_view, self.case, (9.0, 3.4))
-
-
-def cache_fault_toggles(mode: str = "reset_rope_position", render: bool = True) -> CacheFaultToggles:
-    return CacheFaultToggles(mode, render)

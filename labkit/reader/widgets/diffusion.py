@@ -12,12 +12,12 @@ slider only re-composes a cached frame.
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 
+from labkit.core.guards import is_integer
 from labkit.diffusion.pipeline import DiffusionConfig, DiffusionRun, load_models, run_diffusion
 from labkit.diffusion.vae import to_uint8
+from labkit.reader.png import array_png
 
 TILE = 128  # one latent channel, 64 × 64 shown at 2×
 GAP = 8
@@ -66,7 +66,7 @@ def latent_view(run: DiffusionRun, step: int, cache: PreviewCache | None = None)
     Returns (mosaic uint8 [2·128 + 8, 2·128 + 8 + 256, 3], caption).
     """
     n = len(run.latents) - 1
-    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step <= n:
+    if not is_integer(step) or not 0 <= step <= n:
         raise ValueError(f"step must be an integer in [0, {n}], got {step!r}")
     cache = cache or PreviewCache()
     latent = run.latents[step][1][0]  # [4, 64, 64]
@@ -81,14 +81,6 @@ def latent_view(run: DiffusionRun, step: int, cache: PreviewCache | None = None)
     top = (height - PREVIEW) // 2
     mosaic[top:top + PREVIEW, left:left + PREVIEW] = cache.preview(run, step)
     return mosaic, step_label(run, step)
-
-
-def _png(frame: np.ndarray) -> bytes:
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(frame).save(buffer, format="PNG", compress_level=1)
-    return buffer.getvalue()
 
 
 class LatentViewer:
@@ -152,7 +144,7 @@ class LatentViewer:
         run = self.run_for(self.guidance)
         self.frame, label = latent_view(run, self.step, self.previews)
         self.step_label.value = label
-        self.image.value = _png(self.frame)  # replace the frame, never append
+        self.image.value = array_png(self.frame)  # replace the frame, never append
 
     def _ipython_display_(self):
         from IPython.display import display

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
-from labkit.reader import figure_png, new_figure
+from labkit.reader import new_figure
+from labkit.reader.png import figure_png
 from labkit.trace import catalogue
 from labkit.trace.divergence import Divergence, first_divergence
 

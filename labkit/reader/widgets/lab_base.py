@@ -4,10 +4,10 @@ A lab widget is a *state* (plain NumPy, computed by the labs' own functions), a 
 function* ``draw(state, figure)``, and an ipywidgets box whose picture is that drawing
 rendered to PNG.  ``WidgetView`` holds the box, draws the state through
 ``labkit.reader.new_figure`` (the same book style as the static cells, pixel for pixel the
-static figure) and ``labkit.reader.stepper.live_png``, and shows bad input as a message instead of a traceback.
-Every PNG drawn is kept under a digest of the drawing function, the size and the state
-(``labkit.reader.stepper.render_png``'s cache), so a state shown before is shown again without drawing.  Nothing here imports matplotlib or
-ipywidgets at module level.
+static figure) and the book's one PNG renderer (``labkit.reader.png``), and shows bad input
+as a message instead of a traceback.  Every PNG drawn is kept in that renderer's cache under
+a digest of the drawing function, the size and the state, so a state shown before is shown
+again without drawing.  Nothing here imports matplotlib or ipywidgets at module level.
 
 A subclass builds ``box``, ``image`` (an ``ipywidgets.Image``) and, if it refuses input,
 ``message`` (an ``ipywidgets.HTML``) in its ``__init__``, then calls ``self._draw(...)``
@@ -16,12 +16,19 @@ from its ``update``.
 
 from __future__ import annotations
 
+import re
 from html import escape
 
-from labkit.reader import new_figure
-from labkit.reader.stepper import cached_png, content_key, live_png, remember_png
+import numpy as np
 
-__all__ = ["WidgetView"]
+from labkit.reader import new_figure
+from labkit.reader.png import content_key, figure_png, render
+
+__all__ = ["LIVE_CAPTION", "WidgetView", "fmt_numbers", "parse_numbers", "static_figure"]
+
+LIVE_CAPTION = ("<span style='font-size:90%;color:#555'><b style='color:#2a7a2a'>● live</b> — "
+                "move the controls; the figure after this widget is its default state, drawn once "
+                "(the one the static book shows)</span>")
 
 
 class WidgetView:
@@ -40,23 +47,27 @@ class WidgetView:
     size: tuple[float, float] = (9.0, 3.4)
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
+        return self.framed()._repr_mimebundle_(**kwargs)
+
+    _framed = None
+
+    def framed(self):
+        """The box under a one-line caption that tells the live widget from the static
+        figure the page shows after it (the static book shows only that figure)."""
+        if self._framed is None:
+            import ipywidgets as widgets
+
+            self._framed = widgets.VBox([widgets.HTML(LIVE_CAPTION), self.box])
+        return self._framed
 
     def _draw(self, draw, state, size: tuple[float, float] | None = None) -> None:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""
         if not self.render:
             return
-        import labkit.reader.stepper as stepper
-
         size = size or self.size
         key = content_key(draw.__module__, draw.__qualname__, size, state)
-        png = cached_png(key)
-        if png is None:
-            png = self._render(draw, state, size)
-            stepper.RENDERS += 1
-            if key is not None:
-                remember_png(key, png)
-        self.image.value = png
+        self.image.value = render(key, lambda: self._render(draw, state, size))
+        self.image.layout.display = None  # shown again once the input is good
 
     #: (drawing, size, axes positions, suptitle position) of this widget's first picture
     _layout = None
@@ -76,15 +87,54 @@ class WidgetView:
                     ax.set_position(position)
                 if figure._suptitle is not None and memo[3] is not None:
                     figure._suptitle.set_position(memo[3])
-                return live_png(figure)
+                return figure_png(figure, live=True)
         figure = new_figure(False, size)
         draw(state, figure)
-        png = live_png(figure)                     # lays the figure out while drawing it
+        png = figure_png(figure, live=True)                   # lays the figure out while drawing it
         self._layout = (draw, size, [ax.get_position().frozen() for ax in figure.axes],
                         None if figure._suptitle is None else figure._suptitle.get_position())
         return png
 
+    def _show(self, compute, draw, describe, size: tuple[float, float] | None = None) -> None:
+        """``state = compute()``, its one-line ``describe(state)`` and its picture; bad input
+        (a ValueError) is shown as a message and the previous state and picture stay."""
+        try:
+            state = compute()
+        except ValueError as exc:
+            self._refuse(exc)
+            return
+        self.state, self.error = state, None
+        self.message.value = describe(state)
+        self._draw(draw, state, size)
+
     def _refuse(self, exc: Exception) -> None:
-        """Show why the input cannot be drawn; the previous state and picture stay."""
+        """Show why the input cannot be drawn.  The previous state stays, but its picture is
+        hidden: beside the error it would look like the drawing of the refused input."""
         self.error = str(exc)
+        if self.image is not None:
+            self.image.layout.display = "none"
         self.message.value = f"<b>cannot draw:</b> {escape(str(exc))}"
+
+
+def parse_numbers(name: str, text: str) -> np.ndarray:
+    """"0.6 0.3 0.1" or "0.6, 0.3, 0.1" → float array; ``name`` says which box was wrong."""
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    try:
+        values = np.array([float(p) for p in parts], dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"{name} must be numbers separated by spaces or commas, got {text!r}") from None
+    if values.size == 0:
+        raise ValueError(f"{name} needs at least one number, got {text!r}")
+    return values
+
+
+def fmt_numbers(values) -> str:
+    """The inverse of ``parse_numbers``: "0.6 0.3 0.1"."""
+    return " ".join(f"{v:g}" for v in np.asarray(values, dtype=np.float64))
+
+
+def static_figure(draw, state, size: tuple[float, float] = (9.0, 3.4)):
+    """``draw(state, figure)`` on a pyplot figure in the book style: a widget's static cell."""
+    figure = new_figure(True, size)
+    draw(state, figure)
+    return figure

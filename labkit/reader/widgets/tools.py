@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.reader.stepper import StepperWidget, content_key, render_png
+from labkit.reader.png import content_key, render_png
+from labkit.reader.stepper import StepperWidget
 from labkit.tools.states import TRANSITIONS, State
 
 SHOWN_ALLOWED = 10

@@ -1,0 +1,148 @@
+"""How a verdict reads: short numbers, two levels of hints, plain text and HTML.
+
+Level 1 (the first wrong run) shows where the answer diverges, both values and the idea to
+revisit.  Level 2 (``result.more()``, or the second wrong run of the same exercise) adds the
+exercise's rule and its precise hint, which may state the formula.
+
+Numbers are shown short — 4 significant digits, through the book's formatter
+``labkit.reader.numbers.fmt`` — and only as long as it takes to tell the
+reader's value from the expected one (0.2 vs 0.19999999999999996 shows the last digits, since
+that *is* the divergence).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+SIGNIFICANT = 4
+LIMIT = 200
+
+#: colours of the verdict mark (GitHub's success and danger greens and reds: legible on white)
+PASS_COLOUR = "#1a7f37"
+FAIL_COLOUR = "#cf222e"
+
+MORE_PROMPT = "result.more() shows the rule and a precise hint"
+
+
+def short_float(value: float, digits: int | None = SIGNIFICANT) -> str:
+    """``value`` with ``digits`` significant digits, no trailing zeros (inf and nan spelled out);
+    ``digits=None``: the shortest text that reads back as exactly ``value``."""
+    if digits is None or math.isnan(value) or math.isinf(value):
+        return repr(float(value))
+    from labkit.reader.numbers import fmt  # the book's one number formatter
+
+    return fmt(float(value), digits=digits)
+
+
+def _shape(value: Any, digits: int | None) -> Any:
+    """``value`` with every float replaced by its short text (lists, tuples, dicts, arrays)."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        np = None
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        return _Raw(short_float(value, digits))
+    if np is not None and isinstance(value, np.generic):
+        return _shape(value.item(), digits)
+    if np is not None and isinstance(value, np.ndarray):
+        if np.issubdtype(value.dtype, np.floating):
+            return _Raw(np.array2string(value, threshold=40, separator=", ",
+                                        formatter={"float_kind": lambda v: short_float(v, digits)}))
+        return _Raw(np.array2string(value, threshold=40, separator=", "))
+    if isinstance(value, (list, tuple)):
+        items = [_shape(v, digits) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: _shape(v, digits) for k, v in value.items()}
+    return value
+
+
+class _Raw(str):
+    """A string that prints without quotes inside a container's repr."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def short(value: Any, digits: int | None = SIGNIFICANT, limit: int = LIMIT) -> str:
+    """``value`` for display: floats short, strings unquoted, at most ``limit`` characters."""
+    shaped = _shape(value, digits)
+    text = shaped if isinstance(shaped, str) else repr(shaped)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def short_pair(got: Any, expected: Any) -> tuple[str, str]:
+    """Both values short, with just enough digits that two different values read differently."""
+    for digits in (SIGNIFICANT, 6, 9, 12, None):
+        pair = short(got, digits), short(expected, digits)
+        if pair[0] != pair[1] or _same(got, expected):
+            return pair
+    return pair
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        import numpy as np
+
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except Exception:
+        return a == b
+
+
+def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]]:
+    """The (label, text) rows of a failed result at ``level`` (1 or 2); ``prompt`` says how to ask
+    for level 2."""
+    rows: list[tuple[str, str]] = []
+    if result.where:
+        rows.append(("first divergence", result.where))
+    if level >= 2 and result.rule:
+        rows.append(("rule", result.rule))
+    if result.where or result.rule:
+        got, expected = short_pair(result.got, result.expected)
+        rows.append(("your value", got))
+        rows.append(("expected", expected))
+    concept = result.concept
+    if concept and (level < 2 or concept != result.hint):
+        rows.append(("idea", concept))
+    if level >= 2 and result.hint:
+        rows.append(("hint", result.hint))
+    if level < 2 and (result.rule or (result.hint and result.hint != concept)):
+        rows.append(("more", prompt))
+    return rows
+
+
+def as_text(result, level: int, prompt: str = MORE_PROMPT) -> str:
+    """The verdict as plain text (the ``repr`` of a result)."""
+    if result.passed:
+        return f"✔ {result.exercise}: {result.message}"
+    head = f"✘ {result.exercise}: {result.message}"
+    return "\n".join([head] + [f"  {label:<17}: {text}" for label, text in lines(result, level, prompt)])
+
+
+def as_html(result, level: int) -> str:
+    """The verdict as HTML: a coloured mark, then label/value rows that wrap at words."""
+    colour, mark = (PASS_COLOUR, "✔") if result.passed else (FAIL_COLOUR, "✘")
+    head = (f'<div style="font-weight:600"><span style="color:{colour}">{mark}</span> '
+            f'<code>{html.escape(result.exercise)}</code>: {html.escape(result.message)}</div>')
+    rows = [] if result.passed else lines(result, level)
+    cells = "".join(
+        f'<tr><th style="text-align:left;vertical-align:top;padding:1px 8px 1px 0;'
+        f'white-space:nowrap;font-weight:normal;color:#57606a">{html.escape(label)}</th>'
+        f'<td style="text-align:left;padding:1px 0;white-space:normal;overflow-wrap:normal;'
+        f'word-break:normal">{_cell(label, text)}</td></tr>'
+        for label, text in rows)
+    table = f'<table style="border-collapse:collapse;margin:2px 0 0 1.2em">{cells}</table>' if rows else ""
+    return (f'<div class="labkit-check" style="border-left:3px solid {colour};padding:2px 8px;'
+            f'max-width:80ch;line-height:1.45">{head}{table}</div>')
+
+
+def _cell(label: str, text: str) -> str:
+    if label in ("your value", "expected"):
+        return f"<code>{html.escape(text)}</code>"
+    if label == "more":
+        return f"<code>{html.escape(text.split(' ', 1)[0])}</code> {html.escape(text.split(' ', 1)[1])}"
+    return html.escape(text)

@@ -1,0 +1,200 @@
+"""Exercise of page 10 (§7.14–7.15): the calendar service's idempotent execute.
+
+The reader's execute decides every request the service receives: in three scenarios against
+their golden traces, under 28 fault schedules against the library's outcome, and for a
+request key reused with a changed request.
+"""
+
+from __future__ import annotations
+
+from labkit.check import _tools as tools
+from labkit.check._support import compare_traces
+from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
+
+PAGE = "notebooks/07-traces/10-tool-failures.md"
+
+
+class _Service:
+    """The reader's execute as the service's idempotency decision; ``calls`` records each one:
+    (key, what the table held, what the reader did, what it should have done)."""
+
+    def __init__(self, candidate):
+        self.candidate = candidate
+        self.calls: list[dict] = []
+
+    def __call__(self, desk, key, request_digest, request):
+        from labkit.tools.calendar_service import IdempotencyConflict
+
+        record = desk.stored(key)
+        if record is None:
+            expected = "perform the request (the key is new)"
+        elif record["request_digest"] == request_digest:
+            expected = "return the stored result (same key, same digest: a retry)"
+        else:
+            expected = "raise IdempotencyConflict (same key, another digest), performing nothing"
+        spy = _DeskSpy(desk)
+        entry = {"key": key, "stored": record, "expected": expected}
+        self.calls.append(entry)
+        try:
+            response = call(self.candidate, spy, key, request_digest, request)
+        except CandidateProblem as problem:
+            if "raised IdempotencyConflict" in str(problem):
+                entry["did"] = "performed it, then raised IdempotencyConflict" if spy.performed else \
+                    "raise IdempotencyConflict (same key, another digest), performing nothing"
+                raise IdempotencyConflict(str(problem)) from None
+            raise
+        if not isinstance(response, dict) or "status" not in response:
+            shown = f"a dict with keys {sorted(response)}" if isinstance(response, dict) else repr(response)[:80]
+            raise CandidateProblem(f"execute must return a response dict with a 'status' (what perform returns, "
+                                   f"or the stored record's 'response'), got {shown}")
+        if spy.performed > 1:
+            entry["did"] = f"performed the request {spy.performed} times"
+        elif spy.performed:
+            entry["did"] = "perform the request (the key is new)"
+        elif record is not None and response == record["response"] or \
+                record is not None and {k: v for k, v in response.items() if k != "replayed"} == record["response"]:
+            entry["did"] = "return the stored result (same key, same digest: a retry)"
+        else:
+            entry["did"] = f"returned {response!r} without performing anything"
+        return response
+
+    def first_wrong(self) -> dict | None:
+        return next((c for c in self.calls if c.get("did") != c["expected"]), None)
+
+
+class _DeskSpy:
+    def __init__(self, desk):
+        self._desk, self.performed = desk, 0
+
+    def stored(self, key):
+        return self._desk.stored(key)
+
+    def perform(self, request):
+        self.performed += 1
+        return self._desk.perform(request)
+
+    def __repr__(self) -> str:
+        return "ServiceDesk(stored(key), perform(request))"
+
+
+_EXECUTE_HINTS = {
+    "perform the request (the key is new)":
+        "nothing is stored under a new key, so the request has never executed: perform it (perform also "
+        "stores the result under the key, so the next retry finds it)",
+    "return the stored result (same key, same digest: a retry)":
+        "the same key with the same request digest is a retry of a request that already ran (a duplicate "
+        "delivery, or a retry after a lost answer): look the key up first and return the stored result — "
+        "executing again would create a second event",
+    "raise IdempotencyConflict (same key, another digest), performing nothing":
+        "the key was used for a *different* request (another digest): neither replay the old result nor "
+        "execute the new one — refuse with IdempotencyConflict",
+}
+
+
+def _execute_failure(case: str, service: _Service, detail: str | None = None) -> CheckResult | None:
+    wrong = service.first_wrong()
+    if wrong is None:
+        return None
+    number = service.calls.index(wrong) + 1
+    held = "nothing" if wrong["stored"] is None else \
+        f"digest {wrong['stored']['request_digest'][:19]}…, status {wrong['stored']['response'].get('status')}"
+    return failure("the service's idempotency decision is wrong" + (f" ({detail})" if detail else ""),
+                   where=f"{case}: request #{number} to the service (key {wrong['key']}, table held {held})",
+                   rule="idempotency: new key → perform; same digest → stored result; other digest → conflict",
+                   got=wrong.get("did", "?"), expected=wrong["expected"], hint=_execute_hint(wrong))
+
+
+def _execute_hint(wrong: dict) -> str:
+    did = wrong.get("did", "")
+    if wrong["expected"].startswith("return the stored") and "IdempotencyConflict" in did:
+        return ("the same key with the *same* request digest is the same request arriving again (a duplicate "
+                "delivery, or a retry after a lost answer): a conflict is only for another digest; return the "
+                "stored result")
+    return _EXECUTE_HINTS[wrong["expected"]]
+
+
+def _schedules():
+    """Named fault schedules, then 24 drawn with a fixed seed (as on page 10)."""
+    import random
+
+    from labkit.tools.calendar_service import OUTCOMES
+    from labkit.tools.executor import CRASH_POINTS, CrashPlan
+    from labkit.tools.schedules import CANCELS, FaultSchedule
+
+    named = [
+        ("the request delivered twice", FaultSchedule(("duplicate_request",))),
+        ("not committed, then delivered twice", FaultSchedule(("not_committed", "duplicate_request"))),
+        ("answer lost, then a crash before recording", FaultSchedule(
+            ("lose_response",), crashes=(CrashPlan("after_record", 1),))),
+        ("a crash after the service committed, then a duplicate", FaultSchedule(
+            ("lose_response", "duplicate_request"), crashes=(CrashPlan("after_service_commit", None),))),
+    ]
+    rng = random.Random(20260719)
+    for index in range(24):
+        named.append((f"random schedule {index + 1}", FaultSchedule(
+            transport_plan=tuple(rng.choice(OUTCOMES) for _ in range(rng.randint(0, 5))),
+            crashes=tuple(CrashPlan(rng.choice(CRASH_POINTS), rng.randint(1, 4)) for _ in range(rng.randint(0, 2))),
+            cancel=rng.choice(CANCELS), retry_budget=rng.randint(1, 4))))
+    return named
+
+
+def _summary(outcome) -> dict:
+    return {"final_state": outcome.final_state, "request_status": outcome.request_status,
+            "calendar": sorted(outcome.service.store), "executions": outcome.service.executions}
+
+
+@exercise("idempotent_execute", page=PAGE,
+          signature=("service", "key", "request_digest", "request"))
+def check_idempotent_execute(candidate) -> CheckResult:
+    """the calendar service's idempotent execute: a new key → service.perform(request); the same
+    key with the same request_digest → the stored response (service.stored(key)['response']);
+    the same key with another digest → raise IdempotencyConflict without performing"""
+    from labkit.tools.calendar_service import CalendarService, ServiceTransport
+    from labkit.tools.executor import Executor
+    from labkit.tools.hooks import ToolHooks
+    from labkit.tools.schedules import fixture_invocation, invariant_violations, run_schedule
+    from labkit.tools.states import InvocationMachine, State
+
+    # 1. three scenarios of the chapter, inside the real runtime, against their golden traces
+    for scenario in ("happy", "timeout_before_commit", "response_lost_after_commit"):
+        service = _Service(candidate)
+        mine = tools.run(scenario, ToolHooks(service_execute=service))
+        failed = _execute_failure(f"scenario {scenario}", service)
+        if failed is None:
+            failed = compare_traces(f"scenario {scenario} vs its golden trace", tools.golden(scenario), mine.events,
+                              lambda div: "the service's answer changed the run: an execute returns the response "
+                                          "of perform or the stored response, unchanged")
+        if failed is not None:
+            return failed
+    # 2. fault schedules: duplicated deliveries, lost answers, crashes — against the library's outcome
+    for case, schedule in _schedules():
+        service = _Service(candidate)
+        outcome = run_schedule(schedule, service_execute=service)
+        problems = invariant_violations(outcome)
+        failed = _execute_failure(case, service, problems[0] if problems else None)
+        if failed is not None:
+            return failed
+        reference = _summary(run_schedule(schedule))
+        if problems or _summary(outcome) != reference:     # pragma: no cover - decisions agreed
+            return failure("the run broke a promise", where=case, rule="invariants",
+                           got=problems or _summary(outcome), expected=reference)
+    # 3. the same request key reused for a changed request (10:00): a conflict, nothing executed
+    service = _Service(candidate)
+    calendar = CalendarService("2026-07-19T14:00:04+08:00", execute=service)
+    transport = ServiceTransport(calendar)
+    invocation = fixture_invocation()
+    later = invocation.with_arguments("inv_02", start="2026-07-20T10:00:00+08:00")
+    from labkit.tools.confirm import invocation_digest
+
+    for inv in (invocation, later):
+        machine = InvocationMachine(State.PREPARED)
+        Executor(transport, "req-42", 1).execute(machine, inv, invocation_digest(inv))
+    failed = _execute_failure("request req-42 resent with start 10:00", service)
+    if failed is not None:
+        return failed
+    if sorted(calendar.store) != ["evt_6K2"] or machine.state is not State.FAILED:   # pragma: no cover
+        return failure("the changed request was not refused", where="req-42 at 10:00",
+                       got=sorted(calendar.store), expected=["evt_6K2"])
+    return passed(f"three golden traces and {len(_schedules())} fault schedules keep one event per "
+                  "key with the library's outcome, and a reused key with a changed request "
+                  "is refused as a conflict")

@@ -1,0 +1,95 @@
+"""The book's plot style: a CJK font when one is installed, quiet when none is, and
+book-style figures for static cells and widgets alike."""
+
+from __future__ import annotations
+
+import warnings
+
+# Fonts that carry the Chinese glyphs of the fixtures, in order of preference.
+CJK_FONT_NAMES = (
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Noto Sans SC",
+    "Source Han Sans SC",
+    "Droid Sans Fallback",
+)
+_CJK_FILE_HINTS = ("wqy", "notosanscjk", "noto-cjk", "sourcehansans", "droidsansfallback")
+
+
+
+def find_cjk_font() -> str | None:
+    """Name of an installed font with Chinese glyphs, registering system files if needed."""
+    from matplotlib import font_manager
+
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    for name in CJK_FONT_NAMES:
+        if name in known:
+            return name
+    # A font installed after matplotlib built its cache is not listed yet: look for it.
+    for path in font_manager.findSystemFonts():
+        lowered = path.lower().replace("_", "").replace(" ", "")
+        if any(hint in lowered for hint in _CJK_FILE_HINTS):
+            try:
+                font_manager.fontManager.addfont(path)
+            except Exception:  # an unreadable font file is simply skipped
+                continue
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    for name in CJK_FONT_NAMES:
+        if name in known:
+            return name
+    return None
+
+
+def use_book_style() -> str | None:
+    """Set the book's plot style; return the CJK font used, or None.
+
+    Without a CJK font, Chinese labels render as boxes but no warning reaches the stored
+    notebook outputs (missing-glyph warnings are silenced).
+    """
+    import logging
+
+    import matplotlib
+
+    font = find_cjk_font()
+    sans = [font] if font else []
+    sans += ["DejaVu Sans"]
+    matplotlib.rcParams.update(
+        {
+            "font.family": "sans-serif",
+            "font.sans-serif": sans,
+            "axes.unicode_minus": False,
+            "figure.dpi": 100,
+            "savefig.dpi": 100,
+            "figure.figsize": (7.0, 3.6),
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "svg.hashsalt": "inside-one-generation",
+        }
+    )
+    if font is None:
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from (current )?font")
+        logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    return font
+
+
+def plt():
+    """matplotlib.pyplot with the book style applied (imported only when a figure is drawn)."""
+    import matplotlib.pyplot as pyplot
+
+    use_book_style()
+    return pyplot
+
+
+def new_figure(pyplot: bool, size: tuple[float, float]):
+    """A figure in the book style: through pyplot for a static cell (shown by ``plt.show()``),
+    or detached for a widget that renders it to PNG itself."""
+    use_book_style()
+    if pyplot:
+        import matplotlib.pyplot as plt_module
+
+        return plt_module.figure(figsize=size, layout="constrained")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size, layout="constrained")

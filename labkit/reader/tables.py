@@ -1,0 +1,43 @@
+"""The book's tables made from the rows lower layers return.
+
+The labs and the cross-trace layer compute rows; this module is where they become a
+``labkit.reader.Table`` for a page.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.core.guards import holds_float
+from labkit.labs.common import agreement_rows
+from labkit.reader import Table
+from labkit.reader.numbers import fmt, fmt_bound
+from labkit.trace.contracts import state_rows
+
+
+def versus_source(rows, title: str | None = None, reference: str = "source's script, run") -> Table:
+    """A "source / labkit computes" table for a notebook, under the book's number policy.
+
+    rows: (quantity, reference value, computed value, tolerance) tuples; the verdicts come
+    from ``labkit.labs.common.agreement_rows``.  Chapter 11 prints code, not results, so by
+    default the reference column is headed "source's script, run": what the chapter's script
+    computed when it was run once, on one machine.  A discrepancy measure (a float reference
+    at most ``tolerance`` > 0, e.g. max |cached − full|) shows the reference as the script
+    prints it (``4.441e-16``) and the computed value against its tolerance (``≤ 1e-12 ✓``).
+    Every other float goes through ``labkit.reader.fmt``.
+    """
+    out = []
+    for quantity, source, computed, tolerance, verdict in agreement_rows(rows):
+        if not holds_float(source) and not holds_float(computed):
+            out.append([quantity, str(source), str(computed), verdict])
+        elif isinstance(source, float) and tolerance > 0 and abs(source) <= tolerance and np.ndim(computed) == 0:
+            out.append([quantity, f"{source:.3e}", fmt_bound(abs(float(computed)), tolerance), verdict])
+        else:
+            out.append([quantity, fmt(source), fmt(computed), verdict])
+    return Table(out, ["quantity", reference, "labkit computes", "agree"], title)
+
+
+def state_table() -> Table:
+    """The §7.16 comparison of the three traces, generated from their contracts."""
+    headers, rows = state_rows()
+    return Table(rows, headers, title="Three traces, three contracts (§7.16)")
