@@ -156,7 +156,7 @@ def test_speculative_widget_picture_equals_its_static_figure():
 
 def test_a_refused_input_hides_the_old_picture_until_the_input_is_good():
     """Beside "cannot draw", the previous picture would read as the drawing of the bad input."""
-    from labkit.reader.widgets.rl import speculative_sampler
+    from labkit.reader.widgets.serving import speculative_sampler
 
     sampler = speculative_sampler(samples=10_000)
     assert sampler.image.value and sampler.image.layout.display is None
