@@ -108,11 +108,14 @@ class DivergenceExplorer:
 
     def _update(self) -> None:
         _, _, self.divergence = compare(self.kind, self.fault)
-        description = escape(catalogue.describe(self.kind, self.fault))
+        fault = catalogue.faults(self.kind)[self.fault]
+        description = escape(fault.description)
         if self.divergence is None:
             body = "identical traces"
         else:
-            body = "<br>".join(escape(line) for line in self.divergence.describe().splitlines())
+            verdict = "as declared" if fault.expected.matches(self.divergence.at) else "NOT as declared"
+            lines = [*self.divergence.describe().splitlines(), f"declared: {fault.expected} ({verdict})"]
+            body = "<br>".join(escape(line) for line in lines)
         self.summary_label.value = f"<b>{description}</b><pre>{body}</pre>"
         if self.render:
             self.image.value = figure_png(draw_timelines(self.kind, self.fault, pyplot=False))

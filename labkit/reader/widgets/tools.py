@@ -46,7 +46,7 @@ class GrammarStepView:
 
 
 def grammar_step_views(first_call) -> list[GrammarStepView]:
-    """One view per decode step of mc_01 (a ``labkit.tools.runtime.ModelCall``)."""
+    """One view per decode step of mc_01 (a ``labkit.tools.calls.ModelCall``)."""
     from labkit.tools.tokenizer import vocabulary
 
     steps = first_call.decode.steps
@@ -267,12 +267,13 @@ class FaultToggle:
         import ipywidgets as w
 
         from labkit.tools.executor import CRASH_POINTS
-        from labkit.tools.runtime import SCENARIOS, run_tool_trace
+        from labkit.tools.faults import FAULTS
+        from labkit.tools.runtime import run_tool_trace
 
         self.golden = run_tool_trace().events
         self.images = images
         self._runs: dict[tuple[str, str], list[dict]] = {}
-        self.scenario_dropdown = w.Dropdown(options=[n for n in SCENARIOS if n != "happy"], value=scenario,
+        self.scenario_dropdown = w.Dropdown(options=list(FAULTS), value=scenario,
                                             description="scenario")
         self.crash_dropdown = w.Dropdown(options=["none", *CRASH_POINTS], value=crash, description="crash")
         self.divergence_label = w.Label()
@@ -294,14 +295,13 @@ class FaultToggle:
         return self.scenario_dropdown.value + ("" if crash == "none" else f" + crash {crash}")
 
     def _run(self, scenario: str, crash: str) -> list[dict]:
-        from dataclasses import replace
-
-        from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+        from labkit.tools.faults import faulty_config
+        from labkit.tools.runtime import run_tool_trace
 
         if (scenario, crash) not in self._runs:
-            config = ToolRunConfig.named(scenario)
+            config = faulty_config(scenario)
             if crash != "none":
-                config = replace(config, crash_point=crash)
+                config = config.replace(crash_point=crash)
             self._runs[(scenario, crash)] = run_tool_trace(config).events
         return self._runs[(scenario, crash)]
 
