@@ -9,7 +9,8 @@ listed under another name fails its own row.
 import pytest
 
 from labkit.text.processors import DEFAULT_ORDER, SamplingConfig
-from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+from labkit.tools.faults import faulty_config
+from labkit.tools.runtime import run_tool_trace
 from labkit.trace import catalogue
 
 
@@ -23,7 +24,7 @@ _RUNS: dict = {}
 
 def _run(scenario: str):
     if scenario not in _RUNS:
-        _RUNS[scenario] = run_tool_trace(ToolRunConfig.named(scenario))
+        _RUNS[scenario] = run_tool_trace(faulty_config(scenario))
     return _RUNS[scenario]
 
 
@@ -128,8 +129,8 @@ def test_mc_02_residual_shapes_are_read_from_the_run():
     assert call.prefill.layers[-1].residual_out == payload["prefilled_residual_shape"] == [1, 46, 16]
     assert call.prefill.layers[-1].cache_k[2] == payload["residual_shape"][1] == 132
     # without reuse, the same fields describe a from-scratch prefill of all 132 positions
+    from labkit.tools.calls import model_started_payload, second_model_call
     from labkit.tools.model import load_decoder
-    from labkit.tools.runtime import model_started_payload, second_model_call
     from labkit.tools.toolspec import load_toolspec
 
     scratch = second_model_call(load_decoder(), load_toolspec(), trace.config.user_text, trace.first_call,

@@ -44,6 +44,8 @@ def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp
     assert "-m jupyterlab" in command and f"--ServerApp.root_dir={book.resolve()}" in command
     assert f"--LabApp.app_settings_dir={book.resolve() / 'build' / 'jupyter' / 'lab-settings'}" in command
     assert "--port=8123 --no-browser" in command and "--ServerApp.token=" in command
+    # the same contents manager as make lab: pages open unmodified, one file-browser entry per page
+    assert "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager" in command
     assert command.endswith("notebooks/00-preface.md")
 
 

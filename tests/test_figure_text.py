@@ -18,14 +18,15 @@ MIN_TEXT_PT = 8
 
 def scenarios():
     from labkit.reader.scenarios import scenarios_figure
+    from labkit.tools.faults import faulty_config
     from labkit.tools.model import load_decoder
-    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+    from labkit.tools.runtime import run_tool_trace
     from labkit.tools.toolspec import load_toolspec
 
     decoder, spec = load_decoder(), load_toolspec()
     names = ["happy", "extra_field", "confirmation_mismatch", "timeout_before_commit",
              "response_lost_after_commit", "cancel_after_commit", "unauthorized", "retry_budget_exhausted"]
-    rows = [(n, run_tool_trace(ToolRunConfig.named(n), decoder=decoder, spec=spec).events) for n in names]
+    rows = [(n, run_tool_trace(faulty_config(None if n == "happy" else n), decoder=decoder, spec=spec).events) for n in names]
     return scenarios_figure(rows, pyplot=False)
 
 

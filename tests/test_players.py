@@ -99,7 +99,7 @@ def test_divergence_data_is_the_catalogue_diagnosis(fresh):
 
 def test_scenario_data_is_the_golden_traces_and_their_journals(fresh):
     from labkit.reader.players.scenarios import event_row, golden_events, run_scenario
-    from labkit.tools.runtime import SCENARIOS
+    from labkit.tools.faults import SCENARIOS
 
     scenarios = data_of(fresh, "scenarios:static_data")["scenarios"]
     assert list(scenarios) == list(SCENARIOS)

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from labkit.tools.answer import ANSWER_STRATEGY, AnswerSlots, answer_frames, clock_words
+from labkit.tools.calls import answer_mask, first_model_call, second_model_call
 from labkit.tools.fixture import SUMMARY_CASES, TARGET_ARGUMENTS, TARGET_SUMMARY
 from labkit.tools.model import load_decoder
-from labkit.tools.runtime import USER_TEXT, answer_mask, first_model_call, second_model_call
+from labkit.tools.runtime import USER_TEXT
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import load_toolspec
 
@@ -109,8 +110,8 @@ def test_without_the_slot_mask_the_head_alone_does_not_write_the_summary(model):
     """The ablation: the plain answer mask (every ordinary piece) is not what the weights were
     fitted for, which is why mc_02 runs the slot mask and says so."""
     decoder, spec, first = model
+    from labkit.tools.calls import _feeder
     from labkit.tools.decode import greedy_decode
-    from labkit.tools.runtime import _feeder
 
     call = summarize(model, SUMMARY_CASES[2][0])
     mask = answer_mask(TOK)

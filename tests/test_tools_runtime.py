@@ -24,7 +24,7 @@ from labkit.tools.confirm import (
 from labkit.tools.faults import FAULTS, faulty_config
 from labkit.tools.model import load_decoder
 from labkit.tools.normalize import normalize
-from labkit.tools.runtime import SCENARIOS, ToolRunConfig, run_tool_trace
+from labkit.tools.runtime import ToolRunConfig, run_tool_trace
 from labkit.tools.states import IllegalTransition, InvocationMachine, State
 from labkit.tools.toolspec import load_toolspec
 from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
@@ -173,10 +173,10 @@ def test_unknown_tool_version_is_refused_by_the_service_and_stored(parts):
     assert base36(8498) == "6K2"
 
 
-@pytest.mark.parametrize("name", [n for n in SCENARIOS if n != "happy"])
+@pytest.mark.parametrize("name", list(FAULTS))
 def test_scenario_trace_equals_its_golden_and_keeps_the_invariants(parts, name):
     decoder, spec = parts
-    trace = run_tool_trace(ToolRunConfig.named(name), decoder=decoder, spec=spec)
+    trace = run_tool_trace(faulty_config(name), decoder=decoder, spec=spec)
     golden = read_jsonl(fixture_path("traces", f"tool-{name}.jsonl"))
     assert trace.events == golden, f"scenario {name} differs from fixtures/traces/tool-{name}.jsonl"
     committed = trace.machine.state in (State.COMMITTED, State.OBSERVED)
@@ -192,28 +192,15 @@ def test_scenario_trace_equals_its_golden_and_keeps_the_invariants(parts, name):
 
 def test_broken_retry_policy_doubles_the_event_which_the_right_policy_never_does(parts):
     decoder, spec = parts
-    broken = run_tool_trace(ToolRunConfig.named("new_key_second_attempt"), decoder=decoder, spec=spec)
-    right = run_tool_trace(ToolRunConfig.named("response_lost_after_commit"), decoder=decoder, spec=spec)
+    broken = run_tool_trace(faulty_config("new_key_second_attempt"), decoder=decoder, spec=spec)
+    right = run_tool_trace(faulty_config("response_lost_after_commit"), decoder=decoder, spec=spec)
     assert sorted(broken.service.store) == ["evt_6K2", "evt_6K3"]
     assert sorted(right.service.store) == ["evt_6K2"] and right.service.executions == 1
 
 
-@pytest.mark.parametrize("name", list(FAULTS))
-def test_each_fault_first_diverges_where_declared(parts, happy, name):
-    from labkit.trace.divergence import first_divergence
-
-    decoder, spec = parts
-    fault = FAULTS[name]
-    trace = run_tool_trace(faulty_config(name), decoder=decoder, spec=spec)
-    found = first_divergence(happy.events, trace.events)
-    assert found is not None, f"fault {name} left the trace identical"
-    assert found.event_ids[1] == fault.first_event, f"{name}: first divergence at {found.event_ids}, declared {fault.first_event}"
-    assert found.rule == fault.rule, f"{name}: rule {found.rule}, declared {fault.rule}"
-
-
 def test_bad_configuration_and_unknown_names_are_refused():
-    with pytest.raises(ValueError, match="unknown tool scenario 'nope'"):
-        ToolRunConfig.named("nope")
+    with pytest.raises(ValueError, match="unknown tool fault 'nope'"):
+        faulty_config("nope")
     with pytest.raises(ValueError, match="retry_budget must be >= 1"):
         ToolRunConfig(retry_budget=0)
     with pytest.raises(ValueError, match="unknown tool fault"):

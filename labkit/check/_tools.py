@@ -19,6 +19,7 @@ def golden(scenario: str) -> list[dict]:
 
 
 def run(scenario: str, hooks, spec=None):
-    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
+    from labkit.tools.faults import faulty_config
+    from labkit.tools.runtime import run_tool_trace
 
-    return run_tool_trace(ToolRunConfig.named(scenario), decoder=decoder(), spec=spec, hooks=hooks)
+    return run_tool_trace(faulty_config(None if scenario == "happy" else scenario), decoder=decoder(), spec=spec, hooks=hooks)

@@ -111,7 +111,9 @@ class _DecodeStep:
         from labkit.text.runtime import run_text_trace
 
         self.calls = []
-        return run_text_trace(config, decode_step=self)
+        from labkit.text.hooks import TextHooks
+
+        return run_text_trace(config, TextHooks(decode_step=self))
 
     def hint(self, div) -> str:
         return _decode_hint(div, self._diagnose(div))

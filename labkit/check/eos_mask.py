@@ -90,7 +90,9 @@ class _EosProcessor:
         from labkit.text.runtime import run_text_trace
 
         self.outputs = []
-        return run_text_trace(config, processors={"minimum_length_eos_mask": self})
+        from labkit.text.hooks import TextHooks
+
+        return run_text_trace(config, TextHooks(processors={"minimum_length_eos_mask": self}))
 
     def hint(self, div) -> str:
         return _eos_hint(div, self.outputs)

@@ -137,9 +137,10 @@ def check_integer_field_mask(candidate) -> CheckResult:
     """return allowed [V] (bool): which pieces may follow the digits value_so_far of the integer
     field described by schema (minimum, maximum), the object's last key — digits that keep the
     number completable in range, or `}` once it is a whole number in range; nothing else"""
+    from labkit.tools.calls import first_model_call, grammar_for
     from labkit.tools.grammar import SchemaGrammar
     from labkit.tools.hooks import ToolHooks
-    from labkit.tools.runtime import USER_TEXT, first_model_call, grammar_for
+    from labkit.tools.runtime import USER_TEXT
     from labkit.tools.toolspec import load_toolspec
 
     spec = load_toolspec()

@@ -45,8 +45,8 @@ def _reuse_hint(got: int, expected: int, case: str, gap: float | None = None) ->
 def check_reusable_prefix(candidate) -> CheckResult:
     """return how many leading positions of new_ids [T_b] may reuse the K/V cached for cached_ids
     [T_a]: the length of their common prefix"""
+    from labkit.tools.calls import common_prefix, prefill_with_reuse
     from labkit.tools.hooks import ToolHooks
-    from labkit.tools.runtime import common_prefix, prefill_with_reuse
     from labkit.tools.template import ToolTemplate
     from labkit.tools.tokenizer import ToolTokenizer
     from labkit.tools.toolspec import load_toolspec

@@ -17,15 +17,14 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from labkit.core.faults import fault_lines
     from labkit.diffusion.faults import FAULTS, faulty_config
-    from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
+    from labkit.diffusion.pipeline import run_diffusion
 
     if args.list_faults:
-        for fault in FAULTS.values():
-            print(f"{fault.name:20s} first divergence {fault.event_id} ({fault.section}: {fault.key}); "
-                  f"suspect {fault.suspect}\n{'':20s} {fault.description}")
+        print("\n".join(fault_lines(FAULTS)))
         return 0
-    config = faulty_config(args.fault) if args.fault else DiffusionConfig()
+    config = faulty_config(args.fault)
     start = time.perf_counter()
     result = run_diffusion(config)
     elapsed = time.perf_counter() - start

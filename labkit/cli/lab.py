@@ -111,7 +111,9 @@ def lab_command(book: Path, settings: Path, port: int | None = None, no_browser:
     if importlib.util.find_spec("jupyterlab") is None:
         raise ValueError('labkit lab needs JupyterLab: pip install "labkit[read]"')
     command = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={book}",
-               f"--LabApp.app_settings_dir={settings}"]
+               f"--LabApp.app_settings_dir={settings}",
+               # pages open unmodified and the file browser lists one entry per page
+               "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager"]
     if port is not None:
         command.append(f"--port={port}")
     if no_browser:

@@ -18,14 +18,12 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from labkit.core.events import write_jsonl
+    from labkit.core.faults import fault_lines
     from labkit.text.faults import FAULTS, faulty_config
     from labkit.text.runtime import run_text_trace
 
     if args.list_faults:
-        for fault in FAULTS.values():
-            event_id, rule, key = fault.first_divergence
-            print(f"{fault.name:28s} [{fault.component}] {fault.description}\n"
-                  f"{'':28s} first differs at {event_id} ({rule}: {key}) → suspect {fault.suspect}")
+        print("\n".join(fault_lines(FAULTS)))
         return 0
     config = faulty_config(args.fault)
     result = run_text_trace(config)

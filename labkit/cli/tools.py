@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def configure(parser) -> None:
-    from labkit.tools.runtime import SCENARIOS
+    from labkit.tools.faults import SCENARIOS
 
     parser.add_argument("--scenario", metavar="NAME", default=None,
                         help="run a named scenario: " + ", ".join(SCENARIOS))
@@ -28,23 +28,22 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from labkit.core.events import write_jsonl
-    from labkit.tools.faults import FAULTS, faulty_config
-    from labkit.tools.runtime import SCENARIOS, ToolRunConfig, run_tool_trace
+    from labkit.core.faults import fault_lines
+    from labkit.tools.faults import FAULTS, HAPPY, faulty_config
+    from labkit.tools.runtime import run_tool_trace
 
     if args.list_faults:
-        for name, (description, _) in SCENARIOS.items():
-            where = f"[{FAULTS[name].component}]" if name in FAULTS else "[golden]"
-            print(f"{name:28s} {where} {description}")
+        print("\n".join([f"{'happy':28s} {HAPPY}", *fault_lines(FAULTS)]))
         return 0
     if args.scenario and args.fault and args.scenario != args.fault:
         raise ValueError(f"give --scenario or --fault, not both ({args.scenario!r} vs {args.fault!r})")
     name = args.fault or args.scenario
-    config = faulty_config(args.fault) if args.fault else ToolRunConfig.named(name)
+    config = faulty_config(None if name == "happy" else name)
     trace = run_tool_trace(config)
     default = "trace-tool-001.jsonl" if name in (None, "happy") else f"trace-tool-001-{name}.jsonl"
     out = write_jsonl(trace.events, Path(args.out or default))
     events = trace.events
-    print(f"trace {config.trace_id}: scenario {config.scenario}, {len(events)} events "
+    print(f"trace {config.trace_id}: scenario {name or 'happy'}, {len(events)} events "
           f"({events[0]['event_id']}–{events[-1]['event_id']})")
     print(f"proposal   {trace.arguments_bytes.decode('utf-8', 'replace')} "
           f"({len(trace.first_call.decode.token_ids)} tokens)")

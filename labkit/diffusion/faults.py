@@ -1,10 +1,9 @@
 """Trace two's fault catalogue: each fault is a changed ``DiffusionConfig``, nothing else.
 
 Each entry says what it changes and where a first-divergence comparison against the golden
-trace should stop: the event, the payload section that differs first (``artifacts``,
-discrete ``state``, ``tensors``, ``rng`` or ``commit``), the key inside it, and the suspect
-component.  Comparisons inside one event run in the §7.17 order: artifacts, discrete state,
-tensors, RNG counter, commit.
+trace must stop (``labkit.core.faults.FirstDivergence``): the event, the rule that fails
+(configuration shows as ``discrete_state`` before a single tensor is computed), the payload
+field and the suspect component.
 
 >>> faulty_config("eta_positive").eta
 1.0
@@ -12,74 +11,53 @@ tensors, RNG counter, commit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from labkit.core import faults as S
+from labkit.core.faults import Fault, FirstDivergence, catalogue, configure
 from labkit.diffusion.pipeline import DiffusionConfig
 
-
-@dataclass(frozen=True)
-class DiffusionFault:
-    """One named fault: the configuration change and the divergence it should cause."""
-
-    name: str
-    description: str
-    changes: tuple[tuple[str, object], ...]
-    event_id: str  # the first divergent event against the golden trace
-    section: str  # artifacts | state | tensors | rng | commit
-    key: str  # the payload key (dotted) that differs first
-    suspect: str  # the component a diagnosis should name
-
-
-FAULTS: dict[str, DiffusionFault] = {f.name: f for f in (
-    DiffusionFault(
+FAULTS: dict[str, Fault] = catalogue(
+    Fault(
         "cfg_order_swapped",
         "the CFG batch is built positive-first while the split still reads negative-first, "
         "so guidance pushes away from the prompt",
-        (("cfg_order", ("positive", "negative")),),
-        "d00", "state", "cfg_batch_order", "cfg batching"),
-    DiffusionFault(
+        {"cfg_order": ("positive", "negative")},
+        FirstDivergence("d00", "discrete_state", "cfg_batch_order", S.CFG_BATCH_ORDER)),
+    Fault(
         "leading_timesteps",
         "the scheduler spaces its 4 steps 'leading' ([750, 500, 250, 0]) instead of 'trailing' "
         "([999, 749, 499, 249]): the loop starts from a less noisy level than the latent has",
-        (("timestep_spacing", "leading"),),
-        "d01", "state", "scheduler.timesteps", "scheduler"),
-    DiffusionFault(
+        {"timestep_spacing": "leading"},
+        FirstDivergence("d01", "discrete_state", "scheduler.timesteps", S.TIMESTEP_SPACING)),
+    Fault(
         "eta_positive",
         "eta = 1 turns DDIM stochastic: every step but the last draws fresh Gaussian noise, "
         "moving the RNG counter inside the loop",
-        (("eta", 1.0),),
-        "d01", "state", "scheduler.eta", "scheduler"),
-    DiffusionFault(
+        {"eta": 1.0},
+        FirstDivergence("d01", "discrete_state", "scheduler.eta", S.SAMPLER_ETA)),
+    Fault(
         "other_seed",
         "seed 314160 instead of 314159: another Philox key, another initial latent",
-        (("seed", 314160),),
-        "d01", "state", "seed", "rng"),
-    DiffusionFault(
+        {"seed": 314160},
+        FirstDivergence("d01", "discrete_state", "seed", S.SEED_MAPPING)),
+    Fault(
         "counter_offset",
         "the same seed but the stream starts at counter 4096 (as if a previous image had "
         "used the first blocks): another initial latent under an identical configuration",
-        (("counter_start", 4096),),
-        "d01", "tensors", "z_999", "rng"),
-    DiffusionFault(
+        {"counter_start": 4096},
+        FirstDivergence("d01", "tensors", "tensors.z_999", S.PRNG_COUNTER)),
+    Fault(
         "vae_scaling_omitted",
         "the decoder forgets to divide by the scaling factor 0.18215: a washed-out image",
-        (("vae_scaling", False),),
-        "d06", "state", "latent_scaling.applied", "vae"),
-    DiffusionFault(
+        {"vae_scaling": False},
+        FirstDivergence("d06", "discrete_state", "latent_scaling.applied", S.VAE_SCALING)),
+    Fault(
         "png_timestamp",
         "the encoder writes a 'Creation Time' text chunk: identical pixels, other PNG bytes",
-        (("png_text", (("Creation Time", "2026-11-29T08:00:00Z"),)),),
-        "d07", "tensors", "png", "png encoder"),
-)}
+        {"png_text": (("Creation Time", "2026-11-29T08:00:00Z"),)},
+        FirstDivergence("d07", "tensors", "tensors.png", S.PNG_ENCODER)),
+)
 
 
-def fault_names() -> list[str]:
-    return list(FAULTS)
-
-
-def faulty_config(name: str, base: DiffusionConfig | None = None) -> DiffusionConfig:
-    """``base`` (default: §7.6) with the named fault applied; the fault's name is recorded."""
-    if name not in FAULTS:
-        raise ValueError(f"fault must be one of {sorted(FAULTS)}, got {name!r}")
-    base = base or DiffusionConfig()
-    return base.replace(fault=name, **dict(FAULTS[name].changes))
+def faulty_config(name: str | None, base: DiffusionConfig | None = None) -> DiffusionConfig:
+    """``base`` (default: §7.6) with fault ``name`` applied (None: unchanged)."""
+    return configure(FAULTS, "diffusion", name, base or DiffusionConfig())

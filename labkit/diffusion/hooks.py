@@ -1,6 +1,6 @@
 """Pieces of trace two's runtime that a reader's function may replace (the exercises use it).
 
-A hook is passed to ``run_diffusion(config, hooks=DiffusionHooks(...))``; the module
+A hook is passed to ``run_diffusion(config, DiffusionHooks(...))``; the module
 functions are never reassigned.  Each field left at ``None`` keeps the library's piece:
 
 * ``words_to_normals(words)`` — Philox words uint32 [B, 4] → normals [4B] in stream order
@@ -21,31 +21,37 @@ the golden trace shows where it departs; a wrong shape is refused with a ``Value
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-_SIGNATURES = {
-    "words_to_normals": "(words) -> normals",
-    "cfg_combine": "(epsilon_batch, guidance_scale) -> epsilon_guided",
-    "scheduler_step": "(z_t, epsilon, t, prev_t, alpha_bars) -> (z_prev, x0_hat)",
-}
+import numpy as np
+
+from labkit.core.runtime import Hooks
 
 
 @dataclass(frozen=True)
-class DiffusionHooks:
+class DiffusionHooks(Hooks):
     """Substitutes for pieces of ``run_diffusion``; ``None`` keeps the library's piece."""
 
     words_to_normals: Callable | None = None
     cfg_combine: Callable | None = None
     scheduler_step: Callable | None = None
 
-    def __post_init__(self):
-        for item in fields(self):
-            value = getattr(self, item.name)
-            if value is not None and not callable(value):
-                raise ValueError(f"hooks.{item.name} must be a function {_SIGNATURES[item.name]} or None, "
-                                 f"got {type(value).__name__}")
+    SIGNATURES = {
+        "words_to_normals": "a function (words) -> normals",
+        "cfg_combine": "a function (epsilon_batch, guidance_scale) -> epsilon_guided",
+        "scheduler_step": "a function (z_t, epsilon, t, prev_t, alpha_bars) -> (z_prev, x0_hat)",
+    }
 
-    @property
-    def active(self) -> list[str]:
-        """Names of the substituted pieces."""
-        return [item.name for item in fields(self) if getattr(self, item.name) is not None]
+
+def call_scheduler_step(step, latent, epsilon, t, prev_t, table):
+    """Call ``hooks.scheduler_step`` and check that it returns (z_prev, x̂₀) of the latent's shape."""
+    result = step(latent, epsilon, int(t), None if prev_t is None else int(prev_t), table)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {type(result).__name__}"
+                         + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+    z_prev, x0_hat = (np.asarray(a) for a in result)
+    for name, array in (("z_prev", z_prev), ("x0_hat", x0_hat)):
+        if array.shape != latent.shape:
+            raise ValueError(f"hooks.scheduler_step must return {name} of the latent's shape "
+                             f"{list(latent.shape)}, got {list(array.shape)}")
+    return z_prev, x0_hat

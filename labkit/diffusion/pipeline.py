@@ -11,12 +11,11 @@
 
 A fault is another ``DiffusionConfig`` (see ``labkit.diffusion.faults``), never a patch.
 A reader's piece (the word → normal transform, the CFG combination, the DDIM step) is
-passed in as ``hooks=DiffusionHooks(...)`` (see ``labkit.diffusion.hooks``).
+passed in as ``run_diffusion(config, DiffusionHooks(...))`` (see ``labkit.diffusion.hooks``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.events import TraceRecorder, digest_bytes, tensor_summary
+from labkit.core.runtime import Config
 from labkit.diffusion.ddim import (
     BETA_END,
     BETA_START,
@@ -38,7 +38,7 @@ from labkit.diffusion.ddim import (
 )
 from labkit.diffusion.denoiser import DENOISER_ID, load_denoiser
 from labkit.diffusion.guidance import classifier_free_guidance
-from labkit.diffusion.hooks import DiffusionHooks
+from labkit.diffusion.hooks import DiffusionHooks, call_scheduler_step
 from labkit.diffusion.normal import PhiloxNormalStream
 from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID, load_text_encoder
 from labkit.diffusion.vae import VAE_ID, encode_png, load_vae, png_zlib_version, to_uint8
@@ -52,7 +52,7 @@ CFG_ORDER = ("negative", "positive")
 
 
 @dataclass(frozen=True)
-class DiffusionConfig:
+class DiffusionConfig(Config):
     """The fixed configuration of §7.6; every field is honoured by ``run_diffusion``."""
 
     prompt: str = PROMPT
@@ -78,7 +78,6 @@ class DiffusionConfig:
     vae_scaling: bool = True
     png_text: tuple[tuple[str, str], ...] = ()
     trace_id: str = "trace-diffusion-001"
-    fault: str | None = None
 
     def __post_init__(self):
         fixed = {"text_encoder_id": TEXT_ENCODER_ID, "denoiser_id": DENOISER_ID, "vae_id": VAE_ID,
@@ -105,9 +104,6 @@ class DiffusionConfig:
     @property
     def timesteps(self) -> list[int]:
         return inference_timesteps(self.num_inference_steps, self.timestep_spacing)
-
-    def replace(self, **changes) -> DiffusionConfig:
-        return dataclasses.replace(self, **changes)
 
 
 @dataclass
@@ -164,23 +160,8 @@ def _tensor(array, level: str, position=None, *, digest: bool = False, values: i
     return summary
 
 
-def _hooked_step(step, latent, epsilon, t, prev_t, table):
-    """Call ``hooks.scheduler_step`` and check that it returns (z_prev, x̂₀) of the latent's shape."""
-    result = step(latent, epsilon, int(t), None if prev_t is None else int(prev_t), table)
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {type(result).__name__}"
-                         + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
-    z_prev, x0_hat = (np.asarray(a) for a in result)
-    for name, array in (("z_prev", z_prev), ("x0_hat", x0_hat)):
-        if array.shape != latent.shape:
-            raise ValueError(f"hooks.scheduler_step must return {name} of the latent's shape "
-                             f"{list(latent.shape)}, got {list(array.shape)}")
-    return z_prev, x0_hat
-
-
-def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | None = None,
-                  keep_previews: bool = True, hooks: DiffusionHooks | None = None,
-                  decode: bool = True) -> DiffusionRun:
+def run_diffusion(config: DiffusionConfig | None = None, hooks: DiffusionHooks | None = None, *,
+                  root: str | Path | None = None, keep_previews: bool = True, decode: bool = True) -> DiffusionRun:
     """Run trace two under ``config`` (default: §7.6) and record d00–d08.
 
     ``hooks`` replaces pieces of the runtime by other functions (``DiffusionHooks``); a
@@ -188,24 +169,44 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
     ``decode=False`` stops after the denoise loop (events d00–d05, no pixels or PNG): the
     latent-level part of the trace, which is compared under a tolerance, while pixels and
     PNG bytes are compared exactly and change with the last float rounding of z₀.
+    One function per group of events: ``encode_conditions`` (d00), ``initial_latent`` (d01),
+    ``denoise_step`` (d02–d05), ``decode_latent`` (d06), ``encode_image`` (d07, d08).
     """
+    config, hooks = _checked(config, hooks)
+    encoder, denoiser, vae = load_models(root)
+    rec = TraceRecorder(config.trace_id, prefix="d")
+    run = encode_conditions(rec, config, encoder, denoiser)
+    stream = initial_latent(rec, config, hooks, run)
+    timesteps, schedule = config.timesteps, alphas_cumprod()
+    schedule.flags.writeable = False  # a hook may read the ᾱ table, never change it
+    steps = zip(timesteps, previous_alpha_bars(timesteps, schedule), [*timesteps[1:], None], strict=True)
+    for step, (t, alpha_bars, prev_t) in enumerate(steps, start=1):
+        denoise_step(rec, config, hooks, denoiser, stream, run, step, (t, prev_t), alpha_bars, schedule)
+    if not keep_previews:
+        run.x0_hats.clear()
+        run.epsilon_guided.clear()
+    if decode:
+        decode_latent(rec, config, vae, run)
+        encode_image(rec, config, run)
+    return run
+
+
+def _checked(config, hooks) -> tuple[DiffusionConfig, DiffusionHooks]:
     config = config or DiffusionConfig()
     hooks = hooks or DiffusionHooks()
     if not isinstance(hooks, DiffusionHooks):
         raise ValueError(f"hooks must be a DiffusionHooks, got {type(hooks).__name__}")
     if hooks.scheduler_step is not None and config.eta != 0:
         raise ValueError(f"hooks.scheduler_step is a deterministic DDIM step (eta = 0); got eta={config.eta}")
-    combine = hooks.cfg_combine or classifier_free_guidance
-    encoder, denoiser, vae = load_models(root)
-    rec = TraceRecorder(config.trace_id, prefix="d")
-    order = list(config.cfg_order)
+    return config, hooks
 
-    # d00 — conditions: c_neg and c_pos, batched in cfg_order (negative first)
-    tokenizer = encoder.tokenizer
+
+def encode_conditions(rec: TraceRecorder, config: DiffusionConfig, encoder, denoiser) -> DiffusionRun:
+    """d00: c_neg and c_pos [1, 12, 768] each, batched in cfg_order (negative first)."""
+    tokenizer, order = encoder.tokenizer, list(config.cfg_order)
     ids = {"positive": tokenizer.encode(config.prompt), "negative": tokenizer.encode(config.negative_prompt)}
     embeddings = {name: encoder.encode_ids(ids[name][None, :]) for name in ids}  # [1, 12, 768] each
     condition_batch = np.concatenate([embeddings[name] for name in order], axis=0)  # [2, 12, 768]
-    input_ids = np.stack([ids[name] for name in order])
     rec.emit("text_encoder", "condition.encoded", None, {
         "artifacts": {"text_encoder_id": encoder.encoder_id, "tokenizer_id": TOKENIZER_ID},
         "prompt": config.prompt,
@@ -221,14 +222,17 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
             "condition_batch": _tensor(condition_batch, "latent", {"rows": order}),
         },
     })
+    gates = {name: denoiser.gates(embeddings[name][0]) for name in ("negative", "positive")}
+    return DiffusionRun(config, rec.events, np.stack([ids[name] for name in order]), condition_batch, gates, [])
 
-    # d01 — the initial latent from Philox4x32-10 + Box–Muller, counter from counter_start
+
+def initial_latent(rec: TraceRecorder, config: DiffusionConfig, hooks: DiffusionHooks,
+                   run: DiffusionRun) -> PhiloxNormalStream:
+    """d01: z_T [1, 4, 64, 64] from Philox4x32-10 + Box–Muller, counter from counter_start."""
     timesteps = config.timesteps
     stream = PhiloxNormalStream(config.seed, config.counter_start, to_normals=hooks.words_to_normals)
     draw = stream.normals(int(np.prod(config.latent_shape)))
     latent = draw.values.reshape(config.latent_shape).astype(np.float32)
-    schedule = alphas_cumprod()
-    schedule.flags.writeable = False  # a hook may read the ᾱ table, never change it
     rec.emit("sampler", "latent.initialized", 0, {
         "artifacts": {"sampler": config.sampler, "prng": config.prng, "normal_transform": config.normal_transform},
         "seed": int(config.seed),
@@ -248,78 +252,75 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
         "rng": {"counter_before": draw.counter_before, "counter_after": draw.counter_after},
         "tensors": {f"z_{timesteps[0]}": _tensor(latent, "latent", {"timestep": timesteps[0]}, values=4)},
     })
+    run.latents.append((timesteps[0], latent))
+    return stream
 
-    run = DiffusionRun(config, rec.events, input_ids, condition_batch,
-                       {name: denoiser.gates(embeddings[name][0]) for name in ("negative", "positive")},
-                       [(timesteps[0], latent)])
 
-    # d02–d05 — one CFG network evaluation and one DDIM step per timestep
-    guidance = float(config.guidance_scale)
-    for step, ((t, (a_t, a_prev)), prev_t) in enumerate(
-            zip(zip(timesteps, previous_alpha_bars(timesteps, schedule), strict=True),
-                [*timesteps[1:], None], strict=True), start=1):
-        latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
-        timestep_batch = np.array([t, t], dtype=np.int64)  # [2]
-        epsilon_batch = denoiser(latent_batch, timestep_batch, condition_batch)  # [2, 4, 64, 64]
-        # ε̂ = ε_neg + w(ε_pos − ε_neg); the split assumes negative first, whatever cfg_order built
-        epsilon = np.asarray(combine(epsilon_batch, guidance))
-        if epsilon.shape != latent.shape:
-            raise ValueError(f"hooks.cfg_combine must return epsilon_guided of the latent's shape "
-                             f"{list(latent.shape)}, got {list(epsilon.shape)}")
-        sigma = ddim_sigma(a_t, a_prev, float(config.eta))
-        before = stream.counter
-        noise = None
-        if sigma > 0.0:
-            noise = stream.normals(latent.size).values.reshape(latent.shape)
-        if hooks.scheduler_step is None:
-            new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
-        else:
-            new_latent, x0_hat = _hooked_step(hooks.scheduler_step, latent, epsilon, t, prev_t, schedule)
-        step_id = f"step-{step}"
-        name_prev = "z_0" if prev_t is None else f"z_{prev_t}"
-        rec.emit("denoise_loop", "denoise.updated", step, {
-            "artifacts": {"denoiser_id": denoiser.denoiser_id, "sampler": config.sampler},
-            "step_id": step_id,
-            "timestep": int(t),
-            "prev_timestep": None if prev_t is None else int(prev_t),
-            "alpha_bar_t": round(a_t, 10),
-            "alpha_bar_prev": round(a_prev, 10),
-            "sigma": round(sigma, 10),
-            "guidance_scale": guidance,
-            "batch": {"latent_batch": list(latent_batch.shape), "timestep_batch": timestep_batch.tolist(),
-                      "condition_batch": list(condition_batch.shape), "condition_rows": order},
-            "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
-            "rng": {"counter_before": before, "counter_after": stream.counter},
-            "tensors": {
-                "latent_batch": _tensor(latent_batch, "latent", {"timestep": int(t)}),
-                "epsilon_batch": _tensor(epsilon_batch, "latent", {"timestep": int(t)}),
-                "epsilon_guided": _tensor(epsilon, "latent", {"timestep": int(t)}),
-                "x0_hat": _tensor(x0_hat, "latent", {"timestep": int(t)}),
-                name_prev: _tensor(new_latent, "latent", {"timestep": prev_t}, values=4),
-            },
-        })
-        latent = new_latent
-        run.latents.append((-1 if prev_t is None else prev_t, latent))
-        if keep_previews:
-            run.x0_hats.append(x0_hat)
-            run.epsilon_guided.append(epsilon)
+def denoise_step(rec: TraceRecorder, config: DiffusionConfig, hooks: DiffusionHooks, denoiser,
+                 stream: PhiloxNormalStream, run: DiffusionRun, step: int, timestep: tuple[int, int | None],
+                 alpha_bars: tuple[float, float], schedule: np.ndarray) -> None:
+    """d02–d05, one per timestep: one CFG network evaluation, then one DDIM step."""
+    (t, prev_t), (a_t, a_prev), latent = timestep, alpha_bars, run.latents[-1][1]
+    latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
+    timestep_batch = np.array([t, t], dtype=np.int64)  # [2]
+    epsilon_batch = denoiser(latent_batch, timestep_batch, run.condition_batch)  # [2, 4, 64, 64]
+    # ε̂ = ε_neg + w(ε_pos − ε_neg); the split assumes negative first, whatever cfg_order built
+    epsilon = np.asarray((hooks.cfg_combine or classifier_free_guidance)(epsilon_batch, float(config.guidance_scale)))
+    if epsilon.shape != latent.shape:
+        raise ValueError(f"hooks.cfg_combine must return epsilon_guided of the latent's shape "
+                         f"{list(latent.shape)}, got {list(epsilon.shape)}")
+    sigma = ddim_sigma(a_t, a_prev, float(config.eta))
+    before = stream.counter
+    noise = stream.normals(latent.size).values.reshape(latent.shape) if sigma > 0.0 else None
+    if hooks.scheduler_step is None:
+        new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
+    else:
+        new_latent, x0_hat = call_scheduler_step(hooks.scheduler_step, latent, epsilon, t, prev_t, schedule)
+    step_id, name_prev = f"step-{step}", "z_0" if prev_t is None else f"z_{prev_t}"
+    at = {"timestep": int(t)}
+    rec.emit("denoise_loop", "denoise.updated", step, {
+        "artifacts": {"denoiser_id": denoiser.denoiser_id, "sampler": config.sampler},
+        "step_id": step_id,
+        "timestep": int(t),
+        "prev_timestep": None if prev_t is None else int(prev_t),
+        "alpha_bar_t": round(a_t, 10),
+        "alpha_bar_prev": round(a_prev, 10),
+        "sigma": round(sigma, 10),
+        "guidance_scale": float(config.guidance_scale),
+        "batch": {"latent_batch": list(latent_batch.shape), "timestep_batch": timestep_batch.tolist(),
+                  "condition_batch": list(run.condition_batch.shape), "condition_rows": list(config.cfg_order)},
+        "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
+        "rng": {"counter_before": before, "counter_after": stream.counter},
+        "tensors": {
+            "latent_batch": _tensor(latent_batch, "latent", at),
+            "epsilon_batch": _tensor(epsilon_batch, "latent", at),
+            "epsilon_guided": _tensor(epsilon, "latent", at),
+            "x0_hat": _tensor(x0_hat, "latent", at),
+            name_prev: _tensor(new_latent, "latent", {"timestep": prev_t}, values=4),
+        },
+    })
+    run.latents.append((-1 if prev_t is None else prev_t, new_latent))
+    run.x0_hats.append(x0_hat)
+    run.epsilon_guided.append(epsilon)
 
-    if not decode:
-        return run
 
-    # d06 — VAE decode: z_0 / s, mix, upsample, tanh
-    pixels = vae.decode(latent, apply_scaling=config.vae_scaling)
+def decode_latent(rec: TraceRecorder, config: DiffusionConfig, vae, run: DiffusionRun) -> None:
+    """d06 — VAE decode: z_0 / s, mix, upsample, tanh → pixels [1, 3, 512, 512] in [−1, 1]."""
+    latent = run.latents[-1][1]
+    run.pixels = vae.decode(latent, apply_scaling=config.vae_scaling)
     rec.emit("vae", "vae.decoded", None, {
         "artifacts": {"vae_id": vae.vae_id},
         "latent_scaling": {"factor": vae.scaling_factor, "applied": bool(config.vae_scaling)},
         "upsampling": "bilinear-8x",
-        "image_shape": list(pixels.shape),
+        "image_shape": list(run.pixels.shape),
         "tensors": {"z_0": _tensor(latent, "latent", {"timestep": 0}),
-                    "pixels": _tensor(pixels, "pixel", {"range": [-1, 1]})},
+                    "pixels": _tensor(run.pixels, "pixel", {"range": [-1, 1]})},
     })
 
-    # d07 — post-process to uint8 and encode the PNG; the result object names the image
-    image = to_uint8(pixels)
+
+def encode_image(rec: TraceRecorder, config: DiffusionConfig, run: DiffusionRun) -> None:
+    """d07 — uint8 pixels and the PNG, named by a result object; d08 — the response references it."""
+    image = to_uint8(run.pixels)
     png = encode_png(image, dict(config.png_text) or None)
     digest = digest_bytes(png)
     image_id = "img-" + digest.split(":")[1][:16]
@@ -333,11 +334,8 @@ def run_diffusion(config: DiffusionConfig | None = None, *, root: str | Path | N
         "commit": {"result": {"image_id": image_id, "media_type": "image/png",
                               "width": int(image.shape[1]), "height": int(image.shape[0]), "digest": digest}},
     })
-
-    # d08 — the response references the image and finishes
     rec.emit("gateway", "response.completed", None, {
         "image_ref": image_id,
         "commit": {"status": "FINISHED", "image_id": image_id, "digest": digest},
     })
-    run.pixels, run.image, run.png = pixels, image, png
-    return run
+    run.image, run.png = image, png

@@ -20,6 +20,7 @@ The runtime never sees the targets: it loads the stored weights and computes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -157,3 +158,23 @@ def _logits_at_decision_states(weights: DecoderWeights, head: np.ndarray) -> np.
     for token in SELECTIONS[:-1]:
         rows.append(decoder.decode_step([token], cache).next_logits[0])
     return np.stack(rows).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class WeightPerturbation:
+    """Add ``delta`` to one entry of one stored weight (a fault: a bad checkpoint)."""
+
+    name: str
+    index: tuple[int, ...]
+    delta: float
+
+    def apply(self, weights: DecoderWeights) -> DecoderWeights:
+        arrays = {k: v.copy() for k, v in weights.to_arrays().items()}
+        if self.name not in arrays:
+            raise ValueError(f"weight_perturbation.name must be one of {sorted(arrays)}, got {self.name!r}")
+        target = arrays[self.name]
+        if len(self.index) != target.ndim or not all(0 <= i < n for i, n in zip(self.index, target.shape, strict=True)):
+            raise ValueError(f"weight_perturbation.index must address {self.name} of shape "
+                             f"{list(target.shape)}, got {list(self.index)}")
+        target[self.index] += np.float32(self.delta)
+        return DecoderWeights.from_arrays(arrays, CONFIG)

@@ -1,8 +1,8 @@
 """Trace one, run for real: template → tokens → prefill → processors → greedy → decode → EOS.
 
-``run_text_trace(config)`` takes one frozen ``TextTraceConfig`` and returns a ``TextRun``
-holding the events e00–e24 (for the fault-free run) and the per-step ledger they were
-made from.  The step-start convention of §7.3–7.4 holds throughout: when token t is
+``run_text_trace(config, hooks)`` takes a frozen ``TextTraceConfig`` (and the ``TextHooks``
+a reader's function plugs into) and returns a ``TextRun``: the events e00–e24 (fault-free
+run) and the per-step ledger they were made from.  The step-start convention of §7.3–7.4 holds throughout: when token t is
 selected the cache still holds 12 + t − 1 positions; a decode then feeds y_t at
 position = cache length; EOS ends the generation without a decode.
 
@@ -14,15 +14,16 @@ with a few ``values``, compared under ``TENSOR_TOLERANCE``), everything else dis
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from labkit.core.events import TraceRecorder, tensor_summary, top_values
-from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
-from labkit.text.model import CONFIG, load_decoder, load_weights
+from labkit.core.runtime import Config
+from labkit.nn import Decoder, DecoderFaults, KVCache
+from labkit.text.hooks import TextHooks
+from labkit.text.model import CONFIG, WeightPerturbation, load_decoder, load_weights
 from labkit.text.processors import (
     ProcessorContext,
     SamplingConfig,
@@ -39,27 +40,7 @@ TOP_VALUES = 3
 
 
 @dataclass(frozen=True)
-class WeightPerturbation:
-    """Add ``delta`` to one entry of one stored weight (a fault: a bad checkpoint)."""
-
-    name: str
-    index: tuple[int, ...]
-    delta: float
-
-    def apply(self, weights: DecoderWeights) -> DecoderWeights:
-        arrays = {k: v.copy() for k, v in weights.to_arrays().items()}
-        if self.name not in arrays:
-            raise ValueError(f"weight_perturbation.name must be one of {sorted(arrays)}, got {self.name!r}")
-        target = arrays[self.name]
-        if len(self.index) != target.ndim or not all(0 <= i < n for i, n in zip(self.index, target.shape, strict=True)):
-            raise ValueError(f"weight_perturbation.index must address {self.name} of shape "
-                             f"{list(target.shape)}, got {list(self.index)}")
-        target[self.index] += np.float32(self.delta)
-        return DecoderWeights.from_arrays(arrays, CONFIG)
-
-
-@dataclass(frozen=True)
-class TextTraceConfig:
+class TextTraceConfig(Config):
     """Everything that decides trace one; a named fault is a change of one of these fields."""
 
     trace_id: str = "trace-text-001"
@@ -84,9 +65,6 @@ class TextTraceConfig:
             "".encode(self.detokenizer_encoding)
         except LookupError:
             raise ValueError(f"detokenizer_encoding must be a codec name, got {self.detokenizer_encoding!r}") from None
-
-    def with_changes(self, **changes) -> TextTraceConfig:
-        return replace(self, **changes)
 
 
 @dataclass
@@ -154,44 +132,69 @@ def _ledger(result, *, prefill: bool) -> list[dict]:
     return rows
 
 
-def run_text_trace(
-    config: TextTraceConfig | None = None,
-    *,
-    processors: Mapping[str, Callable] | None = None,
-    decode_step: Callable[[Decoder, KVCache, int], np.ndarray] | None = None,
-) -> TextRun:
+def run_text_trace(config: TextTraceConfig | None = None, hooks: TextHooks | None = None) -> TextRun:
     """Run trace one under ``config`` (default: the fault-free fixture run).
 
-    Two hooks let a reader's own piece run inside the real runtime (the check-yourself
-    exercises use them); neither is a fault, and without them nothing changes:
-
-    * ``processors`` — ``{name: fn}`` replaces processors by name, each
-      ``fn(logits [V], context) -> logits [V]`` (see ``processors.resolve_processors``);
-    * ``decode_step`` — ``fn(decoder, cache, token_id) -> logits [V]`` replaces the
-      decoder's own cached step: it must feed ``token_id`` at position = cache length and
-      append to ``cache``.  The runtime records the logits at that position and the cache
-      lengths it finds afterwards; the per-layer shape ``ledger`` of ``decode.completed``
-      is internal to the function and left out of the event.
+    ``hooks`` (``labkit.text.hooks.TextHooks``) lets a reader's own processor or decode
+    step run inside the real runtime; without them nothing changes.  One function per
+    group of events: ``request_events`` (e00–e03), ``prefill_event`` (e04), then per step
+    ``select_token`` (token.selected), ``stream_token`` (stream.delta) and ``decode_token``
+    (decode.started/completed), and ``terminal_events``.
     """
-    config = config or TextTraceConfig()
-    if not isinstance(config, TextTraceConfig):
-        raise TypeError(f"config must be a TextTraceConfig, got {type(config).__name__}")
-    processor_table = resolve_processors(processors)
-    if decode_step is not None and not callable(decode_step):
-        raise TypeError(f"decode_step must be a function (decoder, cache, token_id) -> logits, "
-                        f"got {type(decode_step).__name__}")
+    config, hooks = _checked(config, hooks)
     root = Path(config.fixtures_dir) if config.fixtures_dir else None
-    tokenizer = Tokenizer.load(root)
-    template = Template.load(root)
+    tokenizer, template = Tokenizer.load(root), Template.load(root)
     weights = load_weights(root)
     if config.weight_perturbation is not None:
         weights = config.weight_perturbation.apply(weights)
     decoder = load_decoder(weights=weights, faults=config.decoder_faults)
-    sampling = config.sampling
-    eos = sampling.eos_id
+    processors = resolve_processors(hooks.processors)
 
     rec = TraceRecorder(config.trace_id, prefix="e")
-    # -- phase A: fixed inputs ------------------------------------------------------
+    rendered, enc = request_events(rec, config, template, tokenizer)
+    prefill, loop = prefill_event(rec, decoder, enc)
+    for step in range(1, config.max_output_tokens + 1):
+        first_event = rec.next_event_id()
+        record = select_token(rec, config, loop, step, processors)
+        going = (record.selected != config.sampling.eos_id and stream_token(rec, config, tokenizer, loop, record)
+                 and step < config.max_output_tokens)
+        if going:
+            decode_token(rec, decoder, loop, record, hooks.decode_step)
+        record.event_ids = _ids_since(rec, first_event)
+        if not going:
+            break
+    terminal_events(rec, config, loop)
+    return TextRun(config, tokenizer, rendered.text, enc.input_ids, prefill, loop.steps,
+                   loop.finish_reason, loop.cache.length, rec.events)
+
+
+def _checked(config, hooks) -> tuple[TextTraceConfig, TextHooks]:
+    config = config or TextTraceConfig()
+    if not isinstance(config, TextTraceConfig):
+        raise TypeError(f"config must be a TextTraceConfig, got {type(config).__name__}")
+    hooks = hooks or TextHooks()
+    if not isinstance(hooks, TextHooks):
+        raise TypeError(f"hooks must be a TextHooks, got {type(hooks).__name__}")
+    return config, hooks
+
+
+@dataclass
+class _Loop:
+    """What the selection steps carry from one to the next."""
+
+    cache: KVCache
+    logits: np.ndarray          # [V], the logits the next selection reads
+    position: int               # the position those logits belong to
+    steps: list[StepRecord] = field(default_factory=list)
+    returned: bytes = b""
+    sequence_no: int = 0
+    finish_reason: str = "length"
+
+
+def request_events(rec: TraceRecorder, config: TextTraceConfig, template: Template, tokenizer: Tokenizer):
+    """e00–e03, the fixed inputs: request accepted, context rendered, input tokenized, prefill
+    scheduled.  Returns (the rendered context, the encoding)."""
+    sampling = config.sampling
     rec.emit("gateway", "request.accepted", 0, {
         "request_id": config.request_id,
         "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"},
@@ -218,109 +221,111 @@ def run_text_trace(
     rec.emit("scheduler", "prefill.started", 0, {
         "batch_slot": config.batch_slot, "logical_length": enc.length,
     })
-    # -- phase B: prefill -------------------------------------------------------------
+    return rendered, enc
+
+
+def prefill_event(rec: TraceRecorder, decoder: Decoder, enc):
+    """e04: one forward pass over the prompt fills the cache and gives the first logits [V]."""
     prefill, cache = decoder.prefill(enc.input_ids, keep_attention=True)
     logits = prefill.next_logits[0]                                   # [V]
+    position = int(prefill.positions[-1])
     rec.emit("model", "prefill.completed", 0, {
         "cache_length": cache.length,
         "cache": [{"layer": i, **shape, "positions": [0, cache.layer_length(i) - 1]}
                   for i, shape in enumerate(cache.shapes())],
         "embedding": prefill.embedding_shape,
         "ledger": _ledger(prefill, prefill=True),
-        "tensors": {"raw_logits": _logits_tensor(logits, int(prefill.positions[-1]))},
+        "tensors": {"raw_logits": _logits_tensor(logits, position)},
     })
-    logits_position = int(prefill.positions[-1])
+    return prefill, _Loop(cache, logits, position)
 
-    # -- selection steps (§7.4) -------------------------------------------------------------
-    steps: list[StepRecord] = []
-    selected: list[int] = []
-    sequence_no = 0
-    returned_text = b""
-    finish_reason = "length"
-    for step in range(1, config.max_output_tokens + 1):
-        first_event = rec.next_event_id()
-        cache_at_start = cache.length
-        context = ProcessorContext(sampling, tuple(selected))
-        processed = apply_processors(logits, context, processor_table)
-        token = greedy_select(processed, sampling.tie_break)
-        selected.append(token)
-        record = StepRecord(step, cache_at_start, logits, processed, token, None, None, [])
-        steps.append(record)
-        rec.emit("decoder", "token.selected", step, {
-            "step": step,
-            "token_id": token,
-            "reason": "greedy_argmax",
-            "tie_break": sampling.tie_break,
-            "processor_order": list(sampling.processor_order),
-            "masked_ids": record.masked_ids,
-            "cache_length": cache_at_start,
-            "rng": {"counter_before": 0, "counter_after": 0},   # greedy draws no random numbers
-            "tensors": {
-                "raw_logits": _logits_tensor(logits, logits_position),
-                "processed_logits": _logits_tensor(processed, logits_position, stats=False),
-            },
-        })
-        if token == eos:
-            finish_reason = "eos"
-            record.event_ids = _ids_since(rec, first_event)
-            break
-        record.delta_bytes = tokenizer.piece_bytes(token, config.detokenizer_encoding)
-        rec.emit("transport", "stream.delta", step, {
-            "sequence_no": sequence_no,
-            "token_id": token,
-            "utf8_hex": record.delta_bytes.hex(),
-            "byte_length": len(record.delta_bytes),
-        })
-        sequence_no += 1
-        returned_text += record.delta_bytes
-        hit_stop = any(returned_text.endswith(s.encode("utf-8")) for s in config.stop_sequences)
-        if hit_stop or step == config.max_output_tokens:
-            finish_reason = "stop" if hit_stop else "length"
-            record.event_ids = _ids_since(rec, first_event)
-            break
-        rec.emit("scheduler", "decode.started", step, {
-            "consuming": token, "position": cache.length, "cache_length": cache.length,
-        })
-        if decode_step is None:
-            result = decoder.decode_step([token], cache)
-            logits = result.next_logits[0]
-            logits_position = int(result.positions[-1])
-            ledger = _ledger(result, prefill=False)
-        else:
-            logits_position = cache.length            # the position the token is fed at
-            logits = _checked_row(decode_step(decoder, cache, token), CONFIG.vocab_size)
-            ledger = None
-        record.cache_after = [cache.layer_length(i) for i in range(cache.n_layers)]
-        completed = {
-            "new_cache_length": cache.length,
-            "cache_lengths": record.cache_after,
-            "ledger": ledger,
-            "tensors": {"raw_logits": _logits_tensor(logits, logits_position)},
-        }
-        if ledger is None:
-            del completed["ledger"]
-        rec.emit("model", "decode.completed", step, completed)
-        record.event_ids = _ids_since(rec, first_event)
 
-    # -- terminal events --------------------------------------------------------------------
-    last = steps[-1].step
-    rec.emit("scheduler", "generation.draining", last, {"finish_reason": finish_reason, "state": "DRAINING"})
+def select_token(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop, step: int, processors) -> StepRecord:
+    """token.selected: the processors in their configured order, then greedy selection (§7.4)."""
+    sampling = config.sampling
+    processed = apply_processors(loop.logits, ProcessorContext(sampling, tuple(s.selected for s in loop.steps)), processors)
+    token = greedy_select(processed, sampling.tie_break)
+    record = StepRecord(step, loop.cache.length, loop.logits, processed, token, None, None, [])
+    loop.steps.append(record)
+    rec.emit("decoder", "token.selected", step, {
+        "step": step,
+        "token_id": token,
+        "reason": "greedy_argmax",
+        "tie_break": sampling.tie_break,
+        "processor_order": list(sampling.processor_order),
+        "masked_ids": record.masked_ids,
+        "cache_length": record.cache_at_start,
+        "rng": {"counter_before": 0, "counter_after": 0},   # greedy draws no random numbers
+        "tensors": {
+            "raw_logits": _logits_tensor(loop.logits, loop.position),
+            "processed_logits": _logits_tensor(processed, loop.position, stats=False),
+        },
+    })
+    if token == sampling.eos_id:
+        loop.finish_reason = "eos"
+    return record
+
+
+def stream_token(rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokenizer, loop: _Loop,
+                 record: StepRecord) -> bool:
+    """stream.delta: the token's bytes go to the client.  False when a stop sequence ends the text."""
+    record.delta_bytes = tokenizer.piece_bytes(record.selected, config.detokenizer_encoding)
+    rec.emit("transport", "stream.delta", record.step, {
+        "sequence_no": loop.sequence_no,
+        "token_id": record.selected,
+        "utf8_hex": record.delta_bytes.hex(),
+        "byte_length": len(record.delta_bytes),
+    })
+    loop.sequence_no += 1
+    loop.returned += record.delta_bytes
+    hit_stop = any(loop.returned.endswith(s.encode("utf-8")) for s in config.stop_sequences)
+    loop.finish_reason = "stop" if hit_stop else "length"
+    return not hit_stop
+
+
+def decode_token(rec: TraceRecorder, decoder: Decoder, loop: _Loop, record: StepRecord, decode_step=None) -> None:
+    """decode.started/completed: feed y_t at position = cache length; the next logits [V]."""
+    cache, token = loop.cache, record.selected
+    rec.emit("scheduler", "decode.started", record.step, {
+        "consuming": token, "position": cache.length, "cache_length": cache.length,
+    })
+    if decode_step is None:
+        result = decoder.decode_step([token], cache)
+        loop.logits, loop.position = result.next_logits[0], int(result.positions[-1])
+        ledger = _ledger(result, prefill=False)
+    else:
+        loop.position = cache.length            # the position the token is fed at
+        loop.logits = _checked_row(decode_step(decoder, cache, token), CONFIG.vocab_size)
+        ledger = None
+    record.cache_after = [cache.layer_length(i) for i in range(cache.n_layers)]
+    completed = {
+        "new_cache_length": cache.length,
+        "cache_lengths": record.cache_after,
+        "ledger": ledger,
+        "tensors": {"raw_logits": _logits_tensor(loop.logits, loop.position)},
+    }
+    if ledger is None:
+        del completed["ledger"]
+    rec.emit("model", "decode.completed", record.step, completed)
+
+
+def terminal_events(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop) -> None:
+    """Draining, the completed response and the released resources."""
+    last, cache = loop.steps[-1].step, loop.cache
+    rec.emit("scheduler", "generation.draining", last, {"finish_reason": loop.finish_reason, "state": "DRAINING"})
     rec.emit("gateway", "response.completed", last, {
         "state": "FINISHED",
-        "finish_reason": finish_reason,
-        "sequence_no": sequence_no,
-        "output_tokens_selected": len(selected),
-        "output_tokens_returned": sequence_no,
-        "utf8_hex": returned_text.hex(),
+        "finish_reason": loop.finish_reason,
+        "sequence_no": loop.sequence_no,
+        "output_tokens_selected": len(loop.steps),
+        "output_tokens_returned": loop.sequence_no,
+        "utf8_hex": loop.returned.hex(),
     })
-    final_length = cache.length
     rec.emit("scheduler", "resources.released", last, {
         "batch_slot": config.batch_slot,
-        "cache_final_length": final_length,
+        "cache_final_length": cache.length,
         "cache_lengths": [cache.layer_length(i) for i in range(cache.n_layers)],
     })
-    return TextRun(config, tokenizer, rendered.text, enc.input_ids, prefill, steps,
-                   finish_reason, final_length, rec.events)
 
 
 def _checked_row(logits, vocab_size: int) -> np.ndarray:

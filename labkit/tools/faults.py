@@ -1,55 +1,74 @@
-"""The named faults of trace three: each is a scenario, i.e. a change of ``ToolRunConfig``.
+"""The named faults of trace three: each is a change of ``ToolRunConfig``, nothing else.
 
-``labkit trace tool --fault NAME`` runs one.  ``first_event`` is where the trace first
-differs from the golden one and ``component`` the part of the system to suspect; the
-catalogue test checks both against ``labkit.trace.divergence`` when it is present.
+``labkit trace tool --fault NAME`` runs one; the golden traces of all of them are stored as
+``fixtures/traces/tool-NAME.jsonl`` beside the happy path's ``tool.jsonl``.  Most faults
+change the branch the runtime takes, so their first divergence is an event type
+(``event_type_and_parent``) at the step that refuses, fails or crashes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from labkit.core import faults as S
+from labkit.core.faults import Fault, FirstDivergence, catalogue, configure
+from labkit.tools.runtime import ToolRunConfig
 
-from labkit.tools.runtime import SCENARIOS, ToolRunConfig
-
-
-@dataclass(frozen=True)
-class ToolFault:
-    """name; the component at fault; the first event that differs and the rule that fails."""
-
-    name: str
-    component: str
-    first_event: str
-    rule: str = "event_type_and_parent"
-
-    @property
-    def description(self) -> str:
-        return SCENARIOS[self.name][0]
-
-    def apply(self) -> ToolRunConfig:
-        return ToolRunConfig.named(self.name)
+#: what the golden run (no fault) is
+HAPPY = "the §7.10–7.14 fixture: one proposal, one approval, one commit, one summary"
 
 
-FAULTS: dict[str, ToolFault] = {f.name: f for f in (
-    ToolFault("extra_field", "arguments merged after parsing (grammar bypassed)", "t03"),
-    ToolFault("not_json", "proposal bytes cut short on the way to the parser", "t02"),
-    ToolFault("confirmation_mismatch", "runtime (arguments edited after approval)", "t07"),
-    ToolFault("tampered_digest", "confirmation store", "t07"),
-    ToolFault("unauthorized", "authorisation policy", "t05"),
-    ToolFault("timeout_before_commit", "transport / calendar service", "t09"),
-    ToolFault("response_lost_after_commit", "transport", "t09"),
-    ToolFault("retry_budget_exhausted", "calendar service (unavailable)", "t09"),
-    ToolFault("query_unavailable", "transport and the service's lookup (unreachable)", "t09"),
-    ToolFault("cancel_after_commit", "user (cancel after the commit boundary)", "t10"),
-    ToolFault("new_key_second_attempt", "runtime retry policy (new idempotency key)", "t09"),
-    ToolFault("crash_after_service_commit", "runtime process (crash; recovered from the journal)", "t09"),
-    ToolFault("crash_after_journal_write", "runtime process (crash; recovered from the journal)", "t09"),
-)}
+def _branch(event_id: str, suspect: str) -> FirstDivergence:
+    """The run takes another branch at ``event_id``: another event type there."""
+    return FirstDivergence(event_id, "event_type_and_parent", "event_type", suspect)
 
 
-def faulty_config(name: str | None) -> ToolRunConfig:
-    """The configuration of fault ``name`` (None: the golden happy path)."""
-    if name is None:
-        return ToolRunConfig()
-    if name not in FAULTS:
-        raise ValueError(f"unknown tool fault {name!r}; expected one of {list(FAULTS)}")
-    return FAULTS[name].apply()
+FAULTS: dict[str, Fault] = catalogue(
+    # §7.15: the extra field is caught where t03 would validate; t01/t02 stay the model's own
+    Fault("extra_field", "notify_all is merged into the parsed proposal before validation, past the grammar",
+          {"proposal_tamper": "extra_field"},
+          _branch("t03", S.ARGUMENTS_PAST_GRAMMAR)),
+    Fault("not_json", "the proposal bytes reach the parser cut short and do not parse",
+          {"proposal_tamper": "not_json"},
+          _branch("t02", S.PROPOSAL_BYTES_CUT)),
+    Fault("confirmation_mismatch", "the approval is for 09:00; the Invocation presented says 10:00",
+          {"edit_after_approval": (("start", "2026-07-20T10:00:00+08:00"),)},
+          _branch("t07", S.CONFIRMATION_BINDING)),
+    Fault("tampered_digest", "the stored approval's digest was altered in one hex digit",
+          {"tamper_digest": True},
+          _branch("t07", S.CONFIRMATION_BINDING)),
+    Fault("unauthorized", "the subject holds calendar.read only",
+          {"capabilities": ("calendar.read",)},
+          _branch("t05", S.AUTHORISATION)),
+    Fault("timeout_before_commit", "the service answers 'not committed' once; retried with the same key",
+          {"transport_plan": ("not_committed", "deliver")},
+          _branch("t09", S.EXTERNAL_SERVICE)),
+    Fault("response_lost_after_commit", "the service commits but the answer is lost; resolved by query",
+          {"transport_plan": ("lose_response",)},
+          _branch("t09", S.EXTERNAL_SERVICE)),
+    Fault("retry_budget_exhausted", "the service stays unavailable for the whole retry budget",
+          {"transport_plan": ("unavailable",) * 3},
+          _branch("t09", S.EXTERNAL_SERVICE)),
+    Fault("query_unavailable", "every answer is lost and every lookup by key fails; the runtime ends in "
+          "OUTCOME_UNKNOWN with the key to query",
+          {"transport_plan": ("lose_response",) * 3, "query_plan": ("unavailable",) * 3},
+          _branch("t09", S.EXTERNAL_SERVICE)),
+    Fault("cancel_after_commit", "the user cancels after t09; the event stays, the summary is skipped",
+          {"cancel_after_commit": True},
+          _branch("t10", S.REQUEST_LIFECYCLE)),
+    Fault("new_key_second_attempt", "after a lost answer the runtime retries blindly with a new key",
+          {"transport_plan": ("lose_response", "deliver"), "new_key_per_attempt": True},
+          _branch("t09", S.EXTERNAL_SERVICE)),
+    Fault("crash_after_service_commit", "the runtime dies after the service committed; the restart "
+          "queries by key", {"crash_point": "after_service_commit"},
+          _branch("t09", S.RUNTIME_CRASH)),
+    Fault("crash_after_journal_write", "the runtime dies after journaling EXECUTING, before sending; "
+          "the restart finds nothing and sends with the same key", {"crash_point": "after_journal_write"},
+          _branch("t09", S.RUNTIME_CRASH)),
+)
+
+#: the golden run and every fault, as ``labkit trace tool --scenario`` and the fixtures name them
+SCENARIOS: tuple[str, ...] = ("happy", *FAULTS)
+
+
+def faulty_config(name: str | None, base: ToolRunConfig | None = None) -> ToolRunConfig:
+    """``base`` (default: the happy path) with fault ``name`` applied (None: unchanged)."""
+    return configure(FAULTS, "tool", name, base or ToolRunConfig())

@@ -52,7 +52,8 @@ def fitting_sequences(spec):
     """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
     from labkit.tools.answer import AnswerSlots, answer_frames
-    from labkit.tools.runtime import USER_TEXT, grammar_for
+    from labkit.tools.calls import grammar_for
+    from labkit.tools.runtime import USER_TEXT
     from labkit.tools.template import ToolTemplate
     from labkit.tools.tokenizer import ToolTokenizer
 
@@ -83,8 +84,9 @@ def build(dest: Path) -> list[str]:
     from labkit.core.events import write_jsonl
     from labkit.core.fixtures import save_arrays, write_json
     from labkit.nn import Decoder
+    from labkit.tools.faults import SCENARIOS, faulty_config
     from labkit.tools.model import CONFIG, WEIGHTS_FILE, fit_weights
-    from labkit.tools.runtime import SCENARIOS, ToolRunConfig, run_tool_trace
+    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
     from labkit.tools.tokenizer import vocabulary
     from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
 
@@ -102,14 +104,14 @@ def build(dest: Path) -> list[str]:
     happy = run_tool_trace(ToolRunConfig(), decoder=decoder, spec=spec)
     if compact_json(TARGET_ARGUMENTS).encode() != happy.arguments_bytes or happy.answer != TARGET_SUMMARY:
         raise RuntimeError("fitted weights do not reproduce the §7.11 arguments and the §7.14 summary")
-    from labkit.tools.runtime import second_model_call
+    from labkit.tools.calls import second_model_call
 
     for message, summary in SUMMARY_CASES:
         answer = second_model_call(decoder, spec, happy.config.user_text, happy.first_call, message).decode.text
         if answer != summary:
             raise RuntimeError(f"fitted weights write {answer!r} for {message}, expected {summary!r}")
     for name in SCENARIOS:
-        trace = happy if name == "happy" else run_tool_trace(ToolRunConfig.named(name), decoder=decoder, spec=spec)
+        trace = happy if name == "happy" else run_tool_trace(faulty_config(name), decoder=decoder, spec=spec)
         rel = "traces/tool.jsonl" if name == "happy" else f"traces/tool-{name}.jsonl"
         write_jsonl(trace.events, dest / rel)
         written.append(rel)

@@ -1,6 +1,6 @@
 """Pieces of trace three that a reader (or a test) may substitute with their own function.
 
-``run_tool_trace(config, hooks=ToolHooks(...))`` runs the real runtime with some pieces
+``run_tool_trace(config, ToolHooks(...))`` runs the real runtime with some pieces
 replaced; ``None`` keeps the library's piece.  The hooks are configuration, passed in —
 the library's modules are never patched.
 
@@ -20,10 +20,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from labkit.core.runtime import Hooks
+
 
 @dataclass(frozen=True)
-class ToolHooks:
+class ToolHooks(Hooks):
+    """Substitutes for pieces of ``run_tool_trace``; ``None`` keeps the library's piece."""
+
     proposal_mask: Callable | None = None
     digest_matches: Callable | None = None
     reusable_prefix: Callable | None = None
     service_execute: Callable | None = None
+
+    SIGNATURES = {
+        "proposal_mask": "a function (text) -> allowed [V] bool",
+        "digest_matches": "a function (confirmation, invocation) -> bool",
+        "reusable_prefix": "a function (cached_ids, new_ids) -> int",
+        "service_execute": "a function (desk, key, request_digest, request) -> response",
+    }

@@ -1,14 +1,17 @@
 """The fault catalogue of all three traces, behind one interface.
 
 Each trace kind owns its runner and its named faults (``labkit.<kind>.faults.FAULTS``,
-each a change of the runner's configuration).  This module only looks them up, runs a
-fault and compares it with the golden trace in ``fixtures/traces/<kind>.jsonl``.
+each a ``labkit.core.faults.Fault``: a change of the runner's configuration and the first
+divergence it must cause).  This module only looks them up, runs a fault and compares it
+with the golden trace in ``fixtures/traces/<kind>.jsonl``.
 """
 
 from __future__ import annotations
 
 import importlib
 from functools import lru_cache
+
+from labkit.core.faults import Fault, lookup
 
 KINDS = {
     # kind: (faults module, runner "module:function", golden trace under fixtures/)
@@ -24,17 +27,14 @@ def _kind(kind: str) -> tuple[str, str, str]:
     return KINDS[kind]
 
 
-def faults(kind: str) -> dict:
-    """Name → fault object (with at least ``name`` and a description) for one kind."""
+def faults(kind: str) -> dict[str, Fault]:
+    """Name → fault, in declaration order, for one kind."""
     module = importlib.import_module(_kind(kind)[0])
     return dict(module.FAULTS)
 
 
 def describe(kind: str, name: str) -> str:
-    fault = faults(kind).get(name)
-    if fault is None:
-        raise ValueError(f"unknown {kind} fault {name!r}; expected one of {list(faults(kind))}")
-    return fault.description
+    return lookup(faults(kind), kind, name).description
 
 
 @lru_cache(maxsize=64)
@@ -48,8 +48,8 @@ def _run_cached(kind: str, fault: str | None) -> tuple:
 
 def run(kind: str, fault: str | None = None) -> list[dict]:
     """The events of one run of ``kind`` with the named fault (None: the correct run)."""
-    if fault is not None and fault not in faults(kind):
-        raise ValueError(f"unknown {kind} fault {fault!r}; expected one of {list(faults(kind))}")
+    if fault is not None:
+        lookup(faults(kind), kind, fault)
     return [dict(e) for e in _run_cached(kind, fault)]
 
 

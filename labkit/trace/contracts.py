@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from labkit.core import faults as S  # the suspects, spelled once
+from labkit.core.faults import RULES
+
 #: rows of the §7.16 table: (attribute, question it answers)
 CONTRACT_ROWS = (
     ("initial_object", "Initial fixed object"),
@@ -70,10 +73,11 @@ class TraceContract:
                 return self.suspects[key]
         return self.component_suspects.get(component, f"the {component} component")
 
+    def __post_init__(self):
+        for event_type, rule in self.suspects:
+            if rule not in RULES:
+                raise ValueError(f"{self.kind} contract: rule {rule!r} of {event_type!r} must be one of {RULES}")
 
-MODEL_PATH = "model / numeric path (weights, RoPE positions, attention mask, KV cache)"
-PROCESSORS = "logits processors or tie-break"
-DETOKENIZER = "tokenizer decoder (detokenizer) or transport"
 
 TEXT = TraceContract(
     kind="text",
@@ -90,19 +94,19 @@ TEXT = TraceContract(
     tensor_atol=1e-3,
     comparison_level="logits",
     suspects={
-        ("input.tokenized", "discrete_state"): "template or tokenizer",
-        ("context.rendered", "discrete_state"): "template",
-        ("prefill.completed", "tensors"): MODEL_PATH,
-        ("decode.completed", "tensors"): MODEL_PATH,
-        ("decode.started", "discrete_state"): "decode scheduling (position / cache length)",
-        ("decode.completed", "discrete_state"): "KV cache bookkeeping",
-        ("token.selected", "tensors"): MODEL_PATH,
-        ("token.selected", "discrete_state"): PROCESSORS,
-        ("stream.delta", "discrete_state"): DETOKENIZER,
-        ("generation.draining", "discrete_state"): "stop conditions (EOS / minimum length / max tokens)",
-        ("*", "artifact_ids"): "artifact versions (model, tokenizer or template ID)",
+        ("input.tokenized", "discrete_state"): S.TEMPLATE_OR_TOKENIZER,
+        ("context.rendered", "discrete_state"): S.TEMPLATE,
+        ("prefill.completed", "tensors"): S.MODEL_PATH,
+        ("decode.completed", "tensors"): S.MODEL_PATH,
+        ("decode.started", "discrete_state"): S.DECODE_SCHEDULING,
+        ("decode.completed", "discrete_state"): S.KV_CACHE_BOOKKEEPING,
+        ("token.selected", "tensors"): S.MODEL_PATH,
+        ("token.selected", "discrete_state"): S.PROCESSORS,
+        ("stream.delta", "discrete_state"): S.DETOKENIZER,
+        ("generation.draining", "discrete_state"): S.STOP_CONDITIONS,
+        ("*", "artifact_ids"): S.TEXT_ARTIFACTS,
     },
-    component_suspects={"transport": DETOKENIZER, "decoder": PROCESSORS, "model": MODEL_PATH},
+    component_suspects={"transport": S.DETOKENIZER, "decoder": S.PROCESSORS, "model": S.MODEL_PATH},
     decision_events=("token.selected",),
 )
 
@@ -121,27 +125,27 @@ DIFFUSION = TraceContract(
     tensor_atol=1e-3,
     comparison_level="latent, pixel or PNG bytes (declared per tensor)",
     suspects={
-        ("condition.encoded", "tensors"): "text encoder or prompt tokenizer",
-        ("condition.encoded", "discrete_state"): "prompt tokenizer, negative prompt or CFG batch order",
-        ("latent.initialized", "rng_counter"): "PRNG key/counter mapping (seed → Philox)",
-        ("latent.initialized", "tensors"): "PRNG or normal transform (Philox, Box–Muller)",
-        ("denoise.updated", "discrete_state"): "scheduler timesteps or guidance configuration",
-        ("denoise.updated", "tensors"): "denoiser, CFG combination or DDIM step",
-        ("denoise.updated", "rng_counter"): "the sampler drew noise (eta > 0)",
-        ("vae.decoded", "tensors"): "VAE decoder or its scaling factor",
-        ("image.encoded", "tensors"): "pixel post-processing or PNG encoder",
-        ("image.encoded", "discrete_state"): "pixel post-processing or PNG encoder",
-        ("*", "artifact_ids"): "artifact versions (text encoder, denoiser, VAE or sampler)",
+        ("condition.encoded", "tensors"): S.TEXT_ENCODER,
+        ("condition.encoded", "discrete_state"): S.CONDITIONS,
+        ("latent.initialized", "rng_counter"): S.PRNG_KEY_MAPPING,
+        ("latent.initialized", "tensors"): S.PRNG_OR_NORMAL,
+        ("denoise.updated", "discrete_state"): S.SCHEDULE_CONFIGURATION,
+        ("denoise.updated", "tensors"): S.DENOISE_UPDATE,
+        ("denoise.updated", "rng_counter"): S.SAMPLER_NOISE,
+        ("vae.decoded", "tensors"): S.VAE_DECODE,
+        ("image.encoded", "tensors"): S.PNG_POSTPROCESS,
+        ("image.encoded", "discrete_state"): S.PNG_POSTPROCESS,
+        ("*", "artifact_ids"): S.DIFFUSION_ARTIFACTS,
     },
-    component_suspects={"scheduler": "DDIM scheduler", "sampler": "DDIM scheduler", "vae": "VAE decoder"},
+    component_suspects={"scheduler": S.DDIM_SCHEDULER, "sampler": S.DDIM_SCHEDULER, "vae": S.VAE_DECODER},
     field_suspects={
-        "cfg_batch_order": "CFG batch order (negative must come first)",
-        "scheduler.timesteps": "scheduler timesteps (leading vs trailing spacing)",
-        "scheduler.eta": "sampler eta (eta > 0 draws fresh noise)",
-        "seed": "seed → PRNG key mapping",
-        "tensors.z_": "PRNG counter or normal transform (Philox, Box–Muller)",
-        "latent_scaling": "VAE scaling factor",
-        "tensors.png": "PNG encoder (metadata, timestamps or settings)",
+        "cfg_batch_order": S.CFG_BATCH_ORDER,
+        "scheduler.timesteps": S.TIMESTEP_SPACING,
+        "scheduler.eta": S.SAMPLER_ETA,
+        "seed": S.SEED_MAPPING,
+        "tensors.z_": S.PRNG_COUNTER,
+        "latent_scaling": S.VAE_SCALING,
+        "tensors.png": S.PNG_ENCODER,
     },
 )
 
@@ -160,28 +164,28 @@ TOOL = TraceContract(
     tensor_atol=1e-3,
     comparison_level="logits",
     suspects={
-        ("proposal.generated", "discrete_state"): "proposal decoding (grammar mask or model)",
-        ("proposal.generated", "tensors"): MODEL_PATH,
-        ("schema.validated", "discrete_state"): "schema validation",
-        ("invocation.normalized", "discrete_state"): "normaliser (clock or timezone)",
-        ("authorization.allowed", "discrete_state"): "authorisation (subject, capability, scope)",
-        ("confirmation.requested", "discrete_state"): "confirmation binding (invocation digest)",
-        ("confirmation.approved", "discrete_state"): "confirmation binding (invocation digest)",
-        ("*", "external_commit"): "execution / idempotency (commit boundary)",
-        ("*", "artifact_ids"): "artifact versions (model, template, tokenizer or tool version)",
+        ("proposal.generated", "discrete_state"): S.PROPOSAL_DECODING,
+        ("proposal.generated", "tensors"): S.MODEL_PATH,
+        ("schema.validated", "discrete_state"): S.SCHEMA_VALIDATION,
+        ("invocation.normalized", "discrete_state"): S.NORMALISER,
+        ("authorization.allowed", "discrete_state"): S.AUTHORISATION,
+        ("confirmation.requested", "discrete_state"): S.CONFIRMATION_BINDING,
+        ("confirmation.approved", "discrete_state"): S.CONFIRMATION_BINDING,
+        ("*", "external_commit"): S.COMMIT_BOUNDARY,
+        ("*", "artifact_ids"): S.TOOL_ARTIFACTS,
     },
-    component_suspects={"executor": "execution / idempotency (commit boundary)",
-                        "validator": "schema validation",
-                        "confirmation": "confirmation binding (invocation digest)",
-                        "authorizer": "authorisation (subject, capability, scope)",
-                        "calendar service": "external service and the commit boundary (retries, idempotency key)",
-                        "runtime": "request lifecycle (cancellation after the commit boundary)",
-                        "decoder": "proposal decoding (grammar mask or model)"},
+    component_suspects={"executor": S.COMMIT_BOUNDARY,
+                        "validator": S.SCHEMA_VALIDATION,
+                        "confirmation": S.CONFIRMATION_BINDING,
+                        "authorizer": S.AUTHORISATION,
+                        "calendar service": S.EXTERNAL_SERVICE,
+                        "runtime": S.REQUEST_LIFECYCLE,
+                        "decoder": S.PROPOSAL_DECODING},
     decision_events=("proposal.generated",),
     branch_suspects={
-        "schema.rejected": "the arguments handed to validation (a field outside the ToolSpec, added after the grammar)",
-        "proposal.rejected": "the proposal bytes between decoder and parser (cut short)",
-        "runtime.crashed": "the runtime process crashed mid-execution (recovery must resolve it from the journal)",
+        "schema.rejected": S.ARGUMENTS_PAST_GRAMMAR,
+        "proposal.rejected": S.PROPOSAL_BYTES_CUT,
+        "runtime.crashed": S.RUNTIME_CRASH,
     },
 )
 

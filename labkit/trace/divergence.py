@@ -23,16 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from labkit.core.events import validate_trace
+from labkit.core.faults import RULES as RULES  # re-exported: the six rules, named once
+from labkit.core.faults import FirstDivergence
 from labkit.trace.contracts import TraceContract, contract_for
 
-RULES = (
-    "event_type_and_parent",
-    "artifact_ids",
-    "discrete_state",
-    "tensors",
-    "rng_counter",
-    "external_commit",
-)
 _RESERVED = ("artifacts", "tensors", "rng", "commit")
 _MISSING = "<absent>"
 
@@ -58,6 +52,12 @@ class Divergence:
     @property
     def event_ids(self) -> tuple[str | None, str | None]:
         return (self.event_a or {}).get("event_id"), (self.event_b or {}).get("event_id")
+
+    @property
+    def at(self) -> FirstDivergence:
+        """Where it happened, in the vocabulary a fault declares its expectation in."""
+        a, b = self.event_ids
+        return FirstDivergence(b or a, self.rule, self.field, self.suspect)
 
     def describe(self) -> str:
         a, b = self.event_ids

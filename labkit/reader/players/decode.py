@@ -84,18 +84,18 @@ class DecodePlayer(Player):
     title = "Decode stepper (trace one, token by token)"
 
     def recompute(self, request: dict) -> dict:
-        from labkit.text.faults import fault_names
+        from labkit.text.faults import FAULTS
 
         fault = request.get("fault") or None
-        if fault is not None and fault not in fault_names():
-            raise ValueError(f"fault must be one of {fault_names()} or None, got {fault!r}")
+        if fault is not None and fault not in FAULTS:
+            raise ValueError(f"fault must be one of {list(FAULTS)} or None, got {fault!r}")
         return live_decode_data(text_run(fault), fault)
 
 
 def live_decode_data(run, fault: str | None = None) -> dict:
-    from labkit.text.faults import fault_names
+    from labkit.text.faults import FAULTS
 
-    return {**decode_data(run, fault), "faults": fault_names()}
+    return {**decode_data(run, fault), "faults": list(FAULTS)}
 
 
 def decode_player(run=None, fault: str | None = None) -> DecodePlayer:

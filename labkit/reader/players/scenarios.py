@@ -24,6 +24,8 @@ from labkit.reader.players.base import Player
 DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_reason", "request_status",
                  "reason")
 START = "timeout_before_commit"
+#: what the player says of the golden run (the faults describe themselves in labkit.tools.faults)
+HAPPY_DESCRIPTION = "the happy path: every check passes and the event is created once"
 
 
 def golden_events(name: str) -> list[dict]:
@@ -42,7 +44,7 @@ def event_row(event: dict) -> list[str]:
 
 def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) -> dict:
     """One scenario: ``events`` (its trace) and the ``run`` that produced them (for the journal)."""
-    from labkit.tools.runtime import SCENARIOS
+    from labkit.tools.faults import FAULTS
     from labkit.trace.divergence import first_divergence
 
     commit = next((i for i, e in enumerate(events) if e["payload"].get("side_effect") is True), None)
@@ -54,7 +56,7 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
                  "idempotency_key": record.idempotency_key}
     found = None if happy is None else first_divergence(happy, events)
     return {
-        "description": SCENARIOS[name][0] if name in SCENARIOS else name,
+        "description": FAULTS[name].description if name in FAULTS else HAPPY_DESCRIPTION,
         "events": [event_row(e) for e in events],
         "commit": commit,
         "attempts": attempts,
@@ -68,20 +70,19 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
 
 
 def run_scenario(name: str, crash: str | None = None):
-    from dataclasses import replace
+    from labkit.tools.faults import faulty_config
+    from labkit.tools.runtime import run_tool_trace
 
-    from labkit.tools.runtime import ToolRunConfig, run_tool_trace
-
-    config = ToolRunConfig.named(name)
+    config = faulty_config(None if name == "happy" else name)
     if crash:
-        config = replace(config, crash_point=crash)
+        config = config.replace(crash_point=crash)
     return run_tool_trace(config)
 
 
 def scenarios_data(runs: dict | None = None) -> dict:
-    """Every scenario of ``labkit.tools.runtime.SCENARIOS``: golden trace, journal, divergence.
+    """Every scenario of ``labkit.tools.faults.SCENARIOS``: golden trace, journal, divergence.
     ``runs`` (name → ToolRun) reuses runs a page already made; missing ones are run here."""
-    from labkit.tools.runtime import SCENARIOS
+    from labkit.tools.faults import SCENARIOS
 
     runs = runs or {}
     happy = golden_events("happy")
@@ -106,7 +107,7 @@ class ScenarioPlayer(Player):
 
     def recompute(self, request: dict) -> dict:
         from labkit.tools.executor import CRASH_POINTS
-        from labkit.tools.runtime import SCENARIOS
+        from labkit.tools.faults import SCENARIOS
 
         name, crash = request.get("scenario"), request.get("crash") or None
         if name not in SCENARIOS:

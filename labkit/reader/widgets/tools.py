@@ -45,7 +45,7 @@ class GrammarStepView:
 
 
 def grammar_step_views(first_call) -> list[GrammarStepView]:
-    """One view per decode step of mc_01 (a ``labkit.tools.runtime.ModelCall``)."""
+    """One view per decode step of mc_01 (a ``labkit.tools.calls.ModelCall``)."""
     from labkit.tools.tokenizer import vocabulary
 
     steps = first_call.decode.steps

@@ -1,0 +1,60 @@
+"""The one shape of the three trace runtimes (text, diffusion, tool call).
+
+Each runtime module offers
+
+* a frozen ``Config`` (a subclass of ``Config`` here): everything that decides a run; a
+  named fault is a changed copy of it, made with ``config.replace(field=value, …)``;
+* a frozen ``Hooks`` (a subclass of ``Hooks`` here): the pieces a reader's function (or a
+  test) may substitute; ``None`` keeps the library's piece;
+* ``run(config=None, hooks=None) -> Run``, where the ``Run`` dataclass holds the ``config``,
+  the ``events`` and the state a page needs.  Resources a caller may pass in to save work
+  (an already loaded model, a fixtures directory) are keyword-only.
+
+The runner itself is a short sequence of calls, one function per group of events, so a
+page can ``show_source`` one phase.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+class Config:
+    """Base of the runtimes' frozen configuration dataclasses."""
+
+    def replace(self, **changes: Any):
+        """A copy with ``changes`` (field → value).  For a field that holds a dataclass, a
+        dict value changes only the named fields of that dataclass
+        (``config.replace(sampling={"tie_break": "last_index"})``)."""
+        names = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - names)
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no field {unknown[0]!r}; expected one of {sorted(names)}")
+        for name, value in changes.items():
+            current = getattr(self, name)
+            if isinstance(value, dict) and dataclasses.is_dataclass(current):
+                changes[name] = dataclasses.replace(current, **value)
+        return dataclasses.replace(self, **changes)
+
+
+class Hooks:
+    """Base of the runtimes' frozen hook dataclasses: every field is ``None`` (the library's
+    piece) or a function; ``SIGNATURES`` names what each function takes and returns."""
+
+    SIGNATURES: dict[str, str] = {}
+
+    def __post_init__(self):
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if value is not None and not self._acceptable(item.name, value):
+                raise ValueError(f"hooks.{item.name} must be {self.SIGNATURES.get(item.name, 'a function')} "
+                                 f"or None, got {type(value).__name__}")
+
+    def _acceptable(self, name: str, value: Any) -> bool:
+        return callable(value)
+
+    @property
+    def active(self) -> list[str]:
+        """Names of the substituted pieces."""
+        return [item.name for item in dataclasses.fields(self) if getattr(self, item.name) is not None]

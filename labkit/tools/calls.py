@@ -1,0 +1,162 @@
+"""Trace three's two model calls on toy-tool-decoder-v1 (§7.11, §7.14).
+
+mc_01 prefills the 86-token prompt and decodes the proposal's arguments greedily under the
+schema grammar's mask; mc_02 reuses mc_01's cache for the identical prefix, prefills the
+rest (the proposal and the tool message) and decodes the answer under the answer-slot mask.
+``model_started_payload`` is what a ``model.started`` event records of a call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from labkit.core.events import tensor_summary, top_values
+from labkit.tools.answer import AnswerSlots
+from labkit.tools.decode import DecodeResult, greedy_decode
+from labkit.tools.grammar import SchemaGrammar
+from labkit.tools.template import ToolTemplate, compact_json
+from labkit.tools.tokenizer import ToolTokenizer
+from labkit.tools.toolspec import ToolSpec
+
+MAX_PROPOSAL_TOKENS = 64
+MAX_ANSWER_TOKENS = 48
+
+
+@dataclass
+class ModelCall:
+    """One model call: its input IDs [1, T], prefill record, cache and decode."""
+
+    model_call_id: str
+    input_ids: np.ndarray
+    prefill: object            # labkit.nn.transformer.ForwardResult of the prefilled tokens
+    cache: object              # labkit.nn.KVCache after the decode
+    decode: DecodeResult
+    reused_prefix_tokens: int = 0
+    first_logits: np.ndarray | None = None
+    slots: AnswerSlots | None = None     # mc_02's answer-slot mask (labkit.tools.answer)
+
+    @property
+    def input_token_count(self) -> int:
+        return int(self.input_ids.shape[1])
+
+    @property
+    def prefilled_tokens(self) -> int:
+        return self.input_token_count - self.reused_prefix_tokens
+
+
+def _feeder(decoder, cache):
+    return lambda token: decoder.decode_step(np.array([token]), cache).next_logits[0]
+
+
+def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> ModelCall:
+    """mc_01: prefill the prompt, then grammar-masked greedy decoding of the arguments.
+
+    ``mask_for(text) -> allowed [V]`` replaces the schema grammar's mask (a hook)."""
+    tok, template = ToolTokenizer(), ToolTemplate()
+    ids = np.array([tok.encode(template.tool_call_prompt([spec], user_text))])
+    prefill, cache = decoder.prefill(ids)
+    grammar, stop = grammar_for(spec), tok.id_of("<|call_end|>")
+    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
+    first = prefill.next_logits[0]
+    mask_for = mask_for or (lambda text: grammar.mask(text, tok.pieces, stop, control))
+    decode = greedy_decode(first, _feeder(decoder, cache), mask_for, tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS)
+    return ModelCall("mc_01", ids, prefill, cache, decode, 0, first)
+
+
+def answer_mask(tok: ToolTokenizer) -> np.ndarray:
+    """A plain answer: every ordinary piece, and EOS; no other control token (the ablation
+    of mc_02's answer-slot mask)."""
+    allowed = np.array([not tok.is_control(i) for i in range(tok.vocab_size)])
+    allowed[tok.id_of("<|eos|>")] = True
+    return allowed
+
+
+def common_prefix(a, b) -> int:
+    """The number of leading positions where ``a`` [T_a] and ``b`` [T_b] hold the same IDs."""
+    a, b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
+    n = min(a.size, b.size)
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if differ.size else n
+
+
+def prefill_with_reuse(decoder, cached_ids: np.ndarray, cache, ids: np.ndarray, reuse=None):
+    """Reuse ``cache`` (built over ``cached_ids`` [1, T_a] and maybe more) for the identical
+    prefix of ``ids`` [1, T_b]; prefill only the rest.  Returns (reused, ForwardResult, cache).
+
+    ``reuse(cached_ids [T_a], ids [T_b]) -> int`` decides how many positions are reused
+    (default ``common_prefix``; a hook may replace it).  Positions < reused keep their K/V;
+    positions reused…T_b−1 go through the forward pass."""
+    reuse = reuse or common_prefix
+    reused = reuse(np.asarray(cached_ids).reshape(-1).copy(), np.asarray(ids).reshape(-1).copy())
+    if isinstance(reused, bool) or not isinstance(reused, int | np.integer):
+        raise TypeError(f"the reused prefix length must be an int, got {type(reused).__name__}")
+    reused = int(reused)
+    limit = min(int(np.asarray(cached_ids).size), int(np.asarray(ids).size) - 1)
+    if not 0 <= reused <= limit:
+        raise ValueError(f"the reused prefix length must be in 0…{limit} (the cached input, leaving at "
+                         f"least one new token to prefill), got {reused}")
+    cache = cache.truncated(reused)
+    prefill = decoder.forward(np.asarray(ids)[:, reused:], cache)
+    return reused, prefill, cache
+
+
+def second_model_call(decoder, spec: ToolSpec, user_text: str, first: ModelCall,
+                      tool_message: dict, reuse=None) -> ModelCall:
+    """mc_02: reuse mc_01's cache for the identical prefix, prefill the rest (the proposal and
+    the tool message), then greedy decoding under the answer-slot mask derived from the
+    proposal's arguments and ``tool_message`` (``labkit.tools.answer``)."""
+    import json
+
+    tok, template = ToolTokenizer(), ToolTemplate()
+    text = template.after_tool_result([spec], user_text, first.decode.text, tool_message)
+    ids = np.array([tok.encode(text)])
+    reused, prefill, cache = prefill_with_reuse(decoder, first.input_ids, first.cache, ids, reuse)
+    slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, tok)
+    first_logits = prefill.next_logits[0]
+    decode = greedy_decode(first_logits, _feeder(decoder, cache), lambda text: slots.mask(text, tok.pieces),
+                           tok.pieces, {slots.eos_id: "EOS"}, MAX_ANSWER_TOKENS)
+    return ModelCall("mc_02", ids, prefill, cache, decode, reused, first_logits, slots)
+
+
+@lru_cache(maxsize=8)
+def _grammar(schema_json: str) -> SchemaGrammar:
+    import json
+
+    return SchemaGrammar.from_schema(json.loads(schema_json))
+
+
+def grammar_for(spec: ToolSpec) -> SchemaGrammar:
+    return _grammar(compact_json(spec.input_schema))
+
+
+def model_started_payload(call: ModelCall, artifacts: dict) -> dict:
+    """Shapes read off the tensors (§7.11/§7.14) and summaries of IDs and raw logits.
+
+    ``residual_shape`` is the logical residual stream [B, positions held after the prefill,
+    d] (batch and width from the prefilled residual tensor, positions from the K cache);
+    ``prefilled_residual_shape`` is the residual tensor this call really computed — [1, 46, 16]
+    for mc_02, whose first 86 positions come from mc_01's cache."""
+    layers = call.prefill.layers
+    t = call.input_token_count
+    prefilled = layers[-1].residual_out
+    return {
+        "model_call_id": call.model_call_id,
+        "artifacts": artifacts,
+        "input_token_count": t,
+        "input_ids_shape": list(call.input_ids.shape),
+        "residual_shape": [prefilled[0], layers[-1].cache_k[2], prefilled[2]],
+        "prefilled_residual_shape": prefilled,
+        "per_layer_kv_shape": [layer.cache_k for layer in layers],
+        "raw_logits_shape": list(call.prefill.next_logits.shape),
+        "prefill_cache_length": int(layers[0].cache_k[2]),
+        "reused_prefix_tokens": call.reused_prefix_tokens,
+        "prefilled_tokens": call.prefilled_tokens,
+        "tensors": {
+            "input_ids": tensor_summary(call.input_ids, [0, t - 1], digest=True),
+            "raw_logits": {**tensor_summary(call.prefill.next_logits, t - 1, stats=True),
+                           "values": top_values(call.first_logits, 3)},
+        },
+    }

@@ -1,0 +1,96 @@
+"""The three trace runtimes have one shape (labkit.core.runtime): a frozen ``Config`` with one
+way to derive a changed copy, a frozen ``Hooks`` dataclass of substitutable pieces, and
+``run(config=None, hooks=None, *, resources…) -> Run`` whose ``Run`` holds the config and the
+events; each runner is short, one function per group of events."""
+
+import ast
+import dataclasses
+import importlib
+import inspect
+import textwrap
+
+import pytest
+
+from labkit.core.runtime import Config, Hooks
+from labkit.diffusion.hooks import DiffusionHooks
+from labkit.diffusion.pipeline import DiffusionConfig, DiffusionRun, run_diffusion
+from labkit.text.hooks import TextHooks
+from labkit.text.runtime import TextRun, TextTraceConfig, run_text_trace
+from labkit.tools.hooks import ToolHooks
+from labkit.tools.runtime import ToolRunConfig, ToolTrace, run_tool_trace
+
+#: (runtime, Config, Hooks, run, Run, a field and another value for it)
+RUNTIMES = [
+    ("text", TextTraceConfig, TextHooks, run_text_trace, TextRun, ("max_output_tokens", 5)),
+    ("diffusion", DiffusionConfig, DiffusionHooks, run_diffusion, DiffusionRun, ("seed", 7)),
+    ("tool", ToolRunConfig, ToolHooks, run_tool_trace, ToolTrace, ("retry_budget", 2)),
+]
+#: the modules a runner's functions live in, beside the runner's own
+PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.calls")}
+IDS = [r[0] for r in RUNTIMES]
+MAX_STATEMENTS = 40
+
+
+@pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
+def test_config_is_frozen_and_changes_through_replace_only(name, config, hooks, run, result, change):
+    assert issubclass(config, Config) and dataclasses.is_dataclass(config)
+    assert config.__dataclass_params__.frozen, f"{name}: Config must be frozen"
+    base = config()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(base, change[0], change[1])
+    changed = base.replace(**{change[0]: change[1]})
+    assert getattr(changed, change[0]) == change[1] and base == config()
+    with pytest.raises(ValueError, match="has no field 'no_such_field'"):
+        base.replace(no_such_field=1)
+    others = [m for m in ("with_changes", "named", "but") if hasattr(config, m)]
+    assert not others, f"{name}: a second way to derive a config: {others}"
+
+
+@pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
+def test_hooks_are_a_frozen_dataclass_of_optional_functions(name, config, hooks, run, result, change):
+    assert issubclass(hooks, Hooks) and dataclasses.is_dataclass(hooks) and hooks.__dataclass_params__.frozen
+    empty = hooks()
+    assert empty.active == [] and all(f.default is None for f in dataclasses.fields(hooks))
+    for field in dataclasses.fields(hooks):
+        assert field.name in hooks.SIGNATURES, f"{name}: hooks.{field.name} has no documented signature"
+        with pytest.raises(ValueError, match=f"hooks.{field.name} must be"):
+            hooks(**{field.name: 3})
+
+
+@pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
+def test_run_takes_config_and_hooks_and_returns_a_run_with_events(name, config, hooks, run, result, change):
+    parameters = list(inspect.signature(run).parameters.values())
+    assert [p.name for p in parameters[:2]] == ["config", "hooks"], f"{name}: run{inspect.signature(run)}"
+    assert all(p.default is None for p in parameters[:2])
+    assert all(p.kind is p.KEYWORD_ONLY for p in parameters[2:]), f"{name}: resources must be keyword-only"
+    assert inspect.signature(run).return_annotation in (result.__name__, result)
+    fields = {f.name for f in dataclasses.fields(result)}
+    assert {"config", "events"} <= fields, f"{name}: {result.__name__} lacks config or events"
+
+
+def _statements(function) -> int:
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    return sum(isinstance(node, ast.stmt) for node in ast.walk(tree)) - 1
+
+
+@pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
+def test_every_function_of_the_runtime_is_short_and_flat(name, config, hooks, run, result, change):
+    modules = [inspect.getmodule(run), *map(importlib.import_module, PHASE_MODULES.get(name, ()))]
+    functions = [f for module in modules for _, f in inspect.getmembers(module, inspect.isfunction)
+                 if f.__module__ == module.__name__]
+    assert run in functions and len(functions) >= 6, f"{name}: {[f.__name__ for f in functions]}"
+    for function in functions:
+        assert _statements(function) <= MAX_STATEMENTS, f"{function.__name__}: {_statements(function)} statements"
+        nested = [n.name for n in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(function))).body[0])
+                  if isinstance(n, ast.FunctionDef)][1:]
+        assert not nested, f"{function.__name__} defines {nested} inside itself"
+
+
+def test_the_statement_count_can_fail():
+    def long():
+        a = 0
+        for i in range(3):
+            a += i
+        return a
+
+    assert _statements(long) == 4
