@@ -99,7 +99,8 @@ def test_page_runs_clean_and_shows_its_figures_and_widgets(notebooks, page_md):
     assert not too_small, f"{page_md}: figures not readable at JupyterLab's width: {too_small}"
     for widget in info.widgets:
         out = cell(run.page, widget.index).locator(".jp-Cell-outputArea")
-        live = out.locator(".jupyter-widgets, .widget-box, .widget-inline-hbox, .widget-vbox, .widget-hbox")
+        # an ipywidgets control, or a player (an anywidget module drawing its .lk-player root)
+        live = out.locator(".jupyter-widgets, .widget-box, .widget-inline-hbox, .widget-vbox, .widget-hbox, .lk-player")
         live.first.wait_for(state="visible", timeout=20_000)
         text = out.inner_text()
         assert "Error displaying widget" not in text and "Loading widget" not in text, (
