@@ -135,13 +135,16 @@ def problems(root: Path = NOTEBOOKS) -> list[str]:
         rel = page.relative_to(REPO).as_posix()
         text = page.read_text(encoding="utf-8")
         for m in TERM_ROLE.finditer(text):
-            found.append(f"{rel}: {m.group(0)} does not resolve in JupyterLab; run "
-                         "`python -m labkit.devtools.glossary links`")
+            found.append(
+                f"{rel}: {m.group(0)} does not resolve in JupyterLab; run `python -m labkit.devtools.glossary links`"
+            )
         new, unknown = rewrite(page, entries)
         found += [f"{rel}: no glossary entry {key!r}" for key in unknown]
         if not unknown and new != text and not TERM_ROLE.search(text):
-            found.append(f"{rel}: a glossary link's hover text or target is stale; run "
-                         "`python -m labkit.devtools.glossary links`")
+            found.append(
+                f"{rel}: a glossary link's hover text or target is stale; run "
+                "`python -m labkit.devtools.glossary links`"
+            )
     return found
 
 

@@ -28,8 +28,7 @@ EVENT_FIELDS = {
 def event_fields(event: dict) -> str:
     """``step=1 token_id=14 …``: an event's artifacts and key discrete fields."""
     payload = event["payload"]
-    keys = EVENT_FIELDS.get(event["event_type"],
-                            [k for k in payload if k not in ("tensors", "artifacts")])
+    keys = EVENT_FIELDS.get(event["event_type"], [k for k in payload if k not in ("tensors", "artifacts")])
     parts = [f"{k}={v}" for k, v in payload.get("artifacts", {}).items()]
     parts += [f"{k}={payload[k]}" for k in keys if k in payload]
     return " ".join(parts)
@@ -44,22 +43,24 @@ def decode_data(run, fault: str | None = None) -> dict:
     for record in run.steps:
         ids = list(record.event_ids)
         last = record is run.steps[-1]
-        if last:                                 # the terminal events follow the last selection
-            ids += order[order.index(ids[-1]) + 1:]
+        if last:  # the terminal events follow the last selection
+            ids += order[order.index(ids[-1]) + 1 :]
         if record.delta_bytes is not None:
             streamed += record.delta_bytes
-        steps.append({
-            "step": int(record.step),
-            "raw": r4_list(record.raw_logits),
-            "processed": r4_list(record.processed_logits),
-            "masked": [int(i) for i in record.masked_ids],
-            "selected": int(record.selected),
-            "cache_start": [int(record.cache_at_start)] * n_layers,
-            "cache_after": None if record.cache_after is None else [int(n) for n in record.cache_after],
-            "text": streamed.decode("utf-8", errors="replace"),
-            "finish": run.finish_reason if last else None,
-            "events": [[i, by_id[i]["event_type"], event_fields(by_id[i])] for i in ids],
-        })
+        steps.append(
+            {
+                "step": int(record.step),
+                "raw": r4_list(record.raw_logits),
+                "processed": r4_list(record.processed_logits),
+                "masked": [int(i) for i in record.masked_ids],
+                "selected": int(record.selected),
+                "cache_start": [int(record.cache_at_start)] * n_layers,
+                "cache_after": None if record.cache_after is None else [int(n) for n in record.cache_after],
+                "text": streamed.decode("utf-8", errors="replace"),
+                "finish": run.finish_reason if last else None,
+                "events": [[i, by_id[i]["event_type"], event_fields(by_id[i])] for i in ids],
+            }
+        )
     return {
         "player": "decode",
         "title": "Trace one, token by token" + (f" — fault: {fault}" if fault else ""),
