@@ -31,9 +31,14 @@ LATEST_PATH = HERE / "results" / "players-latest.json"
 HARNESS_TARGET_MS, LAB_TARGET_MS = 16.0, 50.0
 STEPS = 20
 #: the control a reader steps with in each embed (and the one that steps back)
-STEP_CONTROLS = {"decode": ("next", "back"), "divergence": ("fault", None), "scenarios": ("next", "back"),
-                 "latents": ("back", "next"), "attention@02-text-request-to-first-token": ("layer", None),
-                 "attention@03-causal-attention": ("cached", None)}
+STEP_CONTROLS = {
+    "decode": ("next", "back"),
+    "divergence": ("fault", None),
+    "scenarios": ("next", "back"),
+    "latents": ("back", "next"),
+    "attention@02-text-request-to-first-token": ("layer", None),
+    "attention@03-causal-attention": ("cached", None),
+}
 
 
 def _key(page: str, name: str) -> str:
@@ -62,7 +67,7 @@ def measure_harness(steps: int = STEPS) -> dict:
                 page = browser.new_page()
                 page.goto(server.url(page_md, name))
                 page.wait_for_function("() => window.playerReady || window.playerError", timeout=30_000)
-                operate(page, control)                                  # the first draw of each path
+                operate(page, control)  # the first draw of each path
                 measured = step_times(page, control, back, repeats=steps)
                 rows.append({"player": key, "page": page_md, "control": control, **measured})
                 page.close()
@@ -76,19 +81,24 @@ def lab_times(path: Path = LAB_TIMES) -> dict:
     if not path.exists():
         return {"available": False, "reason": "run scripts/browser-test.sh first", "players": []}
     found = json.loads(path.read_text(encoding="utf-8"))
-    rows = [{"player": key.removeprefix("lab/"), **value} for key, value in sorted(found.items())
-            if key.startswith("lab/")]
+    rows = [
+        {"player": key.removeprefix("lab/"), **value} for key, value in sorted(found.items()) if key.startswith("lab/")
+    ]
     return {"available": bool(rows), "target_ms": LAB_TARGET_MS, "players": rows}
 
 
 def measure(steps: int = STEPS) -> dict:
     started = time.perf_counter()
     harness = measure_harness(steps)
-    return {"kind": "labkit player latency", "measured_at": time.strftime("%Y-%m-%d", time.gmtime()),
-            "machine": {"system": platform.system(), "machine": platform.machine(),
-                        "cores": __import__("os").cpu_count()},
-            "steps": steps, "harness": harness, "jupyterlab": lab_times(),
-            "duration_seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "kind": "labkit player latency",
+        "measured_at": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": {"system": platform.system(), "machine": platform.machine(), "cores": __import__("os").cpu_count()},
+        "steps": steps,
+        "harness": harness,
+        "jupyterlab": lab_times(),
+        "duration_seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def load_reference(folder: Path = REFERENCE_DIR) -> dict:
@@ -105,8 +115,16 @@ def table_rows(result: dict) -> list[list[str]]:
     for host, section in (("harness", result["harness"]), ("JupyterLab", result["jupyterlab"])):
         for r in section["players"]:
             ok = "yes" if r["work_ms"] <= section["target_ms"] else "no"
-            rows.append([r["player"], host, r["control"], f"{r['work_ms']:.1f}", f"{r['frame_ms']:.1f}",
-                         f"≤ {section['target_ms']:g} ms: {ok}"])
+            rows.append(
+                [
+                    r["player"],
+                    host,
+                    r["control"],
+                    f"{r['work_ms']:.1f}",
+                    f"{r['frame_ms']:.1f}",
+                    f"≤ {section['target_ms']:g} ms: {ok}",
+                ]
+            )
     return rows
 
 

@@ -9,14 +9,16 @@ from labkit.labs import speculative
 from labkit.labs.report import report_differences
 
 SOURCE_SPECULATIVE = {
-    "target": [0.6, 0.3, 0.1], "draft": [0.4, 0.4, 0.2],
+    "target": [0.6, 0.3, 0.1],
+    "draft": [0.4, 0.4, 0.2],
     "accept_probability": [1.0, 0.7499999999999999, 0.5],
     "accepted_output_mass": [0.4, 0.3, 0.1],
     "reject_probability": 0.20000000000000007,
     "residual_distribution": [1.0, 0.0, 0.0],
     "exact_output_distribution": [0.6000000000000001, 0.3, 0.1],
     "exact_max_abs_error": 1.1102230246251565e-16,
-    "monte_carlo_seed": 73, "samples": 200000,
+    "monte_carlo_seed": 73,
+    "samples": 200000,
     "observed_distribution": [0.599475, 0.300205, 0.10032],
     "observed_acceptance_rate": 0.801205,
     "max_standard_error_units": 0.47925723781701823,
@@ -65,11 +67,14 @@ def test_exact_output_law_equals_target_for_any_draft(pw, qw):
     assert mass.reject_probability == pytest.approx(0.5 * float(np.abs(p - q).sum()), abs=1e-14)
 
 
-@pytest.mark.parametrize(("p", "q"), [
-    ([0.6, 0.3, 0.1], [0.6, 0.3, 0.1]),      # equal: always accept, empty residual
-    ([0.0, 0.7, 0.3], [0.3, 0.7, 0.0]),      # each side has a token the other lacks
-    ([0.2, 0.8, 0.0], [0.0, 0.0, 1.0]),      # disjoint: every draft rejected
-])
+@pytest.mark.parametrize(
+    ("p", "q"),
+    [
+        ([0.6, 0.3, 0.1], [0.6, 0.3, 0.1]),  # equal: always accept, empty residual
+        ([0.0, 0.7, 0.3], [0.3, 0.7, 0.0]),  # each side has a token the other lacks
+        ([0.2, 0.8, 0.0], [0.0, 0.0, 1.0]),  # disjoint: every draft rejected
+    ],
+)
 def test_edge_cases_reproduce_the_target(p, q):
     mass = speculative.speculative_mass(p, q)
     assert np.allclose(mass.output, p, atol=1e-14, rtol=0), f"output {mass.output.tolist()} vs p {p}"
@@ -99,12 +104,15 @@ def test_samples_below_ten_thousand_are_refused():
         speculative.run(samples=9999)
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: speculative.speculative_mass([0.5, 0.5], [0.2, 0.3, 0.5]), "p and q must cover one vocabulary"),
-    (lambda: speculative.speculative_mass([0.5, 0.6], [0.5, 0.5]), r"p \(target\) must sum to 1"),
-    (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 10, fallback="p"), "fallback must be one of"),
-    (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 0), "samples must be a positive integer, got 0"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: speculative.speculative_mass([0.5, 0.5], [0.2, 0.3, 0.5]), "p and q must cover one vocabulary"),
+        (lambda: speculative.speculative_mass([0.5, 0.6], [0.5, 0.5]), r"p \(target\) must sum to 1"),
+        (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 10, fallback="p"), "fallback must be one of"),
+        (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 0), "samples must be a positive integer, got 0"),
+    ],
+)
 def test_speculative_bad_input_names_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
@@ -175,7 +183,7 @@ def test_expected_tokens_per_target_call_closed_form_enumeration_and_simulation(
             law = speculative.accepted_length_law(float(a), k)
             assert law.sum() == pytest.approx(1.0, abs=1e-12)
             assert (np.arange(1, k + 2) * law).sum() == pytest.approx((1 - a ** (k + 1)) / (1 - a), rel=1e-12)
-    assert speculative.expected_tokens_per_target_call(1.0, 4) == pytest.approx(5.0)   # k drafts + bonus
+    assert speculative.expected_tokens_per_target_call(1.0, 4) == pytest.approx(5.0)  # k drafts + bonus
     rng = np.random.default_rng(5)
     accepted = rng.random((200_000, 4)) < 0.8
     tokens = 1 + np.where(accepted.all(axis=1), 4, np.argmin(accepted, axis=1))

@@ -37,5 +37,7 @@ def run(config=None, **hooks):
 
 
 def dtype_hint(what: str) -> str:
-    return (f"the latent stays float32 all the way: {what} must keep the dtype of the arrays you were given "
-            "(compute in float64 if you like, then cast back with .astype(...))")
+    return (
+        f"the latent stays float32 all the way: {what} must keep the dtype of the arrays you were given "
+        "(compute in float64 if you like, then cast back with .astype(...))"
+    )

@@ -11,8 +11,9 @@ def configure(parser) -> None:
 
     parser.add_argument("--out", metavar="PATH", help="write the events as JSON Lines to PATH")
     parser.add_argument("--png", metavar="PATH", help="write the final PNG to PATH")
-    parser.add_argument("--fault", metavar="NAME", choices=sorted(FAULTS),
-                        help=f"run with a named fault: {', '.join(sorted(FAULTS))}")
+    parser.add_argument(
+        "--fault", metavar="NAME", choices=sorted(FAULTS), help=f"run with a named fault: {', '.join(sorted(FAULTS))}"
+    )
     parser.add_argument("--list-faults", action="store_true", help="list the named faults and exit")
 
 
@@ -37,8 +38,10 @@ def run(args) -> int:
         if rng:
             detail += f"  rng counter {rng['counter_before']}→{rng['counter_after']}"
         print(f"{event['event_id']} {event['event_type']:22s} {detail}".rstrip())
-    print(f"png {result.png_digest} ({len(result.png)} bytes); {elapsed:.2f} s"
-          + (f"; fault {args.fault}" if args.fault else ""))
+    print(
+        f"png {result.png_digest} ({len(result.png)} bytes); {elapsed:.2f} s"
+        + (f"; fault {args.fault}" if args.fault else "")
+    )
     if args.out:
         print(f"wrote {result.write_jsonl(Path(args.out))}")
     if args.png:

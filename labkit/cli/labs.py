@@ -34,11 +34,20 @@ def _samples(text: str) -> int:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = "Run the eight mechanism labs of chapter 11 and write their JSON report."
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, metavar="PATH",
-                        help=f"where to write the report (default: {DEFAULT_OUTPUT})")
-    parser.add_argument("--samples", type=_samples, default=DEFAULT_SAMPLES, metavar="N",
-                        help=f"Monte Carlo samples of the speculative lab, ≥ {MIN_SAMPLES} "
-                             f"(default: {DEFAULT_SAMPLES})")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=DEFAULT_OUTPUT,
+        metavar="PATH",
+        help=f"where to write the report (default: {DEFAULT_OUTPUT})",
+    )
+    parser.add_argument(
+        "--samples",
+        type=_samples,
+        default=DEFAULT_SAMPLES,
+        metavar="N",
+        help=f"Monte Carlo samples of the speculative lab, ≥ {MIN_SAMPLES} (default: {DEFAULT_SAMPLES})",
+    )
 
 
 def summary_lines(report: dict) -> list[str]:

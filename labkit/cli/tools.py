@@ -11,12 +11,21 @@ from pathlib import Path
 def configure(parser) -> None:
     from labkit.tools.faults import SCENARIOS
 
-    parser.add_argument("--scenario", metavar="NAME", default=None,
-                        help="run a named scenario: " + ", ".join(SCENARIOS))
-    parser.add_argument("--fault", metavar="NAME", default=None,
-                        help="inject a named fault (any scenario but 'happy'); see --list-faults")
-    parser.add_argument("--out", metavar="PATH", default=None,
-                        help="where to write the JSONL trace (default: trace-tool-001[-NAME].jsonl)")
+    parser.add_argument(
+        "--scenario", metavar="NAME", default=None, help="run a named scenario: " + ", ".join(SCENARIOS)
+    )
+    parser.add_argument(
+        "--fault",
+        metavar="NAME",
+        default=None,
+        help="inject a named fault (any scenario but 'happy'); see --list-faults",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="PATH",
+        default=None,
+        help="where to write the JSONL trace (default: trace-tool-001[-NAME].jsonl)",
+    )
     parser.add_argument("--list-faults", action="store_true", help="list the scenarios and faults and exit")
     from labkit.cli import torture
 
@@ -43,10 +52,14 @@ def run(args) -> int:
     default = "trace-tool-001.jsonl" if name in (None, "happy") else f"trace-tool-001-{name}.jsonl"
     out = write_jsonl(trace.events, Path(args.out or default))
     events = trace.events
-    print(f"trace {config.trace_id}: scenario {name or 'happy'}, {len(events)} events "
-          f"({events[0]['event_id']}–{events[-1]['event_id']})")
-    print(f"proposal   {trace.arguments_bytes.decode('utf-8', 'replace')} "
-          f"({len(trace.first_call.decode.token_ids)} tokens)")
+    print(
+        f"trace {config.trace_id}: scenario {name or 'happy'}, {len(events)} events "
+        f"({events[0]['event_id']}–{events[-1]['event_id']})"
+    )
+    print(
+        f"proposal   {trace.arguments_bytes.decode('utf-8', 'replace')} "
+        f"({len(trace.first_call.decode.token_ids)} tokens)"
+    )
     print(f"state      {' → '.join([trace.machine.history[0][0]] + [b for _, b, _ in trace.machine.history])}")
     print(f"calendar   {sorted(trace.service.store) or 'no event'}; request {trace.request_status}")
     if trace.answer is not None:

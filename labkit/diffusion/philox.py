@@ -49,8 +49,8 @@ def mulhilo32(multiplier: int, word: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def philox_round(c0, c1, c2, c3, k0, k1):
     """One Philox4x32 round on uint32 word arrays of one shape.
 
-        (hi₀, lo₀) = M₀·c₀,  (hi₁, lo₁) = M₁·c₂
-        c ← (hi₁ ⊕ c₁ ⊕ k₀,  lo₁,  hi₀ ⊕ c₃ ⊕ k₁,  lo₀)
+    (hi₀, lo₀) = M₀·c₀,  (hi₁, lo₁) = M₁·c₂
+    c ← (hi₁ ⊕ c₁ ⊕ k₀,  lo₁,  hi₀ ⊕ c₃ ⊕ k₁,  lo₀)
     """
     hi0, lo0 = mulhilo32(PHILOX_M0, c0)
     hi1, lo1 = mulhilo32(PHILOX_M1, c2)

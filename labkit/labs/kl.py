@@ -62,8 +62,10 @@ def run(p=P, q=Q) -> dict:
     forward = kl_divergence(p, q)
     reverse = kl_divergence(q, p)
     require(forward >= 0 and reverse >= 0, f"kl: divergences must be ≥ 0, got forward {forward!r}, reverse {reverse!r}")
-    require(not math.isclose(forward, reverse),
-            f"kl: KL(p‖q) = {forward!r} and KL(q‖p) = {reverse!r} should differ for p = {p.tolist()}, q = {q.tolist()}")
+    require(
+        not math.isclose(forward, reverse),
+        f"kl: KL(p‖q) = {forward!r} and KL(q‖p) = {reverse!r} should differ for p = {p.tolist()}, q = {q.tolist()}",
+    )
     identical = kl_divergence(p, p)
     require(identical == 0.0, f"kl: KL(p‖p) should be exactly 0, got {identical!r}")
     unbounded = kl_divergence(ZERO_SUPPORT_P, ZERO_SUPPORT_Q)
@@ -98,7 +100,7 @@ def kl_estimators(log_ratio) -> dict[str, np.ndarray]:
     return {
         "k1": -log_r,
         "k2": 0.5 * log_r**2,
-        "k3": np.expm1(log_r) - log_r,       # (r − 1) − log r, exact near r = 1
+        "k3": np.expm1(log_r) - log_r,  # (r − 1) − log r, exact near r = 1
     }
 
 

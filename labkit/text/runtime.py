@@ -2,7 +2,8 @@
 
 ``run_text_trace(config, hooks)`` takes a frozen ``TextTraceConfig`` (and the ``TextHooks``
 a reader's function plugs into) and returns a ``TextRun``: the events e00–e24 (fault-free
-run) and the per-step ledger they were made from.  The step-start convention of §7.3–7.4 holds throughout: when token t is
+run) and the per-step ledger they were made from.  The step-start convention of §7.3–7.4
+holds throughout: when token t is
 selected the cache still holds 12 + t − 1 positions; a decode then feeds y_t at
 position = cache length; EOS ends the generation without a decode.
 
@@ -24,13 +25,7 @@ from labkit.core.runtime import Config
 from labkit.nn import Decoder, DecoderFaults, KVCache
 from labkit.text.hooks import TextHooks
 from labkit.text.model import CONFIG, WeightPerturbation, load_decoder, load_weights
-from labkit.text.processors import (
-    ProcessorContext,
-    SamplingConfig,
-    apply_processors,
-    greedy_select,
-    resolve_processors,
-)
+from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors, greedy_select, resolve_processors
 from labkit.text.template import Template
 from labkit.text.tokenizer import Tokenizer
 
@@ -95,7 +90,7 @@ class TextRun:
     tokenizer: Tokenizer
     rendered_text: str
     input_ids: np.ndarray
-    prefill: object                      # labkit.nn.transformer.ForwardResult (attention kept)
+    prefill: object  # labkit.nn.transformer.ForwardResult (attention kept)
     steps: list[StepRecord]
     finish_reason: str
     cache_final_length: int
@@ -156,16 +151,28 @@ def run_text_trace(config: TextTraceConfig | None = None, hooks: TextHooks | Non
     for step in range(1, config.max_output_tokens + 1):
         first_event = rec.next_event_id()
         record = select_token(rec, config, loop, step, processors)
-        going = (record.selected != config.sampling.eos_id and stream_token(rec, config, tokenizer, loop, record)
-                 and step < config.max_output_tokens)
+        going = (
+            record.selected != config.sampling.eos_id
+            and stream_token(rec, config, tokenizer, loop, record)
+            and step < config.max_output_tokens
+        )
         if going:
             decode_token(rec, decoder, loop, record, hooks.decode_step)
         record.event_ids = _ids_since(rec, first_event)
         if not going:
             break
     terminal_events(rec, config, loop)
-    return TextRun(config, tokenizer, rendered.text, enc.input_ids, prefill, loop.steps,
-                   loop.finish_reason, loop.cache.length, rec.events)
+    return TextRun(
+        config,
+        tokenizer,
+        rendered.text,
+        enc.input_ids,
+        prefill,
+        loop.steps,
+        loop.finish_reason,
+        loop.cache.length,
+        rec.events,
+    )
 
 
 def _checked(config, hooks) -> tuple[TextTraceConfig, TextHooks]:
@@ -183,8 +190,8 @@ class _Loop:
     """What the selection steps carry from one to the next."""
 
     cache: KVCache
-    logits: np.ndarray          # [V], the logits the next selection reads
-    position: int               # the position those logits belong to
+    logits: np.ndarray  # [V], the logits the next selection reads
+    position: int  # the position those logits belong to
     steps: list[StepRecord] = field(default_factory=list)
     returned: bytes = b""
     sequence_no: int = 0
@@ -195,87 +202,117 @@ def request_events(rec: TraceRecorder, config: TextTraceConfig, template: Templa
     """e00–e03, the fixed inputs: request accepted, context rendered, input tokenized, prefill
     scheduled.  Returns (the rendered context, the encoding)."""
     sampling = config.sampling
-    rec.emit("gateway", "request.accepted", 0, {
-        "request_id": config.request_id,
-        "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"},
-        "max_output_tokens": config.max_output_tokens,
-        "minimum_output_tokens": sampling.minimum_output_tokens,
-        "stop_sequences": list(config.stop_sequences),
-    })
-    rendered = template.render(config.system, config.user)
-    rec.emit("application", "context.rendered", 0, {
-        "artifacts": {"template_id": rendered.template_id},
-        "rendered_byte_length": rendered.byte_length,
-    })
-    enc = tokenizer.encode_batch_of_one(rendered.text)
-    rec.emit("tokenizer", "input.tokenized", 0, {
-        "artifacts": {"tokenizer_id": tokenizer.tokenizer_id},
-        "input_ids": enc.input_ids,
-        "attention_mask": enc.attention_mask,
-        "position_ids": enc.position_ids,
-        "tensors": {
-            name: tensor_summary(getattr(enc, name), [0, enc.length - 1], digest=True)
-            for name in ("input_ids", "attention_mask", "position_ids")
+    rec.emit(
+        "gateway",
+        "request.accepted",
+        0,
+        {
+            "request_id": config.request_id,
+            "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"},
+            "max_output_tokens": config.max_output_tokens,
+            "minimum_output_tokens": sampling.minimum_output_tokens,
+            "stop_sequences": list(config.stop_sequences),
         },
-    })
-    rec.emit("scheduler", "prefill.started", 0, {
-        "batch_slot": config.batch_slot, "logical_length": enc.length,
-    })
+    )
+    rendered = template.render(config.system, config.user)
+    rec.emit(
+        "application",
+        "context.rendered",
+        0,
+        {"artifacts": {"template_id": rendered.template_id}, "rendered_byte_length": rendered.byte_length},
+    )
+    enc = tokenizer.encode_batch_of_one(rendered.text)
+    rec.emit(
+        "tokenizer",
+        "input.tokenized",
+        0,
+        {
+            "artifacts": {"tokenizer_id": tokenizer.tokenizer_id},
+            "input_ids": enc.input_ids,
+            "attention_mask": enc.attention_mask,
+            "position_ids": enc.position_ids,
+            "tensors": {
+                name: tensor_summary(getattr(enc, name), [0, enc.length - 1], digest=True)
+                for name in ("input_ids", "attention_mask", "position_ids")
+            },
+        },
+    )
+    rec.emit("scheduler", "prefill.started", 0, {"batch_slot": config.batch_slot, "logical_length": enc.length})
     return rendered, enc
 
 
 def prefill_event(rec: TraceRecorder, decoder: Decoder, enc):
     """e04: one forward pass over the prompt fills the cache and gives the first logits [V]."""
     prefill, cache = decoder.prefill(enc.input_ids, keep_attention=True)
-    logits = prefill.next_logits[0]                                   # [V]
+    logits = prefill.next_logits[0]  # [V]
     position = int(prefill.positions[-1])
-    rec.emit("model", "prefill.completed", 0, {
-        "cache_length": cache.length,
-        "cache": [{"layer": i, **shape, "positions": [0, cache.layer_length(i) - 1]}
-                  for i, shape in enumerate(cache.shapes())],
-        "embedding": prefill.embedding_shape,
-        "ledger": _ledger(prefill, prefill=True),
-        "tensors": {"raw_logits": _logits_tensor(logits, position)},
-    })
+    rec.emit(
+        "model",
+        "prefill.completed",
+        0,
+        {
+            "cache_length": cache.length,
+            "cache": [
+                {"layer": i, **shape, "positions": [0, cache.layer_length(i) - 1]}
+                for i, shape in enumerate(cache.shapes())
+            ],
+            "embedding": prefill.embedding_shape,
+            "ledger": _ledger(prefill, prefill=True),
+            "tensors": {"raw_logits": _logits_tensor(logits, position)},
+        },
+    )
     return prefill, _Loop(cache, logits, position)
 
 
 def select_token(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop, step: int, processors) -> StepRecord:
     """token.selected: the processors in their configured order, then greedy selection (§7.4)."""
     sampling = config.sampling
-    processed = apply_processors(loop.logits, ProcessorContext(sampling, tuple(s.selected for s in loop.steps)), processors)
+    processed = apply_processors(
+        loop.logits, ProcessorContext(sampling, tuple(s.selected for s in loop.steps)), processors
+    )
     token = greedy_select(processed, sampling.tie_break)
     record = StepRecord(step, loop.cache.length, loop.logits, processed, token, None, None, [])
     loop.steps.append(record)
-    rec.emit("decoder", "token.selected", step, {
-        "step": step,
-        "token_id": token,
-        "reason": "greedy_argmax",
-        "tie_break": sampling.tie_break,
-        "processor_order": list(sampling.processor_order),
-        "masked_ids": record.masked_ids,
-        "cache_length": record.cache_at_start,
-        "rng": {"counter_before": 0, "counter_after": 0},   # greedy draws no random numbers
-        "tensors": {
-            "raw_logits": _logits_tensor(loop.logits, loop.position),
-            "processed_logits": _logits_tensor(processed, loop.position, stats=False),
+    rec.emit(
+        "decoder",
+        "token.selected",
+        step,
+        {
+            "step": step,
+            "token_id": token,
+            "reason": "greedy_argmax",
+            "tie_break": sampling.tie_break,
+            "processor_order": list(sampling.processor_order),
+            "masked_ids": record.masked_ids,
+            "cache_length": record.cache_at_start,
+            "rng": {"counter_before": 0, "counter_after": 0},  # greedy draws no random numbers
+            "tensors": {
+                "raw_logits": _logits_tensor(loop.logits, loop.position),
+                "processed_logits": _logits_tensor(processed, loop.position, stats=False),
+            },
         },
-    })
+    )
     if token == sampling.eos_id:
         loop.finish_reason = "eos"
     return record
 
 
-def stream_token(rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokenizer, loop: _Loop,
-                 record: StepRecord) -> bool:
+def stream_token(
+    rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokenizer, loop: _Loop, record: StepRecord
+) -> bool:
     """stream.delta: the token's bytes go to the client.  False when a stop sequence ends the text."""
     record.delta_bytes = tokenizer.piece_bytes(record.selected, config.detokenizer_encoding)
-    rec.emit("transport", "stream.delta", record.step, {
-        "sequence_no": loop.sequence_no,
-        "token_id": record.selected,
-        "utf8_hex": record.delta_bytes.hex(),
-        "byte_length": len(record.delta_bytes),
-    })
+    rec.emit(
+        "transport",
+        "stream.delta",
+        record.step,
+        {
+            "sequence_no": loop.sequence_no,
+            "token_id": record.selected,
+            "utf8_hex": record.delta_bytes.hex(),
+            "byte_length": len(record.delta_bytes),
+        },
+    )
     loop.sequence_no += 1
     loop.returned += record.delta_bytes
     hit_stop = any(loop.returned.endswith(s.encode("utf-8")) for s in config.stop_sequences)
@@ -286,15 +323,18 @@ def stream_token(rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokeniz
 def decode_token(rec: TraceRecorder, decoder: Decoder, loop: _Loop, record: StepRecord, decode_step=None) -> None:
     """decode.started/completed: feed y_t at position = cache length; the next logits [V]."""
     cache, token = loop.cache, record.selected
-    rec.emit("scheduler", "decode.started", record.step, {
-        "consuming": token, "position": cache.length, "cache_length": cache.length,
-    })
+    rec.emit(
+        "scheduler",
+        "decode.started",
+        record.step,
+        {"consuming": token, "position": cache.length, "cache_length": cache.length},
+    )
     if decode_step is None:
         result = decoder.decode_step([token], cache)
         loop.logits, loop.position = result.next_logits[0], int(result.positions[-1])
         ledger = _ledger(result, prefill=False)
     else:
-        loop.position = cache.length            # the position the token is fed at
+        loop.position = cache.length  # the position the token is fed at
         loop.logits = _checked_row(decode_step(decoder, cache, token), CONFIG.vocab_size)
         ledger = None
     record.cache_after = [cache.layer_length(i) for i in range(cache.n_layers)]
@@ -313,30 +353,39 @@ def terminal_events(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop) ->
     """Draining, the completed response and the released resources."""
     last, cache = loop.steps[-1].step, loop.cache
     rec.emit("scheduler", "generation.draining", last, {"finish_reason": loop.finish_reason, "state": "DRAINING"})
-    rec.emit("gateway", "response.completed", last, {
-        "state": "FINISHED",
-        "finish_reason": loop.finish_reason,
-        "sequence_no": loop.sequence_no,
-        "output_tokens_selected": len(loop.steps),
-        "output_tokens_returned": loop.sequence_no,
-        "utf8_hex": loop.returned.hex(),
-    })
-    rec.emit("scheduler", "resources.released", last, {
-        "batch_slot": config.batch_slot,
-        "cache_final_length": cache.length,
-        "cache_lengths": [cache.layer_length(i) for i in range(cache.n_layers)],
-    })
+    rec.emit(
+        "gateway",
+        "response.completed",
+        last,
+        {
+            "state": "FINISHED",
+            "finish_reason": loop.finish_reason,
+            "sequence_no": loop.sequence_no,
+            "output_tokens_selected": len(loop.steps),
+            "output_tokens_returned": loop.sequence_no,
+            "utf8_hex": loop.returned.hex(),
+        },
+    )
+    rec.emit(
+        "scheduler",
+        "resources.released",
+        last,
+        {
+            "batch_slot": config.batch_slot,
+            "cache_final_length": cache.length,
+            "cache_lengths": [cache.layer_length(i) for i in range(cache.n_layers)],
+        },
+    )
 
 
 def _checked_row(logits, vocab_size: int) -> np.ndarray:
     """A substituted decode step's output as one row [V] (a [1, V] or [1, 1, V] row is accepted)."""
     row = np.asarray(logits)
     if row.size != vocab_size or (row.ndim > 1 and any(n != 1 for n in row.shape[:-1])):
-        raise ValueError(f"decode_step must return one row of logits [{vocab_size}], "
-                         f"got shape {list(row.shape)}")
+        raise ValueError(f"decode_step must return one row of logits [{vocab_size}], got shape {list(row.shape)}")
     return row.reshape(vocab_size)
 
 
 def _ids_since(rec: TraceRecorder, first_event_id: str) -> list[str]:
     ids = [e["event_id"] for e in rec.events]
-    return ids[ids.index(first_event_id):]
+    return ids[ids.index(first_event_id) :]

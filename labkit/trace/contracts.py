@@ -55,8 +55,15 @@ class TraceContract:
     #: the event type the other trace took instead (a branch) → suspect
     branch_suspects: dict[str, str] = field(default_factory=dict)
 
-    def suspect(self, event_type: str, component: str, rule: str, tensors_equal: bool,
-                field_name: str = "", other_event_type: str | None = None) -> str:
+    def suspect(
+        self,
+        event_type: str,
+        component: str,
+        rule: str,
+        tensors_equal: bool,
+        field_name: str = "",
+        other_event_type: str | None = None,
+    ) -> str:
         """Name the component to inspect first (the diagnosis rules of §7.5 for text)."""
         if rule == "event_type_and_parent" and other_event_type in self.branch_suspects:
             return self.branch_suspects[other_event_type]
@@ -174,13 +181,15 @@ TOOL = TraceContract(
         ("*", "external_commit"): S.COMMIT_BOUNDARY,
         ("*", "artifact_ids"): S.TOOL_ARTIFACTS,
     },
-    component_suspects={"executor": S.COMMIT_BOUNDARY,
-                        "validator": S.SCHEMA_VALIDATION,
-                        "confirmation": S.CONFIRMATION_BINDING,
-                        "authorizer": S.AUTHORISATION,
-                        "calendar service": S.EXTERNAL_SERVICE,
-                        "runtime": S.REQUEST_LIFECYCLE,
-                        "decoder": S.PROPOSAL_DECODING},
+    component_suspects={
+        "executor": S.COMMIT_BOUNDARY,
+        "validator": S.SCHEMA_VALIDATION,
+        "confirmation": S.CONFIRMATION_BINDING,
+        "authorizer": S.AUTHORISATION,
+        "calendar service": S.EXTERNAL_SERVICE,
+        "runtime": S.REQUEST_LIFECYCLE,
+        "decoder": S.PROPOSAL_DECODING,
+    },
     decision_events=("proposal.generated",),
     branch_suspects={
         "schema.rejected": S.ARGUMENTS_PAST_GRAMMAR,
@@ -199,8 +208,9 @@ def contract_for(events: list[dict]) -> TraceContract:
         raise ValueError("an empty trace has no kind")
     prefix = events[0]["event_id"][0]
     if prefix not in _BY_PREFIX:
-        raise ValueError(f"event IDs starting with {prefix!r} belong to no known trace kind "
-                         f"(expected one of {sorted(_BY_PREFIX)})")
+        raise ValueError(
+            f"event IDs starting with {prefix!r} belong to no known trace kind (expected one of {sorted(_BY_PREFIX)})"
+        )
     return _BY_PREFIX[prefix]
 
 

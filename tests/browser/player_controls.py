@@ -70,7 +70,7 @@ def every_control_changes_the_drawing(page, wait_ms: int = 0) -> dict[str, bool]
         now = {c["name"]: c for c in controls(page)}
         ready = [n for n in pending if n in now and not now[n]["disabled"]]
         if not ready and not unblocked and "back" in now and "back" not in pending:
-            operate(page, "back")           # e.g. "next" is disabled at the last step
+            operate(page, "back")  # e.g. "next" is disabled at the last step
             unblocked = True
             continue
         if not ready:

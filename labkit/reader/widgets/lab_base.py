@@ -24,12 +24,13 @@ import numpy as np
 from labkit.reader import new_figure
 from labkit.reader.png import content_key, figure_png, render
 
-__all__ = ["LIVE_CAPTION", "WidgetView", "fmt_numbers", "parse_numbers", "static_figure",
-           "widget_bundle"]
+__all__ = ["LIVE_CAPTION", "WidgetView", "fmt_numbers", "parse_numbers", "static_figure", "widget_bundle"]
 
-LIVE_CAPTION = ("<span style='font-size:90%;color:#555'><b style='color:#2a7a2a'>● live</b> — "
-                "move the controls; the figure after this widget is its default state, drawn once "
-                "(the one the static book shows)</span>")
+LIVE_CAPTION = (
+    "<span style='font-size:90%;color:#555'><b style='color:#2a7a2a'>● live</b> — "
+    "move the controls; the figure after this widget is its default state, drawn once "
+    "(the one the static book shows)</span>"
+)
 
 #: what a widget's stored output says where it cannot be drawn (a page not run yet, an
 #: untrusted notebook, the static book): one line, never the ipywidgets repr
@@ -108,9 +109,13 @@ class WidgetView:
                 return figure_png(figure, live=True)
         figure = new_figure(False, size)
         draw(state, figure)
-        png = figure_png(figure, live=True)                   # lays the figure out while drawing it
-        self._layout = (draw, size, [ax.get_position().frozen() for ax in figure.axes],
-                        None if figure._suptitle is None else figure._suptitle.get_position())
+        png = figure_png(figure, live=True)  # lays the figure out while drawing it
+        self._layout = (
+            draw,
+            size,
+            [ax.get_position().frozen() for ax in figure.axes],
+            None if figure._suptitle is None else figure._suptitle.get_position(),
+        )
         return png
 
     def _show(self, compute, draw, describe, size: tuple[float, float] | None = None) -> None:
@@ -135,7 +140,7 @@ class WidgetView:
 
 
 def parse_numbers(name: str, text: str) -> np.ndarray:
-    """"0.6 0.3 0.1" or "0.6, 0.3, 0.1" → float array; ``name`` says which box was wrong."""
+    """ "0.6 0.3 0.1" or "0.6, 0.3, 0.1" → float array; ``name`` says which box was wrong."""
     parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
     try:
         values = np.array([float(p) for p in parts], dtype=np.float64)

@@ -38,7 +38,7 @@ class StepView:
     cache_after: tuple[int, ...] | None
     text_so_far: str
     events: tuple[str, ...]
-    finish_reason: str | None = None     # set on the last step: "eos", "length" or "stop"
+    finish_reason: str | None = None  # set on the last step: "eos", "length" or "stop"
 
     @property
     def masked_ids(self) -> list[int]:
@@ -64,24 +64,26 @@ def step_views(run) -> list[StepView]:
     views, streamed = [], b""
     for record in run.steps:
         event_ids = list(record.event_ids)
-        if record is run.steps[-1]:          # the terminal events follow the last selection
+        if record is run.steps[-1]:  # the terminal events follow the last selection
             known = [e["event_id"] for e in run.events]
-            event_ids += known[known.index(event_ids[-1]) + 1:]
+            event_ids += known[known.index(event_ids[-1]) + 1 :]
         if record.delta_bytes is not None:
             streamed += record.delta_bytes
-        views.append(StepView(
-            step=record.step,
-            n_steps=len(run.steps),
-            pieces=tuple(run.tokenizer.pieces),
-            raw_logits=record.raw_logits,
-            processed_logits=record.processed_logits,
-            selected=record.selected,
-            cache_at_start=(record.cache_at_start,) * n_layers,
-            cache_after=None if record.cache_after is None else tuple(record.cache_after),
-            text_so_far=streamed.decode("utf-8", errors="replace"),
-            events=tuple(event_line(by_id[i]) for i in event_ids),
-            finish_reason=run.finish_reason if record is run.steps[-1] else None,
-        ))
+        views.append(
+            StepView(
+                step=record.step,
+                n_steps=len(run.steps),
+                pieces=tuple(run.tokenizer.pieces),
+                raw_logits=record.raw_logits,
+                processed_logits=record.processed_logits,
+                selected=record.selected,
+                cache_at_start=(record.cache_at_start,) * n_layers,
+                cache_after=None if record.cache_after is None else tuple(record.cache_after),
+                text_so_far=streamed.decode("utf-8", errors="replace"),
+                events=tuple(event_line(by_id[i]) for i in event_ids),
+                finish_reason=run.finish_reason if record is run.steps[-1] else None,
+            )
+        )
     return views
 
 
@@ -107,13 +109,19 @@ def draw_logits(ax, view: StepView) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[
-        Line2D([], [], color="k", marker="_", linestyle="none", markersize=9,
-               label="processed (= raw where allowed)"),
-        Patch(facecolor="#4c72b0", label="raw (allowed)"),
-        Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
-        Patch(facecolor="#dd8452", label=f"selected: {view.selected} {view.pieces[view.selected]}"),
-    ], fontsize=7, loc="upper left", frameon=False)
+    ax.legend(
+        handles=[
+            Line2D(
+                [], [], color="k", marker="_", linestyle="none", markersize=9, label="processed (= raw where allowed)"
+            ),
+            Patch(facecolor="#4c72b0", label="raw (allowed)"),
+            Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
+            Patch(facecolor="#dd8452", label=f"selected: {view.selected} {view.pieces[view.selected]}"),
+        ],
+        fontsize=7,
+        loc="upper left",
+        frameon=False,
+    )
 
 
 def draw_cache(ax, view: StepView) -> None:
@@ -121,8 +129,13 @@ def draw_cache(ax, view: StepView) -> None:
     layers = np.arange(len(view.cache_at_start))
     ax.bar(layers - 0.18, view.cache_at_start, width=0.36, color="#4c72b0", label="step start")
     after = view.cache_after if view.cache_after is not None else view.cache_at_start
-    ax.bar(layers + 0.18, after, width=0.36, color="#55a868" if view.cache_after else "#c8c8c8",
-           label="after decode" if view.cache_after else f"no decode ({view.finish_reason})")
+    ax.bar(
+        layers + 0.18,
+        after,
+        width=0.36,
+        color="#55a868" if view.cache_after else "#c8c8c8",
+        label="after decode" if view.cache_after else f"no decode ({view.finish_reason})",
+    )
     for x, a, b in zip(layers, view.cache_at_start, after, strict=True):
         ax.text(x - 0.18, a + 0.3, str(a), ha="center", fontsize=8)
         ax.text(x + 0.18, b + 0.3, str(b), ha="center", fontsize=8)
