@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from labkit.diffusion.pipeline import PROMPT, load_models
+from labkit.diffusion.config import PROMPT
+from labkit.diffusion.pipeline import load_models
 from labkit.diffusion.vae import bilinear_matrix, encode_png, to_uint8
 
 

@@ -26,7 +26,7 @@ RUNTIMES = [
     ("tool", ToolRunConfig, ToolHooks, run_tool_trace, ToolTrace, ("retry_budget", 2)),
 ]
 #: the modules a runner's functions live in, beside the runner's own
-PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.calls")}
+PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.commit_phases", "labkit.tools.calls")}
 IDS = [r[0] for r in RUNTIMES]
 MAX_STATEMENTS = 40
 

@@ -27,10 +27,12 @@ from dataclasses import dataclass
 from labkit.core.events import TraceRecorder
 from labkit.core.runtime import Config
 from labkit.tools.calendar_service import CalendarService
+from labkit.tools.commit_phases import close_trace
 from labkit.tools.hooks import ToolHooks
 from labkit.tools.journal import Journal
 from labkit.tools.model import CONFIG
-from labkit.tools.phases import PHASES, RunState, ToolTrace, close_trace
+from labkit.tools.phases import PHASES
+from labkit.tools.run_state import RunState, ToolTrace
 from labkit.tools.states import InvocationMachine
 from labkit.tools.template import TEMPLATE_ID
 from labkit.tools.tokenizer import TOKENIZER_ID
