@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from _helpers import assert_matches_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.labs import speculative
-from labkit.labs.report import report_differences
 
 SOURCE_SPECULATIVE = {
     "target": [0.6, 0.3, 0.1],
@@ -28,8 +28,7 @@ SOURCE_SPECULATIVE = {
 
 
 def test_speculative_report_matches_source_report():
-    differences = report_differences(speculative.run(), SOURCE_SPECULATIVE)
-    assert not differences, "labkit's speculative_sampling object vs the source's:\n" + "\n".join(differences)
+    assert_matches_source("speculative_sampling", speculative.run(), SOURCE_SPECULATIVE)
 
 
 def test_monte_carlo_follows_the_documented_draw_order():

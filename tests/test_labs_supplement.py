@@ -4,11 +4,11 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import assert_matches_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.labs import bandwidth, unequal_rank, wrong_fallback
-from labkit.labs.report import report_differences
 
 SOURCE_BANDWIDTH = {
     "scope": "self-defined streaming-read lower bound, not measured throughput",
@@ -73,8 +73,7 @@ SOURCE_WRONG_FALLBACK = {
     ],
 )
 def test_supplement_object_matches_source_report(name, lab, reference):
-    differences = report_differences(lab(), reference)
-    assert not differences, f"labkit's {name} object vs the source's:\n" + "\n".join(differences)
+    assert_matches_source(name, lab(), reference)
 
 
 def test_kv_cache_of_the_7b_layout_is_one_gibibyte_per_request():
