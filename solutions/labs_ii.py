@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from labkit.labs import report as reports
+
 
 def dpo_gradient(policy, reference, beta):
     delta = (policy[0] - reference[0]) - (policy[1] - reference[1])
@@ -52,16 +54,7 @@ def compensated_local_gradients(rank_gradient_sums, rank_token_counts):
     return sums * len(sums) / np.sum(rank_token_counts)
 
 
-LAB_NAMES = (
-    "ce_gradient",
-    "masks",
-    "causal_attention",
-    "cache_equivalence",
-    "dpo",
-    "grpo",
-    "kl",
-    "speculative_sampling",
-)
+LAB_NAMES = [key for key, _ in reports.LABS]  # the chapter's eight labs
 
 
 def report_problems(report):

@@ -208,16 +208,13 @@ class _FakeWidget:
             self.image = str(v).encode()
 
 
+def _fake_case(name, values, change, build=_FakeWidget, **options):
+    """A WidgetCase of a fake widget: ``change`` applies each of ``values``; the output is (value, image)."""
+    return WidgetCase(name, "fake", build, lambda w: values, change, lambda w: (w.value, w.image), **options)
+
+
 def test_widget_case_measures_cold_warm_and_state_only():
-    case = WidgetCase(
-        "fake: value change",
-        "fake",
-        lambda render: _FakeWidget(render),
-        lambda w: [1, 2, 3],
-        lambda w, v: w.set(v),
-        lambda w: (w.value, w.image),
-        can_skip_render=True,
-    )
+    case = _fake_case("fake: value change", [1, 2, 3], lambda w, v: w.set(v), can_skip_render=True)
     row = measure_case(case, repeats=2)
     assert row["changes_per_run"] == 3 and row["cold_ms"]["runs"] == 6
     assert row["warm_ms"]["runs"] == 6 and row["state_only_ms"]["runs"] == 6
@@ -243,13 +240,11 @@ def test_after_idle_presses_inside_a_running_loop_and_lets_it_idle(monkeypatch):
 
     monkeypatch.setattr(wl, "IDLE_SECONDS", 0.001)
     built = []
-    case = WidgetCase(
+    case = _fake_case(
         "fake: press",
-        "fake",
-        lambda render: built.append(_FakeStepper(render)) or built[-1],
-        lambda w: [1, 2, 3, 4, 5, 6, 7],
+        [1, 2, 3, 4, 5, 6, 7],
         lambda w, v: w.set(v),
-        lambda w: (w.value, w.image),
+        build=lambda render: built.append(_FakeStepper(render)) or built[-1],
         press=lambda w: w.press(),
     )
     samples = wl.after_idle(case, presses=3)
@@ -260,28 +255,13 @@ def test_after_idle_presses_inside_a_running_loop_and_lets_it_idle(monkeypatch):
     row = measure_case(case, repeats=1)
     assert row["after_idle_ms"]["runs"] == wl.MAX_VALUES - 1
 
-    stuck = WidgetCase(
-        "fake: stuck press",
-        "fake",
-        lambda render: _FakeWidget(render),
-        lambda w: [1, 2],
-        lambda w, v: None,
-        lambda w: (w.value, w.image),
-        press=lambda w: None,
-    )
+    stuck = _fake_case("fake: stuck press", [1, 2], lambda w, v: None, press=lambda w: None)
     with pytest.raises(ValueError, match="a press did not change the picture"):
         wl.after_idle(stuck, presses=1)
 
 
 def test_widget_case_reports_a_change_that_does_not_reach_the_output():
-    case = WidgetCase(
-        "fake: stuck",
-        "fake",
-        lambda render: _FakeWidget(render),
-        lambda w: [1, 2],
-        lambda w, v: None,
-        lambda w: (w.value, w.image),
-    )
+    case = _fake_case("fake: stuck", [1, 2], lambda w, v: None)
     assert measure_case(case, repeats=1)["output_changed"] is False
 
 

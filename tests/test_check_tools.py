@@ -19,23 +19,23 @@ def _field_mask(closes=True, leading_zero=False, prefix_in_range=False, bounds=N
 
     def mask(value_so_far, pieces, schema):
         low, high = bounds or (schema["minimum"], schema["maximum"])
-        allowed = np.zeros(len(pieces), dtype=bool)
-        for token, piece in enumerate(pieces):
-            digits, closing = (piece[:-1], True) if piece.endswith("}") else (piece, False)
-            if digits and not digits.isdigit():
-                continue
+
+        def allows(piece):
+            digits = piece.removesuffix("}")
             number = value_so_far + digits
-            if closing:
-                allowed[token] = (
-                    closes and number.isdigit() and str(int(number)) == number and low <= int(number) <= high
-                )
-            elif digits and prefix_in_range:
-                allowed[token] = low <= int(number) <= high
-            elif digits:
-                allowed[token] = any(str(n).startswith(number) for n in range(low, high + 1)) or (
-                    leading_zero and number.startswith("0")
-                )
-        return allowed
+            if digits and not digits.isdigit():
+                return False
+            if piece.endswith("}"):
+                return closes and number.isdigit() and str(int(number)) == number and low <= int(number) <= high
+            if not digits:
+                return False
+            if prefix_in_range:
+                return low <= int(number) <= high
+            return any(str(n).startswith(number) for n in range(low, high + 1)) or (
+                leading_zero and number.startswith("0")
+            )
+
+        return np.array([allows(piece) for piece in pieces], dtype=bool)
 
     return mask
 

@@ -1,9 +1,8 @@
 """Trace two's reproduction assertions (§7.9), one test each, plus timing and the CLI."""
 
-import time
-
 import numpy as np
 import pytest
+from _helpers import timed
 
 from labkit.cli import main as labkit_main
 from labkit.core.events import digest_bytes, read_jsonl
@@ -23,9 +22,7 @@ def run():
 @pytest.fixture(scope="module")
 def timed_again():
     """A second, warm run of the default configuration and its wall time in seconds."""
-    start = time.perf_counter()
-    again = run_diffusion()
-    return again, time.perf_counter() - start
+    return timed(run_diffusion)
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,11 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import assert_matches_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.labs import kl
-from labkit.labs.report import report_differences
 
 SOURCE_KL = {
     "p": [0.8, 0.2],
@@ -21,8 +21,7 @@ SOURCE_KL = {
 
 
 def test_kl_report_matches_source_report():
-    differences = report_differences(kl.run(), SOURCE_KL)
-    assert not differences, "labkit's kl object vs the source's:\n" + "\n".join(differences)
+    assert_matches_source("kl", kl.run(), SOURCE_KL)
 
 
 def test_forward_and_reverse_match_their_closed_forms():

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from _helpers import assert_matches_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.labs import speculative
-from labkit.labs.report import report_differences
+from labkit.labs import speculative, wrong_fallback
 
 SOURCE_SPECULATIVE = {
     "target": [0.6, 0.3, 0.1],
@@ -25,11 +25,40 @@ SOURCE_SPECULATIVE = {
     "standard_error_bound_units": 6.0,
     "note": "single-prefix acceptance law; not a full multi-token decoder or speed benchmark",
 }
+# The supplement's wrong_rejection_fallback object opens with the same exact decomposition of the
+# same p and q — the same numbers under its own keys — then gives the wrong rule's.
+#: its key → the speculative_sampling key holding the same source number
+SAME_AS_SPECULATIVE = {
+    "target": "target",
+    "draft": "draft",
+    "accepted_mass": "accepted_output_mass",
+    "reject_mass": "reject_probability",
+    "correct_residual": "residual_distribution",
+    "correct_output": "exact_output_distribution",
+}
+SOURCE_WRONG_FALLBACK = {
+    **{key: SOURCE_SPECULATIVE[same] for key, same in SAME_AS_SPECULATIVE.items()},
+    "wrong_output": [0.52, 0.36, 0.12000000000000001],
+    "wrong_minus_target": [-0.07999999999999996, 0.06, 0.020000000000000004],
+    "wrong_l1_distance": 0.15999999999999998,
+    "wrong_total_variation_distance": 0.07999999999999999,
+    "scope": "exact single-prefix mass enumeration, not Monte Carlo",
+}
 
 
 def test_speculative_report_matches_source_report():
-    differences = report_differences(speculative.run(), SOURCE_SPECULATIVE)
-    assert not differences, "labkit's speculative_sampling object vs the source's:\n" + "\n".join(differences)
+    assert_matches_source("speculative_sampling", speculative.run(), SOURCE_SPECULATIVE)
+
+
+def test_wrong_fallback_report_matches_source_report():
+    assert_matches_source("wrong_rejection_fallback", wrong_fallback.run(), SOURCE_WRONG_FALLBACK)
+
+
+def test_wrong_fallback_tv_is_half_the_l1_and_correct_rule_is_exact():
+    report = wrong_fallback.run()
+    assert report["wrong_total_variation_distance"] == report["wrong_l1_distance"] / 2
+    assert np.allclose(report["wrong_output"], [0.52, 0.36, 0.12], atol=1e-15, rtol=0)
+    assert report["wrong_l1_distance"] == pytest.approx(0.16, abs=1e-15)
 
 
 def test_monte_carlo_follows_the_documented_draw_order():

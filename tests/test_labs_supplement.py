@@ -1,14 +1,15 @@
-"""Supplement: bandwidth budget, unequal-rank gradients and the wrong rejection fallback."""
+"""Supplement: bandwidth budget and unequal-rank gradients.  (Its third lab, the wrong rejection
+fallback, restates speculative sampling's decomposition and is tested in test_labs_speculative.py.)"""
 
 import math
 
 import numpy as np
 import pytest
+from _helpers import assert_matches_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.labs import bandwidth, unequal_rank, wrong_fallback
-from labkit.labs.report import report_differences
+from labkit.labs import bandwidth, unequal_rank
 
 SOURCE_BANDWIDTH = {
     "scope": "self-defined streaming-read lower bound, not measured throughput",
@@ -49,19 +50,6 @@ SOURCE_UNEQUAL_RANK = {
     "naive_new_global_loss": 0.6931471805599453,
     "scope": "one scalar logistic-regression step, not a multigpu execution",
 }
-SOURCE_WRONG_FALLBACK = {
-    "target": [0.6, 0.3, 0.1],
-    "draft": [0.4, 0.4, 0.2],
-    "accepted_mass": [0.4, 0.3, 0.1],
-    "reject_mass": 0.20000000000000007,
-    "correct_residual": [1.0, 0.0, 0.0],
-    "correct_output": [0.6000000000000001, 0.3, 0.1],
-    "wrong_output": [0.52, 0.36, 0.12000000000000001],
-    "wrong_minus_target": [-0.07999999999999996, 0.06, 0.020000000000000004],
-    "wrong_l1_distance": 0.15999999999999998,
-    "wrong_total_variation_distance": 0.07999999999999999,
-    "scope": "exact single-prefix mass enumeration, not Monte Carlo",
-}
 
 
 @pytest.mark.parametrize(
@@ -69,12 +57,10 @@ SOURCE_WRONG_FALLBACK = {
     [
         ("bandwidth_budget", bandwidth.run, SOURCE_BANDWIDTH),
         ("unequal_rank_gradients", unequal_rank.run, SOURCE_UNEQUAL_RANK),
-        ("wrong_rejection_fallback", wrong_fallback.run, SOURCE_WRONG_FALLBACK),
     ],
 )
 def test_supplement_object_matches_source_report(name, lab, reference):
-    differences = report_differences(lab(), reference)
-    assert not differences, f"labkit's {name} object vs the source's:\n" + "\n".join(differences)
+    assert_matches_source(name, lab(), reference)
 
 
 def test_kv_cache_of_the_7b_layout_is_one_gibibyte_per_request():
@@ -138,13 +124,6 @@ def test_unequal_rank_bad_input_names_the_argument():
         unequal_rank.run(rank_targets=[[1.0, 0.0]])
     with pytest.raises(ValueError, match="learning_rate must be a positive finite number"):
         unequal_rank.run(learning_rate=0.0)
-
-
-def test_wrong_fallback_tv_is_half_the_l1_and_correct_rule_is_exact():
-    report = wrong_fallback.run()
-    assert report["wrong_total_variation_distance"] == report["wrong_l1_distance"] / 2
-    assert np.allclose(report["wrong_output"], [0.52, 0.36, 0.12], atol=1e-15, rtol=0)
-    assert report["wrong_l1_distance"] == pytest.approx(0.16, abs=1e-15)
 
 
 def test_bandwidth_calculator_follows_its_controls_without_a_browser():

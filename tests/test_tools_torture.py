@@ -9,10 +9,10 @@ Bad store files and a tampered approval are refused before anything is sent.
 import os
 import signal
 import sqlite3
-import time
 from collections import Counter
 
 import pytest
+from _helpers import timed
 
 from labkit.tools.calendar_service import CalendarService
 from labkit.tools.confirm import ConfirmationError
@@ -34,9 +34,7 @@ def ctx():
 
 @pytest.fixture(scope="module")
 def bounded():
-    started = time.perf_counter()
-    report = run_torture(kills=200, clients=3, races=50, seed=20)
-    return report, time.perf_counter() - started
+    return timed(run_torture, kills=200, clients=3, races=50, seed=20)
 
 
 def test_a_bounded_run_kills_200_times_races_50_rounds_and_keeps_every_promise(bounded):

@@ -63,6 +63,12 @@ class WidgetView:
         self.output.locator(".widget-radio-box label", has_text=label).first.click()
         self.settle()
 
+    def enter(self, field, text: str) -> None:
+        """Type ``text`` into a text ``field`` (a locator) and press Enter."""
+        field.fill(text)
+        field.press("Enter")
+        self.settle()
+
     def drag_slider(self, fraction: float, nth: int = 0) -> None:
         """Drag the ``nth`` slider's handle to ``fraction`` (0 … 1) of its track."""
         track = self.output.locator(".widget-slider .noUi-target").nth(nth)
@@ -102,6 +108,10 @@ class WidgetView:
             self.page.wait_for_timeout(200)
             waited += 0.2
 
+    def expect_refused(self, error: str, what: str) -> None:
+        """Expect the widget to refuse its input: "cannot draw" and ``error`` in its text."""
+        self.expect(lambda: "cannot draw" in self.text() and error in self.text(), what)
+
 
 Interaction = Callable[[WidgetView], None]
 
@@ -135,21 +145,14 @@ def mask_viewer(w: WidgetView) -> None:
     )
     before = w.image_sources()
     ids = w.output.locator("input[type=text]").first
-    ids.fill("0 0 0 0 0 0 0 0")
-    ids.press("Enter")
-    w.settle()
+    w.enter(ids, "0 0 0 0 0 0 0 0")
     w.expect(
         lambda: "supervised positions [0, 1, 2, 3, 4, 5, 6]" in w.text(),
         "one document of eight tokens to supervise positions [0, 1, 2, 3, 4, 5, 6]",
     )
     w.expect(lambda: w.image_sources() != before, "the mask picture to be redrawn")
-    ids.fill("0 0 x")
-    ids.press("Enter")
-    w.settle()
-    w.expect(
-        lambda: "cannot draw" in w.text() and "document IDs must be" in w.text(),
-        "the bad IDs '0 0 x' to be refused with an error naming the document IDs",
-    )
+    w.enter(ids, "0 0 x")
+    w.expect_refused("document IDs must be", "the bad IDs '0 0 x' to be refused with an error naming the document IDs")
 
 
 @interaction("notebooks/11-labs/05-cache-faults.md::toggles")
@@ -211,13 +214,9 @@ def grpo_group_editor(w: WidgetView) -> None:
     (no learning signal); back to [0 0 1 1] with ε dragged to 0.1 gives ±0.833333."""
     w.expect(lambda: "ddof 0: -1 -1 1 1" in w.text(), "the default group to give ddof-0 advantages -1 -1 1 1")
     rewards = w.output.locator("input[type=text]").first
-    rewards.fill("1 1 1 1")
-    rewards.press("Enter")
-    w.settle()
+    w.enter(rewards, "1 1 1 1")
     w.expect(lambda: "ddof 0: 0 0 0 0" in w.text(), "an all-equal group to give zero advantages")
-    rewards.fill("0 0 1 1")
-    rewards.press("Enter")
-    w.settle()
+    w.enter(rewards, "0 0 1 1")
     before = w.image_sources()
     w.drag_slider(1.0)
     w.expect(
@@ -241,13 +240,8 @@ def speculative_sampler(w: WidgetView) -> None:
     )
     w.expect(lambda: w.image_sources() != first, "the distributions to be redrawn under the wrong fallback")
     target = w.output.locator("input[type=text]").first
-    target.fill("0.5 0.6")
-    target.press("Enter")
-    w.settle()
-    w.expect(
-        lambda: "cannot draw" in w.text() and "must sum to 1" in w.text(),
-        "p = 0.5 0.6 to be refused because it does not sum to 1",
-    )
+    w.enter(target, "0.5 0.6")
+    w.expect_refused("must sum to 1", "p = 0.5 0.6 to be refused because it does not sum to 1")
 
 
 @interaction("notebooks/11-labs/10-bandwidth-budget.md::calculator")
@@ -258,9 +252,7 @@ def bandwidth_calculator(w: WidgetView) -> None:
     w.expect(lambda: "≥ 22.590 ms" in w.text(), "batch 8 to need at least 22.590 ms per step")
     first = w.image_sources()
     batch = w.output.locator(".widget-text", has_text="batch").locator("input").first
-    batch.fill("1")
-    batch.press("Enter")
-    w.settle()
+    w.enter(batch, "1")
     w.expect(lambda: "≥ 15.074 ms" in w.text(), "batch 1 to need at least 15.074 ms per step")
     w.expect(lambda: w.image_sources() != first, "the budget bars to be redrawn for batch 1")
     w.select("int8/fp8: 1", nth=0)
