@@ -38,12 +38,18 @@ def as_distribution(name: str, values, atol: float = 1e-8) -> np.ndarray:
     return dist
 
 
+def same_outcomes(first: tuple[str, object], second: tuple[str, object]) -> tuple[np.ndarray, np.ndarray]:
+    """Two (name, values) probability vectors over the same outcomes, checked and returned: [V] each."""
+    (name_a, a), (name_b, b) = first, second
+    a, b = as_distribution(name_a, a), as_distribution(name_b, b)
+    if a.shape != b.shape:
+        raise ValueError(f"{name_a} and {name_b} must cover the same outcomes, got {a.size} and {b.size}")
+    return a, b
+
+
 def kl_divergence(p, q) -> float:
     """KL(p ‖ q) in nats for probability vectors ``p``, ``q``: [V]; ``inf`` if q_i = 0 < p_i."""
-    p = as_distribution("p", p)
-    q = as_distribution("q", q)
-    if p.shape != q.shape:
-        raise ValueError(f"p and q must cover the same outcomes, got {p.size} and {q.size}")
+    p, q = same_outcomes(("p", p), ("q", q))
     support = p > 0
     if np.any(q[support] == 0):
         return math.inf
@@ -107,10 +113,7 @@ def kl_estimators(log_ratio) -> dict[str, np.ndarray]:
 def estimator_moments(sampled, other) -> dict[str, tuple[float, float]]:
     """Exact mean and standard deviation of k1, k2, k3 under x ~ ``sampled`` (the model q),
     with r = ``other``/``sampled`` (the target p); both [V].  The true value is KL(q ‖ p)."""
-    q = as_distribution("sampled", sampled)
-    p = as_distribution("other", other)
-    if p.shape != q.shape:
-        raise ValueError(f"sampled and other must cover the same outcomes, got {q.size} and {p.size}")
+    q, p = same_outcomes(("sampled", sampled), ("other", other))
     support = q > 0
     if np.any(p[support] == 0):
         raise ValueError("other is 0 where sampled is not: log r = −∞ and KL(q ‖ p) is infinite")

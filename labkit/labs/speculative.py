@@ -145,6 +145,15 @@ def accepted_length_law(alpha: float, k: int) -> np.ndarray:
     return law
 
 
+def require_exact_law(what: str, mass: SpeculativeMass, target: np.ndarray) -> None:
+    """Require that ``mass.output`` (the exact output law ``what``) equals the target p to 1e-14,
+    and that the rule does as well in every edge case of ``EDGE_CASES``."""
+    require_close(f"{what} vs target p", mass.output, target, atol=1e-14)
+    for name, edge_p, edge_q in EDGE_CASES:
+        edge_law = speculative_mass(edge_p, edge_q).output
+        require_close(f"{what} vs target p ({name} case)", edge_law, np.asarray(edge_p), atol=1e-14)
+
+
 def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> dict:
     """The speculative-sampling lab; returns the source report's ``speculative_sampling`` object.
 
@@ -154,14 +163,7 @@ def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> 
     samples = check_samples(samples)
     target, draft = _pair(p, q)
     mass = speculative_mass(target, draft)
-    require_close("speculative exact output law vs target p", mass.output, target, atol=1e-14)
-    for name, edge_p, edge_q in EDGE_CASES:
-        require_close(
-            f"speculative exact output law vs target p ({name} case)",
-            speculative_mass(edge_p, edge_q).output,
-            np.asarray(edge_p),
-            atol=1e-14,
-        )
+    require_exact_law("speculative exact output law", mass, target)
 
     draws = simulate(target, draft, samples, seed)
     worst = standard_error_units(draws.observed, target, samples)

@@ -26,19 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.fixtures import fixtures_root, load_arrays
-from labkit.nn import Decoder, DecoderConfig, DecoderFaults, DecoderWeights, KVCache
+from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
+from labkit.nn.configs import book_config
 
-CONFIG = DecoderConfig(
-    model_id="toy-decoder-v1",
-    vocab_size=20,
-    width=8,
-    n_layers=2,
-    n_q_heads=2,
-    n_kv_heads=1,
-    head_dim=4,
-    ffn_width=16,
-    dtype="float32",
-)
+CONFIG = book_config("toy-decoder-v1")
 WEIGHTS_FILE = ("text", "toy-decoder-v1.npz")
 
 #: §7.2–7.4: the raw logits the source lists at each selection step t, {token ID: logit}.

@@ -21,20 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.nn import Decoder, DecoderConfig, DecoderWeights
+from labkit.nn import Decoder, DecoderWeights
+from labkit.nn.configs import book_config
 
 MODEL_ID = "toy-tool-decoder-v1"
-CONFIG = DecoderConfig(
-    model_id=MODEL_ID,
-    vocab_size=256,
-    width=16,
-    n_layers=2,
-    n_q_heads=4,
-    n_kv_heads=2,
-    head_dim=4,
-    ffn_width=32,
-    dtype="float32",
-)
+CONFIG = book_config(MODEL_ID)
 WEIGHTS_FILE = "toy-tool-decoder-v1.npz"
 SEED = 20260719
 MARGIN = 1.0
