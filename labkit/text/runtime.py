@@ -2,15 +2,16 @@
 
 ``run_text_trace(config, hooks)`` takes a frozen ``TextTraceConfig`` (and the ``TextHooks``
 a reader's function plugs into) and returns a ``TextRun``: the events e00–e24 (fault-free
-run) and the per-step ledger they were made from.  The step-start convention of §7.3–7.4
-holds throughout: when token t is
-selected the cache still holds 12 + t − 1 positions; a decode then feeds y_t at
-position = cache length; EOS ends the generation without a decode.
+run) and the per-step ledger they were made from (both in ``labkit.text.config``).  The
+step-start convention of §7.3–7.4 holds throughout: when token t is selected the cache still
+holds 12 + t − 1 positions; a decode then feeds y_t at position = cache length; EOS ends the
+generation without a decode.
 
 ``logical_step`` is 0 for the request phase (e00–e04), t for the events of selection step
 t (token.selected, stream.delta, and the decode that consumes y_t), and the last step for
-the terminal events.  Payload keys follow CONTRIBUTING.md: ``artifacts`` (immutable IDs), ``tensors`` (summaries
-with a few ``values``, compared under ``TENSOR_TOLERANCE``), everything else discrete.
+the terminal events.  Payload keys follow CONTRIBUTING.md: ``artifacts`` (immutable IDs),
+``tensors`` (summaries with a few ``values``, compared under ``labkit.text.config.TENSOR_TOLERANCE``),
+everything else discrete.
 """
 
 from __future__ import annotations
@@ -21,93 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.events import TraceRecorder, tensor_summary, top_values
-from labkit.core.runtime import Config
-from labkit.nn import Decoder, DecoderFaults, KVCache
+from labkit.nn import Decoder, KVCache
+from labkit.text.config import TOP_VALUES, StepRecord, TextRun, TextTraceConfig
 from labkit.text.hooks import TextHooks
-from labkit.text.model import CONFIG, WeightPerturbation, load_decoder, load_weights
-from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors, greedy_select, resolve_processors
+from labkit.text.model import CONFIG, load_decoder, load_weights
+from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
 from labkit.text.template import Template
 from labkit.text.tokenizer import Tokenizer
-
-#: absolute tolerance for the float numbers of ``tensors`` payloads of this trace
-TENSOR_TOLERANCE = 1e-3
-TOP_VALUES = 3
-
-
-@dataclass(frozen=True)
-class TextTraceConfig(Config):
-    """Everything that decides trace one; a named fault is a change of one of these fields."""
-
-    trace_id: str = "trace-text-001"
-    request_id: str = "req-text-001"
-    system: str = "简洁回答"
-    user: str = "天空为什么是蓝色？"
-    max_output_tokens: int = 8
-    stop_sequences: tuple[str, ...] = ()
-    sampling: SamplingConfig = field(default_factory=SamplingConfig)
-    decoder_faults: DecoderFaults = field(default_factory=DecoderFaults)
-    weight_perturbation: WeightPerturbation | None = None
-    detokenizer_encoding: str = "utf-8"
-    batch_slot: int = 0
-    fixtures_dir: str | None = None
-
-    def __post_init__(self):
-        if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:
-            raise ValueError(f"max_output_tokens must be an integer >= 1, got {self.max_output_tokens!r}")
-        if any(not isinstance(s, str) or not s for s in self.stop_sequences):
-            raise ValueError(f"stop_sequences must be non-empty strings, got {list(self.stop_sequences)}")
-        try:
-            "".encode(self.detokenizer_encoding)
-        except LookupError:
-            raise ValueError(f"detokenizer_encoding must be a codec name, got {self.detokenizer_encoding!r}") from None
-
-
-@dataclass
-class StepRecord:
-    """One selection step t: what the selector saw and what followed.
-
-    raw_logits, processed_logits: [V]; cache_at_start: positions cached when t was
-    selected; cache_after: per-layer lengths after the decode (None when none ran).
-    """
-
-    step: int
-    cache_at_start: int
-    raw_logits: np.ndarray
-    processed_logits: np.ndarray
-    selected: int
-    delta_bytes: bytes | None
-    cache_after: list[int] | None
-    event_ids: list[str]
-
-    @property
-    def masked_ids(self) -> list[int]:
-        return [int(i) for i in np.flatnonzero(~np.isfinite(self.processed_logits))]
-
-
-@dataclass
-class TextRun:
-    config: TextTraceConfig
-    tokenizer: Tokenizer
-    rendered_text: str
-    input_ids: np.ndarray
-    prefill: object  # labkit.nn.transformer.ForwardResult (attention kept)
-    steps: list[StepRecord]
-    finish_reason: str
-    cache_final_length: int
-    events: list[dict]
-
-    @property
-    def selected(self) -> list[int]:
-        return [s.selected for s in self.steps]
-
-    @property
-    def returned_bytes(self) -> bytes:
-        return b"".join(s.delta_bytes for s in self.steps if s.delta_bytes is not None)
-
-    @property
-    def text(self) -> str:
-        """The returned text (decoded as UTF-8, as the client would)."""
-        return self.returned_bytes.decode("utf-8", errors="replace")
 
 
 def _logits_tensor(row: np.ndarray, position: int, *, stats: bool = True) -> dict:
