@@ -132,43 +132,26 @@ def speculative_figure(state: SpeculativeState | None = None):
 class SpeculativeSampler(WidgetView):
     """Edit p and q, the number of draws and the fallback; ``state`` follows the edits."""
 
-    def __init__(
-        self,
-        p=speculative.TARGET,
-        q=speculative.DRAFT,
-        samples: int = 200_000,
-        seed: int = speculative.SEED,
-        fallback: str = "residual",
-        render: bool = True,
-    ):
+    def __init__(self, state: SpeculativeState, render: bool = True):
         import ipywidgets as widgets
 
         self.render = render
-        self.state: SpeculativeState = speculative_state(p, q, samples, seed, fallback)
+        self.state = state
         layout = widgets.Layout(width="420px")
-        self.p_text = widgets.Text(value=fmt_numbers(p), description="target p", layout=layout, continuous_update=False)
-        self.q_text = widgets.Text(value=fmt_numbers(q), description="draft q", layout=layout, continuous_update=False)
+        self.p_text = widgets.Text(
+            value=fmt_numbers(state.p), description="target p", layout=layout, continuous_update=False
+        )
+        self.q_text = widgets.Text(
+            value=fmt_numbers(state.q), description="draft q", layout=layout, continuous_update=False
+        )
         self.samples_slider = widgets.IntSlider(
-            value=samples, min=1_000, max=400_000, step=1_000, description="draws", continuous_update=False
+            value=state.samples, min=1_000, max=400_000, step=1_000, description="draws", continuous_update=False
         )
-        self.seed_box = widgets.IntText(value=seed, description="seed")
-        self.wrong_fallback = widgets.Checkbox(value=fallback == "target", description="wrong fallback: refill from p")
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for control in (self.p_text, self.q_text, self.samples_slider, self.seed_box, self.wrong_fallback):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox(
-            [
-                self.p_text,
-                self.q_text,
-                self.samples_slider,
-                self.seed_box,
-                self.wrong_fallback,
-                self.message,
-                self.image,
-            ]
+        self.seed_box = widgets.IntText(value=state.seed, description="seed")
+        self.wrong_fallback = widgets.Checkbox(
+            value=state.fallback == "target", description="wrong fallback: refill from p"
         )
-        self.update()
+        self._assemble([self.p_text, self.q_text, self.samples_slider, self.seed_box, self.wrong_fallback])
 
     def update(self, change=None) -> None:
         """Recompute from the controls and redraw; bad input shows its error and keeps the old state."""
@@ -190,15 +173,9 @@ class SpeculativeSampler(WidgetView):
         )
 
 
-def speculative_sampler(
-    p=speculative.TARGET,
-    q=speculative.DRAFT,
-    samples: int = 200_000,
-    seed: int = speculative.SEED,
-    fallback: str = "residual",
-    render: bool = True,
-) -> SpeculativeSampler:
-    return SpeculativeSampler(p, q, samples, seed, fallback, render)
+def speculative_sampler(render: bool = True, **settings) -> SpeculativeSampler:
+    """The sampler, starting from ``speculative_state(**settings)`` (default: the lab's p, q, seed 73)."""
+    return SpeculativeSampler(speculative_state(**settings), render)
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,8 +306,6 @@ class BandwidthCalculator(WidgetView):
         self.bandwidth_tb = widgets.FloatText(
             value=budget.bandwidth_bytes_per_second / 1e12, description="bandwidth (TB/s)", style=style
         )
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
         self.controls = [
             self.params_billions,
             self.bytes_per_param,
@@ -342,12 +317,9 @@ class BandwidthCalculator(WidgetView):
             self.batch,
             self.bandwidth_tb,
         ]
-        for control in self.controls:
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox(
-            [widgets.HBox([widgets.VBox(self.controls[:5]), widgets.VBox(self.controls[5:])]), self.message, self.image]
+        self._assemble(
+            self.controls, [widgets.HBox([widgets.VBox(self.controls[:5]), widgets.VBox(self.controls[5:])])]
         )
-        self.update()
 
     def update(self, change=None) -> None:
         try:
