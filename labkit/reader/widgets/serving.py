@@ -278,12 +278,11 @@ def bandwidth_figure(state: BandwidthState | None = None):
 class BandwidthCalculator(WidgetView):
     """Model size, bytes per parameter, KV layout, context, batch and bandwidth → ``state``."""
 
-    def __init__(self, budget: DecodeBudget | None = None, batch: int = 8, render: bool = True):
+    def __init__(self, state: BandwidthState, render: bool = True):
         import ipywidgets as widgets
 
         self.render = render
-        budget = budget or DecodeBudget()
-        self.state: BandwidthState = bandwidth_state(budget, batch)
+        self.state, budget = state, state.budget
         style = {"description_width": "150px"}
         self.params_billions = widgets.FloatText(value=budget.n_params / 1e9, description="parameters (B)", style=style)
         self.bytes_per_param = widgets.Dropdown(
@@ -302,7 +301,7 @@ class BandwidthCalculator(WidgetView):
             description="bytes / KV element",
             style=style,
         )
-        self.batch = widgets.IntText(value=batch, description="batch", style=style)
+        self.batch = widgets.IntText(value=state.batch, description="batch", style=style)
         self.bandwidth_tb = widgets.FloatText(
             value=budget.bandwidth_bytes_per_second / 1e12, description="bandwidth (TB/s)", style=style
         )
@@ -321,34 +320,32 @@ class BandwidthCalculator(WidgetView):
             self.controls, [widgets.HBox([widgets.VBox(self.controls[:5]), widgets.VBox(self.controls[5:])])]
         )
 
-    def update(self, change=None) -> None:
-        try:
-            budget = DecodeBudget(
-                n_params=int(round(self.params_billions.value * 1e9)),
-                bytes_per_param=self.bytes_per_param.value,
-                n_layers=self.layers.value,
-                context=self.context.value,
-                n_kv_heads=self.kv_heads.value,
-                head_dim=self.head_dim.value,
-                kv_bytes_per_element=self.kv_bytes.value,
-                bandwidth_bytes_per_second=int(round(self.bandwidth_tb.value * 1e12)),
-            )
-            self.state = bandwidth_state(budget, self.batch.value)
-        except ValueError as exc:
-            self._refuse(exc)
-            return
-        self.error = None
-        step, b = self.state.step, self.state.budget
-        self.message.value = (
-            f"weights {b.weight_bytes:,} B · KV {b.kv_bytes_per_request:,} B per request · "
-            f"read {step['read_bytes']:,} B per step → <b>≥ {step['lower_bound_ms']:.3f} ms</b>, "
-            f"≤ {step['aggregate_token_rate_ceiling']:.2f} tok/s in total "
-            f"(a lower bound from arithmetic, not a measurement)"
+    def _budget(self) -> DecodeBudget:
+        """The budget the controls describe (a ValueError when they describe none)."""
+        return DecodeBudget(
+            n_params=int(round(self.params_billions.value * 1e9)),
+            bytes_per_param=self.bytes_per_param.value,
+            n_layers=self.layers.value,
+            context=self.context.value,
+            n_kv_heads=self.kv_heads.value,
+            head_dim=self.head_dim.value,
+            kv_bytes_per_element=self.kv_bytes.value,
+            bandwidth_bytes_per_second=int(round(self.bandwidth_tb.value * 1e12)),
         )
-        self._draw(draw_bandwidth_view, self.state)
+
+    def update(self, change=None) -> None:
+        self._show(
+            lambda: bandwidth_state(self._budget(), self.batch.value),
+            draw_bandwidth_view,
+            lambda s: (
+                f"weights {s.budget.weight_bytes:,} B · KV {s.budget.kv_bytes_per_request:,} B per request · "
+                f"read {s.step['read_bytes']:,} B per step → <b>≥ {s.step['lower_bound_ms']:.3f} ms</b>, "
+                f"≤ {s.step['aggregate_token_rate_ceiling']:.2f} tok/s in total "
+                f"(a lower bound from arithmetic, not a measurement)"
+            ),
+        )
 
 
-def bandwidth_calculator(
-    budget: DecodeBudget | None = None, batch: int = 8, render: bool = True
-) -> BandwidthCalculator:
-    return BandwidthCalculator(budget, batch, render)
+def bandwidth_calculator(render: bool = True, **settings) -> BandwidthCalculator:
+    """The calculator, starting from ``bandwidth_state(**settings)`` (default: the lab's budget, batch 8)."""
+    return BandwidthCalculator(bandwidth_state(**settings), render)
