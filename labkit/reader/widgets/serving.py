@@ -182,6 +182,9 @@ def speculative_sampler(render: bool = True, **settings) -> SpeculativeSampler:
 # bandwidth calculator
 # ---------------------------------------------------------------------------------------
 BATCH_SWEEP = (1, 2, 4, 8, 16, 32, 64, 128)
+#: the calculator's choices of bytes per parameter and per KV element: (label, bytes)
+PARAM_BYTES = [("fp32: 4", 4), ("fp16/bf16: 2", 2), ("int8/fp8: 1", 1)]
+KV_BYTES = [("fp16: 2", 2), ("fp8: 1", 1), ("fp32: 4", 4)]
 
 
 @dataclass(frozen=True)
@@ -286,20 +289,14 @@ class BandwidthCalculator(WidgetView):
         style = {"description_width": "150px"}
         self.params_billions = widgets.FloatText(value=budget.n_params / 1e9, description="parameters (B)", style=style)
         self.bytes_per_param = widgets.Dropdown(
-            options=[("fp32: 4", 4), ("fp16/bf16: 2", 2), ("int8/fp8: 1", 1)],
-            value=budget.bytes_per_param,
-            description="bytes / parameter",
-            style=style,
+            options=PARAM_BYTES, value=budget.bytes_per_param, description="bytes / parameter", style=style
         )
         self.layers = widgets.IntText(value=budget.n_layers, description="layers", style=style)
         self.kv_heads = widgets.IntText(value=budget.n_kv_heads, description="KV heads", style=style)
         self.head_dim = widgets.IntText(value=budget.head_dim, description="head size", style=style)
         self.context = widgets.IntText(value=budget.context, description="context (tokens)", style=style)
         self.kv_bytes = widgets.Dropdown(
-            options=[("fp16: 2", 2), ("fp8: 1", 1), ("fp32: 4", 4)],
-            value=budget.kv_bytes_per_element,
-            description="bytes / KV element",
-            style=style,
+            options=KV_BYTES, value=budget.kv_bytes_per_element, description="bytes / KV element", style=style
         )
         self.batch = widgets.IntText(value=state.batch, description="batch", style=style)
         self.bandwidth_tb = widgets.FloatText(
