@@ -12,6 +12,15 @@ MYSTERIES = (
     ("text", "reset_rope_position"),
 )
 
+
+def mystery(number: int = 0) -> tuple[str, list[dict], list[dict]]:
+    """Mystery ``number``: (kind, golden trace, mystery trace) — the fault is not named."""
+    from labkit.trace import catalogue
+
+    kind, fault = MYSTERIES[number]
+    return kind, catalogue.golden(kind), catalogue.run(kind, fault)
+
+
 #: how a wrong answer is wrong → (message, rule, hint)
 _WRONG_ANSWER = {
     "unknown": (
@@ -27,14 +36,6 @@ _WRONG_ANSWER = {
         "later differences are consequences, not causes",
     ),
 }
-
-
-def mystery(number: int = 0) -> tuple[str, list[dict], list[dict]]:
-    """Mystery ``number``: (kind, golden trace, mystery trace) — the fault is not named."""
-    from labkit.trace import catalogue
-
-    kind, fault = MYSTERIES[number]
-    return kind, catalogue.golden(kind), catalogue.run(kind, fault)
 
 
 @exercise("name_the_fault", page="notebooks/07-traces/11-comparing-traces.md", signature=("kind", "golden", "mystery"))
