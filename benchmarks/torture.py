@@ -15,21 +15,23 @@ QUICK = {"kills": 200, "races": 50}
 CLIENTS = 3
 
 
+#: a run's figures, in the order the result lists them after ``available`` and ``reason``
+FIGURES = (
+    "kills",
+    "schedules",
+    "restarts",
+    "settled",
+    "races",
+    "clients",
+    "race_requests",
+    "checks",
+    "violations",
+    "wall_seconds",
+)
+
+
 def unavailable(reason: str) -> dict:
-    return {
-        "available": False,
-        "reason": reason,
-        "kills": None,
-        "schedules": None,
-        "restarts": None,
-        "settled": None,
-        "races": None,
-        "clients": None,
-        "race_requests": None,
-        "checks": None,
-        "violations": None,
-        "wall_seconds": None,
-    }
+    return {"available": False, "reason": reason, **dict.fromkeys(FIGURES)}
 
 
 def torture_run(kills: int, races: int, seed: int = 0) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import ATOL, first_bad_index, non_finite_index
+from labkit.check._support import ATOL, failure_at, first_bad_index, non_finite_index
 from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, numeric_array, passed, unpack
 
 
@@ -149,12 +149,13 @@ def cached_attention_step(candidate) -> CheckResult:
     expected = full_logits(model, tokens)
     bad = first_bad_index(logits, expected, atol=ABS_TOLERANCE)
     if bad is not None:  # pragma: no cover - every step matched, so only a broken driver gets here
-        return failure(
+        return failure_at(
             "cached logits differ from the full pass",
+            logits,
+            expected,
+            bad,
             where=f"logits{list(bad)}",
             rule="cached decode equals the full pass",
-            got=logits[bad].item(),
-            expected=expected[bad].item(),
             hint="report this: the checker's driver is wrong",
         )
     return passed(

@@ -168,19 +168,9 @@ def check_ddim_update(candidate) -> CheckResult:
             ("x0_hat", mine.x0_hats[k - 1], reference.x0_hats[k - 1]),
             ("z_prev", mine.latents[k][1], reference.latents[k][1]),
         ):
-            got, want = np.asarray(got), np.asarray(want)
-            index = first_far(got, want, 1e-4)
-            if index is not None:
-                event = mine.events[1 + k]
-                return failure(
-                    f"{label} differs from the library's beyond 1e-4",
-                    where=f"{event['event_id']} denoise.updated (step {k}, t = "
-                    f"{event['payload']['timestep']}), {label}{list(index)} — {case}",
-                    rule="every number within 1e-4",
-                    got=float(got[index]),
-                    expected=float(want[index]),
-                    hint=loop.hint(k),
-                )
+            failed = diffusion.step_mismatch(case, mine, k, label, got, want, "1e-4", loop.hint)
+            if failed is not None:
+                return failed
     return passed(
         "the §7.8 sub-fixture (2 → 1 → 0) and all four steps of the chapter's "
         "run reproduce the reference, ending on z₀ = x̂₀"

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from labkit.check._support import close, first_bad_index, in_case, not_finite
-from labkit.check.core import CheckResult, call, exercise, failure, numeric_array, passed
+from labkit.check._support import close, failure_at, first_bad_index, in_case, not_finite
+from labkit.check.core import CheckResult, call, exercise, numeric_array, passed
 
 
 def _dpo_cases() -> dict[str, tuple[tuple[float, float], tuple[float, float], float]]:
@@ -85,12 +85,13 @@ def dpo_gradient(candidate) -> CheckResult:
         bad = first_bad_index(got, expected)
         if bad is not None:
             which = ("chosen", "rejected")[bad[0]]
-            return failure(
+            return failure_at(
                 "a gradient component differs",
+                got,
+                expected,
+                bad,
                 where=f"case “{case}”, gradient[{bad[0]}] (∂L/∂log π_θ of the {which} answer)",
                 rule="∂L/∂log π_θ(y_w) = −β·σ(−m), ∂L/∂log π_θ(y_l) = +β·σ(−m) (within 1e-12)",
-                got=got[bad].item(),
-                expected=expected[bad].item(),
                 hint=_dpo_hint(got, policy, reference, beta, expected),
             )
     from labkit.labs import dpo

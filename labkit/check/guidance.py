@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.check import _diffusion as diffusion
-from labkit.check._support import close, compare_traces, first_far
-from labkit.check.core import CandidateProblem, CheckResult, as_array, call, exercise, failure, passed
+from labkit.check._support import close, compare_traces
+from labkit.check.core import CandidateProblem, CheckResult, as_array, call, exercise, passed
 
 PAGE = "notebooks/07-traces/05-diffusion-denoising-and-decoding.md"
 
@@ -101,21 +101,12 @@ class _Guidance:
         return _CFG_CONCEPT
 
 
-def _compare_steps(case: str, run, reference, attribute: str, atol: float, hint_for) -> CheckResult | None:
+def _compare_steps(case: str, run, reference, attribute: str, tolerance: str, hint_for) -> CheckResult | None:
     """The whole arrays ``run.<attribute>[k]`` against the reference, step by step."""
     for k, (got, want) in enumerate(zip(getattr(run, attribute), getattr(reference, attribute), strict=True), start=1):
-        index = first_far(np.asarray(got), np.asarray(want), atol)
-        if index is not None:
-            event = run.events[1 + k]
-            return failure(
-                f"{attribute} differs from the library's beyond {atol:g}",
-                where=f"{event['event_id']} denoise.updated (step {k}, t = {event['payload']['timestep']}), "
-                f"{attribute}{list(index)} — {case}",
-                rule=f"every number within {atol:g}",
-                got=float(np.asarray(got)[index]),
-                expected=float(np.asarray(want)[index]),
-                hint=hint_for(k),
-            )
+        failed = diffusion.step_mismatch(case, run, k, attribute, got, want, tolerance, hint_for)
+        if failed is not None:
+            return failed
     return None
 
 
@@ -137,7 +128,12 @@ def check_cfg_combine(candidate) -> CheckResult:
         if failed is not None:
             return failed
         failed = _compare_steps(
-            case, mine, reference, "epsilon_guided", 1e-5, lambda k, reader=reader: reader.diagnose(k) or _CFG_CONCEPT
+            case,
+            mine,
+            reference,
+            "epsilon_guided",
+            "1e-05",
+            lambda k, reader=reader: reader.diagnose(k) or _CFG_CONCEPT,
         )
         if failed is not None:
             return failed

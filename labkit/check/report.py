@@ -31,9 +31,41 @@ def _damaged(report: dict, change) -> dict:
     return out
 
 
+#: the key a damaged report has wrong → the hint for a function that misses it
+_HINTS = {
+    "runtime": "check that every required key is present",
+    "status": "check the values as well as the keys: status is one of two words",
+    "kl": "a passing run reports all eight labs: look inside labs too",
+    "note": "a key the format does not have is a problem too: compare the key set, not only required keys",
+    "dtype": "nested objects have their own keys: runtime needs python, numpy, platform and dtype",
+    "dpo": "each lab's entry is an object (a dict), not any value",
+    "elapsed_seconds": "elapsed_seconds is a number; a string that looks like one is not",
+    "failed_lab": "failed_lab and failure belong to a failed run only",
+    "failure": "a failed run must say what failed: failed_lab and failure",
+    "ppo": "labs holds the eight lab names of the chapter and nothing else",
+}
+
+
 def _report_cases() -> list[tuple[str, object, str | None, str]]:
     """(case, report, key a problem must name — None for a well-formed report, hint)."""
     good, failed, faults = _real_reports()
+    damaged = [  # (case, the report it damages, the damage, the key at fault)
+        ("a passing report without “runtime”", good, lambda r: r.pop("runtime"), "runtime"),
+        ("a passing report whose status is “ok”", good, lambda r: r.update(status="ok"), "status"),
+        ("a passing report without the kl lab", good, lambda r: r["labs"].pop("kl"), "kl"),
+        ("a passing report with an extra top-level key “note”", good, lambda r: r.update(note="x"), "note"),
+        ("a passing report whose runtime lacks “dtype”", good, lambda r: r["runtime"].pop("dtype"), "dtype"),
+        ("a passing report whose dpo lab is a list", good, lambda r: r["labs"].update(dpo=[0.2]), "dpo"),
+        (
+            "a passing report whose elapsed_seconds is the string “0.5”",
+            good,
+            lambda r: r.update(elapsed_seconds="0.5"),
+            "elapsed_seconds",
+        ),
+        ("a passing report that also names a failed_lab", good, lambda r: r.update(failed_lab="kl"), "failed_lab"),
+        ("a failed report without “failure”", failed, lambda r: r.pop("failure"), "failure"),
+        ("a passing report with an unknown lab “ppo”", good, lambda r: r["labs"].update(ppo={}), "ppo"),
+    ]
     return [
         (
             "a real report of a passing run",
@@ -47,66 +79,7 @@ def _report_cases() -> list[tuple[str, object, str | None, str]]:
             None,
             "a failed run's report carries failed_lab and failure, and only the labs that finished before it",
         ),
-        (
-            "a passing report without “runtime”",
-            _damaged(good, lambda r: r.pop("runtime")),
-            "runtime",
-            "check that every required key is present",
-        ),
-        (
-            "a passing report whose status is “ok”",
-            _damaged(good, lambda r: r.update(status="ok")),
-            "status",
-            "check the values as well as the keys: status is one of two words",
-        ),
-        (
-            "a passing report without the kl lab",
-            _damaged(good, lambda r: r["labs"].pop("kl")),
-            "kl",
-            "a passing run reports all eight labs: look inside labs too",
-        ),
-        (
-            "a passing report with an extra top-level key “note”",
-            _damaged(good, lambda r: r.update(note="x")),
-            "note",
-            "a key the format does not have is a problem too: compare the key set, not only required keys",
-        ),
-        (
-            "a passing report whose runtime lacks “dtype”",
-            _damaged(good, lambda r: r["runtime"].pop("dtype")),
-            "dtype",
-            "nested objects have their own keys: runtime needs python, numpy, platform and dtype",
-        ),
-        (
-            "a passing report whose dpo lab is a list",
-            _damaged(good, lambda r: r["labs"].update(dpo=[0.2])),
-            "dpo",
-            "each lab's entry is an object (a dict), not any value",
-        ),
-        (
-            "a passing report whose elapsed_seconds is the string “0.5”",
-            _damaged(good, lambda r: r.update(elapsed_seconds="0.5")),
-            "elapsed_seconds",
-            "elapsed_seconds is a number; a string that looks like one is not",
-        ),
-        (
-            "a passing report that also names a failed_lab",
-            _damaged(good, lambda r: r.update(failed_lab="kl")),
-            "failed_lab",
-            "failed_lab and failure belong to a failed run only",
-        ),
-        (
-            "a failed report without “failure”",
-            _damaged(failed, lambda r: r.pop("failure")),
-            "failure",
-            "a failed run must say what failed: failed_lab and failure",
-        ),
-        (
-            "a passing report with an unknown lab “ppo”",
-            _damaged(good, lambda r: r["labs"].update(ppo={})),
-            "ppo",
-            "labs holds the eight lab names of the chapter and nothing else",
-        ),
+        *[(case, _damaged(report, change), key, _HINTS[key]) for case, report, change, key in damaged],
         (
             "the fault-injection report (another format)",
             faults,

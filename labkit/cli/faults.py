@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from labkit.cli.reports import add_output
+
 DEFAULT_OUTPUT = Path("build") / "reports" / "fault-injection.json"
 
 
@@ -21,13 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "unequal-rank gradients, cache faults, wrong rejection fallback) "
         "and write its JSON report."
     )
-    parser.add_argument(
-        "--output",
-        type=Path,
-        default=DEFAULT_OUTPUT,
-        metavar="PATH",
-        help=f"where to write the report (default: {DEFAULT_OUTPUT})",
-    )
+    add_output(parser, DEFAULT_OUTPUT)
 
 
 def summary_lines(report: dict) -> list[str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 
 def configure(parser) -> None:
+    from labkit.cli.faultopts import add_fault_options
     from labkit.text.faults import FAULTS
 
     parser.add_argument(
@@ -15,18 +16,16 @@ def configure(parser) -> None:
         help="where to write the JSONL trace (default: trace-text-001.jsonl, "
         "or trace-text-001-FAULT.jsonl with --fault)",
     )
-    parser.add_argument("--fault", metavar="NAME", default=None, help="inject a named fault: " + ", ".join(FAULTS))
-    parser.add_argument("--list-faults", action="store_true", help="list the named faults and exit")
+    add_fault_options(parser, "inject a named fault: " + ", ".join(FAULTS))
 
 
 def run(args) -> int:
+    from labkit.cli.faultopts import listed_faults
     from labkit.core.events import write_jsonl
-    from labkit.core.faults import fault_lines
     from labkit.text.faults import FAULTS, faulty_config
     from labkit.text.runtime import run_text_trace
 
-    if args.list_faults:
-        print("\n".join(fault_lines(FAULTS)))
+    if listed_faults(args, FAULTS):
         return 0
     config = faulty_config(args.fault)
     result = run_text_trace(config)

@@ -24,13 +24,11 @@ from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
 
-#: player name → (module file, the Python module holding its exporter and widget)
+#: player name → (module file, the Python module holding its exporter and widget): ``<name>.mjs``
+#: and ``labkit.reader.players.<name>``
 PLAYERS = {
-    "decode": ("decode.mjs", "labkit.reader.players.decode"),
-    "attention": ("attention.mjs", "labkit.reader.players.attention"),
-    "latents": ("latents.mjs", "labkit.reader.players.latents"),
-    "scenarios": ("scenarios.mjs", "labkit.reader.players.scenarios"),
-    "divergence": ("divergence.mjs", "labkit.reader.players.divergence"),
+    name: (f"{name}.mjs", f"{__name__}.{name}")
+    for name in ("decode", "attention", "latents", "scenarios", "divergence")
 }
 
 

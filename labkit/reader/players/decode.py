@@ -14,24 +14,7 @@ is the live widget, whose fault picker re-runs trace one with the named fault.
 from __future__ import annotations
 
 from labkit.reader.players.base import Player, r4_list
-
-#: the discrete payload fields shown per event type (tensors are summarised elsewhere)
-EVENT_FIELDS = {
-    "token.selected": ("step", "token_id", "reason", "cache_length"),
-    "stream.delta": ("sequence_no", "token_id", "utf8_hex"),
-    "decode.started": ("consuming", "position", "cache_length"),
-    "decode.completed": ("new_cache_length", "cache_lengths"),
-    "prefill.completed": ("cache_length",),
-}
-
-
-def event_fields(event: dict) -> str:
-    """``step=1 token_id=14 …``: an event's artifacts and key discrete fields."""
-    payload = event["payload"]
-    keys = EVENT_FIELDS.get(event["event_type"], [k for k in payload if k not in ("tensors", "artifacts")])
-    parts = [f"{k}={v}" for k, v in payload.get("artifacts", {}).items()]
-    parts += [f"{k}={payload[k]}" for k in keys if k in payload]
-    return " ".join(parts)
+from labkit.reader.widgets.text import event_fields
 
 
 def decode_data(run, fault: str | None = None) -> dict:

@@ -147,12 +147,7 @@ class MaskViewer(WidgetView):
             layout=layout,
             continuous_update=False,
         )
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for control in (self.document_ids_text, self.assistant_text):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox([self.document_ids_text, self.assistant_text, self.message, self.image])
-        self.update()
+        self._assemble([self.document_ids_text, self.assistant_text])
 
     def update(self, change=None) -> None:
         """Recompute the state from the two text boxes and redraw; bad input shows its error."""

@@ -9,9 +9,9 @@ as a message instead of a traceback.  Every PNG drawn is kept in that renderer's
 a digest of the drawing function, the size and the state, so a state shown before is shown
 again without drawing.  Nothing here imports matplotlib or ipywidgets at module level.
 
-A subclass builds ``box``, ``image`` (an ``ipywidgets.Image``) and, if it refuses input,
-``message`` (an ``ipywidgets.HTML``) in its ``__init__``, then calls ``self._draw(...)``
-from its ``update``.
+A subclass builds its controls in its ``__init__`` and hands them to ``self._assemble(...)``,
+which adds ``message`` (an ``ipywidgets.HTML``) and ``image`` (an ``ipywidgets.Image``) and
+builds ``box``; its ``update`` calls ``self._show(...)`` (or ``self._draw(...)``).
 """
 
 from __future__ import annotations
@@ -78,6 +78,18 @@ class WidgetView:
 
             self._framed = widgets.VBox([widgets.HTML(LIVE_CAPTION), self.box])
         return self._framed
+
+    def _assemble(self, controls, shown=None) -> None:
+        """Finish the box: ``shown`` (default: the ``controls``, one under another) above the
+        message line and the picture; an edit of any control calls ``update``, run once now."""
+        import ipywidgets as widgets
+
+        self.message = widgets.HTML()
+        self.image = widgets.Image(format="png")
+        for control in controls:
+            control.observe(self.update, names="value")
+        self.box = widgets.VBox([*(controls if shown is None else shown), self.message, self.image])
+        self.update()
 
     def _draw(self, draw, state, size: tuple[float, float] | None = None) -> None:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""

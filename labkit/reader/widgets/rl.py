@@ -105,12 +105,7 @@ class GroupEditor(WidgetView):
         self.eps_choice = widgets.SelectionSlider(
             options=[(f"{e:g}", e) for e in options], value=float(eps), description="ε"
         )
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for control in (self.rewards_text, self.eps_choice):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox([self.rewards_text, self.eps_choice, self.message, self.image])
-        self.update()
+        self._assemble([self.rewards_text, self.eps_choice])
 
     def update(self, change=None) -> None:
         rewards = self.rewards_text.value
@@ -220,33 +215,22 @@ class MarginCurve(WidgetView):
         self.reference = tuple(float(r) for r in reference)
         self.state: MarginState = margin_state(policy, self.reference, beta)
         style = {"description_width": "170px"}
-        self.chosen = widgets.FloatSlider(
-            value=policy[0],
-            min=-10.0,
-            max=-0.1,
-            step=0.1,
-            description="log π_θ(chosen)",
-            style=style,
-            continuous_update=False,
-        )
-        self.rejected = widgets.FloatSlider(
-            value=policy[1],
-            min=-10.0,
-            max=-0.1,
-            step=0.1,
-            description="log π_θ(rejected)",
-            style=style,
-            continuous_update=False,
+        self.chosen, self.rejected = (
+            widgets.FloatSlider(
+                value=value,
+                min=-10.0,
+                max=-0.1,
+                step=0.1,
+                description=f"log π_θ({answer})",
+                style=style,
+                continuous_update=False,
+            )
+            for value, answer in zip(policy, ("chosen", "rejected"), strict=True)
         )
         self.beta = widgets.FloatSlider(
             value=beta, min=0.05, max=1.0, step=0.05, description="β", style=style, continuous_update=False
         )
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for control in (self.chosen, self.rejected, self.beta):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox([self.chosen, self.rejected, self.beta, self.message, self.image])
-        self.update()
+        self._assemble([self.chosen, self.rejected, self.beta])
 
     def update(self, change=None) -> None:
         self._show(

@@ -132,43 +132,26 @@ def speculative_figure(state: SpeculativeState | None = None):
 class SpeculativeSampler(WidgetView):
     """Edit p and q, the number of draws and the fallback; ``state`` follows the edits."""
 
-    def __init__(
-        self,
-        p=speculative.TARGET,
-        q=speculative.DRAFT,
-        samples: int = 200_000,
-        seed: int = speculative.SEED,
-        fallback: str = "residual",
-        render: bool = True,
-    ):
+    def __init__(self, state: SpeculativeState, render: bool = True):
         import ipywidgets as widgets
 
         self.render = render
-        self.state: SpeculativeState = speculative_state(p, q, samples, seed, fallback)
+        self.state = state
         layout = widgets.Layout(width="420px")
-        self.p_text = widgets.Text(value=fmt_numbers(p), description="target p", layout=layout, continuous_update=False)
-        self.q_text = widgets.Text(value=fmt_numbers(q), description="draft q", layout=layout, continuous_update=False)
+        self.p_text = widgets.Text(
+            value=fmt_numbers(state.p), description="target p", layout=layout, continuous_update=False
+        )
+        self.q_text = widgets.Text(
+            value=fmt_numbers(state.q), description="draft q", layout=layout, continuous_update=False
+        )
         self.samples_slider = widgets.IntSlider(
-            value=samples, min=1_000, max=400_000, step=1_000, description="draws", continuous_update=False
+            value=state.samples, min=1_000, max=400_000, step=1_000, description="draws", continuous_update=False
         )
-        self.seed_box = widgets.IntText(value=seed, description="seed")
-        self.wrong_fallback = widgets.Checkbox(value=fallback == "target", description="wrong fallback: refill from p")
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for control in (self.p_text, self.q_text, self.samples_slider, self.seed_box, self.wrong_fallback):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox(
-            [
-                self.p_text,
-                self.q_text,
-                self.samples_slider,
-                self.seed_box,
-                self.wrong_fallback,
-                self.message,
-                self.image,
-            ]
+        self.seed_box = widgets.IntText(value=state.seed, description="seed")
+        self.wrong_fallback = widgets.Checkbox(
+            value=state.fallback == "target", description="wrong fallback: refill from p"
         )
-        self.update()
+        self._assemble([self.p_text, self.q_text, self.samples_slider, self.seed_box, self.wrong_fallback])
 
     def update(self, change=None) -> None:
         """Recompute from the controls and redraw; bad input shows its error and keeps the old state."""
@@ -190,21 +173,18 @@ class SpeculativeSampler(WidgetView):
         )
 
 
-def speculative_sampler(
-    p=speculative.TARGET,
-    q=speculative.DRAFT,
-    samples: int = 200_000,
-    seed: int = speculative.SEED,
-    fallback: str = "residual",
-    render: bool = True,
-) -> SpeculativeSampler:
-    return SpeculativeSampler(p, q, samples, seed, fallback, render)
+def speculative_sampler(render: bool = True, **settings) -> SpeculativeSampler:
+    """The sampler, starting from ``speculative_state(**settings)`` (default: the lab's p, q, seed 73)."""
+    return SpeculativeSampler(speculative_state(**settings), render)
 
 
 # ---------------------------------------------------------------------------------------
 # bandwidth calculator
 # ---------------------------------------------------------------------------------------
 BATCH_SWEEP = (1, 2, 4, 8, 16, 32, 64, 128)
+#: the calculator's choices of bytes per parameter and per KV element: (label, bytes)
+PARAM_BYTES = [("fp32: 4", 4), ("fp16/bf16: 2", 2), ("int8/fp8: 1", 1)]
+KV_BYTES = [("fp16: 2", 2), ("fp8: 1", 1), ("fp32: 4", 4)]
 
 
 @dataclass(frozen=True)
@@ -301,36 +281,27 @@ def bandwidth_figure(state: BandwidthState | None = None):
 class BandwidthCalculator(WidgetView):
     """Model size, bytes per parameter, KV layout, context, batch and bandwidth → ``state``."""
 
-    def __init__(self, budget: DecodeBudget | None = None, batch: int = 8, render: bool = True):
+    def __init__(self, state: BandwidthState, render: bool = True):
         import ipywidgets as widgets
 
         self.render = render
-        budget = budget or DecodeBudget()
-        self.state: BandwidthState = bandwidth_state(budget, batch)
+        self.state, budget = state, state.budget
         style = {"description_width": "150px"}
         self.params_billions = widgets.FloatText(value=budget.n_params / 1e9, description="parameters (B)", style=style)
         self.bytes_per_param = widgets.Dropdown(
-            options=[("fp32: 4", 4), ("fp16/bf16: 2", 2), ("int8/fp8: 1", 1)],
-            value=budget.bytes_per_param,
-            description="bytes / parameter",
-            style=style,
+            options=PARAM_BYTES, value=budget.bytes_per_param, description="bytes / parameter", style=style
         )
         self.layers = widgets.IntText(value=budget.n_layers, description="layers", style=style)
         self.kv_heads = widgets.IntText(value=budget.n_kv_heads, description="KV heads", style=style)
         self.head_dim = widgets.IntText(value=budget.head_dim, description="head size", style=style)
         self.context = widgets.IntText(value=budget.context, description="context (tokens)", style=style)
         self.kv_bytes = widgets.Dropdown(
-            options=[("fp16: 2", 2), ("fp8: 1", 1), ("fp32: 4", 4)],
-            value=budget.kv_bytes_per_element,
-            description="bytes / KV element",
-            style=style,
+            options=KV_BYTES, value=budget.kv_bytes_per_element, description="bytes / KV element", style=style
         )
-        self.batch = widgets.IntText(value=batch, description="batch", style=style)
+        self.batch = widgets.IntText(value=state.batch, description="batch", style=style)
         self.bandwidth_tb = widgets.FloatText(
             value=budget.bandwidth_bytes_per_second / 1e12, description="bandwidth (TB/s)", style=style
         )
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
         self.controls = [
             self.params_billions,
             self.bytes_per_param,
@@ -342,41 +313,36 @@ class BandwidthCalculator(WidgetView):
             self.batch,
             self.bandwidth_tb,
         ]
-        for control in self.controls:
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox(
-            [widgets.HBox([widgets.VBox(self.controls[:5]), widgets.VBox(self.controls[5:])]), self.message, self.image]
+        self._assemble(
+            self.controls, [widgets.HBox([widgets.VBox(self.controls[:5]), widgets.VBox(self.controls[5:])])]
         )
-        self.update()
+
+    def _budget(self) -> DecodeBudget:
+        """The budget the controls describe (a ValueError when they describe none)."""
+        return DecodeBudget(
+            n_params=int(round(self.params_billions.value * 1e9)),
+            bytes_per_param=self.bytes_per_param.value,
+            n_layers=self.layers.value,
+            context=self.context.value,
+            n_kv_heads=self.kv_heads.value,
+            head_dim=self.head_dim.value,
+            kv_bytes_per_element=self.kv_bytes.value,
+            bandwidth_bytes_per_second=int(round(self.bandwidth_tb.value * 1e12)),
+        )
 
     def update(self, change=None) -> None:
-        try:
-            budget = DecodeBudget(
-                n_params=int(round(self.params_billions.value * 1e9)),
-                bytes_per_param=self.bytes_per_param.value,
-                n_layers=self.layers.value,
-                context=self.context.value,
-                n_kv_heads=self.kv_heads.value,
-                head_dim=self.head_dim.value,
-                kv_bytes_per_element=self.kv_bytes.value,
-                bandwidth_bytes_per_second=int(round(self.bandwidth_tb.value * 1e12)),
-            )
-            self.state = bandwidth_state(budget, self.batch.value)
-        except ValueError as exc:
-            self._refuse(exc)
-            return
-        self.error = None
-        step, b = self.state.step, self.state.budget
-        self.message.value = (
-            f"weights {b.weight_bytes:,} B · KV {b.kv_bytes_per_request:,} B per request · "
-            f"read {step['read_bytes']:,} B per step → <b>≥ {step['lower_bound_ms']:.3f} ms</b>, "
-            f"≤ {step['aggregate_token_rate_ceiling']:.2f} tok/s in total "
-            f"(a lower bound from arithmetic, not a measurement)"
+        self._show(
+            lambda: bandwidth_state(self._budget(), self.batch.value),
+            draw_bandwidth_view,
+            lambda s: (
+                f"weights {s.budget.weight_bytes:,} B · KV {s.budget.kv_bytes_per_request:,} B per request · "
+                f"read {s.step['read_bytes']:,} B per step → <b>≥ {s.step['lower_bound_ms']:.3f} ms</b>, "
+                f"≤ {s.step['aggregate_token_rate_ceiling']:.2f} tok/s in total "
+                f"(a lower bound from arithmetic, not a measurement)"
+            ),
         )
-        self._draw(draw_bandwidth_view, self.state)
 
 
-def bandwidth_calculator(
-    budget: DecodeBudget | None = None, batch: int = 8, render: bool = True
-) -> BandwidthCalculator:
-    return BandwidthCalculator(budget, batch, render)
+def bandwidth_calculator(render: bool = True, **settings) -> BandwidthCalculator:
+    """The calculator, starting from ``bandwidth_state(**settings)`` (default: the lab's budget, batch 8)."""
+    return BandwidthCalculator(bandwidth_state(**settings), render)

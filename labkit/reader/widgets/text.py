@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: the discrete payload fields worth a glance, per event type (tensors are left out)
-_EVENT_FIELDS = {
+#: the discrete payload fields worth a glance, per event type (tensors are left out);
+#: the decode player shows the same (``labkit.reader.players.decode``)
+EVENT_FIELDS = {
     "token.selected": ("step", "token_id", "reason", "cache_length"),
     "stream.delta": ("sequence_no", "token_id", "utf8_hex"),
     "decode.started": ("consuming", "position", "cache_length"),
@@ -45,13 +46,19 @@ class StepView:
         return [int(i) for i in np.flatnonzero(~np.isfinite(self.processed_logits))]
 
 
+def event_fields(event: dict) -> str:
+    """``step=1 token_id=14 …``: an event's artifacts and key discrete fields."""
+    payload = event["payload"]
+    keys = EVENT_FIELDS.get(event["event_type"], [k for k in payload if k not in ("tensors", "artifacts")])
+    parts = [f"{k}={v}" for k, v in payload.get("artifacts", {}).items()]
+    parts += [f"{k}={payload[k]}" for k in keys if k in payload]
+    return " ".join(parts)
+
+
 def event_line(event: dict) -> str:
     """``e05 token.selected  step=1 token_id=14 …``: key discrete fields (and raw top logits)."""
-    payload = event["payload"]
-    keys = _EVENT_FIELDS.get(event["event_type"], [k for k in payload if k not in ("tensors", "artifacts")])
-    fields = " ".join(f"{k}={v}" for k, v in payload.get("artifacts", {}).items())
-    fields = (fields + " " + " ".join(f"{k}={payload[k]}" for k in keys if k in payload)).strip()
-    raw = payload.get("tensors", {}).get("raw_logits")
+    fields = event_fields(event).strip()
+    raw = event["payload"].get("tensors", {}).get("raw_logits")
     if raw is not None and event["event_type"] != "token.selected":
         fields += f" raw_top={raw['values']}"
     return f"{event['event_id']} {event['event_type']}  {fields}".rstrip()
