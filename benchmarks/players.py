@@ -30,19 +30,6 @@ REFERENCE_DIR = HERE / "reference" / "players"
 LATEST_PATH = HERE / "results" / "players-latest.json"
 HARNESS_TARGET_MS, LAB_TARGET_MS = 16.0, 50.0
 STEPS = 20
-#: the control a reader steps with in each embed (and the one that steps back)
-STEP_CONTROLS = {
-    "decode": ("next", "back"),
-    "divergence": ("fault", None),
-    "scenarios": ("next", "back"),
-    "latents": ("back", "next"),
-    "attention@02-text-request-to-first-token": ("layer", None),
-    "attention@03-causal-attention": ("cached", None),
-}
-
-
-def _key(page: str, name: str) -> str:
-    return f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}"
 
 
 def measure_harness(steps: int = STEPS) -> dict:
@@ -50,7 +37,7 @@ def measure_harness(steps: int = STEPS) -> dict:
     sys.path.insert(0, str(BROWSER_TESTS))
     try:
         from browser_lab import CHROMIUM, CHROMIUM_ARGS
-        from player_controls import operate, step_times
+        from player_controls import embed_key, operate, step_controls, step_times
         from player_harness import HarnessServer, embeds
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
@@ -62,8 +49,8 @@ def measure_harness(steps: int = STEPS) -> dict:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             for page_md, name in embeds():
-                key = _key(page_md, name)
-                control, back = STEP_CONTROLS.get(key) or STEP_CONTROLS[name]
+                key = embed_key(page_md, name)
+                control, back = step_controls(page_md, name)
                 page = browser.new_page()
                 page.goto(server.url(page_md, name))
                 page.wait_for_function("() => window.playerReady || window.playerError", timeout=30_000)

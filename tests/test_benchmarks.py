@@ -455,7 +455,9 @@ def test_the_stored_player_reference_covers_every_embedded_player():
     from labkit.devtools.players import EMBEDS
 
     stored = {r["player"] for r in players.load_reference()["harness"]["players"]}
-    expected = {players._key(page, name) for page, embeds in EMBEDS.items() for name in embeds}
+    expected = {
+        f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}" for page, embeds in EMBEDS.items() for name in embeds
+    }
     assert stored == expected
 
 

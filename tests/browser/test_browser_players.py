@@ -13,22 +13,13 @@ import json
 
 import pytest
 from browser_book import REPO
-from player_controls import every_control_changes_the_drawing, operate, step_times, text
+from player_controls import embed_key, every_control_changes_the_drawing, operate, step_controls, step_times, text
 from player_harness import HarnessServer, embeds
 
 pytestmark = pytest.mark.browser
 
 EMBEDS = embeds()
-IDS = [f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}" for page, name in EMBEDS]
-#: the control a reader steps with, and the one that steps back (None: the control cycles)
-STEP_CONTROLS = {
-    "decode": ("next", "back"),
-    "divergence": ("fault", None),
-    "scenarios": ("next", "back"),
-    "latents": ("back", "next"),
-    "attention@02-text-request-to-first-token": ("layer", None),
-    "attention@03-causal-attention": ("cached", None),
-}
+IDS = [embed_key(page, name) for page, name in EMBEDS]
 FRAME_MS = 16.0
 TIMES = REPO / "build" / "browser" / "player-times.json"
 
@@ -84,8 +75,8 @@ def test_player_renders_and_every_control_changes_the_drawing(context, harness, 
 @pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
 def test_a_step_is_drawn_within_one_frame(context, harness, times, page_md, name):
     page, _ = open_player(context, harness, page_md, name)
-    key = f"{name}@{page_md.rsplit('/', 1)[-1].removesuffix('.md')}"
-    control, back = STEP_CONTROLS.get(key) or STEP_CONTROLS[name]
+    key = embed_key(page_md, name)
+    control, back = step_controls(page_md, name)
     operate(page, control)  # warm up: the first draw of the code paths
     measured = step_times(page, control, back)
     times[f"harness/{key}"] = {**measured, "page": page_md, "control": control}
