@@ -76,15 +76,20 @@ fixtures: $(STAMP)
 	$(VENV)/bin/labkit fixtures build
 
 ## The published static site (downloads the book theme: needs the internet).
+## The players' page bundles (build products) are written first.
 book: $(STAMP)
+	$(PY) -m labkit.devtools.players pages
 	$(VENV)/bin/myst build --html
 
 ## Check every page offline: toc, parse errors, cross-references.
 book-check: $(STAMP)
 	$(PY) -m labkit.devtools.book check
 
+## Style: ruff's rules (line length, complexity) and its formatter, checked not applied.
+LINTED := labkit tests benchmarks $(wildcard solutions)
 lint: $(STAMP)
-	$(VENV)/bin/ruff check labkit tests benchmarks $(wildcard solutions)
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 
 ## A copy of the book for a class, without the answer key: make class-copy DEST=../class-copy
 class-copy: $(STAMP)

@@ -80,8 +80,15 @@ def draw_weights(seed=11):
     w = {"emb": g.normal(0.0, 0.3, (17, 8)), "out": g.normal(0.0, 0.2, (8, 17)), "layers": []}
     for _layer in (0, 1):
         layer = {}
-        for name, shape in (("q", (8, 8)), ("k", (8, 8)), ("v", (8, 8)), ("o", (8, 8)),
-                            ("gate", (8, 12)), ("up", (8, 12)), ("down", (12, 8))):
+        for name, shape in (
+            ("q", (8, 8)),
+            ("k", (8, 8)),
+            ("v", (8, 8)),
+            ("o", (8, 8)),
+            ("gate", (8, 12)),
+            ("up", (8, 12)),
+            ("down", (12, 8)),
+        ):
             layer[name] = g.normal(0.0, 0.2, shape)
         w["layers"].append(layer)
     return w
@@ -122,8 +129,7 @@ def run_all_positions(w, ids):
     ok = np.tril(np.ones((n, n), dtype=bool))
     for p in w["layers"]:
         h = norm(x)
-        out, _ = masked_attention(rotate(heads(h @ p["q"]), pos), rotate(heads(h @ p["k"]), pos),
-                                  heads(h @ p["v"]), ok)
+        out, _ = masked_attention(rotate(heads(h @ p["q"]), pos), rotate(heads(h @ p["k"]), pos), heads(h @ p["v"]), ok)
         x = x + out.swapaxes(0, 1).reshape(n, 8) @ p["o"]
         x = mlp(x, p)
     return norm(x) @ w["out"]
@@ -171,9 +177,14 @@ def ce_check():
     assert np.allclose(g, [[0.5, 0.25, -0.75]], atol=1e-14, rtol=0)
     assert np.allclose(g, fd, atol=1e-9, rtol=1e-8)
     assert abs(loss - np.log(4.0)) < 1e-12
-    return {"loss_nat": loss, "gradient": g.tolist(), "finite_difference_step": 1e-5,
-            "max_abs_gradient_error": float(np.abs(g - fd).max()),
-            "abs_tolerance": 1e-9, "relative_tolerance": 1e-8}
+    return {
+        "loss_nat": loss,
+        "gradient": g.tolist(),
+        "finite_difference_step": 1e-5,
+        "max_abs_gradient_error": float(np.abs(g - fd).max()),
+        "abs_tolerance": 1e-9,
+        "relative_tolerance": 1e-8,
+    }
 
 
 def mask_checks():
@@ -194,16 +205,24 @@ def mask_checks():
     answer = np.array([0, 0, 0, 0, 1, 1, 1], dtype=bool)
     sft = np.nonzero(answer[1:])[0]
     assert sft.tolist() == [3, 4, 5]
-    return {"masked_loss_nat": loss, "masked_row_gradient": g[1].tolist(),
-            "max_abs_gradient_error": float(np.abs(g - fd).max()),
-            "packing_prediction_mask": predict.astype(int).tolist(),
-            "packing_attention_allowed": visible.astype(int).tolist(),
-            "sft_prediction_positions": sft.tolist(), "masked_logits_perturbation_delta": delta}
+    return {
+        "masked_loss_nat": loss,
+        "masked_row_gradient": g[1].tolist(),
+        "max_abs_gradient_error": float(np.abs(g - fd).max()),
+        "packing_prediction_mask": predict.astype(int).tolist(),
+        "packing_attention_allowed": visible.astype(int).tolist(),
+        "sft_prediction_positions": sft.tolist(),
+        "masked_logits_perturbation_delta": delta,
+    }
 
 
 def attention_checks():
-    out, w = masked_attention(np.array([[[1.0, 0.0]]]), np.array([[[1.0, 0.0], [0.0, 1.0]]]),
-                              np.array([[[2.0, 0.0], [0.0, 4.0]]]), np.ones((1, 2), dtype=bool))
+    out, w = masked_attention(
+        np.array([[[1.0, 0.0]]]),
+        np.array([[[1.0, 0.0], [0.0, 1.0]]]),
+        np.array([[[2.0, 0.0], [0.0, 4.0]]]),
+        np.ones((1, 2), dtype=bool),
+    )
     x = np.random.default_rng(4).normal(size=(1, 5, 4))
     tri = np.tril(np.ones((5, 5), dtype=bool))
     a, aw = masked_attention(x, x, x, tri)
@@ -214,8 +233,12 @@ def attention_checks():
     upper = float(np.abs(aw[:, ~tri]).max())
     assert prefix == 0.0 and upper == 0.0
     assert np.allclose(aw.sum(axis=-1), 1.0, atol=1e-14, rtol=0)
-    return {"hand_example_weights": w[0, 0].tolist(), "hand_example_output": out[0, 0].tolist(),
-            "future_perturbation_prefix_max_error": prefix, "upper_triangle_max_weight": upper}
+    return {
+        "hand_example_weights": w[0, 0].tolist(),
+        "hand_example_output": out[0, 0].tolist(),
+        "future_perturbation_prefix_max_error": prefix,
+        "upper_triangle_max_weight": upper,
+    }
 
 
 def cache_check():
@@ -231,14 +254,26 @@ def cache_check():
     other[4:] = [10, 11, 12]
     future = float(np.abs(full[:4] - run_all_positions(w, other)[:4]).max())
     assert future == 0.0
-    return {"configuration": {"layers": 2, "heads": 2, "head_dim": 4, "width": 8, "ffn_width": 12,
-                              "vocab": 17, "tokens": 7, "dtype": "float64",
-                              "position": "pairwise RoPE", "ffn": "SwiGLU"},
-            "full_vs_cached_max_abs_logit_error": float(np.abs(full - step).max()),
-            "prefix_vs_cached_max_abs_logit_error": float(np.abs(prefix - step).max()),
-            "future_perturbation_prefix_max_error": future,
-            "per_layer_cache_shapes": [list(k.shape) for k, _ in cache],
-            "abs_tolerance": 1e-12, "relative_tolerance": 1e-12}
+    return {
+        "configuration": {
+            "layers": 2,
+            "heads": 2,
+            "head_dim": 4,
+            "width": 8,
+            "ffn_width": 12,
+            "vocab": 17,
+            "tokens": 7,
+            "dtype": "float64",
+            "position": "pairwise RoPE",
+            "ffn": "SwiGLU",
+        },
+        "full_vs_cached_max_abs_logit_error": float(np.abs(full - step).max()),
+        "prefix_vs_cached_max_abs_logit_error": float(np.abs(prefix - step).max()),
+        "future_perturbation_prefix_max_error": future,
+        "per_layer_cache_shapes": [list(k.shape) for k, _ in cache],
+        "abs_tolerance": 1e-12,
+        "relative_tolerance": 1e-12,
+    }
 
 
 def dpo_check():
@@ -258,10 +293,17 @@ def dpo_check():
     after = loss(pol - 0.1 * grad)
     lower = loss(pol + np.array([-1.0, -2.0]))
     assert after < loss(pol) and lower < loss(pol)
-    return {"policy_log_probs": pol.tolist(), "reference_log_probs": ref.tolist(), "beta": beta,
-            "margin": float(m), "loss_nat": loss(pol), "analytic_gradient": grad.tolist(),
-            "max_abs_gradient_error": float(np.abs(grad - fd).max()),
-            "loss_after_gradient_step": after, "both_probabilities_lower_counterexample_loss": lower}
+    return {
+        "policy_log_probs": pol.tolist(),
+        "reference_log_probs": ref.tolist(),
+        "beta": beta,
+        "margin": float(m),
+        "loss_nat": loss(pol),
+        "analytic_gradient": grad.tolist(),
+        "max_abs_gradient_error": float(np.abs(grad - fd).max()),
+        "loss_after_gradient_step": after,
+        "both_probabilities_lower_counterexample_loss": lower,
+    }
 
 
 def grpo_check():
@@ -278,10 +320,15 @@ def grpo_check():
     rho = np.array([1.5, 1.5, 0.5, 0.5])
     clipped = np.minimum(rho * adv, np.clip(rho, 0.8, 1.2) * adv)
     assert np.allclose(clipped, [2.4, -3.0, 1.0, -1.6])
-    return {"rewards": r.tolist(), "population_std": r.std(axis=1).tolist(),
-            "population_advantage": pop.tolist(), "sample_advantage": smp.tolist(),
-            "epsilon": 1e-8, "ppo_clip_objectives": clipped.tolist(),
-            "note": "advantages are frozen numeric values; this is not an actor training loop"}
+    return {
+        "rewards": r.tolist(),
+        "population_std": r.std(axis=1).tolist(),
+        "population_advantage": pop.tolist(),
+        "sample_advantage": smp.tolist(),
+        "epsilon": 1e-8,
+        "ppo_clip_objectives": clipped.tolist(),
+        "note": "advantages are frozen numeric values; this is not an actor training loop",
+    }
 
 
 def kl(p, q):
@@ -296,8 +343,14 @@ def kl_check():
     fwd, rev = kl(p, q), kl(q, p)
     assert fwd > 0 and rev > 0 and fwd != rev and kl(p, p) == 0.0
     assert kl(np.array([0.5, 0.5]), np.array([1.0, 0.0])) == float("inf")
-    return {"p": p.tolist(), "q": q.tolist(), "forward_kl_nat": fwd, "reverse_kl_nat": rev,
-            "identical_kl_nat": 0.0, "zero_reference_support": "positive p on zero q gives infinity"}
+    return {
+        "p": p.tolist(),
+        "q": q.tolist(),
+        "forward_kl_nat": fwd,
+        "reverse_kl_nat": rev,
+        "identical_kl_nat": 0.0,
+        "zero_reference_support": "positive p on zero q gives infinity",
+    }
 
 
 def accept_reject(p, q):
@@ -325,14 +378,23 @@ def speculative_check(samples):
     seen = np.bincount(final, minlength=3) / samples
     z = float((np.abs(seen - p) / np.sqrt(p * (1 - p) / samples)).max())
     assert z < 6.0
-    return {"target": p.tolist(), "draft": q.tolist(), "accept_probability": acc.tolist(),
-            "accepted_output_mass": kept.tolist(), "reject_probability": rej,
-            "residual_distribution": resid.tolist(), "exact_output_distribution": law.tolist(),
-            "exact_max_abs_error": float(np.abs(law - p).max()), "monte_carlo_seed": 73,
-            "samples": samples, "observed_distribution": seen.tolist(),
-            "observed_acceptance_rate": float(keep.mean()), "max_standard_error_units": z,
-            "standard_error_bound_units": 6.0,
-            "note": "single-prefix acceptance law; not a full multi-token decoder or speed benchmark"}
+    return {
+        "target": p.tolist(),
+        "draft": q.tolist(),
+        "accept_probability": acc.tolist(),
+        "accepted_output_mass": kept.tolist(),
+        "reject_probability": rej,
+        "residual_distribution": resid.tolist(),
+        "exact_output_distribution": law.tolist(),
+        "exact_max_abs_error": float(np.abs(law - p).max()),
+        "monte_carlo_seed": 73,
+        "samples": samples,
+        "observed_distribution": seen.tolist(),
+        "observed_acceptance_rate": float(keep.mean()),
+        "max_standard_error_units": z,
+        "standard_error_bound_units": 6.0,
+        "note": "single-prefix acceptance law; not a full multi-token decoder or speed benchmark",
+    }
 
 
 # ------------------------------------------------------------------ the supplement
@@ -345,12 +407,22 @@ def bandwidth():
     for batch in (1, 8):
         total = weights + batch * kv
         sec = total / bw
-        cases.append({"batch": batch, "read_bytes": total, "lower_bound_ms": sec * 1000,
-                      "aggregate_token_rate_ceiling": batch / sec,
-                      "per_request_token_rate_ceiling": 1 / sec})
-    return {"scope": "self-defined streaming-read lower bound, not measured throughput",
-            "weight_bytes": weights, "per_request_kv_bytes": kv,
-            "assumed_bandwidth_bytes_per_second": bw, "cases": cases}
+        cases.append(
+            {
+                "batch": batch,
+                "read_bytes": total,
+                "lower_bound_ms": sec * 1000,
+                "aggregate_token_rate_ceiling": batch / sec,
+                "per_request_token_rate_ceiling": 1 / sec,
+            }
+        )
+    return {
+        "scope": "self-defined streaming-read lower bound, not measured throughput",
+        "weight_bytes": weights,
+        "per_request_kv_bytes": kv,
+        "assumed_bandwidth_bytes_per_second": bw,
+        "cases": cases,
+    }
 
 
 def unequal_ranks():
@@ -369,13 +441,23 @@ def unequal_ranks():
     old = float(np.log(2.0))
     new = float(-(2 * np.log(p1) + 6 * np.log1p(-p1)) / 8)
     assert new < old
-    return {"rank_token_counts": counts.tolist(), "rank_gradient_sums": sums.tolist(),
-            "rank_mean_gradients": (sums / counts).tolist(), "naive_average": naive,
-            "global_token_average": right, "compensated_local_gradients": scaled.tolist(),
-            "ddp_average_after_compensation": ddp, "learning_rate": lr, "old_w": w0,
-            "correct_new_w": w1, "new_probability": float(p1), "old_global_loss": old,
-            "correct_new_global_loss": new, "naive_new_global_loss": old,
-            "scope": "one scalar logistic-regression step, not a multigpu execution"}
+    return {
+        "rank_token_counts": counts.tolist(),
+        "rank_gradient_sums": sums.tolist(),
+        "rank_mean_gradients": (sums / counts).tolist(),
+        "naive_average": naive,
+        "global_token_average": right,
+        "compensated_local_gradients": scaled.tolist(),
+        "ddp_average_after_compensation": ddp,
+        "learning_rate": lr,
+        "old_w": w0,
+        "correct_new_w": w1,
+        "new_probability": float(p1),
+        "old_global_loss": old,
+        "correct_new_global_loss": new,
+        "naive_new_global_loss": old,
+        "scope": "one scalar logistic-regression step, not a multigpu execution",
+    }
 
 
 def cache_fault_cases():
@@ -385,12 +467,16 @@ def cache_fault_cases():
     cases = []
     for mode in ("correct", "reset_rope_position", "copy_layer1_cache_to_layer2", "top_left_rectangular_mask"):
         got, cache = run_with_cache(w, ids, mode)
-        cases.append({"mode": mode,
-                      "shape_check_passed": all(k.shape == (2, 7, 4) and v.shape == (2, 7, 4) for k, v in cache),
-                      "per_layer_cache_shapes": [list(k.shape) for k, _ in cache],
-                      "max_absolute_logit_error": float(np.abs(want - got).max()),
-                      "logit_allclose_passed": bool(np.allclose(want, got, atol=1e-12, rtol=1e-12)),
-                      "distinct_layer_keys_passed": not np.allclose(cache[0][0], cache[1][0])})
+        cases.append(
+            {
+                "mode": mode,
+                "shape_check_passed": all(k.shape == (2, 7, 4) and v.shape == (2, 7, 4) for k, v in cache),
+                "per_layer_cache_shapes": [list(k.shape) for k, _ in cache],
+                "max_absolute_logit_error": float(np.abs(want - got).max()),
+                "logit_allclose_passed": bool(np.allclose(want, got, atol=1e-12, rtol=1e-12)),
+                "distinct_layer_keys_passed": not np.allclose(cache[0][0], cache[1][0]),
+            }
+        )
     assert cases[0]["logit_allclose_passed"] and all(c["shape_check_passed"] for c in cases)
     assert not any(c["logit_allclose_passed"] for c in cases[1:])
     copied = next(c for c in cases if c["mode"] == "copy_layer1_cache_to_layer2")
@@ -404,35 +490,63 @@ def wrong_fallback():
     wrong = kept + rej * p
     diff = wrong - p
     assert np.allclose(right, p, atol=1e-14) and np.allclose(wrong, [0.52, 0.36, 0.12])
-    return {"target": p.tolist(), "draft": q.tolist(), "accepted_mass": kept.tolist(),
-            "reject_mass": rej, "correct_residual": resid.tolist(), "correct_output": right.tolist(),
-            "wrong_output": wrong.tolist(), "wrong_minus_target": diff.tolist(),
-            "wrong_l1_distance": float(np.abs(diff).sum()),
-            "wrong_total_variation_distance": float(np.abs(diff).sum() / 2),
-            "scope": "exact single-prefix mass enumeration, not Monte Carlo"}
+    return {
+        "target": p.tolist(),
+        "draft": q.tolist(),
+        "accepted_mass": kept.tolist(),
+        "reject_mass": rej,
+        "correct_residual": resid.tolist(),
+        "correct_output": right.tolist(),
+        "wrong_output": wrong.tolist(),
+        "wrong_minus_target": diff.tolist(),
+        "wrong_l1_distance": float(np.abs(diff).sum()),
+        "wrong_total_variation_distance": float(np.abs(diff).sum() / 2),
+        "scope": "exact single-prefix mass enumeration, not Monte Carlo",
+    }
 
 
 # ---------------------------------------------------------------------- the reports
 def runtime():
-    return {"python": platform.python_version(), "numpy": np.__version__,
-            "platform": platform.platform(), "dtype": "float64"}
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "dtype": "float64",
+    }
 
 
 def labs_report(samples=200_000):
     t0 = time.perf_counter()
-    labs = {"ce_gradient": ce_check(), "masks": mask_checks(), "causal_attention": attention_checks(),
-            "cache_equivalence": cache_check(), "dpo": dpo_check(), "grpo": grpo_check(), "kl": kl_check(),
-            "speculative_sampling": speculative_check(samples)}
-    return {"status": "passed", "scope": "8 NumPy mechanism labs; no model training",
-            "timestamp_shanghai": datetime.now(SHANGHAI).isoformat(), "runtime": runtime(),
-            "elapsed_seconds": time.perf_counter() - t0, "labs": labs}
+    labs = {
+        "ce_gradient": ce_check(),
+        "masks": mask_checks(),
+        "causal_attention": attention_checks(),
+        "cache_equivalence": cache_check(),
+        "dpo": dpo_check(),
+        "grpo": grpo_check(),
+        "kl": kl_check(),
+        "speculative_sampling": speculative_check(samples),
+    }
+    return {
+        "status": "passed",
+        "scope": "8 NumPy mechanism labs; no model training",
+        "timestamp_shanghai": datetime.now(SHANGHAI).isoformat(),
+        "runtime": runtime(),
+        "elapsed_seconds": time.perf_counter() - t0,
+        "labs": labs,
+    }
 
 
 def faults_report():
-    return {"status": "passed", "timestamp_shanghai": datetime.now(SHANGHAI).isoformat(),
-            "runtime": runtime(), "bandwidth_budget": bandwidth(),
-            "unequal_rank_gradients": unequal_ranks(), "cache_faults": cache_fault_cases(),
-            "wrong_rejection_fallback": wrong_fallback()}
+    return {
+        "status": "passed",
+        "timestamp_shanghai": datetime.now(SHANGHAI).isoformat(),
+        "runtime": runtime(),
+        "bandwidth_budget": bandwidth(),
+        "unequal_rank_gradients": unequal_ranks(),
+        "cache_faults": cache_fault_cases(),
+        "wrong_rejection_fallback": wrong_fallback(),
+    }
 
 
 def main(argv=None):

@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 NBVAL_FLAGS = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
 TARGET_RATIO = 1.5
 
+
 #: The environment ``make test`` exports (Makefile), so a run outside make measures the same thing.
 def make_environment(repo: Path = REPO) -> dict[str, str]:
     build = repo / "build"
@@ -58,10 +59,15 @@ def write_floor_notebooks(folder: Path, count: int) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(count):
-        cell = nbformat.v4.new_code_cell("1 + 1", execution_count=1, outputs=[
-            nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)])
-        nb = nbformat.v4.new_notebook(cells=[cell], metadata={
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}})
+        cell = nbformat.v4.new_code_cell(
+            "1 + 1",
+            execution_count=1,
+            outputs=[nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)],
+        )
+        nb = nbformat.v4.new_notebook(
+            cells=[cell],
+            metadata={"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
+        )
         path = folder / f"floor-{i:02d}.ipynb"
         nbformat.write(nb, path)
         paths.append(path)
@@ -77,10 +83,12 @@ def nbval_command(paths, junit: Path | None = None) -> list[str]:
 
 
 def junit_failures(xml_path: Path) -> list[str]:
-    """"<classname>::<name>" of every test case that failed or errored in a JUnit XML file."""
-    return [f"{case.get('classname')}::{case.get('name')}"
-            for case in ET.parse(xml_path).getroot().iter("testcase")
-            if case.find("failure") is not None or case.find("error") is not None]
+    """ "<classname>::<name>" of every test case that failed or errored in a JUnit XML file."""
+    return [
+        f"{case.get('classname')}::{case.get('name')}"
+        for case in ET.parse(xml_path).getroot().iter("testcase")
+        if case.find("failure") is not None or case.find("error") is not None
+    ]
 
 
 def junit_cell_times(xml_path: Path, notebooks) -> dict[str, list[float]]:
@@ -107,14 +115,18 @@ def code_cell_heads(notebook: Path) -> list[str]:
     for cell in nbformat.read(notebook, as_version=4).cells:
         if cell.cell_type != "code":
             continue
-        lines = [ln.strip() for ln in cell.source.splitlines()
-                 if ln.strip() and not ln.strip().startswith(("#", "import ", "from "))]
+        lines = [
+            ln.strip()
+            for ln in cell.source.splitlines()
+            if ln.strip() and not ln.strip().startswith(("#", "import ", "from "))
+        ]
         heads.append(lines[0][:70] if lines else "(imports)")
     return heads
 
 
-def slowest(cell_times: dict[str, list[float]], repo: Path, floor_per_notebook: float | None,
-            top: int = 5) -> list[dict]:
+def slowest(
+    cell_times: dict[str, list[float]], repo: Path, floor_per_notebook: float | None, top: int = 5
+) -> list[dict]:
     """The ``top`` slowest notebooks: total seconds, excess over the floor, their slowest cells."""
     rows = []
     for nb, times in cell_times.items():
@@ -122,23 +134,41 @@ def slowest(cell_times: dict[str, list[float]], repo: Path, floor_per_notebook: 
             continue
         heads = code_cell_heads(repo / nb)
         order = sorted(range(len(times)), key=lambda i: -times[i])[:3]
-        rows.append({
-            "notebook": nb,
-            "seconds": sum(times),
-            "over_floor_seconds": None if floor_per_notebook is None else sum(times) - floor_per_notebook,
-            "code_cells": len(times),
-            "slowest_cells": [{"cell": i, "seconds": times[i],
-                               "first_line": heads[i] if i < len(heads) else "?",
-                               "note": "includes kernel start" if i == 0 else ""} for i in order],
-        })
+        rows.append(
+            {
+                "notebook": nb,
+                "seconds": sum(times),
+                "over_floor_seconds": None if floor_per_notebook is None else sum(times) - floor_per_notebook,
+                "code_cells": len(times),
+                "slowest_cells": [
+                    {
+                        "cell": i,
+                        "seconds": times[i],
+                        "first_line": heads[i] if i < len(heads) else "?",
+                        "note": "includes kernel start" if i == 0 else "",
+                    }
+                    for i in order
+                ],
+            }
+        )
     rows.sort(key=lambda r: -r["seconds"])
     return rows[:top]
 
 
 def unavailable(reason: str) -> dict:
-    return {"available": False, "reason": reason, "notebooks": 0, "wall_seconds": None,
-            "floor_seconds": None, "failed_cells": [], "time_split": None, "ratio": None, "target_ratio": TARGET_RATIO, "meets_target": None,
-            "slowest_notebooks": []}
+    return {
+        "available": False,
+        "reason": reason,
+        "notebooks": 0,
+        "wall_seconds": None,
+        "floor_seconds": None,
+        "failed_cells": [],
+        "time_split": None,
+        "ratio": None,
+        "target_ratio": TARGET_RATIO,
+        "meets_target": None,
+        "slowest_notebooks": [],
+    }
 
 
 def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dict:
@@ -177,9 +207,12 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
     book_ratio = ratio(stats["book"], stats["floor"])
     first = sum(t[0] for t in cell_times.values() if t)
     rest = sum(sum(t[1:]) for t in cell_times.values() if t)
-    split = {"first_cells_seconds": first, "other_cells_seconds": rest,
-             "outside_cells_seconds": wall - first - rest,
-             "floor_per_notebook_seconds": stats["floor"]["median"] / len(paths)}
+    split = {
+        "first_cells_seconds": first,
+        "other_cells_seconds": rest,
+        "outside_cells_seconds": wall - first - rest,
+        "floor_per_notebook_seconds": stats["floor"]["median"] / len(paths),
+    }
     return {
         "available": True,
         "reason": None,

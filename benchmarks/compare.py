@@ -14,8 +14,9 @@ from collections.abc import Mapping
 VOLATILE = ("timestamp_shanghai", "elapsed_seconds", "runtime")
 
 
-def report_gaps(actual, expected, *, rtol: float = 1e-9, atol: float = 1e-9, path: str = "report",
-                skip: tuple[str, ...] = VOLATILE) -> list[str]:
+def report_gaps(
+    actual, expected, *, rtol: float = 1e-9, atol: float = 1e-9, path: str = "report", skip: tuple[str, ...] = VOLATILE
+) -> list[str]:
     """Every place where ``actual`` and ``expected`` (JSON-like values) differ; [] when they agree."""
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
@@ -24,8 +25,9 @@ def report_gaps(actual, expected, *, rtol: float = 1e-9, atol: float = 1e-9, pat
         keys_e = {k for k in expected if k not in skip}
         gaps = []
         if keys_a != keys_e:
-            gaps.append(f"{path}: keys only in actual {sorted(keys_a - keys_e)}, "
-                        f"only in expected {sorted(keys_e - keys_a)}")
+            gaps.append(
+                f"{path}: keys only in actual {sorted(keys_a - keys_e)}, only in expected {sorted(keys_e - keys_a)}"
+            )
         for key in sorted(keys_a & keys_e):
             gaps += report_gaps(actual[key], expected[key], rtol=rtol, atol=atol, path=f"{path}.{key}", skip=skip)
         return gaps
@@ -37,15 +39,20 @@ def report_gaps(actual, expected, *, rtol: float = 1e-9, atol: float = 1e-9, pat
             gaps += report_gaps(a, e, rtol=rtol, atol=atol, path=f"{path}[{i}]", skip=skip)
         return gaps
     if isinstance(expected, float) and isinstance(actual, int | float) and not isinstance(actual, bool):
-        if math.isnan(expected) and math.isnan(actual):
-            return []
-        if math.isinf(expected) or math.isinf(actual):
-            return [] if actual == expected else [f"{path}: {actual!r} vs expected {expected!r}"]
-        gap = abs(actual - expected)
-        allowed = atol + rtol * abs(expected)
-        if gap > allowed:
-            return [f"{path}: {actual!r} vs expected {expected!r} (off by {gap:.3e}, allowed {allowed:.1e})"]
-        return []
+        return _number_gaps(actual, expected, rtol=rtol, atol=atol, path=path)
     if type(actual) is not type(expected) or actual != expected:
         return [f"{path}: {actual!r} vs expected {expected!r}"]
+    return []
+
+
+def _number_gaps(actual: float, expected: float, *, rtol: float, atol: float, path: str) -> list[str]:
+    """[] when |actual − expected| ≤ atol + rtol·|expected| (NaN equals NaN, ±∞ only itself)."""
+    if math.isnan(expected) and math.isnan(actual):
+        return []
+    if math.isinf(expected) or math.isinf(actual):
+        return [] if actual == expected else [f"{path}: {actual!r} vs expected {expected!r}"]
+    gap = abs(actual - expected)
+    allowed = atol + rtol * abs(expected)
+    if gap > allowed:
+        return [f"{path}: {actual!r} vs expected {expected!r} (off by {gap:.3e}, allowed {allowed:.1e})"]
     return []

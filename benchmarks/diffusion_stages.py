@@ -46,13 +46,13 @@ def _staged_once() -> tuple[dict[str, float], bytes]:
     t = clock()
     texts = {"positive": config.prompt, "negative": config.negative_prompt}
     rows = [encoder.encode_ids(encoder.tokenizer.encode(texts[name])[None, :]) for name in config.cfg_order]
-    condition = np.concatenate(rows, axis=0)                               # [2, 12, 768]
+    condition = np.concatenate(rows, axis=0)  # [2, 12, 768]
     spent["condition"] = clock() - t
 
     t = clock()
     stream = PhiloxNormalStream(config.seed, config.counter_start)
     latent = stream.normals(int(np.prod(config.latent_shape))).values.reshape(config.latent_shape)
-    latent = latent.astype(np.float32)                                     # z_T [1, 4, 64, 64]
+    latent = latent.astype(np.float32)  # z_T [1, 4, 64, 64]
     spent["noise"] = clock() - t
 
     timesteps = config.timesteps
@@ -81,20 +81,28 @@ def _staged_once() -> tuple[dict[str, float], bytes]:
 
 
 def unavailable(reason: str) -> dict:
-    return {"available": False, "reason": reason, "stages": list(STAGES), "stage_ms": None,
-            "share_of_stages": None, "trace_ms": None, "trace_overhead_ms": None, "matches_trace": None}
+    return {
+        "available": False,
+        "reason": reason,
+        "stages": list(STAGES),
+        "stage_ms": None,
+        "share_of_stages": None,
+        "trace_ms": None,
+        "trace_overhead_ms": None,
+        "matches_trace": None,
+    }
 
 
 def diffusion_stages(repeats: int = 3) -> dict:
     """Median/min/max milliseconds per stage, the whole trace's time, and the byte check."""
     from labkit.diffusion.pipeline import load_models, run_diffusion
 
-    load_models()                                       # the trace's model cache, warmed
+    load_models()  # the trace's model cache, warmed
     samples = {name: [] for name in STAGES}
     trace = []
     png = trace_png = b""
-    _staged_once()                                      # warm-up (imports, page cache)
-    run_diffusion()                                     # warm-up (the event validator's imports)
+    _staged_once()  # warm-up (imports, page cache)
+    run_diffusion()  # warm-up (the event validator's imports)
     for _ in range(repeats):
         spent, png = _staged_once()
         for name in STAGES:

@@ -18,12 +18,15 @@ def measured_cases(result: dict | None) -> list[tuple[str, list[int], list[float
     if result is None or not result["scaling"]["available"]:
         return []
     s = result["scaling"]
-    return [("the reference's cached series", s["contexts"], [x["median"] for x in s["cached_ms"]]),
-            ("the reference's recompute series", s["contexts"], [x["median"] for x in s["recompute_ms"]])]
+    return [
+        ("the reference's cached series", s["contexts"], [x["median"] for x in s["cached_ms"]]),
+        ("the reference's recompute series", s["contexts"], [x["median"] for x in s["recompute_ms"]]),
+    ]
 
 
 def make_exercise(result: dict | None = None) -> ExerciseSpec:
     """The exercise, checking also against ``result``'s two measured series (when given)."""
     cases = measured_cases(result)
-    return ExerciseSpec(NAME, PAGE, ("contexts", "times_ms"), TASK,
-                        lambda candidate: check_growth_exponent(candidate, cases))
+    return ExerciseSpec(
+        NAME, PAGE, ("contexts", "times_ms"), TASK, lambda candidate: check_growth_exponent(candidate, cases)
+    )

@@ -1,9 +1,9 @@
 """Figures and tables of a stored benchmark result (the book page draws these; nothing is re-measured).
 
-    result = benchmarks.results.load_result()      # the newest file in benchmarks/reference/
-    scaling_figure(result, plt)                    # per-token decode time vs context, log-log, fitted
-    stages_figure(result, plt)                     # the diffusion trace's time by stage
-    measured_on(result)                            # "measured 2026-11-29 on …" (label every figure with it)
+result = benchmarks.results.load_result()      # the newest file in benchmarks/reference/
+scaling_figure(result, plt)                    # per-token decode time vs context, log-log, fitted
+stages_figure(result, plt)                     # the diffusion trace's time by stage
+measured_on(result)                            # "measured 2026-11-29 on …" (label every figure with it)
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import numpy as np
 def measured_on(result: dict) -> str:
     """A one-line label: date, machine and the load average when the run started."""
     m = result["machine"]
-    return (f"measured {result['measured_at'][:10]} on {m['label']} ({m['cpu_model']}), "
-            f"load average {m['load_average_before'][0]:.1f} at the start")
+    return (
+        f"measured {result['measured_at'][:10]} on {m['label']} ({m['cpu_model']}), "
+        f"load average {m['load_average_before'][0]:.1f} at the start"
+    )
 
 
 def _series(stats: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -32,17 +34,26 @@ def scaling_figure(result: dict, plt):
         raise ValueError(f"the result has no scaling measurement: {scaling['reason']}")
     contexts = np.array(scaling["contexts"], dtype=float)
     fig, ax = plt.subplots(figsize=(7.0, 4.2))
-    styles = {"cached": ("tab:blue", "o", "decode step with KV cache"),
-              "recompute": ("tab:red", "s", "full recompute (no cache)")}
+    styles = {
+        "cached": ("tab:blue", "o", "decode step with KV cache"),
+        "recompute": ("tab:red", "s", "full recompute (no cache)"),
+    }
     for kind, key in (("cached", "cached_ms"), ("recompute", "recompute_ms")):
         colour, marker, label = styles[kind]
         median, low, high = _series(scaling[key])
-        ax.errorbar(contexts, median, yerr=[low, high], color=colour, marker=marker, linestyle="none",
-                    capsize=3, label=label)
+        ax.errorbar(
+            contexts, median, yerr=[low, high], color=colour, marker=marker, linestyle="none", capsize=3, label=label
+        )
         power = scaling["fits"][kind]["power"]
         grid = np.geomspace(contexts[0], contexts[-1], 50)
-        ax.plot(grid, power["coefficient"] * grid ** power["exponent"], color=colour, linestyle="--",
-                linewidth=1, label=f"fit t ∝ T^{power['exponent']:.2f} ({scaling['fits'][kind]['growth']})")
+        ax.plot(
+            grid,
+            power["coefficient"] * grid ** power["exponent"],
+            color=colour,
+            linestyle="--",
+            linewidth=1,
+            label=f"fit t ∝ T^{power['exponent']:.2f} ({scaling['fits'][kind]['growth']})",
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("context length T (tokens)")
@@ -64,8 +75,9 @@ def stages_figure(result: dict, plt):
     ax.barh(y, median, xerr=[low, high], color="tab:purple", capsize=3)
     ax.set_yticks(y, names)
     ax.set_xlabel("ms (median of runs; bars min–max)")
-    ax.set_title(f"trace two by stage, whole trace {stages['trace_ms']['median']:.0f} ms\n{measured_on(result)}",
-                 fontsize=8.5)
+    ax.set_title(
+        f"trace two by stage, whole trace {stages['trace_ms']['median']:.0f} ms\n{measured_on(result)}", fontsize=8.5
+    )
     return fig
 
 
@@ -108,25 +120,38 @@ def scaling_table_rows(result: dict) -> list[list[str]]:
     s = result["scaling"]
     k_cached = local_exponents(s["contexts"], [c["median"] for c in s["cached_ms"]])
     k_full = local_exponents(s["contexts"], [r["median"] for r in s["recompute_ms"]])
-    return [[str(t), _ms(c), _num(kc), _ms(r), _num(kr), f"{x:.1f}×"]
-            for t, c, kc, r, kr, x in zip(s["contexts"], s["cached_ms"], k_cached, s["recompute_ms"], k_full,
-                                          s["speedup"], strict=True)]
+    return [
+        [str(t), _ms(c), _num(kc), _ms(r), _num(kr), f"{x:.1f}×"]
+        for t, c, kc, r, kr, x in zip(
+            s["contexts"], s["cached_ms"], k_cached, s["recompute_ms"], k_full, s["speedup"], strict=True
+        )
+    ]
 
 
 def scaling_sentence(result: dict) -> str:
     """What the longest context measured says, in one sentence."""
     s = result["scaling"]
-    t, cached, full = s["contexts"][-1], s["cached_ms"][-1]["median"], s["recompute_ms"][-1]["median"]
-    return (f"At T = {t} the cached step took {cached:.2f} ms and the full recompute {full:.1f} ms: "
-            f"{full / cached:.0f} times as long; both gave the same logits (largest gap "
-            f"{s['max_abs_logit_gap']:.1e}).")
+    t, cached, full = (s["contexts"][-1], s["cached_ms"][-1]["median"], s["recompute_ms"][-1]["median"])
+    return (
+        f"At T = {t} the cached step took {cached:.2f} ms and the full recompute {full:.1f} ms: "
+        f"{full / cached:.0f} times as long; both gave the same logits (largest gap "
+        f"{s['max_abs_logit_gap']:.1e})."
+    )
 
 
 def fit_table_rows(result: dict) -> list[list[str]]:
     rows = []
     for kind, fit in result["scaling"]["fits"].items():
-        rows.append([kind, f"{fit['power']['exponent']:.2f}", f"{fit['power']['r2']:.3f}",
-                     f"{fit['linear']['slope'] * 1000:.3f}", f"{fit['linear']['intercept']:.3f}", fit["growth"]])
+        rows.append(
+            [
+                kind,
+                f"{fit['power']['exponent']:.2f}",
+                f"{fit['power']['r2']:.3f}",
+                f"{fit['linear']['slope'] * 1000:.3f}",
+                f"{fit['linear']['intercept']:.3f}",
+                fit["growth"],
+            ]
+        )
     return rows
 
 
@@ -137,24 +162,40 @@ def widget_table_rows(result: dict) -> list[list[str]]:
             rows.append([c["name"], "not available", "", "", "", ""])
             continue
         target = "" if c["target_ms"] is None else ("met" if c["meets_target"] else "missed")
-        rows.append([c["name"], _ms(c["cold_ms"]), _ms(c["warm_ms"]), _ms(c["state_only_ms"]),
-                     _ms(c.get("after_idle_ms")), target])
+        rows.append(
+            [
+                c["name"],
+                _ms(c["cold_ms"]),
+                _ms(c["warm_ms"]),
+                _ms(c["state_only_ms"]),
+                _ms(c.get("after_idle_ms")),
+                target,
+            ]
+        )
     return rows
 
 
 def stage_table_rows(result: dict) -> list[list[str]]:
     s = result["diffusion_stages"]
-    return [[n, _ms(s["stage_ms"][n]), "—" if n == "load" else f"{s['share_of_stages'][n] * 100:.1f} %"]
-            for n in s["stages"]]
+    return [
+        [n, _ms(s["stage_ms"][n]), "—" if n == "load" else f"{s['share_of_stages'][n] * 100:.1f} %"]
+        for n in s["stages"]
+    ]
 
 
 def book_table_rows(result: dict) -> list[list[str]]:
     rows = []
     for nb in result["book"]["slowest_notebooks"]:
         cell = nb["slowest_cells"][0]
-        rows.append([nb["notebook"].removeprefix("notebooks/"), f"{nb['seconds']:.1f}",
-                     _num(nb["over_floor_seconds"], 1), f"cell {cell['cell']}: {cell['first_line']}",
-                     f"{cell['seconds']:.1f}"])
+        rows.append(
+            [
+                nb["notebook"].removeprefix("notebooks/"),
+                f"{nb['seconds']:.1f}",
+                _num(nb["over_floor_seconds"], 1),
+                f"cell {cell['cell']}: {cell['first_line']}",
+                f"{cell['seconds']:.1f}",
+            ]
+        )
     return rows
 
 
@@ -165,21 +206,35 @@ def book_split_rows(result: dict) -> list[list[str]]:
     if split is None:
         return []
     n = b["notebooks"]
-    return [["first cell of each page (kernel start, imports, setup)", f"{split['first_cells_seconds']:.1f}"],
-            ["every other cell", f"{split['other_cells_seconds']:.1f}"],
-            ["outside cells (pytest start, collection, kernel shutdown)", f"{split['outside_cells_seconds']:.1f}"],
-            [f"the floor: {n} one-cell notebooks, all included", f"{b['floor_seconds']['median']:.1f}"]]
+    return [
+        ["first cell of each page (kernel start, imports, setup)", f"{split['first_cells_seconds']:.1f}"],
+        ["every other cell", f"{split['other_cells_seconds']:.1f}"],
+        ["outside cells (pytest start, collection, kernel shutdown)", f"{split['outside_cells_seconds']:.1f}"],
+        [f"the floor: {n} one-cell notebooks, all included", f"{b['floor_seconds']['median']:.1f}"],
+    ]
 
 
 def labs_table_rows(result: dict) -> list[list[str]]:
     labs = result["labs"]
     src = labs["source_scripts"]
-    rows = [["labkit labs + labkit faults", _s(labs["labkit_seconds"]), "1.00", "—"],
-            ["benchmarks/baseline_labs.py", _s(labs["baseline_seconds"]), _num(labs["ratio"]),
-             "yes" if labs["baseline_matches_labkit"] else "NO"]]
+    rows = [
+        ["labkit labs + labkit faults", _s(labs["labkit_seconds"]), "1.00", "—"],
+        [
+            "benchmarks/baseline_labs.py",
+            _s(labs["baseline_seconds"]),
+            _num(labs["ratio"]),
+            "yes" if labs["baseline_matches_labkit"] else "NO",
+        ],
+    ]
     if src["available"]:
-        rows.append(["the chapter's two scripts", _s(src["seconds"]), _num(src["ratio_labkit_to_source"]),
-                     "yes" if src["matches_labkit"] else "NO"])
+        rows.append(
+            [
+                "the chapter's two scripts",
+                _s(src["seconds"]),
+                _num(src["ratio_labkit_to_source"]),
+                "yes" if src["matches_labkit"] else "NO",
+            ]
+        )
     return rows
 
 
@@ -197,4 +252,6 @@ def _ms3(stat: dict) -> str:
 
 def import_table_rows(result: dict) -> list[list[str]]:
     mods = [m for m in result["imports"]["modules"] if m["available"]]
-    return [[m["module"], f"{m['above_bare_seconds']:.2f}"] for m in sorted(mods, key=lambda m: -m["above_bare_seconds"])]
+    return [
+        [m["module"], f"{m['above_bare_seconds']:.2f}"] for m in sorted(mods, key=lambda m: -m["above_bare_seconds"])
+    ]

@@ -36,7 +36,7 @@ def _points(x, y) -> tuple[np.ndarray, np.ndarray]:
 def linear_fit(x, y) -> dict:
     """Least-squares y ≈ a + b·x over 1-D x, y: {"intercept": a, "slope": b, "r2": R²}."""
     xs, ys = _points(x, y)
-    design = np.stack([np.ones_like(xs), xs], axis=1)                 # [n, 2]
+    design = np.stack([np.ones_like(xs), xs], axis=1)  # [n, 2]
     (a, b), *_ = np.linalg.lstsq(design, ys, rcond=None)
     residual = ys - (a + b * xs)
     spread = float(np.sum((ys - ys.mean()) ** 2))
@@ -57,7 +57,7 @@ def power_fit(x, y) -> dict:
 
 
 def growth_label(exponent: float) -> str:
-    """"flat-ish" (k < 0.5), "linear or worse" (k > 0.8), otherwise "sub-linear"."""
+    """ "flat-ish" (k < 0.5), "linear or worse" (k > 0.8), otherwise "sub-linear"."""
     if exponent < FLAT_BELOW:
         return "flat-ish"
     if exponent > LINEAR_ABOVE:

@@ -14,10 +14,22 @@ import sys
 from benchmarks.book import REPO, make_environment
 from benchmarks.stats import interleaved, run_command
 
-MODULES = ("numpy", "matplotlib.pyplot", "ipywidgets", "jsonschema", "fastjsonschema", "labkit", "labkit.labs.report",
-           "labkit.text.runtime", "labkit.diffusion.pipeline", "labkit.tools.runtime")
+MODULES = (
+    "numpy",
+    "matplotlib.pyplot",
+    "ipywidgets",
+    "jsonschema",
+    "fastjsonschema",
+    "labkit",
+    "labkit.labs.report",
+    "labkit.text.runtime",
+    "labkit.diffusion.pipeline",
+    "labkit.tools.runtime",
+)
 #: Statements timed beside the plain imports: label → (module that must exist, statement).
-STATEMENTS = {"labkit.cli (build the labkit parser)": ("labkit.cli", "from labkit.cli import build_parser; build_parser()")}
+STATEMENTS = {
+    "labkit.cli (build the labkit parser)": ("labkit.cli", "from labkit.cli import build_parser; build_parser()")
+}
 
 
 def _present(module: str) -> bool:
@@ -46,8 +58,14 @@ def import_costs(repeats: int = 3, modules=MODULES, statements=None) -> dict:
     rows = []
     for module in labels(modules, statements):
         if module in stats:
-            rows.append({"module": module, "available": True, "seconds": stats[module],
-                         "above_bare_seconds": stats[module]["median"] - bare["median"]})
+            rows.append(
+                {
+                    "module": module,
+                    "available": True,
+                    "seconds": stats[module],
+                    "above_bare_seconds": stats[module]["median"] - bare["median"],
+                }
+            )
         else:
             rows.append({"module": module, "available": False, "seconds": None, "above_bare_seconds": None})
     return {"available": True, "reason": None, "bare_python_seconds": bare, "modules": rows}

@@ -30,8 +30,10 @@ BASELINE = REPO / "benchmarks" / "baseline_labs.py"
 SOURCE_DIR = Path(os.environ.get("IOG_SOURCE_DIR", "/work/shared/source"))
 SOURCE_CHAPTER = "001_c3871fa65bf8cf78.txt"
 #: The first line of each of the chapter's two scripts (their module docstrings) and their file names.
-SOURCE_SCRIPTS = (('"""Deterministic NumPy mechanism labs', "mechanism_labs.py"),
-                  ('"""Supplemental mechanism checks', "fault_injection.py"))
+SOURCE_SCRIPTS = (
+    ('"""Deterministic NumPy mechanism labs', "mechanism_labs.py"),
+    ('"""Supplemental mechanism checks', "fault_injection.py"),
+)
 TARGET_RATIO = 1.0
 SAMPLES = 200_000
 
@@ -61,7 +63,7 @@ def extract_source_scripts(chapter: Path, dest: Path) -> dict[str, Path]:
     for k, (begin, name) in enumerate(starts):
         end = starts[k + 1][0] if k + 1 < len(starts) else len(lines)
         text = "\n".join(lines[begin:end]).rstrip() + "\n"
-        compile(text, name, "exec")                       # SyntaxError → not available
+        compile(text, name, "exec")  # SyntaxError → not available
         path = dest / name
         path.write_text(text, encoding="utf-8")
         out[name] = path
@@ -71,23 +73,34 @@ def extract_source_scripts(chapter: Path, dest: Path) -> dict[str, Path]:
 def _pair(first: list[str], second: list[str], cwd: Path):
     def run() -> float:
         return run_command(first, cwd=cwd) + run_command(second, cwd=cwd)
+
     return run
 
 
 def _gaps(outputs: dict[str, Path], reference: dict[str, Path]) -> list[str]:
     gaps = []
     for key in ("labs", "faults"):
-        gaps += report_gaps(json.loads(outputs[key].read_text(encoding="utf-8")),
-                            json.loads(reference[key].read_text(encoding="utf-8")), path=key)
+        gaps += report_gaps(
+            json.loads(outputs[key].read_text(encoding="utf-8")),
+            json.loads(reference[key].read_text(encoding="utf-8")),
+            path=key,
+        )
     return gaps
 
 
 #: labkit report key → the baseline script's function doing that lab
 BASELINE_FUNCTIONS = {
-    "ce_gradient": "ce_check", "masks": "mask_checks", "causal_attention": "attention_checks",
-    "cache_equivalence": "cache_check", "dpo": "dpo_check", "grpo": "grpo_check", "kl": "kl_check",
-    "speculative_sampling": "speculative_check", "bandwidth_budget": "bandwidth",
-    "unequal_rank_gradients": "unequal_ranks", "cache_faults": "cache_fault_cases",
+    "ce_gradient": "ce_check",
+    "masks": "mask_checks",
+    "causal_attention": "attention_checks",
+    "cache_equivalence": "cache_check",
+    "dpo": "dpo_check",
+    "grpo": "grpo_check",
+    "kl": "kl_check",
+    "speculative_sampling": "speculative_check",
+    "bandwidth_budget": "bandwidth",
+    "unequal_rank_gradients": "unequal_ranks",
+    "cache_faults": "cache_fault_cases",
     "wrong_rejection_fallback": "wrong_fallback",
 }
 
@@ -113,18 +126,26 @@ def per_lab(repeats: int) -> list[dict]:
         lab = importlib.import_module(module).run
         plain = getattr(baseline, BASELINE_FUNCTIONS[key])
         if key == "speculative_sampling":
-            contenders = {"labkit": lambda lab=lab: lab(samples=SAMPLES),
-                          "baseline": lambda plain=plain: plain(SAMPLES)}
+            contenders = {
+                "labkit": lambda lab=lab: lab(samples=SAMPLES),
+                "baseline": lambda plain=plain: plain(SAMPLES),
+            }
         else:
             contenders = {"labkit": lab, "baseline": plain}
-        timed = {name: (lambda fn=fn: time_call(fn, repeats=1, warmup=0)[0]["median"])
-                 for name, fn in contenders.items()}
+        timed = {
+            name: (lambda fn=fn: time_call(fn, repeats=1, warmup=0)[0]["median"]) for name, fn in contenders.items()
+        }
         for fn in timed.values():
-            fn()                                          # warm-up
+            fn()  # warm-up
         stats = interleaved(timed, repeats)
-        rows.append({"lab": key, "labkit_ms": scaled(stats["labkit"], 1000.0),
-                     "baseline_ms": scaled(stats["baseline"], 1000.0),
-                     "ratio": ratio(stats["labkit"], stats["baseline"])})
+        rows.append(
+            {
+                "lab": key,
+                "labkit_ms": scaled(stats["labkit"], 1000.0),
+                "baseline_ms": scaled(stats["baseline"], 1000.0),
+                "ratio": ratio(stats["labkit"], stats["baseline"]),
+            }
+        )
     return rows
 
 
@@ -138,48 +159,96 @@ def in_process_compute(repeats: int) -> dict:
         return time_call(lambda: (labs_report(SAMPLES), faults_report()), repeats=1, warmup=0)[0]["median"]
 
     def baseline_once() -> float:
-        return time_call(lambda: (baseline.labs_report(SAMPLES), baseline.faults_report()),
-                         repeats=1, warmup=0)[0]["median"]
+        return time_call(lambda: (baseline.labs_report(SAMPLES), baseline.faults_report()), repeats=1, warmup=0)[0][
+            "median"
+        ]
 
-    labkit_once(), baseline_once()                      # warm-up: imports, caches
+    labkit_once(), baseline_once()  # warm-up: imports, caches
     stats = interleaved({"labkit": labkit_once, "baseline": baseline_once}, repeats)
-    return {"labkit_seconds": stats["labkit"], "baseline_seconds": stats["baseline"],
-            "ratio": ratio(stats["labkit"], stats["baseline"]), "per_lab": per_lab(repeats)}
+    return {
+        "labkit_seconds": stats["labkit"],
+        "baseline_seconds": stats["baseline"],
+        "ratio": ratio(stats["labkit"], stats["baseline"]),
+        "per_lab": per_lab(repeats),
+    }
 
 
 def unavailable(reason: str) -> dict:
-    return {"available": False, "reason": reason, "samples": SAMPLES, "labkit_seconds": None,
-            "baseline_seconds": None, "ratio": None, "target_ratio": TARGET_RATIO, "meets_target": None,
-            "baseline_matches_labkit": None, "baseline_gaps": [], "in_process": None,
-            "source_scripts": {"available": False, "reason": reason, "seconds": None,
-                               "ratio_labkit_to_source": None, "matches_labkit": None, "gaps": []}}
+    return {
+        "available": False,
+        "reason": reason,
+        "samples": SAMPLES,
+        "labkit_seconds": None,
+        "baseline_seconds": None,
+        "ratio": None,
+        "target_ratio": TARGET_RATIO,
+        "meets_target": None,
+        "baseline_matches_labkit": None,
+        "baseline_gaps": [],
+        "in_process": None,
+        "source_scripts": {
+            "available": False,
+            "reason": reason,
+            "seconds": None,
+            "ratio_labkit_to_source": None,
+            "matches_labkit": None,
+            "gaps": [],
+        },
+    }
 
 
 def labs_vs_baseline(repeats: int = 5, source_dir: Path = SOURCE_DIR) -> dict:
     """Wall time of the two labkit commands vs the baseline (and the source scripts), interleaved."""
-    scratch = Path(tempfile.mkdtemp(prefix="iog-bench-labs-"))     # outside the repository
+    scratch = Path(tempfile.mkdtemp(prefix="iog-bench-labs-"))  # outside the repository
     try:
-        out = {who: {key: scratch / f"{who}-{key}.json" for key in ("labs", "faults")}
-               for who in ("labkit", "baseline", "source")}
+        out = {
+            who: {key: scratch / f"{who}-{key}.json" for key in ("labs", "faults")}
+            for who in ("labkit", "baseline", "source")
+        }
         lk = labkit_command()
         contenders = {
-            "labkit": _pair([*lk, "labs", "--output", str(out["labkit"]["labs"]), "--samples", str(SAMPLES)],
-                            [*lk, "faults", "--output", str(out["labkit"]["faults"])], REPO),
-            "baseline": _pair([sys.executable, str(BASELINE), "labs", "--output", str(out["baseline"]["labs"]),
-                               "--samples", str(SAMPLES)],
-                              [sys.executable, str(BASELINE), "faults", "--output", str(out["baseline"]["faults"])],
-                              REPO),
+            "labkit": _pair(
+                [*lk, "labs", "--output", str(out["labkit"]["labs"]), "--samples", str(SAMPLES)],
+                [*lk, "faults", "--output", str(out["labkit"]["faults"])],
+                REPO,
+            ),
+            "baseline": _pair(
+                [
+                    sys.executable,
+                    str(BASELINE),
+                    "labs",
+                    "--output",
+                    str(out["baseline"]["labs"]),
+                    "--samples",
+                    str(SAMPLES),
+                ],
+                [sys.executable, str(BASELINE), "faults", "--output", str(out["baseline"]["faults"])],
+                REPO,
+            ),
         }
-        source = {"available": False, "reason": None, "seconds": None, "ratio_labkit_to_source": None,
-                  "matches_labkit": None, "gaps": []}
+        source = {
+            "available": False,
+            "reason": None,
+            "seconds": None,
+            "ratio_labkit_to_source": None,
+            "matches_labkit": None,
+            "gaps": [],
+        }
         chapter = source_dir / SOURCE_CHAPTER
         try:
             scripts = extract_source_scripts(chapter, scratch / "source")
             contenders["source"] = _pair(
-                [sys.executable, str(scripts["mechanism_labs.py"]), "--output", str(out["source"]["labs"]),
-                 "--samples", str(SAMPLES)],
+                [
+                    sys.executable,
+                    str(scripts["mechanism_labs.py"]),
+                    "--output",
+                    str(out["source"]["labs"]),
+                    "--samples",
+                    str(SAMPLES),
+                ],
                 [sys.executable, str(scripts["fault_injection.py"]), "--output", str(out["source"]["faults"])],
-                scratch / "source")
+                scratch / "source",
+            )
         except (OSError, ValueError, SyntaxError) as exc:
             source["reason"] = f"source scripts not available: {exc}"
         try:
@@ -189,9 +258,13 @@ def labs_vs_baseline(repeats: int = 5, source_dir: Path = SOURCE_DIR) -> dict:
         base_gaps = _gaps(out["baseline"], out["labkit"])
         if "source" in stats:
             src_gaps = _gaps(out["source"], out["labkit"])
-            source.update(available=True, seconds=stats["source"],
-                          ratio_labkit_to_source=ratio(stats["labkit"], stats["source"]),
-                          matches_labkit=not src_gaps, gaps=src_gaps[:10])
+            source.update(
+                available=True,
+                seconds=stats["source"],
+                ratio_labkit_to_source=ratio(stats["labkit"], stats["source"]),
+                matches_labkit=not src_gaps,
+                gaps=src_gaps[:10],
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     labs_ratio = ratio(stats["labkit"], stats["baseline"])

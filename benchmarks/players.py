@@ -30,14 +30,6 @@ REFERENCE_DIR = HERE / "reference" / "players"
 LATEST_PATH = HERE / "results" / "players-latest.json"
 HARNESS_TARGET_MS, LAB_TARGET_MS = 16.0, 50.0
 STEPS = 20
-#: the control a reader steps with in each embed (and the one that steps back)
-STEP_CONTROLS = {"decode": ("next", "back"), "divergence": ("fault", None), "scenarios": ("next", "back"),
-                 "latents": ("back", "next"), "attention@02-text-request-to-first-token": ("layer", None),
-                 "attention@03-causal-attention": ("cached", None)}
-
-
-def _key(page: str, name: str) -> str:
-    return f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}"
 
 
 def measure_harness(steps: int = STEPS) -> dict:
@@ -45,7 +37,7 @@ def measure_harness(steps: int = STEPS) -> dict:
     sys.path.insert(0, str(BROWSER_TESTS))
     try:
         from browser_lab import CHROMIUM, CHROMIUM_ARGS
-        from player_controls import operate, step_times
+        from player_controls import embed_key, operate, step_controls, step_times
         from player_harness import HarnessServer, embeds
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
@@ -57,12 +49,12 @@ def measure_harness(steps: int = STEPS) -> dict:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             for page_md, name in embeds():
-                key = _key(page_md, name)
-                control, back = STEP_CONTROLS.get(key) or STEP_CONTROLS[name]
+                key = embed_key(page_md, name)
+                control, back = step_controls(page_md, name)
                 page = browser.new_page()
                 page.goto(server.url(page_md, name))
                 page.wait_for_function("() => window.playerReady || window.playerError", timeout=30_000)
-                operate(page, control)                                  # the first draw of each path
+                operate(page, control)  # the first draw of each path
                 measured = step_times(page, control, back, repeats=steps)
                 rows.append({"player": key, "page": page_md, "control": control, **measured})
                 page.close()
@@ -76,19 +68,24 @@ def lab_times(path: Path = LAB_TIMES) -> dict:
     if not path.exists():
         return {"available": False, "reason": "run scripts/browser-test.sh first", "players": []}
     found = json.loads(path.read_text(encoding="utf-8"))
-    rows = [{"player": key.removeprefix("lab/"), **value} for key, value in sorted(found.items())
-            if key.startswith("lab/")]
+    rows = [
+        {"player": key.removeprefix("lab/"), **value} for key, value in sorted(found.items()) if key.startswith("lab/")
+    ]
     return {"available": bool(rows), "target_ms": LAB_TARGET_MS, "players": rows}
 
 
 def measure(steps: int = STEPS) -> dict:
     started = time.perf_counter()
     harness = measure_harness(steps)
-    return {"kind": "labkit player latency", "measured_at": time.strftime("%Y-%m-%d", time.gmtime()),
-            "machine": {"system": platform.system(), "machine": platform.machine(),
-                        "cores": __import__("os").cpu_count()},
-            "steps": steps, "harness": harness, "jupyterlab": lab_times(),
-            "duration_seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "kind": "labkit player latency",
+        "measured_at": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": {"system": platform.system(), "machine": platform.machine(), "cores": __import__("os").cpu_count()},
+        "steps": steps,
+        "harness": harness,
+        "jupyterlab": lab_times(),
+        "duration_seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def load_reference(folder: Path = REFERENCE_DIR) -> dict:
@@ -105,8 +102,16 @@ def table_rows(result: dict) -> list[list[str]]:
     for host, section in (("harness", result["harness"]), ("JupyterLab", result["jupyterlab"])):
         for r in section["players"]:
             ok = "yes" if r["work_ms"] <= section["target_ms"] else "no"
-            rows.append([r["player"], host, r["control"], f"{r['work_ms']:.1f}", f"{r['frame_ms']:.1f}",
-                         f"≤ {section['target_ms']:g} ms: {ok}"])
+            rows.append(
+                [
+                    r["player"],
+                    host,
+                    r["control"],
+                    f"{r['work_ms']:.1f}",
+                    f"{r['frame_ms']:.1f}",
+                    f"≤ {section['target_ms']:g} ms: {ok}",
+                ]
+            )
     return rows
 
 

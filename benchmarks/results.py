@@ -76,31 +76,67 @@ def now_utc() -> str:
 
 # ------------------------------------------------------------------------------ summary
 def _row(measure: str, value, unit: str, target: str | None = None, meets: bool | None = None) -> dict:
-    return {"measure": measure, "value": None if value is None else float(value), "unit": unit,
-            "target": target, "meets_target": meets}
+    return {
+        "measure": measure,
+        "value": None if value is None else float(value),
+        "unit": unit,
+        "target": target,
+        "meets_target": meets,
+    }
 
 
 def summary_rows(result: dict) -> list[dict]:
     """One row per headline figure (medians and ratios), in the order the table prints them."""
     rows = []
     book = result["book"]
-    rows.append(_row("book: nbval wall time / floor", book["ratio"], "×", f"≤ {book['target_ratio']:g}",
-                     book["meets_target"]))
-    rows.append(_row(f"book: nbval wall time ({book['notebooks']} notebooks)",
-                     book["wall_seconds"] and book["wall_seconds"]["median"], "s"))
-    rows.append(_row("book: floor (same number of one-cell notebooks)",
-                     book["floor_seconds"] and book["floor_seconds"]["median"], "s"))
+    rows.append(
+        _row("book: nbval wall time / floor", book["ratio"], "×", f"≤ {book['target_ratio']:g}", book["meets_target"])
+    )
+    rows.append(
+        _row(
+            f"book: nbval wall time ({book['notebooks']} notebooks)",
+            book["wall_seconds"] and book["wall_seconds"]["median"],
+            "s",
+        )
+    )
+    rows.append(
+        _row(
+            "book: floor (same number of one-cell notebooks)",
+            book["floor_seconds"] and book["floor_seconds"]["median"],
+            "s",
+        )
+    )
     labs = result["labs"]
-    rows.append(_row("labs+faults: labkit / baseline script", labs["ratio"], "×", f"≤ {labs['target_ratio']:g}",
-                     labs["meets_target"]))
-    rows.append(_row("labs+faults: labkit / baseline, in-process compute",
-                     labs["in_process"] and labs["in_process"]["ratio"], "×"))
-    rows.append(_row("labs+faults: labkit / source chapter's scripts",
-                     labs["source_scripts"]["ratio_labkit_to_source"], "×"))
+    rows.append(
+        _row(
+            "labs+faults: labkit / baseline script",
+            labs["ratio"],
+            "×",
+            f"≤ {labs['target_ratio']:g}",
+            labs["meets_target"],
+        )
+    )
+    rows.append(
+        _row(
+            "labs+faults: labkit / baseline, in-process compute",
+            labs["in_process"] and labs["in_process"]["ratio"],
+            "×",
+        )
+    )
+    rows.append(
+        _row("labs+faults: labkit / source chapter's scripts", labs["source_scripts"]["ratio_labkit_to_source"], "×")
+    )
     for case in result["widgets"]["cases"]:
         target = None if case["target_ms"] is None else f"≤ {case['target_ms']:g} ms"
-        rows.append(_row(f"widget: {case['name']} (cold)", case["cold_ms"] and case["cold_ms"]["median"], "ms",
-                         target, case["meets_target"]))
+        rows.append(
+            _row(
+                f"widget: {case['name']} (cold)",
+                case["cold_ms"] and case["cold_ms"]["median"],
+                "ms",
+                target,
+                case["meets_target"],
+            )
+        )
     scaling = result["scaling"]
     if scaling["available"]:
         t = scaling["contexts"][-1]
@@ -117,13 +153,22 @@ def summary_rows(result: dict) -> list[dict]:
         top = max(stages["share_of_stages"], key=stages["share_of_stages"].get)
         rows.append(_row(f"diffusion: largest stage ({top}) share", stages["share_of_stages"][top], "fraction"))
     for kind, info in result["traces"]["kinds"].items():
-        rows.append(_row(f"labkit trace {kind} (process wall time)",
-                         info["wall_seconds"] and info["wall_seconds"]["median"], "s"))
+        rows.append(
+            _row(
+                f"labkit trace {kind} (process wall time)", info["wall_seconds"] and info["wall_seconds"]["median"], "s"
+            )
+        )
     torture = result.get("torture")
     if torture is not None:
-        rows.append(_row(f"torture: violations in {torture['kills'] or 0} kills + {torture['races'] or 0} races",
-                         torture["violations"], "count", "= 0",
-                         None if torture["violations"] is None else torture["violations"] == 0))
+        rows.append(
+            _row(
+                f"torture: violations in {torture['kills'] or 0} kills + {torture['races'] or 0} races",
+                torture["violations"],
+                "count",
+                "= 0",
+                None if torture["violations"] is None else torture["violations"] == 0,
+            )
+        )
         rows.append(_row("torture: wall time of that run", torture["wall_seconds"], "s"))
     imports = [m for m in result["imports"]["modules"] if m["available"]]
     for module in sorted(imports, key=lambda m: -m["above_bare_seconds"])[:3]:
@@ -146,15 +191,26 @@ def _fmt(value: float | None, unit: str) -> str:
 def format_table(result: dict) -> str:
     """The summary as a fixed-width text table (what ``run.py`` prints)."""
     head = ("measure", "median", "unit", "target", "")
-    lines = [(r["measure"], _fmt(r["value"], r["unit"]), r["unit"], r["target"] or "",
-              "" if r["meets_target"] is None else ("ok" if r["meets_target"] else "MISSED"))
-             for r in result["summary"]]
+    lines = [
+        (
+            r["measure"],
+            _fmt(r["value"], r["unit"]),
+            r["unit"],
+            r["target"] or "",
+            "" if r["meets_target"] is None else ("ok" if r["meets_target"] else "MISSED"),
+        )
+        for r in result["summary"]
+    ]
     widths = [max(len(str(x[i])) for x in [head, *lines]) for i in range(len(head))]
+
     def fmt(row):
         return "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+
     machine = result["machine"]
-    title = (f"Inside One Generation benchmarks — {result['measured_at']} on {machine['label']} "
-             f"({machine['cpu_model']}), load {machine['load_average_before'][0]:.1f}")
+    title = (
+        f"Inside One Generation benchmarks — {result['measured_at']} on {machine['label']} "
+        f"({machine['cpu_model']}), load {machine['load_average_before'][0]:.1f}"
+    )
     return "\n".join([title, fmt(head), fmt(["-" * w for w in widths]), *map(fmt, lines)])
 
 
@@ -168,8 +224,10 @@ def validate(result: dict) -> None:
     if errors:
         first = errors[0]
         where = "/".join(map(str, first.path)) or "(top level)"
-        raise ValueError(f"benchmark result breaks result.schema.json at {where}: {first.message}"
-                         + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+        raise ValueError(
+            f"benchmark result breaks result.schema.json at {where}: {first.message}"
+            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+        )
 
 
 def write_result(result: dict, path: Path) -> Path:

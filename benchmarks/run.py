@@ -21,9 +21,16 @@ from benchmarks import results  # installed with labkit (pyproject.toml), so no 
 
 SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports", "torture")
 #: repetitions per section: (full run, --quick)
-REPEATS = {"book": (2, 1), "labs": (5, 1), "widgets": (2, 1), "scaling": (5, 1),
-           "diffusion_stages": (3, 1), "traces": (3, 1), "imports": (3, 1),
-           "torture": (1, 1)}
+REPEATS = {
+    "book": (2, 1),
+    "labs": (5, 1),
+    "widgets": (2, 1),
+    "scaling": (5, 1),
+    "diffusion_stages": (3, 1),
+    "traces": (3, 1),
+    "imports": (3, 1),
+    "torture": (1, 1),
+}
 QUICK_CONTEXTS = (16, 64, 256)
 
 
@@ -41,7 +48,9 @@ def _contexts(text: str) -> list[int]:
     try:
         return check_contexts([int(s) for s in text.split(",")])
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated context lengths ≥ 2, e.g. 16,64,256: {exc}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated context lengths ≥ 2, e.g. 16,64,256: {exc}"
+        ) from None
 
 
 def _positive(text: str) -> int:
@@ -57,16 +66,37 @@ def _positive(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchmarks/run.py", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="one repetition per section, short contexts")
-    parser.add_argument("--only", type=_sections, default=list(SECTIONS), metavar="LIST",
-                        help=f"sections to run (default all): {','.join(SECTIONS)}")
-    parser.add_argument("--repeats", type=_positive, default=None, metavar="N",
-                        help="repetitions for every selected section (default: per section)")
-    parser.add_argument("--contexts", type=_contexts, default=None, metavar="LIST",
-                        help="context lengths of the scaling section (default 16,…,2048)")
-    parser.add_argument("--output", type=Path, default=results.LATEST_PATH, metavar="PATH",
-                        help="where to write the JSON result (default: benchmarks/results/latest.json)")
-    parser.add_argument("--reference", action="store_true",
-                        help="also store the result as benchmarks/reference/<date>-<machine>.json")
+    parser.add_argument(
+        "--only",
+        type=_sections,
+        default=list(SECTIONS),
+        metavar="LIST",
+        help=f"sections to run (default all): {','.join(SECTIONS)}",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="repetitions for every selected section (default: per section)",
+    )
+    parser.add_argument(
+        "--contexts",
+        type=_contexts,
+        default=None,
+        metavar="LIST",
+        help="context lengths of the scaling section (default 16,…,2048)",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=results.LATEST_PATH,
+        metavar="PATH",
+        help="where to write the JSON result (default: benchmarks/results/latest.json)",
+    )
+    parser.add_argument(
+        "--reference", action="store_true", help="also store the result as benchmarks/reference/<date>-<machine>.json"
+    )
     return parser
 
 
@@ -89,13 +119,22 @@ def _not_selected(section: str) -> dict:
     if section == "traces":
         from benchmarks.traces import KINDS
 
-        return {"available": False, "reason": reason, "kinds": {
-            k: {"available": False, "reason": reason, "wall_seconds": None, "events": None} for k in KINDS}}
+        return {
+            "available": False,
+            "reason": reason,
+            "kinds": {k: {"available": False, "reason": reason, "wall_seconds": None, "events": None} for k in KINDS},
+        }
     if section == "imports":
         from benchmarks.imports import labels
 
-        return {"available": False, "reason": reason, "bare_python_seconds": None, "modules": [
-            {"module": m, "available": False, "seconds": None, "above_bare_seconds": None} for m in labels()]}
+        return {
+            "available": False,
+            "reason": reason,
+            "bare_python_seconds": None,
+            "modules": [
+                {"module": m, "available": False, "seconds": None, "above_bare_seconds": None} for m in labels()
+            ],
+        }
     if section == "torture":
         from benchmarks.torture import unavailable
 
@@ -104,12 +143,14 @@ def _not_selected(section: str) -> dict:
 
 
 #: section → (module, function) for the sections that take only the repetitions
-RUNNERS = {"book": ("benchmarks.book", "book_reexecution"),
-           "labs": ("benchmarks.labs_vs_baseline", "labs_vs_baseline"),
-           "widgets": ("benchmarks.widget_latency", "widget_latency"),
-           "diffusion_stages": ("benchmarks.diffusion_stages", "diffusion_stages"),
-           "traces": ("benchmarks.traces", "trace_runs"),
-           "imports": ("benchmarks.imports", "import_costs")}
+RUNNERS = {
+    "book": ("benchmarks.book", "book_reexecution"),
+    "labs": ("benchmarks.labs_vs_baseline", "labs_vs_baseline"),
+    "widgets": ("benchmarks.widget_latency", "widget_latency"),
+    "diffusion_stages": ("benchmarks.diffusion_stages", "diffusion_stages"),
+    "traces": ("benchmarks.traces", "trace_runs"),
+    "imports": ("benchmarks.imports", "import_costs"),
+}
 
 
 def run_section(section: str, repeats: int, contexts, quick: bool = False) -> dict:
@@ -117,9 +158,11 @@ def run_section(section: str, repeats: int, contexts, quick: bool = False) -> di
 
     if section == "scaling":
         from benchmarks.scaling import decoder_scaling
+
         return decoder_scaling(contexts, repeats)
-    if section == "torture":                   # one run: its figures are counts, its time is one wall time
+    if section == "torture":  # one run: its figures are counts, its time is one wall time
         from benchmarks.torture import FULL, QUICK, torture_run
+
         return torture_run(**(QUICK if quick else FULL))
     if section not in RUNNERS:
         raise ValueError(f"unknown section {section!r}")
@@ -127,8 +170,9 @@ def run_section(section: str, repeats: int, contexts, quick: bool = False) -> di
     return getattr(importlib.import_module(module), function)(repeats)
 
 
-def measure(sections=SECTIONS, *, quick: bool = False, repeats: int | None = None, contexts=None,
-            progress=None) -> dict:
+def measure(
+    sections=SECTIONS, *, quick: bool = False, repeats: int | None = None, contexts=None, progress=None
+) -> dict:
     """Run the selected sections and return the validated result object."""
     from benchmarks.scaling import DEFAULT_CONTEXTS
 
@@ -164,8 +208,13 @@ def measure(sections=SECTIONS, *, quick: bool = False, repeats: int | None = Non
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    result = measure(args.only, quick=args.quick, repeats=args.repeats, contexts=args.contexts,
-                     progress=lambda line: print(f"  … {line}", file=sys.stderr, flush=True))
+    result = measure(
+        args.only,
+        quick=args.quick,
+        repeats=args.repeats,
+        contexts=args.contexts,
+        progress=lambda line: print(f"  … {line}", file=sys.stderr, flush=True),
+    )
     print(results.format_table(result))
     path = results.write_result(result, args.output)
     print(f"\nResult: {path}")

@@ -45,7 +45,7 @@ def _time_cached(model, ids: np.ndarray, repeats: int) -> tuple[dict, np.ndarray
     samples, logits = [], None
     import time
 
-    for _ in range(repeats + 1):                      # the first run is a warm-up
+    for _ in range(repeats + 1):  # the first run is a warm-up
         cache = base.copy()
         start = time.perf_counter()
         result = model.decode_step(ids[:, -1], cache)
@@ -55,8 +55,17 @@ def _time_cached(model, ids: np.ndarray, repeats: int) -> tuple[dict, np.ndarray
 
 
 def unavailable(reason: str) -> dict:
-    return {"available": False, "reason": reason, "model": None, "contexts": [], "cached_ms": [],
-            "recompute_ms": [], "speedup": [], "max_abs_logit_gap": None, "fits": None}
+    return {
+        "available": False,
+        "reason": reason,
+        "model": None,
+        "contexts": [],
+        "cached_ms": [],
+        "recompute_ms": [],
+        "speedup": [],
+        "max_abs_logit_gap": None,
+        "fits": None,
+    }
 
 
 def decoder_scaling(contexts=DEFAULT_CONTEXTS, repeats: int = 5, seed: int = 0) -> dict:
@@ -78,8 +87,10 @@ def decoder_scaling(contexts=DEFAULT_CONTEXTS, repeats: int = 5, seed: int = 0) 
         r_stat, full = time_call(lambda p=prefix: model.full_logits(p), repeats=repeats, warmup=1)
         gap = float(np.max(np.abs(full[:, -1, :] - c_logits)))
         if not gap <= AGREEMENT_TOLERANCE:
-            raise AssertionError(f"cached and recomputed logits at T={t} differ by {gap:.3e} "
-                                 f"(> {AGREEMENT_TOLERANCE:g}): the two timed paths disagree")
+            raise AssertionError(
+                f"cached and recomputed logits at T={t} differ by {gap:.3e} "
+                f"(> {AGREEMENT_TOLERANCE:g}): the two timed paths disagree"
+            )
         cached.append(scaled(c_stat, 1000.0))
         recompute.append(scaled(r_stat, 1000.0))
         gaps.append(gap)
@@ -89,12 +100,11 @@ def decoder_scaling(contexts=DEFAULT_CONTEXTS, repeats: int = 5, seed: int = 0) 
         "available": True,
         "reason": None,
         "model": f"{LAB_CONFIG.model_id}: {LAB_CONFIG.n_layers} layers, {LAB_CONFIG.n_q_heads} heads × "
-                 f"{LAB_CONFIG.head_dim}, width {LAB_CONFIG.width}, V={LAB_CONFIG.vocab_size}, {LAB_CONFIG.dtype}",
+        f"{LAB_CONFIG.head_dim}, width {LAB_CONFIG.width}, V={LAB_CONFIG.vocab_size}, {LAB_CONFIG.dtype}",
         "contexts": lengths,
         "cached_ms": cached,
         "recompute_ms": recompute,
         "speedup": [r / c for r, c in zip(medians_r, medians_c, strict=True)],
         "max_abs_logit_gap": max(gaps),
-        "fits": {"cached": describe_growth(lengths, medians_c),
-                 "recompute": describe_growth(lengths, medians_r)},
+        "fits": {"cached": describe_growth(lengths, medians_c), "recompute": describe_growth(lengths, medians_r)},
     }

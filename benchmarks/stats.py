@@ -28,8 +28,7 @@ def summarize(samples: Sequence[float]) -> dict:
     bad = [v for v in values if not math.isfinite(v) or v < 0]
     if bad:
         raise ValueError(f"samples must be finite non-negative timings, got {bad[0]!r}")
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "runs": len(values)}
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "runs": len(values)}
 
 
 def scaled(summary: dict | None, factor: float) -> dict | None:
@@ -71,19 +70,18 @@ class CommandFailed(RuntimeError):
     """A benchmarked command exited with a non-zero status (its stderr tail is in the message)."""
 
 
-def run_command(argv: Sequence[str], *, cwd=None, env: dict | None = None, timeout: float = 600,
-                ok_codes: tuple[int, ...] = (0,)) -> float:
+def run_command(
+    argv: Sequence[str], *, cwd=None, env: dict | None = None, timeout: float = 600, ok_codes: tuple[int, ...] = (0,)
+) -> float:
     """Run ``argv`` once, return its wall time in seconds; raise ``CommandFailed`` unless it exits
     with one of ``ok_codes``."""
     full_env = None if env is None else {**os.environ, **env}
     start = time.perf_counter()
-    done = subprocess.run(list(argv), cwd=cwd, env=full_env, capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run(list(argv), cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
     elapsed = time.perf_counter() - start
     if done.returncode not in ok_codes:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-        raise CommandFailed(f"{' '.join(map(str, argv))} exited with {done.returncode}: "
-                            + " | ".join(tail))
+        raise CommandFailed(f"{' '.join(map(str, argv))} exited with {done.returncode}: " + " | ".join(tail))
     return elapsed
 
 

@@ -15,10 +15,23 @@ QUICK = {"kills": 200, "races": 50}
 CLIENTS = 3
 
 
+#: a run's figures, in the order the result lists them after ``available`` and ``reason``
+FIGURES = (
+    "kills",
+    "schedules",
+    "restarts",
+    "settled",
+    "races",
+    "clients",
+    "race_requests",
+    "checks",
+    "violations",
+    "wall_seconds",
+)
+
+
 def unavailable(reason: str) -> dict:
-    return {"available": False, "reason": reason, "kills": None, "schedules": None, "restarts": None,
-            "settled": None, "races": None, "clients": None, "race_requests": None, "checks": None,
-            "violations": None, "wall_seconds": None}
+    return {"available": False, "reason": reason, **dict.fromkeys(FIGURES)}
 
 
 def torture_run(kills: int, races: int, seed: int = 0) -> dict:
@@ -26,8 +39,17 @@ def torture_run(kills: int, races: int, seed: int = 0) -> dict:
 
     started = time.perf_counter()
     report = run_torture(kills=kills, clients=CLIENTS, races=races, seed=seed)
-    return {"available": True, "reason": None, "kills": report.kills, "schedules": report.schedules,
-            "restarts": report.restarts, "settled": report.settled, "races": report.races,
-            "clients": report.clients, "race_requests": len(report.race_results),
-            "checks": sum(report.checks.values()), "violations": len(report.violations),
-            "wall_seconds": time.perf_counter() - started}
+    return {
+        "available": True,
+        "reason": None,
+        "kills": report.kills,
+        "schedules": report.schedules,
+        "restarts": report.restarts,
+        "settled": report.settled,
+        "races": report.races,
+        "clients": report.clients,
+        "race_requests": len(report.race_results),
+        "checks": sum(report.checks.values()),
+        "violations": len(report.violations),
+        "wall_seconds": time.perf_counter() - started,
+    }

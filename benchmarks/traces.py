@@ -18,8 +18,9 @@ KINDS = {"text": "labkit.cli.text", "diffusion": "labkit.cli.diffusion", "tool":
 
 def trace_runs(repeats: int = 3) -> dict:
     """{"available", "reason", "kinds": {kind: {"available", "reason", "wall_seconds", "events"}}}."""
-    kinds = {kind: {"available": False, "reason": "did not run", "wall_seconds": None, "events": None}
-             for kind in KINDS}
+    kinds = {
+        kind: {"available": False, "reason": "did not run", "wall_seconds": None, "events": None} for kind in KINDS
+    }
     scratch = Path(tempfile.mkdtemp(prefix="iog-bench-traces-"))
     try:
         runners = {}
@@ -27,7 +28,7 @@ def trace_runs(repeats: int = 3) -> dict:
             out = scratch / f"{kind}.jsonl"
             argv = [*labkit_command(), "trace", kind, "--out", str(out)]
             runners[kind] = lambda a=argv: run_command(a, cwd=scratch)
-        for kind in list(runners):                      # one untimed run: is it working at all?
+        for kind in list(runners):  # one untimed run: is it working at all?
             try:
                 runners[kind]()
             except CommandFailed as exc:
@@ -36,8 +37,9 @@ def trace_runs(repeats: int = 3) -> dict:
         stats = interleaved(runners, repeats) if runners else {}
         for kind, summary in stats.items():
             lines = (scratch / f"{kind}.jsonl").read_text(encoding="utf-8").splitlines()
-            kinds[kind].update(available=True, reason=None, wall_seconds=summary,
-                               events=sum(1 for line in lines if line.strip()))
+            kinds[kind].update(
+                available=True, reason=None, wall_seconds=summary, events=sum(1 for line in lines if line.strip())
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return {"available": bool(stats), "reason": None if stats else "no trace ran", "kinds": kinds}

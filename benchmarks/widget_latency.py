@@ -8,11 +8,13 @@ For each case a fresh widget is built (untimed), then every value of the case is
 once (*cold*: nothing cached for it yet) and once more (*warm*: whatever the widget caches
 is reused). labkit keeps the PNG of every state it has drawn in a process-wide cache
 (``labkit.reader.png``); it is emptied before each repetition, so *cold* is a real
-first visit every time and never a picture left over from the previous repetition. Where a widget can skip its drawing (``images=False`` / ``render=False``), the
+first visit every time and never a picture left over from the previous repetition. Where a
+widget can skip its drawing (``images=False`` / ``render=False``), the
 same changes are timed without it (*state only*), which splits a change into computing the
 state and drawing the picture. Widgets that draw ahead while the kernel idles (the two
 steppers) are also timed *after idle*: button presses inside a running event loop, as in a
-kernel, with the loop left idle half a second between presses. The target is judged on *cold*. Each change must alter the output the reader sees; a change
+kernel, with the loop left idle half a second between presses. The target is judged on
+*cold*. Each change must alter the output the reader sees; a change
 that does not is reported (``output_changed: false``), not timed as a success.
 
 Target: ≤ 50 ms per step change.
@@ -65,6 +67,7 @@ def _set_step(w, value):
 def _set_slider(attr: str):
     def change(w, value):
         getattr(w, attr).value = value
+
     return change
 
 
@@ -92,14 +95,27 @@ def _grammar_stepper(render: bool):
 MAX_VALUES = 6
 
 CASES: tuple[WidgetCase, ...] = (
-    WidgetCase("cache fault toggles: mode change", "labkit.reader.widgets.cache_faults", _toggles,
-               lambda w: [m for m in w.mode_buttons.options if m != w.mode_buttons.value],
-               _set_slider("mode_buttons"), _toggles_output,
-               note="cold = the fault case is decoded; warm = cached case, redrawn", can_skip_render=True),
-    WidgetCase("grammar stepper: step change", "labkit.reader.widgets.tools", _grammar_stepper,
-               lambda w: list(range(2, min(w.n_steps, MAX_VALUES) + 1)), _set_step,
-               lambda w: (w.step, w.image.value), note="trace three's constrained decoding, steps 2…6",
-               can_skip_render=True, press=lambda w: w.forward_button.click()),
+    WidgetCase(
+        "cache fault toggles: mode change",
+        "labkit.reader.widgets.cache_faults",
+        _toggles,
+        lambda w: [m for m in w.mode_buttons.options if m != w.mode_buttons.value],
+        _set_slider("mode_buttons"),
+        _toggles_output,
+        note="cold = the fault case is decoded; warm = cached case, redrawn",
+        can_skip_render=True,
+    ),
+    WidgetCase(
+        "grammar stepper: step change",
+        "labkit.reader.widgets.tools",
+        _grammar_stepper,
+        lambda w: list(range(2, min(w.n_steps, MAX_VALUES) + 1)),
+        _set_step,
+        lambda w: (w.step, w.image.value),
+        note="trace three's constrained decoding, steps 2…6",
+        can_skip_render=True,
+        press=lambda w: w.forward_button.click(),
+    ),
 )
 
 
@@ -139,7 +155,7 @@ def after_idle(case: WidgetCase, presses: int = MAX_VALUES - 1) -> list[float]:
         widget = case.build(True)
         case.press(widget)
         samples = []
-        for _ in range(min(presses, len(case.values(widget)) - 1)):     # never press past the end
+        for _ in range(min(presses, len(case.values(widget)) - 1)):  # never press past the end
             await asyncio.sleep(IDLE_SECONDS)
             before = case.output(widget)
             start = time.perf_counter()
@@ -194,9 +210,21 @@ def measure_case(case: WidgetCase, repeats: int = 3) -> dict:
 
 
 def unavailable_case(case: WidgetCase, reason: str) -> dict:
-    return {"name": case.name, "module": case.module, "available": False, "reason": reason,
-            "changes_per_run": 0, "cold_ms": None, "warm_ms": None, "state_only_ms": None, "after_idle_ms": None,
-            "output_changed": None, "target_ms": case.target_ms, "meets_target": None, "note": case.note}
+    return {
+        "name": case.name,
+        "module": case.module,
+        "available": False,
+        "reason": reason,
+        "changes_per_run": 0,
+        "cold_ms": None,
+        "warm_ms": None,
+        "state_only_ms": None,
+        "after_idle_ms": None,
+        "output_changed": None,
+        "target_ms": case.target_ms,
+        "meets_target": None,
+        "note": case.note,
+    }
 
 
 def widget_latency(repeats: int = 3, cases=CASES) -> dict:
@@ -208,7 +236,7 @@ def widget_latency(repeats: int = 3, cases=CASES) -> dict:
     for case in cases:
         try:
             results.append(measure_case(case, repeats))
-        except Exception as exc:           # a widget still being written: report, do not crash
+        except Exception as exc:  # a widget still being written: report, do not crash
             results.append(unavailable_case(case, f"{type(exc).__name__}: {exc}"))
     return {"available": any(r["available"] for r in results), "target_ms": TARGET_MS, "cases": results}
 

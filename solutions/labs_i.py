@@ -5,7 +5,7 @@ import numpy as np
 
 def masked_ce_gradient(logits, targets, valid):
     z = np.asarray(logits, dtype=np.float64)
-    stable = np.exp(z - z.max(axis=1, keepdims=True))   # softmax is shift-invariant; avoids overflow
+    stable = np.exp(z - z.max(axis=1, keepdims=True))  # softmax is shift-invariant; avoids overflow
     softmax = stable / stable.sum(axis=1, keepdims=True)
     onehot = np.eye(z.shape[1])[targets]
     keep = np.asarray(valid, dtype=bool)
@@ -39,7 +39,7 @@ def causal_self_attention(q, k, v):
 def cached_attention_step(q, cache_k, cache_v, k_new, v_new):
     keys = np.concatenate([cache_k, k_new], axis=2)
     values = np.concatenate([cache_v, v_new], axis=2)
-    scores = q @ np.swapaxes(keys, -1, -2) / np.sqrt(q.shape[-1])      # [B, H, 1, T+1]
+    scores = q @ np.swapaxes(keys, -1, -2) / np.sqrt(q.shape[-1])  # [B, H, 1, T+1]
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     weights /= weights.sum(axis=-1, keepdims=True)
     return weights @ values, keys, values

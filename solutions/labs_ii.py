@@ -5,10 +5,12 @@ import math
 
 import numpy as np
 
+from labkit.labs import report as reports
+
 
 def dpo_gradient(policy, reference, beta):
     delta = (policy[0] - reference[0]) - (policy[1] - reference[1])
-    pull = beta / (1.0 + np.exp(beta * delta))          # β·σ(−m); exp(+large) → inf → 0, never NaN
+    pull = beta / (1.0 + np.exp(beta * delta))  # β·σ(−m); exp(+large) → inf → 0, never NaN
     return np.array([-pull, pull])
 
 
@@ -43,8 +45,7 @@ def speculative_parts(p, q):
 
 def decode_step_lower_bound_ms(budget, batch):
     weights = budget.n_params * budget.bytes_per_param
-    cache = (2 * budget.n_layers * budget.context * budget.n_kv_heads * budget.head_dim
-             * budget.kv_bytes_per_element)
+    cache = 2 * budget.n_layers * budget.context * budget.n_kv_heads * budget.head_dim * budget.kv_bytes_per_element
     return (weights + batch * cache) / budget.bandwidth_bytes_per_second * 1000
 
 
@@ -53,8 +54,7 @@ def compensated_local_gradients(rank_gradient_sums, rank_token_counts):
     return sums * len(sums) / np.sum(rank_token_counts)
 
 
-LAB_NAMES = ("ce_gradient", "masks", "causal_attention", "cache_equivalence",
-             "dpo", "grpo", "kl", "speculative_sampling")
+LAB_NAMES = [key for key, _ in reports.LABS]  # the chapter's eight labs
 
 
 def report_problems(report):

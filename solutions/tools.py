@@ -9,7 +9,7 @@ from labkit.tools.confirm import canonical_json, sha256_digest
 
 def integer_field_mask(value_so_far, pieces, schema):
     low, high = schema["minimum"], schema["maximum"]
-    spellings = [str(n) for n in range(low, high + 1)]      # JSON integers: no sign, no leading zeros
+    spellings = [str(n) for n in range(low, high + 1)]  # JSON integers: no sign, no leading zeros
 
     def completable(digits):
         return any(s.startswith(digits) for s in spellings)
@@ -21,14 +21,14 @@ def integer_field_mask(value_so_far, pieces, schema):
             continue
         number = value_so_far + digits
         if closes:
-            allowed[token] = number in spellings             # the object may close after a whole number
+            allowed[token] = number in spellings  # the object may close after a whole number
         else:
             allowed[token] = bool(digits) and completable(number)
     return allowed
 
 
 def digest_matches(confirmation, invocation):
-    digest = sha256_digest(canonical_json(invocation.to_json()))     # SHA-256 of RFC 8785 JSON
+    digest = sha256_digest(canonical_json(invocation.to_json()))  # SHA-256 of RFC 8785 JSON
     return confirmation.decision == "approve" and confirmation.invocation_digest == digest
 
 

@@ -12,8 +12,10 @@ REPO = Path(__file__).resolve().parents[1]
 # The answer key: a class copy (`labkit class-copy`) leaves solutions/ out, and the tests that
 # need it skip with this message instead of failing.
 ANSWER_KEY = REPO / "solutions"
-ANSWER_KEY_MISSING = ("solutions/ (the answer key) is not in this copy of the book — a class "
-                      "copy: the tests that run the reference solutions are skipped")
+ANSWER_KEY_MISSING = (
+    "solutions/ (the answer key) is not in this copy of the book — a class "
+    "copy: the tests that run the reference solutions are skipped"
+)
 
 
 def _load_solution(stem: str):

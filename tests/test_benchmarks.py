@@ -28,8 +28,9 @@ def test_summarize_gives_median_min_max_and_count():
     assert stats.summarize([0.3, 0.1, 0.2, 0.9]) == {"median": 0.25, "min": 0.1, "max": 0.9, "runs": 4}
 
 
-@pytest.mark.parametrize("bad, words", [([], "at least one"), ([0.1, float("nan")], "finite"),
-                                        ([-1.0], "non-negative")])
+@pytest.mark.parametrize(
+    "bad, words", [([], "at least one"), ([0.1, float("nan")], "finite"), ([-1.0], "non-negative")]
+)
 def test_summarize_rejects_bad_samples_by_name(bad, words):
     with pytest.raises(ValueError, match="samples") as info:
         stats.summarize(bad)
@@ -43,8 +44,9 @@ def test_time_call_rejects_bad_repeats():
 
 def test_interleaved_runs_contenders_round_by_round():
     order = []
-    result = stats.interleaved({"a": lambda: order.append("a") or 1.0,
-                                "b": lambda: order.append("b") or 3.0}, repeats=3)
+    result = stats.interleaved(
+        {"a": lambda: order.append("a") or 1.0, "b": lambda: order.append("b") or 3.0}, repeats=3
+    )
     assert order == ["a", "b"] * 3
     assert result["b"] == {"median": 3.0, "min": 3.0, "max": 3.0, "runs": 3}
     assert stats.ratio(result["b"], result["a"]) == 3.0
@@ -54,7 +56,8 @@ def test_scaled_and_ratio_handle_missing_values():
     assert stats.scaled(None, 1000) is None
     assert stats.ratio(None, {"median": 1.0}) is None
     assert stats.scaled({"median": 0.002, "min": 0.001, "max": 0.003, "runs": 2}, 1000) == pytest.approx(
-        {"median": 2.0, "min": 1.0, "max": 3.0, "runs": 2})
+        {"median": 2.0, "min": 1.0, "max": 3.0, "runs": 2}
+    )
 
 
 def test_run_command_reports_a_failing_command_with_its_stderr():
@@ -83,14 +86,23 @@ def test_power_fit_recovers_the_exponent_of_an_exact_power_law(k, c):
     assert power["coefficient"] == pytest.approx(c, rel=1e-8)
 
 
-@pytest.mark.parametrize("k, label", [(0.0, "flat-ish"), (0.49, "flat-ish"), (0.6, "sub-linear"),
-                                      (0.81, "linear or worse"), (2.0, "linear or worse")])
+@pytest.mark.parametrize(
+    "k, label",
+    [(0.0, "flat-ish"), (0.49, "flat-ish"), (0.6, "sub-linear"), (0.81, "linear or worse"), (2.0, "linear or worse")],
+)
 def test_growth_label_thresholds(k, label):
     assert fit.growth_label(k) == label
 
 
-@pytest.mark.parametrize("x, y, message", [([1], [1], "at least 2 points"), ([1, 1], [1, 2], "two distinct"),
-                                           ([1, 2], [1, 2, 3], "one length"), ([0, 2], [1, 2], "positive")])
+@pytest.mark.parametrize(
+    "x, y, message",
+    [
+        ([1], [1], "at least 2 points"),
+        ([1, 1], [1, 2], "two distinct"),
+        ([1, 2], [1, 2, 3], "one length"),
+        ([0, 2], [1, 2], "positive"),
+    ],
+)
 def test_fits_reject_bad_points(x, y, message):
     with pytest.raises(ValueError, match=message):
         fit.power_fit(x, y)
@@ -196,10 +208,13 @@ class _FakeWidget:
             self.image = str(v).encode()
 
 
+def _fake_case(name, values, change, build=_FakeWidget, **options):
+    """A WidgetCase of a fake widget: ``change`` applies each of ``values``; the output is (value, image)."""
+    return WidgetCase(name, "fake", build, lambda w: values, change, lambda w: (w.value, w.image), **options)
+
+
 def test_widget_case_measures_cold_warm_and_state_only():
-    case = WidgetCase("fake: value change", "fake", lambda render: _FakeWidget(render),
-                      lambda w: [1, 2, 3], lambda w, v: w.set(v), lambda w: (w.value, w.image),
-                      can_skip_render=True)
+    case = _fake_case("fake: value change", [1, 2, 3], lambda w, v: w.set(v), can_skip_render=True)
     row = measure_case(case, repeats=2)
     assert row["changes_per_run"] == 3 and row["cold_ms"]["runs"] == 6
     assert row["warm_ms"]["runs"] == 6 and row["state_only_ms"]["runs"] == 6
@@ -225,25 +240,28 @@ def test_after_idle_presses_inside_a_running_loop_and_lets_it_idle(monkeypatch):
 
     monkeypatch.setattr(wl, "IDLE_SECONDS", 0.001)
     built = []
-    case = WidgetCase("fake: press", "fake", lambda render: built.append(_FakeStepper(render)) or built[-1],
-                      lambda w: [1, 2, 3, 4, 5, 6, 7], lambda w, v: w.set(v), lambda w: (w.value, w.image),
-                      press=lambda w: w.press())
+    case = _fake_case(
+        "fake: press",
+        [1, 2, 3, 4, 5, 6, 7],
+        lambda w, v: w.set(v),
+        build=lambda render: built.append(_FakeStepper(render)) or built[-1],
+        press=lambda w: w.press(),
+    )
     samples = wl.after_idle(case, presses=3)
     assert len(samples) == 3, f"expected one time per press after the first, got {len(samples)}"
-    assert built[-1].value == 4 and built[-1].ahead == [2, 3, 4, 5], \
+    assert built[-1].value == 4 and built[-1].ahead == [2, 3, 4, 5], (
         f"each press must run in the loop and its scheduled work while idle, got {built[-1].ahead}"
+    )
     row = measure_case(case, repeats=1)
     assert row["after_idle_ms"]["runs"] == wl.MAX_VALUES - 1
 
-    stuck = WidgetCase("fake: stuck press", "fake", lambda render: _FakeWidget(render), lambda w: [1, 2],
-                       lambda w, v: None, lambda w: (w.value, w.image), press=lambda w: None)
+    stuck = _fake_case("fake: stuck press", [1, 2], lambda w, v: None, press=lambda w: None)
     with pytest.raises(ValueError, match="a press did not change the picture"):
         wl.after_idle(stuck, presses=1)
 
 
 def test_widget_case_reports_a_change_that_does_not_reach_the_output():
-    case = WidgetCase("fake: stuck", "fake", lambda render: _FakeWidget(render), lambda w: [1, 2],
-                      lambda w, v: None, lambda w: (w.value, w.image))
+    case = _fake_case("fake: stuck", [1, 2], lambda w, v: None)
     assert measure_case(case, repeats=1)["output_changed"] is False
 
 
@@ -274,9 +292,14 @@ def test_schema_names_the_missing_section():
         results.validate(result)
 
 
-@pytest.mark.parametrize("argv, words", [(["--only", "nope"], "comma-separated list of book"),
-                                         (["--contexts", "1,8"], "context lengths"),
-                                         (["--repeats", "0"], "positive integer")])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--only", "nope"], "comma-separated list of book"),
+        (["--contexts", "1,8"], "context lengths"),
+        (["--repeats", "0"], "positive integer"),
+    ],
+)
 def test_run_rejects_bad_arguments_by_name(argv, words, capsys):
     from benchmarks.run import main
 
@@ -317,11 +340,14 @@ def test_growth_exponent_exercise_accepts_a_right_answer():
     assert verdict.passed, repr(verdict)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda contexts, times_ms: float(np.polyfit(contexts, times_ms, 1)[0]), "milliseconds per token"),
-    (lambda contexts, times_ms: float(np.polyfit(np.log(contexts), np.log(times_ms), 1)[1]), "intercept"),
-    (lambda contexts, times_ms: float(np.polyfit(np.log2(contexts), np.log(times_ms), 1)[0]), "same logarithm"),
-])
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda contexts, times_ms: float(np.polyfit(contexts, times_ms, 1)[0]), "milliseconds per token"),
+        (lambda contexts, times_ms: float(np.polyfit(np.log(contexts), np.log(times_ms), 1)[1]), "intercept"),
+        (lambda contexts, times_ms: float(np.polyfit(np.log2(contexts), np.log(times_ms), 1)[0]), "same logarithm"),
+    ],
+)
 def test_growth_exponent_exercise_points_at_the_concept(wrong, hint):
     from benchmarks.exercise import make_exercise
 
@@ -352,10 +378,18 @@ def test_page_tables_render_from_the_reference_result():
     from benchmarks import figures
 
     result = results.load_result()
-    tables = [figures.summary_table_rows, figures.scaling_table_rows, figures.fit_table_rows,
-              figures.widget_table_rows, figures.stage_table_rows, figures.book_table_rows,
-              figures.book_split_rows, figures.labs_table_rows, figures.per_lab_table_rows,
-              figures.import_table_rows]
+    tables = [
+        figures.summary_table_rows,
+        figures.scaling_table_rows,
+        figures.fit_table_rows,
+        figures.widget_table_rows,
+        figures.stage_table_rows,
+        figures.book_table_rows,
+        figures.book_split_rows,
+        figures.labs_table_rows,
+        figures.per_lab_table_rows,
+        figures.import_table_rows,
+    ]
     for table in tables:
         rows = table(result)
         assert rows and len({len(r) for r in rows}) == 1, f"{table.__name__} gave ragged or no rows"
@@ -389,15 +423,27 @@ def test_staged_diffusion_png_equals_run_diffusion_png():
 def test_player_table_reads_a_stored_result_and_judges_each_host_on_its_target(tmp_path):
     from benchmarks import players
 
-    result = {"steps": 3, "harness": {"available": True, "target_ms": 16.0, "players": [
-        {"player": "decode@03", "control": "next", "work_ms": 4.04, "frame_ms": 9.3},
-        {"player": "latents@05", "control": "back", "work_ms": 17.0, "frame_ms": 20.0}]},
-        "jupyterlab": {"available": True, "target_ms": 50.0, "players": [
-            {"player": "decode", "control": "next", "work_ms": 17.0, "frame_ms": 25.0}]}}
+    result = {
+        "steps": 3,
+        "harness": {
+            "available": True,
+            "target_ms": 16.0,
+            "players": [
+                {"player": "decode@03", "control": "next", "work_ms": 4.04, "frame_ms": 9.3},
+                {"player": "latents@05", "control": "back", "work_ms": 17.0, "frame_ms": 20.0},
+            ],
+        },
+        "jupyterlab": {
+            "available": True,
+            "target_ms": 50.0,
+            "players": [{"player": "decode", "control": "next", "work_ms": 17.0, "frame_ms": 25.0}],
+        },
+    }
     assert players.table_rows(result) == [
         ["decode@03", "harness", "next", "4.0", "9.3", "≤ 16 ms: yes"],
         ["latents@05", "harness", "back", "17.0", "20.0", "≤ 16 ms: no"],
-        ["decode", "JupyterLab", "next", "17.0", "25.0", "≤ 50 ms: yes"]]
+        ["decode", "JupyterLab", "next", "17.0", "25.0", "≤ 50 ms: yes"],
+    ]
     (tmp_path / "2026-12-01-a.json").write_text(json.dumps(result))
     assert players.load_reference(tmp_path)["steps"] == 3
     with pytest.raises(FileNotFoundError, match="benchmarks/players.py --reference"):
@@ -409,7 +455,9 @@ def test_the_stored_player_reference_covers_every_embedded_player():
     from labkit.devtools.players import EMBEDS
 
     stored = {r["player"] for r in players.load_reference()["harness"]["players"]}
-    expected = {players._key(page, name) for page, embeds in EMBEDS.items() for name in embeds}
+    expected = {
+        f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}" for page, embeds in EMBEDS.items() for name in embeds
+    }
     assert stored == expected
 
 
@@ -428,4 +476,4 @@ def test_the_torture_entry_reports_its_counts_and_violations_in_a_valid_result()
     assert "torture: violations in" in results.format_table(result)
     assert [r["meets_target"] for r in result["summary"] if r["measure"].startswith("torture: violations")] == [True]
     del result["torture"]
-    results.validate(result)            # results measured before the entry existed stay valid
+    results.validate(result)  # results measured before the entry existed stay valid

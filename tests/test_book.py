@@ -18,17 +18,30 @@ from labkit.devtools import book, notebooks
 
 REPO = Path(__file__).resolve().parents[1]
 
-NBVAL_ARGS = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with",
-              str(REPO / "tests" / "nbval_sanitize.cfg"), "-p", "no:cacheprovider", "-q"]
+NBVAL_ARGS = [
+    "--nbval",
+    "--nbval-current-env",
+    "--nbval-sanitize-with",
+    str(REPO / "tests" / "nbval_sanitize.cfg"),
+    "-p",
+    "no:cacheprovider",
+    "-q",
+]
 
 
 def test_import_labkit_is_fast_and_light():
-    code = ("import sys, time; t = time.perf_counter(); import labkit, labkit.cli; "
-            "d = time.perf_counter() - t; "
-            "heavy = [m for m in ('matplotlib', 'ipywidgets', 'IPython', 'jupyter_client', 'numpy') if m in sys.modules]; "
-            "print(d, heavy)")
-    best = min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                    check=True).stdout.split()[0]) for _ in range(3))
+    code = (
+        "import sys, time; t = time.perf_counter(); import labkit, labkit.cli; "
+        "d = time.perf_counter() - t; "
+        "heavy = [m for m in ('matplotlib', 'ipywidgets', 'IPython', 'jupyter_client', 'numpy') if m in sys.modules]; "
+        "print(d, heavy)"
+    )
+    best = min(
+        float(
+            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()[0]
+        )
+        for _ in range(3)
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "[]" in out, f"import labkit pulled in heavy modules: {out}"
     assert best < 0.3, f"import labkit took {best:.3f} s (limit 0.3 s)"
@@ -40,8 +53,9 @@ def test_cli_help_lists_commands():
 
 
 def test_cli_reports_bad_input_clearly():
-    proc = subprocess.run([sys.executable, "-m", "labkit", "fixtures", "check", "--only", "nope"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "labkit", "fixtures", "check", "--only", "nope"], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "unknown recipe 'nope'" in proc.stderr
 
 
@@ -53,8 +67,9 @@ def test_every_registered_recipe_exists_and_labs_has_none():
 
     for name, module in recipes.RECIPES.items():
         assert callable(importlib.import_module(module).build), name
-    proc = subprocess.run([sys.executable, "-m", "labkit", "fixtures", "check", "--only", "labs"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "labkit", "fixtures", "check", "--only", "labs"], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "unknown recipe 'labs'" in proc.stderr, proc.stderr
 
 
@@ -90,11 +105,11 @@ def test_toc_is_complete_and_every_page_parses_offline():
 
 # --- tampering: each damage must be caught ---------------------------------------------
 
+
 @pytest.fixture
 def book_copy(tmp_path):
     """A copy of the book's pages and config to damage."""
-    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copy(REPO / "myst.yml", tmp_path / "myst.yml")
     shutil.copy(REPO / "references.bib", tmp_path / "references.bib")
     return tmp_path
@@ -103,7 +118,7 @@ def book_copy(tmp_path):
 def test_editing_a_md_cell_without_regenerating_is_caught(book_copy):
     md = book_copy / "notebooks" / "07-traces" / "01-trace-record.md"
     assert not notebooks.pair_problems(md)
-    md.write_text(md.read_text(encoding="utf-8").replace("prefix=\"e\")", "prefix=\"x\")", 1), encoding="utf-8")
+    md.write_text(md.read_text(encoding="utf-8").replace('prefix="e")', 'prefix="x")', 1), encoding="utf-8")
     assert any("differs in its source" in p for p in notebooks.pair_problems(md))
 
 
@@ -117,8 +132,9 @@ def test_an_unexecuted_notebook_is_caught(book_copy):
 
 def test_a_broken_toc_entry_is_caught(book_copy):
     config = (book_copy / "myst.yml").read_text(encoding="utf-8")
-    (book_copy / "myst.yml").write_text(config.replace("01-trace-record.ipynb", "01-trace-recrod.ipynb"),
-                                        encoding="utf-8")
+    (book_copy / "myst.yml").write_text(
+        config.replace("01-trace-record.ipynb", "01-trace-recrod.ipynb"), encoding="utf-8"
+    )
     problems = book.toc_problems(book_copy)
     assert any("points nowhere" in p for p in problems)
     assert any("missing from the toc" in p for p in problems)
@@ -139,7 +155,9 @@ def test_every_citation_resolves_and_the_pages_cite_something():
     cited = set()
     for md in (REPO / "notebooks").rglob("*.md"):
         cited.update(book.cited_keys(md.read_text(encoding="utf-8")))
-    assert cited == keys, f"cited but not listed: {sorted(cited - keys)}; listed but never cited: {sorted(keys - cited)}"
+    assert cited == keys, (
+        f"cited but not listed: {sorted(cited - keys)}; listed but never cited: {sorted(keys - cited)}"
+    )
 
 
 def test_an_unknown_citation_key_is_caught(book_copy):
@@ -149,7 +167,7 @@ def test_an_unknown_citation_key_is_caught(book_copy):
     ipynb.write_text(json.dumps(nb), encoding="utf-8")
     problems = book.citation_problems(book_copy)
     assert len(problems) == 1 and "nosuchpaper2099" in problems[0] and "01-trace-record" in problems[0], problems
-    assert any("nosuchpaper2099" in p for p in book.myst_problems(book_copy))   # mystmd agrees
+    assert any("nosuchpaper2099" in p for p in book.myst_problems(book_copy))  # mystmd agrees
     assert any("nosuchpaper2099" in p for p in book.check(book_copy))
 
 
@@ -169,7 +187,8 @@ def test_hand_editing_a_stored_number_fails_nbval(book_copy):
     else:
         pytest.fail("the stored output to tamper with was not found")
     nbformat.write(nb, ipynb)
-    proc = subprocess.run([sys.executable, "-m", "pytest", *NBVAL_ARGS, str(ipynb)],
-                          capture_output=True, text=True, cwd=ipynb.parent)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", *NBVAL_ARGS, str(ipynb)], capture_output=True, text=True, cwd=ipynb.parent
+    )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "5 lines" in proc.stdout and "4 lines" in proc.stdout

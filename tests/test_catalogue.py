@@ -40,11 +40,13 @@ def test_a_declaration_only_matches_its_own_divergence():
     declared = FirstDivergence("e05", "discrete_state", "masked_ids", S.PROCESSORS)
     assert declared.matches(FirstDivergence("e05", "discrete_state", "masked_ids (length)", S.PROCESSORS))
     assert declared.matches(FirstDivergence("e05", "discrete_state", "masked_ids[2]", S.PROCESSORS))
-    for other in (FirstDivergence("e06", "discrete_state", "masked_ids", S.PROCESSORS),
-                  FirstDivergence("e05", "tensors", "masked_ids", S.PROCESSORS),
-                  FirstDivergence("e05", "discrete_state", "masked_ids_more", S.PROCESSORS),
-                  FirstDivergence("e05", "discrete_state", "tie_break", S.PROCESSORS),
-                  FirstDivergence("e05", "discrete_state", "masked_ids", S.MODEL_PATH)):
+    for other in (
+        FirstDivergence("e06", "discrete_state", "masked_ids", S.PROCESSORS),
+        FirstDivergence("e05", "tensors", "masked_ids", S.PROCESSORS),
+        FirstDivergence("e05", "discrete_state", "masked_ids_more", S.PROCESSORS),
+        FirstDivergence("e05", "discrete_state", "tie_break", S.PROCESSORS),
+        FirstDivergence("e05", "discrete_state", "masked_ids", S.MODEL_PATH),
+    ):
         assert not declared.matches(other), other
     with pytest.raises(ValueError, match="rule must be one of"):
         FirstDivergence("e05", "discrete", "masked_ids", S.PROCESSORS)
@@ -55,8 +57,12 @@ def test_every_declared_suspect_is_one_a_contract_can_name():
 
     for kind, name in ALL:
         contract = CONTRACTS[kind]
-        named = {*contract.suspects.values(), *contract.component_suspects.values(),
-                 *contract.field_suspects.values(), *contract.branch_suspects.values()}
+        named = {
+            *contract.suspects.values(),
+            *contract.component_suspects.values(),
+            *contract.field_suspects.values(),
+            *contract.branch_suspects.values(),
+        }
         suspect = catalogue.faults(kind)[name].expected.suspect
         assert suspect in named, f"{kind}/{name}: suspect {suspect!r} is not spelled as the {kind} contract spells it"
 

@@ -70,6 +70,7 @@ def test_nan_output_is_reported():
 
 # --- deliberately wrong answers: each caught, with the expected hint ------------------------
 
+
 def test_bad_parents_that_ignores_forward_parents_is_caught():
     result = check.bad_parents(lambda events: [e["event_id"] for e in events[1:] if e["parent_event_id"] is None])
     assert not result.passed and "points forward" in result.where and "seen before" in result.hint
@@ -93,7 +94,7 @@ def test_rms_norm_that_promotes_float32_is_caught():
 def test_every_chapter_page_has_a_registered_exercise():
     from labkit.devtools import book
 
-    exempt = {"notebooks/glossary.md"}            # a reference page, not a chapter
+    exempt = {"notebooks/glossary.md"}  # a reference page, not a chapter
     pages = {f.replace(".ipynb", ".md") for f in book.toc_files(book.load_config())}
     covered = {spec.page for spec in EXERCISES.values()}
     missing = sorted(pages - covered - exempt)

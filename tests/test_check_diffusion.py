@@ -12,6 +12,7 @@ import labkit.check as check
 
 def _normals(shift=0.5, scale=2.0**32, sine_first=False, pairs=((0, 1), (2, 3)), grouped=False):
     """A words → normals transform with the usual mistakes injectable."""
+
     def words_to_normals(words):
         u = (np.asarray(words, dtype=np.float64) + shift) / scale
         out = []
@@ -20,6 +21,7 @@ def _normals(shift=0.5, scale=2.0**32, sine_first=False, pairs=((0, 1), (2, 3)),
             cos, sin = radius * np.cos(angle), radius * np.sin(angle)
             out += [sin, cos] if sine_first else [cos, sin]
         return np.stack(out, axis=0 if grouped else 1).reshape(-1)
+
     return words_to_normals
 
 
@@ -54,8 +56,7 @@ def test_uniform_without_the_half_step_reproduces_the_run_but_is_caught_at_word_
     """u = x / 2³² never meets word 0 in the chapter's 16384 draws; the extreme words expose it."""
     result = check.words_to_normals(_normals(shift=0.0, scale=scale))
     assert not result.passed
-    assert result.where == "extreme words, normal 0 (block 0, from the word pair 0x00000000, 0x00000000)", \
-        result.where
+    assert result.where == "extreme words, normal 0 (block 0, from the word pair 0x00000000, 0x00000000)", result.where
     assert result.got == np.inf and result.expected == pytest.approx(np.sqrt(66 * np.log(2)))
     assert "ln u is −∞ at u = 0" in result.hint and "never 0 and never 1" in result.hint
 
@@ -64,10 +65,9 @@ def test_uniform_shifted_by_a_whole_step_is_caught_at_the_extreme_words():
     """u = (x + 1) / 2³² stays finite (word 2³²−1 → u = 1, r = 0) and is within tolerance on the run."""
     result = check.words_to_normals(_normals(shift=1.0))
     assert not result.passed
-    assert result.where == "extreme words, normal 0 (block 0, from the word pair 0x00000000, 0x00000000)", \
-        result.where
-    assert result.got == pytest.approx(np.sqrt(64 * np.log(2)))        # r for u = 2⁻³²
-    assert result.expected == pytest.approx(np.sqrt(66 * np.log(2)))   # r for u = 2⁻³³, the cell's centre
+    assert result.where == "extreme words, normal 0 (block 0, from the word pair 0x00000000, 0x00000000)", result.where
+    assert result.got == pytest.approx(np.sqrt(64 * np.log(2)))  # r for u = 2⁻³²
+    assert result.expected == pytest.approx(np.sqrt(66 * np.log(2)))  # r for u = 2⁻³³, the cell's centre
     assert "cell's centre" in result.hint and "word 2³²−1 is not 1" in result.hint
 
 
@@ -82,7 +82,7 @@ def test_normals_of_the_wrong_count_are_refused_with_the_shape():
 
 def test_cfg_with_the_rows_swapped_is_caught_at_d02_and_points_at_the_batch_order():
     def swapped(epsilon_batch, guidance_scale):
-        eps_pos, eps_neg = epsilon_batch[0:1], epsilon_batch[1:2]       # row 0 read as positive
+        eps_pos, eps_neg = epsilon_batch[0:1], epsilon_batch[1:2]  # row 0 read as positive
         return eps_neg + guidance_scale * (eps_pos - eps_neg)
 
     result = check.cfg_combine(swapped)
@@ -95,8 +95,9 @@ def test_cfg_with_the_rows_swapped_is_caught_at_d02_and_points_at_the_batch_orde
 def test_cfg_with_a_hard_coded_scale_passes_the_chapter_but_fails_guidance_2():
     result = check.cfg_combine(lambda b, w: b[0:1] + 5.0 * (b[1:2] - b[0:1]))
     assert not result.passed
-    assert result.where.startswith("d02 denoise.updated (step 1)") and "guidance_scale = 2.0" in result.where, \
+    assert result.where.startswith("d02 denoise.updated (step 1)") and "guidance_scale = 2.0" in result.where, (
         result.where
+    )
     assert "use the argument, never a constant" in result.hint
 
 
@@ -119,7 +120,7 @@ def test_cfg_in_float64_is_caught_as_a_dtype_divergence():
 
 
 def test_cfg_dropping_the_batch_axis_is_refused_with_both_shapes():
-    result = check.cfg_combine(lambda b, w: (b[0] + w * (b[1] - b[0])))
+    result = check.cfg_combine(lambda b, w: b[0] + w * (b[1] - b[0]))
     assert not result.passed
     assert "[1, 4, 64, 64]" in result.message and "got [4, 64, 64]" in result.message
 
@@ -129,6 +130,7 @@ def test_cfg_dropping_the_batch_axis_is_refused_with_both_shapes():
 
 def _ddim(mistake=None):
     """A DDIM step with one of the classic mistakes injectable."""
+
     def ddim_update(z_t, epsilon, t, prev_t, alpha_bars):
         a_t = alpha_bars[t]
         if prev_t is not None:
@@ -147,6 +149,7 @@ def _ddim(mistake=None):
         if mistake == "order":
             return x0.astype(z_t.dtype), z_prev.astype(z_t.dtype)
         return z_prev.astype(z_t.dtype), x0.astype(z_t.dtype)
+
     return ddim_update
 
 
@@ -206,6 +209,7 @@ def test_ddim_in_float64_passes_the_subfixture_and_is_caught_as_a_dtype_divergen
 
 def test_normals_computed_in_float32_are_caught_on_the_whole_latent_with_a_precision_hint():
     """The d01 summary agrees to 1e-3; the whole latent does not agree to 1e-6."""
+
     def in_float32(words):
         u = (words.astype(np.float32) + np.float32(0.5)) * np.float32(2.0**-32)
         radius, angle = np.sqrt(-2 * np.log(u[:, 0::2])), np.float32(2 * np.pi) * u[:, 1::2]
@@ -221,6 +225,7 @@ def test_normals_computed_in_float32_are_caught_on_the_whole_latent_with_a_preci
 def test_ddim_in_float32_arithmetic_is_accepted_at_the_latent_level():
     """Rounding differently in the last bits is not a mistake: the checker compares latents under
     a tolerance and never the pixels or PNG bytes, which such a rounding would change."""
+
     def in_float32(z_t, epsilon, t, prev_t, alpha_bars):
         a_t = np.float32(alpha_bars[t])
         a_prev = np.float32(1.0 if prev_t is None else alpha_bars[prev_t])
@@ -231,14 +236,17 @@ def test_ddim_in_float32_arithmetic_is_accepted_at_the_latent_level():
     assert result.passed, repr(result)
 
 
-@pytest.mark.parametrize(("exercise", "wrong"), [
-    ("words_to_normals", _normals(sine_first=True)),
-    ("words_to_normals", _normals(shift=0.0)),
-    ("cfg_combine", lambda b, w: b[1:2] + w * (b[0:1] - b[1:2])),
-    ("cfg_combine", lambda b, w: b[0:1] + 0.5 * w * (b[1:2] - b[0:1])),   # matches no named mistake
-    ("ddim_update", _ddim("alpha for sqrt")),
-    ("ddim_update", _ddim("alpha_bars[0]")),
-])
+@pytest.mark.parametrize(
+    ("exercise", "wrong"),
+    [
+        ("words_to_normals", _normals(sine_first=True)),
+        ("words_to_normals", _normals(shift=0.0)),
+        ("cfg_combine", lambda b, w: b[1:2] + w * (b[0:1] - b[1:2])),
+        ("cfg_combine", lambda b, w: b[0:1] + 0.5 * w * (b[1:2] - b[0:1])),  # matches no named mistake
+        ("ddim_update", _ddim("alpha for sqrt")),
+        ("ddim_update", _ddim("alpha_bars[0]")),
+    ],
+)
 def test_hints_explain_the_idea_without_showing_code(exercise, wrong):
     result = getattr(check, exercise)(wrong)
     assert not result.passed and result.hint, repr(result)

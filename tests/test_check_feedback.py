@@ -22,16 +22,16 @@ def _mean_over_all_rows(logits, targets, valid):
     z = logits - logits.max(axis=-1, keepdims=True)
     p = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
     p[np.arange(len(targets)), targets] -= 1.0
-    return p * valid[:, None] / len(targets)          # divides by N, not by the supervised rows
+    return p * valid[:, None] / len(targets)  # divides by N, not by the supervised rows
 
 
 def test_first_wrong_run_shows_the_concept_and_not_the_formula():
     result = check.masked_ce_gradient(_mean_over_all_rows)
     assert not result.passed and result.level == 1
     text, page = repr(result), result._repr_html_()
-    assert result.rule and "softmax(z_n) − onehot(y_n)" in result.rule     # the rule holds the formula…
+    assert result.rule and "softmax(z_n) − onehot(y_n)" in result.rule  # the rule holds the formula…
     for shown in (text, page):
-        assert "softmax(z_n)" not in shown and result.hint not in shown        # …and neither is shown
+        assert "softmax(z_n)" not in shown and result.hint not in shown  # …and neither is shown
         assert "first divergence" in shown and "result.more()" in shown
     assert CONCEPTS["masked_ce_gradient"] in text
 
@@ -47,13 +47,13 @@ def test_second_wrong_run_of_the_same_exercise_shows_level_two_and_a_pass_resets
     assert check.masked_ce_gradient(_mean_over_all_rows).level == 1
     assert check.masked_ce_gradient(_mean_over_all_rows).level == 2
     other = check.rms_norm(lambda x, eps: x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps))
-    assert other.level == 1                                   # counted per exercise
+    assert other.level == 1  # counted per exercise
     from labkit.check.measuring import reference_exponent
 
     assert check.growth_exponent(lambda c, t: reference_exponent(c, t)).passed
     assert check.growth_exponent(lambda c, t: 0.5).level == 1  # after a pass, level 1 again
     stub = check.rms_norm(lambda x, eps: (_ for _ in ()).throw(NotImplementedError()))
-    assert "not yet implemented" in stub.message and stub.level == 1   # a stub is not an attempt
+    assert "not yet implemented" in stub.message and stub.level == 1  # a stub is not an attempt
 
 
 def test_every_exercise_has_a_concept_that_states_no_formula():
@@ -63,27 +63,39 @@ def test_every_exercise_has_a_concept_that_states_no_formula():
         assert not any(sign in concept for sign in ("=", "√", "σ(", "Σ", "/ ")), f"{name}: {concept}"
 
 
-@pytest.mark.parametrize("got, expected, shown", [
-    (0.19999999999999996, 0.3, ("0.2", "0.3")),
-    (0.19999999999999996, 0.2, ("0.19999999999999996", "0.2")),   # as many digits as tell them apart
-    (0.123456789, 1.0, ("0.1235", "1.0")),
-    (float("-inf"), 2.5e-7, ("-inf", "2.5e-07")),
-    ([0.333333333, 2], (1, 0.5), ("[0.3333, 2]", "(1, 0.5)")),
-    (np.float32(1.25), np.float64(3.0), ("1.25", "3.0")),
-    (np.array([0.1234567, 1.0]), np.array([0.5, 1.0]), ("[0.1235, 1.0]", "[0.5, 1.0]")),
-])
+@pytest.mark.parametrize(
+    "got, expected, shown",
+    [
+        (0.19999999999999996, 0.3, ("0.2", "0.3")),
+        (0.19999999999999996, 0.2, ("0.19999999999999996", "0.2")),  # as many digits as tell them apart
+        (0.123456789, 1.0, ("0.1235", "1.0")),
+        (float("-inf"), 2.5e-7, ("-inf", "2.5e-07")),
+        ([0.333333333, 2], (1, 0.5), ("[0.3333, 2]", "(1, 0.5)")),
+        (np.float32(1.25), np.float64(3.0), ("1.25", "3.0")),
+        (np.array([0.1234567, 1.0]), np.array([0.5, 1.0]), ("[0.1235, 1.0]", "[0.5, 1.0]")),
+    ],
+)
 def test_values_are_short_but_never_hide_the_difference(got, expected, shown):
     assert feedback.short_pair(got, expected) == shown
 
 
 def test_html_form_is_coloured_and_wraps_at_words():
-    wrong = CheckResult("rms_norm", False, "2 of 4 values differ", where="case a", rule="r",
-                        got=0.19999999999999996, expected=0.3, hint="h", concept="the idea")
+    wrong = CheckResult(
+        "rms_norm",
+        False,
+        "2 of 4 values differ",
+        where="case a",
+        rule="r",
+        got=0.19999999999999996,
+        expected=0.3,
+        hint="h",
+        concept="the idea",
+    )
     page = wrong._repr_html_()
-    assert f"color:{feedback.FAIL_COLOUR}\">✘" in page and "white-space:normal" in page
+    assert f'color:{feedback.FAIL_COLOUR}">✘' in page and "white-space:normal" in page
     assert "word-break:normal" in page and "<code>0.2</code>" in page and "<code>0.3</code>" in page
     right = CheckResult("rms_norm", True, "matches")._repr_html_()
-    assert f"color:{feedback.PASS_COLOUR}\">✔" in right and "<table" not in right
+    assert f'color:{feedback.PASS_COLOUR}">✔' in right and "<table" not in right
 
 
 def test_html_escapes_what_the_reader_returned():

@@ -27,6 +27,7 @@ def _failed(result, where_part: str, hint_part: str) -> None:
 
 # --- the checker's decoder driver is the real decoder ---------------------------------------
 
+
 def test_driver_with_reference_step_equals_labkit_decode_steps_and_full_pass():
     model, tokens = lab_decoder(), lab_tokens()
     driven = decode_with_attention_step(lambda t, layer, *arrays: _reference_step(*arrays), model, tokens)
@@ -38,6 +39,7 @@ def test_driver_with_reference_step_equals_labkit_decode_steps_and_full_pass():
 
 
 # --- 01 masked_ce_gradient -------------------------------------------------------------------
+
 
 def _softmax_minus_onehot(logits, targets):
     g = _softmax_rows(np.asarray(logits, dtype=float))
@@ -73,6 +75,7 @@ def test_ce_gradient_without_the_max_shift_overflows_and_is_told_so():
 
 # --- 02 document_causal_mask, packed_prediction_mask ------------------------------------------
 
+
 def test_plain_causal_mask_leaks_across_documents():
     result = check.document_causal_mask(lambda ids: np.tril(np.ones((len(ids), len(ids)), dtype=bool)))
     _failed(result, "allowed[4, 0]", "document boundary")
@@ -99,6 +102,7 @@ def test_prediction_mask_shifted_the_wrong_way_is_caught_at_the_boundary():
 
 
 # --- 03 causal_self_attention ------------------------------------------------------------
+
 
 def test_attention_masked_after_the_softmax_leaves_rows_short_of_one():
     def mask_after(q, k, v):
@@ -142,16 +146,17 @@ def test_attention_pass_message_reproduces_the_hand_example(answer_key):
 
 # --- 04 cached_attention_step ---------------------------------------------------------------
 
+
 def test_decode_step_that_attends_only_to_the_new_token_is_caught_at_step_1():
     def new_only(q, cache_k, cache_v, k_new, v_new):
-        return v_new, np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2)
+        return (v_new, np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2))
 
     _failed(check.cached_attention_step(new_only), "decode step 1 (token 5 at position 1), layer 0", "new token only")
 
 
 def test_decode_step_that_forgets_to_append_is_caught_by_shape():
     def no_append(q, cache_k, cache_v, k_new, v_new):
-        keys, values = np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2)
+        keys, values = (np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2))
         weights = _softmax_rows(q @ np.swapaxes(keys, -1, -2) / 2.0)
         return weights @ values, cache_k, cache_v
 
@@ -162,15 +167,19 @@ def test_decode_step_that_forgets_to_append_is_caught_by_shape():
 
 def test_decode_step_that_puts_the_new_key_first_is_caught():
     def prepend(q, cache_k, cache_v, k_new, v_new):
-        keys, values = np.concatenate([k_new, cache_k], axis=2), np.concatenate([v_new, cache_v], axis=2)
+        keys, values = (np.concatenate([k_new, cache_k], axis=2), np.concatenate([v_new, cache_v], axis=2))
         weights = _softmax_rows(q @ np.swapaxes(keys, -1, -2) / 2.0)
         return weights @ values, keys, values
 
-    _failed(check.cached_attention_step(prepend), "decode step 1 (token 5 at position 1), layer 0, keys[0, 0, 0, 0]",
-            "put the new one last")
+    _failed(
+        check.cached_attention_step(prepend),
+        "decode step 1 (token 5 at position 1), layer 0, keys[0, 0, 0, 0]",
+        "put the new one last",
+    )
 
 
 # --- 05 distinct_layer_keys, cached_path_agrees ------------------------------------------------
+
 
 def test_layer_identity_instead_of_values_misses_the_copied_cache():
     result = check.distinct_layer_keys(lambda cache: cache.keys[0] is not cache.keys[1])
@@ -203,8 +212,8 @@ def test_bitwise_comparison_fails_the_correct_cache():
 
 def test_decode_step_that_skips_its_own_key_is_caught_at_step_1():
     def cache_only(q, cache_k, cache_v, k_new, v_new):
-        keys, values = np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2)
-        if cache_k.shape[2] == 0:        # nothing cached yet: fall back to the new position
+        keys, values = (np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2))
+        if cache_k.shape[2] == 0:  # nothing cached yet: fall back to the new position
             return v_new, keys, values
         weights = _softmax_rows(q @ np.swapaxes(cache_k, -1, -2) / 2.0)
         return weights @ cache_v, keys, values
@@ -214,10 +223,12 @@ def test_decode_step_that_skips_its_own_key_is_caught_at_step_1():
 
 def test_decode_step_output_without_its_query_axis_names_the_step():
     def squeezed(q, cache_k, cache_v, k_new, v_new):
-        keys, values = np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2)
+        keys, values = (np.concatenate([cache_k, k_new], axis=2), np.concatenate([cache_v, v_new], axis=2))
         return values.mean(axis=2), keys, values
 
     result = check.cached_attention_step(squeezed)
     assert not result.passed
-    assert "at decode step 0 (token 1 at position 0), layer 0: output must have shape [1, 2, 1, 4], got [1, 2, 4]" \
-        in result.message, result.message
+    assert (
+        "at decode step 0 (token 1 at position 0), layer 0: output must have shape [1, 2, 1, 4], got [1, 2, 4]"
+        in result.message
+    ), result.message

@@ -25,6 +25,7 @@ def _sigmoid_pull(policy, reference, beta):
 
 # --- 06 dpo_gradient ---------------------------------------------------------------------------
 
+
 def test_dpo_gradient_with_the_sign_flipped_is_caught_on_the_lab_pair():
     def uphill(policy, reference, beta):
         pull = _sigmoid_pull(policy, reference, beta)
@@ -38,7 +39,7 @@ def test_dpo_gradient_with_the_sign_flipped_is_caught_on_the_lab_pair():
 def test_dpo_gradient_that_overflows_far_out_on_the_curve_is_told_so():
     def overflowing(policy, reference, beta):
         m = beta * ((policy[0] - reference[0]) - (policy[1] - reference[1]))
-        s = np.exp(-m) / (1.0 + np.exp(-m))           # inf / inf at m ≈ −900
+        s = np.exp(-m) / (1.0 + np.exp(-m))  # inf / inf at m ≈ −900
         return np.array([-beta * s, beta * s])
 
     _failed(check.dpo_gradient(overflowing), "m ≈ −900", "overflows")
@@ -53,6 +54,7 @@ def test_dpo_gradient_that_ignores_the_reference_is_caught_where_the_reference_i
 
 
 # --- 07 grpo_advantages ------------------------------------------------------------------------
+
 
 def test_grpo_with_a_fixed_population_std_is_caught_on_the_sample_case():
     def always_population(rewards, ddof, eps):
@@ -84,6 +86,7 @@ def test_grpo_standardised_over_the_whole_batch_is_caught():
 
 # --- 08 kl_divergence --------------------------------------------------------------------------
 
+
 def test_kl_without_the_support_rule_gives_nan_on_a_zero_in_p():
     def naive(p, q):
         return float(np.sum(p * np.log(p / q)))
@@ -95,7 +98,7 @@ def test_kl_without_the_support_rule_gives_nan_on_a_zero_in_p():
 
 def test_kl_smoothed_with_a_small_constant_misses_the_infinity():
     def smoothed(p, q):
-        p, q = np.asarray(p), np.where(np.asarray(q) == 0, 1e-12, q)      # pad only the zeros of q
+        p, q = np.asarray(p), np.where(np.asarray(q) == 0, 1e-12, q)  # pad only the zeros of q
         keep = p > 0
         return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
 
@@ -121,6 +124,7 @@ def test_kl_in_the_wrong_direction_is_named():
 
 
 # --- 09 speculative_parts ----------------------------------------------------------------------
+
 
 def test_refilling_from_p_is_recognised_as_the_wrong_fallback():
     def refill_from_target(p, q):
@@ -151,6 +155,7 @@ def test_accept_probability_without_the_min_is_caught():
 
 
 # --- 10 decode_step_lower_bound_ms ---------------------------------------------------------------
+
 
 def test_bandwidth_bound_in_seconds_is_caught():
     def in_seconds(budget, batch):
@@ -193,6 +198,7 @@ def test_bandwidth_exercise_hands_over_the_layout_not_labkits_answer():
 
 # --- 11 compensated_local_gradients ----------------------------------------------------------------
 
+
 def test_per_rank_means_are_recognised_as_the_naive_average():
     result = check.compensated_local_gradients(lambda sums, counts: sums / counts)
     _failed(result, "rank 0 (S_0 = -1.0, n_0 = 2)", "the naive 0.0, not the global 0.25")
@@ -200,8 +206,9 @@ def test_per_rank_means_are_recognised_as_the_naive_average():
 
 
 def test_scaling_by_the_global_count_alone_forgets_the_world_size():
-    _failed(check.compensated_local_gradients(lambda sums, counts: sums / counts.sum()), "rank 0",
-            "multiply by R as well")
+    _failed(
+        check.compensated_local_gradients(lambda sums, counts: sums / counts.sum()), "rank 0", "multiply by R as well"
+    )
 
 
 def test_sending_the_global_mean_from_every_rank_is_caught():
@@ -237,7 +244,7 @@ def test_report_check_that_forbids_failed_lab_rejects_a_real_failed_report():
 def test_report_problems_that_do_not_name_the_key_are_caught(answer_key):
     module = answer_key("labs_ii")
 
-    def vague(report):            # judges right, but never says where
+    def vague(report):  # judges right, but never says where
         return ["something is wrong"] if module.report_problems(report) else []
 
     result = check.report_problems(vague)
@@ -261,13 +268,15 @@ def test_report_check_that_indexes_blindly_crashes_on_a_damaged_report_and_is_to
 
 
 def test_a_crash_or_a_wrong_shape_names_the_case_it_happened_on():
-    def python_math_kl(p, q):                   # divides by zero where q has a zero
+    def python_math_kl(p, q):  # divides by zero where q has a zero
         return sum(a * math.log(a / b) for a, b in zip(p.tolist(), q.tolist(), strict=True) if a > 0)
 
     crashed = check.kl_divergence(python_math_kl)
     assert not crashed.passed
-    assert crashed.message.startswith("on case “the same pair reversed: mass where the reference has none”: "
-                                      "your function raised ZeroDivisionError"), crashed.message
+    assert crashed.message.startswith(
+        "on case “the same pair reversed: mass where the reference has none”: your function raised ZeroDivisionError"
+    ), crashed.message
     flat = check.grpo_advantages(lambda rewards, ddof, eps: np.zeros(np.size(rewards)))
-    assert flat.message == ("on case “the lab's three groups, ddof 0, ε = 1e-8”: "
-                            "the advantages must have shape [3, 4], got [12]"), flat.message
+    assert flat.message == (
+        "on case “the lab's three groups, ddof 0, ε = 1e-8”: the advantages must have shape [3, 4], got [12]"
+    ), flat.message

@@ -19,6 +19,7 @@ def _eos_mask(condition, eos=lambda context: context.config.eos_id, value=-np.in
         if condition(len(context.selected_so_far), context.config.minimum_output_tokens):
             out[eos(context)] = value
         return out
+
     return mask
 
 
@@ -76,7 +77,8 @@ def test_eos_mask_that_writes_into_its_input_is_refused():
 
 def test_eos_mask_that_changes_the_dtype_is_caught_as_a_tensor_divergence():
     result = check.minimum_length_eos_mask(
-        lambda logits, context: _eos_mask(lambda n, m: n < m)(logits, context).astype(np.float64))
+        lambda logits, context: _eos_mask(lambda n, m: n < m)(logits, context).astype(np.float64)
+    )
     assert not result.passed and result.rule == "tensors"
     assert "processed_logits.dtype" in result.where and (result.got, result.expected) == ("float64", "float32")
     assert "dtype" in result.hint
@@ -88,6 +90,7 @@ def test_eos_mask_that_changes_the_dtype_is_caught_as_a_tensor_divergence():
 def _decode(position_shift=0, appends=1, position_of=None):
     """A from-parts decode step; ``position_shift``, ``appends`` and ``position_of(cache, token_id)``
     inject the usual mistakes."""
+
     def decode_one(decoder, cache, token_id):
         cfg, w = decoder.config, decoder.weights
         at = position_of(cache, token_id) if position_of else cache.length + position_shift
@@ -106,13 +109,18 @@ def _decode(position_shift=0, appends=1, position_of=None):
             values = np.concatenate([cache.values[i], v], axis=-2)
             for _ in range(appends):
                 cache.append(i, k, v)
-            out, _ = attention(q, np.repeat(keys, cfg.group_size, 1), np.repeat(values, cfg.group_size, 1),
-                               np.ones((1, keys.shape[-2]), dtype=bool))
+            out, _ = attention(
+                q,
+                np.repeat(keys, cfg.group_size, 1),
+                np.repeat(values, cfg.group_size, 1),
+                np.ones((1, keys.shape[-2]), dtype=bool),
+            )
             x = x + out.transpose(0, 2, 1, 3).reshape(1, 1, -1) @ layer["o"]
             h = rms_norm(x, cfg.norm_eps)
             gate = h @ layer["gate"]
             x = x + (gate / (1 + np.exp(-gate)) * (h @ layer["up"])) @ layer["down"]
         return (rms_norm(x, cfg.norm_eps) @ w.output)[0, 0]
+
     return decode_one
 
 
@@ -132,7 +140,7 @@ def test_decode_one_position_off_is_caught_at_the_first_decode(shift):
 
 
 def test_decode_at_position_zero_is_diagnosed_as_the_reset_position_mistake():
-    result = check.decode_one(_decode(position_shift=-12))      # the first decode feeds at 12 + (−12) = 0
+    result = check.decode_one(_decode(position_shift=-12))  # the first decode feeds at 12 + (−12) = 0
     assert not result.passed and result.where.startswith("e08 decode.completed (step 1)"), result.where
     assert "as if it sat at position 0" in result.hint and "it sits at position 12 = cache length" in result.hint
 
@@ -141,7 +149,7 @@ def test_decode_that_assumes_the_chapters_12_token_prompt_fails_the_shorter_requ
     fed = []
 
     def twelve_plus_tokens_fed(cache, token_id):
-        if token_id == 14:             # the first answer token: a new request has started
+        if token_id == 14:  # the first answer token: a new request has started
             fed.clear()
         fed.append(token_id)
         return 12 + len(fed) - 1

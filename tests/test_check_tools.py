@@ -16,22 +16,27 @@ from labkit.tools.confirm import invocation_digest, sha256_digest
 
 def _field_mask(closes=True, leading_zero=False, prefix_in_range=False, bounds=None):
     """A field mask with one usual mistake switched on (all off: a right answer)."""
+
     def mask(value_so_far, pieces, schema):
         low, high = bounds or (schema["minimum"], schema["maximum"])
-        allowed = np.zeros(len(pieces), dtype=bool)
-        for token, piece in enumerate(pieces):
-            digits, closing = (piece[:-1], True) if piece.endswith("}") else (piece, False)
-            if digits and not digits.isdigit():
-                continue
+
+        def allows(piece):
+            digits = piece.removesuffix("}")
             number = value_so_far + digits
-            if closing:
-                allowed[token] = closes and number.isdigit() and str(int(number)) == number and low <= int(number) <= high
-            elif digits and prefix_in_range:
-                allowed[token] = low <= int(number) <= high
-            elif digits:
-                allowed[token] = any(str(n).startswith(number) for n in range(low, high + 1)) or (
-                    leading_zero and number.startswith("0"))
-        return allowed
+            if digits and not digits.isdigit():
+                return False
+            if piece.endswith("}"):
+                return closes and number.isdigit() and str(int(number)) == number and low <= int(number) <= high
+            if not digits:
+                return False
+            if prefix_in_range:
+                return low <= int(number) <= high
+            return any(str(n).startswith(number) for n in range(low, high + 1)) or (
+                leading_zero and number.startswith("0")
+            )
+
+        return np.array([allows(piece) for piece in pieces], dtype=bool)
+
     return mask
 
 
@@ -42,7 +47,9 @@ def test_the_mistake_free_field_mask_helper_passes():
 def test_field_mask_that_never_closes_is_caught_at_the_closing_brace():
     result = check.integer_field_mask(_field_mask(closes=False))
     assert not result.passed
-    assert result.where == "the chapter's request (1…1440): decode step 26, value so far '10', token 104 '}'", result.where
+    assert result.where == "the chapter's request (1…1440): decode step 26, value so far '10', token 104 '}'", (
+        result.where
+    )
     assert (result.got, result.expected) == (False, True)
     assert "'10' is already a whole number in 1…1440" in result.hint
 
@@ -74,9 +81,13 @@ def test_field_mask_with_the_wrong_shape_is_refused():
 
 
 def test_binding_by_invocation_id_only_is_caught_by_the_tampered_digest():
-    result = check.digest_matches(lambda confirmation, invocation: confirmation.invocation_id == invocation.invocation_id)
+    result = check.digest_matches(
+        lambda confirmation, invocation: confirmation.invocation_id == invocation.invocation_id
+    )
     assert not result.passed
-    assert result.where.startswith("t07 confirmation.approved, field event_type — scenario tampered_digest"), result.where
+    assert result.where.startswith("t07 confirmation.approved, field event_type — scenario tampered_digest"), (
+        result.where
+    )
     assert (result.got, result.expected) == ("confirmation.approved", "confirmation.rejected")
     assert "compare the whole digest" in result.hint
 
@@ -99,8 +110,9 @@ def test_binding_that_hashes_plain_json_dumps_is_caught_on_the_happy_path():
 
 
 def test_binding_that_ignores_the_decision_is_caught():
-    result = check.digest_matches(lambda confirmation, invocation:
-                                  confirmation.invocation_digest == invocation_digest(invocation))
+    result = check.digest_matches(
+        lambda confirmation, invocation: confirmation.invocation_digest == invocation_digest(invocation)
+    )
     assert not result.passed and result.where == "the user pressed 'reject' on the right card"
     assert "decision is 'approve'" in result.hint
 
@@ -116,14 +128,15 @@ def test_binding_that_returns_a_string_is_refused():
 def test_reusing_the_whole_cached_input_is_caught_when_the_cache_holds_another_prompt():
     result = check.reusable_prefix(lambda cached_ids, new_ids: len(cached_ids))
     assert not result.passed
-    assert result.where.startswith("a cache built for the request '明天上午九点提醒我带护照。' (80 tokens)"), result.where
+    assert result.where.startswith("a cache built for the request '明天上午九点提醒我带护照。' (80 tokens)"), (
+        result.where
+    )
     assert (result.got, result.expected) == (80, 76)
     assert "position 76 holds another token" in result.hint and "changes the logits" in result.hint
 
 
 def test_argmax_of_the_difference_without_a_difference_is_caught_on_the_happy_path():
-    result = check.reusable_prefix(lambda cached_ids, new_ids:
-                                   int(np.argmax(cached_ids != new_ids[:len(cached_ids)])))
+    result = check.reusable_prefix(lambda cached_ids, new_ids: int(np.argmax(cached_ids != new_ids[: len(cached_ids)])))
     assert not result.passed and result.where.startswith("t11 model.started"), result.where
     assert "your function answered 0" in result.hint and "positions 0…85" in result.hint
 

@@ -54,11 +54,14 @@ def test_check_file_shows_the_concept_first_and_the_hint_with_more(tmp_path, cap
     assert "inside the square root" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["check", "nope", "--file", "x.py"], "no exercise 'nope'"),
-    (["check", "rms_norm", "--file", "/nonexistent/answer.py"], "--file must be an existing Python file"),
-    (["check", "--file", "x.py"], "name the exercise"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["check", "nope", "--file", "x.py"], "no exercise 'nope'"),
+        (["check", "rms_norm", "--file", "/nonexistent/answer.py"], "--file must be an existing Python file"),
+        (["check", "--file", "x.py"], "name the exercise"),
+    ],
+)
 def test_check_refuses_bad_arguments_by_name(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err

@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 def test_the_packaged_settings_are_the_books_settings():
     packaged = json.loads(lab.SETTINGS.read_text(encoding="utf-8"))
     assert packaged == json.loads((REPO / "jupyter" / "overrides.json").read_text(encoding="utf-8")), (
-        "labkit/cli/lab_overrides.json must equal jupyter/overrides.json (make setup installs that one)")
+        "labkit/cli/lab_overrides.json must equal jupyter/overrides.json (make setup installs that one)"
+    )
     assert packaged["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["markdown"] == "Jupytext Notebook"
 
 
@@ -25,8 +26,9 @@ def test_the_settings_ship_as_package_data():
 
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["labkit"]
     relative = lab.SETTINGS.relative_to(REPO / "labkit")
-    assert any(relative.match(p) or (p.startswith("**/") and relative.name.endswith(p[3:].lstrip("*")))
-               for p in patterns), patterns
+    assert any(
+        relative.match(p) or (p.startswith("**/") and relative.name.endswith(p[3:].lstrip("*"))) for p in patterns
+    ), patterns
 
 
 def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp_path, capsys, monkeypatch):
@@ -61,8 +63,10 @@ def test_a_folder_that_is_not_the_book_is_refused_by_name(tmp_path):
 
 def test_labkit_lab_uses_only_the_standard_library():
     tree = ast.parse(lab.__file__ and open(lab.__file__, encoding="utf-8").read())
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom) and node.module}
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported

@@ -30,7 +30,10 @@ CHAPTER = {
     ("random_entry", "tool"): ("模型解码固定；外部 ID 由服务产生", ["none in decoding", "service", "event ID"]),
     ("termination", "text"): ("EOS", ["EOS"]),
     ("termination", "diffusion"): ("schedule 完成", ["schedule is exhausted"]),
-    ("termination", "tool"): ("tool observed 后第二次文本 EOS", ["second model call", "EOS", "tool result is observed"]),
+    ("termination", "tool"): (
+        "tool observed 后第二次文本 EOS",
+        ["second model call", "EOS", "tool result is observed"],
+    ),
     ("replay_core", "text"): ("token 与事件序列", ["token", "event sequence"]),
     ("replay_core", "diffusion"): ("tensor shape、schedule、RNG", ["tensor shapes", "schedule", "RNG"]),
     ("replay_core", "tool"): ("Invocation、幂等键、commit status", ["Invocation", "idempotency key", "commit status"]),
@@ -64,8 +67,11 @@ def test_cells_that_a_run_decides_agree_with_the_golden_traces():
     assert all(e["payload"].get("rng", {"counter_after": 0})["counter_after"] == 0 for e in text)
     assert by(text)["e22"]["payload"]["finish_reason"] == "eos"
     # diffusion: randomness enters only where the initial latent is drawn; the schedule runs out
-    drew = [e["event_id"] for e in diffusion
-            if e["payload"].get("rng") and e["payload"]["rng"]["counter_after"] != e["payload"]["rng"]["counter_before"]]
+    drew = [
+        e["event_id"]
+        for e in diffusion
+        if e["payload"].get("rng") and e["payload"]["rng"]["counter_after"] != e["payload"]["rng"]["counter_before"]
+    ]
     assert drew == ["d01"]
     assert [e["payload"]["timestep"] for e in diffusion if e["event_type"] == "denoise.updated"] == [999, 749, 499, 249]
     # tool: the external commit is t09; the second call ends on EOS after the result is observed

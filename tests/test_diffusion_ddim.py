@@ -17,8 +17,12 @@ def test_ddim_two_d_subfixture_matches_source():
     z1, x0_2 = ddim_step(z2, np.array(fx["epsilon_2"]), a["2"], a["1"], eta=fx["eta"])
     z0, x0_1 = ddim_step(z1, np.array(fx["epsilon_1"]), a["1"], a["0"], eta=fx["eta"])
     says = fx["source_says"]
-    for name, got, key in (("x0_hat_2", x0_2, "x0_hat_2"), ("z_1", z1, "z_1"),
-                           ("x0_hat_1", x0_1, "x0_hat_1"), ("z_0", z0, "x0_hat_1")):
+    for name, got, key in (
+        ("x0_hat_2", x0_2, "x0_hat_2"),
+        ("z_1", z1, "z_1"),
+        ("x0_hat_1", x0_1, "x0_hat_1"),
+        ("z_0", z0, "x0_hat_1"),
+    ):
         want = np.array(says[key])
         gap = np.max(np.abs(got - want))
         assert gap <= fx["tolerance"], f"{name}: labkit {got.tolist()} vs source {want.tolist()}, off by {gap:.2e}"
@@ -42,17 +46,24 @@ def test_trailing_and_leading_timesteps():
         inference_timesteps(4, "middle")
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"alpha_bar_t": 0.0}, r"alpha_bar_t must be in \(0, 1\], got 0.0"),
-    ({"alpha_bar_prev": 1.3}, r"alpha_bar_prev must be in \(0, 1\], got 1.3"),
-    ({"epsilon": np.zeros(3)}, r"epsilon must have the sample's shape \[2\], got \[3\]"),
-    ({"eta": 0.5}, "needs noise of shape"),
-    ({"eta": -1.0}, "eta must be >= 0"),
-    ({"eta": 0.5, "noise": np.zeros(5)}, r"noise must have the sample's shape"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"alpha_bar_t": 0.0}, r"alpha_bar_t must be in \(0, 1\], got 0.0"),
+        ({"alpha_bar_prev": 1.3}, r"alpha_bar_prev must be in \(0, 1\], got 1.3"),
+        ({"epsilon": np.zeros(3)}, r"epsilon must have the sample's shape \[2\], got \[3\]"),
+        ({"eta": 0.5}, "needs noise of shape"),
+        ({"eta": -1.0}, "eta must be >= 0"),
+        ({"eta": 0.5, "noise": np.zeros(5)}, r"noise must have the sample's shape"),
+    ],
+)
 def test_ddim_step_errors_name_the_argument(kwargs, message):
-    args = {"sample": np.array([1.0, -1.0]), "epsilon": np.array([0.2, -0.1]),
-            "alpha_bar_t": 0.25, "alpha_bar_prev": 0.64}
+    args = {
+        "sample": np.array([1.0, -1.0]),
+        "epsilon": np.array([0.2, -0.1]),
+        "alpha_bar_t": 0.25,
+        "alpha_bar_prev": 0.64,
+    }
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         ddim_step(**args)

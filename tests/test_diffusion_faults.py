@@ -30,6 +30,7 @@ def runs():
         if name not in cache:
             cache[name] = run_diffusion(faulty_config(name)) if name else run_diffusion()
         return cache[name]
+
     return get
 
 

@@ -31,18 +31,24 @@ def test_library_pieces_through_every_hook_reproduce_the_golden_trace(golden):
         def wrapper(*args):
             calls[name].append(args)
             return fn(*args)
+
         return wrapper
 
-    hooks = DiffusionHooks(words_to_normals=counted("words_to_normals", blocks_to_normals),
-                           cfg_combine=counted("cfg_combine", classifier_free_guidance),
-                           scheduler_step=counted("scheduler_step", _library_step))
+    hooks = DiffusionHooks(
+        words_to_normals=counted("words_to_normals", blocks_to_normals),
+        cfg_combine=counted("cfg_combine", classifier_free_guidance),
+        scheduler_step=counted("scheduler_step", _library_step),
+    )
     run = run_diffusion(hooks=hooks)
     divergence = first_divergence(golden, run.events)
     assert divergence is None, f"golden (A) vs library pieces through the hooks (B):\n{divergence}"
-    assert {name: len(c) for name, c in calls.items()} == {"words_to_normals": 1, "cfg_combine": 4,
-                                                           "scheduler_step": 4}
-    assert [(t, prev) for _, _, t, prev, _ in calls["scheduler_step"]] == [(999, 749), (749, 499), (499, 249),
-                                                                            (249, None)]
+    assert {name: len(c) for name, c in calls.items()} == {"words_to_normals": 1, "cfg_combine": 4, "scheduler_step": 4}
+    assert [(t, prev) for _, _, t, prev, _ in calls["scheduler_step"]] == [
+        (999, 749),
+        (749, 499),
+        (499, 249),
+        (249, None),
+    ]
     assert calls["words_to_normals"][0][0].shape == (4096, 4)
     assert calls["cfg_combine"][0][0].shape == (2, 4, 64, 64) and calls["cfg_combine"][0][1] == 5.0
 
@@ -60,10 +66,16 @@ def test_classifier_free_guidance_equals_the_inline_formula_and_its_two_ends():
     assert at_one < 1e-6, f"w = 1 must give ε_pos (up to float32 rounding of ε_neg + (ε_pos − ε_neg)); gap {at_one}"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ((np.zeros((3, 4)), 5.0), r"epsilon_batch must have 2 rows \(negative, positive\) on axis 0, got shape \[3, 4\]"),
-    ((np.zeros((2, 4)), -1.0), "guidance_scale must be a number >= 0, got -1.0"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            (np.zeros((3, 4)), 5.0),
+            r"epsilon_batch must have 2 rows \(negative, positive\) on axis 0, got shape \[3, 4\]",
+        ),
+        ((np.zeros((2, 4)), -1.0), "guidance_scale must be a number >= 0, got -1.0"),
+    ],
+)
 def test_classifier_free_guidance_errors_name_the_argument(args, message):
     with pytest.raises(ValueError, match=message):
         classifier_free_guidance(*args)
@@ -92,18 +104,37 @@ def test_scheduler_hook_reads_a_read_only_table():
         run_diffusion(hooks=DiffusionHooks(scheduler_step=writes_table), decode=False)
 
 
-@pytest.mark.parametrize(("hooks", "config", "message"), [
-    (dict(cfg_combine=lambda b, w: b), None,
-     r"hooks.cfg_combine must return epsilon_guided of the latent's shape \[1, 4, 64, 64\], got \[2, 4, 64, 64\]"),
-    (dict(scheduler_step=lambda z, e, t, p, a: z), None,
-     r"hooks.scheduler_step must return a pair \(z_prev, x0_hat\), got ndarray"),
-    (dict(scheduler_step=lambda z, e, t, p, a: (z, z[0])), None,
-     r"hooks.scheduler_step must return x0_hat of the latent's shape \[1, 4, 64, 64\], got \[4, 64, 64\]"),
-    (dict(scheduler_step=_library_step), DiffusionConfig(eta=1.0),
-     r"hooks.scheduler_step is a deterministic DDIM step \(eta = 0\); got eta=1.0"),
-    (dict(words_to_normals=lambda words: blocks_to_normals(words)[:-4]), None,
-     r"to_normals must return 4 normals per block, shape \[16384\] for 4096 blocks, got \[16380\]"),
-])
+@pytest.mark.parametrize(
+    ("hooks", "config", "message"),
+    [
+        (
+            dict(cfg_combine=lambda b, w: b),
+            None,
+            r"hooks.cfg_combine must return epsilon_guided of the latent's shape "
+            r"\[1, 4, 64, 64\], got \[2, 4, 64, 64\]",
+        ),
+        (
+            dict(scheduler_step=lambda z, e, t, p, a: z),
+            None,
+            r"hooks.scheduler_step must return a pair \(z_prev, x0_hat\), got ndarray",
+        ),
+        (
+            dict(scheduler_step=lambda z, e, t, p, a: (z, z[0])),
+            None,
+            r"hooks.scheduler_step must return x0_hat of the latent's shape \[1, 4, 64, 64\], got \[4, 64, 64\]",
+        ),
+        (
+            dict(scheduler_step=_library_step),
+            DiffusionConfig(eta=1.0),
+            r"hooks.scheduler_step is a deterministic DDIM step \(eta = 0\); got eta=1.0",
+        ),
+        (
+            dict(words_to_normals=lambda words: blocks_to_normals(words)[:-4]),
+            None,
+            r"to_normals must return 4 normals per block, shape \[16384\] for 4096 blocks, got \[16380\]",
+        ),
+    ],
+)
 def test_bad_hook_results_are_refused_with_the_argument_named(hooks, config, message):
     with pytest.raises(ValueError, match=message):
         run_diffusion(config, hooks=DiffusionHooks(**hooks), decode=False)

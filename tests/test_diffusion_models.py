@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from labkit.diffusion.pipeline import PROMPT, load_models
+from labkit.diffusion.config import PROMPT
+from labkit.diffusion.pipeline import load_models
 from labkit.diffusion.vae import bilinear_matrix, encode_png, to_uint8
 
 
@@ -118,7 +119,9 @@ def test_importing_the_diffusion_package_stays_cheap():
     import subprocess
     import sys
 
-    code = ("import sys, labkit.diffusion, labkit.diffusion.faults; "
-            "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'PIL') if m in sys.modules))")
+    code = (
+        "import sys, labkit.diffusion, labkit.diffusion.faults; "
+        "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'PIL') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", f"import labkit.diffusion pulled in {out.strip()}"

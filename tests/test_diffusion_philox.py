@@ -6,20 +6,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.diffusion import philox4x32_10, seed_to_key
-from labkit.diffusion.normal import (
-    PhiloxNormalStream,
-    blocks_to_normals,
-    box_muller,
-    uint32_to_uniform,
-)
+from labkit.diffusion.normal import PhiloxNormalStream, blocks_to_normals, box_muller, uint32_to_uniform
 from labkit.diffusion.philox import block_counters
 
 # Random123 kat_vectors, philox4x32_10: (counter, key, expected output)
 KNOWN_ANSWERS = [
     ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
     ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+    (
+        (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+        (0xA4093822, 0x299F31D0),
+        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+    ),
 ]
 
 
@@ -65,11 +63,14 @@ def test_vectorised_philox_equals_python_int_reference(counter, key):
     assert got.tolist() == want, f"numpy {hexwords(got)} vs python {hexwords(want)}"
 
 
-@pytest.mark.parametrize("bad, message", [
-    (np.zeros(3, np.uint32), r"counters must have shape \[\.\.\., 4\]"),
-    (np.zeros(4, np.float32), "unsigned 32-bit"),
-    (np.array([0, 0, 0, 2**32], dtype=np.int64), r"\[0, 2\*\*32 - 1\]"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.zeros(3, np.uint32), r"counters must have shape \[\.\.\., 4\]"),
+        (np.zeros(4, np.float32), "unsigned 32-bit"),
+        (np.array([0, 0, 0, 2**32], dtype=np.int64), r"\[0, 2\*\*32 - 1\]"),
+    ],
+)
 def test_philox_rejects_bad_counters(bad, message):
     with pytest.raises(ValueError, match=message):
         philox4x32_10(bad, np.zeros(2, np.uint32))
@@ -101,8 +102,12 @@ def test_box_muller_on_one_block_by_hand():
     words = np.array([[0x80000000, 0x40000000, 0xFFFFFFFF, 0]], dtype=np.uint32)
     u = (words.astype(np.float64) + 0.5) / 2**32
     r1, r2 = np.sqrt(-2 * np.log(u[0, 0])), np.sqrt(-2 * np.log(u[0, 2]))
-    want = [r1 * np.cos(2 * np.pi * u[0, 1]), r1 * np.sin(2 * np.pi * u[0, 1]),
-            r2 * np.cos(2 * np.pi * u[0, 3]), r2 * np.sin(2 * np.pi * u[0, 3])]
+    want = [
+        r1 * np.cos(2 * np.pi * u[0, 1]),
+        r1 * np.sin(2 * np.pi * u[0, 1]),
+        r2 * np.cos(2 * np.pi * u[0, 3]),
+        r2 * np.sin(2 * np.pi * u[0, 3]),
+    ]
     got = blocks_to_normals(words)
     assert np.allclose(got, want, rtol=0, atol=1e-15), f"normals {got.tolist()} vs {want}"
 

@@ -1,9 +1,8 @@
 """Trace two's reproduction assertions (§7.9), one test each, plus timing and the CLI."""
 
-import time
-
 import numpy as np
 import pytest
+from _helpers import timed
 
 from labkit.cli import main as labkit_main
 from labkit.core.events import digest_bytes, read_jsonl
@@ -23,9 +22,7 @@ def run():
 @pytest.fixture(scope="module")
 def timed_again():
     """A second, warm run of the default configuration and its wall time in seconds."""
-    start = time.perf_counter()
-    again = run_diffusion()
-    return again, time.perf_counter() - start
+    return timed(run_diffusion)
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +36,11 @@ def by_type(events, event_type):
 
 def test_event_sequence_is_d00_to_d08_as_section_7_7(run):
     got = [(e["event_id"], e["event_type"]) for e in run.events]
-    want = [("d00", "condition.encoded"), ("d01", "latent.initialized")] + \
-        [(f"d0{i}", "denoise.updated") for i in range(2, 6)] + \
-        [("d06", "vae.decoded"), ("d07", "image.encoded"), ("d08", "response.completed")]
+    want = (
+        [("d00", "condition.encoded"), ("d01", "latent.initialized")]
+        + [(f"d0{i}", "denoise.updated") for i in range(2, 6)]
+        + [("d06", "vae.decoded"), ("d07", "image.encoded"), ("d08", "response.completed")]
+    )
     assert got == want
 
 
@@ -50,13 +49,17 @@ def test_assert1_same_text_negative_and_encoder_give_same_conditions(run, golden
     again = timed_again[0]
     assert np.array_equal(again.condition_batch, run.condition_batch), "two runs encoded different conditions"
     d00, g00 = run.events[0]["payload"], golden[0]["payload"]
-    assert d00["artifacts"] == g00["artifacts"] == {"text_encoder_id": "toy-text-encoder-v2",
-                                                    "tokenizer_id": "toy-text-tokenizer-v2"}
+    assert (
+        d00["artifacts"]
+        == g00["artifacts"]
+        == {"text_encoder_id": "toy-text-encoder-v2", "tokenizer_id": "toy-text-tokenizer-v2"}
+    )
     assert d00["input_ids"] == g00["input_ids"] and len(d00["input_ids"]) == 12
     assert d00["tensors"]["condition_batch"]["shape"] == [2, 12, 768]
     other = run_diffusion(DiffusionConfig(negative_prompt="模糊"))
-    assert not np.array_equal(other.condition_batch[0], run.condition_batch[0]), \
+    assert not np.array_equal(other.condition_batch[0], run.condition_batch[0]), (
         "another negative prompt must change c_neg"
+    )
 
 
 # §7.9 (2) seed, PRNG, normal transform, counter and latent shape are identical
@@ -73,8 +76,15 @@ def test_assert2_initial_latent_is_philox_box_muller_from_counter_0(run):
     u = (philox4x32_10(counters, np.array([314159, 0], np.uint32)).astype(np.float64) + 0.5) / 2**32
     r = np.sqrt(-2 * np.log(u[:, [0, 2]]))
     theta = 2 * np.pi * u[:, [1, 3]]
-    normals = np.stack([r[:, 0] * np.cos(theta[:, 0]), r[:, 0] * np.sin(theta[:, 0]),
-                        r[:, 1] * np.cos(theta[:, 1]), r[:, 1] * np.sin(theta[:, 1])], axis=1)
+    normals = np.stack(
+        [
+            r[:, 0] * np.cos(theta[:, 0]),
+            r[:, 0] * np.sin(theta[:, 0]),
+            r[:, 1] * np.cos(theta[:, 1]),
+            r[:, 1] * np.sin(theta[:, 1]),
+        ],
+        axis=1,
+    )
     want = normals.reshape(1, 4, 64, 64).astype(np.float32)
     z999 = run.latents[0][1]
     assert z999.dtype == np.float32
@@ -119,8 +129,10 @@ def test_assert5_model_output_matches_latent_shape(run):
 
 # §7.9 (6) with eta = 0 the loop draws no further noise
 def test_assert6_eta_zero_loop_leaves_rng_counter_unchanged(run):
-    counters = [(e["payload"]["rng"]["counter_before"], e["payload"]["rng"]["counter_after"])
-                for e in by_type(run.events, "denoise.updated")]
+    counters = [
+        (e["payload"]["rng"]["counter_before"], e["payload"]["rng"]["counter_after"])
+        for e in by_type(run.events, "denoise.updated")
+    ]
     assert counters == [(4096, 4096)] * 4, f"rng counters in the loop: {counters}"
     noisy = run_diffusion(DiffusionConfig(eta=1.0))
     moved = [e["payload"]["rng"]["counter_after"] for e in by_type(noisy.events, "denoise.updated")]
@@ -148,7 +160,9 @@ def test_assert8_every_tensor_declares_its_comparison_level(run):
     seen = set()
     for event in run.events:
         for name, tensor in event["payload"].get("tensors", {}).items():
-            assert tensor.get("level") in LEVELS, f"{event['event_id']} tensor {name!r} has level {tensor.get('level')!r}"
+            assert tensor.get("level") in LEVELS, (
+                f"{event['event_id']} tensor {name!r} has level {tensor.get('level')!r}"
+            )
             seen.add(tensor["level"])
     assert seen == LEVELS
     png = run.events[7]["payload"]["tensors"]["png"]
@@ -170,8 +184,8 @@ def test_png_is_deterministic_and_has_no_metadata_chunks(run):
     chunks, at = [], 8
     data = run.png
     while at < len(data):
-        length = int.from_bytes(data[at:at + 4], "big")
-        chunks.append(data[at + 4:at + 8].decode("ascii"))
+        length = int.from_bytes(data[at : at + 4], "big")
+        chunks.append(data[at + 4 : at + 8].decode("ascii"))
         at += 12 + length
     assert set(chunks) == {"IHDR", "IDAT", "IEND"}, f"unexpected PNG chunks {chunks}"
 
@@ -181,9 +195,10 @@ def test_guidance_visibly_matters(run):
     red = lambda img: float(np.mean(img[..., 0].astype(int) - img[..., 1].astype(int)))  # noqa: E731
     # the umbrella region (latent rows 31–38, columns 27–41 → pixels ×8)
     region = (slice(31 * 8, 38 * 8), slice(27 * 8, 41 * 8))
-    assert red(run.image[region]) > 100 > red(plain.image[region]) + 60, \
-        f"red − green in the umbrella region: guidance 5 → {red(run.image[region]):.1f}, " \
+    assert red(run.image[region]) > 100 > red(plain.image[region]) + 60, (
+        f"red − green in the umbrella region: guidance 5 → {red(run.image[region]):.1f}, "
         f"guidance 0 → {red(plain.image[region]):.1f}"
+    )
 
 
 def test_cli_writes_trace_and_png(tmp_path, capsys, golden):
@@ -201,13 +216,16 @@ def test_cli_rejects_unknown_fault(capsys):
     assert "invalid choice: 'nope'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"timestep_spacing": "middle"}, "timestep_spacing must be one of"),
-    ({"guidance_scale": -1.0}, "guidance_scale must be a number >= 0"),
-    ({"cfg_order": ("negative", "negative")}, "cfg_order must be a permutation"),
-    ({"vae_id": "sd-vae"}, "vae_id must be 'toy-vae-v1'"),
-    ({"seed": -3}, "seed must be an integer"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"timestep_spacing": "middle"}, "timestep_spacing must be one of"),
+        ({"guidance_scale": -1.0}, "guidance_scale must be a number >= 0"),
+        ({"cfg_order": ("negative", "negative")}, "cfg_order must be a permutation"),
+        ({"vae_id": "sd-vae"}, "vae_id must be 'toy-vae-v1'"),
+        ({"seed": -3}, "seed must be an integer"),
+    ],
+)
 def test_config_errors_name_the_field(changes, message):
     with pytest.raises(ValueError, match=message):
         DiffusionConfig(**changes)
@@ -221,5 +239,14 @@ def test_cli_fault_is_a_changed_configuration(tmp_path, capsys):
     assert "fault other_seed" in capsys.readouterr().out
     assert labkit_main(["trace", "diffusion", "--list-faults"]) == 0
     listing = capsys.readouterr().out
-    assert all(name in listing for name in ("cfg_order_swapped", "leading_timesteps", "eta_positive",
-                                            "other_seed", "counter_offset", "vae_scaling_omitted"))
+    assert all(
+        name in listing
+        for name in (
+            "cfg_order_swapped",
+            "leading_timesteps",
+            "eta_positive",
+            "other_seed",
+            "counter_offset",
+            "vae_scaling_omitted",
+        )
+    )

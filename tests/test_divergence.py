@@ -15,15 +15,29 @@ from labkit.trace.divergence import RULES, TraceKindMismatch, first_divergence
 def text_trace():
     rec = TraceRecorder("trace-text-test", prefix="e", clock=lambda: 0.0)
     rec.emit("gateway", "request.accepted", None, {"artifacts": {"model_id": "toy-decoder-v1"}})
-    rec.emit("model", "prefill.completed", None, {
-        "cache_length": 12,
-        "tensors": {"raw_logits": {"shape": [1, 20], "dtype": "float32", "position": 11,
-                                   "values": [[14, 4.2], [15, 3.8]]}}})
-    rec.emit("decoder", "token.selected", 1, {
-        "token_id": 14,
-        "tensors": {"raw_logits": {"shape": [1, 20], "dtype": "float32", "position": 11,
-                                   "values": [[14, 4.2], [15, 3.8]]}},
-        "rng": {"counter_before": None, "counter_after": None}})
+    rec.emit(
+        "model",
+        "prefill.completed",
+        None,
+        {
+            "cache_length": 12,
+            "tensors": {
+                "raw_logits": {"shape": [1, 20], "dtype": "float32", "position": 11, "values": [[14, 4.2], [15, 3.8]]}
+            },
+        },
+    )
+    rec.emit(
+        "decoder",
+        "token.selected",
+        1,
+        {
+            "token_id": 14,
+            "tensors": {
+                "raw_logits": {"shape": [1, 20], "dtype": "float32", "position": 11, "values": [[14, 4.2], [15, 3.8]]}
+            },
+            "rng": {"counter_before": None, "counter_after": None},
+        },
+    )
     rec.emit("transport", "stream.delta", 1, {"sequence_no": 0, "utf8_hex": "e79fad"})
     rec.emit("executor", "external.committed", None, {"commit": {"status": "committed", "event_id": "x"}})
     return rec.events
@@ -65,8 +79,12 @@ def test_each_rule_fires_at_the_first_difference(path, value, index, rule, suspe
 
 
 def test_tensor_values_within_tolerance_are_equal():
-    assert first_divergence(text_trace(), mutated(("payload", "tensors", "raw_logits", "values"),
-                                                  [[14, 4.20004], [15, 3.8]], 1)) is None
+    assert (
+        first_divergence(
+            text_trace(), mutated(("payload", "tensors", "raw_logits", "values"), [[14, 4.20004], [15, 3.8]], 1)
+        )
+        is None
+    )
 
 
 def test_selection_with_different_raw_logits_points_at_the_model():
@@ -115,8 +133,11 @@ def test_cli_exit_codes(tmp_path):
 
     a = write_jsonl(text_trace(), tmp_path / "a.jsonl")
     b = write_jsonl(mutated(("payload", "token_id"), 15, 2), tmp_path / "b.jsonl")
-    run = lambda *args: subprocess.run([sys.executable, "-m", "labkit", "trace", "diff", *map(str, args)],  # noqa: E731
-                                       capture_output=True, text=True)
+
+    def run(*args):
+        command = [sys.executable, "-m", "labkit", "trace", "diff", *map(str, args)]
+        return subprocess.run(command, capture_output=True, text=True)
+
     same = run(a, a)
     assert same.returncode == 0 and "identical" in same.stdout
     diff = run(a, b)

@@ -60,8 +60,17 @@ def test_schema_is_valid_draft_2020_12():
         (lambda t: [t[0], dict(t[1], parent_event_id=None)], "only the first event may have no parent"),
         (lambda t: [], "at least one event"),
     ],
-    ids=["missing-field", "unknown-parent", "wrong-type", "payload-not-object", "duplicate-id",
-         "mixed-trace-ids", "extra-field", "orphan", "empty"],
+    ids=[
+        "missing-field",
+        "unknown-parent",
+        "wrong-type",
+        "payload-not-object",
+        "duplicate-id",
+        "mixed-trace-ids",
+        "extra-field",
+        "orphan",
+        "empty",
+    ],
 )
 def test_bad_traces_raise_clear_errors(mutate, message):
     trace = small_trace().events
@@ -123,14 +132,18 @@ def test_tensor_summary_never_writes_a_negative_zero():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 30), st.text(max_size=6),
-                    st.sampled_from(["e00", "e01", "x9", "token.selected", "a.b.c", "Bad.Type", ""]),
-                    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 30),
+    st.text(max_size=6),
+    st.sampled_from(["e00", "e01", "x9", "token.selected", "a.b.c", "Bad.Type", ""]),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.fixed_dictionaries({name: _values for name in events.ENVELOPE_FIELDS},
-                             optional={"extra": st.integers()}))
+@given(st.fixed_dictionaries({name: _values for name in events.ENVELOPE_FIELDS}, optional={"extra": st.integers()}))
 def test_direct_check_and_jsonschema_agree(event):
     def verdict(check):
         try:
@@ -146,7 +159,9 @@ def test_emitting_does_not_import_jsonschema():
     import subprocess
     import sys
 
-    code = ("import sys; from labkit.core.events import TraceRecorder; r = TraceRecorder('t'); "
-            "r.emit('c', 'a.b', 0, {'x': 1}); print('jsonschema' in sys.modules)")
+    code = (
+        "import sys; from labkit.core.events import TraceRecorder; r = TraceRecorder('t'); "
+        "r.emit('c', 'a.b', 0, {'x': 1}); print('jsonschema' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -24,9 +24,20 @@ def scenarios():
     from labkit.tools.toolspec import load_toolspec
 
     decoder, spec = load_decoder(), load_toolspec()
-    names = ["happy", "extra_field", "confirmation_mismatch", "timeout_before_commit",
-             "response_lost_after_commit", "cancel_after_commit", "unauthorized", "retry_budget_exhausted"]
-    rows = [(n, run_tool_trace(faulty_config(None if n == "happy" else n), decoder=decoder, spec=spec).events) for n in names]
+    names = [
+        "happy",
+        "extra_field",
+        "confirmation_mismatch",
+        "timeout_before_commit",
+        "response_lost_after_commit",
+        "cancel_after_commit",
+        "unauthorized",
+        "retry_budget_exhausted",
+    ]
+    rows = [
+        (n, run_tool_trace(faulty_config(None if n == "happy" else n), decoder=decoder, spec=spec).events)
+        for n in names
+    ]
     return scenarios_figure(rows, pyplot=False)
 
 

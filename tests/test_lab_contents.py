@@ -9,11 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.cli.lab_contents import (
-    BookContentsManager,
-    kernel_language_info,
-    with_kernel_language_info,
-)
+from labkit.cli.lab_contents import BookContentsManager, kernel_language_info, with_kernel_language_info
 
 REPO = Path(__file__).resolve().parents[1]
 

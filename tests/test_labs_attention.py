@@ -19,9 +19,13 @@ def _far(a, b):
 def test_hand_example_matches_source():
     report = causal_attention.run()
     assert _far(report["hand_example_weights"], SOURCE_WEIGHTS) <= 1e-15, (
-        f"weights {report['hand_example_weights']} vs source {SOURCE_WEIGHTS}: off by {_far(report['hand_example_weights'], SOURCE_WEIGHTS):.3g}")
+        f"weights {report['hand_example_weights']} vs source {SOURCE_WEIGHTS}: "
+        f"off by {_far(report['hand_example_weights'], SOURCE_WEIGHTS):.3g}"
+    )
     assert _far(report["hand_example_output"], SOURCE_OUTPUT) <= 1e-15, (
-        f"output {report['hand_example_output']} vs source {SOURCE_OUTPUT}: off by {_far(report['hand_example_output'], SOURCE_OUTPUT):.3g}")
+        f"output {report['hand_example_output']} vs source {SOURCE_OUTPUT}: "
+        f"off by {_far(report['hand_example_output'], SOURCE_OUTPUT):.3g}"
+    )
     # weights = softmax([1/√2, 0]) by hand
     by_hand = np.exp([1 / np.sqrt(2), 0.0]) / np.exp([1 / np.sqrt(2), 0.0]).sum()
     assert _far(report["hand_example_weights"], by_hand) <= 1e-15
@@ -41,7 +45,9 @@ def test_without_the_mask_the_future_leaks():
     everything = np.ones((5, 5), dtype=bool)
     x, disturbed = check["x"], check["x"].copy()
     disturbed[:, 3:] += 100.0
-    leak = _far(attention(x, x, x, everything)[0][:, :3], attention(disturbed, disturbed, disturbed, everything)[0][:, :3])
+    leak = _far(
+        attention(x, x, x, everything)[0][:, :3], attention(disturbed, disturbed, disturbed, everything)[0][:, :3]
+    )
     assert leak > 1.0, f"an unmasked prefix should move when the future moves, moved only {leak:.3g}"
 
 
@@ -53,8 +59,12 @@ def test_row_with_no_allowed_key_is_a_clear_error():
 
 
 def test_report_keys_match_source_schema():
-    assert list(causal_attention.run()) == ["hand_example_weights", "hand_example_output",
-                                            "future_perturbation_prefix_max_error", "upper_triangle_max_weight"]
+    assert list(causal_attention.run()) == [
+        "hand_example_weights",
+        "hand_example_output",
+        "future_perturbation_prefix_max_error",
+        "upper_triangle_max_weight",
+    ]
 
 
 # ---- the attention heatmap -------------------------------------------------------------
@@ -96,8 +106,11 @@ def test_rectangular_toggle_changes_weights_only_when_the_rectangle_is_not_squar
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"cached": 7}, r"cached must be an integer in \[0, 6\]"), ({"mask": "full"}, "mask must be one of"),
-     ({"layer": 2}, r"layer must be in \[0, 1\], got 2")],
+    [
+        ({"cached": 7}, r"cached must be an integer in \[0, 6\]"),
+        ({"mask": "full"}, "mask must be one of"),
+        ({"layer": 2}, r"layer must be in \[0, 1\], got 2"),
+    ],
 )
 def test_heatmap_bad_input_names_the_argument(kwargs, message):
     from labkit.reader.widgets.attention import attention_state
@@ -118,5 +131,6 @@ def test_causal_prefix_is_exactly_independent_of_any_future(seed, length, split,
     before, weights = attention(x, x, x, allowed)
     after, _ = attention(changed, changed, changed, allowed)
     assert np.array_equal(before[:, :split], after[:, :split]), (
-        f"prefix [:{split}] moved by {_far(before[:, :split], after[:, :split]):.3g} when the future shifted by {shift}")
+        f"prefix [:{split}] moved by {_far(before[:, :split], after[:, :split]):.3g} when the future shifted by {shift}"
+    )
     assert np.all(weights[:, ~allowed] == 0.0), "future keys must carry exactly zero weight"

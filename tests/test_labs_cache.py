@@ -15,24 +15,30 @@ SOURCE_FAULTS = {
     "copy_layer1_cache_to_layer2": (0.9449206662154166, False, False),
     "top_left_rectangular_mask": (1.5511643198831297, False, True),
 }
+# The source's configuration object: (key, the LAB_CONFIG field behind it or None, the source's value)
+SOURCE_CONFIGURATION = [
+    ("layers", "n_layers", 2),
+    ("heads", "n_q_heads", 2),
+    ("head_dim", "head_dim", 4),
+    ("width", "width", 8),
+    ("ffn_width", "ffn_width", 12),
+    ("vocab", "vocab_size", 17),
+    ("tokens", None, 7),
+    ("dtype", "dtype", "float64"),
+    ("position", None, "pairwise RoPE"),
+    ("ffn", None, "SwiGLU"),
+]
 
-
-@pytest.fixture(scope="module")
-def equivalence():
-    return cache_equivalence.run()
-
-
-@pytest.fixture(scope="module")
-def faults():
-    return cache_faults.run()
+# each lab runs once for the whole module
+equivalence = pytest.fixture(scope="module")(cache_equivalence.run)
+faults = pytest.fixture(scope="module")(cache_faults.run)
 
 
 def test_lab_decoder_is_the_books_transformer_configured_as_the_lab():
     model = lab_decoder()
-    assert model.config == LAB_CONFIG
-    assert (LAB_CONFIG.n_layers, LAB_CONFIG.n_q_heads, LAB_CONFIG.n_kv_heads, LAB_CONFIG.head_dim,
-            LAB_CONFIG.width, LAB_CONFIG.ffn_width, LAB_CONFIG.vocab_size, LAB_CONFIG.dtype) == (
-        2, 2, 2, 4, 8, 12, 17, "float64")
+    assert model.config == LAB_CONFIG and LAB_CONFIG.n_kv_heads == 2
+    for _, field, value in SOURCE_CONFIGURATION:
+        assert field is None or getattr(LAB_CONFIG, field) == value, f"LAB_CONFIG.{field} is not the source's {value!r}"
     assert model.weights.embedding.dtype == np.float64
 
 
@@ -44,16 +50,18 @@ def test_cached_logits_equal_full_recompute(equivalence):
     cached, _ = cached_logits(model, tokens)
     prefix = prefix_recompute_logits(model, tokens)
     assert full.shape == cached.shape == prefix.shape == (7, 17)
-    assert np.allclose(full, cached, atol=1e-12, rtol=1e-12), f"full vs cached off by {np.max(np.abs(full - cached)):.3g}"
-    assert np.allclose(prefix, cached, atol=1e-12, rtol=1e-12), f"prefix vs cached off by {np.max(np.abs(prefix - cached)):.3g}"
+    assert np.allclose(full, cached, atol=1e-12, rtol=1e-12), (
+        f"full vs cached off by {np.max(np.abs(full - cached)):.3g}"
+    )
+    assert np.allclose(prefix, cached, atol=1e-12, rtol=1e-12), (
+        f"prefix vs cached off by {np.max(np.abs(prefix - cached)):.3g}"
+    )
 
 
 def test_cache_shapes_and_future_independence_match_source(equivalence):
     assert equivalence["per_layer_cache_shapes"] == [[2, 7, 4], [2, 7, 4]]
     assert equivalence["future_perturbation_prefix_max_error"] == 0.0
-    assert equivalence["configuration"] == {"layers": 2, "heads": 2, "head_dim": 4, "width": 8, "ffn_width": 12,
-                                            "vocab": 17, "tokens": 7, "dtype": "float64",
-                                            "position": "pairwise RoPE", "ffn": "SwiGLU"}
+    assert equivalence["configuration"] == {key: value for key, _, value in SOURCE_CONFIGURATION}
     assert (equivalence["abs_tolerance"], equivalence["relative_tolerance"]) == (1e-12, 1e-12)
 
 
@@ -90,7 +98,8 @@ def test_fault_errors_match_source(faults):
         error, logit_ok, distinct_ok = SOURCE_FAULTS[case["mode"]]
         got = case["max_absolute_logit_error"]
         assert got == pytest.approx(error, rel=1e-12), (
-            f"{case['mode']}: max abs logit error {got!r} vs source {error!r}, off by {abs(got - error):.3g}")
+            f"{case['mode']}: max abs logit error {got!r} vs source {error!r}, off by {abs(got - error):.3g}"
+        )
         assert case["logit_allclose_passed"] is logit_ok
         assert case["distinct_layer_keys_passed"] is distinct_ok, f"{case['mode']}: distinct-layer check"
 
@@ -108,12 +117,13 @@ def test_which_check_catches_each_fault():
 def test_faults_touch_only_the_cached_path():
     broken = lab_decoder("reset_rope_position")
     assert np.array_equal(full_logits(broken, lab_tokens()), full_logits(lab_decoder(), lab_tokens())), (
-        "a decode-step fault must leave the full forward pass (the reference) untouched")
+        "a decode-step fault must leave the full forward pass (the reference) untouched"
+    )
 
 
 def test_bad_fault_names_are_clear_errors():
     with pytest.raises(ValueError, match="mode must be one of"):
-        cache_faults.run_case("copy_layer0_cache_to_layer1")       # labkit's name, not the source's
+        cache_faults.run_case("copy_layer0_cache_to_layer1")  # labkit's name, not the source's
     with pytest.raises(ValueError, match="unknown decoder fault"):
         lab_decoder("swap_heads")
     with pytest.raises(TypeError, match="faults must be a DecoderFaults"):

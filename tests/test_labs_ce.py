@@ -8,30 +8,38 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.labs import ce_gradient
-from labkit.labs.common import (
-    finite_difference,
-    log_softmax,
-    masked_cross_entropy,
-    softmax,
-)
+from labkit.labs.common import finite_difference, log_softmax, masked_cross_entropy, softmax
 from labkit.reader.tables import versus_source
 
-SOURCE_LOSS = 1.3862943611198906            # ln 4
+SOURCE_LOSS = 1.3862943611198906  # ln 4
 SOURCE_GRADIENT = [[0.5, 0.25, -0.75]]
 
 
 def test_ce_gradient_report_matches_source_figures():
     report = ce_gradient.run()
-    assert set(report) == {"loss_nat", "gradient", "finite_difference_step", "max_abs_gradient_error",
-                           "abs_tolerance", "relative_tolerance"}
+    assert set(report) == {
+        "loss_nat",
+        "gradient",
+        "finite_difference_step",
+        "max_abs_gradient_error",
+        "abs_tolerance",
+        "relative_tolerance",
+    }
     assert report["loss_nat"] == pytest.approx(SOURCE_LOSS, rel=1e-15), (
         f"loss {report['loss_nat']!r} differs from the source's ln 4 = {SOURCE_LOSS!r} "
-        f"by {abs(report['loss_nat'] - SOURCE_LOSS):.3g}")
+        f"by {abs(report['loss_nat'] - SOURCE_LOSS):.3g}"
+    )
     gap = np.max(np.abs(np.array(report["gradient"]) - SOURCE_GRADIENT))
     assert gap <= 1e-14, f"gradient {report['gradient']} is {gap:.3g} from the source's {SOURCE_GRADIENT}"
-    assert (report["finite_difference_step"], report["abs_tolerance"], report["relative_tolerance"]) == (1e-5, 1e-9, 1e-8)
+    assert (report["finite_difference_step"], report["abs_tolerance"], report["relative_tolerance"]) == (
+        1e-5,
+        1e-9,
+        1e-8,
+    )
     # Central differences carry truncation and rounding error: small but not zero.
-    assert 0.0 < report["max_abs_gradient_error"] < 1e-9, f"finite-difference error {report['max_abs_gradient_error']:.3g}"
+    assert 0.0 < report["max_abs_gradient_error"] < 1e-9, (
+        f"finite-difference error {report['max_abs_gradient_error']:.3g}"
+    )
 
 
 def test_loss_of_uniform_logits_is_log_vocabulary():
@@ -40,11 +48,7 @@ def test_loss_of_uniform_logits_is_log_vocabulary():
 
 
 @settings(max_examples=25, deadline=None)
-@given(
-    rows=st.integers(1, 4),
-    vocab=st.integers(2, 5),
-    seed=st.integers(0, 2**16),
-)
+@given(rows=st.integers(1, 4), vocab=st.integers(2, 5), seed=st.integers(0, 2**16))
 def test_analytic_gradient_equals_finite_difference(rows, vocab, seed):
     rng = np.random.default_rng(seed)
     logits = rng.normal(scale=2.0, size=(rows, vocab))
@@ -54,7 +58,9 @@ def test_analytic_gradient_equals_finite_difference(rows, vocab, seed):
     loss, analytic = masked_cross_entropy(logits, targets, valid)
     numeric = finite_difference(lambda z: masked_cross_entropy(z, targets, valid)[0], logits)
     gap = np.max(np.abs(analytic - numeric))
-    assert np.allclose(analytic, numeric, atol=1e-8, rtol=1e-6), f"analytic vs finite-difference gradient differ by {gap:.3g}"
+    assert np.allclose(analytic, numeric, atol=1e-8, rtol=1e-6), (
+        f"analytic vs finite-difference gradient differ by {gap:.3g}"
+    )
     assert np.all(analytic[~valid] == 0.0), "unsupervised rows must get exactly zero gradient"
     sums = analytic.sum(axis=1)
     assert np.allclose(sums, 0.0, atol=1e-15), f"each gradient row of softmax − onehot sums to 0, got {sums}"
@@ -107,21 +113,41 @@ def test_equal_infinities_agree_without_a_warning():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        table = versus_source([("kl", float("inf"), float("inf"), 0.0), ("off", float("inf"), 1.0, 0.0),
-                               ("off too", 1.0, float("inf"), 0.0)])
+        table = versus_source(
+            [
+                ("kl", float("inf"), float("inf"), 0.0),
+                ("off", float("inf"), 1.0, 0.0),
+                ("off too", 1.0, float("inf"), 0.0),
+            ]
+        )
     assert [row[-1] for row in table.rows] == ["within 1e-12 rel.", "DIFFERENT", "DIFFERENT"]
 
 
 def test_versus_source_says_exact_within_or_different():
     table = versus_source(
-        [("same", 1.5, 1.5, 0.0), ("close", 4.4e-16, 2.2e-16, 1e-12), ("far", 0.25, 0.5, 1e-12),
-         ("lists", [[0.5, 0.25]], [[0.5, 0.25]], 0.0), ("text", "a", "b", 1.0), ("ints", [1, 2], [1, 2], 0.0),
-         ("last bit", 0.2477276305125953, 0.2477276305125954, 0.0), ("residual off", 4.4e-16, 3e-3, 1e-12)],
+        [
+            ("same", 1.5, 1.5, 0.0),
+            ("close", 4.4e-16, 2.2e-16, 1e-12),
+            ("far", 0.25, 0.5, 1e-12),
+            ("lists", [[0.5, 0.25]], [[0.5, 0.25]], 0.0),
+            ("text", "a", "b", 1.0),
+            ("ints", [1, 2], [1, 2], 0.0),
+            ("last bit", 0.2477276305125953, 0.2477276305125954, 0.0),
+            ("residual off", 4.4e-16, 3e-3, 1e-12),
+        ],
         title="t",
     )
     verdicts = [row[-1] for row in table.rows]
-    assert verdicts == ["within 1e-12 rel.", "within 1e-12", "DIFFERENT", "within 1e-12 rel.", "DIFFERENT",
-                        "exact", "within 1e-12 rel.", "DIFFERENT"], verdicts
+    assert verdicts == [
+        "within 1e-12 rel.",
+        "within 1e-12",
+        "DIFFERENT",
+        "within 1e-12 rel.",
+        "DIFFERENT",
+        "exact",
+        "within 1e-12 rel.",
+        "DIFFERENT",
+    ], verdicts
     assert table.headers == ["quantity", "source's script, run", "labkit computes", "agree"]
     # A discrepancy measure: the script's print format beside the verdict against the tolerance.
     assert table.rows[1][1:3] == ["4.400e-16", "≤ 1e-12 ✓"]

@@ -11,8 +11,11 @@ from labkit.labs.report import report_differences
 
 # The source chapter's `dpo` report object (reference values, compared exactly).
 SOURCE_DPO = {
-    "policy_log_probs": [-2.0, -3.0], "reference_log_probs": [-2.5, -2.5], "beta": 0.2,
-    "margin": 0.2, "loss_nat": 0.5981388693815918,
+    "policy_log_probs": [-2.0, -3.0],
+    "reference_log_probs": [-2.5, -2.5],
+    "beta": 0.2,
+    "margin": 0.2,
+    "loss_nat": 0.5981388693815918,
     "analytic_gradient": [-0.09003320053750444, 0.09003320053750444],
     "max_abs_gradient_error": 1.847813568822687e-12,
     "loss_after_gradient_step": 0.5965192788398588,
@@ -28,8 +31,7 @@ def test_dpo_report_matches_source_report():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.tuples(log_prob, log_prob), st.tuples(log_prob, log_prob),
-       st.floats(min_value=0.01, max_value=2.0))
+@given(st.tuples(log_prob, log_prob), st.tuples(log_prob, log_prob), st.floats(min_value=0.01, max_value=2.0))
 def test_dpo_analytic_gradient_equals_finite_difference(policy, reference, beta):
     analytic = dpo.dpo_gradient(policy, reference, beta)
     numeric = finite_difference(lambda x: dpo.dpo_loss(x, reference, beta), np.array(policy))
@@ -56,14 +58,17 @@ def test_dpo_counterexample_both_answers_less_probable_yet_loss_falls():
     assert report["both_probabilities_lower_counterexample_loss"] < report["loss_nat"]
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"policy": [-2.0, -3.0, -1.0]}, "policy must be [2]"),
-    ({"policy": [-2.0, 0.5]}, "policy must be finite log-probabilities"),
-    ({"reference": [np.nan, -1.0]}, "reference must be finite"),
-    ({"beta": 0.0}, "beta must be a positive finite number, got 0.0"),
-    ({"step_size": -0.1}, "step_size must be a positive"),
-    ({"shift": [1.0, -2.0]}, "shift must be [2] negative"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"policy": [-2.0, -3.0, -1.0]}, "policy must be [2]"),
+        ({"policy": [-2.0, 0.5]}, "policy must be finite log-probabilities"),
+        ({"reference": [np.nan, -1.0]}, "reference must be finite"),
+        ({"beta": 0.0}, "beta must be a positive finite number, got 0.0"),
+        ({"step_size": -0.1}, "step_size must be a positive"),
+        ({"shift": [1.0, -2.0]}, "shift must be [2] negative"),
+    ],
+)
 def test_dpo_bad_input_names_the_argument(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         dpo.run(**kwargs)
@@ -75,11 +80,11 @@ def test_dpo_margin_curve_follows_its_sliders_without_a_browser():
     curve = dpo_margin_curve(render=False)
     assert curve.state.loss == SOURCE_DPO["loss_nat"] and curve.state.margin == SOURCE_DPO["margin"]
     assert curve.state.gradient.tolist() == SOURCE_DPO["analytic_gradient"]
-    curve.rejected.value = -5.0          # rejected answer 2 nats less probable: margin 0.2 + 0.2·2
+    curve.rejected.value = -5.0  # rejected answer 2 nats less probable: margin 0.2 + 0.2·2
     assert curve.state.margin == pytest.approx(0.6, abs=1e-12)
     assert curve.state.loss < SOURCE_DPO["loss_nat"]
     # the plotted curve is the loss itself at every Δ, not a sketch
-    i = 160                              # Δ = 1.0
+    i = 160  # Δ = 1.0
     delta = curve.state.deltas[i]
     on_curve = dpo.dpo_loss([-2.5 + delta, -2.5], [-2.5, -2.5], curve.state.beta)
     assert curve.state.curve_loss[i] == pytest.approx(on_curve, abs=1e-12)

@@ -11,10 +11,16 @@ from labkit.labs.report import report_differences
 SOURCE_GRPO = {
     "rewards": [[0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0]],
     "population_std": [0.5, 0.0, 0.0],
-    "population_advantage": [[-0.9999999800000003, -0.9999999800000003, 0.9999999800000003, 0.9999999800000003],
-                             [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]],
-    "sample_advantage": [[-0.8660253887844389, -0.8660253887844389, 0.8660253887844389, 0.8660253887844389],
-                         [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]],
+    "population_advantage": [
+        [-0.9999999800000003, -0.9999999800000003, 0.9999999800000003, 0.9999999800000003],
+        [0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0],
+    ],
+    "sample_advantage": [
+        [-0.8660253887844389, -0.8660253887844389, 0.8660253887844389, 0.8660253887844389],
+        [0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0],
+    ],
     "epsilon": 1e-08,
     "ppo_clip_objectives": [2.4, -3.0, 1.0, -1.6],
     "note": "advantages are frozen numeric values; this is not an actor training loop",
@@ -35,7 +41,9 @@ def test_population_and_sample_std_give_the_closed_form_advantages():
     # population std of {0,0,1,1} is 1/2, sample std is √(1/3): Â = ±(1/2)/(std + ε)
     expected_population = 0.5 / (0.5 + 1e-8)
     expected_sample = 0.5 / (np.sqrt(1 / 3) + 1e-8)
-    assert population[3] == pytest.approx(expected_population, rel=1e-15), f"{population[3]!r} vs {expected_population!r}"
+    assert population[3] == pytest.approx(expected_population, rel=1e-15), (
+        f"{population[3]!r} vs {expected_population!r}"
+    )
     assert sample[3] == pytest.approx(expected_sample, rel=1e-15), f"{sample[3]!r} vs {expected_sample!r}"
     assert np.array_equal(np.sign(population), [-1, -1, 1, 1])
 
@@ -69,27 +77,33 @@ def test_equal_rewards_give_zero_advantage_and_eps_zero_is_refused():
         grpo.group_advantages([[0.75, 0.75, 0.75]], eps=0.0)
 
 
-@pytest.mark.parametrize(("ratio", "advantage", "expected"), [
-    (1.5, 2.0, 1.2 * 2.0),    # Â > 0, ratio above 1 + ε: capped, no incentive to push further
-    (1.5, -2.0, 1.5 * -2.0),  # Â < 0, ratio above: unclipped term is the smaller (pessimistic)
-    (0.5, 2.0, 0.5 * 2.0),    # Â > 0, ratio below: unclipped, keeps the full penalty
-    (0.5, -2.0, 0.8 * -2.0),  # Â < 0, ratio below 1 − ε: floored
-    (1.1, 3.0, 1.1 * 3.0),    # inside the band: plain ρ·Â
-])
+@pytest.mark.parametrize(
+    ("ratio", "advantage", "expected"),
+    [
+        (1.5, 2.0, 1.2 * 2.0),  # Â > 0, ratio above 1 + ε: capped, no incentive to push further
+        (1.5, -2.0, 1.5 * -2.0),  # Â < 0, ratio above: unclipped term is the smaller (pessimistic)
+        (0.5, 2.0, 0.5 * 2.0),  # Â > 0, ratio below: unclipped, keeps the full penalty
+        (0.5, -2.0, 0.8 * -2.0),  # Â < 0, ratio below 1 − ε: floored
+        (1.1, 3.0, 1.1 * 3.0),  # inside the band: plain ρ·Â
+    ],
+)
 def test_ppo_clip_objective_case_by_case(ratio, advantage, expected):
     got = float(grpo.ppo_clip_objective([ratio], [advantage], 0.2)[0])
     assert got == pytest.approx(expected, abs=1e-15), f"ρ={ratio}, Â={advantage}: {got!r} vs {expected!r}"
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: grpo.group_advantages([1.0, 2.0]), r"rewards must be \[G, K\]"),
-    (lambda: grpo.group_advantages([[1.0, 2.0]], ddof=2), "ddof must be 0"),
-    (lambda: grpo.group_advantages([[1.0]], ddof=1), "needs K ≥ 2"),
-    (lambda: grpo.ppo_clip_objective([1.0, 2.0], [1.0]), "ratio and advantage must have one shape"),
-    (lambda: grpo.ppo_clip_objective([-1.0], [1.0]), "ratio must hold positive"),
-    (lambda: grpo.ppo_clip_objective([1.0], [1.0], clip=1.5), r"clip must be in \(0, 1\), got 1.5"),
-    (lambda: grpo.run(permutation=[0, 0, 1, 2]), "permutation must reorder 0..3"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: grpo.group_advantages([1.0, 2.0]), r"rewards must be \[G, K\]"),
+        (lambda: grpo.group_advantages([[1.0, 2.0]], ddof=2), "ddof must be 0"),
+        (lambda: grpo.group_advantages([[1.0]], ddof=1), "needs K ≥ 2"),
+        (lambda: grpo.ppo_clip_objective([1.0, 2.0], [1.0]), "ratio and advantage must have one shape"),
+        (lambda: grpo.ppo_clip_objective([-1.0], [1.0]), "ratio must hold positive"),
+        (lambda: grpo.ppo_clip_objective([1.0], [1.0], clip=1.5), r"clip must be in \(0, 1\), got 1.5"),
+        (lambda: grpo.run(permutation=[0, 0, 1, 2]), "permutation must reorder 0..3"),
+    ],
+)
 def test_grpo_bad_input_names_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
@@ -114,8 +128,8 @@ def test_grpo_group_editor_follows_its_controls_without_a_browser():
 def test_clip_is_flat_below_one_minus_eps_and_unbounded_above_for_negative_advantage():
     ratios = np.array([0.1, 0.5, 0.79, 1.0, 1.3, 5.0, 50.0])
     objective = grpo.ppo_clip_objective(ratios, -np.ones_like(ratios), 0.2)
-    np.testing.assert_allclose(objective[:3], [-0.8, -0.8, -0.8])       # flat: no pull further down
-    np.testing.assert_allclose(objective[3:], -ratios[3:])               # keeps falling with ρ
+    np.testing.assert_allclose(objective[:3], [-0.8, -0.8, -0.8])  # flat: no pull further down
+    np.testing.assert_allclose(objective[3:], -ratios[3:])  # keeps falling with ρ
     assert grpo.clip_gradient(ratios, -np.ones_like(ratios), 0.2)[:3].tolist() == [0.0, 0.0, 0.0]
 
 

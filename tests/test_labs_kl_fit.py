@@ -17,7 +17,7 @@ def test_forward_fit_covers_both_modes_by_matching_the_targets_moments():
 
 def test_reverse_fit_sits_on_the_heavier_mode():
     fit = kl_fit.fit_gaussian("reverse")
-    heavy = max(kl_fit.MODES)                         # (weight, mean, std) of the heavier mode
+    heavy = max(kl_fit.MODES)  # (weight, mean, std) of the heavier mode
     assert (fit.mean, fit.std) == pytest.approx(heavy[1:], abs=0.1), f"{fit} vs mode {heavy}"
 
 
@@ -42,7 +42,7 @@ def test_fit_refuses_an_unknown_direction_and_bad_modes():
 
 
 def test_k1_and_k3_are_unbiased_k2_is_not_and_k3_has_the_smallest_spread():
-    model, target = [0.5, 0.5], [0.8, 0.2]             # samples from the model, KL(model ‖ target)
+    model, target = [0.5, 0.5], [0.8, 0.2]  # samples from the model, KL(model ‖ target)
     truth = kl.kl_divergence(model, target)
     moments = kl.estimator_moments(model, target)
     assert moments["k1"][0] == pytest.approx(truth, abs=1e-15)

@@ -29,7 +29,8 @@ def report():
 def test_masked_loss_matches_source(report):
     loss = report["masked_loss_nat"]
     assert loss == pytest.approx(SOURCE_MASKED_LOSS, rel=1e-12), (
-        f"masked loss {loss!r} differs from the source's {SOURCE_MASKED_LOSS!r} by {abs(loss - SOURCE_MASKED_LOSS):.3g}")
+        f"masked loss {loss!r} differs from the source's {SOURCE_MASKED_LOSS!r} by {abs(loss - SOURCE_MASKED_LOSS):.3g}"
+    )
     assert 0.0 < report["max_abs_gradient_error"] < 1e-9, f"gradient check error {report['max_abs_gradient_error']:.3g}"
 
 
@@ -38,7 +39,8 @@ def test_masked_row_has_zero_gradient_and_its_logits_change_nothing(report):
     assert report["masked_logits_perturbation_delta"] == 0.0
     case = masks.masked_case()
     assert case["disturbed_loss"] == case["loss"], (
-        f"loss moved by {abs(case['disturbed_loss'] - case['loss']):.3g} when the masked row changed")
+        f"loss moved by {abs(case['disturbed_loss'] - case['loss']):.3g} when the masked row changed"
+    )
 
 
 def test_supervising_the_masked_row_changes_the_loss():
@@ -57,15 +59,21 @@ def test_packing_masks_match_source(report):
 
 
 def test_report_keys_match_source_schema(report):
-    assert list(report) == ["masked_loss_nat", "masked_row_gradient", "max_abs_gradient_error",
-                            "packing_prediction_mask", "packing_attention_allowed",
-                            "sft_prediction_positions", "masked_logits_perturbation_delta"]
+    assert list(report) == [
+        "masked_loss_nat",
+        "masked_row_gradient",
+        "max_abs_gradient_error",
+        "packing_prediction_mask",
+        "packing_attention_allowed",
+        "sft_prediction_positions",
+        "masked_logits_perturbation_delta",
+    ]
 
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=10))
 def test_document_causal_allowed_is_causal_and_within_documents(ids):
-    ids = np.array(sorted(ids))          # packed documents are contiguous
+    ids = np.array(sorted(ids))  # packed documents are contiguous
     allowed = document_causal_allowed(ids)
     t = ids.size
     for i in range(t):
@@ -112,7 +120,7 @@ def test_mask_viewer_follows_edits_and_reports_bad_input():
 
     viewer = mask_viewer(render=False)
     viewer.document_ids_text.value = "0 0 0 0 0 0 0"
-    viewer.assistant_text.value = "0 0 0 0 1 1 1"          # the source's SFT row
+    viewer.assistant_text.value = "0 0 0 0 1 1 1"  # the source's SFT row
     assert viewer.error is None
     assert viewer.state.supervised_positions == [3, 4, 5]
     assert viewer.state.allowed.sum() == 28, "one seven-token document: a full lower triangle"

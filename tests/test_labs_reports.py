@@ -10,10 +10,25 @@ from labkit.cli import main
 from labkit.labs import report
 from labkit.labs.report import LabCheckFailed, report_differences, require_close
 
-LABS_ORDER = ["ce_gradient", "masks", "causal_attention", "cache_equivalence",
-              "dpo", "grpo", "kl", "speculative_sampling"]
-FAULTS_KEYS = ["status", "timestamp_shanghai", "runtime", "bandwidth_budget",
-               "unequal_rank_gradients", "cache_faults", "wrong_rejection_fallback"]
+LABS_ORDER = [
+    "ce_gradient",
+    "masks",
+    "causal_attention",
+    "cache_equivalence",
+    "dpo",
+    "grpo",
+    "kl",
+    "speculative_sampling",
+]
+FAULTS_KEYS = [
+    "status",
+    "timestamp_shanghai",
+    "runtime",
+    "bandwidth_budget",
+    "unequal_rank_gradients",
+    "cache_faults",
+    "wrong_rejection_fallback",
+]
 # Headline numbers of the source's reports: what the chapter's scripts computed when they
 # were run once (the chapter prints the code, not these results).  Each is asserted at the
 # lab's own tolerance: a discrepancy measure must stay under its bound, every other float
@@ -50,11 +65,12 @@ def test_labs_report_has_the_source_keys_in_order(labs):
 def test_labs_report_headlines_match_the_source(labs):
     for (_, lab, key), (source_value, bound) in SOURCE_HEADLINES.items():
         got = labs["labs"][lab][key]
-        if bound:        # a discrepancy measure: under the lab's bound (the script's own was too)
+        if bound:  # a discrepancy measure: under the lab's bound (the script's own was too)
             assert 0 <= got <= bound and source_value <= bound, f"{lab}.{key}: {got!r} exceeds {bound:g}"
         else:
             assert got == pytest.approx(source_value, rel=SCRIPT_RUN_RTOL, abs=0), (
-                f"{lab}.{key}: {got!r} vs source {source_value!r} (off by {abs(got - source_value):.3e})")
+                f"{lab}.{key}: {got!r} vs source {source_value!r} (off by {abs(got - source_value):.3e})"
+            )
     observed = labs["labs"]["speculative_sampling"]["observed_distribution"]
     assert observed == [0.599475, 0.300205, 0.10032], f"observed distribution {observed}"
 
@@ -76,9 +92,9 @@ def test_a_failing_check_marks_the_report_failed_and_stops():
         require_close("dpo analytic gradient vs finite difference", [0.1], [0.2], atol=1e-9)
 
     ran = []
-    result = report.labs_report(runners={"kl": lambda: ran.append("kl") or {"ok": 1},
-                                         "dpo": broken,
-                                         "grpo": lambda: ran.append("grpo") or {}})
+    result = report.labs_report(
+        runners={"kl": lambda: ran.append("kl") or {"ok": 1}, "dpo": broken, "grpo": lambda: ran.append("grpo") or {}}
+    )
     assert result["status"] == "failed" and result["failed_lab"] == "dpo"
     assert "element [0] is 0.1, expected 0.2, off by 1.000e-01" in result["failure"]
     assert ran == ["kl"] and list(result["labs"]) == ["kl"]
@@ -93,7 +109,9 @@ def test_require_close_names_the_element_and_the_gap():
 def test_report_differences_sees_a_changed_number_a_key_order_and_an_int_for_a_float():
     reference = {"a": 1.0, "b": [0.5, 0.25]}
     assert report_differences({"a": 1.0, "b": [0.5, 0.25]}, reference) == []
-    assert report_differences({"a": 1.0, "b": [0.5, 0.26]}, reference) == ["b[1]: 0.26 vs reference 0.25 (off by 1.000e-02)"]
+    assert report_differences({"a": 1.0, "b": [0.5, 0.26]}, reference) == [
+        "b[1]: 0.26 vs reference 0.25 (off by 1.000e-02)"
+    ]
     assert report_differences({"b": [0.5, 0.25], "a": 1.0}, reference)[0].startswith("report: keys")
     assert report_differences({"a": 1, "b": [0.5, 0.25]}, reference) == ["a: 1 vs reference 1.0"]
 

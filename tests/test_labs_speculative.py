@@ -2,32 +2,63 @@
 
 import numpy as np
 import pytest
+from _helpers import assert_matches_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.labs import speculative
-from labkit.labs.report import report_differences
+from labkit.labs import speculative, wrong_fallback
 
 SOURCE_SPECULATIVE = {
-    "target": [0.6, 0.3, 0.1], "draft": [0.4, 0.4, 0.2],
+    "target": [0.6, 0.3, 0.1],
+    "draft": [0.4, 0.4, 0.2],
     "accept_probability": [1.0, 0.7499999999999999, 0.5],
     "accepted_output_mass": [0.4, 0.3, 0.1],
     "reject_probability": 0.20000000000000007,
     "residual_distribution": [1.0, 0.0, 0.0],
     "exact_output_distribution": [0.6000000000000001, 0.3, 0.1],
     "exact_max_abs_error": 1.1102230246251565e-16,
-    "monte_carlo_seed": 73, "samples": 200000,
+    "monte_carlo_seed": 73,
+    "samples": 200000,
     "observed_distribution": [0.599475, 0.300205, 0.10032],
     "observed_acceptance_rate": 0.801205,
     "max_standard_error_units": 0.47925723781701823,
     "standard_error_bound_units": 6.0,
     "note": "single-prefix acceptance law; not a full multi-token decoder or speed benchmark",
 }
+# The supplement's wrong_rejection_fallback object opens with the same exact decomposition of the
+# same p and q — the same numbers under its own keys — then gives the wrong rule's.
+#: its key → the speculative_sampling key holding the same source number
+SAME_AS_SPECULATIVE = {
+    "target": "target",
+    "draft": "draft",
+    "accepted_mass": "accepted_output_mass",
+    "reject_mass": "reject_probability",
+    "correct_residual": "residual_distribution",
+    "correct_output": "exact_output_distribution",
+}
+SOURCE_WRONG_FALLBACK = {
+    **{key: SOURCE_SPECULATIVE[same] for key, same in SAME_AS_SPECULATIVE.items()},
+    "wrong_output": [0.52, 0.36, 0.12000000000000001],
+    "wrong_minus_target": [-0.07999999999999996, 0.06, 0.020000000000000004],
+    "wrong_l1_distance": 0.15999999999999998,
+    "wrong_total_variation_distance": 0.07999999999999999,
+    "scope": "exact single-prefix mass enumeration, not Monte Carlo",
+}
 
 
 def test_speculative_report_matches_source_report():
-    differences = report_differences(speculative.run(), SOURCE_SPECULATIVE)
-    assert not differences, "labkit's speculative_sampling object vs the source's:\n" + "\n".join(differences)
+    assert_matches_source("speculative_sampling", speculative.run(), SOURCE_SPECULATIVE)
+
+
+def test_wrong_fallback_report_matches_source_report():
+    assert_matches_source("wrong_rejection_fallback", wrong_fallback.run(), SOURCE_WRONG_FALLBACK)
+
+
+def test_wrong_fallback_tv_is_half_the_l1_and_correct_rule_is_exact():
+    report = wrong_fallback.run()
+    assert report["wrong_total_variation_distance"] == report["wrong_l1_distance"] / 2
+    assert np.allclose(report["wrong_output"], [0.52, 0.36, 0.12], atol=1e-15, rtol=0)
+    assert report["wrong_l1_distance"] == pytest.approx(0.16, abs=1e-15)
 
 
 def test_monte_carlo_follows_the_documented_draw_order():
@@ -65,11 +96,14 @@ def test_exact_output_law_equals_target_for_any_draft(pw, qw):
     assert mass.reject_probability == pytest.approx(0.5 * float(np.abs(p - q).sum()), abs=1e-14)
 
 
-@pytest.mark.parametrize(("p", "q"), [
-    ([0.6, 0.3, 0.1], [0.6, 0.3, 0.1]),      # equal: always accept, empty residual
-    ([0.0, 0.7, 0.3], [0.3, 0.7, 0.0]),      # each side has a token the other lacks
-    ([0.2, 0.8, 0.0], [0.0, 0.0, 1.0]),      # disjoint: every draft rejected
-])
+@pytest.mark.parametrize(
+    ("p", "q"),
+    [
+        ([0.6, 0.3, 0.1], [0.6, 0.3, 0.1]),  # equal: always accept, empty residual
+        ([0.0, 0.7, 0.3], [0.3, 0.7, 0.0]),  # each side has a token the other lacks
+        ([0.2, 0.8, 0.0], [0.0, 0.0, 1.0]),  # disjoint: every draft rejected
+    ],
+)
 def test_edge_cases_reproduce_the_target(p, q):
     mass = speculative.speculative_mass(p, q)
     assert np.allclose(mass.output, p, atol=1e-14, rtol=0), f"output {mass.output.tolist()} vs p {p}"
@@ -99,12 +133,15 @@ def test_samples_below_ten_thousand_are_refused():
         speculative.run(samples=9999)
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: speculative.speculative_mass([0.5, 0.5], [0.2, 0.3, 0.5]), "p and q must cover one vocabulary"),
-    (lambda: speculative.speculative_mass([0.5, 0.6], [0.5, 0.5]), r"p \(target\) must sum to 1"),
-    (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 10, fallback="p"), "fallback must be one of"),
-    (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 0), "samples must be a positive integer, got 0"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: speculative.speculative_mass([0.5, 0.5], [0.2, 0.3, 0.5]), "p and q must cover one vocabulary"),
+        (lambda: speculative.speculative_mass([0.5, 0.6], [0.5, 0.5]), r"p \(target\) must sum to 1"),
+        (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 10, fallback="p"), "fallback must be one of"),
+        (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 0), "samples must be a positive integer, got 0"),
+    ],
+)
 def test_speculative_bad_input_names_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
@@ -175,7 +212,7 @@ def test_expected_tokens_per_target_call_closed_form_enumeration_and_simulation(
             law = speculative.accepted_length_law(float(a), k)
             assert law.sum() == pytest.approx(1.0, abs=1e-12)
             assert (np.arange(1, k + 2) * law).sum() == pytest.approx((1 - a ** (k + 1)) / (1 - a), rel=1e-12)
-    assert speculative.expected_tokens_per_target_call(1.0, 4) == pytest.approx(5.0)   # k drafts + bonus
+    assert speculative.expected_tokens_per_target_call(1.0, 4) == pytest.approx(5.0)  # k drafts + bonus
     rng = np.random.default_rng(5)
     accepted = rng.random((200_000, 4)) < 0.8
     tokens = 1 + np.where(accepted.all(axis=1), 4, np.argmin(accepted, axis=1))

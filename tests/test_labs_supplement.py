@@ -1,52 +1,66 @@
-"""Supplement: bandwidth budget, unequal-rank gradients and the wrong rejection fallback."""
+"""Supplement: bandwidth budget and unequal-rank gradients.  (Its third lab, the wrong rejection
+fallback, restates speculative sampling's decomposition and is tested in test_labs_speculative.py.)"""
 
 import math
 
 import numpy as np
 import pytest
+from _helpers import assert_matches_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.labs import bandwidth, unequal_rank, wrong_fallback
-from labkit.labs.report import report_differences
+from labkit.labs import bandwidth, unequal_rank
 
 SOURCE_BANDWIDTH = {
     "scope": "self-defined streaming-read lower bound, not measured throughput",
-    "weight_bytes": 14000000000, "per_request_kv_bytes": 1073741824,
+    "weight_bytes": 14000000000,
+    "per_request_kv_bytes": 1073741824,
     "assumed_bandwidth_bytes_per_second": 1000000000000,
     "cases": [
-        {"batch": 1, "read_bytes": 15073741824, "lower_bound_ms": 15.073741824,
-         "aggregate_token_rate_ceiling": 66.34052856125128, "per_request_token_rate_ceiling": 66.34052856125128},
-        {"batch": 8, "read_bytes": 22589934592, "lower_bound_ms": 22.589934592,
-         "aggregate_token_rate_ceiling": 354.1400249486831, "per_request_token_rate_ceiling": 44.26750311858539},
+        {
+            "batch": 1,
+            "read_bytes": 15073741824,
+            "lower_bound_ms": 15.073741824,
+            "aggregate_token_rate_ceiling": 66.34052856125128,
+            "per_request_token_rate_ceiling": 66.34052856125128,
+        },
+        {
+            "batch": 8,
+            "read_bytes": 22589934592,
+            "lower_bound_ms": 22.589934592,
+            "aggregate_token_rate_ceiling": 354.1400249486831,
+            "per_request_token_rate_ceiling": 44.26750311858539,
+        },
     ],
 }
 SOURCE_UNEQUAL_RANK = {
-    "rank_token_counts": [2, 6], "rank_gradient_sums": [-1.0, 3.0], "rank_mean_gradients": [-0.5, 0.5],
-    "naive_average": 0.0, "global_token_average": 0.25, "compensated_local_gradients": [-0.25, 0.75],
-    "ddp_average_after_compensation": 0.25, "learning_rate": 0.4, "old_w": 0.0, "correct_new_w": -0.1,
-    "new_probability": 0.47502081252106, "old_global_loss": 0.6931471805599453,
-    "correct_new_global_loss": 0.6693966600735709, "naive_new_global_loss": 0.6931471805599453,
+    "rank_token_counts": [2, 6],
+    "rank_gradient_sums": [-1.0, 3.0],
+    "rank_mean_gradients": [-0.5, 0.5],
+    "naive_average": 0.0,
+    "global_token_average": 0.25,
+    "compensated_local_gradients": [-0.25, 0.75],
+    "ddp_average_after_compensation": 0.25,
+    "learning_rate": 0.4,
+    "old_w": 0.0,
+    "correct_new_w": -0.1,
+    "new_probability": 0.47502081252106,
+    "old_global_loss": 0.6931471805599453,
+    "correct_new_global_loss": 0.6693966600735709,
+    "naive_new_global_loss": 0.6931471805599453,
     "scope": "one scalar logistic-regression step, not a multigpu execution",
 }
-SOURCE_WRONG_FALLBACK = {
-    "target": [0.6, 0.3, 0.1], "draft": [0.4, 0.4, 0.2], "accepted_mass": [0.4, 0.3, 0.1],
-    "reject_mass": 0.20000000000000007, "correct_residual": [1.0, 0.0, 0.0],
-    "correct_output": [0.6000000000000001, 0.3, 0.1], "wrong_output": [0.52, 0.36, 0.12000000000000001],
-    "wrong_minus_target": [-0.07999999999999996, 0.06, 0.020000000000000004],
-    "wrong_l1_distance": 0.15999999999999998, "wrong_total_variation_distance": 0.07999999999999999,
-    "scope": "exact single-prefix mass enumeration, not Monte Carlo",
-}
 
 
-@pytest.mark.parametrize(("name", "lab", "reference"), [
-    ("bandwidth_budget", bandwidth.run, SOURCE_BANDWIDTH),
-    ("unequal_rank_gradients", unequal_rank.run, SOURCE_UNEQUAL_RANK),
-    ("wrong_rejection_fallback", wrong_fallback.run, SOURCE_WRONG_FALLBACK),
-])
+@pytest.mark.parametrize(
+    ("name", "lab", "reference"),
+    [
+        ("bandwidth_budget", bandwidth.run, SOURCE_BANDWIDTH),
+        ("unequal_rank_gradients", unequal_rank.run, SOURCE_UNEQUAL_RANK),
+    ],
+)
 def test_supplement_object_matches_source_report(name, lab, reference):
-    differences = report_differences(lab(), reference)
-    assert not differences, f"labkit's {name} object vs the source's:\n" + "\n".join(differences)
+    assert_matches_source(name, lab(), reference)
 
 
 def test_kv_cache_of_the_7b_layout_is_one_gibibyte_per_request():
@@ -65,11 +79,14 @@ def test_batching_raises_the_aggregate_ceiling_and_lowers_each_request_s():
     assert aggregate[-1] < limit
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"n_params": 0}, "DecodeBudget.n_params must be a positive integer, got 0"),
-    ({"head_dim": 1.5}, "DecodeBudget.head_dim must be a positive integer"),
-    ({"bandwidth_bytes_per_second": -1}, "DecodeBudget.bandwidth_bytes_per_second"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_params": 0}, "DecodeBudget.n_params must be a positive integer, got 0"),
+        ({"head_dim": 1.5}, "DecodeBudget.head_dim must be a positive integer"),
+        ({"bandwidth_bytes_per_second": -1}, "DecodeBudget.bandwidth_bytes_per_second"),
+    ],
+)
 def test_bandwidth_bad_budget_names_the_field(kwargs, message):
     with pytest.raises(ValueError, match=message):
         bandwidth.DecodeBudget(**kwargs)
@@ -85,15 +102,19 @@ def test_naive_step_leaves_the_loss_unchanged_but_the_global_step_lowers_it():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=1, max_size=9), min_size=2, max_size=5),
-       st.floats(min_value=-2, max_value=2))
+@given(
+    st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=1, max_size=9), min_size=2, max_size=5),
+    st.floats(min_value=-2, max_value=2),
+)
 def test_compensated_all_reduce_equals_the_global_token_mean(ranks, w):
     report = unequal_rank.run(rank_targets=ranks, w=w)
     p = unequal_rank.sigmoid(w)
     flat = np.concatenate([np.array(r) for r in ranks])
     one_big_batch = float(np.mean(p - flat))
     gap = abs(report["ddp_average_after_compensation"] - one_big_batch)
-    assert gap < 1e-12, f"compensated all-reduce {report['ddp_average_after_compensation']!r} vs one big batch {one_big_batch!r}"
+    assert gap < 1e-12, (
+        f"compensated all-reduce {report['ddp_average_after_compensation']!r} vs one big batch {one_big_batch!r}"
+    )
 
 
 def test_unequal_rank_bad_input_names_the_argument():
@@ -103,13 +124,6 @@ def test_unequal_rank_bad_input_names_the_argument():
         unequal_rank.run(rank_targets=[[1.0, 0.0]])
     with pytest.raises(ValueError, match="learning_rate must be a positive finite number"):
         unequal_rank.run(learning_rate=0.0)
-
-
-def test_wrong_fallback_tv_is_half_the_l1_and_correct_rule_is_exact():
-    report = wrong_fallback.run()
-    assert report["wrong_total_variation_distance"] == report["wrong_l1_distance"] / 2
-    assert np.allclose(report["wrong_output"], [0.52, 0.36, 0.12], atol=1e-15, rtol=0)
-    assert report["wrong_l1_distance"] == pytest.approx(0.16, abs=1e-15)
 
 
 def test_bandwidth_calculator_follows_its_controls_without_a_browser():

@@ -16,8 +16,11 @@ LAB_WIDGETS = {widgets_attention: 1, widgets_cache_faults: 1, widgets_rl: 2, wid
 
 
 def _widget_classes(module):
-    return [cls for _, cls in inspect.getmembers(module, inspect.isclass)
-            if cls.__module__ == module.__name__ and hasattr(cls, "update")]
+    return [
+        cls
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if cls.__module__ == module.__name__ and hasattr(cls, "update")
+    ]
 
 
 @pytest.mark.parametrize("module", list(LAB_WIDGETS), ids=lambda m: m.__name__)
@@ -68,6 +71,7 @@ def test_render_false_keeps_the_state_but_draws_nothing_and_refusals_keep_the_pi
     picture, state = editor.image.value, editor.state
     editor.rewards_text.value = "1 x"
     assert editor.error == "rewards must be numbers separated by spaces or commas, got '1 x'"
-    assert "cannot draw:" in editor.message.value and "&#x27;1 x&#x27;" in editor.message.value, \
+    assert "cannot draw:" in editor.message.value and "&#x27;1 x&#x27;" in editor.message.value, (
         "the refusal is shown HTML-escaped"
+    )
     assert editor.state is state and editor.image.value == picture, "a refusal keeps the last state and picture"

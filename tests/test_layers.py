@@ -34,8 +34,9 @@ def layer_diagram(text: str | None = None) -> list[tuple[str, list[str]]]:
         expanded = []
         for path in paths:
             braces = re.fullmatch(r"(.*)\{(.*)\}(.*)", path)
-            expanded += ([braces.group(1) + part + braces.group(3) for part in braces.group(2).split(",")]
-                         if braces else [path])
+            expanded += (
+                [braces.group(1) + part + braces.group(3) for part in braces.group(2).split(",")] if braces else [path]
+            )
         layers.append((line.split()[0], expanded))
     return layers
 
@@ -149,11 +150,13 @@ def test_no_import_cycle():
 
 def test_the_walker_sees_function_level_and_relative_imports():
     """The walker itself can fail: an import inside a function, or a relative one, is found."""
-    source = ("def f():\n"
-              "    if True:\n"
-              "        from labkit.reader import Table\n"
-              "    from ..trace import divergence\n"
-              "    import labkit.cli.fixtures\n")
+    source = (
+        "def f():\n"
+        "    if True:\n"
+        "        from labkit.reader import Table\n"
+        "    from ..trace import divergence\n"
+        "    import labkit.cli.fixtures\n"
+    )
     found = imports_of("labkit.core.events", source)
     assert ("labkit.reader", 3) in found and ("labkit.trace.divergence", 4) in found, found
     assert ("labkit.cli.fixtures", 5) in found, found
@@ -168,20 +171,24 @@ def test_the_cycle_finder_finds_a_hidden_cycle():
 
 def test_a_diagram_with_the_layers_swapped_is_violated():
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    swapped = text.replace("labkit/core/", "labkit/CORE/").replace("labkit/cli/", "labkit/core/") \
+    swapped = (
+        text.replace("labkit/core/", "labkit/CORE/")
+        .replace("labkit/cli/", "labkit/core/")
         .replace("labkit/CORE/", "labkit/cli/")
+    )
     assert upward_imports(layer_diagram(swapped)), "swapping core and cli must produce upward imports"
 
 
 @pytest.mark.parametrize("module", ["labkit.diffusion.ddim"])
 def test_a_kernel_loads_only_the_kernels_it_uses(module):
-    code = (f"import sys, {module}\n"
-            "print(' '.join(sorted(m for m in sys.modules if m.startswith('labkit'))))")
-    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                            cwd=ROOT).stdout.split()
+    code = f"import sys, {module}\nprint(' '.join(sorted(m for m in sys.modules if m.startswith('labkit'))))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
+    ).stdout.split()
     layers = layer_diagram()
-    kernels = {m for m in loaded if layer_of(m, layers)[1] in ("core", "kernels") or m in
-               ("labkit", "labkit.diffusion")}
+    kernels = {
+        m for m in loaded if layer_of(m, layers)[1] in ("core", "kernels") or m in ("labkit", "labkit.diffusion")
+    }
     assert set(loaded) == kernels, f"import {module} loads {sorted(set(loaded) - kernels)}"
     assert not any(m.startswith(("labkit.nn", "labkit.core.events", "labkit.reader")) for m in loaded)
     assert "labkit.diffusion.pipeline" not in loaded and "labkit.diffusion.fixture" not in loaded

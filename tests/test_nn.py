@@ -3,21 +3,13 @@
 import numpy as np
 import pytest
 
-from labkit.nn import (
-    Decoder,
-    DecoderConfig,
-    DecoderFaults,
-    DecoderWeights,
-    KVCache,
-    attention,
-    causal_allowed,
-    rope,
-)
+from labkit.nn import Decoder, DecoderConfig, DecoderFaults, DecoderWeights, KVCache, attention, causal_allowed, rope
 
 
 def random_decoder(dtype="float64", n_q=2, n_kv=1, seed=0, faults=None):
-    cfg = DecoderConfig("test", vocab_size=11, width=8, n_layers=2, n_q_heads=n_q,
-                        n_kv_heads=n_kv, head_dim=4, ffn_width=6, dtype=dtype)
+    cfg = DecoderConfig(
+        "test", vocab_size=11, width=8, n_layers=2, n_q_heads=n_q, n_kv_heads=n_kv, head_dim=4, ffn_width=6, dtype=dtype
+    )
     rng = np.random.default_rng(seed)
     arrays = {name: rng.normal(scale=0.3, size=shape) for name, shape in cfg.weight_shapes().items()}
     return Decoder(cfg, DecoderWeights.from_arrays(arrays, cfg), faults)
@@ -56,8 +48,7 @@ def test_changing_future_tokens_leaves_earlier_logits_exactly_equal():
     assert np.array_equal(a[:, :3], b[:, :3])
 
 
-@pytest.mark.parametrize("fault", ["reset_rope_position", "copy_layer0_cache_to_layer1",
-                                   "top_left_rectangular_mask"])
+@pytest.mark.parametrize("fault", ["reset_rope_position", "copy_layer0_cache_to_layer1", "top_left_rectangular_mask"])
 def test_each_decode_fault_keeps_shapes_but_breaks_logits(fault):
     ids = np.array([[1, 5, 3, 8, 2, 9, 4]])
     reference = random_decoder().full_logits(ids)[0]

@@ -29,7 +29,7 @@ def test_lab_decoders_share_read_only_weights_but_not_their_containers():
     assert a.weights.layers is not b.weights.layers, "each decoder has its own containers"
     with pytest.raises(ValueError, match="read-only"):
         a.weights.layers[0]["q"][0, 0] = 1.0
-    a.weights.layers[0]["q"] = np.zeros((8, 8))                   # swapping an array stays local
+    a.weights.layers[0]["q"] = np.zeros((8, 8))  # swapping an array stays local
     assert not np.array_equal(lab_decoder().weights.layers[0]["q"], np.zeros((8, 8)))
 
 

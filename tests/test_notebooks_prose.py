@@ -23,7 +23,9 @@ def page(tmp_path):
 
 def test_a_prose_edit_is_copied_and_the_outputs_kept(page):
     before = nbformat.read(page.with_suffix(".ipynb"), as_version=4)
-    page.write_text(page.read_text(encoding="utf-8").replace("Who it is for.", "Who it is for, really."), encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8").replace("Who it is for.", "Who it is for, really."), encoding="utf-8"
+    )
     assert pair_problems(page)
     sync_prose(page)
     after = nbformat.read(page.with_suffix(".ipynb"), as_version=4)
@@ -34,6 +36,9 @@ def test_a_prose_edit_is_copied_and_the_outputs_kept(page):
 
 
 def test_a_code_edit_is_refused(page):
-    page.write_text(page.read_text(encoding="utf-8").replace("show_source(rms_norm)", "show_source(rms_norm)  # x"), encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8").replace("show_source(rms_norm)", "show_source(rms_norm)  # x"),
+        encoding="utf-8",
+    )
     with pytest.raises(ValueError, match="make notebooks"):
         sync_prose(page)

@@ -27,12 +27,21 @@ def data_of(fresh, spec):
 
 
 # -- the page data --------------------------------------------------------------------------
-def test_every_page_embeds_current_data_from_the_exporters(fresh):
-    assert devtools.structure_problems() == []
-    assert devtools.stale_pages(fresh=fresh) == []
+def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_data(fresh, book_copy):
+    for rel, players in devtools.EMBEDS.items():
+        page = devtools.REPO / rel
+        for name in players:
+            esm = devtools.embedded(page)[name]["esm"]
+            assert esm == f"./players/{page.stem}.{name}.mjs", (rel, esm)
+    assert devtools.structure_problems(book_copy) != [], "no bundle written yet: must be reported"
+    devtools.write_pages(book_copy, fresh)
+    assert devtools.structure_problems(book_copy) == []
+    assert devtools.stale_pages(book_copy, fresh) == []
+    assert devtools.write_pages(book_copy, fresh) == [], "a second build changes nothing"
 
 
 def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
+    devtools.write_pages(book_copy, fresh)
     page = "notebooks/07-traces/03-text-token-by-token.md"
     module = devtools.embedded(book_copy / page)["decode"]["path"]
     data = devtools.module_data(module.read_text(encoding="utf-8"))
@@ -42,8 +51,37 @@ def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
     assert problems and "steps[0].raw[14]" in problems[0]
 
 
-def test_every_shared_block_is_current():
+def test_every_player_bundles_into_one_module_without_imports():
+    from labkit.reader.players import PLAYERS
+    from labkit.reader.players.bundle import bundle
+
     assert devtools.module_problems() == []
+    for name in PLAYERS:
+        text = bundle(name, data={"player": name})
+        assert "import " not in text and "_shared.mjs" in text  # inlined, named in a comment
+        assert [line for line in text.splitlines() if line.startswith("export ")] == ["export default { render };"], (
+            name
+        )
+        assert 'const EMBEDDED = {"player":"' + name + '"};' in text
+
+
+def test_a_bundle_is_valid_javascript():
+    import subprocess
+
+    from labkit.reader.players import PLAYERS
+    from labkit.reader.players.bundle import bundle
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (Debian: apt-get install nodejs)")
+    for name in PLAYERS:
+        proc = subprocess.run(
+            [node, "--input-type=module", "--check"],
+            input=bundle(name, data={"player": name}),
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, (name, proc.stderr[-500:])
 
 
 # -- each exporter against its runtime ---------------------------------------------------------
@@ -53,7 +91,12 @@ def test_decode_data_is_trace_one_token_by_token(fresh):
     data, run = data_of(fresh, "decode:static_data"), run_text_trace()
     steps = data["steps"]
     assert [(s["cache_start"], s["selected"]) for s in steps] == [
-        ([12, 12], 14), ([13, 13], 15), ([14, 14], 16), ([15, 15], 17), ([16, 16], 18)]
+        ([12, 12], 14),
+        ([13, 13], 15),
+        ([14, 14], 16),
+        ([15, 15], 17),
+        ([16, 16], 18),
+    ]
     for s, record in zip(steps, run.steps, strict=True):
         assert s["raw"] == [r4(v) for v in record.raw_logits]
         assert s["masked"] == record.masked_ids and s["selected"] == record.selected
@@ -91,7 +134,12 @@ def test_divergence_data_is_the_catalogue_diagnosis(fresh):
         for fault, shown in entry["faults"].items():
             found = catalogue.diagnose(kind, fault)
             d = shown["divergence"]
-            assert (d["index"], d["rule"], d["field"], d["suspect"]) == (found.index, found.rule, found.field, found.suspect)
+            assert (d["index"], d["rule"], d["field"], d["suspect"]) == (
+                found.index,
+                found.rule,
+                found.field,
+                found.suspect,
+            )
             assert shown["events"] == [[e["event_id"], e["event_type"]] for e in catalogue.run(kind, fault)]
     first = kinds["text"]["faults"]["perturbed_weight"]["divergence"]
     assert (first["event_ids"], first["types"], first["rule"]) == (["e04", "e04"], ["prefill.completed"] * 2, "tensors")
@@ -142,8 +190,13 @@ def test_latent_data_is_the_ddim_run(fresh):
     assert data["channels"] == ["0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"]
     run = run_diffusion(DiffusionConfig())
     frames = data["scales"]["5"]
-    assert [(f["t"], f["name"]) for f in frames] == [(999, "z_999"), (749, "z_749"), (499, "z_499"),
-                                                      (249, "z_249"), (-1, "z_0")]
+    assert [(f["t"], f["name"]) for f in frames] == [
+        (999, "z_999"),
+        (749, "z_749"),
+        (499, "z_499"),
+        (249, "z_249"),
+        (-1, "z_0"),
+    ]
     half_step = LIMIT / 255 + 1e-9
     for frame, (_, latent) in zip(frames, run.latents, strict=True):
         for c in range(4):
@@ -169,13 +222,15 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
             w = layer.attention_weights[0, h]
             for i in range(12):
                 assert head["values"][i][: i + 1] == [r4(v) for v in w[i, : i + 1]]
-                assert head["values"][i][i + 1:] == [None] * (11 - i), "the future must be blocked"
+                assert head["values"][i][i + 1 :] == [None] * (11 - i), "the future must be blocked"
     state = attention_state(3, "top-left rectangular")
     panel = groups["decode"]["panels"]["3|top-left rectangular"]
     assert panel["rows"] == ["3", "4", "5", "6"]
     for h in range(2):
-        expected = [[r4(v) if ok else None for v, ok in zip(row, keep, strict=True)]
-                    for row, keep in zip(state.weights[h], state.allowed, strict=True)]
+        expected = [
+            [r4(v) if ok else None for v, ok in zip(row, keep, strict=True)]
+            for row, keep in zip(state.weights[h], state.allowed, strict=True)
+        ]
         assert panel["heads"][h]["values"] == expected
     packed = groups["masks"]["panels"]["packed documents"]["heads"][0]["values"]
     assert [v is not None for v in packed[4]] == [False] * 4 + [True] + [False] * 3
@@ -196,42 +251,63 @@ def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
 # -- the book check ----------------------------------------------------------------------------
 @pytest.fixture()
 def book_copy(tmp_path):
-    shutil.copytree(devtools.REPO / "notebooks", tmp_path / "notebooks",
-                    ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+    """The pages (no notebooks, no page bundles) and the players' sources, to damage."""
+    shutil.copytree(
+        devtools.REPO / "notebooks",
+        tmp_path / "notebooks",
+        ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "players"),
+    )
     shutil.copytree(devtools.FOLDER, tmp_path / devtools.FOLDER.relative_to(devtools.REPO))
     return tmp_path
 
 
-def test_a_missing_player_module_fails_the_book_check(book_copy):
+def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
+    devtools.write_pages(book_copy, fresh)
     assert book.player_problems(book_copy) == []
     (book_copy / "labkit/reader/players/decode.mjs").unlink()
     (book_copy / "notebooks/07-traces/players/03-text-token-by-token.decode.mjs").unlink()
     problems = book.player_problems(book_copy)
     assert any("decode.mjs is missing" in p for p in problems), problems
-    assert any("03-text-token-by-token.md: the decode player's module ./players/03-text-token-by-token"
-               ".decode.mjs does not exist" in p for p in problems), problems
+    assert any(
+        "03-text-token-by-token.md: the decode player's module ./players/03-text-token-by-token"
+        ".decode.mjs does not exist" in p
+        for p in problems
+    ), problems
 
 
-def test_missing_player_data_fails_the_book_check(book_copy):
+def test_missing_player_data_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
+    devtools.write_pages(book_copy, fresh)
     module = book_copy / "notebooks/07-traces/players/11-comparing-traces.divergence.mjs"
-    lines = [devtools.EMPTY if line.startswith("const EMBEDDED = ") else line
-             for line in module.read_text(encoding="utf-8").splitlines()]
+    lines = [
+        devtools.EMPTY if line.startswith("const EMBEDDED = ") else line
+        for line in module.read_text(encoding="utf-8").splitlines()
+    ]
     module.write_text("\n".join(lines) + "\n", encoding="utf-8")
     problems = book.player_problems(book_copy)
     assert any("the divergence player has no data" in p for p in problems), problems
 
 
-def test_old_player_code_in_a_page_module_fails_the_book_check(book_copy):
+def test_old_player_code_in_a_page_bundle_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    module = book_copy / "labkit/reader/players/scenarios.mjs"
-    module.write_text(module.read_text(encoding="utf-8").replace("function fmt(", "function fmt_old("),
-                      encoding="utf-8")
+    devtools.write_pages(book_copy, fresh)
+    module = book_copy / "labkit/reader/players/_shared.mjs"
+    module.write_text(
+        module.read_text(encoding="utf-8").replace("function fmt(", "function fmt_new("), encoding="utf-8"
+    )
     problems = book.player_problems(book_copy)
-    assert any("scenarios.mjs: shared block is stale" in p for p in problems), problems
-    assert any("10-tool-failures.md: ./players/10-tool-failures.scenarios.mjs holds old scenarios player code" in p
-               for p in problems), problems
+    assert any("imports ['fmt'], which _shared.mjs does not export" in p for p in problems), problems
+    module.write_text(
+        module.read_text(encoding="utf-8").replace("function fmt_new(", "function fmt("), encoding="utf-8"
+    )
+    source = book_copy / "labkit/reader/players/scenarios.mjs"
+    source.write_text(source.read_text(encoding="utf-8") + "// changed\n", encoding="utf-8")
+    problems = book.player_problems(book_copy)
+    assert problems == [
+        "notebooks/07-traces/10-tool-failures.md: ./players/10-tool-failures.scenarios.mjs holds "
+        "old scenarios player code; run `python -m labkit.devtools.players pages`"
+    ], problems

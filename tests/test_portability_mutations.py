@@ -21,6 +21,7 @@ from labkit.nn.rope import rope_angles
 
 # --- RoPE rotating the wrong way -----------------------------------------------------------------
 
+
 def _rope_turned_backwards(x, positions, base=10000.0, angles=None):
     """The bug: out[2i] = x[2i]·cos + x[2i+1]·sin (sin's sign flipped), i.e. angle → −angle."""
     cos, sin = angles if angles is not None else rope_angles(np.asarray(positions), x.shape[-1], base, x.dtype)
@@ -46,12 +47,13 @@ def test_rope_with_its_sign_flipped_fails_the_text_trace_reproduction(monkeypatc
 
 # --- DDIM with the noise term's sign flipped ----------------------------------------------------
 
+
 def _ddim_with_sign_flipped(z_t, epsilon, t, prev_t, alpha_bars):
     signal_t = alpha_bars[t]
     signal_prev = 1.0 if prev_t is None else alpha_bars[prev_t]
     z, eps = z_t.astype(np.float64), epsilon.astype(np.float64)
     estimate = (z - np.sqrt(1.0 - signal_t) * eps) / np.sqrt(signal_t)
-    previous = np.sqrt(signal_prev) * estimate - np.sqrt(1.0 - signal_prev) * eps   # the bug: − for +
+    previous = np.sqrt(signal_prev) * estimate - np.sqrt(1.0 - signal_prev) * eps  # the bug: − for +
     return previous.astype(z_t.dtype), estimate.astype(z_t.dtype)
 
 
@@ -67,15 +69,22 @@ def test_ddim_with_a_sign_flipped_fails_the_exercise_check_and_the_7_8_sub_fixtu
 
 # --- the CE gradient with its sign flipped -------------------------------------------------------
 
+
 def test_ce_gradient_with_its_sign_flipped_fails_the_finite_difference_check_and_the_exercise():
     def uphill(logits, targets, valid):
-        return -masked_cross_entropy(np.asarray(logits, dtype=np.float64), np.asarray(targets),
-                                     np.asarray(valid, dtype=bool))[1]
+        return -masked_cross_entropy(
+            np.asarray(logits, dtype=np.float64), np.asarray(targets), np.asarray(valid, dtype=bool)
+        )[1]
 
     result = check.masked_ce_gradient(uphill)
     assert not result.passed, f"a flipped CE gradient passed the checker: {result!r}"
-    logits, targets, valid = np.array([[np.log(2.0), 0.0, 0.0]]), np.array([2]), np.ones(1, dtype=bool)
+    logits, targets, valid = (np.array([[np.log(2.0), 0.0, 0.0]]), np.array([2]), np.ones(1, dtype=bool))
     numeric = finite_difference(lambda z: masked_cross_entropy(z, targets, valid)[0], logits, step=ce_gradient.STEP)
     with pytest.raises(LabCheckFailed):
-        require_close("ce analytic gradient vs finite difference", uphill(logits, targets, valid), numeric,
-                      atol=ce_gradient.ABS_TOLERANCE, rtol=ce_gradient.RELATIVE_TOLERANCE)
+        require_close(
+            "ce analytic gradient vs finite difference",
+            uphill(logits, targets, valid),
+            numeric,
+            atol=ce_gradient.ABS_TOLERANCE,
+            rtol=ce_gradient.RELATIVE_TOLERANCE,
+        )

@@ -26,7 +26,7 @@ RUNTIMES = [
     ("tool", ToolRunConfig, ToolHooks, run_tool_trace, ToolTrace, ("retry_budget", 2)),
 ]
 #: the modules a runner's functions live in, beside the runner's own
-PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.calls")}
+PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.commit_phases", "labkit.tools.calls")}
 IDS = [r[0] for r in RUNTIMES]
 MAX_STATEMENTS = 40
 
@@ -76,13 +76,20 @@ def _statements(function) -> int:
 @pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
 def test_every_function_of_the_runtime_is_short_and_flat(name, config, hooks, run, result, change):
     modules = [inspect.getmodule(run), *map(importlib.import_module, PHASE_MODULES.get(name, ()))]
-    functions = [f for module in modules for _, f in inspect.getmembers(module, inspect.isfunction)
-                 if f.__module__ == module.__name__]
+    functions = [
+        f
+        for module in modules
+        for _, f in inspect.getmembers(module, inspect.isfunction)
+        if f.__module__ == module.__name__
+    ]
     assert run in functions and len(functions) >= 6, f"{name}: {[f.__name__ for f in functions]}"
     for function in functions:
         assert _statements(function) <= MAX_STATEMENTS, f"{function.__name__}: {_statements(function)} statements"
-        nested = [n.name for n in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(function))).body[0])
-                  if isinstance(n, ast.FunctionDef)][1:]
+        nested = [
+            n.name
+            for n in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(function))).body[0])
+            if isinstance(n, ast.FunctionDef)
+        ][1:]
         assert not nested, f"{function.__name__} defines {nested} inside itself"
 
 

@@ -79,9 +79,7 @@ def fallback_problems(nb: dict, name: str) -> list[str]:
                 continue
             following = code[position + 1] if position + 1 < len(code) else None
             if following is None or "widget-static" not in _tags(cells[following]):
-                problems.append(
-                    f"{name}: widget cell {index} is not followed by a code cell tagged widget-static"
-                )
+                problems.append(f"{name}: widget cell {index} is not followed by a code cell tagged widget-static")
                 continue
             pngs = _png_outputs(cells[following])
             if not pngs:
@@ -176,7 +174,7 @@ def test_a_png_output_that_is_not_a_png_is_reported():
 PLAYER = [
     _code("import labkit"),
     _code("stepper = decode_player()\nstepper", ("widget", "nbval-ignore-output", "remove-output")),
-    _md("```{anywidget} ../../labkit/reader/players/decode.mjs\n{\"data\": {}}\n```"),
+    _md('```{anywidget} ../../labkit/reader/players/decode.mjs\n{"data": {}}\n```'),
 ]
 
 
@@ -193,8 +191,17 @@ def test_a_player_whose_kernel_output_would_show_in_the_static_book_is_reported(
 
 def test_a_stored_raw_widget_repr_is_reported():
     cell = _code("w", ("widget", "nbval-ignore-output"))
-    cell["outputs"] = [{"output_type": "display_data", "metadata": {}, "data": {
-        "text/plain": "VBox(children=(HBox(children=(Button(description='◀ back'",
-        "application/vnd.jupyter.widget-view+json": {"model_id": "x"}}}]
+    cell["outputs"] = [
+        {
+            "output_type": "display_data",
+            "metadata": {},
+            "data": {
+                "text/plain": "VBox(children=(HBox(children=(Button(description='◀ back'",
+                "application/vnd.jupyter.widget-view+json": {"model_id": "x"},
+            },
+        }
+    ]
     problems = fallback_problems({"cells": [cell, GOOD[3]]}, "x.ipynb")
-    assert problems == ["x.ipynb: cell 0 stores a raw widget repr: \"VBox(children=(HBox(children=(Button(description='◀ back'\""]
+    assert problems == [
+        "x.ipynb: cell 0 stores a raw widget repr: \"VBox(children=(HBox(children=(Button(description='◀ back'\""
+    ]

@@ -34,12 +34,16 @@ def static_problems(nb: dict, name: str) -> list[str]:
             data, metadata = output.get("data", {}), output.get("metadata", {})
             if "text/markdown" in data and "text/html" not in data:
                 first = "".join(data.get("text/plain", ""))[:60]
-                problems.append(f"{name}: cell {index} stores text/markdown without text/html ({first!r}); "
-                                "give the object a _repr_html_ and rebuild with make notebooks")
+                problems.append(
+                    f"{name}: cell {index} stores text/markdown without text/html ({first!r}); "
+                    "give the object a _repr_html_ and rebuild with make notebooks"
+                )
             for mime, meta in metadata.items():
                 if mime.startswith("image/") and isinstance(meta, dict) and {"width", "height"} & set(meta):
-                    problems.append(f"{name}: cell {index} sizes its {mime} by metadata, which the static "
-                                    "book ignores; use labkit.reader.images.PNG")
+                    problems.append(
+                        f"{name}: cell {index} sizes its {mime} by metadata, which the static "
+                        "book ignores; use labkit.reader.images.PNG"
+                    )
     return problems
 
 
@@ -61,10 +65,21 @@ def test_every_page_that_shows_source_stores_its_html_form():
 
 
 def test_the_check_names_a_markdown_output_without_html_and_a_metadata_width():
-    nb = {"cells": [{"cell_type": "code", "outputs": [
-        {"output_type": "execute_result", "data": {"text/plain": "# labkit.x\n", "text/markdown": "`x`"}},
-        {"output_type": "display_data", "data": {"image/png": "iVBOR"}, "metadata": {"image/png": {"width": 384}}},
-    ]}]}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {"output_type": "execute_result", "data": {"text/plain": "# labkit.x\n", "text/markdown": "`x`"}},
+                    {
+                        "output_type": "display_data",
+                        "data": {"image/png": "iVBOR"},
+                        "metadata": {"image/png": {"width": 384}},
+                    },
+                ],
+            }
+        ]
+    }
     problems = static_problems(nb, "page.ipynb")
     assert len(problems) == 2 and "cell 0 stores text/markdown without text/html" in problems[0]
     assert "sizes its image/png by metadata" in problems[1]
@@ -96,12 +111,15 @@ def test_png_is_shown_at_the_width_asked_for():
     assert repr(image) == "PNG 512×256 px, shown 384×192"
 
 
-@pytest.mark.parametrize("data, width, message", [
-    (b"GIF89a", 10, "data must be the bytes of a PNG file"),
-    (None, 10, "data must be the bytes of a PNG file"),
-    (_png(4, 4), 0, "width must be a positive number of pixels, got 0"),
-    (_png(4, 4), 2.5, "width must be a positive number of pixels, got 2.5"),
-])
+@pytest.mark.parametrize(
+    "data, width, message",
+    [
+        (b"GIF89a", 10, "data must be the bytes of a PNG file"),
+        (None, 10, "data must be the bytes of a PNG file"),
+        (_png(4, 4), 0, "width must be a positive number of pixels, got 0"),
+        (_png(4, 4), 2.5, "width must be a positive number of pixels, got 2.5"),
+    ],
+)
 def test_png_refuses_bad_input_by_name(data, width, message):
     with pytest.raises(ValueError, match=message):
         PNG(data, width=width)

@@ -40,8 +40,9 @@ def _texts(output: dict) -> list[str]:
         texts.append("".join(output["text"]) if isinstance(output["text"], list) else output["text"])
     for mime, value in output.get("data", {}).items():
         if mime.startswith("text/") or mime == "application/json":
-            texts.append("".join(value) if isinstance(value, list) else
-                         value if isinstance(value, str) else json.dumps(value))
+            texts.append(
+                "".join(value) if isinstance(value, list) else value if isinstance(value, str) else json.dumps(value)
+            )
     return texts
 
 
@@ -61,7 +62,10 @@ def too_precise(notebook: Path, allowed=ALLOWED, limit: int = MAX_SIGNIFICANT_DI
             for text in _texts(output):
                 for match in _NUMBER.finditer(text):
                     number = match.group(0)
-                    if significant_digits(match.group(1), match.group(2)) > limit and (rel, number.lstrip("+-")) not in allowed:
+                    if (
+                        significant_digits(match.group(1), match.group(2)) > limit
+                        and (rel, number.lstrip("+-")) not in allowed
+                    ):
                         found.append(f"{rel} cell {index}: {number}")
     return found
 
@@ -75,7 +79,8 @@ def test_stored_outputs_show_no_machine_digits(notebook):
     found = too_precise(notebook)
     assert not found, (
         f"stored outputs show floats with more than {MAX_SIGNIFICANT_DIGITS} significant digits "
-        "(print them through labkit.reader.fmt / rounded / fmt_bound, see CONTRIBUTING.md):\n" + "\n".join(found))
+        "(print them through labkit.reader.fmt / rounded / fmt_bound, see CONTRIBUTING.md):\n" + "\n".join(found)
+    )
 
 
 def test_every_allow_list_entry_has_a_reason_and_is_still_needed():
@@ -83,12 +88,18 @@ def test_every_allow_list_entry_has_a_reason_and_is_still_needed():
         assert len(reason.split()) >= 4, f"{path} {number}: say why it may stay"
         hits = too_precise(ROOT / path, allowed={})
         assert any(h.endswith(": " + number) or h.endswith(": -" + number) for h in hits), (
-            f"{path} no longer shows {number}: drop it from ALLOWED")
+            f"{path} no longer shows {number}: drop it from ALLOWED"
+        )
 
 
 def _notebook(tmp_path: Path, outputs: list[dict], tags=()) -> Path:
-    cell = {"cell_type": "code", "metadata": {"tags": list(tags)}, "source": "x", "outputs": outputs,
-            "execution_count": 1}
+    cell = {
+        "cell_type": "code",
+        "metadata": {"tags": list(tags)},
+        "source": "x",
+        "outputs": outputs,
+        "execution_count": 1,
+    }
     path = tmp_path / "page.ipynb"
     path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     return path
@@ -96,17 +107,50 @@ def _notebook(tmp_path: Path, outputs: list[dict], tags=()) -> Path:
 
 def test_the_lint_catches_a_16_digit_float_added_to_a_stored_output(tmp_path):
     # The page-12 cache error exactly as one machine stored it before the policy.
-    page = _notebook(tmp_path, [{"output_type": "stream", "name": "stdout",
-                                 "text": ['"full_vs_cached_max_abs_logit_error": 4.440892098500626e-16,\n']}])
+    page = _notebook(
+        tmp_path,
+        [
+            {
+                "output_type": "stream",
+                "name": "stdout",
+                "text": ['"full_vs_cached_max_abs_logit_error": 4.440892098500626e-16,\n'],
+            }
+        ],
+    )
     assert too_precise(page) == ["page.ipynb cell 0: 4.440892098500626e-16"]
-    html = _notebook(tmp_path, [{"output_type": "execute_result", "execution_count": 1, "metadata": {},
-                                 "data": {"text/html": "<td>0.2477276305125953</td>", "text/plain": "0.2477276305"}}])
+    html = _notebook(
+        tmp_path,
+        [
+            {
+                "output_type": "execute_result",
+                "execution_count": 1,
+                "metadata": {},
+                "data": {"text/html": "<td>0.2477276305125953</td>", "text/plain": "0.2477276305"},
+            }
+        ],
+    )
     assert too_precise(html) == ["page.ipynb cell 0: 0.2477276305125953"]
     # 10 significant digits, integers, versions, IDs and the bound form all pass.
-    ok = _notebook(tmp_path, [{"output_type": "stream", "name": "stdout",
-                               "text": ["0.5981388694 -1.1000 12345678901234567 3.11.7 e00 1e-12 ≤ 1e-12 ✓ 4.441e-16\n"]}])
+    ok = _notebook(
+        tmp_path,
+        [
+            {
+                "output_type": "stream",
+                "name": "stdout",
+                "text": ["0.5981388694 -1.1000 12345678901234567 3.11.7 e00 1e-12 ≤ 1e-12 ✓ 4.441e-16\n"],
+            }
+        ],
+    )
     assert too_precise(ok) == []
     # A cell nbval does not compare is not linted; an allow-listed number passes.
-    assert too_precise(_notebook(tmp_path, [{"output_type": "stream", "name": "stdout",
-                                             "text": ["0.2477276305125953"]}], tags=["nbval-ignore-output"])) == []
+    assert (
+        too_precise(
+            _notebook(
+                tmp_path,
+                [{"output_type": "stream", "name": "stdout", "text": ["0.2477276305125953"]}],
+                tags=["nbval-ignore-output"],
+            )
+        )
+        == []
+    )
     assert too_precise(page, allowed={("page.ipynb", "4.440892098500626e-16"): "a reason"}) == []

@@ -106,8 +106,9 @@ def test_minimum_length_mask_lifts_after_one_selected_token():
 
 def test_repetition_transforms_when_configured_on():
     raw = np.array([2.0, -2.0, 1.0, 0.0], dtype=np.float32)
-    out = repetition_transforms(raw, ctx(selected=[0, 1, 1], repetition_penalty=2.0,
-                                          frequency_penalty=0.5, presence_penalty=0.25))
+    out = repetition_transforms(
+        raw, ctx(selected=[0, 1, 1], repetition_penalty=2.0, frequency_penalty=0.5, presence_penalty=0.25)
+    )
     # token 0: 2/2 − 1·0.5 − 0.25 = 0.25;  token 1: −2·2 − 2·0.5 − 0.25 = −5.25;  others unchanged
     assert out.tolist() == [0.25, -5.25, 1.0, 0.0]
     assert np.array_equal(repetition_transforms(raw, ctx(selected=[0, 1])), raw)
@@ -122,8 +123,9 @@ def test_temperature_and_truncation_when_configured_on():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(-10, 10, allow_nan=False, width=32), min_size=20, max_size=20),
-       st.permutations(DEFAULT_ORDER))
+@given(
+    st.lists(st.floats(-10, 10, allow_nan=False, width=32), min_size=20, max_size=20), st.permutations(DEFAULT_ORDER)
+)
 def test_masks_and_disabled_transforms_commute(values, order):
     raw = np.asarray(values, dtype=np.float32)
     reference = apply_processors(raw, ctx())
@@ -139,13 +141,16 @@ def test_greedy_tie_break_first_or_last_index():
         greedy_select(np.full(4, -np.inf))
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"processor_order": ("control_token_mask",)}, "must list each of"),
-    ({"processor_order": ("softmax",) + DEFAULT_ORDER[1:]}, "unknown processor 'softmax'"),
-    ({"temperature": 0.0}, "temperature must be > 0"),
-    ({"top_p": 1.5}, r"top_p must be in \(0, 1\]"),
-    ({"tie_break": "random"}, "tie_break must be one of"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"processor_order": ("control_token_mask",)}, "must list each of"),
+        ({"processor_order": ("softmax",) + DEFAULT_ORDER[1:]}, "unknown processor 'softmax'"),
+        ({"temperature": 0.0}, "temperature must be > 0"),
+        ({"top_p": 1.5}, r"top_p must be in \(0, 1\]"),
+        ({"tie_break": "random"}, "tie_break must be one of"),
+    ],
+)
 def test_bad_sampling_config_names_the_field(changes, message):
     with pytest.raises(ValueError, match=message):
         SamplingConfig(**changes)
@@ -167,7 +172,11 @@ def test_max_output_tokens_one_stops_with_length():
     run = run_text_trace(TextTraceConfig(max_output_tokens=1))
     assert run.selected == [14] and run.finish_reason == "length" and run.cache_final_length == 12
     assert [e["event_type"] for e in run.events][-4:] == [
-        "stream.delta", "generation.draining", "response.completed", "resources.released"]
+        "stream.delta",
+        "generation.draining",
+        "response.completed",
+        "resources.released",
+    ]
 
 
 @pytest.fixture

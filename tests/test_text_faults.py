@@ -48,8 +48,7 @@ def test_the_catalogue_has_at_least_five_faults_and_each_changes_the_config():
 def test_declared_suspects_follow_the_section_7_5_rules():
     for fault in FAULTS.values():
         at = fault.expected
-        expected = (S.MODEL_PATH if at.rule == "tensors" else
-                    S.DETOKENIZER if at.event_id == "e06" else S.PROCESSORS)
+        expected = S.MODEL_PATH if at.rule == "tensors" else S.DETOKENIZER if at.event_id == "e06" else S.PROCESSORS
         assert at.suspect == expected, f"{fault.name}: suspect {at.suspect!r}, §7.5 says {expected!r}"
 
 
@@ -65,8 +64,7 @@ def test_perturbed_weight_first_shows_in_e04_logits_with_identical_inputs(golden
     assert event(golden, "e02")["payload"]["input_ids"] == event(faulty, "e02")["payload"]["input_ids"]
 
 
-@pytest.mark.parametrize("name, where", [("reset_rope_position", "e08"),
-                                         ("copy_layer0_cache_to_layer1", "e12")])
+@pytest.mark.parametrize("name, where", [("reset_rope_position", "e08"), ("copy_layer0_cache_to_layer1", "e12")])
 def test_decode_path_faults_first_show_in_decode_logits_after_a_correct_prefill(golden, name, where):
     faulty = faulty_run(name).events
     event_id, rule, field = diverges_at(golden, faulty)
@@ -74,10 +72,15 @@ def test_decode_path_faults_first_show_in_decode_logits_after_a_correct_prefill(
     assert raw_values(event(golden, "e04")) == raw_values(event(faulty, "e04")), "prefill must be unaffected"
 
 
-@pytest.mark.parametrize("name, key", [("wrong_processor_order", "processor_order"),
-                                       ("eos_before_minimum_length", "masked_ids"),
-                                       ("eos_in_control_mask", "masked_ids"),
-                                       ("tie_break_last_index", "tie_break")])
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("wrong_processor_order", "processor_order"),
+        ("eos_before_minimum_length", "masked_ids"),
+        ("eos_in_control_mask", "masked_ids"),
+        ("tie_break_last_index", "tie_break"),
+    ],
+)
 def test_processor_faults_first_show_at_token_selected_with_equal_raw_logits(golden, name, key):
     faulty = faulty_run(name).events
     event_id, rule, field = diverges_at(golden, faulty)
@@ -92,8 +95,11 @@ def test_eos_in_control_mask_changes_the_selected_id_at_step_5_with_equal_raw_lo
     run = faulty_run("eos_in_control_mask")
     selected = [e for e in run.events if e["event_type"] == "token.selected"]
     reference = [e for e in golden if e["event_type"] == "token.selected"]
-    first = next(i for i, (a, b) in enumerate(zip(reference, selected, strict=False))
-                 if a["payload"]["token_id"] != b["payload"]["token_id"])
+    first = next(
+        i
+        for i, (a, b) in enumerate(zip(reference, selected, strict=False))
+        if a["payload"]["token_id"] != b["payload"]["token_id"]
+    )
     a, b = reference[first], selected[first]
     assert (a["event_id"], a["payload"]["token_id"], b["payload"]["token_id"]) == ("e21", 18, 10)
     assert raw_values(a) == raw_values(b), "same raw logits, different selection → processors"
@@ -111,8 +117,9 @@ def test_broken_detokenizer_first_shows_in_e06_bytes_with_the_same_token(golden)
     a, b = event(golden, "e06")["payload"], event(faulty, "e06")["payload"]
     assert a["token_id"] == b["token_id"] == 14
     assert a["utf8_hex"] != b["utf8_hex"]
-    assert [e["payload"]["token_id"] for e in golden if e["event_type"] == "token.selected"] == \
-           [e["payload"]["token_id"] for e in faulty if e["event_type"] == "token.selected"]
+    assert [e["payload"]["token_id"] for e in golden if e["event_type"] == "token.selected"] == [
+        e["payload"]["token_id"] for e in faulty if e["event_type"] == "token.selected"
+    ]
 
 
 def test_a_changed_event_type_is_the_first_divergence(golden):

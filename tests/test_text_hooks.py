@@ -29,6 +29,7 @@ def test_every_library_processor_substituted_for_itself_reproduces_the_golden_tr
         def fn(logits, context):
             calls.append(name)
             return PROCESSORS[name](logits, context)
+
         return fn
 
     run = run_text_trace(hooks=TextHooks(processors={name: counted(name) for name in PROCESSORS}))
@@ -59,7 +60,8 @@ def test_library_decode_through_the_hook_equals_the_golden_trace_without_its_led
     assert len(completed) == 4 and all("ledger" not in e["payload"] for e in completed)
     stripped = [
         {**e, "payload": {k: v for k, v in e["payload"].items() if k != "ledger"}}
-        if e["event_type"] == "decode.completed" else e
+        if e["event_type"] == "decode.completed"
+        else e
         for e in golden
     ]
     divergence = first_divergence(stripped, run.events)
@@ -69,8 +71,9 @@ def test_library_decode_through_the_hook_equals_the_golden_trace_without_its_led
 
 def test_the_hook_records_the_logits_at_the_cache_length_it_fed():
     run = run_text_trace(hooks=TextHooks(decode_step=_library_decode))
-    positions = [e["payload"]["tensors"]["raw_logits"]["position"]
-                 for e in run.events if e["event_type"] == "decode.completed"]
+    positions = [
+        e["payload"]["tensors"]["raw_logits"]["position"] for e in run.events if e["event_type"] == "decode.completed"
+    ]
     assert positions == [12, 13, 14, 15], positions
 
 

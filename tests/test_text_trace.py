@@ -12,8 +12,7 @@ from labkit.text.runtime import run_text_trace
 
 SOURCE_INPUT_IDS = [1, 2, 7, 3, 4, 8, 9, 10, 11, 12, 5, 6]
 SOURCE_EVENT_TYPES = (
-    ["request.accepted", "context.rendered", "input.tokenized", "prefill.started",
-     "prefill.completed"]
+    ["request.accepted", "context.rendered", "input.tokenized", "prefill.started", "prefill.completed"]
     + ["token.selected", "stream.delta", "decode.started", "decode.completed"] * 4
     + ["token.selected", "generation.draining", "response.completed", "resources.released"]
 )
@@ -109,19 +108,34 @@ def test_source_logits_reproduced_to_1e5_and_unlisted_ones_below(run):
         for token, value in listed.items():
             got = float(record.raw_logits[token])
             assert abs(got - value) < 1e-5, (
-                f"step {record.step} token {token}: labkit {got:.7f}, source {value}, off by {got - value:.2e}")
+                f"step {record.step} token {token}: labkit {got:.7f}, source {value}, off by {got - value:.2e}"
+            )
         ceiling = min(listed.values())
         unlisted = [i for i in range(20) if i not in listed]
         worst = max(unlisted, key=lambda i: record.raw_logits[i])
         assert record.raw_logits[worst] < ceiling, (
-            f"step {record.step}: unlisted token {worst} has {record.raw_logits[worst]:.4f} >= {ceiling}")
+            f"step {record.step}: unlisted token {worst} has {record.raw_logits[worst]:.4f} >= {ceiling}"
+        )
 
 
 def test_selection_ledger_matches_section_7_4(run):
-    ledger = [(r.step, r.cache_at_start, int(np.argmax(r.raw_logits)), r.selected,
-               None if r.cache_after is None else r.cache_after[0]) for r in run.steps]
-    assert ledger == [(1, 12, 14, 14, 13), (2, 13, 15, 15, 14), (3, 14, 16, 16, 15),
-                      (4, 15, 17, 17, 16), (5, 16, 18, 18, None)]
+    ledger = [
+        (
+            r.step,
+            r.cache_at_start,
+            int(np.argmax(r.raw_logits)),
+            r.selected,
+            None if r.cache_after is None else r.cache_after[0],
+        )
+        for r in run.steps
+    ]
+    assert ledger == [
+        (1, 12, 14, 14, 13),
+        (2, 13, 15, 15, 14),
+        (3, 14, 16, 16, 15),
+        (4, 15, 17, 17, 16),
+        (5, 16, 18, 18, None),
+    ]
 
 
 def test_prefill_shape_ledger_is_read_off_the_tensors(run):
@@ -129,9 +143,16 @@ def test_prefill_shape_ledger_is_read_off_the_tensors(run):
     assert payload["embedding"] == [1, 12, 8]
     for layer in payload["ledger"]:
         assert (layer["residual_in"], layer["Q"], layer["K"], layer["V"], layer["score"], layer["residual_out"]) == (
-            [1, 12, 8], [1, 2, 12, 4], [1, 1, 12, 4], [1, 1, 12, 4], [1, 2, 12, 12], [1, 12, 8]), layer
-    assert payload["cache"] == [{"layer": i, "K": [1, 1, 12, 4], "V": [1, 1, 12, 4], "positions": [0, 11]}
-                                for i in range(2)]
+            [1, 12, 8],
+            [1, 2, 12, 4],
+            [1, 1, 12, 4],
+            [1, 1, 12, 4],
+            [1, 2, 12, 12],
+            [1, 12, 8],
+        ), layer
+    assert payload["cache"] == [
+        {"layer": i, "K": [1, 1, 12, 4], "V": [1, 1, 12, 4], "positions": [0, 11]} for i in range(2)
+    ]
     assert payload["tensors"]["raw_logits"]["shape"] == [1, 20]
 
 
@@ -140,7 +161,11 @@ def test_first_decode_reads_13_keys_at_position_12(run):
     assert started["payload"] == {"consuming": 14, "position": 12, "cache_length": 12}
     for layer in completed["payload"]["ledger"]:
         assert (layer["Q"], layer["K"], layer["V"], layer["score"]) == (
-            [1, 2, 1, 4], [1, 1, 1, 4], [1, 1, 1, 4], [1, 2, 1, 13]), layer
+            [1, 2, 1, 4],
+            [1, 1, 1, 4],
+            [1, 1, 1, 4],
+            [1, 2, 1, 13],
+        ), layer
     assert completed["payload"]["new_cache_length"] == 13
 
 
@@ -148,9 +173,11 @@ def test_cached_logits_equal_full_recompute(run):
     from labkit.text.model import load_decoder
 
     full = load_decoder().full_logits(np.asarray([list(PROMPT_IDS) + run.selected[:-1]]))[0]  # [16, V]
-    cached = np.stack([r.raw_logits for r in run.steps])                                     # [5, V]
+    cached = np.stack([r.raw_logits for r in run.steps])  # [5, V]
     gap = np.abs(full[11:16] - cached)
-    assert gap.max() < 1e-5, f"cached vs full-recompute logits differ by {gap.max():.2e} at step {int(gap.max(axis=1).argmax()) + 1}"
+    assert gap.max() < 1e-5, (
+        f"cached vs full-recompute logits differ by {gap.max():.2e} at step {int(gap.max(axis=1).argmax()) + 1}"
+    )
 
 
 def test_fresh_run_equals_golden_trace_event_by_event(run):

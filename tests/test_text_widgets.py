@@ -24,7 +24,7 @@ def test_step_views_keep_raw_and_processed_logits_apart(run):
 
 def test_prefill_attention_view_is_causal_and_normalised(run):
     for layer in run.prefill.layers:
-        weights = layer.attention_weights[0]                          # [H_q, 12, 12]
+        weights = layer.attention_weights[0]  # [H_q, 12, 12]
         assert weights.shape == (2, 12, 12)
         future = np.triu(np.ones((12, 12), dtype=bool), k=1)
         assert np.all(weights[:, future] == 0), f"layer {layer.layer} attends to future keys"

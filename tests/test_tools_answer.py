@@ -68,8 +68,11 @@ def test_the_recipes_cases_are_at_least_four_distinct_results_and_three_summarie
 
 def test_the_frame_is_chosen_by_the_raw_logits_of_the_first_step(model):
     """Every frame is allowed at step 1 of an ok result; the forward pass over the result picks."""
-    for message, frame in ((SUMMARY_CASES[0][0], "已在"), ({"tool_call_id": "p_01", "status": "not_committed"}, "没有"),
-                           ({"tool_call_id": "p_01", "status": "unavailable"}, "暂时")):
+    for message, frame in (
+        (SUMMARY_CASES[0][0], "已在"),
+        ({"tool_call_id": "p_01", "status": "not_committed"}, "没有"),
+        ({"tool_call_id": "p_01", "status": "unavailable"}, "暂时"),
+    ):
         step = summarize(model, message).decode.steps[0]
         assert TOK.id_of("没有") in step.allowed_ids and TOK.id_of("暂时") in step.allowed_ids
         assert step.chosen_id == TOK.id_of(frame)
@@ -94,15 +97,17 @@ def test_slots_copy_the_result_and_nothing_else():
     slots = AnswerSlots.for_result(TARGET_ARGUMENTS, ok("evt_6K2", "2026-07-20T10:00:00+08:00"), TOK)
     after = "已在 2026 年 7 月 20 日上午 "
     allowed = [TOK.pieces[i] for i in np.flatnonzero(slots.mask(after, TOK.pieces))]
-    assert allowed == ["10"], allowed          # "9" is not in this result
+    assert allowed == ["10"], allowed  # "9" is not in this result
     first = [TOK.pieces[i] for i in np.flatnonzero(slots.mask("", TOK.pieces))]
     assert sorted(first) == sorted(["已在", "没有", "暂时"])
     assert not slots.mask("已在", TOK.pieces)[EOS] and slots.mask(slots.frames["created"], TOK.pieces)[EOS]
 
 
 def test_no_creation_is_claimed_without_the_commits_evidence():
-    for message in ({"tool_call_id": "p_01", "status": "not_committed"},
-                    {"tool_call_id": "p_01", "status": "ok", "start": "2026-07-20T09:00:00+08:00"}):
+    for message in (
+        {"tool_call_id": "p_01", "status": "not_committed"},
+        {"tool_call_id": "p_01", "status": "ok", "start": "2026-07-20T09:00:00+08:00"},
+    ):
         assert "created" not in answer_frames(TARGET_ARGUMENTS, message)
 
 
@@ -115,8 +120,14 @@ def test_without_the_slot_mask_the_head_alone_does_not_write_the_summary(model):
 
     call = summarize(model, SUMMARY_CASES[2][0])
     mask = answer_mask(TOK)
-    plain = greedy_decode(call.first_logits, _feeder(decoder, call.cache.truncated(call.input_token_count)),
-                          lambda _t: mask, TOK.pieces, {EOS: "EOS"}, 48)
+    plain = greedy_decode(
+        call.first_logits,
+        _feeder(decoder, call.cache.truncated(call.input_token_count)),
+        lambda _t: mask,
+        TOK.pieces,
+        {EOS: "EOS"},
+        48,
+    )
     assert plain.text != SUMMARY_CASES[2][1]
     assert ANSWER_STRATEGY == "greedy_with_answer_slots"
 

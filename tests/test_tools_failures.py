@@ -11,13 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.tools.calendar_service import (
-    OUTCOMES,
-    QUERY_OUTCOMES,
-    CalendarService,
-    CreateRequest,
-    ServiceTransport,
-)
+from labkit.tools.calendar_service import OUTCOMES, QUERY_OUTCOMES, CalendarService, CreateRequest, ServiceTransport
 from labkit.tools.confirm import invocation_digest, request_digest
 from labkit.tools.executor import CRASH_POINTS, Crash, CrashPlan, Executor
 from labkit.tools.journal import Journal
@@ -53,19 +47,23 @@ def test_500_random_fault_schedules_lose_nothing_and_double_nothing(schedule):
     outcome = run_schedule(schedule)
     problems = invariant_violations(outcome)
     assert not problems, f"{schedule}: {problems}"
-    if outcome.final_state == "OUTCOME_UNKNOWN":           # settle it later, by the key it names
+    if outcome.final_state == "OUTCOME_UNKNOWN":  # settle it later, by the key it names
         executions, events = outcome.service.executions, sorted(outcome.service.store)
         state, result = resolve_later(outcome)
         assert (state, outcome.service.executions, sorted(outcome.service.store)) == (
-            "COMMITTED" if events else "FAILED", executions, events), f"{schedule}: resolved to {state}"
+            "COMMITTED" if events else "FAILED",
+            executions,
+            events,
+        ), f"{schedule}: resolved to {state}"
         assert result is None or [result["event_id"]] == events
 
 
 def test_lost_answers_and_failed_lookups_end_in_outcome_unknown_with_the_key_then_resolve_by_query():
     outcome = run_schedule(FaultSchedule(("lose_response",) * 2, query_plan=("unavailable",) * 2, retry_budget=2))
     assert (outcome.final_state, outcome.request_status) == ("OUTCOME_UNKNOWN", "outcome_unknown")
-    assert sorted(outcome.service.store) == ["evt_6K2"] and outcome.service.executions == 1, \
+    assert sorted(outcome.service.store) == ["evt_6K2"] and outcome.service.executions == 1, (
         "the second attempt reused the key: the service replayed, it did not execute again"
+    )
     assert invariant_violations(outcome) == []
     assert resolve_later(outcome)[0] == "COMMITTED" and outcome.service.executions == 1
 
@@ -93,9 +91,15 @@ def test_a_duplicated_not_committed_answer_is_dropped_not_believed():
     result = executor.execute(InvocationMachine(State.PREPARED), invocation, invocation_digest(invocation))
     assert result is not None and result["event_id"] == "evt_6K2", f"the stale copy was believed: {result}"
     dropped = [payload for _, kind, _, payload in events if kind == "external.stale_reply_dropped"]
-    assert dropped == [{"state": "EXECUTING", "idempotency_key": "req-42:create-event:1",
-                        "expected_reply_to": "req-42:create-event:1#2", "reply_to": "req-42:create-event:1#1",
-                        "dropped_status": "not_committed"}], dropped
+    assert dropped == [
+        {
+            "state": "EXECUTING",
+            "idempotency_key": "req-42:create-event:1",
+            "expected_reply_to": "req-42:create-event:1#2",
+            "reply_to": "req-42:create-event:1#1",
+            "dropped_status": "not_committed",
+        }
+    ], dropped
     assert transport.inbox == [] and service.executions == 1
 
 
@@ -106,8 +110,9 @@ def test_a_duplicated_ok_answer_commits_once():
 
 
 @pytest.mark.parametrize("point", CRASH_POINTS)
-@pytest.mark.parametrize("plan", [(), ("lose_response",), ("not_committed",), ("lose_request",),
-                                  ("duplicate_request",)])
+@pytest.mark.parametrize(
+    "plan", [(), ("lose_response",), ("not_committed",), ("lose_request",), ("duplicate_request",)]
+)
 def test_a_crash_at_every_point_resolves_to_exactly_one_event(point, plan):
     outcome = run_schedule(FaultSchedule(plan, crashes=(CrashPlan(point, 1),)))
     assert outcome.final_state == "OBSERVED", f"crash {point} with plan {plan} ended in {outcome.final_state}"
@@ -118,8 +123,11 @@ def test_a_crash_at_every_point_resolves_to_exactly_one_event(point, plan):
 def test_the_invariant_check_catches_a_doubled_event():
     outcome = run_schedule(FaultSchedule())
     args = outcome.invocation.normalized_arguments
-    outcome.service.create_event(CreateRequest("req-42:create-event:2", request_digest(args), "user-42/primary",
-                                               "calendar.create_event@v1", args))
+    outcome.service.create_event(
+        CreateRequest(
+            "req-42:create-event:2", request_digest(args), "user-42/primary", "calendar.create_event@v1", args
+        )
+    )
     problems = invariant_violations(outcome)
     assert any("without a committed invocation" in p for p in problems), problems
 
@@ -128,8 +136,11 @@ def test_the_invariant_check_catches_an_execution_without_confirmation():
     outcome = run_schedule(FaultSchedule(confirmation_matches=False))
     assert invariant_violations(outcome) == []
     args = outcome.invocation.normalized_arguments
-    outcome.service.create_event(CreateRequest("req-42:create-event:1", request_digest(args), "user-42/primary",
-                                               "calendar.create_event@v1", args))
+    outcome.service.create_event(
+        CreateRequest(
+            "req-42:create-event:1", request_digest(args), "user-42/primary", "calendar.create_event@v1", args
+        )
+    )
     assert any("without authorisation/confirmation" in p for p in invariant_violations(outcome))
 
 
@@ -188,15 +199,27 @@ def test_stored_refusals_are_replayed_and_transient_failures_are_not_stored():
     assert service.create_event(right)["event_id"] == "evt_6K2"
 
 
-@pytest.mark.parametrize("bad, message", [
-    (lambda: CrashPlan("before_lunch"), "crash point must be one of"),
-    (lambda: FaultSchedule(cancel="later"), "cancel must be one of"),
-    (lambda: ServiceTransport(CalendarService("2026-07-19T14:00:04+08:00"), ("teleport",)), "transport plan outcomes"),
-    (lambda: ServiceTransport(CalendarService("2026-07-19T14:00:04+08:00"), (), ("maybe",)), "query plan outcomes"),
-    (lambda: Journal().record("inv_09", "PREPARED", "EXECUTING"), "not in the journal"),
-    (lambda: [j := Journal(), j.open_invocation(fixture_invocation().to_json(), "VALIDATED", 3),
-              j.open_invocation(fixture_invocation().to_json(), "VALIDATED", 3)], "already in the journal"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (lambda: CrashPlan("before_lunch"), "crash point must be one of"),
+        (lambda: FaultSchedule(cancel="later"), "cancel must be one of"),
+        (
+            lambda: ServiceTransport(CalendarService("2026-07-19T14:00:04+08:00"), ("teleport",)),
+            "transport plan outcomes",
+        ),
+        (lambda: ServiceTransport(CalendarService("2026-07-19T14:00:04+08:00"), (), ("maybe",)), "query plan outcomes"),
+        (lambda: Journal().record("inv_09", "PREPARED", "EXECUTING"), "not in the journal"),
+        (
+            lambda: [
+                j := Journal(),
+                j.open_invocation(fixture_invocation().to_json(), "VALIDATED", 3),
+                j.open_invocation(fixture_invocation().to_json(), "VALIDATED", 3),
+            ],
+            "already in the journal",
+        ),
+    ],
+)
 def test_bad_fault_configuration_is_refused_by_name(bad, message):
     with pytest.raises(ValueError, match=message):
         bad()
@@ -207,7 +230,9 @@ def test_a_crash_before_the_first_attempt_restarts_from_the_journaled_approval()
     journal, service = Journal(), CalendarService("2026-07-19T14:00:04+08:00")
     machine, digest = approved_in_journal(journal, invocation)
     with pytest.raises(Crash, match="before attempt of attempt 1"):
-        Executor(ServiceTransport(service), "req-42", 3, crash=CrashPlan("before_attempt")).execute(machine, invocation, digest)
+        Executor(ServiceTransport(service), "req-42", 3, crash=CrashPlan("before_attempt")).execute(
+            machine, invocation, digest
+        )
     assert (journal.entry("inv_01").state, service.requests) == ("PREPARED", 0), "nothing may be sent before the crash"
     outcome = recover(journal, Executor(ServiceTransport(service), "req-42", 3))
     assert outcome["inv_01"][0] == "COMMITTED" and outcome["inv_01"][1]["event_id"] == "evt_6K2"

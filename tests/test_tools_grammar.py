@@ -32,7 +32,9 @@ PREFIX = '{"calendar_id":"primary","title":"x","local_date":"'
 def test_integer_range_regex_accepts_exactly_the_range(low, high):
     pattern = regex.compile(integer_range_regex(low, high))
     accepted = {n for n in range(0, 2000) if pattern.fullmatch(str(n))}
-    assert accepted == set(range(low, high + 1)), f"range {low}..{high}: wrong members {sorted(accepted ^ set(range(low, high + 1)))[:5]}"
+    assert accepted == set(range(low, high + 1)), (
+        f"range {low}..{high}: wrong members {sorted(accepted ^ set(range(low, high + 1)))[:5]}"
+    )
     assert not pattern.fullmatch("01") or low == high == 1
 
 
@@ -57,9 +59,14 @@ def test_impossible_dates_are_not_viable_prefixes():
 
 
 def test_mask_allows_stop_only_on_a_complete_document():
-    done = '{"calendar_id":"primary","title":"带护照","local_date":"2026-07-20","local_time":"09:00","duration_minutes":10}'
+    done = (
+        '{"calendar_id":"primary","title":"带护照","local_date":"2026-07-20",'
+        '"local_time":"09:00","duration_minutes":10}'
+    )
     mask = GRAMMAR.mask(done, TOK.pieces, CALL_END, CONTROL)
-    assert mask[CALL_END] and mask.sum() == 1, f"after the closing brace only <|call_end|> is allowed, got {mask.sum()} tokens"
+    assert mask[CALL_END] and mask.sum() == 1, (
+        f"after the closing brace only <|call_end|> is allowed, got {mask.sum()} tokens"
+    )
     early = GRAMMAR.mask(done[:-1], TOK.pieces, CALL_END, CONTROL)
     assert not early[CALL_END], "stop must be masked while the document is incomplete"
     assert early[TOK.id_of("}")] and early[TOK.id_of("0")], "10} and 100 are both viable after ':10'"
@@ -72,13 +79,19 @@ def test_extra_keys_and_whitespace_are_never_viable():
     assert not GRAMMAR.viable('{"calendar_id":"secondary"')
 
 
-@pytest.mark.parametrize("schema, message", [
-    ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, "additionalProperties must be false"),
-    ({"type": "number"}, "type 'number' is not supported"),
-    ({"type": "string", "pattern": "[0-9]+"}, "must be anchored"),
-    ({"type": "string", "format": "email"}, "knows 'date' only"),
-    ({"type": "integer", "minimum": 1}, "need both minimum and maximum"),
-])
+@pytest.mark.parametrize(
+    "schema, message",
+    [
+        (
+            {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+            "additionalProperties must be false",
+        ),
+        ({"type": "number"}, "type 'number' is not supported"),
+        ({"type": "string", "pattern": "[0-9]+"}, "must be anchored"),
+        ({"type": "string", "format": "email"}, "knows 'date' only"),
+        ({"type": "integer", "minimum": 1}, "need both minimum and maximum"),
+    ],
+)
 def test_unsupported_schema_constructs_are_refused_by_name(schema, message):
     with pytest.raises(ValueError, match=message):
         schema_regex(schema)
@@ -86,9 +99,14 @@ def test_unsupported_schema_constructs_are_refused_by_name(schema, message):
 
 def _decode_with_random_logits(seed: int):
     rng = np.random.default_rng(seed)
-    return greedy_decode(rng.normal(size=TOK.vocab_size) * 3, lambda _tok: rng.normal(size=TOK.vocab_size) * 3,
-                         lambda text: GRAMMAR.mask(text, TOK.pieces, CALL_END, CONTROL),
-                         TOK.pieces, {CALL_END: "tool_proposal_complete"}, 200)
+    return greedy_decode(
+        rng.normal(size=TOK.vocab_size) * 3,
+        lambda _tok: rng.normal(size=TOK.vocab_size) * 3,
+        lambda text: GRAMMAR.mask(text, TOK.pieces, CALL_END, CONTROL),
+        TOK.pieces,
+        {CALL_END: "tool_proposal_complete"},
+        200,
+    )
 
 
 @settings(max_examples=15, deadline=None, derandomize=True)
@@ -103,8 +121,17 @@ def test_masked_greedy_under_random_logits_always_yields_a_valid_document(seed):
 
 def test_grammar_compiled_from_the_schema_matches_the_fixture_arguments():
     grammar = SchemaGrammar.from_schema(SPEC.input_schema)
-    text = json.dumps({"calendar_id": "primary", "title": "带护照", "local_date": "2026-07-20",
-                       "local_time": "09:00", "duration_minutes": 10}, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(
+        {
+            "calendar_id": "primary",
+            "title": "带护照",
+            "local_date": "2026-07-20",
+            "local_time": "09:00",
+            "duration_minutes": 10,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
     assert grammar.complete(text)
     assert not grammar.complete(text.replace("09:00", "24:00"))
     assert not grammar.complete(text.replace(":10}", ":1441}"))

@@ -22,8 +22,15 @@ def calls():
 
 
 def test_config_is_the_source_configuration():
-    assert (CONFIG.n_layers, CONFIG.width, CONFIG.n_q_heads, CONFIG.n_kv_heads, CONFIG.head_dim,
-            CONFIG.vocab_size, CONFIG.dtype) == (2, 16, 4, 2, 4, 256, "float32")
+    assert (
+        CONFIG.n_layers,
+        CONFIG.width,
+        CONFIG.n_q_heads,
+        CONFIG.n_kv_heads,
+        CONFIG.head_dim,
+        CONFIG.vocab_size,
+        CONFIG.dtype,
+    ) == (2, 16, 4, 2, 4, 256, "float32")
 
 
 def test_first_call_shapes_match_section_7_11(calls):

@@ -7,12 +7,7 @@ import pytest
 
 from labkit.core.events import read_jsonl
 from labkit.core.fixtures import fixture_path
-from labkit.tools.calendar_service import (
-    CalendarService,
-    CreateRequest,
-    IdempotencyConflict,
-    base36,
-)
+from labkit.tools.calendar_service import CalendarService, CreateRequest, IdempotencyConflict, base36
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
@@ -30,14 +25,29 @@ from labkit.tools.toolspec import load_toolspec
 from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
 
 SOURCE_EVENTS = [
-    ("t00", "model.started"), ("t01", "proposal.generated"), ("t02", "proposal.parsed"),
-    ("t03", "schema.validated"), ("t04", "invocation.normalized"), ("t05", "authorization.allowed"),
-    ("t06", "confirmation.requested"), ("t07", "confirmation.approved"), ("t08", "invocation.started"),
-    ("t09", "external.committed"), ("t10", "result.encoded"), ("t11", "model.started"),
-    ("t12", "text.delta"), ("t13", "response.completed"), ("t14", "trace.closed"),
+    ("t00", "model.started"),
+    ("t01", "proposal.generated"),
+    ("t02", "proposal.parsed"),
+    ("t03", "schema.validated"),
+    ("t04", "invocation.normalized"),
+    ("t05", "authorization.allowed"),
+    ("t06", "confirmation.requested"),
+    ("t07", "confirmation.approved"),
+    ("t08", "invocation.started"),
+    ("t09", "external.committed"),
+    ("t10", "result.encoded"),
+    ("t11", "model.started"),
+    ("t12", "text.delta"),
+    ("t13", "response.completed"),
+    ("t14", "trace.closed"),
 ]
-ARGS = {"calendar_id": "primary", "title": "带护照", "local_date": "2026-07-20", "local_time": "09:00",
-        "duration_minutes": 10}
+ARGS = {
+    "calendar_id": "primary",
+    "title": "带护照",
+    "local_date": "2026-07-20",
+    "local_time": "09:00",
+    "duration_minutes": 10,
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +62,14 @@ def happy(parts):
 
 
 def _invocation(spec, **changes):
-    return normalize(spec, {**ARGS, **changes}, invocation_id="inv_01", clock="2026-07-19T14:00:00+08:00",
-                     tz_name="Asia/Shanghai", subject="user-42")
+    return normalize(
+        spec,
+        {**ARGS, **changes},
+        invocation_id="inv_01",
+        clock="2026-07-19T14:00:00+08:00",
+        tz_name="Asia/Shanghai",
+        subject="user-42",
+    )
 
 
 def test_computed_trace_equals_the_golden_trace(happy):
@@ -68,9 +84,8 @@ def test_events_are_t00_to_t14_in_the_source_order(happy):
 
 def test_states_and_payloads_follow_the_source_tables(happy):
     by_id = {e["event_id"]: e["payload"] for e in happy.events}
-    states = [by_id[f"t{i:02d}"].get("state") for i in range(1, 11)]
-    assert states == ["PROPOSED", "PARSED", "VALIDATED", "VALIDATED", "AUTHORIZED", "PREPARED", "PREPARED",
-                      "EXECUTING", "COMMITTED", "OBSERVED"]
+    states = " ".join(str(by_id[f"t{i:02d}"].get("state")) for i in range(1, 11))
+    assert states == "PROPOSED PARSED VALIDATED VALIDATED AUTHORIZED PREPARED PREPARED EXECUTING COMMITTED OBSERVED"
     assert by_id["t00"]["model_call_id"] == "mc_01" and by_id["t00"]["input_token_count"] == 86
     assert by_id["t00"]["per_layer_kv_shape"] == [[1, 2, 86, 4], [1, 2, 86, 4]]
     assert by_id["t01"]["proposal_id"] == "p_01" and by_id["t01"]["generated_tokens"] == 27
@@ -78,7 +93,10 @@ def test_states_and_payloads_follow_the_source_tables(happy):
     assert (by_id["t04"]["reference_clock"], by_id["t04"]["timezone"]) == ("2026-07-19T14:00:00+08:00", "Asia/Shanghai")
     assert by_id["t04"]["invocation"]["normalized_arguments"]["start"] == "2026-07-20T09:00:00+08:00"
     assert (by_id["t05"]["subject"], by_id["t05"]["capability"], by_id["t05"]["scope"]) == (
-        "user-42", "calendar.write:primary", "user-42/primary")
+        "user-42",
+        "calendar.write:primary",
+        "user-42/primary",
+    )
     assert by_id["t06"]["invocation_digest"] == by_id["t07"]["invocation_digest"]
     assert by_id["t08"]["idempotency_key"] == "req-42:create-event:1"
     assert by_id["t09"]["commit"]["event_id"] == "evt_6K2"
@@ -92,10 +110,17 @@ def test_states_and_payloads_follow_the_source_tables(happy):
 def test_invocation_is_section_7_12(parts):
     _, spec = parts
     assert _invocation(spec).to_json() == {
-        "invocation_id": "inv_01", "tool": "calendar.create_event@v1",
-        "normalized_arguments": {"calendar_id": "primary", "title": "带护照",
-                                 "start": "2026-07-20T09:00:00+08:00", "duration_minutes": 10},
-        "subject": "user-42", "required_capability": "calendar.write:primary"}
+        "invocation_id": "inv_01",
+        "tool": "calendar.create_event@v1",
+        "normalized_arguments": {
+            "calendar_id": "primary",
+            "title": "带护照",
+            "start": "2026-07-20T09:00:00+08:00",
+            "duration_minutes": 10,
+        },
+        "subject": "user-42",
+        "required_capability": "calendar.write:primary",
+    }
 
 
 def test_illegal_transitions_raise_and_name_both_states():
@@ -151,8 +176,9 @@ def test_service_idempotency_same_key_same_digest_replays_different_digest_confl
     _, spec = parts
     args = _invocation(spec).normalized_arguments
     service = CalendarService("2026-07-19T14:00:04+08:00")
-    request = CreateRequest("req-42:create-event:1", request_digest(args), "user-42/primary",
-                            "calendar.create_event@v1", args)
+    request = CreateRequest(
+        "req-42:create-event:1", request_digest(args), "user-42/primary", "calendar.create_event@v1", args
+    )
     first = service.create_event(request)
     again = service.create_event(request)
     assert first["event_id"] == again["event_id"] == "evt_6K2" and again["replayed"] is True
@@ -181,7 +207,7 @@ def test_scenario_trace_equals_its_golden_and_keeps_the_invariants(parts, name):
     assert trace.events == golden, f"scenario {name} differs from fixtures/traces/tool-{name}.jsonl"
     committed = trace.machine.state in (State.COMMITTED, State.OBSERVED)
     events_for_key = trace.service.events_with_key("req-42:create-event:1")
-    if trace.machine.state is State.OUTCOME_UNKNOWN:      # honest: the event may exist, under the key named
+    if trace.machine.state is State.OUTCOME_UNKNOWN:  # honest: the event may exist, under the key named
         assert trace.events[-2]["payload"]["query_with"] == "req-42:create-event:1"
         assert sorted(trace.service.store) == events_for_key and len(events_for_key) <= 1
     elif name != "new_key_second_attempt":
@@ -220,7 +246,9 @@ def test_cli_writes_the_golden_trace(tmp_path, capsys):
 
 def test_unknown_tool_or_version_is_refused_before_anything_runs(parts):
     decoder, spec = parts
-    with pytest.raises(ValueError, match=r"tool 'calendar.create_event' has no version 'v2'; offered versions: \['v1'\]"):
+    with pytest.raises(
+        ValueError, match=r"tool 'calendar.create_event' has no version 'v2'; offered versions: \['v1'\]"
+    ):
         run_tool_trace(replace(ToolRunConfig(), tool="calendar.create_event@v2"), decoder=decoder, spec=spec)
     with pytest.raises(ValueError, match=r"unknown tool 'mail.send@v1'"):
         run_tool_trace(replace(ToolRunConfig(), tool="mail.send@v1"), decoder=decoder, spec=spec)

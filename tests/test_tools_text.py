@@ -24,8 +24,9 @@ def test_vocabulary_has_256_distinct_pieces_with_controls_first():
 
 def test_first_call_input_is_86_tokens_and_second_132_with_identical_prefix():
     first = TOK.encode(TEMPLATE.tool_call_prompt([SPEC], USER_TEXT))
-    second = TOK.encode(TEMPLATE.after_tool_result([SPEC], USER_TEXT, compact_json(TARGET_ARGUMENTS),
-                                                   TARGET_TOOL_MESSAGE))
+    second = TOK.encode(
+        TEMPLATE.after_tool_result([SPEC], USER_TEXT, compact_json(TARGET_ARGUMENTS), TARGET_TOOL_MESSAGE)
+    )
     assert len(first) == 86, f"mc_01 input has {len(first)} tokens, source says 86"
     assert len(second) == 132, f"mc_02 input has {len(second)} tokens, source says 132"
     assert second[:86] == first, "mc_02 must start with mc_01's exact tokens (prefix reuse)"
@@ -58,18 +59,29 @@ def test_signature_is_rendered_from_the_schema():
 def test_stored_toolspec_is_the_source_spec():
     stored = load_toolspec()
     assert stored.to_json() == build_calendar_toolspec()
-    assert list(stored.input_schema["properties"]) == ["calendar_id", "title", "local_date", "local_time",
-                                                       "duration_minutes"]
+    assert list(stored.input_schema["properties"]) == [
+        "calendar_id",
+        "title",
+        "local_date",
+        "local_time",
+        "duration_minutes",
+    ]
     assert stored.input_schema["properties"]["local_time"]["pattern"] == "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda s: s["input_schema"].update(type="objekt"), "not valid Draft 2020-12 at type"),
-    (lambda s: s["input_schema"]["properties"]["title"].update(minLength=-1), "not valid Draft 2020-12"),
-    (lambda s: s["input_schema"].update({"$schema": "http://json-schema.org/draft-07/schema#"}), r"\$schema must be"),
-    (lambda s: s.pop("version"), "lacks the field 'version'"),
-    (lambda s: s.update(side_effect_class="delete"), "side_effect_class"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda s: s["input_schema"].update(type="objekt"), "not valid Draft 2020-12 at type"),
+        (lambda s: s["input_schema"]["properties"]["title"].update(minLength=-1), "not valid Draft 2020-12"),
+        (
+            lambda s: s["input_schema"].update({"$schema": "http://json-schema.org/draft-07/schema#"}),
+            r"\$schema must be",
+        ),
+        (lambda s: s.pop("version"), "lacks the field 'version'"),
+        (lambda s: s.update(side_effect_class="delete"), "side_effect_class"),
+    ],
+)
 def test_bad_toolspec_is_refused_with_the_field_named(change, message):
     spec = json.loads(json.dumps(build_calendar_toolspec()))
     change(spec)

@@ -9,10 +9,10 @@ Bad store files and a tampered approval are refused before anything is sent.
 import os
 import signal
 import sqlite3
-import time
 from collections import Counter
 
 import pytest
+from _helpers import timed
 
 from labkit.tools.calendar_service import CalendarService
 from labkit.tools.confirm import ConfirmationError
@@ -34,9 +34,7 @@ def ctx():
 
 @pytest.fixture(scope="module")
 def bounded():
-    started = time.perf_counter()
-    report = run_torture(kills=200, clients=3, races=50, seed=20)
-    return report, time.perf_counter() - started
+    return timed(run_torture, kills=200, clients=3, races=50, seed=20)
 
 
 def test_a_bounded_run_kills_200_times_races_50_rounds_and_keeps_every_promise(bounded):
@@ -73,8 +71,9 @@ def test_a_service_without_its_idempotency_check_is_caught(ctx):
     report = run_torture(kills=20, clients=3, races=3, seed=20, service="no_idempotency")
     found = {name for name, _ in report.violations}
     assert "one_commit_per_key" in found, report.lines()
-    assert {"one_event_per_commit", "no_event_without_commit"} & found, \
+    assert {"one_event_per_commit", "no_event_without_commit"} & found, (
         f"the crash schedules alone must catch it too: {sorted(found)}"
+    )
     assert not report.ok
 
 
@@ -104,15 +103,26 @@ def test_a_kill_is_a_real_sigkill_before_the_counted_statement(ctx, tmp_path):
     killed = run_child(ctx, {**job, "mode": "execute", "kill_at": 3, "dir": str(tmp_path / "k")})
     assert (killed.ending, killed.statements) == ("killed", 3)
     snap = take([tmp_path / "k" / JOURNAL_FILE], tmp_path / "k" / SERVICE_FILE)
-    assert snap.states() == {"s0i0": "PREPARED"} and snap.events == [] and snap.integrity == {
-        JOURNAL_FILE: "ok", SERVICE_FILE: "ok"}
+    assert (
+        snap.states() == {"s0i0": "PREPARED"}
+        and snap.events == []
+        and snap.integrity == {JOURNAL_FILE: "ok", SERVICE_FILE: "ok"}
+    )
 
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
 def test_the_harness_kills_with_sigkill(ctx, tmp_path):
     prepare(CrashSchedule(0, 1, 0, 3, (), ((),), ((),)), tmp_path / "s")
-    here = run_child(ctx, {"dir": str(tmp_path / "s"), "service": "idempotent", "runtime": "journal_first",
-                           "mode": "execute", "kill_at": 5})
+    here = run_child(
+        ctx,
+        {
+            "dir": str(tmp_path / "s"),
+            "service": "idempotent",
+            "runtime": "journal_first",
+            "mode": "execute",
+            "kill_at": 5,
+        },
+    )
     assert (here.ending, here.exitcode) == ("killed", -signal.SIGKILL)
 
 
@@ -122,12 +132,16 @@ def test_the_timeline_shows_the_journal_before_and_after_the_recovery(bounded):
     rows = timeline(run, inv)
     assert rows[index][2].startswith("killed") and rows[index][4] == "EXECUTING" and rows[index][5] != "none"
     assert rows[-1][4] == "COMMITTED" and rows[-1][5] == rows[index][5], "recovery found the event, made none"
-    before, after = journal_rows(run.incarnations[index].snapshot, inv), journal_rows(run.incarnations[-1].snapshot, inv)
-    assert before[-1][2] == "EXECUTING" and after[:len(before)] == before
+    before, after = (
+        journal_rows(run.incarnations[index].snapshot, inv),
+        journal_rows(run.incarnations[-1].snapshot, inv),
+    )
+    assert before[-1][2] == "EXECUTING" and after[: len(before)] == before
     assert after[-1][2] == "COMMITTED" and after[-1][3] == rows[-1][5]
 
 
 # -- bad inputs: refused with a clear error, nothing executed ------------------------------------------
+
 
 def _prepared(tmp_path):
     where = tmp_path / "run"
@@ -136,8 +150,17 @@ def _prepared(tmp_path):
 
 
 def _refused(ctx, where, match):
-    here = run_child(ctx, {"dir": str(where), "service": "idempotent", "runtime": "journal_first",
-                           "mode": "recover", "kill_at": None, "timeout": 0.2})
+    here = run_child(
+        ctx,
+        {
+            "dir": str(where),
+            "service": "idempotent",
+            "runtime": "journal_first",
+            "mode": "recover",
+            "kill_at": None,
+            "timeout": 0.2,
+        },
+    )
     assert here.ending == "refused", (here.ending, here.detail)
     assert match in here.detail, here.detail
     assert here.ops == [], "nothing may be sent or queried"
@@ -173,7 +196,7 @@ def test_a_calendar_store_of_another_schema_version_is_refused(ctx, tmp_path):
 def test_a_truncated_journal_is_refused(ctx, tmp_path, keep):
     where, journal, service = _prepared(tmp_path)
     data = journal.read_bytes()
-    journal.write_bytes(data[:int(len(data) * keep)] if keep < 1 else data[:keep])
+    journal.write_bytes(data[: int(len(data) * keep)] if keep < 1 else data[:keep])
     with pytest.raises(StoreError, match="journal .* (is damaged|is not an intact SQLite database)"):
         Journal(journal)
     _refused(ctx, where, str(journal))
@@ -207,13 +230,16 @@ def test_a_journal_entry_whose_approved_digest_does_not_match_is_refused(ctx, tm
     assert take([journal_file], service).states() == {"s0i0": "PREPARED"}
 
 
-@pytest.mark.parametrize("bad, message", [
-    (lambda: run_torture(kills=-1), "kills must be an integer >= 0"),
-    (lambda: run_torture(kills=0, clients=0), "clients must be an integer >= 1"),
-    (lambda: run_torture(kills=0, service="trusting"), "service must be one of"),
-    (lambda: run_torture(kills=0, runtime="yolo"), "runtime must be one of"),
-    (lambda: run_torture(kills=0, start_method="teleport"), "start_method must be one of"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (lambda: run_torture(kills=-1), "kills must be an integer >= 0"),
+        (lambda: run_torture(kills=0, clients=0), "clients must be an integer >= 1"),
+        (lambda: run_torture(kills=0, service="trusting"), "service must be one of"),
+        (lambda: run_torture(kills=0, runtime="yolo"), "runtime must be one of"),
+        (lambda: run_torture(kills=0, start_method="teleport"), "start_method must be one of"),
+    ],
+)
 def test_bad_torture_arguments_are_refused_by_name(bad, message):
     with pytest.raises(ValueError, match=message):
         bad()
@@ -249,7 +275,7 @@ def test_two_clients_cannot_both_find_a_key_free(tmp_path):
         record = desk.stored(key)
         if record is None:
             threading.Thread(target=client_b, daemon=True).start()
-            b_done.wait(1.0)                       # B blocks on A's transaction, so this times out
+            b_done.wait(1.0)  # B blocks on A's transaction, so this times out
         return idempotent_execute(desk, key, digest, request)
 
     invocation = make_invocation("inv_race")

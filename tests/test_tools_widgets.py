@@ -26,7 +26,10 @@ def test_stepper_starts_at_step_one_and_moves_with_clamping(trace):
     stepper = GrammarStepper(trace.first_call, images=False)
     assert stepper.n_steps == 27
     assert (stepper.step, stepper.allowed_label.value, stepper.json_label.value) == (
-        1, "allowed: 2 tokens", 'JSON so far: {"')
+        1,
+        "allowed: 2 tokens",
+        'JSON so far: {"',
+    )
     stepper.back()
     assert stepper.step == 1, "back() at step 1 must stay at step 1"
     stepper.forward()
@@ -48,7 +51,9 @@ def test_views_chain_the_json_and_match_the_decode(trace):
     assert views[-1].json_after == trace.first_call.decode.text
     assert [v.allowed_count for v in views] == trace.events[1]["payload"]["allowed_counts"]
     chosen_best = [v.best_allowed(1)[0][0] == v.chosen_id for v in views]
-    assert all(chosen_best), f"the chosen piece is not the best allowed at steps {[i + 1 for i, ok in enumerate(chosen_best) if not ok]}"
+    assert all(chosen_best), (
+        f"the chosen piece is not the best allowed at steps {[i + 1 for i, ok in enumerate(chosen_best) if not ok]}"
+    )
 
 
 def test_widget_image_and_static_figure_use_one_renderer(trace):

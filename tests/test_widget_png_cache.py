@@ -43,8 +43,9 @@ def test_render_png_cache_is_bounded(monkeypatch):
     monkeypatch.setattr(renderer, "PNG_CACHE_SIZE", 3)
     for i in range(5):
         renderer.remember_png(("test", i), b"png%d" % i)
-    assert renderer.cached_png(("test", 0)) is None and renderer.cached_png(("test", 1)) is None, \
+    assert renderer.cached_png(("test", 0)) is None and renderer.cached_png(("test", 1)) is None, (
         "the oldest entries must be dropped beyond PNG_CACHE_SIZE"
+    )
     assert renderer.cached_png(("test", 4)) == b"png4"
 
 
@@ -57,17 +58,17 @@ def test_a_button_press_inside_an_event_loop_draws_the_next_step_ahead(first_cal
     from labkit.reader.widgets.tools import GrammarStepper
 
     clear_png_cache()
-    widget = GrammarStepper(first_call)                     # step 1 drawn and stored
+    widget = GrammarStepper(first_call)  # step 1 drawn and stored
     assert widget.schedule_prefetch() is False, "outside an event loop nothing may be scheduled"
     before = renderer.RENDERS
 
     async def press_next_then_idle():
-        widget.forward_button.click()                       # step 2 now; step 3 (and 1, stored) ahead
+        widget.forward_button.click()  # step 2 now; step 3 (and 1, stored) ahead
         for _ in range(100):
             if renderer.RENDERS - before >= 2:
                 break
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.05)                           # any further (wrong) drawing would land here
+        await asyncio.sleep(0.05)  # any further (wrong) drawing would land here
 
     asyncio.run(press_next_then_idle())
     drawn = renderer.RENDERS - before

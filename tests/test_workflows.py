@@ -58,11 +58,14 @@ def _run_lines(job: dict) -> str:
 def test_pages_workflow_builds_the_html_site_and_deploys_it_on_every_push_to_main():
     workflow = _load("pages.yml")
     assert workflow["on"]["push"]["branches"] == ["main"]
-    assert workflow["env"]["BASE_URL"] == "/${{ github.event.repository.name }}"   # project page
+    assert workflow["env"]["BASE_URL"] == "/${{ github.event.repository.name }}"  # project page
     assert workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
     (job,) = workflow["jobs"].values()
     uses = [step.get("uses", "").split("@")[0] for step in job["steps"]]
-    assert "myst build --html" in _run_lines(job)
+    runs = _run_lines(job)
+    assert "myst build --html" in runs
+    # the players' page bundles are build products: written before the site is built
+    assert 0 <= runs.find("python -m labkit.devtools.players pages") < runs.find("myst build --html")
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"].rstrip("/") in ("./_build/html", "_build/html")
     assert uses.index("actions/upload-pages-artifact") < uses.index("actions/deploy-pages")

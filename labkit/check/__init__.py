@@ -11,7 +11,8 @@ checker runs the reader's piece inside the real runtime and compares the events 
 golden trace.  Hints name the idea that was missed, recognising the usual mistakes.
 
 Exercises are plain functions decorated with ``@exercise`` in the modules of this package
-(one per page or mechanism; shared plumbing in ``core`` and ``_support``); they are found on first use, so ``import labkit.check`` stays cheap.
+(one per page or mechanism; shared plumbing in ``core`` and ``_support``); they are found on
+first use, so ``import labkit.check`` stays cheap.
 """
 
 from __future__ import annotations

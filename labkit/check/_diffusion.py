@@ -7,6 +7,7 @@ from functools import lru_cache
 import numpy as np
 
 from labkit.check import _support as support
+from labkit.check.core import failure
 
 #: the diffusion exercises compare the latent-level part of the trace, d00–d05 (condition,
 #: initial latent, four denoise steps), under the trace's tolerance.  Pixels and PNG bytes
@@ -37,5 +38,26 @@ def run(config=None, **hooks):
 
 
 def dtype_hint(what: str) -> str:
-    return (f"the latent stays float32 all the way: {what} must keep the dtype of the arrays you were given "
-            "(compute in float64 if you like, then cast back with .astype(...))")
+    return (
+        f"the latent stays float32 all the way: {what} must keep the dtype of the arrays you were given "
+        "(compute in float64 if you like, then cast back with .astype(...))"
+    )
+
+
+def step_mismatch(case: str, mine, k: int, label: str, got, want, tolerance: str, hint_for):
+    """A failure at the first number of step ``k``'s ``label`` (the reader's run ``mine``) farther
+    than ``tolerance`` (as written, e.g. ``"1e-4"``) from the library's, with ``hint_for(k)``; or None."""
+    got, want = np.asarray(got), np.asarray(want)
+    index = support.first_far(got, want, float(tolerance))
+    if index is None:
+        return None
+    event = mine.events[1 + k]
+    return failure(
+        f"{label} differs from the library's beyond {tolerance}",
+        where=f"{event['event_id']} denoise.updated (step {k}, t = {event['payload']['timestep']}), "
+        f"{label}{list(index)} — {case}",
+        rule=f"every number within {tolerance}",
+        got=float(got[index]),
+        expected=float(want[index]),
+        hint=hint_for(k),
+    )

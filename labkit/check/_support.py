@@ -42,14 +42,19 @@ def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for) -
     if div is None:
         return None
     event = div.event_b or div.event_a
-    return failure("your run diverges from the reference run", where=event_where(event, div.field, case),
-                   rule=div.rule, got=div.value_b, expected=div.value_a, hint=hint_for(div))
+    return failure(
+        "your run diverges from the reference run",
+        where=event_where(event, div.field, case),
+        rule=div.rule,
+        got=div.value_b,
+        expected=div.value_a,
+        hint=hint_for(div),
+    )
 
 
 def failure_at(message: str, got, expected, index, *, where: str, rule: str, hint: str) -> CheckResult:
     """A failure at ``index`` of two arrays: the reader's value there and the reference's."""
-    return failure(message, where=where, rule=rule, got=got[index].item(), expected=expected[index].item(),
-                   hint=hint)
+    return failure(message, where=where, rule=rule, got=got[index].item(), expected=expected[index].item(), hint=hint)
 
 
 def not_finite(got, expected, *, what: str, case: str, rule: str, hint: str) -> CheckResult | None:
@@ -57,8 +62,15 @@ def not_finite(got, expected, *, what: str, case: str, rule: str, hint: str) -> 
     broken = non_finite_index(got)
     if broken is None:
         return None
-    return failure_at(f"the {what} is not finite", got, expected, broken,
-                      where=f"case “{case}”, {what}{list(broken)}", rule=rule, hint=hint)
+    return failure_at(
+        f"the {what} is not finite",
+        got,
+        expected,
+        broken,
+        where=f"case “{case}”, {what}{list(broken)}",
+        rule=rule,
+        hint=hint,
+    )
 
 
 class Recorder:
@@ -79,8 +91,11 @@ def first_far(got, expected, atol: float) -> tuple[int, ...] | None:
 def close(got, other, atol: float = ATOL) -> bool:
     """Same shape, ``other`` finite, every element within ``atol`` (recognises a typical mistake)."""
     got, other = np.asarray(got, dtype=np.float64), np.asarray(other, dtype=np.float64)
-    return got.shape == other.shape and bool(np.all(np.isfinite(other))) and \
-        bool(np.allclose(got, other, rtol=0.0, atol=atol))
+    return (
+        got.shape == other.shape
+        and bool(np.all(np.isfinite(other)))
+        and bool(np.allclose(got, other, rtol=0.0, atol=atol))
+    )
 
 
 @contextmanager

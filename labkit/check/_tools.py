@@ -22,4 +22,6 @@ def run(scenario: str, hooks, spec=None):
     from labkit.tools.faults import faulty_config
     from labkit.tools.runtime import run_tool_trace
 
-    return run_tool_trace(faulty_config(None if scenario == "happy" else scenario), decoder=decoder(), spec=spec, hooks=hooks)
+    return run_tool_trace(
+        faulty_config(None if scenario == "happy" else scenario), decoder=decoder(), spec=spec, hooks=hooks
+    )

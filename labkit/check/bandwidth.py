@@ -15,17 +15,26 @@ def _bandwidth_cases():
     return {
         "the source's 7B fp16 layout, batch 1": (source, 1),
         "the source's 7B fp16 layout, batch 8": (source, 8),
-        "one byte per weight and per cache element, batch 8":
-            (DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1), 8),
+        "one byte per weight and per cache element, batch 8": (
+            DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1),
+            8,
+        ),
         "32 KV heads instead of 8, batch 8": (DecodeBudget(n_kv_heads=32), 8),
-        "a 1.5B model, 28 layers, 2 KV heads, 32 768 tokens, 2 TB/s, batch 64":
-            (DecodeBudget(n_params=1_500_000_000, n_layers=28, context=32_768, n_kv_heads=2,
-                          bandwidth_bytes_per_second=2_000_000_000_000), 64),
+        "a 1.5B model, 28 layers, 2 KV heads, 32 768 tokens, 2 TB/s, batch 64": (
+            DecodeBudget(
+                n_params=1_500_000_000,
+                n_layers=28,
+                context=32_768,
+                n_kv_heads=2,
+                bandwidth_bytes_per_second=2_000_000_000_000,
+            ),
+            64,
+        ),
     }
 
 
 def _bandwidth_hint(got: float, budget, batch: int, expected: float) -> str:
-    weights, kv, bandwidth = budget.weight_bytes, budget.kv_bytes_per_request, budget.bandwidth_bytes_per_second
+    weights, kv, bandwidth = (budget.weight_bytes, budget.kv_bytes_per_request, budget.bandwidth_bytes_per_second)
 
     def ms(read_bytes: float) -> float:
         return read_bytes / bandwidth * 1000
@@ -38,7 +47,9 @@ def _bandwidth_hint(got: float, budget, batch: int, expected: float) -> str:
     if near(ms(weights + batch * kv / 2)):
         return "the cache holds keys and values: 2 · L · T · H_kv · D_h elements per request"
     if near(ms(batch * (weights + kv))):
-        return "the weights are read once per step, however many requests share it; only the caches scale with the batch"
+        return (
+            "the weights are read once per step, however many requests share it; only the caches scale with the batch"
+        )
     if near(ms(weights + kv)):
         return "each request has its own KV cache: a batch of b requests reads b caches per step"
     if near(ms(weights)):
@@ -46,8 +57,7 @@ def _bandwidth_hint(got: float, budget, batch: int, expected: float) -> str:
     return "bytes read = N·bytes per weight + batch · 2·L·T·H_kv·D_h·bytes per element; time ≥ bytes / bandwidth"
 
 
-@exercise("decode_step_lower_bound_ms", page="notebooks/11-labs/10-bandwidth-budget.md",
-          signature=("budget", "batch"))
+@exercise("decode_step_lower_bound_ms", page="notebooks/11-labs/10-bandwidth-budget.md", signature=("budget", "batch"))
 def decode_step_lower_bound_ms(candidate) -> CheckResult:
     """return the streaming-read lower bound of one decode step in milliseconds: (weights + batch ·
     K and V of one request's cache) bytes / bandwidth; budget has the fields of
@@ -58,13 +68,20 @@ def decode_step_lower_bound_ms(candidate) -> CheckResult:
 
     for case, (budget, batch) in _bandwidth_cases().items():
         expected = budget.step(batch)["lower_bound_ms"]
-        fields = SimpleNamespace(**asdict(budget))      # the layout's numbers, without labkit's answer
+        fields = SimpleNamespace(**asdict(budget))  # the layout's numbers, without labkit's answer
         with in_case(case):
             got = number(call(candidate, fields, batch), "the lower bound")
         if math.isfinite(got) and math.isclose(got, expected, rel_tol=1e-12, abs_tol=0.0):
             continue
-        return failure("the lower bound differs", where=f"case “{case}”",
-                       rule="t_step ≥ (N·s_w + b·2·L·T·H_kv·D_h·s_kv) / B, in ms (relative 1e-12)",
-                       got=got, expected=expected, hint=_bandwidth_hint(got, budget, batch, expected))
-    return passed(f"all {len(_bandwidth_cases())} layouts match; the source's 7B example: "
-                  "≥ 15.073741824 ms at batch 1, ≥ 22.589934592 ms at batch 8")
+        return failure(
+            "the lower bound differs",
+            where=f"case “{case}”",
+            rule="t_step ≥ (N·s_w + b·2·L·T·H_kv·D_h·s_kv) / B, in ms (relative 1e-12)",
+            got=got,
+            expected=expected,
+            hint=_bandwidth_hint(got, budget, batch, expected),
+        )
+    return passed(
+        f"all {len(_bandwidth_cases())} layouts match; the source's 7B example: "
+        "≥ 15.073741824 ms at batch 1, ≥ 22.589934592 ms at batch 8"
+    )

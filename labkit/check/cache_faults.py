@@ -37,43 +37,60 @@ def distinct_layer_keys(candidate) -> CheckResult:
         if got == expected:
             continue
         if expected:
-            hint = ("every layer has its own W_k, so in a healthy cache the layers' keys differ in value — "
-                    "even though their shapes are identical")
+            hint = (
+                "every layer has its own W_k, so in a healthy cache the layers' keys differ in value — "
+                "even though their shapes are identical"
+            )
         elif "rounding" in case:
             hint = "two arrays that differ only by rounding noise hold the same keys: compare within a float tolerance"
         else:
-            hint = ("a copied cache is a different array object holding the same numbers; compare the numbers, "
-                    "not the objects or their shapes")
-        return failure("a cache was judged wrongly", where=f"case “{case}”",
-                       rule="True exactly when layer 0's and layer 1's cached keys are not equal within tolerance",
-                       got=got, expected=expected, hint=hint)
+            hint = (
+                "a copied cache is a different array object holding the same numbers; compare the numbers, "
+                "not the objects or their shapes"
+            )
+        return failure(
+            "a cache was judged wrongly",
+            where=f"case “{case}”",
+            rule="True exactly when layer 0's and layer 1's cached keys are not equal within tolerance",
+            got=got,
+            expected=expected,
+            hint=hint,
+        )
     return passed(f"all {len(cases)} caches judged correctly; only the copied cache is flagged")
 
 
-@exercise("cached_path_agrees", page="notebooks/11-labs/05-cache-faults.md",
-          signature=("model", "tokens"))
+@exercise("cached_path_agrees", page="notebooks/11-labs/05-cache-faults.md", signature=("model", "tokens"))
 def cached_path_agrees(candidate) -> CheckResult:
     """given a Decoder and tokens [T], return True when decoding the tokens one step at a time from
     an empty KVCache gives the same logits as one full pass (atol = rtol = 1e-12)"""
     from labkit.labs.cache_faults import MODES
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 
-    cases = [(f"decoder {mode}, the lab's tokens", fault, lab_tokens(), fault is None)
-             for mode, fault in MODES.items()]
+    cases = [(f"decoder {mode}, the lab's tokens", fault, lab_tokens(), fault is None) for mode, fault in MODES.items()]
     cases.append(("decoder correct, tokens [16, 0, 7, 7]", None, np.array([16, 0, 7, 7]), True))
     for case, fault, tokens, expected in cases:
         got = _boolean(call(candidate, lab_decoder(fault), tokens.copy()), "cached_path_agrees")
         if got == expected:
             continue
         if expected:
-            hint = ("the two paths add the same numbers in a different order, so float64 leaves differences of "
-                    "about 1e-16; agreement means within 1e-12, not bit for bit")
+            hint = (
+                "the two paths add the same numbers in a different order, so float64 leaves differences of "
+                "about 1e-16; agreement means within 1e-12, not bit for bit"
+            )
         else:
-            hint = ("the faults act only on incremental decode steps and keep every shape right, and position 0 "
-                    "is never affected: feed the tokens one decode step at a time from an empty cache and "
-                    "compare every position's logits with the full pass")
-        return failure("a decoder was judged wrongly", where=f"case “{case}”",
-                       rule="True exactly when cached and full-pass logits agree within 1e-12",
-                       got=got, expected=expected, hint=hint)
-    return passed(f"all {len(cases)} decoders judged correctly: the three faults are caught "
-                  "and the correct cache passes")
+            hint = (
+                "the faults act only on incremental decode steps and keep every shape right, and position 0 "
+                "is never affected: feed the tokens one decode step at a time from an empty cache and "
+                "compare every position's logits with the full pass"
+            )
+        return failure(
+            "a decoder was judged wrongly",
+            where=f"case “{case}”",
+            rule="True exactly when cached and full-pass logits agree within 1e-12",
+            got=got,
+            expected=expected,
+            hint=hint,
+        )
+    return passed(
+        f"all {len(cases)} decoders judged correctly: the three faults are caught and the correct cache passes"
+    )

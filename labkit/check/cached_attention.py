@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import ATOL, first_bad_index, non_finite_index
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    call,
-    exercise,
-    failure,
-    numeric_array,
-    passed,
-    unpack,
-)
+from labkit.check._support import ATOL, failure_at, first_bad_index, non_finite_index
+from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, numeric_array, passed, unpack
 
 
 def _reference_step(q, cache_k, cache_v, k_new, v_new):
@@ -65,10 +56,10 @@ def decode_with_attention_step(step, model, tokens) -> np.ndarray:
     if cfg.group_size != 1:
         raise ValueError(f"the driver expects multi-head attention (group size 1), got {cfg.group_size}")
     empty = np.zeros((1, cfg.n_kv_heads, 0, cfg.head_dim), dtype=np.dtype(cfg.dtype))
-    cached = [(empty, empty) for _ in range(cfg.n_layers)]          # per layer: (K, V)
+    cached = [(empty, empty) for _ in range(cfg.n_layers)]  # per layer: (K, V)
     logits = np.empty((len(tokens), cfg.vocab_size), dtype=np.dtype(cfg.dtype))
     for t, token in enumerate(np.asarray(tokens)):
-        hidden = weights.embedding[[[int(token)]]]                    # [1, 1, d]
+        hidden = weights.embedding[[[int(token)]]]  # [1, 1, d]
         for layer, w in enumerate(weights.layers):
             q, k, v = _rotated_projections(model, w, hidden, np.array([t]))
             attended, *cached[layer] = step(t, layer, q, *cached[layer], k, v)
@@ -82,8 +73,11 @@ class _Divergence(Exception):
         self.result = result
 
 
-@exercise("cached_attention_step", page="notebooks/11-labs/04-kv-cache-equivalence.md",
-          signature=("q", "cache_k", "cache_v", "k_new", "v_new"))
+@exercise(
+    "cached_attention_step",
+    page="notebooks/11-labs/04-kv-cache-equivalence.md",
+    signature=("q", "cache_k", "cache_v", "k_new", "v_new"),
+)
 def cached_attention_step(candidate) -> CheckResult:
     """one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k,
     cache_v [B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; return (output
@@ -105,42 +99,47 @@ def cached_attention_step(candidate) -> CheckResult:
         for label, array, ref in (("keys", got[1], ref_k), ("values", got[2], ref_v)):
             array = np.asarray(array)
             if array.shape != ref.shape:
-                raise _Divergence(failure(f"the returned {label} have the wrong shape", where=where,
-                    rule=f"the cache grows by one position along axis −2: [B, H, {t}, d_h] → [B, H, {t + 1}, d_h]",
-                    got=list(array.shape), expected=list(ref.shape),
-                    hint="append the new entry to what is cached (do not replace it), along the position "
-                         "axis; the next step needs every earlier position"))
+                raise _Divergence(
+                    failure(
+                        f"the returned {label} have the wrong shape",
+                        where=where,
+                        rule=f"the cache grows by one position along axis −2: [B, H, {t}, d_h] → [B, H, {t + 1}, d_h]",
+                        got=list(array.shape),
+                        expected=list(ref.shape),
+                        hint="append the new entry to what is cached (do not replace it), along the position "
+                        "axis; the next step needs every earlier position",
+                    )
+                )
             bad = first_bad_index(numeric_array(array, label, ref.shape), ref)
             if bad is not None:
-                hint = (f"cache position p must hold token p's {label[:-1]}: keep the old positions in order "
-                        "and put the new one last")
-                raise _Divergence(failure(f"the returned {label} differ from the cache", where=f"{where}, {label}{list(bad)}",
-                    rule="returned cache = old cache followed by the new position", got=array[bad].item(),
-                    expected=ref[bad].item(), hint=hint))
+                hint = (
+                    f"cache position p must hold token p's {label[:-1]}: keep the old positions in order "
+                    "and put the new one last"
+                )
+                raise _Divergence(
+                    failure(
+                        f"the returned {label} differ from the cache",
+                        where=f"{where}, {label}{list(bad)}",
+                        rule="returned cache = old cache followed by the new position",
+                        got=array[bad].item(),
+                        expected=ref[bad].item(),
+                        hint=hint,
+                    )
+                )
         broken = non_finite_index(out)
         bad = broken if broken is not None else first_bad_index(out, ref_out)
         if bad is not None:
-            only_new = _reference_step(q, cache_k[..., :0, :], cache_v[..., :0, :], k_new, v_new)[0]
-            unscaled = _reference_step(q * np.sqrt(q.shape[-1]), cache_k, cache_v, k_new, v_new)[0]
-            cache_only = (_reference_step(q, cache_k[..., :-1, :], cache_v[..., :-1, :], cache_k[..., -1:, :],
-                                          cache_v[..., -1:, :])[0] if t else None)
-            if cache_only is not None and np.allclose(out, cache_only, atol=ATOL, rtol=0.0):
-                hint = ("the query attended to the cached positions only; the new token's own key and value "
-                        "belong to the keys it attends to")
-            elif broken is not None:
-                hint = ("the output is not finite; at step 0 the cache is empty and the new key is the only "
-                        "one, so the query must attend to its own position too")
-            elif np.allclose(out, only_new, atol=ATOL, rtol=0.0):
-                hint = ("the query attended to the new token only; the point of the cache is that it also sees "
-                        "every earlier position")
-            elif np.allclose(out, unscaled, atol=ATOL, rtol=0.0):
-                hint = "scores are q·k divided by √d_h, as in the full pass"
-            else:
-                hint = ("the new query sits at the last position, so every cached key and its own key are "
-                        "visible: softmax over all T + 1 scaled scores, then average the values")
-            raise _Divergence(failure("the attention output differs", where=f"{where}, output{list(bad)}",
-                rule="output = softmax(q·Kᵀ/√d_h) · V over all T + 1 cached positions (within 1e-12)",
-                got=out[bad].item(), expected=ref_out[bad].item(), hint=hint))
+            hint = _output_hint(out, broken is not None, t, q, cache_k, cache_v, k_new, v_new)
+            raise _Divergence(
+                failure(
+                    "the attention output differs",
+                    where=f"{where}, output{list(bad)}",
+                    rule="output = softmax(q·Kᵀ/√d_h) · V over all T + 1 cached positions (within 1e-12)",
+                    got=out[bad].item(),
+                    expected=ref_out[bad].item(),
+                    hint=hint,
+                )
+            )
         return out, ref_k, ref_v
 
     try:
@@ -150,9 +149,47 @@ def cached_attention_step(candidate) -> CheckResult:
     expected = full_logits(model, tokens)
     bad = first_bad_index(logits, expected, atol=ABS_TOLERANCE)
     if bad is not None:  # pragma: no cover - every step matched, so only a broken driver gets here
-        return failure("cached logits differ from the full pass", where=f"logits{list(bad)}",
-                       rule="cached decode equals the full pass", got=logits[bad].item(),
-                       expected=expected[bad].item(), hint="report this: the checker's driver is wrong")
-    return passed(f"all {tokens.size} decode steps × {model.config.n_layers} layers match; "
-                  f"your cached logits [{tokens.size}, {model.config.vocab_size}] equal "
-                  "the full pass within 1e-12")
+        return failure_at(
+            "cached logits differ from the full pass",
+            logits,
+            expected,
+            bad,
+            where=f"logits{list(bad)}",
+            rule="cached decode equals the full pass",
+            hint="report this: the checker's driver is wrong",
+        )
+    return passed(
+        f"all {tokens.size} decode steps × {model.config.n_layers} layers match; "
+        f"your cached logits [{tokens.size}, {model.config.vocab_size}] equal "
+        "the full pass within 1e-12"
+    )
+
+
+def _output_hint(out, not_finite, t, q, cache_k, cache_v, k_new, v_new) -> str:
+    """The likeliest mistake behind a wrong attention output, told by what ``out`` matches."""
+    if t:
+        # the last cached position played the new token: attention over the old cache only
+        old = (cache_k[..., :-1, :], cache_v[..., :-1, :], cache_k[..., -1:, :], cache_v[..., -1:, :])
+        if np.allclose(out, _reference_step(q, *old)[0], atol=ATOL, rtol=0.0):
+            return (
+                "the query attended to the cached positions only; the new token's own key and value "
+                "belong to the keys it attends to"
+            )
+    if not_finite:
+        return (
+            "the output is not finite; at step 0 the cache is empty and the new key is the only "
+            "one, so the query must attend to its own position too"
+        )
+    only_new = _reference_step(q, cache_k[..., :0, :], cache_v[..., :0, :], k_new, v_new)[0]
+    if np.allclose(out, only_new, atol=ATOL, rtol=0.0):
+        return (
+            "the query attended to the new token only; the point of the cache is that it also sees "
+            "every earlier position"
+        )
+    unscaled = _reference_step(q * np.sqrt(q.shape[-1]), cache_k, cache_v, k_new, v_new)[0]
+    if np.allclose(out, unscaled, atol=ATOL, rtol=0.0):
+        return "scores are q·k divided by √d_h, as in the full pass"
+    return (
+        "the new query sits at the last position, so every cached key and its own key are "
+        "visible: softmax over all T + 1 scaled scores, then average the values"
+    )

@@ -17,8 +17,10 @@ def _attention_cases() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     other = np.random.default_rng(5).normal(0.0, 1.5, size=(3, 6, 8))
     return {
         "the hand example as row 1 of two tokens": (
-            np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]),
-            np.array([[2.0, 0.0], [0.0, 4.0]])),
+            np.array([[1.0, 0.0], [1.0, 0.0]]),
+            np.array([[1.0, 0.0], [0.0, 1.0]]),
+            np.array([[2.0, 0.0], [0.0, 4.0]]),
+        ),
         "the lab's seeded five tokens (q = k = v = x)": (x, x, x),
         f"the same five tokens, positions ≥ {PERTURB_FROM} pushed by +100": (pushed, pushed, pushed),
         "six tokens with d_h = 8 and separate q, k, v": tuple(other),
@@ -32,8 +34,7 @@ def _attend(q, k, v, allowed):
     return output[0], weights[0]
 
 
-@exercise("causal_self_attention", page="notebooks/11-labs/03-causal-attention.md",
-          signature=("q", "k", "v"))
+@exercise("causal_self_attention", page="notebooks/11-labs/03-causal-attention.md", signature=("q", "k", "v"))
 def causal_self_attention(candidate) -> CheckResult:
     """one head of causal self-attention: q, k, v [T, d_h] → (output [T, d_h], weights [T, T]),
     scores q·kᵀ/√d_h, key j visible to query i only when j ≤ i"""
@@ -49,34 +50,54 @@ def causal_self_attention(candidate) -> CheckResult:
         if bad is not None:
             i, j = bad
             unscaled = _attend(q * np.sqrt(head_dim), k, v, allowed)[1]
-            leaks = np.flatnonzero(weights[i, i + 1:] != 0.0)
-            if leaks.size:                      # the row's root cause: weight on a future key
+            leaks = np.flatnonzero(weights[i, i + 1 :] != 0.0)
+            if leaks.size:  # the row's root cause: weight on a future key
                 j = i + 1 + int(leaks[0])
                 rule = "zero weight on every future key (j > i)"
-                hint = ("a future key must be removed before the softmax (its score becomes −∞), so it gets "
-                        "exactly zero weight and cannot leak into the past")
+                hint = (
+                    "a future key must be removed before the softmax (its score becomes −∞), so it gets "
+                    "exactly zero weight and cannot leak into the past"
+                )
             elif abs(weights[i].sum() - 1.0) > 1e-9:
                 rule = f"each row of weights sums to 1 (row {i} sums to {weights[i].sum():.6g})"
-                hint = ("the softmax must normalise over the keys the query may see; zeroing weights after a "
-                        "softmax over all keys leaves the row short of 1")
+                hint = (
+                    "the softmax must normalise over the keys the query may see; zeroing weights after a "
+                    "softmax over all keys leaves the row short of 1"
+                )
             elif np.allclose(weights, unscaled, atol=ATOL, rtol=0.0):
                 rule = "scores are q·k divided by √d_h"
-                hint = (f"without the 1/√d_h factor (here √{head_dim}) the scores grow with the head size "
-                        "and the softmax becomes too sharp")
+                hint = (
+                    f"without the 1/√d_h factor (here √{head_dim}) the scores grow with the head size "
+                    "and the softmax becomes too sharp"
+                )
             else:
                 rule = "weights[i] = softmax over j ≤ i of q_i·k_j / √d_h"
                 hint = "score each visible key, scale, and normalise the row with a softmax"
-            return failure("an attention weight is wrong", where=f"{where}, weights[{i}, {j}]",
-                           rule=rule, got=weights[i, j].item(), expected=expected_w[i, j].item(), hint=hint)
+            return failure(
+                "an attention weight is wrong",
+                where=f"{where}, weights[{i}, {j}]",
+                rule=rule,
+                got=weights[i, j].item(),
+                expected=expected_w[i, j].item(),
+                hint=hint,
+            )
         bad = first_bad_index(output, expected_out)
         if bad is not None:
-            return failure_at("the weights are right but the output is not", output, expected_out, bad,
-                              where=f"{where}, output{list(bad)}", rule="output[i] = Σ_j weights[i, j] · v[j]",
-                              hint="each output row is the weighted average of the value rows, "
-                                "with that query's weights")
-    hand_output = _attend(*_attention_cases()["the hand example as row 1 of two tokens"],
-                          np.tril(np.ones((2, 2), dtype=bool)))
-    return passed(f"all {len(_attention_cases())} cases match; the hand example gives weights "
-                  f"{np.round(hand_output[1][1], 4).tolist()} and output "
-                  f"{np.round(hand_output[0][1], 4).tolist()}, and the pushed future leaves "
-                  "the prefix untouched")
+            return failure_at(
+                "the weights are right but the output is not",
+                output,
+                expected_out,
+                bad,
+                where=f"{where}, output{list(bad)}",
+                rule="output[i] = Σ_j weights[i, j] · v[j]",
+                hint="each output row is the weighted average of the value rows, with that query's weights",
+            )
+    hand_output = _attend(
+        *_attention_cases()["the hand example as row 1 of two tokens"], np.tril(np.ones((2, 2), dtype=bool))
+    )
+    return passed(
+        f"all {len(_attention_cases())} cases match; the hand example gives weights "
+        f"{np.round(hand_output[1][1], 4).tolist()} and output "
+        f"{np.round(hand_output[0][1], 4).tolist()}, and the pushed future leaves "
+        "the prefix untouched"
+    )

@@ -159,8 +159,10 @@ def call(candidate, *args, **kwargs):
             return candidate(*args, **kwargs)
     except NotImplementedError as exc:
         detail = f" ({exc})" if str(exc) else ""
-        raise CandidateProblem(f"not yet implemented{detail}: replace the `raise NotImplementedError` "
-                               "with your code and run the check again") from None
+        raise CandidateProblem(
+            f"not yet implemented{detail}: replace the `raise NotImplementedError` "
+            "with your code and run the check again"
+        ) from None
     except CandidateProblem:
         raise
     except Exception as exc:  # the reader's code failed: say where, without a traceback wall
@@ -209,8 +211,10 @@ def numeric_array(value, name: str, shape: tuple[int, ...]):
 def unpack(value, names: tuple[str, ...]):
     """The candidate returned a tuple of ``len(names)`` items: check and return it."""
     if not isinstance(value, (tuple, list)) or len(value) != len(names):
-        raise CandidateProblem(f"return a tuple ({', '.join(names)}), got {type(value).__name__}"
-                               + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else ""))
+        raise CandidateProblem(
+            f"return a tuple ({', '.join(names)}), got {type(value).__name__}"
+            + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
+        )
     return value
 
 
@@ -229,24 +233,33 @@ def number(value, name: str) -> float:
     return float(array.reshape(()))
 
 
-def compare_arrays(got, expected, *, atol: float, where: str, hint: str,
-                   rule: str = "values within tolerance") -> CheckResult:
+def compare_arrays(
+    got, expected, *, atol: float, where: str, hint: str, rule: str = "values within tolerance"
+) -> CheckResult:
     """Pass, or report the first element (in C order) that differs beyond ``atol``."""
     import numpy as np
 
     got = np.asarray(got)
     expected = np.asarray(expected)
     if got.shape != expected.shape:
-        return failure("wrong shape", where=where, rule="shape",
-                       got=list(got.shape), expected=list(expected.shape), hint=hint)
+        return failure(
+            "wrong shape", where=where, rule="shape", got=list(got.shape), expected=list(expected.shape), hint=hint
+        )
     if got.dtype == bool or expected.dtype == bool:
         bad = np.argwhere(got != expected)
     else:
-        close = np.isclose(got, expected, rtol=0.0, atol=atol) | (np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected)))
+        close = np.isclose(got, expected, rtol=0.0, atol=atol) | (
+            np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected))
+        )
         bad = np.argwhere(~close)
     if bad.size == 0:
         return passed("matches the reference")
     index = tuple(int(i) for i in bad[0])
-    return failure(f"{len(bad)} of {got.size} values differ",
-                   where=f"{where}{list(index)}", rule=rule,
-                   got=got[index].item(), expected=expected[index].item(), hint=hint)
+    return failure(
+        f"{len(bad)} of {got.size} values differ",
+        where=f"{where}{list(index)}",
+        rule=rule,
+        got=got[index].item(),
+        expected=expected[index].item(),
+        hint=hint,
+    )

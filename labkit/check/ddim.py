@@ -10,26 +10,24 @@ import numpy as np
 
 from labkit.check import _diffusion as diffusion
 from labkit.check._support import close, compare_traces, first_far
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    as_array,
-    call,
-    exercise,
-    failure,
-    passed,
-)
+from labkit.check.core import CandidateProblem, CheckResult, as_array, call, exercise, failure, passed
 
 PAGE = "notebooks/07-traces/06-diffusion-ddim-by-hand.md"
 
 
-_X0_CONCEPT = ("x̂₀ undoes the forward noising z_t = √ᾱ_t·x₀ + √(1−ᾱ_t)·ε: solve it for x₀. The amplitudes "
-               "are square roots, √ᾱ_t and √(1−ᾱ_t), of the table's ᾱ_t = alpha_bars[t]")
-_ZPREV_CONCEPT = ("With σ = 0, z_prev puts the estimate back at the noise level ᾱ_prev: √ᾱ_prev·x̂₀ plus "
-                  "√(1−ᾱ_prev)·ε, the same predicted noise; ᾱ_prev = alpha_bars[prev_t], and 1.0 after the "
-                  "last timestep (prev_t is None)")
-_LAST_STEP = ("after the last timestep (prev_t is None) there is no earlier level: ᾱ_prev = 1.0 "
-              "(final_alpha_bar), so the last step returns z₀ = x̂₀")
+_X0_CONCEPT = (
+    "x̂₀ undoes the forward noising z_t = √ᾱ_t·x₀ + √(1−ᾱ_t)·ε: solve it for x₀. The amplitudes "
+    "are square roots, √ᾱ_t and √(1−ᾱ_t), of the table's ᾱ_t = alpha_bars[t]"
+)
+_ZPREV_CONCEPT = (
+    "With σ = 0, z_prev puts the estimate back at the noise level ᾱ_prev: √ᾱ_prev·x̂₀ plus "
+    "√(1−ᾱ_prev)·ε, the same predicted noise; ᾱ_prev = alpha_bars[prev_t], and 1.0 after the "
+    "last timestep (prev_t is None)"
+)
+_LAST_STEP = (
+    "after the last timestep (prev_t is None) there is no earlier level: ᾱ_prev = 1.0 "
+    "(final_alpha_bar), so the last step returns z₀ = x̂₀"
+)
 
 
 def _ddim_reference(z, eps, a_t, a_prev):
@@ -48,8 +46,10 @@ def _ddim_hint(z, eps, t, prev_t, table, got_z, got_x0, atol: float) -> str:
         return "you returned (x̂₀, z_prev): the step returns (z_prev, x̂₀), in that order"
     if not close(got_x0, want_x0, atol):
         if close(got_x0, (z - (1 - a_t) * eps) / a_t, atol):
-            return ("you used ᾱ_t where √ᾱ_t belongs (and 1−ᾱ_t for √(1−ᾱ_t)): ᾱ is a fraction of the "
-                    "variance, the sample mixes amplitudes. " + _X0_CONCEPT)
+            return (
+                "you used ᾱ_t where √ᾱ_t belongs (and 1−ᾱ_t for √(1−ᾱ_t)): ᾱ is a fraction of the "
+                "variance, the sample mixes amplitudes. " + _X0_CONCEPT
+            )
         return _X0_CONCEPT
     x0 = want_x0
     if prev_t is None:
@@ -58,16 +58,24 @@ def _ddim_hint(z, eps, t, prev_t, table, got_z, got_x0, atol: float) -> str:
                 return f"at the last step you used ᾱ_prev = {label} = {other:.6g}; " + _LAST_STEP
         return _LAST_STEP + ". " + _ZPREV_CONCEPT
     mistakes = (
-        ((a_prev * x0 + (1 - a_prev) * eps),
-         "you used ᾱ_prev where √ᾱ_prev belongs (and 1−ᾱ_prev for √(1−ᾱ_prev))"),
-        ((np.sqrt(a_prev) * eps + np.sqrt(1 - a_prev) * x0),
-         "you swapped the two parts: the signal part scales x̂₀ and the noise part scales ε"),
-        ((np.sqrt(a_prev) * eps + np.sqrt(1 - a_prev) * eps),
-         "you used ε where x̂₀ belongs: the signal part is √ᾱ_prev·x̂₀"),
-        ((np.sqrt(a_prev) * z + np.sqrt(1 - a_prev) * eps),
-         "you re-noised z_t instead of the estimate: the signal part is √ᾱ_prev·x̂₀, not √ᾱ_prev·z_t"),
-        ((np.sqrt(a_prev) * x0), "you dropped the noise part: deterministic DDIM keeps the predicted noise, "
-                                 "√(1−ᾱ_prev)·ε (only σ·noise is zero)"),
+        ((a_prev * x0 + (1 - a_prev) * eps), "you used ᾱ_prev where √ᾱ_prev belongs (and 1−ᾱ_prev for √(1−ᾱ_prev))"),
+        (
+            (np.sqrt(a_prev) * eps + np.sqrt(1 - a_prev) * x0),
+            "you swapped the two parts: the signal part scales x̂₀ and the noise part scales ε",
+        ),
+        (
+            (np.sqrt(a_prev) * eps + np.sqrt(1 - a_prev) * eps),
+            "you used ε where x̂₀ belongs: the signal part is √ᾱ_prev·x̂₀",
+        ),
+        (
+            (np.sqrt(a_prev) * z + np.sqrt(1 - a_prev) * eps),
+            "you re-noised z_t instead of the estimate: the signal part is √ᾱ_prev·x̂₀, not √ᾱ_prev·z_t",
+        ),
+        (
+            (np.sqrt(a_prev) * x0),
+            "you dropped the noise part: deterministic DDIM keeps the predicted noise, "
+            "√(1−ᾱ_prev)·ε (only σ·noise is zero)",
+        ),
     )
     for value, hint in mistakes:
         if close(got_z, value, atol):
@@ -91,8 +99,10 @@ class _Step:
                 raise CandidateProblem(f"{problem} — at t = {t}, the last step, prev_t is None: {_LAST_STEP}") from None
             raise
         if not isinstance(got, (tuple, list)) or len(got) != 2:
-            raise CandidateProblem(f"return the pair (z_prev, x0_hat), got {type(got).__name__}"
-                                   + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else ""))
+            raise CandidateProblem(
+                f"return the pair (z_prev, x0_hat), got {type(got).__name__}"
+                + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else "")
+            )
         z_prev = as_array(got[0], "z_prev", shape=z_t.shape, dtype_kind="float")
         x0_hat = as_array(got[1], "x0_hat", shape=z_t.shape, dtype_kind="float")
         self.calls.append((z_t, epsilon, t, prev_t, alpha_bars, z_prev, x0_hat))
@@ -136,11 +146,14 @@ def check_ddim_update(candidate) -> CheckResult:
         for label, got, want in (("x0_hat", got_x0, want_x0), ("z_prev", got_z, want_z)):
             index = first_far(got, want, tolerance)
             if index is not None:
-                return failure("the §7.8 sub-fixture is not reproduced",
-                               where=f"§7.8 sub-fixture, step t = {t} → {prev_t}: {label}{list(index)}",
-                               rule=f"within the sub-fixture's tolerance {tolerance:g}",
-                               got=float(got[index]), expected=float(want[index]),
-                               hint=reader.hint(k, tolerance))
+                return failure(
+                    "the §7.8 sub-fixture is not reproduced",
+                    where=f"§7.8 sub-fixture, step t = {t} → {prev_t}: {label}{list(index)}",
+                    rule=f"within the sub-fixture's tolerance {tolerance:g}",
+                    got=float(got[index]),
+                    expected=float(want[index]),
+                    hint=reader.hint(k, tolerance),
+                )
         z = got_z
     # 2. the chapter's run: four steps 999 → 749 → 499 → 249 → end, against the golden trace
     case = "the chapter's run vs the golden trace"
@@ -151,16 +164,14 @@ def check_ddim_update(candidate) -> CheckResult:
         return failed
     reference = diffusion.reference(None)
     for k in range(1, len(reference.x0_hats) + 1):  # step by step, in the order the step computes them
-        for label, got, want in (("x0_hat", mine.x0_hats[k - 1], reference.x0_hats[k - 1]),
-                                 ("z_prev", mine.latents[k][1], reference.latents[k][1])):
-            got, want = np.asarray(got), np.asarray(want)
-            index = first_far(got, want, 1e-4)
-            if index is not None:
-                event = mine.events[1 + k]
-                return failure(f"{label} differs from the library's beyond 1e-4",
-                               where=f"{event['event_id']} denoise.updated (step {k}, t = "
-                                     f"{event['payload']['timestep']}), {label}{list(index)} — {case}",
-                               rule="every number within 1e-4", got=float(got[index]),
-                               expected=float(want[index]), hint=loop.hint(k))
-    return passed("the §7.8 sub-fixture (2 → 1 → 0) and all four steps of the chapter's "
-                  "run reproduce the reference, ending on z₀ = x̂₀")
+        for label, got, want in (
+            ("x0_hat", mine.x0_hats[k - 1], reference.x0_hats[k - 1]),
+            ("z_prev", mine.latents[k][1], reference.latents[k][1]),
+        ):
+            failed = diffusion.step_mismatch(case, mine, k, label, got, want, "1e-4", loop.hint)
+            if failed is not None:
+                return failed
+    return passed(
+        "the §7.8 sub-fixture (2 → 1 → 0) and all four steps of the chapter's "
+        "run reproduce the reference, ending on z₀ = x̂₀"
+    )

@@ -29,16 +29,31 @@ def bad_parents(candidate) -> CheckResult:
     """return the IDs of events whose parent is not an earlier event of the trace (only the first
     event may have no parent)"""
     for name, pairs in _CASES.items():
-        events = [{"trace_id": "trace-x", "event_id": e, "parent_event_id": p, "component": "c",
-                   "event_type": "a.b", "logical_step": None, "payload": {}} for e, p in pairs]
+        events = [
+            {
+                "trace_id": "trace-x",
+                "event_id": e,
+                "parent_event_id": p,
+                "component": "c",
+                "event_type": "a.b",
+                "logical_step": None,
+                "payload": {},
+            }
+            for e, p in pairs
+        ]
         got = call(candidate, [dict(e) for e in events])
         if not isinstance(got, (list, tuple)):
             as_array(got, "the result")
             got = list(got)
         expected = _reference(events)
         if list(got) != expected:
-            return failure("a trace was judged wrongly", where=f"case “{name}”",
-                           rule="flagged event IDs, in trace order", got=list(got), expected=expected,
-                           hint="walk the events in order and remember which IDs you have already seen; "
-                                "a parent is valid only if it was seen before the event that names it")
+            return failure(
+                "a trace was judged wrongly",
+                where=f"case “{name}”",
+                rule="flagged event IDs, in trace order",
+                got=list(got),
+                expected=expected,
+                hint="walk the events in order and remember which IDs you have already seen; "
+                "a parent is valid only if it was seen before the event that names it",
+            )
     return passed(f"all {len(_CASES)} traces judged correctly")

@@ -50,8 +50,11 @@ def _shape(value: Any, digits: int | None) -> Any:
         return _shape(value.item(), digits)
     if np is not None and isinstance(value, np.ndarray):
         if np.issubdtype(value.dtype, np.floating):
-            return _Raw(np.array2string(value, threshold=40, separator=", ",
-                                        formatter={"float_kind": lambda v: short_float(v, digits)}))
+            return _Raw(
+                np.array2string(
+                    value, threshold=40, separator=", ", formatter={"float_kind": lambda v: short_float(v, digits)}
+                )
+            )
         return _Raw(np.array2string(value, threshold=40, separator=", "))
     if isinstance(value, (list, tuple)):
         items = [_shape(v, digits) for v in value]
@@ -126,18 +129,23 @@ def as_text(result, level: int, prompt: str = MORE_PROMPT) -> str:
 def as_html(result, level: int) -> str:
     """The verdict as HTML: a coloured mark, then label/value rows that wrap at words."""
     colour, mark = (PASS_COLOUR, "✔") if result.passed else (FAIL_COLOUR, "✘")
-    head = (f'<div style="font-weight:600"><span style="color:{colour}">{mark}</span> '
-            f'<code>{html.escape(result.exercise)}</code>: {html.escape(result.message)}</div>')
+    head = (
+        f'<div style="font-weight:600"><span style="color:{colour}">{mark}</span> '
+        f"<code>{html.escape(result.exercise)}</code>: {html.escape(result.message)}</div>"
+    )
     rows = [] if result.passed else lines(result, level)
     cells = "".join(
         f'<tr><th style="text-align:left;vertical-align:top;padding:1px 8px 1px 0;'
         f'white-space:nowrap;font-weight:normal;color:#57606a">{html.escape(label)}</th>'
         f'<td style="text-align:left;padding:1px 0;white-space:normal;overflow-wrap:normal;'
         f'word-break:normal">{_cell(label, text)}</td></tr>'
-        for label, text in rows)
+        for label, text in rows
+    )
     table = f'<table style="border-collapse:collapse;margin:2px 0 0 1.2em">{cells}</table>' if rows else ""
-    return (f'<div class="labkit-check" style="border-left:3px solid {colour};padding:2px 8px;'
-            f'max-width:80ch;line-height:1.45">{head}{table}</div>')
+    return (
+        f'<div class="labkit-check" style="border-left:3px solid {colour};padding:2px 8px;'
+        f'max-width:80ch;line-height:1.45">{head}{table}</div>'
+    )
 
 
 def _cell(label: str, text: str) -> str:

@@ -38,26 +38,38 @@ def _field_hint(value: str, piece: str, got: bool, expected: bool, schema: dict)
     digits = piece.rstrip("}")
     closes = piece.endswith("}")
     if not (digits == "" or digits.isdigit()) or piece.count("}") > 1:
-        return (f"the piece {piece!r} holds characters that can never appear in this field: only digits "
-                "extend the number, and a single `}` may close the object after it")
+        return (
+            f"the piece {piece!r} holds characters that can never appear in this field: only digits "
+            "extend the number, and a single `}` may close the object after it"
+        )
     new = value + digits
     if closes:
         if expected:
-            return (f"{new!r} is already a whole number in {bounds}, so `}}` may close the object here: "
-                    "the field is the object's last key, and a complete document is a viable prefix of itself")
+            return (
+                f"{new!r} is already a whole number in {bounds}, so `}}` may close the object here: "
+                "the field is the object's last key, and a complete document is a viable prefix of itself"
+            )
         if new == "":
             return "`}` straight after the colon would leave the field without a value"
-        return (f"{new!r} is not a whole number in {bounds} (a JSON integer has no leading zero), so the "
-                "object may not close yet")
+        return (
+            f"{new!r} is not a whole number in {bounds} (a JSON integer has no leading zero), so the "
+            "object may not close yet"
+        )
     if got:
         if new.startswith("0"):
-            return (f"{new!r} starts with 0: a JSON integer has no leading zeros, and 0 itself is below the "
-                    f"minimum {low}, so no number in {bounds} can be spelled from it")
-        return (f"no integer in {bounds} is spelled starting with {new!r}: a piece is allowed only if some "
-                "continuation still ends in range (too many digits, or already past the maximum)")
+            return (
+                f"{new!r} starts with 0: a JSON integer has no leading zeros, and 0 itself is below the "
+                f"minimum {low}, so no number in {bounds} can be spelled from it"
+            )
+        return (
+            f"no integer in {bounds} is spelled starting with {new!r}: a piece is allowed only if some "
+            "continuation still ends in range (too many digits, or already past the maximum)"
+        )
     example = _example_completion(new, low, high)
-    return (f"{new!r} can still become {example}, which is in {bounds}: a prefix only has to be completable; "
-            "it need not be in range yet (read minimum and maximum from the schema you are given)")
+    return (
+        f"{new!r} can still become {example}, which is in {bounds}: a prefix only has to be completable; "
+        "it need not be in range yet (read minimum and maximum from the schema you are given)"
+    )
 
 
 class _Diverged(Exception):
@@ -91,14 +103,15 @@ class _FieldMask:
         reference = self.grammar.mask(text, self.tok.pieces, self.stop, self.control)
         at = text.find(_MARKER)
         if at < 0 or "}" in text[at:]:
-            return reference                         # outside the field: the library's grammar
-        value = text[at + len(_MARKER):]
+            return reference  # outside the field: the library's grammar
+        value = text[at + len(_MARKER) :]
         got = self.reader_mask(value)
         differ = np.flatnonzero(got != reference)
         if differ.size:
-            self.mismatches.append((self.step, value, int(differ[0]), bool(got[differ[0]]),
-                                    bool(reference[differ[0]]), int(differ.size)))
-            raise _Diverged                          # the first divergence is all we report
+            self.mismatches.append(
+                (self.step, value, int(differ[0]), bool(got[differ[0]]), bool(reference[differ[0]]), int(differ.size))
+            )
+            raise _Diverged  # the first divergence is all we report
         return got
 
     def failure(self, case: str) -> CheckResult | None:
@@ -106,10 +119,14 @@ class _FieldMask:
             return None
         step, value, token, got, expected, count = self.mismatches[0]
         piece = self.tok.pieces[token]
-        return failure(f"your mask differs from the schema grammar at {count} token(s) of this step",
+        return failure(
+            f"your mask differs from the schema grammar at {count} token(s) of this step",
             where=f"{case}: decode step {step}, value so far {value!r}, token {token} {piece!r}",
             rule="allowed[v] ⇔ some continuation of (value + piece) is a valid document",
-            got=got, expected=expected, hint=_field_hint(value, piece, got, expected, self.schema))
+            got=got,
+            expected=expected,
+            hint=_field_hint(value, piece, got, expected, self.schema),
+        )
 
 
 def _field_schema(spec) -> dict:
@@ -149,8 +166,12 @@ def check_integer_field_mask(candidate) -> CheckResult:
     mine = _until_divergence(lambda: tools.run("happy", ToolHooks(proposal_mask=reader)))
     failed = reader.failure("the chapter's request (1…1440)")
     if failed is None:
-        failed = compare_traces("the chapter's request vs the golden trace", tools.golden("happy"), mine.events,
-                          lambda div: "the proposal changed: compare your allowed set with the table of the 27 steps")
+        failed = compare_traces(
+            "the chapter's request vs the golden trace",
+            tools.golden("happy"),
+            mine.events,
+            lambda div: "the proposal changed: compare your allowed set with the table of the 27 steps",
+        )
     if failed is not None:
         return failed
     # 2. the same request under a schema that forbids 10 (15…90): the library's decode takes another path
@@ -162,13 +183,14 @@ def check_integer_field_mask(candidate) -> CheckResult:
     reference = first_model_call(tools.decoder(), narrow, USER_TEXT)
     if (failed := reader.failure(case)) is not None:
         return failed
-    if mine.decode.token_ids != reference.decode.token_ids:    # pragma: no cover - masks agreed
+    if mine.decode.token_ids != reference.decode.token_ids:  # pragma: no cover - masks agreed
         return failure("the decode differs although every mask agreed", where=case)
     # 3. values the decodes never reach, for both schemas
     tok, stop, control = _field_context()
     for schema in (_field_schema(spec), _field_schema(narrow)):
-        probe = SchemaGrammar.from_schema({"type": "object", "properties": {FIELD: schema},
-                                           "required": [FIELD], "additionalProperties": False})
+        probe = SchemaGrammar.from_schema(
+            {"type": "object", "properties": {FIELD: schema}, "required": [FIELD], "additionalProperties": False}
+        )
         checker = _FieldMask(candidate, probe, schema)
         for value in _direct_values(schema):
             _until_divergence(lambda value=value, checker=checker: checker("{" + _MARKER + value))
@@ -176,5 +198,7 @@ def check_integer_field_mask(candidate) -> CheckResult:
             if failed is not None:
                 return failed
     value = "".join(tok.pieces[i] for i in mine.decode.token_ids if i not in control)
-    return passed("the 27-token proposal matches the golden trace, and under 15…90 your "
-                  f"mask steers the decode to {value.split(_MARKER)[1].rstrip('}')} minutes like the grammar does")
+    return passed(
+        "the 27-token proposal matches the golden trace, and under 15…90 your "
+        f"mask steers the decode to {value.split(_MARKER)[1].rstrip('}')} minutes like the grammar does"
+    )

@@ -39,20 +39,29 @@ class _Service:
             response = call(self.candidate, spy, key, request_digest, request)
         except CandidateProblem as problem:
             if "raised IdempotencyConflict" in str(problem):
-                entry["did"] = "performed it, then raised IdempotencyConflict" if spy.performed else \
-                    "raise IdempotencyConflict (same key, another digest), performing nothing"
+                entry["did"] = (
+                    "performed it, then raised IdempotencyConflict"
+                    if spy.performed
+                    else "raise IdempotencyConflict (same key, another digest), performing nothing"
+                )
                 raise IdempotencyConflict(str(problem)) from None
             raise
         if not isinstance(response, dict) or "status" not in response:
             shown = f"a dict with keys {sorted(response)}" if isinstance(response, dict) else repr(response)[:80]
-            raise CandidateProblem(f"execute must return a response dict with a 'status' (what perform returns, "
-                                   f"or the stored record's 'response'), got {shown}")
+            raise CandidateProblem(
+                f"execute must return a response dict with a 'status' (what perform returns, "
+                f"or the stored record's 'response'), got {shown}"
+            )
         if spy.performed > 1:
             entry["did"] = f"performed the request {spy.performed} times"
         elif spy.performed:
             entry["did"] = "perform the request (the key is new)"
-        elif record is not None and response == record["response"] or \
-                record is not None and {k: v for k, v in response.items() if k != "replayed"} == record["response"]:
+        elif (
+            record is not None
+            and response == record["response"]
+            or record is not None
+            and {k: v for k, v in response.items() if k != "replayed"} == record["response"]
+        ):
             entry["did"] = "return the stored result (same key, same digest: a retry)"
         else:
             entry["did"] = f"returned {response!r} without performing anything"
@@ -78,16 +87,16 @@ class _DeskSpy:
 
 
 _EXECUTE_HINTS = {
-    "perform the request (the key is new)":
-        "nothing is stored under a new key, so the request has never executed: perform it (perform also "
-        "stores the result under the key, so the next retry finds it)",
-    "return the stored result (same key, same digest: a retry)":
-        "the same key with the same request digest is a retry of a request that already ran (a duplicate "
-        "delivery, or a retry after a lost answer): look the key up first and return the stored result — "
-        "executing again would create a second event",
-    "raise IdempotencyConflict (same key, another digest), performing nothing":
-        "the key was used for a *different* request (another digest): neither replay the old result nor "
-        "execute the new one — refuse with IdempotencyConflict",
+    "perform the request (the key is new)": "nothing is stored under a new key, so the request "
+    "has never executed: perform it (perform also "
+    "stores the result under the key, so the next retry finds it)",
+    "return the stored result (same key, same digest: a retry)": "the same key with the same "
+    "request digest is a retry of a request that already ran (a duplicate "
+    "delivery, or a retry after a lost answer): look the key up first and return the stored result — "
+    "executing again would create a second event",
+    "raise IdempotencyConflict (same key, another digest), performing nothing": "the key was "
+    "used for a *different* request (another digest): neither replay the old result nor "
+    "execute the new one — refuse with IdempotencyConflict",
 }
 
 
@@ -96,20 +105,29 @@ def _execute_failure(case: str, service: _Service, detail: str | None = None) ->
     if wrong is None:
         return None
     number = service.calls.index(wrong) + 1
-    held = "nothing" if wrong["stored"] is None else \
-        f"digest {wrong['stored']['request_digest'][:19]}…, status {wrong['stored']['response'].get('status')}"
-    return failure("the service's idempotency decision is wrong" + (f" ({detail})" if detail else ""),
-                   where=f"{case}: request #{number} to the service (key {wrong['key']}, table held {held})",
-                   rule="idempotency: new key → perform; same digest → stored result; other digest → conflict",
-                   got=wrong.get("did", "?"), expected=wrong["expected"], hint=_execute_hint(wrong))
+    held = (
+        "nothing"
+        if wrong["stored"] is None
+        else f"digest {wrong['stored']['request_digest'][:19]}…, status {wrong['stored']['response'].get('status')}"
+    )
+    return failure(
+        "the service's idempotency decision is wrong" + (f" ({detail})" if detail else ""),
+        where=f"{case}: request #{number} to the service (key {wrong['key']}, table held {held})",
+        rule="idempotency: new key → perform; same digest → stored result; other digest → conflict",
+        got=wrong.get("did", "?"),
+        expected=wrong["expected"],
+        hint=_execute_hint(wrong),
+    )
 
 
 def _execute_hint(wrong: dict) -> str:
     did = wrong.get("did", "")
     if wrong["expected"].startswith("return the stored") and "IdempotencyConflict" in did:
-        return ("the same key with the *same* request digest is the same request arriving again (a duplicate "
-                "delivery, or a retry after a lost answer): a conflict is only for another digest; return the "
-                "stored result")
+        return (
+            "the same key with the *same* request digest is the same request arriving again (a duplicate "
+            "delivery, or a retry after a lost answer): a conflict is only for another digest; return the "
+            "stored result"
+        )
     return _EXECUTE_HINTS[wrong["expected"]]
 
 
@@ -124,27 +142,43 @@ def _schedules():
     named = [
         ("the request delivered twice", FaultSchedule(("duplicate_request",))),
         ("not committed, then delivered twice", FaultSchedule(("not_committed", "duplicate_request"))),
-        ("answer lost, then a crash before recording", FaultSchedule(
-            ("lose_response",), crashes=(CrashPlan("after_record", 1),))),
-        ("a crash after the service committed, then a duplicate", FaultSchedule(
-            ("lose_response", "duplicate_request"), crashes=(CrashPlan("after_service_commit", None),))),
+        (
+            "answer lost, then a crash before recording",
+            FaultSchedule(("lose_response",), crashes=(CrashPlan("after_record", 1),)),
+        ),
+        (
+            "a crash after the service committed, then a duplicate",
+            FaultSchedule(("lose_response", "duplicate_request"), crashes=(CrashPlan("after_service_commit", None),)),
+        ),
     ]
     rng = random.Random(20260719)
     for index in range(24):
-        named.append((f"random schedule {index + 1}", FaultSchedule(
-            transport_plan=tuple(rng.choice(OUTCOMES) for _ in range(rng.randint(0, 5))),
-            crashes=tuple(CrashPlan(rng.choice(CRASH_POINTS), rng.randint(1, 4)) for _ in range(rng.randint(0, 2))),
-            cancel=rng.choice(CANCELS), retry_budget=rng.randint(1, 4))))
+        named.append(
+            (
+                f"random schedule {index + 1}",
+                FaultSchedule(
+                    transport_plan=tuple(rng.choice(OUTCOMES) for _ in range(rng.randint(0, 5))),
+                    crashes=tuple(
+                        CrashPlan(rng.choice(CRASH_POINTS), rng.randint(1, 4)) for _ in range(rng.randint(0, 2))
+                    ),
+                    cancel=rng.choice(CANCELS),
+                    retry_budget=rng.randint(1, 4),
+                ),
+            )
+        )
     return named
 
 
 def _summary(outcome) -> dict:
-    return {"final_state": outcome.final_state, "request_status": outcome.request_status,
-            "calendar": sorted(outcome.service.store), "executions": outcome.service.executions}
+    return {
+        "final_state": outcome.final_state,
+        "request_status": outcome.request_status,
+        "calendar": sorted(outcome.service.store),
+        "executions": outcome.service.executions,
+    }
 
 
-@exercise("idempotent_execute", page=PAGE,
-          signature=("service", "key", "request_digest", "request"))
+@exercise("idempotent_execute", page=PAGE, signature=("service", "key", "request_digest", "request"))
 def check_idempotent_execute(candidate) -> CheckResult:
     """the calendar service's idempotent execute: a new key → service.perform(request); the same
     key with the same request_digest → the stored response (service.stored(key)['response']);
@@ -161,9 +195,15 @@ def check_idempotent_execute(candidate) -> CheckResult:
         mine = tools.run(scenario, ToolHooks(service_execute=service))
         failed = _execute_failure(f"scenario {scenario}", service)
         if failed is None:
-            failed = compare_traces(f"scenario {scenario} vs its golden trace", tools.golden(scenario), mine.events,
-                              lambda div: "the service's answer changed the run: an execute returns the response "
-                                          "of perform or the stored response, unchanged")
+            failed = compare_traces(
+                f"scenario {scenario} vs its golden trace",
+                tools.golden(scenario),
+                mine.events,
+                lambda div: (
+                    "the service's answer changed the run: an execute returns the response "
+                    "of perform or the stored response, unchanged"
+                ),
+            )
         if failed is not None:
             return failed
     # 2. fault schedules: duplicated deliveries, lost answers, crashes — against the library's outcome
@@ -175,9 +215,14 @@ def check_idempotent_execute(candidate) -> CheckResult:
         if failed is not None:
             return failed
         reference = _summary(run_schedule(schedule))
-        if problems or _summary(outcome) != reference:     # pragma: no cover - decisions agreed
-            return failure("the run broke a promise", where=case, rule="invariants",
-                           got=problems or _summary(outcome), expected=reference)
+        if problems or _summary(outcome) != reference:  # pragma: no cover - decisions agreed
+            return failure(
+                "the run broke a promise",
+                where=case,
+                rule="invariants",
+                got=problems or _summary(outcome),
+                expected=reference,
+            )
     # 3. the same request key reused for a changed request (10:00): a conflict, nothing executed
     service = _Service(candidate)
     calendar = CalendarService("2026-07-19T14:00:04+08:00", execute=service)
@@ -192,9 +237,15 @@ def check_idempotent_execute(candidate) -> CheckResult:
     failed = _execute_failure("request req-42 resent with start 10:00", service)
     if failed is not None:
         return failed
-    if sorted(calendar.store) != ["evt_6K2"] or machine.state is not State.FAILED:   # pragma: no cover
-        return failure("the changed request was not refused", where="req-42 at 10:00",
-                       got=sorted(calendar.store), expected=["evt_6K2"])
-    return passed(f"three golden traces and {len(_schedules())} fault schedules keep one event per "
-                  "key with the library's outcome, and a reused key with a changed request "
-                  "is refused as a conflict")
+    if sorted(calendar.store) != ["evt_6K2"] or machine.state is not State.FAILED:  # pragma: no cover
+        return failure(
+            "the changed request was not refused",
+            where="req-42 at 10:00",
+            got=sorted(calendar.store),
+            expected=["evt_6K2"],
+        )
+    return passed(
+        f"three golden traces and {len(_schedules())} fault schedules keep one event per "
+        "key with the library's outcome, and a reused key with a changed request "
+        "is refused as a conflict"
+    )

@@ -16,8 +16,7 @@ _PACKINGS = {
 }
 
 
-@exercise("document_causal_mask", page="notebooks/11-labs/02-masks-and-packing.md",
-          signature=("document_ids",))
+@exercise("document_causal_mask", page="notebooks/11-labs/02-masks-and-packing.md", signature=("document_ids",))
 def document_causal_mask(candidate) -> CheckResult:
     """return allowed [T, T] (bool): query i may attend to key j when j ≤ i and both tokens belong
     to the same document (document_ids [T] int)"""
@@ -36,23 +35,28 @@ def document_causal_mask(candidate) -> CheckResult:
             hint = "the causal half of the mask: position i may only look back, never ahead"
         elif got[i, j]:
             rule = "a query sees only keys of its own document"
-            hint = ("packing puts several documents in one row; attention must stop at the document boundary, "
-                    "or one document reads another that it has nothing to do with")
+            hint = (
+                "packing puts several documents in one row; attention must stop at the document boundary, "
+                "or one document reads another that it has nothing to do with"
+            )
         elif i == j:
             rule = "every query sees its own position"
             hint = "j ≤ i includes j = i: without it the first token of a document has nothing to attend to"
         else:
             rule = "a query sees every earlier key of its own document"
             hint = "inside one document the mask is ordinary causal attention"
-        return failure("a mask entry is wrong",
-                       where=f"case “{case}”, allowed[{i}, {j}] (query {i} in document {ids[i]}, "
-                             f"key {j} in document {ids[j]})",
-                       rule=rule, got=bool(got[i, j]), expected=bool(expected[i, j]), hint=hint)
+        return failure(
+            "a mask entry is wrong",
+            where=f"case “{case}”, allowed[{i}, {j}] (query {i} in document {ids[i]}, key {j} in document {ids[j]})",
+            rule=rule,
+            got=bool(got[i, j]),
+            expected=bool(expected[i, j]),
+            hint=hint,
+        )
     return passed(f"all {len(_PACKINGS)} packed rows give the right mask")
 
 
-@exercise("packed_prediction_mask", page="notebooks/11-labs/02-masks-and-packing.md",
-          signature=("document_ids",))
+@exercise("packed_prediction_mask", page="notebooks/11-labs/02-masks-and-packing.md", signature=("document_ids",))
 def packed_prediction_mask(candidate) -> CheckResult:
     """return [T − 1] booleans: prediction i (token i predicts token i + 1) is supervised only when
     both tokens belong to the same document (document_ids [T] int)"""
@@ -63,11 +67,15 @@ def packed_prediction_mask(candidate) -> CheckResult:
         expected = packing_prediction_mask(ids)
         raw = np.asarray(call(candidate, ids.copy()))
         if raw.ndim != 1 or raw.shape != expected.shape:
-            return failure("the mask has the wrong length", where=f"case “{case}”",
-                           rule=f"T tokens give T − 1 = {expected.size} predictions",
-                           got=list(raw.shape), expected=list(expected.shape),
-                           hint="prediction i reads token i and is scored on token i + 1; the last token has "
-                                "no next token, so it makes no prediction")
+            return failure(
+                "the mask has the wrong length",
+                where=f"case “{case}”",
+                rule=f"T tokens give T − 1 = {expected.size} predictions",
+                got=list(raw.shape),
+                expected=list(expected.shape),
+                hint="prediction i reads token i and is scored on token i + 1; the last token has "
+                "no next token, so it makes no prediction",
+            )
         got = as_array(raw, "the prediction mask", dtype_kind="bool")
         bad = first_bad_index(got, expected)
         if bad is None:
@@ -75,13 +83,20 @@ def packed_prediction_mask(candidate) -> CheckResult:
         (i,) = bad
         if got[i]:
             rule = "a prediction that crosses into the next document is not supervised"
-            hint = ("the last token of one document does not predict the first token of the next; "
-                    "look at the document of token i and of token i + 1")
+            hint = (
+                "the last token of one document does not predict the first token of the next; "
+                "look at the document of token i and of token i + 1"
+            )
         else:
             rule = "a prediction inside one document is supervised"
             hint = "token i and token i + 1 are in the same document here, so this prediction counts"
-        return failure("a prediction is flagged wrongly",
-                       where=f"case “{case}”, prediction {i} (token {i} in document {ids[i]} → "
-                             f"token {i + 1} in document {ids[i + 1]})",
-                       rule=rule, got=bool(got[i]), expected=bool(expected[i]), hint=hint)
+        return failure(
+            "a prediction is flagged wrongly",
+            where=f"case “{case}”, prediction {i} (token {i} in document {ids[i]} → "
+            f"token {i + 1} in document {ids[i + 1]})",
+            rule=rule,
+            got=bool(got[i]),
+            expected=bool(expected[i]),
+            hint=hint,
+        )
     return passed(f"all {len(_PACKINGS)} packed rows give the right prediction mask")

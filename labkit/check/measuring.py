@@ -28,17 +28,19 @@ def synthetic_cases() -> list[Case]:
     """Exact power laws k = 0, 1, 2 and a deterministically wobbled T^1.5."""
     contexts = [16, 32, 64, 128, 256, 512, 1024, 2048]
     t = np.array(contexts, dtype=float)
-    wobble = 1.0 + 0.1 * np.sin(np.arange(len(contexts)))          # deterministic "noise"
-    return [("a flat curve t = 0.2 ms", contexts, [0.2] * len(contexts)),
-            ("a linear curve t = 0.003·T", contexts, list(0.003 * t)),
-            ("a quadratic curve t = 5e-5·T²", contexts, list(5e-5 * t**2)),
-            ("a noisy T^1.5 curve", contexts, list(1e-3 * t**1.5 * wobble))]
+    wobble = 1.0 + 0.1 * np.sin(np.arange(len(contexts)))  # deterministic "noise"
+    return [
+        ("a flat curve t = 0.2 ms", contexts, [0.2] * len(contexts)),
+        ("a linear curve t = 0.003·T", contexts, list(0.003 * t)),
+        ("a quadratic curve t = 5e-5·T²", contexts, list(5e-5 * t**2)),
+        ("a noisy T^1.5 curve", contexts, list(1e-3 * t**1.5 * wobble)),
+    ]
 
 
 def reference_exponent(contexts, times) -> float:
     """The slope of the least-squares line through (log T, log t)."""
     x, y = np.log(np.asarray(contexts, float)), np.log(np.asarray(times, float))
-    design = np.stack([np.ones_like(x), x], axis=1)                   # [n, 2]: intercept, slope
+    design = np.stack([np.ones_like(x), x], axis=1)  # [n, 2]: intercept, slope
     (_, slope), *_ = np.linalg.lstsq(design, y, rcond=None)
     return float(slope)
 
@@ -47,8 +49,10 @@ def _hint(got: float, contexts, times) -> str:
     x, y = np.log(np.asarray(contexts, float)), np.log(np.asarray(times, float))
     raw = np.polyfit(np.asarray(contexts, float), np.asarray(times, float), 1)
     if math.isclose(got, float(raw[0]), rel_tol=1e-6, abs_tol=1e-12):
-        return ("that is the slope in milliseconds per token; the exponent is the slope after "
-                "taking the logarithm of both T and t")
+        return (
+            "that is the slope in milliseconds per token; the exponent is the slope after "
+            "taking the logarithm of both T and t"
+        )
     if math.isclose(got, float(np.polyfit(x, y, 1)[1]), rel_tol=1e-6):
         return "that is the fitted line's intercept (log c); k is its slope"
     if math.isclose(got, float(np.polyfit(np.log2(contexts), y, 1)[0]), rel_tol=1e-6):
@@ -66,9 +70,16 @@ def check_growth_exponent(candidate, extra_cases: list[Case] = ()) -> CheckResul
             raise CandidateProblem(f"growth_exponent must return a number, got {type(got).__name__}") from None
         expected = reference_exponent(contexts, times)
         if not (math.isfinite(value) and abs(value - expected) <= TOLERANCE):
-            return CheckResult(NAME, False, f"wrong exponent for {label}", where=label,
-                               rule=f"|k − k_ref| ≤ {TOLERANCE:g}", got=value, expected=expected,
-                               hint=_hint(value, contexts, times))
+            return CheckResult(
+                NAME,
+                False,
+                f"wrong exponent for {label}",
+                where=label,
+                rule=f"|k − k_ref| ≤ {TOLERANCE:g}",
+                got=value,
+                expected=expected,
+                hint=_hint(value, contexts, times),
+            )
     measured = " and on the measured ones" if extra_cases else ""
     return CheckResult(NAME, True, f"matches the reference fit on every synthetic curve{measured}")
 

@@ -23,15 +23,25 @@ def rms_norm(candidate) -> CheckResult:
     for name, x, eps in _cases():
         got = as_array(call(candidate, x.copy(), eps), "the result", shape=x.shape)
         if got.dtype != x.dtype:
-            return failure("the dtype changed", where=f"case “{name}”", rule="dtype",
-                           got=str(got.dtype), expected=str(x.dtype),
-                           hint="keep the arithmetic in the input's dtype (a float64 eps constant "
-                                "or np.float64 scalar can promote float32 arrays)")
+            return failure(
+                "the dtype changed",
+                where=f"case “{name}”",
+                rule="dtype",
+                got=str(got.dtype),
+                expected=str(x.dtype),
+                hint="keep the arithmetic in the input's dtype (a float64 eps constant "
+                "or np.float64 scalar can promote float32 arrays)",
+            )
         expected = reference_rms_norm(x, eps)
         tolerance = 1e-5 if x.dtype == np.float32 else 1e-12
-        result = compare_arrays(got, expected, atol=tolerance, where=f"case “{name}” at index ",
-                                hint="the mean of the squares runs over the last axis only (keep its "
-                                     "dimension so it broadcasts), and eps goes inside the square root")
+        result = compare_arrays(
+            got,
+            expected,
+            atol=tolerance,
+            where=f"case “{name}” at index ",
+            hint="the mean of the squares runs over the last axis only (keep its "
+            "dimension so it broadcasts), and eps goes inside the square root",
+        )
         if not result.passed:
             return result
     return passed("matches labkit.nn.rms_norm on every case")

@@ -19,14 +19,21 @@ from labkit.check.core import CandidateProblem, CheckResult, call, exercise, fai
 PAGE = "notebooks/07-traces/04-diffusion-conditions-and-noise.md"
 
 
-_NORMALS_CONCEPT = ("the stream maps each block's four words to four normals, block after block: every "
-                    "word becomes a uniform strictly inside (0, 1), then Box–Muller turns (u(x₀), u(x₁)) into "
-                    "(r·cos θ, r·sin θ) and (u(x₂), u(x₃)) into two more, with r = √(−2 ln u₁), θ = 2π u₂")
+_NORMALS_CONCEPT = (
+    "the stream maps each block's four words to four normals, block after block: every "
+    "word becomes a uniform strictly inside (0, 1), then Box–Muller turns (u(x₀), u(x₁)) into "
+    "(r·cos θ, r·sin θ) and (u(x₂), u(x₃)) into two more, with r = √(−2 ln u₁), θ = 2π u₂"
+)
 
 #: block 0 holds the extreme words 0 and 2³²−1 in every role; block 1 a few ordinary ones
-_EXTREME_WORDS = np.array([[0x00000000, 0x00000000, 0xFFFFFFFF, 0xFFFFFFFF],
-                           [0xFFFFFFFF, 0x00000000, 0x00000000, 0xFFFFFFFF],
-                           [0x80000000, 0x40000000, 0x00000001, 0xFFFFFFFE]], dtype=np.uint32)
+_EXTREME_WORDS = np.array(
+    [
+        [0x00000000, 0x00000000, 0xFFFFFFFF, 0xFFFFFFFF],
+        [0xFFFFFFFF, 0x00000000, 0x00000000, 0xFFFFFFFF],
+        [0x80000000, 0x40000000, 0x00000001, 0xFFFFFFFE],
+    ],
+    dtype=np.uint32,
+)
 
 
 def _normals_variants() -> dict[str, tuple[Callable, str]]:
@@ -43,18 +50,24 @@ def _normals_variants() -> dict[str, tuple[Callable, str]]:
         return np.stack(out, axis=1 if by_block else 0).reshape(-1)
 
     return {
-        "sine first": (lambda w: cos_sin(w, swap_trig=True),
-                       "each pair gives the cosine normal first and the sine normal second: "
-                       "(r·cos θ, r·sin θ)"),
-        "pairs across the block": (lambda w: cos_sin(w, pairs=((0, 2), (1, 3))),
-                                   "a pair is two neighbouring words of one block: (x₀, x₁) and (x₂, x₃), "
-                                   "not (x₀, x₂) and (x₁, x₃)"),
-        "radius from the second uniform": (lambda w: cos_sin(w, swap_roles=True),
-                                           "the radius comes from the first uniform of the pair, "
-                                           "r = √(−2 ln u₁), and the angle from the second, θ = 2π u₂"),
-        "grouped by position": (lambda w: cos_sin(w, by_block=False),
-                                "stream order is block by block: block b yields normals 4b, 4b+1, 4b+2, 4b+3; "
-                                "you grouped the first normal of every block, then the second, …"),
+        "sine first": (
+            lambda w: cos_sin(w, swap_trig=True),
+            "each pair gives the cosine normal first and the sine normal second: (r·cos θ, r·sin θ)",
+        ),
+        "pairs across the block": (
+            lambda w: cos_sin(w, pairs=((0, 2), (1, 3))),
+            "a pair is two neighbouring words of one block: (x₀, x₁) and (x₂, x₃), not (x₀, x₂) and (x₁, x₃)",
+        ),
+        "radius from the second uniform": (
+            lambda w: cos_sin(w, swap_roles=True),
+            "the radius comes from the first uniform of the pair, "
+            "r = √(−2 ln u₁), and the angle from the second, θ = 2π u₂",
+        ),
+        "grouped by position": (
+            lambda w: cos_sin(w, by_block=False),
+            "stream order is block by block: block b yields normals 4b, 4b+1, 4b+2, 4b+3; "
+            "you grouped the first normal of every block, then the second, …",
+        ),
     }
 
 
@@ -69,7 +82,7 @@ def _diagnose_normals(words: np.ndarray, normals: np.ndarray) -> str | None:
 def _pair_words(words: np.ndarray, i: int) -> np.ndarray:
     """The two words normal ``i`` of the stream comes from: (x₀, x₁) or (x₂, x₃) of its block."""
     first = (i % 4) // 2 * 2
-    return words[i // 4, first:first + 2]
+    return words[i // 4, first : first + 2]
 
 
 def _hex(words) -> str:
@@ -79,11 +92,15 @@ def _hex(words) -> str:
 def _non_finite_hint(words: np.ndarray, i: int) -> str:
     pair = _pair_words(words, i)
     if int(pair[0]) == 0:
-        return ("word 0x00000000 did not become a uniform strictly inside (0, 1): ln u is −∞ at u = 0 (and NaN "
-                "below). Word x stands for the cell [x, x + 1) of 2³² equal cells of (0, 1); its uniform is the "
-                "cell's centre, never 0 and never 1")
-    return ("a normal is not finite: ln u is finite only for u strictly inside (0, 1) — check the uniform "
-            f"of the word pair {_hex(pair)}")
+        return (
+            "word 0x00000000 did not become a uniform strictly inside (0, 1): ln u is −∞ at u = 0 (and NaN "
+            "below). Word x stands for the cell [x, x + 1) of 2³² equal cells of (0, 1); its uniform is the "
+            "cell's centre, never 0 and never 1"
+        )
+    return (
+        "a normal is not finite: ln u is finite only for u strictly inside (0, 1) — check the uniform "
+        f"of the word pair {_hex(pair)}"
+    )
 
 
 class _Transform:
@@ -108,15 +125,19 @@ class _Transform:
         if array.dtype == object or array.dtype.kind not in "fiu":
             raise CandidateProblem(f"the returned normals must be numbers, got {type(got).__name__}")
         if array.shape != (count,):
-            raise CandidateProblem(f"{words.shape[0]} blocks of 4 words must give {count} normals, shape [{count}] "
-                                   f"in stream order; got shape {list(array.shape)}")
+            raise CandidateProblem(
+                f"{words.shape[0]} blocks of 4 words must give {count} normals, shape [{count}] "
+                f"in stream order; got shape {list(array.shape)}"
+            )
         if array.dtype.kind != "f":
             raise CandidateProblem(f"the returned normals must be floating-point, got dtype {array.dtype}")
         bad = np.argwhere(~np.isfinite(array))
         if bad.size and self.finite:
             i = int(bad[0][0])
-            raise CandidateProblem(f"normal {i} (block {i // 4}, from the word pair {_hex(_pair_words(words, i))}) "
-                                   f"is {array[i]}: " + _non_finite_hint(words, i))
+            raise CandidateProblem(
+                f"normal {i} (block {i // 4}, from the word pair {_hex(_pair_words(words, i))}) "
+                f"is {array[i]}: " + _non_finite_hint(words, i)
+            )
         self.calls.append((words, array))
         return array
 
@@ -128,6 +149,7 @@ def _normals_hint(reader: _Transform):
             if found:
                 return found
         return _NORMALS_CONCEPT
+
     return hint_for
 
 
@@ -141,7 +163,9 @@ def check_words_to_normals(candidate) -> CheckResult:
     reader = _Transform(candidate)
     # 1. the initial latent of the chapter's run, against the golden trace (event d01)
     mine = diffusion.run(words_to_normals=reader)
-    failed = compare_traces("the chapter's run vs the golden trace", diffusion.golden(), mine.events, _normals_hint(reader))
+    failed = compare_traces(
+        "the chapter's run vs the golden trace", diffusion.golden(), mine.events, _normals_hint(reader)
+    )
     if failed is not None:
         return failed
     # 2. the trace summarises z_999; compare all 16384 numbers with the library's latent
@@ -153,17 +177,24 @@ def check_words_to_normals(candidate) -> CheckResult:
         hint = _diagnose_normals(*reader.calls[0])
         if hint is None and np.allclose(got, want, rtol=0.0, atol=1e-3):
             if reader.calls[0][1].dtype != np.float64:
-                hint = ("every number is close but not equal: box-muller-v1 computes in float64 and the latent is "
-                        f"cast to float32 only at the end (your normals were {reader.calls[0][1].dtype}). In float32 "
-                        "a word above 2²⁴ loses its last bits before it becomes a uniform")
+                hint = (
+                    "every number is close but not equal: box-muller-v1 computes in float64 and the latent is "
+                    f"cast to float32 only at the end (your normals were {reader.calls[0][1].dtype}). In float32 "
+                    "a word above 2²⁴ loses its last bits before it becomes a uniform"
+                )
             else:
-                hint = ("every number is close but not equal: the uniform of word x is exactly the centre of its "
-                        "cell [x, x + 1) among 2³² equal cells of (0, 1) — no other scale or offset")
-        return failure("z_999 differs from the library's initial latent",
-                       where=f"d01 latent.initialized, z_999{list(index)} (stream position {flat}, "
-                             f"block {flat // 4})",
-                       rule="every latent number within 1e-6", got=float(got[index]), expected=float(want[index]),
-                       hint=hint or _NORMALS_CONCEPT)
+                hint = (
+                    "every number is close but not equal: the uniform of word x is exactly the centre of its "
+                    "cell [x, x + 1) among 2³² equal cells of (0, 1) — no other scale or offset"
+                )
+        return failure(
+            "z_999 differs from the library's initial latent",
+            where=f"d01 latent.initialized, z_999{list(index)} (stream position {flat}, block {flat // 4})",
+            rule="every latent number within 1e-6",
+            got=float(got[index]),
+            expected=float(want[index]),
+            hint=hint or _NORMALS_CONCEPT,
+        )
     # 3. words the run never drew: 0 and 2³²−1 in every position
     extreme = _Transform(candidate, finite=False)
     got = extreme(_EXTREME_WORDS.copy())
@@ -171,13 +202,22 @@ def check_words_to_normals(candidate) -> CheckResult:
     index = first_far(got, want, 1e-9)
     if index is not None:
         i = index[0]
-        hint = (_non_finite_hint(_EXTREME_WORDS, i) if not np.isfinite(got[i]) else
-                "word x stands for the cell [x, x + 1) of 2³² equal cells; its uniform is the cell's centre, so "
-                "word 0 is not 0 and word 2³²−1 is not 1 — the mapping (box-muller-v1) must match exactly, "
-                "even where log(u) is extreme")
-        return failure("an extreme word is mapped wrongly",
-                       where=f"extreme words, normal {i} (block {i // 4}, from the word pair "
-                             f"{_hex(_pair_words(_EXTREME_WORDS, i))})",
-                       rule="normals within 1e-9", got=float(got[i]), expected=float(want[i]), hint=hint)
-    return passed(f"z_999 is reproduced (all {size} normals, "
-                  "counter 0 → 4096), and the extreme words 0 and 2³²−1 map exactly")
+        hint = (
+            _non_finite_hint(_EXTREME_WORDS, i)
+            if not np.isfinite(got[i])
+            else "word x stands for the cell [x, x + 1) of 2³² equal cells; its uniform is the cell's centre, so "
+            "word 0 is not 0 and word 2³²−1 is not 1 — the mapping (box-muller-v1) must match exactly, "
+            "even where log(u) is extreme"
+        )
+        return failure(
+            "an extreme word is mapped wrongly",
+            where=f"extreme words, normal {i} (block {i // 4}, from the word pair "
+            f"{_hex(_pair_words(_EXTREME_WORDS, i))})",
+            rule="normals within 1e-9",
+            got=float(got[i]),
+            expected=float(want[i]),
+            hint=hint,
+        )
+    return passed(
+        f"z_999 is reproduced (all {size} normals, counter 0 → 4096), and the extreme words 0 and 2³²−1 map exactly"
+    )

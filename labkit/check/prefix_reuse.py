@@ -21,24 +21,32 @@ class _Reuse(Recorder):
     def __call__(self, cached_ids, new_ids) -> int:
         got = call(self.candidate, cached_ids, new_ids)
         if not is_integer(got):
-            raise CandidateProblem(f"reusable_prefix must return an int (a number of positions), got "
-                                   f"{type(got).__name__} {got!r}")
+            raise CandidateProblem(
+                f"reusable_prefix must return an int (a number of positions), got {type(got).__name__} {got!r}"
+            )
         limit = min(len(cached_ids), len(new_ids) - 1)
         if not 0 <= int(got) <= limit:
-            raise CandidateProblem(f"reusable_prefix returned {int(got)}, but only 0…{limit} positions exist "
-                                   f"in both inputs (the cached input has {len(cached_ids)} tokens)")
+            raise CandidateProblem(
+                f"reusable_prefix returned {int(got)}, but only 0…{limit} positions exist "
+                f"in both inputs (the cached input has {len(cached_ids)} tokens)"
+            )
         self.calls.append(int(got))
         return int(got)
 
 
 def _reuse_hint(got: int, expected: int, case: str, gap: float | None = None) -> str:
     if got < expected:
-        return (f"your function answered {got}, but positions 0…{expected - 1} hold the same tokens in both inputs, so their keys and values are "
-                "identical and may all be reused; reuse stops only at the first position whose token differs")
-    return (f"position {expected} holds another token in the new input than in the cached one, so the cached "
-            f"keys and values from position {expected} on belong to other tokens"
-            + (f" — reusing them changes the logits (max |Δ| = {gap:.3g} vs a prefill from scratch)" if gap else "")
-            + "; count only the leading positions where the two inputs agree")
+        return (
+            f"your function answered {got}, but positions 0…{expected - 1} hold the same tokens "
+            "in both inputs, so their keys and values are "
+            "identical and may all be reused; reuse stops only at the first position whose token differs"
+        )
+    return (
+        f"position {expected} holds another token in the new input than in the cached one, so the cached "
+        f"keys and values from position {expected} on belong to other tokens"
+        + (f" — reusing them changes the logits (max |Δ| = {gap:.3g} vs a prefill from scratch)" if gap else "")
+        + "; count only the leading positions where the two inputs agree"
+    )
 
 
 @exercise("reusable_prefix", page=PAGE, signature=("cached_ids", "new_ids"))
@@ -54,8 +62,12 @@ def check_reusable_prefix(candidate) -> CheckResult:
     # 1. the chapter's second call, inside the real runtime, against the golden trace
     reader = _Reuse(candidate)
     mine = tools.run("happy", ToolHooks(reusable_prefix=reader))
-    failed = compare_traces("the chapter's second call vs the golden trace", tools.golden("happy"), mine.events,
-                      lambda div: _reuse_hint(reader.calls[0] if reader.calls else -1, 86, "happy"))
+    failed = compare_traces(
+        "the chapter's second call vs the golden trace",
+        tools.golden("happy"),
+        mine.events,
+        lambda div: _reuse_hint(reader.calls[0] if reader.calls else -1, 86, "happy"),
+    )
     if failed is not None:
         return failed
     # 2. the cache holds another request's prompt: only the shared beginning may be reused
@@ -70,12 +82,18 @@ def check_reusable_prefix(candidate) -> CheckResult:
     gap = float(np.max(np.abs(np.asarray(prefill.next_logits[0], dtype=np.float64) - scratch)))
     case = f"a cache built for the request {OTHER_USER_TEXT!r} ({cached_ids.shape[1]} tokens)"
     if reused != expected:
-        return failure("the reused prefix is not the common prefix",
-                       where=f"{case}: reused_prefix_tokens", rule="reuse exactly the identical prefix",
-                       got=reused, expected=expected, hint=_reuse_hint(reused, expected, case, gap if gap > 1e-4 else None))
-    if gap > 1e-4:      # pragma: no cover - the right count always reproduces the logits
-        return failure("reused logits differ from a prefill from scratch", where=case, got=gap,
-                       expected="< 1e-4")
-    return passed(f"the second call reuses 86 and prefills 46 positions as in the golden trace; "
-                  f"a cache of another request is reused for its {expected} shared positions "
-                  "and the logits equal a prefill from scratch")
+        return failure(
+            "the reused prefix is not the common prefix",
+            where=f"{case}: reused_prefix_tokens",
+            rule="reuse exactly the identical prefix",
+            got=reused,
+            expected=expected,
+            hint=_reuse_hint(reused, expected, case, gap if gap > 1e-4 else None),
+        )
+    if gap > 1e-4:  # pragma: no cover - the right count always reproduces the logits
+        return failure("reused logits differ from a prefill from scratch", where=case, got=gap, expected="< 1e-4")
+    return passed(
+        f"the second call reuses 86 and prefills 46 positions as in the golden trace; "
+        f"a cache of another request is reused for its {expected} shared positions "
+        "and the logits equal a prefill from scratch"
+    )

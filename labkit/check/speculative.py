@@ -30,8 +30,10 @@ def _swapped_ratio(accept: np.ndarray, p: np.ndarray, q: np.ndarray) -> bool:
 def _residual_hint(got, p, q, mass) -> str:
     excess = np.clip(p - q, 0.0, None)
     if close(got, p):
-        return ("that is the target p itself: the accepted draft already supplied min(p, q), so refilling "
-                "from p counts that overlap twice (the wrong fallback of this lab)")
+        return (
+            "that is the target p itself: the accepted draft already supplied min(p, q), so refilling "
+            "from p counts that overlap twice (the wrong fallback of this lab)"
+        )
     if close(got, excess):
         return "the residual is a distribution: divide max(p − q, 0) by its sum, Σ max(p − q, 0) = β"
     shortfall = np.clip(q - p, 0.0, None)
@@ -43,8 +45,7 @@ def _residual_hint(got, p, q, mass) -> str:
     return "r(x) = max(p(x) − q(x), 0) / Σ_y max(p(y) − q(y), 0): the mass of p the draft does not cover"
 
 
-@exercise("speculative_parts", page="notebooks/11-labs/09-speculative-sampling.md",
-          signature=("p", "q"))
+@exercise("speculative_parts", page="notebooks/11-labs/09-speculative-sampling.md", signature=("p", "q"))
 def speculative_parts(candidate) -> CheckResult:
     """return (accept [V], residual [V]) for target p and draft q [V]: accept = min(1, p/q) (where
     q = 0 it is never used and not checked), residual = max(p − q, 0) / Σ max(p − q, 0), all
@@ -67,30 +68,48 @@ def speculative_parts(candidate) -> CheckResult:
                 rule = "α(x) = min(1, p(x)/q(x)) is a probability in [0, 1]"
                 hint = "a token the draft under-proposes (q ≤ p) is always kept: α = min(1, p/q), never more than 1"
             elif _swapped_ratio(accept, p, q):
-                rule, hint = "α(x) = min(1, p(x)/q(x))", "the ratio is target over draft, p(x)/q(x): the target verifies"
+                rule, hint = (
+                    "α(x) = min(1, p(x)/q(x))",
+                    "the ratio is target over draft, p(x)/q(x): the target verifies",
+                )
             else:
                 rule = "α(x) = min(1, p(x)/q(x))"
-                hint = "the draft's x is kept with probability p/q when the draft over-proposes it, and always otherwise"
-            return failure("an accept probability differs",
-                           where=f"case “{case}”, accept[{x}] (p = {p[x]:g}, q = {q[x]:g})",
-                           rule=rule, got=accept[x].item(),
-                           expected=mass.accept_probability[x].item(), hint=hint)
+                hint = (
+                    "the draft's x is kept with probability p/q when the draft over-proposes it, and always otherwise"
+                )
+            return failure(
+                "an accept probability differs",
+                where=f"case “{case}”, accept[{x}] (p = {p[x]:g}, q = {q[x]:g})",
+                rule=rule,
+                got=accept[x].item(),
+                expected=mass.accept_probability[x].item(),
+                hint=hint,
+            )
         broken = non_finite_index(residual)
         if broken is not None and mass.reject_probability <= 1e-15:
-            return failure("the residual is not finite", where=f"case “{case}”, residual{list(broken)}",
-                           rule="when p = q the residual is all zeros (it is never drawn from)",
-                           got=residual[broken].item(), expected=0.0,
-                           hint="with p = q nothing is ever rejected and Σ max(p − q, 0) = 0: there is "
-                                "nothing to normalise, so do not divide by it")
+            return failure(
+                "the residual is not finite",
+                where=f"case “{case}”, residual{list(broken)}",
+                rule="when p = q the residual is all zeros (it is never drawn from)",
+                got=residual[broken].item(),
+                expected=0.0,
+                hint="with p = q nothing is ever rejected and Σ max(p − q, 0) = 0: there is "
+                "nothing to normalise, so do not divide by it",
+            )
         bad = first_bad_index(residual, mass.residual)
         if bad is not None:
             (x,) = bad
-            return failure("the residual differs",
-                           where=f"case “{case}”, residual[{x}] (p = {p[x]:g}, q = {q[x]:g})",
-                           rule="r(x) = max(p(x) − q(x), 0) / Σ max(p − q, 0) (within 1e-12)",
-                           got=residual[x].item(), expected=mass.residual[x].item(),
-                           hint=_residual_hint(residual, p, q, mass))
+            return failure(
+                "the residual differs",
+                where=f"case “{case}”, residual[{x}] (p = {p[x]:g}, q = {q[x]:g})",
+                rule="r(x) = max(p(x) − q(x), 0) / Σ max(p − q, 0) (within 1e-12)",
+                got=residual[x].item(),
+                expected=mass.residual[x].item(),
+                hint=_residual_hint(residual, p, q, mass),
+            )
         output = np.where(proposed, q * accept, 0.0) + mass.reject_probability * residual
         worst = max(worst, float(np.max(np.abs(output - p))))
-    return passed(f"all {len(_speculative_cases())} pairs match; with your α and r the output "
-                  f"law q·α + β·r equals p everywhere (largest gap {worst:.1e})")
+    return passed(
+        f"all {len(_speculative_cases())} pairs match; with your α and r the output "
+        f"law q·α + β·r equals p everywhere (largest gap {worst:.1e})"
+    )

@@ -51,15 +51,17 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     top = words[0] if words else None
     kind = words[1] if len(words) > 1 else None
     parser = argparse.ArgumentParser(
-        prog="labkit",
-        description="Inside One Generation: run the book's traces, labs and fixture recipes.",
+        prog="labkit", description="Inside One Generation: run the book's traces, labs and fixture recipes."
     )
     from labkit import __version__
 
     parser.add_argument("--version", action="version", version=f"labkit {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    trace = commands.add_parser("trace", help="run or compare the execution traces of chapter 7",
-                                description="Run or compare the execution traces of chapter 7.")
+    trace = commands.add_parser(
+        "trace",
+        help="run or compare the execution traces of chapter 7",
+        description="Run or compare the execution traces of chapter 7.",
+    )
     kinds = trace.add_subparsers(title="traces", metavar="KIND")
     for name, (module, help_text) in TRACE_COMMANDS.items():
         load = top in (None, "trace") and kind in (None, name)

@@ -16,15 +16,18 @@ from pathlib import Path
 
 
 def configure(parser) -> None:
-    parser.description = ("List the book's self-checking exercises, or check a solution file "
-                          "against one: labkit check NAME --file my_answer.py")
+    parser.description = (
+        "List the book's self-checking exercises, or check a solution file "
+        "against one: labkit check NAME --file my_answer.py"
+    )
     parser.add_argument("name", nargs="?", help="an exercise (without it: list them all)")
-    parser.add_argument("--file", type=Path, metavar="PATH",
-                        help="a Python file that defines the exercise's function")
-    parser.add_argument("--function", metavar="NAME",
-                        help="the function in --file to check (default: the exercise's name)")
-    parser.add_argument("--more", action="store_true",
-                        help="show the rule and the precise hint at once (as result.more() does)")
+    parser.add_argument("--file", type=Path, metavar="PATH", help="a Python file that defines the exercise's function")
+    parser.add_argument(
+        "--function", metavar="NAME", help="the function in --file to check (default: the exercise's name)"
+    )
+    parser.add_argument(
+        "--more", action="store_true", help="show the rule and the precise hint at once (as result.more() does)"
+    )
     parser.add_argument("--page", help="only the exercises of pages whose path contains this text")
 
 
@@ -44,8 +47,10 @@ def run(args) -> int:
         return _fail(f"no exercise {args.name!r}; `labkit check` lists the {len(specs)} exercises")
     spec = specs[args.name]
     if args.file is None:
-        print(f"{spec.name}({', '.join(spec.signature)})  [{spec.page}]\n    {spec.task}\n"
-              f"check a solution with: labkit check {spec.name} --file my_answer.py")
+        print(
+            f"{spec.name}({', '.join(spec.signature)})  [{spec.page}]\n    {spec.task}\n"
+            f"check a solution with: labkit check {spec.name} --file my_answer.py"
+        )
         return 0
     try:
         candidate = load_function(args.file, args.function or spec.name)
@@ -71,7 +76,7 @@ def load_function(path: Path, name: str):
     if spec is None or spec.loader is None:
         raise ValueError(f"--file must be a Python file (.py), got {str(path)!r}")
     module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))     # the answer may import its neighbours
+    sys.path.insert(0, str(path.resolve().parent))  # the answer may import its neighbours
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
@@ -82,10 +87,13 @@ def load_function(path: Path, name: str):
         sys.path.remove(str(path.resolve().parent))
     found = getattr(module, name, None)
     if not callable(found):
-        defined = sorted(n for n, f in vars(module).items()
-                         if inspect.isfunction(f) and f.__module__ == module.__name__)
-        raise ValueError(f"{path.name} defines no function {name!r}"
-                         + (f" (it defines: {', '.join(defined)}; choose one with --function)" if defined else ""))
+        defined = sorted(
+            n for n, f in vars(module).items() if inspect.isfunction(f) and f.__module__ == module.__name__
+        )
+        raise ValueError(
+            f"{path.name} defines no function {name!r}"
+            + (f" (it defines: {', '.join(defined)}; choose one with --function)" if defined else "")
+        )
     return found
 
 

@@ -16,8 +16,18 @@ from pathlib import Path
 #: the answer key, left out of a class copy
 ANSWER_KEY = "solutions"
 #: never copied when git cannot say what is tracked (build state, caches, environments)
-SKIPPED = {".git", ".venv", "build", "_build", "__pycache__", ".pytest_cache", ".hypothesis",
-           ".ipynb_checkpoints", "browser-screenshots", "node_modules"}
+SKIPPED = {
+    ".git",
+    ".venv",
+    "build",
+    "_build",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ipynb_checkpoints",
+    "browser-screenshots",
+    "node_modules",
+}
 
 
 def configure(parser) -> None:
@@ -30,8 +40,7 @@ def run(args) -> int:
     except ValueError as problem:
         print(f"labkit class-copy: {problem}", file=sys.stderr)
         return 2
-    print(f"wrote {len(copied)} files to {args.dest} (no {ANSWER_KEY}/); "
-          f"check it with: cd {args.dest} && make test")
+    print(f"wrote {len(copied)} files to {args.dest} (no {ANSWER_KEY}/); check it with: cd {args.dest} && make test")
     return 0
 
 
@@ -39,8 +48,9 @@ def book_root() -> Path:
     """The repository this labkit was installed from (an editable install of a clone)."""
     root = Path(__file__).resolve().parents[2]
     if not ((root / "myst.yml").is_file() and (root / "notebooks").is_dir()):
-        raise ValueError(f"class-copy needs the book's repository (a clone installed with "
-                         f"`pip install -e .`); {root} is not one")
+        raise ValueError(
+            f"class-copy needs the book's repository (a clone installed with `pip install -e .`); {root} is not one"
+        )
     return root
 
 
@@ -48,17 +58,23 @@ def book_files(root: Path) -> list[Path]:
     """The files of the book under ``root``, relative, sorted; the answer key left out."""
     listed = _git_files(root)
     if listed is None:
-        listed = [p.relative_to(root) for p in root.rglob("*")
-                  if p.is_file() and not SKIPPED.intersection(p.relative_to(root).parts)
-                  and not p.name.endswith(".egg-info")]
+        listed = [
+            p.relative_to(root)
+            for p in root.rglob("*")
+            if p.is_file() and not SKIPPED.intersection(p.relative_to(root).parts) and not p.name.endswith(".egg-info")
+        ]
     return sorted(p for p in listed if p.parts[0] != ANSWER_KEY and (root / p).is_file())
 
 
 def _git_files(root: Path) -> list[Path] | None:
     if not (root / ".git").exists() or shutil.which("git") is None:
         return None
-    done = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                          cwd=root, capture_output=True, check=False)
+    done = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
     if done.returncode != 0:
         return None
     return [Path(name) for name in done.stdout.decode().split("\0") if name]

@@ -7,22 +7,20 @@ from pathlib import Path
 
 
 def configure(parser) -> None:
+    from labkit.cli.faultopts import add_fault_options
     from labkit.diffusion.faults import FAULTS
 
     parser.add_argument("--out", metavar="PATH", help="write the events as JSON Lines to PATH")
     parser.add_argument("--png", metavar="PATH", help="write the final PNG to PATH")
-    parser.add_argument("--fault", metavar="NAME", choices=sorted(FAULTS),
-                        help=f"run with a named fault: {', '.join(sorted(FAULTS))}")
-    parser.add_argument("--list-faults", action="store_true", help="list the named faults and exit")
+    add_fault_options(parser, f"run with a named fault: {', '.join(sorted(FAULTS))}", choices=sorted(FAULTS))
 
 
 def run(args) -> int:
-    from labkit.core.faults import fault_lines
+    from labkit.cli.faultopts import listed_faults
     from labkit.diffusion.faults import FAULTS, faulty_config
     from labkit.diffusion.pipeline import run_diffusion
 
-    if args.list_faults:
-        print("\n".join(fault_lines(FAULTS)))
+    if listed_faults(args, FAULTS):
         return 0
     config = faulty_config(args.fault)
     start = time.perf_counter()
@@ -37,8 +35,10 @@ def run(args) -> int:
         if rng:
             detail += f"  rng counter {rng['counter_before']}→{rng['counter_after']}"
         print(f"{event['event_id']} {event['event_type']:22s} {detail}".rstrip())
-    print(f"png {result.png_digest} ({len(result.png)} bytes); {elapsed:.2f} s"
-          + (f"; fault {args.fault}" if args.fault else ""))
+    print(
+        f"png {result.png_digest} ({len(result.png)} bytes); {elapsed:.2f} s"
+        + (f"; fault {args.fault}" if args.fault else "")
+    )
     if args.out:
         print(f"wrote {result.write_jsonl(Path(args.out))}")
     if args.png:

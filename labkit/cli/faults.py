@@ -12,15 +12,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from labkit.cli.reports import add_output
+
 DEFAULT_OUTPUT = Path("build") / "reports" / "fault-injection.json"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Run the fault-injection supplement of chapter 11 (bandwidth budget, "
-                          "unequal-rank gradients, cache faults, wrong rejection fallback) "
-                          "and write its JSON report.")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, metavar="PATH",
-                        help=f"where to write the report (default: {DEFAULT_OUTPUT})")
+    parser.description = (
+        "Run the fault-injection supplement of chapter 11 (bandwidth budget, "
+        "unequal-rank gradients, cache faults, wrong rejection fallback) "
+        "and write its JSON report."
+    )
+    add_output(parser, DEFAULT_OUTPUT)
 
 
 def summary_lines(report: dict) -> list[str]:
@@ -30,14 +33,20 @@ def summary_lines(report: dict) -> list[str]:
     faults = report["cache_faults"]
     wrong = report["wrong_rejection_fallback"]
     lines = ["PASS: fault-injection supplement (4 checks)"]
-    lines += [f"Bandwidth lower bound, batch {c['batch']}: {c['lower_bound_ms']!r} ms, "
-              f"≤ {c['aggregate_token_rate_ceiling']:.2f} tok/s aggregate" for c in bandwidth["cases"]]
-    lines.append(f"Unequal ranks: naive average {ranks['naive_average']!r}, "
-                 f"global token average {ranks['global_token_average']!r}")
-    lines += [f"Cache fault {c['mode']}: max logit error {c['max_absolute_logit_error']:.3e}"
-              for c in faults["cases"]]
-    lines.append(f"Wrong rejection fallback: output {wrong['wrong_output']}, "
-                 f"TV distance {wrong['wrong_total_variation_distance']!r}")
+    lines += [
+        f"Bandwidth lower bound, batch {c['batch']}: {c['lower_bound_ms']!r} ms, "
+        f"≤ {c['aggregate_token_rate_ceiling']:.2f} tok/s aggregate"
+        for c in bandwidth["cases"]
+    ]
+    lines.append(
+        f"Unequal ranks: naive average {ranks['naive_average']!r}, "
+        f"global token average {ranks['global_token_average']!r}"
+    )
+    lines += [f"Cache fault {c['mode']}: max logit error {c['max_absolute_logit_error']:.3e}" for c in faults["cases"]]
+    lines.append(
+        f"Wrong rejection fallback: output {wrong['wrong_output']}, "
+        f"TV distance {wrong['wrong_total_variation_distance']!r}"
+    )
     return lines
 
 

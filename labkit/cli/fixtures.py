@@ -35,11 +35,15 @@ def check(names: list[str] | None = None) -> list[str]:
 
 
 def configure(parser) -> None:
-    parser.add_argument("action", choices=["build", "check"],
-                        help="build: rewrite fixtures/ from the recipes; check: rebuild in a "
-                             "temporary folder and compare with fixtures/")
-    parser.add_argument("--only", action="append", metavar="RECIPE",
-                        help=f"limit to a recipe (repeatable); known: {', '.join(RECIPES)}")
+    parser.add_argument(
+        "action",
+        choices=["build", "check"],
+        help="build: rewrite fixtures/ from the recipes; check: rebuild in a "
+        "temporary folder and compare with fixtures/",
+    )
+    parser.add_argument(
+        "--only", action="append", metavar="RECIPE", help=f"limit to a recipe (repeatable); known: {', '.join(RECIPES)}"
+    )
 
 
 def run(args) -> int:

@@ -28,8 +28,12 @@ SETTINGS = Path(__file__).with_name("lab_overrides.json")
 
 
 def configure(parser) -> None:
-    parser.add_argument("--book", type=Path, metavar="PATH",
-                        help="the book's folder (default: this folder, or the clone labkit runs from)")
+    parser.add_argument(
+        "--book",
+        type=Path,
+        metavar="PATH",
+        help="the book's folder (default: this folder, or the clone labkit runs from)",
+    )
     parser.add_argument("--port", type=int, help="the port to serve on (default: JupyterLab's, 8888 or the next free)")
     parser.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
     parser.add_argument("--dry-run", action="store_true", help="print the command and the environment, start nothing")
@@ -40,20 +44,23 @@ def run(args) -> int:
     book = find_book(args.book)
     state = book / "build" / "jupyter"
     env = lab_environment(book)
-    command = lab_command(book, state / "lab-settings", port=args.port, no_browser=args.no_browser,
-                          extra=args.jupyter_args)
+    command = lab_command(
+        book, state / "lab-settings", port=args.port, no_browser=args.no_browser, extra=args.jupyter_args
+    )
     if args.dry_run:
-        for name in sorted(set(env) - set(os.environ)) + [n for n in sorted(env) if n in os.environ and env[n] != os.environ[n]]:
+        for name in sorted(set(env) - set(os.environ)) + [
+            n for n in sorted(env) if n in os.environ and env[n] != os.environ[n]
+        ]:
             print(f"{name}={env[name]}")
         print(subprocess.list2cmdline(command))
         return 0
     install_settings(state / "lab-settings")
     os.chdir(book)
-    if os.name == "posix":                         # become JupyterLab: signals reach it directly
+    if os.name == "posix":  # become JupyterLab: signals reach it directly
         os.execve(command[0], command, env)
     try:
         return subprocess.call(command, env=env)
-    except KeyboardInterrupt:                      # Ctrl-C stops JupyterLab: not an error
+    except KeyboardInterrupt:  # Ctrl-C stops JupyterLab: not an error
         return 0
 
 
@@ -66,14 +73,17 @@ def find_book(given: Path | None) -> Path:
     if given is not None:
         folder = Path(given).resolve()
         if not _is_book(folder):
-            raise ValueError(f"--book must be the book's folder (with {PREFACE.as_posix()} and "
-                             f"myst.yml), got {str(given)!r}")
+            raise ValueError(
+                f"--book must be the book's folder (with {PREFACE.as_posix()} and myst.yml), got {str(given)!r}"
+            )
         return folder
     for folder in (Path.cwd(), Path(__file__).resolve().parents[2]):
         if _is_book(folder):
             return folder
-    raise ValueError("no book here: run `labkit lab` inside the book's folder (a clone of the "
-                     "repository), or give it with --book PATH")
+    raise ValueError(
+        "no book here: run `labkit lab` inside the book's folder (a clone of the "
+        "repository), or give it with --book PATH"
+    )
 
 
 def lab_environment(book: Path) -> dict[str, str]:
@@ -90,8 +100,12 @@ def lab_environment(book: Path) -> dict[str, str]:
         folder.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update({name: str(folder) for name, folder in folders.items()})
-    env.update(MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONHASHSEED="0",
-               PYDEVD_DISABLE_FILE_VALIDATION="1", JUPYTER_PLATFORM_DIRS="1")
+    env.update(
+        MPLBACKEND="module://matplotlib_inline.backend_inline",
+        PYTHONHASHSEED="0",
+        PYDEVD_DISABLE_FILE_VALIDATION="1",
+        JUPYTER_PLATFORM_DIRS="1",
+    )
     return env
 
 
@@ -103,17 +117,23 @@ def install_settings(folder: Path) -> Path:
     return target
 
 
-def lab_command(book: Path, settings: Path, port: int | None = None, no_browser: bool = False,
-                extra: list[str] = ()) -> list[str]:
+def lab_command(
+    book: Path, settings: Path, port: int | None = None, no_browser: bool = False, extra: list[str] = ()
+) -> list[str]:
     """``python -m jupyterlab`` serving ``book``, with ``settings`` and the preface opened."""
     import importlib.util
 
     if importlib.util.find_spec("jupyterlab") is None:
         raise ValueError('labkit lab needs JupyterLab: pip install "labkit[read]"')
-    command = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={book}",
-               f"--LabApp.app_settings_dir={settings}",
-               # pages open unmodified and the file browser lists one entry per page
-               "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager"]
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.root_dir={book}",
+        f"--LabApp.app_settings_dir={settings}",
+        # pages open unmodified and the file browser lists one entry per page
+        "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
+    ]
     if port is not None:
         command.append(f"--port={port}")
     if no_browser:

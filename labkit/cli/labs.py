@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from labkit.cli.reports import add_output
+
 DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
 # Kept here (not imported from labkit.labs.report) so that building the parser imports no NumPy.
 DEFAULT_SAMPLES = 200_000
@@ -34,11 +36,14 @@ def _samples(text: str) -> int:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = "Run the eight mechanism labs of chapter 11 and write their JSON report."
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, metavar="PATH",
-                        help=f"where to write the report (default: {DEFAULT_OUTPUT})")
-    parser.add_argument("--samples", type=_samples, default=DEFAULT_SAMPLES, metavar="N",
-                        help=f"Monte Carlo samples of the speculative lab, ≥ {MIN_SAMPLES} "
-                             f"(default: {DEFAULT_SAMPLES})")
+    add_output(parser, DEFAULT_OUTPUT)
+    parser.add_argument(
+        "--samples",
+        type=_samples,
+        default=DEFAULT_SAMPLES,
+        metavar="N",
+        help=f"Monte Carlo samples of the speculative lab, ≥ {MIN_SAMPLES} (default: {DEFAULT_SAMPLES})",
+    )
 
 
 def summary_lines(report: dict) -> list[str]:

@@ -7,6 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def add_output(parser, default: Path) -> None:
+    """The ``--output PATH`` option: where the JSON report goes."""
+    parser.add_argument(
+        "--output", type=Path, default=default, metavar="PATH", help=f"where to write the report (default: {default})"
+    )
+
+
 def finish(report: dict, output: Path, summary_lines: Callable[[dict], list[str]]) -> int:
     """Write ``report`` to ``output``; print a summary (0) or the failed check (1)."""
     from labkit.labs.report import write_report

@@ -21,24 +21,47 @@ def _count(text: str) -> int:
 def configure(parser) -> None:
     from labkit.tools.torture.variants import RUNTIMES, SERVICES
 
-    parser.add_argument("--kills", type=_count, default=200, metavar="N",
-                        help="kill the runtime this many times across crash schedules (default 200)")
-    parser.add_argument("--clients", type=_count, default=3, metavar="M",
-                        help="client processes racing on one idempotency key (default 3)")
+    parser.add_argument(
+        "--kills",
+        type=_count,
+        default=200,
+        metavar="N",
+        help="kill the runtime this many times across crash schedules (default 200)",
+    )
+    parser.add_argument(
+        "--clients",
+        type=_count,
+        default=3,
+        metavar="M",
+        help="client processes racing on one idempotency key (default 3)",
+    )
     parser.add_argument("--races", type=_count, default=50, metavar="R", help="rounds of racing (default 50)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the crash schedules (default 0)")
-    parser.add_argument("--service", choices=list(SERVICES), default="idempotent",
-                        help="the calendar service (no_idempotency is deliberately broken)")
-    parser.add_argument("--runtime", choices=list(RUNTIMES), default="journal_first",
-                        help="the runtime (journal_after_send is deliberately broken)")
-    parser.add_argument("--keep", metavar="DIR", default=None,
-                        help="keep every store file under DIR (default: a temporary directory, removed)")
+    parser.add_argument(
+        "--service",
+        choices=list(SERVICES),
+        default="idempotent",
+        help="the calendar service (no_idempotency is deliberately broken)",
+    )
+    parser.add_argument(
+        "--runtime",
+        choices=list(RUNTIMES),
+        default="journal_first",
+        help="the runtime (journal_after_send is deliberately broken)",
+    )
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        default=None,
+        help="keep every store file under DIR (default: a temporary directory, removed)",
+    )
 
 
 def run(args) -> int:
     from labkit.tools.torture.report import run_torture
 
-    report = run_torture(args.kills, args.clients, args.races, args.seed, service=args.service,
-                         runtime=args.runtime, root=args.keep)
+    report = run_torture(
+        args.kills, args.clients, args.races, args.seed, service=args.service, runtime=args.runtime, root=args.keep
+    )
     print("\n".join(report.lines()))
     return 0 if report.ok else 1

@@ -23,15 +23,7 @@ from typing import Any
 
 from labkit.core.guards import of_type
 
-ENVELOPE_FIELDS = (
-    "trace_id",
-    "event_id",
-    "parent_event_id",
-    "component",
-    "event_type",
-    "logical_step",
-    "payload",
-)
+ENVELOPE_FIELDS = ("trace_id", "event_id", "parent_event_id", "component", "event_type", "logical_step", "payload")
 
 _PREVIOUS = object()
 
@@ -92,17 +84,21 @@ def check_envelope_fields(event: dict) -> dict:
         if not of_type(value, kinds):
             expected = envelope_schema()["properties"][name]["type"]
             expected = " or ".join(expected) if isinstance(expected, list) else expected
-            raise TraceError(f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} "
-                             f"is not of type {expected}")
+            raise TraceError(
+                f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} is not of type {expected}"
+            )
         if isinstance(value, str):
             if pattern is not None and not pattern.search(value):
-                raise TraceError(f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} does not match "
-                                 f"{pattern.pattern!r}")
+                raise TraceError(
+                    f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} does not match "
+                    f"{pattern.pattern!r}"
+                )
             if minimum is not None and len(value) < minimum:
                 raise TraceError(f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} is too short")
         if isinstance(value, int) and minimum is not None and value < minimum:
-            raise TraceError(f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} is less than "
-                             f"the minimum of {minimum}")
+            raise TraceError(
+                f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} is less than the minimum of {minimum}"
+            )
     return event
 
 
@@ -147,8 +143,7 @@ def validate_trace(events: Iterable[dict]) -> list[dict]:
             )
         if index and parent is None:
             raise TraceError(
-                f"field 'parent_event_id': only the first event may have no parent, "
-                f"but {event['event_id']!r} has none"
+                f"field 'parent_event_id': only the first event may have no parent, but {event['event_id']!r} has none"
             )
         seen.add(event["event_id"])
     return events
@@ -195,9 +190,7 @@ class TraceRecorder:
         parent_id = self.last_event_id if parent is _PREVIOUS else parent
         known = {e["event_id"] for e in self.events}
         if parent_id is not None and parent_id not in known:
-            raise TraceError(
-                f"field 'parent_event_id': {parent_id!r} is not an earlier event of {self.trace_id!r}"
-            )
+            raise TraceError(f"field 'parent_event_id': {parent_id!r} is not an earlier event of {self.trace_id!r}")
         event = {
             "trace_id": self.trace_id,
             "event_id": self.next_event_id(),
@@ -280,12 +273,7 @@ def digest_bytes(data: bytes) -> str:
 
 
 def tensor_summary(
-    array,
-    position: Any = None,
-    *,
-    digest: bool = False,
-    stats: bool = False,
-    decimals: int = 4,
+    array, position: Any = None, *, digest: bool = False, stats: bool = False, decimals: int = 4
 ) -> dict:
     """What a tensor event carries: shape, dtype, logical position, optional digest/summary.
 

@@ -18,14 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 #: the six comparisons of §7.17, in the order the algorithm makes them
-RULES = (
-    "event_type_and_parent",
-    "artifact_ids",
-    "discrete_state",
-    "tensors",
-    "rng_counter",
-    "external_commit",
-)
+RULES = ("event_type_and_parent", "artifact_ids", "discrete_state", "tensors", "rng_counter", "external_commit")
 
 # -- suspects: the component a diagnosis names (the §7.5 rules for text) ------------------
 # trace one (text)
@@ -92,9 +85,13 @@ class FirstDivergence:
 
     def matches(self, found: FirstDivergence) -> bool:
         """Does the divergence ``found`` happen where this one is declared?"""
-        field_ok = self.field is None or found.field == self.field or (
-            found.field is not None and found.field.startswith(self.field)
-            and found.field[len(self.field)] in ".[ ")
+        field_ok = (
+            self.field is None
+            or found.field == self.field
+            or (
+                found.field is not None and found.field.startswith(self.field) and found.field[len(self.field)] in ".[ "
+            )
+        )
         return (found.event_id, found.rule, found.suspect) == (self.event_id, self.rule, self.suspect) and field_ok
 
     def __str__(self) -> str:

@@ -48,8 +48,10 @@ class Hooks:
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
             if value is not None and not self._acceptable(item.name, value):
-                raise ValueError(f"hooks.{item.name} must be {self.SIGNATURES.get(item.name, 'a function')} "
-                                 f"or None, got {type(value).__name__}")
+                raise ValueError(
+                    f"hooks.{item.name} must be {self.SIGNATURES.get(item.name, 'a function')} "
+                    f"or None, got {type(value).__name__}"
+                )
 
     def _acceptable(self, name: str, value: Any) -> bool:
         return callable(value)

@@ -95,8 +95,7 @@ def bibliography_keys(root: Path = REPO) -> tuple[set[str], list[str]]:
 
 def cited_keys(text: str) -> list[str]:
     """The keys of every ``{cite…}`…``` role in ``text``, in order (keys split on ``,`` or ``;``)."""
-    return [key.strip() for role in _CITE_ROLE.findall(text)
-            for key in re.split(r"[,;]", role) if key.strip()]
+    return [key.strip() for role in _CITE_ROLE.findall(text) for key in re.split(r"[,;]", role) if key.strip()]
 
 
 def citation_problems(root: Path = REPO) -> list[str]:
@@ -112,8 +111,10 @@ def citation_problems(root: Path = REPO) -> list[str]:
         text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
         for key in cited_keys(text):
             if key not in keys:
-                problems.append(f"{rel}: citation {key!r} is not in the bibliography "
-                                f"({', '.join(load_config(root)['project'].get('bibliography') or ['none listed'])})")
+                problems.append(
+                    f"{rel}: citation {key!r} is not in the bibliography "
+                    f"({', '.join(load_config(root)['project'].get('bibliography') or ['none listed'])})"
+                )
     return problems
 
 
@@ -128,12 +129,12 @@ def myst_problems(root: Path = REPO, timeout: int = 120) -> list[str]:
     if myst is None:
         return ["mystmd is not installed (pip install mystmd); the book cannot be checked"]
     env = dict(os.environ)
-    env.update({"API_URL": "http://127.0.0.1:9", "MYSTMD_DISABLE_UPDATE_CHECK": "1",
-                "NO_UPDATE_NOTIFIER": "1", "CI": "true"})
+    env.update(
+        {"API_URL": "http://127.0.0.1:9", "MYSTMD_DISABLE_UPDATE_CHECK": "1", "NO_UPDATE_NOTIFIER": "1", "CI": "true"}
+    )
     work = root / "_build"
     proc = subprocess.run(
-        [myst, "build", "--site", "--ci"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
+        [myst, "build", "--site", "--ci"], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
     )
     problems = link_problems(work / "site" / "content")
     shutil.rmtree(work / "site", ignore_errors=True)
@@ -147,12 +148,15 @@ def myst_problems(root: Path = REPO, timeout: int = 120) -> list[str]:
 
 
 def player_problems(root: Path = REPO) -> list[str]:
-    """Every page's ``{anywidget}`` players: the module file exists and is current, the page
-    carries the player's data (``labkit.devtools.players``)."""
+    """Every page's ``{anywidget}`` players: the player's module exists and bundles, the page's
+    bundle exists, holds the current code and carries the player's data
+    (``labkit.devtools.players``)."""
     from labkit.devtools import players
 
     modules = players.module_problems(root) if (root / "labkit").is_dir() else []
     return modules + players.structure_problems(root)
+
+
 def _nodes(node):
     if isinstance(node, dict):
         yield node
@@ -183,7 +187,16 @@ def link_problems(content: Path) -> list[str]:
 
 
 def check(root: Path = REPO) -> list[str]:
+    """Build what the site needs offline and report every problem: the toc, the citations, what
+    mystmd says of each page, and the players (their page bundles are written first, as the
+    published build does; they are build products, not files of the repository)."""
+    from labkit.devtools import players
+
     problems = toc_problems(root)
+    try:
+        players.write_pages(root)
+    except (ValueError, OSError):
+        pass  # a player that does not bundle, or a missing page: player_problems names it
     if not problems:
         problems += citation_problems(root)
         problems += myst_problems(root)

@@ -135,30 +135,32 @@ def problems(root: Path = NOTEBOOKS) -> list[str]:
         rel = page.relative_to(REPO).as_posix()
         text = page.read_text(encoding="utf-8")
         for m in TERM_ROLE.finditer(text):
-            found.append(f"{rel}: {m.group(0)} does not resolve in JupyterLab; run "
-                         "`python -m labkit.devtools.glossary links`")
+            found.append(
+                f"{rel}: {m.group(0)} does not resolve in JupyterLab; run `python -m labkit.devtools.glossary links`"
+            )
         new, unknown = rewrite(page, entries)
         found += [f"{rel}: no glossary entry {key!r}" for key in unknown]
         if not unknown and new != text and not TERM_ROLE.search(text):
-            found.append(f"{rel}: a glossary link's hover text or target is stale; run "
-                         "`python -m labkit.devtools.glossary links`")
+            found.append(
+                f"{rel}: a glossary link's hover text or target is stale; run "
+                "`python -m labkit.devtools.glossary links`"
+            )
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in ("links", "check"):
-        print("usage: python -m labkit.devtools.glossary links [PAGE.md ...] | check", file=sys.stderr)
-        return 2
-    if argv[0] == "check":
-        found = problems()
-        for line in found:
-            print(line)
-        return 1 if found else 0
+def check(_: list[str]) -> int:
+    """Print every problem of the pages' glossary links; 1 when there is one."""
+    found = problems()
+    for line in found:
+        print(line)
+    return 1 if found else 0
+
+
+def links(paths: list[str]) -> int:
+    """Rewrite the glossary links of ``paths`` (default: every page); 1 when a term has no entry."""
     entries = glossary_entries()
-    targets = [Path(p).resolve() for p in argv[1:]] or pages()
     status = 0
-    for page in targets:
+    for page in [Path(p).resolve() for p in paths] or pages():
         new, unknown = rewrite(page, entries)
         for key in unknown:
             print(f"{page}: no glossary entry {key!r}", file=sys.stderr)
@@ -167,6 +169,17 @@ def main(argv: list[str] | None = None) -> int:
             page.write_text(new, encoding="utf-8")
             print(f"linked glossary terms in {page.relative_to(REPO)}")
     return status
+
+
+COMMANDS = {"links": links, "check": check}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in COMMANDS:
+        print("usage: python -m labkit.devtools.glossary links [PAGE.md ...] | check", file=sys.stderr)
+        return 2
+    return COMMANDS[argv[0]](argv[1:])
 
 
 if __name__ == "__main__":

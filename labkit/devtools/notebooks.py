@@ -28,10 +28,7 @@ KERNEL_TIMEOUT = 300
 
 def source_notebooks(root: Path = NOTEBOOKS) -> list[Path]:
     """Every MyST notebook source under ``root`` (skipping checkpoints)."""
-    return sorted(
-        p for p in root.rglob("*.md")
-        if ".ipynb_checkpoints" not in p.parts and _is_jupytext_md(p)
-    )
+    return sorted(p for p in root.rglob("*.md") if ".ipynb_checkpoints" not in p.parts and _is_jupytext_md(p))
 
 
 def _is_jupytext_md(path: Path) -> bool:
@@ -40,10 +37,7 @@ def _is_jupytext_md(path: Path) -> bool:
 
 
 def _cells(nb) -> list[tuple[str, str, tuple[str, ...]]]:
-    return [
-        (c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", [])))
-        for c in nb.cells
-    ]
+    return [(c.cell_type, c.source.strip(), tuple(c.get("metadata", {}).get("tags", []))) for c in nb.cells]
 
 
 def pair_problems(md: Path) -> list[str]:

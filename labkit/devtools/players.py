@@ -1,81 +1,60 @@
-"""Maintain the players' ES modules and the data the static book embeds.
+"""Write and check the players' bundles the static book embeds.
 
-``sync``   paste ``labkit/reader/players/_shared.mjs`` into every player module between
-           its ``// ---- shared: begin/end ----`` markers (MyST copies one module file per
-           ``{anywidget}``, so a player cannot import a sibling; this is the one generated step);
-``pages``  write, for each page's ``{anywidget}``, the generated copy of the player's module
-           carrying the data of the exporter named in ``EMBEDS`` (``<page dir>/players/``), and
-           point the directive at it (then regenerate the page's ``.ipynb``: ``make notebooks NB=…``);
-``check``  report stale shared blocks, missing modules, missing or stale page data.
+``pages``  write, for each page's ``{anywidget}``, the bundle of the player's module carrying
+           the data of the exporter named in ``EMBEDS`` (``<page dir>/players/``, a build
+           product git ignores: the book build and the book check write it), and point the
+           directive at it;
+``check``  report player modules that do not bundle, missing or stale page bundles.
 
-    python -m labkit.devtools.players sync|pages|check
+    python -m labkit.devtools.players pages|check
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import importlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
 
 from labkit.reader.players import FOLDER, PLAYERS
+from labkit.reader.players.bundle import EMPTY, bundle
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = FOLDER / "_shared.mjs"
-BEGIN, END = "// ---- shared: begin ----", "// ---- shared: end ----"
 
 #: page (relative to the repository) → the players it embeds: name → "module:function"
 #: returning the player's data for the static book (the same exporters the kernel uses)
 EMBEDS: dict[str, dict[str, str]] = {
     "notebooks/07-traces/02-text-request-to-first-token.md": {
-        "attention": "labkit.reader.players.attention:static_prefill_data"},
-    "notebooks/07-traces/03-text-token-by-token.md": {
-        "decode": "labkit.reader.players.decode:static_data"},
+        "attention": "labkit.reader.players.attention:static_prefill_data"
+    },
+    "notebooks/07-traces/03-text-token-by-token.md": {"decode": "labkit.reader.players.decode:static_data"},
     "notebooks/07-traces/05-diffusion-denoising-and-decoding.md": {
-        "latents": "labkit.reader.players.latents:static_data"},
-    "notebooks/07-traces/10-tool-failures.md": {
-        "scenarios": "labkit.reader.players.scenarios:static_data"},
-    "notebooks/11-labs/03-causal-attention.md": {
-        "attention": "labkit.reader.players.attention:static_data"},
-    "notebooks/07-traces/11-comparing-traces.md": {
-        "divergence": "labkit.reader.players.divergence:static_data"},
+        "latents": "labkit.reader.players.latents:static_data"
+    },
+    "notebooks/07-traces/10-tool-failures.md": {"scenarios": "labkit.reader.players.scenarios:static_data"},
+    "notebooks/11-labs/03-causal-attention.md": {"attention": "labkit.reader.players.attention:static_data"},
+    "notebooks/07-traces/11-comparing-traces.md": {"divergence": "labkit.reader.players.divergence:static_data"},
 }
 
-_FENCE = re.compile(r"^(?P<fence>`{3,})\{anywidget\}\s+(?P<esm>\S+)[^\n]*\n(?P<options>(?::[^\n]*\n)*)"
-                    r"(?P<body>.*?)^(?P=fence)[ \t]*$", re.S | re.M)
+_FENCE = re.compile(
+    r"^(?P<fence>`{3,})\{anywidget\}\s+(?P<esm>\S+)[^\n]*\n(?P<options>(?::[^\n]*\n)*)"
+    r"(?P<body>.*?)^(?P=fence)[ \t]*$",
+    re.S | re.M,
+)
 
 
-# -- the shared block ------------------------------------------------------------------
-def shared_block() -> str:
-    return SHARED.read_text(encoding="utf-8").strip("\n")
-
-
-def with_shared(text: str, name: str = "module") -> str:
-    """``text`` with its shared block replaced by the current ``_shared.mjs``."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise ValueError(f"{name}: expected the markers {BEGIN!r} … {END!r}")
-    return text[:start + len(BEGIN)] + "\n" + shared_block() + "\n" + text[end:]
-
-
-def sync() -> list[str]:
-    changed = []
-    for file, _ in PLAYERS.values():
-        path = FOLDER / file
-        if not path.exists():
-            continue
-        text = path.read_text(encoding="utf-8")
-        new = with_shared(text, file)
-        if new != text:
-            path.write_text(new, encoding="utf-8")
-            changed.append(file)
-    return changed
+def sources(root: Path = REPO) -> Path:
+    """Where the players' ``.mjs`` sources are for the book at ``root`` (a copy may carry its own)."""
+    folder = root / FOLDER.relative_to(REPO)
+    return folder if folder.is_dir() else FOLDER
 
 
 def module_problems(root: Path = REPO) -> list[str]:
-    """Each player's module under ``root``: present, its shared block current, a default export."""
+    """Each player's module under ``root``: present, bundles (its imports exist), exports a default."""
     problems = []
     folder = root / FOLDER.relative_to(REPO)
     for name, (file, _) in PLAYERS.items():
@@ -83,37 +62,30 @@ def module_problems(root: Path = REPO) -> list[str]:
         if not path.exists():
             problems.append(f"player {name!r}: its module {path.relative_to(root)} is missing")
             continue
-        text = path.read_text(encoding="utf-8")
         try:
-            if with_shared(text, file) != text:
-                problems.append(f"{file}: shared block is stale; run `python -m labkit.devtools.players sync`")
-        except ValueError as error:
+            bundle(name, folder=folder)
+        except (ValueError, OSError) as error:
             problems.append(str(error))
-        if "export default" not in text or "render" not in text:
+        if "export default" not in path.read_text(encoding="utf-8"):
             problems.append(f"{file}: no `export default {{ render }}`")
     return problems
 
 
 # -- the pages ---------------------------------------------------------------------------
 # The static book's data does not travel in the directive's JSON body: mystmd 1.11 stalls on
-# large bodies (minutes for ~100 kB).  Each embed instead points at a generated copy of the
-# player's module beside the page (``<page dir>/players/<page stem>.<player>.mjs``) whose
+# large bodies (minutes for ~100 kB).  Each embed instead points at a bundle of the player's
+# module beside the page (``<page dir>/players/<page stem>.<player>.mjs``) whose
 # ``const EMBEDDED`` line holds the data; mystmd copies that one file to the site as is.
 HEADER = "// GENERATED by `python -m labkit.devtools.players pages` from {source} and {spec}; do not edit.\n"
-EMPTY = "const EMBEDDED = null;"
 
 
 def generated_path(page: Path, name: str) -> Path:
     return page.parent / "players" / f"{page.stem}.{name}.mjs"
 
 
-def generated_module(name: str, spec: str, data: dict) -> str:
-    source = (FOLDER / PLAYERS[name][0]).read_text(encoding="utf-8")
-    if source.count(EMPTY) != 1:
-        raise ValueError(f"{PLAYERS[name][0]}: expected one line {EMPTY!r}")
-    line = "const EMBEDDED = " + json.dumps(data, ensure_ascii=True, separators=(",", ":"), allow_nan=False) + ";"
-    header = HEADER.format(source=(FOLDER / PLAYERS[name][0]).relative_to(REPO).as_posix(), spec=spec)
-    return header + source.replace(EMPTY, line)
+def generated_module(name: str, spec: str, data: dict, folder: Path = FOLDER) -> str:
+    source = (FOLDER / PLAYERS[name][0]).relative_to(REPO).as_posix()
+    return HEADER.format(source=source, spec=spec) + bundle(name, data, folder)
 
 
 def module_data(text: str) -> dict | None:
@@ -147,14 +119,26 @@ def embedded(page: Path) -> dict[str, dict]:
             body = json.loads(match["body"]) if match["body"].strip() else {}
         except json.JSONDecodeError:
             body = None
-        found[name] = {"esm": match["esm"], "path": path, "body": body, "text": text,
-                       "data": None if text is None else module_data(text)}
+        found[name] = {
+            "esm": match["esm"],
+            "path": path,
+            "body": body,
+            "text": text,
+            "data": None if text is None else module_data(text),
+        }
     return found
 
 
 def expected_data(spec: str) -> dict:
+    """What the exporter ``spec`` ("module:function") returns, as JSON data (a fresh copy)."""
+    return json.loads(_exported(spec))
+
+
+@functools.cache
+def _exported(spec: str) -> str:
+    # one run per exporter and process: the runtimes are deterministic
     module, _, function = spec.partition(":")
-    return json.loads(json.dumps(getattr(importlib.import_module(module), function)(), allow_nan=False))
+    return json.dumps(getattr(importlib.import_module(module), function)(), allow_nan=False)
 
 
 def structure_problems(root: Path = REPO) -> list[str]:
@@ -173,24 +157,37 @@ def structure_problems(root: Path = REPO) -> list[str]:
                 continue
             entry = found[name]
             if entry["text"] is None:
-                problems.append(f"{rel}: the {name} player's module {entry['esm']} does not exist; "
-                                "run `python -m labkit.devtools.players pages`")
+                problems.append(
+                    f"{rel}: the {name} player's module {entry['esm']} does not exist; "
+                    "run `python -m labkit.devtools.players pages`"
+                )
                 continue
-            source = root / FOLDER.relative_to(REPO) / PLAYERS[name][0]
-            if source.is_file() and module_code(entry["text"]) != source.read_text(encoding="utf-8"):
-                problems.append(f"{rel}: {entry['esm']} holds old {name} player code; "
-                                "run `python -m labkit.devtools.players pages`")
+            if _current_code(name, root) not in (None, module_code(entry["text"])):
+                problems.append(
+                    f"{rel}: {entry['esm']} holds old {name} player code; run `python -m labkit.devtools.players pages`"
+                )
             data = entry["data"]
             if not isinstance(data, dict) or data.get("player") != name:
-                problems.append(f"{rel}: the {name} player has no data in {entry['esm']}; "
-                                "run `python -m labkit.devtools.players pages`")
+                problems.append(
+                    f"{rel}: the {name} player has no data in {entry['esm']}; "
+                    "run `python -m labkit.devtools.players pages`"
+                )
             if entry["body"] is None:
                 problems.append(f"{rel}: the {name} player's directive body is not JSON")
     return problems
 
 
-def write_pages(root: Path = REPO) -> list[str]:
-    """Write every embed's generated module and point its page's directive at it."""
+def _current_code(name: str, root: Path) -> str | None:
+    """The bundle of player ``name`` without data, as the sources under ``root`` make it."""
+    try:
+        return bundle(name, folder=sources(root))
+    except (ValueError, OSError):
+        return None  # reported by module_problems
+
+
+def write_pages(root: Path = REPO, fresh: dict | None = None) -> list[str]:
+    """Write every embed's bundle beside its page and point the page's directive at it
+    (``fresh``: spec → data already computed).  Returns what changed."""
     changed = []
     for rel, players in EMBEDS.items():
         page = root / rel
@@ -198,9 +195,12 @@ def write_pages(root: Path = REPO) -> list[str]:
         for name, spec in players.items():
             target = generated_path(page, name)
             target.parent.mkdir(exist_ok=True)
-            module = generated_module(name, spec, expected_data(spec))
+            data = (fresh or {}).get(spec) or expected_data(spec)
+            module = generated_module(name, spec, data, sources(root))
             if not target.exists() or target.read_text(encoding="utf-8") != module:
-                target.write_text(module, encoding="utf-8")
+                partial = target.with_name(f".{target.name}.{os.getpid()}")
+                partial.write_text(module, encoding="utf-8")
+                partial.replace(target)  # readers see the old file or the new one, never half
                 changed.append(target.relative_to(root).as_posix())
             esm = f"./players/{target.name}"
 
@@ -245,14 +245,21 @@ def difference(stored, fresh, path: str = "data") -> str | None:
     if isinstance(stored, (int, float)) and isinstance(fresh, (int, float)):
         return None if abs(stored - fresh) <= FLOAT_SLACK else f"{path}: {stored!r} vs {fresh!r}"
     if isinstance(stored, str) and isinstance(fresh, str) and stored != fresh:
-        if path.endswith(".preview"):
-            return None if _pixel_gap(stored, fresh) <= 3 else f"{path}: the preview image differs"
-        if ".latent[" in path:
-            import numpy as np
-            a, b = (np.frombuffer(_unb32(x), dtype=np.uint8).astype(int) for x in (stored, fresh))
-            return None if a.shape == b.shape and np.abs(a - b).max() <= 1 else f"{path}: latent values differ"
-        return f"{path}: {stored[:60]!r} vs {fresh[:60]!r}"
+        return _text_difference(stored, fresh, path)
     return None if stored == fresh else f"{path}: {stored!r} vs {fresh!r}"
+
+
+def _text_difference(stored: str, fresh: str, path: str) -> str | None:
+    """Two different strings: images and quantised latents compared by value, text as is."""
+    if path.endswith(".preview"):
+        return None if _pixel_gap(stored, fresh) <= 3 else f"{path}: the preview image differs"
+    if ".latent[" in path:
+        import numpy as np
+
+        a, b = (np.frombuffer(_unb32(x), dtype=np.uint8).astype(int) for x in (stored, fresh))
+        close = a.shape == b.shape and np.abs(a - b).max() <= 1
+        return None if close else f"{path}: latent values differ"
+    return f"{path}: {stored[:60]!r} vs {fresh[:60]!r}"
 
 
 def _unb32(text: str) -> bytes:
@@ -274,7 +281,7 @@ def stale_pages(root: Path = REPO, fresh: dict | None = None) -> list[str]:
     ``fresh``: spec → data already computed)."""
     problems = []
     for rel, players in EMBEDS.items():
-        if not (root / rel).exists():                      # reported by structure_problems
+        if not (root / rel).exists():  # reported by structure_problems
             continue
         found = embedded(root / rel)
         for name, spec in players.items():
@@ -283,16 +290,15 @@ def stale_pages(root: Path = REPO, fresh: dict | None = None) -> list[str]:
             data = (fresh or {}).get(spec) or expected_data(spec)
             where = difference(found[name]["data"], data)
             if where:
-                problems.append(f"{rel}: the {name} player's data differs from the exporter's at {where}; "
-                                "run `python -m labkit.devtools.players pages`")
+                problems.append(
+                    f"{rel}: the {name} player's data differs from the exporter's at {where}; "
+                    "run `python -m labkit.devtools.players pages`"
+                )
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv == ["sync"]:
-        print("\n".join(sync()) or "every player module is current")
-        return 0
     if argv == ["pages"]:
         print("\n".join(write_pages()) or "every page's player data is current")
         return 0
@@ -300,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = module_problems() + structure_problems() + stale_pages()
         print("\n".join(problems) or "players: modules and page data current")
         return 1 if problems else 0
-    print("usage: python -m labkit.devtools.players sync|pages|check", file=sys.stderr)
+    print("usage: python -m labkit.devtools.players pages|check", file=sys.stderr)
     return 2
 
 

@@ -27,8 +27,9 @@ FINAL_ALPHA_BAR = 1.0
 SPACINGS = ("trailing", "leading")
 
 
-def alphas_cumprod(num_train_timesteps: int = NUM_TRAIN_TIMESTEPS,
-                   beta_start: float = BETA_START, beta_end: float = BETA_END) -> np.ndarray:
+def alphas_cumprod(
+    num_train_timesteps: int = NUM_TRAIN_TIMESTEPS, beta_start: float = BETA_START, beta_end: float = BETA_END
+) -> np.ndarray:
     """ᾱ_t for t = 0 … T−1 of the scaled-linear schedule, float64 [T]."""
     if not is_integer(num_train_timesteps) or num_train_timesteps < 2:
         raise ValueError(f"num_train_timesteps must be an integer >= 2, got {num_train_timesteps!r}")
@@ -38,18 +39,19 @@ def alphas_cumprod(num_train_timesteps: int = NUM_TRAIN_TIMESTEPS,
     return np.cumprod(1.0 - betas)
 
 
-def inference_timesteps(num_inference_steps: int, spacing: str = "trailing",
-                        num_train_timesteps: int = NUM_TRAIN_TIMESTEPS) -> list[int]:
+def inference_timesteps(
+    num_inference_steps: int, spacing: str = "trailing", num_train_timesteps: int = NUM_TRAIN_TIMESTEPS
+) -> list[int]:
     """The timesteps a sampler visits, noisiest first; ``spacing`` is 'trailing' or 'leading'."""
-    if not is_integer(num_inference_steps) \
-            or not 1 <= num_inference_steps <= num_train_timesteps:
+    if not is_integer(num_inference_steps) or not 1 <= num_inference_steps <= num_train_timesteps:
         raise ValueError(
-            f"num_inference_steps must be an integer in [1, {num_train_timesteps}], got {num_inference_steps!r}")
+            f"num_inference_steps must be an integer in [1, {num_train_timesteps}], got {num_inference_steps!r}"
+        )
     ratio = num_train_timesteps / num_inference_steps
     if spacing == "trailing":
         steps = np.round(num_train_timesteps - np.arange(num_inference_steps) * ratio) - 1
     elif spacing == "leading":
-        steps = (np.arange(num_inference_steps)[::-1] * (num_train_timesteps // num_inference_steps))
+        steps = np.arange(num_inference_steps)[::-1] * (num_train_timesteps // num_inference_steps)
     else:
         raise ValueError(f"spacing must be one of {SPACINGS}, got {spacing!r}")
     return [int(t) for t in steps]
@@ -70,8 +72,9 @@ def ddim_sigma(alpha_bar_t: float, alpha_bar_prev: float, eta: float) -> float:
     """σ_t = η · √((1 − ᾱ_prev)/(1 − ᾱ_t)) · √(1 − ᾱ_t/ᾱ_prev)   (0 when η = 0 or ᾱ_t = 1)."""
     if eta == 0.0 or alpha_bar_t == 1.0:
         return 0.0
-    return float(eta * np.sqrt((1.0 - alpha_bar_prev) / (1.0 - alpha_bar_t))
-                 * np.sqrt(1.0 - alpha_bar_t / alpha_bar_prev))
+    return float(
+        eta * np.sqrt((1.0 - alpha_bar_prev) / (1.0 - alpha_bar_t)) * np.sqrt(1.0 - alpha_bar_t / alpha_bar_prev)
+    )
 
 
 def ddim_step(sample, epsilon, alpha_bar_t, alpha_bar_prev, eta=0.0, noise=None):
@@ -85,20 +88,21 @@ def ddim_step(sample, epsilon, alpha_bar_t, alpha_bar_prev, eta=0.0, noise=None)
     required whenever σ > 0 (η > 0 and ᾱ_prev < 1); with ᾱ_prev = 1 the step is exact.
     The arithmetic is float64; results are cast back to ``sample``'s dtype.
     """
-    z_t, eps = _sample_and_epsilon(sample, epsilon)                  # float64 [...]
+    z_t, eps = _sample_and_epsilon(sample, epsilon)  # float64 [...]
     a_t, a_prev, eta = _step_numbers(alpha_bar_t, alpha_bar_prev, eta)
     sigma = ddim_sigma(a_t, a_prev, eta)
-    noise = _step_noise(noise, sigma, eta, z_t.shape)                 # None when η = 0
-    x0_hat = (z_t - np.sqrt(1.0 - a_t) * eps) / np.sqrt(a_t)          # (z_t − √(1−ᾱ_t)·ε) / √ᾱ_t
-    direction = np.sqrt(max(1.0 - a_prev - sigma**2, 0.0)) * eps      # √(1 − ᾱ_prev − σ²) · ε
-    z_prev = np.sqrt(a_prev) * x0_hat + direction                     # √ᾱ_prev · x̂₀ + direction
+    noise = _step_noise(noise, sigma, eta, z_t.shape)  # None when η = 0
+    x0_hat = (z_t - np.sqrt(1.0 - a_t) * eps) / np.sqrt(a_t)  # (z_t − √(1−ᾱ_t)·ε) / √ᾱ_t
+    direction = np.sqrt(max(1.0 - a_prev - sigma**2, 0.0)) * eps  # √(1 − ᾱ_prev − σ²) · ε
+    z_prev = np.sqrt(a_prev) * x0_hat + direction  # √ᾱ_prev · x̂₀ + direction
     if noise is not None:
-        z_prev = z_prev + sigma * noise                               #   + σ · noise
+        z_prev = z_prev + sigma * noise  #   + σ · noise
     dtype = np.asarray(sample).dtype
     return z_prev.astype(dtype), x0_hat.astype(dtype)
 
 
 # -- the step's argument checks -----------------------------------------------------------------
+
 
 def _sample_and_epsilon(sample, epsilon) -> tuple[np.ndarray, np.ndarray]:
     """z_t and ε as float64 arrays of one shape; the sample must be a float array."""
@@ -107,7 +111,8 @@ def _sample_and_epsilon(sample, epsilon) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"sample must be a float array, got dtype {sample_arr.dtype}")
     if epsilon_arr.shape != sample_arr.shape:
         raise ValueError(
-            f"epsilon must have the sample's shape {list(sample_arr.shape)}, got {list(epsilon_arr.shape)}")
+            f"epsilon must have the sample's shape {list(sample_arr.shape)}, got {list(epsilon_arr.shape)}"
+        )
     return sample_arr.astype(np.float64), epsilon_arr.astype(np.float64)
 
 
@@ -134,15 +139,17 @@ def _step_numbers(alpha_bar_t, alpha_bar_prev, eta) -> tuple[float, float, float
     if eta > 0.0 and a_prev < a_t:
         raise ValueError(
             f"with eta > 0, alpha_bar_prev must be >= alpha_bar_t (a step removes noise), "
-            f"got alpha_bar_prev={a_prev} < alpha_bar_t={a_t}")
+            f"got alpha_bar_prev={a_prev} < alpha_bar_t={a_t}"
+        )
     return a_t, a_prev, eta
 
 
 def _step_noise(noise, sigma: float, eta: float, shape: tuple[int, ...]) -> np.ndarray | None:
     """The noise as float64 of the sample's shape when η > 0 (required when σ > 0), else None."""
     if sigma > 0.0 and noise is None:
-        raise ValueError(f"eta={eta} > 0 gives sigma={sigma:.6g} and needs noise of shape "
-                         f"{list(shape)}; got noise=None")
+        raise ValueError(
+            f"eta={eta} > 0 gives sigma={sigma:.6g} and needs noise of shape {list(shape)}; got noise=None"
+        )
     if noise is None or eta == 0.0:
         return None
     noise_arr = np.asarray(noise)

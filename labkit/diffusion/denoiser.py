@@ -1,7 +1,8 @@
 """toy-latent-denoiser-v3: predicts the noise ε in a latent, given the timestep and the text.
 
 Not a trained network: a hand-built denoiser modelled on the ideal (posterior-mean)
-denoiser of a small, known family of pictures, so that every number can be explained.  For one batch element with latent z_t, timestep t and
+denoiser of a small, known family of pictures, so that every number can be explained.  For one
+batch element with latent z_t, timestep t and
 condition c [12, 768]:
 
 1. **Read the text** (cross-attention from six concept queries to the 12 text tokens):
@@ -62,8 +63,14 @@ class LatentDenoiser:
 
     denoiser_id = DENOISER_ID
 
-    def __init__(self, params: DenoiserParams, concept_queries: np.ndarray, base: np.ndarray,
-                 deltas: np.ndarray, schedule: np.ndarray | None = None):
+    def __init__(
+        self,
+        params: DenoiserParams,
+        concept_queries: np.ndarray,
+        base: np.ndarray,
+        deltas: np.ndarray,
+        schedule: np.ndarray | None = None,
+    ):
         k = len(params.concepts)
         if concept_queries.ndim != 2 or concept_queries.shape[0] != k:
             raise ValueError(f"concept_queries must be [{k}, width], got {list(concept_queries.shape)}")
@@ -114,11 +121,14 @@ class LatentDenoiser:
         condition_batch = np.asarray(condition_batch)
         b = latent_batch.shape[0] if latent_batch.ndim else 0
         if latent_batch.ndim != 4 or latent_batch.shape[1:] != self.latent_shape:
-            raise ValueError(f"latent_batch must be [B, {', '.join(map(str, self.latent_shape))}], "
-                             f"got {list(latent_batch.shape)}")
+            raise ValueError(
+                f"latent_batch must be [B, {', '.join(map(str, self.latent_shape))}], got {list(latent_batch.shape)}"
+            )
         if timestep_batch.shape != (b,) or timestep_batch.dtype.kind not in "iu":
-            raise ValueError(f"timestep_batch must be integers of shape [{b}], got {timestep_batch.dtype} "
-                             f"{list(timestep_batch.shape)}")
+            raise ValueError(
+                f"timestep_batch must be integers of shape [{b}], got {timestep_batch.dtype} "
+                f"{list(timestep_batch.shape)}"
+            )
         if timestep_batch.min() < 0 or timestep_batch.max() >= len(self.schedule):
             raise ValueError(f"timesteps must lie in [0, {len(self.schedule) - 1}], got {timestep_batch.tolist()}")
         width = self.concept_queries.shape[1]
@@ -143,7 +153,16 @@ def load_denoiser(root: str | Path | None = None) -> LatentDenoiser:
     arrays = load_arrays(folder / f"{DENOISER_ID}.npz")
     params = DenoiserParams(
         concepts=tuple(meta["concepts"]),
-        **{key: float(meta[key]) for key in ("query_scale", "gate_sharpness", "gate_threshold",
-                                             "conditional_strength", "texture_std", "blur_max")},
+        **{
+            key: float(meta[key])
+            for key in (
+                "query_scale",
+                "gate_sharpness",
+                "gate_threshold",
+                "conditional_strength",
+                "texture_std",
+                "blur_max",
+            )
+        },
     )
     return LatentDenoiser(params, arrays["concept_queries"], arrays["base"], arrays["deltas"])

@@ -28,22 +28,49 @@ RECIPE_SEED = 20261129
 
 #: word → concepts it names (the pieces of the trace's prompt come first)
 LEXICON: dict[str, list[str]] = {
-    "雨夜": ["rain", "night"], "车站": ["station"], "，": [], "一把": [], "留在": [],
-    "长椅": ["bench"], "上的": [], "红伞": ["umbrella"], "纪实": ["documentary"],
-    "摄影": ["documentary"], "。": [],
-    "雨": ["rain"], "夜": ["night"], "夜晚": ["night"], "下雨": ["rain"], "站台": ["station"],
-    "站": ["station"], "车": [], "椅子": ["bench"], "椅": ["bench"], "长": [], "伞": ["umbrella"],
-    "雨伞": ["umbrella"], "红": [], "照片": ["documentary"], "上": [], "的": [], "在": [], "一": [],
-    "把": [], "留": [], "晴天": [], "白天": [], "海边": [], "城市": [], "街道": [], "猫": [], "一只": [],
+    "雨夜": ["rain", "night"],
+    "车站": ["station"],
+    "，": [],
+    "一把": [],
+    "留在": [],
+    "长椅": ["bench"],
+    "上的": [],
+    "红伞": ["umbrella"],
+    "纪实": ["documentary"],
+    "摄影": ["documentary"],
+    "。": [],
+    "雨": ["rain"],
+    "夜": ["night"],
+    "夜晚": ["night"],
+    "下雨": ["rain"],
+    "站台": ["station"],
+    "站": ["station"],
+    "车": [],
+    "椅子": ["bench"],
+    "椅": ["bench"],
+    "长": [],
+    "伞": ["umbrella"],
+    "雨伞": ["umbrella"],
+    "红": [],
+    "照片": ["documentary"],
+    "上": [],
+    "的": [],
+    "在": [],
+    "一": [],
+    "把": [],
+    "留": [],
+    "晴天": [],
+    "白天": [],
+    "海边": [],
+    "城市": [],
+    "街道": [],
+    "猫": [],
+    "一只": [],
 }
 
 VAE_SCALING_FACTOR = 0.18215
 #: (M / s) in diffusion-latent units: rows R, G, B; columns luminance, red–cyan, blue–yellow, light
-VAE_MIXING_PER_LATENT = [
-    [0.90, 0.80, -0.10, 0.60],
-    [0.90, -0.40, -0.25, 0.50],
-    [0.90, -0.20, 0.90, 0.30],
-]
+VAE_MIXING_PER_LATENT = [[0.90, 0.80, -0.10, 0.60], [0.90, -0.40, -0.25, 0.50], [0.90, -0.20, 0.90, 0.30]]
 VAE_BIAS = [0.0, 0.0, 0.0]
 
 DENOISER_SCALARS = {
@@ -63,11 +90,7 @@ SUBFIXTURE_2D = {
     "epsilon_1": [0.1, -0.2],
     "eta": 0.0,
     "tolerance": 1e-6,
-    "source_says": {
-        "x0_hat_2": [1.653590, -1.826795],
-        "z_1": [1.442872, -1.521436],
-        "x0_hat_1": [1.728590, -1.751795],
-    },
+    "source_says": {"x0_hat_2": [1.653590, -1.826795], "z_1": [1.442872, -1.521436], "x0_hat_1": [1.728590, -1.751795]},
 }
 
 
@@ -92,14 +115,24 @@ def build_models(rng: np.random.Generator):
         else:
             embedding[row] = noise[row] * (0.3 if piece == "<pad>" else 1.0)
     positions = 0.1 * _unit(rng, MAX_LENGTH)
-    text_arrays = {"token_embedding": embedding.astype(np.float32),
-                   "position_embedding": positions.astype(np.float32)}
-    text_meta = {"text_encoder_id": "toy-text-encoder-v2", "tokenizer_id": "toy-text-tokenizer-v2",
-                 "max_length": MAX_LENGTH, "width": WIDTH, "vocab": vocab, "lexicon": LEXICON}
+    text_arrays = {"token_embedding": embedding.astype(np.float32), "position_embedding": positions.astype(np.float32)}
+    text_meta = {
+        "text_encoder_id": "toy-text-encoder-v2",
+        "tokenizer_id": "toy-text-tokenizer-v2",
+        "max_length": MAX_LENGTH,
+        "width": WIDTH,
+        "vocab": vocab,
+        "lexicon": LEXICON,
+    }
 
     mixing = np.array(VAE_MIXING_PER_LATENT) * VAE_SCALING_FACTOR
-    vae_meta = {"vae_id": "toy-vae-v1", "scaling_factor": VAE_SCALING_FACTOR,
-                "mixing": mixing.round(10).tolist(), "bias": VAE_BIAS, "upsampling": "bilinear-8x"}
+    vae_meta = {
+        "vae_id": "toy-vae-v1",
+        "scaling_factor": VAE_SCALING_FACTOR,
+        "mixing": mixing.round(10).tolist(),
+        "bias": VAE_BIAS,
+        "upsampling": "bilinear-8x",
+    }
     vae = VAEDecoder(np.array(vae_meta["mixing"]), np.array(VAE_BIAS, dtype=np.float64), VAE_SCALING_FACTOR)
 
     latents = [vae.encode_rgb(rgb, light) for _, rgb, light in paint_layers()]
@@ -108,10 +141,17 @@ def build_models(rng: np.random.Generator):
     base = 0.5 * blurred + 0.5 * full.mean(axis=(1, 2), keepdims=True)  # the blurred average
     previous = [base, *latents[:-1]]
     deltas = np.stack([after - before for after, before in zip(latents, previous, strict=True)])
-    denoiser_arrays = {"concept_queries": queries.astype(np.float32), "base": base.astype(np.float32),
-                       "deltas": deltas.astype(np.float32)}
-    denoiser_meta = {"denoiser_id": "toy-latent-denoiser-v3", "concepts": list(CONCEPTS),
-                     "prediction_type": "epsilon", **DENOISER_SCALARS}
+    denoiser_arrays = {
+        "concept_queries": queries.astype(np.float32),
+        "base": base.astype(np.float32),
+        "deltas": deltas.astype(np.float32),
+    }
+    denoiser_meta = {
+        "denoiser_id": "toy-latent-denoiser-v3",
+        "concepts": list(CONCEPTS),
+        "prediction_type": "epsilon",
+        **DENOISER_SCALARS,
+    }
     return text_arrays, text_meta, denoiser_arrays, denoiser_meta, vae_meta
 
 
@@ -123,8 +163,12 @@ def build(dest: Path) -> list[str]:
     folder = dest / "diffusion"
     text_arrays, text_meta, den_arrays, den_meta, vae_meta = build_models(np.random.default_rng(RECIPE_SEED))
     written = []
-    for name, data in (("toy-text-encoder-v2.json", text_meta), ("toy-latent-denoiser-v3.json", den_meta),
-                       ("toy-vae-v1.json", vae_meta), ("ddim-2d-subfixture.json", SUBFIXTURE_2D)):
+    for name, data in (
+        ("toy-text-encoder-v2.json", text_meta),
+        ("toy-latent-denoiser-v3.json", den_meta),
+        ("toy-vae-v1.json", vae_meta),
+        ("ddim-2d-subfixture.json", SUBFIXTURE_2D),
+    ):
         write_json(folder / name, data)
         written.append(f"diffusion/{name}")
     save_arrays(folder / "toy-text-encoder-v2.npz", text_arrays)

@@ -23,10 +23,10 @@ def classifier_free_guidance(epsilon_batch, guidance_scale: float) -> np.ndarray
     """
     batch = np.asarray(epsilon_batch)
     if batch.ndim < 1 or batch.shape[0] != 2:
-        raise ValueError(f"epsilon_batch must have 2 rows (negative, positive) on axis 0, "
-                         f"got shape {list(batch.shape)}")
-    if not is_number(guidance_scale) \
-            or not guidance_scale >= 0:
+        raise ValueError(
+            f"epsilon_batch must have 2 rows (negative, positive) on axis 0, got shape {list(batch.shape)}"
+        )
+    if not is_number(guidance_scale) or not guidance_scale >= 0:
         raise ValueError(f"guidance_scale must be a number >= 0, got {guidance_scale!r}")
     eps_neg, eps_pos = batch[0:1], batch[1:2]  # the split assumes negative first
     scale = np.asarray(guidance_scale, dtype=batch.dtype)

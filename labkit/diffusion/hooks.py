@@ -47,11 +47,15 @@ def call_scheduler_step(step, latent, epsilon, t, prev_t, table):
     """Call ``hooks.scheduler_step`` and check that it returns (z_prev, x̂₀) of the latent's shape."""
     result = step(latent, epsilon, int(t), None if prev_t is None else int(prev_t), table)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {type(result).__name__}"
-                         + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+        raise ValueError(
+            f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {type(result).__name__}"
+            + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else "")
+        )
     z_prev, x0_hat = (np.asarray(a) for a in result)
     for name, array in (("z_prev", z_prev), ("x0_hat", x0_hat)):
         if array.shape != latent.shape:
-            raise ValueError(f"hooks.scheduler_step must return {name} of the latent's shape "
-                             f"{list(latent.shape)}, got {list(array.shape)}")
+            raise ValueError(
+                f"hooks.scheduler_step must return {name} of the latent's shape "
+                f"{list(latent.shape)}, got {list(array.shape)}"
+            )
     return z_prev, x0_hat

@@ -80,11 +80,11 @@ class PhiloxNormalStream:
     (0, 2)
     """
 
-    def __init__(self, seed: int, counter: int = 0,
-                 to_normals: Callable[[np.ndarray], np.ndarray] | None = None):
+    def __init__(self, seed: int, counter: int = 0, to_normals: Callable[[np.ndarray], np.ndarray] | None = None):
         if to_normals is not None and not callable(to_normals):
-            raise ValueError(f"to_normals must be a function (words uint32 [B, 4]) -> normals [4B], "
-                             f"got {type(to_normals).__name__}")
+            raise ValueError(
+                f"to_normals must be a function (words uint32 [B, 4]) -> normals [4B], got {type(to_normals).__name__}"
+            )
         self.to_normals = blocks_to_normals if to_normals is None else to_normals
         self.seed = seed
         self.key = seed_to_key(seed)
@@ -96,11 +96,13 @@ class PhiloxNormalStream:
         """Draw ``count`` normals (a multiple of 4: whole blocks only), advancing the counter."""
         blocks = _whole_blocks(count)
         before = self.counter
-        words = philox4x32_10(block_counters(before, blocks), self.key)   # uint32 [blocks, 4]
-        values = np.asarray(self.to_normals(words))                        # [4·blocks]
+        words = philox4x32_10(block_counters(before, blocks), self.key)  # uint32 [blocks, 4]
+        values = np.asarray(self.to_normals(words))  # [4·blocks]
         if values.shape != (count,):
-            raise ValueError(f"to_normals must return {NORMALS_PER_BLOCK} normals per block, shape [{count}] "
-                             f"for {blocks} blocks, got {list(values.shape)}")
+            raise ValueError(
+                f"to_normals must return {NORMALS_PER_BLOCK} normals per block, shape [{count}] "
+                f"for {blocks} blocks, got {list(values.shape)}"
+            )
         self.counter = before + blocks
         return NormalDraw(values, before, self.counter)
 

@@ -23,6 +23,8 @@ PHILOX_M0 = 0xD2511F53
 PHILOX_M1 = 0xCD9E8D57
 PHILOX_W0 = 0x9E3779B9
 PHILOX_W1 = 0xBB67AE85
+#: the "-10" of Philox4x32-10
+PHILOX_ROUNDS = 10
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _SHIFT32 = np.uint64(32)
@@ -49,8 +51,8 @@ def mulhilo32(multiplier: int, word: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def philox_round(c0, c1, c2, c3, k0, k1):
     """One Philox4x32 round on uint32 word arrays of one shape.
 
-        (hi₀, lo₀) = M₀·c₀,  (hi₁, lo₁) = M₁·c₂
-        c ← (hi₁ ⊕ c₁ ⊕ k₀,  lo₁,  hi₀ ⊕ c₃ ⊕ k₁,  lo₀)
+    (hi₀, lo₀) = M₀·c₀,  (hi₁, lo₁) = M₁·c₂
+    c ← (hi₁ ⊕ c₁ ⊕ k₀,  lo₁,  hi₀ ⊕ c₃ ⊕ k₁,  lo₀)
     """
     hi0, lo0 = mulhilo32(PHILOX_M0, c0)
     hi1, lo1 = mulhilo32(PHILOX_M1, c2)
@@ -80,26 +82,11 @@ def philox4x32_10(counters, key) -> np.ndarray:
     c0, c1, c2, c3 = (counters[..., i] for i in range(4))
     k0 = np.full(c0.shape, key[0], dtype=np.uint32)
     k1 = np.full(c0.shape, key[1], dtype=np.uint32)
-    # the ten rounds; the key is bumped between consecutive rounds (nine times)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 1
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 2
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 3
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 4
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 5
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 6
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 7
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 8
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 9
-    k0, k1 = bump_key(k0, k1)
-    c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)  # round 10
+    # ten rounds; the key is bumped between consecutive rounds (nine times)
+    for round_number in range(1, PHILOX_ROUNDS + 1):
+        if round_number > 1:
+            k0, k1 = bump_key(k0, k1)
+        c0, c1, c2, c3 = philox_round(c0, c1, c2, c3, k0, k1)
     return np.stack([c0, c1, c2, c3], axis=-1)
 
 

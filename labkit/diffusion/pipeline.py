@@ -16,128 +16,29 @@ passed in as ``run_diffusion(config, DiffusionHooks(...))`` (see ``labkit.diffus
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from labkit.core.events import TraceRecorder, digest_bytes, tensor_summary
-from labkit.core.runtime import Config
+from labkit.diffusion.config import PNG_ENCODER_ID, DiffusionConfig, DiffusionRun
 from labkit.diffusion.ddim import (
     BETA_END,
     BETA_START,
     FINAL_ALPHA_BAR,
     NUM_TRAIN_TIMESTEPS,
-    SPACINGS,
     alphas_cumprod,
     ddim_sigma,
     ddim_step,
-    inference_timesteps,
     previous_alpha_bars,
 )
-from labkit.diffusion.denoiser import DENOISER_ID, load_denoiser
+from labkit.diffusion.denoiser import load_denoiser
 from labkit.diffusion.guidance import classifier_free_guidance
 from labkit.diffusion.hooks import DiffusionHooks, call_scheduler_step
 from labkit.diffusion.normal import PhiloxNormalStream
-from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID, load_text_encoder
-from labkit.diffusion.vae import VAE_ID, encode_png, load_vae, png_zlib_version, to_uint8
-
-PROMPT = "雨夜车站，一把留在长椅上的红伞，纪实摄影。"
-SAMPLER_ID = "ddim-v1"
-PRNG_ID = "Philox4x32-10"
-NORMAL_TRANSFORM_ID = "box-muller-v1"
-PNG_ENCODER_ID = "pillow-png-z6-v1"
-CFG_ORDER = ("negative", "positive")
-
-
-@dataclass(frozen=True)
-class DiffusionConfig(Config):
-    """The fixed configuration of §7.6; every field is honoured by ``run_diffusion``."""
-
-    prompt: str = PROMPT
-    negative_prompt: str = ""
-    text_encoder_id: str = TEXT_ENCODER_ID
-    denoiser_id: str = DENOISER_ID
-    vae_id: str = VAE_ID
-    prediction_type: str = "epsilon"
-    latent_shape: tuple[int, ...] = (1, 4, 64, 64)
-    latent_dtype: str = "float32"
-    image_shape: tuple[int, ...] = (1, 3, 512, 512)
-    num_inference_steps: int = 4
-    timestep_spacing: str = "trailing"
-    sampler: str = SAMPLER_ID
-    eta: float = 0.0
-    guidance_scale: float = 5.0
-    seed: int = 314159
-    counter_start: int = 0
-    prng: str = PRNG_ID
-    normal_transform: str = NORMAL_TRANSFORM_ID
-    #: the order in which the CFG batch is *built*; the split always reads (negative, positive)
-    cfg_order: tuple[str, str] = CFG_ORDER
-    vae_scaling: bool = True
-    png_text: tuple[tuple[str, str], ...] = ()
-    trace_id: str = "trace-diffusion-001"
-
-    def __post_init__(self):
-        fixed = {"text_encoder_id": TEXT_ENCODER_ID, "denoiser_id": DENOISER_ID, "vae_id": VAE_ID,
-                 "prediction_type": "epsilon", "sampler": SAMPLER_ID, "prng": PRNG_ID,
-                 "normal_transform": NORMAL_TRANSFORM_ID, "latent_dtype": "float32",
-                 "latent_shape": (1, 4, 64, 64), "image_shape": (1, 3, 512, 512)}
-        for name, only in fixed.items():
-            value = getattr(self, name)
-            if (tuple(value) if isinstance(value, list) else value) != only:
-                raise ValueError(f"{name} must be {only!r} (the only one the book's fixtures provide), got {value!r}")
-        if not isinstance(self.prompt, str) or not isinstance(self.negative_prompt, str):
-            raise ValueError("prompt and negative_prompt must be str")
-        if self.timestep_spacing not in SPACINGS:
-            raise ValueError(f"timestep_spacing must be one of {SPACINGS}, got {self.timestep_spacing!r}")
-        for name in ("eta", "guidance_scale"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
-        if sorted(self.cfg_order) != sorted(CFG_ORDER):
-            raise ValueError(f"cfg_order must be a permutation of {CFG_ORDER}, got {self.cfg_order!r}")
-        inference_timesteps(self.num_inference_steps, self.timestep_spacing)  # validates the count
-        PhiloxNormalStream(self.seed, self.counter_start)  # validates seed and counter
-
-    @property
-    def timesteps(self) -> list[int]:
-        return inference_timesteps(self.num_inference_steps, self.timestep_spacing)
-
-
-@dataclass
-class DiffusionRun:
-    """Everything one run computed, plus its events; arrays keep their §7.7 shapes."""
-
-    config: DiffusionConfig
-    events: list[dict]
-    input_ids: np.ndarray  # int64 [2, 12], rows in cfg_order
-    condition_batch: np.ndarray  # float32 [2, 12, 768], rows in cfg_order
-    gates: dict[str, np.ndarray]  # concept gates per branch, float64 [6]
-    #: (t, z_t float32 [1, 4, 64, 64]) from z_999 on; the last entry, z_0 after the final
-    #: step, is tagged t = −1 because it belongs to no training timestep
-    latents: list[tuple[int, np.ndarray]]
-    x0_hats: list[np.ndarray] = field(default_factory=list)  # float32 [1, 4, 64, 64] per step
-    epsilon_guided: list[np.ndarray] = field(default_factory=list)
-    pixels: np.ndarray | None = None  # float32 [1, 3, 512, 512]
-    image: np.ndarray | None = None  # uint8 [512, 512, 3]
-    png: bytes = b""
-
-    @property
-    def png_digest(self) -> str:
-        return digest_bytes(self.png)
-
-    def write_jsonl(self, path: str | Path) -> Path:
-        from labkit.core.events import write_jsonl
-
-        return write_jsonl(self.events, path)
-
-    def write_png(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.png)
-        return path
+from labkit.diffusion.text_encoder import TOKENIZER_ID, load_text_encoder
+from labkit.diffusion.vae import encode_png, load_vae, png_zlib_version, to_uint8
 
 
 @lru_cache(maxsize=4)
@@ -160,8 +61,14 @@ def _tensor(array, level: str, position=None, *, digest: bool = False, values: i
     return summary
 
 
-def run_diffusion(config: DiffusionConfig | None = None, hooks: DiffusionHooks | None = None, *,
-                  root: str | Path | None = None, keep_previews: bool = True, decode: bool = True) -> DiffusionRun:
+def run_diffusion(
+    config: DiffusionConfig | None = None,
+    hooks: DiffusionHooks | None = None,
+    *,
+    root: str | Path | None = None,
+    keep_previews: bool = True,
+    decode: bool = True,
+) -> DiffusionRun:
     """Run trace two under ``config`` (default: §7.6) and record d00–d08.
 
     ``hooks`` replaces pieces of the runtime by other functions (``DiffusionHooks``); a
@@ -207,58 +114,78 @@ def encode_conditions(rec: TraceRecorder, config: DiffusionConfig, encoder, deno
     ids = {"positive": tokenizer.encode(config.prompt), "negative": tokenizer.encode(config.negative_prompt)}
     embeddings = {name: encoder.encode_ids(ids[name][None, :]) for name in ids}  # [1, 12, 768] each
     condition_batch = np.concatenate([embeddings[name] for name in order], axis=0)  # [2, 12, 768]
-    rec.emit("text_encoder", "condition.encoded", None, {
-        "artifacts": {"text_encoder_id": encoder.encoder_id, "tokenizer_id": TOKENIZER_ID},
-        "prompt": config.prompt,
-        "negative_prompt": config.negative_prompt,
-        "input_ids": ids["positive"].tolist(),
-        "negative_ids": ids["negative"].tolist(),
-        "pieces": tokenizer.pieces(config.prompt),
-        "sequence_length": int(tokenizer.max_length),
-        "cfg_batch_order": order,
-        "tensors": {
-            "c_neg": _tensor(embeddings["negative"], "latent"),
-            "c_pos": _tensor(embeddings["positive"], "latent"),
-            "condition_batch": _tensor(condition_batch, "latent", {"rows": order}),
+    rec.emit(
+        "text_encoder",
+        "condition.encoded",
+        None,
+        {
+            "artifacts": {"text_encoder_id": encoder.encoder_id, "tokenizer_id": TOKENIZER_ID},
+            "prompt": config.prompt,
+            "negative_prompt": config.negative_prompt,
+            "input_ids": ids["positive"].tolist(),
+            "negative_ids": ids["negative"].tolist(),
+            "pieces": tokenizer.pieces(config.prompt),
+            "sequence_length": int(tokenizer.max_length),
+            "cfg_batch_order": order,
+            "tensors": {
+                "c_neg": _tensor(embeddings["negative"], "latent"),
+                "c_pos": _tensor(embeddings["positive"], "latent"),
+                "condition_batch": _tensor(condition_batch, "latent", {"rows": order}),
+            },
         },
-    })
+    )
     gates = {name: denoiser.gates(embeddings[name][0]) for name in ("negative", "positive")}
     return DiffusionRun(config, rec.events, np.stack([ids[name] for name in order]), condition_batch, gates, [])
 
 
-def initial_latent(rec: TraceRecorder, config: DiffusionConfig, hooks: DiffusionHooks,
-                   run: DiffusionRun) -> PhiloxNormalStream:
+def initial_latent(
+    rec: TraceRecorder, config: DiffusionConfig, hooks: DiffusionHooks, run: DiffusionRun
+) -> PhiloxNormalStream:
     """d01: z_T [1, 4, 64, 64] from Philox4x32-10 + Box–Muller, counter from counter_start."""
     timesteps = config.timesteps
     stream = PhiloxNormalStream(config.seed, config.counter_start, to_normals=hooks.words_to_normals)
     draw = stream.normals(int(np.prod(config.latent_shape)))
     latent = draw.values.reshape(config.latent_shape).astype(np.float32)
-    rec.emit("sampler", "latent.initialized", 0, {
-        "artifacts": {"sampler": config.sampler, "prng": config.prng, "normal_transform": config.normal_transform},
-        "seed": int(config.seed),
-        "philox_key": [f"0x{int(w):08x}" for w in stream.key],
-        "latent_shape": list(config.latent_shape),
-        "latent_dtype": config.latent_dtype,
-        "normals_drawn": int(draw.values.size),
-        "scheduler": {
-            "timesteps": timesteps,
-            "timestep_spacing": config.timestep_spacing,
-            "num_train_timesteps": NUM_TRAIN_TIMESTEPS,
-            "beta_schedule": f"scaled-linear {BETA_START}..{BETA_END}",
-            "prediction_type": config.prediction_type,
-            "eta": float(config.eta),
-            "final_alpha_bar": FINAL_ALPHA_BAR,
+    rec.emit(
+        "sampler",
+        "latent.initialized",
+        0,
+        {
+            "artifacts": {"sampler": config.sampler, "prng": config.prng, "normal_transform": config.normal_transform},
+            "seed": int(config.seed),
+            "philox_key": [f"0x{int(w):08x}" for w in stream.key],
+            "latent_shape": list(config.latent_shape),
+            "latent_dtype": config.latent_dtype,
+            "normals_drawn": int(draw.values.size),
+            "scheduler": {
+                "timesteps": timesteps,
+                "timestep_spacing": config.timestep_spacing,
+                "num_train_timesteps": NUM_TRAIN_TIMESTEPS,
+                "beta_schedule": f"scaled-linear {BETA_START}..{BETA_END}",
+                "prediction_type": config.prediction_type,
+                "eta": float(config.eta),
+                "final_alpha_bar": FINAL_ALPHA_BAR,
+            },
+            "rng": {"counter_before": draw.counter_before, "counter_after": draw.counter_after},
+            "tensors": {f"z_{timesteps[0]}": _tensor(latent, "latent", {"timestep": timesteps[0]}, values=4)},
         },
-        "rng": {"counter_before": draw.counter_before, "counter_after": draw.counter_after},
-        "tensors": {f"z_{timesteps[0]}": _tensor(latent, "latent", {"timestep": timesteps[0]}, values=4)},
-    })
+    )
     run.latents.append((timesteps[0], latent))
     return stream
 
 
-def denoise_step(rec: TraceRecorder, config: DiffusionConfig, hooks: DiffusionHooks, denoiser,
-                 stream: PhiloxNormalStream, run: DiffusionRun, step: int, timestep: tuple[int, int | None],
-                 alpha_bars: tuple[float, float], schedule: np.ndarray) -> None:
+def denoise_step(
+    rec: TraceRecorder,
+    config: DiffusionConfig,
+    hooks: DiffusionHooks,
+    denoiser,
+    stream: PhiloxNormalStream,
+    run: DiffusionRun,
+    step: int,
+    timestep: tuple[int, int | None],
+    alpha_bars: tuple[float, float],
+    schedule: np.ndarray,
+) -> None:
     """d02–d05, one per timestep: one CFG network evaluation, then one DDIM step."""
     (t, prev_t), (a_t, a_prev), latent = timestep, alpha_bars, run.latents[-1][1]
     latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
@@ -267,8 +194,10 @@ def denoise_step(rec: TraceRecorder, config: DiffusionConfig, hooks: DiffusionHo
     # ε̂ = ε_neg + w(ε_pos − ε_neg); the split assumes negative first, whatever cfg_order built
     epsilon = np.asarray((hooks.cfg_combine or classifier_free_guidance)(epsilon_batch, float(config.guidance_scale)))
     if epsilon.shape != latent.shape:
-        raise ValueError(f"hooks.cfg_combine must return epsilon_guided of the latent's shape "
-                         f"{list(latent.shape)}, got {list(epsilon.shape)}")
+        raise ValueError(
+            f"hooks.cfg_combine must return epsilon_guided of the latent's shape "
+            f"{list(latent.shape)}, got {list(epsilon.shape)}"
+        )
     sigma = ddim_sigma(a_t, a_prev, float(config.eta))
     before = stream.counter
     noise = stream.normals(latent.size).values.reshape(latent.shape) if sigma > 0.0 else None
@@ -278,27 +207,36 @@ def denoise_step(rec: TraceRecorder, config: DiffusionConfig, hooks: DiffusionHo
         new_latent, x0_hat = call_scheduler_step(hooks.scheduler_step, latent, epsilon, t, prev_t, schedule)
     step_id, name_prev = f"step-{step}", "z_0" if prev_t is None else f"z_{prev_t}"
     at = {"timestep": int(t)}
-    rec.emit("denoise_loop", "denoise.updated", step, {
-        "artifacts": {"denoiser_id": denoiser.denoiser_id, "sampler": config.sampler},
-        "step_id": step_id,
-        "timestep": int(t),
-        "prev_timestep": None if prev_t is None else int(prev_t),
-        "alpha_bar_t": round(a_t, 10),
-        "alpha_bar_prev": round(a_prev, 10),
-        "sigma": round(sigma, 10),
-        "guidance_scale": float(config.guidance_scale),
-        "batch": {"latent_batch": list(latent_batch.shape), "timestep_batch": timestep_batch.tolist(),
-                  "condition_batch": list(run.condition_batch.shape), "condition_rows": list(config.cfg_order)},
-        "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
-        "rng": {"counter_before": before, "counter_after": stream.counter},
-        "tensors": {
-            "latent_batch": _tensor(latent_batch, "latent", at),
-            "epsilon_batch": _tensor(epsilon_batch, "latent", at),
-            "epsilon_guided": _tensor(epsilon, "latent", at),
-            "x0_hat": _tensor(x0_hat, "latent", at),
-            name_prev: _tensor(new_latent, "latent", {"timestep": prev_t}, values=4),
+    rec.emit(
+        "denoise_loop",
+        "denoise.updated",
+        step,
+        {
+            "artifacts": {"denoiser_id": denoiser.denoiser_id, "sampler": config.sampler},
+            "step_id": step_id,
+            "timestep": int(t),
+            "prev_timestep": None if prev_t is None else int(prev_t),
+            "alpha_bar_t": round(a_t, 10),
+            "alpha_bar_prev": round(a_prev, 10),
+            "sigma": round(sigma, 10),
+            "guidance_scale": float(config.guidance_scale),
+            "batch": {
+                "latent_batch": list(latent_batch.shape),
+                "timestep_batch": timestep_batch.tolist(),
+                "condition_batch": list(run.condition_batch.shape),
+                "condition_rows": list(config.cfg_order),
+            },
+            "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
+            "rng": {"counter_before": before, "counter_after": stream.counter},
+            "tensors": {
+                "latent_batch": _tensor(latent_batch, "latent", at),
+                "epsilon_batch": _tensor(epsilon_batch, "latent", at),
+                "epsilon_guided": _tensor(epsilon, "latent", at),
+                "x0_hat": _tensor(x0_hat, "latent", at),
+                name_prev: _tensor(new_latent, "latent", {"timestep": prev_t}, values=4),
+            },
         },
-    })
+    )
     run.latents.append((-1 if prev_t is None else prev_t, new_latent))
     run.x0_hats.append(x0_hat)
     run.epsilon_guided.append(epsilon)
@@ -308,14 +246,21 @@ def decode_latent(rec: TraceRecorder, config: DiffusionConfig, vae, run: Diffusi
     """d06 — VAE decode: z_0 / s, mix, upsample, tanh → pixels [1, 3, 512, 512] in [−1, 1]."""
     latent = run.latents[-1][1]
     run.pixels = vae.decode(latent, apply_scaling=config.vae_scaling)
-    rec.emit("vae", "vae.decoded", None, {
-        "artifacts": {"vae_id": vae.vae_id},
-        "latent_scaling": {"factor": vae.scaling_factor, "applied": bool(config.vae_scaling)},
-        "upsampling": "bilinear-8x",
-        "image_shape": list(run.pixels.shape),
-        "tensors": {"z_0": _tensor(latent, "latent", {"timestep": 0}),
-                    "pixels": _tensor(run.pixels, "pixel", {"range": [-1, 1]})},
-    })
+    rec.emit(
+        "vae",
+        "vae.decoded",
+        None,
+        {
+            "artifacts": {"vae_id": vae.vae_id},
+            "latent_scaling": {"factor": vae.scaling_factor, "applied": bool(config.vae_scaling)},
+            "upsampling": "bilinear-8x",
+            "image_shape": list(run.pixels.shape),
+            "tensors": {
+                "z_0": _tensor(latent, "latent", {"timestep": 0}),
+                "pixels": _tensor(run.pixels, "pixel", {"range": [-1, 1]}),
+            },
+        },
+    )
 
 
 def encode_image(rec: TraceRecorder, config: DiffusionConfig, run: DiffusionRun) -> None:
@@ -324,18 +269,33 @@ def encode_image(rec: TraceRecorder, config: DiffusionConfig, run: DiffusionRun)
     png = encode_png(image, dict(config.png_text) or None)
     digest = digest_bytes(png)
     image_id = "img-" + digest.split(":")[1][:16]
-    rec.emit("image_encoder", "image.encoded", None, {
-        "artifacts": {"png_encoder": PNG_ENCODER_ID},
-        "postprocess": "uint8 = round(clip((x + 1) / 2, 0, 1) * 255), HWC",
-        "png_zlib": png_zlib_version(),
-        "tensors": {"image_uint8": _tensor(image, "pixel", {"layout": "HWC"}, digest=True),
-                    "png": {"shape": [len(png)], "dtype": "uint8", "position": None, "digest": digest,
-                            "level": "png"}},
-        "commit": {"result": {"image_id": image_id, "media_type": "image/png",
-                              "width": int(image.shape[1]), "height": int(image.shape[0]), "digest": digest}},
-    })
-    rec.emit("gateway", "response.completed", None, {
-        "image_ref": image_id,
-        "commit": {"status": "FINISHED", "image_id": image_id, "digest": digest},
-    })
+    rec.emit(
+        "image_encoder",
+        "image.encoded",
+        None,
+        {
+            "artifacts": {"png_encoder": PNG_ENCODER_ID},
+            "postprocess": "uint8 = round(clip((x + 1) / 2, 0, 1) * 255), HWC",
+            "png_zlib": png_zlib_version(),
+            "tensors": {
+                "image_uint8": _tensor(image, "pixel", {"layout": "HWC"}, digest=True),
+                "png": {"shape": [len(png)], "dtype": "uint8", "position": None, "digest": digest, "level": "png"},
+            },
+            "commit": {
+                "result": {
+                    "image_id": image_id,
+                    "media_type": "image/png",
+                    "width": int(image.shape[1]),
+                    "height": int(image.shape[0]),
+                    "digest": digest,
+                }
+            },
+        },
+    )
+    rec.emit(
+        "gateway",
+        "response.completed",
+        None,
+        {"image_ref": image_id, "commit": {"status": "FINISHED", "image_id": image_id, "digest": digest}},
+    )
     run.image, run.png = image, png

@@ -31,8 +31,10 @@ def _paint(rgb, mask, colour):
 
 def _box(yy, xx, top, bottom, left, right, soft=0.6):
     """A soft-edged rectangle mask [H, W]."""
+
     def ramp(v):
         return np.clip(v / soft + 0.5, 0.0, 1.0)
+
     return ramp(yy - top) * ramp(bottom - yy) * ramp(xx - left) * ramp(right - xx)
 
 

@@ -54,8 +54,8 @@ class Tokenizer:
         out, i = [], 0
         while i < len(text):
             for width in range(min(longest, len(text) - i), 0, -1):
-                if text[i:i + width] in index:
-                    out.append(text[i:i + width])
+                if text[i : i + width] in index:
+                    out.append(text[i : i + width])
                     i += width
                     break
             else:
@@ -69,7 +69,8 @@ class Tokenizer:
         ids = [index[p] for p in self.pieces(text)]
         if len(ids) > self.max_length:
             raise ValueError(
-                f"text has {len(ids)} tokens but {TEXT_ENCODER_ID} holds at most {self.max_length}: {text!r}")
+                f"text has {len(ids)} tokens but {TEXT_ENCODER_ID} holds at most {self.max_length}: {text!r}"
+            )
         return np.array(ids + [self.pad_id] * (self.max_length - len(ids)), dtype=np.int64)
 
     def decode(self, ids) -> list[str]:
@@ -91,7 +92,9 @@ class TextEncoder:
             raise ValueError(f"token_embedding has {v} rows but the vocabulary has {len(self.tokenizer.vocab)}")
         if self.position_embedding.shape != (self.tokenizer.max_length, d):
             raise ValueError(
-                f"position_embedding must be [{self.tokenizer.max_length}, {d}], got {list(self.position_embedding.shape)}")
+                f"position_embedding must be [{self.tokenizer.max_length}, {d}], "
+                f"got {list(self.position_embedding.shape)}"
+            )
 
     @property
     def width(self) -> int:

@@ -128,5 +128,8 @@ def load_vae(root: str | Path | None = None) -> VAEDecoder:
     from labkit.core.fixtures import fixture_dir, read_json
 
     meta = read_json(fixture_dir("diffusion", root) / f"{VAE_ID}.json")
-    return VAEDecoder(np.array(meta["mixing"], dtype=np.float64), np.array(meta["bias"], dtype=np.float64),
-                      float(meta["scaling_factor"]))
+    return VAEDecoder(
+        np.array(meta["mixing"], dtype=np.float64),
+        np.array(meta["bias"], dtype=np.float64),
+        float(meta["scaling_factor"]),
+    )

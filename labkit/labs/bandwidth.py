@@ -28,13 +28,13 @@ class DecodeBudget:
     """A model, its KV-cache layout and the memory it streams from (the source's 7B example)."""
 
     n_params: int = 7_000_000_000
-    bytes_per_param: int = 2          # fp16 / bf16 weights
+    bytes_per_param: int = 2  # fp16 / bf16 weights
     n_layers: int = 32
-    context: int = 8192               # cached tokens per request
+    context: int = 8192  # cached tokens per request
     n_kv_heads: int = 8
     head_dim: int = 128
-    kv_bytes_per_element: int = 2     # fp16 cache
-    bandwidth_bytes_per_second: int = 1_000_000_000_000   # 1 TB/s, assumed
+    kv_bytes_per_element: int = 2  # fp16 cache
+    bandwidth_bytes_per_second: int = 1_000_000_000_000  # 1 TB/s, assumed
 
     def __post_init__(self):
         for name, value in asdict(self).items():

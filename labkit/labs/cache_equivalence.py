@@ -47,7 +47,9 @@ def per_sequence_cache_shapes(cache: KVCache) -> list[list[int]]:
     shapes = []
     for layer, keys in enumerate(cache.keys):
         if keys is None or keys.shape[0] != 1:
-            raise ValueError(f"layer {layer} must hold one cached sequence, got {None if keys is None else list(keys.shape)}")
+            raise ValueError(
+                f"layer {layer} must hold one cached sequence, got {None if keys is None else list(keys.shape)}"
+            )
         shapes.append(list(keys.shape[1:]))
     return shapes
 

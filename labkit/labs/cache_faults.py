@@ -61,7 +61,9 @@ class FaultCase:
     @property
     def shape_check_passed(self) -> bool:
         wanted = (1, LAB_CONFIG.n_kv_heads, self.expected.shape[0], LAB_CONFIG.head_dim)
-        return all(k.shape == wanted and v.shape == wanted for k, v in zip(self.cache.keys, self.cache.values, strict=True))
+        return all(
+            k.shape == wanted and v.shape == wanted for k, v in zip(self.cache.keys, self.cache.values, strict=True)
+        )
 
     @property
     def logit_allclose_passed(self) -> bool:
@@ -74,8 +76,11 @@ class FaultCase:
     @property
     def caught_by(self) -> list[str]:
         """Names of the checks this case fails (empty: nothing caught)."""
-        checks = {"shape": self.shape_check_passed, "logit": self.logit_allclose_passed,
-                  "distinct_layer": self.distinct_layer_keys_passed}
+        checks = {
+            "shape": self.shape_check_passed,
+            "logit": self.logit_allclose_passed,
+            "distinct_layer": self.distinct_layer_keys_passed,
+        }
         return [name for name, passed in checks.items() if not passed]
 
     def report(self) -> dict:
@@ -107,7 +112,7 @@ def run_case(mode: str, expected: np.ndarray | None = None) -> FaultCase:
 
 def run() -> dict:
     """The ``cache_faults`` object of the source's supplement report."""
-    expected = full_logits(lab_decoder(), lab_tokens())           # one full pass serves every mode
+    expected = full_logits(lab_decoder(), lab_tokens())  # one full pass serves every mode
     cases = [run_case(mode, expected) for mode in MODES]
     correct, *broken = cases
     if not correct.logit_allclose_passed or correct.caught_by:

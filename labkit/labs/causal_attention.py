@@ -20,9 +20,9 @@ PERTURB_FROM = 3
 
 def hand_example() -> tuple[np.ndarray, np.ndarray]:
     """Output [2] and weights [2] of the hand example (one head, one query, two keys)."""
-    q = np.array([[[1.0, 0.0]]])                       # [H=1, Tq=1, d_h=2]
-    k = np.array([[[1.0, 0.0], [0.0, 1.0]]])           # [H=1, Tk=2, d_h=2]
-    v = np.array([[[2.0, 0.0], [0.0, 4.0]]])           # [H=1, Tk=2, d_h=2]
+    q = np.array([[[1.0, 0.0]]])  # [H=1, Tq=1, d_h=2]
+    k = np.array([[[1.0, 0.0], [0.0, 1.0]]])  # [H=1, Tk=2, d_h=2]
+    v = np.array([[[2.0, 0.0], [0.0, 4.0]]])  # [H=1, Tk=2, d_h=2]
     output, weights = attention(q, k, v, np.ones((1, 2), dtype=bool))
     return output[0, 0], weights[0, 0]
 
@@ -38,8 +38,14 @@ def prefix_check() -> dict:
     disturbed = x.copy()
     disturbed[:, PERTURB_FROM:] += 100.0
     disturbed_output, disturbed_weights = attention(disturbed, disturbed, disturbed, allowed)
-    return {"x": x, "allowed": allowed, "output": output, "weights": weights,
-            "disturbed_output": disturbed_output, "disturbed_weights": disturbed_weights}
+    return {
+        "x": x,
+        "allowed": allowed,
+        "output": output,
+        "weights": weights,
+        "disturbed_output": disturbed_output,
+        "disturbed_weights": disturbed_weights,
+    }
 
 
 def run() -> dict:
@@ -47,11 +53,14 @@ def run() -> dict:
     output, weights = hand_example()
     check = prefix_check()
     prefix_error = max_abs_difference(check["output"][:, :PERTURB_FROM], check["disturbed_output"][:, :PERTURB_FROM])
-    future = ~check["allowed"]                               # the strict upper triangle
+    future = ~check["allowed"]  # the strict upper triangle
     upper_weight = float(np.max(np.abs(check["weights"][:, future])))
     row_sums = check["weights"].sum(axis=-1)
     if not np.allclose(row_sums, 1.0, rtol=0.0, atol=1e-14):
-        raise AssertionError(f"attention rows must sum to 1; worst row is off by {max_abs_difference(row_sums, np.ones_like(row_sums)):.3g}")
+        raise AssertionError(
+            "attention rows must sum to 1; worst row is off by "
+            f"{max_abs_difference(row_sums, np.ones_like(row_sums)):.3g}"
+        )
     return {
         "hand_example_weights": weights.tolist(),
         "hand_example_output": output.tolist(),

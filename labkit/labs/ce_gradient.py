@@ -17,7 +17,7 @@ RELATIVE_TOLERANCE = 1e-8
 
 def run() -> dict:
     """The ``ce_gradient`` object of the source report (loss, gradient [1, 3], check error)."""
-    logits = np.array([[np.log(2.0), 0.0, 0.0]])                   # [N=1, V=3]
+    logits = np.array([[np.log(2.0), 0.0, 0.0]])  # [N=1, V=3]
     targets = np.array([2])
     valid = np.ones(1, dtype=bool)
 

@@ -32,9 +32,7 @@ def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
     return centred - log_partition
 
 
-def masked_cross_entropy(
-    logits: np.ndarray, targets: np.ndarray, valid: np.ndarray
-) -> tuple[float, np.ndarray]:
+def masked_cross_entropy(logits: np.ndarray, targets: np.ndarray, valid: np.ndarray) -> tuple[float, np.ndarray]:
     """Mean cross-entropy over the supervised rows and its gradient with respect to ``logits``.
 
     logits: [N, V] float; targets: [N] integer token IDs; valid: [N] boolean (row supervised).
@@ -45,12 +43,12 @@ def masked_cross_entropy(
     Returns (L in nats, gradient [N, V]).  An unsupervised row gets an all-zero gradient.
     """
     z, y, mask = _ce_arguments(logits, targets, valid)
-    n_rows, supervised = z.shape[0], int(np.count_nonzero(mask))   # N, M
+    n_rows, supervised = z.shape[0], int(np.count_nonzero(mask))  # N, M
     rows = np.arange(n_rows)
-    log_p = log_softmax(z)                                   # [N, V]
-    target_log_p = log_p[rows, y]                            # [N]
+    log_p = log_softmax(z)  # [N, V]
+    target_log_p = log_p[rows, y]  # [N]
     loss = -float(np.mean(target_log_p[mask]))
-    residual = np.exp(log_p)                                 # softmax(z_n), then − onehot(y_n)
+    residual = np.exp(log_p)  # softmax(z_n), then − onehot(y_n)
     residual[rows, y] -= 1.0
     gradient = residual * (mask[:, None] / supervised)
     return loss, gradient
@@ -83,7 +81,7 @@ def finite_difference(fn: Callable[[np.ndarray], float], x: np.ndarray, step: fl
         raise ValueError(f"step must be a positive float, got {step!r}")
     point = np.asarray(x, dtype=np.float64)
     flat = point.reshape(-1)
-    nudge = np.zeros_like(flat)                  # h·e_i, one element at a time
+    nudge = np.zeros_like(flat)  # h·e_i, one element at a time
     slopes = np.empty_like(flat)
     for i in range(flat.size):
         nudge[i] = step
@@ -126,12 +124,14 @@ def agreement_rows(rows) -> list[tuple]:
         try:
             ref = np.asarray(source, dtype=float)
             got = np.asarray(computed, dtype=float)
-            with np.errstate(invalid="ignore"):            # inf − inf: equal infinities agree
+            with np.errstate(invalid="ignore"):  # inf − inf: equal infinities agree
                 near = np.abs(got - ref) <= tolerance + SCRIPT_RUN_RTOL * np.abs(ref)
                 close = (got == ref) | (np.isfinite(ref) & near)
             agree = ref.shape == got.shape and bool(np.all(close))
         except (TypeError, ValueError):
             agree = False
-        verdict = (f"within {tolerance:g}" if tolerance > 0 else f"within {SCRIPT_RUN_RTOL:g} rel.") if agree else "DIFFERENT"
+        verdict = (
+            (f"within {tolerance:g}" if tolerance > 0 else f"within {SCRIPT_RUN_RTOL:g} rel.") if agree else "DIFFERENT"
+        )
         out.append((quantity, source, computed, tolerance, verdict))
     return out

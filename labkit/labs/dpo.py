@@ -63,12 +63,17 @@ def dpo_gradient(policy, reference, beta: float = BETA) -> np.ndarray:
     reference = _pair("reference", reference)
     beta = _beta(beta)
     margin = dpo_margin(policy, reference, beta)
-    pull = -beta / (1.0 + np.exp(margin))   # −β·σ(−m)
+    pull = -beta / (1.0 + np.exp(margin))  # −β·σ(−m)
     return np.array([pull, -pull])
 
 
-def run(policy=POLICY_LOG_PROBS, reference=REFERENCE_LOG_PROBS, beta: float = BETA,
-        step_size: float = STEP_SIZE, shift=BOTH_LOWER_SHIFT) -> dict:
+def run(
+    policy=POLICY_LOG_PROBS,
+    reference=REFERENCE_LOG_PROBS,
+    beta: float = BETA,
+    step_size: float = STEP_SIZE,
+    shift=BOTH_LOWER_SHIFT,
+) -> dict:
     """The DPO lab: loss, analytic vs finite-difference gradient, one descent step, the counterexample.
 
     Returns the source report's ``dpo`` object; raises ``LabCheckFailed`` if the analytic
@@ -82,7 +87,9 @@ def run(policy=POLICY_LOG_PROBS, reference=REFERENCE_LOG_PROBS, beta: float = BE
         raise ValueError(f"step_size must be a positive finite number, got {step_size!r}")
     shift = np.asarray(shift, dtype=np.float64)
     if shift.shape != (2,) or not np.all(shift < 0):
-        raise ValueError(f"shift must be [2] negative log-prob changes (both answers less probable), got {shift.tolist()}")
+        raise ValueError(
+            f"shift must be [2] negative log-prob changes (both answers less probable), got {shift.tolist()}"
+        )
 
     def loss_at(log_probs: np.ndarray) -> float:
         return float(np.logaddexp(0.0, -dpo_margin(log_probs, reference, beta)))
@@ -97,8 +104,10 @@ def run(policy=POLICY_LOG_PROBS, reference=REFERENCE_LOG_PROBS, beta: float = BE
     require(stepped < loss, f"dpo: one gradient step should lower the loss {loss!r}, got {stepped!r}")
     both_lower = policy + shift
     counterexample = loss_at(both_lower)
-    require(counterexample < loss,
-            f"dpo: lowering both answers ({shift.tolist()}) should still lower the loss {loss!r}, got {counterexample!r}")
+    require(
+        counterexample < loss,
+        f"dpo: lowering both answers ({shift.tolist()}) should still lower the loss {loss!r}, got {counterexample!r}",
+    )
     return {
         "policy_log_probs": policy.tolist(),
         "reference_log_probs": reference.tolist(),

@@ -36,9 +36,9 @@ def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray
     ddof 0 divides the squared deviations by K (population std), ddof 1 by K − 1 (sample std).
     A group whose rewards are all equal gets zero advantage: it carries no learning signal.
     """
-    r = _group_rewards(rewards, ddof, eps)                            # [G, K] float64
-    centred = r - r.mean(axis=1, keepdims=True)                      # r − mean(r)
-    spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps           # std_ddof(r) + ε
+    r = _group_rewards(rewards, ddof, eps)  # [G, K] float64
+    centred = r - r.mean(axis=1, keepdims=True)  # r − mean(r)
+    spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps  # std_ddof(r) + ε
     with np.errstate(invalid="ignore", divide="ignore"):
         advantages = centred / spread
     if not np.all(np.isfinite(advantages)):
@@ -64,9 +64,9 @@ def _group_rewards(rewards, ddof: int, eps: float) -> np.ndarray:
 
 def ppo_clip_objective(ratio, advantage, clip: float = CLIP) -> np.ndarray:
     """J = min(ρ·Â, clip(ρ, 1 − ε, 1 + ε)·Â) element-wise; ``ratio``, ``advantage``: [N] → [N]."""
-    rho, adv = _ratio_and_advantage(ratio, advantage, clip)         # [N], [N] float64
-    unclipped = rho * adv                                            # ρ·Â
-    clipped = np.clip(rho, 1 - clip, 1 + clip) * adv                 # clip(ρ, 1 − ε, 1 + ε)·Â
+    rho, adv = _ratio_and_advantage(ratio, advantage, clip)  # [N], [N] float64
+    unclipped = rho * adv  # ρ·Â
+    clipped = np.clip(rho, 1 - clip, 1 + clip) * adv  # clip(ρ, 1 − ε, 1 + ε)·Â
     return np.minimum(unclipped, clipped)
 
 
@@ -109,8 +109,14 @@ def _clip_by_case(rho: np.ndarray, adv: np.ndarray, clip: float) -> np.ndarray:
     return np.where(adv >= 0, np.minimum(rho, 1 + clip) * adv, np.maximum(rho, 1 - clip) * adv)
 
 
-def run(rewards=REWARDS, eps: float = EPSILON, permutation=PERMUTATION,
-        ratio=RATIOS, advantage=ADVANTAGES, clip: float = CLIP) -> dict:
+def run(
+    rewards=REWARDS,
+    eps: float = EPSILON,
+    permutation=PERMUTATION,
+    ratio=RATIOS,
+    advantage=ADVANTAGES,
+    clip: float = CLIP,
+) -> dict:
     """The GRPO / PPO-clip lab; returns the source report's ``grpo`` object.
 
     Checks: a group of two 0s and two 1s standardises to ±1 (within 3e-8, the ε's effect);
@@ -125,25 +131,38 @@ def run(rewards=REWARDS, eps: float = EPSILON, permutation=PERMUTATION,
         raise ValueError(f"permutation must reorder 0..{r.shape[1] - 1}, got {order.tolist()}")
 
     for g, group in enumerate(r):
-        values, counts = np.unique(group, return_counts=True)     # distinct rewards, how many of each
+        values, counts = np.unique(group, return_counts=True)  # distinct rewards, how many of each
         if values.size == 1:
             # exact zeros when the mean is exact (0/1 rewards); otherwise the mean's rounding
             # error (~1e-16) divided by ε = 1e-8 leaves ~1e-8
             exact_mean = bool(np.all(group == group.mean()))
-            require_close(f"grpo group {g} (equal rewards) advantage vs 0", population[g],
-                          np.zeros_like(group), atol=0.0 if exact_mean else 1e-6)
+            require_close(
+                f"grpo group {g} (equal rewards) advantage vs 0",
+                population[g],
+                np.zeros_like(group),
+                atol=0.0 if exact_mean else 1e-6,
+            )
         elif values.size == 2 and counts[0] * 2 == group.size:
             # half low, half high: population std is half the gap, so Â = ±1 (up to ε)
-            require_close(f"grpo group {g} population advantage vs ±1", population[g],
-                          np.where(group == values[1], 1.0, -1.0), atol=3e-8)
-    require_close("grpo advantages of reordered answers vs reordered advantages",
-                  group_advantages(r[:, order], eps=eps), population[:, order], rtol=1e-7)
+            require_close(
+                f"grpo group {g} population advantage vs ±1",
+                population[g],
+                np.where(group == values[1], 1.0, -1.0),
+                atol=3e-8,
+            )
+    require_close(
+        "grpo advantages of reordered answers vs reordered advantages",
+        group_advantages(r[:, order], eps=eps),
+        population[:, order],
+        rtol=1e-7,
+    )
 
     rho = np.asarray(ratio, dtype=np.float64)
     adv = np.asarray(advantage, dtype=np.float64)
     objective = ppo_clip_objective(rho, adv, clip)
-    require_close("grpo clipped objective vs its case-by-case reading", objective,
-                  _clip_by_case(rho, adv, clip), rtol=1e-12)
+    require_close(
+        "grpo clipped objective vs its case-by-case reading", objective, _clip_by_case(rho, adv, clip), rtol=1e-12
+    )
     return {
         "rewards": r.tolist(),
         "population_std": r.std(axis=1).tolist(),

@@ -38,12 +38,18 @@ def as_distribution(name: str, values, atol: float = 1e-8) -> np.ndarray:
     return dist
 
 
+def same_outcomes(first: tuple[str, object], second: tuple[str, object]) -> tuple[np.ndarray, np.ndarray]:
+    """Two (name, values) probability vectors over the same outcomes, checked and returned: [V] each."""
+    (name_a, a), (name_b, b) = first, second
+    a, b = as_distribution(name_a, a), as_distribution(name_b, b)
+    if a.shape != b.shape:
+        raise ValueError(f"{name_a} and {name_b} must cover the same outcomes, got {a.size} and {b.size}")
+    return a, b
+
+
 def kl_divergence(p, q) -> float:
     """KL(p ‖ q) in nats for probability vectors ``p``, ``q``: [V]; ``inf`` if q_i = 0 < p_i."""
-    p = as_distribution("p", p)
-    q = as_distribution("q", q)
-    if p.shape != q.shape:
-        raise ValueError(f"p and q must cover the same outcomes, got {p.size} and {q.size}")
+    p, q = same_outcomes(("p", p), ("q", q))
     support = p > 0
     if np.any(q[support] == 0):
         return math.inf
@@ -62,8 +68,10 @@ def run(p=P, q=Q) -> dict:
     forward = kl_divergence(p, q)
     reverse = kl_divergence(q, p)
     require(forward >= 0 and reverse >= 0, f"kl: divergences must be ≥ 0, got forward {forward!r}, reverse {reverse!r}")
-    require(not math.isclose(forward, reverse),
-            f"kl: KL(p‖q) = {forward!r} and KL(q‖p) = {reverse!r} should differ for p = {p.tolist()}, q = {q.tolist()}")
+    require(
+        not math.isclose(forward, reverse),
+        f"kl: KL(p‖q) = {forward!r} and KL(q‖p) = {reverse!r} should differ for p = {p.tolist()}, q = {q.tolist()}",
+    )
     identical = kl_divergence(p, p)
     require(identical == 0.0, f"kl: KL(p‖p) should be exactly 0, got {identical!r}")
     unbounded = kl_divergence(ZERO_SUPPORT_P, ZERO_SUPPORT_Q)
@@ -98,17 +106,14 @@ def kl_estimators(log_ratio) -> dict[str, np.ndarray]:
     return {
         "k1": -log_r,
         "k2": 0.5 * log_r**2,
-        "k3": np.expm1(log_r) - log_r,       # (r − 1) − log r, exact near r = 1
+        "k3": np.expm1(log_r) - log_r,  # (r − 1) − log r, exact near r = 1
     }
 
 
 def estimator_moments(sampled, other) -> dict[str, tuple[float, float]]:
     """Exact mean and standard deviation of k1, k2, k3 under x ~ ``sampled`` (the model q),
     with r = ``other``/``sampled`` (the target p); both [V].  The true value is KL(q ‖ p)."""
-    q = as_distribution("sampled", sampled)
-    p = as_distribution("other", other)
-    if p.shape != q.shape:
-        raise ValueError(f"sampled and other must cover the same outcomes, got {q.size} and {p.size}")
+    q, p = same_outcomes(("sampled", sampled), ("other", other))
     support = q > 0
     if np.any(p[support] == 0):
         raise ValueError("other is 0 where sampled is not: log r = −∞ and KL(q ‖ p) is infinite")

@@ -29,11 +29,11 @@ STDS = np.round(np.arange(0.3, 3.5 + 1e-9, 0.05), 2)
 
 
 class GaussianFit(NamedTuple):
-    direction: str        # "forward" (KL(p ‖ q)) or "reverse" (KL(q ‖ p))
+    direction: str  # "forward" (KL(p ‖ q)) or "reverse" (KL(q ‖ p))
     mean: float
     std: float
-    forward_kl: float     # KL(p ‖ q) of the fitted q, nats
-    reverse_kl: float     # KL(q ‖ p) of the fitted q, nats
+    forward_kl: float  # KL(p ‖ q) of the fitted q, nats
+    reverse_kl: float  # KL(q ‖ p) of the fitted q, nats
 
 
 def normal_mass(x, mean: float, std: float) -> np.ndarray:

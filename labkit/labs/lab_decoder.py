@@ -12,22 +12,13 @@ import functools
 
 import numpy as np
 
-from labkit.nn import Decoder, DecoderConfig, DecoderFaults, DecoderWeights
+from labkit.nn import Decoder, DecoderFaults, DecoderWeights
+from labkit.nn.configs import book_config
 
 #: The token IDs every decoder lab feeds: [T] = [7].
 LAB_TOKENS = (1, 5, 3, 8, 2, 9, 4)
 
-LAB_CONFIG = DecoderConfig(
-    model_id="lab-decoder",
-    vocab_size=17,
-    width=8,
-    n_layers=2,
-    n_q_heads=2,
-    n_kv_heads=2,
-    head_dim=4,
-    ffn_width=12,
-    dtype="float64",
-)
+LAB_CONFIG = book_config("lab-decoder")
 
 #: Draw order and standard deviation of the weights (name, std); shapes come from the config.
 _DRAWS = (("embedding", 0.3), ("output", 0.2))

@@ -59,11 +59,11 @@ FAULTS = (
 #: the tolerance (``labkit.reader.rounded(report, bounds=DISCREPANCY_BOUNDS)``: ``≤ 1e-12 ✓``);
 #: the JSON report keeps the full value.
 DISCREPANCY_BOUNDS = {
-    "max_abs_gradient_error": 1e-9,                   # ce_gradient, masks, dpo: atol 1e-9
-    "full_vs_cached_max_abs_logit_error": 1e-12,      # cache_equivalence: atol 1e-12
+    "max_abs_gradient_error": 1e-9,  # ce_gradient, masks, dpo: atol 1e-9
+    "full_vs_cached_max_abs_logit_error": 1e-12,  # cache_equivalence: atol 1e-12
     "prefix_vs_cached_max_abs_logit_error": 1e-12,
-    "max_absolute_logit_error": 1e-12,                # cache_faults: atol 1e-12
-    "exact_max_abs_error": 1e-14,                     # speculative_sampling: atol 1e-14
+    "max_absolute_logit_error": 1e-12,  # cache_faults: atol 1e-12
+    "exact_max_abs_error": 1e-14,  # speculative_sampling: atol 1e-14
 }
 
 
@@ -89,7 +89,7 @@ def require_close(what: str, actual, expected, atol: float = 0.0, rtol: float = 
         raise LabCheckFailed(f"{what}: shapes differ, {list(a.shape)} vs {list(e.shape)}")
     allowed = atol + rtol * np.abs(e)
     gap = np.abs(a - e)
-    bad = ~(gap <= allowed)               # NaN counts as bad
+    bad = ~(gap <= allowed)  # NaN counts as bad
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         where = f"[{', '.join(map(str, index))}]" if index else ""
@@ -107,8 +107,12 @@ def shanghai_timestamp(now: datetime | None = None) -> str:
 
 def runtime_info() -> dict:
     """Versions the numbers were computed with: Python, NumPy, the platform, and the dtype."""
-    return {"python": platform.python_version(), "numpy": np.__version__,
-            "platform": platform.platform(), "dtype": "float64"}
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "dtype": "float64",
+    }
 
 
 def _runners(table, samples: int) -> dict[str, Callable[[], dict]]:
@@ -128,7 +132,7 @@ def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, str | Non
     for key, lab in runners.items():
         try:
             results[key] = lab()
-        except AssertionError as failure:     # LabCheckFailed, or NumPy's assert_* in a lab
+        except AssertionError as failure:  # LabCheckFailed, or NumPy's assert_* in a lab
             message = str(failure).strip() or type(failure).__name__
             return results, key, message
     return results, None, None
@@ -145,8 +149,7 @@ def check_samples(samples: int) -> int:
     return int(samples)
 
 
-def labs_report(samples: int = DEFAULT_SAMPLES,
-                runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
+def labs_report(samples: int = DEFAULT_SAMPLES, runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
     """Run the eight mechanism labs; the source's report object (``status`` "passed" or "failed").
 
     ``runners`` replaces the lab table (tests use it to make a check fail).  On a failed check
@@ -234,7 +237,7 @@ def report_differences(actual, reference, path: str = "") -> list[str]:
         for i, (a, r) in enumerate(zip(actual, reference, strict=True)):
             out += report_differences(a, r, f"{here}[{i}]")
         return out
-    if isinstance(reference, float) and isinstance(actual, float):   # JSON tells 0 from 0.0
+    if isinstance(reference, float) and isinstance(actual, float):  # JSON tells 0 from 0.0
         if actual != reference and not (actual != actual and reference != reference):
             return [f"{here}: {actual!r} vs reference {reference!r} (off by {abs(actual - reference):.3e})"]
         return []

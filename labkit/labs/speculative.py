@@ -28,10 +28,7 @@ SEED = 73
 #: The largest |observed − p| the Monte Carlo check accepts, in standard errors √(p(1−p)/N).
 SIGMA_BOUND = 6.0
 #: Edge cases: draft equal to target, and draft and target each with an outcome the other lacks.
-EDGE_CASES = (
-    ("equal", TARGET, TARGET),
-    ("disjoint support", (0.0, 0.7, 0.3), (0.3, 0.7, 0.0)),
-)
+EDGE_CASES = (("equal", TARGET, TARGET), ("disjoint support", (0.0, 0.7, 0.3), (0.3, 0.7, 0.0)))
 NOTE = "single-prefix acceptance law; not a full multi-token decoder or speed benchmark"
 FALLBACKS = ("residual", "target")
 
@@ -39,11 +36,11 @@ FALLBACKS = ("residual", "target")
 class SpeculativeMass(NamedTuple):
     """The exact decomposition at one prefix; every vector is [V]."""
 
-    accept_probability: np.ndarray   # α(x) = min(1, p(x)/q(x)); 1 where q(x) = 0
-    accepted_mass: np.ndarray        # q(x)·α(x) = min(p(x), q(x))
-    reject_probability: float        # β = 1 − Σ q·α
-    residual: np.ndarray             # r = max(p − q, 0) / Σ max(p − q, 0); zeros if p = q
-    output: np.ndarray               # q·α + β·r  (= p for the correct rule)
+    accept_probability: np.ndarray  # α(x) = min(1, p(x)/q(x)); 1 where q(x) = 0
+    accepted_mass: np.ndarray  # q(x)·α(x) = min(p(x), q(x))
+    reject_probability: float  # β = 1 − Σ q·α
+    residual: np.ndarray  # r = max(p − q, 0) / Σ max(p − q, 0); zeros if p = q
+    output: np.ndarray  # q·α + β·r  (= p for the correct rule)
 
 
 def _pair(p, q) -> tuple[np.ndarray, np.ndarray]:
@@ -79,9 +76,9 @@ def wrong_fallback_output(p, q) -> np.ndarray:
 class MonteCarlo(NamedTuple):
     """One simulated run of ``samples`` single-prefix steps."""
 
-    tokens: np.ndarray        # [samples] output token IDs
-    accepted: np.ndarray      # [samples] bool, the draft token was kept
-    observed: np.ndarray      # [V] empirical output frequencies
+    tokens: np.ndarray  # [samples] output token IDs
+    accepted: np.ndarray  # [samples] bool, the draft token was kept
+    observed: np.ndarray  # [V] empirical output frequencies
 
 
 def simulate(p, q, samples: int, seed: int = SEED, fallback: str = "residual") -> MonteCarlo:
@@ -115,7 +112,7 @@ def standard_error_units(observed: np.ndarray, p: np.ndarray, samples: int) -> f
     spread = p * (1 - p)
     live = spread > 0
     if np.any(observed[~live] != p[~live]):
-        return float("inf")      # a token with p(x) ∈ {0, 1} was seen at the wrong frequency
+        return float("inf")  # a token with p(x) ∈ {0, 1} was seen at the wrong frequency
     if not live.any():
         return 0.0
     sigma = np.sqrt(spread[live] / samples)
@@ -135,17 +132,26 @@ def expected_tokens_per_target_call(alpha, k: int):
         raise ValueError(f"k must be an integer number of drafted tokens ≥ 0, got {k!r}")
     if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
         raise ValueError(f"alpha must be an acceptance rate in [0, 1], got {a.tolist()}")
-    powers = a[..., None] ** np.arange(k + 1)          # [..., k+1]: α^0 … α^k
+    powers = a[..., None] ** np.arange(k + 1)  # [..., k+1]: α^0 … α^k
     return powers.sum(axis=-1)
 
 
 def accepted_length_law(alpha: float, k: int) -> np.ndarray:
     """P(tokens per target call = n) for n = 1 … k+1 → [k+1]; the law ``expected_tokens…`` averages."""
-    expected_tokens_per_target_call(alpha, k)             # validates alpha and k
-    n = np.arange(k + 1)                                   # accepted drafts before the stop
+    expected_tokens_per_target_call(alpha, k)  # validates alpha and k
+    n = np.arange(k + 1)  # accepted drafts before the stop
     law = alpha**n * (1 - alpha)
-    law[-1] = alpha**k                                     # all k accepted (+ the bonus token)
+    law[-1] = alpha**k  # all k accepted (+ the bonus token)
     return law
+
+
+def require_exact_law(what: str, mass: SpeculativeMass, target: np.ndarray) -> None:
+    """Require that ``mass.output`` (the exact output law ``what``) equals the target p to 1e-14,
+    and that the rule does as well in every edge case of ``EDGE_CASES``."""
+    require_close(f"{what} vs target p", mass.output, target, atol=1e-14)
+    for name, edge_p, edge_q in EDGE_CASES:
+        edge_law = speculative_mass(edge_p, edge_q).output
+        require_close(f"{what} vs target p ({name} case)", edge_law, np.asarray(edge_p), atol=1e-14)
 
 
 def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> dict:
@@ -157,16 +163,15 @@ def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> 
     samples = check_samples(samples)
     target, draft = _pair(p, q)
     mass = speculative_mass(target, draft)
-    require_close("speculative exact output law vs target p", mass.output, target, atol=1e-14)
-    for name, edge_p, edge_q in EDGE_CASES:
-        require_close(f"speculative exact output law vs target p ({name} case)",
-                      speculative_mass(edge_p, edge_q).output, np.asarray(edge_p), atol=1e-14)
+    require_exact_law("speculative exact output law", mass, target)
 
     draws = simulate(target, draft, samples, seed)
     worst = standard_error_units(draws.observed, target, samples)
-    require(worst < SIGMA_BOUND,
-            f"speculative: observed {draws.observed.tolist()} is {worst:.2f} standard errors from p "
-            f"{target.tolist()} (bound {SIGMA_BOUND})")
+    require(
+        worst < SIGMA_BOUND,
+        f"speculative: observed {draws.observed.tolist()} is {worst:.2f} standard errors from p "
+        f"{target.tolist()} (bound {SIGMA_BOUND})",
+    )
     return {
         "target": target.tolist(),
         "draft": draft.tolist(),

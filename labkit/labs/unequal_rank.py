@@ -64,15 +64,17 @@ def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: floa
     if not (math.isfinite(learning_rate) and learning_rate > 0):
         raise ValueError(f"learning_rate must be a positive finite number, got {learning_rate!r}")
     p = sigmoid(w)
-    counts = np.array([t.size for t in ranks])                  # n_r
-    sums = np.array([np.sum(p - t) for t in ranks])              # S_r = Σ (p − y)
-    world = len(ranks)                                           # R
-    rank_means = sums / counts                                   # S_r / n_r
-    naive = float(np.mean(rank_means))                           # mean over ranks of S_r / n_r
-    global_mean = float(sums.sum() / counts.sum())               # Σ S_r / Σ n_r
-    compensated = sums * world / counts.sum()                    # S_r · R / N, then all-reduce mean
+    counts = np.array([t.size for t in ranks])  # n_r
+    sums = np.array([np.sum(p - t) for t in ranks])  # S_r = Σ (p − y)
+    world = len(ranks)  # R
+    rank_means = sums / counts  # S_r / n_r
+    naive = float(np.mean(rank_means))  # mean over ranks of S_r / n_r
+    global_mean = float(sums.sum() / counts.sum())  # Σ S_r / Σ n_r
+    compensated = sums * world / counts.sum()  # S_r · R / N, then all-reduce mean
     all_reduced = float(np.mean(compensated))
-    require_close("unequal_rank: compensated all-reduce vs global token mean", all_reduced, global_mean, atol=1e-15, rtol=1e-12)
+    require_close(
+        "unequal_rank: compensated all-reduce vs global token mean", all_reduced, global_mean, atol=1e-15, rtol=1e-12
+    )
 
     new_w = w - learning_rate * global_mean
     old_loss = global_loss(w, ranks)
@@ -80,8 +82,10 @@ def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: floa
     naive_loss = global_loss(w - learning_rate * naive, ranks)
     # a descent step on this convex loss lowers it, unless the step is too small to show in float64
     tiny_step = abs(learning_rate * global_mean) < 1e-6
-    require(loss_after < old_loss or (tiny_step and loss_after <= old_loss),
-            f"unequal_rank: a step along the global mean should lower the loss {old_loss!r}, got {loss_after!r}")
+    require(
+        loss_after < old_loss or (tiny_step and loss_after <= old_loss),
+        f"unequal_rank: a step along the global mean should lower the loss {old_loss!r}, got {loss_after!r}",
+    )
     return {
         "rank_token_counts": counts.tolist(),
         "rank_gradient_sums": sums.tolist(),

@@ -15,9 +15,7 @@ def causal_allowed(query_positions: np.ndarray, key_positions: np.ndarray) -> np
     return np.asarray(key_positions)[None, :] <= np.asarray(query_positions)[:, None]
 
 
-def attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Attend ``q`` to ``k``/``v`` where ``allowed`` is true.
 
     q: [..., H, Tq, d_h]; k, v: [..., H, Tk, d_h]; allowed: [Tq, Tk] boolean.
@@ -25,9 +23,9 @@ def attention(
 
         score = q·kᵀ / √d_h,   score[¬allowed] = −∞,   weights = softmax(score)
     """
-    allowed = _allowed_mask(allowed, q.shape[-2], k.shape[-2])       # [Tq, Tk]
-    scale = np.sqrt(np.asarray(q.shape[-1], dtype=q.dtype))           # √d_h
-    score = (q @ np.swapaxes(k, -1, -2)) / scale                      # [..., H, Tq, Tk]
+    allowed = _allowed_mask(allowed, q.shape[-2], k.shape[-2])  # [Tq, Tk]
+    scale = np.sqrt(np.asarray(q.shape[-1], dtype=q.dtype))  # √d_h
+    score = (q @ np.swapaxes(k, -1, -2)) / scale  # [..., H, Tq, Tk]
     score = np.where(allowed, score, -np.inf)
     weights = softmax(score, axis=-1)
     return weights @ v, weights
@@ -40,7 +38,5 @@ def _allowed_mask(allowed, tq: int, tk: int) -> np.ndarray:
         raise ValueError(f"allowed must be [Tq, Tk] = [{tq}, {tk}], got {list(allowed.shape)}")
     empty_rows = np.flatnonzero(~allowed.any(axis=-1))
     if empty_rows.size:
-        raise ValueError(
-            f"every query row needs at least one allowed key; row {int(empty_rows[0])} has none"
-        )
+        raise ValueError(f"every query row needs at least one allowed key; row {int(empty_rows[0])} has none")
     return allowed

@@ -3,17 +3,19 @@
 import numpy as np
 
 
-def rope_angles(positions: np.ndarray, head_dim: int, base: float = 10000.0,
-                dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+def rope_angles(
+    positions: np.ndarray, head_dim: int, base: float = 10000.0, dtype=np.float64
+) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin of the rotation angles, each [T, d_h/2]:
     angle[t, i] = positions[t] · base^(−2i/d_h).  Compute once, rotate many heads/layers."""
-    inverse_frequency = base ** (-np.arange(0, head_dim, 2) / head_dim)      # [d_h/2]
-    angle = np.asarray(positions)[:, None] * inverse_frequency[None, :]    # [T, d_h/2]
+    inverse_frequency = base ** (-np.arange(0, head_dim, 2) / head_dim)  # [d_h/2]
+    angle = np.asarray(positions)[:, None] * inverse_frequency[None, :]  # [T, d_h/2]
     return np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
 
 
-def rope(x: np.ndarray, positions: np.ndarray, base: float = 10000.0,
-         angles: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def rope(
+    x: np.ndarray, positions: np.ndarray, base: float = 10000.0, angles: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
     """Rotate ``x`` ([..., T, d_h], d_h even) by the angles of ``positions`` ([T]).
 
     Pair i of a head turns by angle = position · base^(−2i/d_h):
@@ -27,13 +29,10 @@ def rope(x: np.ndarray, positions: np.ndarray, base: float = 10000.0,
         raise ValueError(f"rope needs an even head size, got d_h={head_dim}")
     positions = np.asarray(positions)
     if positions.ndim != 1 or positions.shape[0] != x.shape[-2]:
-        raise ValueError(
-            f"positions must be [T] with T={x.shape[-2]}, got shape {list(positions.shape)}"
-        )
+        raise ValueError(f"positions must be [T] with T={x.shape[-2]}, got shape {list(positions.shape)}")
     cos, sin = rope_angles(positions, head_dim, base, x.dtype) if angles is None else angles
     if cos.shape != (positions.shape[0], head_dim // 2):
-        raise ValueError(f"angles must be [T, d_h/2] = [{positions.shape[0]}, {head_dim // 2}], "
-                         f"got {list(cos.shape)}")
+        raise ValueError(f"angles must be [T, d_h/2] = [{positions.shape[0]}, {head_dim // 2}], got {list(cos.shape)}")
     first, second = x[..., 0::2], x[..., 1::2]
     out = np.empty_like(x)
     out[..., 0::2] = first * cos - second * sin

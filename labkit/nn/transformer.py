@@ -52,9 +52,7 @@ class DecoderConfig:
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"DecoderConfig.{name} must be a positive integer, got {value!r}")
         if self.n_q_heads % self.n_kv_heads:
-            raise ValueError(
-                f"n_q_heads ({self.n_q_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})"
-            )
+            raise ValueError(f"n_q_heads ({self.n_q_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})")
         if self.head_dim % 2:
             raise ValueError(f"head_dim must be even for RoPE, got {self.head_dim}")
         if self.dtype not in ("float32", "float64"):
@@ -112,18 +110,14 @@ class DecoderWeights:
             array = np.asarray(arrays[name])
             if array.shape != shape:
                 raise ValueError(
-                    f"weight {name!r} of {config.model_id} must have shape {list(shape)}, "
-                    f"got {list(array.shape)}"
+                    f"weight {name!r} of {config.model_id} must have shape {list(shape)}, got {list(array.shape)}"
                 )
             if not np.issubdtype(array.dtype, np.floating):
                 raise ValueError(f"weight {name!r} must be floating point, got {array.dtype}")
             if not np.all(np.isfinite(array)):
                 raise ValueError(f"weight {name!r} of {config.model_id} contains NaN or infinity")
             checked[name] = array.astype(dtype, copy=False)
-        layers = [
-            {name: checked[f"layers.{i}.{name}"] for name in LAYER_WEIGHT_NAMES}
-            for i in range(config.n_layers)
-        ]
+        layers = [{name: checked[f"layers.{i}.{name}"] for name in LAYER_WEIGHT_NAMES} for i in range(config.n_layers)]
         return cls(embedding=checked["embedding"], output=checked["output"], layers=layers)
 
 
@@ -229,9 +223,7 @@ class Decoder:
             raise ValueError(f"input_ids must be integers, got {ids.dtype}")
         bad = ids[(ids < 0) | (ids >= self.config.vocab_size)]
         if bad.size:
-            raise ValueError(
-                f"input_ids must lie in [0, {self.config.vocab_size}), got {int(bad.flat[0])}"
-            )
+            raise ValueError(f"input_ids must lie in [0, {self.config.vocab_size}), got {int(bad.flat[0])}")
         return ids
 
     # -- the forward pass ------------------------------------------------------
@@ -264,7 +256,7 @@ class Decoder:
             allowed = np.tril(np.ones((t_new, start + t_new), dtype=bool))
 
         angles = rope_angles(rope_positions, cfg.head_dim, cfg.rope_base, self.dtype)  # shared by q, k of every layer
-        x = w.embedding[ids]                                        # [B, T, d]
+        x = w.embedding[ids]  # [B, T, d]
         embedding_shape = list(x.shape)
         records = []
         for i, layer in enumerate(w.layers):
@@ -272,11 +264,11 @@ class Decoder:
             z = rms_norm(x, cfg.norm_eps)
             q = rope(self._split_heads(z @ layer["q"], cfg.n_q_heads), rope_positions, cfg.rope_base, angles)
             k = rope(self._split_heads(z @ layer["k"], cfg.n_kv_heads), rope_positions, cfg.rope_base, angles)
-            v = self._split_heads(z @ layer["v"], cfg.n_kv_heads)   # [B, H_kv, T, d_h]
+            v = self._split_heads(z @ layer["v"], cfg.n_kv_heads)  # [B, H_kv, T, d_h]
             if cache is None:
                 keys, values = k, v
             else:
-                keys, values = cache.append(i, k, v)                 # [B, H_kv, T_cache, d_h]
+                keys, values = cache.append(i, k, v)  # [B, H_kv, T_cache, d_h]
             # grouped-query attention: query head h reads key/value head h // group_size
             keys_per_q = np.repeat(keys, cfg.group_size, axis=1)
             values_per_q = np.repeat(values, cfg.group_size, axis=1)
@@ -303,9 +295,8 @@ class Decoder:
         if incremental and cache is not None and self.faults.copy_layer0_cache_to_layer1 and cfg.n_layers > 1:
             cache.keys[1] = cache.keys[0].copy()
             cache.values[1] = cache.values[0].copy()
-        logits = rms_norm(x, cfg.norm_eps) @ w.output              # [B, T, V]
-        return ForwardResult(logits=logits, positions=positions, layers=records,
-                             embedding_shape=embedding_shape)
+        logits = rms_norm(x, cfg.norm_eps) @ w.output  # [B, T, V]
+        return ForwardResult(logits=logits, positions=positions, layers=records, embedding_shape=embedding_shape)
 
     def prefill(self, input_ids: np.ndarray, cache: KVCache | None = None, **kwargs) -> tuple[ForwardResult, KVCache]:
         """Fill a (new or given) cache with the prompt; the result's ``next_logits`` are step 1's."""

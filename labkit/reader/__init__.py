@@ -28,6 +28,7 @@ __all__ = [
     "use_book_style",
 ]
 
+
 class SourceView:
     """A function's or class's real source, rendered as a code block in notebooks.
 
@@ -65,9 +66,11 @@ def source_html(source: str, title: str) -> str:
         code = highlight(source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True))
     except ImportError:  # pragma: no cover - IPython always brings Pygments
         code = escape(source)
-    return (f'<div class="labkit-source"><code>{escape(title)}</code>'
-            f'<pre style="line-height:1.35;overflow-x:auto;padding:6px 8px;background:#f6f8fa">'
-            f"{code.rstrip()}</pre></div>")
+    return (
+        f'<div class="labkit-source"><code>{escape(title)}</code>'
+        f'<pre style="line-height:1.35;overflow-x:auto;padding:6px 8px;background:#f6f8fa">'
+        f"{code.rstrip()}</pre></div>"
+    )
 
 
 def show_source(obj) -> SourceView:
@@ -95,9 +98,15 @@ class Table:
         self.title = title
 
     def __repr__(self) -> str:
-        widths = [max(_width(h), *(_width(r[i]) for r in self.rows)) if self.rows else _width(h)
-                  for i, h in enumerate(self.headers)]
-        line = lambda cells: "  ".join(c + " " * (w - _width(c)) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
+        widths = [
+            max(_width(h), *(_width(r[i]) for r in self.rows)) if self.rows else _width(h)
+            for i, h in enumerate(self.headers)
+        ]
+
+        def line(cells):
+            padded = (c + " " * (w - _width(c)) for c, w in zip(cells, widths, strict=True))
+            return "  ".join(padded).rstrip()
+
         out = [self.title] if self.title else []
         out += [line(self.headers), line(["-" * w for w in widths])]
         out += [line(r) for r in self.rows]

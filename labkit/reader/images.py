@@ -27,7 +27,7 @@ class PNG:
         self.data = bytes(data)
         self.width = width
         self.alt = alt
-        self.natural_size = Image.open(io.BytesIO(self.data)).size          # (width, height)
+        self.natural_size = Image.open(io.BytesIO(self.data)).size  # (width, height)
 
     @property
     def height(self) -> int:
@@ -42,5 +42,7 @@ class PNG:
         from html import escape
 
         encoded = base64.b64encode(self.data).decode("ascii")
-        return (f'<img src="data:image/png;base64,{encoded}" width="{self.width}" '
-                f'height="{self.height}" alt="{escape(self.alt)}">')
+        return (
+            f'<img src="data:image/png;base64,{encoded}" width="{self.width}" '
+            f'height="{self.height}" alt="{escape(self.alt)}">'
+        )

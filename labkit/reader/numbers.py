@@ -78,8 +78,14 @@ def rounded(value, digits: int | None = None, bounds: dict | None = None):
 
     bounds = bounds or {}
     if isinstance(value, dict):
-        return {k: (fmt_bound(v, bounds[k]) if k in bounds and isinstance(v, float | np.floating) and v <= bounds[k]
-                    else rounded(v, digits, bounds)) for k, v in value.items()}
+        return {
+            k: (
+                fmt_bound(v, bounds[k])
+                if k in bounds and isinstance(v, float | np.floating) and v <= bounds[k]
+                else rounded(v, digits, bounds)
+            )
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return type(value)(rounded(v, digits, bounds) for v in value)
     if isinstance(value, np.ndarray):

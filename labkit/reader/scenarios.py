@@ -25,20 +25,39 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
         last = events[-1]
         state = last["payload"].get("state", last["payload"].get("journal_state", "")) or ""
         ax.text(-0.75, y + 0.13, name, ha="right", va="center", fontsize=9)
-        ax.text(-0.75, y - 0.2, f"ends: {state or last['event_type']}", ha="right", va="center",
-                fontsize=8, color="#444444")
+        ax.text(
+            -0.75, y - 0.2, f"ends: {state or last['event_type']}", ha="right", va="center", fontsize=8, color="#444444"
+        )
         for i, event in enumerate(events):
-            ax.text(i, y, event["event_id"].removeprefix("t"), ha="center", va="center", fontsize=8,
-                    color="white" if event_color(event) == "#c44e52" else "#222222",
-                    bbox={"boxstyle": "round,pad=0.3", "facecolor": event_color(event),
-                          "edgecolor": "#777777", "linewidth": 0.6})
+            ax.text(
+                i,
+                y,
+                event["event_id"].removeprefix("t"),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if event_color(event) == "#c44e52" else "#222222",
+                bbox={
+                    "boxstyle": "round,pad=0.3",
+                    "facecolor": event_color(event),
+                    "edgecolor": "#777777",
+                    "linewidth": 0.6,
+                },
+            )
     ax.set_xlim(-0.6, longest - 0.4)
     ax.set_ylim(-len(rows) + 0.45, 0.55)
     ax.axis("off")
     shown = {event_color(e) for _, events in rows for e in events}
-    legend = [Patch(facecolor=c, edgecolor="#777777", label=t) for c, t in (
-        ("#dbe4f3", "before the commit"), ("#b9dfb9", "committed / side effect"),
-        ("#f4b6b6", "failed, rejected or unknown"), ("#c44e52", "runtime crashed")) if c in shown]
+    legend = [
+        Patch(facecolor=c, edgecolor="#777777", label=t)
+        for c, t in (
+            ("#dbe4f3", "before the commit"),
+            ("#b9dfb9", "committed / side effect"),
+            ("#f4b6b6", "failed, rejected or unknown"),
+            ("#c44e52", "runtime crashed"),
+        )
+        if c in shown
+    ]
     fig.legend(handles=legend, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     fig.suptitle("each scenario's events by ID (t00, t01, …), coloured by state", fontsize=9)
     return fig

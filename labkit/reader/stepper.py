@@ -40,8 +40,14 @@ class StepperWidget:
         self.image = w.Image(format="png")
         self.back_button.on_click(lambda _: self._clicked(self.back))
         self.forward_button.on_click(lambda _: self._clicked(self.forward))
-        self.widget = w.VBox([w.HBox([self.back_button, self.forward_button, self.step_label]),
-                              *self.labels(w), self.image, *self.trailing(w)])
+        self.widget = w.VBox(
+            [
+                w.HBox([self.back_button, self.forward_button, self.step_label]),
+                *self.labels(w),
+                self.image,
+                *self.trailing(w),
+            ]
+        )
         self._step = 0
         self.step = step
 
@@ -106,8 +112,9 @@ class StepperWidget:
 
     def _picture_key(self, step: int):
         view = self.views[step - 1]
-        return content_key(type(self).__module__, type(self).__qualname__, self.figure_size,
-                           view, self.picture_state(view))
+        return content_key(
+            type(self).__module__, type(self).__qualname__, self.figure_size, view, self.picture_state(view)
+        )
 
     def _picture(self, step: int) -> bytes:
         view = self.views[step - 1]
@@ -143,7 +150,7 @@ class StepperWidget:
         for step in self.neighbours():
             if cached_png(self._picture_key(step)) is None:
                 self._picture(step)
-                self.schedule_prefetch()              # the other neighbour in a later callback
+                self.schedule_prefetch()  # the other neighbour in a later callback
                 return
 
     def _repr_mimebundle_(self, **kwargs):

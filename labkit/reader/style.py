@@ -18,7 +18,6 @@ CJK_FONT_NAMES = (
 _CJK_FILE_HINTS = ("wqy", "notosanscjk", "noto-cjk", "sourcehansans", "droidsansfallback")
 
 
-
 def find_cjk_font() -> str | None:
     """Name of an installed font with Chinese glyphs, registering system files if needed."""
     from matplotlib import font_manager

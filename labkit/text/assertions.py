@@ -34,10 +34,10 @@ def selections_14_to_18(run):
 
 
 def cache_grows_by_one(run):
-    growth = [[after - r.cache_at_start for after in r.cache_after]
-              for r in run.steps if r.cache_after is not None]
+    growth = [[after - r.cache_at_start for after in r.cache_after] for r in run.steps if r.cache_after is not None]
     ok = all(g == [1] * len(g) for g in growth) and all(
-        (r.cache_after is None) == (r.selected == run.config.sampling.eos_id) for r in run.steps[:-1])
+        (r.cache_after is None) == (r.selected == run.config.sampling.eos_id) for r in run.steps[:-1]
+    )
     return ok, f"per-step growth per layer {growth}"
 
 

@@ -19,8 +19,14 @@ from labkit.text.model import WeightPerturbation
 from labkit.text.processors import DEFAULT_ORDER
 from labkit.text.runtime import TextTraceConfig
 
-_MISORDERED = ("grammar_mask", "repetition_transforms", "temperature_disabled", "truncation_disabled",
-               "minimum_length_eos_mask", "control_token_mask")
+_MISORDERED = (
+    "grammar_mask",
+    "repetition_transforms",
+    "temperature_disabled",
+    "truncation_disabled",
+    "minimum_length_eos_mask",
+    "control_token_mask",
+)
 assert set(_MISORDERED) == set(DEFAULT_ORDER)
 
 FAULTS: dict[str, Fault] = catalogue(

@@ -44,8 +44,7 @@ TOKENIZER_NOTES = [
     "batches, with attention_mask 0. This request needs no padding.",
     "13 is 蓝, an ordinary piece the trace never emits. It makes longest match visible: "
     "蓝色 becomes one token (11), not 蓝 (13) followed by an unencodable 色.",
-    "14-19 are listed in §7.2. Text no piece covers is an error: there is no unknown "
-    "token and no byte fallback.",
+    "14-19 are listed in §7.2. Text no piece covers is an error: there is no unknown token and no byte fallback.",
 ]
 
 
@@ -70,24 +69,38 @@ def build(dest: Path) -> list[str]:
 
     weights, report = fit_weights(FIT_SEED)
     if report["max_abs_error_vs_targets"] >= 1e-5:
-        raise ValueError(f"fitted logits miss their targets by {report['max_abs_error_vs_targets']:.3g} "
-                         "(need < 1e-5)")
+        raise ValueError(f"fitted logits miss their targets by {report['max_abs_error_vs_targets']:.3g} (need < 1e-5)")
     save_arrays(dest.joinpath(*WEIGHTS_FILE), weights.to_arrays())
     written.append("/".join(WEIGHTS_FILE))
-    write_json(dest / "text" / "toy-decoder-v1.json", {
-        "model_id": CONFIG.model_id,
-        "config": {k: getattr(CONFIG, k) for k in (
-            "vocab_size", "width", "n_layers", "n_q_heads", "n_kv_heads", "head_dim",
-            "ffn_width", "dtype", "rope_base", "norm_eps")},
-        "fit": {
-            "seed": FIT_SEED,
-            "method": "seeded normal layers (fan-in scaled); output head solved by least "
-                      "squares on the five decision states; see labkit.text.model",
-            "source_logits": {str(t): {str(i): v for i, v in row.items()} for t, row in SOURCE_LOGITS.items()},
-            "decision_state_rank": report["decision_state_rank"],
-            "checked": "max |logit - target| < 1e-5 at every decision state",
+    write_json(
+        dest / "text" / "toy-decoder-v1.json",
+        {
+            "model_id": CONFIG.model_id,
+            "config": {
+                k: getattr(CONFIG, k)
+                for k in (
+                    "vocab_size",
+                    "width",
+                    "n_layers",
+                    "n_q_heads",
+                    "n_kv_heads",
+                    "head_dim",
+                    "ffn_width",
+                    "dtype",
+                    "rope_base",
+                    "norm_eps",
+                )
+            },
+            "fit": {
+                "seed": FIT_SEED,
+                "method": "seeded normal layers (fan-in scaled); output head solved by least "
+                "squares on the five decision states; see labkit.text.model",
+                "source_logits": {str(t): {str(i): v for i, v in row.items()} for t, row in SOURCE_LOGITS.items()},
+                "decision_state_rank": report["decision_state_rank"],
+                "checked": "max |logit - target| < 1e-5 at every decision state",
+            },
         },
-    })
+    )
     written.append("text/toy-decoder-v1.json")
 
     run = run_text_trace(TextTraceConfig(fixtures_dir=str(dest)))

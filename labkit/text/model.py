@@ -26,19 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.fixtures import fixtures_root, load_arrays
-from labkit.nn import Decoder, DecoderConfig, DecoderFaults, DecoderWeights, KVCache
+from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
+from labkit.nn.configs import book_config
 
-CONFIG = DecoderConfig(
-    model_id="toy-decoder-v1",
-    vocab_size=20,
-    width=8,
-    n_layers=2,
-    n_q_heads=2,
-    n_kv_heads=1,
-    head_dim=4,
-    ffn_width=16,
-    dtype="float32",
-)
+CONFIG = book_config("toy-decoder-v1")
 WEIGHTS_FILE = ("text", "toy-decoder-v1.npz")
 
 #: §7.2–7.4: the raw logits the source lists at each selection step t, {token ID: logit}.
@@ -61,19 +52,19 @@ def load_weights(root: str | Path | None = None) -> DecoderWeights:
     return DecoderWeights.from_arrays(load_arrays(base.joinpath(*WEIGHTS_FILE)), CONFIG)
 
 
-def load_decoder(root: str | Path | None = None, faults: DecoderFaults | None = None,
-                 weights: DecoderWeights | None = None) -> Decoder:
+def load_decoder(
+    root: str | Path | None = None, faults: DecoderFaults | None = None, weights: DecoderWeights | None = None
+) -> Decoder:
     """toy-decoder-v1 with its stored weights (or the given ones) and optional faults."""
     return Decoder(CONFIG, weights if weights is not None else load_weights(root), faults)
 
 
 def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:
     shapes = CONFIG.weight_shapes()
-    arrays = {"embedding": rng.standard_normal(shapes["embedding"]),
-              "output": np.zeros(shapes["output"])}
+    arrays = {"embedding": rng.standard_normal(shapes["embedding"]), "output": np.zeros(shapes["output"])}
     for name, shape in shapes.items():
         if name.startswith("layers."):
-            arrays[name] = rng.standard_normal(shape) / np.sqrt(shape[0])   # fan-in scaling
+            arrays[name] = rng.standard_normal(shape) / np.sqrt(shape[0])  # fan-in scaling
     return DecoderWeights.from_arrays({k: v.astype(np.float32) for k, v in arrays.items()}, CONFIG)
 
 
@@ -96,17 +87,17 @@ class _HiddenProbe:
     def __init__(self, decoder: Decoder):
         w = decoder.weights
         eye = np.zeros((CONFIG.width, CONFIG.vocab_size), dtype=np.float32)
-        eye[:, :CONFIG.width] = np.eye(CONFIG.width, dtype=np.float32)
+        eye[:, : CONFIG.width] = np.eye(CONFIG.width, dtype=np.float32)
         probe_weights = DecoderWeights(embedding=w.embedding, output=eye, layers=w.layers)
         self.decoder = Decoder(CONFIG, probe_weights, decoder.faults)
 
     def prefill(self, ids, cache):
         result, _ = self.decoder.prefill(ids, cache)
-        return result.next_logits[0, :CONFIG.width].astype(np.float64)
+        return result.next_logits[0, : CONFIG.width].astype(np.float64)
 
     def decode(self, token, cache):
         result = self.decoder.decode_step([token], cache)
-        return result.next_logits[0, :CONFIG.width].astype(np.float64)
+        return result.next_logits[0, : CONFIG.width].astype(np.float64)
 
 
 def target_logits(seed: int = FIT_SEED) -> np.ndarray:
@@ -130,17 +121,16 @@ def fit_weights(seed: int = FIT_SEED) -> tuple[DecoderWeights, dict]:
     rng = np.random.default_rng(seed)
     weights = _seeded_layers(rng)
     decoder = Decoder(CONFIG, weights)
-    h = decision_states(decoder)                                  # [5, d]
+    h = decision_states(decoder)  # [5, d]
     rank = int(np.linalg.matrix_rank(h))
     if rank != len(SELECTIONS):
         raise ValueError(f"decision states must be independent; rank {rank} < {len(SELECTIONS)}")
-    targets = target_logits(seed)                                 # [5, V]
-    head = np.linalg.lstsq(h, targets, rcond=None)[0]             # [d, V]
-    for _ in range(2):                                            # absorb float32 rounding
+    targets = target_logits(seed)  # [5, V]
+    head = np.linalg.lstsq(h, targets, rcond=None)[0]  # [d, V]
+    for _ in range(2):  # absorb float32 rounding
         got = _logits_at_decision_states(weights, head.astype(np.float32))
         head = head + np.linalg.lstsq(h, targets - got, rcond=None)[0]
-    fitted = DecoderWeights(embedding=weights.embedding, output=head.astype(np.float32),
-                            layers=weights.layers)
+    fitted = DecoderWeights(embedding=weights.embedding, output=head.astype(np.float32), layers=weights.layers)
     got = _logits_at_decision_states(fitted, fitted.output)
     report = {
         "seed": seed,
@@ -174,7 +164,9 @@ class WeightPerturbation:
             raise ValueError(f"weight_perturbation.name must be one of {sorted(arrays)}, got {self.name!r}")
         target = arrays[self.name]
         if len(self.index) != target.ndim or not all(0 <= i < n for i, n in zip(self.index, target.shape, strict=True)):
-            raise ValueError(f"weight_perturbation.index must address {self.name} of shape "
-                             f"{list(target.shape)}, got {list(self.index)}")
+            raise ValueError(
+                f"weight_perturbation.index must address {self.name} of shape "
+                f"{list(target.shape)}, got {list(self.index)}"
+            )
         target[self.index] += np.float32(self.delta)
         return DecoderWeights.from_arrays(arrays, CONFIG)

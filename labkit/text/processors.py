@@ -37,6 +37,8 @@ DISABLED = "_disabled"
 def stage_of(name: str) -> str:
     """The processor a ``processor_order`` entry runs: ``temperature_disabled`` → ``temperature``."""
     return name[: -len(DISABLED)] if name.endswith(DISABLED) else name
+
+
 TIE_BREAKS = ("first_index", "last_index")
 
 
@@ -52,7 +54,7 @@ class SamplingConfig:
     temperature, top_k, top_p: None = disabled (greedy needs none of them).
     """
 
-    processor_order: tuple[str, ...] | None = None    # None: DEFAULT_ORDER, named by the config
+    processor_order: tuple[str, ...] | None = None  # None: DEFAULT_ORDER, named by the config
     control_ids: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 19)
     eos_id: int = 18
     minimum_output_tokens: int = 1
@@ -67,24 +69,31 @@ class SamplingConfig:
     tie_break: str = "first_index"
 
     def __post_init__(self):
-        on = {"temperature": self.temperature is not None,
-              "truncation": self.top_k is not None or self.top_p is not None}
+        on = {
+            "temperature": self.temperature is not None,
+            "truncation": self.top_k is not None or self.top_p is not None,
+        }
         if self.processor_order is None:
             named = tuple(stage_of(n) if on.get(stage_of(n)) else n for n in DEFAULT_ORDER)
             object.__setattr__(self, "processor_order", named)
         unknown = [name for name in self.processor_order if stage_of(name) not in PROCESSORS]
         if unknown:
-            raise ValueError(f"processor_order names unknown processor {unknown[0]!r}; "
-                             f"expected names from {list(DEFAULT_ORDER)}")
+            raise ValueError(
+                f"processor_order names unknown processor {unknown[0]!r}; expected names from {list(DEFAULT_ORDER)}"
+            )
         if sorted(map(stage_of, self.processor_order)) != sorted(map(stage_of, DEFAULT_ORDER)):
-            raise ValueError(f"processor_order must list each of {list(DEFAULT_ORDER)} exactly once, "
-                             f"got {list(self.processor_order)}")
+            raise ValueError(
+                f"processor_order must list each of {list(DEFAULT_ORDER)} exactly once, "
+                f"got {list(self.processor_order)}"
+            )
         for name in self.processor_order:
             stage = stage_of(name)
             if stage in on and on[stage] == name.endswith(DISABLED):
-                raise ValueError(f"processor_order lists {name!r} but {stage} is "
-                                 f"{'configured' if on[stage] else 'off'}; name it "
-                                 f"{(stage if on[stage] else stage + DISABLED)!r}")
+                raise ValueError(
+                    f"processor_order lists {name!r} but {stage} is "
+                    f"{'configured' if on[stage] else 'off'}; name it "
+                    f"{(stage if on[stage] else stage + DISABLED)!r}"
+                )
         if self.minimum_output_tokens < 0:
             raise ValueError(f"minimum_output_tokens must be >= 0, got {self.minimum_output_tokens}")
         if self.repetition_penalty <= 0:
@@ -137,8 +146,8 @@ def grammar_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
 def repetition_transforms(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
     """For each already selected token i seen c_i times:
 
-        z_i ← z_i / r if z_i > 0 else z_i · r          (repetition penalty r)
-        z_i ← z_i − c_i·α_freq − [c_i > 0]·α_presence   (frequency, presence)
+    z_i ← z_i / r if z_i > 0 else z_i · r          (repetition penalty r)
+    z_i ← z_i − c_i·α_freq − [c_i > 0]·α_presence   (frequency, presence)
     """
     cfg = context.config
     out = logits.copy()
@@ -167,7 +176,7 @@ def truncation(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
         order = np.argsort(-out, kind="stable")
         finite = out[order] - np.max(out)
         probs = np.exp(finite) / np.sum(np.exp(finite))
-        keep = np.cumsum(probs) - probs < cfg.top_p        # mass before i is still < p
+        keep = np.cumsum(probs) - probs < cfg.top_p  # mass before i is still < p
         out[order[~keep]] = -np.inf
     return out
 
@@ -193,18 +202,21 @@ def resolve_processors(overrides: Mapping[str, Callable] | None = None) -> dict[
     table = dict(PROCESSORS)
     for name, fn in (overrides or {}).items():
         if name not in PROCESSORS and name not in aliases:
-            raise ValueError(f"processors overrides a processor named {name!r}; "
-                             f"expected names from {sorted(PROCESSORS)}")
+            raise ValueError(
+                f"processors overrides a processor named {name!r}; expected names from {sorted(PROCESSORS)}"
+            )
         if not callable(fn):
-            raise ValueError(f"processors[{name!r}] must be a function (logits, context) -> logits, "
-                             f"got {type(fn).__name__}")
+            raise ValueError(
+                f"processors[{name!r}] must be a function (logits, context) -> logits, got {type(fn).__name__}"
+            )
         table[name] = fn
     table.update({name: table[stage_of(name)] for name in aliases if name not in (overrides or {})})
     return table
 
 
-def apply_processors(raw_logits: np.ndarray, context: ProcessorContext,
-                     processors: Mapping[str, Callable] | None = None) -> np.ndarray:
+def apply_processors(
+    raw_logits: np.ndarray, context: ProcessorContext, processors: Mapping[str, Callable] | None = None
+) -> np.ndarray:
     """Run the configured order on raw logits [V]; returns processed logits [V].
 
     ``processors`` optionally replaces some processors by name (see ``resolve_processors``).

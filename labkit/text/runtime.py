@@ -2,14 +2,16 @@
 
 ``run_text_trace(config, hooks)`` takes a frozen ``TextTraceConfig`` (and the ``TextHooks``
 a reader's function plugs into) and returns a ``TextRun``: the events e00–e24 (fault-free
-run) and the per-step ledger they were made from.  The step-start convention of §7.3–7.4 holds throughout: when token t is
-selected the cache still holds 12 + t − 1 positions; a decode then feeds y_t at
-position = cache length; EOS ends the generation without a decode.
+run) and the per-step ledger they were made from (both in ``labkit.text.config``).  The
+step-start convention of §7.3–7.4 holds throughout: when token t is selected the cache still
+holds 12 + t − 1 positions; a decode then feeds y_t at position = cache length; EOS ends the
+generation without a decode.
 
 ``logical_step`` is 0 for the request phase (e00–e04), t for the events of selection step
 t (token.selected, stream.delta, and the decode that consumes y_t), and the last step for
-the terminal events.  Payload keys follow CONTRIBUTING.md: ``artifacts`` (immutable IDs), ``tensors`` (summaries
-with a few ``values``, compared under ``TENSOR_TOLERANCE``), everything else discrete.
+the terminal events.  Payload keys follow CONTRIBUTING.md: ``artifacts`` (immutable IDs),
+``tensors`` (summaries with a few ``values``, compared under ``labkit.text.config.TENSOR_TOLERANCE``),
+everything else discrete.
 """
 
 from __future__ import annotations
@@ -20,99 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.events import TraceRecorder, tensor_summary, top_values
-from labkit.core.runtime import Config
-from labkit.nn import Decoder, DecoderFaults, KVCache
+from labkit.nn import Decoder, KVCache
+from labkit.text.config import TOP_VALUES, StepRecord, TextRun, TextTraceConfig
 from labkit.text.hooks import TextHooks
-from labkit.text.model import CONFIG, WeightPerturbation, load_decoder, load_weights
-from labkit.text.processors import (
-    ProcessorContext,
-    SamplingConfig,
-    apply_processors,
-    greedy_select,
-    resolve_processors,
-)
+from labkit.text.model import CONFIG, load_decoder, load_weights
+from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
 from labkit.text.template import Template
 from labkit.text.tokenizer import Tokenizer
-
-#: absolute tolerance for the float numbers of ``tensors`` payloads of this trace
-TENSOR_TOLERANCE = 1e-3
-TOP_VALUES = 3
-
-
-@dataclass(frozen=True)
-class TextTraceConfig(Config):
-    """Everything that decides trace one; a named fault is a change of one of these fields."""
-
-    trace_id: str = "trace-text-001"
-    request_id: str = "req-text-001"
-    system: str = "简洁回答"
-    user: str = "天空为什么是蓝色？"
-    max_output_tokens: int = 8
-    stop_sequences: tuple[str, ...] = ()
-    sampling: SamplingConfig = field(default_factory=SamplingConfig)
-    decoder_faults: DecoderFaults = field(default_factory=DecoderFaults)
-    weight_perturbation: WeightPerturbation | None = None
-    detokenizer_encoding: str = "utf-8"
-    batch_slot: int = 0
-    fixtures_dir: str | None = None
-
-    def __post_init__(self):
-        if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:
-            raise ValueError(f"max_output_tokens must be an integer >= 1, got {self.max_output_tokens!r}")
-        if any(not isinstance(s, str) or not s for s in self.stop_sequences):
-            raise ValueError(f"stop_sequences must be non-empty strings, got {list(self.stop_sequences)}")
-        try:
-            "".encode(self.detokenizer_encoding)
-        except LookupError:
-            raise ValueError(f"detokenizer_encoding must be a codec name, got {self.detokenizer_encoding!r}") from None
-
-
-@dataclass
-class StepRecord:
-    """One selection step t: what the selector saw and what followed.
-
-    raw_logits, processed_logits: [V]; cache_at_start: positions cached when t was
-    selected; cache_after: per-layer lengths after the decode (None when none ran).
-    """
-
-    step: int
-    cache_at_start: int
-    raw_logits: np.ndarray
-    processed_logits: np.ndarray
-    selected: int
-    delta_bytes: bytes | None
-    cache_after: list[int] | None
-    event_ids: list[str]
-
-    @property
-    def masked_ids(self) -> list[int]:
-        return [int(i) for i in np.flatnonzero(~np.isfinite(self.processed_logits))]
-
-
-@dataclass
-class TextRun:
-    config: TextTraceConfig
-    tokenizer: Tokenizer
-    rendered_text: str
-    input_ids: np.ndarray
-    prefill: object                      # labkit.nn.transformer.ForwardResult (attention kept)
-    steps: list[StepRecord]
-    finish_reason: str
-    cache_final_length: int
-    events: list[dict]
-
-    @property
-    def selected(self) -> list[int]:
-        return [s.selected for s in self.steps]
-
-    @property
-    def returned_bytes(self) -> bytes:
-        return b"".join(s.delta_bytes for s in self.steps if s.delta_bytes is not None)
-
-    @property
-    def text(self) -> str:
-        """The returned text (decoded as UTF-8, as the client would)."""
-        return self.returned_bytes.decode("utf-8", errors="replace")
 
 
 def _logits_tensor(row: np.ndarray, position: int, *, stats: bool = True) -> dict:
@@ -156,16 +72,28 @@ def run_text_trace(config: TextTraceConfig | None = None, hooks: TextHooks | Non
     for step in range(1, config.max_output_tokens + 1):
         first_event = rec.next_event_id()
         record = select_token(rec, config, loop, step, processors)
-        going = (record.selected != config.sampling.eos_id and stream_token(rec, config, tokenizer, loop, record)
-                 and step < config.max_output_tokens)
+        going = (
+            record.selected != config.sampling.eos_id
+            and stream_token(rec, config, tokenizer, loop, record)
+            and step < config.max_output_tokens
+        )
         if going:
             decode_token(rec, decoder, loop, record, hooks.decode_step)
         record.event_ids = _ids_since(rec, first_event)
         if not going:
             break
     terminal_events(rec, config, loop)
-    return TextRun(config, tokenizer, rendered.text, enc.input_ids, prefill, loop.steps,
-                   loop.finish_reason, loop.cache.length, rec.events)
+    return TextRun(
+        config,
+        tokenizer,
+        rendered.text,
+        enc.input_ids,
+        prefill,
+        loop.steps,
+        loop.finish_reason,
+        loop.cache.length,
+        rec.events,
+    )
 
 
 def _checked(config, hooks) -> tuple[TextTraceConfig, TextHooks]:
@@ -183,8 +111,8 @@ class _Loop:
     """What the selection steps carry from one to the next."""
 
     cache: KVCache
-    logits: np.ndarray          # [V], the logits the next selection reads
-    position: int               # the position those logits belong to
+    logits: np.ndarray  # [V], the logits the next selection reads
+    position: int  # the position those logits belong to
     steps: list[StepRecord] = field(default_factory=list)
     returned: bytes = b""
     sequence_no: int = 0
@@ -195,87 +123,117 @@ def request_events(rec: TraceRecorder, config: TextTraceConfig, template: Templa
     """e00–e03, the fixed inputs: request accepted, context rendered, input tokenized, prefill
     scheduled.  Returns (the rendered context, the encoding)."""
     sampling = config.sampling
-    rec.emit("gateway", "request.accepted", 0, {
-        "request_id": config.request_id,
-        "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"},
-        "max_output_tokens": config.max_output_tokens,
-        "minimum_output_tokens": sampling.minimum_output_tokens,
-        "stop_sequences": list(config.stop_sequences),
-    })
-    rendered = template.render(config.system, config.user)
-    rec.emit("application", "context.rendered", 0, {
-        "artifacts": {"template_id": rendered.template_id},
-        "rendered_byte_length": rendered.byte_length,
-    })
-    enc = tokenizer.encode_batch_of_one(rendered.text)
-    rec.emit("tokenizer", "input.tokenized", 0, {
-        "artifacts": {"tokenizer_id": tokenizer.tokenizer_id},
-        "input_ids": enc.input_ids,
-        "attention_mask": enc.attention_mask,
-        "position_ids": enc.position_ids,
-        "tensors": {
-            name: tensor_summary(getattr(enc, name), [0, enc.length - 1], digest=True)
-            for name in ("input_ids", "attention_mask", "position_ids")
+    rec.emit(
+        "gateway",
+        "request.accepted",
+        0,
+        {
+            "request_id": config.request_id,
+            "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"},
+            "max_output_tokens": config.max_output_tokens,
+            "minimum_output_tokens": sampling.minimum_output_tokens,
+            "stop_sequences": list(config.stop_sequences),
         },
-    })
-    rec.emit("scheduler", "prefill.started", 0, {
-        "batch_slot": config.batch_slot, "logical_length": enc.length,
-    })
+    )
+    rendered = template.render(config.system, config.user)
+    rec.emit(
+        "application",
+        "context.rendered",
+        0,
+        {"artifacts": {"template_id": rendered.template_id}, "rendered_byte_length": rendered.byte_length},
+    )
+    enc = tokenizer.encode_batch_of_one(rendered.text)
+    rec.emit(
+        "tokenizer",
+        "input.tokenized",
+        0,
+        {
+            "artifacts": {"tokenizer_id": tokenizer.tokenizer_id},
+            "input_ids": enc.input_ids,
+            "attention_mask": enc.attention_mask,
+            "position_ids": enc.position_ids,
+            "tensors": {
+                name: tensor_summary(getattr(enc, name), [0, enc.length - 1], digest=True)
+                for name in ("input_ids", "attention_mask", "position_ids")
+            },
+        },
+    )
+    rec.emit("scheduler", "prefill.started", 0, {"batch_slot": config.batch_slot, "logical_length": enc.length})
     return rendered, enc
 
 
 def prefill_event(rec: TraceRecorder, decoder: Decoder, enc):
     """e04: one forward pass over the prompt fills the cache and gives the first logits [V]."""
     prefill, cache = decoder.prefill(enc.input_ids, keep_attention=True)
-    logits = prefill.next_logits[0]                                   # [V]
+    logits = prefill.next_logits[0]  # [V]
     position = int(prefill.positions[-1])
-    rec.emit("model", "prefill.completed", 0, {
-        "cache_length": cache.length,
-        "cache": [{"layer": i, **shape, "positions": [0, cache.layer_length(i) - 1]}
-                  for i, shape in enumerate(cache.shapes())],
-        "embedding": prefill.embedding_shape,
-        "ledger": _ledger(prefill, prefill=True),
-        "tensors": {"raw_logits": _logits_tensor(logits, position)},
-    })
+    rec.emit(
+        "model",
+        "prefill.completed",
+        0,
+        {
+            "cache_length": cache.length,
+            "cache": [
+                {"layer": i, **shape, "positions": [0, cache.layer_length(i) - 1]}
+                for i, shape in enumerate(cache.shapes())
+            ],
+            "embedding": prefill.embedding_shape,
+            "ledger": _ledger(prefill, prefill=True),
+            "tensors": {"raw_logits": _logits_tensor(logits, position)},
+        },
+    )
     return prefill, _Loop(cache, logits, position)
 
 
 def select_token(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop, step: int, processors) -> StepRecord:
     """token.selected: the processors in their configured order, then greedy selection (§7.4)."""
     sampling = config.sampling
-    processed = apply_processors(loop.logits, ProcessorContext(sampling, tuple(s.selected for s in loop.steps)), processors)
+    processed = apply_processors(
+        loop.logits, ProcessorContext(sampling, tuple(s.selected for s in loop.steps)), processors
+    )
     token = greedy_select(processed, sampling.tie_break)
     record = StepRecord(step, loop.cache.length, loop.logits, processed, token, None, None, [])
     loop.steps.append(record)
-    rec.emit("decoder", "token.selected", step, {
-        "step": step,
-        "token_id": token,
-        "reason": "greedy_argmax",
-        "tie_break": sampling.tie_break,
-        "processor_order": list(sampling.processor_order),
-        "masked_ids": record.masked_ids,
-        "cache_length": record.cache_at_start,
-        "rng": {"counter_before": 0, "counter_after": 0},   # greedy draws no random numbers
-        "tensors": {
-            "raw_logits": _logits_tensor(loop.logits, loop.position),
-            "processed_logits": _logits_tensor(processed, loop.position, stats=False),
+    rec.emit(
+        "decoder",
+        "token.selected",
+        step,
+        {
+            "step": step,
+            "token_id": token,
+            "reason": "greedy_argmax",
+            "tie_break": sampling.tie_break,
+            "processor_order": list(sampling.processor_order),
+            "masked_ids": record.masked_ids,
+            "cache_length": record.cache_at_start,
+            "rng": {"counter_before": 0, "counter_after": 0},  # greedy draws no random numbers
+            "tensors": {
+                "raw_logits": _logits_tensor(loop.logits, loop.position),
+                "processed_logits": _logits_tensor(processed, loop.position, stats=False),
+            },
         },
-    })
+    )
     if token == sampling.eos_id:
         loop.finish_reason = "eos"
     return record
 
 
-def stream_token(rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokenizer, loop: _Loop,
-                 record: StepRecord) -> bool:
+def stream_token(
+    rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokenizer, loop: _Loop, record: StepRecord
+) -> bool:
     """stream.delta: the token's bytes go to the client.  False when a stop sequence ends the text."""
     record.delta_bytes = tokenizer.piece_bytes(record.selected, config.detokenizer_encoding)
-    rec.emit("transport", "stream.delta", record.step, {
-        "sequence_no": loop.sequence_no,
-        "token_id": record.selected,
-        "utf8_hex": record.delta_bytes.hex(),
-        "byte_length": len(record.delta_bytes),
-    })
+    rec.emit(
+        "transport",
+        "stream.delta",
+        record.step,
+        {
+            "sequence_no": loop.sequence_no,
+            "token_id": record.selected,
+            "utf8_hex": record.delta_bytes.hex(),
+            "byte_length": len(record.delta_bytes),
+        },
+    )
     loop.sequence_no += 1
     loop.returned += record.delta_bytes
     hit_stop = any(loop.returned.endswith(s.encode("utf-8")) for s in config.stop_sequences)
@@ -286,15 +244,18 @@ def stream_token(rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokeniz
 def decode_token(rec: TraceRecorder, decoder: Decoder, loop: _Loop, record: StepRecord, decode_step=None) -> None:
     """decode.started/completed: feed y_t at position = cache length; the next logits [V]."""
     cache, token = loop.cache, record.selected
-    rec.emit("scheduler", "decode.started", record.step, {
-        "consuming": token, "position": cache.length, "cache_length": cache.length,
-    })
+    rec.emit(
+        "scheduler",
+        "decode.started",
+        record.step,
+        {"consuming": token, "position": cache.length, "cache_length": cache.length},
+    )
     if decode_step is None:
         result = decoder.decode_step([token], cache)
         loop.logits, loop.position = result.next_logits[0], int(result.positions[-1])
         ledger = _ledger(result, prefill=False)
     else:
-        loop.position = cache.length            # the position the token is fed at
+        loop.position = cache.length  # the position the token is fed at
         loop.logits = _checked_row(decode_step(decoder, cache, token), CONFIG.vocab_size)
         ledger = None
     record.cache_after = [cache.layer_length(i) for i in range(cache.n_layers)]
@@ -313,30 +274,39 @@ def terminal_events(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop) ->
     """Draining, the completed response and the released resources."""
     last, cache = loop.steps[-1].step, loop.cache
     rec.emit("scheduler", "generation.draining", last, {"finish_reason": loop.finish_reason, "state": "DRAINING"})
-    rec.emit("gateway", "response.completed", last, {
-        "state": "FINISHED",
-        "finish_reason": loop.finish_reason,
-        "sequence_no": loop.sequence_no,
-        "output_tokens_selected": len(loop.steps),
-        "output_tokens_returned": loop.sequence_no,
-        "utf8_hex": loop.returned.hex(),
-    })
-    rec.emit("scheduler", "resources.released", last, {
-        "batch_slot": config.batch_slot,
-        "cache_final_length": cache.length,
-        "cache_lengths": [cache.layer_length(i) for i in range(cache.n_layers)],
-    })
+    rec.emit(
+        "gateway",
+        "response.completed",
+        last,
+        {
+            "state": "FINISHED",
+            "finish_reason": loop.finish_reason,
+            "sequence_no": loop.sequence_no,
+            "output_tokens_selected": len(loop.steps),
+            "output_tokens_returned": loop.sequence_no,
+            "utf8_hex": loop.returned.hex(),
+        },
+    )
+    rec.emit(
+        "scheduler",
+        "resources.released",
+        last,
+        {
+            "batch_slot": config.batch_slot,
+            "cache_final_length": cache.length,
+            "cache_lengths": [cache.layer_length(i) for i in range(cache.n_layers)],
+        },
+    )
 
 
 def _checked_row(logits, vocab_size: int) -> np.ndarray:
     """A substituted decode step's output as one row [V] (a [1, V] or [1, 1, V] row is accepted)."""
     row = np.asarray(logits)
     if row.size != vocab_size or (row.ndim > 1 and any(n != 1 for n in row.shape[:-1])):
-        raise ValueError(f"decode_step must return one row of logits [{vocab_size}], "
-                         f"got shape {list(row.shape)}")
+        raise ValueError(f"decode_step must return one row of logits [{vocab_size}], got shape {list(row.shape)}")
     return row.reshape(vocab_size)
 
 
 def _ids_since(rec: TraceRecorder, first_event_id: str) -> list[str]:
     ids = [e["event_id"] for e in rec.events]
-    return ids[ids.index(first_event_id):]
+    return ids[ids.index(first_event_id) :]

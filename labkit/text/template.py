@@ -18,7 +18,7 @@ TEMPLATE_V1 = {
     "template_id": "chat-template-v1",
     "layout": "<bos><system>{system}</system><user>{user}</user><assistant>",
     "notes": "Synthetic template of trace one. Messages may not contain '<' or '>', "
-             "so a message can never forge a tag.",
+    "so a message can never forge a tag.",
 }
 
 
@@ -53,7 +53,5 @@ class Template:
             if not isinstance(value, str) or not value:
                 raise ValueError(f"{name} must be a non-empty string, got {value!r}")
             if "<" in value or ">" in value:
-                raise ValueError(
-                    f"{name} must not contain '<' or '>' (they delimit template tags), got {value!r}"
-                )
+                raise ValueError(f"{name} must not contain '<' or '>' (they delimit template tags), got {value!r}")
         return Rendered(self.template_id, self.layout.format(system=system, user=user))

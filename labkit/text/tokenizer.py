@@ -47,9 +47,7 @@ class Tokenizer:
         self.pieces = list(pieces)
         self.special_ids = frozenset(special_ids)
         self._id_of = {piece: i for i, piece in enumerate(pieces)}
-        self._plain = sorted(
-            (p for i, p in enumerate(pieces) if i not in self.special_ids), key=len, reverse=True
-        )
+        self._plain = sorted((p for i, p in enumerate(pieces) if i not in self.special_ids), key=len, reverse=True)
 
     @classmethod
     def from_json(cls, data: dict) -> Tokenizer:
@@ -87,7 +85,7 @@ class Tokenizer:
         while i < len(text):
             if text[i] == "<":
                 end = text.find(">", i)
-                tag = text[i:end + 1] if end >= 0 else ""
+                tag = text[i : end + 1] if end >= 0 else ""
                 if tag and self._id_of.get(tag) in self.special_ids:
                     ids.append(self._id_of[tag])
                     i = end + 1
@@ -105,9 +103,9 @@ class Tokenizer:
 
     def encode_batch_of_one(self, text: str) -> Encoding:
         """The source's three tensors for one prompt: IDs, an all-ones mask, positions 0…m−1."""
-        ids = np.asarray([self.encode(text)], dtype=np.int64)                 # [1, m]
-        mask = np.ones_like(ids)                                              # [1, m]
-        positions = np.cumsum(mask, axis=1) - 1                               # [1, m]
+        ids = np.asarray([self.encode(text)], dtype=np.int64)  # [1, m]
+        mask = np.ones_like(ids)  # [1, m]
+        positions = np.cumsum(mask, axis=1) - 1  # [1, m]
         return Encoding(ids, mask, positions)
 
     def piece_bytes(self, token_id: int, encoding: str = "utf-8") -> bytes:

@@ -8,7 +8,7 @@ decoding), ``states`` (the Invocation state machine), ``validate``, ``normalize`
 system), ``store`` (opening a SQLite store file, or refusing a bad one), ``journal``
 (SQLite, written before each side effect), ``executor`` (attempts, idempotency keys, crash
 points), ``recovery`` (restart from the journal), ``answer`` (mc_02's answer slots), ``calls``
-(the two model calls), ``phases`` (one function per group of events t00–t14), ``runtime``
+(the two model calls), ``phases`` and ``commit_phases`` (one function per group of events t00–t14), ``runtime``
 (the config and the runner), ``faults`` (the named faults), ``schedules`` (random fault schedules and
 their invariants), ``hooks`` (the pieces a reader's function may replace in a run),
 ``fixture``; ``torture/`` runs the execute path in child processes under SIGKILLs and

@@ -43,8 +43,9 @@ def clock_words(start: str) -> tuple[str, str]:
     try:
         moment = datetime.fromisoformat(start)
     except (TypeError, ValueError):
-        raise ValueError(f"start must be an RFC 3339 date-time such as 2026-07-20T09:00:00+08:00, "
-                         f"got {start!r}") from None
+        raise ValueError(
+            f"start must be an RFC 3339 date-time such as 2026-07-20T09:00:00+08:00, got {start!r}"
+        ) from None
     date = f"{moment.year} 年 {moment.month} 月 {moment.day} 日"
     hour = moment.hour if moment.hour <= 12 else moment.hour - 12
     half = "上午" if moment.hour < 12 else "下午"

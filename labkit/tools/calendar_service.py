@@ -43,10 +43,18 @@ from labkit.tools.journal import transaction
 from labkit.tools.store import open_store
 
 TOOL_VERSION = "calendar.create_event@v1"
-FIRST_EVENT_NUMBER = 8498          # base 36 "6K2"
+FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-OUTCOMES = ("deliver", "not_committed", "unavailable", "lose_response", "lose_request", "duplicate_request",
-            "duplicate_response", "not_committed_duplicated")
+OUTCOMES = (
+    "deliver",
+    "not_committed",
+    "unavailable",
+    "lose_response",
+    "lose_request",
+    "duplicate_request",
+    "duplicate_response",
+    "not_committed_duplicated",
+)
 QUERY_OUTCOMES = ("answer", "unavailable")
 SERVICE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, idempotency_key TEXT NOT NULL,
@@ -105,13 +113,20 @@ class CalendarService:
     never holds an event without the record that a retry would find.
     """
 
-    def __init__(self, clock_start: str, first_event_number: int = FIRST_EVENT_NUMBER, tick_seconds: int = 1,
-                 scopes: tuple[str, ...] = ("user-42/primary",), path: str = ":memory:", execute=None,
-                 timeout: float = 5.0):
-        datetime.fromisoformat(clock_start)      # a clear error for a bad clock, before anything else
+    def __init__(
+        self,
+        clock_start: str,
+        first_event_number: int = FIRST_EVENT_NUMBER,
+        tick_seconds: int = 1,
+        scopes: tuple[str, ...] = ("user-42/primary",),
+        path: str = ":memory:",
+        execute=None,
+        timeout: float = 5.0,
+    ):
+        datetime.fromisoformat(clock_start)  # a clear error for a bad clock, before anything else
         self.clock_start, self.first_event_number = clock_start, first_event_number
         self.tick_seconds, self.scopes, self.path = tick_seconds, tuple(scopes), str(path)
-        self.execute = execute or idempotent_execute     # (desk, key, request_digest, request) -> response
+        self.execute = execute or idempotent_execute  # (desk, key, request_digest, request) -> response
         self.db = open_store(self.path, SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, "calendar store", timeout)
         with transaction(self.db):
             self.db.execute("INSERT OR IGNORE INTO counters VALUES ('requests', 0), ('executions', 0)")
@@ -135,8 +150,10 @@ class CalendarService:
 
     @property
     def store(self) -> dict[str, dict]:
-        return {row[0]: json.loads(row[1]) for row in
-                self.db.execute("SELECT event_id, record_json FROM events ORDER BY event_id")}
+        return {
+            row[0]: json.loads(row[1])
+            for row in self.db.execute("SELECT event_id, record_json FROM events ORDER BY event_id")
+        }
 
     def now(self) -> str:
         start = datetime.fromisoformat(self.clock_start)
@@ -149,9 +166,8 @@ class CalendarService:
         The idempotency decision is ``self.execute(desk, key, request_digest, request)``
         (``idempotent_execute`` unless another function was configured)."""
         self.tick()
-        with transaction(self.db):             # the key's lookup and its first execution: one transaction
-            response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest,
-                                    request)
+        with transaction(self.db):  # the key's lookup and its first execution: one transaction
+            response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest, request)
         if not isinstance(response, dict) or "status" not in response:
             raise TypeError(f"the service's execute must return a response dict with a 'status', got {response!r}")
         return response
@@ -162,37 +178,60 @@ class CalendarService:
         Deterministic refusals are stored under the key; "not committed" is not stored; a
         commit writes the event and its idempotency row in one transaction."""
         if request.tool_version != TOOL_VERSION:
-            return self._remember(request, {"status": "error", "code": "unknown_tool_version",
-                                            "detail": f"expected {TOOL_VERSION}, got {request.tool_version}"})
+            return self._remember(
+                request,
+                {
+                    "status": "error",
+                    "code": "unknown_tool_version",
+                    "detail": f"expected {TOOL_VERSION}, got {request.tool_version}",
+                },
+            )
         if request.scope not in self.scopes:
-            return self._remember(request, {"status": "error", "code": "unknown_scope",
-                                            "detail": f"scope {request.scope!r} is not served"})
+            return self._remember(
+                request,
+                {"status": "error", "code": "unknown_scope", "detail": f"scope {request.scope!r} is not served"},
+            )
         if not commit:
             return {"status": "not_committed", "committed": False}
-        with transaction(self.db):                                   # event + idempotency record: one transaction
+        with transaction(self.db):  # event + idempotency record: one transaction
             count = self.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
             event_id = "evt_" + base36(self.first_event_number + count)
-            response = {"status": "ok", "event_id": event_id, "committed_at": self.now(),
-                        "start": request.normalized_arguments["start"]}
-            record = {"event_id": event_id, "scope": request.scope, "idempotency_key": request.idempotency_key,
-                      **request.normalized_arguments}
-            self.db.execute("INSERT INTO events VALUES (?, ?, ?)",
-                            (event_id, request.idempotency_key, json.dumps(record, ensure_ascii=False)))
-            self.db.execute("INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
-                            (request.idempotency_key, request.request_digest, json.dumps(response)))
+            response = {
+                "status": "ok",
+                "event_id": event_id,
+                "committed_at": self.now(),
+                "start": request.normalized_arguments["start"],
+            }
+            record = {
+                "event_id": event_id,
+                "scope": request.scope,
+                "idempotency_key": request.idempotency_key,
+                **request.normalized_arguments,
+            }
+            self.db.execute(
+                "INSERT INTO events VALUES (?, ?, ?)",
+                (event_id, request.idempotency_key, json.dumps(record, ensure_ascii=False)),
+            )
+            self.db.execute(
+                "INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
+                (request.idempotency_key, request.request_digest, json.dumps(response)),
+            )
             self.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'executions'")
         return dict(response)
 
     def _remember(self, request: CreateRequest, response: dict) -> dict:
         with transaction(self.db):
-            self.db.execute("INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
-                            (request.idempotency_key, request.request_digest, json.dumps(response)))
+            self.db.execute(
+                "INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
+                (request.idempotency_key, request.request_digest, json.dumps(response)),
+            )
         return dict(response)
 
     def stored(self, idempotency_key: str) -> dict | None:
         """The idempotency record of a key: {"request_digest", "response"}, or None."""
-        row = self.db.execute("SELECT request_digest, response_json FROM idempotency WHERE key = ?",
-                              (idempotency_key,)).fetchone()
+        row = self.db.execute(
+            "SELECT request_digest, response_json FROM idempotency WHERE key = ?", (idempotency_key,)
+        ).fetchone()
         return None if row is None else {"request_digest": row[0], "response": json.loads(row[1])}
 
     def lookup(self, idempotency_key: str) -> dict | None:
@@ -201,8 +240,12 @@ class CalendarService:
         return None if row is None else json.loads(row[0])
 
     def events_with_key(self, idempotency_key: str) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT event_id FROM events WHERE idempotency_key = ? ORDER BY event_id",
-                                              (idempotency_key,))]
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT event_id FROM events WHERE idempotency_key = ? ORDER BY event_id", (idempotency_key,)
+            )
+        ]
 
 
 class ServiceDesk:
@@ -233,7 +276,8 @@ def idempotent_execute(desk: ServiceDesk, key: str, request_digest: str, request
     if record["request_digest"] != request_digest:
         raise IdempotencyConflict(
             f"idempotency key {key!r} was used with digest {record['request_digest'][:19]}…, "
-            f"this request has {request_digest[:19]}…")
+            f"this request has {request_digest[:19]}…"
+        )
     return {**record["response"], "replayed": True}
 
 
@@ -267,15 +311,18 @@ class ServiceTransport:
         if outcome == "lose_request":
             raise TransportTimeout(f"{request.idempotency_key} never reached the service (attempt {self.sent})")
         if outcome == "duplicate_request":
-            self.service.create_event(request)          # the network delivers the request twice
+            self.service.create_event(request)  # the network delivers the request twice
         if outcome in ("not_committed", "not_committed_duplicated"):
             response = self.service.create_event(request, commit=False)
         else:
             response = self.service.create_event(request)
         if outcome == "lose_response":
             raise TransportTimeout(f"no response to {request.idempotency_key} (attempt {self.sent})")
-        return self._arrive(request, response, copies=2 if outcome.startswith("duplicate_response")
-                            or outcome.endswith("_duplicated") else 1)
+        return self._arrive(
+            request,
+            response,
+            copies=2 if outcome.startswith("duplicate_response") or outcome.endswith("_duplicated") else 1,
+        )
 
     def _arrive(self, request: CreateRequest, response: dict, copies: int = 1) -> dict:
         for _ in range(copies):

@@ -31,12 +31,12 @@ class ModelCall:
 
     model_call_id: str
     input_ids: np.ndarray
-    prefill: object            # labkit.nn.transformer.ForwardResult of the prefilled tokens
-    cache: object              # labkit.nn.KVCache after the decode
+    prefill: object  # labkit.nn.transformer.ForwardResult of the prefilled tokens
+    cache: object  # labkit.nn.KVCache after the decode
     decode: DecodeResult
     reused_prefix_tokens: int = 0
     first_logits: np.ndarray | None = None
-    slots: AnswerSlots | None = None     # mc_02's answer-slot mask (labkit.tools.answer)
+    slots: AnswerSlots | None = None  # mc_02's answer-slot mask (labkit.tools.answer)
 
     @property
     def input_token_count(self) -> int:
@@ -62,7 +62,9 @@ def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> 
     control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
     first = prefill.next_logits[0]
     mask_for = mask_for or (lambda text: grammar.mask(text, tok.pieces, stop, control))
-    decode = greedy_decode(first, _feeder(decoder, cache), mask_for, tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS)
+    decode = greedy_decode(
+        first, _feeder(decoder, cache), mask_for, tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS
+    )
     return ModelCall("mc_01", ids, prefill, cache, decode, 0, first)
 
 
@@ -96,15 +98,18 @@ def prefill_with_reuse(decoder, cached_ids: np.ndarray, cache, ids: np.ndarray, 
     reused = int(reused)
     limit = min(int(np.asarray(cached_ids).size), int(np.asarray(ids).size) - 1)
     if not 0 <= reused <= limit:
-        raise ValueError(f"the reused prefix length must be in 0…{limit} (the cached input, leaving at "
-                         f"least one new token to prefill), got {reused}")
+        raise ValueError(
+            f"the reused prefix length must be in 0…{limit} (the cached input, leaving at "
+            f"least one new token to prefill), got {reused}"
+        )
     cache = cache.truncated(reused)
     prefill = decoder.forward(np.asarray(ids)[:, reused:], cache)
     return reused, prefill, cache
 
 
-def second_model_call(decoder, spec: ToolSpec, user_text: str, first: ModelCall,
-                      tool_message: dict, reuse=None) -> ModelCall:
+def second_model_call(
+    decoder, spec: ToolSpec, user_text: str, first: ModelCall, tool_message: dict, reuse=None
+) -> ModelCall:
     """mc_02: reuse mc_01's cache for the identical prefix, prefill the rest (the proposal and
     the tool message), then greedy decoding under the answer-slot mask derived from the
     proposal's arguments and ``tool_message`` (``labkit.tools.answer``)."""
@@ -116,8 +121,14 @@ def second_model_call(decoder, spec: ToolSpec, user_text: str, first: ModelCall,
     reused, prefill, cache = prefill_with_reuse(decoder, first.input_ids, first.cache, ids, reuse)
     slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, tok)
     first_logits = prefill.next_logits[0]
-    decode = greedy_decode(first_logits, _feeder(decoder, cache), lambda text: slots.mask(text, tok.pieces),
-                           tok.pieces, {slots.eos_id: "EOS"}, MAX_ANSWER_TOKENS)
+    decode = greedy_decode(
+        first_logits,
+        _feeder(decoder, cache),
+        lambda text: slots.mask(text, tok.pieces),
+        tok.pieces,
+        {slots.eos_id: "EOS"},
+        MAX_ANSWER_TOKENS,
+    )
     return ModelCall("mc_02", ids, prefill, cache, decode, reused, first_logits, slots)
 
 
@@ -156,7 +167,9 @@ def model_started_payload(call: ModelCall, artifacts: dict) -> dict:
         "prefilled_tokens": call.prefilled_tokens,
         "tensors": {
             "input_ids": tensor_summary(call.input_ids, [0, t - 1], digest=True),
-            "raw_logits": {**tensor_summary(call.prefill.next_logits, t - 1, stats=True),
-                           "values": top_values(call.first_logits, 3)},
+            "raw_logits": {
+                **tensor_summary(call.prefill.next_logits, t - 1, stats=True),
+                "values": top_values(call.first_logits, 3),
+            },
         },
     }

@@ -63,9 +63,15 @@ class ConfirmationCard:
 def confirmation_card(invocation: Invocation, tz_name: str) -> ConfirmationCard:
     args = invocation.normalized_arguments
     start = datetime.fromisoformat(args["start"]).astimezone(ZoneInfo(tz_name))
-    return ConfirmationCard(invocation.invocation_id, args["title"], args["calendar_id"],
-                            start.strftime("%Y-%m-%d %H:%M"), tz_name, args["duration_minutes"],
-                            invocation_digest(invocation))
+    return ConfirmationCard(
+        invocation.invocation_id,
+        args["title"],
+        args["calendar_id"],
+        start.strftime("%Y-%m-%d %H:%M"),
+        tz_name,
+        args["duration_minutes"],
+        invocation_digest(invocation),
+    )
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ class Confirmation:
     confirmation_id: str
     invocation_id: str
     invocation_digest: str
-    decision: str          # "approve" or "reject"
+    decision: str  # "approve" or "reject"
 
 
 class ConfirmationError(ValueError):
@@ -85,8 +91,9 @@ def digest_matches(confirmation: Confirmation, invocation: Invocation) -> bool:
     return confirmation.decision == "approve" and confirmation.invocation_digest == invocation_digest(invocation)
 
 
-def check_confirmation(confirmation: Confirmation, invocation: Invocation,
-                       known_invocations: dict[str, Invocation], matches=None) -> None:
+def check_confirmation(
+    confirmation: Confirmation, invocation: Invocation, known_invocations: dict[str, Invocation], matches=None
+) -> None:
     """Raise unless ``confirmation`` approves exactly ``invocation`` (by ID and digest).
 
     ``matches(confirmation, invocation) -> bool`` replaces the binding test (a hook): when it
@@ -101,13 +108,16 @@ def check_confirmation(confirmation: Confirmation, invocation: Invocation,
         if type(verdict).__name__ not in ("bool", "bool_"):
             raise TypeError(f"digest_matches must return True or False, got {type(verdict).__name__}")
         if not verdict:
-            check_confirmation(confirmation, invocation, known_invocations)   # the reason, when there is one
+            check_confirmation(confirmation, invocation, known_invocations)  # the reason, when there is one
             raise ConfirmationError(
                 f"confirmation {confirmation.confirmation_id} was refused by the binding test for invocation "
-                f"{invocation.invocation_id}; a new confirmation is required")
+                f"{invocation.invocation_id}; a new confirmation is required"
+            )
         return
     if confirmation.decision != "approve":
-        raise ConfirmationError(f"confirmation {confirmation.confirmation_id} decided {confirmation.decision!r}, not 'approve'")
+        raise ConfirmationError(
+            f"confirmation {confirmation.confirmation_id} decided {confirmation.decision!r}, not 'approve'"
+        )
     expected = invocation_digest(invocation)
     if confirmation.invocation_digest != expected:
         raise ConfirmationError(

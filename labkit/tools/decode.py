@@ -27,8 +27,8 @@ class DecodeStep:
     chosen_id: int
     piece: str
     text_after: str
-    top_allowed: tuple[tuple[int, float], ...]   # the three best allowed (id, raw logit)
-    raw_logits: np.ndarray = field(default=None, repr=False, compare=False)   # [V]
+    top_allowed: tuple[tuple[int, float], ...]  # the three best allowed (id, raw logit)
+    raw_logits: np.ndarray = field(default=None, repr=False, compare=False)  # [V]
 
     @property
     def allowed_count(self) -> int:
@@ -43,7 +43,7 @@ class DecodeStep:
 class DecodeResult:
     steps: tuple[DecodeStep, ...]
     token_ids: tuple[int, ...]
-    text: str              # ordinary pieces only (stop tokens excluded)
+    text: str  # ordinary pieces only (stop tokens excluded)
     finish_reason: str
 
 
@@ -73,8 +73,17 @@ def greedy_decode(
         if chosen not in stop_ids:
             text += pieces[chosen]
         ids.append(chosen)
-        steps.append(DecodeStep(step, allowed_ids, chosen, pieces[chosen], text,
-                                tuple((i, round(float(logits[i]), 4)) for i in order), logits))
+        steps.append(
+            DecodeStep(
+                step,
+                allowed_ids,
+                chosen,
+                pieces[chosen],
+                text,
+                tuple((i, round(float(logits[i]), 4)) for i in order),
+                logits,
+            )
+        )
         if chosen in stop_ids:
             return DecodeResult(tuple(steps), tuple(ids), text, stop_ids[chosen])
         logits = np.asarray(feed(chosen), dtype=np.float64).reshape(-1)

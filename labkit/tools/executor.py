@@ -96,25 +96,70 @@ class Executor:
         return f"{self.request_id}:create-event:{attempt if self.new_key_per_attempt else 1}"
 
     def _crash_at(self, point: str, attempt: int) -> None:
-        if (self.crash is not None and self.crash.point == point
-                and self.crash.attempt in (None, attempt)):
-            self.crash = None                      # a process dies once
+        if self.crash is not None and self.crash.point == point and self.crash.attempt in (None, attempt):
+            self.crash = None  # a process dies once
             raise Crash(f"runtime crashed {point.replace('_', ' ')} of attempt {attempt}")
 
     def _move(self, machine: InvocationMachine, state: State, detail: dict | None = None) -> None:
         machine.move(state, self.next_event_id(), detail)
 
-    def execute(self, machine: InvocationMachine, invocation: Invocation, approved_digest: str,
-                first_attempt: int = 1) -> dict | None:
+    def _report(self, machine: InvocationMachine, component: str, event_type: str, attempt, /, **payload) -> None:
+        """Emit ``event_type``; its payload opens with the machine's state."""
+        self.emit(component, event_type, attempt, {"state": machine.state.value, **payload})
+
+    def _enter(self, machine: InvocationMachine, state: State, component: str, event_type: str, attempt, /, **payload):
+        """``→ state``, then the event that reports it (its payload opens with that state)."""
+        self._move(machine, state)
+        self._report(machine, component, event_type, attempt, **payload)
+
+    def _not_committed(self, machine, key: str, attempt: int | None, event_type="external.not_committed", **payload):
+        """``→ NOT_COMMITTED`` on the calendar service's word: this request created no event."""
+        self._enter(
+            machine, State.NOT_COMMITTED, "calendar service", event_type, attempt, idempotency_key=key, **payload
+        )
+
+    def _outcome_unknown(self, machine: InvocationMachine, key: str, attempt: int, **reason) -> dict | None:
+        """``→ OUTCOME_UNKNOWN`` for this attempt, then a query by the same key: the committed
+        result, or None (still unknown, or not committed).  The broken policy queries nothing:
+        it assumes "not committed" and retries blind."""
+        self._enter(
+            machine,
+            State.OUTCOME_UNKNOWN,
+            "executor",
+            "external.outcome_unknown",
+            attempt,
+            idempotency_key=key,
+            side_effect="unknown",
+            **reason,
+        )
+        self._crash_at("after_record", attempt)
+        if self.new_key_per_attempt:
+            self._enter(
+                machine,
+                State.NOT_COMMITTED,
+                "executor",
+                "external.assumed_not_committed",
+                attempt,
+                idempotency_key=key,
+                side_effect="unknown",
+            )
+            return None
+        return self.resolve_unknown(machine, key, attempt)
+
+    def execute(
+        self, machine: InvocationMachine, invocation: Invocation, approved_digest: str, first_attempt: int = 1
+    ) -> dict | None:
         """Attempts ``first_attempt``…budget; the committed result, or None (FAILED)."""
         if approved_digest != invocation_digest(invocation):
             raise ConfirmationError(
-                f"refusing to execute {invocation.invocation_id}: the approved digest does not match it")
+                f"refusing to execute {invocation.invocation_id}: the approved digest does not match it"
+            )
         args = invocation.normalized_arguments
         scope = f"{invocation.subject}/{args['calendar_id']}"
         digest = request_digest(args)
         made = first_attempt - 1
-        unknown = machine.state is State.OUTCOME_UNKNOWN      # an earlier attempt's outcome nobody knows yet
+        # an earlier attempt's outcome nobody knows yet
+        unknown = machine.state is State.OUTCOME_UNKNOWN
         for attempt in range(first_attempt, self.retry_budget + 1):
             self._crash_at("before_attempt", attempt)
             made = attempt
@@ -125,33 +170,18 @@ class Executor:
             self._crash_at("after_journal_write", attempt)
             self._crash_at("after_send", attempt)
             try:
-                response = self._send(machine, invocation, request)
-                while response.get("reply_to", request.ref) != request.ref:     # a stale duplicate
-                    self.emit("executor", "external.stale_reply_dropped", attempt, {
-                        "state": machine.state.value, "idempotency_key": key, "expected_reply_to": request.ref,
-                        "reply_to": response["reply_to"], "dropped_status": response.get("status")})
-                    response = self.transport.receive()
+                response = self._reply(machine, invocation, request)
             except TransportTimeout:
                 self.attempts.append({"attempt": attempt, "key": key, "outcome": "timeout"})
-                self._move(machine, State.OUTCOME_UNKNOWN)
-                self.emit("executor", "external.outcome_unknown", attempt, {
-                    "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown"})
-                self._crash_at("after_record", attempt)
-                if self.new_key_per_attempt:       # the broken policy: no query, a blind retry
-                    self._move(machine, State.NOT_COMMITTED)
-                    self.emit("executor", "external.assumed_not_committed", attempt, {
-                        "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown"})
-                    continue
-                result = self.resolve_unknown(machine, key, attempt)
+                result = self._outcome_unknown(machine, key, attempt)
                 if result is not None:
                     return result
                 unknown = machine.state is State.OUTCOME_UNKNOWN
                 continue
             except IdempotencyConflict as exc:
-                self._move(machine, State.NOT_COMMITTED)
-                self.emit("calendar service", "external.conflict", attempt, {
-                    "state": machine.state.value, "idempotency_key": key, "reason": str(exc),
-                    "commit": {"status": "conflict"}})
+                self._not_committed(
+                    machine, key, attempt, "external.conflict", reason=str(exc), commit={"status": "conflict"}
+                )
                 self._move(machine, State.FAILED)
                 return None
             self.attempts.append({"attempt": attempt, "key": key, "outcome": response["status"]})
@@ -162,44 +192,68 @@ class Executor:
                 return result
             if unknown and response.get("status") != "error" and not self.new_key_per_attempt:
                 # "not executed" speaks for this attempt only: an earlier one with this key may have committed
-                self._move(machine, State.OUTCOME_UNKNOWN)
-                self.emit("executor", "external.outcome_unknown", attempt, {
-                    "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown",
-                    "reason": f"the answer {response['status']!r} does not settle an earlier attempt"})
-                self._crash_at("after_record", attempt)
-                result = self.resolve_unknown(machine, key, attempt)
+                reason = f"the answer {response['status']!r} does not settle an earlier attempt"
+                result = self._outcome_unknown(machine, key, attempt, reason=reason)
                 if result is not None:
                     return result
                 unknown = machine.state is State.OUTCOME_UNKNOWN
                 continue
-            self._move(machine, State.NOT_COMMITTED)
-            self.emit("calendar service", "external.not_committed", attempt, {
-                "state": machine.state.value, "idempotency_key": key,
-                "commit": {k: response[k] for k in ("status", "code") if k in response}})
+            self._not_committed(
+                machine, key, attempt, commit={k: response[k] for k in ("status", "code") if k in response}
+            )
             self._crash_at("after_record", attempt)
             if response.get("status") == "error":
                 break
         return self.exhausted(machine, made)
+
+    def _reply(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
+        """Send ``request`` and return its reply, dropping stale duplicates of earlier replies."""
+        response = self._send(machine, invocation, request)
+        while response.get("reply_to", request.ref) != request.ref:
+            self._report(
+                machine,
+                "executor",
+                "external.stale_reply_dropped",
+                request.attempt,
+                idempotency_key=request.idempotency_key,
+                expected_reply_to=request.ref,
+                reply_to=response["reply_to"],
+                dropped_status=response.get("status"),
+            )
+            response = self.transport.receive()
+        return response
 
     def _begin_attempt(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> None:
         """Journal the attempt: its key and digest, then ``→ EXECUTING`` (the commit boundary's gate)."""
         attempt, key = request.attempt, request.idempotency_key
         if machine.journal is None:
             self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
-        else:                                  # one transaction: a kill leaves both or neither
+        else:  # one transaction: a kill leaves both or neither
             with transaction(machine.journal.db):
-                machine.journal.update(invocation.invocation_id, attempts=attempt, idempotency_key=key,
-                                       request_digest=request.request_digest)
+                machine.journal.update(
+                    invocation.invocation_id,
+                    attempts=attempt,
+                    idempotency_key=key,
+                    request_digest=request.request_digest,
+                )
                 self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
-        self.emit("executor", "invocation.started" if attempt == 1 else "invocation.retried", attempt, {
-            "state": machine.state.value, "attempt": attempt, "scope": request.scope,
-            "artifacts": {"tool_version": invocation.tool}, "idempotency_key": key,
-            "request_digest": request.request_digest, "side_effect": False})
+        self._report(
+            machine,
+            "executor",
+            "invocation.started" if attempt == 1 else "invocation.retried",
+            attempt,
+            attempt=attempt,
+            scope=request.scope,
+            artifacts={"tool_version": invocation.tool},
+            idempotency_key=key,
+            request_digest=request.request_digest,
+            side_effect=False,
+        )
 
     def _send(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
         if self.journal_before_send:
             return self.transport.send(request)
-        try:                                   # the broken order: the request leaves before the journal knows
+        try:  # the broken order: the request leaves before the journal knows
             return self.transport.send(request)
         finally:
             self._begin_attempt(machine, invocation, request)
@@ -210,25 +264,38 @@ class Executor:
         try:
             found = self.transport.query(key)
         except QueryUnavailable as exc:
-            self.emit("executor", "external.query_failed", attempt, {
-                "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown",
-                "reason": str(exc)})
+            self._report(
+                machine,
+                "executor",
+                "external.query_failed",
+                attempt,
+                idempotency_key=key,
+                side_effect="unknown",
+                reason=str(exc),
+            )
             return None
         if found is not None and found.get("status") == "ok":
             return self.committed(machine, found, key, attempt, resolved_by="query")
-        self._move(machine, State.NOT_COMMITTED)
-        self.emit("calendar service", "external.not_committed", attempt, {
-            "state": machine.state.value, "idempotency_key": key, "resolved_by": "query",
-            "commit": {"status": "not_committed"}})
+        self._not_committed(machine, key, attempt, resolved_by="query", commit={"status": "not_committed"})
         return None
 
     def committed(self, machine, response: dict, key: str, attempt: int | None, *, resolved_by: str) -> dict:
         self._move(machine, State.COMMITTED, {k: response[k] for k in ("status", "event_id", "committed_at", "start")})
-        self.emit("calendar service", "external.committed", attempt, {
-            "state": machine.state.value, "side_effect": True, "resolved_by": resolved_by,
-            "commit": {"status": response["status"], "event_id": response["event_id"],
-                       "committed_at": response["committed_at"], "start": response["start"],
-                       "idempotency_key": key}})
+        self._report(
+            machine,
+            "calendar service",
+            "external.committed",
+            attempt,
+            side_effect=True,
+            resolved_by=resolved_by,
+            commit={
+                "status": response["status"],
+                "event_id": response["event_id"],
+                "committed_at": response["committed_at"],
+                "start": response["start"],
+                "idempotency_key": key,
+            },
+        )
         return response
 
     def exhausted(self, machine: InvocationMachine, attempts: int) -> None:
@@ -236,12 +303,25 @@ class Executor:
         OUTCOME_UNKNOWN: stay there and say which key to query — the event may exist."""
         if machine.state is State.OUTCOME_UNKNOWN:
             key = machine.journal.entry(machine.invocation_id).idempotency_key if machine.journal else None
-            self.emit("executor", "retry.exhausted", None, {
-                "state": machine.state.value, "attempts": attempts, "retry_budget": self.retry_budget,
-                "side_effect": "unknown", "query_with": key or self.key(attempts)})
+            self._report(
+                machine,
+                "executor",
+                "retry.exhausted",
+                None,
+                attempts=attempts,
+                retry_budget=self.retry_budget,
+                side_effect="unknown",
+                query_with=key or self.key(attempts),
+            )
             return None
-        self._move(machine, State.FAILED)
-        self.emit("executor", "retry.exhausted", None, {
-            "state": machine.state.value, "attempts": attempts, "retry_budget": self.retry_budget,
-            "side_effect": False})
+        self._enter(
+            machine,
+            State.FAILED,
+            "executor",
+            "retry.exhausted",
+            None,
+            attempts=attempts,
+            retry_budget=self.retry_budget,
+            side_effect=False,
+        )
         return None

@@ -20,11 +20,20 @@ from pathlib import Path
 from labkit.tools.template import compact_json
 
 #: §7.11: what the first call's arguments bytes must parse to
-TARGET_ARGUMENTS = {"calendar_id": "primary", "title": "带护照", "local_date": "2026-07-20",
-                    "local_time": "09:00", "duration_minutes": 10}
+TARGET_ARGUMENTS = {
+    "calendar_id": "primary",
+    "title": "带护照",
+    "local_date": "2026-07-20",
+    "local_time": "09:00",
+    "duration_minutes": 10,
+}
 #: §7.13/§7.14: the tool message the second call reads, and its answer
-TARGET_TOOL_MESSAGE = {"tool_call_id": "p_01", "status": "ok", "event_id": "evt_6K2",
-                       "start": "2026-07-20T09:00:00+08:00"}
+TARGET_TOOL_MESSAGE = {
+    "tool_call_id": "p_01",
+    "status": "ok",
+    "event_id": "evt_6K2",
+    "start": "2026-07-20T09:00:00+08:00",
+}
 TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”提醒。"
 
 
@@ -94,8 +103,9 @@ def build(dest: Path) -> list[str]:
     spec = check_toolspec(build_calendar_toolspec())
     written = []
     write_json(dest / "tools" / "toolspec.json", spec.to_json())
-    write_json(dest / "tools" / "tokenizer.json", {"tokenizer_id": "toy-tool-tokenizer-v1",
-                                                   "pieces": list(vocabulary())})
+    write_json(
+        dest / "tools" / "tokenizer.json", {"tokenizer_id": "toy-tool-tokenizer-v1", "pieces": list(vocabulary())}
+    )
     weights = fit_weights(fitting_sequences(spec))
     save_arrays(dest / "tools" / WEIGHTS_FILE, weights.to_arrays())
     written += ["tools/toolspec.json", "tools/tokenizer.json", f"tools/{WEIGHTS_FILE}"]

@@ -90,15 +90,19 @@ class Journal:
         self.db.close()
 
     def open_invocation(self, invocation: dict, state: str, retry_budget: int) -> None:
-        known = self.db.execute("SELECT state FROM invocations WHERE invocation_id = ?",
-                                (invocation["invocation_id"],)).fetchone()
+        known = self.db.execute(
+            "SELECT state FROM invocations WHERE invocation_id = ?", (invocation["invocation_id"],)
+        ).fetchone()
         if known is not None:
-            raise ValueError(f"invocation {invocation['invocation_id']!r} is already in the journal {self.path} "
-                             f"(state {known[0]}); recover it or use a fresh journal")
+            raise ValueError(
+                f"invocation {invocation['invocation_id']!r} is already in the journal {self.path} "
+                f"(state {known[0]}); recover it or use a fresh journal"
+            )
         with transaction(self.db):
             self.db.execute(
                 "INSERT INTO invocations (invocation_id, invocation_json, retry_budget, state) VALUES (?, ?, ?, ?)",
-                (invocation["invocation_id"], json.dumps(invocation, ensure_ascii=False), retry_budget, state))
+                (invocation["invocation_id"], json.dumps(invocation, ensure_ascii=False), retry_budget, state),
+            )
 
     def update(self, invocation_id: str, **fields) -> None:
         allowed = {"approved_digest", "idempotency_key", "request_digest", "attempts"}
@@ -109,12 +113,19 @@ class Journal:
             for name, value in fields.items():
                 self.db.execute(f"UPDATE invocations SET {name} = ? WHERE invocation_id = ?", (value, invocation_id))
 
-    def record(self, invocation_id: str, from_state: str, to_state: str, event_id: str | None = None,
-               detail: dict | None = None) -> None:
+    def record(
+        self,
+        invocation_id: str,
+        from_state: str,
+        to_state: str,
+        event_id: str | None = None,
+        detail: dict | None = None,
+    ) -> None:
         """Append one transition and set the current state, in one SQLite transaction."""
         with transaction(self.db):
-            found = self.db.execute("SELECT state FROM invocations WHERE invocation_id = ?",
-                                    (invocation_id,)).fetchone()
+            found = self.db.execute(
+                "SELECT state FROM invocations WHERE invocation_id = ?", (invocation_id,)
+            ).fetchone()
             if found is None:
                 raise ValueError(f"invocation {invocation_id!r} is not in the journal")
             if found[0] != from_state:
@@ -122,13 +133,16 @@ class Journal:
             self.db.execute(
                 "INSERT INTO transitions (invocation_id, from_state, to_state, event_id, detail_json) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (invocation_id, from_state, to_state, event_id, json.dumps(detail or {}, ensure_ascii=False)))
+                (invocation_id, from_state, to_state, event_id, json.dumps(detail or {}, ensure_ascii=False)),
+            )
             self.db.execute("UPDATE invocations SET state = ? WHERE invocation_id = ?", (to_state, invocation_id))
 
     def entry(self, invocation_id: str) -> JournalEntry:
         row = self.db.execute(
             "SELECT invocation_id, invocation_json, approved_digest, idempotency_key, request_digest, "
-            "retry_budget, attempts, state FROM invocations WHERE invocation_id = ?", (invocation_id,)).fetchone()
+            "retry_budget, attempts, state FROM invocations WHERE invocation_id = ?",
+            (invocation_id,),
+        ).fetchone()
         if row is None:
             raise ValueError(f"invocation {invocation_id!r} is not in the journal")
         return JournalEntry(row[0], json.loads(row[1]), *row[2:])
@@ -139,11 +153,18 @@ class Journal:
 
     def committed_result(self, invocation_id: str) -> dict | None:
         """The result recorded with the move to COMMITTED (status, event_id, committed_at, start)."""
-        row = self.db.execute("SELECT detail_json FROM transitions WHERE invocation_id = ? AND to_state = 'COMMITTED' "
-                              "ORDER BY seq DESC LIMIT 1", (invocation_id,)).fetchone()
+        row = self.db.execute(
+            "SELECT detail_json FROM transitions WHERE invocation_id = ? AND to_state = 'COMMITTED' "
+            "ORDER BY seq DESC LIMIT 1",
+            (invocation_id,),
+        ).fetchone()
         return None if row is None else json.loads(row[0])
 
     def transitions(self, invocation_id: str) -> list[tuple[str, str, str | None]]:
-        return [tuple(r) for r in self.db.execute(
-            "SELECT from_state, to_state, event_id FROM transitions WHERE invocation_id = ? ORDER BY seq",
-            (invocation_id,))]
+        return [
+            tuple(r)
+            for r in self.db.execute(
+                "SELECT from_state, to_state, event_id FROM transitions WHERE invocation_id = ? ORDER BY seq",
+                (invocation_id,),
+            )
+        ]

@@ -21,13 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.nn import Decoder, DecoderConfig, DecoderWeights
+from labkit.nn import Decoder, DecoderWeights
+from labkit.nn.configs import book_config
 
 MODEL_ID = "toy-tool-decoder-v1"
-CONFIG = DecoderConfig(
-    model_id=MODEL_ID, vocab_size=256, width=16, n_layers=2, n_q_heads=4, n_kv_heads=2,
-    head_dim=4, ffn_width=32, dtype="float32",
-)
+CONFIG = book_config(MODEL_ID)
 WEIGHTS_FILE = "toy-tool-decoder-v1.npz"
 SEED = 20260719
 MARGIN = 1.0
@@ -63,26 +61,26 @@ def initial_weights(seed: int = SEED) -> DecoderWeights:
 
 def final_hidden(weights: DecoderWeights, input_ids: np.ndarray) -> np.ndarray:
     """z = RMSNorm(x_L) at every position: [T, d] (read through an identity output head)."""
-    probe = DecoderWeights(weights.embedding, np.eye(CONFIG.width, CONFIG.vocab_size, dtype=np.float32),
-                           weights.layers)
+    probe = DecoderWeights(weights.embedding, np.eye(CONFIG.width, CONFIG.vocab_size, dtype=np.float32), weights.layers)
     logits = Decoder(CONFIG, probe).full_logits(np.asarray(input_ids).reshape(1, -1))
     return logits[0, :, : CONFIG.width].astype(np.float64)
 
 
-def fit_output_head(states: np.ndarray, targets: np.ndarray, allowed: np.ndarray,
-                    margin: float = MARGIN, max_epochs: int = 5000) -> np.ndarray:
+def fit_output_head(
+    states: np.ndarray, targets: np.ndarray, allowed: np.ndarray, margin: float = MARGIN, max_epochs: int = 5000
+) -> np.ndarray:
     """W_out [d, V] with z_s·(w_{y_s} − w_j) ≥ margin for every allowed competitor j.
 
     states [S, d], targets [S], allowed [S, V] (boolean).  Raises if the states cannot
     be separated within ``max_epochs`` (then the architecture or the seed must change).
     """
-    states = np.round(np.asarray(states, dtype=np.float64), 4)   # insensitive to last-bit BLAS noise
+    states = np.round(np.asarray(states, dtype=np.float64), 4)  # insensitive to last-bit BLAS noise
     n_states, width = states.shape
     w = np.zeros((width, allowed.shape[1]))
     rows = np.arange(n_states)
     for _ in range(max_epochs):
         logits = states @ w
-        gap = logits[rows, targets][:, None] - logits                 # [S, V]
+        gap = logits[rows, targets][:, None] - logits  # [S, V]
         violated = allowed & (gap < margin)
         violated[rows, targets] = False
         if not violated.any():
@@ -106,7 +104,7 @@ def decision_states(weights: DecoderWeights, sequences) -> tuple[np.ndarray, np.
     for prompt, target, masks in sequences:
         ids = list(prompt) + list(target[:-1])
         hidden = final_hidden(weights, np.array(ids))
-        states.append(hidden[len(prompt) - 1:])
+        states.append(hidden[len(prompt) - 1 :])
         targets += list(target)
         allowed += list(masks)
     return np.vstack(states), np.array(targets), np.array(allowed, dtype=bool)

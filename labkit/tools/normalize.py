@@ -27,19 +27,26 @@ class Invocation:
     required_capability: str
 
     def to_json(self) -> dict:
-        return {"invocation_id": self.invocation_id, "tool": self.tool,
-                "normalized_arguments": dict(self.normalized_arguments),
-                "subject": self.subject, "required_capability": self.required_capability}
+        return {
+            "invocation_id": self.invocation_id,
+            "tool": self.tool,
+            "normalized_arguments": dict(self.normalized_arguments),
+            "subject": self.subject,
+            "required_capability": self.required_capability,
+        }
 
     def with_arguments(self, invocation_id: str, **changes) -> Invocation:
         """A *new* Invocation (new ID, hence new digest) with some arguments changed."""
         unknown = sorted(set(changes) - set(self.normalized_arguments))
         if unknown:
-            raise ValueError(f"unknown normalised arguments {unknown}; expected some of {sorted(self.normalized_arguments)}")
+            raise ValueError(
+                f"unknown normalised arguments {unknown}; expected some of {sorted(self.normalized_arguments)}"
+            )
         if invocation_id == self.invocation_id:
             raise ValueError(f"a changed Invocation needs a new invocation_id, got {invocation_id!r} again")
-        return Invocation(invocation_id, self.tool, {**self.normalized_arguments, **changes},
-                          self.subject, self.required_capability)
+        return Invocation(
+            invocation_id, self.tool, {**self.normalized_arguments, **changes}, self.subject, self.required_capability
+        )
 
 
 def parse_clock(clock: str) -> datetime:
@@ -65,13 +72,18 @@ def local_start(local_date: str, local_time: str, tz_name: str) -> datetime:
     return wall
 
 
-def normalize(spec: ToolSpec, arguments: dict, *, invocation_id: str, clock: str, tz_name: str,
-              subject: str) -> Invocation:
+def normalize(
+    spec: ToolSpec, arguments: dict, *, invocation_id: str, clock: str, tz_name: str, subject: str
+) -> Invocation:
     """Validated §7.11 arguments → the §7.12 Invocation."""
     start = local_start(arguments["local_date"], arguments["local_time"], tz_name)
     if start <= parse_clock(clock):
         raise ValueError(f"start {start.isoformat()} must be after the reference clock {clock}")
     calendar_id = arguments["calendar_id"]
-    normalized = {"calendar_id": calendar_id, "title": arguments["title"],
-                  "start": start.isoformat(), "duration_minutes": arguments["duration_minutes"]}
+    normalized = {
+        "calendar_id": calendar_id,
+        "title": arguments["title"],
+        "start": start.isoformat(),
+        "duration_minutes": arguments["duration_minutes"],
+    }
     return Invocation(invocation_id, spec.ref, normalized, subject, f"calendar.write:{calendar_id}")

@@ -34,18 +34,26 @@ def recover_invocation(journal, executor: Executor, invocation_id: str) -> tuple
     key = entry.idempotency_key
     if machine.state is State.PREPARED:
         if entry.approved_digest is None:
-            return machine, None                       # still waiting for a confirmation
+            return machine, None  # still waiting for a confirmation
         return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
     if machine.state is State.EXECUTING:
         machine.move(State.OUTCOME_UNKNOWN, executor.next_event_id(), {"reason": "restart"})
-        executor.emit("runtime", "external.outcome_unknown", entry.attempts, {
-            "state": machine.state.value, "idempotency_key": key, "side_effect": "unknown",
-            "reason": "restart after a crash while executing"})
+        executor.emit(
+            "runtime",
+            "external.outcome_unknown",
+            entry.attempts,
+            {
+                "state": machine.state.value,
+                "idempotency_key": key,
+                "side_effect": "unknown",
+                "reason": "restart after a crash while executing",
+            },
+        )
     if machine.state is State.OUTCOME_UNKNOWN:
         result = executor.resolve_unknown(machine, key, entry.attempts)
         if result is not None:
             return machine, result
-    if machine.state is State.OUTCOME_UNKNOWN:            # the query failed: still nobody knows
+    if machine.state is State.OUTCOME_UNKNOWN:  # the query failed: still nobody knows
         if entry.attempts < executor.retry_budget:
             return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
         return machine, executor.exhausted(machine, entry.attempts)
@@ -68,7 +76,8 @@ def verify_approvals(journal) -> None:
             raise ConfirmationError(
                 f"journal {journal.path}: invocation {entry.invocation_id} was approved for digest "
                 f"{entry.approved_digest[:19]}…, but the journaled Invocation has digest {digest[:19]}…; "
-                f"refusing to recover anything until it is confirmed again")
+                f"refusing to recover anything until it is confirmed again"
+            )
 
 
 def recover(journal, executor: Executor) -> dict[str, tuple[str, dict | None]]:

@@ -27,17 +27,19 @@ from dataclasses import dataclass
 from labkit.core.events import TraceRecorder
 from labkit.core.runtime import Config
 from labkit.tools.calendar_service import CalendarService
+from labkit.tools.commit_phases import close_trace
 from labkit.tools.hooks import ToolHooks
 from labkit.tools.journal import Journal
 from labkit.tools.model import CONFIG
-from labkit.tools.phases import PHASES, RunState, ToolTrace, close_trace
+from labkit.tools.phases import PHASES
+from labkit.tools.run_state import RunState, ToolTrace
 from labkit.tools.states import InvocationMachine
 from labkit.tools.template import TEMPLATE_ID
 from labkit.tools.tokenizer import TOKENIZER_ID
 from labkit.tools.toolspec import ToolSpec, find_tool
 
 USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"
-STRATEGY = "greedy_with_json_grammar"          # §7.10; what runs in mc_01 (mc_02: ANSWER_STRATEGY)
+STRATEGY = "greedy_with_json_grammar"  # §7.10; what runs in mc_01 (mc_02: ANSWER_STRATEGY)
 
 
 @dataclass(frozen=True)
@@ -50,21 +52,21 @@ class ToolRunConfig(Config):
     subject: str = "user-42"
     capabilities: tuple[str, ...] = ("calendar.read", "calendar.write:primary")
     user_text: str = USER_TEXT
-    tool: str = "calendar.create_event@v1"         # the one tool offered (§7.10)
+    tool: str = "calendar.create_event@v1"  # the one tool offered (§7.10)
     request_id: str = "req-42"
     service_clock: str = "2026-07-19T14:00:04+08:00"
     retry_budget: int = 3
     # -- scenario switches (all off on the happy path) --
-    proposal_tamper: str | None = None            # "extra_field" | "not_json"
+    proposal_tamper: str | None = None  # "extra_field" | "not_json"
     edit_after_approval: tuple[tuple[str, str], ...] = ()
     tamper_digest: bool = False
     transport_plan: tuple[str, ...] = ()
-    query_plan: tuple[str, ...] = ()               # per query by key: "answer" | "unavailable"
+    query_plan: tuple[str, ...] = ()  # per query by key: "answer" | "unavailable"
     new_key_per_attempt: bool = False
     cancel_after_commit: bool = False
-    crash_point: str | None = None                # one of labkit.tools.executor.CRASH_POINTS
-    crash_attempt: int | None = None              # None: the first attempt that reaches the point
-    journal_path: str = ":memory:"               # a file makes the journal survive the process
+    crash_point: str | None = None  # one of labkit.tools.executor.CRASH_POINTS
+    crash_attempt: int | None = None  # None: the first attempt that reaches the point
+    journal_path: str = ":memory:"  # a file makes the journal survive the process
 
     def __post_init__(self):
         if self.retry_budget < 1:
@@ -73,8 +75,9 @@ class ToolRunConfig(Config):
             raise ValueError(f"proposal_tamper must be None, 'extra_field' or 'not_json', got {self.proposal_tamper!r}")
 
 
-def run_tool_trace(config: ToolRunConfig | None = None, hooks: ToolHooks | None = None, *, decoder=None,
-                   spec: ToolSpec | None = None) -> ToolTrace:
+def run_tool_trace(
+    config: ToolRunConfig | None = None, hooks: ToolHooks | None = None, *, decoder=None, spec: ToolSpec | None = None
+) -> ToolTrace:
     """Run trace three under ``config``; returns the events t00… and everything computed.
 
     ``hooks`` (``labkit.tools.hooks.ToolHooks``) substitutes pieces of the runtime (the
@@ -102,9 +105,19 @@ def _start(config, hooks, decoder, spec) -> RunState:
         raise ValueError(f"hooks must be a ToolHooks, got {type(hooks).__name__}")
     spec = find_tool([spec or load_toolspec()], config.tool)
     rec = TraceRecorder(config.trace_id, prefix="t")
-    artifacts = {"model_id": CONFIG.model_id, "template_id": TEMPLATE_ID, "tokenizer_id": TOKENIZER_ID,
-                 "sampler": STRATEGY, "tool_version": spec.ref}
-    trace = ToolTrace(config, rec.events, InvocationMachine(), None,
-                      service=CalendarService(config.service_clock, execute=hooks.service_execute),
-                      journal=Journal(config.journal_path))
+    artifacts = {
+        "model_id": CONFIG.model_id,
+        "template_id": TEMPLATE_ID,
+        "tokenizer_id": TOKENIZER_ID,
+        "sampler": STRATEGY,
+        "tool_version": spec.ref,
+    }
+    trace = ToolTrace(
+        config,
+        rec.events,
+        InvocationMachine(),
+        None,
+        service=CalendarService(config.service_clock, execute=hooks.service_execute),
+        journal=Journal(config.journal_path),
+    )
     return RunState(rec, trace, spec, decoder or load_decoder(), hooks, artifacts)

@@ -34,17 +34,25 @@ from labkit.tools.states import TERMINAL, InvocationMachine, State
 CANCELS = ("none", "before_execute", "after_commit")
 #: (final state, request status) pairs a run may end in
 TERMINAL_OUTCOMES = {
-    ("OBSERVED", "completed"), ("COMMITTED", "cancelled-after-commit"), ("FAILED", "failed"),
-    ("AUTHORIZATION_DENIED", "denied"), ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
-    ("CANCELLED", "cancelled"), ("OUTCOME_UNKNOWN", "outcome_unknown"),
+    ("OBSERVED", "completed"),
+    ("COMMITTED", "cancelled-after-commit"),
+    ("FAILED", "failed"),
+    ("AUTHORIZATION_DENIED", "denied"),
+    ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
+    ("CANCELLED", "cancelled"),
+    ("OUTCOME_UNKNOWN", "outcome_unknown"),
 }
 
 
 def fixture_invocation() -> Invocation:
     """The §7.12 Invocation inv_01 (what the happy path normalises to)."""
-    return Invocation("inv_01", "calendar.create_event@v1",
-                      {"calendar_id": "primary", "title": "带护照", "start": "2026-07-20T09:00:00+08:00",
-                       "duration_minutes": 10}, "user-42", "calendar.write:primary")
+    return Invocation(
+        "inv_01",
+        "calendar.create_event@v1",
+        {"calendar_id": "primary", "title": "带护照", "start": "2026-07-20T09:00:00+08:00", "duration_minutes": 10},
+        "user-42",
+        "calendar.write:primary",
+    )
 
 
 @dataclass(frozen=True)
@@ -80,14 +88,15 @@ class ScheduleOutcome:
         return self.machine.state.value
 
 
-def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None, *,
-                 service_execute=None) -> ScheduleOutcome:
+def run_schedule(
+    schedule: FaultSchedule, invocation: Invocation | None = None, *, service_execute=None
+) -> ScheduleOutcome:
     """Authorise, confirm, execute and recover under ``schedule``; never raises ``Crash``.
 
     ``service_execute`` replaces the calendar service's idempotent execute (a hook, see
     ``labkit.tools.hooks``)."""
     invocation = invocation or fixture_invocation()
-    journal, service = Journal(), CalendarService("2026-07-19T14:00:04+08:00", execute=service_execute)
+    journal, service = (Journal(), CalendarService("2026-07-19T14:00:04+08:00", execute=service_execute))
     machine = InvocationMachine()
     machine.move(State.PARSED)
     machine.move(State.VALIDATED)
@@ -120,10 +129,9 @@ def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None, 
         result = executor.execute(machine, invocation, approved)
     except Crash:
         result = None
-        while True:                                   # restart, possibly crash again while recovering
+        while True:  # restart, possibly crash again while recovering
             restarts += 1
-            executor = Executor(transport, "req-42", schedule.retry_budget,
-                                crash=crashes.pop(0) if crashes else None)
+            executor = Executor(transport, "req-42", schedule.retry_budget, crash=crashes.pop(0) if crashes else None)
             try:
                 machine, result = recover_invocation(journal, executor, invocation.invocation_id)
                 break
@@ -158,8 +166,9 @@ def invariant_violations(outcome: ScheduleOutcome) -> list[str]:
             problems.append(f"committed result {outcome.result} does not name the stored event {mine[0]}")
     if unknown and outcome.request_status != "outcome_unknown":
         problems.append(f"OUTCOME_UNKNOWN reported as {outcome.request_status!r}")
-    stray = [e for e, rec in store.items()
-             if not (committed or unknown) or rec["idempotency_key"] != entry.idempotency_key]
+    stray = [
+        e for e, rec in store.items() if not (committed or unknown) or rec["idempotency_key"] != entry.idempotency_key
+    ]
     if stray:
         problems.append(f"events without a committed invocation: {stray}")
     s = outcome.schedule

@@ -60,9 +60,19 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.COMMITTED: frozenset({S.OBSERVED}),
 }
 #: states a call may end in; OUTCOME_UNKNOWN is terminal only when the budget ran out
-TERMINAL = frozenset({S.OBSERVED, S.COMMITTED, S.PARSE_REJECTED, S.VALIDATION_REJECTED,
-                      S.AUTHORIZATION_DENIED, S.CONFIRMATION_REJECTED, S.CANCELLED, S.FAILED,
-                      S.OUTCOME_UNKNOWN})
+TERMINAL = frozenset(
+    {
+        S.OBSERVED,
+        S.COMMITTED,
+        S.PARSE_REJECTED,
+        S.VALIDATION_REJECTED,
+        S.AUTHORIZATION_DENIED,
+        S.CONFIRMATION_REJECTED,
+        S.CANCELLED,
+        S.FAILED,
+        S.OUTCOME_UNKNOWN,
+    }
+)
 
 
 class IllegalTransition(ValueError):
@@ -79,7 +89,7 @@ class InvocationMachine:
 
     state: State = State.PROPOSED
     history: list[tuple[str, str, str | None]] = field(default_factory=list)
-    journal: object = None               # labkit.tools.journal.Journal
+    journal: object = None  # labkit.tools.journal.Journal
     invocation_id: str | None = None
 
     def attach(self, journal, invocation: dict, retry_budget: int) -> None:

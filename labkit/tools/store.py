@@ -37,13 +37,16 @@ def open_store(path: str | Path, schema: str, version: int, what: str, timeout: 
     except sqlite3.OperationalError as exc:
         db.close()
         if "locked" in str(exc) or "busy" in str(exc):
-            raise StoreError(f"{what} {path} is locked by another process (waited {timeout:g} s); "
-                             f"expected it free — is another runtime using it?") from None
+            raise StoreError(
+                f"{what} {path} is locked by another process (waited {timeout:g} s); "
+                f"expected it free — is another runtime using it?"
+            ) from None
         raise StoreError(f"{what} {path} cannot be read: {exc}") from None
     except sqlite3.DatabaseError as exc:
         db.close()
-        raise StoreError(f"{what} {path} is not an intact SQLite database ({exc}); "
-                         f"expected a file written by labkit") from None
+        raise StoreError(
+            f"{what} {path} is not an intact SQLite database ({exc}); expected a file written by labkit"
+        ) from None
     except BaseException:
         db.close()
         raise
@@ -54,13 +57,17 @@ def _check_or_create(db: sqlite3.Connection, path: str, schema: str, version: in
     if path != ":memory:":
         problems = [row[0] for row in db.execute("PRAGMA quick_check")]
         if problems != ["ok"]:
-            raise StoreError(f"{what} {path} is damaged (truncated or corrupt): {'; '.join(problems[:3])}; "
-                             f"expected an intact SQLite file")
+            raise StoreError(
+                f"{what} {path} is damaged (truncated or corrupt): {'; '.join(problems[:3])}; "
+                f"expected an intact SQLite file"
+            )
     tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     if tables == 0:
         db.executescript(f"BEGIN IMMEDIATE; {schema}; PRAGMA user_version = {int(version)}; COMMIT;")
         return
     found = db.execute("PRAGMA user_version").fetchone()[0]
     if found != version:
-        raise StoreError(f"{what} {path} has schema version {found}, this labkit reads version {version}; "
-                         f"migrate it or start a fresh {what}")
+        raise StoreError(
+            f"{what} {path} has schema version {found}, this labkit reads version {version}; "
+            f"migrate it or start a fresh {what}"
+        )

@@ -24,9 +24,7 @@ from labkit.tools.toolspec import ToolSpec
 
 TEMPLATE_ID = "toy-tool-template-v1"
 
-SYSTEM_INSTRUCTION = (
-    "Call the tool below with JSON arguments only: the runtime asks the user to confirm."
-)
+SYSTEM_INSTRUCTION = "Call the tool below with JSON arguments only: the runtime asks the user to confirm."
 
 
 def render_signature(spec: ToolSpec) -> str:
@@ -71,16 +69,14 @@ class ToolTemplate:
             raise ValueError("specs must offer at least one ToolSpec, got none")
         signatures = "\n".join(render_signature(s) for s in specs)
         return (
-            f"<|bos|><|system|>{self.system_instruction}<|end|>"
-            f"<|tools|>{signatures}<|end|><|user|>{user_text}<|end|>"
+            f"<|bos|><|system|>{self.system_instruction}<|end|><|tools|>{signatures}<|end|><|user|>{user_text}<|end|>"
         )
 
     def tool_call_prompt(self, specs: list[ToolSpec], user_text: str) -> str:
         """mc_01's input: the conversation so far and the opened tool call."""
         return self.head(specs, user_text) + "<|assistant|><|tool_call|>"
 
-    def after_tool_result(self, specs: list[ToolSpec], user_text: str, arguments_text: str,
-                          tool_message: dict) -> str:
+    def after_tool_result(self, specs: list[ToolSpec], user_text: str, arguments_text: str, tool_message: dict) -> str:
         """mc_02's input: mc_01's input, the proposal, the tool message, the answer prompt."""
         return (
             self.tool_call_prompt(specs, user_text)

@@ -26,29 +26,108 @@ TOKENIZER_ID = "toy-tool-tokenizer-v1"
 VOCAB_SIZE = 256
 
 CONTROL = (
-    "<|pad|>", "<|bos|>", "<|eos|>", "<|system|>", "<|tools|>", "<|user|>",
-    "<|assistant|>", "<|tool_result|>", "<|end|>", "<|tool_call|>", "<|call_end|>",
+    "<|pad|>",
+    "<|bos|>",
+    "<|eos|>",
+    "<|system|>",
+    "<|tools|>",
+    "<|user|>",
+    "<|assistant|>",
+    "<|tool_result|>",
+    "<|end|>",
+    "<|tool_call|>",
+    "<|call_end|>",
 )
 ASCII = tuple(chr(c) for c in range(0x20, 0x7F))
 
 #: multi-character pieces, grouped by where they occur (documentation, not code paths)
 PIECES = (
     # the tool call's JSON: keys, separators, and the value pieces the proposal uses
-    '{"', '":"', '","', '":', "calendar_id", "title", "local_date", "local_time",
-    "duration_minutes", "primary", "2026", "-07", "-20", ":00", "10", "20",
+    '{"',
+    '":"',
+    '","',
+    '":',
+    "calendar_id",
+    "title",
+    "local_date",
+    "local_time",
+    "duration_minutes",
+    "primary",
+    "2026",
+    "-07",
+    "-20",
+    ":00",
+    "10",
+    "20",
     # the tool result's JSON
-    '{"tool_call_id":"', '","status":"', '","event_id":"', '","start":"', '"}',
-    "p_01", "ok", "evt_6K2", ":00:00", "+08:00",
+    '{"tool_call_id":"',
+    '","status":"',
+    '","event_id":"',
+    '","start":"',
+    '"}',
+    "p_01",
+    "ok",
+    "evt_6K2",
+    ":00:00",
+    "+08:00",
     # the tool signature rendered from the ToolSpec
-    "calendar.create_event@v1", "write", "string", "date", "pattern", "integer",
-    "required", "additional", "none", "; ", "..",
+    "calendar.create_event@v1",
+    "write",
+    "string",
+    "date",
+    "pattern",
+    "integer",
+    "required",
+    "additional",
+    "none",
+    "; ",
+    "..",
     # the system instruction
-    "Call", " the", " tool", " below", " with", " JSON", " arguments", " only",
-    " runtime", " asks", " user", " to", " confirm",
+    "Call",
+    " the",
+    " tool",
+    " below",
+    " with",
+    " JSON",
+    " arguments",
+    " only",
+    " runtime",
+    " asks",
+    " user",
+    " to",
+    " confirm",
     # the user message and the summary (Chinese)
-    "明天", "上午", "九点", "提醒", "我", "带", "护照", "，", "提交", "前", "让", "确认", "。",
-    "已在", " 年 ", " 月 ", " 日", " 创建", "“", "”",
-    "创建", "没有", "：", "日历", "未", "暂时", "无法", "请", "稍后", "再试", "下午",
+    "明天",
+    "上午",
+    "九点",
+    "提醒",
+    "我",
+    "带",
+    "护照",
+    "，",
+    "提交",
+    "前",
+    "让",
+    "确认",
+    "。",
+    "已在",
+    " 年 ",
+    " 月 ",
+    " 日",
+    " 创建",
+    "“",
+    "”",
+    "创建",
+    "没有",
+    "：",
+    "日历",
+    "未",
+    "暂时",
+    "无法",
+    "请",
+    "稍后",
+    "再试",
+    "下午",
 )
 
 
@@ -96,15 +175,13 @@ class ToolTokenizer:
         ids, i = [], 0
         while i < len(text):
             for size in range(min(longest, len(text) - i), 0, -1):
-                piece = text[i:i + size]
+                piece = text[i : i + size]
                 if piece in table and (not piece.startswith("<|") or piece in CONTROL):
                     ids.append(table[piece])
                     i += size
                     break
             else:
-                raise ValueError(
-                    f"{TOKENIZER_ID} has no piece for {text[i]!r} (U+{ord(text[i]):04X}) at position {i}"
-                )
+                raise ValueError(f"{TOKENIZER_ID} has no piece for {text[i]!r} (U+{ord(text[i]):04X}) at position {i}")
         return ids
 
     def decode(self, ids) -> str:

@@ -31,8 +31,7 @@ def build_calendar_toolspec() -> dict:
     schema = {"$schema": DRAFT_2020_12, "type": "object", "properties": properties}
     schema["required"] = list(properties)
     schema["additionalProperties"] = False
-    return {"name": "calendar.create_event", "version": "v1", "side_effect_class": "write",
-            "input_schema": schema}
+    return {"name": "calendar.create_event", "version": "v1", "side_effect_class": "write", "input_schema": schema}
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,12 @@ class ToolSpec:
         return f"{self.name}@{self.version}"
 
     def to_json(self) -> dict:
-        return {"name": self.name, "version": self.version,
-                "side_effect_class": self.side_effect_class, "input_schema": self.input_schema}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "side_effect_class": self.side_effect_class,
+            "input_schema": self.input_schema,
+        }
 
 
 def check_toolspec(spec: dict) -> ToolSpec:
@@ -75,9 +78,7 @@ def check_toolspec(spec: dict) -> ToolSpec:
     if not isinstance(schema, dict):
         raise ValueError(f"ToolSpec field 'input_schema' must be an object, got {type(schema).__name__}")
     if schema.get("$schema") != DRAFT_2020_12:
-        raise ValueError(
-            f"ToolSpec input_schema.$schema must be {DRAFT_2020_12!r}, got {schema.get('$schema')!r}"
-        )
+        raise ValueError(f"ToolSpec input_schema.$schema must be {DRAFT_2020_12!r}, got {schema.get('$schema')!r}")
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:

@@ -12,16 +12,60 @@ from dataclasses import dataclass, field
 from labkit.core import faults as S  # the suspects, spelled once
 from labkit.core.faults import RULES
 
+#: the §7.16 table, a row a question: attribute → (question, text, diffusion and tool answers)
+STATE_TABLE = {
+    "initial_object": (
+        "Initial fixed object",
+        "12 prompt token IDs",
+        "condition tensors + initial noise",
+        "messages + ToolSpec + subject",
+    ),
+    "model_state": (
+        "Model state",
+        "residual stream, per-layer KV cache, next-token logits",
+        "the whole latent and the current timestep",
+        "each of the two model calls has its own cache and logits",
+    ),
+    "runtime_update": (
+        "Runtime update",
+        "ordered logits processors, greedy selection, stop check",
+        "classifier-free guidance, DDIM scheduler step",
+        "parse, validate, authorize, execute",
+    ),
+    "irreversible_point": (
+        "Irreversible point",
+        "bytes already streamed are usually not taken back",
+        "publishing the final file (defined by the application)",
+        "the external commit (t09)",
+    ),
+    "random_entry": (
+        "Where randomness enters",
+        "none: this fixture decodes greedily",
+        "the initial latent (seed, Philox counter, Box–Muller)",
+        "none in decoding; the external service creates the event ID",
+    ),
+    "termination": (
+        "Termination",
+        "EOS selected (or max_output_tokens)",
+        "the timestep schedule is exhausted",
+        "second model call reaches EOS after the tool result is observed",
+    ),
+    "replay_core": (
+        "Replay core",
+        "token IDs and the event sequence",
+        "tensor shapes, the schedule, the RNG key and counter",
+        "the Invocation, the idempotency key and the commit status",
+    ),
+}
 #: rows of the §7.16 table: (attribute, question it answers)
-CONTRACT_ROWS = (
-    ("initial_object", "Initial fixed object"),
-    ("model_state", "Model state"),
-    ("runtime_update", "Runtime update"),
-    ("irreversible_point", "Irreversible point"),
-    ("random_entry", "Where randomness enters"),
-    ("termination", "Termination"),
-    ("replay_core", "Replay core"),
-)
+CONTRACT_ROWS = tuple((attr, row[0]) for attr, row in STATE_TABLE.items())
+_COLUMNS = ("text", "diffusion", "tool")
+
+
+def _answers(kind: str) -> dict[str, str]:
+    """The column of ``kind`` in the §7.16 table: attribute → its answer."""
+    column = 1 + _COLUMNS.index(kind)
+    return {attr: row[column] for attr, row in STATE_TABLE.items()}
 
 
 @dataclass(frozen=True)
@@ -38,11 +82,11 @@ class TraceContract:
     replay_core: str
     #: what "output" means for this kind (§7.16's closing remark)
     output_means: str
-    #: tensors are compared with this absolute tolerance on their summaries and values
-    #: (payloads round floats to 4 decimals, so the tolerance is one step coarser)
-    tensor_atol: float
     #: where an event's tensors are compared (diffusion events say so per tensor)
     comparison_level: str
+    #: tensors are compared with this absolute tolerance on their summaries and values
+    #: (payloads round floats to 4 decimals, so the tolerance is one step coarser)
+    tensor_atol: float = 1e-3
     #: (event_type, rule) → suspect component; "*" matches any event type
     suspects: dict[tuple[str, str], str] = field(default_factory=dict)
     #: component → suspect, when no (event_type, rule) entry matches
@@ -55,8 +99,15 @@ class TraceContract:
     #: the event type the other trace took instead (a branch) → suspect
     branch_suspects: dict[str, str] = field(default_factory=dict)
 
-    def suspect(self, event_type: str, component: str, rule: str, tensors_equal: bool,
-                field_name: str = "", other_event_type: str | None = None) -> str:
+    def suspect(
+        self,
+        event_type: str,
+        component: str,
+        rule: str,
+        tensors_equal: bool,
+        field_name: str = "",
+        other_event_type: str | None = None,
+    ) -> str:
         """Name the component to inspect first (the diagnosis rules of §7.5 for text)."""
         if rule == "event_type_and_parent" and other_event_type in self.branch_suspects:
             return self.branch_suspects[other_event_type]
@@ -83,15 +134,8 @@ TEXT = TraceContract(
     kind="text",
     title="Text trace",
     event_prefix="e",
-    initial_object="12 prompt token IDs",
-    model_state="residual stream, per-layer KV cache, next-token logits",
-    runtime_update="ordered logits processors, greedy selection, stop check",
-    irreversible_point="bytes already streamed are usually not taken back",
-    random_entry="none: this fixture decodes greedily",
-    termination="EOS selected (or max_output_tokens)",
-    replay_core="token IDs and the event sequence",
+    **_answers("text"),
     output_means="incremental text",
-    tensor_atol=1e-3,
     comparison_level="logits",
     suspects={
         ("input.tokenized", "discrete_state"): S.TEMPLATE_OR_TOKENIZER,
@@ -114,15 +158,8 @@ DIFFUSION = TraceContract(
     kind="diffusion",
     title="Diffusion trace",
     event_prefix="d",
-    initial_object="condition tensors + initial noise",
-    model_state="the whole latent and the current timestep",
-    runtime_update="classifier-free guidance, DDIM scheduler step",
-    irreversible_point="publishing the final file (defined by the application)",
-    random_entry="the initial latent (seed, Philox counter, Box–Muller)",
-    termination="the timestep schedule is exhausted",
-    replay_core="tensor shapes, the schedule, the RNG key and counter",
+    **_answers("diffusion"),
     output_means="one whole media object",
-    tensor_atol=1e-3,
     comparison_level="latent, pixel or PNG bytes (declared per tensor)",
     suspects={
         ("condition.encoded", "tensors"): S.TEXT_ENCODER,
@@ -153,15 +190,8 @@ TOOL = TraceContract(
     kind="tool",
     title="Tool trace",
     event_prefix="t",
-    initial_object="messages + ToolSpec + subject",
-    model_state="each of the two model calls has its own cache and logits",
-    runtime_update="parse, validate, authorize, execute",
-    irreversible_point="the external commit (t09)",
-    random_entry="none in decoding; the external service creates the event ID",
-    termination="second model call reaches EOS after the tool result is observed",
-    replay_core="the Invocation, the idempotency key and the commit status",
+    **_answers("tool"),
     output_means="natural language written after an external result",
-    tensor_atol=1e-3,
     comparison_level="logits",
     suspects={
         ("proposal.generated", "discrete_state"): S.PROPOSAL_DECODING,
@@ -174,13 +204,15 @@ TOOL = TraceContract(
         ("*", "external_commit"): S.COMMIT_BOUNDARY,
         ("*", "artifact_ids"): S.TOOL_ARTIFACTS,
     },
-    component_suspects={"executor": S.COMMIT_BOUNDARY,
-                        "validator": S.SCHEMA_VALIDATION,
-                        "confirmation": S.CONFIRMATION_BINDING,
-                        "authorizer": S.AUTHORISATION,
-                        "calendar service": S.EXTERNAL_SERVICE,
-                        "runtime": S.REQUEST_LIFECYCLE,
-                        "decoder": S.PROPOSAL_DECODING},
+    component_suspects={
+        "executor": S.COMMIT_BOUNDARY,
+        "validator": S.SCHEMA_VALIDATION,
+        "confirmation": S.CONFIRMATION_BINDING,
+        "authorizer": S.AUTHORISATION,
+        "calendar service": S.EXTERNAL_SERVICE,
+        "runtime": S.REQUEST_LIFECYCLE,
+        "decoder": S.PROPOSAL_DECODING,
+    },
     decision_events=("proposal.generated",),
     branch_suspects={
         "schema.rejected": S.ARGUMENTS_PAST_GRAMMAR,
@@ -199,8 +231,9 @@ def contract_for(events: list[dict]) -> TraceContract:
         raise ValueError("an empty trace has no kind")
     prefix = events[0]["event_id"][0]
     if prefix not in _BY_PREFIX:
-        raise ValueError(f"event IDs starting with {prefix!r} belong to no known trace kind "
-                         f"(expected one of {sorted(_BY_PREFIX)})")
+        raise ValueError(
+            f"event IDs starting with {prefix!r} belong to no known trace kind (expected one of {sorted(_BY_PREFIX)})"
+        )
     return _BY_PREFIX[prefix]
 
 

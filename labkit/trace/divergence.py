@@ -62,14 +62,16 @@ class Divergence:
     def describe(self) -> str:
         a, b = self.event_ids
         what = (self.event_a or self.event_b or {}).get("event_type", "?")
-        return "\n".join([
-            f"first divergence in the {self.kind} trace at event #{self.index} ({a or '—'} vs {b or '—'}, {what})",
-            f"  rule    : {self.rule}",
-            f"  field   : {self.field}",
-            f"  A       : {_short(self.value_a)}",
-            f"  B       : {_short(self.value_b)}",
-            f"  suspect : {self.suspect}",
-        ])
+        return "\n".join(
+            [
+                f"first divergence in the {self.kind} trace at event #{self.index} ({a or '—'} vs {b or '—'}, {what})",
+                f"  rule    : {self.rule}",
+                f"  field   : {self.field}",
+                f"  A       : {_short(self.value_a)}",
+                f"  B       : {_short(self.value_b)}",
+                f"  suspect : {self.suspect}",
+            ]
+        )
 
     def __str__(self) -> str:
         return self.describe()
@@ -100,8 +102,13 @@ def _first_difference(a: Any, b: Any, path: str, atol: float | None) -> tuple[st
                 return found
         return None
     numeric = (int, float)
-    if (atol is not None and isinstance(a, numeric) and isinstance(b, numeric)
-            and not isinstance(a, bool) and not isinstance(b, bool)):
+    if (
+        atol is not None
+        and isinstance(a, numeric)
+        and isinstance(b, numeric)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         if math.isclose(a, b, rel_tol=0.0, abs_tol=atol) or (a != a and b != b):
             return None
         return path, a, b
@@ -135,7 +142,7 @@ def compare_events(a: dict, b: dict, contract: TraceContract) -> tuple[str, str,
         if a[key] != b[key]:
             return "event_type_and_parent", key, a[key], b[key]
     if a["parent_event_id"] != b["parent_event_id"]:
-        return "event_type_and_parent", "parent_event_id", a["parent_event_id"], b["parent_event_id"]
+        return ("event_type_and_parent", "parent_event_id", a["parent_event_id"], b["parent_event_id"])
     pa, pb = a["payload"], b["payload"]
     found = _first_difference(pa.get("artifacts", {}), pb.get("artifacts", {}), "artifacts", None)
     if found:
@@ -177,17 +184,28 @@ def first_divergence(a: list[dict], b: list[dict]) -> Divergence | None:
         eb = b[index] if index < len(b) else None
         if ea is None or eb is None:
             present = ea or eb
-            return Divergence(index, ea, eb, "event_type_and_parent", "event_type",
-                              ea["event_type"] if ea else _MISSING, eb["event_type"] if eb else _MISSING,
-                              contract.suspect(present["event_type"], present["component"],
-                                               "event_type_and_parent", True, "event_type"),
-                              contract.kind)
+            return Divergence(
+                index,
+                ea,
+                eb,
+                "event_type_and_parent",
+                "event_type",
+                ea["event_type"] if ea else _MISSING,
+                eb["event_type"] if eb else _MISSING,
+                contract.suspect(
+                    present["event_type"], present["component"], "event_type_and_parent", True, "event_type"
+                ),
+                contract.kind,
+            )
         found = compare_events(ea, eb, contract)
         if found:
             rule, field, va, vb = found
-            tensors_equal = _tensor_difference(ea["payload"].get("tensors", {}), eb["payload"].get("tensors", {}),
-                                               contract.tensor_atol) is None
-            suspect = contract.suspect(ea["event_type"], ea["component"], rule, tensors_equal, field,
-                                       eb["event_type"])
+            tensors_equal = (
+                _tensor_difference(
+                    ea["payload"].get("tensors", {}), eb["payload"].get("tensors", {}), contract.tensor_atol
+                )
+                is None
+            )
+            suspect = contract.suspect(ea["event_type"], ea["component"], rule, tensors_equal, field, eb["event_type"])
             return Divergence(index, ea, eb, rule, field, va, vb, suspect, contract.kind)
     return None

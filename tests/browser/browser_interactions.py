@@ -63,6 +63,12 @@ class WidgetView:
         self.output.locator(".widget-radio-box label", has_text=label).first.click()
         self.settle()
 
+    def enter(self, field, text: str) -> None:
+        """Type ``text`` into a text ``field`` (a locator) and press Enter."""
+        field.fill(text)
+        field.press("Enter")
+        self.settle()
+
     def drag_slider(self, fraction: float, nth: int = 0) -> None:
         """Drag the ``nth`` slider's handle to ``fraction`` (0 … 1) of its track."""
         track = self.output.locator(".widget-slider .noUi-target").nth(nth)
@@ -102,6 +108,10 @@ class WidgetView:
             self.page.wait_for_timeout(200)
             waited += 0.2
 
+    def expect_refused(self, error: str, what: str) -> None:
+        """Expect the widget to refuse its input: "cannot draw" and ``error`` in its text."""
+        self.expect(lambda: "cannot draw" in self.text() and error in self.text(), what)
+
 
 Interaction = Callable[[WidgetView], None]
 
@@ -129,21 +139,20 @@ def mask_viewer(w: WidgetView) -> None:
     """Pack the two documents into one: the A-EOS → B-BOS prediction becomes supervised,
     so position 3 joins the supervised positions and the picture changes; then a typo in
     the IDs is refused with its error, not drawn."""
-    w.expect(lambda: "supervised positions [0, 1, 2, 4, 5, 6]" in w.text(),
-             "the default packed row to supervise positions [0, 1, 2, 4, 5, 6]")
+    w.expect(
+        lambda: "supervised positions [0, 1, 2, 4, 5, 6]" in w.text(),
+        "the default packed row to supervise positions [0, 1, 2, 4, 5, 6]",
+    )
     before = w.image_sources()
     ids = w.output.locator("input[type=text]").first
-    ids.fill("0 0 0 0 0 0 0 0")
-    ids.press("Enter")
-    w.settle()
-    w.expect(lambda: "supervised positions [0, 1, 2, 3, 4, 5, 6]" in w.text(),
-             "one document of eight tokens to supervise positions [0, 1, 2, 3, 4, 5, 6]")
+    w.enter(ids, "0 0 0 0 0 0 0 0")
+    w.expect(
+        lambda: "supervised positions [0, 1, 2, 3, 4, 5, 6]" in w.text(),
+        "one document of eight tokens to supervise positions [0, 1, 2, 3, 4, 5, 6]",
+    )
     w.expect(lambda: w.image_sources() != before, "the mask picture to be redrawn")
-    ids.fill("0 0 x")
-    ids.press("Enter")
-    w.settle()
-    w.expect(lambda: "cannot draw" in w.text() and "document IDs must be" in w.text(),
-             "the bad IDs '0 0 x' to be refused with an error naming the document IDs")
+    w.enter(ids, "0 0 x")
+    w.expect_refused("document IDs must be", "the bad IDs '0 0 x' to be refused with an error naming the document IDs")
 
 
 @interaction("notebooks/11-labs/05-cache-faults.md::toggles")
@@ -159,8 +168,10 @@ def cache_fault_toggles(w: WidgetView) -> None:
     w.choose("correct")
     w.expect(lambda: "FAIL" not in w.text(), "the correct cache to pass every check")
     w.choose("copy_layer1_cache_to_layer2")
-    w.expect(lambda: verdict("distinct_layer") == "FAIL",
-             "copying layer 1's cache into layer 2 to FAIL the distinct-layer check")
+    w.expect(
+        lambda: verdict("distinct_layer") == "FAIL",
+        "copying layer 1's cache into layer 2 to FAIL the distinct-layer check",
+    )
 
 
 @interaction("notebooks/07-traces/07-tool-proposal.md::stepper")
@@ -168,8 +179,9 @@ def grammar_stepper(w: WidgetView) -> None:
     """mc_01's proposal, stepped: step 1 of 27 chooses '{"' from 2 allowed tokens; "next"
     appends calendar_id to the JSON so far and redraws; "back" returns to step 1."""
     w.expect(lambda: "step 1 of 27" in w.text(), "the grammar stepper to open at step 1 of 27")
-    w.expect(lambda: 'JSON so far: {"' in w.text() and "calendar_id" not in w.text(),
-             "step 1's JSON so far to be just '{\"'")
+    w.expect(
+        lambda: 'JSON so far: {"' in w.text() and "calendar_id" not in w.text(), "step 1's JSON so far to be just '{\"'"
+    )
     first = w.image_sources()
     w.click("next")
     w.expect(lambda: "step 2 of 27" in w.text(), "'next' to move to step 2 of 27")
@@ -183,12 +195,16 @@ def grammar_stepper(w: WidgetView) -> None:
 def dpo_margin_curve(w: WidgetView) -> None:
     """Source pair: margin 0.2 and loss 0.598139.  Drag log π(rejected) to its left end
     (−10): the margin grows to 0.2·(0.5 + 7.5) = 1.6 and the loss falls to 0.183901."""
-    w.expect(lambda: "margin 0.2000" in w.text() and "loss 0.598139" in w.text(),
-             "the source's pair to give margin 0.2000 and loss 0.598139")
+    w.expect(
+        lambda: "margin 0.2000" in w.text() and "loss 0.598139" in w.text(),
+        "the source's pair to give margin 0.2000 and loss 0.598139",
+    )
     first = w.image_sources()
     w.drag_slider(0.0, nth=1)
-    w.expect(lambda: "margin 1.6000" in w.text() and "loss 0.183901" in w.text(),
-             "log π(rejected) = −10 to give margin 1.6000 and loss 0.183901")
+    w.expect(
+        lambda: "margin 1.6000" in w.text() and "loss 0.183901" in w.text(),
+        "log π(rejected) = −10 to give margin 1.6000 and loss 0.183901",
+    )
     w.expect(lambda: w.image_sources() != first, "the point on the loss curve to move")
 
 
@@ -198,17 +214,15 @@ def grpo_group_editor(w: WidgetView) -> None:
     (no learning signal); back to [0 0 1 1] with ε dragged to 0.1 gives ±0.833333."""
     w.expect(lambda: "ddof 0: -1 -1 1 1" in w.text(), "the default group to give ddof-0 advantages -1 -1 1 1")
     rewards = w.output.locator("input[type=text]").first
-    rewards.fill("1 1 1 1")
-    rewards.press("Enter")
-    w.settle()
+    w.enter(rewards, "1 1 1 1")
     w.expect(lambda: "ddof 0: 0 0 0 0" in w.text(), "an all-equal group to give zero advantages")
-    rewards.fill("0 0 1 1")
-    rewards.press("Enter")
-    w.settle()
+    w.enter(rewards, "0 0 1 1")
     before = w.image_sources()
     w.drag_slider(1.0)
-    w.expect(lambda: "ddof 0: -0.833333 -0.833333 0.833333 0.833333" in w.text(),
-             "ε = 0.1 to shrink the advantages to ±0.5/0.6 = ±0.833333")
+    w.expect(
+        lambda: "ddof 0: -0.833333 -0.833333 0.833333 0.833333" in w.text(),
+        "ε = 0.1 to shrink the advantages to ±0.5/0.6 = ±0.833333",
+    )
     w.expect(lambda: w.image_sources() != before, "the advantage bars to be redrawn")
 
 
@@ -221,15 +235,13 @@ def speculative_sampler(w: WidgetView) -> None:
     first = w.image_sources()
     w.output.locator("input[type=checkbox]").first.check()
     w.settle()
-    w.expect(lambda: "exact output = 0.52 0.36 0.12" in w.text(),
-             "the wrong fallback to output 0.52 0.36 0.12 instead of p")
+    w.expect(
+        lambda: "exact output = 0.52 0.36 0.12" in w.text(), "the wrong fallback to output 0.52 0.36 0.12 instead of p"
+    )
     w.expect(lambda: w.image_sources() != first, "the distributions to be redrawn under the wrong fallback")
     target = w.output.locator("input[type=text]").first
-    target.fill("0.5 0.6")
-    target.press("Enter")
-    w.settle()
-    w.expect(lambda: "cannot draw" in w.text() and "must sum to 1" in w.text(),
-             "p = 0.5 0.6 to be refused because it does not sum to 1")
+    w.enter(target, "0.5 0.6")
+    w.expect_refused("must sum to 1", "p = 0.5 0.6 to be refused because it does not sum to 1")
 
 
 @interaction("notebooks/11-labs/10-bandwidth-budget.md::calculator")
@@ -240,21 +252,27 @@ def bandwidth_calculator(w: WidgetView) -> None:
     w.expect(lambda: "≥ 22.590 ms" in w.text(), "batch 8 to need at least 22.590 ms per step")
     first = w.image_sources()
     batch = w.output.locator(".widget-text", has_text="batch").locator("input").first
-    batch.fill("1")
-    batch.press("Enter")
-    w.settle()
+    w.enter(batch, "1")
     w.expect(lambda: "≥ 15.074 ms" in w.text(), "batch 1 to need at least 15.074 ms per step")
     w.expect(lambda: w.image_sources() != first, "the budget bars to be redrawn for batch 1")
     w.select("int8/fp8: 1", nth=0)
-    w.expect(lambda: "≥ 8.074 ms" in w.text() and "weights 7,000,000,000 B" in w.text(),
-             "1 byte per parameter to halve the weights to 7,000,000,000 B (≥ 8.074 ms)")
+    w.expect(
+        lambda: "≥ 8.074 ms" in w.text() and "weights 7,000,000,000 B" in w.text(),
+        "1 byte per parameter to halve the weights to 7,000,000,000 B (≥ 8.074 ms)",
+    )
 
 
 # ---- the players (anywidget modules drawn in the browser; see test_browser_players.py) ----
 PLAYER_TIMES = REPO / "build" / "browser" / "player-times.json"
 #: the control a reader steps with in each player cell (and the one that steps back)
-LAB_STEPS = {"decode": ("next", "back"), "latents": ("back", "next"), "scenarios": ("next", "back"),
-             "divergence": ("fault", None), "attention@02": ("layer", None), "attention@03": ("cached", None)}
+LAB_STEPS = {
+    "decode": ("next", "back"),
+    "latents": ("back", "next"),
+    "scenarios": ("next", "back"),
+    "divergence": ("fault", None),
+    "attention@02": ("layer", None),
+    "attention@03": ("cached", None),
+}
 LAB_FRAME_MS = 50.0
 
 
@@ -277,7 +295,7 @@ def player(name: str, step_key: str | None = None):
             raise AssertionError(f"{w.key}: no player drawn; the output shows:\n{w.text()[:500]}") from None
         root.evaluate("el => { window.playerEl = el.parentElement; }")
         CHECKS[name](w.page)
-        if name == "attention":                       # back to the view this page opens on
+        if name == "attention":  # back to the view this page opens on
             from test_browser_players import pick
 
             pick(w.page, "group", "prefill" if step_key.endswith("02") else "decode")
@@ -286,10 +304,15 @@ def player(name: str, step_key: str | None = None):
         old = json.loads(PLAYER_TIMES.read_text()) if PLAYER_TIMES.exists() else {}
         PLAYER_TIMES.parent.mkdir(parents=True, exist_ok=True)
         key = f"lab/{name}" + (f"@{step_key.split('@')[1]}" if step_key else "")
-        PLAYER_TIMES.write_text(json.dumps({**old, key: {**measured, "page": w.key.split("::")[0],
-                                                         "control": control}}, indent=1, sort_keys=True) + "\n")
-        assert measured["work_ms"] <= LAB_FRAME_MS, \
+        PLAYER_TIMES.write_text(
+            json.dumps(
+                {**old, key: {**measured, "page": w.key.split("::")[0], "control": control}}, indent=1, sort_keys=True
+            )
+            + "\n"
+        )
+        assert measured["work_ms"] <= LAB_FRAME_MS, (
             f"{w.key}: median {measured['work_ms']:.1f} ms per step in JupyterLab (> {LAB_FRAME_MS} ms)"
+        )
         changed = every_control_changes_the_drawing(w.page, wait_ms=60_000)
         assert changed and all(changed.values()), f"{w.key}: controls that did not change the drawing: {changed}"
 

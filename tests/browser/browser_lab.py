@@ -127,7 +127,8 @@ class LabServer:
 
     def command(self) -> list[str]:
         return [
-            str(Path(sys.executable).parent / "jupyter"), "lab",
+            str(Path(sys.executable).parent / "jupyter"),
+            "lab",
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={self.port}",
@@ -145,8 +146,7 @@ class LabServer:
         (REPO / "build" / "matplotlib").mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("w", encoding="utf-8")
         self.process = subprocess.Popen(
-            self.command(), env=self.env(), cwd=self.root, stdout=log,
-            stderr=subprocess.STDOUT, start_new_session=True,
+            self.command(), env=self.env(), cwd=self.root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         SERVER_PID_FILE.parent.mkdir(parents=True, exist_ok=True)
         SERVER_PID_FILE.write_text(f"{self.process.pid}\n", encoding="utf-8")
@@ -289,7 +289,8 @@ JS_FIGURES = """() => {
       const r = img.getBoundingClientRect(), a = area.getBoundingClientRect();
       found.push({cell: index, natural: [img.naturalWidth, img.naturalHeight],
                   rendered: [Math.round(r.width), Math.round(r.height)],
-                  area: Math.round(a.width), sized: img.hasAttribute('width'), overflow: r.right > a.right + 1 || area.scrollWidth > area.clientWidth + 1});
+                  area: Math.round(a.width), sized: img.hasAttribute('width'),
+                  overflow: r.right > a.right + 1 || area.scrollWidth > area.clientWidth + 1});
     }
   });
   return found;
@@ -308,10 +309,14 @@ def figure_problems(figures: list[dict]) -> list[str]:
     for f in figures:
         scale = f["rendered"][0] / f["natural"][0]
         if scale < MIN_FIGURE_SCALE - 0.005 and not f.get("sized"):
-            problems.append(f"cell {f['cell']}: a {f['natural'][0]} px figure shown at {f['rendered'][0]} px "
-                            f"(×{scale:.2f}: its 8 pt text falls to {scale * 8 * 100 / 72:.1f} px)")
+            problems.append(
+                f"cell {f['cell']}: a {f['natural'][0]} px figure shown at {f['rendered'][0]} px "
+                f"(×{scale:.2f}: its 8 pt text falls to {scale * 8 * 100 / 72:.1f} px)"
+            )
         if f["overflow"]:
-            problems.append(f"cell {f['cell']}: a figure overflows its output area ({f['rendered'][0]} px > {f['area']} px)")
+            problems.append(
+                f"cell {f['cell']}: a figure overflows its output area ({f['rendered'][0]} px > {f['area']} px)"
+            )
     return problems
 
 
@@ -320,7 +325,8 @@ def _wait_opened(page, md_rel: str, timeout_ms: int) -> None:
     with its text, if JupyterLab shows a dialog instead (e.g. "File Load Error")."""
     page.wait_for_function(
         f"(path) => ({JS_CURRENT_READY})(path) || !!document.querySelector('.jp-Dialog')",
-        arg=md_rel, timeout=timeout_ms,
+        arg=md_rel,
+        timeout=timeout_ms,
     )
     dialog = page.locator(".jp-Dialog")
     if dialog.count():

@@ -12,6 +12,28 @@ from __future__ import annotations
 
 import statistics
 
+#: the control a reader steps with in each embed, and the one that steps back (None: the
+#: control cycles); keyed by player, or by ``player@page`` where one player differs by page
+STEP_CONTROLS = {
+    "decode": ("next", "back"),
+    "divergence": ("fault", None),
+    "scenarios": ("next", "back"),
+    "latents": ("back", "next"),
+    "attention@02-text-request-to-first-token": ("layer", None),
+    "attention@03-causal-attention": ("cached", None),
+}
+
+
+def embed_key(page: str, name: str) -> str:
+    """``player@page stem``: how the suite and the benchmark name one embed."""
+    return f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}"
+
+
+def step_controls(page: str, name: str) -> tuple[str, str | None]:
+    """(the control that steps, the one that steps back) of player ``name`` on ``page``."""
+    return STEP_CONTROLS.get(embed_key(page, name)) or STEP_CONTROLS[name]
+
+
 #: the drawing of a player: its markup without the controls' own state
 JS_DRAWN = """() => { const root = window.playerEl.querySelector('.lk-player');
   return root ? root.innerHTML : ''; }"""
@@ -70,7 +92,7 @@ def every_control_changes_the_drawing(page, wait_ms: int = 0) -> dict[str, bool]
         now = {c["name"]: c for c in controls(page)}
         ready = [n for n in pending if n in now and not now[n]["disabled"]]
         if not ready and not unblocked and "back" in now and "back" not in pending:
-            operate(page, "back")           # e.g. "next" is disabled at the last step
+            operate(page, "back")  # e.g. "next" is disabled at the last step
             unblocked = True
             continue
         if not ready:

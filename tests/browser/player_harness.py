@@ -2,8 +2,9 @@
 module with a JSON model exactly as the static book's ``{anywidget}`` directive does.
 
 ``HarnessServer`` serves ``harness/index.html``, the module each page's directive names (the
-generated copy beside the page, ``<page dir>/players/…mjs``, carrying the page's data) as
-``text/javascript``, and the directive's JSON body as the model — what the static book loads.
+bundle beside the page, ``<page dir>/players/…mjs``, carrying the page's data; the server
+writes the bundles first, as the book build does) as ``text/javascript``, and the directive's
+JSON body as the model — what the static book loads.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from labkit.devtools.players import EMBEDS, REPO, embedded
+from labkit.devtools.players import EMBEDS, REPO, embedded, write_pages
 
 HARNESS = Path(__file__).resolve().parent / "harness"
 
@@ -33,8 +34,12 @@ def directive(page: str, name: str) -> dict:
 
 
 class _Handler(SimpleHTTPRequestHandler):
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript",
-                      ".js": "text/javascript", ".json": "application/json"}
+    extensions_map = {
+        **SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".json": "application/json",
+    }
 
     def translate_path(self, path: str) -> str:
         return str(HARNESS / Path(path.split("?", 1)[0]).name)
@@ -68,10 +73,13 @@ class HarnessServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def url(self, page: str, name: str) -> str:
-        return (f"{self.base}/index.html?esm={quote(f'/module/{page}/{name}.mjs')}"
-                f"&model={quote(f'/model/{page}/{name}.json')}")
+        return (
+            f"{self.base}/index.html?esm={quote(f'/module/{page}/{name}.mjs')}"
+            f"&model={quote(f'/model/{page}/{name}.json')}"
+        )
 
     def __enter__(self):
+        write_pages()
         self.thread.start()
         return self
 

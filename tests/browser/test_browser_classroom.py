@@ -44,11 +44,15 @@ def test_binder_installs_a_cjk_font_that_labkit_looks_for():
     from labkit.reader import CJK_FONT_NAMES
 
     packages = [
-        line.strip() for line in (BINDER / "apt.txt").read_text(encoding="utf-8").splitlines()
+        line.strip()
+        for line in (BINDER / "apt.txt").read_text(encoding="utf-8").splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    font_packages = {"fonts-wqy-microhei": "WenQuanYi Micro Hei", "fonts-wqy-zenhei": "WenQuanYi Zen Hei",
-                     "fonts-noto-cjk": "Noto Sans CJK SC"}
+    font_packages = {
+        "fonts-wqy-microhei": "WenQuanYi Micro Hei",
+        "fonts-wqy-zenhei": "WenQuanYi Zen Hei",
+        "fonts-noto-cjk": "Noto Sans CJK SC",
+    }
     fonts = [p for p in packages if p in font_packages]
     assert fonts, f"binder/apt.txt installs no CJK font (one of {sorted(font_packages)}); it lists {packages}"
     assert all(font_packages[p] in CJK_FONT_NAMES for p in fonts), (

@@ -20,8 +20,7 @@ def test_every_notebook_on_disk_is_a_toc_page_the_suite_opens():
     opened = set(toc_notebook_sources())
     missing = [md for md in notebook_sources_on_disk() if md not in opened]
     assert not missing, (
-        f"{len(missing)} notebook(s) are not in myst.yml's toc, so the browser suite never "
-        f"opens them: {missing}"
+        f"{len(missing)} notebook(s) are not in myst.yml's toc, so the browser suite never opens them: {missing}"
     )
 
 
@@ -29,8 +28,7 @@ def test_every_widget_cell_has_an_interaction():
     widgets = [w for page in all_pages() for w in page.widgets]
     missing, stale = uncovered(widgets, INTERACTIONS)
     assert not missing, (
-        f"{len(missing)} widget cell(s) have no browser interaction in "
-        f"tests/browser/browser_interactions.py: {missing}"
+        f"{len(missing)} widget cell(s) have no browser interaction in tests/browser/browser_interactions.py: {missing}"
     )
     assert not stale, f"interactions registered for widgets that no page has: {stale}"
 

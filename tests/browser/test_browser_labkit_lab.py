@@ -35,8 +35,13 @@ def pip_only_env(tmp_path_factory) -> Path:
     env_dir = tmp_path_factory.mktemp("pip-only") / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / ("Scripts" if os.name == "nt" else "bin") / "python"
-    done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-e", f"{REPO}[read]"],
-                          capture_output=True, text=True, timeout=900, check=False)
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "-e", f"{REPO}[read]"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert not (env_dir / "share" / "jupyter" / "lab" / "settings" / "overrides.json").exists()
     return env_dir
@@ -46,18 +51,33 @@ def test_labkit_lab_opens_the_preface_as_a_notebook(pip_only_env, tmp_path, brow
     book = copy_book(tmp_path / "book")
     opened = tmp_path / "opened-url.txt"
     fake_browser = tmp_path / "browser.py"
-    fake_browser.write_text(f"#!{sys.executable}\nimport sys, pathlib\n"
-                            f"pathlib.Path({str(opened)!r}).write_text(sys.argv[1])\n")
+    fake_browser.write_text(
+        f"#!{sys.executable}\nimport sys, pathlib\npathlib.Path({str(opened)!r}).write_text(sys.argv[1])\n"
+    )
     fake_browser.chmod(0o755)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "IPYTHON", "MPL"))}
     env["BROWSER"] = f"{fake_browser} %s"
     labkit = pip_only_env / "bin" / "labkit"
     server = subprocess.Popen(
-        [str(labkit), "lab", "--port", str(port), "--",
-         "--ip=127.0.0.1", "--ServerApp.port_retries=0", "--ServerApp.token=", "--ServerApp.password=",
-         "--LabApp.expose_app_in_browser=True"],
-        cwd=book, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            str(labkit),
+            "lab",
+            "--port",
+            str(port),
+            "--",
+            "--ip=127.0.0.1",
+            "--ServerApp.port_retries=0",
+            "--ServerApp.token=",
+            "--ServerApp.password=",
+            "--LabApp.expose_app_in_browser=True",
+        ],
+        cwd=book,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     page = None
     try:
         deadline = time.monotonic() + 120
@@ -80,8 +100,9 @@ def test_labkit_lab_opens_the_preface_as_a_notebook(pip_only_env, tmp_path, brow
         kind = page.evaluate(JS_CURRENT_KIND, PREFACE)
         assert kind == {"path": PREFACE, "notebook": True, "default_viewer": "Jupytext Notebook"}, kind
         title = page.locator(".jp-NotebookPanel").get_by_role(
-            "heading", name=re.compile(r"^Preface: one generation, followed"))
-        title.first.wait_for(state="visible", timeout=90_000)     # rendered as a heading, not source
+            "heading", name=re.compile(r"^Preface: one generation, followed")
+        )
+        title.first.wait_for(state="visible", timeout=90_000)  # rendered as a heading, not source
 
         state = book / "build" / "jupyter"
         settings = json.loads((state / "lab-settings" / "overrides.json").read_text())
@@ -90,7 +111,7 @@ def test_labkit_lab_opens_the_preface_as_a_notebook(pip_only_env, tmp_path, brow
         if page is not None:
             page.close()
         if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)        # the session labkit lab started: JupyterLab
+            os.killpg(server.pid, signal.SIGTERM)  # the session labkit lab started: JupyterLab
             try:
                 server.wait(timeout=20)
             except subprocess.TimeoutExpired:

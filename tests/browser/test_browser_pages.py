@@ -73,9 +73,7 @@ def test_page_runs_clean_and_shows_its_figures_and_widgets(notebooks, page_md):
         f"{page_md}: opened modified (unsaved dot) before anything was run: {run.opened}"
     )
     assert run.problems == [], f"{page_md}: Run All left problems: {run.problems}"
-    stderr_nodes = run.page.locator(
-        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
-    ).count()
+    stderr_nodes = run.page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').count()
     assert stderr_nodes == 0, f"{page_md}: {stderr_nodes} stderr/traceback output(s) rendered"
     popups = run.page.evaluate(JS_POPUPS)
     assert popups == [], f"{page_md}: {len(popups)} pop-up(s) after Run All: {popups}"
@@ -94,7 +92,9 @@ def test_page_runs_clean_and_shows_its_figures_and_widgets(notebooks, page_md):
     shots = SCREENSHOTS / "figures"
     shots.mkdir(parents=True, exist_ok=True)
     for index in sorted({f["cell"] for f in run.figures}):
-        cell(run.page, index).locator(".jp-Cell-outputArea").screenshot(path=str(shots / f"{info.slug}__cell{index:02d}.png"))
+        cell(run.page, index).locator(".jp-Cell-outputArea").screenshot(
+            path=str(shots / f"{info.slug}__cell{index:02d}.png")
+        )
     too_small = figure_problems(run.figures)
     assert not too_small, f"{page_md}: figures not readable at JupyterLab's width: {too_small}"
     for widget in info.widgets:

@@ -13,18 +13,13 @@ import json
 
 import pytest
 from browser_book import REPO
-from player_controls import every_control_changes_the_drawing, operate, step_times, text
+from player_controls import embed_key, every_control_changes_the_drawing, operate, step_controls, step_times, text
 from player_harness import HarnessServer, embeds
 
 pytestmark = pytest.mark.browser
 
 EMBEDS = embeds()
-IDS = [f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}" for page, name in EMBEDS]
-#: the control a reader steps with, and the one that steps back (None: the control cycles)
-STEP_CONTROLS = {"decode": ("next", "back"), "divergence": ("fault", None),
-                 "scenarios": ("next", "back"), "latents": ("back", "next"),
-                 "attention@02-text-request-to-first-token": ("layer", None),
-                 "attention@03-causal-attention": ("cached", None)}
+IDS = [embed_key(page, name) for page, name in EMBEDS]
 FRAME_MS = 16.0
 TIMES = REPO / "build" / "browser" / "player-times.json"
 
@@ -70,8 +65,9 @@ def test_player_renders_and_every_control_changes_the_drawing(context, harness, 
     assert drawn >= 5, f"{name}: the player drew {drawn} SVG/canvas/image elements"
     changed = every_control_changes_the_drawing(page)
     assert changed, f"{name}: the player has no controls"
-    assert all(changed.values()), f"{name}: controls that did not change the drawing: " \
-        f"{[c for c, ok in changed.items() if not ok]}"
+    assert all(changed.values()), (
+        f"{name}: controls that did not change the drawing: {[c for c, ok in changed.items() if not ok]}"
+    )
     assert errors == [], f"{name}: console errors: {errors}"
     CHECKS.get(name, lambda page: None)(page)
 
@@ -79,13 +75,14 @@ def test_player_renders_and_every_control_changes_the_drawing(context, harness, 
 @pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
 def test_a_step_is_drawn_within_one_frame(context, harness, times, page_md, name):
     page, _ = open_player(context, harness, page_md, name)
-    key = f"{name}@{page_md.rsplit('/', 1)[-1].removesuffix('.md')}"
-    control, back = STEP_CONTROLS.get(key) or STEP_CONTROLS[name]
-    operate(page, control)                      # warm up: the first draw of the code paths
+    key = embed_key(page_md, name)
+    control, back = step_controls(page_md, name)
+    operate(page, control)  # warm up: the first draw of the code paths
     measured = step_times(page, control, back)
     times[f"harness/{key}"] = {**measured, "page": page_md, "control": control}
-    assert measured["work_ms"] <= FRAME_MS, \
+    assert measured["work_ms"] <= FRAME_MS, (
         f"{name}: median {measured['work_ms']:.1f} ms from {control!r} to the new picture (> {FRAME_MS} ms)"
+    )
 
 
 def test_no_player_fetches_anything(browser, harness):
@@ -108,8 +105,7 @@ def test_no_player_fetches_anything(browser, harness):
             page, _ = open_player(ctx, harness, page_md, name)
             every_control_changes_the_drawing(page)
             page.wait_for_timeout(200)
-            extra = [u for u in asked if "/index.html" not in u and "/module/" not in u
-                     and "/model/" not in u]
+            extra = [u for u in asked if "/index.html" not in u and "/module/" not in u and "/model/" not in u]
             assert extra == [], f"{name}: the player asked for {extra}"
             page.close()
     finally:
@@ -139,7 +135,8 @@ def check_divergence(page):
     operate(page, "kind", 0)
     shown = text(page)
     assert "golden" in shown and "faulty: perturbed_weight" in page.evaluate(
-        "() => window.playerEl.querySelector('svg').textContent"), shown[:300]
+        "() => window.playerEl.querySelector('svg').textContent"
+    ), shown[:300]
     assert "(e04 vs e04, prefill.completed)" in shown and "tensors" in shown, shown[:400]
     page.evaluate("""() => { const c = window.playerEl.querySelector('[data-control=fault]');
       c.value = 'wrong_processor_order'; c.dispatchEvent(new Event('change')); }""")
@@ -150,8 +147,11 @@ def check_divergence(page):
 
 
 def pick(page, control, value):
-    page.evaluate("""([c, v]) => { const s = window.playerEl.querySelector(`[data-control=${c}]`);
-      s.value = v; s.dispatchEvent(new Event('change')); }""", [control, value])
+    page.evaluate(
+        """([c, v]) => { const s = window.playerEl.querySelector(`[data-control=${c}]`);
+      s.value = v; s.dispatchEvent(new Event('change')); }""",
+        [control, value],
+    )
 
 
 def check_scenarios(page):
@@ -217,4 +217,10 @@ def check_attention(page):
     assert cells[0][4] == [0, 0, 0, 0, 1, 0, 0, 0], f"packed-document row 4: {cells[0][4]}"
 
 
-CHECKS = {"attention": check_attention, "latents": check_latents, "decode": check_decode, "divergence": check_divergence, "scenarios": check_scenarios}
+CHECKS = {
+    "attention": check_attention,
+    "latents": check_latents,
+    "decode": check_decode,
+    "divergence": check_divergence,
+    "scenarios": check_scenarios,
+}

@@ -27,6 +27,7 @@ TERM_PAGES = (
 
 pytestmark = pytest.mark.browser
 
+
 def test_preface_first_screen_says_how_to_start(notebooks):
     page = notebooks.open(PREFACE)
     # the rendered Markdown, not the cell's hidden source editor
@@ -49,8 +50,9 @@ def test_following_the_first_contents_link_opens_the_myst_page(notebooks):
     page = notebooks.open(PREFACE)
     contents = page.locator(".jp-NotebookPanel .jp-MarkdownCell h2", has_text="Contents").first
     assert contents.count(), "the preface has no Contents heading"
-    links = page.locator("xpath=//div[contains(@class, 'jp-MarkdownCell')]//h2[contains(., 'Contents')]"
-                         "/following-sibling::ul[1]//a")
+    links = page.locator(
+        "xpath=//div[contains(@class, 'jp-MarkdownCell')]//h2[contains(., 'Contents')]/following-sibling::ul[1]//a"
+    )
     hrefs = links.evaluate_all("els => els.map(e => e.getAttribute('href').split('?')[0])")
     pages = [h.split("/files/")[-1] for h in hrefs]
     assert pages and all(p.endswith(".md") for p in pages), f"contents links that are not MyST pages: {pages}"
@@ -66,9 +68,16 @@ def test_following_the_first_contents_link_opens_the_myst_page(notebooks):
 
 def test_file_browser_lists_one_entry_per_page(notebooks):
     page = notebooks.open(PREFACE)
-    page.evaluate("async () => { await window.jupyterapp.commands.execute('filebrowser:go-to-path', {path: 'notebooks/11-labs/'}); }")
+    page.evaluate(
+        "async () => { await window.jupyterapp.commands.execute("
+        "'filebrowser:go-to-path', {path: 'notebooks/11-labs/'}); }"
+    )
     items = page.locator(".jp-DirListing-content .jp-DirListing-itemText")
-    page.wait_for_function("() => Array.from(document.querySelectorAll('.jp-DirListing-itemText')).some(e => e.innerText.includes('cache-faults'))", timeout=20_000)
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.jp-DirListing-itemText'))"
+        ".some(e => e.innerText.includes('cache-faults'))",
+        timeout=20_000,
+    )
     names = [n.strip() for n in items.all_inner_texts()]
     assert "05-cache-faults.md" in names, names
     assert not [n for n in names if n.endswith(".ipynb")], f"the file browser lists .ipynb files: {names}"
@@ -102,5 +111,7 @@ def test_hovering_a_glossary_term_shows_its_entry(notebooks, lab_server, page_md
         link.click()
         page.wait_for_function(JS_CURRENT_READY, arg="notebooks/glossary.md", timeout=60_000)
     finally:
-        page.evaluate("async () => { if (window.jupyterapp) await window.jupyterapp.serviceManager.sessions.shutdownAll(); }")
+        page.evaluate(
+            "async () => { if (window.jupyterapp) await window.jupyterapp.serviceManager.sessions.shutdownAll(); }"
+        )
         page.close()

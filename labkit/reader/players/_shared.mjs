@@ -1,16 +1,17 @@
-// Helpers every player shares.  MyST's {anywidget} directive copies one module file to the
-// site (no sibling imports), so this block is pasted into each player between the
-// "shared:" markers by `python -m labkit.devtools.players sync`; a test checks it is current.
+// Helpers every player shares, imported by each player module.  MyST's {anywidget}
+// directive copies one module file to the site, so the book and the kernel load a player
+// as one file: `labkit.reader.players.bundle` inlines this module in place of the import
+// (and, for a page of the static book, sets EMBEDDED to the page's data).
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 /** An HTML element: h("div", {class: "x"}, child, "text"). */
-function h(tag, attrs = {}, ...children) {
+export function h(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   return fill(node, attrs, children);
 }
 
 /** An SVG element: s("rect", {x: 0, y: 0, width: 4, height: 4}). */
-function s(tag, attrs = {}, ...children) {
+export function s(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG_NS, tag);
   return fill(node, attrs, children);
 }
@@ -34,12 +35,12 @@ function fill(node, attrs, children) {
 const EMBEDDED = null;
 
 /** The player's data: the model's "data" (a kernel's traitlet), else the data this copy carries. */
-function modelData(model) {
+export function modelData(model) {
   return model.get("data") || EMBEDDED || {};
 }
 
 /** Call redraw() whenever the kernel sets new data; returns the cleanup function. */
-function watchData(model, redraw) {
+export function watchData(model, redraw) {
   if (typeof model.on !== "function") return () => {};
   const handler = () => redraw();
   model.on("change:data", handler);
@@ -47,13 +48,13 @@ function watchData(model, redraw) {
 }
 
 /** A fixed number format: fmt(1.23456, 2) → "1.23"; null/undefined → "−∞". */
-function fmt(value, digits = 2) {
+export function fmt(value, digits = 2) {
   if (value === null || value === undefined) return "−∞";
   return Number(value).toFixed(digits).replace("-", "−");
 }
 
 /** Mark a finished draw (tests wait for the counter; hosts ignore it). */
-function painted(root) {
+export function painted(root) {
   root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
 }
 
@@ -72,7 +73,7 @@ const BASE_CSS = `
 `;
 
 /** The player's frame: a root div with the book's style, inside el. */
-function frame(el, name, css = "") {
+export function frame(el, name, css = "") {
   el.replaceChildren();
   const root = h("div", { class: "lk-player", "data-player": name });
   root.append(h("style", { text: BASE_CSS + css }));

@@ -27,7 +27,9 @@ def matrix(values: np.ndarray, allowed: np.ndarray | None = None) -> list[list[f
     """[R, C] → rows of 4-decimal floats, None where ``allowed`` is False."""
     values = np.asarray(values, dtype=np.float64)
     keep = np.ones(values.shape, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
-    return [[r4(v) if k else None for v, k in zip(row, krow, strict=True)] for row, krow in zip(values, keep, strict=True)]
+    return [
+        [r4(v) if k else None for v, k in zip(row, krow, strict=True)] for row, krow in zip(values, keep, strict=True)
+    ]
 
 
 def prefill_group(run=None) -> dict:
@@ -38,15 +40,23 @@ def prefill_group(run=None) -> dict:
     labels = [run.tokenizer.pieces[i] for i in run.input_ids[0]]
     panels = {}
     for li, layer in enumerate(run.prefill.layers):
-        weights = layer.attention_weights[0]                               # [H, T, T]
+        weights = layer.attention_weights[0]  # [H, T, T]
         allowed = np.tril(np.ones(weights.shape[-2:], dtype=bool))
         panels[f"layer {li}"] = {
             "caption": f"trace one, prefill, layer {li}: each row (query) sums to 1 over the keys it may see",
-            "rows": labels, "cols": labels, "kind": "weights",
-            "heads": [{"title": f"query head {h} (reads KV head 0)", "values": matrix(weights[h], allowed)}
-                      for h in range(weights.shape[0])]}
-    return {"title": "prefill attention (trace one)",
-            "controls": [{"name": "layer", "label": "layer", "options": list(panels)}], "panels": panels}
+            "rows": labels,
+            "cols": labels,
+            "kind": "weights",
+            "heads": [
+                {"title": f"query head {h} (reads KV head 0)", "values": matrix(weights[h], allowed)}
+                for h in range(weights.shape[0])
+            ],
+        }
+    return {
+        "title": "prefill attention (trace one)",
+        "controls": [{"name": "layer", "label": "layer", "options": list(panels)}],
+        "panels": panels,
+    }
 
 
 def masks_group() -> dict:
@@ -60,14 +70,26 @@ def masks_group() -> dict:
     causal = causal_allowed(t, t)
     packed = document_causal_allowed(ids)
     panels = {
-        "causal": {"caption": "causal: query i sees keys j ≤ i", "rows": labels, "cols": labels, "kind": "mask",
-                   "heads": [{"title": "allowed[i, j]", "values": matrix(causal, causal)}]},
-        "packed documents": {"caption": f"packed documents {list(PACKED_DOCUMENT_IDS)}: j ≤ i and the same document "
-                                        "(block-diagonal)", "rows": labels, "cols": labels, "kind": "mask",
-                             "heads": [{"title": "allowed[i, j]", "values": matrix(packed, packed)}]},
+        "causal": {
+            "caption": "causal: query i sees keys j ≤ i",
+            "rows": labels,
+            "cols": labels,
+            "kind": "mask",
+            "heads": [{"title": "allowed[i, j]", "values": matrix(causal, causal)}],
+        },
+        "packed documents": {
+            "caption": f"packed documents {list(PACKED_DOCUMENT_IDS)}: j ≤ i and the same document (block-diagonal)",
+            "rows": labels,
+            "cols": labels,
+            "kind": "mask",
+            "heads": [{"title": "allowed[i, j]", "values": matrix(packed, packed)}],
+        },
     }
-    return {"title": "masks: causal and packed documents",
-            "controls": [{"name": "mask", "label": "mask", "options": list(panels)}], "panels": panels}
+    return {
+        "title": "masks: causal and packed documents",
+        "controls": [{"name": "mask", "label": "mask", "options": list(panels)}],
+        "panels": panels,
+    }
 
 
 def decode_group(layer: int = 0) -> dict:
@@ -83,23 +105,36 @@ def decode_group(layer: int = 0) -> dict:
             t_all = state.allowed.shape[1]
             panels[f"{cached}|{names[mask]}"] = {
                 "caption": f"{cached} cached + {state.allowed.shape[0]} new tokens, {names[mask]} mask, "
-                           f"layer {layer} (grey: blocked)",
-                "rows": [str(p) for p in state.query_positions], "cols": [str(j) for j in range(t_all)],
+                f"layer {layer} (grey: blocked)",
+                "rows": [str(p) for p in state.query_positions],
+                "cols": [str(j) for j in range(t_all)],
                 "kind": "weights",
-                "heads": [{"title": f"layer {layer}, head {h}", "values": matrix(state.weights[h], state.allowed)}
-                          for h in range(state.weights.shape[0])]}
-    return {"title": "decode: cached + new tokens (lab decoder)",
-            "controls": [{"name": "cached", "label": "cached tokens", "options": [str(k) for k in range(lab_tokens().size)]},
-                         {"name": "alignment", "label": "mask", "options": list(names.values())}],
-            "panels": panels}
+                "heads": [
+                    {"title": f"layer {layer}, head {h}", "values": matrix(state.weights[h], state.allowed)}
+                    for h in range(state.weights.shape[0])
+                ],
+            }
+    return {
+        "title": "decode: cached + new tokens (lab decoder)",
+        "controls": [
+            {"name": "cached", "label": "cached tokens", "options": [str(k) for k in range(lab_tokens().size)]},
+            {"name": "alignment", "label": "mask", "options": list(names.values())},
+        ],
+        "panels": panels,
+    }
 
 
 def attention_data(start: str = "decode", run=None) -> dict:
     groups = {"prefill": prefill_group(run), "masks": masks_group(), "decode": decode_group()}
     if start not in groups:
         raise ValueError(f"start must be one of {list(groups)}, got {start!r}")
-    return {"player": "attention", "title": "Attention and masks", "start": start, "groups": groups,
-            "initial": {"cached": "3"}}
+    return {
+        "player": "attention",
+        "title": "Attention and masks",
+        "start": start,
+        "groups": groups,
+        "initial": {"cached": "3"},
+    }
 
 
 def static_data() -> dict:

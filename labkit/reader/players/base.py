@@ -16,7 +16,7 @@ import math
 import anywidget
 import traitlets
 
-from labkit.reader.players import module_path
+from labkit.reader.players.bundle import bundle
 
 
 def r4(value) -> float | None:
@@ -47,7 +47,7 @@ class Player(anywidget.AnyWidget):
 
     def __init_subclass__(cls, **kwargs):
         if "player" in cls.__dict__:
-            cls._esm = module_path(cls.player)
+            cls._esm = bundle(cls.player)
         super().__init_subclass__(**kwargs)
 
     def __init__(self, data: dict, **kwargs):

@@ -14,25 +14,7 @@ is the live widget, whose fault picker re-runs trace one with the named fault.
 from __future__ import annotations
 
 from labkit.reader.players.base import Player, r4_list
-
-#: the discrete payload fields shown per event type (tensors are summarised elsewhere)
-EVENT_FIELDS = {
-    "token.selected": ("step", "token_id", "reason", "cache_length"),
-    "stream.delta": ("sequence_no", "token_id", "utf8_hex"),
-    "decode.started": ("consuming", "position", "cache_length"),
-    "decode.completed": ("new_cache_length", "cache_lengths"),
-    "prefill.completed": ("cache_length",),
-}
-
-
-def event_fields(event: dict) -> str:
-    """``step=1 token_id=14 …``: an event's artifacts and key discrete fields."""
-    payload = event["payload"]
-    keys = EVENT_FIELDS.get(event["event_type"],
-                            [k for k in payload if k not in ("tensors", "artifacts")])
-    parts = [f"{k}={v}" for k, v in payload.get("artifacts", {}).items()]
-    parts += [f"{k}={payload[k]}" for k in keys if k in payload]
-    return " ".join(parts)
+from labkit.reader.widgets.text import event_fields
 
 
 def decode_data(run, fault: str | None = None) -> dict:
@@ -44,22 +26,24 @@ def decode_data(run, fault: str | None = None) -> dict:
     for record in run.steps:
         ids = list(record.event_ids)
         last = record is run.steps[-1]
-        if last:                                 # the terminal events follow the last selection
-            ids += order[order.index(ids[-1]) + 1:]
+        if last:  # the terminal events follow the last selection
+            ids += order[order.index(ids[-1]) + 1 :]
         if record.delta_bytes is not None:
             streamed += record.delta_bytes
-        steps.append({
-            "step": int(record.step),
-            "raw": r4_list(record.raw_logits),
-            "processed": r4_list(record.processed_logits),
-            "masked": [int(i) for i in record.masked_ids],
-            "selected": int(record.selected),
-            "cache_start": [int(record.cache_at_start)] * n_layers,
-            "cache_after": None if record.cache_after is None else [int(n) for n in record.cache_after],
-            "text": streamed.decode("utf-8", errors="replace"),
-            "finish": run.finish_reason if last else None,
-            "events": [[i, by_id[i]["event_type"], event_fields(by_id[i])] for i in ids],
-        })
+        steps.append(
+            {
+                "step": int(record.step),
+                "raw": r4_list(record.raw_logits),
+                "processed": r4_list(record.processed_logits),
+                "masked": [int(i) for i in record.masked_ids],
+                "selected": int(record.selected),
+                "cache_start": [int(record.cache_at_start)] * n_layers,
+                "cache_after": None if record.cache_after is None else [int(n) for n in record.cache_after],
+                "text": streamed.decode("utf-8", errors="replace"),
+                "finish": run.finish_reason if last else None,
+                "events": [[i, by_id[i]["event_type"], event_fields(by_id[i])] for i in ids],
+            }
+        )
     return {
         "player": "decode",
         "title": "Trace one, token by token" + (f" — fault: {fault}" if fault else ""),

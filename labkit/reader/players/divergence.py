@@ -29,17 +29,28 @@ def divergence_summary(found: Divergence | None) -> dict | None:
     if found is None:
         return None
     types = [(e or {}).get("event_type") for e in (found.event_a, found.event_b)]
-    return {"index": found.index, "event_ids": list(found.event_ids), "types": types,
-            "rule": found.rule, "field": found.field, "golden": _short(found.value_a),
-            "faulty": _short(found.value_b), "suspect": found.suspect, "text": found.describe()}
+    return {
+        "index": found.index,
+        "event_ids": list(found.event_ids),
+        "types": types,
+        "rule": found.rule,
+        "field": found.field,
+        "golden": _short(found.value_a),
+        "faulty": _short(found.value_b),
+        "suspect": found.suspect,
+        "text": found.describe(),
+    }
 
 
 def fault_data(kind: str, fault: str, golden: list[dict] | None = None) -> dict:
     """One fault of one kind: its run's timeline and the first divergence from the golden trace."""
     golden = catalogue.golden(kind) if golden is None else golden
     faulty = catalogue.run(kind, fault)
-    return {"description": catalogue.describe(kind, fault), "events": timeline(faulty),
-            "divergence": divergence_summary(first_divergence(golden, faulty))}
+    return {
+        "description": catalogue.describe(kind, fault),
+        "events": timeline(faulty),
+        "divergence": divergence_summary(first_divergence(golden, faulty)),
+    }
 
 
 def divergence_data(kinds=None) -> dict:
@@ -47,11 +58,17 @@ def divergence_data(kinds=None) -> dict:
     out = {}
     for kind in kinds or list(catalogue.KINDS):
         golden = catalogue.golden(kind)
-        out[kind] = {"golden": timeline(golden),
-                     "faults": {f: fault_data(kind, f, golden) for f in catalogue.faults(kind)}}
+        out[kind] = {
+            "golden": timeline(golden),
+            "faults": {f: fault_data(kind, f, golden) for f in catalogue.faults(kind)},
+        }
     start = START if START[0] in out else (next(iter(out)), next(iter(out[next(iter(out))]["faults"])))
-    return {"player": "divergence", "title": "First divergence: golden and faulty trace side by side",
-            "kinds": out, "start": list(start)}
+    return {
+        "player": "divergence",
+        "title": "First divergence: golden and faulty trace side by side",
+        "kinds": out,
+        "start": list(start),
+    }
 
 
 def static_data() -> dict:

@@ -72,18 +72,20 @@ def run_frames(run, vae) -> list[dict]:
 
     frames = []
     for step, (t, latent) in enumerate(run.latents):
-        z = np.asarray(latent[0], dtype=np.float64)                     # [4, 64, 64]
+        z = np.asarray(latent[0], dtype=np.float64)  # [4, 64, 64]
         source = latent if step == 0 else run.x0_hats[step - 1]
         image = to_uint8(vae.decode(source, apply_scaling=run.config.vae_scaling))
-        frames.append({
-            "step": step,
-            "t": int(t),
-            "name": "z_0" if t < 0 else f"z_{int(t)}",
-            "latent": [b32(quantise(c).tobytes()) for c in z],
-            "stats": [[r4(c.mean()), r4(c.std()), r4(c.min()), r4(c.max())] for c in z],
-            "preview": preview_jpeg(image),
-            "preview_of": "the initial noise, decoded as is" if step == 0 else f"x̂₀ of step {step}, decoded",
-        })
+        frames.append(
+            {
+                "step": step,
+                "t": int(t),
+                "name": "z_0" if t < 0 else f"z_{int(t)}",
+                "latent": [b32(quantise(c).tobytes()) for c in z],
+                "stats": [[r4(c.mean()), r4(c.std()), r4(c.min()), r4(c.max())] for c in z],
+                "preview": preview_jpeg(image),
+                "preview_of": "the initial noise, decoded as is" if step == 0 else f"x̂₀ of step {step}, decoded",
+            }
+        )
     return frames
 
 
@@ -98,9 +100,15 @@ def latents_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -
         run = runs.get(float(g)) or run_diffusion(DiffusionConfig().replace(guidance_scale=float(g)), root=root)
         out[scale_key(g)] = run_frames(run, vae)
     first = next(iter(out.values()))
-    return {"player": "latents", "title": "DDIM, step by step: the four latent channels and the x̂₀ preview",
-            "channels": list(CHANNEL_NAMES), "size": SIZE, "limit": LIMIT,
-            "start": {"guidance": scale_key(start), "step": len(first) - 1}, "scales": out}
+    return {
+        "player": "latents",
+        "title": "DDIM, step by step: the four latent channels and the x̂₀ preview",
+        "channels": list(CHANNEL_NAMES),
+        "size": SIZE,
+        "limit": LIMIT,
+        "start": {"guidance": scale_key(start), "step": len(first) - 1},
+        "scales": out,
+    }
 
 
 def static_data() -> dict:

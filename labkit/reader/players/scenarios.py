@@ -21,8 +21,7 @@ from __future__ import annotations
 from labkit.reader.players.base import Player
 
 #: payload fields worth a glance beside the state, in this order
-DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_reason", "request_status",
-                 "reason")
+DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_reason", "request_status", "reason")
 START = "timeout_before_commit"
 #: what the player says of the golden run (the faults describe themselves in labkit.tools.faults)
 HAPPY_DESCRIPTION = "the happy path: every check passes and the event is created once"
@@ -52,8 +51,12 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
     journal, entry = [], None
     for record in run.journal.entries():
         journal += [list(t) for t in run.journal.transitions(record.invocation_id)]
-        entry = {"attempts": record.attempts, "retry_budget": record.retry_budget, "state": record.state,
-                 "idempotency_key": record.idempotency_key}
+        entry = {
+            "attempts": record.attempts,
+            "retry_budget": record.retry_budget,
+            "state": record.state,
+            "idempotency_key": record.idempotency_key,
+        }
     found = None if happy is None else first_divergence(happy, events)
     return {
         "description": FAULTS[name].description if name in FAULTS else HAPPY_DESCRIPTION,
@@ -64,8 +67,9 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
         "entry": entry,
         "final_state": run.final_state.value if hasattr(run.final_state, "value") else str(run.final_state),
         "request_status": run.request_status,
-        "divergence": None if found is None else {"event_id": found.event_ids[1] or found.event_ids[0],
-                                                  "rule": found.rule, "field": found.field},
+        "divergence": None
+        if found is None
+        else {"event_id": found.event_ids[1] or found.event_ids[0], "rule": found.rule, "field": found.field},
     }
 
 
@@ -90,8 +94,12 @@ def scenarios_data(runs: dict | None = None) -> dict:
     for name in SCENARIOS:
         run = runs[name] if name in runs else run_scenario(name)
         scenarios[name] = scenario_data(name, golden_events(name), run, None if name == "happy" else happy)
-    return {"player": "scenarios", "title": "Trace three: every scenario, event by event",
-            "start": START, "scenarios": scenarios}
+    return {
+        "player": "scenarios",
+        "title": "Trace three: every scenario, event by event",
+        "start": START,
+        "scenarios": scenarios,
+    }
 
 
 def static_data() -> dict:

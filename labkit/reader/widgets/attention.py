@@ -22,12 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
-from labkit.labs.masks import (
-    PACKED_DOCUMENT_IDS,
-    document_causal_allowed,
-    packing_prediction_mask,
-    sft_prediction_mask,
-)
+from labkit.labs.masks import PACKED_DOCUMENT_IDS, document_causal_allowed, packing_prediction_mask, sft_prediction_mask
 from labkit.nn import KVCache
 from labkit.nn.attention import causal_allowed
 from labkit.reader.widgets.lab_base import WidgetView, static_figure
@@ -66,9 +61,7 @@ def mask_state(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None) -> MaskS
         raise ValueError(f"document_ids: the viewer draws at most {MAX_VIEW_TOKENS} tokens, got {ids.size}")
     flags = np.ones(ids.size, dtype=bool) if assistant_target is None else np.asarray(assistant_target)
     if flags.shape != ids.shape or flags.dtype != np.bool_:
-        raise ValueError(
-            f"assistant_target must be {ids.size} booleans (one per document ID), got {flags.tolist()!r}"
-        )
+        raise ValueError(f"assistant_target must be {ids.size} booleans (one per document ID), got {flags.tolist()!r}")
     prediction = packing_prediction_mask(ids) & sft_prediction_mask(flags)
     return MaskState(
         document_ids=ids,
@@ -80,7 +73,7 @@ def mask_state(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None) -> MaskS
 
 
 def parse_document_ids(text: str) -> np.ndarray:
-    """"0 0 1 1" or "0,0,1,1" → int array [T]."""
+    """ "0 0 1 1" or "0,0,1,1" → int array [T]."""
     parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
     if not parts or not all(re.fullmatch(r"\d+", p) for p in parts):
         raise ValueError(f"document IDs must be non-negative integers separated by spaces, got {text!r}")
@@ -88,7 +81,7 @@ def parse_document_ids(text: str) -> np.ndarray:
 
 
 def parse_flags(text: str) -> np.ndarray:
-    """"0 0 1 1" → bool array [T] (only 0 and 1 allowed)."""
+    """ "0 0 1 1" → bool array [T] (only 0 and 1 allowed)."""
     parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
     if not parts or any(p not in ("0", "1") for p in parts):
         raise ValueError(f"assistant-target flags must be 0 or 1 separated by spaces, got {text!r}")
@@ -143,25 +136,32 @@ class MaskViewer(WidgetView):
         self.error: str | None = None
         layout = widgets.Layout(width="420px")
         self.document_ids_text = widgets.Text(
-            value=" ".join(str(int(i)) for i in first.document_ids), description="document IDs",
-            layout=layout, continuous_update=False)
+            value=" ".join(str(int(i)) for i in first.document_ids),
+            description="document IDs",
+            layout=layout,
+            continuous_update=False,
+        )
         self.assistant_text = widgets.Text(
             value=" ".join("1" if f else "0" for f in first.assistant_target),
-            description="targets", layout=layout, continuous_update=False)
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for control in (self.document_ids_text, self.assistant_text):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox([self.document_ids_text, self.assistant_text, self.message, self.image])
-        self.update()
+            description="targets",
+            layout=layout,
+            continuous_update=False,
+        )
+        self._assemble([self.document_ids_text, self.assistant_text])
 
     def update(self, change=None) -> None:
         """Recompute the state from the two text boxes and redraw; bad input shows its error."""
-        self._show(lambda: mask_state(parse_document_ids(self.document_ids_text.value),
-                                      parse_flags(self.assistant_text.value)),
-                   draw_mask_view,
-                   lambda s: (f"prediction mask {s.prediction_mask.astype(int).tolist()} · "
-                              f"supervised positions {s.supervised_positions}"), (8.0, 3.6))
+        self._show(
+            lambda: mask_state(
+                parse_document_ids(self.document_ids_text.value), parse_flags(self.assistant_text.value)
+            ),
+            draw_mask_view,
+            lambda s: (
+                f"prediction mask {s.prediction_mask.astype(int).tolist()} · "
+                f"supervised positions {s.supervised_positions}"
+            ),
+            (8.0, 3.6),
+        )
 
 
 def mask_viewer(document_ids=PACKED_DOCUMENT_IDS, assistant_target=None, render: bool = True) -> MaskViewer:
@@ -207,11 +207,12 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
     if cached:
         model.prefill(tokens[np.newaxis, :cached], cache)
     result = model.forward(tokens[np.newaxis, cached:], cache, incremental=True, keep_attention=True)
-    weights = result.layers[layer].attention_weights[0]                  # [H, T_new, T]
+    weights = result.layers[layer].attention_weights[0]  # [H, T_new, T]
     t_new, t_all = weights.shape[-2:]
     if mask == MASK_KINDS[0]:
         allowed = causal_allowed(result.positions, np.arange(t_all))
     else:
         allowed = np.tril(np.ones((t_new, t_all), dtype=bool))
-    return AttentionState(cached=int(cached), mask=mask, layer=layer, weights=weights,
-                          allowed=allowed, query_positions=result.positions)
+    return AttentionState(
+        cached=int(cached), mask=mask, layer=layer, weights=weights, allowed=allowed, query_positions=result.positions
+    )

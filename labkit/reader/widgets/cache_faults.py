@@ -23,8 +23,11 @@ def check_rows(case: FaultCase) -> list[tuple[str, bool, str]]:
     return [
         ("shape", case.shape_check_passed, f"shapes {case.cache_shapes}"),
         ("logit", case.logit_allclose_passed, f"max error {float(case.per_position_error.max()):.3g}"),
-        ("distinct_layer", case.distinct_layer_keys_passed,
-         "keys differ" if case.distinct_layer_keys_passed else "layer 1 = layer 0"),
+        (
+            "distinct_layer",
+            case.distinct_layer_keys_passed,
+            "keys differ" if case.distinct_layer_keys_passed else "layer 1 = layer 0",
+        ),
     ]
 
 
@@ -36,8 +39,9 @@ def draw_fault_view(case: FaultCase, figure) -> None:
     bars, notes = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
     error = case.per_position_error
     # one fixed log axis for every mode, so modes compare at a glance; a zero error sits on the floor
-    bars.bar(np.arange(error.size), np.maximum(error, ERROR_AXIS[0]),
-             color="tab:red" if case.caught_by else "tab:green")
+    bars.bar(
+        np.arange(error.size), np.maximum(error, ERROR_AXIS[0]), color="tab:red" if case.caught_by else "tab:green"
+    )
     bars.axhline(1e-12, color="0.4", linewidth=0.8, linestyle="--")
     bars.text(error.size - 0.5, 1e-12, "tolerance 1e-12", ha="right", va="bottom", fontsize=8, color="0.3")
     bars.set_xticks(range(error.size))
@@ -50,8 +54,9 @@ def draw_fault_view(case: FaultCase, figure) -> None:
     lines = [f"{'PASS' if passed else 'FAIL'}  {name}: {seen}" for name, passed, seen in check_rows(case)]
     caught = ", ".join(case.caught_by) if case.caught_by else "nothing (correct)"
     lines += ["", f"caught by: {caught}"]
-    notes.text(0.0, 0.95, "\n".join(lines), va="top", fontsize=8.5, family="monospace",
-               transform=notes.transAxes, wrap=True)
+    notes.text(
+        0.0, 0.95, "\n".join(lines), va="top", fontsize=8.5, family="monospace", transform=notes.transAxes, wrap=True
+    )
 
 
 def cache_fault_figure(case: FaultCase | None = None):
@@ -70,8 +75,9 @@ class CacheFaultToggles(WidgetView):
         self._cases: dict[str, FaultCase] = {}
         self.case: FaultCase = self._case(mode)
         # radio buttons: every mode's full name shows and the chosen one is unmistakable
-        self.mode_buttons = widgets.RadioButtons(options=list(MODES), value=mode, description="mode",
-                                                 layout=widgets.Layout(width="auto"))
+        self.mode_buttons = widgets.RadioButtons(
+            options=list(MODES), value=mode, description="mode", layout=widgets.Layout(width="auto")
+        )
         self.checks = widgets.HTML()
         self.image = widgets.Image(format="png")
         self.mode_buttons.observe(self.update, names="value")
@@ -85,8 +91,10 @@ class CacheFaultToggles(WidgetView):
 
     def update(self, change=None) -> None:
         self.case = self._case(self.mode_buttons.value)
-        rows = "".join(f"<tr><td>{name}</td><td>{'pass' if ok else '<b>FAIL</b>'}</td><td>{seen}</td></tr>"
-                       for name, ok, seen in check_rows(self.case))
+        rows = "".join(
+            f"<tr><td>{name}</td><td>{'pass' if ok else '<b>FAIL</b>'}</td><td>{seen}</td></tr>"
+            for name, ok, seen in check_rows(self.case)
+        )
         self.checks.value = f"<table>{rows}</table>"
         self._draw(draw_fault_view, self.case, (9.0, 3.4))
 

@@ -9,9 +9,9 @@ as a message instead of a traceback.  Every PNG drawn is kept in that renderer's
 a digest of the drawing function, the size and the state, so a state shown before is shown
 again without drawing.  Nothing here imports matplotlib or ipywidgets at module level.
 
-A subclass builds ``box``, ``image`` (an ``ipywidgets.Image``) and, if it refuses input,
-``message`` (an ``ipywidgets.HTML``) in its ``__init__``, then calls ``self._draw(...)``
-from its ``update``.
+A subclass builds its controls in its ``__init__`` and hands them to ``self._assemble(...)``,
+which adds ``message`` (an ``ipywidgets.HTML``) and ``image`` (an ``ipywidgets.Image``) and
+builds ``box``; its ``update`` calls ``self._show(...)`` (or ``self._draw(...)``).
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ import numpy as np
 from labkit.reader import new_figure
 from labkit.reader.png import content_key, figure_png, render
 
-__all__ = ["LIVE_CAPTION", "WidgetView", "fmt_numbers", "parse_numbers", "static_figure",
-           "widget_bundle"]
+__all__ = ["LIVE_CAPTION", "WidgetView", "fmt_numbers", "parse_numbers", "static_figure", "widget_bundle"]
 
-LIVE_CAPTION = ("<span style='font-size:90%;color:#555'><b style='color:#2a7a2a'>● live</b> — "
-                "move the controls; the figure after this widget is its default state, drawn once "
-                "(the one the static book shows)</span>")
+LIVE_CAPTION = (
+    "<span style='font-size:90%;color:#555'><b style='color:#2a7a2a'>● live</b> — "
+    "move the controls; the figure after this widget is its default state, drawn once "
+    "(the one the static book shows)</span>"
+)
 
 #: what a widget's stored output says where it cannot be drawn (a page not run yet, an
 #: untrusted notebook, the static book): one line, never the ipywidgets repr
@@ -78,6 +79,18 @@ class WidgetView:
             self._framed = widgets.VBox([widgets.HTML(LIVE_CAPTION), self.box])
         return self._framed
 
+    def _assemble(self, controls, shown=None) -> None:
+        """Finish the box: ``shown`` (default: the ``controls``, one under another) above the
+        message line and the picture; an edit of any control calls ``update``, run once now."""
+        import ipywidgets as widgets
+
+        self.message = widgets.HTML()
+        self.image = widgets.Image(format="png")
+        for control in controls:
+            control.observe(self.update, names="value")
+        self.box = widgets.VBox([*(controls if shown is None else shown), self.message, self.image])
+        self.update()
+
     def _draw(self, draw, state, size: tuple[float, float] | None = None) -> None:
         """Render ``draw(state, figure)`` on a detached book-style figure into ``image``."""
         if not self.render:
@@ -108,9 +121,13 @@ class WidgetView:
                 return figure_png(figure, live=True)
         figure = new_figure(False, size)
         draw(state, figure)
-        png = figure_png(figure, live=True)                   # lays the figure out while drawing it
-        self._layout = (draw, size, [ax.get_position().frozen() for ax in figure.axes],
-                        None if figure._suptitle is None else figure._suptitle.get_position())
+        png = figure_png(figure, live=True)  # lays the figure out while drawing it
+        self._layout = (
+            draw,
+            size,
+            [ax.get_position().frozen() for ax in figure.axes],
+            None if figure._suptitle is None else figure._suptitle.get_position(),
+        )
         return png
 
     def _show(self, compute, draw, describe, size: tuple[float, float] | None = None) -> None:
@@ -135,7 +152,7 @@ class WidgetView:
 
 
 def parse_numbers(name: str, text: str) -> np.ndarray:
-    """"0.6 0.3 0.1" or "0.6, 0.3, 0.1" → float array; ``name`` says which box was wrong."""
+    """ "0.6 0.3 0.1" or "0.6, 0.3, 0.1" → float array; ``name`` says which box was wrong."""
     parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
     try:
         values = np.array([float(p) for p in parts], dtype=np.float64)

@@ -47,11 +47,13 @@ def group_state(rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON) -> Grou
         raise ValueError(f"rewards must be one group of at least 2 answers, got {r.tolist()}")
     group = r[np.newaxis]
     return GroupState(
-        rewards=r, eps=float(eps),
+        rewards=r,
+        eps=float(eps),
         population_advantage=grpo.group_advantages(group, ddof=0, eps=eps)[0],
         sample_advantage=grpo.group_advantages(group, ddof=1, eps=eps)[0],
         centred=r - r.mean(),
-        population_std=float(r.std()), sample_std=float(r.std(ddof=1)),
+        population_std=float(r.std()),
+        sample_std=float(r.std(ddof=1)),
     )
 
 
@@ -68,8 +70,9 @@ def draw_group_view(state: GroupState, figure) -> None:
     bars.set_xticks(index)
     bars.set_xlabel("answer in the group")
     bars.set_ylabel("advantage Â")
-    bars.set_title(f"ε = {state.eps:g}: std {state.population_std:.4f} (ddof 0), "
-                   f"{state.sample_std:.4f} (ddof 1)", fontsize=10)
+    bars.set_title(
+        f"ε = {state.eps:g}: std {state.population_std:.4f} (ddof 0), {state.sample_std:.4f} (ddof 1)", fontsize=10
+    )
     bars.legend(fontsize=8)
     rewards_ax.bar(index, state.rewards, color="tab:purple")
     rewards_ax.set_xticks(index)
@@ -92,27 +95,31 @@ class GroupEditor(WidgetView):
 
         self.render = render
         self.state: GroupState = group_state(rewards, eps)
-        self.rewards_text = widgets.Text(value=fmt_numbers(rewards), description="rewards",
-                                         layout=widgets.Layout(width="420px"), continuous_update=False)
+        self.rewards_text = widgets.Text(
+            value=fmt_numbers(rewards),
+            description="rewards",
+            layout=widgets.Layout(width="420px"),
+            continuous_update=False,
+        )
         options = sorted(set(self.EPSILONS) | {float(eps)})
-        self.eps_choice = widgets.SelectionSlider(options=[(f"{e:g}", e) for e in options], value=float(eps),
-                                                  description="ε")
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for control in (self.rewards_text, self.eps_choice):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox([self.rewards_text, self.eps_choice, self.message, self.image])
-        self.update()
+        self.eps_choice = widgets.SelectionSlider(
+            options=[(f"{e:g}", e) for e in options], value=float(eps), description="ε"
+        )
+        self._assemble([self.rewards_text, self.eps_choice])
 
     def update(self, change=None) -> None:
         rewards = self.rewards_text.value
-        self._show(lambda: group_state(parse_numbers("rewards", rewards), self.eps_choice.value), draw_group_view,
-                   lambda s: (f"ddof 0: {fmt_numbers(np.round(s.population_advantage, 6))} · "
-                              f"ddof 1: {fmt_numbers(np.round(s.sample_advantage, 6))}"))
+        self._show(
+            lambda: group_state(parse_numbers("rewards", rewards), self.eps_choice.value),
+            draw_group_view,
+            lambda s: (
+                f"ddof 0: {fmt_numbers(np.round(s.population_advantage, 6))} · "
+                f"ddof 1: {fmt_numbers(np.round(s.sample_advantage, 6))}"
+            ),
+        )
 
 
-def grpo_group_editor(rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON,
-                      render: bool = True) -> GroupEditor:
+def grpo_group_editor(rewards=(0.0, 0.0, 1.0, 1.0), eps: float = grpo.EPSILON, render: bool = True) -> GroupEditor:
     return GroupEditor(rewards, eps, render)
 
 
@@ -140,16 +147,20 @@ class MarginState:
     curve_pull: np.ndarray
 
 
-def margin_state(policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS,
-                 beta: float = dpo.BETA) -> MarginState:
-    loss = dpo.dpo_loss(policy, reference, beta)           # validates all three
+def margin_state(policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS, beta: float = dpo.BETA) -> MarginState:
+    loss = dpo.dpo_loss(policy, reference, beta)  # validates all three
     policy = np.asarray(policy, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     margin = dpo.dpo_margin(policy, reference, beta)
     deltas = np.linspace(-15.0, 15.0, 301)
     return MarginState(
-        policy=policy, reference=reference, beta=float(beta), margin=margin, loss=loss,
-        gradient=dpo.dpo_gradient(policy, reference, beta), deltas=deltas,
+        policy=policy,
+        reference=reference,
+        beta=float(beta),
+        margin=margin,
+        loss=loss,
+        gradient=dpo.dpo_gradient(policy, reference, beta),
+        deltas=deltas,
         curve_loss=np.logaddexp(0.0, -beta * deltas),
         curve_pull=beta / (1.0 + np.exp(beta * deltas)),
     )
@@ -160,16 +171,22 @@ def draw_margin_view(state: MarginState, figure) -> None:
     loss_ax, pull_ax = figure.subplots(1, 2)
     delta = state.margin / state.beta
     loss_ax.plot(state.deltas, state.curve_loss)
-    loss_ax.scatter([delta], [state.loss], color="tab:red", zorder=3,
-                    label=f"m = {state.margin:.3f}, L = {state.loss:.4f}")
+    loss_ax.scatter(
+        [delta], [state.loss], color="tab:red", zorder=3, label=f"m = {state.margin:.3f}, L = {state.loss:.4f}"
+    )
     loss_ax.axvline(0, color="0.6", linewidth=0.8)
     loss_ax.set_xlabel("Δ = (π_w − ref_w) − (π_l − ref_l)  (nats)")
     loss_ax.set_ylabel("DPO loss (nats)")
     loss_ax.set_title(f"L = log(1 + exp(−β·Δ)), β = {state.beta:g}", fontsize=10)
     loss_ax.legend(fontsize=8)
     pull_ax.plot(state.deltas, state.curve_pull, color="tab:green")
-    pull_ax.scatter([delta], [abs(state.gradient[0])], color="tab:red", zorder=3,
-                    label=f"|∂L/∂log π| = {abs(state.gradient[0]):.4f}")
+    pull_ax.scatter(
+        [delta],
+        [abs(state.gradient[0])],
+        color="tab:red",
+        zorder=3,
+        label=f"|∂L/∂log π| = {abs(state.gradient[0]):.4f}",
+    )
     pull_ax.set_xlabel("Δ (nats)")
     pull_ax.set_ylabel("β·σ(−m)")
     pull_ax.set_title("how hard the pair still pushes", fontsize=10)
@@ -185,34 +202,48 @@ def dpo_margin_figure(state: MarginState | None = None):
 class MarginCurve(WidgetView):
     """Sliders for the policy's two log-probs and β; ``state`` is the point on the curve."""
 
-    def __init__(self, policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS, beta: float = dpo.BETA,
-                 render: bool = True):
+    def __init__(
+        self,
+        policy=dpo.POLICY_LOG_PROBS,
+        reference=dpo.REFERENCE_LOG_PROBS,
+        beta: float = dpo.BETA,
+        render: bool = True,
+    ):
         import ipywidgets as widgets
 
         self.render = render
         self.reference = tuple(float(r) for r in reference)
         self.state: MarginState = margin_state(policy, self.reference, beta)
         style = {"description_width": "170px"}
-        self.chosen = widgets.FloatSlider(value=policy[0], min=-10.0, max=-0.1, step=0.1,
-                                          description="log π_θ(chosen)", style=style, continuous_update=False)
-        self.rejected = widgets.FloatSlider(value=policy[1], min=-10.0, max=-0.1, step=0.1,
-                                            description="log π_θ(rejected)", style=style, continuous_update=False)
-        self.beta = widgets.FloatSlider(value=beta, min=0.05, max=1.0, step=0.05, description="β",
-                                        style=style, continuous_update=False)
-        self.message = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        for control in (self.chosen, self.rejected, self.beta):
-            control.observe(self.update, names="value")
-        self.box = widgets.VBox([self.chosen, self.rejected, self.beta, self.message, self.image])
-        self.update()
+        self.chosen, self.rejected = (
+            widgets.FloatSlider(
+                value=value,
+                min=-10.0,
+                max=-0.1,
+                step=0.1,
+                description=f"log π_θ({answer})",
+                style=style,
+                continuous_update=False,
+            )
+            for value, answer in zip(policy, ("chosen", "rejected"), strict=True)
+        )
+        self.beta = widgets.FloatSlider(
+            value=beta, min=0.05, max=1.0, step=0.05, description="β", style=style, continuous_update=False
+        )
+        self._assemble([self.chosen, self.rejected, self.beta])
 
     def update(self, change=None) -> None:
-        self._show(lambda: margin_state([self.chosen.value, self.rejected.value], self.reference, self.beta.value),
-                   draw_margin_view,
-                   lambda s: (f"reference {list(self.reference)} · margin {s.margin:.4f} · loss {s.loss:.6f} · "
-                              f"gradient {fmt_numbers(np.round(s.gradient, 6))}"))
+        self._show(
+            lambda: margin_state([self.chosen.value, self.rejected.value], self.reference, self.beta.value),
+            draw_margin_view,
+            lambda s: (
+                f"reference {list(self.reference)} · margin {s.margin:.4f} · loss {s.loss:.6f} · "
+                f"gradient {fmt_numbers(np.round(s.gradient, 6))}"
+            ),
+        )
 
 
-def dpo_margin_curve(policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS,
-                     beta: float = dpo.BETA, render: bool = True) -> MarginCurve:
+def dpo_margin_curve(
+    policy=dpo.POLICY_LOG_PROBS, reference=dpo.REFERENCE_LOG_PROBS, beta: float = dpo.BETA, render: bool = True
+) -> MarginCurve:
     return MarginCurve(policy, reference, beta, render)

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: the discrete payload fields worth a glance, per event type (tensors are left out)
-_EVENT_FIELDS = {
+#: the discrete payload fields worth a glance, per event type (tensors are left out);
+#: the decode player shows the same (``labkit.reader.players.decode``)
+EVENT_FIELDS = {
     "token.selected": ("step", "token_id", "reason", "cache_length"),
     "stream.delta": ("sequence_no", "token_id", "utf8_hex"),
     "decode.started": ("consuming", "position", "cache_length"),
@@ -38,20 +39,26 @@ class StepView:
     cache_after: tuple[int, ...] | None
     text_so_far: str
     events: tuple[str, ...]
-    finish_reason: str | None = None     # set on the last step: "eos", "length" or "stop"
+    finish_reason: str | None = None  # set on the last step: "eos", "length" or "stop"
 
     @property
     def masked_ids(self) -> list[int]:
         return [int(i) for i in np.flatnonzero(~np.isfinite(self.processed_logits))]
 
 
+def event_fields(event: dict) -> str:
+    """``step=1 token_id=14 …``: an event's artifacts and key discrete fields."""
+    payload = event["payload"]
+    keys = EVENT_FIELDS.get(event["event_type"], [k for k in payload if k not in ("tensors", "artifacts")])
+    parts = [f"{k}={v}" for k, v in payload.get("artifacts", {}).items()]
+    parts += [f"{k}={payload[k]}" for k in keys if k in payload]
+    return " ".join(parts)
+
+
 def event_line(event: dict) -> str:
     """``e05 token.selected  step=1 token_id=14 …``: key discrete fields (and raw top logits)."""
-    payload = event["payload"]
-    keys = _EVENT_FIELDS.get(event["event_type"], [k for k in payload if k not in ("tensors", "artifacts")])
-    fields = " ".join(f"{k}={v}" for k, v in payload.get("artifacts", {}).items())
-    fields = (fields + " " + " ".join(f"{k}={payload[k]}" for k in keys if k in payload)).strip()
-    raw = payload.get("tensors", {}).get("raw_logits")
+    fields = event_fields(event).strip()
+    raw = event["payload"].get("tensors", {}).get("raw_logits")
     if raw is not None and event["event_type"] != "token.selected":
         fields += f" raw_top={raw['values']}"
     return f"{event['event_id']} {event['event_type']}  {fields}".rstrip()
@@ -64,24 +71,26 @@ def step_views(run) -> list[StepView]:
     views, streamed = [], b""
     for record in run.steps:
         event_ids = list(record.event_ids)
-        if record is run.steps[-1]:          # the terminal events follow the last selection
+        if record is run.steps[-1]:  # the terminal events follow the last selection
             known = [e["event_id"] for e in run.events]
-            event_ids += known[known.index(event_ids[-1]) + 1:]
+            event_ids += known[known.index(event_ids[-1]) + 1 :]
         if record.delta_bytes is not None:
             streamed += record.delta_bytes
-        views.append(StepView(
-            step=record.step,
-            n_steps=len(run.steps),
-            pieces=tuple(run.tokenizer.pieces),
-            raw_logits=record.raw_logits,
-            processed_logits=record.processed_logits,
-            selected=record.selected,
-            cache_at_start=(record.cache_at_start,) * n_layers,
-            cache_after=None if record.cache_after is None else tuple(record.cache_after),
-            text_so_far=streamed.decode("utf-8", errors="replace"),
-            events=tuple(event_line(by_id[i]) for i in event_ids),
-            finish_reason=run.finish_reason if record is run.steps[-1] else None,
-        ))
+        views.append(
+            StepView(
+                step=record.step,
+                n_steps=len(run.steps),
+                pieces=tuple(run.tokenizer.pieces),
+                raw_logits=record.raw_logits,
+                processed_logits=record.processed_logits,
+                selected=record.selected,
+                cache_at_start=(record.cache_at_start,) * n_layers,
+                cache_after=None if record.cache_after is None else tuple(record.cache_after),
+                text_so_far=streamed.decode("utf-8", errors="replace"),
+                events=tuple(event_line(by_id[i]) for i in event_ids),
+                finish_reason=run.finish_reason if record is run.steps[-1] else None,
+            )
+        )
     return views
 
 
@@ -107,13 +116,19 @@ def draw_logits(ax, view: StepView) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[
-        Line2D([], [], color="k", marker="_", linestyle="none", markersize=9,
-               label="processed (= raw where allowed)"),
-        Patch(facecolor="#4c72b0", label="raw (allowed)"),
-        Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
-        Patch(facecolor="#dd8452", label=f"selected: {view.selected} {view.pieces[view.selected]}"),
-    ], fontsize=7, loc="upper left", frameon=False)
+    ax.legend(
+        handles=[
+            Line2D(
+                [], [], color="k", marker="_", linestyle="none", markersize=9, label="processed (= raw where allowed)"
+            ),
+            Patch(facecolor="#4c72b0", label="raw (allowed)"),
+            Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
+            Patch(facecolor="#dd8452", label=f"selected: {view.selected} {view.pieces[view.selected]}"),
+        ],
+        fontsize=7,
+        loc="upper left",
+        frameon=False,
+    )
 
 
 def draw_cache(ax, view: StepView) -> None:
@@ -121,8 +136,13 @@ def draw_cache(ax, view: StepView) -> None:
     layers = np.arange(len(view.cache_at_start))
     ax.bar(layers - 0.18, view.cache_at_start, width=0.36, color="#4c72b0", label="step start")
     after = view.cache_after if view.cache_after is not None else view.cache_at_start
-    ax.bar(layers + 0.18, after, width=0.36, color="#55a868" if view.cache_after else "#c8c8c8",
-           label="after decode" if view.cache_after else f"no decode ({view.finish_reason})")
+    ax.bar(
+        layers + 0.18,
+        after,
+        width=0.36,
+        color="#55a868" if view.cache_after else "#c8c8c8",
+        label="after decode" if view.cache_after else f"no decode ({view.finish_reason})",
+    )
     for x, a, b in zip(layers, view.cache_at_start, after, strict=True):
         ax.text(x - 0.18, a + 0.3, str(a), ha="center", fontsize=8)
         ax.text(x + 0.18, b + 0.3, str(b), ha="center", fontsize=8)

@@ -25,7 +25,7 @@ class GrammarStepView:
     raw_logits: [V]; allowed_ids: the grammar's allowed set at this step (1 = forced).
     """
 
-    step: int                       # 1-based
+    step: int  # 1-based
     n_steps: int
     allowed_ids: tuple[int, ...]
     chosen_id: int
@@ -51,8 +51,19 @@ def grammar_step_views(first_call) -> list[GrammarStepView]:
     steps = first_call.decode.steps
     views, before = [], ""
     for s in steps:
-        views.append(GrammarStepView(s.step + 1, len(steps), s.allowed_ids, s.chosen_id, s.piece,
-                                     before, s.text_after, s.raw_logits, vocabulary()))
+        views.append(
+            GrammarStepView(
+                s.step + 1,
+                len(steps),
+                s.allowed_ids,
+                s.chosen_id,
+                s.piece,
+                before,
+                s.text_after,
+                s.raw_logits,
+                vocabulary(),
+            )
+        )
         before = s.text_after
     return views
 
@@ -67,21 +78,25 @@ def draw_grammar_step(fig, view: GrammarStepView, all_counts: list[int] | None =
     ax = fig.add_subplot(grid[0, 0])
     best = view.best_allowed()
     ids = [i for i, _ in best]
-    ax.barh(range(len(best)), [v for _, v in best],
-            color=["#dd8452" if i == view.chosen_id else "#4c72b0" for i in ids])
+    ax.barh(
+        range(len(best)), [v for _, v in best], color=["#dd8452" if i == view.chosen_id else "#4c72b0" for i in ids]
+    )
     ax.set_yticks(range(len(best)))
     ax.set_yticklabels([f"{i} {_label(view.pieces[i])}" for i in ids], fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0, color="#888888", linewidth=0.6)
     ax.set_xlabel("raw logit (allowed tokens only)")
-    ax.set_title(f"step {view.step}/{view.n_steps}: {view.allowed_count} of {view.pieces.__len__()} tokens "
-                 f"allowed{' (forced)' if view.allowed_count == 1 else ''}", fontsize=9)
+    ax.set_title(
+        f"step {view.step}/{view.n_steps}: {view.allowed_count} of {view.pieces.__len__()} tokens "
+        f"allowed{' (forced)' if view.allowed_count == 1 else ''}",
+        fontsize=9,
+    )
 
     text_ax = fig.add_subplot(grid[0, 1])
     text_ax.axis("off")
     lines = ["chosen piece:", f"  {view.chosen_id} {_label(view.piece)}", "", "JSON so far:"]
     shown = view.json_after if view.json_after else "(empty)"
-    lines += [shown[i:i + 28] for i in range(0, len(shown), 28)]
+    lines += [shown[i : i + 28] for i in range(0, len(shown), 28)]
     text_ax.text(0, 1, "\n".join(lines), va="top", ha="left", fontsize=8)
 
     strip = fig.add_subplot(grid[1, :])
@@ -147,11 +162,22 @@ def grammar_step_figure(first_call, step: int = 1):
 
 # -- the state machine ------------------------------------------------------------------
 _LAYOUT = {
-    State.PROPOSED: (0, 0), State.PARSED: (1, 0), State.VALIDATED: (2, 0), State.AUTHORIZED: (3, 0),
-    State.PREPARED: (4, 0), State.EXECUTING: (5, 0), State.COMMITTED: (6, 0), State.OBSERVED: (7, 0),
-    State.PARSE_REJECTED: (1, -1.3), State.VALIDATION_REJECTED: (2, 1.3), State.AUTHORIZATION_DENIED: (3, -1.3),
-    State.CONFIRMATION_REJECTED: (3.6, 1.3), State.CANCELLED: (4.4, -1.3), State.NOT_COMMITTED: (5, -1.6),
-    State.OUTCOME_UNKNOWN: (6, 1.3), State.FAILED: (4.2, -2.6),
+    State.PROPOSED: (0, 0),
+    State.PARSED: (1, 0),
+    State.VALIDATED: (2, 0),
+    State.AUTHORIZED: (3, 0),
+    State.PREPARED: (4, 0),
+    State.EXECUTING: (5, 0),
+    State.COMMITTED: (6, 0),
+    State.OBSERVED: (7, 0),
+    State.PARSE_REJECTED: (1, -1.3),
+    State.VALIDATION_REJECTED: (2, 1.3),
+    State.AUTHORIZATION_DENIED: (3, -1.3),
+    State.CONFIRMATION_REJECTED: (3.6, 1.3),
+    State.CANCELLED: (4.4, -1.3),
+    State.NOT_COMMITTED: (5, -1.6),
+    State.OUTCOME_UNKNOWN: (6, 1.3),
+    State.FAILED: (4.2, -2.6),
 }
 
 
@@ -163,16 +189,35 @@ def draw_state_machine(ax, path: list[str] | None = None) -> None:
         for target in targets:
             (x0, y0), (x1, y1) = _LAYOUT[source], _LAYOUT[target]
             on = (source.value, target.value) in moves
-            ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
-                        arrowprops={"arrowstyle": "-|>", "color": "#dd8452" if on else "#b0b0b0",
-                                    "lw": 2.0 if on else 0.8, "shrinkA": 22, "shrinkB": 22,
-                                    "connectionstyle": "arc3,rad=0.15" if y0 != y1 or x1 < x0 else "arc3"})
+            ax.annotate(
+                "",
+                xy=(x1, y1),
+                xytext=(x0, y0),
+                arrowprops={
+                    "arrowstyle": "-|>",
+                    "color": "#dd8452" if on else "#b0b0b0",
+                    "lw": 2.0 if on else 0.8,
+                    "shrinkA": 22,
+                    "shrinkB": 22,
+                    "connectionstyle": "arc3,rad=0.15" if y0 != y1 or x1 < x0 else "arc3",
+                },
+            )
     for state, (x, y) in _LAYOUT.items():
         failure = y != 0
         face = "#f6d5c3" if state.value in visited else ("#f2f2f2" if failure else "#dbe4f3")
-        ax.text(x, y, state.value.replace("_", "_\n"), ha="center", va="center", fontsize=6.5,
-                bbox={"boxstyle": "round,pad=0.35", "facecolor": face,
-                      "edgecolor": "#dd8452" if state.value in visited else "#777777"})
+        ax.text(
+            x,
+            y,
+            state.value.replace("_", "_\n"),
+            ha="center",
+            va="center",
+            fontsize=6.5,
+            bbox={
+                "boxstyle": "round,pad=0.35",
+                "facecolor": face,
+                "edgecolor": "#dd8452" if state.value in visited else "#777777",
+            },
+        )
     ax.set_xlim(-0.7, 7.7)
     ax.set_ylim(-3.1, 1.9)
     ax.axis("off")
@@ -181,9 +226,11 @@ def draw_state_machine(ax, path: list[str] | None = None) -> None:
 def draw_prefix_reuse(ax, second_call, answer_tokens: int) -> None:
     """Positions of mc_02: reused from mc_01's cache, prefilled now, then generated."""
     reused, total = second_call.reused_prefix_tokens, second_call.input_token_count
-    parts = [(0, reused, "#4c72b0", f"reused from mc_01's cache: {reused}"),
-             (reused, total - reused, "#dd8452", f"prefilled in mc_02: {total - reused}"),
-             (total, answer_tokens, "#55a868", f"generated answer: {answer_tokens}")]
+    parts = [
+        (0, reused, "#4c72b0", f"reused from mc_01's cache: {reused}"),
+        (reused, total - reused, "#dd8452", f"prefilled in mc_02: {total - reused}"),
+        (total, answer_tokens, "#55a868", f"generated answer: {answer_tokens}"),
+    ]
     for start, width, color, label in parts:
         ax.barh(0, width, left=start, color=color, label=label, edgecolor="white")
         ax.text(start + width / 2, 0, str(width), ha="center", va="center", color="white", fontsize=9)
@@ -196,8 +243,16 @@ def draw_prefix_reuse(ax, second_call, answer_tokens: int) -> None:
 
 
 # -- event timelines ------------------------------------------------------------------------
-_FAILED_STATES = {"PARSE_REJECTED", "VALIDATION_REJECTED", "AUTHORIZATION_DENIED", "CONFIRMATION_REJECTED",
-                  "CANCELLED", "NOT_COMMITTED", "OUTCOME_UNKNOWN", "FAILED"}
+_FAILED_STATES = {
+    "PARSE_REJECTED",
+    "VALIDATION_REJECTED",
+    "AUTHORIZATION_DENIED",
+    "CONFIRMATION_REJECTED",
+    "CANCELLED",
+    "NOT_COMMITTED",
+    "OUTCOME_UNKNOWN",
+    "FAILED",
+}
 
 
 def _event_color(event: dict) -> str:
@@ -228,9 +283,20 @@ def draw_timelines(ax, rows: list[tuple[str, list[dict]]], highlight: int | None
             kind = event["event_type"].replace(".", ".\n", 1)
             edge, width = ("#dd8452", 2.2) if i == highlight else ("#777777", 0.6)
             label = (state or "").lower().replace("_", "_\n")
-            ax.text(i, y, f"{event['event_id']}\n{kind}\n{label}", ha="center", va="center",
-                    fontsize=5.4, bbox={"boxstyle": "round,pad=0.25", "facecolor": _event_color(event),
-                                        "edgecolor": edge, "linewidth": width})
+            ax.text(
+                i,
+                y,
+                f"{event['event_id']}\n{kind}\n{label}",
+                ha="center",
+                va="center",
+                fontsize=5.4,
+                bbox={
+                    "boxstyle": "round,pad=0.25",
+                    "facecolor": _event_color(event),
+                    "edgecolor": edge,
+                    "linewidth": width,
+                },
+            )
     ax.set_xlim(-0.6, longest - 0.4)
     ax.set_ylim(-len(rows) + 0.5, 0.5)
     ax.axis("off")

@@ -49,7 +49,7 @@ class KillSwitch:
         self.count += 1
         if self.count == self.kill_at:
             self.conn.send(("halt", self.count, " ".join(sql.split())[:80]))
-            self.conn.recv()                      # never returns: the harness kills us here
+            self.conn.recv()  # never returns: the harness kills us here
 
 
 class ReportingTransport:
@@ -71,10 +71,11 @@ class ReportingTransport:
 
 
 def run_invocations(journal: Journal, transport, mode: str, runtime: str) -> None:
-    verify_approvals(journal)                     # refuse a tampered approval before anything is sent
+    verify_approvals(journal)  # refuse a tampered approval before anything is sent
     for entry in journal.entries():
-        executor = Executor(transport, request_id_for(entry.invocation_id), entry.retry_budget,
-                            **runtime_options(runtime))
+        executor = Executor(
+            transport, request_id_for(entry.invocation_id), entry.retry_budget, **runtime_options(runtime)
+        )
         if mode == "execute":
             if entry.state == State.PREPARED.value and entry.approved_digest is not None:
                 machine = InvocationMachine.resume(journal, entry.invocation_id)
@@ -91,19 +92,24 @@ def incarnation(job: dict, conn) -> None:
             raise ValueError(f"mode must be one of {list(MODES)}, got {job['mode']!r}")
         where = Path(job["dir"])
         journal = Journal(where / JOURNAL_FILE, timeout=job.get("timeout", 5.0))
-        service = CalendarService(CLOCK, path=str(where / SERVICE_FILE), execute=service_execute(job["service"]),
-                                  timeout=job.get("timeout", 5.0))
+        service = CalendarService(
+            CLOCK,
+            path=str(where / SERVICE_FILE),
+            execute=service_execute(job["service"]),
+            timeout=job.get("timeout", 5.0),
+        )
         switch = KillSwitch(conn, job.get("kill_at"))
         journal.db.set_trace_callback(switch)
         service.db.set_trace_callback(switch)
-        transport = ReportingTransport(ServiceTransport(service, tuple(job.get("plan", ())),
-                                                        tuple(job.get("query_plan", ()))), conn)
+        transport = ReportingTransport(
+            ServiceTransport(service, tuple(job.get("plan", ())), tuple(job.get("query_plan", ()))), conn
+        )
         run_invocations(journal, transport, job["mode"], job["runtime"])
         conn.send(("done", switch.count))
     except (StoreError, ConfirmationError) as exc:
         conn.send(("refused", str(exc)))
         status = 2
-    except Exception:                             # noqa: BLE001 — reported to the harness as a finding
+    except Exception:  # noqa: BLE001 — reported to the harness as a finding
         conn.send(("error", traceback.format_exc(limit=6)))
         status = 1
     conn.close()

@@ -28,13 +28,7 @@ from labkit.tools.states import State
 from labkit.tools.torture import invariants as inv
 from labkit.tools.torture.child import incarnation
 from labkit.tools.torture.snapshot import Snapshot, take
-from labkit.tools.torture.workload import (
-    CLOCK,
-    JOURNAL_FILE,
-    SERVICE_FILE,
-    approve,
-    make_invocation,
-)
+from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, approve, make_invocation
 
 #: the network of one incarnation: mostly delivered, every fault of ServiceTransport possible
 NETWORK = ("deliver",) * 4 + OUTCOMES
@@ -50,8 +44,8 @@ class CrashSchedule:
     approved: int
     unapproved: int
     retry_budget: int
-    kills: tuple[int, ...]                       # the statement each killed incarnation dies before
-    plans: tuple[tuple[str, ...], ...]           # network outcomes, one plan per incarnation
+    kills: tuple[int, ...]  # the statement each killed incarnation dies before
+    plans: tuple[tuple[str, ...], ...]  # network outcomes, one plan per incarnation
     query_plans: tuple[tuple[str, ...], ...]
 
 
@@ -67,13 +61,13 @@ def draw_schedule(rng: random.Random, number: int) -> CrashSchedule:
 class Incarnation:
     mode: str
     kill_at: int | None
-    ending: str = "error"                 # killed | done | refused | error
-    statements: int | None = None         # where it was killed, or how many it ran
-    sql: str | None = None                # the statement it was killed before
+    ending: str = "error"  # killed | done | refused | error
+    statements: int | None = None  # where it was killed, or how many it ran
+    sql: str | None = None  # the statement it was killed before
     ops: list = field(default_factory=list)
     detail: str | None = None
-    snapshot: Snapshot | None = None      # the files right after it ended
-    exitcode: int | None = None           # -9 (SIGKILL) for a killed child on POSIX
+    snapshot: Snapshot | None = None  # the files right after it ended
+    exitcode: int | None = None  # -9 (SIGKILL) for a killed child on POSIX
 
 
 def run_child(ctx, job: dict) -> Incarnation:
@@ -97,7 +91,7 @@ def run_child(ctx, job: dict) -> Incarnation:
             if message[0] == "op":
                 here.ops.append(tuple(message[1:]))
             elif message[0] == "halt":
-                proc.kill()                       # SIGKILL on POSIX, TerminateProcess on Windows
+                proc.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
                 here.ending, here.statements, here.sql = "killed", message[1], message[2]
                 break
             else:
@@ -133,31 +127,42 @@ def prepare(schedule: CrashSchedule, where: Path) -> None:
     where.mkdir(parents=True, exist_ok=False)
     journal = Journal(where / JOURNAL_FILE)
     for i in range(schedule.approved + schedule.unapproved):
-        approve(journal, make_invocation(f"s{schedule.number}i{i}", minute=i), schedule.retry_budget,
-                approved=i < schedule.approved)
+        approve(
+            journal,
+            make_invocation(f"s{schedule.number}i{i}", minute=i),
+            schedule.retry_budget,
+            approved=i < schedule.approved,
+        )
     journal.close()
     CalendarService(CLOCK, path=str(where / SERVICE_FILE)).db.close()
 
 
-def run_schedule(ctx, schedule: CrashSchedule, where: Path, service: str = "idempotent",
-                 runtime: str = "journal_first") -> ScheduleRun:
+def run_schedule(
+    ctx, schedule: CrashSchedule, where: Path, service: str = "idempotent", runtime: str = "journal_first"
+) -> ScheduleRun:
     prepare(schedule, where)
     files = ([where / JOURNAL_FILE], where / SERVICE_FILE)
     run = ScheduleRun(schedule)
     base = {"dir": str(where), "service": service, "runtime": runtime}
     for number, kill_at in enumerate(schedule.kills + (None,)):
-        job = {**base, "mode": "recover" if number else "execute", "kill_at": kill_at,
-               "plan": schedule.plans[number], "query_plan": schedule.query_plans[number]}
+        job = {
+            **base,
+            "mode": "recover" if number else "execute",
+            "kill_at": kill_at,
+            "plan": schedule.plans[number],
+            "query_plan": schedule.query_plans[number],
+        }
         here = run_child(ctx, job)
         here.snapshot = take(*files)
         if number:
-            run.check("restart_queries_first", inv.restart_queries_first(
-                run.incarnations[-1].snapshot.states(), here.ops))
+            run.check(
+                "restart_queries_first", inv.restart_queries_first(run.incarnations[-1].snapshot.states(), here.ops)
+            )
         run.incarnations.append(here)
         run.check("runtime_ran", [] if here.ending in ("killed", "done") else [f"{here.ending}: {here.detail}"])
         if here.ending != "killed":
             break
-        run.check("events_authorised", inv.events_authorised(here.snapshot))     # as the kill left them
+        run.check("events_authorised", inv.events_authorised(here.snapshot))  # as the kill left them
         run.check("integrity", inv.integrity(here.snapshot))
     final = run.incarnations[-1].snapshot
     if State.OUTCOME_UNKNOWN.value in final.states().values():
@@ -174,8 +179,15 @@ def run_schedule(ctx, schedule: CrashSchedule, where: Path, service: str = "idem
     return run
 
 
-def crash_runs(ctx, kills: int, seed: int, root: Path, service: str = "idempotent",
-               runtime: str = "journal_first", keep_files: bool = False):
+def crash_runs(
+    ctx,
+    kills: int,
+    seed: int,
+    root: Path,
+    service: str = "idempotent",
+    runtime: str = "journal_first",
+    keep_files: bool = False,
+):
     """Schedules drawn from ``seed`` until ``kills`` incarnations were killed; yields each ScheduleRun."""
     rng, killed, number = random.Random(seed), 0, 0
     while killed < kills:

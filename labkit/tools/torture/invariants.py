@@ -20,9 +20,9 @@ INVARIANTS = {
     "legal_path": "the journal's transitions form a legal path of the state machine",
     "unknown_settled": "every OUTCOME_UNKNOWN is settled by a later query, which executes nothing",
     "restart_queries_first": "a restart asks by key before sending for an invocation it finds "
-                             "EXECUTING or OUTCOME_UNKNOWN",
+    "EXECUTING or OUTCOME_UNKNOWN",
     "one_commit_per_key": "racing clients: one commit per key, the stored response to the same digest, "
-                          "a refusal to another",
+    "a refusal to another",
     "integrity": "PRAGMA integrity_check is ok on every store file",
     "runtime_ran": "no incarnation ended in an unexpected error",
 }
@@ -66,8 +66,11 @@ def authorised_keys(snap: Snapshot) -> set[str]:
 
 def events_authorised(snap: Snapshot) -> list[str]:
     keys = authorised_keys(snap)
-    return [f"event {event} (key {key}) has no journal record that authorised it"
-            for event, key in snap.events if key not in keys]
+    return [
+        f"event {event} (key {key}) has no journal record that authorised it"
+        for event, key in snap.events
+        if key not in keys
+    ]
 
 
 def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
@@ -76,15 +79,20 @@ def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
     for (_, inv), entry in snap.entries.items():
         events = snap.events_for(request_id_for(inv) + ":")
         if entry["state"] in COMMITTED:
-            results = [t["detail"].get("event_id") for t in snap.transitions
-                       if t["invocation_id"] == inv and t["to"] == State.COMMITTED.value]
+            results = [
+                t["detail"].get("event_id")
+                for t in snap.transitions
+                if t["invocation_id"] == inv and t["to"] == State.COMMITTED.value
+            ]
             if len(events) != 1:
                 one.append(f"{inv} is {entry['state']} with {len(events)} events: {events}")
             elif results[-1:] != events:
                 one.append(f"{inv} committed {results[-1:]} but the calendar holds {events}")
         elif events:
-            none.append(f"{inv} ended {entry['state']} (approved: {entry['approved_digest'] is not None}) "
-                        f"but the calendar holds {events}")
+            none.append(
+                f"{inv} ended {entry['state']} (approved: {entry['approved_digest'] is not None}) "
+                f"but the calendar holds {events}"
+            )
     return one, none
 
 

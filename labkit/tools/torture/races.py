@@ -23,13 +23,7 @@ from labkit.tools.states import InvocationMachine
 from labkit.tools.torture import invariants as inv
 from labkit.tools.torture.snapshot import Snapshot, take
 from labkit.tools.torture.variants import runtime_options, service_execute
-from labkit.tools.torture.workload import (
-    CLOCK,
-    SERVICE_FILE,
-    approve,
-    make_invocation,
-    request_id_for,
-)
+from labkit.tools.torture.workload import CLOCK, SERVICE_FILE, approve, make_invocation, request_id_for
 
 #: every CONFLICT_EVERY-th round, the last client presents the shared key with another digest
 CONFLICT_EVERY = 5
@@ -52,31 +46,45 @@ def race_client(job: dict, barrier, conn) -> None:
     try:
         where, client = Path(job["dir"]), job["client"]
         journal = Journal(where / f"journal-{client}.sqlite", timeout=LOCK_SECONDS)
-        service = CalendarService(CLOCK, path=str(where / SERVICE_FILE), execute=service_execute(job["service"]),
-                                  timeout=LOCK_SECONDS)
+        service = CalendarService(
+            CLOCK, path=str(where / SERVICE_FILE), execute=service_execute(job["service"]), timeout=LOCK_SECONDS
+        )
         for number in range(job["rounds"]):
-            work = [(invocation, approve(journal, invocation, 1))
-                    for invocation in round_invocations(number, client, job["clients"])]
+            work = [
+                (invocation, approve(journal, invocation, 1))
+                for invocation in round_invocations(number, client, job["clients"])
+            ]
             barrier.wait(BARRIER_SECONDS)
             for invocation, digest in work:
                 machine = InvocationMachine.resume(journal, invocation.invocation_id)
-                executor = Executor(ServiceTransport(service), request_id_for(invocation.invocation_id), 1,
-                                    **runtime_options(job["runtime"]))
+                executor = Executor(
+                    ServiceTransport(service),
+                    request_id_for(invocation.invocation_id),
+                    1,
+                    **runtime_options(job["runtime"]),
+                )
                 result = executor.execute(machine, invocation, digest)
-                results.append({"round": number, "client": client, "key": executor.key(1),
-                                "invocation_id": invocation.invocation_id,
-                                "request_digest": journal.entry(invocation.invocation_id).request_digest,
-                                "state": machine.state.value,
-                                "event_id": None if result is None else result["event_id"]})
+                results.append(
+                    {
+                        "round": number,
+                        "client": client,
+                        "key": executor.key(1),
+                        "invocation_id": invocation.invocation_id,
+                        "request_digest": journal.entry(invocation.invocation_id).request_digest,
+                        "state": machine.state.value,
+                        "event_id": None if result is None else result["event_id"],
+                    }
+                )
         conn.send(("done", results))
-    except Exception:                                 # noqa: BLE001 — reported as a finding
+    except Exception:  # noqa: BLE001 — reported as a finding
         barrier.abort()
         conn.send(("error", traceback.format_exc(limit=6)))
     conn.close()
 
 
-def run_races(ctx, clients: int, rounds: int, where: Path, service: str = "idempotent",
-              runtime: str = "journal_first") -> tuple[list[dict], list[str], Snapshot]:
+def run_races(
+    ctx, clients: int, rounds: int, where: Path, service: str = "idempotent", runtime: str = "journal_first"
+) -> tuple[list[dict], list[str], Snapshot]:
     """Run the clients; (results of every request, client errors, snapshot of every file)."""
     if clients < 1 or rounds < 0:
         raise ValueError(f"clients must be >= 1 and rounds >= 0, got clients={clients}, rounds={rounds}")
@@ -85,8 +93,14 @@ def run_races(ctx, clients: int, rounds: int, where: Path, service: str = "idemp
     barrier = ctx.Barrier(clients)
     pipes, procs = [], []
     for client in range(clients):
-        job = {"dir": str(where), "client": client, "clients": clients, "rounds": rounds,
-               "service": service, "runtime": runtime}
+        job = {
+            "dir": str(where),
+            "client": client,
+            "clients": clients,
+            "rounds": rounds,
+            "service": service,
+            "runtime": runtime,
+        }
         ours, theirs = ctx.Pipe()
         proc = ctx.Process(target=race_client, args=(job, barrier, theirs), daemon=True)
         proc.start()
@@ -127,14 +141,19 @@ def one_commit_per_key(results: list[dict], snap: Snapshot) -> list[str]:
         for r in requests:
             expected = ("COMMITTED", mine[0]) if r["request_digest"] == committed else ("FAILED", None)
             if (r["state"], r["event_id"]) != expected:
-                problems.append(f"key {key}, client {r['client']}: got {(r['state'], r['event_id'])}, "
-                                f"expected {expected}")
+                problems.append(
+                    f"key {key}, client {r['client']}: got {(r['state'], r['event_id'])}, expected {expected}"
+                )
     if snap.executions != len(by_key):
         problems.append(f"{snap.executions} executions for {len(by_key)} keys")
     return problems
 
 
 def race_checks(results: list[dict], errors: list[str], snap: Snapshot) -> dict[str, list[str]]:
-    return {"runtime_ran": errors, "one_commit_per_key": one_commit_per_key(results, snap),
-            "events_authorised": inv.events_authorised(snap), "legal_path": inv.legal_path(snap),
-            "integrity": inv.integrity(snap)}
+    return {
+        "runtime_ran": errors,
+        "one_commit_per_key": one_commit_per_key(results, snap),
+        "events_authorised": inv.events_authorised(snap),
+        "legal_path": inv.legal_path(snap),
+        "integrity": inv.integrity(snap),
+    }

@@ -92,27 +92,37 @@ class TortureReport:
 
     def lines(self, examples: int = 3) -> list[str]:
         same_key = sum(r["invocation_id"].startswith("race") for r in self.race_results)
-        out = [f"torture: seed {self.seed}, service {self.service}, runtime {self.runtime}",
-               f"crash schedules {self.schedules}: {self.kills} kills (SIGKILL), {self.restarts} restarts, "
-               f"{self.settled} later queries settled an OUTCOME_UNKNOWN",
-               f"races {self.races} rounds x {self.clients} clients: {same_key} same-key requests, "
-               f"{len(self.race_results) - same_key} with their own keys",
-               f"{'invariant':24s} {'checks':>7s} {'violations':>10s}"]
+        out = [
+            f"torture: seed {self.seed}, service {self.service}, runtime {self.runtime}",
+            f"crash schedules {self.schedules}: {self.kills} kills (SIGKILL), {self.restarts} restarts, "
+            f"{self.settled} later queries settled an OUTCOME_UNKNOWN",
+            f"races {self.races} rounds x {self.clients} clients: {same_key} same-key requests, "
+            f"{len(self.race_results) - same_key} with their own keys",
+            f"{'invariant':24s} {'checks':>7s} {'violations':>10s}",
+        ]
         out += [f"{name:24s} {checks:7d} {bad:10d}" for name, checks, bad in self.invariant_rows()]
         out += [f"  {name}: {text}" for name, text in self.violations[:examples]]
         out.append("all invariants held" if self.ok else f"{len(self.violations)} violations")
         return out
 
 
-def run_torture(kills: int = 200, clients: int = 3, races: int = 50, seed: int = 0, *,
-                service: str = "idempotent", runtime: str = "journal_first", start_method: str | None = None,
-                root: str | Path | None = None) -> TortureReport:
+def run_torture(
+    kills: int = 200,
+    clients: int = 3,
+    races: int = 50,
+    seed: int = 0,
+    *,
+    service: str = "idempotent",
+    runtime: str = "journal_first",
+    start_method: str | None = None,
+    root: str | Path | None = None,
+) -> TortureReport:
     """Kill the runtime ``kills`` times across seeded crash schedules, then race ``clients``
     clients for ``races`` rounds; check every invariant.  ``root`` keeps the files there."""
     for name, value, low in (("kills", kills, 0), ("clients", clients, 1), ("races", races, 0)):
         if not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    service_execute(service)                    # a clear error for an unknown name, before any child starts
+    service_execute(service)  # a clear error for an unknown name, before any child starts
     runtime_options(runtime)
     ctx = context(start_method)
     where = Path(root) if root is not None else scratch_root()

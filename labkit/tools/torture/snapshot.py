@@ -16,11 +16,11 @@ from pathlib import Path
 
 @dataclass
 class Snapshot:
-    integrity: dict[str, str] = field(default_factory=dict)         # file name → "ok" or the problems
-    entries: dict[tuple[str, str], dict] = field(default_factory=dict)   # (journal, invocation) → row
-    transitions: list[dict] = field(default_factory=list)           # in journal order
-    events: list[tuple[str, str]] = field(default_factory=list)     # (event_id, idempotency key)
-    stored: dict[str, dict] = field(default_factory=dict)           # key → {"request_digest", "response"}
+    integrity: dict[str, str] = field(default_factory=dict)  # file name → "ok" or the problems
+    entries: dict[tuple[str, str], dict] = field(default_factory=dict)  # (journal, invocation) → row
+    transitions: list[dict] = field(default_factory=list)  # in journal order
+    events: list[tuple[str, str]] = field(default_factory=list)  # (event_id, idempotency key)
+    stored: dict[str, dict] = field(default_factory=dict)  # key → {"request_digest", "response"}
     executions: int = 0
 
     def states(self) -> dict[str, str]:
@@ -47,23 +47,41 @@ def take(journals: list[Path], service: Path) -> Snapshot:
         db = _connect(path)
         try:
             snap.integrity[path.name] = _integrity(db)
-            for row in db.execute("SELECT invocation_id, invocation_json, approved_digest, idempotency_key, "
-                                  "retry_budget, attempts, state FROM invocations ORDER BY invocation_id"):
+            for row in db.execute(
+                "SELECT invocation_id, invocation_json, approved_digest, idempotency_key, "
+                "retry_budget, attempts, state FROM invocations ORDER BY invocation_id"
+            ):
                 snap.entries[(path.name, row[0])] = {
-                    "invocation": json.loads(row[1]), "approved_digest": row[2], "idempotency_key": row[3],
-                    "retry_budget": row[4], "attempts": row[5], "state": row[6]}
-            for seq, inv, a, b, detail in db.execute("SELECT seq, invocation_id, from_state, to_state, detail_json "
-                                                     "FROM transitions ORDER BY seq"):
-                snap.transitions.append({"journal": path.name, "seq": seq, "invocation_id": inv,
-                                         "from": a, "to": b, "detail": json.loads(detail)})
+                    "invocation": json.loads(row[1]),
+                    "approved_digest": row[2],
+                    "idempotency_key": row[3],
+                    "retry_budget": row[4],
+                    "attempts": row[5],
+                    "state": row[6],
+                }
+            for seq, inv, a, b, detail in db.execute(
+                "SELECT seq, invocation_id, from_state, to_state, detail_json FROM transitions ORDER BY seq"
+            ):
+                snap.transitions.append(
+                    {
+                        "journal": path.name,
+                        "seq": seq,
+                        "invocation_id": inv,
+                        "from": a,
+                        "to": b,
+                        "detail": json.loads(detail),
+                    }
+                )
         finally:
             db.close()
     db = _connect(service)
     try:
         snap.integrity[service.name] = _integrity(db)
         snap.events = [tuple(r) for r in db.execute("SELECT event_id, idempotency_key FROM events ORDER BY event_id")]
-        snap.stored = {k: {"request_digest": d, "response": json.loads(r)}
-                       for k, d, r in db.execute("SELECT key, request_digest, response_json FROM idempotency")}
+        snap.stored = {
+            k: {"request_digest": d, "response": json.loads(r)}
+            for k, d, r in db.execute("SELECT key, request_digest, response_json FROM idempotency")
+        }
         found = db.execute("SELECT value FROM counters WHERE name = 'executions'").fetchone()
         snap.executions = 0 if found is None else found[0]
     finally:

@@ -17,8 +17,11 @@ from labkit.tools.torture.workload import owner_of, request_id_for
 
 def _limbo(snap: Snapshot) -> list[str]:
     """Invocations the journal says are EXECUTING while the calendar already holds their event."""
-    return [inv for inv, state in snap.states().items()
-            if state == State.EXECUTING.value and snap.events_for(request_id_for(inv) + ":")]
+    return [
+        inv
+        for inv, state in snap.states().items()
+        if state == State.EXECUTING.value and snap.events_for(request_id_for(inv) + ":")
+    ]
 
 
 def pick_recovered(runs: list[ScheduleRun]) -> tuple[ScheduleRun, str, int]:
@@ -38,8 +41,10 @@ def pick_recovered(runs: list[ScheduleRun]) -> tuple[ScheduleRun, str, int]:
                     found.append((run, inv, index))
     if found:
         return found[0]
-    raise ValueError(f"none of the {len(runs)} schedules was killed between a service commit and its journal "
-                     f"record; expected at least one (run more kills)")
+    raise ValueError(
+        f"none of the {len(runs)} schedules was killed between a service commit and its journal "
+        f"record; expected at least one (run more kills)"
+    )
 
 
 def timeline(run: ScheduleRun, invocation_id: str) -> list[list]:
@@ -48,11 +53,22 @@ def timeline(run: ScheduleRun, invocation_id: str) -> list[list]:
     rows = []
     for number, here in enumerate(run.incarnations + ([run.settle] if run.settle else [])):
         ops = [f"{kind} {key.rsplit(':', 1)[-1]}" for kind, key in here.ops if owner_of(key) == invocation_id]
-        ended = (f"killed before statement {here.statements}: {here.sql.split(' ')[0]}"
-                 if here.ending == "killed" else here.ending)
+        ended = (
+            f"killed before statement {here.statements}: {here.sql.split(' ')[0]}"
+            if here.ending == "killed"
+            else here.ending
+        )
         snap = here.snapshot
-        rows.append([number + 1, here.mode, ended, ", ".join(ops) or "—", snap.states()[invocation_id],
-                     ", ".join(snap.events_for(request_id_for(invocation_id) + ":")) or "none"])
+        rows.append(
+            [
+                number + 1,
+                here.mode,
+                ended,
+                ", ".join(ops) or "—",
+                snap.states()[invocation_id],
+                ", ".join(snap.events_for(request_id_for(invocation_id) + ":")) or "none",
+            ]
+        )
     return rows
 
 

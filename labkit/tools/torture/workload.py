@@ -38,7 +38,7 @@ def owner_of(key: str) -> str | None:
     """The invocation ID a key belongs to (None for a key this workload did not mint)."""
     if not key.startswith("req-") or ":create-event:" not in key:
         return None
-    return key[len("req-"):key.index(":create-event:")]
+    return key[len("req-") : key.index(":create-event:")]
 
 
 def approve(journal: Journal, invocation: Invocation, retry_budget: int, approved: bool = True) -> str | None:
@@ -48,7 +48,7 @@ def approve(journal: Journal, invocation: Invocation, retry_budget: int, approve
     machine.move(State.AUTHORIZED)
     machine.move(State.PREPARED)
     if not approved:
-        return None                       # waiting for a confirmation: must never execute
+        return None  # waiting for a confirmation: must never execute
     digest = invocation_digest(invocation)
     journal.update(invocation.invocation_id, approved_digest=digest)
     return digest

@@ -1,0 +1,99 @@
+"""Trace one's configuration (§7.2) and what a run leaves behind.
+
+``TextTraceConfig`` is frozen; a fault is another config (``labkit.text.faults``).
+``StepRecord`` is one selection step's ledger (raw and processed logits, the masks, the
+choice, the cache lengths); ``TextRun`` holds the events and the ledger
+(``labkit.text.runtime.run_text_trace`` makes it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from labkit.core.runtime import Config
+from labkit.nn import DecoderFaults
+from labkit.text.model import WeightPerturbation
+from labkit.text.processors import SamplingConfig
+from labkit.text.tokenizer import Tokenizer
+
+#: absolute tolerance for the float numbers of ``tensors`` payloads of this trace
+TENSOR_TOLERANCE = 1e-3
+TOP_VALUES = 3
+
+
+@dataclass(frozen=True)
+class TextTraceConfig(Config):
+    """Everything that decides trace one; a named fault is a change of one of these fields."""
+
+    trace_id: str = "trace-text-001"
+    request_id: str = "req-text-001"
+    system: str = "简洁回答"
+    user: str = "天空为什么是蓝色？"
+    max_output_tokens: int = 8
+    stop_sequences: tuple[str, ...] = ()
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    decoder_faults: DecoderFaults = field(default_factory=DecoderFaults)
+    weight_perturbation: WeightPerturbation | None = None
+    detokenizer_encoding: str = "utf-8"
+    batch_slot: int = 0
+    fixtures_dir: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:
+            raise ValueError(f"max_output_tokens must be an integer >= 1, got {self.max_output_tokens!r}")
+        if any(not isinstance(s, str) or not s for s in self.stop_sequences):
+            raise ValueError(f"stop_sequences must be non-empty strings, got {list(self.stop_sequences)}")
+        try:
+            "".encode(self.detokenizer_encoding)
+        except LookupError:
+            raise ValueError(f"detokenizer_encoding must be a codec name, got {self.detokenizer_encoding!r}") from None
+
+
+@dataclass
+class StepRecord:
+    """One selection step t: what the selector saw and what followed.
+
+    raw_logits, processed_logits: [V]; cache_at_start: positions cached when t was
+    selected; cache_after: per-layer lengths after the decode (None when none ran).
+    """
+
+    step: int
+    cache_at_start: int
+    raw_logits: np.ndarray
+    processed_logits: np.ndarray
+    selected: int
+    delta_bytes: bytes | None
+    cache_after: list[int] | None
+    event_ids: list[str]
+
+    @property
+    def masked_ids(self) -> list[int]:
+        return [int(i) for i in np.flatnonzero(~np.isfinite(self.processed_logits))]
+
+
+@dataclass
+class TextRun:
+    config: TextTraceConfig
+    tokenizer: Tokenizer
+    rendered_text: str
+    input_ids: np.ndarray
+    prefill: object  # labkit.nn.transformer.ForwardResult (attention kept)
+    steps: list[StepRecord]
+    finish_reason: str
+    cache_final_length: int
+    events: list[dict]
+
+    @property
+    def selected(self) -> list[int]:
+        return [s.selected for s in self.steps]
+
+    @property
+    def returned_bytes(self) -> bytes:
+        return b"".join(s.delta_bytes for s in self.steps if s.delta_bytes is not None)
+
+    @property
+    def text(self) -> str:
+        """The returned text (decoded as UTF-8, as the client would)."""
+        return self.returned_bytes.decode("utf-8", errors="replace")

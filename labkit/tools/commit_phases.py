@@ -1,0 +1,195 @@
+"""The phases of trace three at and after the commit boundary (t08–t14): execute with an
+idempotency key (and recover after a crash), the late cancellation, the observation the
+model reads, its second call, and the closing event.  ``labkit.tools.phases`` holds the
+phases before the boundary and the order of all of them.
+"""
+
+from __future__ import annotations
+
+from labkit.tools.answer import ANSWER_STRATEGY
+from labkit.tools.calendar_service import ServiceTransport
+from labkit.tools.calls import model_started_payload, second_model_call
+from labkit.tools.confirm import ConfirmationError, invocation_digest
+from labkit.tools.executor import Crash, CrashPlan, Executor
+from labkit.tools.recovery import recover_invocation
+from labkit.tools.run_state import RunState, ToolTrace
+from labkit.tools.states import State
+from labkit.tools.tokenizer import ToolTokenizer
+
+CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
+RECOVERY_GUIDANCE = "the event exists; query it by event ID or idempotency key, or delete it with calendar.delete_event"
+
+
+def execute(run: RunState) -> str | None:
+    """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
+    A crash (``config.crash_point``) is followed by a restart that recovers from the journal."""
+    config, trace, rec = run.config, run.trace, run.rec
+    approved = trace.confirmation.invocation_digest
+    trace.journal.update(trace.invocation.invocation_id, approved_digest=approved)
+    transport = ServiceTransport(trace.service, config.transport_plan, config.query_plan)
+    crash = CrashPlan(config.crash_point, config.crash_attempt) if config.crash_point else None
+    trace.executor = Executor(
+        transport,
+        config.request_id,
+        config.retry_budget,
+        config.new_key_per_attempt,
+        crash,
+        emit=rec.emit,
+        next_event_id=rec.next_event_id,
+    )
+    try:
+        run.result = trace.executor.execute(trace.machine, run.presented, approved)
+    except ConfirmationError as exc:  # the executor's own guard: nothing was sent
+        run.move(State.CONFIRMATION_REJECTED)
+        rec.emit(
+            "executor",
+            "execution.refused",
+            None,
+            {
+                "state": run.state,
+                "invocation_id": run.presented.invocation_id,
+                "approved_digest": approved,
+                "presented_digest": invocation_digest(run.presented),
+                "reason": str(exc),
+                "side_effect": False,
+            },
+        )
+        return "needs_new_confirmation"
+    except Crash as crashed:
+        recover(run, transport, crashed)
+    if run.result is None:
+        return "failed" if trace.machine.state is State.FAILED else "outcome_unknown"
+    return None
+
+
+def recover(run: RunState, transport: ServiceTransport, crashed: Crash) -> None:
+    """The runtime died mid-execution: a restarted one resolves the Invocation from the journal."""
+    config, trace, rec = run.config, run.trace, run.rec
+    invocation_id = trace.invocation.invocation_id
+    rec.emit(
+        "runtime",
+        "runtime.crashed",
+        None,
+        {"journal_state": trace.journal.entry(invocation_id).state, "reason": str(crashed)},
+    )
+    trace.executor = Executor(
+        transport,
+        config.request_id,
+        config.retry_budget,
+        config.new_key_per_attempt,
+        emit=rec.emit,
+        next_event_id=rec.next_event_id,
+    )
+    rec.emit(
+        "runtime",
+        "runtime.recovered",
+        None,
+        {
+            "journal_state": trace.journal.entry(invocation_id).state,
+            "journal_transitions": len(trace.journal.transitions(invocation_id)),
+        },
+    )
+    trace.machine, run.result = recover_invocation(trace.journal, trace.executor, invocation_id)
+
+
+def cancel_after_commit(run: RunState) -> str | None:
+    """A cancel that arrives after the commit: the event exists, the summary is skipped."""
+    if not run.config.cancel_after_commit:
+        return None
+    run.rec.emit(
+        "runtime",
+        "request.cancelled",
+        None,
+        {
+            "state": run.state,
+            "side_effect": True,
+            "second_model_call": "skipped",
+            "commit": {"status": run.result["status"], "event_id": run.result["event_id"]},
+            "guidance": RECOVERY_GUIDANCE,
+        },
+    )
+    return CANCELLED_AFTER_COMMIT
+
+
+def observe(run: RunState) -> None:
+    """t10: the service's result becomes a tool message."""
+    result = run.result
+    tool_message = {
+        "tool_call_id": "p_01",
+        "status": result["status"],
+        "event_id": result["event_id"],
+        "start": result["start"],
+    }
+    run.move(State.OBSERVED)
+    run.rec.emit(
+        "runtime", "result.encoded", None, {"state": run.state, "side_effect": True, "tool_message": tool_message}
+    )
+    run.tool_message = tool_message
+
+
+def answer(run: RunState) -> None:
+    """t11–t13, mc_02: sees the tool result (reusing mc_01's prefix cache), then answers."""
+    rec, result = run.rec, run.result
+    second = run.trace.second_call = second_model_call(
+        run.decoder, run.spec, run.config.user_text, run.trace.first_call, run.tool_message, run.hooks.reusable_prefix
+    )
+    rec.emit(
+        "model runtime",
+        "model.started",
+        0,
+        {
+            **model_started_payload(second, {**run.artifacts, "sampler": ANSWER_STRATEGY}),
+            "tool_call_id": "p_01",
+            "tool_result_status": result["status"],
+            "tool_result_event_id": result["event_id"],
+        },
+    )
+    decoded = second.decode
+    rec.emit(
+        "transport",
+        "text.delta",
+        len(decoded.steps),
+        {
+            "model_call_id": "mc_02",
+            "deltas": [s.piece for s in decoded.steps if s.chosen_id != ToolTokenizer().id_of("<|eos|>")],
+            "token_ids": list(decoded.token_ids),
+            "utf8_hex": decoded.text.encode("utf-8").hex(),
+        },
+    )
+    rec.emit(
+        "runtime",
+        "response.completed",
+        None,
+        {
+            "model_call_id": "mc_02",
+            "finish_reason": decoded.finish_reason,
+            "text": decoded.text,
+            "output_tokens": len(decoded.token_ids),
+            "final_cache_length": second.cache.length,
+        },
+    )
+    run.trace.answer = decoded.text
+
+
+def close_trace(run: RunState, status: str, answer: str | None = None) -> ToolTrace:
+    """The last event: the request status, the calendar's state and the Invocation's history."""
+    trace, service = run.trace, run.trace.service
+    trace.request_status = status
+    run.rec.emit(
+        "tracing",
+        "trace.closed",
+        None,
+        {
+            "state": run.state,
+            "request_status": status,
+            "external_commit": bool(service.store),
+            "commit": {
+                "calendar_events": sorted(service.store),
+                "events_for_key": service.events_with_key(f"{run.config.request_id}:create-event:1"),
+                "executions": service.executions,
+            },
+            "state_history": [f"{a}→{b}" for a, b, _ in trace.machine.history],
+        },
+    )
+    trace.answer = answer
+    return trace
