@@ -1,6 +1,6 @@
 """Portable is not weaker (issue 15): a sign flipped in RoPE, DDIM or the CE gradient still fails.
 
-The output policy shows floats at 10 significant digits (float32 at 4 decimals) and compares the
+The output policy shows floats at 6 significant digits (float32 at 4 decimals) and compares the
 chapter-11 script values to 1e-12 relative.  Each mutation here changes a kernel the way a
 real bug would and runs the suite's own checks on its output: every one must fail, on every
 BLAS kernel.

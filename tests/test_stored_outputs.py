@@ -2,7 +2,8 @@
 
 Every float a stored notebook output shows must survive another CPU, BLAS kernel and thread
 count: at most ``MAX_SIGNIFICANT_DIGITS`` significant digits (``labkit.reader.fmt`` prints a
-float64 with 10, a float32 with 4 decimals).  A 16-digit ``repr`` in a stored output is the
+float64 with 6, a float32 with 4 decimals; the chapter's own six-decimal figures, §7.8's DDIM
+example and the trace's tensor values, reach 7 for a value of 1 or more).  A 16-digit ``repr`` in a stored output is the
 last bits of one machine's run, and the next machine's nbval fails on it.  Cells tagged
 ``nbval-ignore-output`` are not compared by nbval and are not linted.
 """
@@ -19,7 +20,7 @@ from labkit.reader import FLOAT64_DIGITS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").rglob("*.ipynb"))
-MAX_SIGNIFICANT_DIGITS = FLOAT64_DIGITS
+MAX_SIGNIFICANT_DIGITS = FLOAT64_DIGITS + 1
 
 #: (notebook path relative to the repository, the number as printed) → why it may stay.
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -125,19 +126,19 @@ def test_the_lint_catches_a_16_digit_float_added_to_a_stored_output(tmp_path):
                 "output_type": "execute_result",
                 "execution_count": 1,
                 "metadata": {},
-                "data": {"text/html": "<td>0.2477276305125953</td>", "text/plain": "0.2477276305"},
+                "data": {"text/html": "<td>0.2477276305125953</td>", "text/plain": "0.247728"},
             }
         ],
     )
     assert too_precise(html) == ["page.ipynb cell 0: 0.2477276305125953"]
-    # 10 significant digits, integers, versions, IDs and the bound form all pass.
+    # 6 significant digits, integers, versions, IDs and the bound form all pass.
     ok = _notebook(
         tmp_path,
         [
             {
                 "output_type": "stream",
                 "name": "stdout",
-                "text": ["0.5981388694 -1.1000 12345678901234567 3.11.7 e00 1e-12 ≤ 1e-12 ✓ 4.441e-16\n"],
+                "text": ["0.598139 -1.1000 12345678901234567 3.11.7 e00 1e-12 ≤ 1e-12 ✓ 4.441e-16\n"],
             }
         ],
     )

@@ -9,14 +9,15 @@ discrepancy measure against its tolerance.  ``labkit.reader.Table`` and
 from __future__ import annotations
 
 #: Significant digits of a float64 value in a stored output: a different BLAS kernel moves a
-#: float64 result by a few ulps (~1e-16 relative), far below the 10th digit.
-FLOAT64_DIGITS = 10
+#: float64 result by a few ulps (~1e-16 relative); at 6 digits a value would have to sit within
+#: ~1e-16 of a rounding boundary for the text to change, ten orders of magnitude of margin.
+FLOAT64_DIGITS = 6
 #: Decimals of a float32 value (logits, latents): kernels move them by ~1e-6.
 FLOAT32_DECIMALS = 4
 
 
 def _float_text(value: float, digits: int) -> str:
-    """``repr`` of the value cut to ``digits`` significant digits (``0.5981388694``, ``1e-05``,
+    """``repr`` of the value cut to ``digits`` significant digits (``0.598139``, ``1e-05``,
     ``1.0``); never ``-0.0``."""
     return repr(float(format(float(value), f".{digits}g")) + 0.0)
 
