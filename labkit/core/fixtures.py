@@ -32,6 +32,24 @@ def fixtures_root() -> Path:
     return root
 
 
+def book_root(given: str | Path | None = None) -> Path:
+    """The book's folder (a clone holding ``myst.yml`` and ``notebooks/``), for the commands that
+    need its pages: ``given`` itself, else the current folder or the nearest folder above it."""
+    if given is not None:
+        candidates = [Path(given).resolve()]
+    else:
+        here = Path.cwd().resolve()
+        candidates = [here, *here.parents]
+    for folder in candidates:
+        if (folder / "myst.yml").is_file() and (folder / "notebooks").is_dir():
+            return folder
+    where = str(candidates[0]) if given is not None else f"{candidates[0]} or any folder above it"
+    raise FileNotFoundError(
+        f"no book at {where} (a book's folder holds myst.yml and notebooks/); "
+        "run this inside a clone of the book, or name its folder"
+    )
+
+
 def fixture_dir(domain: str, root: str | Path | None = None) -> Path:
     """Folder of a domain's fixtures: ``root`` itself when given, else ``fixtures/<domain>``."""
     return Path(root) if root is not None else fixtures_root() / domain
