@@ -39,8 +39,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from labkit.tools.journal import transaction
-from labkit.tools.store import open_store
+from labkit.tools.store import Store, StoreError, store_kind
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
@@ -65,6 +64,15 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 """
 #: ``PRAGMA user_version`` of a calendar store file
 SERVICE_SCHEMA_VERSION = 1
+
+
+class CalendarStoreError(StoreError):
+    """The calendar's store file cannot be used (the message names it and what to do)."""
+
+
+CALENDAR_STORE = store_kind(
+    "calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError
+)  # application_id "LKC1"
 
 
 def base36(number: int) -> str:
@@ -127,8 +135,8 @@ class CalendarService:
         self.clock_start, self.first_event_number = clock_start, first_event_number
         self.tick_seconds, self.scopes, self.path = tick_seconds, tuple(scopes), str(path)
         self.execute = execute or idempotent_execute  # (desk, key, request_digest, request) -> response
-        self.db = open_store(self.path, SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, "calendar store", timeout)
-        with transaction(self.db):
+        self.db = Store(self.path, CALENDAR_STORE, timeout)
+        with self.db.transaction():
             self.db.execute("INSERT OR IGNORE INTO counters VALUES ('requests', 0), ('executions', 0)")
 
     # -- counters and views ------------------------------------------------------------
@@ -145,7 +153,7 @@ class CalendarService:
 
     def tick(self) -> None:
         """One request arrived (the service clock advances per request)."""
-        with transaction(self.db):
+        with self.db.transaction():
             self.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'requests'")
 
     @property
@@ -166,7 +174,7 @@ class CalendarService:
         The idempotency decision is ``self.execute(desk, key, request_digest, request)``
         (``idempotent_execute`` unless another function was configured)."""
         self.tick()
-        with transaction(self.db):  # the key's lookup and its first execution: one transaction
+        with self.db.transaction():  # the key's lookup and its first execution: one transaction
             response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest, request)
         if not isinstance(response, dict) or "status" not in response:
             raise TypeError(f"the service's execute must return a response dict with a 'status', got {response!r}")
@@ -193,7 +201,7 @@ class CalendarService:
             )
         if not commit:
             return {"status": "not_committed", "committed": False}
-        with transaction(self.db):  # event + idempotency record: one transaction
+        with self.db.transaction():  # event + idempotency record: one transaction
             count = self.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
             event_id = "evt_" + base36(self.first_event_number + count)
             response = {
@@ -220,7 +228,7 @@ class CalendarService:
         return dict(response)
 
     def _remember(self, request: CreateRequest, response: dict) -> dict:
-        with transaction(self.db):
+        with self.db.transaction():
             self.db.execute(
                 "INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
                 (request.idempotency_key, request.request_digest, json.dumps(response)),

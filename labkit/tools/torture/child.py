@@ -13,7 +13,9 @@ invocation in the journal:
 
 The kill switch counts every SQL statement either store begins (``set_trace_callback``).
 When the count reaches ``job["kill_at"]`` the child reports ``("halt", count, sql)`` and
-waits; the harness kills it there with SIGKILL, so the statement never runs.  Every request
+waits; the harness kills it there with SIGKILL, so the statement never runs.  With
+``job["kill_after"]`` the child reports ``("ready",)`` once its stores are open and the harness
+kills it that many seconds later, wherever it is.  Every request
 and query leaves the process only after ``("op", kind, key)`` was reported.  The last
 message is ``("done", statements)``, ``("refused", reason)`` for a store or journal it must
 not touch (exit status 2), or ``("error", traceback)``.
@@ -101,6 +103,8 @@ def incarnation(job: dict, conn) -> None:
         switch = KillSwitch(conn, job.get("kill_at"))
         journal.db.set_trace_callback(switch)
         service.db.set_trace_callback(switch)
+        if job.get("kill_after") is not None:
+            conn.send(("ready",))  # the harness's timer starts now
         transport = ReportingTransport(
             ServiceTransport(service, tuple(job.get("plan", ())), tuple(job.get("query_plan", ()))), conn
         )
