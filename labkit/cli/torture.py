@@ -19,7 +19,7 @@ def _count(text: str) -> int:
 
 
 def configure(parser) -> None:
-    from labkit.tools.torture.variants import RUNTIMES, SERVICES
+    from labkit.tools.torture.workload import RUNTIMES, SERVICES
 
     parser.add_argument(
         "--kills",

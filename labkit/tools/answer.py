@@ -31,7 +31,6 @@ import numpy as np
 #: what the runtime calls the decoding of mc_02 (the JSON grammar constrains tool-call
 #: arguments; mc_02 opens no tool call, so its mask is this module's answer slots)
 ANSWER_STRATEGY = "greedy_with_answer_slots"
-FRAMES = ("created", "not_committed", "unavailable")
 
 
 def clock_words(start: str) -> tuple[str, str]:

@@ -70,9 +70,8 @@ class CalendarStoreError(StoreError):
     """The calendar's store file cannot be used (the message names it and what to do)."""
 
 
-CALENDAR_STORE = store_kind(
-    "calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError
-)  # application_id "LKC1"
+#: the calendar store's kind; application_id 0x4C4B4331 is "LKC1"
+CALENDAR_STORE = store_kind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError)
 
 
 def base36(number: int) -> str:

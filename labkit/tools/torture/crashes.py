@@ -207,12 +207,8 @@ def run_schedule(
         run.settle.snapshot = take(*files)
         run.check("unknown_settled", inv.unknown_settled(final, run.settle.snapshot, run.settle.ops))
         final = run.settle.snapshot
-    one, none = inv.commits_have_one_event(final)
-    run.check("one_event_per_commit", one)
-    run.check("no_event_without_commit", none)
-    run.check("events_authorised", inv.events_authorised(final))
-    run.check("legal_path", inv.legal_path(final))
-    run.check("integrity", inv.integrity(final))
+    for name, problems in inv.run_checks(final).items():
+        run.check(name, problems)
     return run
 
 

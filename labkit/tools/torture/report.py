@@ -25,7 +25,7 @@ from pathlib import Path
 from labkit.tools.torture.crashes import ScheduleRun, crash_runs
 from labkit.tools.torture.invariants import INVARIANTS
 from labkit.tools.torture.races import race_checks, run_races
-from labkit.tools.torture.variants import runtime_options, service_execute
+from labkit.tools.torture.workload import runtime_options, service_execute
 
 
 def context(start_method: str | None = None):
