@@ -15,9 +15,14 @@ The targets below are the chapter's values; the recipe fits to them, the runtime
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from labkit.tools.template import compact_json
+
+if TYPE_CHECKING:
+    from labkit.tools.normalize import Invocation
 
 #: §7.11: what the first call's arguments bytes must parse to
 TARGET_ARGUMENTS = {
@@ -35,6 +40,25 @@ TARGET_TOOL_MESSAGE = {
     "start": "2026-07-20T09:00:00+08:00",
 }
 TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”提醒。"
+
+
+@cache
+def fixture_invocation() -> Invocation:
+    """The §7.12 Invocation inv_01: §7.11's arguments normalised under the happy run's config."""
+    from labkit.tools.normalize import normalize
+    from labkit.tools.runtime import ToolRunConfig
+    from labkit.tools.toolspec import load_toolspec
+
+    config = ToolRunConfig()
+    spec = load_toolspec()
+    return normalize(
+        spec,
+        TARGET_ARGUMENTS,
+        invocation_id="inv_01",
+        clock=config.clock,
+        tz_name=config.timezone,
+        subject=config.subject,
+    )
 
 
 def _ok(event_id: str, start: str) -> dict:

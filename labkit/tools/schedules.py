@@ -18,15 +18,14 @@ ending by a query by key, without executing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from labkit.core.events import TraceRecorder
 from labkit.tools.calendar_service import CalendarService, ServiceTransport
 from labkit.tools.executor import CrashPlan, Executor
-from labkit.tools.fixture import TARGET_ARGUMENTS
+from labkit.tools.fixture import fixture_invocation
 from labkit.tools.hooks import ToolHooks
 from labkit.tools.journal import Journal
-from labkit.tools.normalize import Invocation, normalize
+from labkit.tools.normalize import Invocation
 from labkit.tools.phases import EXECUTION
 from labkit.tools.recovery import recover_invocation
 from labkit.tools.run_state import RunState, ToolTrace
@@ -37,23 +36,7 @@ from labkit.tools.torture.snapshot import read
 
 CANCELS = ("none", "before_execute", "after_commit")
 TERMINAL_OUTCOMES = invariants.TERMINAL_OUTCOMES
-
-
-@cache
-def fixture_invocation() -> Invocation:
-    """The §7.12 Invocation inv_01: §7.11's arguments normalised under the happy run's config."""
-    from labkit.tools.toolspec import load_toolspec
-
-    config = ToolRunConfig()
-    spec = load_toolspec()
-    return normalize(
-        spec,
-        TARGET_ARGUMENTS,
-        invocation_id="inv_01",
-        clock=config.clock,
-        tz_name=config.timezone,
-        subject=config.subject,
-    )
+__all__ = ["CANCELS", "FaultSchedule", "fixture_invocation", "invariant_violations", "resolve_later", "run_schedule"]
 
 
 @dataclass(frozen=True)

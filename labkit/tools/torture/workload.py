@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from labkit.tools.calendar_service import CreateRequest, ServiceDesk
 from labkit.tools.confirm import invocation_digest
+from labkit.tools.fixture import fixture_invocation
 from labkit.tools.journal import Journal
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import InvocationMachine, State
@@ -31,8 +32,6 @@ def make_invocation(invocation_id: str, minute: int = 0) -> Invocation:
     """inv_01's arguments with another ID and the start moved to 09:``minute``."""
     if not 0 <= minute < 60:
         raise ValueError(f"minute must be in 0..59, got {minute}")
-    from labkit.tools.schedules import fixture_invocation  # schedules checks with the invariants, which use this
-
     base = fixture_invocation()
     args = {**base.normalized_arguments, "start": f"2026-07-20T09:{minute:02d}:00+08:00"}
     return Invocation(invocation_id, base.tool, args, base.subject, base.required_capability)
