@@ -19,10 +19,13 @@ $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/
 
 .PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy clean
 
+# benchmarks/ is not part of the kit (a wheel of labkit carries none): setup links it into this
+# environment, so the tests, page 13 and `make bench` import it from the clone.
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
+	ln -sfn $(CURDIR)/benchmarks $$($(PY) -c "import sysconfig; print(sysconfig.get_path('purelib'))")/benchmarks
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
@@ -74,21 +77,20 @@ bench: $(STAMP)
 
 ## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
 notebooks: $(STAMP)
-	$(PY) -m labkit.devtools.notebooks build $(NB)
+	$(PY) -m labkit.devtools build $(NB)
 
 ## Rebuild fixtures/ from the recipes in labkit.
 fixtures: $(STAMP)
 	$(VENV)/bin/labkit fixtures build
 
 ## The published static site (downloads the book theme: needs the internet).
-## The players' page bundles (build products) are written first.
+## The players' page bundles (build products, git-ignored) are written first.
 book: $(STAMP)
-	$(PY) -m labkit.devtools.players pages
-	$(VENV)/bin/myst build --html
+	$(PY) -m labkit.devtools build --site
 
-## Check every page offline: toc, parse errors, cross-references.
+## Check every page offline: notebook pairs, glossary links, toc, parse errors, references, players.
 book-check: $(STAMP)
-	$(PY) -m labkit.devtools.book check
+	$(PY) -m labkit.devtools check
 
 ## Style: ruff's rules (line length, complexity) and its formatter, checked not applied.
 LINTED := labkit tests benchmarks $(wildcard solutions)

@@ -12,14 +12,20 @@ fixes for a reader.
   its outputs; the file browser lists the ``.md`` only (``*.ipynb`` joins ``hide_globs``).
   Hidden files are only left out of listings: Jupytext still reads the outputs, and an
   ``.ipynb`` still opens from a link or ``File → Open from Path``.
+- **Glossary hover text** is added as a page is read and taken out before it is saved
+  (``labkit.cli.glossary``).
 
 Used as ``jupyter lab --ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from traitlets import List, Unicode, default
+
+from labkit.cli import glossary
 
 HIDDEN = ["*.ipynb"]
 
@@ -58,4 +64,10 @@ class BookContentsManager(AsyncTextFileContentsManager):
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
         if content and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
             with_kernel_language_info(model["content"], kernel_language_info())
+            glossary.notebook_with_hover(model["content"], Path(self.root_dir, path))
         return model
+
+    async def save(self, model, path=""):
+        if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
+            glossary.notebook_without_hover(model["content"])  # the hover text is never written
+        return await super().save(model, path)
