@@ -47,7 +47,7 @@ test: $(STAMP)
 ## The same suite under other OpenBLAS kernels, single-threaded: a stored output or a test that
 ## depends on the last bits of one machine's BLAS fails here (see CONTRIBUTING.md, numbers).
 ## Every numeric test and every notebook runs; left out are only the slow checks of the book's
-## structure, the CLI plumbing, the class copy and the crash harness, which compute no float
+## structure, the CLI plumbing, the class copy, the crash harness and the wheel, which compute no float
 ## (they run in `make test`).
 PORTABLE_KERNELS ?= Prescott Sandybridge
 PORTABLE_SKIP := $(addprefix --deselect tests/test_book.py::,test_import_labkit_is_fast_and_light \
@@ -56,7 +56,7 @@ PORTABLE_SKIP := $(addprefix --deselect tests/test_book.py::,test_import_labkit_
     test_a_broken_cross_reference_is_caught test_hand_editing_a_stored_number_fails_nbval \
     test_an_unknown_citation_key_is_caught) \
     --deselect tests/test_divergence.py::test_cli_exit_codes \
-    --ignore tests/test_tools_torture.py --ignore tests/test_class_copy.py
+    --ignore tests/test_tools_torture.py --ignore tests/test_class_copy.py --ignore tests/test_wheel.py
 test-portable: $(STAMP)
 	@set -e; for kernel in $(PORTABLE_KERNELS); do \
 	  echo "== OPENBLAS_CORETYPE=$$kernel OPENBLAS_NUM_THREADS=1"; \

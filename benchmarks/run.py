@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import results  # installed with labkit (pyproject.toml), so no sys.path edit
+from benchmarks import results  # linked into the development environment by `make setup`
 
 SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports", "torture")
 #: repetitions per section: (full run, --quick)

@@ -192,3 +192,30 @@ def test_hand_editing_a_stored_number_fails_nbval(book_copy):
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "5 lines" in proc.stdout and "4 lines" in proc.stdout
+
+
+def test_the_devtools_entry_point_says_where_it_looks_outside_a_book(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "labkit.devtools", "check"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and str(tmp_path) in proc.stderr and "myst.yml" in proc.stderr, proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "labkit.devtools", "build", "--book", str(REPO), "notebooks/nope.md"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "nope.md" in proc.stderr, proc.stderr
+
+
+def test_the_devtools_check_gathers_pairs_glossary_links_and_the_book(book_copy, monkeypatch):
+    from labkit.devtools import __main__ as devtools
+
+    monkeypatch.setattr(book, "check", lambda root: ["a book problem"])
+    assert devtools.check(book_copy) == ["book: a book problem"]
+    md = book_copy / "notebooks" / "07-traces" / "01-trace-record.md"
+    text = md.read_text(encoding="utf-8").replace("[event envelope](", "[{abbr}`event envelope (x)`](", 1)
+    md.write_text(text, encoding="utf-8")
+    problems = devtools.check(book_copy)
+    assert any(p.startswith("notebooks: 01-trace-record.md: cell") for p in problems), problems
+    assert any(p.startswith("glossary: notebooks/07-traces/01-trace-record.md:") for p in problems), problems

@@ -64,7 +64,7 @@ class BookContentsManager(AsyncTextFileContentsManager):
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
         if content and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
             with_kernel_language_info(model["content"], kernel_language_info())
-            glossary.notebook_with_hover(model["content"], Path(self.root_dir, path))
+            glossary.notebook_with_hover(model["content"], Path(self._get_os_path(path)))
         return model
 
     async def save(self, model, path=""):

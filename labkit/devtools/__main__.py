@@ -7,7 +7,7 @@
                                                            citations, every page parsed, the players
 
 It works on the book in the current folder or the nearest folder above it (a clone: ``myst.yml``
-and ``notebooks/``).  Nothing it runs writes into a page's ``.md``: a ``.ipynb`` is the
+and ``notebooks/``), or the one ``--book DIR`` names.  Nothing it runs writes into a page's ``.md``: a ``.ipynb`` is the
 regeneration's, and every other product (page bundles, the site, glossary hover text) is
 written outside the sources or made in memory.
 """
@@ -23,8 +23,8 @@ from labkit.core.fixtures import book_root
 from labkit.devtools import book, glossary, notebooks
 
 
-def build_pages(paths: list[Path], prose: bool) -> int:
-    for path in paths or notebooks.source_notebooks():
+def build_pages(root: Path, paths: list[Path], prose: bool) -> int:
+    for path in paths or notebooks.source_notebooks(root / "notebooks"):
         path = Path(path).with_suffix(".md") if Path(path).suffix == ".ipynb" else Path(path)
         if not path.exists():
             print(f"no such notebook source: {path}", file=sys.stderr)
@@ -68,17 +68,19 @@ def main(argv: list[str] | None = None) -> int:
     mode = b.add_mutually_exclusive_group()
     mode.add_argument("--prose", action="store_true", help="copy Markdown cells only (no execution)")
     mode.add_argument("--site", action="store_true", help="the players' page bundles, then myst build --html")
-    sub.add_parser("check", help="check the whole book offline; exit 1 on any problem")
+    c = sub.add_parser("check", help="check the whole book offline; exit 1 on any problem")
+    for command in (b, c):
+        command.add_argument("--book", type=Path, help="the book's folder (default: this folder or the nearest above)")
     args = parser.parse_args(argv)
     try:
-        root = book_root()
+        root = book_root(args.book)
     except FileNotFoundError as err:
         print(err, file=sys.stderr)
         return 2
     if args.action == "build":
         if args.site and args.paths:
             parser.error("build --site builds the whole book; give no pages")
-        return build_site(root) if args.site else build_pages(args.paths, args.prose)
+        return build_site(root) if args.site else build_pages(root, args.paths, args.prose)
     problems = check(root)
     print("\n".join(problems) or "book check passed: pairs, glossary links, toc, pages, references, players")
     return 1 if problems else 0
