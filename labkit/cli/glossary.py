@@ -79,6 +79,7 @@ def _hovers(glossary: Path, version: tuple[int, int]) -> dict[str, str]:
 
 
 def hover_texts(glossary: Path) -> dict[str, str]:
+    """Anchor → hover text of every entry of the glossary page at ``glossary`` (none: empty)."""
     glossary = Path(glossary).resolve()
     if not glossary.is_file():
         return {}
@@ -104,22 +105,18 @@ def without_hover(text: str) -> str:
     return HOVER_LINK.sub(lambda m: f"[{m.group(1)}]({m.group(3)}#{m.group(4)})", text)
 
 
-def markdown_cells(notebook: dict):
-    """The Markdown cells of a notebook model (a dict, as the contents manager holds it)."""
-    return [cell for cell in notebook.get("cells", []) if cell.get("cell_type") == "markdown"]
-
-
 def notebook_with_hover(notebook: dict, page: Path) -> None:
-    """Give every Markdown cell of ``notebook`` (the page at ``page``) its glossary hover text."""
-    for cell in markdown_cells(notebook):
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        cell["source"] = with_hover(source, page)
+    """Give every Markdown cell of ``notebook`` (a contents model of the page at ``page``) its hover text."""
+    _each_markdown_cell(notebook, lambda text: with_hover(text, page))
 
 
 def notebook_without_hover(notebook: dict) -> None:
     """Take the hover text out of every Markdown cell of ``notebook`` (before it is saved)."""
-    for cell in markdown_cells(notebook):
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        cell["source"] = without_hover(source)
+    _each_markdown_cell(notebook, without_hover)
+
+
+def _each_markdown_cell(notebook: dict, change) -> None:
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            source = cell.get("source", "")
+            cell["source"] = change("".join(source) if isinstance(source, list) else source)
