@@ -19,13 +19,10 @@ $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/
 
 .PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy clean
 
-# benchmarks/ is not part of the kit (a wheel of labkit carries none): setup links it into this
-# environment, so the tests, page 13 and `make bench` import it from the clone.
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
-	ln -sfn $(CURDIR)/benchmarks $$($(PY) -c "import sysconfig; print(sysconfig.get_path('purelib'))")/benchmarks
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)

@@ -219,3 +219,23 @@ def test_the_devtools_check_gathers_pairs_glossary_links_and_the_book(book_copy,
     problems = devtools.check(book_copy)
     assert any(p.startswith("notebooks: 01-trace-record.md: cell") for p in problems), problems
     assert any(p.startswith("glossary: notebooks/07-traces/01-trace-record.md:") for p in problems), problems
+
+
+def test_a_page_imports_benchmarks_from_the_clone_and_nothing_else_of_it(tmp_path):
+    """benchmarks/ is not installed: page 13 imports it from the book's folder, which stays off sys.path."""
+    code = (
+        "from labkit.core.fixtures import import_from_book; m = import_from_book('benchmarks'); "
+        "import benchmarks.stats; print(m.__file__, flush=True); import solutions"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO / "notebooks" / "11-labs", capture_output=True, text=True
+    )
+    assert proc.stdout.strip() == str(REPO / "benchmarks" / "__init__.py"), proc.stderr
+    assert proc.returncode == 1 and "No module named 'solutions'" in proc.stderr, proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-c", "from labkit.core.fixtures import import_from_book; import_from_book('benchmarks')"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1 and "FileNotFoundError" in proc.stderr and str(tmp_path) in proc.stderr

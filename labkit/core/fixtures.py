@@ -9,9 +9,11 @@ the kit, in ``labkit.cli.fixtures``, so this module imports no domain.  Arrays a
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
+import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
@@ -64,6 +66,21 @@ def book_root(given: str | Path | None = None) -> Path:
         f"no book at {where} (a book's folder holds myst.yml and notebooks/); "
         "run this inside a clone of the book, or name its folder"
     )
+
+
+def import_from_book(name: str, given: str | Path | None = None):
+    """Import the package ``name`` that lives in the book's folder (``benchmarks``: it runs from the
+    clone and is not part of labkit), without putting that folder on ``sys.path``."""
+    if name in sys.modules:
+        return sys.modules[name]
+    init = book_root(given) / name / "__init__.py"
+    spec = importlib.util.spec_from_file_location(name, init) if init.is_file() else None
+    if spec is None:
+        raise ModuleNotFoundError(f"no package {name!r} in the book's folder ({init.parent} is not one)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def fixture_dir(domain: str, root: str | Path | None = None) -> Path:
