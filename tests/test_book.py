@@ -239,3 +239,22 @@ def test_a_page_imports_benchmarks_from_the_clone_and_nothing_else_of_it(tmp_pat
         text=True,
     )
     assert proc.returncode == 1 and "FileNotFoundError" in proc.stderr and str(tmp_path) in proc.stderr
+
+
+def test_the_fixtures_are_package_data_and_only_a_clone_is_rebuilt(tmp_path, monkeypatch):
+    """``labkit/fixtures`` links to the clone's ``fixtures/`` (a checkout without symlinks keeps the
+    link as a file naming its target); ``fixtures build`` writes only into a clone or LABKIT_FIXTURES."""
+    (tmp_path / "fixtures").mkdir()
+    package = tmp_path / "labkit"
+    package.mkdir()
+    (package / "fixtures").write_text("../fixtures\n", encoding="utf-8")
+    monkeypatch.setattr(fixtures.resources, "files", lambda name: package)
+    monkeypatch.delenv("LABKIT_FIXTURES", raising=False)
+    assert fixtures.fixtures_root() == (tmp_path / "fixtures").resolve()
+    with pytest.raises(FileNotFoundError, match="LABKIT_FIXTURES"):
+        fixtures.writable_fixtures_root()  # no pyproject.toml beside it: not a clone
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    assert fixtures.writable_fixtures_root() == (tmp_path / "fixtures").resolve()
+    monkeypatch.setenv("LABKIT_FIXTURES", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        fixtures.fixtures_root()

@@ -28,6 +28,8 @@ def fixtures_root() -> Path:
     (in a clone, a link to the top-level ``fixtures/``; in a wheel, the files themselves)."""
     override = os.environ.get("LABKIT_FIXTURES")
     root = Path(override) if override else Path(str(resources.files("labkit") / "fixtures"))
+    if root.is_file() and not override:  # a checkout without symlinks keeps the link as a file naming its target
+        root = (root.parent / root.read_text(encoding="utf-8").strip()).resolve()
     if not root.is_dir():
         raise FileNotFoundError(
             f"fixtures folder {str(root)!r} not found; reinstall labkit (its fixtures are package data) "
