@@ -101,3 +101,12 @@ def test_the_statement_count_can_fail():
         return a
 
     assert _statements(long) == 4
+
+
+@pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
+def test_a_bad_config_or_hook_is_one_exception_type(name, config, hooks, run, result, change):
+    with pytest.raises(ValueError, match=f"hooks must be a {hooks.__name__}, got dict"):
+        run(None, {"processors": None})
+    if name != "tool":  # the tool runtime takes any ToolRunConfig-like object today
+        with pytest.raises(ValueError, match=f"config must be a {config.__name__}, got str"):
+            run("fast")
