@@ -181,3 +181,51 @@ def test_only_the_registry_imports_the_kind_modules():
                 importers.setdefault(path.relative_to(ROOT).as_posix(), []).append(node.module)
     assert set(importers) == {"labkit/trace/kinds.py"}, importers
     assert {f"labkit/{m.split('.')[1]}/kind.py" for m in importers["labkit/trace/kinds.py"]} == KIND_MODULES
+
+
+# -- the trace commands check their arguments before any work -------------------------------
+#: (argv with {folder} and {file} for an existing folder and file, the argument named, a word the line holds)
+BAD_ARGUMENTS = [
+    (["trace", "text", "--out", "{folder}"], "--out", "folder"),
+    (["trace", "text", "--out", "{file}/t.jsonl"], "--out", "a-file.txt"),
+    (["trace", "text", "--out", ""], "--out", "nothing"),
+    (["trace", "diffusion", "--png", "{folder}"], "--png", "folder"),
+    (["trace", "text", "--fault", "nope"], "--fault", "broken_detokenizer"),
+    (["trace", "diffusion", "--fault", "nope"], "--fault", "png_timestamp"),
+    (["trace", "tool", "--scenario", "nope"], "--scenario", "happy"),
+    (["trace", "tool", "--fault", "happy"], "--fault", "extra_field"),
+    (["trace", "tool", "--scenario", "extra_field", "--fault", "not_json"], "--scenario", "not both"),
+    (["trace", "tool", "torture", "--keep", "{file}"], "--keep", "a-file.txt"),
+]
+
+
+@pytest.mark.parametrize(("argv", "argument", "named"), BAD_ARGUMENTS, ids=[" ".join(c[0]) for c in BAD_ARGUMENTS])
+def test_a_bad_trace_argument_is_one_line_and_exit_2_before_any_work(
+    argv, argument, named, tmp_path, capsys, monkeypatch
+):
+    from labkit.cli import main
+
+    folder, afile = tmp_path / "folder", tmp_path / "a-file.txt"
+    folder.mkdir()
+    afile.write_text("x", encoding="utf-8")
+    argv = [a.format(folder=folder, file=afile) for a in argv]
+
+    def never(*args, **kwargs):
+        raise AssertionError("the run started")
+
+    for name, found in list(kinds.KINDS.items()):
+        monkeypatch.setitem(kinds.KINDS, name, dataclasses.replace(found, run=never))
+    before = sorted(tmp_path.rglob("*"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert argument in err and named in err, err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_the_report_commands_refuse_a_folder_as_output_before_any_work(tmp_path, capsys):
+    from labkit.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["faults", "--output", str(tmp_path)])
+    assert stop.value.code == 2 and "argument --output" in capsys.readouterr().err

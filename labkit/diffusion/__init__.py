@@ -33,16 +33,7 @@ _LAZY = {
     "run_diffusion": "labkit.diffusion.pipeline",
 }
 
-__all__ = [
-    "DiffusionConfig",
-    "DiffusionRun",
-    "alphas_cumprod",
-    "ddim_step",
-    "inference_timesteps",
-    "philox4x32_10",
-    "run_diffusion",
-    "seed_to_key",
-]
+__all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str):
