@@ -43,14 +43,13 @@ class _Parser(argparse.ArgumentParser):
         raise ValueError(f"{self.prog}: error: {message}")
 
 
-def _add(subparsers, name: str, module: str, help_text: str, load: bool):
+def _add(subparsers, name: str, module: str, help_text: str, load: bool) -> None:
     """Register a command; import its module (to add its arguments) only when ``load``."""
     parser = subparsers.add_parser(name, help=help_text, description=help_text)
     if load:
         target = importlib.import_module(module)
         target.configure(parser)
         parser.set_defaults(_run=target.run)
-    return parser
 
 
 def _chosen(argv: list[str]) -> list[str]:

@@ -82,6 +82,7 @@ def _fault(args, kind) -> str | None:
 def run(args, kind) -> int:
     from labkit.core.events import write_jsonl
     from labkit.core.faults import fault_lines
+    from labkit.trace.kinds import run as run_kind
 
     if args.list_faults:
         first = [f"{kind.baseline[0]:28s} {kind.baseline[1]}"] if kind.baseline else []
@@ -93,7 +94,7 @@ def run(args, kind) -> int:
     if out is None and kind.writes_by_default:  # checked now, not after the run
         out = output_file(f"{config.trace_id}{f'-{fault}' if fault else ''}.jsonl")
     start = time.perf_counter()
-    result = kind.run(config)
+    result = run_kind(kind.name, fault)
     seconds = time.perf_counter() - start
     print("\n".join(kind.summary(result, fault)))
     written = [write_jsonl(result.events, out)] if out else []

@@ -13,6 +13,7 @@ from functools import lru_cache
 from labkit.core.faults import Fault, lookup
 from labkit.trace.kinds import KINDS as KINDS  # re-exported: kind name → TraceKind
 from labkit.trace.kinds import kind as _kind
+from labkit.trace.kinds import run as run_kind
 
 
 def faults(kind: str) -> dict[str, Fault]:
@@ -26,8 +27,7 @@ def describe(kind: str, name: str) -> str:
 
 @lru_cache(maxsize=64)
 def _run_cached(kind: str, fault: str | None) -> tuple:
-    found = _kind(kind)
-    return tuple(found.run(found.faulty_config(fault)).events)
+    return tuple(run_kind(kind, fault).events)
 
 
 def run(kind: str, fault: str | None = None) -> list[dict]:
