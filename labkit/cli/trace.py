@@ -64,7 +64,7 @@ def configure(parser, kind) -> None:
     parser.add_argument("--fault", metavar="NAME", type=_named(kind, "fault", names), help=fault_help)
     if kind.baseline:
         scenarios = [kind.baseline[0], *names]
-        scenario_help = "run a named scenario: " + ", ".join(scenarios)
+        scenario_help = f"run a named scenario: {kind.baseline[0]} (the correct run) or any fault"
         parser.add_argument("--scenario", metavar="NAME", type=_named(kind, "scenario", scenarios), help=scenario_help)
     parser.add_argument("--list-faults", action="store_true", help="list the named faults and exit")
     parser.set_defaults(_run=lambda args: run(args, kind))
