@@ -130,11 +130,15 @@ def test_the_registry_refuses_a_second_kind_of_a_name_or_prefix(echo):
     with pytest.raises(ValueError, match="registered twice"):
         kinds.register(ECHO)
     with pytest.raises(ValueError, match="registered twice"):
-        kinds.register(dataclasses.replace(ECHO, name="echo2"))  # same event prefix
+        kinds.register(
+            dataclasses.replace(ECHO, name="echo2", contract=dataclasses.replace(ECHO.contract, kind="echo2"))
+        )
     with pytest.raises(ValueError, match="kind must be a TraceKind"):
         kinds.register("echo")
     with pytest.raises(ValueError, match="unknown trace kind 'audio'"):
         kinds.kind("audio")
+    with pytest.raises(ValueError, match="has the contract of 'echo'"):
+        dataclasses.replace(ECHO, name="audio")
 
 
 def name_tables(source: str, names: set[str]) -> list[int]:

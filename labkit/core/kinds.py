@@ -106,6 +106,10 @@ class TraceKind:
     #: (name, what it is) of the correct run, when the kind calls it a scenario (``--scenario``)
     baseline: tuple[str, str] | None = None
 
+    def __post_init__(self):
+        if self.contract.kind != self.name:
+            raise ValueError(f"trace kind {self.name!r} has the contract of {self.contract.kind!r}")
+
     def faulty_config(self, name: str | None, base=None):
         """``base`` (default: the fixture run's config) with fault ``name`` applied (None: unchanged)."""
         return configure(self.faults, self.name, name, base or self.config())
