@@ -103,11 +103,6 @@ class DiffusionRun:
     def png_digest(self) -> str:
         return digest_bytes(self.png)
 
-    def write_jsonl(self, path: str | Path) -> Path:
-        from labkit.core.events import write_jsonl
-
-        return write_jsonl(self.events, path)
-
     def write_png(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
