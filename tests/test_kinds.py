@@ -123,6 +123,9 @@ def test_a_fourth_kind_is_picked_up_by_the_fixture_recipes(echo, tmp_path):
     from labkit.cli import fixtures
 
     assert fixtures.recipes(["echo"]) == {"echo": build_echo}
+    assert list(fixtures.recipes(["tool", "tools"])) == ["tools"]  # a kind's name stands for its folder
+    with pytest.raises(ValueError, match="unknown recipe 'audio'"):
+        fixtures.recipes(["audio"])
     assert fixtures.build(["echo"], tmp_path) == ["echo/word.txt"]
 
 

@@ -17,13 +17,16 @@ def _recipes() -> dict[str, fixtures.Recipe]:
 
 
 def recipes(names: list[str] | None = None) -> dict[str, fixtures.Recipe]:
-    """The named recipes (all by default); an unknown name is a clear error."""
+    """The named recipes (all by default; a kind's name, ``tool``, stands for its folder,
+    ``tools``); an unknown name is a clear error."""
+    from labkit.trace.kinds import KINDS
+
     known = _recipes()
-    names = list(names or known)
+    names = [KINDS[n].fixture if n in KINDS else n for n in names or known]
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ValueError(f"unknown recipe {unknown[0]!r}; expected one of {sorted(known)}")
-    return {name: known[name] for name in names}
+    return {name: known[name] for name in dict.fromkeys(names)}
 
 
 def build(names: list[str] | None = None, dest=None) -> list[str]:
