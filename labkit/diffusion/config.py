@@ -28,7 +28,7 @@ PRNG_ID = "Philox4x32-10"
 NORMAL_TRANSFORM_ID = "box-muller-v1"
 PNG_ENCODER_ID = "pillow-png-z6-v1"
 CFG_ORDER = ("negative", "positive")
-_TWO_ROWS = np.zeros((2, 1), dtype=np.float32)  # the smallest CFG batch: what the config's check of w runs on
+_TWO_ROWS = np.zeros((2, 1, 1, 1), dtype=np.float32)  # the smallest CFG batch: what the config's check of w runs on
 
 
 @dataclass(frozen=True)
