@@ -61,12 +61,12 @@ def test_cli_reports_bad_input_clearly():
 
 def test_every_registered_recipe_exists_and_labs_has_none():
     """`--only labs` once died with ModuleNotFoundError: every registry entry must import."""
-    import importlib
-
     from labkit.cli import fixtures as recipes
 
-    for name, module in recipes.RECIPES.items():
-        assert callable(importlib.import_module(module).build), name
+    found = recipes.recipes()
+    assert set(found) == {"text", "diffusion", "tools"}, sorted(found)
+    for name, build in found.items():
+        assert callable(build), name
     proc = subprocess.run(
         [sys.executable, "-m", "labkit", "fixtures", "check", "--only", "labs"], capture_output=True, text=True
     )
