@@ -100,6 +100,14 @@ HOSTILE = {
     ),
     "loop_for_ever": "def rms_norm(x, eps):\n    while True:\n        pass\n",
     "print_80_mb": "def rms_norm(x, eps):\n    for _ in range(80):\n        print('x' * (1 << 20))\n    return x\n",
+    "patch_the_guard": "import builtins, os, gc\nimport labkit.cli.sandbox_child as box\n"
+    "builtins.any = lambda *a: False\nbox.REFUSED = ()\nbox._outside = lambda *a, **k: False\n"
+    "for f in gc.get_objects():\n    if getattr(f, '__name__', '') == 'hook':\n"
+    "        try:\n            f.__code__ = (lambda e, a: None).__code__\n        except PermissionError:\n"
+    "            pass\n\ndef rms_norm(x, eps):\n    open({target!r}, 'w').write('x')\n    return x\n",
+    "garbage_on_the_wire": "import os\nfrom labkit.cli import sandbox_child as box\n\n"
+    "def rms_norm(x, eps):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return x\n",
+    "ten_gigabytes": "import numpy as np\n\ndef rms_norm(x, eps):\n    return x + np.ones(10 << 30, np.uint8).sum()\n",
     # these three wrap the answer key's right rms_norm (appended to it as _right)
     "write_outside": "def rms_norm(x, eps):\n    open({target!r}, 'w').write('x')\n    return _right(x, eps)\n",
     "fork": "import os\n\ndef rms_norm(x, eps):\n    if os.fork() == 0:\n"

@@ -105,6 +105,8 @@ def check_file(spec, path: Path, name: str, seconds: float = 60.0) -> Verdict:
             result = spec(box.candidate)
     except sandbox.CouldNotCheck as problem:
         return Verdict("could not check", str(problem), printed=box.printed)
+    except Exception as problem:  # the checker choked on what the answer sent: never a pass
+        return Verdict("could not check", f"the checker failed on this answer ({type(problem).__name__}: {problem})")
     first = feedback.as_text(result, 1, prompt="").splitlines()[0]
     return Verdict("passed" if result.passed else "failed", first, result, box.printed)
 

@@ -99,8 +99,6 @@ def answers_in_tests(root: Path) -> list[tuple[Path, str, str]]:
     Every ``def`` is tried — nested ones too — except pytest's own tests and fixtures, compiled
     with its file's imports; a ``def`` inside a string of code (a test's answer file, maybe a
     hostile one) is tried in the sandbox of ``labkit check --file``."""
-    import inspect
-
     import labkit.check as check
     from labkit.check.core import reset_attempts
 
@@ -111,14 +109,12 @@ def answers_in_tests(root: Path) -> list[tuple[Path, str, str]]:
             relative = path.relative_to(root)
             for function in _functions(path):
                 for spec in specs.values():
+                    reset_attempts()
                     try:
-                        inspect.signature(function).bind(*spec.signature)
-                        reset_attempts()
-                        passes = spec(function).passed
+                        if _takes(function, spec.signature) and spec(function).passed:
+                            found.append((relative, function.__name__, spec.name))
                     except Exception:
                         continue
-                    if passes:
-                        found.append((relative, function.__name__, spec.name))
             found += [(relative, name, spec) for name, spec in _answers_in_strings(path, specs)]
     return found
 
@@ -128,7 +124,7 @@ def _takes(function, parameters) -> bool:
 
     try:
         inspect.signature(function).bind(*parameters)
-    except TypeError:
+    except (TypeError, ValueError):
         return False
     return True
 
@@ -146,14 +142,9 @@ def _functions(path: Path):
     import ast
 
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    namespace: dict = {}
+    imports, namespace = ast.Module([n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], []), {}
     try:
-        exec(
-            compile(
-                ast.Module([n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], []), str(path), "exec"
-            ),
-            namespace,
-        )
+        exec(compile(imports, str(path), "exec"), namespace)
     except Exception:
         return
     for node in _plain_defs(tree):

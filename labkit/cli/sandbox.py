@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.cli.sandbox_child import decode, encode, receive, send
+from labkit.cli.sandbox_wire import decode, encode, receive, send
 
 #: the characters of the answer's own output shown with a verdict
 SHOWN_OUTPUT = 2000
@@ -109,7 +109,9 @@ class Sandbox:
         self.output.seek(0)
         text = self.output.read(self.limits.output_kb * 1024).decode("utf-8", "replace")
         self.output.close()
-        self.printed = text if len(text) <= SHOWN_OUTPUT else text[:SHOWN_OUTPUT] + f"\n… ({len(text)} characters in all)"
+        self.printed = (
+            text if len(text) <= SHOWN_OUTPUT else text[:SHOWN_OUTPUT] + f"\n… ({len(text)} characters in all)"
+        )
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def call(self, args: tuple, kwargs: dict):
@@ -239,14 +241,10 @@ def _serve(obj, head: dict, args):
         return obj(*args[0], **args[1])
     if what == "getitem":
         return obj[args[0]]
-    if what in ("len", "iter", "bool", "str", "repr", "contains"):
-        return {
-            "len": len,
-            "iter": list,
-            "bool": bool,
-            "str": lambda o: str(o)[:2000],
-            "repr": lambda o: repr(o)[:2000],
-        }.get(what, lambda o: args[0] in o)(obj)
+    if what == "len":
+        return len(obj)
+    if what == "iter":
+        return list(obj)
     raise ValueError(f"the answer asked for an unknown operation {str(what)[:40]!r}")
 
 
