@@ -195,3 +195,23 @@ def test_the_checkers_objects_stay_in_the_parent_and_answer_through_handles(caps
     if not (SOLUTIONS / "labs_i.py").is_file():
         pytest.skip("solutions/ (the answer key) is not in this copy")
     assert main(["check", "cached_path_agrees", "--file", str(SOLUTIONS / "labs_i.py")]) == 0
+
+
+def test_the_wire_never_unpickles_and_keeps_types(tmp_path):
+    """What the child sends is read with allow_pickle=False: an object array is refused, and the
+    values the checkers judge keep their types (tuples, NumPy scalars, int keys)."""
+    import io
+
+    import numpy as np
+
+    from labkit.cli.sandbox_wire import decode, encode
+
+    value = {"t": (1, 2.5, "x", None, True), 3: [np.float32(0.5), np.bool_(True), b"\x00\xff"], "a": np.arange(3)}
+    blobs: list[bytes] = []
+    back = decode(encode(value, blobs, ref=None), blobs, deref=None)
+    assert back["t"] == (1, 2.5, "x", None, True) and back[3][2] == b"\x00\xff"
+    assert type(back[3][0]) is np.float32 and type(back[3][1]) is np.bool_ and back["a"].tolist() == [0, 1, 2]
+    pickled = io.BytesIO()
+    np.save(pickled, np.array([{"code": "run me"}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match="pickle"):
+        decode({"t": "array", "i": 0}, [pickled.getvalue()], deref=None)
