@@ -107,6 +107,8 @@ HOSTILE = {
     "            pass\n\ndef rms_norm(x, eps):\n    open({target!r}, 'w').write('x')\n    return x\n",
     "garbage_on_the_wire": "import os\nfrom labkit.cli import sandbox_child as box\n\n"
     "def rms_norm(x, eps):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return x\n",
+    "header_not_an_object": "import os, struct\nfrom labkit.cli import sandbox_child as box\n\n"
+    "def rms_norm(x, eps):\n    os.write(box._WIRE[1], struct.pack('!Q', 3) + b'[1]')\n    return x\n",
     "ten_gigabytes": "import numpy as np\n\ndef rms_norm(x, eps):\n    return x + np.ones(10 << 30, np.uint8).sum()\n",
     # these three wrap the answer key's right rms_norm (appended to it as _right)
     "write_outside": "def rms_norm(x, eps):\n    open({target!r}, 'w').write('x')\n    return _right(x, eps)\n",

@@ -85,10 +85,12 @@ def receive(fd: int, deadline: float | None = None) -> tuple[dict, list[bytes]]:
     if size > MAX_MESSAGE:
         raise ValueError(f"a message of {size} bytes (more than {MAX_MESSAGE})")
     head = json.loads(_read(fd, size, deadline))
-    sizes = head.pop("sizes", [])
-    if not isinstance(sizes, list) or sum(sizes) + size > MAX_MESSAGE:
+    sizes = head.pop("sizes", None) if isinstance(head, dict) else None
+    if not (isinstance(sizes, list) and all(type(n) is int and n >= 0 for n in sizes)):
+        raise ValueError("a message without its header")
+    if sum(sizes) + size > MAX_MESSAGE:
         raise ValueError("a message whose arrays are too large")
-    return head, [_read(fd, int(n), deadline) for n in sizes]
+    return head, [_read(fd, n, deadline) for n in sizes]
 
 
 def _read(fd: int, count: int, deadline: float | None) -> bytes:
