@@ -5,6 +5,7 @@ written to a temporary folder and its own test collection runs the tests that ne
 key — they must skip with the message, not fail — plus the CLI checks of the copy.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -181,6 +182,12 @@ def test_a_teacher_grades_three_hand_ins_from_the_class_copy(copy, tmp_path):
     }
     assert "exit status 0" in rows["cal", "rms_norm"]["message"]
     assert not target.exists()
+    as_json = tmp_path / "grades.json"
+    done = _in_copy(
+        copy, "-m", "labkit", "grade", str(tmp_path / "handins"), "--out", str(as_json), "--exercise", "rms_norm"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r["status"] for r in json.loads(as_json.read_text())] == ["passed", "failed", "could not check"]
 
 
 def test_grade_refuses_bad_arguments_by_name(tmp_path, capsys):

@@ -1,6 +1,7 @@
 """``labkit grade FOLDER``: check a class's hand-ins and write one CSV row per student and exercise.
 
     labkit grade handins/ --out grades.csv                    every exercise a hand-in defines
+    labkit grade handins/ --out grades.json                   the same rows as JSON
     labkit grade handins/ --exercise rms_norm --exercise kl_divergence
 
 A hand-in is ``FOLDER/<student>.py`` or a folder ``FOLDER/<student>/`` of ``.py`` files; the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import json
 import sys
 from pathlib import Path
 
@@ -26,7 +28,12 @@ def configure(parser) -> None:
     parser.add_argument(
         "--exercise", action="append", metavar="NAME", help="grade this exercise (repeat; default: every one defined)"
     )
-    parser.add_argument("--out", type=Path, default=Path("grades.csv"), help="the CSV to write (default grades.csv)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("grades.csv"),
+        help="the CSV (or, named .json, JSON) to write (default grades.csv)",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="limit per answer (default 60)")
 
 
@@ -46,9 +53,12 @@ def run(args) -> int:
         return _fail(f"{args.folder} holds no hand-in (<student>.py files or <student>/ folders of .py files)")
     rows = grade(handins, specs, args.exercise, args.timeout)
     with open(args.out, "w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(COLUMNS)
-        writer.writerows(rows)
+        if args.out.suffix == ".json":
+            json.dump([dict(zip(COLUMNS, row, strict=True)) for row in rows], out, ensure_ascii=False, indent=1)
+        else:
+            writer = csv.writer(out)
+            writer.writerow(COLUMNS)
+            writer.writerows(rows)
     counts = {s: sum(r[2] == s for r in rows) for s in ("passed", "failed", "could not check", "missing")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     print(f"graded {len(handins)} hand-ins: {summary}; wrote {len(rows)} rows to {args.out}")
