@@ -166,6 +166,16 @@ def test_the_answer_runs_in_a_scratch_folder_and_may_write_there(tmp_path, capsy
     assert not (tmp_path / "notes.txt").exists()
 
 
+def test_the_answer_sees_none_of_the_callers_secrets(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "s3cr3t")
+    (tmp_path / "answer.py").write_text(
+        "import os\n\ndef rms_norm(x, eps):\n    raise ValueError(os.environ.get('JUPYTERHUB_API_TOKEN', 'none'))\n"
+    )
+    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 1
+    said = capsys.readouterr().out
+    assert "ValueError: none" in said and "s3cr3t" not in said
+
+
 def test_timeout_must_be_a_positive_number_of_seconds(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["check", "rms_norm", "--file", "x.py", "--timeout", "-1"])

@@ -32,6 +32,8 @@ from labkit.cli.sandbox_wire import decode, encode, receive, send
 
 #: the characters of the answer's own output shown with a verdict
 SHOWN_OUTPUT = 2000
+#: the only environment variables the child sees
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LABKIT_FIXTURES", "MPLBACKEND")
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,8 @@ class Sandbox:
         kit = str(Path(__file__).parents[2])  # the child runs this very labkit
         boot = f"import sys; sys.path.insert(0, {kit!r}); from labkit.cli.sandbox_child import child; child"
         boot += f"({to_child}, {from_parent})"
-        threads = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+        env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}  # no tokens or secrets of the caller
+        env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", boot],
             stdin=subprocess.DEVNULL,
@@ -72,7 +75,7 @@ class Sandbox:
             stderr=self.output,
             pass_fds=(to_child, from_parent),
             cwd=self.scratch,
-            env={**os.environ, **threads, "TMPDIR": self.scratch, "HOME": self.scratch},
+            env={**env, "TMPDIR": self.scratch, "HOME": self.scratch},
             start_new_session=True,
         )
         os.close(to_child), os.close(from_parent)
