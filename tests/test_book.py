@@ -258,3 +258,11 @@ def test_the_fixtures_are_package_data_and_only_a_clone_is_rebuilt(tmp_path, mon
     monkeypatch.setenv("LABKIT_FIXTURES", str(tmp_path / "nowhere"))
     with pytest.raises(FileNotFoundError, match="nowhere"):
         fixtures.fixtures_root()
+
+
+def test_a_class_copy_keeps_the_fixtures_link(tmp_path):
+    from labkit.cli.classcopy import class_copy
+
+    class_copy(REPO, tmp_path / "copy")
+    link = tmp_path / "copy" / "labkit" / "fixtures"
+    assert link.is_symlink() and (link / "traces" / "text.jsonl").is_file()
