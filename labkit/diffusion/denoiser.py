@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.guards import real_array
 from labkit.diffusion.ddim import alphas_cumprod
 from labkit.diffusion.scene import gaussian_blur
 from labkit.nn import attention
@@ -116,9 +117,9 @@ class LatentDenoiser:
 
     def __call__(self, latent_batch, timestep_batch, condition_batch) -> np.ndarray:
         """ε for each batch element: [B, 4, 64, 64], [B], [B, 12, width] → float32 [B, 4, 64, 64]."""
-        latent_batch = np.asarray(latent_batch)
+        latent_batch = real_array("latent_batch", latent_batch)
         timestep_batch = np.asarray(timestep_batch)
-        condition_batch = np.asarray(condition_batch)
+        condition_batch = real_array("condition_batch", condition_batch)
         b = latent_batch.shape[0] if latent_batch.ndim else 0
         if latent_batch.ndim != 4 or latent_batch.shape[1:] != self.latent_shape:
             raise ValueError(
