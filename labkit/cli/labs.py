@@ -26,9 +26,11 @@ MAX_SAMPLES = 10_000_000
 
 def _samples(text: str) -> int:
     try:
-        value = int(text)
+        value = int(text) if text.isascii() else None  # int() would read "１００００" too
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer number of samples, got {text!r}") from None
+        value = None
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected an integer number of samples, got {text!r}")
     if value < MIN_SAMPLES:
         raise argparse.ArgumentTypeError(
             f"must be at least {MIN_SAMPLES} for the speculative lab's six-sigma check, got {value}"

@@ -255,8 +255,12 @@ def iter_jsonl(path: str | Path) -> Iterator[dict]:
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
-    """Read and validate a JSON Lines trace."""
-    return validate_trace(iter_jsonl(path))
+    """Read and validate a JSON Lines trace; an error names the file."""
+    events = list(iter_jsonl(path))
+    try:
+        return validate_trace(events)
+    except TraceError as exc:
+        raise TraceError(f"{Path(path).name}: {exc}") from None
 
 
 def digest_bytes(data: bytes) -> str:

@@ -20,6 +20,7 @@ import re
 import sys
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -61,19 +62,14 @@ class _Refused(Exception):
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
 
 
 def _depth_exceeds(text: str, limit: int) -> bool:
-    """True when brackets outside strings nest deeper than ``limit`` (peeled a level a pass)."""
+    """True when brackets outside strings nest deeper than ``limit`` (closed or not)."""
     if text.count("[") + text.count("{") <= limit:
         return False
     brackets = re.sub(r"[^\[\]{}]", "", _STRING.sub("", text))
-    for _ in range(limit):
-        brackets, peeled = _EMPTY_PAIR.subn("", brackets)
-        if not brackets or not peeled:
-            return False
-    return bool(brackets)
+    return max(accumulate(1 if c in "[{" else -1 for c in brackets), default=0) > limit
 
 
 def _has_lone_surrogate(value) -> bool:
