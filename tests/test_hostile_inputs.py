@@ -30,6 +30,7 @@ from labkit.diffusion.ddim import MIN_ALPHA_BAR, ddim_step
 from labkit.diffusion.guidance import check_guidance_scale, classifier_free_guidance
 from labkit.diffusion.normal import box_muller
 from labkit.diffusion.vae import to_uint8
+from labkit.labs.common import masked_cross_entropy
 from labkit.nn import attention, rms_norm, rope
 from labkit.nn.rope import rope_angles
 from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors
@@ -467,6 +468,20 @@ KERNEL_CASES = {
     "top_k 2.5": (lambda: SamplingConfig(top_k=2.5), "top_k"),
     "minimum_output_tokens 1.5": (lambda: SamplingConfig(minimum_output_tokens=1.5), "minimum_output_tokens"),
     "two-row logits": (lambda: _processors(logits=np.zeros((2, 20))), "raw_logits"),
+    # the chapter-11 cross-entropy
+    "cross-entropy NaN logits": (lambda: masked_cross_entropy(np.full((2, 3), np.nan), [0, 1], [True, True]), "logits"),
+    "cross-entropy complex logits": (
+        lambda: masked_cross_entropy(np.ones((2, 3)) * 1j, [0, 1], [True, True]),
+        "logits",
+    ),
+    "cross-entropy integer logits": (
+        lambda: masked_cross_entropy(np.ones((2, 3), int), [0, 1], [True, True]),
+        "logits",
+    ),
+    "cross-entropy target -1": (lambda: masked_cross_entropy(np.ones((2, 3)), [0, -1], [True, True]), "targets"),
+    "cross-entropy float targets": (lambda: masked_cross_entropy(np.ones((2, 3)), [0.0, 1.0], [True, True]), "targets"),
+    "cross-entropy integer mask": (lambda: masked_cross_entropy(np.ones((2, 3)), [0, 1], [1, 1]), "valid"),
+    "cross-entropy nothing valid": (lambda: masked_cross_entropy(np.ones((2, 3)), [0, 1], [False, False]), "valid"),
     # Box–Muller and the VAE's pixels
     "box_muller NaN u1": (lambda: box_muller(np.array([np.nan]), np.array([0.5])), "u1"),
     "box_muller NaN u2": (lambda: box_muller(np.array([0.5]), np.array([np.nan])), "u2"),
@@ -650,3 +665,16 @@ def test_token_id_near_misses():
         _processors(control_ids=(20,))
     with pytest.raises(ValueError, match="control_ids"):
         SamplingConfig(control_ids=(-1,))
+
+
+def test_schema_validation_loads_no_uri_grammars_and_still_asserts_date():
+    code = (
+        "import sys; from labkit.tools.validate import validate_arguments; "
+        "from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec; "
+        "spec = check_toolspec(build_calendar_toolspec()); "
+        "args = dict(calendar_id='primary', title='t', local_date='2026-02-30', local_time='09:00', "
+        "duration_minutes=1); "
+        "print(validate_arguments(spec, args).errors[0][0], sys.modules.get('rfc3987_syntax') is not None)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["/local_date", "False"], done.stderr
