@@ -33,7 +33,7 @@ from labkit.diffusion.vae import to_uint8
 from labkit.labs.common import masked_cross_entropy
 from labkit.nn import attention, rms_norm, rope
 from labkit.nn.rope import rope_angles
-from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors
+from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors, greedy_select
 from labkit.tools.normalize import free_text, normalize
 from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
 from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
@@ -468,6 +468,11 @@ KERNEL_CASES = {
     "top_k 2.5": (lambda: SamplingConfig(top_k=2.5), "top_k"),
     "minimum_output_tokens 1.5": (lambda: SamplingConfig(minimum_output_tokens=1.5), "minimum_output_tokens"),
     "two-row logits": (lambda: _processors(logits=np.zeros((2, 20))), "raw_logits"),
+    "integer logits": (lambda: _processors(logits=np.zeros(20, dtype=int)), "logits"),
+    "greedy over NaN logits": (lambda: greedy_select(np.array([0.0, np.nan])), "processed_logits"),
+    "greedy over +inf logits": (lambda: greedy_select(np.array([0.0, np.inf])), "processed_logits"),
+    "greedy over complex logits": (lambda: greedy_select(np.array([0.0, 1j])), "processed_logits"),
+    "greedy with all masked": (lambda: greedy_select(np.full(3, -np.inf)), "masked"),
     # the chapter-11 cross-entropy
     "cross-entropy NaN logits": (lambda: masked_cross_entropy(np.full((2, 3), np.nan), [0, 1], [True, True]), "logits"),
     "cross-entropy complex logits": (
@@ -678,3 +683,8 @@ def test_schema_validation_loads_no_uri_grammars_and_still_asserts_date():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["/local_date", "False"], done.stderr
+
+
+def test_greedy_near_miss():
+    assert greedy_select(np.array([-np.inf, 0.0, -np.inf])) == 1  # −∞ is a mask, not an error
+    assert greedy_select(np.array([np.finfo(np.float64).max, 0.0])) == 0

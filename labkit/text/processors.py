@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from labkit.core.guards import is_integer, real_number, token_ids
+from labkit.core.guards import is_integer, real_array, real_number, token_ids
 
 DEFAULT_ORDER = (
     "control_token_mask",
@@ -135,7 +135,7 @@ class ProcessorContext:
 
 def control_token_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
     """logits[c] = −∞ for every control ID c."""
-    out = logits.copy()
+    out = real_array("logits", logits, finite=False).copy()  # an integer row cannot hold −∞
     out[token_ids("control_ids", context.config.control_ids, logits.size)] = -np.inf
     return out
 
@@ -254,7 +254,11 @@ def greedy_select(processed_logits: np.ndarray, tie_break: str = "first_index") 
     """argmax over processed logits [V]; ties go to the first (or, configured, last) index."""
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
-    z = np.asarray(processed_logits)
+    z = real_array("processed_logits", processed_logits, finite=False)
+    if np.isnan(z).any() or np.isposinf(z).any():
+        raise ValueError(
+            f"processed_logits must be finite or -inf, got NaN or +inf at {np.flatnonzero(~(z < np.inf))[:5]}"
+        )
     if not np.any(np.isfinite(z)):
         raise ValueError("every token is masked: the processors left nothing to select")
     best = np.flatnonzero(z == np.max(z))
