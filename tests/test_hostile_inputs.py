@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -688,3 +689,18 @@ def test_schema_validation_loads_no_uri_grammars_and_still_asserts_date():
 def test_greedy_near_miss():
     assert greedy_select(np.array([-np.inf, 0.0, -np.inf])) == 1  # −∞ is a mask, not an error
     assert greedy_select(np.array([np.finfo(np.float64).max, 0.0])) == 0
+
+
+def test_every_json_reader_of_the_kit_is_the_strict_one():
+    """``json.load(s)`` and a bare ``jsonschema`` import appear only in ``core/strictjson.py``; the one
+    exception parses the kit's own decoded text in ``second_model_call``, which page 09 shows."""
+    root = Path(__file__).resolve().parents[1] / "labkit"
+    pattern = re.compile(r"\bjson\.load|^\s*(import|from) jsonschema\b")
+    found = sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if path.name != "strictjson.py"
+        for text in path.read_text(encoding="utf-8").splitlines()
+        if pattern.search(text)
+    )
+    assert found == ["tools/calls.py"], found
