@@ -31,7 +31,11 @@ from labkit.diffusion.ddim import MIN_ALPHA_BAR, ddim_step
 from labkit.diffusion.guidance import check_guidance_scale, classifier_free_guidance
 from labkit.diffusion.normal import box_muller
 from labkit.diffusion.vae import to_uint8
+from labkit.labs import unequal_rank
 from labkit.labs.common import masked_cross_entropy
+from labkit.labs.dpo import dpo_loss
+from labkit.labs.grpo import group_advantages, ppo_clip_objective
+from labkit.labs.kl import kl_divergence
 from labkit.nn import attention, rms_norm, rope
 from labkit.nn.rope import rope_angles
 from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors, greedy_select
@@ -488,6 +492,26 @@ KERNEL_CASES = {
     "cross-entropy float targets": (lambda: masked_cross_entropy(np.ones((2, 3)), [0.0, 1.0], [True, True]), "targets"),
     "cross-entropy integer mask": (lambda: masked_cross_entropy(np.ones((2, 3)), [0, 1], [1, 1]), "valid"),
     "cross-entropy nothing valid": (lambda: masked_cross_entropy(np.ones((2, 3)), [0, 1], [False, False]), "valid"),
+    # the other chapter-11 labs
+    "dpo complex log-probabilities": (lambda: dpo_loss([-1 + 1j, -2.0], [-1.0, -2.0]), "policy"),
+    "dpo string log-probabilities": (lambda: dpo_loss(["-1", "-2"], [-1.0, -2.0]), "policy"),
+    "dpo NaN reference": (lambda: dpo_loss([-1.0, -2.0], [np.nan, -2.0]), "reference"),
+    "dpo beta True": (lambda: dpo_loss([-1.0, -2.0], [-1.0, -2.0], beta=True), "beta"),
+    "dpo beta a string": (lambda: dpo_loss([-1.0, -2.0], [-1.0, -2.0], beta="0.1"), "beta"),
+    "dpo beta inf": (lambda: dpo_loss([-1.0, -2.0], [-1.0, -2.0], beta=np.inf), "beta"),
+    "grpo string rewards": (lambda: group_advantages([["1", "0"]]), "rewards"),
+    "grpo boolean rewards": (lambda: group_advantages([[True, False]]), "rewards"),
+    "grpo eps NaN": (lambda: group_advantages([[1.0, 0.0]], eps=np.nan), "eps"),
+    "grpo eps a string": (lambda: group_advantages([[1.0, 0.0]], eps="0"), "eps"),
+    "ppo complex ratio": (lambda: ppo_clip_objective([1 + 1j], [1.0]), "ratio"),
+    "ppo NaN advantage": (lambda: ppo_clip_objective([1.0], [np.nan]), "advantage"),
+    "kl string probabilities": (lambda: kl_divergence(["0.5", "0.5"], [0.5, 0.5]), "p"),
+    "kl complex probabilities": (lambda: kl_divergence([0.5, 0.5], [1 + 0j, 0.0]), "q"),
+    "kl NaN probability": (lambda: kl_divergence([0.5, np.nan], [0.5, 0.5]), "p"),
+    "kl negative probability": (lambda: kl_divergence([1.5, -0.5], [0.5, 0.5]), "p"),
+    "unequal-rank learning_rate True": (lambda: unequal_rank.run(learning_rate=True), "learning_rate"),
+    "unequal-rank learning_rate NaN": (lambda: unequal_rank.run(learning_rate=np.nan), "learning_rate"),
+    "unequal-rank string targets": (lambda: unequal_rank.run(rank_targets=[["1"], ["0"]]), "rank_targets[0]"),
     # Box–Muller and the VAE's pixels
     "box_muller NaN u1": (lambda: box_muller(np.array([np.nan]), np.array([0.5])), "u1"),
     "box_muller NaN u2": (lambda: box_muller(np.array([0.5]), np.array([np.nan])), "u2"),

@@ -54,20 +54,24 @@ def real_array(name: str, value, *, finite: bool = True, min_bits: int = 0) -> n
     return array
 
 
-def real_number(name: str, value, low: float | None = None, high: float | None = None, *, open_low=False) -> float:
+def real_number(name: str, value, low=None, high=None, *, open_low=False, expected: str | None = None) -> float:
     """A finite real number in [low, high] (``(low, high]`` with ``open_low``) as a ``float``;
-    a bool, a string or a complex number is refused, not converted."""
+    a bool, a string or a complex number is refused, not converted.  ``expected`` replaces
+    the message's description of what was wanted."""
     try:
         number = float(value) if is_number(value) else math.nan
     except OverflowError:  # an int beyond float range
         number = math.inf
     if not math.isfinite(number):
-        raise ValueError(f"{name} must be a finite real number, got {value!r:.60}")
+        raise ValueError(f"{name} must be {expected or 'a finite real number'}, got {value!r:.60}")
     value = number
     below = low is not None and (value <= low if open_low else value < low)
     if below or (high is not None and value > high):
-        lower = f"{'>' if open_low else '>='} {low}" if low is not None else ""
-        expected = f"{lower}{' and ' if lower and high is not None else ''}{f'<= {high}' if high is not None else ''}"
+        bounds = [
+            f"{'>' if open_low else '>='} {low}" if low is not None else "",
+            f"<= {high}" if high is not None else "",
+        ]
+        expected = expected or " and ".join(b for b in bounds if b)
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return value
 
@@ -81,3 +85,12 @@ def token_ids(name: str, ids, size: int) -> np.ndarray:
     if array.size and (array.min() < 0 or array.max() >= size):
         raise ValueError(f"{name} must lie in [0, {size - 1}], got values from {array.min()} to {array.max()}")
     return array
+
+
+def real_values(name: str, values, *, finite: bool = False) -> np.ndarray:
+    """``values`` as a float64 array: integers convert on purpose; strings ("0.5"), booleans,
+    complex numbers and objects are refused rather than parsed, cast or truncated."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "uif":
+        raise ValueError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    return real_array(name, array.astype(np.float64), finite=finite)

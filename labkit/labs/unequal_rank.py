@@ -15,10 +15,9 @@ gradient p − y, loss L(w) = −(1/N) Σ [y·log p + (1 − y)·log(1 − p)].
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from labkit.core.guards import real_number, real_values
 from labkit.labs.report import require, require_close
 
 #: Targets per rank: rank 0 holds two tokens with y = 1, rank 1 six tokens with y = 0.
@@ -43,7 +42,7 @@ def global_loss(w: float, rank_targets) -> float:
 
 
 def _targets(rank_targets) -> list[np.ndarray]:
-    ranks = [np.asarray(t, dtype=np.float64) for t in rank_targets]
+    ranks = [real_values(f"rank_targets[{r}]", t) for r, t in enumerate(rank_targets)]
     if len(ranks) < 2:
         raise ValueError(f"rank_targets needs at least 2 ranks, got {len(ranks)}")
     for r, t in enumerate(ranks):
@@ -61,8 +60,7 @@ def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: floa
     it lowers the global loss.
     """
     ranks = _targets(rank_targets)
-    if not (math.isfinite(learning_rate) and learning_rate > 0):
-        raise ValueError(f"learning_rate must be a positive finite number, got {learning_rate!r}")
+    real_number("learning_rate", learning_rate, 0.0, open_low=True, expected="a positive finite number")
     p = sigmoid(w)
     counts = np.array([t.size for t in ranks])  # n_r
     sums = np.array([np.sum(p - t) for t in ranks])  # S_r = Σ (p − y)
