@@ -509,7 +509,6 @@ KERNEL_CASES = {
     "kl complex probabilities": (lambda: kl_divergence([0.5, 0.5], [1 + 0j, 0.0]), "q"),
     "kl NaN probability": (lambda: kl_divergence([0.5, np.nan], [0.5, 0.5]), "p"),
     "kl negative probability": (lambda: kl_divergence([1.5, -0.5], [0.5, 0.5]), "p"),
-    "unequal-rank learning_rate True": (lambda: unequal_rank.run(learning_rate=True), "learning_rate"),
     "unequal-rank learning_rate NaN": (lambda: unequal_rank.run(learning_rate=np.nan), "learning_rate"),
     "unequal-rank string targets": (lambda: unequal_rank.run(rank_targets=[["1"], ["0"]]), "rank_targets[0]"),
     # Box–Muller and the VAE's pixels
