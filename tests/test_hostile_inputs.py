@@ -10,6 +10,7 @@ tables.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -373,6 +374,13 @@ ALLOWED = np.tril(np.ones((3, 3), dtype=bool))
 BATCH = np.ones((2, 4, 2, 2), dtype=np.float32)
 
 
+@functools.cache
+def _denoiser():
+    from labkit.diffusion.denoiser import load_denoiser
+
+    return load_denoiser()
+
+
 def _processors(logits=None, selected=(), **config):
     logits = np.zeros(20) if logits is None else logits
     return apply_processors(logits, ProcessorContext(SamplingConfig(**config), tuple(selected)))
@@ -518,6 +526,22 @@ KERNEL_CASES = {
     "box_muller u1 = 0": (lambda: box_muller(np.array([0.0]), np.array([0.5])), "u1"),
     "to_uint8 NaN pixels": (lambda: to_uint8(np.full((1, 3, 2, 2), np.nan)), "pixels"),
     "to_uint8 integer pixels": (lambda: to_uint8(np.ones((1, 3, 2, 2), dtype=np.uint8)), "pixels"),
+    # the toy denoiser
+    "denoiser complex condition": (lambda: _denoiser().gates(np.ones((12, 768)) * 1j), "condition"),
+    "denoiser NaN condition": (lambda: _denoiser().gates(np.full((12, 768), np.nan)), "condition"),
+    "denoiser NaN gates": (lambda: _denoiser().expected_picture(np.full(4, np.nan)), "gates"),
+    "denoiser NaN latent batch": (
+        lambda: _denoiser()(np.full((1, 4, 64, 64), np.nan), np.array([999]), np.ones((1, 12, 768))),
+        "latent_batch",
+    ),
+    "denoiser timestep 1000": (
+        lambda: _denoiser()(np.zeros((1, 4, 64, 64)), np.array([1000]), np.ones((1, 12, 768))),
+        "timesteps",
+    ),
+    "denoiser float timesteps": (
+        lambda: _denoiser()(np.zeros((1, 4, 64, 64)), np.array([999.0]), np.ones((1, 12, 768))),
+        "timestep_batch",
+    ),
 }
 
 
