@@ -174,7 +174,13 @@ def _validator_class():
 
 
 def schema_validator(schema: dict):
-    """A Draft 2020-12 validator for ``schema`` with ECMA-262 ``pattern`` and ``format: date``."""
-    cls = _validator_class()
+    """A Draft 2020-12 validator for ``schema`` with ECMA-262 ``pattern`` and ``format: date``
+    (the schema is checked against the metaschema once per distinct schema)."""
+    return _checked_validator(json.dumps(schema, sort_keys=True))
+
+
+@lru_cache(maxsize=16)
+def _checked_validator(schema_text: str):
+    cls, schema = _validator_class(), json.loads(schema_text)
     cls.check_schema(schema)
     return cls(schema, format_checker=import_jsonschema().FormatChecker(formats=["date"]))
