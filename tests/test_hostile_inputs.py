@@ -37,7 +37,7 @@ from labkit.labs.common import masked_cross_entropy
 from labkit.labs.dpo import dpo_loss
 from labkit.labs.grpo import group_advantages, ppo_clip_objective
 from labkit.labs.kl import kl_divergence
-from labkit.nn import attention, rms_norm, rope
+from labkit.nn import KVCache, attention, rms_norm, rope
 from labkit.nn.rope import rope_angles
 from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors, greedy_select
 from labkit.tools.normalize import free_text, normalize
@@ -419,6 +419,13 @@ KERNEL_CASES = {
     "rope_angles head_dim '4'": (lambda: rope_angles(np.arange(3), "4"), "head_dim"),
     "rope_angles head_dim True": (lambda: rope_angles(np.arange(3), True), "head_dim"),
     "rope_angles base -1": (lambda: rope_angles(np.arange(3), 4, -1.0), "base"),
+    # the KV cache
+    "KVCache n_layers 0": (lambda: KVCache(0), "n_layers"),
+    "KVCache n_layers '2'": (lambda: KVCache("2"), "n_layers"),
+    "KVCache n_layers True": (lambda: KVCache(True), "n_layers"),
+    "KVCache n_layers 1.5": (lambda: KVCache(1.5), "n_layers"),
+    "KVCache truncated to -1": (lambda: KVCache(1).truncated(-1), "length"),
+    "KVCache truncated to True": (lambda: KVCache(1).truncated(True), "length"),
     # attention
     "attention int q": (lambda: attention(Q.astype(int), Q, Q, ALLOWED), "q"),
     "attention complex k": (lambda: attention(Q, Q + 1j, Q, ALLOWED), "k"),
