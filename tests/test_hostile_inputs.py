@@ -672,7 +672,7 @@ def test_normalisation_refuses_hidden_characters_in_the_title(name):
 def test_free_text_near_misses():
     for text in ("带护照", "👨\u200d👩\u200d👧", "क्\u200dष", "a b", "é"):
         assert free_text("title", text) == text
-    for text in ("a \u200d b", "\u200d", "a\u200d"):
+    for text in ("a \u200d b", "\u200d", "a\u200d", 7, None, b"title"):
         with pytest.raises(ValueError, match="title"):
             free_text("title", text)
 

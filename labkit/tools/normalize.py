@@ -65,6 +65,8 @@ def parse_clock(clock: str) -> datetime:
 
 def free_text(name: str, text: str) -> str:
     """``text`` unchanged when every character shows; otherwise ``ValueError`` naming the first."""
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be a string, got {type(text).__name__}")
     for index, ch in enumerate(text):
         category = unicodedata.category(ch)
         joiner = ch in "\u200c\u200d" and 0 < index < len(text) - 1
