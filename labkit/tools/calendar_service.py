@@ -128,7 +128,7 @@ class CalendarService:
         self.clock_start, self.first_event_number = clock_start, first_event_number
         self.tick_seconds, self.scopes, self.path = tick_seconds, tuple(scopes), str(path)
         self.execute = execute or idempotent_execute  # (desk, key, request_digest, request) -> response
-        self.db = open_store(self.path, SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, "calendar", timeout)
+        self.db = open_store(self.path, SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, "calendar store", timeout)
         with transaction(self.db):
             self.db.execute("INSERT OR IGNORE INTO counters VALUES ('requests', 0), ('executions', 0)")
 
