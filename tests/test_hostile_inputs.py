@@ -759,3 +759,13 @@ def test_every_json_reader_of_the_kit_is_the_strict_one():
         if pattern.search(text)
     )
     assert found == ["cli/sandbox_wire.py", "tools/calls.py"], found
+
+
+def test_a_trace_command_loads_no_uri_grammars(tmp_path):
+    code = (
+        "import sys; from labkit.cli import main; "
+        f"code = main(['trace', 'text', '--out', {str(tmp_path / 'out')!r}]); "
+        "print(code, sys.modules.get('rfc3987_syntax') is not None, 'matplotlib' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split()[-3:] == ["0", "False", "False"], done.stderr
