@@ -4,6 +4,7 @@ entry per page (the browser suite checks the same in JupyterLab)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 
@@ -14,12 +15,16 @@ from labkit.cli.lab_contents import BookContentsManager, kernel_language_info, w
 REPO = Path(__file__).resolve().parents[1]
 
 
+def copy_book(folder: Path) -> Path:
+    for rel in ("jupytext.toml", "myst.yml", "notebooks/00-preface.md", "notebooks/00-preface.ipynb"):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO / rel, folder / rel)
+    return folder
+
+
 @pytest.fixture
 def book(tmp_path):
-    for rel in ("jupytext.toml", "myst.yml", "notebooks/00-preface.md", "notebooks/00-preface.ipynb"):
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(REPO / rel, tmp_path / rel)
-    return BookContentsManager(root_dir=str(tmp_path))
+    return BookContentsManager(root_dir=str(copy_book(tmp_path)))
 
 
 def test_a_page_comes_with_what_the_kernel_will_report(book):
@@ -87,7 +92,7 @@ def test_a_readers_edit_is_kept_in_its_working_copy_and_reset_sets_it_aside(book
     asyncio.run(book.save({"type": "notebook", "format": "json", "content": nb}, PAGE))
     after = _files(root)
     assert {k: v for k, v in after.items() if not k.startswith("my-edits/")} == before
-    copy = working_copy(root, PAGE)
+    copy = working_copy(root / PAGE)
     assert set(after) - set(before) == {copy.relative_to(root).as_posix()}
     reopened = asyncio.run(book.get(PAGE))  # the page opens with the edit, from the .md or the .ipynb
     assert reopened["path"] == PAGE and reopened["content"]["cells"][0]["source"] == "# my own title\n"
@@ -128,6 +133,24 @@ def test_reset_refuses_what_is_not_a_page_and_resets_all_without_touching_other_
     asyncio.run(book.save({"type": "notebook", "format": "json", "content": nb}, PAGE))
     mine = tmp_path / "notebooks" / "mine.txt"
     mine.write_text("a reader's own file\n")
-    assert edited_pages(tmp_path) == [PAGE]
+    assert edited_pages(tmp_path) == [tmp_path / PAGE]
     assert main(["reset", "--book", str(tmp_path), "--all"]) == 0
     assert edited_pages(tmp_path) == [] and mine.read_text() == "a reader's own file\n"
+
+
+def test_a_book_below_the_servers_root_is_kept_the_same_way(tmp_path):
+    """On a hub the server's root is the home folder and the book a folder in it."""
+    copy_book(tmp_path / "class-copy")
+    home = BookContentsManager(root_dir=str(tmp_path))
+    before = _files(tmp_path)
+    page = "class-copy/" + PAGE
+    nb = asyncio.run(home.get(page))["content"]
+    asyncio.run(home.save({"type": "notebook", "format": "json", "content": nb}, page))
+    assert _files(tmp_path) == before
+    nb["cells"][0]["source"] = "edited\n"
+    asyncio.run(home.save({"type": "notebook", "format": "json", "content": nb}, page))
+    assert set(_files(tmp_path)) - set(before) == {"class-copy/my-edits/notebooks/00-preface.ipynb"}
+    assert asyncio.run(home.get(page))["content"]["cells"][0]["source"] == "edited\n"
+    (tmp_path / "mine.ipynb").write_text(json.dumps(nb))  # a reader's own notebook is saved as usual
+    asyncio.run(home.save({"type": "notebook", "format": "json", "content": nb}, "mine.ipynb"))
+    assert "class-copy/my-edits/mine.ipynb" not in _files(tmp_path)

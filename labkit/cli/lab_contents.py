@@ -1,14 +1,15 @@
 """The contents manager ``make lab`` and ``labkit lab`` give JupyterLab: Jupytext's, with three
 rules for a reader.
 
-- **The book's pages are never written.**  A page (a notebook under ``notebooks/`` that the
-  book ships) is read from the book; a save whose cell sources equal the book's writes nothing
+- **The book's pages are never written.**  A page (a notebook under the ``notebooks/`` of a
+  book's folder, the one holding ``myst.yml``; the server's root is the book or a folder above
+  it) is read from the book.  A save whose cell sources equal the book's writes nothing
   (running a page, clicking its players and autosave change no file); a save with the reader's
-  own edits goes to the page's working copy, ``my-edits/<page>.ipynb`` (one file: the reader's
-  cells, outputs and metadata, front matter included), and the page opens from there until
-  ``labkit reset`` (or *File → Revert Notebook to Checkpoint*) sets it aside.  So ``git
-  status`` stays clean, a hub's ``git pull`` (nbgitpuller) never meets a conflict, and a
-  page comes back without git.
+  own edits goes to the page's working copy, ``<book>/my-edits/<page>.ipynb`` (one file: the
+  reader's cells, outputs and metadata, front matter included), and the page opens from there
+  until ``labkit reset`` (or *File → Revert Notebook to Checkpoint*) sets it aside.  So ``git
+  status`` stays clean, a hub's ``git pull`` (nbgitpuller) never meets a conflict, and a page
+  comes back without git.
 - **Pages open clean.**  A page's ``.ipynb`` stores ``language_info`` as ``{"name":
   "python"}`` only; when the kernel starts, JupyterLab writes the kernel's full
   ``language_info`` into the notebook, a change that marked every page unsaved.  The notebook
@@ -72,11 +73,11 @@ class BookContentsManager(AsyncTextFileContentsManager):
         return ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", *HIDDEN]
 
     def _copy_of(self, path: str) -> str | None:
-        """The working copy (relative to the root) of page ``path`` when the reader has one."""
-        root = Path(self.root_dir)
-        if not is_page(root, path) or not working_copy(root, path).is_file():
+        """The working copy (an API path) of page ``path`` when the reader has one."""
+        page = Path(self._get_os_path(path))
+        if not is_page(page) or not working_copy(page).is_file():
             return None
-        return working_copy(root, path).relative_to(root).as_posix()
+        return working_copy(page).relative_to(Path(self.root_dir).resolve()).as_posix()
 
     async def get(self, path, content=True, type=None, format=None, **kwargs):  # noqa: A002
         path = path.strip("/")
@@ -92,17 +93,17 @@ class BookContentsManager(AsyncTextFileContentsManager):
 
     async def save(self, model, path=""):
         path = path.strip("/")
-        root = Path(self.root_dir)
-        if model.get("type") != "notebook" or "content" not in model or not is_page(root, path):
+        page = Path(self._get_os_path(path))
+        if model.get("type") != "notebook" or "content" not in model or not is_page(page):
             return await super().save(model, path)
         original = await super().get(path, content=True, type="notebook")
-        copy = working_copy(root, path)
+        copy = working_copy(page)
         if cell_sources(model["content"]) == cell_sources(original["content"]):
             if copy.is_file():  # the reader undid their edits: the page is the book's again
                 set_aside(copy)
         else:
             copy.parent.mkdir(parents=True, exist_ok=True)
-            await AsyncLargeFileManager.save(self, model, copy.relative_to(root).as_posix())
+            await AsyncLargeFileManager.save(self, model, copy.relative_to(Path(self.root_dir).resolve()).as_posix())
         return await self.get(path, content=False)
 
     async def restore_checkpoint(self, checkpoint_id, path):
@@ -111,5 +112,5 @@ class BookContentsManager(AsyncTextFileContentsManager):
         copy = self._copy_of(path)
         if copy is not None:
             set_aside(Path(self.root_dir) / copy)
-        elif not is_page(Path(self.root_dir), path):
+        elif not is_page(Path(self._get_os_path(path))):
             await super().restore_checkpoint(checkpoint_id, path)

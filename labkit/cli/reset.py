@@ -1,15 +1,15 @@
 """``labkit reset PAGE | --all``: bring a page, or every page, back to the book's original.
 
-Under ``make lab`` and ``labkit lab`` the book's pages are never written (see
+Under ``make lab``, ``labkit lab`` and the class image the book's pages are never written (see
 ``lab_contents.py``): a reader's edits of ``notebooks/…/page.md`` are kept in its working copy
-``my-edits/notebooks/…/page.ipynb``.  Resetting a page sets that copy aside as
+``my-edits/notebooks/…/page.ipynb`` in the book's folder.  Resetting a page sets that copy aside as
 ``page.before-reset.ipynb`` (one undo: open it with *File → Open from Path*); other pages keep
 their edits.  With no argument the command lists the pages that have edits.  No git needed.
 """
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 EDITS = "my-edits"  # the reader's working copies, beside notebooks/ (kept out of git)
 PAGES = "notebooks"
@@ -17,15 +17,25 @@ PAGE_SUFFIXES = (".md", ".ipynb")
 SET_ASIDE = ".before-reset.ipynb"
 
 
-def is_page(book: Path, path: str) -> bool:
-    """``path`` (relative to the book) names a page the book ships: a notebook under notebooks/."""
-    rel = PurePosixPath(path.strip("/"))
-    return rel.parts[:1] == (PAGES,) and rel.suffix in PAGE_SUFFIXES and (book / rel).is_file()
+def book_of(file: Path) -> Path | None:
+    """The book a file belongs to: the folder above it holding ``myst.yml`` and ``notebooks/``."""
+    for folder in Path(file).resolve().parents:
+        if (folder / "myst.yml").is_file() and (folder / PAGES).is_dir():
+            return folder
+    return None
 
 
-def working_copy(book: Path, path: str) -> Path:
-    """Where the reader's edits of page ``path`` (its ``.md`` or ``.ipynb``) are kept."""
-    return book / EDITS / PurePosixPath(path.strip("/")).with_suffix(".ipynb")
+def is_page(file: Path) -> bool:
+    """``file`` is a page the book ships: a notebook (``.md``/``.ipynb``) under a book's notebooks/."""
+    file, book = Path(file).resolve(), book_of(file)
+    return file.suffix in PAGE_SUFFIXES and file.is_file() and book is not None and (book / PAGES) in file.parents
+
+
+def working_copy(page: Path) -> Path:
+    """Where the reader's edits of ``page`` (its ``.md`` or ``.ipynb``) are kept."""
+    page = Path(page).resolve()
+    book = book_of(page)
+    return book / EDITS / page.relative_to(book).with_suffix(".ipynb")
 
 
 def set_aside(copy: Path) -> Path:
@@ -33,22 +43,18 @@ def set_aside(copy: Path) -> Path:
     return copy.replace(copy.with_name(copy.stem + SET_ASIDE))
 
 
-def edited_pages(book: Path) -> list[str]:
-    """The pages with a working copy, as their ``.md`` paths relative to the book."""
+def edited_pages(book: Path) -> list[Path]:
+    """The pages (their ``.md``) that have a working copy."""
     found = sorted((book / EDITS).rglob("*.ipynb")) if (book / EDITS).is_dir() else []
-    pages = [copy.relative_to(book / EDITS).with_suffix(".md").as_posix() for copy in found]
-    return [p for p in pages if is_page(book, p)]  # a copy set aside names no page
+    pages = [book / copy.relative_to(book / EDITS).with_suffix(".md") for copy in found]
+    return [page for page in pages if is_page(page)]  # a copy set aside names no page
 
 
-def page_path(book: Path, given: str) -> str:
-    """``given`` (a page's .md or .ipynb, from here or from the book's folder) as the page's path."""
+def page_path(book: Path, given: str) -> Path:
+    """``given`` (a page's .md or .ipynb, from here or from the book's folder) as the page's .md."""
     for candidate in (Path(given).resolve(), (book / given).resolve()):
-        try:
-            rel = candidate.relative_to(book).as_posix()
-        except ValueError:
-            continue
-        if is_page(book, rel):
-            return PurePosixPath(rel).with_suffix(".md").as_posix()
+        if is_page(candidate) and book_of(candidate) == book:
+            return candidate.with_suffix(".md")
     raise ValueError(f"PAGE must be a page of the book (a .md or .ipynb under {book / PAGES}), got {given!r}")
 
 
@@ -67,14 +73,14 @@ def run(args) -> int:
     edited = edited_pages(book)
     if not args.all and not args.page:
         for page in edited:
-            print(page)
+            print(page.relative_to(book).as_posix())
         print(f"{len(edited)} page(s) with edits; labkit reset PAGE (or --all) brings a page back", flush=True)
         return 0
     for page in edited if args.all else [page_path(book, args.page)]:
-        copy = working_copy(book, page)
+        copy, name = working_copy(page), page.relative_to(book).as_posix()
         if copy.is_file():
-            print(f"{page}: back to the book's page; your edits are in {set_aside(copy).relative_to(book)}")
+            print(f"{name}: back to the book's page; your edits are in {set_aside(copy).relative_to(book)}")
         else:
-            print(f"{page}: already the book's page (no edits)")
+            print(f"{name}: already the book's page (no edits)")
     print("reload an open page in JupyterLab: File → Reload Notebook from Disk")
     return 0

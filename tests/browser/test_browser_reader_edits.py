@@ -1,0 +1,111 @@
+"""A reader's session never changes the book's files; a reader's edit is kept; ``labkit reset``.
+
+Three pages are opened in JupyterLab (the book's contents manager, as ``make lab``), run with
+Run All, their players clicked, and autosave (set to 2 s here; JupyterLab's default is 120 s)
+allowed to save each of them: ``git status`` of the book stays clean.  Then one cell is edited
+and saved; reopened, the page shows the edit, the book's ``.md`` (front matter and all) is
+unchanged, and ``labkit reset`` brings the page back.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser_book import REPO
+from browser_lab import JS_APP_READY, JS_CLOSE_CURRENT, JS_CLOSE_LAUNCHERS, JS_DIRTY, LabServer, open_in_tab, run_all
+
+pytestmark = pytest.mark.browser
+PAGES = [
+    "notebooks/07-traces/03-text-token-by-token.md",
+    "notebooks/07-traces/05-diffusion-denoising-and-decoding.md",
+    "notebooks/11-labs/09-speculative-sampling.md",
+]
+AUTOSAVE = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": True, "autosaveInterval": 2}}
+JS_FIRST_SOURCE = "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(0).sharedModel.getSource()"
+JS_EDIT_FIRST = """(text) => {
+  const w = window.jupyterapp.shell.currentWidget;
+  w.content.model.cells.get(0).sharedModel.setSource(text);
+}"""
+
+
+def git(book, *args) -> str:
+    return subprocess.run(["git", *args], cwd=book, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def edit_server(tmp_path):
+    server = LabServer(tmp_path, user_settings=AUTOSAVE)
+    shutil.copyfile(REPO / ".gitignore", server.root / ".gitignore")
+    for command in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "book"],
+    ):
+        git(server.root, *command)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+def _click_players(page) -> int:
+    """Click the first enabled button (or tick box) of every player or widget the page shows."""
+    clicked = 0
+    for output in page.locator(".jp-OutputArea-output:has(.lk-player, .jupyter-widgets)").all():
+        button = output.locator("button:not([disabled]), input[type=checkbox]").first
+        if button.count():
+            button.scroll_into_view_if_needed()
+            button.click()
+            clicked += 1
+    return clicked
+
+
+def _autosaved(page) -> None:
+    """Wait until autosave has saved the page (the model is no longer dirty)."""
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+
+
+def test_running_pages_changes_no_file_and_an_edit_is_kept_until_reset(edit_server, browser_context):
+    book = edit_server.root
+    original = (book / PAGES[0]).read_bytes()
+    page = browser_context.new_page()
+    try:
+        page.goto(f"{edit_server.base}/lab?reset", wait_until="domcontentloaded")
+        page.wait_for_function(JS_APP_READY, timeout=60_000)
+        page.evaluate(JS_CLOSE_LAUNCHERS)
+        for md in PAGES:
+            open_in_tab(page, md)
+            run_all(page)
+            assert page.evaluate(JS_DIRTY)["model"], f"{md}: Run All left the page unmodified (nothing to autosave)"
+            assert _click_players(page) >= 1, f"{md}: no player to click"
+            _autosaved(page)
+            page.evaluate(JS_CLOSE_CURRENT)
+        assert git(book, "status", "--porcelain", "--untracked-files=all") == "", "a reader's run changed the book"
+
+        open_in_tab(page, PAGES[0])
+        page.evaluate(JS_EDIT_FIRST, "# My own notes on trace one\n")
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        _autosaved(page)
+        page.evaluate(JS_CLOSE_CURRENT)
+        open_in_tab(page, PAGES[0])
+        assert page.evaluate(JS_FIRST_SOURCE) == "# My own notes on trace one\n", "the edit was lost on reopening"
+        page.evaluate(JS_CLOSE_CURRENT)
+        assert (book / PAGES[0]).read_bytes() == original, "the page's .md (front matter and all) changed"
+        assert git(book, "status", "--porcelain", "--untracked-files=all") == ""
+        assert (book / "my-edits" / PAGES[0]).with_suffix(".ipynb").is_file()
+
+        labkit = [str(Path(sys.executable).parent / "labkit"), "reset", "--book", str(book), PAGES[0]]
+        assert subprocess.run(labkit, capture_output=True, text=True, check=False).returncode == 0
+        open_in_tab(page, PAGES[0])
+        stored = json.loads((book / PAGES[0]).with_suffix(".ipynb").read_text(encoding="utf-8"))
+        assert page.evaluate(JS_FIRST_SOURCE) == "".join(stored["cells"][0]["source"]), "reset left the edit"
+        page.evaluate(JS_CLOSE_CURRENT)
+        assert git(book, "status", "--porcelain", "--untracked-files=all") == ""
+    finally:
+        page.close()
