@@ -42,7 +42,7 @@ def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp
         assert env[name].startswith(str(book.resolve() / "build")), (name, env[name])
     command = out[-1]
     assert "-m jupyterlab" in command and f"--ServerApp.root_dir={book.resolve()}" in command
-    assert f"--LabApp.app_settings_dir={book.resolve() / 'build' / 'jupyter' / 'lab-settings'}" in command
+    assert f"--LabApp.app_settings_dir={book.resolve() / 'jupyter'}" in command  # the book's one copy
     assert "--port=8123 --no-browser" in command and "--ServerApp.token=" in command
     # the same contents manager as make lab: pages open unmodified, one file-browser entry per page
     assert "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager" in command
@@ -71,11 +71,6 @@ def test_allow_root_only_when_asked_or_announced(tmp_path, capsys, monkeypatch):
         out, err = capsys.readouterr()
         assert ("--allow-root" in out.splitlines()[-1]) == added, (euid, asked)
         assert ("--allow-root" in (err.splitlines() or [""])[0]) == announced, (euid, asked, err)
-
-
-def test_settings_are_installed_into_the_books_state_folder(tmp_path):
-    target = lab.install_settings(REPO, tmp_path / "lab-settings")
-    assert json.loads(target.read_text()) == json.loads((REPO / lab.SETTINGS).read_text())
 
 
 def test_a_folder_that_is_not_the_book_is_refused_by_name(tmp_path, monkeypatch):

@@ -71,3 +71,18 @@ def test_where_a_name_is_defined(cells, where):
     assert (found or "").split(" (")[0] == (where or ""), found
     if where == "cell 2":
         assert "Part two" in found
+
+
+def test_the_hint_counts_the_cells_of_the_readers_working_copy(tmp_path):
+    from labkit.cli.lab_hint import page_cells
+
+    (tmp_path / "myst.yml").write_text("version: 1\n")
+    (tmp_path / "notebooks").mkdir()
+    book_cells = [{"cell_type": "code", "source": "x = 1"}]
+    mine = [{"cell_type": "markdown", "source": "my note"}, *book_cells]
+    (tmp_path / "notebooks" / "p.md").write_text("x\n")
+    (tmp_path / "notebooks" / "p.ipynb").write_text(json.dumps({"cells": book_cells}))
+    assert where_defined(page_cells(str(tmp_path / "notebooks" / "p.md")), "x") == "cell 1"
+    (tmp_path / "my-edits" / "notebooks").mkdir(parents=True)
+    (tmp_path / "my-edits" / "notebooks" / "p.ipynb").write_text(json.dumps({"cells": mine}))
+    assert where_defined(page_cells(str(tmp_path / "notebooks" / "p.md")), "x") == "cell 2"

@@ -2,9 +2,9 @@
 
 What ``make lab`` does, with the standard library only (any OS, no shell):
 
-- the book's JupyterLab settings (the book's ``jupyter/overrides.json``): MyST ``.md`` pages
-  open as notebooks, no news or update prompts.  They are given to JupyterLab as its settings
-  folder for this run, so the Python environment is not modified;
+- the book's JupyterLab settings (its ``jupyter/overrides.json``, given to JupyterLab as its
+  settings folder for this run, so the Python environment is not modified): MyST ``.md`` pages
+  open as notebooks, no news or update prompts;
 - the book's contents manager (``lab_contents.py``): the pages are never written, a reader's
   edits go to ``my-edits/`` (``labkit reset`` brings a page back);
 - Jupyter, IPython and matplotlib state kept in the book's ``build/`` folder, never in the
@@ -22,7 +22,6 @@ above it that holds the book.  Arguments after ``--`` go to ``jupyter lab`` unch
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -48,17 +47,9 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     book = find_book(args.book)
-    state = book / "build" / "jupyter"
     env = lab_environment(book)
     root = hasattr(os, "geteuid") and os.geteuid() == 0
-    command = lab_command(
-        book,
-        state / "lab-settings",
-        port=args.port,
-        no_browser=args.no_browser,
-        extra=args.jupyter_args,
-        allow_root=args.allow_root or root,
-    )
+    command = lab_command(book, args.port, args.no_browser, args.jupyter_args, allow_root=args.allow_root or root)
     if root and not args.allow_root:
         print(
             "labkit lab: running as root, so --allow-root is added (give it yourself to silence this)", file=sys.stderr
@@ -70,7 +61,6 @@ def run(args) -> int:
             print(f"{name}={env[name]}")
         print(subprocess.list2cmdline(command))
         return 0
-    install_settings(book, state / "lab-settings")
     os.chdir(book)
     os.umask(0o077)  # what the server writes (the token in runtime/*-open.html) is the user's alone
     if os.name == "posix":  # become JupyterLab: signals reach it directly
@@ -120,23 +110,10 @@ def lab_environment(book: Path) -> dict[str, str]:
     return env
 
 
-def install_settings(book: Path, folder: Path) -> Path:
-    """Put the book's JupyterLab settings override into ``folder`` (JupyterLab's settings folder)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / "overrides.json"
-    shutil.copyfile(book / SETTINGS, target)
-    return target
-
-
 def lab_command(
-    book: Path,
-    settings: Path,
-    port: int | None = None,
-    no_browser: bool = False,
-    extra: list[str] = (),
-    allow_root: bool = False,
+    book: Path, port: int | None = None, no_browser: bool = False, extra: list[str] = (), allow_root: bool = False
 ) -> list[str]:
-    """``python -m jupyterlab`` serving ``book``, with ``settings`` and the preface opened."""
+    """``python -m jupyterlab`` serving ``book`` with its settings and contents manager, at the preface."""
     import importlib.util
 
     if importlib.util.find_spec("jupyterlab") is None:
@@ -146,7 +123,7 @@ def lab_command(
         "-m",
         "jupyterlab",
         f"--ServerApp.root_dir={book}",
-        f"--LabApp.app_settings_dir={settings}",
+        f"--LabApp.app_settings_dir={(book / SETTINGS).parent}",
         # pages open unmodified and the file browser lists one entry per page
         "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
     ]

@@ -5,8 +5,8 @@ A reader who restarts the kernel and runs a later cell first meets ``NameError: 
 image load it in every kernel through IPython's configuration) the error reads on, in one line,
 which cell of the page defines the name and where it is.  The page is the notebook JupyterLab
 opened: it sets ``__session__`` in the kernel to the notebook's path; the cells are read from
-the page's paired ``.ipynb`` (the book's cell order).  Elsewhere, or for a name the page never
-defines, the error is left as it is.
+the reader's working copy of the page (``my-edits/``) or the page's paired ``.ipynb``.
+Elsewhere, or for a name the page never defines, the error is left as it is.
 
 Load by hand with ``%load_ext labkit.cli.lab_hint``.
 """
@@ -57,8 +57,12 @@ def where_defined(cells: list[dict], name: str) -> str | None:
 
 
 def page_cells(session: str) -> list[dict]:
-    """The cells of the page at ``session`` (its ``.md`` or ``.ipynb``), from the paired ``.ipynb``."""
-    stored = Path(session).with_suffix(".ipynb")
+    """The cells of the page at ``session`` (its ``.md`` or ``.ipynb``) as the reader has it: the
+    reader's working copy when there is one, else the paired ``.ipynb``."""
+    from labkit.cli.reset import is_page, working_copy
+
+    page = Path(session)
+    stored = working_copy(page) if is_page(page) and working_copy(page).is_file() else page.with_suffix(".ipynb")
     return json.loads(stored.read_text(encoding="utf-8"))["cells"] if stored.is_file() else []
 
 

@@ -88,7 +88,7 @@ def test_postbuild_gives_the_hub_the_jupyterlab_of_make_lab():
     from labkit.cli import lab
 
     text = (BINDER / "postBuild").read_text(encoding="utf-8")
-    command = lab.lab_command(REPO, REPO / "build" / "jupyter" / "lab-settings")
+    command = lab.lab_command(REPO)
     (manager,) = [arg.split("=", 1)[1] for arg in command if arg.startswith("--ServerApp.contents_manager_class=")]
     assert f'c.ServerApp.contents_manager_class = "{manager}"' in text and "etc/jupyter/" in text
     extensions = lab.KERNEL_CONFIG.split("=", 1)[1].strip().replace("'", '"')

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from browser_book import REPO
-from browser_lab import JS_APP_READY, JS_CLOSE_CURRENT, JS_CLOSE_LAUNCHERS, JS_DIRTY, LabServer, open_in_tab, run_all
+from browser_lab import JS_APP_READY, JS_CLOSE_CURRENT, JS_CLOSE_LAUNCHERS, LabServer, open_in_tab, run_all
 
 pytestmark = pytest.mark.browser
 PAGES = [
@@ -66,9 +66,17 @@ def _click_players(page) -> int:
     return clicked
 
 
+JS_COUNT_SAVES = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  window.labkitSaves = 0;
+  w.context.saveState.connect((_, state) => { if (state === 'completed') window.labkitSaves += 1; });
+}"""
+JS_SAVED = "() => window.labkitSaves > 0 && !window.jupyterapp.shell.currentWidget.context.model.dirty"
+
+
 def _autosaved(page) -> None:
-    """Wait until autosave has saved the page (the model is no longer dirty)."""
-    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    """Wait until the page has been saved since it was opened and has no unsaved change."""
+    page.wait_for_function(JS_SAVED, timeout=30_000)
 
 
 def test_running_pages_changes_no_file_and_an_edit_is_kept_until_reset(edit_server, browser_context):
@@ -81,14 +89,15 @@ def test_running_pages_changes_no_file_and_an_edit_is_kept_until_reset(edit_serv
         page.evaluate(JS_CLOSE_LAUNCHERS)
         for md in PAGES:
             open_in_tab(page, md)
-            run_all(page)
-            assert page.evaluate(JS_DIRTY)["model"], f"{md}: Run All left the page unmodified (nothing to autosave)"
+            page.evaluate(JS_COUNT_SAVES)
+            run_all(page)  # outputs change: the page is modified, and autosave saves it
             assert _click_players(page) >= 1, f"{md}: no player to click"
             _autosaved(page)
             page.evaluate(JS_CLOSE_CURRENT)
         assert git(book, "status", "--porcelain", "--untracked-files=all") == "", "a reader's run changed the book"
 
         open_in_tab(page, PAGES[0])
+        page.evaluate(JS_COUNT_SAVES)
         page.evaluate(JS_EDIT_FIRST, "# My own notes on trace one\n")
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
         _autosaved(page)
