@@ -154,3 +154,19 @@ def test_a_book_below_the_servers_root_is_kept_the_same_way(tmp_path):
     (tmp_path / "mine.ipynb").write_text(json.dumps(nb))  # a reader's own notebook is saved as usual
     asyncio.run(home.save({"type": "notebook", "format": "json", "content": nb}, "mine.ipynb"))
     assert "class-copy/my-edits/mine.ipynb" not in _files(tmp_path)
+
+
+def test_revert_to_checkpoint_brings_the_books_page_back(book):
+    """JupyterLab's File → Revert Notebook to Checkpoint: the edits are set aside, the book untouched."""
+    from labkit.cli.reset import working_copy
+
+    root = Path(book.root_dir)
+    before = _files(root)
+    checkpoint = asyncio.run(book.create_checkpoint(PAGE))
+    nb = asyncio.run(book.get(PAGE))["content"]
+    nb["cells"][0]["source"] = "edited\n"
+    asyncio.run(book.save({"type": "notebook", "format": "json", "content": nb}, PAGE))
+    asyncio.run(book.restore_checkpoint(checkpoint["id"], PAGE))
+    assert not working_copy(root / PAGE).exists()
+    assert asyncio.run(book.get(PAGE))["content"]["cells"][0]["source"] != "edited\n"
+    assert {k: v for k, v in _files(root).items() if not k.startswith("my-edits/")} == before
