@@ -67,7 +67,10 @@ def configure(parser) -> None:
 def run(args) -> int:
     from labkit.core.fixtures import book_root
 
-    book = book_root(args.book)
+    try:
+        book = book_root(args.book)
+    except FileNotFoundError as exc:
+        raise ValueError(f"{exc} (labkit reset --book PATH)") from None
     if args.all and args.page:
         raise ValueError("give PAGE or --all, not both")
     edited = edited_pages(book)
