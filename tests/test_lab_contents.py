@@ -104,7 +104,10 @@ def test_a_readers_edit_is_kept_in_its_working_copy_and_reset_sets_it_aside(book
 
     assert main(["reset", "--book", str(root)]) == 0  # lists the edited pages
     assert PAGE in capsys.readouterr().out
+    opened = asyncio.run(book.get(PAGE, content=False))["last_modified"]
     assert main(["reset", "--book", str(root), str(root / PAGE)]) == 0
+    # a tab still holding the edits sees the page changed on disk: JupyterLab asks before saving
+    assert asyncio.run(book.get(PAGE, content=False))["last_modified"] > opened
     assert not copy.exists() and copy.with_name(copy.stem + ".before-reset.ipynb").is_file()  # one undo kept
     assert asyncio.run(book.get(PAGE))["content"]["cells"][0]["source"] != "# my own title\n"
     assert {k: v for k, v in _files(root).items() if not k.startswith("my-edits/")} == before

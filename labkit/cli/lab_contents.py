@@ -22,13 +22,14 @@ Used as ``jupyter lab --ServerApp.contents_manager_class=labkit.cli.lab_contents
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from traitlets import List, Unicode, default
 
-from labkit.cli.reset import EDITS, is_page, set_aside, working_copy
+from labkit.cli.reset import EDITS, SET_ASIDE, is_page, set_aside, working_copy
 
 HIDDEN = ["*.ipynb", EDITS]
 
@@ -79,11 +80,20 @@ class BookContentsManager(AsyncTextFileContentsManager):
             return None
         return working_copy(page).relative_to(Path(self.root_dir).resolve()).as_posix()
 
+    def _set_aside(self, path: str) -> Path | None:
+        """The edits of page ``path`` that ``labkit reset`` set aside, if any."""
+        page = Path(self._get_os_path(path))
+        aside = working_copy(page).with_name(page.stem + SET_ASIDE) if is_page(page) else None
+        return aside if aside is not None and aside.is_file() else None
+
     async def get(self, path, content=True, type=None, format=None, **kwargs):  # noqa: A002
         path = path.strip("/")
         copy = self._copy_of(path)
         if copy is None:
             model = await super().get(path, content=content, type=type, format=format, **kwargs)
+            aside = self._set_aside(path)
+            if aside is not None:  # reset while open: the page changed on disk since JupyterLab read it
+                model["last_modified"] = max(model["last_modified"], datetime.fromtimestamp(aside.stat().st_mtime, UTC))
         else:  # the plain file manager: a working copy is one .ipynb, paired with nothing
             model = await AsyncLargeFileManager.get(self, copy, content=content, type="notebook", **kwargs)
             model.update(path=path, name=PurePosixPath(path).name)

@@ -9,6 +9,7 @@ their edits.  With no argument the command lists the pages that have edits.  No 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 EDITS = "my-edits"  # the reader's working copies, beside notebooks/ (kept out of git)
@@ -39,8 +40,11 @@ def working_copy(page: Path) -> Path:
 
 
 def set_aside(copy: Path) -> Path:
-    """Move a working copy out of the way (replacing an earlier one set aside)."""
-    return copy.replace(copy.with_name(copy.stem + SET_ASIDE))
+    """Move a working copy out of the way (replacing an earlier one set aside), stamped now: an
+    open page then reads as changed on disk, and JupyterLab asks before saving the edits again."""
+    aside = copy.replace(copy.with_name(copy.stem + SET_ASIDE))
+    os.utime(aside)
+    return aside
 
 
 def edited_pages(book: Path) -> list[Path]:

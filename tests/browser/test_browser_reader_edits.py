@@ -4,7 +4,8 @@ Three pages are opened in JupyterLab (the book's contents manager, as ``make lab
 Run All, their players clicked, and autosave (set to 2 s here; JupyterLab's default is 120 s)
 allowed to save each of them: ``git status`` of the book stays clean.  Then one cell is edited
 and saved; reopened, the page shows the edit, the book's ``.md`` (front matter and all) is
-unchanged, and ``labkit reset`` brings the page back.
+unchanged, and ``labkit reset`` brings the page back (run while the page is open, JupyterLab's
+next save asks first, and *Revert* shows the book's page).
 """
 
 from __future__ import annotations
@@ -104,17 +105,24 @@ def test_running_pages_changes_no_file_and_an_edit_is_kept_until_reset(edit_serv
         page.evaluate(JS_CLOSE_CURRENT)
         open_in_tab(page, PAGES[0])
         assert page.evaluate(JS_FIRST_SOURCE) == "# My own notes on trace one\n", "the edit was lost on reopening"
-        page.evaluate(JS_CLOSE_CURRENT)
         assert (book / PAGES[0]).read_bytes() == original, "the page's .md (front matter and all) changed"
         assert git(book, "status", "--porcelain", "--untracked-files=all") == ""
         assert (book / "my-edits" / PAGES[0]).with_suffix(".ipynb").is_file()
 
+        # reset from a terminal while the page is still open: the next save asks, Revert shows the book's page
         labkit = [str(Path(sys.executable).parent / "labkit"), "reset", "--book", str(book), PAGES[0]]
         assert subprocess.run(labkit, capture_output=True, text=True, check=False).returncode == 0
-        open_in_tab(page, PAGES[0])
+        page.evaluate(JS_EDIT_FIRST, "# typed after the reset\n")
+        page.evaluate("() => { window.jupyterapp.commands.execute('docmanager:save'); }")
+        dialog = page.locator(".jp-Dialog")
+        dialog.wait_for(timeout=20_000)
+        assert "changed" in dialog.inner_text().lower(), dialog.inner_text()
+        dialog.get_by_role("button", name="Revert").click()
         stored = json.loads((book / PAGES[0]).with_suffix(".ipynb").read_text(encoding="utf-8"))
-        assert page.evaluate(JS_FIRST_SOURCE) == "".join(stored["cells"][0]["source"]), "reset left the edit"
+        first = json.dumps("".join(stored["cells"][0]["source"]))
+        page.wait_for_function(f"() => ({JS_FIRST_SOURCE})() === {first}", timeout=20_000)
         page.evaluate(JS_CLOSE_CURRENT)
+        assert not (book / "my-edits" / PAGES[0]).with_suffix(".ipynb").exists()
         assert git(book, "status", "--porcelain", "--untracked-files=all") == ""
     finally:
         page.close()
