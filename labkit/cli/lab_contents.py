@@ -109,8 +109,7 @@ class BookContentsManager(AsyncTextFileContentsManager):
         original = await super().get(path, content=True, type="notebook")
         copy = working_copy(page)
         if cell_sources(model["content"]) == cell_sources(original["content"]):
-            if copy.is_file():  # the reader undid their edits: the page is the book's again
-                set_aside(copy)
+            copy.unlink(missing_ok=True)  # the reader undid their edits: the page is the book's again
         else:
             copy.parent.mkdir(parents=True, exist_ok=True)
             await AsyncLargeFileManager.save(self, model, copy.relative_to(Path(self.root_dir).resolve()).as_posix())
