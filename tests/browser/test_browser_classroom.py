@@ -90,7 +90,7 @@ def test_postbuild_gives_the_hub_the_jupyterlab_of_make_lab():
     text = (BINDER / "postBuild").read_text(encoding="utf-8")
     command = lab.lab_command(REPO)
     (manager,) = [arg.split("=", 1)[1] for arg in command if arg.startswith("--ServerApp.contents_manager_class=")]
-    assert f'c.ServerApp.contents_manager_class = "{manager}"' in text and "etc/jupyter/" in text
+    assert f'["contents_manager_class"] = "{manager}"' in text and '"jupyter_server_config.json"' in text
     extensions = lab.KERNEL_CONFIG.split("=", 1)[1].strip().replace("'", '"')
     assert f"c.InteractiveShellApp.extensions = {extensions}" in text and "etc/ipython/" in text
     # make test runs with the image's packages: a .venv that sees them, its stamp written last
