@@ -1,6 +1,6 @@
-"""``labkit lab``: open the book in JupyterLab at its first page, without ``make``.
+"""``labkit lab`` (``make lab`` runs it): open the book in JupyterLab at its first page.
 
-What ``make lab`` does, with the standard library only (any OS, no shell):
+The one place for the flags; it needs only the standard library and labkit (any OS, no shell):
 
 - the book's JupyterLab settings (its ``jupyter/overrides.json``, given to JupyterLab as its
   settings folder for this run, so the Python environment is not modified): MyST ``.md`` pages
@@ -16,7 +16,6 @@ What ``make lab`` does, with the standard library only (any OS, no shell):
 
 The book is the folder given with ``--book``, else the current folder or the nearest one
 above it that holds the book.  Arguments after ``--`` go to ``jupyter lab`` unchanged.
-``make lab`` runs this command.
 """
 
 from __future__ import annotations
