@@ -173,3 +173,15 @@ def test_revert_to_checkpoint_brings_the_books_page_back(book):
     assert not working_copy(root / PAGE).exists()
     assert asyncio.run(book.get(PAGE))["content"]["cells"][0]["source"] != "edited\n"
     assert {k: v for k, v in _files(root).items() if not k.startswith("my-edits/")} == before
+
+
+def test_a_readers_own_notebook_beside_the_pages_is_saved_as_usual(book):
+    """Not a page of the book (no front matter): JupyterLab's New Notebook in notebooks/ saves in place."""
+    root = Path(book.root_dir)
+    nb = asyncio.run(book.get(PAGE))["content"]
+    nb["cells"] = nb["cells"][:1]
+    asyncio.run(book.save({"type": "notebook", "format": "json", "content": nb}, "notebooks/Untitled.ipynb"))
+    nb["cells"][0]["source"] = "my own notebook\n"
+    asyncio.run(book.save({"type": "notebook", "format": "json", "content": nb}, "notebooks/Untitled.ipynb"))
+    assert "my own notebook" in (root / "notebooks" / "Untitled.ipynb").read_text()
+    assert not (root / "my-edits").exists()

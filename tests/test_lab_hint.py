@@ -80,7 +80,7 @@ def test_the_hint_counts_the_cells_of_the_readers_working_copy(tmp_path):
     (tmp_path / "notebooks").mkdir()
     book_cells = [{"cell_type": "code", "source": "x = 1"}]
     mine = [{"cell_type": "markdown", "source": "my note"}, *book_cells]
-    (tmp_path / "notebooks" / "p.md").write_text("x\n")
+    (tmp_path / "notebooks" / "p.md").write_text("---\njupytext:\n---\nx\n")
     (tmp_path / "notebooks" / "p.ipynb").write_text(json.dumps({"cells": book_cells}))
     assert where_defined(page_cells(str(tmp_path / "notebooks" / "p.md")), "x") == "cell 1"
     (tmp_path / "my-edits" / "notebooks").mkdir(parents=True)

@@ -16,6 +16,7 @@ EDITS = "my-edits"  # the reader's working copies, beside notebooks/ (kept out o
 PAGES = "notebooks"
 PAGE_SUFFIXES = (".md", ".ipynb")
 SET_ASIDE = ".before-reset.ipynb"
+FRONT_MATTER = b"---\njupytext:"  # how every page's .md begins (CONTRIBUTING: start from the preface's)
 
 
 def book_of(file: Path) -> Path | None:
@@ -27,9 +28,13 @@ def book_of(file: Path) -> Path | None:
 
 
 def is_page(file: Path) -> bool:
-    """``file`` is a page the book ships: a notebook (``.md``/``.ipynb``) under a book's notebooks/."""
+    """``file`` is a page the book ships: a notebook (``.md``/``.ipynb``) under a book's notebooks/
+    whose MyST source starts with the book's front matter (a reader's own new notebook does not)."""
     file, book = Path(file).resolve(), book_of(file)
-    return file.suffix in PAGE_SUFFIXES and file.is_file() and book is not None and (book / PAGES) in file.parents
+    if file.suffix not in PAGE_SUFFIXES or not file.is_file() or book is None or (book / PAGES) not in file.parents:
+        return False
+    source = file.with_suffix(".md")
+    return source.is_file() and source.read_bytes()[: len(FRONT_MATTER)] == FRONT_MATTER
 
 
 def working_copy(page: Path) -> Path:
