@@ -90,17 +90,26 @@ def test_every_page_round_trips_through_its_hover_text():
 
 
 def test_jupyterlab_shows_the_hover_text_and_saves_the_page_without_it(tmp_path):
-    """The book's contents manager: a page read has its hover text, a page saved has none."""
+    """The book's contents manager: a page read has its hover text; saved unedited it is still the
+    book's page (no working copy), saved edited its working copy holds no hover text."""
     from labkit.cli.lab_contents import BookContentsManager
+    from labkit.cli.reset import working_copy
 
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns("players"))
+    shutil.copy(REPO / "myst.yml", tmp_path / "myst.yml")
     manager = BookContentsManager(root_dir=str(tmp_path))
     path = "notebooks/00-preface.md"
     written = (tmp_path / path).read_text(encoding="utf-8")
     model = asyncio.run(manager.get(path, content=True, type="notebook"))
-    shown = "".join(c["source"] for c in model["content"]["cells"] if c["cell_type"] == "markdown")
-    assert "[{abbr}`execution traces (" in shown
+    cells = [c for c in model["content"]["cells"] if c["cell_type"] == "markdown"]
+    assert "[{abbr}`execution traces (" in "".join(c["source"] for c in cells)
     asyncio.run(manager.save({"type": "notebook", "format": "json", "content": model["content"]}, path))
-    saved = (tmp_path / path).read_text(encoding="utf-8")
-    assert "{abbr}" not in saved and "[execution traces](glossary.md#term-trace)" in saved
-    assert saved.split("\n---\n", 1)[1] == written.split("\n---\n", 1)[1]  # the page below its front matter
+    copy = working_copy(tmp_path / path)
+    assert not copy.exists(), "an unedited page with its hover text counted as an edit"
+    assert (tmp_path / path).read_text(encoding="utf-8") == written
+    model = asyncio.run(manager.get(path, content=True, type="notebook"))
+    model["content"]["cells"][0]["source"] += "\nA reader's note.\n"
+    asyncio.run(manager.save({"type": "notebook", "format": "json", "content": model["content"]}, path))
+    saved = copy.read_text(encoding="utf-8")
+    assert "A reader's note." in saved and "{abbr}" not in saved
+    assert "[execution traces](glossary.md#term-trace)" in saved
