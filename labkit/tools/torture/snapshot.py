@@ -9,10 +9,11 @@ records.  The result is plain data, so a check can be run on any moment of a run
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from labkit.core import strictjson
 
 
 @dataclass
@@ -64,7 +65,7 @@ def read(journals: list[sqlite3.Connection], service: sqlite3.Connection, names:
             "retry_budget, attempts, state FROM invocations ORDER BY invocation_id"
         ):
             snap.entries[(name, row[0])] = {
-                "invocation": json.loads(row[1]),
+                "invocation": strictjson.loads(row[1], "store snapshot"),
                 "approved_digest": row[2],
                 "idempotency_key": row[3],
                 "retry_budget": row[4],
@@ -75,12 +76,19 @@ def read(journals: list[sqlite3.Connection], service: sqlite3.Connection, names:
             "SELECT seq, invocation_id, from_state, to_state, detail_json FROM transitions ORDER BY seq"
         ):
             snap.transitions.append(
-                {"journal": name, "seq": seq, "invocation_id": inv, "from": a, "to": b, "detail": json.loads(detail)}
+                {
+                    "journal": name,
+                    "seq": seq,
+                    "invocation_id": inv,
+                    "from": a,
+                    "to": b,
+                    "detail": strictjson.loads(detail, "store snapshot"),
+                }
             )
     snap.integrity[names[-1]] = _integrity(service)
     snap.events = [tuple(r) for r in service.execute("SELECT event_id, idempotency_key FROM events ORDER BY event_id")]
     snap.stored = {
-        k: {"request_digest": d, "response": json.loads(r)}
+        k: {"request_digest": d, "response": strictjson.loads(r, "store snapshot")}
         for k, d, r in service.execute("SELECT key, request_digest, response_json FROM idempotency")
     }
     counters = dict(service.execute("SELECT name, value FROM counters"))
