@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 import shutil
 import tempfile
 from collections import Counter
@@ -41,17 +42,8 @@ def context(start_method: str | None = None):
 
 
 def scratch_root() -> Path:
-    shm = Path("/dev/shm")
-    where = shm if shm.is_dir() and _writable(shm) else None
+    where = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     return Path(tempfile.mkdtemp(prefix="labkit-torture-", dir=where))
-
-
-def _writable(path: Path) -> bool:
-    try:
-        tempfile.TemporaryFile(dir=path).close()
-        return True
-    except OSError:
-        return False
 
 
 @dataclass
