@@ -79,7 +79,6 @@ ECHO = TraceKind(
     ),
     fixture="echo",
     build_fixture=build_echo,
-    golden="traces/echo.jsonl",
     summary=lambda run, fault: [f"echo {run.events[-1]['payload']['word']}" + (f", fault {fault}" if fault else "")],
 )
 

@@ -92,11 +92,10 @@ class TraceKind:
     run: Callable[..., Any]
     contract: TraceContract
     faults: Mapping[str, Fault]
-    #: the fixture folder its recipe writes (``fixtures/<fixture>/``, ``labkit fixtures --only``)
+    #: the fixture folder its recipe writes (``fixtures/<fixture>/``, ``labkit fixtures --only``);
+    #: its golden trace is ``fixtures/traces/<name>.jsonl``
     fixture: str
     build_fixture: Callable[[Path], list[str]]
-    #: its golden trace, relative to ``fixtures/``
-    golden: str
     #: ``summary(run, fault) -> lines`` printed by ``labkit trace KIND``
     summary: Callable[[Any, str | None], list[str]]
     #: the JSONL file ``labkit trace KIND`` writes without ``--out`` (``trace_id[-fault].jsonl``)

@@ -74,7 +74,6 @@ DIFFUSION = TraceKind(
     faults=FAULTS,
     fixture="diffusion",
     build_fixture=build,
-    golden="traces/diffusion.jsonl",
     summary=summary,
     writes_by_default=False,
     outputs={"png": ("write the final PNG to PATH", DiffusionRun.write_png)},

@@ -63,6 +63,5 @@ TEXT = TraceKind(
     faults=FAULTS,
     fixture="text",
     build_fixture=build,
-    golden="traces/text.jsonl",
     summary=summary,
 )

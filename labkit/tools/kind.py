@@ -80,7 +80,6 @@ TOOL = TraceKind(
     faults=FAULTS,
     fixture="tools",
     build_fixture=build,
-    golden="traces/tool.jsonl",
     summary=summary,
     baseline=("happy", HAPPY),
 )
