@@ -61,7 +61,6 @@ ECHO = TraceKind(
     run=run_echo,
     contract=TraceContract(
         kind="echo",
-        title="Echo trace",
         event_prefix="x",
         **{attr: f"echo's {attr}" for attr in ("initial_object", "model_state", "runtime_update")},
         **{attr: f"echo's {attr}" for attr in ("irreversible_point", "random_entry", "termination", "replay_core")},

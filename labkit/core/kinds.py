@@ -19,7 +19,6 @@ from labkit.core.faults import RULES, Fault, configure
 @dataclass(frozen=True)
 class TraceContract:
     kind: str
-    title: str
     event_prefix: str
     initial_object: str
     model_state: str
@@ -46,6 +45,11 @@ class TraceContract:
     decision_events: tuple[str, ...] = ()
     #: the event type the other trace took instead (a branch) → suspect
     branch_suspects: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        """The kind's column head in the §7.16 table (``Text trace``)."""
+        return f"{self.kind.capitalize()} trace"
 
     def suspect(
         self,

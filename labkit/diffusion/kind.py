@@ -12,7 +12,6 @@ from labkit.diffusion.pipeline import run_diffusion
 
 CONTRACT = TraceContract(
     kind="diffusion",
-    title="Diffusion trace",
     event_prefix="d",
     initial_object="condition tensors + initial noise",
     model_state="the whole latent and the current timestep",

@@ -14,7 +14,6 @@ from labkit.tools.runtime import ToolRunConfig, ToolTrace, run_tool_trace
 
 CONTRACT = TraceContract(
     kind="tool",
-    title="Tool trace",
     event_prefix="t",
     initial_object="messages + ToolSpec + subject",
     model_state="each of the two model calls has its own cache and logits",
