@@ -46,11 +46,6 @@ class TraceContract:
     #: the event type the other trace took instead (a branch) → suspect
     branch_suspects: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def title(self) -> str:
-        """The kind's column head in the §7.16 table (``Text trace``)."""
-        return f"{self.kind.capitalize()} trace"
-
     def suspect(
         self,
         event_type: str,
