@@ -197,28 +197,22 @@ class TraceRecorder:
         self.wall_clock[event["event_id"]] = self.clock()
         return event
 
-    def find(self, event_type: str) -> list[dict]:
-        return [e for e in self.events if e["event_type"] == event_type]
-
     def write_jsonl(self, path: str | Path) -> Path:
         return write_jsonl(self.events, path)
 
 
 def to_jsonable(value: Any) -> Any:
     """Turn NumPy scalars/arrays and tuples into plain JSON values (no silent str())."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        np = None
+    import numpy as np
+
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
-    if np is not None:
-        if isinstance(value, np.ndarray):
-            return value.tolist()
-        if isinstance(value, np.generic):
-            return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
     if isinstance(value, bytes):
         raise TraceError("payload values must be JSON; encode bytes explicitly (e.g. as hex)")
     if value is None or isinstance(value, (str, int, float, bool)):
