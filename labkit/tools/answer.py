@@ -12,17 +12,11 @@ the answer may become, every slot filled by copying:
 * ``unclear`` — anything else (another spelling of the status, a missing or empty field,
   fields that disagree): the sentence says the outcome could not be confirmed.
 
-The frame is spelled by the tokenizer once, f = (f_1, …, f_n).  After k answer tokens
-whose text is ``s``, the mask is
-
-    allowed[v]   = f_1…f_k spells s and f_{k+1} = v        (ordinary pieces v)
-    allowed[EOS] = s is the whole frame
-
-The model still runs its forward pass over the tool message and picks every token by
-masked greedy; what it may pick follows from the result, so no result can make it state
-another date, time, title or outcome.  ``frame_sentences`` spells every kind for one
-title and start (the recipe fits the head with all of them competing, so the head's own
-reading of a result can be shown beside the mask's).  Shapes: ``mask`` returns [V].
+The frame f = (f_1, …, f_n) is spelled by the tokenizer once; after k answer tokens with
+text ``s``:  allowed[v] = (f_1…f_k spells s and f_{k+1} = v),  allowed[EOS] = (s = f).
+The model still runs its forward pass and picks every token by masked greedy; what it may
+pick follows from the result.  ``frame_sentences`` spells every kind (the recipe fits the
+head with the chapter's three competing, so its own reading can be shown).  ``mask`` → [V].
 """
 
 from __future__ import annotations
@@ -38,7 +32,6 @@ import numpy as np
 #: calls; mc_02 writes a sentence, not JSON, so the runtime names the mask that really runs.
 ANSWER_STRATEGY = "greedy_with_answer_slots"
 TIMEZONE = "Asia/Shanghai"  # §7.10: the runtime's zone, in which every time is said
-FRAMES = ("created", "not_committed", "unavailable", "unclear")
 EVENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -60,8 +53,7 @@ def clock_words(start: str, timezone: str = TIMEZONE) -> tuple[str, str]:
 
 
 def start_moment(start) -> datetime | None:
-    """The instant ``start`` names, or None when it names none exactly (no offset, not a
-    date-time, or not on a whole minute — a sentence saying 9:00 would round it)."""
+    """The instant ``start`` names; None without an offset or off a whole minute."""
     if not isinstance(start, str):
         return None
     try:
