@@ -14,8 +14,9 @@ Load by hand with ``%load_ext labkit.cli.lab_hint``.
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
+
+from labkit.core.strictjson import read_json_file
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)
 
@@ -63,7 +64,7 @@ def page_cells(session: str) -> list[dict]:
 
     page = Path(session)
     stored = working_copy(page) if is_page(page) and working_copy(page).is_file() else page.with_suffix(".ipynb")
-    return json.loads(stored.read_text(encoding="utf-8"))["cells"] if stored.is_file() else []
+    return read_json_file(stored)["cells"] if stored.is_file() else []
 
 
 def hint(shell, name: str) -> str | None:
