@@ -143,3 +143,20 @@ def test_7_15_an_exhausted_retry_budget_ends_failed_without_mc_02():
     assert calls == {"mc_01"} and trace.second_call is None and trace.answer is None
     last = trace.events[-1]
     assert (last["event_id"], last["event_type"], last["payload"]["state"]) == ("t15", "trace.closed", "FAILED")
+
+
+def test_7_15_extra_field_is_carried_from_the_first_event_that_holds_it(tool_run):
+    """§7.15's first branch: the model's bytes are clean (t01), the runtime then holds a proposal with
+    notify_all (t02 records it), t03 rejects it, and t02 is where the run first parts from the golden one."""
+    trace = run_tool_trace(faulty_config("extra_field"))
+    happy = {e["event_id"]: e["payload"] for e in tool_run.events}
+    faulty = {e["event_id"]: e for e in trace.events}
+    assert faulty["t01"]["payload"]["arguments_utf8_hex"] == happy["t01"]["arguments_utf8_hex"]
+    assert "notify_all" not in bytes.fromhex(happy["t01"]["arguments_utf8_hex"]).decode("utf-8")
+    assert faulty["t02"]["payload"]["keys"] == [*happy["t02"]["keys"], "notify_all"]
+    assert (faulty["t03"]["event_type"], faulty["t03"]["payload"]["state"]) == (
+        "schema.rejected",
+        "VALIDATION_REJECTED",
+    )
+    found = catalogue.diagnose("tool", "extra_field")
+    assert (found.event_ids, found.rule, found.field) == (("t02", "t02"), "discrete_state", "keys (length)")

@@ -164,7 +164,7 @@ def test_scenario_data_is_the_golden_traces_and_their_journals(fresh):
     assert [row[2] for row in crash["journal"][:3]] == ["t05", "t06", "t08"]
     assert crash["entry"]["attempts"] == 2 and crash["final_state"] == "OBSERVED"
     assert scenarios["extra_field"]["commit"] is None
-    assert scenarios["extra_field"]["divergence"]["event_id"] == "t03"
+    assert scenarios["extra_field"]["divergence"]["event_id"] == "t02"
     assert scenarios["unauthorized"]["divergence"]["event_id"] == "t05"
 
 

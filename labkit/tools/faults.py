@@ -22,12 +22,13 @@ def _branch(event_id: str, suspect: str) -> FirstDivergence:
 
 
 FAULTS: dict[str, Fault] = catalogue(
-    # §7.15: the extra field is caught where t03 would validate; t01/t02 stay the model's own
+    # §7.15: the field is injected after decoding: t01's bytes are the model's own, t02 records
+    # the proposal the runtime holds (with notify_all), and t03 rejects it
     Fault(
         "extra_field",
-        "notify_all is merged into the parsed proposal before validation, past the grammar",
+        "notify_all is injected into the parsed proposal after decoding, past the grammar",
         {"proposal_tamper": "extra_field"},
-        _branch("t03", S.ARGUMENTS_PAST_GRAMMAR),
+        FirstDivergence("t02", "discrete_state", "keys", S.ARGUMENTS_PAST_GRAMMAR),
     ),
     Fault(
         "not_json",

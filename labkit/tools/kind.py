@@ -27,6 +27,8 @@ CONTRACT = TraceContract(
     suspects={
         ("proposal.generated", "discrete_state"): S.PROPOSAL_DECODING,
         ("proposal.generated", "tensors"): S.MODEL_PATH,
+        # the same bytes at t01 parse to other arguments at t02: they were changed past the grammar
+        ("proposal.parsed", "discrete_state"): S.ARGUMENTS_PAST_GRAMMAR,
         ("schema.validated", "discrete_state"): S.SCHEMA_VALIDATION,
         ("invocation.normalized", "discrete_state"): S.NORMALISER,
         ("authorization.allowed", "discrete_state"): S.AUTHORISATION,

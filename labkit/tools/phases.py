@@ -31,8 +31,8 @@ def _cut_short(raw: bytes, how: str | None) -> bytes:
 
 
 def _merged(arguments: dict, how: str | None) -> dict:
-    """The arguments handed to the validator: the parsed ones, or (``extra_field``) those with a
-    ``notify_all`` merged in after parsing — past the grammar, which only shaped the bytes."""
+    """The arguments the runtime holds once parsed: the parser's, or (``extra_field``) those with
+    a ``notify_all`` injected after decoding — past the grammar, which only shaped the bytes."""
     return {**arguments, "notify_all": True} if how == "extra_field" else arguments
 
 
@@ -67,7 +67,7 @@ def propose(run: RunState) -> None:
 def parse(run: RunState) -> str | None:
     """t02: the proposal's bytes parse as one JSON object, or the proposal is rejected."""
     try:
-        run.arguments = parse_arguments(run.trace.arguments_bytes)
+        run.arguments = _merged(parse_arguments(run.trace.arguments_bytes), run.config.proposal_tamper)
     except ProposalError as exc:
         run.move(State.PARSE_REJECTED)
         run.rec.emit(
@@ -86,7 +86,6 @@ def parse(run: RunState) -> str | None:
 
 def validate(run: RunState) -> str | None:
     """t03: the arguments against the ToolSpec's JSON Schema."""
-    run.arguments = _merged(run.arguments, run.config.proposal_tamper)
     report = validate_arguments(run.spec, run.arguments)
     if not report.valid:
         run.move(State.VALIDATION_REJECTED)

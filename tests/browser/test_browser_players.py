@@ -131,7 +131,7 @@ def check_decode(page):
 
 def check_divergence(page):
     """A perturbed weight first shows in e04's raw-logit tensors; the wrong processor order at
-    e05 in processor_order[0]; the tool trace's first fault (extra_field) at t03; the rows are labelled."""
+    e05 in processor_order[0]; the tool trace's first fault (extra_field) at t02; the rows are labelled."""
     operate(page, "kind", 0)
     shown = text(page)
     assert "golden" in shown and "faulty: perturbed_weight" in page.evaluate(
@@ -143,7 +143,7 @@ def check_divergence(page):
     shown = text(page)
     assert "(e05 vs e05, token.selected)" in shown and "processor_order[0]" in shown, shown[:400]
     operate(page, "kind", 2)
-    assert "(t03 vs t03, schema.validated)" in text(page), text(page)[:400]
+    assert "(t02 vs t02, proposal.parsed)" in text(page), text(page)[:400]
 
 
 def pick(page, control, value):
