@@ -57,7 +57,16 @@ def _bandwidth_hint(got: float, budget, batch: int, expected: float) -> str:
     return "bytes read = N·bytes per weight + batch · 2·L·T·H_kv·D_h·bytes per element; time ≥ bytes / bandwidth"
 
 
-@exercise("decode_step_lower_bound_ms", page="notebooks/11-labs/10-bandwidth-budget.md", signature=("budget", "batch"))
+@exercise(
+    "decode_step_lower_bound_ms",
+    page="notebooks/11-labs/10-bandwidth-budget.md",
+    signature=("budget", "batch"),
+    kind="extend",
+    idea=(
+        "a decode step has to stream every byte it reads through memory once: count the bytes, then divide by"
+        " the bandwidth"
+    ),
+)
 def decode_step_lower_bound_ms(candidate) -> CheckResult:
     """return the streaming-read lower bound of one decode step in milliseconds: (weights + batch ·
     K and V of one request's cache) bytes / bandwidth; budget has the fields of

@@ -19,7 +19,13 @@ def _boolean(value, what: str) -> bool:
     return bool(value)
 
 
-@exercise("distinct_layer_keys", page="notebooks/11-labs/05-cache-faults.md", signature=("cache",))
+@exercise(
+    "distinct_layer_keys",
+    page="notebooks/11-labs/05-cache-faults.md",
+    signature=("cache",),
+    kind="diagnose",
+    idea="every layer computes its own keys; compare numbers, not array identity",
+)
 def distinct_layer_keys(candidate) -> CheckResult:
     """given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's
     cached keys differ (beyond float rounding), False when one layer holds the other's keys"""
@@ -59,7 +65,13 @@ def distinct_layer_keys(candidate) -> CheckResult:
     return passed(f"all {len(cases)} caches judged correctly; only the copied cache is flagged")
 
 
-@exercise("cached_path_agrees", page="notebooks/11-labs/05-cache-faults.md", signature=("model", "tokens"))
+@exercise(
+    "cached_path_agrees",
+    page="notebooks/11-labs/05-cache-faults.md",
+    signature=("model", "tokens"),
+    kind="diagnose",
+    idea="two ways of computing the same logits agree up to float rounding, never bit for bit",
+)
 def cached_path_agrees(candidate) -> CheckResult:
     """given a Decoder and tokens [T], return True when decoding the tokens one step at a time from
     an empty KVCache gives the same logits as one full pass (atol = rtol = 1e-12)"""

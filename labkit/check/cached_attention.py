@@ -77,6 +77,8 @@ class _Divergence(Exception):
     "cached_attention_step",
     page="notebooks/11-labs/04-kv-cache-equivalence.md",
     signature=("q", "cache_k", "cache_v", "k_new", "v_new"),
+    kind="extend",
+    idea="a cached step must see exactly what the full pass sees at that position: everything before it and itself",
 )
 def cached_attention_step(candidate) -> CheckResult:
     """one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k,

@@ -34,7 +34,16 @@ def _attend(q, k, v, allowed):
     return output[0], weights[0]
 
 
-@exercise("causal_self_attention", page="notebooks/11-labs/03-causal-attention.md", signature=("q", "k", "v"))
+@exercise(
+    "causal_self_attention",
+    page="notebooks/11-labs/03-causal-attention.md",
+    signature=("q", "k", "v"),
+    kind="extend",
+    idea=(
+        "causal attention: each position weighs only the past and itself, and the weights of a row are a "
+        "probability distribution"
+    ),
+)
 def causal_self_attention(candidate) -> CheckResult:
     """one head of causal self-attention: q, k, v [T, d_h] → (output [T, d_h], weights [T, T]),
     scores q·kᵀ/√d_h, key j visible to query i only when j ≤ i"""

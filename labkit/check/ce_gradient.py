@@ -46,6 +46,11 @@ def _ce_reference(logits, targets, valid) -> np.ndarray:
     "masked_ce_gradient",
     page="notebooks/11-labs/01-cross-entropy-gradient.md",
     signature=("logits", "targets", "valid"),
+    kind="extend",
+    idea=(
+        "the gradient of cross-entropy with respect to the logits compares what the model predicts with what "
+        "was right, and only supervised rows count"
+    ),
 )
 def masked_ce_gradient(candidate) -> CheckResult:
     """return ∂L/∂logits [N, V] of the mean cross-entropy over the supervised rows (logits [N, V]

@@ -133,7 +133,13 @@ def _subfixture():
     return table, z2, [(2, 1, eps2), (1, 0, eps1)], float(fx["tolerance"])
 
 
-@exercise("ddim_update", page=PAGE, signature=("z_t", "epsilon", "t", "prev_t", "alpha_bars"))
+@exercise(
+    "ddim_update",
+    page=PAGE,
+    signature=("z_t", "epsilon", "t", "prev_t", "alpha_bars"),
+    kind="extend",
+    idea="a DDIM step first estimates the clean latent, then re-noises it to the previous timestep's noise level",
+)
 def check_ddim_update(candidate) -> CheckResult:
     """one deterministic DDIM step (η = 0, ε-prediction) from timestep t to prev_t (None after the
     last): look up ᾱ in alpha_bars and return (z_prev, x0_hat), each of z_t's shape and dtype"""

@@ -154,7 +154,16 @@ class _DecodeStep:
         return None
 
 
-@exercise("decode_one", page=PAGE, signature=("decoder", "cache", "token_id"))
+@exercise(
+    "decode_one",
+    page=PAGE,
+    signature=("decoder", "cache", "token_id"),
+    kind="extend",
+    idea=(
+        "one decode step is the full pass restricted to the newest position, reading the earlier positions "
+        "from the cache"
+    ),
+)
 def check_decode_one(candidate) -> CheckResult:
     """feed token_id at position = cache length through every layer (appending its key and value to
     the cache) and return the logits [V] of that position"""

@@ -42,7 +42,13 @@ _BINDING_HINTS = {
 }
 
 
-@exercise("digest_matches", page=PAGE, signature=("confirmation", "invocation"))
+@exercise(
+    "digest_matches",
+    page=PAGE,
+    signature=("confirmation", "invocation"),
+    kind="diagnose",
+    idea="an approval binds to one exact request: compare what was approved with what is about to run",
+)
 def check_digest_matches(candidate) -> CheckResult:
     """return True exactly when the confirmation approves this Invocation: decision 'approve' and
     invocation_digest equal to SHA-256 of the RFC 8785 canonical JSON of invocation.to_json()"""

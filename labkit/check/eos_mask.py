@@ -126,7 +126,13 @@ def _eos_direct_cases():
     ]
 
 
-@exercise("minimum_length_eos_mask", page=PAGE, signature=("logits", "context"))
+@exercise(
+    "minimum_length_eos_mask",
+    page=PAGE,
+    signature=("logits", "context"),
+    kind="extend",
+    idea="a logits processor changes only the entries its rule names, and only while its condition holds",
+)
 def check_minimum_length_eos_mask(candidate) -> CheckResult:
     """return a new row of logits [V] with EOS set to −∞ while fewer than
     context.config.minimum_output_tokens tokens have been selected"""

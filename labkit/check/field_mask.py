@@ -149,7 +149,13 @@ def _direct_values(schema: dict) -> list[str]:
     return sorted(v for v in values if v == "" or _example_completion(v, int(low), int(high)) is not None)
 
 
-@exercise("integer_field_mask", page=PAGE, signature=("value_so_far", "pieces", "schema"))
+@exercise(
+    "integer_field_mask",
+    page=PAGE,
+    signature=("value_so_far", "pieces", "schema"),
+    kind="extend",
+    idea="constrained decoding allows a piece only if the document can still be completed into a valid one",
+)
 def check_integer_field_mask(candidate) -> CheckResult:
     """return allowed [V] (bool): which pieces may follow the digits value_so_far of the integer
     field described by schema (minimum, maximum), the object's last key — digits that keep the

@@ -178,7 +178,16 @@ def _summary(outcome) -> dict:
     }
 
 
-@exercise("idempotent_execute", page=PAGE, signature=("service", "key", "request_digest", "request"))
+@exercise(
+    "idempotent_execute",
+    page=PAGE,
+    signature=("service", "key", "request_digest", "request"),
+    kind="extend",
+    idea=(
+        "an idempotency key turns a retry into a lookup: perform once, then answer from what was stored, and "
+        "refuse a different request under the same key"
+    ),
+)
 def check_idempotent_execute(candidate) -> CheckResult:
     """the calendar service's idempotent execute: a new key → service.perform(request); the same
     key with the same request_digest → the stored response (service.stored(key)['response']);

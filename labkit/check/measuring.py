@@ -84,6 +84,13 @@ def check_growth_exponent(candidate, extra_cases: list[Case] = ()) -> CheckResul
     return CheckResult(NAME, True, f"matches the reference fit on every synthetic curve{measured}")
 
 
-@exercise(NAME, page=PAGE, signature=("contexts", "times_ms"), task=TASK)
+@exercise(
+    NAME,
+    page=PAGE,
+    signature=("contexts", "times_ms"),
+    task=TASK,
+    kind="extend",
+    idea="a power law is a straight line once both axes are logarithmic",
+)
 def growth_exponent(candidate) -> CheckResult:
     return check_growth_exponent(candidate)

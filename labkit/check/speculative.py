@@ -45,7 +45,16 @@ def _residual_hint(got, p, q, mass) -> str:
     return "r(x) = max(p(x) − q(x), 0) / Σ_y max(p(y) − q(y), 0): the mass of p the draft does not cover"
 
 
-@exercise("speculative_parts", page="notebooks/11-labs/09-speculative-sampling.md", signature=("p", "q"))
+@exercise(
+    "speculative_parts",
+    page="notebooks/11-labs/09-speculative-sampling.md",
+    signature=("p", "q"),
+    kind="extend",
+    idea=(
+        "speculative sampling keeps the target's distribution: the target verifies the draft, and rejected "
+        "mass is redistributed where the target wanted more"
+    ),
+)
 def speculative_parts(candidate) -> CheckResult:
     """return (accept [V], residual [V]) for target p and draft q [V]: accept = min(1, p/q) (where
     q = 0 it is never used and not checked), residual = max(p − q, 0) / Σ max(p − q, 0), all

@@ -28,6 +28,10 @@ def _rank_cases():
     "compensated_local_gradients",
     page="notebooks/11-labs/11-unequal-rank-gradients.md",
     signature=("rank_gradient_sums", "rank_token_counts"),
+    kind="extend",
+    idea=(
+        "the all-reduce averages over ranks, but the loss averages over tokens; ranks hold different numbers of tokens"
+    ),
 )
 def compensated_local_gradients(candidate) -> CheckResult:
     """return [R] the gradient each rank hands to the averaging all-reduce, so that their mean is
