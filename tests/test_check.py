@@ -3,6 +3,7 @@ just outside its tolerance fails, and broken candidates get a clear message inst
 
 import importlib.util
 import inspect
+import re
 from pathlib import Path
 
 import numpy as np
@@ -186,3 +187,11 @@ def test_an_error_in_the_readers_code_points_at_the_readers_line():
     exec(compile("import numpy as np\n\ndef bad(z_p, z_q):\n    return np.log(z_p)[10]\n", "<cell>", "exec"), namespace)
     result = EXERCISES["kl_from_logits"](namespace["bad"])
     assert not result.passed and "line 4 of your cell" in result.message, result.message
+
+
+def test_labkit_check_lists_each_exercise_with_its_kind(capsys):
+    from labkit.cli import main
+
+    assert main(["check"]) == 0
+    listed = dict(re.findall(r"^(\w+)\([^)]*\)  (\w+)  \[", capsys.readouterr().out, flags=re.M))
+    assert listed == {name: spec.kind for name, spec in EXERCISES.items()}

@@ -28,9 +28,9 @@ def test_first_wrong_run_shows_the_concept_and_not_the_formula():
     result = check.masked_ce_gradient(_mean_over_all_rows)
     assert not result.passed and result.level == 1
     text, page = repr(result), result._repr_html_()
-    assert result.rule and "softmax(z_n) − onehot(y_n)" in result.rule  # the rule holds the formula…
+    assert result.rule and result.hint == check.exercises()["masked_ce_gradient"].rule  # level 2 holds the rule…
     for shown in (text, page):
-        assert "softmax(z_n)" not in shown and result.hint not in shown  # …and neither is shown
+        assert result.rule not in shown and result.hint not in shown  # …and neither is shown
         assert "first divergence" in shown and "result.more()" in shown
     assert check.exercises()["masked_ce_gradient"].idea in text
 

@@ -108,19 +108,19 @@ def test_bandwidth_exercise_hands_over_the_layout_not_labkits_answer():
 
 def test_per_rank_means_are_recognised_as_the_naive_average():
     result = check.compensated_local_gradients(lambda sums, counts: sums / counts)
-    _failed(result, "rank 0 (S_0 = -1.0, n_0 = 2)")
+    _failed(result, "w = 0”, local_gradients[0]")
     assert result.got == -0.5 and result.expected == unequal_rank.run()["compensated_local_gradients"][0]
 
 
 def test_scaling_by_the_global_count_alone_forgets_the_world_size():
-    _failed(check.compensated_local_gradients(lambda sums, counts: sums / counts.sum()), "rank 0")
+    _failed(check.compensated_local_gradients(lambda sums, counts: sums / counts.sum()), "local_gradients[0]")
 
 
 def test_sending_the_global_mean_from_every_rank_is_caught():
     def everyone_sends_the_answer(sums, counts):
         return np.full(len(sums), sums.sum() / counts.sum())
 
-    _failed(check.compensated_local_gradients(everyone_sends_the_answer), "rank 0")
+    _failed(check.compensated_local_gradients(everyone_sends_the_answer), "local_gradients[0]")
 
 
 # --- 12 report_problems ----------------------------------------------------------------------------

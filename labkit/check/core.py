@@ -86,9 +86,6 @@ class Exercise:
             raise ValueError(f"exercise {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if not self.task or not self.idea:
             raise ValueError(f"exercise {self.name!r} needs a task and an idea (the first-level hint)")
-        if self.name in registry:
-            raise ValueError(f"exercise {self.name!r} is registered twice")
-        registry[self.name] = self
 
     @property
     def is_value(self) -> bool:
@@ -131,6 +128,13 @@ class Exercise:
 ExerciseSpec = Exercise
 
 
+def _register(spec: Exercise) -> Exercise:
+    if spec.name in registry:
+        raise ValueError(f"exercise {spec.name!r} is registered twice")
+    registry[spec.name] = spec
+    return spec
+
+
 def reset_attempts() -> None:
     """Forget every wrong run (the next wrong answer of each exercise shows level 1 again)."""
     for spec in registry.values():
@@ -143,7 +147,7 @@ def exercise(name: str, page: str, signature: tuple[str, ...], *, kind: str, ide
 
     def wrap(grade: Callable[[Any], CheckResult]) -> Exercise:
         text = task if task is not None else " ".join((grade.__doc__ or "").split())
-        return Exercise(name, page, kind, text, tuple(signature), grade, idea, rule)
+        return _register(Exercise(name, page, kind, text, tuple(signature), grade, idea, rule))
 
     return wrap
 
@@ -163,7 +167,7 @@ def value(name, page, kind, task, answer, *, idea, rule, why, tolerance=0.0, rel
         rule_text = f"within ±{feedback.short(allowed)} of the run" if allowed else "exactly what the run gives"
         return failure(f"the run disagrees — {shown}", where="your value", rule=rule_text, got=got, expected=expected)
 
-    return Exercise(name, page, kind, task, (), grade, idea, rule)
+    return _register(Exercise(name, page, kind, task, (), grade, idea, rule))
 
 
 def _agrees(candidate, expected, allowed: float) -> tuple[bool, Any]:
@@ -186,9 +190,12 @@ def _agrees(candidate, expected, allowed: float) -> tuple[bool, Any]:
     return abs(got - float(expected)) <= allowed, got
 
 
-def function(name, page, kind, task, signature, cases, reference, *, idea, rule, atol=1e-12) -> Exercise:
+def function(
+    name, page, kind, task, signature, cases, reference, *, idea, rule, atol=1e-12, outputs=("result",), first=None
+):
     """The reader's function on ``cases()`` — (label, args) pairs, fresh copies each call — against
-    the hidden ``reference``, stopping at the first case and index that differ beyond ``atol``."""
+    the hidden ``reference``, stopping at the first case and index that differ beyond ``atol``. A tuple
+    result is named by ``outputs``; ``first`` names the output compared first (a cause before its effect)."""
 
     def grade(candidate) -> CheckResult:
         import copy
@@ -199,23 +206,19 @@ def function(name, page, kind, task, signature, cases, reference, *, idea, rule,
         for label, args in cases():
             expected = reference(*copy.deepcopy(args))
             got = call(candidate, *copy.deepcopy(args))
-            outputs = expected if isinstance(expected, tuple) else (expected,)
-            gots = (
-                unpack(got, tuple(f"output {i}" for i in range(len(outputs))))
-                if isinstance(expected, tuple)
-                else (got,)
-            )
-            for i, (g, e) in enumerate(zip(gots, outputs, strict=True)):
+            expected = expected if isinstance(expected, tuple) else (expected,)
+            gots = unpack(got, outputs) if len(outputs) > 1 else (got,)
+            triples = list(zip(outputs, gots, expected, strict=True))
+            for what, g, e in sorted(triples, key=lambda item: item[0] != first):
                 e = np.asarray(e)
-                g = numeric_array(g, "your result", e.shape) if e.dtype != bool else as_array(g, "your result", e.shape)
-                part = f", output {i}" if len(outputs) > 1 else ""
-                verdict = compare_arrays(g, e, atol=atol, where=f"case “{label}”{part} at index ", hint=None)
+                g = numeric_array(g, what, e.shape) if e.dtype != bool else as_array(g, what, e.shape)
+                verdict = compare_arrays(g, e, atol=atol, where=f"case “{label}”, {what}", hint=None)
                 if not verdict.passed:
                     return verdict
             count += 1
         return passed(f"matches on all {count} cases")
 
-    return Exercise(name, page, kind, task, tuple(signature), grade, idea, rule)
+    return _register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
 
 
 def _check_signature(candidate, expected: tuple[str, ...]) -> None:
