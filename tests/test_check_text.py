@@ -61,7 +61,7 @@ def test_eos_mask_with_a_hard_coded_minimum_fails_the_longer_request():
 def test_eos_mask_with_a_hard_coded_eos_id_fails_the_direct_cases():
     result = check.minimum_length_eos_mask(_eos_mask(lambda n, minimum: n < minimum, eos=lambda context: 18))
     assert not result.passed
-    assert result.where == "EOS is ID 7, minimum 2, one token selected: logits[7]", result.where
+    assert result.where == "case “EOS is ID 7, minimum 2, one token selected”, result[7]", result.where
     assert result.expected == -np.inf and result.hint
 
 

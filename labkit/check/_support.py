@@ -32,7 +32,7 @@ def event_where(event: dict, field: str, case: str) -> str:
     return f"{event['event_id']} {event['event_type']}{at}, field {field} — {case}"
 
 
-def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for) -> CheckResult | None:
+def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for=None) -> CheckResult | None:
     """None when the traces agree; otherwise their first divergence as a failed CheckResult.
 
     ``hint_for(divergence)`` turns the divergent event and field into a hint."""
@@ -48,7 +48,7 @@ def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for) -
         rule=div.rule,
         got=div.value_b,
         expected=div.value_a,
-        hint=hint_for(div),
+        hint=hint_for(div) if hint_for else None,
     )
 
 

@@ -198,27 +198,54 @@ def function(
     result is named by ``outputs``; ``first`` names the output compared first (a cause before its effect)."""
 
     def grade(candidate) -> CheckResult:
-        import copy
-
-        import numpy as np
-
-        count = 0
-        for label, args in cases():
-            expected = reference(*copy.deepcopy(args))
-            got = call(candidate, *copy.deepcopy(args))
-            expected = expected if isinstance(expected, tuple) else (expected,)
-            gots = unpack(got, outputs) if len(outputs) > 1 else (got,)
-            triples = list(zip(outputs, gots, expected, strict=True))
-            for what, g, e in sorted(triples, key=lambda item: item[0] != first):
-                e = np.asarray(e)
-                g = numeric_array(g, what, e.shape) if e.dtype != bool else as_array(g, what, e.shape)
-                verdict = compare_arrays(g, e, atol=atol, where=f"case “{label}”, {what}", hint=None)
-                if not verdict.passed:
-                    return verdict
-            count += 1
-        return passed(f"matches on all {count} cases")
+        return compare_cases(candidate, cases(), reference, atol=atol, outputs=outputs, first=first)
 
     return _register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
+
+
+def trace(name, page, kind, task, signature, runs, *, idea, rule, hook=None, cases=(), reference=None, atol=0.0):
+    """The reader's piece inside the real runtime: ``runs()`` gives (label, reference events, run) with
+    ``run(piece) -> events``; the first divergence of a run fails it (event, field, rule, both values).
+    ``hook(candidate)`` is the piece the runtime calls (it checks what the reader returns); then the
+    direct ``cases()``, for situations the runs never reach, as in ``function``."""
+
+    def grade(candidate) -> CheckResult:
+        from labkit.check._support import compare_traces
+
+        piece = hook(candidate) if hook else candidate
+        for label, expected, run in runs():
+            failed = compare_traces(label, expected, run(piece))
+            if failed is not None:
+                return failed
+        direct = list(cases()) if callable(cases) else list(cases)
+        if direct:
+            return compare_cases(piece, direct, reference, atol=atol)
+        return passed("every run reproduces its reference trace")
+
+    return _register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
+
+
+def compare_cases(candidate, cases, reference, *, atol, outputs=("result",), first=None) -> CheckResult:
+    """The first case and index where ``candidate`` and ``reference`` differ beyond ``atol``, or a pass."""
+    import copy
+
+    import numpy as np
+
+    count = 0
+    for label, args in cases:
+        expected = reference(*copy.deepcopy(args))
+        got = call(candidate, *copy.deepcopy(args))
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        gots = unpack(got, outputs) if len(outputs) > 1 else (got,)
+        triples = list(zip(outputs, gots, expected, strict=True))
+        for what, g, e in sorted(triples, key=lambda item: item[0] != first):
+            e = np.asarray(e)
+            g = numeric_array(g, what, e.shape) if e.dtype != bool else as_array(g, what, e.shape)
+            verdict = compare_arrays(g, e, atol=atol, where=f"case “{label}”, {what}", hint=None)
+            if not verdict.passed:
+                return verdict
+        count += 1
+    return passed(f"matches on all {count} cases")
 
 
 def _check_signature(candidate, expected: tuple[str, ...]) -> None:
