@@ -219,8 +219,9 @@ value(
 
 def _digest_changes_on_reorder() -> bool:
     from labkit.tools.confirm import request_digest
+    from labkit.tools.schedules import fixture_invocation
 
-    arguments = {"title": "带护照", "start": "2026-05-01T09:00:00+08:00", "duration_minutes": 10}
+    arguments = fixture_invocation().normalized_arguments  # the chapter's Invocation, from the fixtures
     reordered = dict(reversed(list(arguments.items())))
     return request_digest(arguments) != request_digest(reordered)
 
