@@ -13,9 +13,6 @@ import numpy as np
 
 from labkit.check.core import CandidateProblem, CheckResult, failure
 
-#: tolerance of the numeric labs' exact comparisons
-ATOL = 1e-12
-
 
 def golden(filename: str, first: int | None = None) -> list[dict]:
     """The golden trace ``fixtures/traces/<filename>`` (its first ``first`` events)."""
@@ -57,22 +54,6 @@ def failure_at(message: str, got, expected, index, *, where: str, rule: str, hin
     return failure(message, where=where, rule=rule, got=got[index].item(), expected=expected[index].item(), hint=hint)
 
 
-def not_finite(got, expected, *, what: str, case: str, rule: str, hint: str) -> CheckResult | None:
-    """A failure at the first NaN or infinity of ``got`` (the reader's ``what`` on ``case``), or None."""
-    broken = non_finite_index(got)
-    if broken is None:
-        return None
-    return failure_at(
-        f"the {what} is not finite",
-        got,
-        expected,
-        broken,
-        where=f"case “{case}”, {what}{list(broken)}",
-        rule=rule,
-        hint=hint,
-    )
-
-
 class Recorder:
     """The reader's function standing in for a piece of a runtime; ``calls`` keeps what each
     call was given or returned, so a hint can look back at it."""
@@ -88,16 +69,6 @@ def first_far(got, expected, atol: float) -> tuple[int, ...] | None:
     return first_bad_index(np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64), atol)
 
 
-def close(got, other, atol: float = ATOL) -> bool:
-    """Same shape, ``other`` finite, every element within ``atol`` (recognises a typical mistake)."""
-    got, other = np.asarray(got, dtype=np.float64), np.asarray(other, dtype=np.float64)
-    return (
-        got.shape == other.shape
-        and bool(np.all(np.isfinite(other)))
-        and bool(np.allclose(got, other, rtol=0.0, atol=atol))
-    )
-
-
 @contextmanager
 def in_case(case: str):
     """A problem with the candidate (crash, wrong type or shape) names the case it happened on."""
@@ -107,11 +78,6 @@ def in_case(case: str):
         if "not yet implemented" in str(problem):
             raise
         raise CandidateProblem(f"on case “{case}”: {problem}") from None
-
-
-def fmt(values) -> str:
-    """``[0.1235, 2]``: a short list for messages."""
-    return "[" + ", ".join(f"{v:.4g}" for v in np.asarray(values, dtype=np.float64).ravel()) + "]"
 
 
 # -- the numeric exercises' helpers ------------------------------------------------------------
