@@ -29,7 +29,7 @@ __all__ = ["CheckResult", "ExerciseSpec", "exercise", "exercises"]
 
 def _discover() -> None:
     for info in pkgutil.iter_modules(__path__):
-        if info.name != "core" and not info.name.startswith("_"):
+        if info.name not in ("core", "grading") and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
 
 

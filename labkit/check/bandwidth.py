@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from types import SimpleNamespace
 
-from labkit.check.core import function
+from labkit.check.grading import function
 
 
 def _bandwidth_cases():

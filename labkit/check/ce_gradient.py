@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import function
+from labkit.check.grading import function
 
 
 def _ce_cases():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import function, value
+from labkit.check.grading import function, value
 
 PREFACE = "notebooks/00-preface.md"
 TRACES = "notebooks/07-traces"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import function
+from labkit.check.grading import function
 
 #: (case, options of unequal_rank.run): the sums and counts handed over come from the lab's own run
 RANK_CASES = (
