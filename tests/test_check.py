@@ -133,7 +133,7 @@ def _off(answer, spec):
     return answer + 1.5 * step
 
 
-@pytest.mark.parametrize("name", sorted(n for n, s in EXERCISES.items() if s.kind == "extend" and not s.is_value))
+@pytest.mark.parametrize("name", sorted(n for n, s in EXERCISES.items() if not s.is_value))
 def test_no_second_level_hint_contains_the_reference_code(name):
     """The rule names where an answer breaks, never the answer: no line of a hidden reference's
     code appears in the exercise's second-level hint."""
@@ -195,3 +195,17 @@ def test_labkit_check_lists_each_exercise_with_its_kind(capsys):
     assert main(["check"]) == 0
     listed = dict(re.findall(r"^(\w+)\([^)]*\)  (\w+)  \[", capsys.readouterr().out, flags=re.M))
     assert listed == {name: spec.kind for name, spec in EXERCISES.items()}
+
+
+@pytest.mark.parametrize("name", VALUES)
+def test_no_hint_of_a_value_exercise_states_its_answer(name, answer_key):
+    spec = EXERCISES[name]
+    expected = spec(_off(SOLVED[name], spec)).expected  # a wrong answer's verdict carries the run's value
+    assert expected is not None
+    answers = expected if isinstance(expected, list | tuple) else [expected]
+    for answer in answers:
+        if isinstance(answer, float | int) and not isinstance(answer, bool):
+            for text in {f"{answer:g}", f"{answer:.3g}", f"{answer:.4f}"}:
+                assert text not in spec.rule and text not in spec.idea, f"{name}: a hint states {text}"
+        elif isinstance(answer, str):
+            assert answer not in spec.rule and answer not in spec.idea, f"{name}: a hint states {answer!r}"

@@ -40,7 +40,7 @@ value(
     lambda: [float(v) for v in _uniform_row()[1][0]],
     tolerance=0.005,
     idea="the gradient with respect to the logits compares the prediction with the one-hot target",
-    rule="each component is (predicted probability − 1 if it is the target else 0), divided by the supervised rows",
+    rule="differentiate −log softmax(z)[target] for each logit: the target and the other entries differ in sign",
     why=lambda g: f"[1/3 − 1, 1/3, 1/3] = [{g[0]:.4f}, {g[1]:.4f}, {g[2]:.4f}]: the components sum to zero",
 )
 
@@ -186,7 +186,7 @@ value(
     _dpo_gradient_at_point,
     tolerance=0.001,
     idea="DPO's gradient is the margin's gradient weighted by how wrong the policy still is",
-    rule="∂L/∂m = −β·σ(−β·m) and m = (π_w − ρ_w) − (π_l − ρ_l): the two components are equal and opposite",
+    rule="differentiate −log σ(β·m) through the margin m, which moves with π_w and against π_l",
     why=lambda g: f"m = 1, β·m = 0.5: the gradient is [{g[0]:.4f}, {g[1]:.4f}]",
 )
 
@@ -231,7 +231,7 @@ value(
     _lone_success,
     tolerance=0.005,
     idea="a GRPO advantage says how much better one answer is than the others of its own group",
-    rule="(r − mean) / std, with mean 1/8 and the population std √(1/8 · 7/8)",
+    rule="standardise within the group: subtract its mean, divide by its population standard deviation",
     why=lambda a: f"(1 − 1/8) / √(7/64) = √7 ≈ {a:.4f}",
 )
 

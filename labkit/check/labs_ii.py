@@ -114,7 +114,7 @@ value(
     _tokens_per_call,
     tolerance=0.005,
     idea="each draft survives with probability α until the first rejection, and the target always adds one token",
-    rule="E = 1 + α + α² + … + α^k, a geometric sum",
+    rule="count the tokens of a call: the accepted drafts up to the first rejection, plus the target's own",
     why=lambda e: f"1 + 0.5 + 0.25 + 0.125 = {e:g}",
 )
 
