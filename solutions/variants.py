@@ -31,3 +31,9 @@ def kl_from_logits(z_p, z_q):
 
     log_p, log_q = log_softmax(z_p), log_softmax(z_q)
     return float(np.sum(np.exp(log_p) * (log_p - log_q)))
+
+
+def fixed_log_softmax(z):
+    z = np.asarray(z, dtype=np.float64)
+    shifted = z - np.max(z, axis=-1, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))

@@ -174,6 +174,8 @@ def test_hint_state_lives_on_each_exercise():
             "two documents",
         ),
         ("rloo_advantages", lambda r: r - r.mean(axis=-1, keepdims=True), "the lab's three groups"),
+        ("fixed_log_softmax", __import__("labkit.check.labs", fromlist=["x"]).faulty_log_softmax, "the lab's row"),
+        ("fixed_log_softmax", lambda z: z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True)), "in the thousands"),
         ("kl_from_logits", lambda zp, zq: float(np.sum(np.exp(zp) / np.exp(zp).sum() * (zp - zq))), "seeded logits"),
     ],
 )

@@ -45,6 +45,39 @@ value(
 )
 
 
+def faulty_log_softmax(z):
+    """log softmax(z) over the last axis — with a fault: find the first divergence, then fix it."""
+    z = np.asarray(z, dtype=np.float64)
+    shifted = z - np.max(z, axis=-1, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
+
+
+def _log_softmax(z):
+    """Hidden reference: the shift applied on both sides of the subtraction."""
+    z = np.asarray(z, dtype=np.float64)
+    shifted = z - np.max(z, axis=-1, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+
+
+function(
+    "fixed_log_softmax",
+    f"{LABS}/01-cross-entropy-gradient.md",
+    "diagnose",
+    "labkit.check.labs.faulty_log_softmax passes some rows and fails others: find the first row where it "
+    "diverges, name the suspect line, and hand in the fixed function (z [N, V] → log softmax over V)",
+    ("z",),
+    lambda: [
+        ("a row whose largest logit is 0", (np.array([[0.0, -1.0, -2.0]]),)),
+        ("the lab's row z = [ln 2, 0, 0]", (np.array([[np.log(2.0), 0.0, 0.0]]),)),
+        ("logits in the thousands", (np.array([[1000.0, 0.0, -1000.0], [0.0, 800.0, 0.0]]),)),
+    ],
+    _log_softmax,
+    idea="subtracting the row's maximum changes nothing — provided it is subtracted everywhere the logits appear",
+    rule="the first divergence is on a row whose maximum is not 0: compare what each side of the subtraction was "
+    "computed from",
+)
+
+
 def _sliding_window(document_ids, window):
     """Hidden reference: key j visible to query i iff same document and 0 ≤ i − j < window."""
     ids = np.asarray(document_ids)
