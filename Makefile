@@ -29,12 +29,10 @@ $(STAMP): pyproject.toml jupyter/overrides.json
 
 setup: $(STAMP)
 
-## Open the book in JupyterLab at its first page (MyST pages open as notebooks, open
-## unmodified, and the file browser lists one entry per page: labkit/cli/lab_contents.py).
-LAB_CONTENTS := --ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager
+## Open the book in JupyterLab at its first page: `labkit lab` (labkit/cli/lab.py) holds the flags.
+## The pages are never written; a reader's edits go to my-edits/ (`labkit reset PAGE|--all`).
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(LAB_CONTENTS) $(if $(filter 0,$(shell id -u)),--allow-root,) \
-	    notebooks/00-preface.md
+	$(VENV)/bin/labkit lab $(LAB_ARGS)
 
 ## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval.
 test: $(STAMP)

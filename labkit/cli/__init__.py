@@ -31,6 +31,7 @@ TOP_COMMANDS = {
     "fixtures": ("labkit.cli.fixtures", "build the fixtures, or check them against their recipes"),
     "check": ("labkit.cli.check", "list the exercises, or check a solution file against one"),
     "lab": ("labkit.cli.lab", "open the book in JupyterLab at its first page (what `make lab` does)"),
+    "reset": ("labkit.cli.reset", "bring a page, or every page, back to the book's original (your edits set aside)"),
     "class-copy": ("labkit.cli.classcopy", "write a copy of the book without its answer key (solutions/)"),
     "grade": ("labkit.cli.grade", "check a folder of hand-ins in the sandbox; one CSV row per student and exercise"),
 }

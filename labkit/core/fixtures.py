@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import tempfile
 import zipfile
@@ -18,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+from labkit.core.strictjson import read_json_file
 
 
 def fixtures_root() -> Path:
@@ -82,12 +85,27 @@ def load_arrays(path: str | Path) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise FileNotFoundError(f"weight file {str(path)!r} does not exist; run `labkit fixtures build`")
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+        with zipfile.ZipFile(path) as archive:
+            return {info.filename.removesuffix(".npy"): _read_member(archive, info) for info in archive.infolist()}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise ValueError(
             f"weight file {path.name!r} is corrupted ({exc}); rebuild it with `labkit fixtures build`"
         ) from None
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    """One array; a header claiming more bytes than the member holds is refused before allocating."""
+    with archive.open(info) as handle:
+        version = np.lib.format.read_magic(handle)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in read_header:
+            raise ValueError(f"array {info.filename!r} has .npy format version {version}, expected 1.0 or 2.0")
+        shape, _, dtype = read_header[version](handle)
+        claimed, held = math.prod(shape) * dtype.itemsize, info.file_size - handle.tell()
+        if claimed > held:
+            raise ValueError(f"array {info.filename!r} claims shape {list(shape)} ({claimed} bytes) but holds {held}")
+    with archive.open(info) as handle:
+        return np.lib.format.read_array(handle, allow_pickle=False)
 
 
 def write_json(path: str | Path, data) -> Path:
@@ -101,11 +119,9 @@ def write_json(path: str | Path, data) -> Path:
 def read_json(path: str | Path):
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json_file(path)
     except FileNotFoundError:
         raise FileNotFoundError(f"fixture {str(path)!r} is missing; run `labkit fixtures build`") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"fixture {path.name!r} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
 
 
 #: a recipe takes a destination folder (the fixtures root) and returns the files it wrote,
@@ -141,6 +157,8 @@ def _same_file(built: Path, stored: Path) -> str | None:
         return "missing from fixtures/"
     if built.read_bytes() == stored.read_bytes():
         return None
+    if built.suffix == ".json":
+        read_json_file(stored)  # a damaged file says what is wrong, not only that it differs
     if built.suffix == ".npz":
         a, b = load_arrays(built), load_arrays(stored)
         if a.keys() != b.keys():
@@ -165,7 +183,10 @@ def check(recipes: dict[str, Recipe]) -> list[str]:
     root = fixtures_root()
     with tempfile.TemporaryDirectory() as tmp:
         for rel in build(recipes, tmp):
-            reason = _same_file(Path(tmp) / rel, root / rel)
+            try:
+                reason = _same_file(Path(tmp) / rel, root / rel)
+            except ValueError as exc:  # a damaged stored file is reported, and the check goes on
+                reason = str(exc)
             if reason:
                 problems.append(f"{rel}: {reason}")
     return problems

@@ -100,14 +100,14 @@ def cited_keys(text: str) -> list[str]:
 
 def citation_problems(root: Path = REPO) -> list[str]:
     """A citation whose key no bibliography file holds, page by page (the ``.ipynb`` the book builds)."""
-    import json
+    from labkit.core import strictjson
 
     keys, problems = bibliography_keys(root)
     for rel in toc_files(load_config(root)):
         path = root / rel
         if path.suffix != ".ipynb" or not path.exists():
             continue
-        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        cells = strictjson.read_json_file(path).get("cells", [])
         text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
         for key in cited_keys(text):
             if key not in keys:
@@ -171,11 +171,11 @@ def link_problems(content: Path) -> list[str]:
     """Links mystmd resolved wrongly without a warning: a link to a page's ``.md`` or
     ``.ipynb`` that became a file to download (``myst/md-page-links.mjs`` missing or
     broken), and a glossary link that is not a reference to its entry."""
-    import json
+    from labkit.core import strictjson
 
     problems = []
     for page in sorted(content.glob("*.json")):
-        tree = json.loads(page.read_text(encoding="utf-8")).get("mdast", {})
+        tree = strictjson.read_json_file(page).get("mdast", {})
         for node in _nodes(tree):
             source = node.get("urlSource") or ""
             target = source.split("#")[0]

@@ -19,6 +19,7 @@ import re
 import sys
 from pathlib import Path
 
+from labkit.core import strictjson
 from labkit.reader.players import FOLDER, PLAYERS
 from labkit.reader.players.bundle import EMPTY, bundle
 
@@ -92,8 +93,8 @@ def module_data(text: str) -> dict | None:
     for line in text.splitlines():
         if line.startswith("const EMBEDDED = ") and line != EMPTY:
             try:
-                return json.loads(line.removeprefix("const EMBEDDED = ").removesuffix(";"))
-            except json.JSONDecodeError:
+                return strictjson.loads(line.removeprefix("const EMBEDDED = ").removesuffix(";"), "player bundle")
+            except ValueError:
                 return None
     return None
 
@@ -115,8 +116,8 @@ def embedded(page: Path) -> dict[str, dict]:
         path = (page.parent / match["esm"]).resolve()
         text = path.read_text(encoding="utf-8") if path.is_file() else None
         try:
-            body = json.loads(match["body"]) if match["body"].strip() else {}
-        except json.JSONDecodeError:
+            body = strictjson.loads(match["body"], "player directive") if match["body"].strip() else {}
+        except ValueError:
             body = None
         found[name] = {
             "esm": match["esm"],
@@ -130,7 +131,7 @@ def embedded(page: Path) -> dict[str, dict]:
 
 def expected_data(spec: str) -> dict:
     """What the exporter ``spec`` ("module:function") returns, as JSON data (a fresh copy)."""
-    return json.loads(_exported(spec))
+    return strictjson.loads(_exported(spec), "player export")
 
 
 @functools.cache
