@@ -12,7 +12,7 @@ from labkit.cli import main
 
 WRONG_BACKOFF = """import numpy as np
 
-def jittered_backoff(attempt, base_ms, cap_ms, u):
+def jittered_backoff(a, b, c, u):
     return min(cap_ms, u * base_ms * 2**attempt)
 """
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
@@ -74,14 +74,14 @@ def test_check_refuses_bad_arguments_by_name(argv, message, capsys):
 
 
 def test_check_file_without_the_function_names_what_it_defines(tmp_path, capsys):
-    (tmp_path / "answer.py").write_text("def my_norm(attempt, base_ms, cap_ms, u):\n    return u\n")
+    (tmp_path / "answer.py").write_text("def my_norm(a, b, c, u):\n    return u\n")
     assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 2
     assert "defines no function 'jittered_backoff' (it defines: my_norm" in capsys.readouterr().err
     assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py"), "--function", "my_norm"]) == 1
 
 
 def test_check_file_that_does_not_parse_says_where(tmp_path, capsys):
-    (tmp_path / "answer.py").write_text("def jittered_backoff(attempt, base_ms, cap_ms, u):\n    return (u\n")
+    (tmp_path / "answer.py").write_text("def jittered_backoff(a, b, c, u):\n    return (u\n")
     assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 2
     assert "answer.py does not parse" in capsys.readouterr().err
 
@@ -89,33 +89,36 @@ def test_check_file_that_does_not_parse_says_where(tmp_path, capsys):
 # ------------------------------------------------------------------ the sandbox: hostile answers
 HOSTILE = {
     "exit_on_load": "import sys\nsys.exit(0)\n",
-    "exit_in_call": "import sys\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n    sys.exit(0)\n",
-    "os_exit": "import os\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n    os._exit(0)\n",
+    "exit_in_call": "import sys\n\ndef jittered_backoff(a, b, c, u):\n    sys.exit(0)\n",
+    "os_exit": "import os\n\ndef jittered_backoff(a, b, c, u):\n    os._exit(0)\n",
     "patch_the_checker": (
         "import numpy as np\nimport labkit.check.core as core\n"
         "core.CheckResult.__bool__ = lambda self: True\ncore.CheckResult.passed = True\n"
         "np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"
         "np.testing.assert_allclose = lambda *a, **k: None\n\n"
-        "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    return 0.0\n"
+        "def jittered_backoff(a, b, c, u):\n    return 0.0\n"
     ),
-    "loop_for_ever": "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    while True:\n        pass\n",
-    "print_80_mb": "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    for _ in range(80):\n        print('x' * (1 << 20))\n    return u\n",
+    "loop_for_ever": "def jittered_backoff(a, b, c, u):\n    while True:\n        pass\n",
+    "print_80_mb": "def jittered_backoff(a, b, c, u):\n"
+    "    for _ in range(80):\n        print('x' * (1 << 20))\n    return u\n",
     "patch_the_guard": "import builtins, os, gc\nimport labkit.cli.sandbox_child as box\n"
     "builtins.any = lambda *a: False\nbox.REFUSED = ()\nbox._outside = lambda *a, **k: False\n"
     "for f in gc.get_objects():\n    if getattr(f, '__name__', '') == 'hook':\n"
     "        try:\n            f.__code__ = (lambda e, a: None).__code__\n        except PermissionError:\n"
-    "            pass\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n    open({target!r}, 'w').write('x')\n    return u\n",
+    "            pass\n\ndef jittered_backoff(a, b, c, u):\n    open({target!r}, 'w').write('x')\n    return u\n",
     "garbage_on_the_wire": "import os\nfrom labkit.cli import sandbox_child as box\n\n"
-    "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return u\n",
+    "def jittered_backoff(a, b, c, u):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return u\n",
     "header_not_an_object": "import os, struct\nfrom labkit.cli import sandbox_child as box\n\n"
-    "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    os.write(box._WIRE[1], struct.pack('!Q', 3) + b'[1]')\n    return u\n",
-    "ten_gigabytes": "import numpy as np\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n    return u + np.ones(10 << 30, np.uint8).sum()\n",
+    "def jittered_backoff(a, b, c, u):\n    os.write(box._WIRE[1], struct.pack('!Q', 3) + b'[1]')\n    return u\n",
+    "ten_gigabytes": "import numpy as np\n\ndef jittered_backoff(a, b, c, u):\n"
+    "    return u + np.ones(10 << 30, np.uint8).sum()\n",
     # these three wrap the answer key's right jittered_backoff (appended to it as _right)
-    "write_outside": "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    open({target!r}, 'w').write('x')\n    return _right(attempt, base_ms, cap_ms, u)\n",
-    "fork": "import os\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n    if os.fork() == 0:\n"
-    "        open({target!r}, 'w').write('x')\n        os._exit(0)\n    return _right(attempt, base_ms, cap_ms, u)\n",
-    "subprocess": "import subprocess\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n"
-    "    subprocess.run(['touch', {target!r}])\n    return _right(attempt, base_ms, cap_ms, u)\n",
+    "write_outside": "def jittered_backoff(a, b, c, u):\n"
+    "    open({target!r}, 'w').write('x')\n    return _right(a, b, c, u)\n",
+    "fork": "import os\n\ndef jittered_backoff(a, b, c, u):\n    if os.fork() == 0:\n"
+    "        open({target!r}, 'w').write('x')\n        os._exit(0)\n    return _right(a, b, c, u)\n",
+    "subprocess": "import subprocess\n\ndef jittered_backoff(a, b, c, u):\n"
+    "    subprocess.run(['touch', {target!r}])\n    return _right(a, b, c, u)\n",
 }
 WRAPS_THE_RIGHT_ANSWER = ("write_outside", "fork", "subprocess")
 
@@ -159,8 +162,8 @@ def test_the_answers_output_is_capped_and_shown_after_the_verdict(tmp_path, caps
 
 def test_the_answer_runs_in_a_scratch_folder_and_may_write_there(tmp_path, capsys, right_backoff):
     (tmp_path / "answer.py").write_text(
-        right_backoff + "\n_right = jittered_backoff\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n"
-        "    import os\n    open('notes.txt', 'w').write(os.getcwd())\n    return _right(attempt, base_ms, cap_ms, u)\n"
+        right_backoff + "\n_right = jittered_backoff\n\ndef jittered_backoff(a, b, c, u):\n"
+        "    import os\n    open('notes.txt', 'w').write(os.getcwd())\n    return _right(a, b, c, u)\n"
     )
     assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 0
     assert not (tmp_path / "notes.txt").exists()
@@ -169,7 +172,8 @@ def test_the_answer_runs_in_a_scratch_folder_and_may_write_there(tmp_path, capsy
 def test_the_answer_sees_none_of_the_callers_secrets(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "s3cr3t")
     (tmp_path / "answer.py").write_text(
-        "import os\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n    raise ValueError(os.environ.get('JUPYTERHUB_API_TOKEN', 'none'))\n"
+        "import os\n\ndef jittered_backoff(a, b, c, u):\n"
+        "    raise ValueError(os.environ.get('JUPYTERHUB_API_TOKEN', 'none'))\n"
     )
     assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 1
     said = capsys.readouterr().out
