@@ -12,7 +12,7 @@ from labkit.cli import main
 
 WRONG_BACKOFF = """import numpy as np
 
-def jittered_backoff(a, b, c, u):
+def jittered_backoff(attempt, base_ms, cap_ms, u):
     return min(cap_ms, u * base_ms * 2**attempt)
 """
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
