@@ -59,9 +59,12 @@ def book_files(root: Path) -> list[Path]:
         listed = [
             p.relative_to(root)
             for p in root.rglob("*")
-            if p.is_file() and not SKIPPED.intersection(p.relative_to(root).parts) and not p.name.endswith(".egg-info")
+            if (p.is_file() or p.is_symlink())
+            and not SKIPPED.intersection(p.relative_to(root).parts)
+            and not p.name.endswith(".egg-info")
         ]
-    return sorted(p for p in listed if p.parts[0] != ANSWER_KEY and (root / p).is_file())
+    # a link is copied as a link: labkit/fixtures points at fixtures/
+    return sorted(p for p in listed if p.parts[0] != ANSWER_KEY and ((root / p).is_file() or (root / p).is_symlink()))
 
 
 def _git_files(root: Path) -> list[Path] | None:
@@ -89,7 +92,7 @@ def class_copy(root: Path, dest: Path, leave_out: set[Path] = frozenset()) -> li
     for relative in files:
         target = dest / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / relative, target)
+        shutil.copy2(root / relative, target, follow_symlinks=False)
     return files
 
 

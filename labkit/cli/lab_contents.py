@@ -16,6 +16,8 @@ rules for a reader.
   is handed to JupyterLab with what the ``python3`` kernel will report (in memory only).
 - **One entry per page.**  The file browser lists the ``.md`` of each page: ``*.ipynb`` and
   ``my-edits`` join ``hide_globs`` (an ``.ipynb`` still opens from a link or *Open from Path*).
+- **Glossary hover text** is added as a page is read and taken out before a save is compared
+  or written (``labkit.cli.glossary``): it is a build product, never in a file.
 
 Used as ``jupyter lab --ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager``.
 """
@@ -29,6 +31,7 @@ from jupyter_server.services.contents.largefilemanager import AsyncLargeFileMana
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from traitlets import List, Unicode, default
 
+from labkit.cli import glossary
 from labkit.cli.reset import EDITS, SET_ASIDE, is_page, set_aside, working_copy
 
 HIDDEN = ["*.ipynb", EDITS]
@@ -99,10 +102,13 @@ class BookContentsManager(AsyncTextFileContentsManager):
             model.update(path=path, name=PurePosixPath(path).name)
         if content and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
             with_kernel_language_info(model["content"], kernel_language_info())
+            glossary.notebook_with_hover(model["content"], Path(self._get_os_path(path)))
         return model
 
     async def save(self, model, path=""):
         path = path.strip("/")
+        if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
+            glossary.notebook_without_hover(model["content"])  # the hover text is never written
         page = Path(self._get_os_path(path))
         if model.get("type") != "notebook" or "content" not in model or not is_page(page):
             return await super().save(model, path)

@@ -9,13 +9,16 @@ the kit, in ``labkit.cli.fixtures``, so this module imports no domain.  Arrays a
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import math
 import os
+import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +27,32 @@ from labkit.core.strictjson import read_json_file
 
 
 def fixtures_root() -> Path:
-    """The repository's ``fixtures/`` folder (or ``$LABKIT_FIXTURES``)."""
+    """The fixtures folder: ``$LABKIT_FIXTURES`` when set, else the package data ``labkit/fixtures``
+    (in a clone, a link to the top-level ``fixtures/``; in a wheel, the files themselves)."""
     override = os.environ.get("LABKIT_FIXTURES")
-    root = Path(override) if override else Path(__file__).resolve().parents[2] / "fixtures"
+    root = Path(override) if override else Path(str(resources.files("labkit") / "fixtures"))
+    if root.is_file() and not override:  # a checkout without symlinks keeps the link as a file naming its target
+        root = (root.parent / root.read_text(encoding="utf-8").strip()).resolve()
     if not root.is_dir():
         raise FileNotFoundError(
-            f"fixtures folder {str(root)!r} not found; install labkit from a clone of the book "
-            "(pip install -e .) or set LABKIT_FIXTURES"
+            f"fixtures folder {str(root)!r} not found; reinstall labkit (its fixtures are package data) "
+            "or set LABKIT_FIXTURES to a folder holding them"
         )
     return root
+
+
+def writable_fixtures_root() -> Path:
+    """Where ``labkit fixtures build`` writes: ``$LABKIT_FIXTURES`` when set, else the clone's
+    ``fixtures/`` (an editable install reads it through the ``labkit/fixtures`` link).  An install
+    from a wheel has no clone to write into: a clear error says what to do."""
+    root = fixtures_root().resolve()
+    if os.environ.get("LABKIT_FIXTURES") or (root.parent / "pyproject.toml").is_file():
+        return root
+    raise FileNotFoundError(
+        f"labkit fixtures build rewrites the fixtures/ folder of a clone of the book, and this labkit "
+        f"was installed from a wheel (its fixtures, {str(root)!r}, are package data); run it in a clone "
+        "installed with `pip install -e .`, or set LABKIT_FIXTURES to the folder to write"
+    )
 
 
 def book_root(given: str | Path | None = None) -> Path:
@@ -51,6 +71,21 @@ def book_root(given: str | Path | None = None) -> Path:
         f"no book at {where} (a book's folder holds myst.yml and notebooks/); "
         "run this inside a clone of the book, or name its folder"
     )
+
+
+def import_from_book(name: str, given: str | Path | None = None):
+    """Import the package ``name`` that lives in the book's folder (``benchmarks``: it runs from the
+    clone and is not part of labkit), without putting that folder on ``sys.path``."""
+    if name in sys.modules:
+        return sys.modules[name]
+    init = book_root(given) / name / "__init__.py"
+    spec = importlib.util.spec_from_file_location(name, init) if init.is_file() else None
+    if spec is None:
+        raise ModuleNotFoundError(f"no package {name!r} in the book's folder ({init.parent} is not one)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def fixture_dir(domain: str, root: str | Path | None = None) -> Path:
@@ -130,8 +165,9 @@ Recipe = Callable[[Path], list[str]]
 
 
 def build(recipes: dict[str, Recipe], dest: str | Path | None = None) -> list[str]:
-    """Run ``recipes`` into ``dest`` (default: the fixtures root); return the files written."""
-    dest = Path(dest) if dest is not None else fixtures_root()
+    """Run ``recipes`` into ``dest`` (default: the clone's fixtures, ``writable_fixtures_root``);
+    return the files written."""
+    dest = Path(dest) if dest is not None else writable_fixtures_root()
     written: list[str] = []
     for recipe in recipes.values():
         written += [str(p) for p in recipe(dest)]

@@ -130,8 +130,9 @@ def observe(run: RunState) -> None:
 def answer(run: RunState) -> None:
     """t11–t13, mc_02: sees the tool result (reusing mc_01's prefix cache), then answers."""
     rec, result = run.rec, run.result
+    reuse, zone = run.hooks.reusable_prefix, run.config.timezone
     second = run.trace.second_call = second_model_call(
-        run.decoder, run.spec, run.config.user_text, run.trace.first_call, run.tool_message, run.hooks.reusable_prefix
+        run.decoder, run.spec, run.config.user_text, run.trace.first_call, run.tool_message, reuse, zone
     )
     rec.emit(
         "model runtime",

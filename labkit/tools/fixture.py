@@ -60,7 +60,7 @@ SUMMARY_CASES = (
 def fitting_sequences(spec):
     """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
-    from labkit.tools.answer import AnswerSlots, answer_frames
+    from labkit.tools.answer import AnswerSlots, frame_sentences
     from labkit.tools.calls import grammar_for
     from labkit.tools.runtime import USER_TEXT
     from labkit.tools.template import ToolTemplate
@@ -79,9 +79,10 @@ def fitting_sequences(spec):
     sequences, eos = [(first_prompt, proposal, masks)], tok.id_of("<|eos|>")
     for message, summary in SUMMARY_CASES:
         prompt = tok.encode(template.after_tool_result([spec], USER_TEXT, arguments_text, message))
-        # every frame competes, the created one too (as for §7.13's result): the head must read
-        # the status itself, not lean on the mask that withholds "created" without an event ID
-        frames = {**answer_frames(TARGET_ARGUMENTS, TARGET_TOOL_MESSAGE), **answer_frames(TARGET_ARGUMENTS, message)}
+        # the chapter's three kinds compete, the created one too: the head must read the status
+        # itself (the runtime's mask then allows only the kind the result's fields allow)
+        frames = frame_sentences(TARGET_ARGUMENTS["title"], message.get("start", TARGET_TOOL_MESSAGE["start"]))
+        frames.pop("unclear")
         slots = AnswerSlots.of(frames, tok)
         answer = tok.encode(summary) + [eos]
         texts = [tok.decode(answer[:k]) for k in range(len(answer))]
