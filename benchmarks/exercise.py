@@ -9,8 +9,11 @@ result, so the reader's fit is checked on the numbers the page shows too.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import labkit.check as check
 from labkit.check.core import ExerciseSpec
-from labkit.check.measuring import NAME, PAGE, TASK, check_growth_exponent
+from labkit.check.measuring import NAME, check_growth_exponent
 
 
 def measured_cases(result: dict | None) -> list[tuple[str, list[int], list[float]]]:
@@ -27,6 +30,4 @@ def measured_cases(result: dict | None) -> list[tuple[str, list[int], list[float
 def make_exercise(result: dict | None = None) -> ExerciseSpec:
     """The exercise, checking also against ``result``'s two measured series (when given)."""
     cases = measured_cases(result)
-    return ExerciseSpec(
-        NAME, PAGE, ("contexts", "times_ms"), TASK, lambda candidate: check_growth_exponent(candidate, cases)
-    )
+    return replace(check.exercises()[NAME], grade=lambda candidate: check_growth_exponent(candidate, cases))

@@ -12,21 +12,6 @@ def masked_ce_gradient(logits, targets, valid):
     return (softmax - onehot) * (keep / keep.sum())[:, None]
 
 
-def document_causal_mask(document_ids):
-    ids = np.asarray(document_ids)
-    n = len(ids)
-    allowed = np.zeros((n, n), dtype=bool)
-    for i in range(n):
-        for j in range(i + 1):
-            allowed[i, j] = ids[i] == ids[j]
-    return allowed
-
-
-def packed_prediction_mask(document_ids):
-    ids = np.asarray(document_ids)
-    return np.array([ids[i] == ids[i + 1] for i in range(len(ids) - 1)], dtype=bool)
-
-
 def causal_self_attention(q, k, v):
     scores = q @ k.T / np.sqrt(q.shape[-1])
     future = np.triu(np.ones(scores.shape, dtype=bool), k=1)

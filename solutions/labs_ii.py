@@ -1,35 +1,9 @@
-"""Solutions to the exercises of labs 06–12 (DPO, GRPO, KL, speculative sampling, the two
+"""Solutions to the exercises of labs 06–12 (speculative sampling, the bandwidth bound, the two
 supplements, the reports).  Teachers: remove this folder from the students' copy."""
-
-import math
 
 import numpy as np
 
 from labkit.labs import report as reports
-
-
-def dpo_gradient(policy, reference, beta):
-    delta = (policy[0] - reference[0]) - (policy[1] - reference[1])
-    pull = beta / (1.0 + np.exp(beta * delta))  # β·σ(−m); exp(+large) → inf → 0, never NaN
-    return np.array([-pull, pull])
-
-
-def grpo_advantages(rewards, ddof, eps):
-    r = np.asarray(rewards, dtype=float)
-    mean = r.mean(axis=1, keepdims=True)
-    spread = np.sqrt(((r - mean) ** 2).sum(axis=1, keepdims=True) / (r.shape[1] - ddof))
-    return (r - mean) / (spread + eps)
-
-
-def kl_divergence(p, q):
-    total = 0.0
-    for p_i, q_i in zip(p, q, strict=True):
-        if p_i == 0:
-            continue
-        if q_i == 0:
-            return math.inf
-        total += p_i * math.log(p_i / q_i)
-    return total
 
 
 def speculative_parts(p, q):

@@ -32,12 +32,6 @@ def digest_matches(confirmation, invocation):
     return confirmation.decision == "approve" and confirmation.invocation_digest == digest
 
 
-def reusable_prefix(cached_ids, new_ids):
-    n = min(len(cached_ids), len(new_ids))
-    differ = np.flatnonzero(np.asarray(cached_ids[:n]) != np.asarray(new_ids[:n]))
-    return int(differ[0]) if differ.size else n
-
-
 def idempotent_execute(service, key, request_digest, request):
     record = service.stored(key)
     if record is None:

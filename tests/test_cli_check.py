@@ -1,4 +1,4 @@
-"""``labkit check``: lists every exercise of the book (27, page 13's too) and checks a solution
+"""``labkit check``: lists every exercise of the book with its kind and checks a solution
 file from the command line, concept-level hint first."""
 
 import re
@@ -6,25 +6,25 @@ from pathlib import Path
 
 import pytest
 
-from labkit.check.concepts import CONCEPTS
+import labkit.check as check
 from labkit.check.core import reset_attempts
 from labkit.cli import main
 
-WRONG_RMS_NORM = """import numpy as np
+WRONG_BACKOFF = """import numpy as np
 
-def rms_norm(x, eps):
-    return x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps)
+def jittered_backoff(attempt, base_ms, cap_ms, u):
+    return min(cap_ms, u * base_ms * 2**attempt)
 """
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 
 
 @pytest.fixture
-def right_rms_norm():
-    """The answer key's rms_norm file (read from solutions/, never copied here: a test file holding
+def right_backoff():
+    """The answer key's file that holds jittered_backoff (read from solutions/, never copied here: a test file holding
     a passing answer would be left out of a class copy)."""
-    if not (SOLUTIONS / "nn.py").is_file():
+    if not (SOLUTIONS / "variants.py").is_file():
         pytest.skip("solutions/ (the answer key) is not in this copy")
-    return (SOLUTIONS / "nn.py").read_text()
+    return (SOLUTIONS / "variants.py").read_text()
 
 
 @pytest.fixture(autouse=True)
@@ -35,36 +35,36 @@ def fresh_attempts():
 def test_check_lists_every_exercise_page_13_included(capsys):
     assert main(["check"]) == 0
     names = re.findall(r"^(\w+)\(", capsys.readouterr().out, flags=re.M)
-    assert len(names) == 27 and "growth_exponent" in names
+    assert len(names) == len(check.exercises()) and "growth_exponent" in names
 
 
 def test_check_page_filters_the_list(capsys):
     assert main(["check", "--page", "13-measuring"]) == 0
-    assert re.findall(r"^(\w+)\(", capsys.readouterr().out, flags=re.M) == ["growth_exponent"]
+    assert re.findall(r"^(\w+)\(", capsys.readouterr().out, flags=re.M) == ["doubling_factor", "growth_exponent"]
 
 
-def test_check_file_passes_a_right_answer(tmp_path, capsys, right_rms_norm):
-    (tmp_path / "answer.py").write_text(right_rms_norm)
-    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 0
-    assert capsys.readouterr().out.startswith("✔ rms_norm")
+def test_check_file_passes_a_right_answer(tmp_path, capsys, right_backoff):
+    (tmp_path / "answer.py").write_text(right_backoff)
+    assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 0
+    assert capsys.readouterr().out.startswith("✔ jittered_backoff")
 
 
 def test_check_file_shows_the_concept_first_and_the_hint_with_more(tmp_path, capsys):
     answer = tmp_path / "answer.py"
-    answer.write_text(WRONG_RMS_NORM)
-    assert main(["check", "rms_norm", "--file", str(answer)]) == 1
+    answer.write_text(WRONG_BACKOFF)
+    assert main(["check", "jittered_backoff", "--file", str(answer)]) == 1
     first = capsys.readouterr().out
-    assert first.startswith("✘ rms_norm") and CONCEPTS["rms_norm"] in first
-    assert "inside the square root" not in first and "--more" in first
-    assert main(["check", "rms_norm", "--file", str(answer), "--more"]) == 1
-    assert "inside the square root" in capsys.readouterr().out
+    assert first.startswith("✘ jittered_backoff") and check.exercises()["jittered_backoff"].idea in first
+    assert "the cap bounds the exponential" not in first and "--more" in first
+    assert main(["check", "jittered_backoff", "--file", str(answer), "--more"]) == 1
+    assert "the cap bounds the exponential" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
         (["check", "nope", "--file", "x.py"], "no exercise 'nope'"),
-        (["check", "rms_norm", "--file", "/nonexistent/answer.py"], "--file must be an existing Python file"),
+        (["check", "jittered_backoff", "--file", "/nonexistent/answer.py"], "--file must be an existing Python file"),
         (["check", "--file", "x.py"], "name the exercise"),
     ],
 )
@@ -74,48 +74,51 @@ def test_check_refuses_bad_arguments_by_name(argv, message, capsys):
 
 
 def test_check_file_without_the_function_names_what_it_defines(tmp_path, capsys):
-    (tmp_path / "answer.py").write_text("def my_norm(x, eps):\n    return x\n")
-    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 2
-    assert "defines no function 'rms_norm' (it defines: my_norm" in capsys.readouterr().err
-    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py"), "--function", "my_norm"]) == 1
+    (tmp_path / "answer.py").write_text("def my_norm(a, b, c, u):\n    return u\n")
+    assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 2
+    assert "defines no function 'jittered_backoff' (it defines: my_norm" in capsys.readouterr().err
+    assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py"), "--function", "my_norm"]) == 1
 
 
 def test_check_file_that_does_not_parse_says_where(tmp_path, capsys):
-    (tmp_path / "answer.py").write_text("def rms_norm(x, eps):\n    return (x\n")
-    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 2
+    (tmp_path / "answer.py").write_text("def jittered_backoff(a, b, c, u):\n    return (u\n")
+    assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 2
     assert "answer.py does not parse" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ the sandbox: hostile answers
 HOSTILE = {
     "exit_on_load": "import sys\nsys.exit(0)\n",
-    "exit_in_call": "import sys\n\ndef rms_norm(x, eps):\n    sys.exit(0)\n",
-    "os_exit": "import os\n\ndef rms_norm(x, eps):\n    os._exit(0)\n",
+    "exit_in_call": "import sys\n\ndef jittered_backoff(a, b, c, u):\n    sys.exit(0)\n",
+    "os_exit": "import os\n\ndef jittered_backoff(a, b, c, u):\n    os._exit(0)\n",
     "patch_the_checker": (
         "import numpy as np\nimport labkit.check.core as core\n"
         "core.CheckResult.__bool__ = lambda self: True\ncore.CheckResult.passed = True\n"
         "np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"
         "np.testing.assert_allclose = lambda *a, **k: None\n\n"
-        "def rms_norm(x, eps):\n    return np.zeros_like(x)\n"
+        "def jittered_backoff(a, b, c, u):\n    return 0.0\n"
     ),
-    "loop_for_ever": "def rms_norm(x, eps):\n    while True:\n        pass\n",
-    "print_80_mb": "def rms_norm(x, eps):\n    for _ in range(80):\n        print('x' * (1 << 20))\n    return x\n",
+    "loop_for_ever": "def jittered_backoff(a, b, c, u):\n    while True:\n        pass\n",
+    "print_80_mb": "def jittered_backoff(a, b, c, u):\n"
+    "    for _ in range(80):\n        print('x' * (1 << 20))\n    return u\n",
     "patch_the_guard": "import builtins, os, gc\nimport labkit.cli.sandbox_child as box\n"
     "builtins.any = lambda *a: False\nbox.REFUSED = ()\nbox._outside = lambda *a, **k: False\n"
     "for f in gc.get_objects():\n    if getattr(f, '__name__', '') == 'hook':\n"
     "        try:\n            f.__code__ = (lambda e, a: None).__code__\n        except PermissionError:\n"
-    "            pass\n\ndef rms_norm(x, eps):\n    open({target!r}, 'w').write('x')\n    return x\n",
+    "            pass\n\ndef jittered_backoff(a, b, c, u):\n    open({target!r}, 'w').write('x')\n    return u\n",
     "garbage_on_the_wire": "import os\nfrom labkit.cli import sandbox_child as box\n\n"
-    "def rms_norm(x, eps):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return x\n",
+    "def jittered_backoff(a, b, c, u):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return u\n",
     "header_not_an_object": "import os, struct\nfrom labkit.cli import sandbox_child as box\n\n"
-    "def rms_norm(x, eps):\n    os.write(box._WIRE[1], struct.pack('!Q', 3) + b'[1]')\n    return x\n",
-    "ten_gigabytes": "import numpy as np\n\ndef rms_norm(x, eps):\n    return x + np.ones(10 << 30, np.uint8).sum()\n",
-    # these three wrap the answer key's right rms_norm (appended to it as _right)
-    "write_outside": "def rms_norm(x, eps):\n    open({target!r}, 'w').write('x')\n    return _right(x, eps)\n",
-    "fork": "import os\n\ndef rms_norm(x, eps):\n    if os.fork() == 0:\n"
-    "        open({target!r}, 'w').write('x')\n        os._exit(0)\n    return _right(x, eps)\n",
-    "subprocess": "import subprocess\n\ndef rms_norm(x, eps):\n"
-    "    subprocess.run(['touch', {target!r}])\n    return _right(x, eps)\n",
+    "def jittered_backoff(a, b, c, u):\n    os.write(box._WIRE[1], struct.pack('!Q', 3) + b'[1]')\n    return u\n",
+    "ten_gigabytes": "import numpy as np\n\ndef jittered_backoff(a, b, c, u):\n"
+    "    return u + np.ones(10 << 30, np.uint8).sum()\n",
+    # these three wrap the answer key's right jittered_backoff (appended to it as _right)
+    "write_outside": "def jittered_backoff(a, b, c, u):\n"
+    "    open({target!r}, 'w').write('x')\n    return _right(a, b, c, u)\n",
+    "fork": "import os\n\ndef jittered_backoff(a, b, c, u):\n    if os.fork() == 0:\n"
+    "        open({target!r}, 'w').write('x')\n        os._exit(0)\n    return _right(a, b, c, u)\n",
+    "subprocess": "import subprocess\n\ndef jittered_backoff(a, b, c, u):\n"
+    "    subprocess.run(['touch', {target!r}])\n    return _right(a, b, c, u)\n",
 }
 WRAPS_THE_RIGHT_ANSWER = ("write_outside", "fork", "subprocess")
 
@@ -129,10 +132,10 @@ def test_a_hostile_answer_never_passes_and_stays_inside_its_limits(kind, tmp_pat
     answer = tmp_path / "answer.py"
     text = HOSTILE[kind].replace("{target!r}", repr(str(target)))
     if kind in WRAPS_THE_RIGHT_ANSWER:
-        text = request.getfixturevalue("right_rms_norm") + "\n_right = rms_norm\n\n" + text
+        text = request.getfixturevalue("right_backoff") + "\n_right = jittered_backoff\n\n" + text
     answer.write_text(text)
     start = time.monotonic()
-    status = main(["check", "rms_norm", "--file", str(answer), "--timeout", "4"])
+    status = main(["check", "jittered_backoff", "--file", str(answer), "--timeout", "4"])
     took = time.monotonic() - start
     captured = capsys.readouterr()
     assert status in (1, 2), captured.out + captured.err
@@ -145,40 +148,41 @@ def test_a_hostile_answer_never_passes_and_stays_inside_its_limits(kind, tmp_pat
 
 def test_a_loop_is_stopped_at_the_wall_clock_limit(tmp_path, capsys):
     (tmp_path / "answer.py").write_text(HOSTILE["loop_for_ever"])
-    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py"), "--timeout", "2"]) == 2
+    assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py"), "--timeout", "2"]) == 2
     assert "longer than 2 s" in capsys.readouterr().err
 
 
 def test_the_answers_output_is_capped_and_shown_after_the_verdict(tmp_path, capsys):
     (tmp_path / "answer.py").write_text(HOSTILE["print_80_mb"])
-    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 1
+    assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 1
     captured = capsys.readouterr()
     assert len(captured.err) < 10_000 and "characters in all" in captured.err
-    assert captured.out.startswith("✘ rms_norm")
+    assert captured.out.startswith("✘ jittered_backoff")
 
 
-def test_the_answer_runs_in_a_scratch_folder_and_may_write_there(tmp_path, capsys, right_rms_norm):
+def test_the_answer_runs_in_a_scratch_folder_and_may_write_there(tmp_path, capsys, right_backoff):
     (tmp_path / "answer.py").write_text(
-        right_rms_norm + "\n_right = rms_norm\n\ndef rms_norm(x, eps):\n"
-        "    import os\n    open('notes.txt', 'w').write(os.getcwd())\n    return _right(x, eps)\n"
+        right_backoff + "\n_right = jittered_backoff\n\ndef jittered_backoff(a, b, c, u):\n"
+        "    import os\n    open('notes.txt', 'w').write(os.getcwd())\n    return _right(a, b, c, u)\n"
     )
-    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 0
+    assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 0
     assert not (tmp_path / "notes.txt").exists()
 
 
 def test_the_answer_sees_none_of_the_callers_secrets(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "s3cr3t")
     (tmp_path / "answer.py").write_text(
-        "import os\n\ndef rms_norm(x, eps):\n    raise ValueError(os.environ.get('JUPYTERHUB_API_TOKEN', 'none'))\n"
+        "import os\n\ndef jittered_backoff(a, b, c, u):\n"
+        "    raise ValueError(os.environ.get('JUPYTERHUB_API_TOKEN', 'none'))\n"
     )
-    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 1
+    assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py")]) == 1
     said = capsys.readouterr().out
     assert "ValueError: none" in said and "s3cr3t" not in said
 
 
 def test_timeout_must_be_a_positive_number_of_seconds(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        main(["check", "rms_norm", "--file", "x.py", "--timeout", "-1"])
+        main(["check", "jittered_backoff", "--file", "x.py", "--timeout", "-1"])
     assert "--timeout" in capsys.readouterr().err
 
 

@@ -1,18 +1,20 @@
-"""Self-checking exercises: ``labkit.check.<exercise>(candidate)``.
+"""Self-checking exercises: ``labkit.check.<exercise>(answer)``.
 
-The reader writes a piece of a mechanism; the checker runs it inside the real runtime (or
-against the fixtures) and reports either a pass or the first place where it diverges from
-the reference — the event or position, the rule, both values — with a hint that points at
-the concept, never at the reference code.
+Four kinds: *predict* (commit to a number, ID, shape, event or verdict before running),
+*diagnose* (find the first divergence of a faulty trace or function), *extend* (a variant the
+page does not show and the kit does not contain), *derive* (a closed form worked out by hand).
+A prediction or a derivation is a value; the others are functions.
 
-A numeric checker feeds the reader's function the lab's own inputs and a few edge cases
-(always copies), compares with labkit's reference and stops at the first divergence; a trace
-checker runs the reader's piece inside the real runtime and compares the events with the
-golden trace.  Hints name the idea that was missed, recognising the usual mistakes.
+Every exercise is data run by one engine (``core``): ``value`` compares a reader's value with
+what the real kernels compute, at a stated tolerance, then shows the run and why; ``function``
+runs the reader's function on cases against a hidden reference and reports the first
+divergence (case, index, both values); ``exercise`` registers a custom grading that puts the
+reader's piece inside a runtime and compares its events with the golden trace. Hints come in
+two levels per exercise object: the idea, then the rule and where it breaks.
 
-Exercises are plain functions decorated with ``@exercise`` in the modules of this package
-(one per page or mechanism; shared plumbing in ``core`` and ``_support``); they are found on
-first use, so ``import labkit.check`` stays cheap.
+The modules of this package hold the exercises (one per page or mechanism; ``traces`` and
+``labs`` the predictions, derivations and variants); they are found on first use, so
+``import labkit.check`` stays cheap.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ __all__ = ["CheckResult", "ExerciseSpec", "exercise", "exercises"]
 
 def _discover() -> None:
     for info in pkgutil.iter_modules(__path__):
-        if info.name != "core" and not info.name.startswith("_"):
+        if info.name not in ("core", "grading") and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
 
 

@@ -37,16 +37,9 @@ def run(config=None, **hooks):
         return run_diffusion(config, keep_previews=True, hooks=DiffusionHooks(**hooks), decode=False)
 
 
-def dtype_hint(what: str) -> str:
-    return (
-        f"the latent stays float32 all the way: {what} must keep the dtype of the arrays you were given "
-        "(compute in float64 if you like, then cast back with .astype(...))"
-    )
-
-
-def step_mismatch(case: str, mine, k: int, label: str, got, want, tolerance: str, hint_for):
+def step_mismatch(case: str, mine, k: int, label: str, got, want, tolerance: str):
     """A failure at the first number of step ``k``'s ``label`` (the reader's run ``mine``) farther
-    than ``tolerance`` (as written, e.g. ``"1e-4"``) from the library's, with ``hint_for(k)``; or None."""
+    than ``tolerance`` (as written, e.g. ``"1e-4"``) from the library's; or None."""
     got, want = np.asarray(got), np.asarray(want)
     index = support.first_far(got, want, float(tolerance))
     if index is None:
@@ -59,5 +52,4 @@ def step_mismatch(case: str, mine, k: int, label: str, got, want, tolerance: str
         rule=f"every number within {tolerance}",
         got=float(got[index]),
         expected=float(want[index]),
-        hint=hint_for(k),
     )

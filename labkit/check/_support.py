@@ -13,9 +13,6 @@ import numpy as np
 
 from labkit.check.core import CandidateProblem, CheckResult, failure
 
-#: tolerance of the numeric labs' exact comparisons
-ATOL = 1e-12
-
 
 def golden(filename: str, first: int | None = None) -> list[dict]:
     """The golden trace ``fixtures/traces/<filename>`` (its first ``first`` events)."""
@@ -32,7 +29,7 @@ def event_where(event: dict, field: str, case: str) -> str:
     return f"{event['event_id']} {event['event_type']}{at}, field {field} — {case}"
 
 
-def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for) -> CheckResult | None:
+def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for=None) -> CheckResult | None:
     """None when the traces agree; otherwise their first divergence as a failed CheckResult.
 
     ``hint_for(divergence)`` turns the divergent event and field into a hint."""
@@ -48,29 +45,13 @@ def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for) -
         rule=div.rule,
         got=div.value_b,
         expected=div.value_a,
-        hint=hint_for(div),
+        hint=hint_for(div) if hint_for else None,
     )
 
 
 def failure_at(message: str, got, expected, index, *, where: str, rule: str, hint: str) -> CheckResult:
     """A failure at ``index`` of two arrays: the reader's value there and the reference's."""
     return failure(message, where=where, rule=rule, got=got[index].item(), expected=expected[index].item(), hint=hint)
-
-
-def not_finite(got, expected, *, what: str, case: str, rule: str, hint: str) -> CheckResult | None:
-    """A failure at the first NaN or infinity of ``got`` (the reader's ``what`` on ``case``), or None."""
-    broken = non_finite_index(got)
-    if broken is None:
-        return None
-    return failure_at(
-        f"the {what} is not finite",
-        got,
-        expected,
-        broken,
-        where=f"case “{case}”, {what}{list(broken)}",
-        rule=rule,
-        hint=hint,
-    )
 
 
 class Recorder:
@@ -88,16 +69,6 @@ def first_far(got, expected, atol: float) -> tuple[int, ...] | None:
     return first_bad_index(np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64), atol)
 
 
-def close(got, other, atol: float = ATOL) -> bool:
-    """Same shape, ``other`` finite, every element within ``atol`` (recognises a typical mistake)."""
-    got, other = np.asarray(got, dtype=np.float64), np.asarray(other, dtype=np.float64)
-    return (
-        got.shape == other.shape
-        and bool(np.all(np.isfinite(other)))
-        and bool(np.allclose(got, other, rtol=0.0, atol=atol))
-    )
-
-
 @contextmanager
 def in_case(case: str):
     """A problem with the candidate (crash, wrong type or shape) names the case it happened on."""
@@ -107,11 +78,6 @@ def in_case(case: str):
         if "not yet implemented" in str(problem):
             raise
         raise CandidateProblem(f"on case “{case}”: {problem}") from None
-
-
-def fmt(values) -> str:
-    """``[0.1235, 2]``: a short list for messages."""
-    return "[" + ", ".join(f"{v:.4g}" for v in np.asarray(values, dtype=np.float64).ravel()) + "]"
 
 
 # -- the numeric exercises' helpers ------------------------------------------------------------

@@ -19,7 +19,14 @@ def _boolean(value, what: str) -> bool:
     return bool(value)
 
 
-@exercise("distinct_layer_keys", page="notebooks/11-labs/05-cache-faults.md", signature=("cache",))
+@exercise(
+    "distinct_layer_keys",
+    page="notebooks/11-labs/05-cache-faults.md",
+    signature=("cache",),
+    kind="diagnose",
+    idea="every layer computes its own keys; compare numbers, not array identity",
+    rule="a copied cache is another array object with the same numbers and shape; rounding noise is not a difference",
+)
 def distinct_layer_keys(candidate) -> CheckResult:
     """given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's
     cached keys differ (beyond float rounding), False when one layer holds the other's keys"""
@@ -36,30 +43,25 @@ def distinct_layer_keys(candidate) -> CheckResult:
         got = _boolean(call(candidate, cache.copy()), "distinct_layer_keys")
         if got == expected:
             continue
-        if expected:
-            hint = (
-                "every layer has its own W_k, so in a healthy cache the layers' keys differ in value — "
-                "even though their shapes are identical"
-            )
-        elif "rounding" in case:
-            hint = "two arrays that differ only by rounding noise hold the same keys: compare within a float tolerance"
-        else:
-            hint = (
-                "a copied cache is a different array object holding the same numbers; compare the numbers, "
-                "not the objects or their shapes"
-            )
         return failure(
             "a cache was judged wrongly",
             where=f"case “{case}”",
             rule="True exactly when layer 0's and layer 1's cached keys are not equal within tolerance",
             got=got,
             expected=expected,
-            hint=hint,
         )
     return passed(f"all {len(cases)} caches judged correctly; only the copied cache is flagged")
 
 
-@exercise("cached_path_agrees", page="notebooks/11-labs/05-cache-faults.md", signature=("model", "tokens"))
+@exercise(
+    "cached_path_agrees",
+    page="notebooks/11-labs/05-cache-faults.md",
+    signature=("model", "tokens"),
+    kind="diagnose",
+    idea="two ways of computing the same logits agree up to float rounding, never bit for bit",
+    rule="the faults act only on incremental decode steps and keep every shape; summing in another order "
+    "leaves rounding differences",
+)
 def cached_path_agrees(candidate) -> CheckResult:
     """given a Decoder and tokens [T], return True when decoding the tokens one step at a time from
     an empty KVCache gives the same logits as one full pass (atol = rtol = 1e-12)"""
@@ -72,24 +74,12 @@ def cached_path_agrees(candidate) -> CheckResult:
         got = _boolean(call(candidate, lab_decoder(fault), tokens.copy()), "cached_path_agrees")
         if got == expected:
             continue
-        if expected:
-            hint = (
-                "the two paths add the same numbers in a different order, so float64 leaves differences of "
-                "about 1e-16; agreement means within 1e-12, not bit for bit"
-            )
-        else:
-            hint = (
-                "the faults act only on incremental decode steps and keep every shape right, and position 0 "
-                "is never affected: feed the tokens one decode step at a time from an empty cache and "
-                "compare every position's logits with the full pass"
-            )
         return failure(
             "a decoder was judged wrongly",
             where=f"case “{case}”",
             rule="True exactly when cached and full-pass logits agree within 1e-12",
             got=got,
             expected=expected,
-            hint=hint,
         )
     return passed(
         f"all {len(cases)} decoders judged correctly: the three faults are caught and the correct cache passes"

@@ -1,7 +1,11 @@
-"""The machinery shared by every exercise: calling the reader's function safely and reporting.
+"""The one engine every exercise runs on: an exercise is data, graded here.
 
-A checker never shows the reference implementation.  It reports the first divergence —
-where, which rule, the reader's value and the expected value — and a hint about the idea.
+An exercise has a kind (predict, diagnose, extend, derive), a task, two hint levels (the idea;
+the rule and where it breaks — never the answer) and a grading: one of the declarative ones of
+``labkit.check.grading`` (value, function, trace), or a custom one registered with ``exercise``.
+Here: the ``Exercise`` object, the verdict, calling the reader's code safely, comparing arrays.
+
+Hint state lives on each exercise object: a second wrong run of the same exercise shows level 2.
 """
 
 from __future__ import annotations
@@ -10,15 +14,14 @@ import inspect
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from labkit.check import feedback
-from labkit.check.concepts import CONCEPTS
 
-registry: dict[str, ExerciseSpec] = {}
+registry: dict[str, Exercise] = {}
 
-#: wrong runs per exercise in this session (a pass resets it): the second shows level 2
-_wrong_runs: dict[str, int] = {}
+KINDS = ("predict", "diagnose", "extend", "derive")
 
 
 class CandidateProblem(Exception):
@@ -30,8 +33,8 @@ class CheckResult:
     """The verdict on one candidate.
 
     ``concept`` is the first-level hint (the idea to revisit); ``rule`` and ``hint`` are the
-    second level (they may state the formula). A failed result shows level 1 until the reader
-    asks for more (``result.more()``) or runs the same exercise wrong a second time.
+    second level. A failed result shows level 1 until the reader asks for more
+    (``result.more()``) or runs the same exercise wrong a second time.
     """
 
     exercise: str
@@ -59,64 +62,88 @@ class CheckResult:
         return feedback.as_html(self, self.level)
 
 
-@dataclass(frozen=True)
-class ExerciseSpec:
-    """An exercise: its name, the page it belongs to, the signature it expects, its checker."""
+@dataclass(eq=False)
+class Exercise:
+    """One exercise: what it asks (``kind``, ``task``, ``signature`` — empty for a value), how
+    it is graded (``grade(candidate) -> CheckResult``) and its two hint levels."""
 
     name: str
     page: str
-    signature: tuple[str, ...]
+    kind: str
     task: str
-    checker: Callable[[Callable], CheckResult] = field(repr=False)
+    signature: tuple[str, ...]
+    grade: Callable[[Any], CheckResult] = field(repr=False)
+    idea: str = ""
+    rule: str = ""
+    wrong_runs: int = field(default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"exercise {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if not self.task or not self.idea:
+            raise ValueError(f"exercise {self.name!r} needs a task and an idea (the first-level hint)")
+
+    @property
+    def is_value(self) -> bool:
+        """A prediction or a derived value (``check.name(value)``), not a function."""
+        return not self.signature
 
     def __call__(self, candidate) -> CheckResult:
         try:
-            _check_signature(candidate, self.signature)
-            result = self.checker(candidate)
+            if not self.is_value:
+                _check_signature(candidate, self.signature)
+            elif candidate is Ellipsis:
+                raise CandidateProblem("not yet answered: replace the `...` with your value and run the check again")
+            elif callable(candidate):
+                raise CandidateProblem("this exercise takes a value (your prediction), not a function")
+            result = self.grade(candidate)
         except CandidateProblem as problem:
             return CheckResult(self.name, False, str(problem))
-        result.exercise = self.name  # a checker's verdict carries the name its decorator knows
-        return _escalate(self.name, result)
+        result.exercise = self.name
+        return self._escalate(result)
+
+    def _escalate(self, result: CheckResult) -> CheckResult:
+        """Attach the idea (and the rule, unless the grading gave a precise one); a second wrong
+        answer in a row shows level 2. A stub or a crash is not an attempt at the idea."""
+        if result.passed:
+            self.wrong_runs = 0
+            return result
+        result.concept = result.concept or self.idea
+        result.hint = result.hint or self.rule or None
+        self.wrong_runs += 1
+        if self.wrong_runs >= 2:
+            result.level = 2
+        return result
 
     def __repr__(self) -> str:
-        return f"exercise {self.name}({', '.join(self.signature)}) — {self.task} [{self.page}]"
+        what = f"({', '.join(self.signature)})" if self.signature else " = <your value>"
+        return f"{self.kind} exercise {self.name}{what} — {self.task} [{self.page}]"
 
 
-def _escalate(name: str, result: CheckResult) -> CheckResult:
-    """Attach the exercise's concept; a second wrong answer in a row shows level 2.
+#: the name the command line and older code know an exercise by
+ExerciseSpec = Exercise
 
-    Only a wrong answer counts (a stub or a crash is not an attempt at the idea)."""
-    if result.passed:
-        _wrong_runs.pop(name, None)
-        return result
-    if result.concept is None:
-        result.concept = CONCEPTS.get(name)
-    _wrong_runs[name] = _wrong_runs.get(name, 0) + 1
-    if _wrong_runs[name] >= 2:
-        result.level = 2
-    return result
+
+def register(spec: Exercise) -> Exercise:
+    if spec.name in registry:
+        raise ValueError(f"exercise {spec.name!r} is registered twice")
+    registry[spec.name] = spec
+    return spec
 
 
 def reset_attempts() -> None:
     """Forget every wrong run (the next wrong answer of each exercise shows level 1 again)."""
-    _wrong_runs.clear()
+    for spec in registry.values():
+        spec.wrong_runs = 0
 
 
-def exercise(name: str, page: str, signature: tuple[str, ...], task: str | None = None):
-    """Register ``checker(candidate) -> CheckResult`` as exercise ``name``.
+def exercise(name: str, page: str, signature: tuple[str, ...], *, kind: str, idea: str, rule: str = "", task=None):
+    """Register ``grade(candidate) -> CheckResult`` as exercise ``name`` (the custom grading: the
+    reader's piece inside a runtime). The task is ``task`` or the grading's docstring."""
 
-    The task the reader is set is ``task`` or, usually, the checker's docstring: a checker is
-    its question (the docstring), its cases and its hints."""
-
-    def wrap(checker: Callable[[Callable], CheckResult]) -> ExerciseSpec:
-        if name in registry:
-            raise ValueError(f"exercise {name!r} is registered twice")
-        text = task if task is not None else " ".join((checker.__doc__ or "").split())
-        if not text:
-            raise ValueError(f"exercise {name!r} needs a task: give task= or a docstring")
-        spec = ExerciseSpec(name, page, signature, text, checker)
-        registry[name] = spec
-        return spec
+    def wrap(grade: Callable[[Any], CheckResult]) -> Exercise:
+        text = task if task is not None else " ".join((grade.__doc__ or "").split())
+        return register(Exercise(name, page, kind, text, tuple(signature), grade, idea, rule))
 
     return wrap
 
@@ -166,9 +193,28 @@ def call(candidate, *args, **kwargs):
     except CandidateProblem:
         raise
     except Exception as exc:  # the reader's code failed: say where, without a traceback wall
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "labkit" not in (f.filename or "")]
-        where = f" (line {frames[-1].lineno} of your code)" if frames else ""
-        raise CandidateProblem(f"your function raised {type(exc).__name__}: {exc}{where}") from None
+        raise CandidateProblem(
+            f"your function raised {type(exc).__name__}: {exc}{_your_line(candidate, exc)}"
+        ) from None
+
+
+_KIT = str(Path(__file__).resolve().parents[1])
+
+
+def _your_line(candidate, exc: Exception) -> str:
+    """`` (line 3 of your cell: `return x[5]`)``: the deepest frame in the reader's own file (a
+    notebook cell or the --file), with line numbers counted from its top — never a frame inside
+    NumPy or labkit."""
+    function = candidate if inspect.isfunction(candidate) else vars(type(candidate)).get("__call__")
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_filename.startswith(_KIT):  # a kit's proxy (the sandbox) says where itself
+        return ""
+    mine = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code.co_filename]
+    if not mine:
+        return ""
+    place = "cell" if "ipykernel" in code.co_filename or code.co_filename.startswith("<") else "file"
+    text = f": `{mine[-1].line.strip()}`" if mine[-1].line else ""
+    return f" (line {mine[-1].lineno} of your {place}{text})"
 
 
 def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind: str | None = None):
@@ -234,7 +280,7 @@ def number(value, name: str) -> float:
 
 
 def compare_arrays(
-    got, expected, *, atol: float, where: str, hint: str, rule: str = "values within tolerance"
+    got, expected, *, atol: float, where: str, hint: str | None, rule: str = "values within tolerance"
 ) -> CheckResult:
     """Pass, or report the first element (in C order) that differs beyond ``atol``."""
     import numpy as np
@@ -245,6 +291,7 @@ def compare_arrays(
         return failure(
             "wrong shape", where=where, rule="shape", got=list(got.shape), expected=list(expected.shape), hint=hint
         )
+    got, expected = np.atleast_1d(got), np.atleast_1d(expected)  # argwhere finds nothing in a 0-d array
     if got.dtype == bool or expected.dtype == bool:
         bad = np.argwhere(got != expected)
     else:

@@ -38,7 +38,13 @@ _WRONG_ANSWER = {
 }
 
 
-@exercise("name_the_fault", page="notebooks/07-traces/11-comparing-traces.md", signature=("kind", "golden", "mystery"))
+@exercise(
+    "name_the_fault",
+    page="notebooks/07-traces/11-comparing-traces.md",
+    signature=("kind", "golden", "mystery"),
+    kind="diagnose",
+    idea="compare the two traces event by event: the first divergence names the stage at fault",
+)
 def name_the_fault(candidate) -> CheckResult:
     """given a trace kind, its golden trace and a mystery trace, return the name of the catalogue
     fault (labkit.trace.catalogue.faults(kind)) that produced the mystery trace"""

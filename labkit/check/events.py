@@ -24,7 +24,13 @@ def _reference(events: list[dict]) -> list[str]:
     return bad
 
 
-@exercise("bad_parents", page="notebooks/07-traces/01-trace-record.md", signature=("events",))
+@exercise(
+    "bad_parents",
+    page="notebooks/07-traces/01-trace-record.md",
+    signature=("events",),
+    kind="diagnose",
+    idea="an event may only point back at an event that happened before it",
+)
 def bad_parents(candidate) -> CheckResult:
     """return the IDs of events whose parent is not an earlier event of the trace (only the first
     event may have no parent)"""

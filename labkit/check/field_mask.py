@@ -32,46 +32,6 @@ def _example_completion(new: str, low: int, high: int) -> int | None:
     return next((n for n in range(low, high + 1) if str(n).startswith(new)), None)
 
 
-def _field_hint(value: str, piece: str, got: bool, expected: bool, schema: dict) -> str:
-    low, high = int(schema["minimum"]), int(schema["maximum"])
-    bounds = f"{low}…{high}"
-    digits = piece.rstrip("}")
-    closes = piece.endswith("}")
-    if not (digits == "" or digits.isdigit()) or piece.count("}") > 1:
-        return (
-            f"the piece {piece!r} holds characters that can never appear in this field: only digits "
-            "extend the number, and a single `}` may close the object after it"
-        )
-    new = value + digits
-    if closes:
-        if expected:
-            return (
-                f"{new!r} is already a whole number in {bounds}, so `}}` may close the object here: "
-                "the field is the object's last key, and a complete document is a viable prefix of itself"
-            )
-        if new == "":
-            return "`}` straight after the colon would leave the field without a value"
-        return (
-            f"{new!r} is not a whole number in {bounds} (a JSON integer has no leading zero), so the "
-            "object may not close yet"
-        )
-    if got:
-        if new.startswith("0"):
-            return (
-                f"{new!r} starts with 0: a JSON integer has no leading zeros, and 0 itself is below the "
-                f"minimum {low}, so no number in {bounds} can be spelled from it"
-            )
-        return (
-            f"no integer in {bounds} is spelled starting with {new!r}: a piece is allowed only if some "
-            "continuation still ends in range (too many digits, or already past the maximum)"
-        )
-    example = _example_completion(new, low, high)
-    return (
-        f"{new!r} can still become {example}, which is in {bounds}: a prefix only has to be completable; "
-        "it need not be in range yet (read minimum and maximum from the schema you are given)"
-    )
-
-
 class _Diverged(Exception):
     """Stops a run at the reader's first divergent decision (recorded by the hook)."""
 
@@ -125,7 +85,6 @@ class _FieldMask:
             rule="allowed[v] ⇔ some continuation of (value + piece) is a valid document",
             got=got,
             expected=expected,
-            hint=_field_hint(value, piece, got, expected, self.schema),
         )
 
 
@@ -149,7 +108,15 @@ def _direct_values(schema: dict) -> list[str]:
     return sorted(v for v in values if v == "" or _example_completion(v, int(low), int(high)) is not None)
 
 
-@exercise("integer_field_mask", page=PAGE, signature=("value_so_far", "pieces", "schema"))
+@exercise(
+    "integer_field_mask",
+    page=PAGE,
+    signature=("value_so_far", "pieces", "schema"),
+    kind="extend",
+    idea="constrained decoding allows a piece only if the document can still be completed into a valid one",
+    rule="a prefix need only be completable in range, not in range yet; a JSON integer has no leading zero; "
+    "the closing brace needs a whole number in range; the bounds come from the schema handed over",
+)
 def check_integer_field_mask(candidate) -> CheckResult:
     """return allowed [V] (bool): which pieces may follow the digits value_so_far of the integer
     field described by schema (minimum, maximum), the object's last key — digits that keep the
@@ -170,7 +137,6 @@ def check_integer_field_mask(candidate) -> CheckResult:
             "the chapter's request vs the golden trace",
             tools.golden("happy"),
             mine.events,
-            lambda div: "the proposal changed: compare your allowed set with the table of the 27 steps",
         )
     if failed is not None:
         return failed

@@ -86,20 +86,6 @@ class _DeskSpy:
         return "ServiceDesk(stored(key), perform(request))"
 
 
-_EXECUTE_HINTS = {
-    "perform the request (the key is new)": "nothing is stored under a new key, so the request "
-    "has never executed: perform it (perform also "
-    "stores the result under the key, so the next retry finds it)",
-    "return the stored result (same key, same digest: a retry)": "the same key with the same "
-    "request digest is a retry of a request that already ran (a duplicate "
-    "delivery, or a retry after a lost answer): look the key up first and return the stored result — "
-    "executing again would create a second event",
-    "raise IdempotencyConflict (same key, another digest), performing nothing": "the key was "
-    "used for a *different* request (another digest): neither replay the old result nor "
-    "execute the new one — refuse with IdempotencyConflict",
-}
-
-
 def _execute_failure(case: str, service: _Service, detail: str | None = None) -> CheckResult | None:
     wrong = service.first_wrong()
     if wrong is None:
@@ -116,19 +102,7 @@ def _execute_failure(case: str, service: _Service, detail: str | None = None) ->
         rule="idempotency: new key → perform; same digest → stored result; other digest → conflict",
         got=wrong.get("did", "?"),
         expected=wrong["expected"],
-        hint=_execute_hint(wrong),
     )
-
-
-def _execute_hint(wrong: dict) -> str:
-    did = wrong.get("did", "")
-    if wrong["expected"].startswith("return the stored") and "IdempotencyConflict" in did:
-        return (
-            "the same key with the *same* request digest is the same request arriving again (a duplicate "
-            "delivery, or a retry after a lost answer): a conflict is only for another digest; return the "
-            "stored result"
-        )
-    return _EXECUTE_HINTS[wrong["expected"]]
 
 
 def _schedules():
@@ -178,7 +152,18 @@ def _summary(outcome) -> dict:
     }
 
 
-@exercise("idempotent_execute", page=PAGE, signature=("service", "key", "request_digest", "request"))
+@exercise(
+    "idempotent_execute",
+    page=PAGE,
+    signature=("service", "key", "request_digest", "request"),
+    kind="extend",
+    idea=(
+        "an idempotency key turns a retry into a lookup: perform once, then answer from what was stored, and "
+        "refuse a different request under the same key"
+    ),
+    rule="a duplicate delivery and a retry after a lost answer carry the same digest; only another digest under "
+    "a known key is a conflict, and a refused request performs nothing",
+)
 def check_idempotent_execute(candidate) -> CheckResult:
     """the calendar service's idempotent execute: a new key → service.perform(request); the same
     key with the same request_digest → the stored response (service.stored(key)['response']);
@@ -224,23 +209,26 @@ def check_idempotent_execute(candidate) -> CheckResult:
                 expected=reference,
             )
     # 3. the same request key reused for a changed request (10:00): a conflict, nothing executed
+    from labkit.tools.runtime import ToolRunConfig
+
     service = _Service(candidate)
-    calendar = CalendarService("2026-07-19T14:00:04+08:00", execute=service)
+    calendar = CalendarService(ToolRunConfig().service_clock, execute=service)
     transport = ServiceTransport(calendar)
     invocation = fixture_invocation()
     later = invocation.with_arguments("inv_02", start="2026-07-20T10:00:00+08:00")
     from labkit.tools.confirm import invocation_digest
 
+    request_id = ToolRunConfig().request_id  # the runtime's request, never retyped
     for inv in (invocation, later):
         machine = InvocationMachine(State.PREPARED)
-        Executor(transport, "req-42", 1).execute(machine, inv, invocation_digest(inv))
-    failed = _execute_failure("request req-42 resent with start 10:00", service)
+        Executor(transport, request_id, 1).execute(machine, inv, invocation_digest(inv))
+    failed = _execute_failure(f"request {request_id} resent with start 10:00", service)
     if failed is not None:
         return failed
     if sorted(calendar.store) != ["evt_6K2"] or machine.state is not State.FAILED:  # pragma: no cover
         return failure(
             "the changed request was not refused",
-            where="req-42 at 10:00",
+            where=f"{request_id} at 10:00",
             got=sorted(calendar.store),
             expected=["evt_6K2"],
         )

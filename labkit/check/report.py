@@ -95,7 +95,13 @@ def _report_cases() -> list[tuple[str, object, str | None, str]]:
     ]
 
 
-@exercise("report_problems", page="notebooks/11-labs/12-the-two-reports.md", signature=("report",))
+@exercise(
+    "report_problems",
+    page="notebooks/11-labs/12-the-two-reports.md",
+    signature=("report",),
+    kind="diagnose",
+    idea="validate before you read: a damaged document deserves a list of problems, not a crash",
+)
 def report_problems(candidate) -> CheckResult:
     """return a list of problems (strings, each naming the key at fault; [] when well formed) with
     a mechanism-labs report's keys and nesting: status ('passed' | 'failed'), scope (str),

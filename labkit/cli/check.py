@@ -60,7 +60,7 @@ def run(args) -> int:
         for name, spec in specs.items():
             if args.page and args.page not in spec.page:
                 continue
-            print(f"{name}({', '.join(spec.signature)})  [{spec.page}]\n    {spec.task}")
+            print(f"{name}({', '.join(spec.signature)})  {spec.kind}  [{spec.page}]\n    {spec.task}")
         return 0
     if args.name not in specs:
         return _fail(f"no exercise {args.name!r}; `labkit check` lists the {len(specs)} exercises")

@@ -1,0 +1,123 @@
+"""The declarative gradings an exercise is built from (``labkit.check.core`` holds the engine).
+
+* ``value`` — a prediction or a derived quantity against what the real kernels compute, at a
+  stated tolerance; the verdict then shows the run and why;
+* ``function`` — the reader's function on cases against a hidden reference, first divergence;
+* ``trace`` — the reader's piece inside the real runtime, first divergence against the reference
+  trace, then direct cases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labkit.check import feedback
+from labkit.check._support import compare_traces
+from labkit.check.core import (
+    CandidateProblem,
+    CheckResult,
+    Exercise,
+    as_array,
+    call,
+    compare_arrays,
+    failure,
+    number,
+    numeric_array,
+    passed,
+    register,
+    unpack,
+)
+
+
+def value(name, page, kind, task, answer, *, idea, rule, why, tolerance=0.0, relative=False) -> Exercise:
+    """A prediction or a derived quantity: ``answer()`` is what the real kernels compute; the
+    reader's value passes within ``tolerance`` (a fraction of the answer when ``relative``);
+    ``why(answer)`` is the run shown after the verdict."""
+
+    def grade(candidate) -> CheckResult:
+        expected = answer()
+        allowed = tolerance * abs(expected) if relative else tolerance
+        ok, got = _agrees(candidate, expected, allowed)
+        shown = f"{why(expected)}" if callable(why) else why
+        if ok:
+            return passed(f"right — {shown}")
+        rule_text = f"within ±{feedback.short(allowed)} of the run" if allowed else "exactly what the run gives"
+        return failure(f"the run disagrees — {shown}", where="your value", rule=rule_text, got=got, expected=expected)
+
+    return register(Exercise(name, page, kind, task, (), grade, idea, rule))
+
+
+def _agrees(candidate, expected, allowed: float) -> tuple[bool, Any]:
+    """Compare a reader's value with the run's: numbers within ``allowed``, words ignoring case
+    and spaces, sequences item by item."""
+    if isinstance(expected, bool):
+        if not isinstance(candidate, bool):
+            raise CandidateProblem(f"answer True or False, got {type(candidate).__name__}")
+        return candidate == expected, candidate
+    if isinstance(expected, str):
+        if not isinstance(candidate, str):
+            raise CandidateProblem(f"answer with a string, got {type(candidate).__name__}")
+        return candidate.strip().casefold() == expected.strip().casefold(), candidate
+    if isinstance(expected, tuple | list):
+        if not isinstance(candidate, tuple | list) or len(candidate) != len(expected):
+            raise CandidateProblem(f"answer with {len(expected)} items, got {feedback.short(candidate)}")
+        pairs = [_agrees(c, e, allowed) for c, e in zip(candidate, expected, strict=True)]
+        return all(ok for ok, _ in pairs), list(candidate)
+    got = number(candidate, "your value")
+    return abs(got - float(expected)) <= allowed, got
+
+
+def function(
+    name, page, kind, task, signature, cases, reference, *, idea, rule, atol=1e-12, outputs=("result",), first=None
+):
+    """The reader's function on ``cases()`` — (label, args) pairs, fresh copies each call — against
+    the hidden ``reference``, stopping at the first case and index that differ beyond ``atol``. A tuple
+    result is named by ``outputs``; ``first`` names the output compared first (a cause before its effect)."""
+
+    def grade(candidate) -> CheckResult:
+        return compare_cases(candidate, cases(), reference, atol=atol, outputs=outputs, first=first)
+
+    return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
+
+
+def trace(name, page, kind, task, signature, runs, *, idea, rule, hook=None, cases=(), reference=None, atol=0.0):
+    """The reader's piece inside the real runtime: ``runs()`` gives (label, reference events, run) with
+    ``run(piece) -> events``; the first divergence of a run fails it (event, field, rule, both values).
+    ``hook(candidate)`` is the piece the runtime calls (it checks what the reader returns); then the
+    direct ``cases()``, for situations the runs never reach, as in ``function``."""
+
+    def grade(candidate) -> CheckResult:
+        piece = hook(candidate) if hook else candidate
+        for label, expected, run in runs():
+            failed = compare_traces(label, expected, run(piece))
+            if failed is not None:
+                return failed
+        direct = list(cases()) if callable(cases) else list(cases)
+        if direct:
+            return compare_cases(piece, direct, reference, atol=atol)
+        return passed("every run reproduces its reference trace")
+
+    return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
+
+
+def compare_cases(candidate, cases, reference, *, atol, outputs=("result",), first=None) -> CheckResult:
+    """The first case and index where ``candidate`` and ``reference`` differ beyond ``atol``, or a pass."""
+    import copy
+
+    import numpy as np
+
+    count = 0
+    for label, args in cases:
+        expected = reference(*copy.deepcopy(args))
+        got = call(candidate, *copy.deepcopy(args))
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        gots = unpack(got, outputs) if len(outputs) > 1 else (got,)
+        triples = list(zip(outputs, gots, expected, strict=True))
+        for what, g, e in sorted(triples, key=lambda item: item[0] != first):
+            e = np.asarray(e)
+            g = numeric_array(g, what, e.shape) if e.dtype != bool else as_array(g, what, e.shape)
+            verdict = compare_arrays(g, e, atol=atol, where=f"case “{label}”, {what}", hint=None)
+            if not verdict.passed:
+                return verdict
+        count += 1
+    return passed(f"matches on all {count} cases")
