@@ -18,7 +18,7 @@ cfg_scale_one = "conditional"
 _x0 = (1 - math.sqrt(0.75)) / 0.5
 x0_fed_as_epsilon = (0.8 * _x0 + 0.6, -(0.8 * _x0 + 0.6))
 # page 07: the proposal is first read when it is parsed
-extra_field_first_event = "t03"
+extra_field_first_event = "t02"
 # page 08: canonical JSON sorts the keys
 digest_changes_on_reorder = False
 # page 09: the template and schema, up to where the user text differs

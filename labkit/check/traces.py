@@ -208,11 +208,12 @@ value(
     "extra_field_first_event",
     f"{TRACES}/07-tool-proposal.md",
     "predict",
-    "the fault extra_field makes the model propose an argument the schema does not have. Which event "
-    "(its event ID) is the first to differ from the golden trace?",
+    "the fault extra_field injects an argument the schema does not have (notify_all) into the proposal "
+    "after the decoder wrote it. Which event (its event ID) is the first to differ from the golden trace?",
     lambda: _event_id("tool", "extra_field"),
-    idea="a proposal is text until it is parsed: find the first stage that reads the proposal's content",
-    rule="compare the events in order; the first whose payload depends on the proposed text diverges",
+    idea="an event records what the runtime holds when it is written, not what the model wrote",
+    rule="compare the events in order: the decoder's bytes stay the model's own; the first event written after "
+    "the injection that shows the arguments diverges",
     why=lambda e: f"{e} is the first event whose payload differs",
 )
 
