@@ -5,54 +5,134 @@ module or data is missing."""
 
 from __future__ import annotations
 
+import ast
 import io
 import shutil
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from labkit.core.fixtures import book_root
 from labkit.devtools import players as devtools
+from labkit.reader.players import PLAYERS
 from labkit.reader.players.base import r4
+
+REPO = book_root(Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture(scope="module")
 def fresh():
-    """spec → the body each embed's exporter produces now (computed once for this module)."""
-    specs = {spec for embeds in devtools.EMBEDS.values() for spec in embeds.values()}
-    return {spec: devtools.expected_data(spec) for spec in sorted(specs)}
+    """data_key → the data each embed's exporter produces now (computed once for this module)."""
+    keys = {devtools.data_key(e.name, e.options): e for e in devtools.embeds(REPO)}
+    return {key: devtools.expected_data(e.name, e.options) for key, e in sorted(keys.items())}
 
 
-def data_of(fresh, spec):
-    return fresh[f"labkit.reader.players.{spec}"]
+def data_of(fresh, name, **options):
+    return fresh[devtools.data_key(name, options)]
 
 
 # -- the page data --------------------------------------------------------------------------
 def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_data(fresh, book_copy):
-    for rel, players in devtools.EMBEDS.items():
-        page = devtools.REPO / rel
-        for name in players:
-            esm = devtools.embedded(page)[name]["esm"]
-            assert esm == f"./players/{page.stem}.{name}.mjs", (rel, esm)
+    found = devtools.embeds(REPO)
+    assert {e.name for e in found} == set(PLAYERS), "every registered player is embedded by a page"
+    for embed in found:
+        assert embed.esm == f"./players/{Path(embed.page).stem}.{embed.name}.mjs", embed
     assert devtools.structure_problems(book_copy) != [], "no bundle written yet: must be reported"
-    devtools.write_pages(book_copy, fresh)
+    sources = {p: p.read_bytes() for p in (book_copy / "notebooks").rglob("*.md")}
+    devtools.pages(book_copy, fresh)
+    assert {p: p.read_bytes() for p in (book_copy / "notebooks").rglob("*.md")} == sources, "a page was rewritten"
     assert devtools.structure_problems(book_copy) == []
     assert devtools.stale_pages(book_copy, fresh) == []
-    assert devtools.write_pages(book_copy, fresh) == [], "a second build changes nothing"
+    assert devtools.pages(book_copy, fresh) == [], "a second build changes nothing"
+
+
+def test_an_embed_that_names_no_player_or_another_path_is_reported(book_copy):
+    page = book_copy / "notebooks/07-traces/03-text-token-by-token.md"
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace(".decode.mjs", ".decoder.mjs"), encoding="utf-8")
+    assert any("names no registered player" in p for p in devtools.structure_problems(book_copy))
+    page.write_text(text.replace("./players/03-text-token-by-token.decode.mjs", "./x.decode.mjs"), encoding="utf-8")
+    problems = devtools.structure_problems(book_copy)
+    assert any("bundle is ./players/03-text-token-by-token.decode.mjs" in p for p in problems)
+    page.write_text(text.replace("decode.mjs\n{}", "decode.mjs\n[1]"), encoding="utf-8")
+    assert any("must be a JSON object" in p for p in devtools.structure_problems(book_copy))
+
+
+PROBE = """import { h, frame, modelData, painted } from "./_shared.mjs";
+function render({ model, el }) {
+  const root = frame(el, "probe", "", "word");
+  root.append(h("div", { text: modelData(model).word }));
+  painted(root);
+}
+export default { render };
+"""
+
+
+def test_a_registered_player_is_picked_up_by_the_bundles_the_book_and_the_harness(book_copy, tmp_path, monkeypatch):
+    """A test-only player: its two modules, one registration, one page that embeds it."""
+    (tmp_path / "probe_player.py").write_text(
+        'def static_data(word="plain"):\n    return {"player": "probe", "word": word}\n', encoding="utf-8"
+    )
+    (book_copy / devtools.SOURCES / "probe.mjs").write_text(PROBE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(PLAYERS, "probe", "probe_player")
+    page = book_copy / "notebooks/99-probe.md"
+    page.write_text('# Probe\n\n```{anywidget} ./players/99-probe.probe.mjs\n{"word": "短波"}\n```\n', encoding="utf-8")
+
+    assert devtools.module_problems(book_copy) == []
+    assert any("99-probe.md: the probe player's module" in p for p in devtools.structure_problems(book_copy))
+    assert "notebooks/players/99-probe.probe.mjs" in devtools.pages(book_copy)
+    assert devtools.check(book_copy) == []
+    bundle = (book_copy / "notebooks/players/99-probe.probe.mjs").read_text(encoding="utf-8")
+    assert devtools.module_data(bundle) == {"player": "probe", "word": "短波"} and "import " not in bundle
+
+    sys.path.insert(0, str(REPO / "tests" / "browser"))
+    try:
+        import player_harness
+    finally:
+        sys.path.remove(str(REPO / "tests" / "browser"))
+    assert ("notebooks/99-probe.md", "probe") in player_harness.embeds(book_copy)
+    served = player_harness.directive("notebooks/99-probe.md", "probe", book_copy)
+    assert served == {"text": bundle, "body": {"word": "短波"}}
+
+
+def _string_tables(tree):
+    """Literal lists, tuples, sets and dict keys of a module, as the strings they hold."""
+    for node in ast.walk(tree):
+        items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+        if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and items:
+            yield node.lineno, [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+
+
+def test_no_table_of_player_names_outside_the_registry():
+    registry = REPO / "labkit/reader/players/__init__.py"
+    names = set(PLAYERS)
+    tables = []
+    for folder in ("labkit", "tests", "benchmarks"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if path == registry or ".venv" in path.parts:
+                continue
+            for line, strings in _string_tables(ast.parse(path.read_text(encoding="utf-8"))):
+                hits = {s.split("@")[0] for s in strings} & names
+                if len(hits) >= 2:
+                    tables.append(f"{path.relative_to(REPO)}:{line} {sorted(hits)}")
+    assert tables == [], f"tables of player names outside {registry.relative_to(REPO)}: {tables}"
 
 
 def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
-    devtools.write_pages(book_copy, fresh)
+    devtools.pages(book_copy, fresh)
     page = "notebooks/07-traces/03-text-token-by-token.md"
-    module = devtools.embedded(book_copy / page)["decode"]["path"]
+    module = [e for e in devtools.embeds(book_copy) if e.page == page][0].path
     data = devtools.module_data(module.read_text(encoding="utf-8"))
     data["steps"][0]["raw"][14] += 0.01
-    module.write_text(devtools.generated_module("decode", "x", data), encoding="utf-8")
+    module.write_text(devtools.generated_module("decode", {}, data), encoding="utf-8")
     problems = [p for p in devtools.stale_pages(book_copy, fresh) if p.startswith(page)]
     assert problems and "steps[0].raw[14]" in problems[0]
 
 
 def test_every_player_bundles_into_one_module_without_imports():
-    from labkit.reader.players import PLAYERS
     from labkit.reader.players.bundle import bundle
 
     assert devtools.module_problems() == []
@@ -68,7 +148,6 @@ def test_every_player_bundles_into_one_module_without_imports():
 def test_a_bundle_is_valid_javascript():
     import subprocess
 
-    from labkit.reader.players import PLAYERS
     from labkit.reader.players.bundle import bundle
 
     node = shutil.which("node")
@@ -88,7 +167,7 @@ def test_a_bundle_is_valid_javascript():
 def test_decode_data_is_trace_one_token_by_token(fresh):
     from labkit.text.runtime import run_text_trace
 
-    data, run = data_of(fresh, "decode:static_data"), run_text_trace()
+    data, run = data_of(fresh, "decode"), run_text_trace()
     steps = data["steps"]
     assert [(s["cache_start"], s["selected"]) for s in steps] == [
         ([12, 12], 14),
@@ -126,7 +205,7 @@ def test_decode_player_reruns_trace_one_with_a_fault():
 def test_divergence_data_is_the_catalogue_diagnosis(fresh):
     from labkit.trace import catalogue
 
-    kinds = data_of(fresh, "divergence:static_data")["kinds"]
+    kinds = data_of(fresh, "divergence")["kinds"]
     assert list(kinds) == list(catalogue.KINDS)
     for kind, entry in kinds.items():
         assert entry["golden"] == [[e["event_id"], e["event_type"]] for e in catalogue.golden(kind)]
@@ -149,7 +228,7 @@ def test_scenario_data_is_the_golden_traces_and_their_journals(fresh):
     from labkit.reader.players.scenarios import event_row, golden_events, run_scenario
     from labkit.tools.faults import SCENARIOS
 
-    scenarios = data_of(fresh, "scenarios:static_data")["scenarios"]
+    scenarios = data_of(fresh, "scenarios")["scenarios"]
     assert list(scenarios) == list(SCENARIOS)
     for name, entry in scenarios.items():
         golden = golden_events(name)
@@ -185,7 +264,7 @@ def test_latent_data_is_the_ddim_run(fresh):
     from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
     from labkit.reader.players.latents import LIMIT, dequantise, unb32
 
-    data = data_of(fresh, "latents:static_data")
+    data = data_of(fresh, "latents")
     assert list(data["scales"]) == ["0", "1", "5", "9"] and data["start"] == {"guidance": "5", "step": 4}
     assert data["channels"] == ["0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"]
     run = run_diffusion(DiffusionConfig())
@@ -214,7 +293,7 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
     from labkit.reader.widgets.attention import attention_state
     from labkit.text.runtime import run_text_trace
 
-    groups = data_of(fresh, "attention:static_data")["groups"]
+    groups = data_of(fresh, "attention")["groups"]
     run = run_text_trace()
     for li, layer in enumerate(run.prefill.layers):
         panel = groups["prefill"]["panels"][f"layer {li}"]
@@ -252,19 +331,18 @@ def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
 @pytest.fixture()
 def book_copy(tmp_path):
     """The pages (no notebooks, no page bundles) and the players' sources, to damage."""
-    shutil.copytree(
-        devtools.REPO / "notebooks",
-        tmp_path / "notebooks",
-        ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "players"),
-    )
-    shutil.copytree(devtools.FOLDER, tmp_path / devtools.FOLDER.relative_to(devtools.REPO))
-    return tmp_path
+    book = tmp_path / "book"
+    skip = shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "players")
+    shutil.copytree(REPO / "notebooks", book / "notebooks", ignore=skip)
+    shutil.copytree(REPO / devtools.SOURCES, book / devtools.SOURCES, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "myst.yml", book / "myst.yml")
+    return book
 
 
 def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.write_pages(book_copy, fresh)
+    devtools.pages(book_copy, fresh)
     assert book.player_problems(book_copy) == []
     (book_copy / "labkit/reader/players/decode.mjs").unlink()
     (book_copy / "notebooks/07-traces/players/03-text-token-by-token.decode.mjs").unlink()
@@ -280,7 +358,7 @@ def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
 def test_missing_player_data_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.write_pages(book_copy, fresh)
+    devtools.pages(book_copy, fresh)
     module = book_copy / "notebooks/07-traces/players/11-comparing-traces.divergence.mjs"
     lines = [
         devtools.EMPTY if line.startswith("const EMBEDDED = ") else line
@@ -294,7 +372,7 @@ def test_missing_player_data_fails_the_book_check(fresh, book_copy):
 def test_old_player_code_in_a_page_bundle_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.write_pages(book_copy, fresh)
+    devtools.pages(book_copy, fresh)
     module = book_copy / "labkit/reader/players/_shared.mjs"
     module.write_text(
         module.read_text(encoding="utf-8").replace("function fmt(", "function fmt_new("), encoding="utf-8"

@@ -264,67 +264,62 @@ def bandwidth_calculator(w: WidgetView) -> None:
 
 # ---- the players (anywidget modules drawn in the browser; see test_browser_players.py) ----
 PLAYER_TIMES = REPO / "build" / "browser" / "player-times.json"
-#: the control a reader steps with in each player cell (and the one that steps back)
-LAB_STEPS = {
-    "decode": ("next", "back"),
-    "latents": ("back", "next"),
-    "scenarios": ("next", "back"),
-    "divergence": ("fault", None),
-    "attention@02": ("layer", None),
-    "attention@03": ("cached", None),
-}
 LAB_FRAME_MS = 50.0
 
 
-def player(name: str, step_key: str | None = None):
+def player_cells(root=REPO) -> list[str]:
+    """The widget cells that are a page's live player: the code cell just before the page's
+    ``{anywidget}`` directive (the static book's copy of the same player)."""
+    import jupytext
+    from browser_book import all_pages
+
+    found = []
+    for page in all_pages(root):
+        cells = jupytext.read(root / page.md).cells
+        for w in page.widgets:
+            after = cells[w.index + 1] if w.index + 1 < len(cells) else None
+            if after is not None and after.source.lstrip().startswith("```{anywidget}"):
+                found.append(w.key)
+    return found
+
+
+def player(w: WidgetView) -> None:
     """The interaction of a player cell: the same checks as the static harness (the source's
     numbers), every control changes the drawing (a kernel-backed one once the kernel has
     re-run the computation), and a step drawn in ≤ 50 ms median inside JupyterLab."""
+    import json
 
-    def move(w: WidgetView) -> None:
-        import json
+    from player_controls import embed_key, every_control_changes_the_drawing, step_controls, step_times
+    from test_browser_players import check, pick
 
-        from player_controls import every_control_changes_the_drawing, step_times
-        from test_browser_players import CHECKS
-
-        root = w.output.locator(".lk-player").first
-        try:
-            root.wait_for(state="visible", timeout=30_000)
-        except Exception:
-            w.output.screenshot(path=str(REPO / "build" / "browser" / f"{name}-output.png"))
-            raise AssertionError(f"{w.key}: no player drawn; the output shows:\n{w.text()[:500]}") from None
-        root.evaluate("el => { window.playerEl = el.parentElement; }")
-        CHECKS[name](w.page)
-        if name == "attention":  # back to the view this page opens on
-            from test_browser_players import pick
-
-            pick(w.page, "group", "prefill" if step_key.endswith("02") else "decode")
-        control, back = LAB_STEPS[step_key or name]
-        measured = step_times(w.page, control, back)
-        old = json.loads(PLAYER_TIMES.read_text()) if PLAYER_TIMES.exists() else {}
-        PLAYER_TIMES.parent.mkdir(parents=True, exist_ok=True)
-        key = f"lab/{name}" + (f"@{step_key.split('@')[1]}" if step_key else "")
-        PLAYER_TIMES.write_text(
-            json.dumps(
-                {**old, key: {**measured, "page": w.key.split("::")[0], "control": control}}, indent=1, sort_keys=True
-            )
-            + "\n"
-        )
-        assert measured["work_ms"] <= LAB_FRAME_MS, (
-            f"{w.key}: median {measured['work_ms']:.1f} ms per step in JupyterLab (> {LAB_FRAME_MS} ms)"
-        )
-        changed = every_control_changes_the_drawing(w.page, wait_ms=60_000)
-        assert changed and all(changed.values()), f"{w.key}: controls that did not change the drawing: {changed}"
-
-    return move
+    root = w.output.locator(".lk-player").first
+    try:
+        root.wait_for(state="visible", timeout=30_000)
+    except Exception:
+        w.output.screenshot(path=str(REPO / "build" / "browser" / f"{w.key.rsplit('::', 1)[-1]}-output.png"))
+        raise AssertionError(f"{w.key}: no player drawn; the output shows:\n{w.text()[:500]}") from None
+    root.evaluate("el => { window.playerEl = el.parentElement; }")
+    name = root.get_attribute("data-player")
+    view = """() => { const c = window.playerEl.querySelector('select[data-control]');
+      return c && [c.dataset.control, c.value]; }"""
+    opened = w.page.evaluate(view)
+    check(name)(w.page)
+    if opened and w.page.evaluate(view) != opened:  # back to the view this page opens on
+        pick(w.page, *opened)
+    control, back = step_controls(w.page)
+    measured = step_times(w.page, control, back)
+    old = json.loads(PLAYER_TIMES.read_text()) if PLAYER_TIMES.exists() else {}
+    PLAYER_TIMES.parent.mkdir(parents=True, exist_ok=True)
+    page_md = w.key.split("::")[0]
+    entry = {**measured, "page": page_md, "control": control}
+    times = {**old, f"lab/{embed_key(page_md, name)}": entry}
+    PLAYER_TIMES.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n")
+    assert measured["work_ms"] <= LAB_FRAME_MS, (
+        f"{w.key}: median {measured['work_ms']:.1f} ms per step in JupyterLab (> {LAB_FRAME_MS} ms)"
+    )
+    changed = every_control_changes_the_drawing(w.page, wait_ms=60_000)
+    assert changed and all(changed.values()), f"{w.key}: controls that did not change the drawing: {changed}"
 
 
-for _key, _name, _step in [
-    ("notebooks/07-traces/02-text-request-to-first-token.md::attention", "attention", "attention@02"),
-    ("notebooks/07-traces/03-text-token-by-token.md::stepper", "decode", None),
-    ("notebooks/07-traces/05-diffusion-denoising-and-decoding.md::viewer", "latents", None),
-    ("notebooks/07-traces/10-tool-failures.md::scenarios", "scenarios", None),
-    ("notebooks/07-traces/11-comparing-traces.md::explorer", "divergence", None),
-    ("notebooks/11-labs/03-causal-attention.md::heatmap", "attention", "attention@03"),
-]:
-    interaction(_key)(player(_name, _step))
+for _key in player_cells():
+    interaction(_key)(player)

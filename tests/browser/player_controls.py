@@ -12,26 +12,19 @@ from __future__ import annotations
 
 import statistics
 
-#: the control a reader steps with in each embed, and the one that steps back (None: the
-#: control cycles); keyed by player, or by ``player@page`` where one player differs by page
-STEP_CONTROLS = {
-    "decode": ("next", "back"),
-    "divergence": ("fault", None),
-    "scenarios": ("next", "back"),
-    "latents": ("back", "next"),
-    "attention@02-text-request-to-first-token": ("layer", None),
-    "attention@03-causal-attention": ("cached", None),
-}
-
 
 def embed_key(page: str, name: str) -> str:
     """``player@page stem``: how the suite and the benchmark name one embed."""
     return f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}"
 
 
-def step_controls(page: str, name: str) -> tuple[str, str | None]:
-    """(the control that steps, the one that steps back) of player ``name`` on ``page``."""
-    return STEP_CONTROLS.get(embed_key(page, name)) or STEP_CONTROLS[name]
+def step_controls(page) -> tuple[str, str | None]:
+    """(the control a reader steps with, the one that steps back or None: it cycles), as the
+    open player names them on its root (``data-steps``)."""
+    names = page.evaluate("() => window.playerEl.querySelector('.lk-player').dataset.steps || ''").split()
+    if not names:
+        raise AssertionError("the player names no step control (data-steps on its root)")
+    return names[0], (names[1] if len(names) > 1 else None)
 
 
 #: the drawing of a player: its markup without the controls' own state

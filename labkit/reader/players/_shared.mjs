@@ -72,10 +72,11 @@ const BASE_CSS = `
 .lk-player svg text { font-family: system-ui, sans-serif; }
 `;
 
-/** The player's frame: a root div with the book's style, inside el. */
-export function frame(el, name, css = "") {
+/** The player's frame: a root div with the book's style, inside el.  ``steps`` names the
+ *  control a reader steps with and the one that steps back ("next back"; one name: it cycles). */
+export function frame(el, name, css = "", steps = "") {
   el.replaceChildren();
-  const root = h("div", { class: "lk-player", "data-player": name });
+  const root = h("div", { class: "lk-player", "data-player": name, "data-steps": steps });
   root.append(h("style", { text: BASE_CSS + css }));
   el.append(root);
   return root;

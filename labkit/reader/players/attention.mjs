@@ -83,6 +83,7 @@ function render({ model, el }) {
       return picker;
     });
     controlBox.replaceChildren(...g.controls.map((c, k) => h("label", {}, `${c.label} `, pickers[k])));
+    root.dataset.steps = g.controls.length ? g.controls[0].name : "";
   }
 
   function setup() {

@@ -97,7 +97,7 @@ function buildFigure(data) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "decode", CSS);
+  const root = frame(el, "decode", CSS, "next back");
   root.classList.add("lk-decode");
   let index = 0, view = null;
   const title = h("div", { class: "lk-title" });

@@ -72,7 +72,7 @@ function buildTimelines(kind) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "divergence", CSS);
+  const root = frame(el, "divergence", CSS, "fault");
   root.classList.add("lk-div");
   let view = null;
   const title = h("div", { class: "lk-title" });

@@ -56,7 +56,7 @@ function buildTimeline(entry) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "scenarios", CSS);
+  const root = frame(el, "scenarios", CSS, "next back");
   root.classList.add("lk-scn");
   let index = 0, view = null;
   const title = h("div", { class: "lk-title" });

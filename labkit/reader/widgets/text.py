@@ -131,28 +131,6 @@ def draw_logits(ax, view: StepView) -> None:
     )
 
 
-def draw_cache(ax, view: StepView) -> None:
-    """Per-layer cache length at the step start, and after the decode (if one ran)."""
-    layers = np.arange(len(view.cache_at_start))
-    ax.bar(layers - 0.18, view.cache_at_start, width=0.36, color="#4c72b0", label="step start")
-    after = view.cache_after if view.cache_after is not None else view.cache_at_start
-    ax.bar(
-        layers + 0.18,
-        after,
-        width=0.36,
-        color="#55a868" if view.cache_after else "#c8c8c8",
-        label="after decode" if view.cache_after else f"no decode ({view.finish_reason})",
-    )
-    for x, a, b in zip(layers, view.cache_at_start, after, strict=True):
-        ax.text(x - 0.18, a + 0.3, str(a), ha="center", fontsize=8)
-        ax.text(x + 0.18, b + 0.3, str(b), ha="center", fontsize=8)
-    ax.set_xticks(layers)
-    ax.set_xticklabels([f"layer {i}" for i in layers], fontsize=8)
-    ax.set_ylim(0, max(19, max(after) + 3))
-    ax.set_ylabel("cache length")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False, ncol=1)
-
-
 def plot_first_logits(run=None):
     """Step 1's raw logits with the masked tokens shown as masked."""
     from labkit.reader import plt

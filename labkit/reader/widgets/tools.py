@@ -265,38 +265,3 @@ def _event_color(event: dict) -> str:
     if state in ("COMMITTED", "OBSERVED") or payload.get("side_effect") is True:
         return "#b9dfb9"
     return "#dbe4f3"
-
-
-def draw_timelines(ax, rows: list[tuple[str, list[dict]]], highlight: int | None = None) -> None:
-    """One row of event boxes per (name, events); the event at ``highlight`` outlined in every row.
-
-    Box colour: blue before the commit, green once the side effect exists, pink for a failure
-    state, red for a crash.  Labels: event ID, event type, state.
-    """
-    longest = max(len(events) for _, events in rows)
-    for row, (name, events) in enumerate(rows):
-        y = -row
-        ax.text(-0.7, y, name, ha="right", va="center", fontsize=7)
-        for i, event in enumerate(events):
-            payload = event["payload"]
-            state = payload.get("state", payload.get("journal_state", ""))
-            kind = event["event_type"].replace(".", ".\n", 1)
-            edge, width = ("#dd8452", 2.2) if i == highlight else ("#777777", 0.6)
-            label = (state or "").lower().replace("_", "_\n")
-            ax.text(
-                i,
-                y,
-                f"{event['event_id']}\n{kind}\n{label}",
-                ha="center",
-                va="center",
-                fontsize=5.4,
-                bbox={
-                    "boxstyle": "round,pad=0.25",
-                    "facecolor": _event_color(event),
-                    "edgecolor": edge,
-                    "linewidth": width,
-                },
-            )
-    ax.set_xlim(-0.6, longest - 0.4)
-    ax.set_ylim(-len(rows) + 0.5, 0.5)
-    ax.axis("off")
