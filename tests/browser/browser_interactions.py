@@ -283,6 +283,35 @@ def player_cells(root=REPO) -> list[str]:
     return found
 
 
+JS_NOTEBOOK = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+  return {active: nb.activeCellIndex, mode: nb.mode,
+          editing: nb.widgets.filter(c => c.model.type === 'markdown' && !c.rendered).length}; }"""
+
+
+def keyboard_stays_in_the_player(w: WidgetView) -> None:
+    """As a reader does: click into the player (JupyterLab selects its cell), then the arrows on
+    the player and on its slider step it and leave the cell selection alone; Enter on a player
+    button presses it and opens no cell for editing."""
+    from player_controls import press
+
+    root = w.output.locator(".lk-player").first
+    root.click(position={"x": 4, "y": 4})
+    notebook = w.page.evaluate(JS_NOTEBOOK)
+    assert press(w.page, "ArrowRight") or press(w.page, "ArrowLeft"), f"{w.key}: the arrow keys did not step the player"
+    assert w.page.evaluate(JS_NOTEBOOK) == notebook, f"{w.key}: an arrow key on the player reached JupyterLab"
+    slider = root.locator("input[type=range]")
+    if slider.count():
+        slider.first.focus()
+        assert press(w.page, "ArrowLeft") or press(w.page, "ArrowRight"), f"{w.key}: the slider ignored the arrows"
+        assert w.page.evaluate(JS_NOTEBOOK) == notebook, f"{w.key}: an arrow key on the slider reached JupyterLab"
+    buttons = root.locator("button[data-control]:not([disabled])")
+    if buttons.count():
+        buttons.first.click()
+        w.page.keyboard.press("Enter")
+        w.page.wait_for_timeout(200)
+        assert w.page.evaluate(JS_NOTEBOOK) == notebook, f"{w.key}: Enter on a player button reached JupyterLab"
+
+
 def player(w: WidgetView) -> None:
     """The interaction of a player cell: the same checks as the static harness (the source's
     numbers), every control changes the drawing (a kernel-backed one once the kernel has
@@ -317,6 +346,7 @@ def player(w: WidgetView) -> None:
     assert measured["work_ms"] <= LAB_FRAME_MS, (
         f"{w.key}: median {measured['work_ms']:.1f} ms per step in JupyterLab (> {LAB_FRAME_MS} ms)"
     )
+    keyboard_stays_in_the_player(w)
     changed = every_control_changes_the_drawing(w.page, wait_ms=60_000)
     assert changed and all(changed.values()), f"{w.key}: controls that did not change the drawing: {changed}"
 

@@ -13,7 +13,15 @@ import json
 
 import pytest
 from browser_book import REPO
-from player_controls import embed_key, every_control_changes_the_drawing, operate, step_controls, step_times, text
+from player_controls import (
+    embed_key,
+    every_control_changes_the_drawing,
+    keyboard_alone,
+    operate,
+    step_controls,
+    step_times,
+    text,
+)
 from player_harness import HarnessServer, embeds
 
 pytestmark = pytest.mark.browser
@@ -83,6 +91,16 @@ def test_a_step_is_drawn_within_one_frame(context, harness, times, page_md, name
     assert measured["work_ms"] <= FRAME_MS, (
         f"{name}: median {measured['work_ms']:.1f} ms from {control!r} to the new picture (> {FRAME_MS} ms)"
     )
+
+
+@pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
+def test_keyboard_alone_drives_the_player(context, harness, page_md, name):
+    page, errors = open_player(context, harness, page_md, name)
+    found, usable = keyboard_alone(page)
+    assert found.pop("focus"), f"{name}: Tab does not reach the player"
+    assert all(found.values()), f"{name}: keys that changed nothing: {[k for k, ok in found.items() if not ok]}"
+    assert usable <= set(found), f"{name}: controls Tab never reached: {sorted(usable - set(found))}"
+    assert errors == [], f"{name}: console errors: {errors}"
 
 
 def test_no_player_fetches_anything(browser, harness):

@@ -61,6 +61,7 @@ export function painted(root) {
 const BASE_CSS = `
 .lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
   border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
+.lk-player:focus-visible, .lk-player :focus-visible { outline: 2px solid #4c72b0; outline-offset: 1px; }
 .lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
 .lk-player .lk-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0 6px; }
 .lk-player button { font: inherit; padding: 2px 10px; border: 1px solid #999; border-radius: 4px; background: #f4f4f4; cursor: pointer; }
@@ -73,11 +74,45 @@ const BASE_CSS = `
 `;
 
 /** The player's frame: a root div with the book's style, inside el.  ``steps`` names the
- *  control a reader steps with and the one that steps back ("next back"; one name: it cycles). */
+ *  control a reader steps with and the one that steps back ("next back"; one name: it cycles).
+ *  The root is focusable and keeps every key it receives: JupyterLab's notebook shortcuts
+ *  (arrows move the cell selection, Enter edits a cell) never see a key meant for the player. */
 export function frame(el, name, css = "", steps = "") {
   el.replaceChildren();
-  const root = h("div", { class: "lk-player", "data-player": name, "data-steps": steps });
+  const root = h("div", { class: "lk-player", "data-player": name, "data-steps": steps, tabindex: 0,
+                          role: "group", "aria-label": name });
   root.append(h("style", { text: BASE_CSS + css }));
+  root.addEventListener("keydown", (event) => { event.stopPropagation(); stepKey(root, event); });
   el.append(root);
   return root;
+}
+
+const MOVES = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, Home: -Infinity, End: Infinity };
+
+/** Arrows step the player, Home/End go to its first/last step, on the root or a button
+ *  (a select or a slider with focus takes its own keys; Enter and Space press a button). */
+function stepKey(root, event) {
+  const move = MOVES[event.key];
+  if (!move || (event.target !== root && event.target.tagName !== "BUTTON")) return;
+  event.preventDefault();
+  const control = (name) => root.querySelector(`[data-control="${name}"]`);
+  const slider = root.querySelector('input[type="range"][data-control]');
+  if (slider && Math.abs(move) === Infinity) {
+    slider.value = move < 0 ? slider.min : slider.max;
+    slider.dispatchEvent(new Event("input", { bubbles: true }));
+    return;
+  }
+  const button = control(move > 0 ? "next" : "back");
+  if (button) {
+    for (let i = 0; i < (Math.abs(move) === Infinity ? 1000 : 1) && !button.disabled; i++) button.click();
+    return;
+  }
+  const picker = control((root.dataset.steps || "").split(" ")[0]);
+  if (picker && picker.tagName === "SELECT" && picker.options.length) {
+    const last = picker.options.length - 1;
+    const index = Math.max(0, Math.min(last, move === Infinity ? last : move === -Infinity ? 0 : picker.selectedIndex + move));
+    if (index === picker.selectedIndex) return;
+    picker.selectedIndex = index;
+    picker.dispatchEvent(new Event("change", { bubbles: true }));
+  }
 }
