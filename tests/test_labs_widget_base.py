@@ -6,13 +6,12 @@ import inspect
 import pytest
 
 from labkit.reader.widgets import attention as widgets_attention
-from labkit.reader.widgets import cache_faults as widgets_cache_faults
 from labkit.reader.widgets import lab_base as widget_base
 from labkit.reader.widgets import rl as widgets_rl
 from labkit.reader.widgets import serving as widgets_serving
 
 #: every lab widget module and how many widgets it holds
-LAB_WIDGETS = {widgets_attention: 1, widgets_cache_faults: 1, widgets_rl: 2, widgets_serving: 2}
+LAB_WIDGETS = {widgets_attention: 1, widgets_rl: 2, widgets_serving: 2}
 
 
 def _widget_classes(module):

@@ -315,6 +315,32 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
     assert [v is not None for v in packed[4]] == [False] * 4 + [True] + [False] * 3
 
 
+def test_cache_fault_data_is_every_modes_run(fresh):
+    from labkit.labs.cache_faults import MODES, run_case
+    from labkit.reader.players.cache_faults import g3
+
+    data = data_of(fresh, "cache_faults")
+    assert list(data["modes"]) == list(MODES) and data["start"] == "reset_rope_position"
+    for mode, shown in data["modes"].items():
+        case = run_case(mode)
+        assert shown["errors"] == [g3(e) for e in case.per_position_error] and shown["caught_by"] == case.caught_by
+        assert [c[:2] for c in shown["checks"]] == [
+            ["shape", case.shape_check_passed],
+            ["logit", case.logit_allclose_passed],
+            ["distinct_layer", case.distinct_layer_keys_passed],
+        ]
+    rope = data["modes"]["reset_rope_position"]
+    assert rope["checks"][0][2] == "shapes [[2, 7, 4], [2, 7, 4]]" and len(rope["errors"]) == 7
+    assert rope["errors"][0] < 1e-12, "position 0 is the same under a RoPE reset (angle 0 either way)"
+    assert max(rope["errors"]) == 0.248  # 0.2477276305125953 at 3 significant digits
+    assert rope["caught_by"] == ["logit"] and rope["checks"][1][1] is False
+    copied = data["modes"]["copy_layer1_cache_to_layer2"]
+    assert copied["caught_by"] == ["logit", "distinct_layer"] and copied["checks"][2][2] == "layer 1 = layer 0"
+    assert data["modes"]["correct"]["caught_by"] == [] and all(c[1] for c in data["modes"]["correct"]["checks"])
+    with pytest.raises(ValueError, match="start must be one of"):
+        devtools.expected_data("cache_faults", {"start": "no_such_mode"})
+
+
 # -- the kernel side ---------------------------------------------------------------------------
 def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
     from labkit.reader.players.divergence import DivergencePlayer

@@ -15,20 +15,6 @@ def first_call():
     return run_tool_trace().first_call
 
 
-def test_cache_fault_toggles_revisit_does_not_redraw():
-    from labkit.reader.widgets.cache_faults import cache_fault_toggles
-
-    toggles = cache_fault_toggles("correct")
-    correct_png = toggles.image.value
-    toggles.mode_buttons.value = "reset_rope_position"
-    assert toggles.image.value != correct_png, "a new mode must show a new picture"
-    before = renderer.RENDERS
-    toggles.mode_buttons.value = "correct"
-    toggles.mode_buttons.value = "reset_rope_position"
-    assert renderer.RENDERS == before, f"two revisits drew {renderer.RENDERS - before} pictures, expected 0"
-    assert toggles.image.value != correct_png and toggles.case.mode == "reset_rope_position"
-
-
 def test_content_key_tells_states_apart_by_content():
     a = {"view": np.arange(4.0), "label": "step 1"}
     same = {"view": np.arange(4.0), "label": "step 1"}

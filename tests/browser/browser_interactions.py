@@ -155,25 +155,6 @@ def mask_viewer(w: WidgetView) -> None:
     w.expect_refused("document IDs must be", "the bad IDs '0 0 x' to be refused with an error naming the document IDs")
 
 
-@interaction("notebooks/11-labs/05-cache-faults.md::toggles")
-def cache_fault_toggles(w: WidgetView) -> None:
-    """The default fault (reset_rope_position) fails the logit check; 'correct' passes all
-    three; copying layer 1's cache into layer 2 fails the distinct-layer check."""
-
-    def verdict(check: str) -> str:
-        row = w.output.locator("tr", has_text=check).first.inner_text()
-        return "FAIL" if "FAIL" in row else "pass" if "pass" in row else row
-
-    w.expect(lambda: verdict("logit") == "FAIL", "the default reset_rope_position to FAIL the logit check")
-    w.choose("correct")
-    w.expect(lambda: "FAIL" not in w.text(), "the correct cache to pass every check")
-    w.choose("copy_layer1_cache_to_layer2")
-    w.expect(
-        lambda: verdict("distinct_layer") == "FAIL",
-        "copying layer 1's cache into layer 2 to FAIL the distinct-layer check",
-    )
-
-
 @interaction("notebooks/07-traces/07-tool-proposal.md::stepper")
 def grammar_stepper(w: WidgetView) -> None:
     """mc_01's proposal, stepped: step 1 of 27 chooses '{"' from 2 allowed tokens; "next"

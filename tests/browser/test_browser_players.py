@@ -235,6 +235,20 @@ def check_attention(page):
     assert cells[0][4] == [0, 0, 0, 0, 1, 0, 0, 0], f"packed-document row 4: {cells[0][4]}"
 
 
+def check_cache_faults(page):
+    """The RoPE reset fails the logit check only; correct passes all three; the copied cache
+    fails the distinct-layer check too."""
+    verdicts = "() => Array.from(window.playerEl.querySelectorAll('[data-role=checks] tr')).map(r => r.innerText)"
+    pick(page, "mode", "reset_rope_position")
+    rows = page.evaluate(verdicts)
+    assert [("FAIL" in r) for r in rows] == [False, True, False], rows
+    pick(page, "mode", "correct")
+    assert "FAIL" not in text(page) and "nothing (correct)" in text(page)
+    pick(page, "mode", "copy_layer1_cache_to_layer2")
+    assert [("FAIL" in r) for r in page.evaluate(verdicts)] == [False, True, True]
+    assert "layer 1 = layer 0" in text(page)
+
+
 def check(name: str):
     """What player ``name`` must show: this module's ``check_<name>`` (none: nothing more)."""
     return globals().get(f"check_{name}", lambda page: None)
