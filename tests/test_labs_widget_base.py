@@ -7,11 +7,10 @@ import pytest
 
 from labkit.reader.widgets import attention as widgets_attention
 from labkit.reader.widgets import lab_base as widget_base
-from labkit.reader.widgets import rl as widgets_rl
 from labkit.reader.widgets import serving as widgets_serving
 
 #: every lab widget module and how many widgets it holds
-LAB_WIDGETS = {widgets_attention: 1, widgets_rl: 2, widgets_serving: 2}
+LAB_WIDGETS = {widgets_attention: 1, widgets_serving: 2}
 
 
 def _widget_classes(module):
@@ -61,15 +60,15 @@ def assert_same_pixels(png_a: bytes, png_b: bytes, name_a: str, name_b: str) -> 
 
 
 def test_render_false_keeps_the_state_but_draws_nothing_and_refusals_keep_the_picture():
-    curve = widgets_rl.dpo_margin_curve(render=False)
-    assert curve.image.value == b"", "render=False must not draw"
-    curve.beta.value = 0.4
-    assert curve.state.beta == 0.4 and curve.error is None
+    sampler = widgets_serving.speculative_sampler(render=False)
+    assert sampler.image.value == b"", "render=False must not draw"
+    sampler.seed_box.value = 3
+    assert sampler.state.seed == 3 and sampler.error is None
 
-    editor = widgets_rl.grpo_group_editor()
+    editor = widgets_serving.speculative_sampler()
     picture, state = editor.image.value, editor.state
-    editor.rewards_text.value = "1 x"
-    assert editor.error == "rewards must be numbers separated by spaces or commas, got '1 x'"
+    editor.p_text.value = "1 x"
+    assert editor.error == "target p must be numbers separated by spaces or commas, got '1 x'"
     assert "cannot draw:" in editor.message.value and "&#x27;1 x&#x27;" in editor.message.value, (
         "the refusal is shown HTML-escaped"
     )

@@ -317,9 +317,9 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
 
 def test_cache_fault_data_is_every_modes_run(fresh):
     from labkit.labs.cache_faults import MODES, run_case
-    from labkit.reader.players.cache_faults import g3
+    from labkit.reader.players.fault_modes import g3
 
-    data = data_of(fresh, "cache_faults")
+    data = data_of(fresh, "fault_modes")
     assert list(data["modes"]) == list(MODES) and data["start"] == "reset_rope_position"
     for mode, shown in data["modes"].items():
         case = run_case(mode)
@@ -338,7 +338,78 @@ def test_cache_fault_data_is_every_modes_run(fresh):
     assert copied["caught_by"] == ["logit", "distinct_layer"] and copied["checks"][2][2] == "layer 1 = layer 0"
     assert data["modes"]["correct"]["caught_by"] == [] and all(c[1] for c in data["modes"]["correct"]["checks"])
     with pytest.raises(ValueError, match="start must be one of"):
-        devtools.expected_data("cache_faults", {"start": "no_such_mode"})
+        devtools.expected_data("fault_modes", {"start": "no_such_mode"})
+
+
+def test_dpo_data_is_the_kernels_at_every_grid_point(fresh):
+    from labkit.labs import dpo
+    from labkit.reader.players.dpo_margin import DELTAS
+
+    data = data_of(fresh, "dpo_margin")
+    assert data["start"] == {"chosen": "-2", "rejected": "-3", "beta": "0.2"} and data["reference"] == [-2.5, -2.5]
+    # the lab's pair (the source's numbers): margin 0.2, loss 0.5981388693815918, gradient ∓0.0900332
+    assert data["points"]["0.2|-2|-3"] == [0.2, r4(0.5981388693815918), r4(-0.09003320053750444), r4(0.0900332005375)]
+    for key, shown in data["points"].items():
+        beta, chosen, rejected = (float(v) for v in key.split("|"))
+        policy, reference = [chosen, rejected], data["reference"]
+        assert shown[1] == r4(dpo.dpo_loss(policy, reference, beta)), key
+        assert shown[2:] == [r4(g) for g in dpo.dpo_gradient(policy, reference, beta)], key
+    assert data["points"]["0.2|-2|-5"][0] == 0.6, "rejected answer 2 nats less probable: margin 0.2 + 0.2·2"
+    # the plotted curve is the loss itself at every Δ, not a sketch
+    i = int(np.argmin(np.abs(DELTAS - 1.0)))
+    on_curve = dpo.dpo_loss([-2.5 + DELTAS[i], -2.5], [-2.5, -2.5], 0.2)
+    assert data["curves"]["0.2"]["loss"][i] == r4(on_curve)
+    assert data["curves"]["0.2"]["pull"][i] == r4(abs(dpo.dpo_gradient([-2.5 + DELTAS[i], -2.5], [-2.5, -2.5], 0.2)[0]))
+
+
+def test_dpo_player_computes_a_point_outside_the_grid_with_the_kernel():
+    from labkit.labs import dpo
+    from labkit.reader.players.dpo_margin import dpo_player
+
+    player = dpo_player()
+    assert "0.33|-1.7|-3" not in player.data["points"]
+    player.request = {"beta": 0.33, "chosen": -1.7}
+    assert player.data["start"] == {"chosen": "-1.7", "rejected": "-3", "beta": "0.33"}
+    assert player.data["points"]["0.33|-1.7|-3"][1] == r4(dpo.dpo_loss([-1.7, -3.0], [-2.5, -2.5], 0.33))
+    with pytest.raises(ValueError, match="beta must be a number"):
+        player.recompute({"beta": "x"})
+    with pytest.raises(ValueError, match="beta must be a positive"):
+        player.recompute({"beta": -1.0})
+
+
+def test_grpo_data_is_group_advantages_for_every_group(fresh):
+    from labkit.labs import grpo
+    from labkit.reader.players.grpo_group import sig6
+
+    data = data_of(fresh, "grpo_group")
+    assert data["start"] == {"group": "0 0 1 1", "eps": "1e-08"} and len(data["groups"]) == 17
+    for key, shown in data["states"].items():
+        group, eps = key.split("|")
+        rewards = [[float(r) for r in group.split()]]
+        for ddof, name in ((0, "population"), (1, "sample")):
+            assert shown[name] == sig6(grpo.group_advantages(rewards, ddof=ddof, eps=float(eps))[0]), key
+    split = data["states"]["0 0 1 1|1e-08"]
+    assert split["population"] == sig6([-0.9999999800000003] * 2 + [0.9999999800000003] * 2)  # the source's
+    assert split["sample"] == sig6([-0.8660253887844389] * 2 + [0.8660253887844389] * 2)
+    one = data["states"]["1 0 0 0|1e-08"]  # one success in four: population std √3/4, sample std 1/2
+    assert one["population"][0] == pytest.approx(np.sqrt(3.0), rel=1e-3) and one["sample"][0] == 1.5
+    assert data["states"]["1 0 0 0|0.1"]["sample"][0] == sig6([0.75 / 0.6])[0]
+    assert 0 < data["states"]["0.7 0.7 0.7|1e-08"]["population"][0] < 1e-7, "the rounding surprise is kept"
+
+
+def test_grpo_player_computes_a_typed_group_with_the_kernel():
+    from labkit.labs import grpo
+    from labkit.reader.players.grpo_group import grpo_player, sig6
+
+    player = grpo_player()
+    player.request = {"rewards": [0.2, 0.5, 0.9], "eps": 0.05}
+    assert player.data["start"] == {"group": "0.2 0.5 0.9", "eps": "0.05"}
+    expected = sig6(grpo.group_advantages([[0.2, 0.5, 0.9]], ddof=1, eps=0.05)[0])
+    assert player.data["states"]["0.2 0.5 0.9|0.05"]["sample"] == expected
+    with pytest.raises(ValueError, match="rewards must be a list"):
+        player.recompute({"rewards": "1 x"})
+    with pytest.raises(ValueError, match="rewards must be finite"):
+        player.recompute({"rewards": [1.0, float("nan")]})
 
 
 # -- the kernel side ---------------------------------------------------------------------------

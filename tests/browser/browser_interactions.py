@@ -172,41 +172,6 @@ def grammar_stepper(w: WidgetView) -> None:
     w.expect(lambda: "step 1 of 27" in w.text() and "calendar_id" not in w.text(), "'back' to return to step 1")
 
 
-@interaction("notebooks/11-labs/06-dpo.md::curve")
-def dpo_margin_curve(w: WidgetView) -> None:
-    """Source pair: margin 0.2 and loss 0.598139.  Drag log π(rejected) to its left end
-    (−10): the margin grows to 0.2·(0.5 + 7.5) = 1.6 and the loss falls to 0.183901."""
-    w.expect(
-        lambda: "margin 0.2000" in w.text() and "loss 0.598139" in w.text(),
-        "the source's pair to give margin 0.2000 and loss 0.598139",
-    )
-    first = w.image_sources()
-    w.drag_slider(0.0, nth=1)
-    w.expect(
-        lambda: "margin 1.6000" in w.text() and "loss 0.183901" in w.text(),
-        "log π(rejected) = −10 to give margin 1.6000 and loss 0.183901",
-    )
-    w.expect(lambda: w.image_sources() != first, "the point on the loss curve to move")
-
-
-@interaction("notebooks/11-labs/07-grpo-and-ppo-clip.md::editor")
-def grpo_group_editor(w: WidgetView) -> None:
-    """Group [0 0 1 1] gives advantages −1 −1 1 1; an all-equal group [1 1 1 1] gives zeros
-    (no learning signal); back to [0 0 1 1] with ε dragged to 0.1 gives ±0.833333."""
-    w.expect(lambda: "ddof 0: -1 -1 1 1" in w.text(), "the default group to give ddof-0 advantages -1 -1 1 1")
-    rewards = w.output.locator("input[type=text]").first
-    w.enter(rewards, "1 1 1 1")
-    w.expect(lambda: "ddof 0: 0 0 0 0" in w.text(), "an all-equal group to give zero advantages")
-    w.enter(rewards, "0 0 1 1")
-    before = w.image_sources()
-    w.drag_slider(1.0)
-    w.expect(
-        lambda: "ddof 0: -0.833333 -0.833333 0.833333 0.833333" in w.text(),
-        "ε = 0.1 to shrink the advantages to ±0.5/0.6 = ±0.833333",
-    )
-    w.expect(lambda: w.image_sources() != before, "the advantage bars to be redrawn")
-
-
 @interaction("notebooks/11-labs/09-speculative-sampling.md::sampler")
 def speculative_sampler(w: WidgetView) -> None:
     """The correct residual fallback reproduces p = 0.6 0.3 0.1 exactly; ticking the wrong

@@ -235,7 +235,7 @@ def check_attention(page):
     assert cells[0][4] == [0, 0, 0, 0, 1, 0, 0, 0], f"packed-document row 4: {cells[0][4]}"
 
 
-def check_cache_faults(page):
+def check_fault_modes(page):
     """The RoPE reset fails the logit check only; correct passes all three; the copied cache
     fails the distinct-layer check too."""
     verdicts = "() => Array.from(window.playerEl.querySelectorAll('[data-role=checks] tr')).map(r => r.innerText)"
@@ -247,6 +247,37 @@ def check_cache_faults(page):
     pick(page, "mode", "copy_layer1_cache_to_layer2")
     assert [("FAIL" in r) for r in page.evaluate(verdicts)] == [False, True, True]
     assert "layer 1 = layer 0" in text(page)
+
+
+def check_dpo_margin(page):
+    """The lab's pair (β 0.2, −2 / −3 against −2.5 each): margin 0.2, loss 0.5981; the rejected
+    answer 2 nats less probable: margin 0.6 and a smaller loss; the loss curve moves with β."""
+    for control, index in (("chosen", 8), ("rejected", 6), ("beta", 2)):  # −2, −3 on −6 … −0.5; 0.2
+        operate(page, control, index)
+    shown = text(page)
+    assert "margin m 0.2000" in shown and "loss 0.5981" in shown and "gradient [−0.0900, 0.0900]" in shown, shown[:300]
+    page.evaluate("""() => { const c = window.playerEl.querySelector('[data-control=rejected]');
+      c.value = String(Number(c.value) - 4); c.dispatchEvent(new Event('input')); }""")
+    assert "margin m 0.6000" in text(page), text(page)[:300]
+    curve = "() => window.playerEl.querySelector('[data-role=loss] polyline').getAttribute('points')"
+    before = page.evaluate(curve)
+    operate(page, "beta", 4)
+    assert page.evaluate(curve) != before and "β" in text(page)
+
+
+def check_grpo_group(page):
+    """0 0 1 1 at ε 1e-8: ±1.0000 (ddof 0), ±0.8660 (ddof 1); one success in four: √3 and 1.5."""
+    pick(page, "group", "0 0 1 1")
+    pick(page, "eps", "1e-08")
+    shown = text(page)
+    assert "ddof 0: [−1.00000, −1.00000, 1.00000, 1.00000]" in shown and "0.866025" in shown, shown[:300]
+    pick(page, "eps", "0.1")
+    assert "ddof 0: [−0.833333, " in text(page), text(page)[:300]
+    pick(page, "eps", "1e-08")
+    pick(page, "group", "1 0 0 0")
+    assert "ddof 0: [1.73205, " in text(page) and "ddof 1: [1.50000, " in text(page), text(page)[:300]
+    pick(page, "group", "0.7 0.7 0.7")
+    assert "1.11022e−8" in text(page), "the rounding surprise of 0.7 0.7 0.7 is shown"
 
 
 def check(name: str):

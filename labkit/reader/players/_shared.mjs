@@ -108,11 +108,12 @@ function stepKey(root, event) {
     return;
   }
   const picker = control((root.dataset.steps || "").split(" ")[0]);
-  if (picker && picker.tagName === "SELECT" && picker.options.length) {
-    const last = picker.options.length - 1;
-    const index = Math.max(0, Math.min(last, move === Infinity ? last : move === -Infinity ? 0 : picker.selectedIndex + move));
-    if (index === picker.selectedIndex) return;
-    picker.selectedIndex = index;
-    picker.dispatchEvent(new Event("change", { bubbles: true }));
-  }
+  if (!picker) return;
+  const range = picker.type === "range";  // else a select
+  const [now, last] = range ? [Number(picker.value), Number(picker.max)] : [picker.selectedIndex, picker.options.length - 1];
+  const index = Math.max(0, Math.min(last, move === Infinity ? last : move === -Infinity ? 0 : now + move));
+  if (index === now) return;
+  if (range) picker.value = String(index);
+  else picker.selectedIndex = index;
+  picker.dispatchEvent(new Event(range ? "input" : "change", { bubbles: true }));
 }

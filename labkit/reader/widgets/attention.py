@@ -11,7 +11,7 @@ ipywidgets and matplotlib are imported inside functions only.
     viewer = mask_viewer();         viewer.state.supervised_positions
     attention_state(cached=3).weights                                 # [H, Tq, Tk]
 
-The cache-fault modes of lab 05 are a player (``labkit.reader.players.cache_faults``).
+The cache-fault modes of lab 05 are a player (``labkit.reader.players.fault_modes``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ full pass and the three checks, each mode run by ``labkit.labs.cache_faults.run_
 The modes are few, so every one is run when the page is built and the static book switches
 between them without a kernel.
 
-    data = {"player": "cache_faults", "title", "start": mode, "tolerance": 1e-12,
+    data = {"player": "fault_modes", "title", "start": mode, "tolerance": 1e-12,
             "modes": {mode: {"errors": [T] (3 significant digits), "caught_by": [names],
                              "checks": [[name, passed, what it saw]]}}}
 """
@@ -43,11 +43,11 @@ def mode_data(case: FaultCase) -> dict:
     }
 
 
-def cache_faults_data(start: str = START) -> dict:
+def fault_modes_data(start: str = START) -> dict:
     if start not in MODES:
         raise ValueError(f"start must be one of {list(MODES)}, got {start!r}")
     return {
-        "player": "cache_faults",
+        "player": "fault_modes",
         "title": "Cache fault modes (lab 05)",
         "start": start,
         "tolerance": ABS_TOLERANCE,
@@ -56,14 +56,14 @@ def cache_faults_data(start: str = START) -> dict:
 
 
 def static_data(start: str = START) -> dict:
-    return cache_faults_data(start)
+    return fault_modes_data(start)
 
 
-class CacheFaultsPlayer(Player):
-    player = "cache_faults"
+class FaultModesPlayer(Player):
+    player = "fault_modes"
     title = "Cache fault modes"
 
 
-def cache_faults_player(start: str = START) -> CacheFaultsPlayer:
+def fault_modes_player(start: str = START) -> FaultModesPlayer:
     """The live player: the same data as the static book's (every mode is run)."""
-    return CacheFaultsPlayer(cache_faults_data(start))
+    return FaultModesPlayer(fault_modes_data(start))

@@ -1,6 +1,6 @@
 // The cache-fault player of lab 05: one fault mode at a time, the per-position max |logit
 // error| of the cached decode against the full pass on one log axis (the dashed line is the
-// tolerance), and the three checks with their verdicts.  Data: labkit.reader.players.cache_faults.
+// tolerance), and the three checks with their verdicts.  Data: labkit.reader.players.fault_modes.
 
 import { h, s, modelData, watchData, painted, frame } from "./_shared.mjs";
 
@@ -48,7 +48,7 @@ function buildFigure(n) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "cache_faults", CSS, "mode");
+  const root = frame(el, "fault_modes", CSS, "mode");
   root.classList.add("lk-cf");
   const title = h("div", { class: "lk-title" });
   const picker = h("select", { "data-control": "mode", "aria-label": "fault mode", onchange: () => draw() });
