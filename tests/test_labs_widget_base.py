@@ -7,10 +7,9 @@ import pytest
 
 from labkit.reader.widgets import attention as widgets_attention
 from labkit.reader.widgets import lab_base as widget_base
-from labkit.reader.widgets import serving as widgets_serving
 
 #: every lab widget module and how many widgets it holds
-LAB_WIDGETS = {widgets_attention: 1, widgets_serving: 2}
+LAB_WIDGETS = {widgets_attention: 1}
 
 
 def _widget_classes(module):
@@ -32,7 +31,6 @@ def test_every_lab_widget_is_a_widget_view_and_keeps_no_private_copy(module):
 
 
 def test_attention_widget_png_equals_its_static_figure():
-    """(tests/test_labs_speculative.py does the same for a widget of widgets_serving.)"""
     import matplotlib.pyplot as plt
 
     from labkit.reader import figure_png
@@ -60,16 +58,18 @@ def assert_same_pixels(png_a: bytes, png_b: bytes, name_a: str, name_b: str) -> 
 
 
 def test_render_false_keeps_the_state_but_draws_nothing_and_refusals_keep_the_picture():
-    sampler = widgets_serving.speculative_sampler(render=False)
-    assert sampler.image.value == b"", "render=False must not draw"
-    sampler.seed_box.value = 3
-    assert sampler.state.seed == 3 and sampler.error is None
+    quiet = widgets_attention.mask_viewer(render=False)
+    assert quiet.image.value == b"", "render=False must not draw"
+    quiet.document_ids_text.value = "0 0 0 1 1 1 1 1"
+    assert quiet.state.document_ids.tolist() == [0, 0, 0, 1, 1, 1, 1, 1] and quiet.error is None
 
-    editor = widgets_serving.speculative_sampler()
+    editor = widgets_attention.mask_viewer()
     picture, state = editor.image.value, editor.state
-    editor.p_text.value = "1 x"
-    assert editor.error == "target p must be numbers separated by spaces or commas, got '1 x'"
-    assert "cannot draw:" in editor.message.value and "&#x27;1 x&#x27;" in editor.message.value, (
+    editor.document_ids_text.value = "0 0 x"
+    assert editor.error == "document IDs must be non-negative integers separated by spaces, got '0 0 x'"
+    assert "cannot draw:" in editor.message.value and "&#x27;0 0 x&#x27;" in editor.message.value, (
         "the refusal is shown HTML-escaped"
     )
     assert editor.state is state and editor.image.value == picture, "a refusal keeps the last state and picture"
+    editor.document_ids_text.value = "0 0 1 1 1 1 1 1"
+    assert editor.error is None and editor.image.layout.display is None, "a good input shows the picture again"

@@ -412,6 +412,66 @@ def test_grpo_player_computes_a_typed_group_with_the_kernel():
         player.recompute({"rewards": [1.0, float("nan")]})
 
 
+def test_speculative_data_is_the_exact_law_and_the_seeded_runs(fresh):
+    from labkit.labs import speculative
+    from labkit.reader.players.speculative_sampler import r6
+
+    data = data_of(fresh, "speculative_sampler")
+    p, q = speculative.TARGET, speculative.DRAFT
+    assert data["runs"]["residual|200000|73"]["observed"] == [0.599475, 0.300205, 0.10032]  # the source's seed 73
+    assert data["runs"]["residual|200000|73"]["acceptance"] == 0.801205
+    assert data["exact"]["target"]["output"] == [0.52, 0.36, 0.12] and data["exact"]["target"]["tv"] == 0.08
+    assert data["exact"]["residual"]["output"] == [0.6, 0.3, 0.1] and data["exact"]["residual"]["beta"] == 0.2
+    assert data["runs"]["target|200000|73"]["sigmas"] > 6.0, "the wrong fallback fails the six-sigma check"
+    for key, shown in data["runs"].items():
+        fallback, draws, seed = key.split("|")
+        drawn = speculative.simulate(p, q, int(draws), int(seed), fallback)
+        assert shown["observed"] == r6(drawn.observed) and shown["acceptance"] == round(drawn.accepted.mean(), 6), key
+
+
+def test_speculative_player_recomputes_another_target_and_draft():
+    from labkit.reader.players.speculative_sampler import speculative_sampler_player
+
+    player = speculative_sampler_player()
+    player.request = {"p": [0.6, 0.3, 0.1], "q": [0.6, 0.3, 0.1]}
+    assert player.data["exact"]["residual"]["beta"] == 0.0 and player.data["q"] == [0.6, 0.3, 0.1]
+    with pytest.raises(ValueError, match=r"p \(target\) must sum to 1"):
+        player.recompute({"p": [0.5, 0.6, 0.1]})
+
+
+def test_bandwidth_data_is_the_decode_budget_at_every_choice(fresh):
+    from labkit.labs.bandwidth import DecodeBudget
+    from labkit.reader.players.bandwidth_calculator import BATCHES, budget_data
+
+    data = data_of(fresh, "bandwidth_calculator")
+    lab = data["budgets"]["2|2|8192|8|1"]  # the lab's 7B fp16 model, 8 KV heads, 8 192 tokens, 1 TB/s
+    assert lab["weight_bytes"] == 14_000_000_000 and lab["kv_bytes"] == 1_073_741_824
+    assert lab["steps"][0] == [15_073_741_824, r4(15.073741824), r4(66.34052856125128), r4(66.34052856125128)]
+    assert lab["steps"][BATCHES.index(8)][:3] == [22_589_934_592, r4(22.589934592), 354.14]
+    assert data["budgets"]["2|2|8192|8|2"]["steps"][0][1] == r4(15.073741824 / 2)
+    assert data["budgets"]["2|2|8192|32|1"]["kv_bytes"] == 4 * 2**30, "32 KV heads: a 4 GiB cache"
+    for key, shown in data["budgets"].items():
+        param, kv, context, heads, tb = (int(v) for v in key.split("|"))
+        budget = DecodeBudget(
+            bytes_per_param=param,
+            kv_bytes_per_element=kv,
+            context=context,
+            n_kv_heads=heads,
+            bandwidth_bytes_per_second=tb * 10**12,
+        )
+        assert shown == budget_data(budget), key
+
+
+def test_bandwidth_player_recomputes_another_model():
+    from labkit.reader.players.bandwidth_calculator import bandwidth_calculator_player
+
+    player = bandwidth_calculator_player()
+    player.request = {"n_params": 1_000_000_000}
+    assert player.data["budgets"]["2|2|8192|8|1"]["weight_bytes"] == 2_000_000_000
+    with pytest.raises(ValueError, match="DecodeBudget.n_layers must be a positive integer, got 0"):
+        player.recompute({"n_layers": 0})
+
+
 # -- the kernel side ---------------------------------------------------------------------------
 def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
     from labkit.reader.players.divergence import DivergencePlayer

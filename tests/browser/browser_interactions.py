@@ -172,42 +172,6 @@ def grammar_stepper(w: WidgetView) -> None:
     w.expect(lambda: "step 1 of 27" in w.text() and "calendar_id" not in w.text(), "'back' to return to step 1")
 
 
-@interaction("notebooks/11-labs/09-speculative-sampling.md::sampler")
-def speculative_sampler(w: WidgetView) -> None:
-    """The correct residual fallback reproduces p = 0.6 0.3 0.1 exactly; ticking the wrong
-    fallback (refill from p) shows the divergence 0.52 0.36 0.12; a p that does not sum to
-    1 is refused with its error."""
-    w.expect(lambda: "exact output = 0.6 0.3 0.1" in w.text(), "the residual fallback to output p = 0.6 0.3 0.1")
-    first = w.image_sources()
-    w.output.locator("input[type=checkbox]").first.check()
-    w.settle()
-    w.expect(
-        lambda: "exact output = 0.52 0.36 0.12" in w.text(), "the wrong fallback to output 0.52 0.36 0.12 instead of p"
-    )
-    w.expect(lambda: w.image_sources() != first, "the distributions to be redrawn under the wrong fallback")
-    target = w.output.locator("input[type=text]").first
-    w.enter(target, "0.5 0.6")
-    w.expect_refused("must sum to 1", "p = 0.5 0.6 to be refused because it does not sum to 1")
-
-
-@interaction("notebooks/11-labs/10-bandwidth-budget.md::calculator")
-def bandwidth_calculator(w: WidgetView) -> None:
-    """The source's budget: batch 8 reads 22,589,934,592 B per step (≥ 22.590 ms); batch 1
-    gives the source's other case, ≥ 15.074 ms; int8 weights (1 B/parameter) halve the
-    weight bytes: ≥ 8.074 ms."""
-    w.expect(lambda: "≥ 22.590 ms" in w.text(), "batch 8 to need at least 22.590 ms per step")
-    first = w.image_sources()
-    batch = w.output.locator(".widget-text", has_text="batch").locator("input").first
-    w.enter(batch, "1")
-    w.expect(lambda: "≥ 15.074 ms" in w.text(), "batch 1 to need at least 15.074 ms per step")
-    w.expect(lambda: w.image_sources() != first, "the budget bars to be redrawn for batch 1")
-    w.select("int8/fp8: 1", nth=0)
-    w.expect(
-        lambda: "≥ 8.074 ms" in w.text() and "weights 7,000,000,000 B" in w.text(),
-        "1 byte per parameter to halve the weights to 7,000,000,000 B (≥ 8.074 ms)",
-    )
-
-
 # ---- the players (anywidget modules drawn in the browser; see test_browser_players.py) ----
 PLAYER_TIMES = REPO / "build" / "browser" / "player-times.json"
 LAB_FRAME_MS = 50.0

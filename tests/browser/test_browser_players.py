@@ -280,6 +280,38 @@ def check_grpo_group(page):
     assert "1.11022e−8" in text(page), "the rounding surprise of 0.7 0.7 0.7 is shown"
 
 
+def check_speculative_sampler(page):
+    """Seed 73, 200 000 draws: observed 0.599475 0.300205 0.10032 within the six-sigma check;
+    the wrong fallback (refill from p) gives the biased law 0.52 0.36 0.12 and fails it."""
+    for control, value in (("fallback", "residual"), ("draws", "200000"), ("seed", "73")):
+        pick(page, control, value)
+    shown = text(page)
+    assert "observed [0.599475, 0.300205, 0.100320]" in shown and "acceptance 0.8012" in shown, shown[:400]
+    pick(page, "fallback", "target")
+    shown = text(page)
+    assert "exact output [0.5200, 0.3600, 0.1200]" in shown and "TV to p 0.0800" in shown, shown[:400]
+    sigmas = float(shown.split("max ")[1].split(" σ")[0])
+    assert sigmas > 6.0, f"the wrong fallback at {sigmas} σ passes the six-sigma check"
+
+
+def check_bandwidth_calculator(page):
+    """Batch 1 reads 15,073,741,824 B (≥ 15.074 ms); batch 8 at most 354.14 tok/s in total; 2 TB/s halves it."""
+    for control, value in (
+        ("bytes_per_param", "2"),
+        ("kv_bytes", "2"),
+        ("context", "8192"),
+        ("kv_heads", "8"),
+        ("tb", "1"),
+    ):
+        pick(page, control, value)
+    pick(page, "batch", "1")
+    assert "read 15,073,741,824 B per step → ≥ 15.074 ms" in text(page), text(page)[:400]
+    pick(page, "batch", "8")
+    assert "≤ 354.14 tok/s in total" in text(page)
+    pick(page, "tb", "2")
+    assert "≥ 11.295 ms" in text(page), text(page)[:400]
+
+
 def check(name: str):
     """What player ``name`` must show: this module's ``check_<name>`` (none: nothing more)."""
     return globals().get(f"check_{name}", lambda page: None)
