@@ -155,23 +155,6 @@ def mask_viewer(w: WidgetView) -> None:
     w.expect_refused("document IDs must be", "the bad IDs '0 0 x' to be refused with an error naming the document IDs")
 
 
-@interaction("notebooks/07-traces/07-tool-proposal.md::stepper")
-def grammar_stepper(w: WidgetView) -> None:
-    """mc_01's proposal, stepped: step 1 of 27 chooses '{"' from 2 allowed tokens; "next"
-    appends calendar_id to the JSON so far and redraws; "back" returns to step 1."""
-    w.expect(lambda: "step 1 of 27" in w.text(), "the grammar stepper to open at step 1 of 27")
-    w.expect(
-        lambda: 'JSON so far: {"' in w.text() and "calendar_id" not in w.text(), "step 1's JSON so far to be just '{\"'"
-    )
-    first = w.image_sources()
-    w.click("next")
-    w.expect(lambda: "step 2 of 27" in w.text(), "'next' to move to step 2 of 27")
-    w.expect(lambda: 'JSON so far: {"calendar_id' in w.text(), "step 2 to append calendar_id to the JSON")
-    w.expect(lambda: w.image_sources() != first, "the step picture to change with the step")
-    w.click("back")
-    w.expect(lambda: "step 1 of 27" in w.text() and "calendar_id" not in w.text(), "'back' to return to step 1")
-
-
 # ---- the players (anywidget modules drawn in the browser; see test_browser_players.py) ----
 PLAYER_TIMES = REPO / "build" / "browser" / "player-times.json"
 LAB_FRAME_MS = 50.0

@@ -312,6 +312,18 @@ def check_bandwidth_calculator(page):
     assert "≥ 11.295 ms" in text(page), text(page)[:400]
 
 
+def check_grammar(page):
+    """mc_01's proposal: step 1 of 27 chooses '{"' from 2 allowed tokens; next appends
+    calendar_id to the JSON so far; step 27 is forced to <|call_end|>."""
+    operate(page, "step", 1)
+    shown = text(page)
+    assert "step 1 of 27" in shown and "allowed: 2 of 256 tokens" in shown and 'JSON so far: {"' in shown, shown[:300]
+    operate(page, "next")
+    assert 'JSON so far: {"calendar_id' in text(page)
+    operate(page, "step", 27)
+    assert "(forced)" in text(page) and "chosen: 10 <|call_end|>" in text(page), text(page)[:300]
+
+
 def check(name: str):
     """What player ``name`` must show: this module's ``check_<name>`` (none: nothing more)."""
     return globals().get(f"check_{name}", lambda page: None)
