@@ -40,7 +40,8 @@ function buildFigure(n) {
       bars[i].setAttribute("class", "lk-bar" + (mode.caught_by.length ? " lk-caught" : ""));
       tips[i].textContent = `position ${i}: max |cached − full| logit ${e.toExponential(2)}`;
     });
-    for (const node of [tolerance]) { node.setAttribute("y1", y(tol)); node.setAttribute("y2", y(tol)); }
+    tolerance.setAttribute("y1", y(tol));
+    tolerance.setAttribute("y2", y(tol));
     toleranceLabel.setAttribute("y", y(tol) - 3);
     toleranceLabel.textContent = `tolerance ${tol.toExponential(0)}`;
   }

@@ -13,7 +13,7 @@ const CSS = `
 `;
 const W = 330, H = 200, LEFT = 36, TOP = 12, BOTTOM = 28;
 
-function panel(role, v, bars) {
+function panel(role, v, bars, marked) {
   const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": role });
   const gw = (W - LEFT - 8) / v, made = [];
   const top = s("text", { x: LEFT - 4, y: TOP + 4, "font-size": 11, "text-anchor": "end", fill: "#555" });
@@ -23,7 +23,8 @@ function panel(role, v, bars) {
     svg.append(s("text", { x: LEFT + (i + 0.5) * gw, y: H - 10, "font-size": 11, "text-anchor": "middle" }, `token ${i}`));
     made.push(bars.map(([dx, w]) => { const r = s("rect", { x: LEFT + i * gw + dx * gw, width: w * gw }, s("title")); svg.append(r); return r; }));
   }
-  const marks = Array.from({ length: v }, (_, i) => { const m = s("line", { x1: LEFT + i * gw + 4, x2: LEFT + (i + 1) * gw - 4, stroke: "#000", "stroke-width": 2 }); svg.append(m); return m; });
+  const marks = Array.from({ length: marked ? v : 0 }, (_, i) => s("line", { x1: LEFT + i * gw + 4, x2: LEFT + (i + 1) * gw - 4, stroke: "#000", "stroke-width": 2 }));
+  svg.append(...marks);
   return { svg, made, marks, top };
 }
 
@@ -57,7 +58,7 @@ function render({ model, el }) {
     pText.value = data.p.join(" "); qText.value = data.q.join(" ");
     live.style.display = model.get("live") ? "" : "none";
     const v = data.p.length;
-    views = [panel("exact", v, [[0.15, 0.7], [0.15, 0.7]]), panel("observed", v, [[0.1, 0.38], [0.52, 0.38]])];
+    views = [panel("exact", v, [[0.15, 0.7], [0.15, 0.7]], true), panel("observed", v, [[0.1, 0.38], [0.52, 0.38]], false)];
     panels.replaceChildren(views[0].svg, views[1].svg);
     draw();
   }
@@ -80,8 +81,7 @@ function render({ model, el }) {
       seen.setAttribute("class", mc.sigmas < data.sigma_bound ? "lk-ok" : "lk-bad");
       seen.setAttribute("y", y(mc.observed[i])); seen.setAttribute("height", y0 - y(mc.observed[i]));
       seen.firstChild.textContent = `token ${i}: observed ${fmt(mc.observed[i], 6)}`;
-      for (const mark of [views[0].marks[i]]) { mark.setAttribute("y1", y(p)); mark.setAttribute("y2", y(p)); }
-      views[1].marks[i].setAttribute("visibility", "hidden");
+      views[0].marks[i].setAttribute("y1", y(p)); views[0].marks[i].setAttribute("y2", y(p));
     });
     for (const view of views) view.top.textContent = fmt(hi, 2);
     numbers.textContent = `α = [${data.alpha.map((a) => fmt(a, 4)).join(", ")}] · β = ${fmt(ex.beta, 4)} · exact output [${ex.output.map((o) => fmt(o, 4)).join(", ")}]`

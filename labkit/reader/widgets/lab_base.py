@@ -19,12 +19,10 @@ from __future__ import annotations
 import re
 from html import escape
 
-import numpy as np
-
 from labkit.reader import new_figure
 from labkit.reader.png import content_key, figure_png, render
 
-__all__ = ["LIVE_CAPTION", "WidgetView", "fmt_numbers", "parse_numbers", "static_figure", "widget_bundle"]
+__all__ = ["LIVE_CAPTION", "WidgetView", "static_figure", "widget_bundle"]
 
 LIVE_CAPTION = (
     "<span style='font-size:90%;color:#555'><b style='color:#2a7a2a'>● live</b> — "
@@ -149,23 +147,6 @@ class WidgetView:
         if self.image is not None:
             self.image.layout.display = "none"
         self.message.value = f"<b>cannot draw:</b> {escape(str(exc))}"
-
-
-def parse_numbers(name: str, text: str) -> np.ndarray:
-    """ "0.6 0.3 0.1" or "0.6, 0.3, 0.1" → float array; ``name`` says which box was wrong."""
-    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
-    try:
-        values = np.array([float(p) for p in parts], dtype=np.float64)
-    except ValueError:
-        raise ValueError(f"{name} must be numbers separated by spaces or commas, got {text!r}") from None
-    if values.size == 0:
-        raise ValueError(f"{name} needs at least one number, got {text!r}")
-    return values
-
-
-def fmt_numbers(values) -> str:
-    """The inverse of ``parse_numbers``: "0.6 0.3 0.1"."""
-    return " ".join(f"{v:g}" for v in np.asarray(values, dtype=np.float64))
 
 
 def static_figure(draw, state, size: tuple[float, float] = (9.0, 3.4)):
