@@ -103,6 +103,59 @@ def test_keyboard_alone_drives_the_player(context, harness, page_md, name):
     assert errors == [], f"{name}: console errors: {errors}"
 
 
+COLUMN_PX = 725  # the book theme's text column
+JS_LAYOUT = """(column) => {
+  const host = document.getElementById('host');
+  host.style.width = column + 'px';
+  const root = window.playerEl.querySelector('.lk-player');
+  const box = root.getBoundingClientRect();
+  const small = [];
+  for (const node of root.querySelectorAll('*')) {
+    if (!Array.from(node.childNodes).some(c => c.nodeType === 3 && c.textContent.trim())) continue;
+    if (node.closest('select, style, title') || !(node.getBoundingClientRect().width)) continue;
+    const svg = node.closest('svg');
+    const scale = svg && svg.viewBox.baseVal && svg.viewBox.baseVal.width
+      ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 1;
+    const px = parseFloat(getComputedStyle(node).fontSize) * scale;
+    if (px < 11 - 0.01) small.push(`${node.tagName} ${px.toFixed(1)}px: ${node.textContent.trim().slice(0, 30)}`);
+  }
+  const wrapped = [];
+  for (const parent of root.querySelectorAll('div')) {
+    const drawings = Array.from(parent.children)
+      .filter(c => c.tagName.toLowerCase() === 'svg' || c.tagName === 'CANVAS');
+    const tops = new Set(drawings.map(d => Math.round(d.getBoundingClientRect().top)));
+    if (tops.size > 1) wrapped.push(parent.className || 'div');
+  }
+  const scrolls = Array.from(root.querySelectorAll('*')).filter(n => n !== root && n.scrollWidth > n.clientWidth + 1
+    && getComputedStyle(n).overflowX !== 'visible' && !n.classList.contains('lk-scroll'))
+    .map(n => n.tagName + '.' + n.className);
+  return {width: box.width, sideways: root.scrollWidth - root.clientWidth, small, wrapped, scrolls};
+}"""
+
+
+@pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
+def test_player_fits_the_text_column_with_no_text_under_11px(context, harness, page_md, name):
+    page, _ = open_player(context, harness, page_md, name)
+    layout = page.evaluate(JS_LAYOUT, COLUMN_PX)
+    assert layout["width"] <= COLUMN_PX, f"{name}: {layout['width']:.0f} px wide in a {COLUMN_PX}-px column"
+    assert layout["sideways"] <= 1, f"{name}: scrolls sideways by {layout['sideways']} px"
+    assert layout["scrolls"] == [], (
+        f"{name}: boxes that scroll sideways without following the step: {layout['scrolls']}"
+    )
+    assert layout["wrapped"] == [], f"{name}: drawings wrapped onto a second line in {layout['wrapped']}"
+    assert layout["small"] == [], f"{name}: text under 11 px: {layout['small'][:8]}"
+    page.evaluate("() => window.playerEl.querySelector('.lk-player').focus()")
+    page.keyboard.press("End")  # the last step: a long timeline must have followed it
+    hidden = page.evaluate("""() => Array.from(window.playerEl.querySelectorAll('.lk-scroll')).map(box => {
+      const at = box.querySelector('.lk-current, .lk-first');
+      if (!at) return null;
+      const b = box.getBoundingClientRect(), r = at.getBoundingClientRect();
+      const inside = r.left >= b.left - 1 && r.right <= b.right + 1;
+      return inside ? null : `${Math.round(r.left)}–${Math.round(r.right)} outside the box ${Math.round(b.right)}`;
+    }).filter(Boolean)""")
+    assert hidden == [], f"{name}: the current step is out of view in its timeline: {hidden}"
+
+
 def test_no_player_fetches_anything(browser, harness):
     """Network closed except 127.0.0.1; each player loaded and every control moved: the only
     requests are the harness page, the module and its model."""

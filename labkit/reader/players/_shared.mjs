@@ -53,13 +53,19 @@ export function fmt(value, digits = 2) {
   return Number(value).toFixed(digits).replace("-", "−");
 }
 
+/** Scroll ``box`` (a wide drawing's .lk-scroll) so that x (drawing pixels) sits in its middle:
+ *  a long timeline follows the current step instead of leaving it out of view. */
+export function follow(box, x) {
+  box.scrollLeft = Math.max(0, x - box.clientWidth / 2);
+}
+
 /** Mark a finished draw (tests wait for the counter; hosts ignore it). */
 export function painted(root) {
   root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
 }
 
 const BASE_CSS = `
-.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; color: #222;
   border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
 .lk-player:focus-visible, .lk-player :focus-visible { outline: 2px solid #4c72b0; outline-offset: 1px; }
 .lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
@@ -69,8 +75,9 @@ const BASE_CSS = `
 .lk-player button.lk-on { background: #dd8452; color: #fff; border-color: #b8683a; }
 .lk-player select, .lk-player input { font: inherit; }
 .lk-player .lk-label { color: #333; }
-.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
-.lk-player svg text { font-family: system-ui, sans-serif; }
+.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", "Noto Sans CJK SC", "WenQuanYi Micro Hei", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
+.lk-player svg text { font-family: system-ui, "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; }
+.lk-player .lk-scroll { overflow-x: auto; max-width: 100%; }
 `;
 
 /** The player's frame: a root div with the book's style, inside el.  ``steps`` names the
