@@ -472,6 +472,15 @@ def test_bandwidth_player_recomputes_another_model():
         player.recompute({"n_layers": 0})
 
 
+def test_the_static_book_has_no_launch_button_to_a_placeholder():
+    import yaml
+
+    project = yaml.safe_load((REPO / "myst.yml").read_text(encoding="utf-8"))["project"]
+    binder = (project.get("jupyter") or {}).get("binder") if isinstance(project.get("jupyter"), dict) else None
+    repo = (binder or {}).get("repo", "")
+    assert "OWNER" not in repo and "OWNER" not in str(project.get("github", "")), "a launch button to a placeholder"
+
+
 # -- the kernel side ---------------------------------------------------------------------------
 def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
     from labkit.reader.players.divergence import DivergencePlayer
