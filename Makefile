@@ -29,12 +29,10 @@ $(STAMP): pyproject.toml jupyter/overrides.json
 
 setup: $(STAMP)
 
-## Open the book in JupyterLab at its first page (MyST pages open as notebooks, open
-## unmodified, and the file browser lists one entry per page: labkit/cli/lab_contents.py).
-LAB_CONTENTS := --ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager
+## Open the book in JupyterLab at its first page: `labkit lab` (labkit/cli/lab.py) holds the flags.
+## The pages are never written; a reader's edits go to my-edits/ (`labkit reset PAGE|--all`).
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(LAB_CONTENTS) $(if $(filter 0,$(shell id -u)),--allow-root,) \
-	    notebooks/00-preface.md
+	$(VENV)/bin/labkit lab $(LAB_ARGS)
 
 ## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval.
 test: $(STAMP)
@@ -44,7 +42,7 @@ test: $(STAMP)
 ## The same suite under other OpenBLAS kernels, single-threaded: a stored output or a test that
 ## depends on the last bits of one machine's BLAS fails here (see CONTRIBUTING.md, numbers).
 ## Every numeric test and every notebook runs; left out are only the slow checks of the book's
-## structure, the CLI plumbing, the class copy and the crash harness, which compute no float
+## structure, the CLI plumbing, the class copy, the crash harness and the wheel, which compute no float
 ## (they run in `make test`).
 PORTABLE_KERNELS ?= Prescott Sandybridge
 PORTABLE_SKIP := $(addprefix --deselect tests/test_book.py::,test_import_labkit_is_fast_and_light \
@@ -53,7 +51,7 @@ PORTABLE_SKIP := $(addprefix --deselect tests/test_book.py::,test_import_labkit_
     test_a_broken_cross_reference_is_caught test_hand_editing_a_stored_number_fails_nbval \
     test_an_unknown_citation_key_is_caught) \
     --deselect tests/test_divergence.py::test_cli_exit_codes \
-    --ignore tests/test_tools_torture.py --ignore tests/test_class_copy.py
+    --ignore tests/test_tools_torture.py --ignore tests/test_class_copy.py --ignore tests/test_wheel.py
 test-portable: $(STAMP)
 	@set -e; for kernel in $(PORTABLE_KERNELS); do \
 	  echo "== OPENBLAS_CORETYPE=$$kernel OPENBLAS_NUM_THREADS=1"; \
@@ -74,21 +72,20 @@ bench: $(STAMP)
 
 ## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
 notebooks: $(STAMP)
-	$(PY) -m labkit.devtools.notebooks build $(NB)
+	$(PY) -m labkit.devtools build $(NB)
 
 ## Rebuild fixtures/ from the recipes in labkit.
 fixtures: $(STAMP)
 	$(VENV)/bin/labkit fixtures build
 
 ## The published static site (downloads the book theme: needs the internet).
-## The players' page bundles (build products) are written first.
+## The players' page bundles (build products, git-ignored) are written first.
 book: $(STAMP)
-	$(PY) -m labkit.devtools.players pages
-	$(VENV)/bin/myst build --html
+	$(PY) -m labkit.devtools build --site
 
-## Check every page offline: toc, parse errors, cross-references.
+## Check every page offline: notebook pairs, glossary links, toc, parse errors, references, players.
 book-check: $(STAMP)
-	$(PY) -m labkit.devtools.book check
+	$(PY) -m labkit.devtools check
 
 ## Style: ruff's rules (line length, complexity) and its formatter, checked not applied.
 LINTED := labkit tests benchmarks $(wildcard solutions)

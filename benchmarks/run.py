@@ -17,7 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import results  # installed with labkit (pyproject.toml), so no sys.path edit
+if __package__ in (None, ""):  # `python benchmarks/run.py`: benchmarks/ runs from the clone, not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import results  # noqa: E402
 
 SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports", "torture")
 #: repetitions per section: (full run, --quick)

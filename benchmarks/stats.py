@@ -17,8 +17,6 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 
-STAT_KEYS = ("median", "min", "max", "runs")
-
 
 def summarize(samples: Sequence[float]) -> dict:
     """Median, min, max and count of ``samples`` (floats, at least one, all finite)."""

@@ -50,10 +50,9 @@ def distinct_layer_keys(cache):
 
 
 def cached_path_agrees(model, tokens):
-    from labkit.nn import KVCache
-
     tokens = np.asarray(tokens)
     full = model.full_logits(tokens[np.newaxis, :])[0]
-    cache = KVCache(model.config.n_layers)
-    stepped = np.stack([model.decode_step(np.array([token]), cache).next_logits[0] for token in tokens])
+    first, cache = model.prefill(tokens[np.newaxis, :1])  # the model's own cache (labkit check --file needs it)
+    steps = [model.decode_step(np.array([token]), cache).next_logits[0] for token in tokens[1:]]
+    stepped = np.stack([first.next_logits[0], *steps])
     return bool(np.allclose(stepped, full, atol=1e-12, rtol=1e-12))

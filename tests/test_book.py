@@ -61,12 +61,12 @@ def test_cli_reports_bad_input_clearly():
 
 def test_every_registered_recipe_exists_and_labs_has_none():
     """`--only labs` once died with ModuleNotFoundError: every registry entry must import."""
-    import importlib
-
     from labkit.cli import fixtures as recipes
 
-    for name, module in recipes.RECIPES.items():
-        assert callable(importlib.import_module(module).build), name
+    found = recipes.recipes()
+    assert set(found) == {"text", "diffusion", "tools"}, sorted(found)
+    for name, build in found.items():
+        assert callable(build), name
     proc = subprocess.run(
         [sys.executable, "-m", "labkit", "fixtures", "check", "--only", "labs"], capture_output=True, text=True
     )
@@ -192,3 +192,77 @@ def test_hand_editing_a_stored_number_fails_nbval(book_copy):
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "5 lines" in proc.stdout and "4 lines" in proc.stdout
+
+
+def test_the_devtools_entry_point_says_where_it_looks_outside_a_book(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "labkit.devtools", "check"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and str(tmp_path) in proc.stderr and "myst.yml" in proc.stderr, proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "labkit.devtools", "build", "--book", str(REPO), "notebooks/nope.md"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "nope.md" in proc.stderr, proc.stderr
+
+
+def test_the_devtools_check_gathers_pairs_glossary_links_and_the_book(book_copy, monkeypatch):
+    from labkit.devtools import __main__ as devtools
+
+    monkeypatch.setattr(book, "check", lambda root: ["a book problem"])
+    assert devtools.check(book_copy) == ["book: a book problem"]
+    md = book_copy / "notebooks" / "07-traces" / "01-trace-record.md"
+    text = md.read_text(encoding="utf-8").replace("[event envelope](", "[{abbr}`event envelope (x)`](", 1)
+    md.write_text(text, encoding="utf-8")
+    problems = devtools.check(book_copy)
+    assert any(p.startswith("notebooks: 01-trace-record.md: cell") for p in problems), problems
+    assert any(p.startswith("glossary: notebooks/07-traces/01-trace-record.md:") for p in problems), problems
+
+
+def test_a_page_imports_benchmarks_from_the_clone_and_nothing_else_of_it(tmp_path):
+    """benchmarks/ is not installed: page 13 imports it from the book's folder, which stays off sys.path."""
+    code = (
+        "from labkit.core.fixtures import import_from_book; m = import_from_book('benchmarks'); "
+        "import benchmarks.stats; print(m.__file__, flush=True); import solutions"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO / "notebooks" / "11-labs", capture_output=True, text=True
+    )
+    assert proc.stdout.strip() == str(REPO / "benchmarks" / "__init__.py"), proc.stderr
+    assert proc.returncode == 1 and "No module named 'solutions'" in proc.stderr, proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-c", "from labkit.core.fixtures import import_from_book; import_from_book('benchmarks')"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1 and "FileNotFoundError" in proc.stderr and str(tmp_path) in proc.stderr
+
+
+def test_the_fixtures_are_package_data_and_only_a_clone_is_rebuilt(tmp_path, monkeypatch):
+    """``labkit/fixtures`` links to the clone's ``fixtures/`` (a checkout without symlinks keeps the
+    link as a file naming its target); ``fixtures build`` writes only into a clone or LABKIT_FIXTURES."""
+    (tmp_path / "fixtures").mkdir()
+    package = tmp_path / "labkit"
+    package.mkdir()
+    (package / "fixtures").write_text("../fixtures\n", encoding="utf-8")
+    monkeypatch.setattr(fixtures.resources, "files", lambda name: package)
+    monkeypatch.delenv("LABKIT_FIXTURES", raising=False)
+    assert fixtures.fixtures_root() == (tmp_path / "fixtures").resolve()
+    with pytest.raises(FileNotFoundError, match="LABKIT_FIXTURES"):
+        fixtures.writable_fixtures_root()  # no pyproject.toml beside it: not a clone
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    assert fixtures.writable_fixtures_root() == (tmp_path / "fixtures").resolve()
+    monkeypatch.setenv("LABKIT_FIXTURES", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        fixtures.fixtures_root()
+
+
+def test_a_class_copy_keeps_the_fixtures_link(tmp_path):
+    from labkit.cli.classcopy import class_copy
+
+    class_copy(REPO, tmp_path / "copy")
+    link = tmp_path / "copy" / "labkit" / "fixtures"
+    assert link.is_symlink() and (link / "traces" / "text.jsonl").is_file()

@@ -5,7 +5,9 @@ written to a temporary folder and its own test collection runs the tests that ne
 key — they must skip with the message, not fail — plus the CLI checks of the copy.
 """
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +34,7 @@ def copy(tmp_path_factory):
         [sys.executable, "-m", "labkit", "class-copy", str(dest)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+    (dest.parent / "class-copy.log").write_text(done.stdout)
     return dest
 
 
@@ -117,3 +120,82 @@ def test_make_lint_does_not_name_the_answer_key_when_it_is_absent(tmp_path):
     assert "ruff check" in lint_commands() and "solutions" not in lint_commands()
     (tmp_path / "solutions").mkdir()
     assert "solutions" in lint_commands(), "with the answer key present, make lint checks it"
+
+
+def test_class_copy_leaves_out_every_test_file_that_holds_a_passing_answer(copy):
+    """Every function of the copy's tests (nested ones, and those in strings of code) is tried
+    against every checker: none passes.  The files that held one are gone from the copy."""
+    assert classcopy.answers_in_tests(copy) == []
+    said = (copy.parent / "class-copy.log").read_text()
+    left_out = re.findall(r"^left out (\S+): its \w+ passes the exercise \w+$", said, flags=re.M)
+    assert left_out and not any((copy / path).exists() for path in left_out), said
+    for kept in ("tests/test_cli_check.py", "tests/test_class_copy.py"):  # hostile answers, none passing
+        assert (copy / kept).is_file(), said
+
+
+def _right_rms_norm() -> str:
+    """The answer key's rms_norm file (this test file holds no passing answer of its own)."""
+    if not (REPO / "solutions" / "nn.py").is_file():
+        pytest.skip(ANSWER_KEY_MISSING)
+    return (REPO / "solutions" / "nn.py").read_text()
+
+
+def test_the_answer_finder_finds_answers_in_functions_nested_functions_and_strings(tmp_path):
+    right = _right_rms_norm()
+    nested = "\n".join("    " + line for line in right.split("def rms_norm", 1)[1].splitlines())
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_planted.py").write_text(
+        f"import numpy as np\n\nANSWER = {right!r}\n\n\ndef test_x():\n    def inner{nested.strip()}\n"
+    )
+    found = classcopy.answers_in_tests(tmp_path)
+    assert sorted(found) == [
+        (Path("tests/test_planted.py"), "inner", "rms_norm"),
+        (Path("tests/test_planted.py"), "rms_norm", "rms_norm"),
+    ]
+
+
+HANDINS = {  # ada hands in the answer key's rms_norm
+    "ben.py": "import numpy as np\n\ndef rms_norm(x, eps):\n"
+    "    return x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps)\n",
+    "cal/answer.py": "import os\nimport labkit.check.core as core\ncore.CheckResult.passed = True\n"
+    "try:\n    open({target!r}, 'w').write('graded?')\nexcept OSError:\n    pass\n\n"
+    "def rms_norm(x, eps):\n    os._exit(0)\n",
+}
+
+
+def test_a_teacher_grades_three_hand_ins_from_the_class_copy(copy, tmp_path):
+    import csv
+
+    target = tmp_path / "teacher" / "grades-overwritten.txt"
+    target.parent.mkdir()
+    for name, text in {"ada.py": _right_rms_norm(), **HANDINS}.items():
+        (tmp_path / "handins" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "handins" / name).write_text(text.replace("{target!r}", repr(str(target))))
+    out = tmp_path / "grades.csv"
+    done = _in_copy(copy, "-m", "labkit", "grade", str(tmp_path / "handins"), "--out", str(out), "--timeout", "20")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {(r["student"], r["exercise"]): r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    assert {k: r["status"] for k, r in rows.items()} == {
+        ("ada", "rms_norm"): "passed",
+        ("ben", "rms_norm"): "failed",
+        ("cal", "rms_norm"): "could not check",
+    }
+    assert "exit status 0" in rows["cal", "rms_norm"]["message"]
+    assert not target.exists()
+    as_json = tmp_path / "grades.json"
+    done = _in_copy(
+        copy, "-m", "labkit", "grade", str(tmp_path / "handins"), "--out", str(as_json), "--exercise", "rms_norm"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r["status"] for r in json.loads(as_json.read_text())] == ["passed", "failed", "could not check"]
+
+
+def test_grade_refuses_bad_arguments_by_name(tmp_path, capsys):
+    from labkit.cli import main
+
+    assert main(["grade", str(tmp_path / "nowhere")]) == 2
+    assert "FOLDER" in capsys.readouterr().err
+    assert main(["grade", str(tmp_path), "--exercise", "nope"]) == 2
+    assert "--exercise" in capsys.readouterr().err
+    assert main(["grade", str(tmp_path)]) == 2
+    assert "no hand-in" in capsys.readouterr().err

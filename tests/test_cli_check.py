@@ -2,6 +2,7 @@
 file from the command line, concept-level hint first."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -14,11 +15,16 @@ WRONG_RMS_NORM = """import numpy as np
 def rms_norm(x, eps):
     return x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps)
 """
-RIGHT_RMS_NORM = """import numpy as np
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 
-def rms_norm(x, eps):
-    return x / np.sqrt(np.mean(np.square(x), axis=-1, keepdims=True) + x.dtype.type(eps))
-"""
+
+@pytest.fixture
+def right_rms_norm():
+    """The answer key's rms_norm file (read from solutions/, never copied here: a test file holding
+    a passing answer would be left out of a class copy)."""
+    if not (SOLUTIONS / "nn.py").is_file():
+        pytest.skip("solutions/ (the answer key) is not in this copy")
+    return (SOLUTIONS / "nn.py").read_text()
 
 
 @pytest.fixture(autouse=True)
@@ -37,8 +43,8 @@ def test_check_page_filters_the_list(capsys):
     assert re.findall(r"^(\w+)\(", capsys.readouterr().out, flags=re.M) == ["growth_exponent"]
 
 
-def test_check_file_passes_a_right_answer(tmp_path, capsys):
-    (tmp_path / "answer.py").write_text(RIGHT_RMS_NORM)
+def test_check_file_passes_a_right_answer(tmp_path, capsys, right_rms_norm):
+    (tmp_path / "answer.py").write_text(right_rms_norm)
     assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 0
     assert capsys.readouterr().out.startswith("✔ rms_norm")
 
@@ -78,3 +84,146 @@ def test_check_file_that_does_not_parse_says_where(tmp_path, capsys):
     (tmp_path / "answer.py").write_text("def rms_norm(x, eps):\n    return (x\n")
     assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 2
     assert "answer.py does not parse" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the sandbox: hostile answers
+HOSTILE = {
+    "exit_on_load": "import sys\nsys.exit(0)\n",
+    "exit_in_call": "import sys\n\ndef rms_norm(x, eps):\n    sys.exit(0)\n",
+    "os_exit": "import os\n\ndef rms_norm(x, eps):\n    os._exit(0)\n",
+    "patch_the_checker": (
+        "import numpy as np\nimport labkit.check.core as core\n"
+        "core.CheckResult.__bool__ = lambda self: True\ncore.CheckResult.passed = True\n"
+        "np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"
+        "np.testing.assert_allclose = lambda *a, **k: None\n\n"
+        "def rms_norm(x, eps):\n    return np.zeros_like(x)\n"
+    ),
+    "loop_for_ever": "def rms_norm(x, eps):\n    while True:\n        pass\n",
+    "print_80_mb": "def rms_norm(x, eps):\n    for _ in range(80):\n        print('x' * (1 << 20))\n    return x\n",
+    "patch_the_guard": "import builtins, os, gc\nimport labkit.cli.sandbox_child as box\n"
+    "builtins.any = lambda *a: False\nbox.REFUSED = ()\nbox._outside = lambda *a, **k: False\n"
+    "for f in gc.get_objects():\n    if getattr(f, '__name__', '') == 'hook':\n"
+    "        try:\n            f.__code__ = (lambda e, a: None).__code__\n        except PermissionError:\n"
+    "            pass\n\ndef rms_norm(x, eps):\n    open({target!r}, 'w').write('x')\n    return x\n",
+    "garbage_on_the_wire": "import os\nfrom labkit.cli import sandbox_child as box\n\n"
+    "def rms_norm(x, eps):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return x\n",
+    "header_not_an_object": "import os, struct\nfrom labkit.cli import sandbox_child as box\n\n"
+    "def rms_norm(x, eps):\n    os.write(box._WIRE[1], struct.pack('!Q', 3) + b'[1]')\n    return x\n",
+    "ten_gigabytes": "import numpy as np\n\ndef rms_norm(x, eps):\n    return x + np.ones(10 << 30, np.uint8).sum()\n",
+    # these three wrap the answer key's right rms_norm (appended to it as _right)
+    "write_outside": "def rms_norm(x, eps):\n    open({target!r}, 'w').write('x')\n    return _right(x, eps)\n",
+    "fork": "import os\n\ndef rms_norm(x, eps):\n    if os.fork() == 0:\n"
+    "        open({target!r}, 'w').write('x')\n        os._exit(0)\n    return _right(x, eps)\n",
+    "subprocess": "import subprocess\n\ndef rms_norm(x, eps):\n"
+    "    subprocess.run(['touch', {target!r}])\n    return _right(x, eps)\n",
+}
+WRAPS_THE_RIGHT_ANSWER = ("write_outside", "fork", "subprocess")
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_a_hostile_answer_never_passes_and_stays_inside_its_limits(kind, tmp_path, capsys, request):
+    import time
+
+    target = tmp_path / "outside" / "written.txt"
+    target.parent.mkdir()
+    answer = tmp_path / "answer.py"
+    text = HOSTILE[kind].replace("{target!r}", repr(str(target)))
+    if kind in WRAPS_THE_RIGHT_ANSWER:
+        text = request.getfixturevalue("right_rms_norm") + "\n_right = rms_norm\n\n" + text
+    answer.write_text(text)
+    start = time.monotonic()
+    status = main(["check", "rms_norm", "--file", str(answer), "--timeout", "4"])
+    took = time.monotonic() - start
+    captured = capsys.readouterr()
+    assert status in (1, 2), captured.out + captured.err
+    assert "✔" not in captured.out
+    assert took < 4 + 10, took  # the limit, plus starting the child on a loaded machine
+    assert not target.exists(), f"{kind} wrote outside its working folder"
+    if status == 2:
+        assert "could not check" in captured.err
+
+
+def test_a_loop_is_stopped_at_the_wall_clock_limit(tmp_path, capsys):
+    (tmp_path / "answer.py").write_text(HOSTILE["loop_for_ever"])
+    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py"), "--timeout", "2"]) == 2
+    assert "longer than 2 s" in capsys.readouterr().err
+
+
+def test_the_answers_output_is_capped_and_shown_after_the_verdict(tmp_path, capsys):
+    (tmp_path / "answer.py").write_text(HOSTILE["print_80_mb"])
+    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 1
+    captured = capsys.readouterr()
+    assert len(captured.err) < 10_000 and "characters in all" in captured.err
+    assert captured.out.startswith("✘ rms_norm")
+
+
+def test_the_answer_runs_in_a_scratch_folder_and_may_write_there(tmp_path, capsys, right_rms_norm):
+    (tmp_path / "answer.py").write_text(
+        right_rms_norm + "\n_right = rms_norm\n\ndef rms_norm(x, eps):\n"
+        "    import os\n    open('notes.txt', 'w').write(os.getcwd())\n    return _right(x, eps)\n"
+    )
+    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 0
+    assert not (tmp_path / "notes.txt").exists()
+
+
+def test_the_answer_sees_none_of_the_callers_secrets(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "s3cr3t")
+    (tmp_path / "answer.py").write_text(
+        "import os\n\ndef rms_norm(x, eps):\n    raise ValueError(os.environ.get('JUPYTERHUB_API_TOKEN', 'none'))\n"
+    )
+    assert main(["check", "rms_norm", "--file", str(tmp_path / "answer.py")]) == 1
+    said = capsys.readouterr().out
+    assert "ValueError: none" in said and "s3cr3t" not in said
+
+
+def test_timeout_must_be_a_positive_number_of_seconds(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "rms_norm", "--file", "x.py", "--timeout", "-1"])
+    assert "--timeout" in capsys.readouterr().err
+
+
+def test_a_value_answer_is_shipped_as_data_and_its_errors_name_the_line(tmp_path):
+    import numpy as np
+
+    from labkit.cli import sandbox
+
+    (tmp_path / "answer.py").write_text(
+        "import numpy as np\n"
+        "PREDICTION = {'ids': [3, 1], 'weight': np.float32(0.5), 'rows': np.eye(2), 'pair': (1, 'a')}\n"
+        "def broken(x):\n    return 1 / x\n"
+    )
+    with sandbox.Sandbox(tmp_path / "answer.py", "PREDICTION") as box:
+        value = box.candidate
+    assert value["ids"] == [3, 1] and value["pair"] == (1, "a") and type(value["weight"]) is np.float32
+    assert np.array_equal(value["rows"], np.eye(2))
+    with sandbox.Sandbox(tmp_path / "answer.py", "broken") as box:
+        with pytest.raises(ZeroDivisionError, match="line 4 of answer.py"):
+            box.candidate(0)
+
+
+def test_the_checkers_objects_stay_in_the_parent_and_answer_through_handles(capsys):
+    """The answer key's cached_path_agrees is handed the lab decoder and asks it for a cache: the
+    decoder and the cache stay here, the child holds handles to them."""
+    if not (SOLUTIONS / "labs_i.py").is_file():
+        pytest.skip("solutions/ (the answer key) is not in this copy")
+    assert main(["check", "cached_path_agrees", "--file", str(SOLUTIONS / "labs_i.py")]) == 0
+
+
+def test_the_wire_never_unpickles_and_keeps_types(tmp_path):
+    """What the child sends is read with allow_pickle=False: an object array is refused, and the
+    values the checkers judge keep their types (tuples, NumPy scalars, int keys)."""
+    import io
+
+    import numpy as np
+
+    from labkit.cli.sandbox_wire import decode, encode
+
+    value = {"t": (1, 2.5, "x", None, True), 3: [np.float32(0.5), np.bool_(True), b"\x00\xff"], "a": np.arange(3)}
+    blobs: list[bytes] = []
+    back = decode(encode(value, blobs, ref=None), blobs, deref=None)
+    assert back["t"] == (1, 2.5, "x", None, True) and back[3][2] == b"\x00\xff"
+    assert type(back[3][0]) is np.float32 and type(back[3][1]) is np.bool_ and back["a"].tolist() == [0, 1, 2]
+    pickled = io.BytesIO()
+    np.save(pickled, np.array([{"code": "run me"}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match="pickle"):
+        decode({"t": "array", "i": 0}, [pickled.getvalue()], deref=None)

@@ -13,22 +13,18 @@ from labkit.cli import lab, main
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_the_packaged_settings_are_the_books_settings():
-    packaged = json.loads(lab.SETTINGS.read_text(encoding="utf-8"))
-    assert packaged == json.loads((REPO / "jupyter" / "overrides.json").read_text(encoding="utf-8")), (
-        "labkit/cli/lab_overrides.json must equal jupyter/overrides.json (make setup installs that one)"
-    )
-    assert packaged["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["markdown"] == "Jupytext Notebook"
+def test_the_books_settings_have_one_copy():
+    copies = [p for p in REPO.rglob("*overrides*.json") if not {".venv", "build", "node_modules"} & set(p.parts)]
+    assert copies == [REPO / lab.SETTINGS], copies
+    settings = json.loads((REPO / lab.SETTINGS).read_text(encoding="utf-8"))
+    assert settings["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["markdown"] == "Jupytext Notebook"
 
 
-def test_the_settings_ship_as_package_data():
-    import tomllib
-
-    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["labkit"]
-    relative = lab.SETTINGS.relative_to(REPO / "labkit")
-    assert any(
-        relative.match(p) or (p.startswith("**/") and relative.name.endswith(p[3:].lstrip("*"))) for p in patterns
-    ), patterns
+def test_make_lab_runs_labkit_lab():
+    """One place for the flags: the Makefile's lab target calls the command."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nlab:", 1)[1].split("\n\n", 1)[0]
+    assert "labkit lab" in recipe and "jupyter lab" not in recipe and "--allow-root" not in recipe, recipe
 
 
 def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp_path, capsys, monkeypatch):
@@ -36,7 +32,9 @@ def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp
     (book / "notebooks").mkdir(parents=True)
     (book / "notebooks" / "00-preface.md").write_text("# preface\n")
     (book / "myst.yml").write_text("version: 1\n")
-    monkeypatch.chdir(book)
+    (book / "jupyter").mkdir()
+    (book / "jupyter" / "overrides.json").write_text("{}\n")
+    monkeypatch.chdir(book / "notebooks")  # found from a folder inside the book too
     assert main(["lab", "--dry-run", "--no-browser", "--port", "8123", "--", "--ServerApp.token="]) == 0
     out = capsys.readouterr().out.splitlines()
     env = dict(line.split("=", 1) for line in out[:-1])
@@ -44,21 +42,45 @@ def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp
         assert env[name].startswith(str(book.resolve() / "build")), (name, env[name])
     command = out[-1]
     assert "-m jupyterlab" in command and f"--ServerApp.root_dir={book.resolve()}" in command
-    assert f"--LabApp.app_settings_dir={book.resolve() / 'build' / 'jupyter' / 'lab-settings'}" in command
+    assert f"--LabApp.app_settings_dir={book.resolve() / 'jupyter'}" in command  # the book's one copy
     assert "--port=8123 --no-browser" in command and "--ServerApp.token=" in command
     # the same contents manager as make lab: pages open unmodified, one file-browser entry per page
     assert "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager" in command
     assert command.endswith("notebooks/00-preface.md")
+    # the token's folder is private; every kernel loads the out-of-order hint
+    assert (book / "build" / "jupyter" / "runtime").stat().st_mode & 0o777 == 0o700
+    kernel_config = book / "build" / "ipython" / "profile_default" / "ipython_kernel_config.py"
+    assert "labkit.cli.lab_hint" in kernel_config.read_text()
 
 
-def test_settings_are_installed_into_the_books_state_folder(tmp_path):
-    target = lab.install_settings(tmp_path / "lab-settings")
-    assert json.loads(target.read_text()) == json.loads(lab.SETTINGS.read_text())
+def test_allow_root_only_when_asked_or_announced(tmp_path, capsys, monkeypatch):
+    book = tmp_path / "book"
+    (book / "notebooks").mkdir(parents=True)
+    (book / "notebooks" / "00-preface.md").write_text("# preface\n")
+    (book / "myst.yml").write_text("version: 1\n")
+    (book / "jupyter").mkdir()
+    (book / "jupyter" / "overrides.json").write_text("{}\n")
+    monkeypatch.chdir(book)
+    for euid, asked, added, announced in (
+        (1000, False, False, False),
+        (1000, True, True, False),
+        (0, False, True, True),
+    ):
+        monkeypatch.setattr(lab.os, "geteuid", lambda euid=euid: euid, raising=False)
+        assert main(["lab", "--dry-run", *(["--allow-root"] if asked else [])]) == 0
+        out, err = capsys.readouterr()
+        assert ("--allow-root" in out.splitlines()[-1]) == added, (euid, asked)
+        assert ("--allow-root" in (err.splitlines() or [""])[0]) == announced, (euid, asked, err)
 
 
-def test_a_folder_that_is_not_the_book_is_refused_by_name(tmp_path):
-    with pytest.raises(ValueError, match="--book must be the book's folder"):
+def test_a_folder_that_is_not_the_book_is_refused_by_name(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="--book") as given:
         lab.find_book(tmp_path)
+    assert str(tmp_path) in str(given.value)
+    monkeypatch.chdir(tmp_path)  # outside a clone: the message says where it looked
+    with pytest.raises(ValueError, match="any folder above it") as here:
+        lab.find_book(None)
+    assert str(tmp_path.resolve()) in str(here.value) and "--book PATH" in str(here.value)
 
 
 def test_labkit_lab_uses_only_the_standard_library():
@@ -69,4 +91,4 @@ def test_labkit_lab_uses_only_the_standard_library():
     imported |= {
         node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
     }
-    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+    assert imported <= set(sys.stdlib_module_names) | {"__future__", "labkit"}, imported

@@ -210,10 +210,9 @@ def test_cli_writes_trace_and_png(tmp_path, capsys, golden):
 
 
 def test_cli_rejects_unknown_fault(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        labkit_main(["trace", "diffusion", "--fault", "nope"])
-    assert exit_info.value.code == 2
-    assert "invalid choice: 'nope'" in capsys.readouterr().err
+    assert labkit_main(["trace", "diffusion", "--fault", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown diffusion fault 'nope'" in err and "png_timestamp" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(
@@ -222,13 +221,21 @@ def test_cli_rejects_unknown_fault(capsys):
         ({"timestep_spacing": "middle"}, "timestep_spacing must be one of"),
         ({"guidance_scale": -1.0}, "guidance_scale must be a number >= 0"),
         ({"cfg_order": ("negative", "negative")}, "cfg_order must be a permutation"),
-        ({"vae_id": "sd-vae"}, "vae_id must be 'toy-vae-v1'"),
         ({"seed": -3}, "seed must be an integer"),
     ],
 )
 def test_config_errors_name_the_field(changes, message):
     with pytest.raises(ValueError, match=message):
         DiffusionConfig(**changes)
+
+
+def test_the_fixtures_models_are_constants_not_settings():
+    config = DiffusionConfig()
+    assert (config.vae_id, config.sampler, config.latent_shape) == ("toy-vae-v1", "ddim-v1", (1, 4, 64, 64))
+    with pytest.raises(ValueError, match="has no field 'vae_id'"):
+        config.replace(vae_id="sd-vae")
+    with pytest.raises(TypeError):
+        DiffusionConfig(vae_id="sd-vae")
 
 
 def test_cli_fault_is_a_changed_configuration(tmp_path, capsys):

@@ -160,7 +160,11 @@ def test_labs_command_exits_non_zero_when_a_check_fails(tmp_path, capsys, monkey
 
 
 def test_the_command_and_the_report_agree_on_the_sample_floor():
-    assert cli_labs.MIN_SAMPLES == report.MIN_SAMPLES and cli_labs.DEFAULT_SAMPLES == report.DEFAULT_SAMPLES
+    assert (
+        cli_labs.MIN_SAMPLES == report.MIN_SAMPLES
+        and cli_labs.MAX_SAMPLES == report.MAX_SAMPLES
+        and cli_labs.DEFAULT_SAMPLES == report.DEFAULT_SAMPLES
+    )
     with pytest.raises(ValueError, match="samples must be at least 10000"):
         report.labs_report(samples=9999)
 

@@ -1,4 +1,4 @@
-"""``python -m labkit.devtools.notebooks prose``: a Markdown-only edit reaches the .ipynb
+"""``python -m labkit.devtools build --prose``: a Markdown-only edit reaches the .ipynb
 without re-executing it; a code edit is refused."""
 
 from __future__ import annotations

@@ -8,22 +8,18 @@ import dataclasses
 import importlib
 import inspect
 import textwrap
+import typing
 
 import pytest
 
 from labkit.core.runtime import Config, Hooks
-from labkit.diffusion.hooks import DiffusionHooks
-from labkit.diffusion.pipeline import DiffusionConfig, DiffusionRun, run_diffusion
-from labkit.text.hooks import TextHooks
-from labkit.text.runtime import TextRun, TextTraceConfig, run_text_trace
-from labkit.tools.hooks import ToolHooks
-from labkit.tools.runtime import ToolRunConfig, ToolTrace, run_tool_trace
+from labkit.trace.kinds import KINDS
 
-#: (runtime, Config, Hooks, run, Run, a field and another value for it)
+#: a field of each kind's Config and another value for it
+CHANGES = {"text": ("max_output_tokens", 5), "diffusion": ("seed", 7), "tool": ("retry_budget", 2)}
+#: (runtime, Config, Hooks, run, Run, a field and another value for it), read from the registry
 RUNTIMES = [
-    ("text", TextTraceConfig, TextHooks, run_text_trace, TextRun, ("max_output_tokens", 5)),
-    ("diffusion", DiffusionConfig, DiffusionHooks, run_diffusion, DiffusionRun, ("seed", 7)),
-    ("tool", ToolRunConfig, ToolHooks, run_tool_trace, ToolTrace, ("retry_budget", 2)),
+    (k.name, k.config, k.hooks, k.run, typing.get_type_hints(k.run)["return"], CHANGES[k.name]) for k in KINDS.values()
 ]
 #: the modules a runner's functions live in, beside the runner's own
 PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.commit_phases", "labkit.tools.calls")}
@@ -101,3 +97,12 @@ def test_the_statement_count_can_fail():
         return a
 
     assert _statements(long) == 4
+
+
+@pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
+def test_a_bad_config_or_hook_is_one_exception_type(name, config, hooks, run, result, change):
+    with pytest.raises(ValueError, match=f"hooks must be a {hooks.__name__}, got dict"):
+        run(None, {"processors": None})
+    if name != "tool":  # the tool runtime takes any ToolRunConfig-like object today
+        with pytest.raises(ValueError, match=f"config must be a {config.__name__}, got str"):
+            run("fast")

@@ -189,7 +189,7 @@ def test_a_corrupted_weight_file_is_a_clear_error(fixture_copy):
     path = fixture_copy / "text" / "toy-decoder-v1.npz"
     path.write_bytes(path.read_bytes()[:500])
     with pytest.raises(ValueError, match="weight file 'toy-decoder-v1.npz' is corrupted"):
-        run_text_trace(TextTraceConfig(fixtures_dir=str(fixture_copy)))
+        run_text_trace(root=fixture_copy)
 
 
 def test_a_weight_file_with_a_wrong_shape_is_a_clear_error(fixture_copy):
@@ -200,7 +200,7 @@ def test_a_weight_file_with_a_wrong_shape_is_a_clear_error(fixture_copy):
     arrays["output"] = arrays["output"][:, :19]
     save_arrays(path, arrays)
     with pytest.raises(ValueError, match=r"weight 'output' of toy-decoder-v1 must have shape \[8, 20\]"):
-        run_text_trace(TextTraceConfig(fixtures_dir=str(fixture_copy)))
+        run_text_trace(root=fixture_copy)
 
 
 # -- CLI ----------------------------------------------------------------------------------------------

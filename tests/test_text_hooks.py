@@ -84,5 +84,5 @@ def test_a_decode_hook_returning_the_wrong_shape_is_refused():
         TextHooks(decode_step="decode")
     with pytest.raises(ValueError, match="processors must be a mapping"):
         TextHooks(processors=[("grammar_mask", lambda logits, context: logits)])
-    with pytest.raises(TypeError, match="hooks must be a TextHooks, got dict"):
+    with pytest.raises(ValueError, match="hooks must be a TextHooks, got dict"):
         run_text_trace(hooks={"decode_step": _library_decode})

@@ -7,12 +7,16 @@ push to main with the project page's BASE_URL, run .ci/run on every pull request
 when it is built.)
 """
 
+import inspect
 import json
+import subprocess
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+
+from labkit.devtools import __main__ as devtools
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -63,9 +67,10 @@ def test_pages_workflow_builds_the_html_site_and_deploys_it_on_every_push_to_mai
     (job,) = workflow["jobs"].values()
     uses = [step.get("uses", "").split("@")[0] for step in job["steps"]]
     runs = _run_lines(job)
-    assert "myst build --html" in runs
+    assert "python -m labkit.devtools build --site" in runs
     # the players' page bundles are build products: written before the site is built
-    assert 0 <= runs.find("python -m labkit.devtools.players pages") < runs.find("myst build --html")
+    site = inspect.getsource(devtools.build_site)
+    assert 0 <= site.find("players.pages(root)") < site.find('"build", "--html"')
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"].rstrip("/") in ("./_build/html", "_build/html")
     assert uses.index("actions/upload-pages-artifact") < uses.index("actions/deploy-pages")
@@ -79,3 +84,24 @@ def test_pull_request_workflow_runs_the_ci_entry_point():
     assert "bash .ci/run" in _run_lines(job)
     assert (REPO / ".ci" / "run").is_file()
     assert job["timeout-minutes"] <= 90
+
+
+def test_ci_fails_when_a_step_leaves_the_tree_changed(tmp_path):
+    """.ci/run takes `git status --porcelain` before its first step and fails, naming the file,
+    when its last step leaves the tree otherwise."""
+    run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert 0 <= run.find("tracked_before=$(git status --porcelain") < run.find("make lint")
+    final = run[run.rfind("make browser-test") :].split("\n", 1)[1]
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "page.md").write_text("a\n", encoding="utf-8")
+    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=tmp_path, check=True)
+    script = "set -euo pipefail\ntracked_before=$(git status --porcelain)\n"
+
+    def after(change: str):
+        return subprocess.run(["bash", "-c", script + change + final], cwd=tmp_path, capture_output=True, text=True)
+
+    assert after("").returncode == 0
+    edited = after("echo b >> page.md\n")
+    assert edited.returncode == 1 and "page.md" in edited.stderr

@@ -2,7 +2,8 @@
 
 Subcommands live in the modules that implement them; each such module exposes
 ``configure(parser)`` (add arguments and a one-line ``description``) and ``run(args) -> int``.
-A new command is one line in ``TRACE_COMMANDS`` or ``TOP_COMMANDS``.
+A new command is one line in ``TRACE_COMMANDS`` or ``TOP_COMMANDS``; ``labkit trace KIND``
+has one subcommand per registered trace kind (``labkit.trace.kinds``), run by ``labkit.cli.trace``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ import argparse
 import importlib
 import sys
 
-#: ``labkit trace KIND``
+#: ``labkit trace COMMAND`` beside the kinds
 TRACE_COMMANDS = {
-    "text": ("labkit.cli.text", "trace one: 天空为什么是蓝色？ from template to EOS"),
-    "diffusion": ("labkit.cli.diffusion", "trace two: text to image through CFG and DDIM"),
-    "tool": ("labkit.cli.tools", "trace three: a confirmed, idempotent calendar tool call"),
     "diff": ("labkit.cli.diff", "first divergence between two traces"),
+}
+#: ``labkit trace KIND COMMAND``: (kind, command) → (module, help)
+KIND_COMMANDS = {
+    ("tool", "torture"): (
+        "labkit.cli.torture",
+        "kill the runtime at random statements and race clients on one key; check the invariants",
+    ),
 }
 
 #: ``labkit COMMAND``
@@ -26,8 +31,18 @@ TOP_COMMANDS = {
     "fixtures": ("labkit.cli.fixtures", "build the fixtures, or check them against their recipes"),
     "check": ("labkit.cli.check", "list the exercises, or check a solution file against one"),
     "lab": ("labkit.cli.lab", "open the book in JupyterLab at its first page (what `make lab` does)"),
+    "reset": ("labkit.cli.reset", "bring a page, or every page, back to the book's original (your edits set aside)"),
     "class-copy": ("labkit.cli.classcopy", "write a copy of the book without its answer key (solutions/)"),
+    "grade": ("labkit.cli.grade", "check a folder of hand-ins in the sandbox; one CSV row per student and exercise"),
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """The parser of the trace commands: an error is one line (``labkit trace text: error: …``)
+    and ``main`` returns 2 — nothing has run yet."""
+
+    def error(self, message: str):
+        raise ValueError(f"{self.prog}: error: {message}")
 
 
 def _add(subparsers, name: str, module: str, help_text: str, load: bool) -> None:
@@ -42,6 +57,23 @@ def _add(subparsers, name: str, module: str, help_text: str, load: bool) -> None
 def _chosen(argv: list[str]) -> list[str]:
     """The command words of ``argv`` (``["trace", "text"]``); options are skipped."""
     return [a for a in argv if not a.startswith("-")][:2]
+
+
+def _add_kinds(kinds, chosen: str | None) -> None:
+    """One ``labkit trace KIND`` per registered kind, and the kinds' own commands."""
+    from labkit.cli import trace
+    from labkit.trace.kinds import KINDS
+
+    for name, kind in KINDS.items():
+        parser = kinds.add_parser(name, help=kind.help, description=kind.help)
+        if chosen not in (None, name):
+            continue
+        trace.configure(parser, kind)
+        extra = {command: entry for (owner, command), entry in KIND_COMMANDS.items() if owner == name}
+        if extra:
+            more = parser.add_subparsers(title="more", metavar="COMMAND", required=False)
+            for command, (module, help_text) in extra.items():
+                _add(more, command, module, help_text, load=True)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -62,10 +94,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         help="run or compare the execution traces of chapter 7",
         description="Run or compare the execution traces of chapter 7.",
     )
-    kinds = trace.add_subparsers(title="traces", metavar="KIND")
+    kinds = trace.add_subparsers(title="traces", metavar="KIND", parser_class=_Parser)
+    if top in (None, "trace") and kind not in TRACE_COMMANDS:
+        _add_kinds(kinds, kind)
     for name, (module, help_text) in TRACE_COMMANDS.items():
-        load = top in (None, "trace") and kind in (None, name)
-        _add(kinds, name, module, help_text, load)
+        _add(kinds, name, module, help_text, top in (None, "trace") and kind in (None, name))
     trace.set_defaults(_run=lambda args: (trace.print_help(), 2)[1])
     for name, (module, help_text) in TOP_COMMANDS.items():
         _add(commands, name, module, help_text, load=top in (None, name))
@@ -74,14 +107,18 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except ValueError as exc:  # a bad argument (``_Parser.error``): one line, nothing ran
+        print(exc, file=sys.stderr)
+        return 2
     run = getattr(args, "_run", None)
     if run is None:
         parser.print_help()
         return 0
     try:
         return int(run(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, argparse.ArgumentTypeError) as exc:
         print(f"labkit: error: {exc}", file=sys.stderr)
         return 2
 

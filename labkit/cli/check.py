@@ -5,13 +5,16 @@
     labkit check rms_norm                     one exercise: what to write
     labkit check rms_norm --file answer.py    run answer.py's rms_norm through the checker
 
-Exit status: 0 when the answer passes (or for a listing), 1 when it does not, 2 when the
-command cannot run (unknown exercise, unreadable file, no such function in it).
+The answer runs in a child process under limits (``labkit.cli.sandbox``); the checker and its
+verdict stay in this one.  Exit status: 0 when the answer passes (or for a listing), 1 when it
+does not, 2 when it could not be checked (unknown exercise, unreadable file, no such function
+in it, a limit overrun, the answer's process ending before it gave a result).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -29,10 +32,26 @@ def configure(parser) -> None:
         "--more", action="store_true", help="show the rule and the precise hint at once (as result.more() does)"
     )
     parser.add_argument("--page", help="only the exercises of pages whose path contains this text")
+    parser.add_argument(
+        "--timeout", type=_seconds, default=60.0, metavar="SECONDS", help="wall-clock limit for the answer (default 60)"
+    )
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds in (0, 3600], got {text!r}")
+    return value
 
 
 def run(args) -> int:
     import labkit.check as check
+    from labkit.check import feedback
 
     specs = check.exercises()
     if args.name is None:
@@ -52,49 +71,44 @@ def run(args) -> int:
             f"check a solution with: labkit check {spec.name} --file my_answer.py"
         )
         return 0
-    try:
-        candidate = load_function(args.file, args.function or spec.name)
-    except ValueError as problem:
-        return _fail(str(problem))
+    verdict = check_file(spec, args.file, args.function or spec.name, args.timeout)
+    if verdict.printed:
+        print(f"{args.file.name} printed:\n{verdict.printed}", file=sys.stderr)
+    if verdict.status == "could not check":
+        return _fail(f"could not check: {verdict.text}")
+    level = 2 if args.more else verdict.result.level
+    print(feedback.as_text(verdict.result, level, prompt="run again with --more for the rule and a precise hint"))
+    return 0 if verdict.status == "passed" else 1
+
+
+@dataclass
+class Verdict:
+    """One answer file's verdict on one exercise: ``status`` is passed, failed or could not check."""
+
+    status: str
+    text: str
+    result: object = None
+    printed: str = ""
+
+
+def check_file(spec, path: Path, name: str, seconds: float = 60.0) -> Verdict:
+    """Run ``path``'s ``name`` through ``spec`` with the answer in a sandboxed child process."""
     from labkit.check import feedback
-
-    result = spec(candidate)
-    level = 2 if args.more else result.level
-    print(feedback.as_text(result, level, prompt="run again with --more for the rule and a precise hint"))
-    return 0 if result.passed else 1
-
-
-def load_function(path: Path, name: str):
-    """The function ``name`` defined by the Python file ``path`` (the file is run once)."""
-    import importlib.util
-    import inspect
+    from labkit.cli import sandbox
 
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"--file must be an existing Python file, got {str(path)!r}")
-    spec = importlib.util.spec_from_file_location(f"labkit_check_answer_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"--file must be a Python file (.py), got {str(path)!r}")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))  # the answer may import its neighbours
+        return Verdict("could not check", f"--file must be an existing Python file, got {str(path)!r}")
+    box = sandbox.Sandbox(path, name, sandbox.Limits(seconds=seconds))
     try:
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise ValueError(f"{path.name} does not parse: {exc.msg} (line {exc.lineno})") from None
-    except Exception as exc:
-        raise ValueError(f"running {path.name} raised {type(exc).__name__}: {exc}") from None
-    finally:
-        sys.path.remove(str(path.resolve().parent))
-    found = getattr(module, name, None)
-    if not callable(found):
-        defined = sorted(
-            n for n, f in vars(module).items() if inspect.isfunction(f) and f.__module__ == module.__name__
-        )
-        raise ValueError(
-            f"{path.name} defines no function {name!r}"
-            + (f" (it defines: {', '.join(defined)}; choose one with --function)" if defined else "")
-        )
-    return found
+        with box:
+            result = spec(box.candidate)
+    except sandbox.CouldNotCheck as problem:
+        return Verdict("could not check", str(problem), printed=box.printed)
+    except Exception as problem:  # the checker choked on what the answer sent: never a pass
+        return Verdict("could not check", f"the checker failed on this answer ({type(problem).__name__}: {problem})")
+    first = feedback.as_text(result, 1, prompt="").splitlines()[0]
+    return Verdict("passed" if result.passed else "failed", first, result, box.printed)
 
 
 def _fail(message: str) -> int:

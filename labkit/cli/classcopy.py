@@ -1,9 +1,11 @@
 """``labkit class-copy DEST``: the book without its answer key, ready to hand out.
 
-Copies the repository this ``labkit`` runs from — the files git tracks, plus new files git
-does not ignore (every file but the ignored ones when git is missing) — into DEST, leaving
-out ``solutions/``. The copy's own ``make test`` passes: the tests that need the answer key
-skip with a message when it is absent.
+Copies the book (the folder ``labkit.core.fixtures.book_root`` finds) — the files git tracks,
+plus new files git does not ignore (every file but the ignored ones when git is missing) — into
+DEST, leaving out ``solutions/`` and every test file that holds an answer: a function, at any
+depth or in a string of code, that passes one of the book's checkers (found by trying each
+against every checker whose parameters it takes).  The copy's own ``make test`` passes: the
+tests that need the answer key skip with a message when it is absent.
 """
 
 from __future__ import annotations
@@ -35,23 +37,19 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from labkit.core.fixtures import book_root
+
     try:
-        copied = class_copy(book_root(), args.dest)
-    except ValueError as problem:
+        root = book_root()
+        answers = answers_in_tests(root)
+        copied = class_copy(root, args.dest, leave_out={path for path, _, _ in answers})
+    except (ValueError, FileNotFoundError) as problem:
         print(f"labkit class-copy: {problem}", file=sys.stderr)
         return 2
+    for path, function, name in answers:
+        print(f"left out {path}: its {function} passes the exercise {name}")
     print(f"wrote {len(copied)} files to {args.dest} (no {ANSWER_KEY}/); check it with: cd {args.dest} && make test")
     return 0
-
-
-def book_root() -> Path:
-    """The repository this labkit was installed from (an editable install of a clone)."""
-    root = Path(__file__).resolve().parents[2]
-    if not ((root / "myst.yml").is_file() and (root / "notebooks").is_dir()):
-        raise ValueError(
-            f"class-copy needs the book's repository (a clone installed with `pip install -e .`); {root} is not one"
-        )
-    return root
 
 
 def book_files(root: Path) -> list[Path]:
@@ -61,9 +59,12 @@ def book_files(root: Path) -> list[Path]:
         listed = [
             p.relative_to(root)
             for p in root.rglob("*")
-            if p.is_file() and not SKIPPED.intersection(p.relative_to(root).parts) and not p.name.endswith(".egg-info")
+            if (p.is_file() or p.is_symlink())
+            and not SKIPPED.intersection(p.relative_to(root).parts)
+            and not p.name.endswith(".egg-info")
         ]
-    return sorted(p for p in listed if p.parts[0] != ANSWER_KEY and (root / p).is_file())
+    # a link is copied as a link: labkit/fixtures points at fixtures/
+    return sorted(p for p in listed if p.parts[0] != ANSWER_KEY and ((root / p).is_file() or (root / p).is_symlink()))
 
 
 def _git_files(root: Path) -> list[Path] | None:
@@ -80,16 +81,128 @@ def _git_files(root: Path) -> list[Path] | None:
     return [Path(name) for name in done.stdout.decode().split("\0") if name]
 
 
-def class_copy(root: Path, dest: Path) -> list[Path]:
-    """Copy the book at ``root`` to ``dest`` without ``solutions/``; return the files copied."""
+def class_copy(root: Path, dest: Path, leave_out: set[Path] = frozenset()) -> list[Path]:
+    """Copy the book at ``root`` to ``dest`` without ``solutions/`` and ``leave_out``; return the files copied."""
     root, dest = Path(root).resolve(), Path(dest).resolve()
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise ValueError(f"DEST must be a new or empty folder, got {str(dest)!r} (it holds files)")
     if dest == root or root in dest.parents:
         raise ValueError(f"DEST must lie outside the book's repository {str(root)!r}, got {str(dest)!r}")
-    files = book_files(root)
+    files = [p for p in book_files(root) if p not in leave_out]
     for relative in files:
         target = dest / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / relative, target)
+        shutil.copy2(root / relative, target, follow_symlinks=False)
     return files
+
+
+def answers_in_tests(root: Path) -> list[tuple[Path, str, str]]:
+    """(test file, function, exercise) for every function in ``root/tests`` that passes a checker.
+
+    Every ``def`` is tried — nested ones too — except pytest's own tests and fixtures, compiled
+    with its file's imports; a ``def`` inside a string of code (a test's answer file, maybe a
+    hostile one) is tried in the sandbox of ``labkit check --file``."""
+    import labkit.check as check
+    from labkit.check.core import reset_attempts
+
+    specs = check.exercises()
+    found = []
+    with _quiet():
+        for path in sorted((Path(root) / "tests").rglob("*.py")):
+            relative = path.relative_to(root)
+            for function in _functions(path):
+                for spec in specs.values():
+                    reset_attempts()
+                    try:
+                        if _takes(function, spec.signature) and spec(function).passed:
+                            found.append((relative, function.__name__, spec.name))
+                    except Exception:
+                        continue
+            found += [(relative, name, spec) for name, spec in _answers_in_strings(path, specs)]
+    return found
+
+
+def _takes(function, parameters) -> bool:
+    import inspect
+
+    try:
+        inspect.signature(function).bind(*parameters)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _plain_defs(tree):
+    import ast
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("test") and not node.decorator_list:
+            yield node
+
+
+def _functions(path: Path):
+    """Every plain ``def`` of the file at any depth, compiled with the file's imports."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imports, namespace = ast.Module([n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], []), {}
+    try:
+        exec(compile(imports, str(path), "exec"), namespace)
+    except Exception:
+        return
+    for node in _plain_defs(tree):
+        scope = dict(namespace)
+        try:
+            exec(compile(ast.Module([node], []), str(path), "exec"), scope)
+        except Exception:
+            continue
+        yield scope[node.name]
+
+
+def _answers_in_strings(path: Path, specs: dict):
+    """(function, exercise) for each ``def`` in a string constant of ``path`` that passes a checker,
+    each string run as an answer file in the sandbox (never in this process)."""
+    import ast
+    import tempfile
+
+    from labkit.cli import sandbox
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and "def " in node.value):
+            continue
+        try:
+            names = [d.name for d in _plain_defs(ast.parse(node.value))]
+        except SyntaxError:
+            continue
+        with tempfile.TemporaryDirectory() as folder:
+            answer = Path(folder) / "answer.py"
+            answer.write_text(node.value, encoding="utf-8")
+            for name in names:  # one child tries every checker; one that loses its child is no answer
+                try:
+                    with sandbox.Sandbox(answer, name, sandbox.Limits(seconds=5)) as box:
+                        for spec in specs.values():
+                            if _takes(box.candidate, spec.signature) and spec(box.candidate).passed:
+                                yield name, spec.name
+                except sandbox.CouldNotCheck:
+                    continue
+
+
+class _quiet:
+    """Silence file descriptors 1 and 2 (LAPACK prints when a wrong function feeds it NaN)."""
+
+    def __enter__(self):
+        import os
+
+        sys.stdout.flush()
+        self.saved = [os.dup(1), os.dup(2)]
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1), os.dup2(null, 2)
+        os.close(null)
+
+    def __exit__(self, *exc):
+        import os
+
+        sys.stdout.flush()
+        for fd, saved in enumerate(self.saved, start=1):
+            os.dup2(saved, fd)
+            os.close(saved)

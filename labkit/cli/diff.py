@@ -1,7 +1,8 @@
 """``labkit trace diff A.jsonl B.jsonl``: print the first divergence between two traces.
 
-Exit status: 0 identical, 1 diverged, 2 unusable input (missing file, not a trace,
-malformed line, traces of different kinds).
+Exit status: 0 identical, 1 diverged, 2 unusable input (missing or unreadable file, not a
+trace, a line that is not strict JSON — NaN, a number overflowing to infinity, a duplicate
+key, nesting too deep —, traces of different kinds), said in one line on stderr.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ def run(args) -> int:
     try:
         a, b = read_jsonl(args.a), read_jsonl(args.b)
         found = first_divergence(a, b)
-    except (TraceError, TraceKindMismatch, ValueError) as exc:
-        print(f"labkit trace diff: {exc}", file=sys.stderr)
+    except (TraceError, TraceKindMismatch, ValueError, OSError, RecursionError) as exc:
+        print(f"labkit trace diff: {' '.join(str(exc).split()) or type(exc).__name__}", file=sys.stderr)
         return 2
     if found is None:
         print(f"identical: {len(a)} events, every rule passed")

@@ -1,29 +1,32 @@
 """``labkit fixtures build|check``: run the fixture recipes, or prove the stored files match them.
 
-``RECIPES`` is the registry: one line per domain that owns fixture files.
+Each trace kind (``labkit.trace.kinds``) owns one recipe, named after the fixture folder
+it writes (``fixtures/text``, ``fixtures/diffusion``, ``fixtures/tools``).
 """
 
 from __future__ import annotations
 
-import importlib
-
 from labkit.core import fixtures
 
-#: recipe name → the module whose ``build(dest) -> list[str]`` writes that domain's files
-RECIPES: dict[str, str] = {
-    "text": "labkit.text.fixture",
-    "diffusion": "labkit.diffusion.fixture",
-    "tools": "labkit.tools.fixture",
-}
+
+def _recipes() -> dict[str, fixtures.Recipe]:
+    """Recipe name (its fixture folder) → ``build(dest) -> list[str]``, one per registered kind."""
+    from labkit.trace.kinds import KINDS
+
+    return {kind.fixture: kind.build_fixture for kind in KINDS.values()}
 
 
 def recipes(names: list[str] | None = None) -> dict[str, fixtures.Recipe]:
-    """The named recipes (all by default); an unknown name is a clear error."""
-    names = list(names or RECIPES)
-    unknown = sorted(set(names) - set(RECIPES))
+    """The named recipes (all by default; a kind's name, ``tool``, stands for its folder,
+    ``tools``); an unknown name is a clear error."""
+    from labkit.trace.kinds import KINDS
+
+    known = _recipes()
+    names = [KINDS[n].fixture if n in KINDS else n for n in names or known]
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        raise ValueError(f"unknown recipe {unknown[0]!r}; expected one of {sorted(RECIPES)}")
-    return {name: importlib.import_module(RECIPES[name]).build for name in names}
+        raise ValueError(f"unknown recipe {unknown[0]!r}; expected one of {sorted(known)}")
+    return {name: known[name] for name in dict.fromkeys(names)}
 
 
 def build(names: list[str] | None = None, dest=None) -> list[str]:
@@ -42,7 +45,10 @@ def configure(parser) -> None:
         "temporary folder and compare with fixtures/",
     )
     parser.add_argument(
-        "--only", action="append", metavar="RECIPE", help=f"limit to a recipe (repeatable); known: {', '.join(RECIPES)}"
+        "--only",
+        action="append",
+        metavar="RECIPE",
+        help=f"limit to a recipe, named after its fixture folder (repeatable): {', '.join(_recipes())}",
     )
 
 

@@ -1,30 +1,33 @@
-"""``labkit lab``: open the book in JupyterLab at its first page, without ``make``.
+"""``labkit lab`` (``make lab`` runs it): open the book in JupyterLab at its first page.
 
-What ``make lab`` does, with the standard library only (any OS, no shell):
+The one place for the flags; it needs only the standard library and labkit (any OS, no shell):
 
-- the book's JupyterLab settings (``lab_overrides.json`` beside this file, the same as the
-  repository's ``jupyter/overrides.json``): MyST ``.md`` pages open as notebooks, no news or
-  update prompts. They are given to JupyterLab as its settings folder for this run, so the
-  Python environment is not modified;
+- the book's JupyterLab settings (its ``jupyter/overrides.json``, given to JupyterLab as its
+  settings folder for this run, so the Python environment is not modified): MyST ``.md`` pages
+  open as notebooks, no news or update prompts;
+- the book's contents manager (``lab_contents.py``): the pages are never written, a reader's
+  edits go to ``my-edits/`` (``labkit reset`` brings a page back);
 - Jupyter, IPython and matplotlib state kept in the book's ``build/`` folder, never in the
-  home folder;
+  home folder; the runtime folder (it holds the server's token) is private (0700) and the
+  server writes its files readable by the user only;
+- every kernel loads ``lab_hint`` (a page run out of order names the cell to run first);
+- ``--allow-root`` only when asked, or announced on the first line when run as root;
 - the preface opened.
 
-The book is the folder given with ``--book``, else the current folder when it holds the
-book, else the clone this ``labkit`` was installed from (``pip install -e .``).
-Arguments after ``--`` go to ``jupyter lab`` unchanged.
+The book is the folder given with ``--book``, else the current folder or the nearest one
+above it that holds the book.  Arguments after ``--`` go to ``jupyter lab`` unchanged.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 PREFACE = Path("notebooks") / "00-preface.md"
-SETTINGS = Path(__file__).with_name("lab_overrides.json")
+SETTINGS = Path("jupyter") / "overrides.json"  # the one copy, in the book
+KERNEL_CONFIG = "c.InteractiveShellApp.extensions = ['labkit.cli.lab_hint']\n"
 
 
 def configure(parser) -> None:
@@ -32,8 +35,9 @@ def configure(parser) -> None:
         "--book",
         type=Path,
         metavar="PATH",
-        help="the book's folder (default: this folder, or the clone labkit runs from)",
+        help="the book's folder (default: this folder or the nearest one above it)",
     )
+    parser.add_argument("--allow-root", action="store_true", help="let JupyterLab run as root (as it asks)")
     parser.add_argument("--port", type=int, help="the port to serve on (default: JupyterLab's, 8888 or the next free)")
     parser.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
     parser.add_argument("--dry-run", action="store_true", help="print the command and the environment, start nothing")
@@ -42,11 +46,13 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     book = find_book(args.book)
-    state = book / "build" / "jupyter"
     env = lab_environment(book)
-    command = lab_command(
-        book, state / "lab-settings", port=args.port, no_browser=args.no_browser, extra=args.jupyter_args
-    )
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    command = lab_command(book, args.port, args.no_browser, args.jupyter_args, allow_root=args.allow_root or root)
+    if root and not args.allow_root:
+        print(
+            "labkit lab: running as root, so --allow-root is added (give it yourself to silence this)", file=sys.stderr
+        )
     if args.dry_run:
         for name in sorted(set(env) - set(os.environ)) + [
             n for n in sorted(env) if n in os.environ and env[n] != os.environ[n]
@@ -54,8 +60,8 @@ def run(args) -> int:
             print(f"{name}={env[name]}")
         print(subprocess.list2cmdline(command))
         return 0
-    install_settings(state / "lab-settings")
     os.chdir(book)
+    os.umask(0o077)  # what the server writes (the token in runtime/*-open.html) is the user's alone
     if os.name == "posix":  # become JupyterLab: signals reach it directly
         os.execve(command[0], command, env)
     try:
@@ -64,26 +70,17 @@ def run(args) -> int:
         return 0
 
 
-def _is_book(folder: Path) -> bool:
-    return (folder / PREFACE).is_file() and (folder / "myst.yml").is_file()
-
-
 def find_book(given: Path | None) -> Path:
-    """The book's folder: ``given``, else the current folder, else the clone labkit runs from."""
-    if given is not None:
-        folder = Path(given).resolve()
-        if not _is_book(folder):
-            raise ValueError(
-                f"--book must be the book's folder (with {PREFACE.as_posix()} and myst.yml), got {str(given)!r}"
-            )
-        return folder
-    for folder in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        if _is_book(folder):
-            return folder
-    raise ValueError(
-        "no book here: run `labkit lab` inside the book's folder (a clone of the "
-        "repository), or give it with --book PATH"
-    )
+    """The book's folder: ``given``, else the current folder or the nearest one above it."""
+    from labkit.core.fixtures import book_root
+
+    try:
+        folder = book_root(given)
+    except FileNotFoundError as exc:
+        raise ValueError(f"{'--book: ' if given is not None else ''}{exc} (labkit lab --book PATH)") from None
+    if not (folder / PREFACE).is_file() or not (folder / SETTINGS).is_file():
+        raise ValueError(f"--book must be the book's folder (with {PREFACE.as_posix()} and {SETTINGS.as_posix()})")
+    return folder
 
 
 def lab_environment(book: Path) -> dict[str, str]:
@@ -98,6 +95,9 @@ def lab_environment(book: Path) -> dict[str, str]:
     }
     for folder in folders.values():
         folder.mkdir(parents=True, exist_ok=True)
+    folders["JUPYTER_RUNTIME_DIR"].chmod(0o700)  # it holds the server's token
+    (state / "ipython" / "profile_default").mkdir(exist_ok=True)
+    (state / "ipython" / "profile_default" / "ipython_kernel_config.py").write_text(KERNEL_CONFIG, encoding="utf-8")
     env = dict(os.environ)
     env.update({name: str(folder) for name, folder in folders.items()})
     env.update(
@@ -109,18 +109,10 @@ def lab_environment(book: Path) -> dict[str, str]:
     return env
 
 
-def install_settings(folder: Path) -> Path:
-    """Put the book's JupyterLab settings override into ``folder`` (JupyterLab's settings folder)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / "overrides.json"
-    shutil.copyfile(SETTINGS, target)
-    return target
-
-
 def lab_command(
-    book: Path, settings: Path, port: int | None = None, no_browser: bool = False, extra: list[str] = ()
+    book: Path, port: int | None = None, no_browser: bool = False, extra: list[str] = (), allow_root: bool = False
 ) -> list[str]:
-    """``python -m jupyterlab`` serving ``book``, with ``settings`` and the preface opened."""
+    """``python -m jupyterlab`` serving ``book`` with its settings and contents manager, at the preface."""
     import importlib.util
 
     if importlib.util.find_spec("jupyterlab") is None:
@@ -130,7 +122,7 @@ def lab_command(
         "-m",
         "jupyterlab",
         f"--ServerApp.root_dir={book}",
-        f"--LabApp.app_settings_dir={settings}",
+        f"--LabApp.app_settings_dir={(book / SETTINGS).parent}",
         # pages open unmodified and the file browser lists one entry per page
         "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
     ]
@@ -138,6 +130,6 @@ def lab_command(
         command.append(f"--port={port}")
     if no_browser:
         command.append("--no-browser")
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
+    if allow_root:
         command.append("--allow-root")
     return [*command, *extra, PREFACE.as_posix()]

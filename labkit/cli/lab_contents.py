@@ -1,27 +1,40 @@
-"""The contents manager ``make lab`` and ``labkit lab`` give JupyterLab: Jupytext's, with two
-fixes for a reader.
+"""The contents manager ``make lab`` and ``labkit lab`` give JupyterLab: Jupytext's, with three
+rules for a reader.
 
+- **The book's pages are never written.**  A page (a notebook under the ``notebooks/`` of a
+  book's folder, the one holding ``myst.yml``; the server's root is the book or a folder above
+  it) is read from the book.  A save whose cell sources equal the book's writes nothing
+  (running a page, clicking its players and autosave change no file); a save with the reader's
+  own edits goes to the page's working copy, ``<book>/my-edits/<page>.ipynb`` (one file: the
+  reader's cells, outputs and metadata, front matter included), and the page opens from there
+  until ``labkit reset`` (or *File → Revert Notebook to Checkpoint*) sets it aside.  So ``git
+  status`` stays clean, a hub's ``git pull`` (nbgitpuller) never meets a conflict, and a page
+  comes back without git.
 - **Pages open clean.**  A page's ``.ipynb`` stores ``language_info`` as ``{"name":
-  "python"}`` only (the rest names the Python of the machine that built it).  When the kernel
-  starts, JupyterLab writes the kernel's full ``language_info`` into the notebook — a change,
-  so every page showed the unsaved dot at once and asked to be saved on closing.  Here the
-  notebook is handed to JupyterLab with the ``language_info`` the ``python3`` kernel of this
-  environment will report, so the kernel changes nothing.  Neither file on disk changes (the
-  ``.md`` keeps no metadata but its front matter; ``make notebooks`` writes the ``.ipynb``).
-- **One entry per page.**  Every page is a MyST ``.md`` paired with an ``.ipynb`` that stores
-  its outputs; the file browser lists the ``.md`` only (``*.ipynb`` joins ``hide_globs``).
-  Hidden files are only left out of listings: Jupytext still reads the outputs, and an
-  ``.ipynb`` still opens from a link or ``File → Open from Path``.
+  "python"}`` only; when the kernel starts, JupyterLab writes the kernel's full
+  ``language_info`` into the notebook, a change that marked every page unsaved.  The notebook
+  is handed to JupyterLab with what the ``python3`` kernel will report (in memory only).
+- **One entry per page.**  The file browser lists the ``.md`` of each page: ``*.ipynb`` and
+  ``my-edits`` join ``hide_globs`` (an ``.ipynb`` still opens from a link or *Open from Path*).
+- **Glossary hover text** is added as a page is read and taken out before a save is compared
+  or written (``labkit.cli.glossary``): it is a build product, never in a file.
 
 Used as ``jupyter lab --ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager``.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from traitlets import List, Unicode, default
 
-HIDDEN = ["*.ipynb"]
+from labkit.cli import glossary
+from labkit.cli.reset import EDITS, SET_ASIDE, is_page, set_aside, working_copy
+
+HIDDEN = ["*.ipynb", EDITS]
 
 
 def kernel_language_info() -> dict:
@@ -44,9 +57,18 @@ def with_kernel_language_info(notebook: dict, info: dict) -> bool:
     return True
 
 
+def cell_sources(notebook: dict) -> list[tuple[str, str]]:
+    """What the reader writes in a notebook: each cell's type and source."""
+
+    def text(source) -> str:
+        return source if isinstance(source, str) else "".join(source)
+
+    return [(c.get("cell_type", ""), text(c.get("source", ""))) for c in notebook.get("cells", [])]
+
+
 class BookContentsManager(AsyncTextFileContentsManager):
-    """Jupytext's contents manager; notebooks carry the kernel's ``language_info`` and the
-    paired ``.ipynb`` files stay out of the file browser."""
+    """Jupytext's contents manager; the book's pages are read-only, the reader's edits of a page
+    live in its working copy, and the paired ``.ipynb`` files stay out of the file browser."""
 
     hide_globs = List(Unicode(), config=True, help="Glob patterns to hide in file and directory listings.")
 
@@ -54,8 +76,56 @@ class BookContentsManager(AsyncTextFileContentsManager):
     def _hide_globs_default(self):
         return ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", *HIDDEN]
 
+    def _copy_of(self, path: str) -> str | None:
+        """The working copy (an API path) of page ``path`` when the reader has one."""
+        page = Path(self._get_os_path(path))
+        if not is_page(page) or not working_copy(page).is_file():
+            return None
+        return working_copy(page).relative_to(Path(self.root_dir).resolve()).as_posix()
+
+    def _set_aside(self, path: str) -> Path | None:
+        """The edits of page ``path`` that ``labkit reset`` set aside, if any."""
+        page = Path(self._get_os_path(path))
+        aside = working_copy(page).with_name(page.stem + SET_ASIDE) if is_page(page) else None
+        return aside if aside is not None and aside.is_file() else None
+
     async def get(self, path, content=True, type=None, format=None, **kwargs):  # noqa: A002
-        model = await super().get(path, content=content, type=type, format=format, **kwargs)
+        path = path.strip("/")
+        copy = self._copy_of(path)
+        if copy is None:
+            model = await super().get(path, content=content, type=type, format=format, **kwargs)
+            aside = self._set_aside(path)
+            if aside is not None:  # reset while open: the page changed on disk since JupyterLab read it
+                model["last_modified"] = max(model["last_modified"], datetime.fromtimestamp(aside.stat().st_mtime, UTC))
+        else:  # the plain file manager: a working copy is one .ipynb, paired with nothing
+            model = await AsyncLargeFileManager.get(self, copy, content=content, type="notebook", **kwargs)
+            model.update(path=path, name=PurePosixPath(path).name)
         if content and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
             with_kernel_language_info(model["content"], kernel_language_info())
+            glossary.notebook_with_hover(model["content"], Path(self._get_os_path(path)))
         return model
+
+    async def save(self, model, path=""):
+        path = path.strip("/")
+        if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
+            glossary.notebook_without_hover(model["content"])  # the hover text is never written
+        page = Path(self._get_os_path(path))
+        if model.get("type") != "notebook" or "content" not in model or not is_page(page):
+            return await super().save(model, path)
+        original = await super().get(path, content=True, type="notebook")
+        copy = working_copy(page)
+        if cell_sources(model["content"]) == cell_sources(original["content"]):
+            copy.unlink(missing_ok=True)  # the reader undid their edits: the page is the book's again
+        else:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            await AsyncLargeFileManager.save(self, model, copy.relative_to(Path(self.root_dir).resolve()).as_posix())
+        return await self.get(path, content=False)
+
+    async def restore_checkpoint(self, checkpoint_id, path):
+        """*Revert Notebook to Checkpoint* on a page: back to the book's page, edits set aside."""
+        path = path.strip("/")
+        copy = self._copy_of(path)
+        if copy is not None:
+            set_aside(Path(self.root_dir) / copy)
+        elif not is_page(Path(self._get_os_path(path))):
+            await super().restore_checkpoint(checkpoint_id, path)

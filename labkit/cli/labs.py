@@ -3,8 +3,9 @@
     labkit labs [--output PATH] [--samples N]
 
 The report goes to ``build/reports/mechanism-labs.json`` under the current folder unless
-``--output`` says otherwise.  ``--samples`` (default 200 000, at least 10 000) is the Monte
-Carlo size of the speculative-sampling lab.  Exit status: 0 when every check passes, 1 when
+``--output`` says otherwise.  ``--samples`` (default 200 000, from 10 000 to 10 000 000, the
+most a run holds in memory at about 40 bytes a sample) is the Monte Carlo size of the
+speculative-sampling lab.  Exit status: 0 when every check passes, 1 when
 a lab's check fails (the report is still written, with ``"status": "failed"``), 2 on bad
 arguments.
 """
@@ -20,16 +21,23 @@ DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
 # Kept here (not imported from labkit.labs.report) so that building the parser imports no NumPy.
 DEFAULT_SAMPLES = 200_000
 MIN_SAMPLES = 10_000
+MAX_SAMPLES = 10_000_000
 
 
 def _samples(text: str) -> int:
     try:
-        value = int(text)
+        value = int(text) if text.isascii() else None  # int() would read "１００００" too
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer number of samples, got {text!r}") from None
+        value = None
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected an integer number of samples, got {text!r}")
     if value < MIN_SAMPLES:
         raise argparse.ArgumentTypeError(
             f"must be at least {MIN_SAMPLES} for the speculative lab's six-sigma check, got {value}"
+        )
+    if value > MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_SAMPLES} (the lab holds every sample in memory), got {value}"
         )
     return value
 
@@ -42,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=_samples,
         default=DEFAULT_SAMPLES,
         metavar="N",
-        help=f"Monte Carlo samples of the speculative lab, ≥ {MIN_SAMPLES} (default: {DEFAULT_SAMPLES})",
+        help=f"Monte Carlo samples of the speculative lab, {MIN_SAMPLES}–{MAX_SAMPLES} (default: {DEFAULT_SAMPLES})",
     )
 
 

@@ -9,8 +9,14 @@ from pathlib import Path
 
 def add_output(parser, default: Path) -> None:
     """The ``--output PATH`` option: where the JSON report goes."""
+    from labkit.cli.trace import output_file  # checked while parsing: a folder or unwritable place is refused
+
     parser.add_argument(
-        "--output", type=Path, default=default, metavar="PATH", help=f"where to write the report (default: {default})"
+        "--output",
+        type=output_file,
+        default=default,
+        metavar="PATH",
+        help=f"where to write the report (default: {default})",
     )
 
 

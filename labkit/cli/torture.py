@@ -19,6 +19,7 @@ def _count(text: str) -> int:
 
 
 def configure(parser) -> None:
+    from labkit.cli.trace import output_dir
     from labkit.tools.torture.variants import RUNTIMES, SERVICES
 
     parser.add_argument(
@@ -52,6 +53,7 @@ def configure(parser) -> None:
     parser.add_argument(
         "--keep",
         metavar="DIR",
+        type=output_dir,
         default=None,
         help="keep every store file under DIR (default: a temporary directory, removed)",
     )

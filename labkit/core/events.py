@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit.core.guards import of_type
+from labkit.core.strictjson import JSONInputError, ecma_pattern, iter_json_lines, loads, schema_validator
 
 ENVELOPE_FIELDS = ("trace_id", "event_id", "parent_event_id", "component", "event_type", "logical_step", "payload")
 
@@ -35,17 +36,12 @@ class TraceError(ValueError):
 @lru_cache(maxsize=1)
 def envelope_schema() -> dict:
     """The Draft 2020-12 JSON Schema of one envelope."""
-    text = resources.files("labkit.core").joinpath("events.schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return loads(resources.files("labkit.core").joinpath("events.schema.json").read_bytes(), "events.schema.json")
 
 
 @lru_cache(maxsize=1)
 def _validator():
-    from jsonschema import Draft202012Validator
-
-    schema = envelope_schema()
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return schema_validator(envelope_schema())
 
 
 _JSON_TYPES = {"string": str, "integer": int, "null": type(None), "object": dict}
@@ -54,12 +50,10 @@ _JSON_TYPES = {"string": str, "integer": int, "null": type(None), "object": dict
 @lru_cache(maxsize=1)
 def _field_rules() -> dict[str, tuple[tuple[type, ...], Any, int]]:
     """Per field: allowed Python types, compiled pattern, minimum — read from the schema."""
-    import re
-
     rules = {}
     for name, spec in envelope_schema()["properties"].items():
         kinds = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
-        pattern = re.compile(spec["pattern"]) if "pattern" in spec else None
+        pattern = ecma_pattern(spec["pattern"]) if "pattern" in spec else None
         rules[name] = (tuple(_JSON_TYPES[k] for k in kinds), pattern, spec.get("minimum", spec.get("minLength")))
     return rules
 
@@ -91,7 +85,7 @@ def check_envelope_fields(event: dict) -> dict:
             if pattern is not None and not pattern.search(value):
                 raise TraceError(
                     f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} does not match "
-                    f"{pattern.pattern!r}"
+                    f"{envelope_schema()['properties'][name]['pattern']!r}"
                 )
             if minimum is not None and len(value) < minimum:
                 raise TraceError(f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} is too short")
@@ -253,19 +247,20 @@ def iter_jsonl(path: str | Path) -> Iterator[dict]:
     path = Path(path)
     if not path.is_file():
         raise TraceError(f"trace file {str(path)!r} does not exist")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise TraceError(f"{path.name} line {number} is not JSON: {exc.msg}") from None
+    try:
+        for _, value in iter_json_lines(path):
+            yield value
+    except JSONInputError as exc:
+        raise TraceError(str(exc)) from None
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
-    """Read and validate a JSON Lines trace."""
-    return validate_trace(iter_jsonl(path))
+    """Read and validate a JSON Lines trace; an error names the file."""
+    events = list(iter_jsonl(path))
+    try:
+        return validate_trace(events)
+    except TraceError as exc:
+        raise TraceError(f"{Path(path).name}: {exc}") from None
 
 
 def digest_bytes(data: bytes) -> str:

@@ -7,7 +7,8 @@ algorithm (``labkit.trace.divergence``) and the suspects those its contracts nam
 (``labkit.trace.contracts``); both are spelled once, here, so a fault's declaration and a
 diagnosis can be compared with ``==`` on each part.
 
-Each domain keeps its faults beside its runtime (``labkit.<domain>.faults.FAULTS``).
+Each domain keeps its faults beside its runtime (``labkit.<domain>.faults.FAULTS``); its
+trace kind (``labkit/<domain>/kind.py``) hands them to the registry, ``labkit.trace.kinds``.
 """
 
 from __future__ import annotations

@@ -9,27 +9,50 @@ the kit, in ``labkit.cli.fixtures``, so this module imports no domain.  Arrays a
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import math
 import os
+import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from labkit.core.strictjson import read_json_file
+
 
 def fixtures_root() -> Path:
-    """The repository's ``fixtures/`` folder (or ``$LABKIT_FIXTURES``)."""
+    """The fixtures folder: ``$LABKIT_FIXTURES`` when set, else the package data ``labkit/fixtures``
+    (in a clone, a link to the top-level ``fixtures/``; in a wheel, the files themselves)."""
     override = os.environ.get("LABKIT_FIXTURES")
-    root = Path(override) if override else Path(__file__).resolve().parents[2] / "fixtures"
+    root = Path(override) if override else Path(str(resources.files("labkit") / "fixtures"))
+    if root.is_file() and not override:  # a checkout without symlinks keeps the link as a file naming its target
+        root = (root.parent / root.read_text(encoding="utf-8").strip()).resolve()
     if not root.is_dir():
         raise FileNotFoundError(
-            f"fixtures folder {str(root)!r} not found; install labkit from a clone of the book "
-            "(pip install -e .) or set LABKIT_FIXTURES"
+            f"fixtures folder {str(root)!r} not found; reinstall labkit (its fixtures are package data) "
+            "or set LABKIT_FIXTURES to a folder holding them"
         )
     return root
+
+
+def writable_fixtures_root() -> Path:
+    """Where ``labkit fixtures build`` writes: ``$LABKIT_FIXTURES`` when set, else the clone's
+    ``fixtures/`` (an editable install reads it through the ``labkit/fixtures`` link).  An install
+    from a wheel has no clone to write into: a clear error says what to do."""
+    root = fixtures_root().resolve()
+    if os.environ.get("LABKIT_FIXTURES") or (root.parent / "pyproject.toml").is_file():
+        return root
+    raise FileNotFoundError(
+        f"labkit fixtures build rewrites the fixtures/ folder of a clone of the book, and this labkit "
+        f"was installed from a wheel (its fixtures, {str(root)!r}, are package data); run it in a clone "
+        "installed with `pip install -e .`, or set LABKIT_FIXTURES to the folder to write"
+    )
 
 
 def book_root(given: str | Path | None = None) -> Path:
@@ -48,6 +71,21 @@ def book_root(given: str | Path | None = None) -> Path:
         f"no book at {where} (a book's folder holds myst.yml and notebooks/); "
         "run this inside a clone of the book, or name its folder"
     )
+
+
+def import_from_book(name: str, given: str | Path | None = None):
+    """Import the package ``name`` that lives in the book's folder (``benchmarks``: it runs from the
+    clone and is not part of labkit), without putting that folder on ``sys.path``."""
+    if name in sys.modules:
+        return sys.modules[name]
+    init = book_root(given) / name / "__init__.py"
+    spec = importlib.util.spec_from_file_location(name, init) if init.is_file() else None
+    if spec is None:
+        raise ModuleNotFoundError(f"no package {name!r} in the book's folder ({init.parent} is not one)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def fixture_dir(domain: str, root: str | Path | None = None) -> Path:
@@ -82,12 +120,27 @@ def load_arrays(path: str | Path) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise FileNotFoundError(f"weight file {str(path)!r} does not exist; run `labkit fixtures build`")
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+        with zipfile.ZipFile(path) as archive:
+            return {info.filename.removesuffix(".npy"): _read_member(archive, info) for info in archive.infolist()}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise ValueError(
             f"weight file {path.name!r} is corrupted ({exc}); rebuild it with `labkit fixtures build`"
         ) from None
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    """One array; a header claiming more bytes than the member holds is refused before allocating."""
+    with archive.open(info) as handle:
+        version = np.lib.format.read_magic(handle)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in read_header:
+            raise ValueError(f"array {info.filename!r} has .npy format version {version}, expected 1.0 or 2.0")
+        shape, _, dtype = read_header[version](handle)
+        claimed, held = math.prod(shape) * dtype.itemsize, info.file_size - handle.tell()
+        if claimed > held:
+            raise ValueError(f"array {info.filename!r} claims shape {list(shape)} ({claimed} bytes) but holds {held}")
+    with archive.open(info) as handle:
+        return np.lib.format.read_array(handle, allow_pickle=False)
 
 
 def write_json(path: str | Path, data) -> Path:
@@ -101,11 +154,9 @@ def write_json(path: str | Path, data) -> Path:
 def read_json(path: str | Path):
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json_file(path)
     except FileNotFoundError:
         raise FileNotFoundError(f"fixture {str(path)!r} is missing; run `labkit fixtures build`") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"fixture {path.name!r} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
 
 
 #: a recipe takes a destination folder (the fixtures root) and returns the files it wrote,
@@ -114,8 +165,9 @@ Recipe = Callable[[Path], list[str]]
 
 
 def build(recipes: dict[str, Recipe], dest: str | Path | None = None) -> list[str]:
-    """Run ``recipes`` into ``dest`` (default: the fixtures root); return the files written."""
-    dest = Path(dest) if dest is not None else fixtures_root()
+    """Run ``recipes`` into ``dest`` (default: the clone's fixtures, ``writable_fixtures_root``);
+    return the files written."""
+    dest = Path(dest) if dest is not None else writable_fixtures_root()
     written: list[str] = []
     for recipe in recipes.values():
         written += [str(p) for p in recipe(dest)]
@@ -141,6 +193,8 @@ def _same_file(built: Path, stored: Path) -> str | None:
         return "missing from fixtures/"
     if built.read_bytes() == stored.read_bytes():
         return None
+    if built.suffix == ".json":
+        read_json_file(stored)  # a damaged file says what is wrong, not only that it differs
     if built.suffix == ".npz":
         a, b = load_arrays(built), load_arrays(stored)
         if a.keys() != b.keys():
@@ -165,7 +219,10 @@ def check(recipes: dict[str, Recipe]) -> list[str]:
     root = fixtures_root()
     with tempfile.TemporaryDirectory() as tmp:
         for rel in build(recipes, tmp):
-            reason = _same_file(Path(tmp) / rel, root / rel)
+            try:
+                reason = _same_file(Path(tmp) / rel, root / rel)
+            except ValueError as exc:  # a damaged stored file is reported, and the check goes on
+                reason = str(exc)
             if reason:
                 problems.append(f"{rel}: {reason}")
     return problems

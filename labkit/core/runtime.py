@@ -8,7 +8,8 @@ Each runtime module offers
   test) may substitute; ``None`` keeps the library's piece;
 * ``run(config=None, hooks=None) -> Run``, where the ``Run`` dataclass holds the ``config``,
   the ``events`` and the state a page needs.  Resources a caller may pass in to save work
-  (an already loaded model, a fixtures directory) are keyword-only.
+  (an already loaded model, a fixtures directory) are keyword-only, never config fields.
+  A config or hook of the wrong kind is a ``ValueError`` (``checked_run_arguments``).
 
 The runner itself is a short sequence of calls, one function per group of events, so a
 page can ``show_source`` one phase.
@@ -60,3 +61,14 @@ class Hooks:
     def active(self) -> list[str]:
         """Names of the substituted pieces."""
         return [item.name for item in dataclasses.fields(self) if getattr(self, item.name) is not None]
+
+
+def checked_run_arguments(config, hooks, config_type: type, hooks_type: type) -> tuple:
+    """(config, hooks) of a run: ``None`` → the defaults; a value of another type is refused
+    with a ``ValueError`` naming the argument (the one exception type for a bad config or hook)."""
+    config = config_type() if config is None else config
+    hooks = hooks_type() if hooks is None else hooks
+    for name, value, wanted in (("config", config, config_type), ("hooks", hooks, hooks_type)):
+        if not isinstance(value, wanted):
+            raise ValueError(f"{name} must be a {wanted.__name__}, got {type(value).__name__}")
+    return config, hooks

@@ -1,1 +1,1 @@
-"""Maintenance tools of the book itself: notebook regeneration and the offline book check."""
+"""Maintenance tools of the book itself, behind one entry point: ``python -m labkit.devtools build|check``."""

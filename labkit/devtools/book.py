@@ -8,7 +8,7 @@ bibliography file listed in ``myst.yml``, then runs ``myst build --site`` with m
 pointed at a closed loopback port (so it never reaches the network) and fails on any parse
 error or unresolved reference (cross-reference or citation) it reports before the theme step.
 
-    python -m labkit.devtools.book check
+    python -m labkit.devtools check      (with the notebook pairs and the glossary links)
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from labkit.core.fixtures import book_root
+
 _MESSAGE = re.compile(r"^(⛔️|⚠️)\s*(.*)$")
 _THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "ENOTFOUND")
 
@@ -39,7 +40,8 @@ def toc_files(config: dict) -> list[str]:
     return found
 
 
-def load_config(root: Path = REPO) -> dict:
+def load_config(root: Path | None = None) -> dict:
+    root = book_root(root)
     import yaml
 
     path = root / "myst.yml"
@@ -48,7 +50,8 @@ def load_config(root: Path = REPO) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def toc_problems(root: Path = REPO) -> list[str]:
+def toc_problems(root: Path | None = None) -> list[str]:
+    root = book_root(root)
     config = load_config(root)
     problems = []
     listed = toc_files(config)
@@ -79,8 +82,9 @@ _CITE_ROLE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]*)`")
 _BIB_ENTRY = re.compile(r"^@\w+\s*\{\s*([^,\s]+)\s*,", re.MULTILINE)
 
 
-def bibliography_keys(root: Path = REPO) -> tuple[set[str], list[str]]:
+def bibliography_keys(root: Path | None = None) -> tuple[set[str], list[str]]:
     """Every entry key of the ``project.bibliography`` files, and the problems finding them."""
+    root = book_root(root)
     files = load_config(root).get("project", {}).get("bibliography") or []
     keys: set[str] = set()
     problems = []
@@ -98,16 +102,17 @@ def cited_keys(text: str) -> list[str]:
     return [key.strip() for role in _CITE_ROLE.findall(text) for key in re.split(r"[,;]", role) if key.strip()]
 
 
-def citation_problems(root: Path = REPO) -> list[str]:
+def citation_problems(root: Path | None = None) -> list[str]:
     """A citation whose key no bibliography file holds, page by page (the ``.ipynb`` the book builds)."""
-    import json
+    root = book_root(root)
+    from labkit.core import strictjson
 
     keys, problems = bibliography_keys(root)
     for rel in toc_files(load_config(root)):
         path = root / rel
         if path.suffix != ".ipynb" or not path.exists():
             continue
-        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        cells = strictjson.read_json_file(path).get("cells", [])
         text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
         for key in cited_keys(text):
             if key not in keys:
@@ -123,8 +128,9 @@ def myst_executable() -> str | None:
     return str(here) if here.exists() else shutil.which("myst")
 
 
-def myst_problems(root: Path = REPO, timeout: int = 120) -> list[str]:
+def myst_problems(root: Path | None = None, timeout: int = 120) -> list[str]:
     """Parse and cross-reference every page with mystmd, offline."""
+    root = book_root(root)
     myst = myst_executable()
     if myst is None:
         return ["mystmd is not installed (pip install mystmd); the book cannot be checked"]
@@ -147,10 +153,11 @@ def myst_problems(root: Path = REPO, timeout: int = 120) -> list[str]:
     return problems
 
 
-def player_problems(root: Path = REPO) -> list[str]:
+def player_problems(root: Path | None = None) -> list[str]:
     """Every page's ``{anywidget}`` players: the player's module exists and bundles, the page's
     bundle exists, holds the current code and carries the player's data
     (``labkit.devtools.players``)."""
+    root = book_root(root)
     from labkit.devtools import players
 
     modules = players.module_problems(root) if (root / "labkit").is_dir() else []
@@ -171,11 +178,11 @@ def link_problems(content: Path) -> list[str]:
     """Links mystmd resolved wrongly without a warning: a link to a page's ``.md`` or
     ``.ipynb`` that became a file to download (``myst/md-page-links.mjs`` missing or
     broken), and a glossary link that is not a reference to its entry."""
-    import json
+    from labkit.core import strictjson
 
     problems = []
     for page in sorted(content.glob("*.json")):
-        tree = json.loads(page.read_text(encoding="utf-8")).get("mdast", {})
+        tree = strictjson.read_json_file(page).get("mdast", {})
         for node in _nodes(tree):
             source = node.get("urlSource") or ""
             target = source.split("#")[0]
@@ -186,10 +193,11 @@ def link_problems(content: Path) -> list[str]:
     return problems
 
 
-def check(root: Path = REPO) -> list[str]:
+def check(root: Path | None = None) -> list[str]:
     """Build what the site needs offline and report every problem: the toc, the citations, what
     mystmd says of each page, and the players (their page bundles are written first, as the
     published build does; they are build products, not files of the repository)."""
+    root = book_root(root)
     from labkit.devtools import players
 
     problems = toc_problems(root)
@@ -201,20 +209,3 @@ def check(root: Path = REPO) -> list[str]:
         problems += citation_problems(root)
         problems += myst_problems(root)
     return problems + player_problems(root)
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv != ["check"]:
-        print("usage: python -m labkit.devtools.book check", file=sys.stderr)
-        return 2
-    problems = check()
-    for line in problems:
-        print(f"book: {line}")
-    if not problems:
-        print("book check passed: toc complete, every page parsed, every reference and citation resolved")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,9 +5,8 @@ kernel from the notebook's own folder and writes the ``.ipynb`` with fresh outpu
 no per-cell timing metadata.  ``check_pairs`` finds any ``.md``/``.ipynb`` pair whose
 cell sources disagree and any ``.ipynb`` with unexecuted code cells.
 
-    python -m labkit.devtools.notebooks build [NOTEBOOK.md ...]
-    python -m labkit.devtools.notebooks prose [NOTEBOOK.md ...]
-    python -m labkit.devtools.notebooks check
+    python -m labkit.devtools build [NOTEBOOK.md ...]
+    python -m labkit.devtools build --prose [NOTEBOOK.md ...]
 
 ``prose`` is for an edit to Markdown cells only (wording, links): it copies the ``.md``'s
 Markdown cells into the ``.ipynb`` and keeps every stored output, so nothing is re-executed
@@ -17,17 +16,16 @@ tag or the cell layout changed: that needs ``build``.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = REPO / "notebooks"
+from labkit.core.fixtures import book_root
+
 KERNEL_TIMEOUT = 300
 
 
-def source_notebooks(root: Path = NOTEBOOKS) -> list[Path]:
-    """Every MyST notebook source under ``root`` (skipping checkpoints)."""
+def source_notebooks(root: Path | None = None) -> list[Path]:
+    """Every MyST notebook source under ``root`` (default: the book's ``notebooks/``; no checkpoints)."""
+    root = book_root() / "notebooks" if root is None else root
     return sorted(p for p in root.rglob("*.md") if ".ipynb_checkpoints" not in p.parts and _is_jupytext_md(p))
 
 
@@ -69,7 +67,8 @@ def pair_problems(md: Path) -> list[str]:
     return problems
 
 
-def check_pairs(root: Path = NOTEBOOKS) -> list[str]:
+def check_pairs(root: Path | None = None) -> list[str]:
+    root = book_root() / "notebooks" if root is None else root
     problems = []
     for md in source_notebooks(root):
         problems += pair_problems(md)
@@ -106,9 +105,11 @@ def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
         # mystmd sees no duplicate identifiers
         cell.id = f"{stem}-{index:03d}"
         cell.metadata.pop("execution", None)
-        if cell.cell_type == "code":
-            for output in cell.get("outputs", []):
-                output.get("metadata", {}).pop("execution", None)
+        for number, output in enumerate(cell.get("outputs", [])):
+            output.get("metadata", {}).pop("execution", None)
+            view = output.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            if view:  # a widget's model id is random: name it after its cell instead
+                view["model_id"] = f"{cell.id}-{number}"
     nb.metadata["language_info"] = {"name": "python"}
     out = md.with_suffix(".ipynb")
     nbformat.write(nb, out)
@@ -135,41 +136,3 @@ def sync_prose(md: Path) -> Path:
             old.source = new.source
     nbformat.write(stored, ipynb)
     return ipynb
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labkit.devtools.notebooks")
-    sub = parser.add_subparsers(dest="action", required=True)
-    b = sub.add_parser("build", help="regenerate .ipynb files from their .md sources and execute them")
-    b.add_argument("paths", nargs="*", type=Path, help="notebooks/*.md to build (default: all)")
-    p = sub.add_parser("prose", help="copy Markdown cells into the .ipynb, keeping its outputs (no execution)")
-    p.add_argument("paths", nargs="*", type=Path, help="notebooks/*.md (default: all)")
-    sub.add_parser("check", help="fail when a pair is out of step")
-    args = parser.parse_args(argv)
-    if args.action == "check":
-        problems = check_pairs()
-        for line in problems:
-            print(line)
-        return 1 if problems else 0
-    paths = args.paths or source_notebooks()
-    for path in paths:
-        path = Path(path)
-        if path.suffix == ".ipynb":
-            path = path.with_suffix(".md")
-        if not path.exists():
-            print(f"no such notebook source: {path}", file=sys.stderr)
-            return 2
-        if args.action == "prose":
-            try:
-                sync_prose(path)
-            except ValueError as err:
-                print(err, file=sys.stderr)
-                return 1
-            continue
-        print(f"building {path}", flush=True)
-        build(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

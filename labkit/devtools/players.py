@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from labkit.core import strictjson
 from labkit.core.fixtures import book_root
 from labkit.reader.players import FOLDER, PLAYERS
 from labkit.reader.players.bundle import EMPTY, bundle
@@ -77,8 +78,8 @@ def embeds(root: Path | None = None) -> list[Embed]:
             continue
         for match in _FENCE.finditer(page.read_text(encoding="utf-8")):
             try:
-                options = json.loads(match["body"]) if match["body"].strip() else {}
-            except json.JSONDecodeError:
+                options = strictjson.loads(match["body"], "player directive") if match["body"].strip() else {}
+            except ValueError:
                 options = None
             found.append(
                 Embed(
@@ -139,8 +140,8 @@ def module_data(text: str) -> dict | None:
     for line in text.splitlines():
         if line.startswith("const EMBEDDED = ") and line != EMPTY:
             try:
-                return json.loads(line.removeprefix("const EMBEDDED = ").removesuffix(";"))
-            except json.JSONDecodeError:
+                return strictjson.loads(line.removeprefix("const EMBEDDED = ").removesuffix(";"), "player bundle")
+            except ValueError:
                 return None
     return None
 
@@ -155,14 +156,14 @@ def module_code(text: str) -> str:
 
 def expected_data(name: str, options: dict | None = None) -> dict:
     """What player ``name``'s exporter returns for ``options``, as JSON data (a fresh copy)."""
-    return json.loads(_exported(name, json.dumps(options or {}, sort_keys=True)))
+    return strictjson.loads(_exported(name, json.dumps(options or {}, sort_keys=True)), "player export")
 
 
 @functools.cache
 def _exported(name: str, options: str) -> str:
     # one run per exporter call and process: the runtimes are deterministic
     exporter = importlib.import_module(PLAYERS[name]).static_data
-    return json.dumps(exporter(**json.loads(options)), allow_nan=False)
+    return json.dumps(exporter(**strictjson.loads(options, "player options")), allow_nan=False)
 
 
 def _data(embed: Embed, fresh: dict | None) -> dict:

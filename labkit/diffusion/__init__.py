@@ -14,6 +14,7 @@ One idea per file:
 - ``hooks``   — ``DiffusionHooks``: the pieces a reader's function may replace in a run
 - ``faults``  — named faults as configurations
 - ``fixture`` — the recipe for fixtures/diffusion/ and the golden trace
+- ``kind``    — trace two as a ``TraceKind`` (registered in ``labkit.trace.kinds``)
 
 The kernels (``philox``, ``normal``, ``ddim``, ``guidance``) import nothing of the runtime,
 and this package loads the pipeline only when one of its names is first used, so
@@ -33,16 +34,7 @@ _LAZY = {
     "run_diffusion": "labkit.diffusion.pipeline",
 }
 
-__all__ = [
-    "DiffusionConfig",
-    "DiffusionRun",
-    "alphas_cumprod",
-    "ddim_step",
-    "inference_timesteps",
-    "philox4x32_10",
-    "run_diffusion",
-    "seed_to_key",
-]
+__all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str):

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.core.guards import is_integer
+from labkit.core.guards import is_integer, is_number, real_array, real_number
 
 NUM_TRAIN_TIMESTEPS = 1000
 BETA_START = 0.00085
 BETA_END = 0.012
 FINAL_ALPHA_BAR = 1.0
+#: the smallest ᾱ a step accepts: the schedule's is 0.0047, and below 1e-12 x̂₀ = (…)/√ᾱ_t
+#: multiplies the latents' rounding error by more than a million (1e-300 gives inf).
+MIN_ALPHA_BAR = 1e-12
 SPACINGS = ("trailing", "leading")
 
 
@@ -105,10 +108,9 @@ def ddim_step(sample, epsilon, alpha_bar_t, alpha_bar_prev, eta=0.0, noise=None)
 
 
 def _sample_and_epsilon(sample, epsilon) -> tuple[np.ndarray, np.ndarray]:
-    """z_t and ε as float64 arrays of one shape; the sample must be a float array."""
-    sample_arr, epsilon_arr = np.asarray(sample), np.asarray(epsilon)
-    if sample_arr.dtype.kind != "f":
-        raise ValueError(f"sample must be a float array, got dtype {sample_arr.dtype}")
+    """z_t and ε as float64 arrays of one shape: finite real floats (a complex ε would lose
+    its imaginary part, a NaN latent would spread to every value)."""
+    sample_arr, epsilon_arr = real_array("sample", sample), real_array("epsilon", epsilon)
     if epsilon_arr.shape != sample_arr.shape:
         raise ValueError(
             f"epsilon must have the sample's shape {list(sample_arr.shape)}, got {list(epsilon_arr.shape)}"
@@ -117,25 +119,19 @@ def _sample_and_epsilon(sample, epsilon) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_alpha(name: str, value) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from None
+    """A real number in [MIN_ALPHA_BAR, 1]: not a string, not a bool, not NaN."""
+    if not is_number(value):
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
     if not 0.0 < value <= 1.0:
         raise ValueError(f"{name} must be in (0, 1], got {value}")
-    return value
+    return real_number(name, value, MIN_ALPHA_BAR, 1.0)
 
 
 def _step_numbers(alpha_bar_t, alpha_bar_prev, eta) -> tuple[float, float, float]:
     """(ᾱ_t, ᾱ_prev, η) as floats: ᾱ in (0, 1], η >= 0, and with η > 0 a step removes noise."""
     a_t = _check_alpha("alpha_bar_t", alpha_bar_t)
     a_prev = _check_alpha("alpha_bar_prev", alpha_bar_prev)
-    try:
-        eta = float(eta)
-    except (TypeError, ValueError):
-        raise ValueError(f"eta must be a number >= 0, got {eta!r}") from None
-    if not eta >= 0.0:
-        raise ValueError(f"eta must be >= 0, got {eta}")
+    eta = real_number("eta", eta, 0.0)
     if eta > 0.0 and a_prev < a_t:
         raise ValueError(
             f"with eta > 0, alpha_bar_prev must be >= alpha_bar_t (a step removes noise), "
@@ -152,7 +148,7 @@ def _step_noise(noise, sigma: float, eta: float, shape: tuple[int, ...]) -> np.n
         )
     if noise is None or eta == 0.0:
         return None
-    noise_arr = np.asarray(noise)
+    noise_arr = real_array("noise", noise)
     if noise_arr.shape != shape:
         raise ValueError(f"noise must have the sample's shape {list(shape)}, got {list(noise_arr.shape)}")
     return noise_arr.astype(np.float64)

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.guards import real_array, real_values
 from labkit.diffusion.ddim import alphas_cumprod
 from labkit.diffusion.scene import gaussian_blur
 from labkit.nn import attention
@@ -88,7 +89,7 @@ class LatentDenoiser:
 
     def gates(self, condition) -> np.ndarray:
         """w_k for one condition [12, width] → float64 [K] (step 1 of the docstring)."""
-        c = np.asarray(condition, dtype=np.float64)
+        c = real_values("condition", condition, finite=True)
         q = self.concept_queries.astype(np.float64)
         allowed = np.ones((q.shape[0], c.shape[0]), dtype=bool)
         read, _ = attention((self.params.query_scale * q)[None], c[None], c[None], allowed)
@@ -98,7 +99,7 @@ class LatentDenoiser:
 
     def expected_picture(self, gates) -> np.ndarray:
         """μ = base + λ Σ_k w_k Δ_k: gates [K] → float64 [4, 64, 64]."""
-        gates = np.asarray(gates, dtype=np.float64)
+        gates = real_values("gates", gates, finite=True)
         added = np.tensordot(gates, self.deltas.astype(np.float64), axes=1)
         return self.base.astype(np.float64) + self.params.conditional_strength * added
 
@@ -116,9 +117,9 @@ class LatentDenoiser:
 
     def __call__(self, latent_batch, timestep_batch, condition_batch) -> np.ndarray:
         """ε for each batch element: [B, 4, 64, 64], [B], [B, 12, width] → float32 [B, 4, 64, 64]."""
-        latent_batch = np.asarray(latent_batch)
+        latent_batch = real_array("latent_batch", latent_batch)
         timestep_batch = np.asarray(timestep_batch)
-        condition_batch = np.asarray(condition_batch)
+        condition_batch = real_array("condition_batch", condition_batch)
         b = latent_batch.shape[0] if latent_batch.ndim else 0
         if latent_batch.ndim != 4 or latent_batch.shape[1:] != self.latent_shape:
             raise ValueError(

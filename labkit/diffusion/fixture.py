@@ -175,9 +175,9 @@ def build(dest: Path) -> list[str]:
     save_arrays(folder / "toy-latent-denoiser-v3.npz", den_arrays)
     written += ["diffusion/toy-text-encoder-v2.npz", "diffusion/toy-latent-denoiser-v3.npz"]
 
+    from labkit.core.events import write_jsonl
     from labkit.diffusion.pipeline import run_diffusion
 
-    run = run_diffusion(root=folder)
-    run.write_jsonl(dest / "traces" / "diffusion.jsonl")
+    write_jsonl(run_diffusion(root=folder).events, dest / "traces" / "diffusion.jsonl")
     written.append("traces/diffusion.jsonl")
     return written

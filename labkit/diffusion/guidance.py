@@ -13,21 +13,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.core.guards import is_number
+from labkit.core.guards import real_array, real_number
+
+
+def check_guidance_scale(guidance_scale) -> float:
+    """w as a float: a finite real number >= 0 (not a bool, not a string).  The runtimes call
+    this before any work, so a bad scale is refused before the network runs."""
+    try:
+        return real_number("guidance_scale", guidance_scale, 0.0) + 0.0  # + 0.0: no −0
+    except ValueError:
+        raise ValueError(f"guidance_scale must be a number >= 0, got {guidance_scale!r:.60}") from None
 
 
 def classifier_free_guidance(epsilon_batch, guidance_scale: float) -> np.ndarray:
     """ε̂ from the CFG batch: epsilon_batch [2, C, H, W] rows (negative, positive) → [1, C, H, W].
 
-    The result keeps the batch's dtype (float32 in trace two).
+    The result keeps the batch's dtype (float32 in trace two); the batch must be a finite
+    float array, since an integer one would round w (5.5 would act as 5).
     """
-    batch = np.asarray(epsilon_batch)
+    batch = real_array("epsilon_batch", epsilon_batch)
     if batch.ndim < 1 or batch.shape[0] != 2:
         raise ValueError(
             f"epsilon_batch must have 2 rows (negative, positive) on axis 0, got shape {list(batch.shape)}"
         )
-    if not is_number(guidance_scale) or not guidance_scale >= 0:
-        raise ValueError(f"guidance_scale must be a number >= 0, got {guidance_scale!r}")
+    guidance_scale = check_guidance_scale(guidance_scale)
     eps_neg, eps_pos = batch[0:1], batch[1:2]  # the split assumes negative first
     scale = np.asarray(guidance_scale, dtype=batch.dtype)
     return (eps_neg + scale * (eps_pos - eps_neg)).astype(batch.dtype)  # ε̂ = ε_neg + w(ε_pos − ε_neg)

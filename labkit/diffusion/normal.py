@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.core.guards import is_integer
+from labkit.core.guards import is_integer, real_array
 from labkit.diffusion.philox import block_counters, philox4x32_10, seed_to_key
 
 NORMALS_PER_BLOCK = 4
@@ -36,8 +36,8 @@ def uint32_to_uniform(words) -> np.ndarray:
 
 def box_muller(u1, u2) -> tuple[np.ndarray, np.ndarray]:
     """Two independent standard normals from two uniforms in (0, 1); shapes [...] → ([...], [...])."""
-    u1 = np.asarray(u1, dtype=np.float64)
-    u2 = np.asarray(u2, dtype=np.float64)
+    u1 = real_array("u1", u1).astype(np.float64)
+    u2 = real_array("u2", u2).astype(np.float64)
     if u1.shape != u2.shape:
         raise ValueError(f"u1 and u2 must have one shape, got {list(u1.shape)} and {list(u2.shape)}")
     if u1.size and (u1.min() <= 0.0 or u1.max() >= 1.0):

@@ -16,12 +16,14 @@ passed in as ``run_diffusion(config, DiffusionHooks(...))`` (see ``labkit.diffus
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from labkit.core.events import TraceRecorder, digest_bytes, tensor_summary
+from labkit.core.runtime import checked_run_arguments
 from labkit.diffusion.config import PNG_ENCODER_ID, DiffusionConfig, DiffusionRun
 from labkit.diffusion.ddim import (
     BETA_END,
@@ -61,6 +63,29 @@ def _tensor(array, level: str, position=None, *, digest: bool = False, values: i
     return summary
 
 
+@dataclass(frozen=True)
+class DenoiseStep:
+    """One step of the loop: its number (1…), timestep t → prev_t (None after the last), ᾱ_t and ᾱ_prev."""
+
+    number: int
+    t: int
+    prev_t: int | None
+    alpha_bar_t: float
+    alpha_bar_prev: float
+
+
+@dataclass(frozen=True)
+class DenoiseLoop:
+    """What every denoise step uses: config, hooks, denoiser, noise stream, ᾱ table, and the run it extends."""
+
+    config: DiffusionConfig
+    hooks: DiffusionHooks
+    denoiser: object
+    stream: PhiloxNormalStream
+    schedule: np.ndarray  # ᾱ float64 [1000], read-only
+    run: DiffusionRun
+
+
 def run_diffusion(
     config: DiffusionConfig | None = None,
     hooks: DiffusionHooks | None = None,
@@ -79,16 +104,19 @@ def run_diffusion(
     One function per group of events: ``encode_conditions`` (d00), ``initial_latent`` (d01),
     ``denoise_step`` (d02–d05), ``decode_latent`` (d06), ``encode_image`` (d07, d08).
     """
-    config, hooks = _checked(config, hooks)
+    config, hooks = checked_run_arguments(config, hooks, DiffusionConfig, DiffusionHooks)
+    if hooks.scheduler_step is not None and config.eta != 0:
+        raise ValueError(f"hooks.scheduler_step is a deterministic DDIM step (eta = 0); got eta={config.eta}")
     encoder, denoiser, vae = load_models(root)
     rec = TraceRecorder(config.trace_id, prefix="d")
     run = encode_conditions(rec, config, encoder, denoiser)
     stream = initial_latent(rec, config, hooks, run)
     timesteps, schedule = config.timesteps, alphas_cumprod()
     schedule.flags.writeable = False  # a hook may read the ᾱ table, never change it
-    steps = zip(timesteps, previous_alpha_bars(timesteps, schedule), [*timesteps[1:], None], strict=True)
-    for step, (t, alpha_bars, prev_t) in enumerate(steps, start=1):
-        denoise_step(rec, config, hooks, denoiser, stream, run, step, (t, prev_t), alpha_bars, schedule)
+    loop = DenoiseLoop(config, hooks, denoiser, stream, schedule, run)
+    pairs = previous_alpha_bars(timesteps, schedule)
+    for number, (t, (a_t, a_prev), prev_t) in enumerate(zip(timesteps, pairs, [*timesteps[1:], None], strict=True)):
+        denoise_step(rec, loop, DenoiseStep(number + 1, t, prev_t, a_t, a_prev))
     if not keep_previews:
         run.x0_hats.clear()
         run.epsilon_guided.clear()
@@ -96,16 +124,6 @@ def run_diffusion(
         decode_latent(rec, config, vae, run)
         encode_image(rec, config, run)
     return run
-
-
-def _checked(config, hooks) -> tuple[DiffusionConfig, DiffusionHooks]:
-    config = config or DiffusionConfig()
-    hooks = hooks or DiffusionHooks()
-    if not isinstance(hooks, DiffusionHooks):
-        raise ValueError(f"hooks must be a DiffusionHooks, got {type(hooks).__name__}")
-    if hooks.scheduler_step is not None and config.eta != 0:
-        raise ValueError(f"hooks.scheduler_step is a deterministic DDIM step (eta = 0); got eta={config.eta}")
-    return config, hooks
 
 
 def encode_conditions(rec: TraceRecorder, config: DiffusionConfig, encoder, denoiser) -> DiffusionRun:
@@ -174,23 +192,13 @@ def initial_latent(
     return stream
 
 
-def denoise_step(
-    rec: TraceRecorder,
-    config: DiffusionConfig,
-    hooks: DiffusionHooks,
-    denoiser,
-    stream: PhiloxNormalStream,
-    run: DiffusionRun,
-    step: int,
-    timestep: tuple[int, int | None],
-    alpha_bars: tuple[float, float],
-    schedule: np.ndarray,
-) -> None:
+def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, step: DenoiseStep) -> None:
     """d02–d05, one per timestep: one CFG network evaluation, then one DDIM step."""
-    (t, prev_t), (a_t, a_prev), latent = timestep, alpha_bars, run.latents[-1][1]
+    config, hooks, run = loop.config, loop.hooks, loop.run
+    latent, a_t, a_prev, eta = run.latents[-1][1], step.alpha_bar_t, step.alpha_bar_prev, float(config.eta)
     latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
-    timestep_batch = np.array([t, t], dtype=np.int64)  # [2]
-    epsilon_batch = denoiser(latent_batch, timestep_batch, run.condition_batch)  # [2, 4, 64, 64]
+    timestep_batch = np.array([step.t, step.t], dtype=np.int64)  # [2]
+    epsilon_batch = loop.denoiser(latent_batch, timestep_batch, run.condition_batch)  # [2, 4, 64, 64]
     # ε̂ = ε_neg + w(ε_pos − ε_neg); the split assumes negative first, whatever cfg_order built
     epsilon = np.asarray((hooks.cfg_combine or classifier_free_guidance)(epsilon_batch, float(config.guidance_scale)))
     if epsilon.shape != latent.shape:
@@ -198,48 +206,58 @@ def denoise_step(
             f"hooks.cfg_combine must return epsilon_guided of the latent's shape "
             f"{list(latent.shape)}, got {list(epsilon.shape)}"
         )
-    sigma = ddim_sigma(a_t, a_prev, float(config.eta))
-    before = stream.counter
-    noise = stream.normals(latent.size).values.reshape(latent.shape) if sigma > 0.0 else None
+    sigma = ddim_sigma(a_t, a_prev, eta)
+    before = loop.stream.counter
+    noise = loop.stream.normals(latent.size).values.reshape(latent.shape) if sigma > 0.0 else None
     if hooks.scheduler_step is None:
-        new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
+        new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=eta, noise=noise)
     else:
-        new_latent, x0_hat = call_scheduler_step(hooks.scheduler_step, latent, epsilon, t, prev_t, schedule)
-    step_id, name_prev = f"step-{step}", "z_0" if prev_t is None else f"z_{prev_t}"
-    at = {"timestep": int(t)}
+        new_latent, x0_hat = call_scheduler_step(
+            hooks.scheduler_step, latent, epsilon, step.t, step.prev_t, loop.schedule
+        )
+    tensors = {
+        "latent_batch": latent_batch,
+        "epsilon_batch": epsilon_batch,
+        "epsilon_guided": epsilon,
+        "x0_hat": x0_hat,
+    }
+    _denoise_event(rec, loop, step, sigma, (before, loop.stream.counter), tensors, new_latent)
+    run.latents.append((-1 if step.prev_t is None else step.prev_t, new_latent))
+    run.x0_hats.append(x0_hat)
+    run.epsilon_guided.append(epsilon)
+
+
+def _denoise_event(rec: TraceRecorder, loop: DenoiseLoop, step: DenoiseStep, sigma, counters, tensors, new_latent):
+    """Record denoise.updated: the step's schedule values, batch layout, RNG counters and tensors."""
+    config, t, prev_t = loop.config, step.t, step.prev_t
+    step_id, name_prev, at = f"step-{step.number}", "z_0" if prev_t is None else f"z_{prev_t}", {"timestep": int(t)}
     rec.emit(
         "denoise_loop",
         "denoise.updated",
-        step,
+        step.number,
         {
-            "artifacts": {"denoiser_id": denoiser.denoiser_id, "sampler": config.sampler},
+            "artifacts": {"denoiser_id": loop.denoiser.denoiser_id, "sampler": config.sampler},
             "step_id": step_id,
             "timestep": int(t),
             "prev_timestep": None if prev_t is None else int(prev_t),
-            "alpha_bar_t": round(a_t, 10),
-            "alpha_bar_prev": round(a_prev, 10),
+            "alpha_bar_t": round(step.alpha_bar_t, 10),
+            "alpha_bar_prev": round(step.alpha_bar_prev, 10),
             "sigma": round(sigma, 10),
             "guidance_scale": float(config.guidance_scale),
             "batch": {
-                "latent_batch": list(latent_batch.shape),
-                "timestep_batch": timestep_batch.tolist(),
-                "condition_batch": list(run.condition_batch.shape),
+                "latent_batch": list(tensors["latent_batch"].shape),
+                "timestep_batch": [int(t), int(t)],
+                "condition_batch": list(loop.run.condition_batch.shape),
                 "condition_rows": list(config.cfg_order),
             },
             "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
-            "rng": {"counter_before": before, "counter_after": stream.counter},
+            "rng": {"counter_before": counters[0], "counter_after": counters[1]},
             "tensors": {
-                "latent_batch": _tensor(latent_batch, "latent", at),
-                "epsilon_batch": _tensor(epsilon_batch, "latent", at),
-                "epsilon_guided": _tensor(epsilon, "latent", at),
-                "x0_hat": _tensor(x0_hat, "latent", at),
+                **{name: _tensor(array, "latent", at) for name, array in tensors.items()},
                 name_prev: _tensor(new_latent, "latent", {"timestep": prev_t}, values=4),
             },
         },
     )
-    run.latents.append((-1 if prev_t is None else prev_t, new_latent))
-    run.x0_hats.append(x0_hat)
-    run.epsilon_guided.append(epsilon)
 
 
 def decode_latent(rec: TraceRecorder, config: DiffusionConfig, vae, run: DiffusionRun) -> None:

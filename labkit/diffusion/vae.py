@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.guards import real_array
+
 VAE_ID = "toy-vae-v1"
 UPSCALE = 8
 LIGHT_GAIN = 1.5
@@ -85,7 +87,7 @@ class VAEDecoder:
 
 def to_uint8(pixels) -> np.ndarray:
     """pixels float [1, 3, H, W] in [−1, 1] → image uint8 [H, W, 3]: round(clip((x+1)/2)·255)."""
-    pixels = np.asarray(pixels)
+    pixels = real_array("pixels", pixels)  # NaN has no uint8 value
     if pixels.ndim != 4 or pixels.shape[:2] != (1, 3):
         raise ValueError(f"pixels must have shape [1, 3, H, W], got {list(pixels.shape)}")
     scaled = np.clip((pixels[0].astype(np.float64) + 1.0) / 2.0, 0.0, 1.0) * 255.0

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from labkit.core.guards import holds_float
+from labkit.core.guards import holds_float, real_array
 from labkit.nn.attention import softmax
 
 __all__ = [
@@ -55,8 +55,8 @@ def masked_cross_entropy(logits: np.ndarray, targets: np.ndarray, valid: np.ndar
 
 
 def _ce_arguments(logits, targets, valid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """logits [N, V], targets [N] integer IDs in [0, V), valid [N] booleans, at least one True."""
-    z, y, mask = np.asarray(logits), np.asarray(targets), np.asarray(valid)
+    """logits [N, V] finite floats, targets [N] integer IDs in [0, V), valid [N] booleans, one True at least."""
+    z, y, mask = real_array("logits", logits), np.asarray(targets), np.asarray(valid)
     if z.ndim != 2:
         raise ValueError(f"logits must be [N, V], got shape {list(z.shape)}")
     n_rows, vocab = z.shape

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import real_number, real_values
 from labkit.labs.common import finite_difference, max_abs_difference
 from labkit.labs.report import require, require_close
 
@@ -28,7 +29,7 @@ BOTH_LOWER_SHIFT = (-1.0, -2.0)
 
 
 def _pair(name: str, values) -> np.ndarray:
-    pair = np.asarray(values, dtype=np.float64)
+    pair = real_values(name, values)
     if pair.shape != (2,):
         raise ValueError(f"{name} must be [2] = [chosen, rejected] log-probabilities, got shape {list(pair.shape)}")
     if not np.all(np.isfinite(pair)) or np.any(pair > 0):
@@ -37,9 +38,7 @@ def _pair(name: str, values) -> np.ndarray:
 
 
 def _beta(beta: float) -> float:
-    if not (np.isfinite(beta) and beta > 0):
-        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
-    return float(beta)
+    return real_number("beta", beta, 0.0, open_low=True, expected="a positive finite number")
 
 
 def dpo_margin(policy: np.ndarray, reference: np.ndarray, beta: float) -> float:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import real_number, real_values
 from labkit.labs.report import require_close
 
 #: The source's three groups of four rewards: a split group, an all-correct and an all-wrong one.
@@ -48,7 +49,7 @@ def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray
 
 def _group_rewards(rewards, ddof: int, eps: float) -> np.ndarray:
     """Finite rewards [G, K] as float64; ddof 0 or 1 (1 needs K ≥ 2); eps finite and ≥ 0."""
-    r = np.asarray(rewards, dtype=np.float64)
+    r = real_values("rewards", rewards)
     if r.ndim != 2 or r.shape[1] < 1:
         raise ValueError(f"rewards must be [G, K] (groups × answers), got shape {list(r.shape)}")
     if not np.all(np.isfinite(r)):
@@ -57,8 +58,7 @@ def _group_rewards(rewards, ddof: int, eps: float) -> np.ndarray:
         raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof!r}")
     if ddof == 1 and r.shape[1] < 2:
         raise ValueError(f"the sample std (ddof 1) needs K ≥ 2 answers per group, got K = {r.shape[1]}")
-    if not (np.isfinite(eps) and eps >= 0):
-        raise ValueError(f"eps must be a finite number ≥ 0, got {eps!r}")
+    real_number("eps", eps, 0.0, expected="a finite number ≥ 0")
     return r
 
 
@@ -72,8 +72,7 @@ def ppo_clip_objective(ratio, advantage, clip: float = CLIP) -> np.ndarray:
 
 def _ratio_and_advantage(ratio, advantage, clip: float) -> tuple[np.ndarray, np.ndarray]:
     """Positive finite ratios and advantages of one shape, as float64; clip in (0, 1)."""
-    rho = np.asarray(ratio, dtype=np.float64)
-    adv = np.asarray(advantage, dtype=np.float64)
+    rho, adv = real_values("ratio", ratio), real_values("advantage", advantage, finite=True)
     if rho.shape != adv.shape:
         raise ValueError(f"ratio and advantage must have one shape, got {list(rho.shape)} and {list(adv.shape)}")
     if np.any(~np.isfinite(rho)) or np.any(rho <= 0):

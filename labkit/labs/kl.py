@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from labkit.core.guards import real_values
 from labkit.labs.report import require
 
 #: The source's pair.
@@ -27,7 +28,7 @@ ZERO_SUPPORT_NOTE = "positive p on zero q gives infinity"
 
 def as_distribution(name: str, values, atol: float = 1e-8) -> np.ndarray:
     """``values`` as a float64 probability vector [V]: finite, ≥ 0, summing to 1 within ``atol``."""
-    dist = np.asarray(values, dtype=np.float64)
+    dist = real_values(name, values)
     if dist.ndim != 1 or dist.size == 0:
         raise ValueError(f"{name} must be a 1-D probability vector, got shape {list(dist.shape)}")
     if not np.all(np.isfinite(dist)) or np.any(dist < 0):

@@ -31,6 +31,7 @@ LABS_SCOPE = "8 NumPy mechanism labs; no model training"
 #: ``--samples`` of the speculative-sampling lab: default, and the least the six-sigma check accepts.
 DEFAULT_SAMPLES = 200_000
 MIN_SAMPLES = 10_000
+MAX_SAMPLES = 10_000_000  # the draws are held in memory, about 40 bytes a sample
 #: Reports are stamped in the source's time zone.
 REPORT_TIME_ZONE = "Asia/Shanghai"
 
@@ -146,6 +147,8 @@ def check_samples(samples: int) -> int:
         raise ValueError(
             f"samples must be at least {MIN_SAMPLES} for the speculative lab's six-sigma check, got {samples}"
         )
+    if samples > MAX_SAMPLES:
+        raise ValueError(f"samples must be at most {MAX_SAMPLES} (the draws are held in memory), got {samples}")
     return int(samples)
 
 

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from labkit.core.guards import real_values
 from labkit.labs.report import require, require_close
 
 #: Targets per rank: rank 0 holds two tokens with y = 1, rank 1 six tokens with y = 0.
@@ -43,7 +44,7 @@ def global_loss(w: float, rank_targets) -> float:
 
 
 def _targets(rank_targets) -> list[np.ndarray]:
-    ranks = [np.asarray(t, dtype=np.float64) for t in rank_targets]
+    ranks = [real_values(f"rank_targets[{r}]", t) for r, t in enumerate(rank_targets)]
     if len(ranks) < 2:
         raise ValueError(f"rank_targets needs at least 2 ranks, got {len(ranks)}")
     for r, t in enumerate(ranks):

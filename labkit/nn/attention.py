@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from labkit.core.guards import real_array
+
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Numerically shifted softmax; -inf entries get exactly zero weight."""
@@ -23,12 +25,23 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray) 
 
         score = q·kᵀ / √d_h,   score[¬allowed] = −∞,   weights = softmax(score)
     """
+    q, k, v = _query_key_value(q, k, v)
     allowed = _allowed_mask(allowed, q.shape[-2], k.shape[-2])  # [Tq, Tk]
     scale = np.sqrt(np.asarray(q.shape[-1], dtype=q.dtype))  # √d_h
     score = (q @ np.swapaxes(k, -1, -2)) / scale  # [..., H, Tq, Tk]
     score = np.where(allowed, score, -np.inf)
     weights = softmax(score, axis=-1)
     return weights @ v, weights
+
+
+def _query_key_value(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Finite float32/float64 arrays of at least [T, d_h] with one d_h (float16 scores overflow)."""
+    q, k, v = (real_array(name, a, min_bits=32) for name, a in (("q", q), ("k", k), ("v", v)))
+    if min(q.ndim, k.ndim, v.ndim) < 2 or q.shape[-1] != k.shape[-1] or k.shape[:-1] != v.shape[:-1]:
+        raise ValueError(
+            f"q, k, v must be [..., T, d_h] with one d_h and k, v of one length, got {q.shape}, {k.shape}, {v.shape}"
+        )
+    return q, k, v
 
 
 def _allowed_mask(allowed, tq: int, tk: int) -> np.ndarray:

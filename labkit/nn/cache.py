@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import is_integer
+
 
 class KVCache:
     """Keys and values of every layer, ``[B, H_kv, T, d_h]`` each, plus their positions.
@@ -13,8 +15,8 @@ class KVCache:
     """
 
     def __init__(self, n_layers: int):
-        if n_layers < 1:
-            raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+        if not is_integer(n_layers) or n_layers < 1:
+            raise ValueError(f"n_layers must be an integer >= 1, got {n_layers!r}")
         self.keys: list[np.ndarray | None] = [None] * n_layers
         self.values: list[np.ndarray | None] = [None] * n_layers
 
@@ -55,8 +57,8 @@ class KVCache:
 
     def truncated(self, length: int) -> KVCache:
         """A copy holding only the first ``length`` positions (for prefix reuse)."""
-        if not 0 <= length <= self.length:
-            raise ValueError(f"length must be in [0, {self.length}], got {length}")
+        if not is_integer(length) or not 0 <= length <= self.length:
+            raise ValueError(f"length must be in [0, {self.length}] (an integer), got {length!r}")
         twin = KVCache(self.n_layers)
         if length:
             twin.keys = [k[..., :length, :].copy() for k in self.keys]

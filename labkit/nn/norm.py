@@ -2,11 +2,19 @@
 
 import numpy as np
 
+from labkit.core.guards import real_array, real_number
+
 
 def rms_norm(x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     """Normalise the last axis of ``x`` ([..., d]) to unit root-mean-square.
 
-    Returns an array of the same shape and dtype.
+    Returns an array of the same shape and dtype (float32 or float64, finite; eps > 0).
     """
+    x, eps = _norm_arguments(x, eps)
     mean_square = np.mean(x * x, axis=-1, keepdims=True)
     return x / np.sqrt(mean_square + np.asarray(eps, dtype=x.dtype))
+
+
+def _norm_arguments(x, eps) -> tuple[np.ndarray, float]:
+    """float16 is refused: x² overflows it from |x| = 256 and the norm turns to zeros."""
+    return real_array("x", x, min_bits=32), real_number("eps", eps, 0.0, open_low=True)

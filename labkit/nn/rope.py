@@ -2,12 +2,15 @@
 
 import numpy as np
 
+from labkit.core.guards import is_integer, real_array, real_number
+
 
 def rope_angles(
     positions: np.ndarray, head_dim: int, base: float = 10000.0, dtype=np.float64
 ) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin of the rotation angles, each [T, d_h/2]:
     angle[t, i] = positions[t] · base^(−2i/d_h).  Compute once, rotate many heads/layers."""
+    positions, base = _angle_arguments(positions, head_dim, base)
     inverse_frequency = base ** (-np.arange(0, head_dim, 2) / head_dim)  # [d_h/2]
     angle = np.asarray(positions)[:, None] * inverse_frequency[None, :]  # [T, d_h/2]
     return np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
@@ -22,8 +25,10 @@ def rope(
         out[2i]   = x[2i]·cos − x[2i+1]·sin
         out[2i+1] = x[2i]·sin + x[2i+1]·cos
     ``angles``: ``rope_angles(positions, d_h, base, x.dtype)`` when the caller has them already.
-    The result has the shape and dtype of ``x``.
+    The result has the shape and dtype of ``x`` (a real float array: an integer one would
+    round every rotated value to an integer).
     """
+    x = real_array("x", x)
     head_dim = x.shape[-1]
     if head_dim % 2:
         raise ValueError(f"rope needs an even head size, got d_h={head_dim}")
@@ -38,3 +43,13 @@ def rope(
     out[..., 0::2] = first * cos - second * sin
     out[..., 1::2] = first * sin + second * cos
     return out
+
+
+def _angle_arguments(positions, head_dim, base) -> tuple[np.ndarray, float]:
+    """Positions: finite real [T]; head_dim: an even integer >= 2; base: a finite number > 1."""
+    positions = np.asarray(positions)
+    if positions.dtype.kind not in "uif" or not np.isfinite(positions).all():
+        raise ValueError(f"positions must be finite real numbers, got dtype {positions.dtype}")
+    if not is_integer(head_dim) or head_dim < 2 or head_dim % 2:
+        raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
+    return positions, real_number("base", base, 1.0, open_low=True)

@@ -11,9 +11,10 @@ One implementation serves the whole book: the chapter-11 lab decoder, toy-decode
 
 and the head reads logits = RMSNorm(x)·W_out.
 
-Faults are configuration (``DecoderFaults``), never patches: they change what an
-*incremental* decode step does, so a correct full forward pass stays available as the
-reference the faulty cache path is compared with.
+Faults are configuration (``DecoderFaults``), never patches, and never branches of the
+forward pass: ``decode`` (the incremental path) asks them for the positions and mask it
+feeds and lets them touch the cache afterwards, so a correct full forward pass stays
+available as the reference the faulty cache path is compared with.
 """
 
 from __future__ import annotations
@@ -136,6 +137,20 @@ class DecoderFaults:
     copy_layer0_cache_to_layer1: bool = False
     top_left_rectangular_mask: bool = False
 
+    def decode_inputs(self, positions: np.ndarray, key_positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What a decode step feeds at ``positions`` [T_new] over ``key_positions`` [T_cache]:
+        (RoPE positions [T_new], allowed [T_new, T_cache]) — the right ones, or the faulty ones."""
+        rope_positions = np.zeros_like(positions) if self.reset_rope_position else positions
+        if self.top_left_rectangular_mask:
+            return rope_positions, np.tril(np.ones((positions.size, key_positions.size), dtype=bool))
+        return rope_positions, causal_allowed(positions, key_positions)
+
+    def after_decode(self, cache: KVCache) -> None:
+        """What a decode step leaves in the cache: with copy_layer0_cache_to_layer1, layer 0's copy in layer 1."""
+        if self.copy_layer0_cache_to_layer1 and cache.n_layers > 1:
+            cache.keys[1] = cache.keys[0].copy()
+            cache.values[1] = cache.values[0].copy()
+
     @classmethod
     def named(cls, name: str | None) -> DecoderFaults:
         """``None``/"correct" → no fault; otherwise exactly one named fault switched on."""
@@ -232,14 +247,16 @@ class Decoder:
         input_ids: np.ndarray,
         cache: KVCache | None = None,
         *,
-        incremental: bool = False,
         keep_attention: bool = False,
+        rope_positions: np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
     ) -> ForwardResult:
         """Run ``input_ids`` [B, T] after whatever ``cache`` holds (None: no cache at all).
 
         The new tokens sit at positions ``cache.length … cache.length + T − 1``; the
-        cache, when given, is extended in place.  ``incremental`` marks a decode step,
-        the only path the configured faults act on.
+        cache, when given, is extended in place.  ``rope_positions`` [T] and ``allowed``
+        [T, T_cache] default to those positions and the causal mask (``decode`` passes
+        what the configured ``DecoderFaults`` make of them).
         """
         cfg, w = self.config, self.weights
         ids = self._check_ids(input_ids)
@@ -248,12 +265,8 @@ class Decoder:
             raise ValueError(f"cache has {cache.n_layers} layers, the model has {cfg.n_layers}")
         start = 0 if cache is None else cache.length
         positions = start + np.arange(t_new)
-        rope_positions = positions
-        allowed = causal_allowed(positions, np.arange(start + t_new))
-        if incremental and self.faults.reset_rope_position:
-            rope_positions = np.zeros_like(positions)
-        if incremental and self.faults.top_left_rectangular_mask:
-            allowed = np.tril(np.ones((t_new, start + t_new), dtype=bool))
+        rope_positions = positions if rope_positions is None else rope_positions
+        allowed = causal_allowed(positions, np.arange(start + t_new)) if allowed is None else allowed
 
         angles = rope_angles(rope_positions, cfg.head_dim, cfg.rope_base, self.dtype)  # shared by q, k of every layer
         x = w.embedding[ids]  # [B, T, d]
@@ -292,9 +305,6 @@ class Decoder:
                     attention_weights=weights if keep_attention else None,
                 )
             )
-        if incremental and cache is not None and self.faults.copy_layer0_cache_to_layer1 and cfg.n_layers > 1:
-            cache.keys[1] = cache.keys[0].copy()
-            cache.values[1] = cache.values[0].copy()
         logits = rms_norm(x, cfg.norm_eps) @ w.output  # [B, T, V]
         return ForwardResult(logits=logits, positions=positions, layers=records, embedding_shape=embedding_shape)
 
@@ -303,12 +313,21 @@ class Decoder:
         cache = KVCache(self.config.n_layers) if cache is None else cache
         return self.forward(input_ids, cache, **kwargs), cache
 
-    def decode_step(self, token_ids, cache: KVCache, **kwargs) -> ForwardResult:
-        """Feed one token per batch row ([B] or [B, 1]) at position ``cache.length``."""
+    def decode(self, input_ids: np.ndarray, cache: KVCache, **kwargs) -> ForwardResult:
+        """The incremental path: feed ``input_ids`` [B, T_new] after ``cache`` (extended in place).
+        The configured faults act here, so the full forward pass stays a trustworthy reference."""
         if cache is None:
             raise ValueError("decode_step needs a KVCache (use an empty KVCache to start from nothing)")
-        ids = np.asarray(token_ids).reshape(-1, 1)
-        return self.forward(ids, cache, incremental=True, **kwargs)
+        ids = self._check_ids(input_ids)
+        positions = cache.length + np.arange(ids.shape[1])
+        rope_positions, allowed = self.faults.decode_inputs(positions, np.arange(cache.length + ids.shape[1]))
+        result = self.forward(ids, cache, rope_positions=rope_positions, allowed=allowed, **kwargs)
+        self.faults.after_decode(cache)
+        return result
+
+    def decode_step(self, token_ids, cache: KVCache, **kwargs) -> ForwardResult:
+        """Feed one token per batch row ([B] or [B, 1]) at position ``cache.length``."""
+        return self.decode(np.asarray(token_ids).reshape(-1, 1), cache, **kwargs)
 
     def full_logits(self, input_ids: np.ndarray) -> np.ndarray:
         """Recompute every position from scratch, no cache: [B, T, V]."""

@@ -10,4 +10,5 @@ hooks.py      ``TextHooks``: the processor or decode step a reader's function ma
 faults.py     the named faults (each a change of ``TextTraceConfig``)
 assertions.py the eight reproduction assertions of §7.5, as checks on a run
 fixture.py    the recipe for fixtures/text/ and fixtures/traces/text.jsonl
+kind.py       trace one as a ``TraceKind`` (registered in ``labkit.trace.kinds``)
 """

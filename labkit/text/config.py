@@ -38,7 +38,6 @@ class TextTraceConfig(Config):
     weight_perturbation: WeightPerturbation | None = None
     detokenizer_encoding: str = "utf-8"
     batch_slot: int = 0
-    fixtures_dir: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:

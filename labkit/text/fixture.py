@@ -51,7 +51,7 @@ TOKENIZER_NOTES = [
 def build(dest: Path) -> list[str]:
     """Write the text fixtures under ``dest``; return the paths written, relative to it."""
     from labkit.text.model import CONFIG, FIT_SEED, SOURCE_LOGITS, WEIGHTS_FILE, fit_weights
-    from labkit.text.runtime import TextTraceConfig, run_text_trace
+    from labkit.text.runtime import run_text_trace
     from labkit.text.template import TEMPLATE_FILE, TEMPLATE_V1
 
     dest = Path(dest)
@@ -103,7 +103,7 @@ def build(dest: Path) -> list[str]:
     )
     written.append("text/toy-decoder-v1.json")
 
-    run = run_text_trace(TextTraceConfig(fixtures_dir=str(dest)))
+    run = run_text_trace(root=dest)
     from labkit.core.events import write_jsonl
 
     write_jsonl(run.events, dest / "traces" / "text.jsonl")

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from labkit.core.guards import is_integer, real_array, real_number, token_ids
+
 DEFAULT_ORDER = (
     "control_token_mask",
     "minimum_length_eos_mask",
@@ -94,6 +96,7 @@ class SamplingConfig:
                     f"{'configured' if on[stage] else 'off'}; name it "
                     f"{(stage if on[stage] else stage + DISABLED)!r}"
                 )
+        self._check_ids_and_numbers()
         if self.minimum_output_tokens < 0:
             raise ValueError(f"minimum_output_tokens must be >= 0, got {self.minimum_output_tokens}")
         if self.repetition_penalty <= 0:
@@ -107,6 +110,20 @@ class SamplingConfig:
         if self.tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {self.tie_break!r}")
 
+    def _check_ids_and_numbers(self):
+        """IDs are non-negative integers (−1 would mask the last token); numbers finite reals."""
+        ids = {"control_ids": self.control_ids, "eos_id": (self.eos_id,), "grammar_allowed": self.grammar_allowed}
+        for name, values in ids.items():
+            if values is not None and not all(is_integer(i) and i >= 0 for i in values):
+                raise ValueError(f"{name} must be non-negative integer token IDs, got {values!r}")
+        if not is_integer(self.minimum_output_tokens) or (self.top_k is not None and not is_integer(self.top_k)):
+            raise ValueError(
+                f"minimum_output_tokens and top_k must be integers, got {self.minimum_output_tokens!r}, {self.top_k!r}"
+            )
+        for name in ("repetition_penalty", "frequency_penalty", "presence_penalty", "temperature", "top_p"):
+            if getattr(self, name) is not None:
+                real_number(name, getattr(self, name))
+
 
 @dataclass(frozen=True)
 class ProcessorContext:
@@ -118,8 +135,8 @@ class ProcessorContext:
 
 def control_token_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
     """logits[c] = −∞ for every control ID c."""
-    out = logits.copy()
-    out[list(context.config.control_ids)] = -np.inf
+    out = real_array("logits", logits, finite=False).copy()  # an integer row cannot hold −∞
+    out[token_ids("control_ids", context.config.control_ids, logits.size)] = -np.inf
     return out
 
 
@@ -129,7 +146,7 @@ def minimum_length_eos_mask(logits: np.ndarray, context: ProcessorContext) -> np
     n_selected = len(context.selected_so_far) + (1 if cfg.eos_mask_counts_pending_token else 0)
     out = logits.copy()
     if n_selected < cfg.minimum_output_tokens:
-        out[cfg.eos_id] = -np.inf
+        out[token_ids("eos_id", cfg.eos_id, logits.size)] = -np.inf
     return out
 
 
@@ -139,7 +156,8 @@ def grammar_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
     if allowed is None:
         return logits.copy()
     out = np.full_like(logits, -np.inf)
-    out[list(allowed)] = logits[list(allowed)]
+    allowed = token_ids("grammar_allowed", allowed, logits.size)
+    out[allowed] = logits[allowed]
     return out
 
 
@@ -151,6 +169,7 @@ def repetition_transforms(logits: np.ndarray, context: ProcessorContext) -> np.n
     """
     cfg = context.config
     out = logits.copy()
+    token_ids("selected_so_far", context.selected_so_far, logits.size)
     for token, count in Counter(context.selected_so_far).items():
         z = out[token]
         if np.isfinite(z):
@@ -235,7 +254,11 @@ def greedy_select(processed_logits: np.ndarray, tie_break: str = "first_index") 
     """argmax over processed logits [V]; ties go to the first (or, configured, last) index."""
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
-    z = np.asarray(processed_logits)
+    z = real_array("processed_logits", processed_logits, finite=False)
+    if np.isnan(z).any() or np.isposinf(z).any():
+        raise ValueError(
+            f"processed_logits must be finite or -inf, got NaN or +inf at {np.flatnonzero(~(z < np.inf))[:5]}"
+        )
     if not np.any(np.isfinite(z)):
         raise ValueError("every token is masked: the processors left nothing to select")
     best = np.flatnonzero(z == np.max(z))

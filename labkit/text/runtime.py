@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.events import TraceRecorder, tensor_summary, top_values
+from labkit.core.runtime import checked_run_arguments
 from labkit.nn import Decoder, KVCache
 from labkit.text.config import TOP_VALUES, StepRecord, TextRun, TextTraceConfig
 from labkit.text.hooks import TextHooks
@@ -48,17 +49,20 @@ def _ledger(result, *, prefill: bool) -> list[dict]:
     return rows
 
 
-def run_text_trace(config: TextTraceConfig | None = None, hooks: TextHooks | None = None) -> TextRun:
+def run_text_trace(
+    config: TextTraceConfig | None = None, hooks: TextHooks | None = None, *, root: str | Path | None = None
+) -> TextRun:
     """Run trace one under ``config`` (default: the fault-free fixture run).
 
     ``hooks`` (``labkit.text.hooks.TextHooks``) lets a reader's own processor or decode
-    step run inside the real runtime; without them nothing changes.  One function per
-    group of events: ``request_events`` (e00–e03), ``prefill_event`` (e04), then per step
-    ``select_token`` (token.selected), ``stream_token`` (stream.delta) and ``decode_token``
+    step run inside the real runtime; without them nothing changes.  ``root``: the fixtures
+    folder to load from (default ``fixtures/text``).  One function per group of events:
+    ``request_events`` (e00–e03), ``prefill_event`` (e04), then per step ``select_token``
+    (token.selected), ``stream_token`` (stream.delta) and ``decode_token``
     (decode.started/completed), and ``terminal_events``.
     """
-    config, hooks = _checked(config, hooks)
-    root = Path(config.fixtures_dir) if config.fixtures_dir else None
+    config, hooks = checked_run_arguments(config, hooks, TextTraceConfig, TextHooks)
+    root = Path(root) if root is not None else None
     tokenizer, template = Tokenizer.load(root), Template.load(root)
     weights = load_weights(root)
     if config.weight_perturbation is not None:
@@ -72,11 +76,9 @@ def run_text_trace(config: TextTraceConfig | None = None, hooks: TextHooks | Non
     for step in range(1, config.max_output_tokens + 1):
         first_event = rec.next_event_id()
         record = select_token(rec, config, loop, step, processors)
-        going = (
-            record.selected != config.sampling.eos_id
-            and stream_token(rec, config, tokenizer, loop, record)
-            and step < config.max_output_tokens
-        )
+        if record.selected != config.sampling.eos_id:  # EOS ends the text unstreamed
+            stream_token(rec, config, tokenizer, loop, record)
+        going = loop.finish_reason == "length" and step < config.max_output_tokens
         if going:
             decode_token(rec, decoder, loop, record, hooks.decode_step)
         record.event_ids = _ids_since(rec, first_event)
@@ -94,16 +96,6 @@ def run_text_trace(config: TextTraceConfig | None = None, hooks: TextHooks | Non
         loop.cache.length,
         rec.events,
     )
-
-
-def _checked(config, hooks) -> tuple[TextTraceConfig, TextHooks]:
-    config = config or TextTraceConfig()
-    if not isinstance(config, TextTraceConfig):
-        raise TypeError(f"config must be a TextTraceConfig, got {type(config).__name__}")
-    hooks = hooks or TextHooks()
-    if not isinstance(hooks, TextHooks):
-        raise TypeError(f"hooks must be a TextHooks, got {type(hooks).__name__}")
-    return config, hooks
 
 
 @dataclass
@@ -220,8 +212,8 @@ def select_token(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop, step:
 
 def stream_token(
     rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokenizer, loop: _Loop, record: StepRecord
-) -> bool:
-    """stream.delta: the token's bytes go to the client.  False when a stop sequence ends the text."""
+) -> None:
+    """stream.delta: the token's bytes go to the client; a stop sequence they complete ends the text."""
     record.delta_bytes = tokenizer.piece_bytes(record.selected, config.detokenizer_encoding)
     rec.emit(
         "transport",
@@ -238,7 +230,6 @@ def stream_token(
     loop.returned += record.delta_bytes
     hit_stop = any(loop.returned.endswith(s.encode("utf-8")) for s in config.stop_sequences)
     loop.finish_reason = "stop" if hit_stop else "length"
-    return not hit_stop
 
 
 def decode_token(rec: TraceRecorder, decoder: Decoder, loop: _Loop, record: StepRecord, decode_step=None) -> None:

@@ -39,6 +39,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from labkit.core import strictjson
 from labkit.tools.journal import transaction
 from labkit.tools.store import open_store
 
@@ -151,7 +152,7 @@ class CalendarService:
     @property
     def store(self) -> dict[str, dict]:
         return {
-            row[0]: json.loads(row[1])
+            row[0]: strictjson.loads(row[1], "calendar")
             for row in self.db.execute("SELECT event_id, record_json FROM events ORDER BY event_id")
         }
 
@@ -232,12 +233,12 @@ class CalendarService:
         row = self.db.execute(
             "SELECT request_digest, response_json FROM idempotency WHERE key = ?", (idempotency_key,)
         ).fetchone()
-        return None if row is None else {"request_digest": row[0], "response": json.loads(row[1])}
+        return None if row is None else {"request_digest": row[0], "response": strictjson.loads(row[1], "calendar")}
 
     def lookup(self, idempotency_key: str) -> dict | None:
         """The stored result for a key, or None if nothing was stored under it."""
         row = self.db.execute("SELECT response_json FROM idempotency WHERE key = ?", (idempotency_key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else strictjson.loads(row[0], "calendar")
 
     def events_with_key(self, idempotency_key: str) -> list[str]:
         return [

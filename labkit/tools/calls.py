@@ -134,9 +134,9 @@ def second_model_call(
 
 @lru_cache(maxsize=8)
 def _grammar(schema_json: str) -> SchemaGrammar:
-    import json
+    from labkit.core import strictjson
 
-    return SchemaGrammar.from_schema(json.loads(schema_json))
+    return SchemaGrammar.from_schema(strictjson.loads(schema_json, "tool schema"))
 
 
 def grammar_for(spec: ToolSpec) -> SchemaGrammar:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from labkit.core import strictjson
 from labkit.tools.store import open_store
 
 #: ``PRAGMA user_version`` of a journal file this module reads and writes
@@ -145,7 +146,7 @@ class Journal:
         ).fetchone()
         if row is None:
             raise ValueError(f"invocation {invocation_id!r} is not in the journal")
-        return JournalEntry(row[0], json.loads(row[1]), *row[2:])
+        return JournalEntry(row[0], strictjson.loads(row[1], "journal"), *row[2:])
 
     def entries(self) -> list[JournalEntry]:
         ids = [r[0] for r in self.db.execute("SELECT invocation_id FROM invocations ORDER BY invocation_id")]
@@ -158,7 +159,7 @@ class Journal:
             "ORDER BY seq DESC LIMIT 1",
             (invocation_id,),
         ).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else strictjson.loads(row[0], "journal")
 
     def transitions(self, invocation_id: str) -> list[tuple[str, str, str | None]]:
         return [

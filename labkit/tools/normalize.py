@@ -4,11 +4,15 @@
 
 ``zoneinfo`` supplies the offset (tzdata is a dependency), so 2026-07-20 09:00 in
 Asia/Shanghai becomes ``2026-07-20T09:00:00+08:00``.  A local time that does not exist
-(a daylight-saving gap) or that is not after the reference clock is refused.
+(a daylight-saving gap) or that is not after the reference clock is refused, and so is free
+text holding what a reader of the calendar cannot see: control characters, line separators,
+bidirectional overrides and invisible format characters (a zero-width joiner or non-joiner
+only between two visible characters, where scripts and emoji need it).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from zoneinfo import ZoneInfo
@@ -59,6 +63,22 @@ def parse_clock(clock: str) -> datetime:
     return value
 
 
+def free_text(name: str, text: str) -> str:
+    """``text`` unchanged when every character shows; otherwise ``ValueError`` naming the first."""
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be a string, got {type(text).__name__}")
+    for index, ch in enumerate(text):
+        category = unicodedata.category(ch)
+        joiner = ch in "\u200c\u200d" and 0 < index < len(text) - 1
+        if joiner and not (text[index - 1].isspace() or text[index + 1].isspace()):
+            continue
+        if category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cn"):
+            raise ValueError(
+                f"{name} must be visible text, got U+{ord(ch):04X} ({unicodedata.name(ch, category)}) at index {index}"
+            )
+    return text
+
+
 def local_start(local_date: str, local_time: str, tz_name: str) -> datetime:
     """The aware datetime of a wall-clock date and HH:MM in ``tz_name``."""
     try:
@@ -82,7 +102,7 @@ def normalize(
     calendar_id = arguments["calendar_id"]
     normalized = {
         "calendar_id": calendar_id,
-        "title": arguments["title"],
+        "title": free_text("title", arguments["title"]),  # nothing hidden: no controls, no direction overrides
         "start": start.isoformat(),
         "duration_minutes": arguments["duration_minutes"],
     }

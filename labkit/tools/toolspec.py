@@ -58,8 +58,9 @@ class ToolSpec:
 
 def check_toolspec(spec: dict) -> ToolSpec:
     """Validate a ToolSpec dict; raise ``ValueError`` naming the field that is wrong."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
+    from labkit.core.strictjson import import_jsonschema
+
+    Draft202012Validator, SchemaError = import_jsonschema().Draft202012Validator, import_jsonschema().SchemaError
 
     if not isinstance(spec, dict):
         raise ValueError(f"a ToolSpec must be a JSON object, got {type(spec).__name__}")

@@ -1,14 +1,17 @@
 """Parse the proposal's argument bytes and validate them against the ToolSpec (t02, t03).
 
-Validation uses jsonschema's Draft 2020-12 validator *with* its format checker, so
-``format: date`` is enforced (``2026-02-30`` fails), not merely annotated.
+Parsing is strict (``labkit.core.strictjson``): duplicate keys, ``NaN``, bytes that are not
+UTF-8 and absurd nesting are refused here, before any schema sees them.  Validation uses
+jsonschema's Draft 2020-12 validator *with* a format checker, so ``format: date`` is enforced
+(``2026-02-30`` fails), not merely annotated, and ``pattern`` follows ECMA-262 as JSON Schema
+says: ``"09:00\n"`` does not match ``^…$``.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from labkit.core.strictjson import JSONInputError, loads, schema_validator
 from labkit.tools.toolspec import ToolSpec
 
 VALIDATOR_NAME = "Draft 2020-12"
@@ -23,11 +26,10 @@ def parse_arguments(raw: bytes) -> dict:
     if not isinstance(raw, (bytes, bytearray)):
         raise ProposalError(f"proposal arguments must be bytes, got {type(raw).__name__}")
     try:
-        value = json.loads(bytes(raw).decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ProposalError(f"proposal arguments are not UTF-8 at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise ProposalError(f"proposal arguments are not JSON: {exc.msg} at character {exc.pos}") from None
+        value = loads(bytes(raw), "proposal arguments")
+    except JSONInputError as exc:
+        joint = " are " if exc.reason.startswith("not ") else ": "
+        raise ProposalError(f"proposal arguments{joint}{exc.reason}") from None
     if not isinstance(value, dict):
         raise ProposalError(f"proposal arguments must be a JSON object, got {type(value).__name__}")
     return value
@@ -48,9 +50,7 @@ class ValidationReport:
 
 def validate_arguments(spec: ToolSpec, arguments: dict) -> ValidationReport:
     """Check ``arguments`` against ``spec.input_schema`` (formats asserted)."""
-    from jsonschema import Draft202012Validator, FormatChecker
-
-    validator = Draft202012Validator(spec.input_schema, format_checker=FormatChecker())
+    validator = schema_validator(spec.input_schema)
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     found = tuple(("/" + "/".join(str(p) for p in e.path), e.message) for e in errors)
     return ValidationReport(VALIDATOR_NAME, True, found)

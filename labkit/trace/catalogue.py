@@ -1,36 +1,24 @@
-"""The fault catalogue of all three traces, behind one interface.
+"""The fault catalogue of every registered trace kind, behind one interface.
 
-Each trace kind owns its runner and its named faults (``labkit.<kind>.faults.FAULTS``,
-each a ``labkit.core.faults.Fault``: a change of the runner's configuration and the first
+Each kind (``labkit.trace.kinds``) holds its runner and its named faults (each a
+``labkit.core.faults.Fault``: a change of the runner's configuration and the first
 divergence it must cause).  This module only looks them up, runs a fault and compares it
-with the golden trace in ``fixtures/traces/<kind>.jsonl``.
+with the kind's golden trace under ``fixtures/``.
 """
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 
 from labkit.core.faults import Fault, lookup
-
-KINDS = {
-    # kind: (faults module, runner "module:function", golden trace under fixtures/)
-    "text": ("labkit.text.faults", "labkit.text.runtime:run_text_trace", "traces/text.jsonl"),
-    "diffusion": ("labkit.diffusion.faults", "labkit.diffusion.pipeline:run_diffusion", "traces/diffusion.jsonl"),
-    "tool": ("labkit.tools.faults", "labkit.tools.runtime:run_tool_trace", "traces/tool.jsonl"),
-}
-
-
-def _kind(kind: str) -> tuple[str, str, str]:
-    if kind not in KINDS:
-        raise ValueError(f"unknown trace kind {kind!r}; expected one of {list(KINDS)}")
-    return KINDS[kind]
+from labkit.trace.kinds import KINDS as KINDS  # re-exported: kind name → TraceKind
+from labkit.trace.kinds import kind as _kind
+from labkit.trace.kinds import run as run_kind
 
 
 def faults(kind: str) -> dict[str, Fault]:
     """Name → fault, in declaration order, for one kind."""
-    module = importlib.import_module(_kind(kind)[0])
-    return dict(module.FAULTS)
+    return dict(_kind(kind).faults)
 
 
 def describe(kind: str, name: str) -> str:
@@ -39,11 +27,7 @@ def describe(kind: str, name: str) -> str:
 
 @lru_cache(maxsize=64)
 def _run_cached(kind: str, fault: str | None) -> tuple:
-    faults_module, runner, _ = _kind(kind)
-    config = None if fault is None else importlib.import_module(faults_module).faulty_config(fault)
-    module_name, _, function = runner.partition(":")
-    run = getattr(importlib.import_module(module_name), function)(config)
-    return tuple(run.events)
+    return tuple(run_kind(kind, fault).events)
 
 
 def run(kind: str, fault: str | None = None) -> list[dict]:
@@ -58,7 +42,7 @@ def golden(kind: str) -> list[dict]:
     from labkit.core.events import read_jsonl
     from labkit.core.fixtures import fixture_path
 
-    return read_jsonl(fixture_path(*_kind(kind)[2].split("/")))
+    return read_jsonl(fixture_path(*_kind(kind).golden.split("/")))
 
 
 def diagnose(kind: str, fault: str):

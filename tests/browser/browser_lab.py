@@ -36,9 +36,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
-# What the reader's copy of the book holds: the pages, their pairing rule, the toc.  The
-# fixtures and labkit are reached through the installed (editable) package.
-COPIED = ("notebooks", "jupytext.toml", "myst.yml")
+# What the reader's copy of the book holds: the pages, their pairing rule, the toc, the
+# JupyterLab settings.  The fixtures and labkit are reached through the installed (editable) package.
+COPIED = ("notebooks", "jupytext.toml", "myst.yml", "jupyter")
 # Test-only JupyterLab user settings: never autosave (a browser run must not rewrite a page)
 # and keep every cell in the DOM so cells can be addressed by index.
 USER_SETTINGS = {
@@ -94,8 +94,9 @@ def copy_book(dest: Path) -> Path:
 class LabServer:
     """One ``jupyter lab`` process serving a copy of the book."""
 
-    def __init__(self, scratch: Path):
+    def __init__(self, scratch: Path, user_settings: dict | None = None):
         self.scratch = scratch
+        self.user_settings = {**USER_SETTINGS, **(user_settings or {})}
         self.root = copy_book(scratch / "book")
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -106,7 +107,7 @@ class LabServer:
         dirs = {name: self.scratch / name for name in ("config", "data", "runtime", "ipython")}
         for path in dirs.values():
             path.mkdir(parents=True, exist_ok=True)
-        for rel, value in USER_SETTINGS.items():
+        for rel, value in self.user_settings.items():
             target = dirs["config"] / "lab" / "user-settings" / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(value), encoding="utf-8")

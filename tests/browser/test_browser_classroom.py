@@ -26,16 +26,20 @@ def pinned_requirements() -> dict[str, str]:
     return pins
 
 
-def reader_requirements() -> list[str]:
+def reader_requirements(*extras: str) -> list[str]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    needed = project["dependencies"] + project["optional-dependencies"]["read"]
-    return sorted({_name(r) for r in needed})
+    needed = project["dependencies"] + [
+        r for extra in ("read", *extras) for r in project["optional-dependencies"][extra]
+    ]
+    return sorted({_name(r) for r in needed} - {"labkit"})
 
 
 def test_binder_pins_every_package_a_reader_needs():
     pins = pinned_requirements()
     missing = [name for name in reader_requirements() if name not in pins]
     assert not missing, f"binder/requirements.txt lacks {missing} (pyproject.toml's dependencies + [read])"
+    missing = [name for name in reader_requirements("dev") if name not in pins]
+    assert not missing, f"binder/requirements.txt lacks {missing}: a teacher runs `make test` on the hub ([dev])"
     unpinned = sorted(name for name, version in pins.items() if not version)
     assert not unpinned, f"binder/requirements.txt must pin exact versions (==); unpinned: {unpinned}"
 
@@ -77,3 +81,17 @@ def test_runtime_python_satisfies_requires_python():
     match = re.fullmatch(r"python-(\d+)\.(\d+)", runtime)
     assert match, f"binder/runtime.txt must read python-X.Y, got {runtime!r}"
     assert tuple(int(x) for x in match.groups()) >= lowest, f"{runtime} is older than requires-python {lowest}"
+
+
+def test_postbuild_gives_the_hub_the_jupyterlab_of_make_lab():
+    """The contents manager and the kernels' extension that `labkit lab` (so `make lab`) sets."""
+    from labkit.cli import lab
+
+    text = (BINDER / "postBuild").read_text(encoding="utf-8")
+    command = lab.lab_command(REPO)
+    (manager,) = [arg.split("=", 1)[1] for arg in command if arg.startswith("--ServerApp.contents_manager_class=")]
+    assert f'["contents_manager_class"] = "{manager}"' in text and '"jupyter_server_config.json"' in text
+    extensions = lab.KERNEL_CONFIG.split("=", 1)[1].strip().replace("'", '"')
+    assert f"c.InteractiveShellApp.extensions = {extensions}" in text and "etc/ipython/" in text
+    # make test runs with the image's packages: a .venv that sees them, its stamp written last
+    assert "venv --system-site-packages .venv" in text and text.index("touch .venv/.installed") > text.index("venv ")

@@ -206,7 +206,7 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
     cache = KVCache(model.config.n_layers)
     if cached:
         model.prefill(tokens[np.newaxis, :cached], cache)
-    result = model.forward(tokens[np.newaxis, cached:], cache, incremental=True, keep_attention=True)
+    result = model.decode(tokens[np.newaxis, cached:], cache, keep_attention=True)
     weights = result.layers[layer].attention_weights[0]  # [H, T_new, T]
     t_new, t_all = weights.shape[-2:]
     if mask == MASK_KINDS[0]:

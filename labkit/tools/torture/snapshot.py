@@ -8,10 +8,11 @@ records.  The result is plain data, so a check can be run on any moment of a run
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from labkit.core import strictjson
 
 
 @dataclass
@@ -52,7 +53,7 @@ def take(journals: list[Path], service: Path) -> Snapshot:
                 "retry_budget, attempts, state FROM invocations ORDER BY invocation_id"
             ):
                 snap.entries[(path.name, row[0])] = {
-                    "invocation": json.loads(row[1]),
+                    "invocation": strictjson.loads(row[1], "store snapshot"),
                     "approved_digest": row[2],
                     "idempotency_key": row[3],
                     "retry_budget": row[4],
@@ -69,7 +70,7 @@ def take(journals: list[Path], service: Path) -> Snapshot:
                         "invocation_id": inv,
                         "from": a,
                         "to": b,
-                        "detail": json.loads(detail),
+                        "detail": strictjson.loads(detail, "store snapshot"),
                     }
                 )
         finally:
@@ -79,7 +80,7 @@ def take(journals: list[Path], service: Path) -> Snapshot:
         snap.integrity[service.name] = _integrity(db)
         snap.events = [tuple(r) for r in db.execute("SELECT event_id, idempotency_key FROM events ORDER BY event_id")]
         snap.stored = {
-            k: {"request_digest": d, "response": json.loads(r)}
+            k: {"request_digest": d, "response": strictjson.loads(r, "store snapshot")}
             for k, d, r in db.execute("SELECT key, request_digest, response_json FROM idempotency")
         }
         found = db.execute("SELECT value FROM counters WHERE name = 'executions'").fetchone()

@@ -1,0 +1,126 @@
+"""``labkit grade FOLDER``: check a class's hand-ins and write one CSV row per student and exercise.
+
+    labkit grade handins/ --out grades.csv                    every exercise a hand-in defines
+    labkit grade handins/ --out grades.json                   the same rows as JSON
+    labkit grade handins/ --exercise rms_norm --exercise kl_divergence
+
+A hand-in is ``FOLDER/<student>.py`` or a folder ``FOLDER/<student>/`` of ``.py`` files; the
+student is the file's stem or the folder's name.  Which file answers which exercise is read from
+its top-level definitions (``def NAME`` or ``NAME = …``) without running it; each answer then runs
+through the same sandbox as ``labkit check NAME --file F`` (``labkit.cli.sandbox``), so a hand-in
+can neither pass by exiting or patching the checker nor touch the teacher's files.  The row
+holds ``passed``, ``failed``, ``could not check`` or ``missing`` and the verdict's first line.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import sys
+from pathlib import Path
+
+COLUMNS = ("student", "exercise", "status", "message")
+
+
+def configure(parser) -> None:
+    parser.add_argument("folder", type=Path, help="a folder of hand-ins: <student>.py files or <student>/ folders")
+    parser.add_argument(
+        "--exercise", action="append", metavar="NAME", help="grade this exercise (repeat; default: every one defined)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("grades.csv"),
+        help="the CSV (or, named .json, JSON) to write (default grades.csv)",
+    )
+    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="limit per answer (default 60)")
+
+
+def run(args) -> int:
+    import labkit.check as check
+
+    specs = check.exercises()
+    if not args.folder.is_dir():
+        return _fail(f"FOLDER must be a folder of hand-ins, got {str(args.folder)!r}")
+    unknown = sorted(set(args.exercise or ()) - set(specs))
+    if unknown:
+        return _fail(f"--exercise names no exercise: {', '.join(unknown)} (`labkit check` lists them)")
+    if not 0 < args.timeout <= 3600:
+        return _fail(f"--timeout must be a number of seconds in (0, 3600], got {args.timeout:g}")
+    handins = hand_ins(args.folder)
+    if not handins:
+        return _fail(f"{args.folder} holds no hand-in (<student>.py files or <student>/ folders of .py files)")
+    rows = grade(handins, specs, args.exercise, args.timeout)
+    with open(args.out, "w", newline="", encoding="utf-8") as out:
+        if args.out.suffix == ".json":
+            json.dump([dict(zip(COLUMNS, row, strict=True)) for row in rows], out, ensure_ascii=False, indent=1)
+        else:
+            writer = csv.writer(out)
+            writer.writerow(COLUMNS)
+            writer.writerows(rows)
+    counts = {s: sum(r[2] == s for r in rows) for s in ("passed", "failed", "could not check", "missing")}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    print(f"graded {len(handins)} hand-ins: {summary}; wrote {len(rows)} rows to {args.out}")
+    return 0
+
+
+def hand_ins(folder: Path) -> dict[str, list[Path]]:
+    """Student → the ``.py`` files of their hand-in, sorted."""
+    found = {}
+    for entry in sorted(Path(folder).iterdir()):
+        if entry.name.startswith("."):
+            continue
+        files = (
+            [entry]
+            if entry.is_file() and entry.suffix == ".py"
+            else sorted(entry.rglob("*.py"))
+            if entry.is_dir()
+            else []
+        )
+        if files:
+            found[entry.stem if entry.is_file() else entry.name] = files
+    return found
+
+
+def defined_names(path: Path) -> set[str]:
+    """The top-level names ``path`` defines, read without running it (a file that does not parse
+    defines nothing here; checking it reports the syntax error)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (SyntaxError, ValueError):
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def grade(handins: dict[str, list[Path]], specs: dict, exercises: list[str] | None, seconds: float) -> list[tuple]:
+    """One row (student, exercise, status, message) per student and exercise."""
+    from labkit.cli.check import check_file
+
+    defined = {s: {f: defined_names(f) for f in files} for s, files in handins.items()}
+    if exercises:
+        chosen = list(dict.fromkeys(exercises))
+    else:
+        chosen = sorted({n for files in defined.values() for names in files.values() for n in names} & set(specs))
+    rows = []
+    for student, files in defined.items():
+        for name in chosen:
+            where = next((f for f, names in files.items() if name in names), None)
+            if where is None:
+                rows.append((student, name, "missing", f"no file of this hand-in defines {name}"))
+                continue
+            verdict = check_file(specs[name], where, name, seconds)
+            rows.append((student, name, verdict.status, verdict.text))
+    return rows
+
+
+def _fail(message: str) -> int:
+    print(f"labkit grade: {message}", file=sys.stderr)
+    return 2

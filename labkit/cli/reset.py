@@ -1,0 +1,98 @@
+"""``labkit reset PAGE | --all``: bring a page, or every page, back to the book's original.
+
+Under ``make lab``, ``labkit lab`` and the class image the book's pages are never written (see
+``lab_contents.py``): a reader's edits of ``notebooks/…/page.md`` are kept in its working copy
+``my-edits/notebooks/…/page.ipynb`` in the book's folder.  Resetting a page sets that copy aside as
+``page.before-reset.ipynb`` (one undo: open it with *File → Open from Path*); other pages keep
+their edits.  With no argument the command lists the pages that have edits.  No git needed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+EDITS = "my-edits"  # the reader's working copies, beside notebooks/ (kept out of git)
+PAGES = "notebooks"
+PAGE_SUFFIXES = (".md", ".ipynb")
+SET_ASIDE = ".before-reset.ipynb"
+FRONT_MATTER = b"---\njupytext:"  # how every page's .md begins (CONTRIBUTING: start from the preface's)
+
+
+def book_of(file: Path) -> Path | None:
+    """The book a file belongs to: the folder above it holding ``myst.yml`` and ``notebooks/``."""
+    for folder in Path(file).resolve().parents:
+        if (folder / "myst.yml").is_file() and (folder / PAGES).is_dir():
+            return folder
+    return None
+
+
+def is_page(file: Path) -> bool:
+    """``file`` is a page the book ships: a notebook (``.md``/``.ipynb``) under a book's notebooks/
+    whose MyST source starts with the book's front matter (a reader's own new notebook does not)."""
+    file, book = Path(file).resolve(), book_of(file)
+    if file.suffix not in PAGE_SUFFIXES or not file.is_file() or book is None or (book / PAGES) not in file.parents:
+        return False
+    source = file.with_suffix(".md")
+    return source.is_file() and source.read_bytes()[: len(FRONT_MATTER)] == FRONT_MATTER
+
+
+def working_copy(page: Path) -> Path:
+    """Where the reader's edits of ``page`` (its ``.md`` or ``.ipynb``) are kept."""
+    page = Path(page).resolve()
+    book = book_of(page)
+    return book / EDITS / page.relative_to(book).with_suffix(".ipynb")
+
+
+def set_aside(copy: Path) -> Path:
+    """Move a working copy out of the way (replacing an earlier one set aside), stamped now: an
+    open page then reads as changed on disk, and JupyterLab asks before saving the edits again."""
+    aside = copy.replace(copy.with_name(copy.stem + SET_ASIDE))
+    os.utime(aside)
+    return aside
+
+
+def edited_pages(book: Path) -> list[Path]:
+    """The pages (their ``.md``) that have a working copy."""
+    found = sorted((book / EDITS).rglob("*.ipynb")) if (book / EDITS).is_dir() else []
+    pages = [book / copy.relative_to(book / EDITS).with_suffix(".md") for copy in found]
+    return [page for page in pages if is_page(page)]  # a copy set aside names no page
+
+
+def page_path(book: Path, given: str) -> Path:
+    """``given`` (a page's .md or .ipynb, from here or from the book's folder) as the page's .md."""
+    for candidate in (Path(given).resolve(), (book / given).resolve()):
+        if is_page(candidate) and book_of(candidate) == book:
+            return candidate.with_suffix(".md")
+    raise ValueError(f"PAGE must be a page of the book (a .md or .ipynb under {book / PAGES}), got {given!r}")
+
+
+def configure(parser) -> None:
+    parser.add_argument("page", nargs="?", metavar="PAGE", help="the page to reset (its .md or .ipynb)")
+    parser.add_argument("--all", action="store_true", help="reset every page that has edits")
+    parser.add_argument("--book", metavar="PATH", help="the book's folder (default: this folder or one above it)")
+
+
+def run(args) -> int:
+    from labkit.core.fixtures import book_root
+
+    try:
+        book = book_root(args.book)
+    except FileNotFoundError as exc:
+        raise ValueError(f"{exc} (labkit reset --book PATH)") from None
+    if args.all and args.page:
+        raise ValueError("give PAGE or --all, not both")
+    edited = edited_pages(book)
+    if not args.all and not args.page:
+        for page in edited:
+            print(page.relative_to(book).as_posix())
+        print(f"{len(edited)} page(s) with edits; labkit reset PAGE (or --all) brings a page back", flush=True)
+        return 0
+    for page in edited if args.all else [page_path(book, args.page)]:
+        copy, name = working_copy(page), page.relative_to(book).as_posix()
+        if copy.is_file():
+            print(f"{name}: back to the book's page; your edits are in {set_aside(copy).relative_to(book)}")
+        else:
+            print(f"{name}: already the book's page (no edits)")
+    print("reload an open page in JupyterLab: File → Reload Notebook from Disk")
+    return 0

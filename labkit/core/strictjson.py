@@ -1,0 +1,186 @@
+"""The one JSON reader of the kit, and JSON Schema validation as the standard means it.
+
+Every JSON the kit reads (traces, proposals, fixtures, reports, stored tool results) comes
+through ``loads``/``read_json_file``/``iter_json_lines``, which refuse what Python's ``json``
+lets through: ``NaN`` and ``Infinity`` (and numbers such as ``1e400`` that overflow to
+infinity), duplicate keys (``json`` keeps the last one silently), bytes that are not UTF-8,
+escaped lone surrogates, nesting deeper than ``MAX_DEPTH`` and inputs larger than
+``MAX_BYTES``.  The error, ``JSONInputError``, names the source (file and line) and the rule.
+
+``schema_validator`` is Draft 2020-12 with two corrections: ``pattern`` follows ECMA-262
+(``$`` matches only at the very end, ``\\d`` and ``\\w`` are ASCII), where Python's ``re``
+lets ``$`` match before a final newline; and ``format`` is asserted for ``date``, the one
+format the book's schemas use, without loading jsonschema's URI grammars.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from functools import lru_cache
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+MAX_DEPTH = 100
+MAX_BYTES = 64 * 2**20
+
+
+class JSONInputError(ValueError):
+    """JSON the kit refuses; the message names where it came from and, in ``reason``, the rule."""
+
+    def __init__(self, where: str, reason: str):
+        super().__init__(f"{where} is {reason}" if reason.startswith("not ") else f"{where}: {reason}")
+        self.reason = reason
+
+
+def _no_constant(name: str):
+    raise _Refused(f"{name}, which is not a JSON number (only finite numbers are)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Refused(f"the number {text[:40]}, which overflows to infinity")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    result = dict(pairs)
+    if len(result) < len(pairs):
+        seen: set[str] = set()
+        duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _Refused(f"a duplicate key {duplicate!r} (JSON objects name each key once)")
+    return result
+
+
+class _Refused(Exception):
+    """Raised inside the decoder's hooks; turned into a JSONInputError with the source."""
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _depth_exceeds(text: str, limit: int) -> bool:
+    """True when brackets outside strings nest deeper than ``limit`` (closed or not)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    brackets = re.sub(r"[^\[\]{}]", "", _STRING.sub("", text))
+    return max(accumulate(1 if c in "[{" else -1 for c in brackets), default=0) > limit
+
+
+def _has_lone_surrogate(value) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    return isinstance(value, list) and any(_has_lone_surrogate(v) for v in value)
+
+
+def loads(data: str | bytes, source: str = "JSON input", *, line: int | None = None) -> Any:
+    """Parse one JSON document strictly; ``source`` (and ``line``) name it in any error."""
+    where = f"{source} line {line}" if line is not None else source
+    if len(data) > MAX_BYTES:
+        raise JSONInputError(where, f"larger than {MAX_BYTES} bytes")
+    if isinstance(data, bytes | bytearray):
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONInputError(where, f"not UTF-8 at byte {exc.start}") from None
+    if _depth_exceeds(data, MAX_DEPTH):
+        raise JSONInputError(where, f"nested deeper than {MAX_DEPTH} levels")
+    try:
+        value = _DECODER.decode(data)
+    except json.JSONDecodeError as exc:
+        line_note = f" (line {exc.lineno})" if exc.lineno > 1 else ""
+        raise JSONInputError(where, f"not JSON: {exc.msg} at character {exc.pos}{line_note}") from None
+    except _Refused as exc:
+        raise JSONInputError(where, str(exc)) from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise JSONInputError(where, f"unreadable ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if "\\u" in data and _has_lone_surrogate(value):
+        raise JSONInputError(where, "not Unicode text: it holds an escaped lone surrogate")
+    return value
+
+
+def read_json_file(path: str | Path) -> Any:
+    """A whole file as one JSON document (``FileNotFoundError`` when it is missing)."""
+    path = Path(path)
+    if path.stat().st_size > MAX_BYTES:
+        raise JSONInputError(path.name, f"larger than {MAX_BYTES} bytes")
+    return loads(path.read_bytes(), path.name)
+
+
+def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each non-blank line of a JSON Lines file."""
+    path = Path(path)
+    if path.stat().st_size > MAX_BYTES:
+        raise JSONInputError(path.name, f"larger than {MAX_BYTES} bytes")
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                yield number, loads(raw, path.name, line=number)
+
+
+# -- JSON Schema ------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def ecma_pattern(pattern: str) -> re.Pattern:
+    """A JSON Schema ``pattern`` compiled for ``search`` with ECMA-262 meaning: ``$`` → ``\\Z``,
+    ``\\d`` → ``[0-9]``, ``\\w`` → ``[A-Za-z0-9_]`` (inside and outside a character class)."""
+    out, in_class, start, i = [], False, 0, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            pair = pattern[i : i + 2]
+            ascii_class = {"\\d": "0-9", "\\w": "A-Za-z0-9_"}.get(pair)
+            out.append(ascii_class if ascii_class and in_class else f"[{ascii_class}]" if ascii_class else pair)
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class, start = True, i
+        elif ch == "]" and in_class and pattern[start + 1 : i] not in ("", "^"):
+            in_class = False
+        out.append("\\Z" if ch == "$" and not in_class else ch)
+        i += 1
+    return re.compile("".join(out))
+
+
+def import_jsonschema():
+    """jsonschema without rfc3987_syntax, which compiles 38 grammars at import (about 1 s) for
+    URI formats no schema of the book uses."""
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)
+    import jsonschema
+
+    return jsonschema
+
+
+def _ecma_pattern_keyword(validator, pattern, instance, schema):
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not ecma_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@lru_cache(maxsize=1)
+def _validator_class():
+    jsonschema = import_jsonschema()
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern_keyword})
+
+
+def schema_validator(schema: dict):
+    """A Draft 2020-12 validator for ``schema`` with ECMA-262 ``pattern`` and ``format: date``
+    (the schema is checked against the metaschema once per distinct schema)."""
+    return _checked_validator(json.dumps(schema, sort_keys=True))
+
+
+@lru_cache(maxsize=16)
+def _checked_validator(schema_text: str):
+    cls, schema = _validator_class(), json.loads(schema_text)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=import_jsonschema().FormatChecker(formats=["date"]))

@@ -1,0 +1,90 @@
+"""The book's one maintenance entry point.
+
+    python -m labkit.devtools build [PAGE.md ...]          regenerate and execute each page's .ipynb (default: all)
+    python -m labkit.devtools build --prose [PAGE.md ...]  copy Markdown cells into the .ipynb, keep its outputs
+    python -m labkit.devtools build --site                 the players' page bundles, then the static site
+    python -m labkit.devtools check                        offline: notebook pairs, glossary links, toc,
+                                                           citations, every page parsed, the players
+
+It works on the book in the current folder or the nearest folder above it (a clone: ``myst.yml``
+and ``notebooks/``), or the one ``--book DIR`` names.  Nothing it runs writes into a page's ``.md``: a ``.ipynb`` is the
+regeneration's, and every other product (page bundles, the site, glossary hover text) is
+written outside the sources or made in memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from labkit.core.fixtures import book_root
+from labkit.devtools import book, glossary, notebooks
+
+
+def build_pages(root: Path, paths: list[Path], prose: bool) -> int:
+    for path in paths or notebooks.source_notebooks(root / "notebooks"):
+        path = Path(path).with_suffix(".md") if Path(path).suffix == ".ipynb" else Path(path)
+        if not path.exists():
+            print(f"no such notebook source: {path}", file=sys.stderr)
+            return 2
+        if not prose:
+            print(f"building {path}", flush=True)
+            notebooks.build(path)
+            continue
+        try:
+            notebooks.sync_prose(path)
+        except ValueError as err:
+            print(err, file=sys.stderr)
+            return 1
+    return 0
+
+
+def build_site(root: Path) -> int:
+    """The players' page bundles, then ``myst build --html`` (downloads the theme: needs the internet)."""
+    from labkit.devtools import players
+
+    print("\n".join(players.pages(root)) or "every page's player data is current")
+    myst = book.myst_executable()
+    if myst is None:
+        print("mystmd is not installed (pip install mystmd)", file=sys.stderr)
+        return 1
+    return subprocess.run([myst, "build", "--html"], cwd=root).returncode
+
+
+def check(root: Path) -> list[str]:
+    """Every problem of the book at ``root``, each line prefixed with what found it."""
+    found = [f"notebooks: {line}" for line in notebooks.check_pairs(root / "notebooks")]
+    found += [f"glossary: {line}" for line in glossary.problems(root)]
+    return found + [f"book: {line}" for line in book.check(root)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m labkit.devtools", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    b = sub.add_parser("build", help="regenerate pages' .ipynb (or, with --site, the static site)")
+    b.add_argument("paths", nargs="*", type=Path, help="notebooks/*.md to build (default: all)")
+    mode = b.add_mutually_exclusive_group()
+    mode.add_argument("--prose", action="store_true", help="copy Markdown cells only (no execution)")
+    mode.add_argument("--site", action="store_true", help="the players' page bundles, then myst build --html")
+    c = sub.add_parser("check", help="check the whole book offline; exit 1 on any problem")
+    for command in (b, c):
+        command.add_argument("--book", type=Path, help="the book's folder (default: this folder or the nearest above)")
+    args = parser.parse_args(argv)
+    try:
+        root = book_root(args.book)
+    except FileNotFoundError as err:
+        print(err, file=sys.stderr)
+        return 2
+    if args.action == "build":
+        if args.site and args.paths:
+            parser.error("build --site builds the whole book; give no pages")
+        return build_site(root) if args.site else build_pages(root, args.paths, args.prose)
+    problems = check(root)
+    print("\n".join(problems) or "book check passed: pairs, glossary links, toc, pages, references, players")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

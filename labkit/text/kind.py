@@ -1,0 +1,68 @@
+"""Trace one as a kind (``labkit.core.kinds.TraceKind``): registered in ``labkit.trace.kinds``."""
+
+from __future__ import annotations
+
+from labkit.core import faults as S
+from labkit.core.kinds import TraceContract, TraceKind
+from labkit.text.config import TextRun, TextTraceConfig
+from labkit.text.faults import FAULTS
+from labkit.text.fixture import build
+from labkit.text.hooks import TextHooks
+from labkit.text.runtime import run_text_trace
+
+CONTRACT = TraceContract(
+    kind="text",
+    title="Text trace",
+    event_prefix="e",
+    initial_object="12 prompt token IDs",
+    model_state="residual stream, per-layer KV cache, next-token logits",
+    runtime_update="ordered logits processors, greedy selection, stop check",
+    irreversible_point="bytes already streamed are usually not taken back",
+    random_entry="none: this fixture decodes greedily",
+    termination="EOS selected (or max_output_tokens)",
+    replay_core="token IDs and the event sequence",
+    output_means="incremental text",
+    comparison_level="logits",
+    suspects={
+        ("input.tokenized", "discrete_state"): S.TEMPLATE_OR_TOKENIZER,
+        ("context.rendered", "discrete_state"): S.TEMPLATE,
+        ("prefill.completed", "tensors"): S.MODEL_PATH,
+        ("decode.completed", "tensors"): S.MODEL_PATH,
+        ("decode.started", "discrete_state"): S.DECODE_SCHEDULING,
+        ("decode.completed", "discrete_state"): S.KV_CACHE_BOOKKEEPING,
+        ("token.selected", "tensors"): S.MODEL_PATH,
+        ("token.selected", "discrete_state"): S.PROCESSORS,
+        ("stream.delta", "discrete_state"): S.DETOKENIZER,
+        ("generation.draining", "discrete_state"): S.STOP_CONDITIONS,
+        ("*", "artifact_ids"): S.TEXT_ARTIFACTS,
+    },
+    component_suspects={"transport": S.DETOKENIZER, "decoder": S.PROCESSORS, "model": S.MODEL_PATH},
+    decision_events=("token.selected",),
+)
+
+
+def summary(run: TextRun, fault: str | None) -> list[str]:
+    """What ``labkit trace text`` prints of a run."""
+    events = run.events
+    return [
+        f"trace {run.config.trace_id}: {len(events)} events ({events[0]['event_id']}–{events[-1]['event_id']})"
+        + (f", fault {fault}" if fault else ""),
+        f"selected   {run.selected}",
+        f"returned   {run.text!r} ({len(run.returned_bytes)} bytes)",
+        f"finish     {run.finish_reason}; final cache length {run.cache_final_length}",
+    ]
+
+
+TEXT = TraceKind(
+    name="text",
+    help="trace one: 天空为什么是蓝色？ from template to EOS",
+    config=TextTraceConfig,
+    hooks=TextHooks,
+    run=run_text_trace,
+    contract=CONTRACT,
+    faults=FAULTS,
+    fixture="text",
+    build_fixture=build,
+    golden="traces/text.jsonl",
+    summary=summary,
+)

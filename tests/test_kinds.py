@@ -1,0 +1,238 @@
+"""A trace kind is one value (``labkit.core.kinds.TraceKind``) in one registry (``labkit.trace.kinds``).
+
+A fourth, test-only kind registered here is picked up by the CLI, the catalogue, the §7.16
+contracts and the fixture recipes with no other file touched; and no module of labkit keeps
+a table of kind names outside the registry.
+"""
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from labkit.core import faults as S
+from labkit.core.events import TraceRecorder, read_jsonl
+from labkit.core.faults import Fault, FirstDivergence, catalogue
+from labkit.core.kinds import TraceContract, TraceKind
+from labkit.core.runtime import Config, Hooks
+from labkit.trace import kinds
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class EchoConfig(Config):
+    trace_id: str = "trace-echo-001"
+    word: str = "回声"
+
+
+@dataclasses.dataclass(frozen=True)
+class EchoHooks(Hooks):
+    shout: object = None
+    SIGNATURES = {"shout": "a function (word) -> word"}
+
+
+@dataclasses.dataclass
+class EchoRun:
+    config: EchoConfig
+    events: list
+
+
+def run_echo(config=None, hooks=None):
+    config = config or EchoConfig()
+    rec = TraceRecorder(config.trace_id, prefix="x")
+    rec.emit("echo", "word.heard", 0, {"word": config.word})
+    rec.emit("echo", "word.said", 0, {"word": config.word, "utf8_hex": config.word.encode().hex()})
+    return EchoRun(config, rec.events)
+
+
+def build_echo(dest: Path) -> list[str]:
+    (dest / "echo").mkdir(parents=True, exist_ok=True)
+    (dest / "echo" / "word.txt").write_text("回声", encoding="utf-8")
+    return ["echo/word.txt"]
+
+
+ECHO = TraceKind(
+    name="echo",
+    help="a test-only trace: one word heard, the same word said",
+    config=EchoConfig,
+    hooks=EchoHooks,
+    run=run_echo,
+    contract=TraceContract(
+        kind="echo",
+        title="Echo trace",
+        event_prefix="x",
+        **{attr: f"echo's {attr}" for attr in ("initial_object", "model_state", "runtime_update")},
+        **{attr: f"echo's {attr}" for attr in ("irreversible_point", "random_entry", "termination", "replay_core")},
+        output_means="the same word",
+        comparison_level="bytes",
+        suspects={("word.heard", "discrete_state"): S.DETOKENIZER},
+    ),
+    faults=catalogue(
+        Fault(
+            "other_word",
+            "another word is heard",
+            {"word": "回音"},
+            FirstDivergence("x00", "discrete_state", "word", S.DETOKENIZER),
+        )
+    ),
+    fixture="echo",
+    build_fixture=build_echo,
+    golden="traces/echo.jsonl",
+    summary=lambda run, fault: [f"echo {run.events[-1]['payload']['word']}" + (f", fault {fault}" if fault else "")],
+)
+
+
+@pytest.fixture
+def echo():
+    kinds.register(ECHO)
+    yield ECHO
+    del kinds.KINDS["echo"]
+
+
+def test_a_fourth_kind_is_picked_up_by_the_cli(echo, tmp_path, capsys):
+    from labkit.cli import main
+
+    out = tmp_path / "echo.jsonl"
+    assert main(["trace", "echo", "--fault", "other_word", "--out", str(out)]) == 0
+    assert [e["event_id"] for e in read_jsonl(out)] == ["x00", "x01"]
+    assert read_jsonl(out)[0]["payload"]["word"] == "回音"
+    assert "echo 回音, fault other_word" in capsys.readouterr().out
+    assert main(["trace", "echo", "--list-faults"]) == 0
+    assert "another word is heard" in capsys.readouterr().out
+    assert main(["trace", "echo", "--fault", "nope"]) == 2
+    assert "other_word" in capsys.readouterr().err
+
+
+def test_a_fourth_kind_is_picked_up_by_the_catalogue_and_the_contracts(echo):
+    from labkit.trace import catalogue as trace_catalogue
+    from labkit.trace import contracts
+    from labkit.trace.divergence import first_divergence
+
+    assert "echo" in trace_catalogue.KINDS and list(trace_catalogue.faults("echo")) == ["other_word"]
+    correct, faulty = trace_catalogue.run("echo"), trace_catalogue.run("echo", "other_word")
+    found = first_divergence(correct, faulty)
+    assert ECHO.faults["other_word"].expected.matches(found.at), found.at
+    assert contracts.CONTRACTS["echo"] is ECHO.contract and contracts.contract_for(correct) is ECHO.contract
+    headers, rows = contracts.state_rows()
+    assert headers[-1] == "Echo trace" and rows[0][-1] == "echo's initial_object"
+
+
+def test_a_fourth_kind_is_picked_up_by_the_fixture_recipes(echo, tmp_path):
+    from labkit.cli import fixtures
+
+    assert fixtures.recipes(["echo"]) == {"echo": build_echo}
+    assert list(fixtures.recipes(["tool", "tools"])) == ["tools"]  # a kind's name stands for its folder
+    with pytest.raises(ValueError, match="unknown recipe 'audio'"):
+        fixtures.recipes(["audio"])
+    assert fixtures.build(["echo"], tmp_path) == ["echo/word.txt"]
+
+
+def test_the_registry_refuses_a_second_kind_of_a_name_or_prefix(echo):
+    with pytest.raises(ValueError, match="registered twice"):
+        kinds.register(ECHO)
+    with pytest.raises(ValueError, match="registered twice"):
+        kinds.register(
+            dataclasses.replace(ECHO, name="echo2", contract=dataclasses.replace(ECHO.contract, kind="echo2"))
+        )
+    with pytest.raises(ValueError, match="kind must be a TraceKind"):
+        kinds.register("echo")
+    with pytest.raises(ValueError, match="unknown trace kind 'audio'"):
+        kinds.kind("audio")
+    with pytest.raises(ValueError, match="has the contract of 'echo'"):
+        dataclasses.replace(ECHO, name="audio")
+
+
+def name_tables(source: str, names: set[str]) -> list[int]:
+    """Lines of dict, list, tuple or set literals that hold two or more of ``names``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            items = node.keys
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items = node.elts
+        else:
+            continue
+        held = {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)} & names
+        if len(held) >= 2:
+            found.append(node.lineno)
+    return found
+
+
+KIND_MODULES = {f"labkit/{k.fixture}/kind.py" for k in kinds.KINDS.values()}
+
+
+def test_no_module_keeps_a_table_of_kind_names_outside_the_registry():
+    names = {*kinds.KINDS, *(k.fixture for k in kinds.KINDS.values())}
+    assert names >= {"text", "diffusion", "tool", "tools"}
+    tables = {}
+    for path in sorted((ROOT / "labkit").rglob("*.py")):
+        lines = name_tables(path.read_text(encoding="utf-8"), names)
+        if lines:
+            tables[path.relative_to(ROOT).as_posix()] = lines
+    assert not tables, f"tables of trace-kind names outside labkit/trace/kinds.py: {tables}"
+
+
+def test_the_table_search_can_fail():
+    names = {"text", "diffusion", "tool"}
+    assert name_tables('KINDS = {"text": 1, "tool": 2}\nRECIPES = ("diffusion", "text")', names) == [1, 2]
+    assert name_tables('ONE = {"text": 1}\nWORDS = ["text", "image"]', names) == []
+
+
+def test_only_the_registry_imports_the_kind_modules():
+    importers = {}
+    for path in sorted((ROOT / "labkit").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith(".kind"):
+                importers.setdefault(path.relative_to(ROOT).as_posix(), []).append(node.module)
+    assert set(importers) == {"labkit/trace/kinds.py"}, importers
+    assert {f"labkit/{m.split('.')[1]}/kind.py" for m in importers["labkit/trace/kinds.py"]} == KIND_MODULES
+
+
+# -- the trace commands check their arguments before any work -------------------------------
+#: (argv with {folder} and {file} for an existing folder and file, the argument named, a word the line holds)
+BAD_ARGUMENTS = [
+    (["trace", "text", "--out", "{folder}"], "--out", "folder"),
+    (["trace", "text", "--out", "{file}/t.jsonl"], "--out", "a-file.txt"),
+    (["trace", "text", "--out", ""], "--out", "nothing"),
+    (["trace", "diffusion", "--png", "{folder}"], "--png", "folder"),
+    (["trace", "text", "--fault", "nope"], "--fault", "broken_detokenizer"),
+    (["trace", "diffusion", "--fault", "nope"], "--fault", "png_timestamp"),
+    (["trace", "tool", "--scenario", "nope"], "--scenario", "happy"),
+    (["trace", "tool", "--fault", "happy"], "--fault", "extra_field"),
+    (["trace", "tool", "--scenario", "extra_field", "--fault", "not_json"], "--scenario", "not both"),
+    (["trace", "tool", "torture", "--keep", "{file}"], "--keep", "a-file.txt"),
+]
+
+
+@pytest.mark.parametrize(("argv", "argument", "named"), BAD_ARGUMENTS, ids=[" ".join(c[0]) for c in BAD_ARGUMENTS])
+def test_a_bad_trace_argument_is_one_line_and_exit_2_before_any_work(
+    argv, argument, named, tmp_path, capsys, monkeypatch
+):
+    from labkit.cli import main
+
+    folder, afile = tmp_path / "folder", tmp_path / "a-file.txt"
+    folder.mkdir()
+    afile.write_text("x", encoding="utf-8")
+    argv = [a.format(folder=folder, file=afile) for a in argv]
+
+    def never(*args, **kwargs):
+        raise AssertionError("the run started")
+
+    for name, found in list(kinds.KINDS.items()):
+        monkeypatch.setitem(kinds.KINDS, name, dataclasses.replace(found, run=never))
+    before = sorted(tmp_path.rglob("*"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert argument in err and named in err, err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_the_report_commands_refuse_a_folder_as_output_before_any_work(tmp_path, capsys):
+    from labkit.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["faults", "--output", str(tmp_path)])
+    assert stop.value.code == 2 and "argument --output" in capsys.readouterr().err

@@ -1,0 +1,148 @@
+"""The kit installs as a library: a wheel built from this clone, installed into a fresh virtual
+environment outside it, runs every command that needs no page from an empty folder and prints
+what the editable install prints; its traces are the golden traces byte for byte.
+
+Offline and quick: the wheel is built with the build backend of this environment
+(``--no-build-isolation``), installed with ``--no-deps``, and the new environment reads its
+dependencies from this one's site-packages through a ``.pth`` placed after its own, so labkit
+itself comes from the wheel only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO / "fixtures" / "traces"
+#: command → the trace file it writes into the folder it runs in (None: none)
+COMMANDS: dict[tuple[str, ...], str | None] = {
+    ("fixtures", "check"): None,
+    ("trace", "tool"): "trace-tool-001.jsonl",
+    ("trace", "text"): "trace-text-001.jsonl",
+    ("trace", "diffusion", "--out", "trace-diffusion.jsonl"): "trace-diffusion.jsonl",
+    ("labs",): None,
+    ("faults",): None,
+    ("check",): None,
+}
+#: trace file written → its golden trace in fixtures/traces/
+GOLDEN_OF = {
+    "trace-tool-001.jsonl": "tool.jsonl",
+    "trace-text-001.jsonl": "text.jsonl",
+    "trace-diffusion.jsonl": "diffusion.jsonl",
+}
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    # setuptools copies into build/lib and never removes: a module deleted since must not ship
+    shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    build = [*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(out), str(REPO)]
+    subprocess.run(build, check=True, capture_output=True, text=True)
+    (found,) = out.glob("labkit-*.whl")
+    return found
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """A fresh environment holding labkit from the wheel; its dependencies come from this one."""
+    env = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = env / "bin" / "python"
+    install = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(python)]
+    subprocess.run([*install, "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True)
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    Path(purelib, "zz-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
+    return env
+
+
+def _environment(bin_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LABKIT_FIXTURES", "VIRTUAL_ENV")}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _run(bin_dir: Path, folder: Path, command: tuple[str, ...]) -> tuple[int, str, dict[str, bytes]]:
+    """Run ``labkit COMMAND`` from an empty ``folder``: exit status, output (timings and the
+    folder's path masked), and the trace file it wrote."""
+    folder.mkdir(parents=True)
+    proc = subprocess.run(
+        [str(bin_dir / "labkit"), *command], cwd=folder, env=_environment(bin_dir), capture_output=True, text=True
+    )
+    text = re.sub(r"\d+(\.\d+)? (s|ms)\b", "<time>", proc.stdout.replace(str(folder), "<folder>"))
+    name = COMMANDS[command]
+    written = {name: (folder / name).read_bytes()} if name and (folder / name).is_file() else {}
+    return proc.returncode, text + proc.stderr, written
+
+
+def test_the_wheel_holds_labkit_and_its_fixtures_and_no_benchmarks(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert top == {"labkit"}, top
+    stored = {p.relative_to(REPO / "fixtures").as_posix() for p in (REPO / "fixtures").rglob("*") if p.is_file()}
+    packaged = {name.removeprefix("labkit/fixtures/") for name in names if name.startswith("labkit/fixtures/")}
+    assert stored <= packaged, sorted(stored - packaged)
+
+
+def test_every_command_without_a_page_runs_from_an_empty_folder_as_in_the_clone(installed, tmp_path):
+    where = subprocess.run(
+        [
+            str(installed / "bin" / "python"),
+            "-c",
+            "import labkit.core.fixtures as f; print(f.__file__, f.fixtures_root())",
+        ],
+        cwd=tmp_path,
+        env=_environment(installed / "bin"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert str(REPO) not in where and str(installed) in where, where
+    editable = Path(sys.executable).parent
+    jobs = [(installed / "bin", "wheel"), (editable, "clone")]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {
+            (side, command): pool.submit(_run, bin_dir, tmp_path / side / "-".join(command), command)
+            for command in COMMANDS
+            for bin_dir, side in jobs
+            if side == "wheel" or command != ("fixtures", "check")
+        }
+        results = {key: future.result() for key, future in futures.items()}
+    for command in COMMANDS:
+        status, output, written = results["wheel", command]
+        assert status == 0, (command, output[-2000:])
+        if command == ("fixtures", "check"):  # the clone's run of it is test_book's recipe test
+            assert output.strip() == "fixtures match their recipes", output
+            continue
+        assert (status, output, written) == results["clone", command], command
+        for name, data in written.items():
+            assert data == (GOLDEN / GOLDEN_OF[name]).read_bytes(), f"{command}: {name} is not the golden trace"
+    assert {name for *_, written in results.values() for name in written} == set(GOLDEN_OF)
+
+
+def test_fixtures_build_outside_a_clone_says_what_to_do(installed, tmp_path):
+    proc = subprocess.run(
+        [str(installed / "bin" / "labkit"), "fixtures", "build", "--only", "text"],
+        cwd=tmp_path,
+        env=_environment(installed / "bin"),
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0 and "LABKIT_FIXTURES" in proc.stderr and "pip install -e ." in proc.stderr
+    assert not list(tmp_path.iterdir())
