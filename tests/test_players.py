@@ -481,6 +481,35 @@ def test_the_static_book_has_no_launch_button_to_a_placeholder():
     assert "OWNER" not in repo and "OWNER" not in str(project.get("github", "")), "a launch button to a placeholder"
 
 
+def test_mask_editor_data_is_every_split_and_target_choice(fresh):
+    from labkit.labs import masks
+    from labkit.reader.players.mask_editor import bits, document_ids, targets
+
+    data = data_of(fresh, "mask_editor")
+    assert len(data["allowed"]) == 128 and len(data["prediction"]) == 2 * 128 * 256
+
+    def prediction(split, chosen):
+        index = split * 256 + chosen
+        value = int(data["prediction"][2 * index : 2 * index + 2], 16)
+        return [(value >> i) & 1 for i in range(7)]
+
+    packed, every = data["presets"]["two packed documents, every token a target"]
+    assert document_ids(packed).tolist() == list(masks.PACKED_DOCUMENT_IDS) and every == 255
+    assert prediction(packed, every) == [1, 1, 1, 0, 1, 1, 1]  # supervised positions 0, 1, 2, 4, 5, 6
+    allowed = [[(row >> j) & 1 for j in range(8)] for row in data["allowed"][packed]]
+    assert allowed == masks.document_causal_allowed(masks.PACKED_DOCUMENT_IDS).astype(int).tolist()
+    one, sft = data["presets"]["one document, assistant tokens 5–7 the targets"]
+    assert prediction(one, sft) == [0, 0, 0, 0, 1, 1, 1], "predictions 4, 5, 6 reach the assistant's tokens"
+    assert sum(bin(row).count("1") for row in data["allowed"][one]) == 36, "one document: a full lower triangle"
+    for split in range(128):
+        ids = document_ids(split)
+        assert data["ids"][split] == ids.tolist()
+        assert data["packing"][split] == bits(masks.packing_prediction_mask(ids))
+        for chosen in (0, 37, 224, 255):
+            expected = masks.packing_prediction_mask(ids) & masks.sft_prediction_mask(targets(chosen))
+            assert prediction(split, chosen) == expected.astype(int).tolist(), (split, chosen)
+
+
 # -- the kernel side ---------------------------------------------------------------------------
 def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
     from labkit.reader.players.divergence import DivergencePlayer

@@ -134,27 +134,6 @@ def interaction(key: str):
 # (one entry per widget cell of the book; see tests/browser/README.md)
 
 
-@interaction("notebooks/11-labs/02-masks-and-packing.md::viewer")
-def mask_viewer(w: WidgetView) -> None:
-    """Pack the two documents into one: the A-EOS → B-BOS prediction becomes supervised,
-    so position 3 joins the supervised positions and the picture changes; then a typo in
-    the IDs is refused with its error, not drawn."""
-    w.expect(
-        lambda: "supervised positions [0, 1, 2, 4, 5, 6]" in w.text(),
-        "the default packed row to supervise positions [0, 1, 2, 4, 5, 6]",
-    )
-    before = w.image_sources()
-    ids = w.output.locator("input[type=text]").first
-    w.enter(ids, "0 0 0 0 0 0 0 0")
-    w.expect(
-        lambda: "supervised positions [0, 1, 2, 3, 4, 5, 6]" in w.text(),
-        "one document of eight tokens to supervise positions [0, 1, 2, 3, 4, 5, 6]",
-    )
-    w.expect(lambda: w.image_sources() != before, "the mask picture to be redrawn")
-    w.enter(ids, "0 0 x")
-    w.expect_refused("document IDs must be", "the bad IDs '0 0 x' to be refused with an error naming the document IDs")
-
-
 # ---- the players (anywidget modules drawn in the browser; see test_browser_players.py) ----
 PLAYER_TIMES = REPO / "build" / "browser" / "player-times.json"
 LAB_FRAME_MS = 50.0

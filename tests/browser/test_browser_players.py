@@ -377,6 +377,20 @@ def check_grammar(page):
     assert "(forced)" in text(page) and "chosen: 10 <|call_end|>" in text(page), text(page)[:300]
 
 
+def check_mask_editor(page):
+    """The packing row: row 4 (document 1's first token) sees only itself, supervised 0 1 2 4 5 6;
+    joining the documents supervises position 3 too; the SFT example supervises 4, 5, 6."""
+    pick(page, "preset", "two packed documents, every token a target")
+    assert "supervised positions [0, 1, 2, 4, 5, 6]" in text(page), text(page)[:400]
+    row4 = """() => Array.from(window.playerEl.querySelectorAll('[data-role=allowed] rect'))
+      .slice(32, 40).map(r => r.getAttribute('class'))"""
+    assert page.evaluate(row4) == ["lk-off"] * 4 + ["lk-on"] + ["lk-off"] * 3
+    operate(page, "split3")  # no new document after token 3: one document
+    assert "supervised positions [0, 1, 2, 3, 4, 5, 6]" in text(page), text(page)[:400]
+    pick(page, "preset", "one document, assistant tokens 5–7 the targets")
+    assert "supervised positions [4, 5, 6]" in text(page), text(page)[:400]
+
+
 def check(name: str):
     """What player ``name`` must show: this module's ``check_<name>`` (none: nothing more)."""
     return globals().get(f"check_{name}", lambda page: None)
