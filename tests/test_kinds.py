@@ -61,7 +61,6 @@ ECHO = TraceKind(
     run=run_echo,
     contract=TraceContract(
         kind="echo",
-        title="Echo trace",
         event_prefix="x",
         **{attr: f"echo's {attr}" for attr in ("initial_object", "model_state", "runtime_update")},
         **{attr: f"echo's {attr}" for attr in ("irreversible_point", "random_entry", "termination", "replay_core")},
@@ -79,7 +78,6 @@ ECHO = TraceKind(
     ),
     fixture="echo",
     build_fixture=build_echo,
-    golden="traces/echo.jsonl",
     summary=lambda run, fault: [f"echo {run.events[-1]['payload']['word']}" + (f", fault {fault}" if fault else "")],
 )
 

@@ -82,7 +82,7 @@ def test_tokenizer_notes_document_ids_0_and_13():
     data = read_json(fixtures_root() / "text" / "tokenizer.json")
     notes = " ".join(data["notes"])
     assert "0 is <pad>" in notes and "13 is 蓝" in notes
-    assert [v["piece"] for v in data["vocab"]][14:20] == ["短波蓝光", "的散射", "通常更强", "。", "<eos>", "<reserved>"]
+    assert [v["piece"] for v in data["vocab"]][14:20] == ["短波蓝光", "的散射", "通常更强", "。", "EOS", "reserved"]
 
 
 # -- processors -----------------------------------------------------------------------------------

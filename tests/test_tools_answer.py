@@ -1,5 +1,6 @@
 """mc_02 reads the tool result: the same fixture weights write the right summary for each
-result, the frame is the model's choice (forward pass), the slots copy the result (mask)."""
+result; the forward pass still reads the status, and the mask allows only the sentence the
+result's fields allow, its slots copied from the result."""
 
 import json
 
@@ -66,19 +67,20 @@ def test_the_recipes_cases_are_at_least_four_distinct_results_and_three_summarie
     assert len({s for _, s in SUMMARY_CASES}) >= 3
 
 
-def test_the_frame_is_chosen_by_the_raw_logits_of_the_first_step(model):
-    """Every frame is allowed at step 1 of an ok result; the forward pass over the result picks."""
+def test_the_head_reads_the_status_and_the_mask_allows_only_the_results_kind(model):
+    """The head still reads the status (its raw argmax among the three openers is the right
+    one on the fitted results), but the runtime no longer leaves the kind to it: step 1
+    allows only the opener of the kind the result's fields allow."""
+    openers = [TOK.id_of(p) for p in ("已在", "没有", "暂时")]
     for message, frame in (
         (SUMMARY_CASES[0][0], "已在"),
         ({"tool_call_id": "p_01", "status": "not_committed"}, "没有"),
         ({"tool_call_id": "p_01", "status": "unavailable"}, "暂时"),
     ):
         step = summarize(model, message).decode.steps[0]
-        assert TOK.id_of("没有") in step.allowed_ids and TOK.id_of("暂时") in step.allowed_ids
+        assert step.allowed_ids == (TOK.id_of(frame),)
         assert step.chosen_id == TOK.id_of(frame)
-        assert step.top_allowed[0][0] == TOK.id_of(frame)
-    ok_first = summarize(model, SUMMARY_CASES[0][0]).decode.steps[0]
-    assert len(ok_first.allowed_ids) == 3, "an ok result offers the created, not-committed and unavailable frames"
+        assert max(openers, key=lambda i: step.raw_logits[i]) == TOK.id_of(frame), "the head's own reading"
 
 
 def test_the_status_changes_the_first_logits_through_the_forward_pass(model):
@@ -99,7 +101,7 @@ def test_slots_copy_the_result_and_nothing_else():
     allowed = [TOK.pieces[i] for i in np.flatnonzero(slots.mask(after, TOK.pieces))]
     assert allowed == ["10"], allowed  # "9" is not in this result
     first = [TOK.pieces[i] for i in np.flatnonzero(slots.mask("", TOK.pieces))]
-    assert sorted(first) == sorted(["已在", "没有", "暂时"])
+    assert first == ["已在"], "an ok result with its evidence allows the created sentence only"
     assert not slots.mask("已在", TOK.pieces)[EOS] and slots.mask(slots.frames["created"], TOK.pieces)[EOS]
 
 
@@ -108,7 +110,9 @@ def test_no_creation_is_claimed_without_the_commits_evidence():
         {"tool_call_id": "p_01", "status": "not_committed"},
         {"tool_call_id": "p_01", "status": "ok", "start": "2026-07-20T09:00:00+08:00"},
     ):
-        assert "created" not in answer_frames(TARGET_ARGUMENTS, message)
+        assert list(answer_frames(TARGET_ARGUMENTS, message)) == (
+            ["not_committed"] if message["status"] == "not_committed" else ["unclear"]
+        )
 
 
 def test_without_the_slot_mask_the_head_alone_does_not_write_the_summary(model):
@@ -137,7 +141,11 @@ def test_clock_words_and_bad_input():
     assert clock_words("2026-07-20T12:05:00+08:00")[1] == "下午 12:05"
     with pytest.raises(ValueError, match="start must be an RFC 3339"):
         clock_words("tomorrow 9am")
-    with pytest.raises(ValueError, match="tool_message must be a dict with a 'status'"):
-        answer_frames(TARGET_ARGUMENTS, {"event_id": "evt_6K2"})
+    with pytest.raises(ValueError, match="start must be an RFC 3339"):
+        clock_words("2026-07-20T09:00:00")  # no offset: no instant to say in Asia/Shanghai
+    assert clock_words("2026-07-20T01:00:00Z") == ("2026 年 7 月 20 日", "上午 9:00")
+    with pytest.raises(ValueError, match="tool_message must be a dict"):
+        answer_frames(TARGET_ARGUMENTS, ["ok"])
+    assert list(answer_frames(TARGET_ARGUMENTS, {"event_id": "evt_6K2"})) == ["unclear"]  # no status
     with pytest.raises(ValueError, match="arguments must carry the proposal's 'title'"):
         answer_frames({}, {"status": "ok"})

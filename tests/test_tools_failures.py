@@ -129,7 +129,14 @@ def test_the_invariant_check_catches_a_doubled_event():
         )
     )
     problems = invariant_violations(outcome)
-    assert any("without a committed invocation" in p for p in problems), problems
+    assert any(p.startswith("events_authorised:") for p in problems), problems
+    outcome = run_schedule(FaultSchedule())  # a second event under the committed key itself
+    outcome.service.perform(
+        CreateRequest(
+            "req-42:create-event:1", request_digest(args), "user-42/primary", "calendar.create_event@v1", args
+        )
+    )
+    assert any(p.startswith("one_event_per_commit:") for p in invariant_violations(outcome))
 
 
 def test_the_invariant_check_catches_an_execution_without_confirmation():
@@ -249,3 +256,28 @@ def test_an_unavailable_answer_after_an_unresolved_unknown_does_not_mean_not_com
     assert invariant_violations(outcome) == []
     moves = [(a, b) for a, b, _ in outcome.journal.transitions("inv_01")]
     assert ("EXECUTING", "NOT_COMMITTED") not in moves, moves
+
+
+def test_the_happy_run_the_schedules_and_the_crash_harness_share_one_execute_path():
+    """One execute-and-recover path, one set of invariants (issue: three drivers, two invariant sets)."""
+    import labkit.tools.commit_phases as happy
+    import labkit.tools.schedules as schedules
+    import labkit.tools.torture.child as child
+    import labkit.tools.torture.crashes as crashes
+    import labkit.tools.torture.races as races
+    from labkit.tools import phases, recovery
+    from labkit.tools.torture import invariants
+
+    assert happy.execute_and_recover is child.execute_and_recover is recovery.execute_and_recover
+    assert races.execute_and_recover is recovery.execute_and_recover
+    assert child.recover_invocation is schedules.recover_invocation is recovery.recover_invocation
+    assert schedules.EXECUTION == phases.PHASES[4:-1] and happy.execute in schedules.EXECUTION
+    assert schedules.invariants is crashes.inv is invariants
+    assert schedules.TERMINAL_OUTCOMES is invariants.TERMINAL_OUTCOMES
+
+
+def test_a_schedule_runs_the_happy_runs_phases_and_events():
+    outcome = run_schedule(FaultSchedule())
+    happy_states = ["AUTHORIZED", "PREPARED", "EXECUTING", "COMMITTED", "OBSERVED"]
+    assert [b for _, b, _ in outcome.journal.transitions("inv_01")] == happy_states
+    assert outcome.invocation == fixture_invocation() and outcome.request_status == "completed"

@@ -319,3 +319,26 @@ def test_the_harness_catches_a_failed_ending_while_the_calendar_holds_the_event(
     assert run.violations == []
     final = run.incarnations[-1].snapshot
     assert final.states() == {"s0i0": "COMMITTED"} and final.events == [("evt_6K2", "req-s0i0:create-event:1")]
+
+
+def test_timer_kills_land_mid_run_and_every_promise_holds():
+    """SIGKILLs at a random moment (a timer from the child's ready), not before a counted statement."""
+    report = run_torture(kills=0, timer_kills=20, clients=1, races=0, seed=7)
+    assert report.ok, "\n".join(report.lines(examples=10))
+    assert report.kills == report.timer_kills >= 20 and report.restarts == report.kills
+    killed = [i for run in report.runs for i in run.incarnations if i.ending == "killed"]
+    assert all(i.sql is None and i.kill_after is not None for i in killed), "timer kills name no statement"
+    assert any(i.ops for i in killed), "some timer must fire after the child began talking to the service"
+    assert report.checks["restart_queries_first"] == report.restarts
+
+
+def test_a_service_without_its_idempotency_check_is_caught_under_timer_kills():
+    report = run_torture(kills=0, timer_kills=20, clients=1, races=0, seed=8, service="no_idempotency")
+    assert {"one_event_per_commit", "no_event_without_commit"} & {name for name, _ in report.violations}
+
+
+def test_the_cli_runs_timer_kills(capsys):
+    from labkit.cli import main
+
+    assert main(["trace", "tool", "torture", "--kills", "0", "--timer-kills", "5", "--races", "0"]) == 0
+    assert "all invariants held" in capsys.readouterr().out

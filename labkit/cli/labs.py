@@ -16,12 +16,9 @@ import argparse
 from pathlib import Path
 
 from labkit.cli.reports import add_output
+from labkit.labs import DEFAULT_SAMPLES, MAX_SAMPLES, MIN_SAMPLES, samples_out_of_range
 
 DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
-# Kept here (not imported from labkit.labs.report) so that building the parser imports no NumPy.
-DEFAULT_SAMPLES = 200_000
-MIN_SAMPLES = 10_000
-MAX_SAMPLES = 10_000_000
 
 
 def _samples(text: str) -> int:
@@ -31,14 +28,9 @@ def _samples(text: str) -> int:
         value = None
     if value is None:
         raise argparse.ArgumentTypeError(f"expected an integer number of samples, got {text!r}")
-    if value < MIN_SAMPLES:
-        raise argparse.ArgumentTypeError(
-            f"must be at least {MIN_SAMPLES} for the speculative lab's six-sigma check, got {value}"
-        )
-    if value > MAX_SAMPLES:
-        raise argparse.ArgumentTypeError(
-            f"must be at most {MAX_SAMPLES} (the lab holds every sample in memory), got {value}"
-        )
+    problem = samples_out_of_range(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 

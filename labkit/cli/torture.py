@@ -1,5 +1,5 @@
-"""``labkit trace tool torture --kills N --clients M --races R --seed S``: trace three under real
-crashes (SIGKILL at seeded statements, restart, recovery) and racing clients; the schedule count,
+"""``labkit trace tool torture --kills N --timer-kills T --clients M --races R --seed S``: trace three under real
+crashes (SIGKILL before seeded statements or on a timer, restart, recovery) and racing clients; the schedule count,
 kills, restarts and every invariant's result.  Exit status 1 when any invariant was violated.
 """
 
@@ -20,14 +20,21 @@ def _count(text: str) -> int:
 
 def configure(parser) -> None:
     from labkit.cli.trace import output_dir
-    from labkit.tools.torture.variants import RUNTIMES, SERVICES
+    from labkit.tools.torture.workload import RUNTIMES, SERVICES
 
     parser.add_argument(
         "--kills",
         type=_count,
         default=200,
         metavar="N",
-        help="kill the runtime this many times across crash schedules (default 200)",
+        help="kill the runtime this many times before a counted statement (default 200)",
+    )
+    parser.add_argument(
+        "--timer-kills",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="kill the runtime this many times more at a random moment, on a timer (default 0)",
     )
     parser.add_argument(
         "--clients",
@@ -63,7 +70,14 @@ def run(args) -> int:
     from labkit.tools.torture.report import run_torture
 
     report = run_torture(
-        args.kills, args.clients, args.races, args.seed, service=args.service, runtime=args.runtime, root=args.keep
+        args.kills,
+        args.clients,
+        args.races,
+        args.seed,
+        service=args.service,
+        runtime=args.runtime,
+        root=args.keep,
+        timer_kills=args.timer_kills,
     )
     print("\n".join(report.lines()))
     return 0 if report.ok else 1

@@ -58,6 +58,18 @@ def _field_rules() -> dict[str, tuple[tuple[type, ...], Any, int]]:
     return rules
 
 
+def _with_all_fields(event) -> str:
+    """``event`` is an object holding every envelope field, else ``TraceError``; returns how a
+    message names it (``event 'e03'``)."""
+    if not isinstance(event, dict):
+        raise TraceError(f"an event must be a JSON object, got {type(event).__name__}")
+    at = f"event {event.get('event_id', '?')!r}"
+    for name in ENVELOPE_FIELDS:
+        if name not in event:
+            raise TraceError(f"{at} lacks the field {name!r}")
+    return at
+
+
 def check_envelope_fields(event: dict) -> dict:
     """The envelope schema's rules applied directly, without loading ``jsonschema``.
 
@@ -65,49 +77,35 @@ def check_envelope_fields(event: dict) -> dict:
     trace); files are validated with the real Draft 2020-12 validator by
     ``validate_envelope``.  A test holds the two to the same verdicts.
     """
-    if not isinstance(event, dict):
-        raise TraceError(f"an event must be a JSON object, got {type(event).__name__}")
-    for name in ENVELOPE_FIELDS:
-        if name not in event:
-            raise TraceError(f"event {event.get('event_id', '?')!r} lacks the field {name!r}")
+    at = _with_all_fields(event)
     extra = sorted(set(event) - set(ENVELOPE_FIELDS))
     if extra:
-        raise TraceError(f"event {event.get('event_id', '?')!r}: Additional properties are not allowed ({extra})")
+        raise TraceError(f"{at}: Additional properties are not allowed ({extra})")
     for name, (kinds, pattern, minimum) in _field_rules().items():
         value = event[name]
         if not of_type(value, kinds):
             expected = envelope_schema()["properties"][name]["type"]
             expected = " or ".join(expected) if isinstance(expected, list) else expected
-            raise TraceError(
-                f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} is not of type {expected}"
-            )
+            raise TraceError(f"{at}: field {name!r}: {value!r} is not of type {expected}")
         if isinstance(value, str):
             if pattern is not None and not pattern.search(value):
-                raise TraceError(
-                    f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} does not match "
-                    f"{envelope_schema()['properties'][name]['pattern']!r}"
-                )
+                wanted = envelope_schema()["properties"][name]["pattern"]
+                raise TraceError(f"{at}: field {name!r}: {value!r} does not match {wanted!r}")
             if minimum is not None and len(value) < minimum:
-                raise TraceError(f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} is too short")
+                raise TraceError(f"{at}: field {name!r}: {value!r} is too short")
         if isinstance(value, int) and minimum is not None and value < minimum:
-            raise TraceError(
-                f"event {event.get('event_id', '?')!r}: field {name!r}: {value!r} is less than the minimum of {minimum}"
-            )
+            raise TraceError(f"{at}: field {name!r}: {value!r} is less than the minimum of {minimum}")
     return event
 
 
 def validate_envelope(event: dict) -> dict:
     """Check one envelope against the schema; raise ``TraceError`` naming the first bad field."""
-    if not isinstance(event, dict):
-        raise TraceError(f"an event must be a JSON object, got {type(event).__name__}")
-    for name in ENVELOPE_FIELDS:
-        if name not in event:
-            raise TraceError(f"event {event.get('event_id', '?')!r} lacks the field {name!r}")
+    at = _with_all_fields(event)
     errors = sorted(_validator().iter_errors(event), key=lambda e: list(e.path))
     if errors:
         error = errors[0]
         where = ".".join(str(p) for p in error.path) or "(envelope)"
-        raise TraceError(f"event {event.get('event_id', '?')!r}: field {where!r}: {error.message}")
+        raise TraceError(f"{at}: field {where!r}: {error.message}")
     return event
 
 
@@ -199,28 +197,22 @@ class TraceRecorder:
         self.wall_clock[event["event_id"]] = self.clock()
         return event
 
-    def find(self, event_type: str) -> list[dict]:
-        return [e for e in self.events if e["event_type"] == event_type]
-
     def write_jsonl(self, path: str | Path) -> Path:
         return write_jsonl(self.events, path)
 
 
 def to_jsonable(value: Any) -> Any:
     """Turn NumPy scalars/arrays and tuples into plain JSON values (no silent str())."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        np = None
+    import numpy as np
+
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
-    if np is not None:
-        if isinstance(value, np.ndarray):
-            return value.tolist()
-        if isinstance(value, np.generic):
-            return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
     if isinstance(value, bytes):
         raise TraceError("payload values must be JSON; encode bytes explicitly (e.g. as hex)")
     if value is None or isinstance(value, (str, int, float, bool)):

@@ -19,7 +19,6 @@ from labkit.core.faults import RULES, Fault, configure
 @dataclass(frozen=True)
 class TraceContract:
     kind: str
-    title: str
     event_prefix: str
     initial_object: str
     model_state: str
@@ -92,11 +91,10 @@ class TraceKind:
     run: Callable[..., Any]
     contract: TraceContract
     faults: Mapping[str, Fault]
-    #: the fixture folder its recipe writes (``fixtures/<fixture>/``, ``labkit fixtures --only``)
+    #: the fixture folder its recipe writes (``fixtures/<fixture>/``, ``labkit fixtures --only``);
+    #: its golden trace is ``fixtures/traces/<name>.jsonl``
     fixture: str
     build_fixture: Callable[[Path], list[str]]
-    #: its golden trace, relative to ``fixtures/``
-    golden: str
     #: ``summary(run, fault) -> lines`` printed by ``labkit trace KIND``
     summary: Callable[[Any, str | None], list[str]]
     #: the JSONL file ``labkit trace KIND`` writes without ``--out`` (``trace_id[-fault].jsonl``)

@@ -106,19 +106,22 @@ def loads(data: str | bytes, source: str = "JSON input", *, line: int | None = N
     return value
 
 
-def read_json_file(path: str | Path) -> Any:
-    """A whole file as one JSON document (``FileNotFoundError`` when it is missing)."""
+def _not_too_large(path: str | Path) -> Path:
     path = Path(path)
     if path.stat().st_size > MAX_BYTES:
         raise JSONInputError(path.name, f"larger than {MAX_BYTES} bytes")
+    return path
+
+
+def read_json_file(path: str | Path) -> Any:
+    """A whole file as one JSON document (``FileNotFoundError`` when it is missing)."""
+    path = _not_too_large(path)
     return loads(path.read_bytes(), path.name)
 
 
 def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, value) for each non-blank line of a JSON Lines file."""
-    path = Path(path)
-    if path.stat().st_size > MAX_BYTES:
-        raise JSONInputError(path.name, f"larger than {MAX_BYTES} bytes")
+    path = _not_too_large(path)
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if raw.strip():

@@ -33,7 +33,7 @@ Arithmetic is float64; the result is cast to the latent's dtype (float32).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -152,18 +152,6 @@ def load_denoiser(root: str | Path | None = None) -> LatentDenoiser:
     folder = fixture_dir("diffusion", root)
     meta = read_json(folder / f"{DENOISER_ID}.json")
     arrays = load_arrays(folder / f"{DENOISER_ID}.npz")
-    params = DenoiserParams(
-        concepts=tuple(meta["concepts"]),
-        **{
-            key: float(meta[key])
-            for key in (
-                "query_scale",
-                "gate_sharpness",
-                "gate_threshold",
-                "conditional_strength",
-                "texture_std",
-                "blur_max",
-            )
-        },
-    )
+    scalars = [f.name for f in fields(DenoiserParams) if f.name != "concepts"]
+    params = DenoiserParams(tuple(meta["concepts"]), **{name: float(meta[name]) for name in scalars})
     return LatentDenoiser(params, arrays["concept_queries"], arrays["base"], arrays["deltas"])

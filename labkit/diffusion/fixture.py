@@ -99,9 +99,11 @@ def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def build_models(rng: np.random.Generator):
-    """(text encoder arrays, vocab meta, denoiser arrays, denoiser meta, vae meta)."""
-    from labkit.diffusion.vae import VAEDecoder
+def build_models(rng: np.random.Generator) -> dict[str, tuple[dict, dict | None]]:
+    """Model ID → (its JSON meta, its arrays or None): the text encoder, the denoiser, the VAE."""
+    from labkit.diffusion.denoiser import DENOISER_ID
+    from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID
+    from labkit.diffusion.vae import VAE_ID, VAEDecoder
 
     queries = _unit(rng, len(CONCEPTS))
     vocab = ["<pad>", "<unk>", *LEXICON]
@@ -117,8 +119,8 @@ def build_models(rng: np.random.Generator):
     positions = 0.1 * _unit(rng, MAX_LENGTH)
     text_arrays = {"token_embedding": embedding.astype(np.float32), "position_embedding": positions.astype(np.float32)}
     text_meta = {
-        "text_encoder_id": "toy-text-encoder-v2",
-        "tokenizer_id": "toy-text-tokenizer-v2",
+        "text_encoder_id": TEXT_ENCODER_ID,
+        "tokenizer_id": TOKENIZER_ID,
         "max_length": MAX_LENGTH,
         "width": WIDTH,
         "vocab": vocab,
@@ -127,7 +129,7 @@ def build_models(rng: np.random.Generator):
 
     mixing = np.array(VAE_MIXING_PER_LATENT) * VAE_SCALING_FACTOR
     vae_meta = {
-        "vae_id": "toy-vae-v1",
+        "vae_id": VAE_ID,
         "scaling_factor": VAE_SCALING_FACTOR,
         "mixing": mixing.round(10).tolist(),
         "bias": VAE_BIAS,
@@ -146,38 +148,29 @@ def build_models(rng: np.random.Generator):
         "base": base.astype(np.float32),
         "deltas": deltas.astype(np.float32),
     }
-    denoiser_meta = {
-        "denoiser_id": "toy-latent-denoiser-v3",
-        "concepts": list(CONCEPTS),
-        "prediction_type": "epsilon",
-        **DENOISER_SCALARS,
+    denoiser_meta = {"denoiser_id": DENOISER_ID, "concepts": list(CONCEPTS), "prediction_type": "epsilon"}
+    return {
+        TEXT_ENCODER_ID: (text_meta, text_arrays),
+        DENOISER_ID: ({**denoiser_meta, **DENOISER_SCALARS}, denoiser_arrays),
+        VAE_ID: (vae_meta, None),
     }
-    return text_arrays, text_meta, denoiser_arrays, denoiser_meta, vae_meta
 
 
 def build(dest: Path) -> list[str]:
     """Write trace two's fixtures under ``dest``; return their paths relative to ``dest``."""
+    from labkit.core.events import write_jsonl
     from labkit.core.fixtures import save_arrays, write_json
+    from labkit.diffusion.pipeline import run_diffusion
 
     dest = Path(dest)
     folder = dest / "diffusion"
-    text_arrays, text_meta, den_arrays, den_meta, vae_meta = build_models(np.random.default_rng(RECIPE_SEED))
     written = []
-    for name, data in (
-        ("toy-text-encoder-v2.json", text_meta),
-        ("toy-latent-denoiser-v3.json", den_meta),
-        ("toy-vae-v1.json", vae_meta),
-        ("ddim-2d-subfixture.json", SUBFIXTURE_2D),
-    ):
-        write_json(folder / name, data)
-        written.append(f"diffusion/{name}")
-    save_arrays(folder / "toy-text-encoder-v2.npz", text_arrays)
-    save_arrays(folder / "toy-latent-denoiser-v3.npz", den_arrays)
-    written += ["diffusion/toy-text-encoder-v2.npz", "diffusion/toy-latent-denoiser-v3.npz"]
-
-    from labkit.core.events import write_jsonl
-    from labkit.diffusion.pipeline import run_diffusion
-
+    for model_id, (meta, arrays) in build_models(np.random.default_rng(RECIPE_SEED)).items():
+        write_json(folder / f"{model_id}.json", meta)
+        written.append(f"diffusion/{model_id}.json")
+        if arrays is not None:
+            save_arrays(folder / f"{model_id}.npz", arrays)
+            written.append(f"diffusion/{model_id}.npz")
+    write_json(folder / "ddim-2d-subfixture.json", SUBFIXTURE_2D)
     write_jsonl(run_diffusion(root=folder).events, dest / "traces" / "diffusion.jsonl")
-    written.append("traces/diffusion.jsonl")
-    return written
+    return [*written, "diffusion/ddim-2d-subfixture.json", "traces/diffusion.jsonl"]

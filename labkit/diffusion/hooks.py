@@ -51,11 +51,17 @@ def call_scheduler_step(step, latent, epsilon, t, prev_t, table):
             f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {type(result).__name__}"
             + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else "")
         )
-    z_prev, x0_hat = (np.asarray(a) for a in result)
-    for name, array in (("z_prev", z_prev), ("x0_hat", x0_hat)):
-        if array.shape != latent.shape:
-            raise ValueError(
-                f"hooks.scheduler_step must return {name} of the latent's shape "
-                f"{list(latent.shape)}, got {list(array.shape)}"
-            )
+    z_prev, x0_hat = (
+        of_latent_shape("scheduler_step", n, a, latent) for n, a in zip(("z_prev", "x0_hat"), result, strict=True)
+    )
     return z_prev, x0_hat
+
+
+def of_latent_shape(hook: str, name: str, value, latent: np.ndarray) -> np.ndarray:
+    """What ``hooks.<hook>`` returned as ``name``, as an array of the latent's shape (else a ValueError)."""
+    array = np.asarray(value)
+    if array.shape != latent.shape:
+        raise ValueError(
+            f"hooks.{hook} must return {name} of the latent's shape {list(latent.shape)}, got {list(array.shape)}"
+        )
+    return array

@@ -12,7 +12,6 @@ from labkit.diffusion.pipeline import run_diffusion
 
 CONTRACT = TraceContract(
     kind="diffusion",
-    title="Diffusion trace",
     event_prefix="d",
     initial_object="condition tensors + initial noise",
     model_state="the whole latent and the current timestep",
@@ -74,7 +73,6 @@ DIFFUSION = TraceKind(
     faults=FAULTS,
     fixture="diffusion",
     build_fixture=build,
-    golden="traces/diffusion.jsonl",
     summary=summary,
     writes_by_default=False,
     outputs={"png": ("write the final PNG to PATH", DiffusionRun.write_png)},

@@ -37,7 +37,7 @@ from labkit.diffusion.ddim import (
 )
 from labkit.diffusion.denoiser import load_denoiser
 from labkit.diffusion.guidance import classifier_free_guidance
-from labkit.diffusion.hooks import DiffusionHooks, call_scheduler_step
+from labkit.diffusion.hooks import DiffusionHooks, call_scheduler_step, of_latent_shape
 from labkit.diffusion.normal import PhiloxNormalStream
 from labkit.diffusion.text_encoder import TOKENIZER_ID, load_text_encoder
 from labkit.diffusion.vae import encode_png, load_vae, png_zlib_version, to_uint8
@@ -200,12 +200,8 @@ def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, step: DenoiseStep) -> No
     timestep_batch = np.array([step.t, step.t], dtype=np.int64)  # [2]
     epsilon_batch = loop.denoiser(latent_batch, timestep_batch, run.condition_batch)  # [2, 4, 64, 64]
     # ε̂ = ε_neg + w(ε_pos − ε_neg); the split assumes negative first, whatever cfg_order built
-    epsilon = np.asarray((hooks.cfg_combine or classifier_free_guidance)(epsilon_batch, float(config.guidance_scale)))
-    if epsilon.shape != latent.shape:
-        raise ValueError(
-            f"hooks.cfg_combine must return epsilon_guided of the latent's shape "
-            f"{list(latent.shape)}, got {list(epsilon.shape)}"
-        )
+    guided = (hooks.cfg_combine or classifier_free_guidance)(epsilon_batch, float(config.guidance_scale))
+    epsilon = of_latent_shape("cfg_combine", "epsilon_guided", guided, latent)
     sigma = ddim_sigma(a_t, a_prev, eta)
     before = loop.stream.counter
     noise = loop.stream.normals(latent.size).values.reshape(latent.shape) if sigma > 0.0 else None

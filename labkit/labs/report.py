@@ -26,12 +26,11 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from labkit.core.guards import is_integer
+from labkit.labs import DEFAULT_SAMPLES, samples_out_of_range
+from labkit.labs import MAX_SAMPLES as MAX_SAMPLES  # re-exported with the lab's other bounds
+from labkit.labs import MIN_SAMPLES as MIN_SAMPLES
 
 LABS_SCOPE = "8 NumPy mechanism labs; no model training"
-#: ``--samples`` of the speculative-sampling lab: default, and the least the six-sigma check accepts.
-DEFAULT_SAMPLES = 200_000
-MIN_SAMPLES = 10_000
-MAX_SAMPLES = 10_000_000  # the draws are held in memory, about 40 bytes a sample
 #: Reports are stamped in the source's time zone.
 REPORT_TIME_ZONE = "Asia/Shanghai"
 
@@ -143,12 +142,9 @@ def check_samples(samples: int) -> int:
     """The Monte Carlo sample count the speculative lab's six-sigma check can stand on."""
     if not is_integer(samples):
         raise ValueError(f"samples must be an integer, got {samples!r}")
-    if samples < MIN_SAMPLES:
-        raise ValueError(
-            f"samples must be at least {MIN_SAMPLES} for the speculative lab's six-sigma check, got {samples}"
-        )
-    if samples > MAX_SAMPLES:
-        raise ValueError(f"samples must be at most {MAX_SAMPLES} (the draws are held in memory), got {samples}")
+    problem = samples_out_of_range(int(samples))
+    if problem:
+        raise ValueError(f"samples {problem}")
     return int(samples)
 
 

@@ -32,8 +32,8 @@ VOCAB = [
     (15, "的散射", False),
     (16, "通常更强", False),
     (17, "。", False),
-    (18, "<eos>", True),
-    (19, "<reserved>", True),
+    (18, "EOS", True),
+    (19, "reserved", True),
 ]
 TOKENIZER_NOTES = [
     "The chapter defining IDs 0-13 is not available; they are reconstructed from the "
@@ -44,7 +44,9 @@ TOKENIZER_NOTES = [
     "batches, with attention_mask 0. This request needs no padding.",
     "13 is 蓝, an ordinary piece the trace never emits. It makes longest match visible: "
     "蓝色 becomes one token (11), not 蓝 (13) followed by an unencodable 色.",
-    "14-19 are listed in §7.2. Text no piece covers is an error: there is no unknown token and no byte fallback.",
+    "14-19 are listed in §7.2, spelled as it spells them: 18 EOS and 19 reserved are control tokens "
+    "without a <tag>, so no text encodes to them. Text no piece covers is an error: there is no "
+    "unknown token and no byte fallback.",
 ]
 
 

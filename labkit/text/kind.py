@@ -12,7 +12,6 @@ from labkit.text.runtime import run_text_trace
 
 CONTRACT = TraceContract(
     kind="text",
-    title="Text trace",
     event_prefix="e",
     initial_object="12 prompt token IDs",
     model_state="residual stream, per-layer KV cache, next-token logits",
@@ -63,6 +62,5 @@ TEXT = TraceKind(
     faults=FAULTS,
     fixture="text",
     build_fixture=build,
-    golden="traces/text.jsonl",
     summary=summary,
 )

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.fixtures import fixtures_root, load_arrays
-from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
+from labkit.nn import Decoder, DecoderFaults, DecoderWeights
 from labkit.nn.configs import book_config
 
 CONFIG = book_config("toy-decoder-v1")
@@ -68,36 +68,11 @@ def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:
     return DecoderWeights.from_arrays({k: v.astype(np.float32) for k, v in arrays.items()}, CONFIG)
 
 
-def decision_states(decoder: Decoder) -> np.ndarray:
-    """H [5, d]: RMSNorm(x) of the last position at each of the five selection steps."""
-    cache = KVCache(CONFIG.n_layers)
-    probe = _HiddenProbe(decoder)
-    states = [probe.prefill(np.asarray([PROMPT_IDS]), cache)]
-    for token in SELECTIONS[:-1]:
-        states.append(probe.decode(token, cache))
-    return np.stack(states)
-
-
-class _HiddenProbe:
-    """Reads h_t by running the real decoder with an identity-like head.
-
-    logits = h·W_out, so with W_out = [I_d | 0] the first d logits *are* h_t.
-    """
-
-    def __init__(self, decoder: Decoder):
-        w = decoder.weights
-        eye = np.zeros((CONFIG.width, CONFIG.vocab_size), dtype=np.float32)
-        eye[:, : CONFIG.width] = np.eye(CONFIG.width, dtype=np.float32)
-        probe_weights = DecoderWeights(embedding=w.embedding, output=eye, layers=w.layers)
-        self.decoder = Decoder(CONFIG, probe_weights, decoder.faults)
-
-    def prefill(self, ids, cache):
-        result, _ = self.decoder.prefill(ids, cache)
-        return result.next_logits[0, : CONFIG.width].astype(np.float64)
-
-    def decode(self, token, cache):
-        result = self.decoder.decode_step([token], cache)
-        return result.next_logits[0, : CONFIG.width].astype(np.float64)
+def decision_states(weights: DecoderWeights) -> np.ndarray:
+    """H [5, d]: RMSNorm(x) of the last position at each of the five selection steps, read by
+    the real decoder through the head W_out = [I_d | 0] (logits = h·W_out: the first d *are* h_t)."""
+    eye = np.eye(CONFIG.width, CONFIG.vocab_size, dtype=np.float32)
+    return _logits_at_decision_states(weights, eye)[:, : CONFIG.width]
 
 
 def target_logits(seed: int = FIT_SEED) -> np.ndarray:
@@ -120,8 +95,7 @@ def fit_weights(seed: int = FIT_SEED) -> tuple[DecoderWeights, dict]:
     """Seeded layers, then W_out [d, V] from H [5, d]·W_out = targets [5, V]; see module doc."""
     rng = np.random.default_rng(seed)
     weights = _seeded_layers(rng)
-    decoder = Decoder(CONFIG, weights)
-    h = decision_states(decoder)  # [5, d]
+    h = decision_states(weights)  # [5, d]
     rank = int(np.linalg.matrix_rank(h))
     if rank != len(SELECTIONS):
         raise ValueError(f"decision states must be independent; rank {rank} < {len(SELECTIONS)}")

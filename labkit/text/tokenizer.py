@@ -1,9 +1,10 @@
 """toy-tokenizer-v1: special tokens, longest-match pieces, and IDs back to UTF-8 bytes.
 
-The vocabulary has 20 entries (IDs 0–19).  Special tokens are written ``<name>`` and are
-recognised only as whole tags; every other span of text is cut into the longest piece
-of the vocabulary that matches at the current character (greedy longest match).  Text
-that no piece covers is an error: the toy vocabulary has no byte fallback.
+The vocabulary has 20 entries (IDs 0–19).  Special tokens written ``<name>`` are
+recognised only as whole tags; the others (§7.2's ``EOS`` and ``reserved``) no text
+encodes to.  Every other span of text is cut into the longest piece of the vocabulary
+that matches at the current character (greedy longest match).  Text that no piece
+covers is an error: the toy vocabulary has no byte fallback.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ class Tokenizer:
         for i in special_ids:
             if not 0 <= i < len(pieces):
                 raise ValueError(f"special id {i} outside the vocabulary [0, {len(pieces)})")
-            if not (pieces[i].startswith("<") and pieces[i].endswith(">")):
-                raise ValueError(f"special token {i} must be written <name>, got {pieces[i]!r}")
+            if not pieces[i]:
+                raise ValueError(f"special token {i} must have a name, got {pieces[i]!r}")
         self.tokenizer_id = tokenizer_id
         self.pieces = list(pieces)
         self.special_ids = frozenset(special_ids)

@@ -1,71 +1,105 @@
 """The answer-slot mask of the second model call: what mc_02 may write about a tool result.
 
-The second call must not invent a fact the tool result does not carry.  The runtime
-therefore derives, from the proposal's arguments and the tool message, the few sentences
-an answer may become — its *frames* — with every slot already filled by copying:
+The second call must not state anything the tool result contradicts.  The runtime
+therefore reads the result's fields itself and derives the one sentence — the *frame* —
+the answer may become, every slot filled by copying:
 
-* ``created`` (offered only when the result is ``status: ok`` with an ``event_id`` and a
-  ``start``: a creation is claimed only with the commit's evidence in hand) — date and
-  time copied from ``start``, the title copied from the proposal;
-* ``not_committed`` — the service said it wrote nothing;
-* ``unavailable`` — the service could not be reached; try again later.
+* ``created`` — ``status`` is exactly ``ok`` with an event ID and a whole-minute ``start``
+  with an offset: date and time said in the runtime's time zone (``zoneinfo``), the title
+  copied from the proposal (a ``title`` the result echoes must be the same);
+* ``not_committed`` / ``unavailable`` — ``status`` is exactly that and the result carries
+  no event ID and no start (the service wrote nothing);
+* ``unclear`` — anything else (another spelling of the status, a missing or empty field,
+  fields that disagree): the sentence says the outcome could not be confirmed.
 
-Each frame is spelled by the tokenizer once, f = (f_1, …, f_n).  After k answer tokens
-whose text is ``s``, the mask is
-
-    allowed[v]   = some frame has f_1…f_k spelling s and f_{k+1} = v     (ordinary pieces v)
-    allowed[EOS] = s is a whole frame
-
-so the slots can only hold the result's values, while *which* frame is written is the
-model's choice: the raw logits of the first step, computed by the forward pass over the
-tool message, decide it.  Shapes: ``mask`` returns a boolean vector [V].
+The frame f = (f_1, …, f_n) is spelled by the tokenizer once; after k answer tokens with
+text ``s``:  allowed[v] = (f_1…f_k spells s and f_{k+1} = v),  allowed[EOS] = (s = f).
+The model still runs its forward pass and picks every token by masked greedy; what it may
+pick follows from the result.  ``frame_sentences`` spells every kind (the recipe fits the
+head with the chapter's three competing, so its own reading can be shown).  ``mask`` → [V].
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
-#: what the runtime calls the decoding of mc_02 (the JSON grammar constrains tool-call
-#: arguments; mc_02 opens no tool call, so its mask is this module's answer slots)
+#: what the runtime calls the decoding of mc_02.  §7.10 says greedy_with_json_grammar for both
+#: calls; mc_02 writes a sentence, not JSON, so the runtime names the mask that really runs.
 ANSWER_STRATEGY = "greedy_with_answer_slots"
-FRAMES = ("created", "not_committed", "unavailable")
+TIMEZONE = "Asia/Shanghai"  # §7.10: the runtime's zone, in which every time is said
+EVENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-def clock_words(start: str) -> tuple[str, str]:
-    """``start`` (RFC 3339 with offset) → (date words, time words) in the start's own offset.
+def clock_words(start: str, timezone: str = TIMEZONE) -> tuple[str, str]:
+    """``start`` (RFC 3339 with an offset or Z) → (date words, time words) in ``timezone``.
 
-    >>> clock_words("2026-07-20T09:00:00+08:00")
+    >>> clock_words("2026-07-20T01:00:00Z")
     ('2026 年 7 月 20 日', '上午 9:00')
     """
+    moment = start_moment(start)
+    if moment is None:
+        raise ValueError(
+            f"start must be an RFC 3339 date-time with an offset, such as 2026-07-20T09:00:00+08:00, got {start!r}"
+        )
+    local = moment.astimezone(ZoneInfo(timezone))
+    hour = local.hour if local.hour <= 12 else local.hour - 12
+    half = "上午" if local.hour < 12 else "下午"
+    return f"{local.year} 年 {local.month} 月 {local.day} 日", f"{half} {hour}:{local.minute:02d}"
+
+
+def start_moment(start) -> datetime | None:
+    """The instant ``start`` names; None without an offset or off a whole minute."""
+    if not isinstance(start, str):
+        return None
     try:
         moment = datetime.fromisoformat(start)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"start must be an RFC 3339 date-time such as 2026-07-20T09:00:00+08:00, got {start!r}"
-        ) from None
-    date = f"{moment.year} 年 {moment.month} 月 {moment.day} 日"
-    hour = moment.hour if moment.hour <= 12 else moment.hour - 12
-    half = "上午" if moment.hour < 12 else "下午"
-    return date, f"{half} {hour}:{moment.minute:02d}"
+    except ValueError:
+        return None
+    if moment.tzinfo is None or moment.second or moment.microsecond:
+        return None
+    return moment
 
 
-def answer_frames(arguments: dict, tool_message: dict) -> dict[str, str]:
-    """The sentences mc_02 may write, slots filled from ``arguments`` and ``tool_message``."""
-    if not isinstance(tool_message, dict) or "status" not in tool_message:
-        raise ValueError(f"tool_message must be a dict with a 'status', got {tool_message!r}")
-    title = arguments.get("title") if isinstance(arguments, dict) else None
-    if not isinstance(title, str) or not title:
-        raise ValueError(f"arguments must carry the proposal's 'title', got {arguments!r}")
+def frame_sentences(title: str, start: str | None = None, timezone: str = TIMEZONE) -> dict[str, str]:
+    """Every kind's sentence for ``title`` (``created`` only with a ``start``)."""
     frames = {}
-    if tool_message["status"] == "ok" and tool_message.get("event_id") and tool_message.get("start"):
-        date, time = clock_words(tool_message["start"])
+    if start is not None:
+        date, time = clock_words(start, timezone)
         frames["created"] = f"已在 {date}{time} 创建“{title}”提醒。"
     frames["not_committed"] = f"没有创建“{title}”提醒：日历未提交。"
     frames["unavailable"] = f"暂时无法创建“{title}”提醒，请稍后再试。"
+    frames["unclear"] = f"无法确认创建“{title}”提醒：请确认日历。"
     return frames
+
+
+def result_kind(tool_message: dict, title: str) -> str:
+    """The one kind of sentence the result's fields allow (see the module docstring)."""
+    if not isinstance(tool_message, dict):
+        raise ValueError(f"tool_message must be a dict (the tool result), got {type(tool_message).__name__}")
+    status, event_id, start = (tool_message.get(k) for k in ("status", "event_id", "start"))
+    if tool_message.get("title", title) != title:
+        return "unclear"  # the result speaks of another reminder than the proposal
+    if status == "ok":
+        evidence = isinstance(event_id, str) and EVENT_ID.fullmatch(event_id) and start_moment(start)
+        return "created" if evidence else "unclear"
+    if status in ("not_committed", "unavailable") and event_id is None and start is None:
+        return status
+    return "unclear"
+
+
+def answer_frames(arguments: dict, tool_message: dict, timezone: str = TIMEZONE) -> dict[str, str]:
+    """The sentence mc_02 may write for ``tool_message``: {kind: sentence}, one entry."""
+    title = arguments.get("title") if isinstance(arguments, dict) else None
+    if not isinstance(title, str) or not title:
+        raise ValueError(f"arguments must carry the proposal's 'title', got {arguments!r}")
+    kind = result_kind(tool_message, title)
+    start = tool_message["start"] if kind == "created" else None
+    return {kind: frame_sentences(title, start, timezone)[kind]}
 
 
 @dataclass(frozen=True)
@@ -77,13 +111,18 @@ class AnswerSlots:
     eos_id: int
 
     @classmethod
-    def for_result(cls, arguments: dict, tool_message: dict, tokenizer) -> AnswerSlots:
-        return cls.of(answer_frames(arguments, tool_message), tokenizer)
+    def for_result(cls, arguments: dict, tool_message: dict, tokenizer, timezone: str = TIMEZONE) -> AnswerSlots:
+        return cls.of(answer_frames(arguments, tool_message, timezone), tokenizer)
 
     @classmethod
     def of(cls, frames: dict, tokenizer) -> AnswerSlots:
         spelled = {name: tuple(tokenizer.encode(sentence)) for name, sentence in frames.items()}
         return cls(dict(frames), spelled, tokenizer.id_of("<|eos|>"))
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest frame's tokens and its EOS: a decode limit no frame is cut by."""
+        return max(len(ids) for ids in self.spelled.values()) + 1
 
     def mask(self, text: str, pieces) -> np.ndarray:
         """allowed [V] after answer text ``text``."""

@@ -40,8 +40,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from labkit.core import strictjson
-from labkit.tools.journal import transaction
-from labkit.tools.store import open_store
+from labkit.tools.store import Store, StoreError, store_kind
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
@@ -66,6 +65,13 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 """
 #: ``PRAGMA user_version`` of a calendar store file
 SERVICE_SCHEMA_VERSION = 1
+
+
+class CalendarStoreError(StoreError):
+    """The calendar's store file cannot be used (the message names it and what to do); application_id "LKC1"."""
+
+
+CALENDAR_STORE = store_kind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError)
 
 
 def base36(number: int) -> str:
@@ -128,8 +134,8 @@ class CalendarService:
         self.clock_start, self.first_event_number = clock_start, first_event_number
         self.tick_seconds, self.scopes, self.path = tick_seconds, tuple(scopes), str(path)
         self.execute = execute or idempotent_execute  # (desk, key, request_digest, request) -> response
-        self.db = open_store(self.path, SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, "calendar store", timeout)
-        with transaction(self.db):
+        self.db = Store(self.path, CALENDAR_STORE, timeout)
+        with self.db.transaction():
             self.db.execute("INSERT OR IGNORE INTO counters VALUES ('requests', 0), ('executions', 0)")
 
     # -- counters and views ------------------------------------------------------------
@@ -146,7 +152,7 @@ class CalendarService:
 
     def tick(self) -> None:
         """One request arrived (the service clock advances per request)."""
-        with transaction(self.db):
+        with self.db.transaction():
             self.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'requests'")
 
     @property
@@ -167,7 +173,7 @@ class CalendarService:
         The idempotency decision is ``self.execute(desk, key, request_digest, request)``
         (``idempotent_execute`` unless another function was configured)."""
         self.tick()
-        with transaction(self.db):  # the key's lookup and its first execution: one transaction
+        with self.db.transaction():  # the key's lookup and its first execution: one transaction
             response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest, request)
         if not isinstance(response, dict) or "status" not in response:
             raise TypeError(f"the service's execute must return a response dict with a 'status', got {response!r}")
@@ -194,7 +200,7 @@ class CalendarService:
             )
         if not commit:
             return {"status": "not_committed", "committed": False}
-        with transaction(self.db):  # event + idempotency record: one transaction
+        with self.db.transaction():  # event + idempotency record: one transaction
             count = self.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
             event_id = "evt_" + base36(self.first_event_number + count)
             response = {
@@ -221,7 +227,7 @@ class CalendarService:
         return dict(response)
 
     def _remember(self, request: CreateRequest, response: dict) -> dict:
-        with transaction(self.db):
+        with self.db.transaction():
             self.db.execute(
                 "INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
                 (request.idempotency_key, request.request_digest, json.dumps(response)),

@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from labkit.core.events import tensor_summary, top_values
-from labkit.tools.answer import AnswerSlots
+from labkit.tools.answer import TIMEZONE, AnswerSlots
 from labkit.tools.decode import DecodeResult, greedy_decode
 from labkit.tools.grammar import SchemaGrammar
 from labkit.tools.template import ToolTemplate, compact_json
@@ -22,7 +22,6 @@ from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import ToolSpec
 
 MAX_PROPOSAL_TOKENS = 64
-MAX_ANSWER_TOKENS = 48
 
 
 @dataclass
@@ -108,18 +107,18 @@ def prefill_with_reuse(decoder, cached_ids: np.ndarray, cache, ids: np.ndarray, 
 
 
 def second_model_call(
-    decoder, spec: ToolSpec, user_text: str, first: ModelCall, tool_message: dict, reuse=None
+    decoder, spec: ToolSpec, user_text: str, first: ModelCall, tool_message: dict, reuse=None, timezone=TIMEZONE
 ) -> ModelCall:
     """mc_02: reuse mc_01's cache for the identical prefix, prefill the rest (the proposal and
     the tool message), then greedy decoding under the answer-slot mask derived from the
-    proposal's arguments and ``tool_message`` (``labkit.tools.answer``)."""
+    proposal's arguments and ``tool_message``, times said in ``timezone`` (``labkit.tools.answer``)."""
     import json
 
     tok, template = ToolTokenizer(), ToolTemplate()
     text = template.after_tool_result([spec], user_text, first.decode.text, tool_message)
     ids = np.array([tok.encode(text)])
     reused, prefill, cache = prefill_with_reuse(decoder, first.input_ids, first.cache, ids, reuse)
-    slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, tok)
+    slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, tok, timezone)
     first_logits = prefill.next_logits[0]
     decode = greedy_decode(
         first_logits,
@@ -127,7 +126,7 @@ def second_model_call(
         lambda text: slots.mask(text, tok.pieces),
         tok.pieces,
         {slots.eos_id: "EOS"},
-        MAX_ANSWER_TOKENS,
+        slots.max_tokens,
     )
     return ModelCall("mc_02", ids, prefill, cache, decode, reused, first_logits, slots)
 

@@ -6,12 +6,15 @@ phases before the boundary and the order of all of them.
 
 from __future__ import annotations
 
+import itertools
+from functools import partial
+
 from labkit.tools.answer import ANSWER_STRATEGY
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.calls import model_started_payload, second_model_call
 from labkit.tools.confirm import ConfirmationError, invocation_digest
 from labkit.tools.executor import Crash, CrashPlan, Executor
-from labkit.tools.recovery import recover_invocation
+from labkit.tools.recovery import execute_and_recover
 from labkit.tools.run_state import RunState, ToolTrace
 from labkit.tools.states import State
 from labkit.tools.tokenizer import ToolTokenizer
@@ -22,23 +25,16 @@ RECOVERY_GUIDANCE = "the event exists; query it by event ID or idempotency key, 
 
 def execute(run: RunState) -> str | None:
     """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
-    A crash (``config.crash_point``) is followed by a restart that recovers from the journal."""
+    A crash (``config.crash_point``) is followed by a restart that recovers from the journal
+    (``execute_and_recover``: the one execute-and-recover path of trace three)."""
     config, trace, rec = run.config, run.trace, run.rec
     approved = trace.confirmation.invocation_digest
     trace.journal.update(trace.invocation.invocation_id, approved_digest=approved)
     transport = ServiceTransport(trace.service, config.transport_plan, config.query_plan)
-    crash = CrashPlan(config.crash_point, config.crash_attempt) if config.crash_point else None
-    trace.executor = Executor(
-        transport,
-        config.request_id,
-        config.retry_budget,
-        config.new_key_per_attempt,
-        crash,
-        emit=rec.emit,
-        next_event_id=rec.next_event_id,
-    )
     try:
-        run.result = trace.executor.execute(trace.machine, run.presented, approved)
+        trace.machine, run.result, run.restarts = execute_and_recover(
+            trace.journal, trace.machine, run.presented, approved, incarnations(run, transport), partial(restarted, run)
+        )
     except ConfirmationError as exc:  # the executor's own guard: nothing was sent
         run.move(State.CONFIRMATION_REJECTED)
         rec.emit(
@@ -55,41 +51,40 @@ def execute(run: RunState) -> str | None:
             },
         )
         return "needs_new_confirmation"
-    except Crash as crashed:
-        recover(run, transport, crashed)
     if run.result is None:
         return "failed" if trace.machine.state is State.FAILED else "outcome_unknown"
     return None
 
 
-def recover(run: RunState, transport: ServiceTransport, crashed: Crash) -> None:
-    """The runtime died mid-execution: a restarted one resolves the Invocation from the journal."""
-    config, trace, rec = run.config, run.trace, run.rec
-    invocation_id = trace.invocation.invocation_id
-    rec.emit(
-        "runtime",
-        "runtime.crashed",
-        None,
-        {"journal_state": trace.journal.entry(invocation_id).state, "reason": str(crashed)},
-    )
-    trace.executor = Executor(
-        transport,
-        config.request_id,
-        config.retry_budget,
-        config.new_key_per_attempt,
-        emit=rec.emit,
-        next_event_id=rec.next_event_id,
-    )
-    rec.emit(
+def incarnations(run: RunState, transport: ServiceTransport):
+    """One Executor per incarnation of the runtime (the first, then each restart's); each may die
+    at its own crash plan."""
+    config, trace = run.config, run.trace
+    first = (CrashPlan(config.crash_point, config.crash_attempt),) if config.crash_point else ()
+    for crash in itertools.chain(first, config.restart_crashes, itertools.repeat(None)):
+        trace.executor = Executor(
+            transport,
+            config.request_id,
+            config.retry_budget,
+            config.new_key_per_attempt,
+            crash,
+            emit=run.rec.emit,
+            next_event_id=run.rec.next_event_id,
+        )
+        yield trace.executor
+
+
+def restarted(run: RunState, crashed: Crash) -> None:
+    """The runtime died mid-execution; a restarted one is about to resolve the Invocation from the journal."""
+    journal, invocation_id = run.trace.journal, run.trace.invocation.invocation_id
+    state = journal.entry(invocation_id).state
+    run.rec.emit("runtime", "runtime.crashed", None, {"journal_state": state, "reason": str(crashed)})
+    run.rec.emit(
         "runtime",
         "runtime.recovered",
         None,
-        {
-            "journal_state": trace.journal.entry(invocation_id).state,
-            "journal_transitions": len(trace.journal.transitions(invocation_id)),
-        },
+        {"journal_state": state, "journal_transitions": len(journal.transitions(invocation_id))},
     )
-    trace.machine, run.result = recover_invocation(trace.journal, trace.executor, invocation_id)
 
 
 def cancel_after_commit(run: RunState) -> str | None:
@@ -130,8 +125,9 @@ def observe(run: RunState) -> None:
 def answer(run: RunState) -> None:
     """t11–t13, mc_02: sees the tool result (reusing mc_01's prefix cache), then answers."""
     rec, result = run.rec, run.result
+    reuse, zone = run.hooks.reusable_prefix, run.config.timezone
     second = run.trace.second_call = second_model_call(
-        run.decoder, run.spec, run.config.user_text, run.trace.first_call, run.tool_message, run.hooks.reusable_prefix
+        run.decoder, run.spec, run.config.user_text, run.trace.first_call, run.tool_message, reuse, zone
     )
     rec.emit(
         "model runtime",
@@ -171,7 +167,7 @@ def answer(run: RunState) -> None:
     run.trace.answer = decoded.text
 
 
-def close_trace(run: RunState, status: str, answer: str | None = None) -> ToolTrace:
+def close_trace(run: RunState, status: str) -> ToolTrace:
     """The last event: the request status, the calendar's state and the Invocation's history."""
     trace, service = run.trace, run.trace.service
     trace.request_status = status
@@ -191,5 +187,4 @@ def close_trace(run: RunState, status: str, answer: str | None = None) -> ToolTr
             "state_history": [f"{a}→{b}" for a, b, _ in trace.machine.history],
         },
     )
-    trace.answer = answer
     return trace

@@ -42,7 +42,6 @@ from labkit.tools.calendar_service import (
     TransportTimeout,
 )
 from labkit.tools.confirm import ConfirmationError, invocation_digest, request_digest
-from labkit.tools.journal import transaction
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import InvocationMachine, State
 
@@ -229,7 +228,7 @@ class Executor:
         if machine.journal is None:
             self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
         else:  # one transaction: a kill leaves both or neither
-            with transaction(machine.journal.db):
+            with machine.journal.db.transaction():
                 machine.journal.update(
                     invocation.invocation_id,
                     attempts=attempt,

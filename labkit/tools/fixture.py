@@ -15,9 +15,14 @@ The targets below are the chapter's values; the recipe fits to them, the runtime
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from labkit.tools.template import compact_json
+
+if TYPE_CHECKING:
+    from labkit.tools.normalize import Invocation
 
 #: §7.11: what the first call's arguments bytes must parse to
 TARGET_ARGUMENTS = {
@@ -35,6 +40,25 @@ TARGET_TOOL_MESSAGE = {
     "start": "2026-07-20T09:00:00+08:00",
 }
 TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”提醒。"
+
+
+@cache
+def fixture_invocation() -> Invocation:
+    """The §7.12 Invocation inv_01: §7.11's arguments normalised under the happy run's config."""
+    from labkit.tools.normalize import normalize
+    from labkit.tools.runtime import ToolRunConfig
+    from labkit.tools.toolspec import load_toolspec
+
+    config = ToolRunConfig()
+    spec = load_toolspec()
+    return normalize(
+        spec,
+        TARGET_ARGUMENTS,
+        invocation_id="inv_01",
+        clock=config.clock,
+        tz_name=config.timezone,
+        subject=config.subject,
+    )
 
 
 def _ok(event_id: str, start: str) -> dict:
@@ -60,7 +84,7 @@ SUMMARY_CASES = (
 def fitting_sequences(spec):
     """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
-    from labkit.tools.answer import AnswerSlots, answer_frames
+    from labkit.tools.answer import AnswerSlots, frame_sentences
     from labkit.tools.calls import grammar_for
     from labkit.tools.runtime import USER_TEXT
     from labkit.tools.template import ToolTemplate
@@ -79,9 +103,10 @@ def fitting_sequences(spec):
     sequences, eos = [(first_prompt, proposal, masks)], tok.id_of("<|eos|>")
     for message, summary in SUMMARY_CASES:
         prompt = tok.encode(template.after_tool_result([spec], USER_TEXT, arguments_text, message))
-        # every frame competes, the created one too (as for §7.13's result): the head must read
-        # the status itself, not lean on the mask that withholds "created" without an event ID
-        frames = {**answer_frames(TARGET_ARGUMENTS, TARGET_TOOL_MESSAGE), **answer_frames(TARGET_ARGUMENTS, message)}
+        # the chapter's three kinds compete, the created one too: the head must read the status
+        # itself (the runtime's mask then allows only the kind the result's fields allow)
+        frames = frame_sentences(TARGET_ARGUMENTS["title"], message.get("start", TARGET_TOOL_MESSAGE["start"]))
+        frames.pop("unclear")
         slots = AnswerSlots.of(frames, tok)
         answer = tok.encode(summary) + [eos]
         texts = [tok.decode(answer[:k]) for k in range(len(answer))]

@@ -12,21 +12,20 @@ Tables::
     transitions(seq PK, invocation_id, from_state, to_state, event_id, detail_json)
 
 ``path=":memory:"`` keeps the journal in memory (for fast property tests); a file path
-survives the process, which is what a real crash needs.  A journal file is opened through
-``labkit.tools.store.open_store``: one of another schema version (``SCHEMA_VERSION``), a
-truncated or damaged file, or one locked by another process is refused with a clear error.
+survives the process, which is what a real crash needs.  A journal file is a
+``labkit.tools.store.Store`` of kind ``JOURNAL``: a file of another kind or version, a damaged
+one, or one locked by another process is refused at open, and every SQLite error after that is
+a ``JournalError`` naming the file and what to do.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.core import strictjson
-from labkit.tools.store import open_store
+from labkit.tools.store import Store, StoreError, store_kind
 
 #: ``PRAGMA user_version`` of a journal file this module reads and writes
 SCHEMA_VERSION = 1
@@ -52,6 +51,13 @@ CREATE TABLE IF NOT EXISTS transitions (
 """
 
 
+class JournalError(StoreError):
+    """The journal file cannot be used (the message names it and what to do)."""
+
+
+JOURNAL = store_kind("journal", SCHEMA, SCHEMA_VERSION, 0x4C4B4A31, JournalError)  # application_id "LKJ1"
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     invocation_id: str
@@ -64,28 +70,12 @@ class JournalEntry:
     state: str
 
 
-@contextmanager
-def transaction(db):
-    """BEGIN … COMMIT (ROLLBACK on error) on an autocommit connection: all or nothing.
-    Inside an open transaction it joins that one (the outer transaction commits)."""
-    if db.in_transaction:
-        yield db
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
 class Journal:
     """The runtime's durable memory of what it has decided and what it has sent."""
 
     def __init__(self, path: str | Path = ":memory:", timeout: float = 5.0):
         self.path = str(path)
-        self.db: sqlite3.Connection = open_store(self.path, SCHEMA, SCHEMA_VERSION, "journal", timeout)
+        self.db = Store(self.path, JOURNAL, timeout)
 
     def close(self) -> None:
         self.db.close()
@@ -99,7 +89,7 @@ class Journal:
                 f"invocation {invocation['invocation_id']!r} is already in the journal {self.path} "
                 f"(state {known[0]}); recover it or use a fresh journal"
             )
-        with transaction(self.db):
+        with self.db.transaction():
             self.db.execute(
                 "INSERT INTO invocations (invocation_id, invocation_json, retry_budget, state) VALUES (?, ?, ?, ?)",
                 (invocation["invocation_id"], json.dumps(invocation, ensure_ascii=False), retry_budget, state),
@@ -110,7 +100,7 @@ class Journal:
         bad = sorted(set(fields) - allowed)
         if bad:
             raise ValueError(f"journal fields {bad} cannot be updated; expected some of {sorted(allowed)}")
-        with transaction(self.db):
+        with self.db.transaction():
             for name, value in fields.items():
                 self.db.execute(f"UPDATE invocations SET {name} = ? WHERE invocation_id = ?", (value, invocation_id))
 
@@ -123,7 +113,7 @@ class Journal:
         detail: dict | None = None,
     ) -> None:
         """Append one transition and set the current state, in one SQLite transaction."""
-        with transaction(self.db):
+        with self.db.transaction():
             found = self.db.execute(
                 "SELECT state FROM invocations WHERE invocation_id = ?", (invocation_id,)
             ).fetchone()

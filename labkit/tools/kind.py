@@ -14,7 +14,6 @@ from labkit.tools.runtime import ToolRunConfig, ToolTrace, run_tool_trace
 
 CONTRACT = TraceContract(
     kind="tool",
-    title="Tool trace",
     event_prefix="t",
     initial_object="messages + ToolSpec + subject",
     model_state="each of the two model calls has its own cache and logits",
@@ -80,7 +79,6 @@ TOOL = TraceKind(
     faults=FAULTS,
     fixture="tools",
     build_fixture=build,
-    golden="traces/tool.jsonl",
     summary=summary,
     baseline=("happy", HAPPY),
 )

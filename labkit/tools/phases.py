@@ -43,7 +43,7 @@ def propose(run: RunState) -> None:
     run.trace.first_call = first
     rec.emit("model runtime", "model.started", 0, model_started_payload(first, run.artifacts))
     generated = first.decode.text.encode("utf-8")
-    run.raw = run.trace.arguments_bytes = _cut_short(generated, config.proposal_tamper)
+    run.trace.arguments_bytes = _cut_short(generated, config.proposal_tamper)
     steps = first.decode.steps
     rec.emit(
         "decoder",
@@ -67,14 +67,14 @@ def propose(run: RunState) -> None:
 def parse(run: RunState) -> str | None:
     """t02: the proposal's bytes parse as one JSON object, or the proposal is rejected."""
     try:
-        run.arguments = parse_arguments(run.raw)
+        run.arguments = parse_arguments(run.trace.arguments_bytes)
     except ProposalError as exc:
         run.move(State.PARSE_REJECTED)
         run.rec.emit(
             "JSON parser",
             "proposal.rejected",
             None,
-            {"state": run.state, "received_utf8_hex": run.raw.hex(), "reason": str(exc)},
+            {"state": run.state, "received_utf8_hex": run.trace.arguments_bytes.hex(), "reason": str(exc)},
         )
         return "rejected"
     run.move(State.PARSED)
@@ -216,8 +216,31 @@ def confirm(run: RunState) -> str | None:
     return None
 
 
+def cancel_before_execute(run: RunState) -> str | None:
+    """A cancel that arrives before the execution: nothing was sent, nothing exists."""
+    if not run.config.cancel_before_execute:
+        return None
+    run.move(State.CANCELLED)
+    run.rec.emit("runtime", "request.cancelled", None, {"state": run.state, "side_effect": False})
+    return "cancelled"
+
+
 #: the phases of a run, in event order (``run_tool_trace`` runs them until one ends the request)
-PHASES = (propose, parse, validate, normalise, authorise, confirm, execute, cancel_after_commit, observe, answer)
+PHASES = (
+    propose,
+    parse,
+    validate,
+    normalise,
+    authorise,
+    confirm,
+    cancel_before_execute,
+    execute,
+    cancel_after_commit,
+    observe,
+    answer,
+)
+#: the phases from an Invocation to its observed result (what ``labkit.tools.schedules`` runs)
+EXECUTION = PHASES[PHASES.index(authorise) : PHASES.index(answer)]
 
 
 def _flip_last_hex(digest: str) -> str:

@@ -13,6 +13,10 @@ For each Invocation in the journal, by its last journaled state:
 * COMMITTED → the committed result is read back from the journal (written with the move);
 * any terminal state → left as it is.
 
+``execute_and_recover`` is trace three's one execute-and-recover path: the happy run's execute
+phase, the seeded fault schedules (``labkit.tools.schedules``) and every incarnation of the crash
+harness (``labkit.tools.torture.child``) run an Invocation through it.
+
 The result maps each Invocation ID to (final state, committed result or None).  Before
 anything is queried or sent, ``verify_approvals`` refuses a journal in which an approved
 digest does not match its Invocation (the journal was edited, or belongs to other code).
@@ -20,10 +24,37 @@ digest does not match its Invocation (the journal was edited, or belongs to othe
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from labkit.tools.confirm import ConfirmationError, invocation_digest
-from labkit.tools.executor import Executor
+from labkit.tools.executor import Crash, Executor
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import InvocationMachine, State
+
+
+def execute_and_recover(
+    journal,
+    machine: InvocationMachine,
+    invocation: Invocation,
+    approved: str,
+    executors: Iterator[Executor],
+    on_crash: Callable | None = None,
+) -> tuple[InvocationMachine, dict | None, int]:
+    """Execute with the first executor; after each ``Crash`` a restart (``on_crash(crash)``, then the
+    next executor) resolves the Invocation from the journal — and may crash again.
+    Returns (machine, committed result or None, restarts)."""
+    try:
+        return machine, next(executors).execute(machine, invocation, approved), 0
+    except Crash as crash:
+        crashed, restarts = crash, 0
+    while True:
+        restarts += 1
+        if on_crash is not None:
+            on_crash(crashed)
+        try:
+            return (*recover_invocation(journal, next(executors), invocation.invocation_id), restarts)
+        except Crash as crash:
+            crashed = crash
 
 
 def recover_invocation(journal, executor: Executor, invocation_id: str) -> tuple[InvocationMachine, dict | None]:

@@ -54,11 +54,11 @@ class RunState:
     decoder: object
     hooks: ToolHooks
     artifacts: dict
-    raw: bytes = b""
     arguments: dict | None = None
     presented: Invocation | None = None
     result: dict | None = None
     tool_message: dict | None = None
+    restarts: int = 0
 
     @property
     def config(self):

@@ -66,6 +66,8 @@ class ToolRunConfig(Config):
     cancel_after_commit: bool = False
     crash_point: str | None = None  # one of labkit.tools.executor.CRASH_POINTS
     crash_attempt: int | None = None  # None: the first attempt that reaches the point
+    restart_crashes: tuple = ()  # CrashPlans of the restarts, one each, in order (the fault schedules)
+    cancel_before_execute: bool = False
     journal_path: str = ":memory:"  # a file makes the journal survive the process
 
     def __post_init__(self):
@@ -92,7 +94,7 @@ def run_tool_trace(
         status = phase(run)
         if status is not None:
             return close_trace(run, status)
-    return close_trace(run, "completed", run.trace.answer)
+    return close_trace(run, "completed")
 
 
 def _start(config, hooks, decoder, spec) -> RunState:

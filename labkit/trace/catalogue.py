@@ -38,11 +38,11 @@ def run(kind: str, fault: str | None = None) -> list[dict]:
 
 
 def golden(kind: str) -> list[dict]:
-    """The stored golden trace of ``kind``."""
+    """The stored golden trace of ``kind``: ``fixtures/traces/<kind>.jsonl``."""
     from labkit.core.events import read_jsonl
     from labkit.core.fixtures import fixture_path
 
-    return read_jsonl(fixture_path(*_kind(kind).golden.split("/")))
+    return read_jsonl(fixture_path("traces", f"{_kind(kind).name}.jsonl"))
 
 
 def diagnose(kind: str, fault: str):

@@ -49,4 +49,4 @@ def state_rows() -> tuple[list[str], list[list[str]]]:
     contracts = [kind.contract for kind in KINDS.values()]
     rows = [[question] + [getattr(c, attr) for c in contracts] for attr, question in CONTRACT_ROWS]
     rows.append(["What “output” means"] + [c.output_means for c in contracts])
-    return ["question"] + [c.title for c in contracts], rows
+    return ["question"] + [f"{c.kind.capitalize()} trace" for c in contracts], rows

@@ -4,7 +4,9 @@
 method).  It opens the journal and the calendar's store in ``job["dir"]`` and then, for every
 invocation in the journal:
 
-* ``mode="execute"`` — the first run: an approved PREPARED invocation is executed;
+* ``mode="execute"`` — the first run: an approved PREPARED invocation is executed
+  (``labkit.tools.recovery.execute_and_recover``, the path the happy run and the schedules take;
+  a crash here is a real SIGKILL, and the restart is the next incarnation);
 * ``mode="recover"`` — a restart: each invocation is resolved from the journal
   (``labkit.tools.recovery.recover_invocation``: EXECUTING and OUTCOME_UNKNOWN are settled by
   a query by key, never by executing blindly);
@@ -13,7 +15,9 @@ invocation in the journal:
 
 The kill switch counts every SQL statement either store begins (``set_trace_callback``).
 When the count reaches ``job["kill_at"]`` the child reports ``("halt", count, sql)`` and
-waits; the harness kills it there with SIGKILL, so the statement never runs.  Every request
+waits; the harness kills it there with SIGKILL, so the statement never runs.  With
+``job["kill_after"]`` the child reports ``("ready",)`` once its stores are open and the harness
+kills it that many seconds later, wherever it is.  Every request
 and query leaves the process only after ``("op", kind, key)`` was reported.  The last
 message is ``("done", statements)``, ``("refused", reason)`` for a store or journal it must
 not touch (exit status 2), or ``("error", traceback)``.
@@ -30,11 +34,17 @@ from labkit.tools.confirm import ConfirmationError
 from labkit.tools.executor import Executor
 from labkit.tools.journal import Journal
 from labkit.tools.normalize import Invocation
-from labkit.tools.recovery import recover_invocation, verify_approvals
+from labkit.tools.recovery import execute_and_recover, recover_invocation, verify_approvals
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.store import StoreError
-from labkit.tools.torture.variants import runtime_options, service_execute
-from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, request_id_for
+from labkit.tools.torture.workload import (
+    CLOCK,
+    JOURNAL_FILE,
+    SERVICE_FILE,
+    request_id_for,
+    runtime_options,
+    service_execute,
+)
 
 MODES = ("execute", "recover", "settle")
 
@@ -79,7 +89,8 @@ def run_invocations(journal: Journal, transport, mode: str, runtime: str) -> Non
         if mode == "execute":
             if entry.state == State.PREPARED.value and entry.approved_digest is not None:
                 machine = InvocationMachine.resume(journal, entry.invocation_id)
-                executor.execute(machine, Invocation(**entry.invocation), entry.approved_digest)
+                invocation = Invocation(**entry.invocation)
+                execute_and_recover(journal, machine, invocation, entry.approved_digest, iter([executor]))
         else:
             recover_invocation(journal, executor, entry.invocation_id)
 
@@ -101,6 +112,8 @@ def incarnation(job: dict, conn) -> None:
         switch = KillSwitch(conn, job.get("kill_at"))
         journal.db.set_trace_callback(switch)
         service.db.set_trace_callback(switch)
+        if job.get("kill_after") is not None:
+            conn.send(("ready",))  # the harness's timer starts now
         transport = ReportingTransport(
             ServiceTransport(service, tuple(job.get("plan", ())), tuple(job.get("query_plan", ()))), conn
         )

@@ -2,12 +2,15 @@
 
 A ``CrashSchedule`` (drawn from a seeded ``random.Random``) fixes a small workload — 1–3
 approved invocations, maybe one still waiting for its confirmation, a retry budget — and,
-per incarnation, the network's outcomes and the statement at which the harness kills it.
+per incarnation, the network's outcomes and when the harness kills it: before a counted SQL
+statement, or (``timed``) a drawn number of seconds after the incarnation is ready, wherever
+it happens to be then — how a real machine dies.
 ``run_schedule`` prepares the journal and the calendar's store in a fresh directory, starts
 the first incarnation (``mode="execute"``), and after every kill starts a restart
 (``mode="recover"``) until one finishes; an OUTCOME_UNKNOWN left by a spent budget is then
-settled by a later restart with a healthy network.  Kill points count statements, not
-time, so a seed fixes every count of the run.
+settled by a later restart with a healthy network.  Statement kills are fixed by the seed;
+timer kills are not (they depend on the machine's speed), and a timer that fires after the
+incarnation finished kills nothing.
 
 After every kill the harness checks the files as they were left (every event authorised by
 the journal, every file intact); before every restart it notes the journaled states, and
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +38,8 @@ from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, app
 NETWORK = ("deliver",) * 4 + OUTCOMES
 #: statements one invocation's first execution begins, roughly: kill points are drawn below
 STATEMENTS_PER_INVOCATION = 40
+#: a timer kill fires uniformly within this many seconds per invocation after the child is ready
+TIMER_SECONDS = 0.012
 #: seconds the harness waits for a word from a child before it calls it hung
 WAIT_SECONDS = 120.0
 
@@ -44,25 +50,30 @@ class CrashSchedule:
     approved: int
     unapproved: int
     retry_budget: int
-    kills: tuple[int, ...]  # the statement each killed incarnation dies before
+    kills: tuple[int | float, ...]  # the statement each killed incarnation dies before (timed: its seconds)
     plans: tuple[tuple[str, ...], ...]  # network outcomes, one plan per incarnation
     query_plans: tuple[tuple[str, ...], ...]
+    timed: bool = False
 
 
-def draw_schedule(rng: random.Random, number: int) -> CrashSchedule:
+def draw_schedule(rng: random.Random, number: int, timed: bool = False) -> CrashSchedule:
     approved, unapproved = rng.randint(1, 3), int(rng.random() < 0.25)
-    kills = tuple(rng.randint(1, STATEMENTS_PER_INVOCATION * approved) for _ in range(rng.randint(2, 6)))
+    if timed:
+        kills = tuple(rng.uniform(0, TIMER_SECONDS * approved) for _ in range(rng.randint(2, 6)))
+    else:
+        kills = tuple(rng.randint(1, STATEMENTS_PER_INVOCATION * approved) for _ in range(rng.randint(2, 6)))
     plans = tuple(tuple(rng.choice(NETWORK) for _ in range(rng.randint(0, 3))) for _ in range(len(kills) + 1))
     queries = tuple(tuple(rng.choice(QUERY_OUTCOMES) for _ in range(rng.randint(0, 2))) for _ in range(len(kills) + 1))
-    return CrashSchedule(number, approved, unapproved, rng.randint(1, 3), kills, plans, queries)
+    return CrashSchedule(number, approved, unapproved, rng.randint(1, 3), kills, plans, queries, timed)
 
 
 @dataclass
 class Incarnation:
     mode: str
     kill_at: int | None
+    kill_after: float | None = None  # a timer kill: seconds after the child was ready
     ending: str = "error"  # killed | done | refused | error
-    statements: int | None = None  # where it was killed, or how many it ran
+    statements: int | None = None  # where it was killed, or how many it ran (None: killed on a timer)
     sql: str | None = None  # the statement it was killed before
     ops: list = field(default_factory=list)
     detail: str | None = None
@@ -71,39 +82,65 @@ class Incarnation:
 
 
 def run_child(ctx, job: dict) -> Incarnation:
-    """Start one incarnation in a child process; kill it (SIGKILL) when it halts at its kill point."""
-    here = Incarnation(job["mode"], job.get("kill_at"))
+    """Start one incarnation in a child process; kill it (SIGKILL) when it halts at its kill point,
+    or when its timer (``job["kill_after"]`` seconds after it reported ready) runs out."""
+    here = Incarnation(job["mode"], job.get("kill_at"), job.get("kill_after"))
     ours, theirs = ctx.Pipe()
     proc = ctx.Process(target=incarnation, args=(job, theirs), daemon=True)
     proc.start()
     theirs.close()
+    deadline = None
     try:
         while True:
-            if not ours.poll(WAIT_SECONDS):
-                here.detail = f"no word from the child for {WAIT_SECONDS:g} s"
-                proc.kill()
+            wait = WAIT_SECONDS if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not ours.poll(wait):
+                proc.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
+                if deadline is None:
+                    here.detail = f"no word from the child for {WAIT_SECONDS:g} s"
+                else:
+                    here.ending = "killed"
+                    _drain(ours, here)  # what it reported before it died
                 break
             try:
                 message = ours.recv()
             except EOFError:
                 here.detail = "the child died without a word"
                 break
-            if message[0] == "op":
+            if message[0] == "ready":
+                deadline = time.monotonic() + job["kill_after"]
+            elif message[0] == "op":
                 here.ops.append(tuple(message[1:]))
             elif message[0] == "halt":
-                proc.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
+                proc.kill()
                 here.ending, here.statements, here.sql = "killed", message[1], message[2]
                 break
             else:
-                here.ending = message[0]
-                here.statements = message[1] if message[0] == "done" else None
-                here.detail = None if message[0] == "done" else message[1]
+                _ended(here, message)
                 break
     finally:
         ours.close()
         proc.join()
     here.exitcode = proc.exitcode
     return here
+
+
+def _ended(here: Incarnation, message: tuple) -> None:
+    here.ending = message[0]
+    here.statements = message[1] if message[0] == "done" else None
+    here.detail = None if message[0] == "done" else message[1]
+
+
+def _drain(ours, here: Incarnation) -> None:
+    """Read what a child killed on a timer had already sent; a "done" among it means the timer came too late."""
+    try:
+        while ours.poll(0):
+            message = ours.recv()
+            if message[0] == "op":
+                here.ops.append(tuple(message[1:]))
+            elif message[0] != "ready":
+                _ended(here, message)
+    except (EOFError, OSError):
+        pass
 
 
 @dataclass
@@ -144,11 +181,11 @@ def run_schedule(
     files = ([where / JOURNAL_FILE], where / SERVICE_FILE)
     run = ScheduleRun(schedule)
     base = {"dir": str(where), "service": service, "runtime": runtime}
-    for number, kill_at in enumerate(schedule.kills + (None,)):
+    for number, kill in enumerate(schedule.kills + (None,)):
         job = {
             **base,
             "mode": "recover" if number else "execute",
-            "kill_at": kill_at,
+            "kill_after" if schedule.timed else "kill_at": kill,
             "plan": schedule.plans[number],
             "query_plan": schedule.query_plans[number],
         }
@@ -170,12 +207,8 @@ def run_schedule(
         run.settle.snapshot = take(*files)
         run.check("unknown_settled", inv.unknown_settled(final, run.settle.snapshot, run.settle.ops))
         final = run.settle.snapshot
-    one, none = inv.commits_have_one_event(final)
-    run.check("one_event_per_commit", one)
-    run.check("no_event_without_commit", none)
-    run.check("events_authorised", inv.events_authorised(final))
-    run.check("legal_path", inv.legal_path(final))
-    run.check("integrity", inv.integrity(final))
+    for name, problems in inv.run_checks(final).items():
+        run.check(name, problems)
     return run
 
 
@@ -187,12 +220,14 @@ def crash_runs(
     service: str = "idempotent",
     runtime: str = "journal_first",
     keep_files: bool = False,
+    timed: bool = False,
 ):
-    """Schedules drawn from ``seed`` until ``kills`` incarnations were killed; yields each ScheduleRun."""
+    """Schedules drawn from ``seed`` until ``kills`` incarnations were killed (``timed``: on a
+    timer); yields each ScheduleRun."""
     rng, killed, number = random.Random(seed), 0, 0
     while killed < kills:
         where = root / f"schedule-{number:05d}"
-        run = run_schedule(ctx, draw_schedule(rng, number), where, service, runtime)
+        run = run_schedule(ctx, draw_schedule(rng, number, timed), where, service, runtime)
         if not keep_files:
             shutil.rmtree(where, ignore_errors=True)
         killed += run.kills

@@ -1,6 +1,9 @@
-"""The promises a torture run checks, each a function of snapshots returning its violations.
+"""The promises of trace three's execute path, each a function of snapshots returning its violations.
 
-An empty list means the promise held.  ``INVARIANTS`` names them for the report:
+The one set of invariants: the crash harness checks them on the files after every kill and at
+the end, the fault schedules (``labkit.tools.schedules``) on their in-memory stores
+(``run_checks`` and ``ending``).  An empty list means the promise held.  ``INVARIANTS`` names
+them for the report:
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from labkit.tools.confirm import invocation_digest
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import TRANSITIONS, State
 from labkit.tools.torture.snapshot import Snapshot
-from labkit.tools.torture.workload import owner_of, request_id_for
+from labkit.tools.torture.workload import owner_of
 
 INVARIANTS = {
     "one_event_per_commit": "exactly one calendar event per approved invocation that reached COMMITTED",
@@ -25,6 +28,16 @@ INVARIANTS = {
     "a refusal to another",
     "integrity": "PRAGMA integrity_check is ok on every store file",
     "runtime_ran": "no incarnation ended in an unexpected error",
+}
+#: (final state, request status) pairs a run may end in
+TERMINAL_OUTCOMES = {
+    ("OBSERVED", "completed"),
+    ("COMMITTED", "cancelled-after-commit"),
+    ("FAILED", "failed"),
+    ("AUTHORIZATION_DENIED", "denied"),
+    ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
+    ("CANCELLED", "cancelled"),
+    ("OUTCOME_UNKNOWN", "outcome_unknown"),
 }
 __doc__ += "\n".join(f"\n* ``{name}``: {text}" for name, text in INVARIANTS.items())
 COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
@@ -73,11 +86,25 @@ def events_authorised(snap: Snapshot) -> list[str]:
     ]
 
 
+def keys_of(snap: Snapshot, journal: str, invocation_id: str) -> set[str]:
+    """The idempotency keys the journal recorded for an invocation's attempts."""
+    keys = {snap.entries[(journal, invocation_id)]["idempotency_key"]}
+    keys |= {
+        t["detail"].get("idempotency_key")
+        for t in snap.transitions
+        if (t["journal"], t["invocation_id"], t["to"]) == (journal, invocation_id, State.EXECUTING.value)
+    }
+    return keys - {None}
+
+
 def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
-    """(one_event_per_commit, no_event_without_commit) for a journal whose invocations own their keys."""
+    """(one_event_per_commit, no_event_without_commit): the events under an invocation's journaled
+    keys — exactly one, the one its COMMITTED move names, if it committed; none if it did not (an
+    OUTCOME_UNKNOWN ending may hold its event: ``unknown_settled`` checks a later query finds it)."""
     one, none = [], []
-    for (_, inv), entry in snap.entries.items():
-        events = snap.events_for(request_id_for(inv) + ":")
+    for (journal, inv), entry in snap.entries.items():
+        keys = keys_of(snap, journal, inv)
+        events = sorted(e for e, key in snap.events if key in keys)
         if entry["state"] in COMMITTED:
             results = [
                 t["detail"].get("event_id")
@@ -88,12 +115,38 @@ def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
                 one.append(f"{inv} is {entry['state']} with {len(events)} events: {events}")
             elif results[-1:] != events:
                 one.append(f"{inv} committed {results[-1:]} but the calendar holds {events}")
-        elif events:
+        elif events and entry["state"] != State.OUTCOME_UNKNOWN.value:
             none.append(
                 f"{inv} ended {entry['state']} (approved: {entry['approved_digest'] is not None}) "
                 f"but the calendar holds {events}"
             )
     return one, none
+
+
+def run_checks(snap: Snapshot) -> dict[str, list[str]]:
+    """The promises any moment's stores keep, by name."""
+    one, none = commits_have_one_event(snap)
+    return {
+        "one_event_per_commit": one,
+        "no_event_without_commit": none,
+        "events_authorised": events_authorised(snap),
+        "legal_path": legal_path(snap),
+        "integrity": integrity(snap),
+    }
+
+
+def ending(snap: Snapshot, outcome, approved: bool) -> list[str]:
+    """An in-process run's ending (a fault schedule's ``outcome``): documented and terminal, the
+    journal's state, and no request sent when nothing was ``approved``."""
+    problems, ended = [], (outcome.final_state, outcome.request_status)
+    if ended not in TERMINAL_OUTCOMES:
+        problems.append(f"undocumented ending {ended}")
+    journaled = {row["state"] for row in snap.entries.values()}
+    if journaled != {outcome.final_state}:
+        problems.append(f"journal says {sorted(journaled)}, the runtime ended in {outcome.final_state}")
+    if not approved and snap.requests:
+        problems.append(f"{snap.requests} requests reached the service without authorisation/confirmation")
+    return problems
 
 
 def restart_queries_first(states_at_restart: dict[str, str], ops: list[tuple[str, str]]) -> list[str]:

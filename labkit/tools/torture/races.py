@@ -19,11 +19,19 @@ from pathlib import Path
 from labkit.tools.calendar_service import CalendarService, ServiceTransport
 from labkit.tools.executor import Executor
 from labkit.tools.journal import Journal
+from labkit.tools.recovery import execute_and_recover
 from labkit.tools.states import InvocationMachine
 from labkit.tools.torture import invariants as inv
 from labkit.tools.torture.snapshot import Snapshot, take
-from labkit.tools.torture.variants import runtime_options, service_execute
-from labkit.tools.torture.workload import CLOCK, SERVICE_FILE, approve, make_invocation, request_id_for
+from labkit.tools.torture.workload import (
+    CLOCK,
+    SERVICE_FILE,
+    approve,
+    make_invocation,
+    request_id_for,
+    runtime_options,
+    service_execute,
+)
 
 #: every CONFLICT_EVERY-th round, the last client presents the shared key with another digest
 CONFLICT_EVERY = 5
@@ -63,7 +71,7 @@ def race_client(job: dict, barrier, conn) -> None:
                     1,
                     **runtime_options(job["runtime"]),
                 )
-                result = executor.execute(machine, invocation, digest)
+                machine, result, _ = execute_and_recover(journal, machine, invocation, digest, iter([executor]))
                 results.append(
                     {
                         "round": number,

@@ -1,9 +1,9 @@
 """One torture run: crash schedules until ``kills`` kills, then ``races`` rounds of racing clients.
 
-``run_torture(kills, clients, races, seed)`` returns a ``TortureReport``: how many schedules,
-kills, restarts and later queries the crash part needed, how many requests the races made,
-and for every invariant how often it was checked and every violation found.  ``lines()``
-prints it; ``ok`` is False when any promise broke.
+``run_torture(kills, clients, races, seed, timer_kills=…)`` returns a ``TortureReport``: how
+many schedules, kills (before a counted statement, and on a timer), restarts and later queries
+the crash part needed, how many requests the races made, and for every invariant how often
+it was checked and every violation found.  ``lines()`` prints it; ``ok`` is False when any promise broke.
 
 Child processes start with ``forkserver`` where the platform has it (a child costs a fork,
 not a fresh interpreter) and ``spawn`` elsewhere; both start the child from a clean state.
@@ -14,7 +14,9 @@ a SIGKILL loses nothing the process had handed to the operating system, so the f
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
+import os
 import shutil
 import tempfile
 from collections import Counter
@@ -24,7 +26,7 @@ from pathlib import Path
 from labkit.tools.torture.crashes import ScheduleRun, crash_runs
 from labkit.tools.torture.invariants import INVARIANTS
 from labkit.tools.torture.races import race_checks, run_races
-from labkit.tools.torture.variants import runtime_options, service_execute
+from labkit.tools.torture.workload import runtime_options, service_execute
 
 
 def context(start_method: str | None = None):
@@ -40,17 +42,8 @@ def context(start_method: str | None = None):
 
 
 def scratch_root() -> Path:
-    shm = Path("/dev/shm")
-    where = shm if shm.is_dir() and _writable(shm) else None
+    where = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     return Path(tempfile.mkdtemp(prefix="labkit-torture-", dir=where))
-
-
-def _writable(path: Path) -> bool:
-    try:
-        tempfile.TemporaryFile(dir=path).close()
-        return True
-    except OSError:
-        return False
 
 
 @dataclass
@@ -74,6 +67,10 @@ class TortureReport:
         return sum(run.kills for run in self.runs)
 
     @property
+    def timer_kills(self) -> int:
+        return sum(run.kills for run in self.runs if run.schedule.timed)
+
+    @property
     def restarts(self) -> int:
         return sum(len(run.incarnations) - 1 for run in self.runs)
 
@@ -94,7 +91,8 @@ class TortureReport:
         same_key = sum(r["invocation_id"].startswith("race") for r in self.race_results)
         out = [
             f"torture: seed {self.seed}, service {self.service}, runtime {self.runtime}",
-            f"crash schedules {self.schedules}: {self.kills} kills (SIGKILL), {self.restarts} restarts, "
+            f"crash schedules {self.schedules}: {self.kills} kills (SIGKILL), {self.timer_kills} of them on a timer, "
+            f"{self.restarts} restarts, "
             f"{self.settled} later queries settled an OUTCOME_UNKNOWN",
             f"races {self.races} rounds x {self.clients} clients: {same_key} same-key requests, "
             f"{len(self.race_results) - same_key} with their own keys",
@@ -116,10 +114,13 @@ def run_torture(
     runtime: str = "journal_first",
     start_method: str | None = None,
     root: str | Path | None = None,
+    timer_kills: int = 0,
 ) -> TortureReport:
-    """Kill the runtime ``kills`` times across seeded crash schedules, then race ``clients``
-    clients for ``races`` rounds; check every invariant.  ``root`` keeps the files there."""
-    for name, value, low in (("kills", kills, 0), ("clients", clients, 1), ("races", races, 0)):
+    """Kill the runtime ``kills`` times before a counted statement and ``timer_kills`` times on a
+    timer across seeded crash schedules, then race ``clients`` clients for ``races`` rounds; check
+    every invariant.  ``root`` keeps the files there."""
+    checked = (("kills", kills, 0), ("timer_kills", timer_kills, 0), ("clients", clients, 1), ("races", races, 0))
+    for name, value, low in checked:
         if not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     service_execute(service)  # a clear error for an unknown name, before any child starts
@@ -128,7 +129,10 @@ def run_torture(
     where = Path(root) if root is not None else scratch_root()
     report = TortureReport(seed, service, runtime, clients, races)
     try:
-        for run in crash_runs(ctx, kills, seed, where / "crashes", service, runtime, keep_files=root is not None):
+        keep = root is not None
+        statement_runs = crash_runs(ctx, kills, seed, where / "crashes", service, runtime, keep)
+        timer_runs = crash_runs(ctx, timer_kills, seed, where / "timer", service, runtime, keep, timed=True)
+        for run in itertools.chain(statement_runs, timer_runs):
             report.runs.append(run)
             report.checks.update(run.checks)
             report.violations += run.violations

@@ -53,11 +53,13 @@ def timeline(run: ScheduleRun, invocation_id: str) -> list[list]:
     rows = []
     for number, here in enumerate(run.incarnations + ([run.settle] if run.settle else [])):
         ops = [f"{kind} {key.rsplit(':', 1)[-1]}" for kind, key in here.ops if owner_of(key) == invocation_id]
-        ended = (
-            f"killed before statement {here.statements}: {here.sql.split(' ')[0]}"
-            if here.ending == "killed"
-            else here.ending
-        )
+        ended = here.ending
+        if here.ending == "killed":
+            ended = (
+                f"killed before statement {here.statements}: {here.sql.split(' ')[0]}"
+                if here.sql
+                else f"killed on a timer after {here.kill_after * 1000:.0f} ms"
+            )
         snap = here.snapshot
         rows.append(
             [
