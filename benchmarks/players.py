@@ -50,10 +50,10 @@ def measure_harness(steps: int = STEPS) -> dict:
         try:
             for page_md, name in embeds():
                 key = embed_key(page_md, name)
-                control, back = step_controls(page_md, name)
                 page = browser.new_page()
                 page.goto(server.url(page_md, name))
                 page.wait_for_function("() => window.playerReady || window.playerError", timeout=30_000)
+                control, back = step_controls(page)
                 operate(page, control)  # the first draw of each path
                 measured = step_times(page, control, back, repeats=steps)
                 rows.append({"player": key, "page": page_md, "control": control, **measured})

@@ -133,10 +133,7 @@ def _visit(case: WidgetCase, widget, values) -> tuple[list[float], bool]:
 
 
 def forget_pictures() -> None:
-    """Empty labkit's process-wide PNG cache (``labkit.reader.png``)."""
-    from labkit.reader.png import clear_png_cache
-
-    clear_png_cache()
+    """Nothing to empty: labkit's PNG cache went with its PNG widgets (the players draw in the browser)."""
 
 
 #: how long the kernel is left idle between two presses (a reader needs longer to read a step)

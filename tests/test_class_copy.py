@@ -133,33 +133,52 @@ def test_class_copy_leaves_out_every_test_file_that_holds_a_passing_answer(copy)
         assert (copy / kept).is_file(), said
 
 
-def _right_rms_norm() -> str:
-    """The answer key's rms_norm file (this test file holds no passing answer of its own)."""
-    if not (REPO / "solutions" / "nn.py").is_file():
+EXERCISE = "jittered_backoff"  # an extend exercise whose answer is a few lines of arithmetic
+
+
+def _right_answer() -> str:
+    """The answer key's jittered_backoff, as a file of its own (this test file holds no passing answer)."""
+    import ast
+
+    key = REPO / "solutions" / "variants.py"
+    if not key.is_file():
         pytest.skip(ANSWER_KEY_MISSING)
-    return (REPO / "solutions" / "nn.py").read_text()
+    text = key.read_text()
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == EXERCISE)
+    return ast.get_source_segment(text, node) + "\n"
 
 
 def test_the_answer_finder_finds_answers_in_functions_nested_functions_and_strings(tmp_path):
-    right = _right_rms_norm()
-    nested = "\n".join("    " + line for line in right.split("def rms_norm", 1)[1].splitlines())
+    right = _right_answer()
+    nested = "\n".join("    " + line for line in right.split(f"def {EXERCISE}", 1)[1].splitlines())
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_planted.py").write_text(
         f"import numpy as np\n\nANSWER = {right!r}\n\n\ndef test_x():\n    def inner{nested.strip()}\n"
     )
     found = classcopy.answers_in_tests(tmp_path)
     assert sorted(found) == [
-        (Path("tests/test_planted.py"), "inner", "rms_norm"),
-        (Path("tests/test_planted.py"), "rms_norm", "rms_norm"),
+        (Path("tests/test_planted.py"), "inner", EXERCISE),
+        (Path("tests/test_planted.py"), EXERCISE, EXERCISE),
     ]
 
 
-HANDINS = {  # ada hands in the answer key's rms_norm
-    "ben.py": "import numpy as np\n\ndef rms_norm(x, eps):\n"
-    "    return x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + eps)\n",
+def test_the_answer_finder_writes_nothing_where_it_runs(tmp_path, monkeypatch):
+    """A test helper that opens a store on whatever it is handed must not leave files in the
+    teacher's folder: the scan runs in a scratch folder."""
+    (tmp_path / "book" / "tests").mkdir(parents=True)
+    (tmp_path / "book" / "tests" / "test_helper.py").write_text(
+        "def keep(x):\n    open(str(x)[:40].replace('/', '_'), 'w').write('left behind')\n    return x\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert classcopy.answers_in_tests(tmp_path / "book") == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["book"]
+
+
+HANDINS = {  # ada hands in the answer key's jittered_backoff; ben forgets the cap
+    "ben.py": "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    return u * base_ms * 2**attempt\n",
     "cal/answer.py": "import os\nimport labkit.check.core as core\ncore.CheckResult.passed = True\n"
     "try:\n    open({target!r}, 'w').write('graded?')\nexcept OSError:\n    pass\n\n"
-    "def rms_norm(x, eps):\n    os._exit(0)\n",
+    "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    os._exit(0)\n",
 }
 
 
@@ -168,7 +187,7 @@ def test_a_teacher_grades_three_hand_ins_from_the_class_copy(copy, tmp_path):
 
     target = tmp_path / "teacher" / "grades-overwritten.txt"
     target.parent.mkdir()
-    for name, text in {"ada.py": _right_rms_norm(), **HANDINS}.items():
+    for name, text in {"ada.py": _right_answer(), **HANDINS}.items():
         (tmp_path / "handins" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "handins" / name).write_text(text.replace("{target!r}", repr(str(target))))
     out = tmp_path / "grades.csv"
@@ -176,15 +195,15 @@ def test_a_teacher_grades_three_hand_ins_from_the_class_copy(copy, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {(r["student"], r["exercise"]): r for r in csv.DictReader(out.open(encoding="utf-8"))}
     assert {k: r["status"] for k, r in rows.items()} == {
-        ("ada", "rms_norm"): "passed",
-        ("ben", "rms_norm"): "failed",
-        ("cal", "rms_norm"): "could not check",
+        ("ada", EXERCISE): "passed",
+        ("ben", EXERCISE): "failed",
+        ("cal", EXERCISE): "could not check",
     }
-    assert "exit status 0" in rows["cal", "rms_norm"]["message"]
+    assert "exit status 0" in rows["cal", EXERCISE]["message"]
     assert not target.exists()
     as_json = tmp_path / "grades.json"
     done = _in_copy(
-        copy, "-m", "labkit", "grade", str(tmp_path / "handins"), "--out", str(as_json), "--exercise", "rms_norm"
+        copy, "-m", "labkit", "grade", str(tmp_path / "handins"), "--out", str(as_json), "--exercise", EXERCISE
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert [r["status"] for r in json.loads(as_json.read_text())] == ["passed", "failed", "could not check"]

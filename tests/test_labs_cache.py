@@ -128,24 +128,3 @@ def test_bad_fault_names_are_clear_errors():
         lab_decoder("swap_heads")
     with pytest.raises(TypeError, match="faults must be a DecoderFaults"):
         lab_decoder(3)
-
-
-# ---- the cache fault toggles -----------------------------------------------------------
-def test_fault_toggles_expose_shapes_errors_and_checks():
-    from labkit.reader.widgets.cache_faults import cache_fault_toggles
-
-    toggles = cache_fault_toggles()
-    assert toggles.case.mode == "reset_rope_position"
-    assert toggles.case.cache_shapes == [[2, 7, 4], [2, 7, 4]]
-    error = toggles.case.per_position_error
-    assert error.shape == (7,)
-    assert error[0] < 1e-12, f"position 0 is the same under a RoPE reset (angle 0 either way), off by {error[0]:.3g}"
-    assert float(error.max()) == pytest.approx(0.2477276305125953, rel=1e-12)
-    assert "FAIL" in toggles.checks.value
-    assert toggles.image.value[:4] == b"\x89PNG"
-    toggles.mode_buttons.value = "copy_layer1_cache_to_layer2"
-    assert toggles.case.caught_by == ["logit", "distinct_layer"]
-    assert "layer 1 = layer 0" in toggles.checks.value
-    toggles.mode_buttons.value = "correct"
-    assert toggles.case.caught_by == []
-    assert "FAIL" not in toggles.checks.value

@@ -72,19 +72,3 @@ def test_dpo_counterexample_both_answers_less_probable_yet_loss_falls():
 def test_dpo_bad_input_names_the_argument(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         dpo.run(**kwargs)
-
-
-def test_dpo_margin_curve_follows_its_sliders_without_a_browser():
-    from labkit.reader.widgets.rl import dpo_margin_curve
-
-    curve = dpo_margin_curve(render=False)
-    assert curve.state.loss == SOURCE_DPO["loss_nat"] and curve.state.margin == SOURCE_DPO["margin"]
-    assert curve.state.gradient.tolist() == SOURCE_DPO["analytic_gradient"]
-    curve.rejected.value = -5.0  # rejected answer 2 nats less probable: margin 0.2 + 0.2·2
-    assert curve.state.margin == pytest.approx(0.6, abs=1e-12)
-    assert curve.state.loss < SOURCE_DPO["loss_nat"]
-    # the plotted curve is the loss itself at every Δ, not a sketch
-    i = 160  # Δ = 1.0
-    delta = curve.state.deltas[i]
-    on_curve = dpo.dpo_loss([-2.5 + delta, -2.5], [-2.5, -2.5], curve.state.beta)
-    assert curve.state.curve_loss[i] == pytest.approx(on_curve, abs=1e-12)

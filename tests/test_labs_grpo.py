@@ -109,22 +109,6 @@ def test_grpo_bad_input_names_the_argument(call, message):
         call()
 
 
-def test_grpo_group_editor_follows_its_controls_without_a_browser():
-    from labkit.reader.widgets.rl import grpo_group_editor
-
-    editor = grpo_group_editor(render=False)
-    assert editor.state.population_advantage.tolist() == SOURCE_GRPO["population_advantage"][0]
-    assert editor.state.sample_advantage.tolist() == SOURCE_GRPO["sample_advantage"][0]
-    editor.rewards_text.value = "1 0 0 0"
-    # one success in four: population std √3/4, sample std 1/2
-    assert editor.state.population_advantage[0] == pytest.approx(np.sqrt(3.0), rel=1e-7)
-    assert editor.state.sample_advantage[0] == pytest.approx(1.5, rel=1e-7)
-    editor.eps_choice.value = 0.1
-    assert editor.state.sample_advantage[0] == pytest.approx(0.75 / 0.6, rel=1e-12)
-    editor.rewards_text.value = "1 x"
-    assert editor.error == "rewards must be numbers separated by spaces or commas, got '1 x'"
-
-
 def test_clip_is_flat_below_one_minus_eps_and_unbounded_above_for_negative_advantage():
     ratios = np.array([0.1, 0.5, 0.79, 1.0, 1.3, 5.0, 50.0])
     objective = grpo.ppo_clip_objective(ratios, -np.ones_like(ratios), 0.2)

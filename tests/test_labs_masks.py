@@ -102,35 +102,3 @@ def test_sft_targets_shift_left_by_one():
 def test_bad_mask_input_names_the_argument(fn, arg, message):
     with pytest.raises(ValueError, match=message):
         fn(arg)
-
-
-# ---- the mask viewer -------------------------------------------------------------------
-def test_mask_viewer_default_state_is_the_packing_case():
-    from labkit.reader.widgets.attention import mask_viewer
-
-    viewer = mask_viewer()
-    assert viewer.state.prediction_mask.astype(int).tolist() == [1, 1, 1, 0, 1, 1, 1]
-    assert viewer.state.allowed.astype(int).tolist() == SOURCE_PACKING_ALLOWED
-    assert viewer.state.supervised_positions == [0, 1, 2, 4, 5, 6]
-    assert viewer.image.value[:4] == b"\x89PNG", "the widget shows its view as a PNG"
-
-
-def test_mask_viewer_follows_edits_and_reports_bad_input():
-    from labkit.reader.widgets.attention import mask_viewer
-
-    viewer = mask_viewer(render=False)
-    viewer.document_ids_text.value = "0 0 0 0 0 0 0"
-    viewer.assistant_text.value = "0 0 0 0 1 1 1"  # the source's SFT row
-    assert viewer.error is None
-    assert viewer.state.supervised_positions == [3, 4, 5]
-    assert viewer.state.allowed.sum() == 28, "one seven-token document: a full lower triangle"
-    before = viewer.state
-    viewer.assistant_text.value = "0 1 2"
-    assert "assistant-target flags must be 0 or 1" in viewer.error
-    assert viewer.state is before, "bad input keeps the last good state"
-    viewer.assistant_text.value = "1 1"
-    assert "assistant_target must be 7 booleans" in viewer.error
-    viewer.document_ids_text.value = "a b"
-    assert "document IDs must be non-negative integers" in viewer.error
-    viewer.document_ids_text.value = " ".join(["0"] * 25)
-    assert "at most 24 tokens, got 25" in viewer.error

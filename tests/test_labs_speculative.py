@@ -147,62 +147,6 @@ def test_speculative_bad_input_names_the_argument(call, message):
         call()
 
 
-def test_speculative_sampler_follows_its_controls_without_a_browser():
-    from labkit.reader.widgets.serving import speculative_sampler
-
-    sampler = speculative_sampler(render=False)
-    assert sampler.state.observed.tolist() == [0.599475, 0.300205, 0.10032]
-    sampler.wrong_fallback.value = True
-    assert np.allclose(sampler.state.output, [0.52, 0.36, 0.12], atol=1e-15)
-    assert sampler.state.standard_errors > 6.0, "the wrong fallback must show as a failed six-sigma check"
-    sampler.wrong_fallback.value = False
-    sampler.q_text.value = "0.6, 0.3, 0.1"
-    assert sampler.state.mass.reject_probability < 1e-15 and sampler.error is None
-    before = sampler.state
-    sampler.p_text.value = "0.5 0.6 0.1"
-    assert sampler.error.startswith("p (target) must sum to 1") and sampler.state is before
-    assert "cannot draw" in sampler.message.value
-
-
-def test_speculative_widget_picture_equals_its_static_figure():
-    """Widget PNG and static figure come from one drawing function: pixel-identical at default
-    (the widget's PNG is encoded with a faster zlib level, so only the pixels are compared)."""
-    import io
-
-    import matplotlib.pyplot as plt
-
-    from labkit.reader.widgets.serving import speculative_figure, speculative_sampler
-
-    figure = speculative_figure()
-    titles = [ax.get_title() for ax in figure.axes]
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(figure)
-    assert titles == ["exact law, β = 0.2000, TV to p = 0.0000", "seed 73: acceptance 0.8012, max 0.5 σ"]
-    widget_png = speculative_sampler().image.value
-    assert widget_png[:4] == b"\x89PNG", "the widget shows no PNG"
-    import numpy as np
-    from PIL import Image
-
-    widget_pixels = np.asarray(Image.open(io.BytesIO(widget_png)).convert("RGBA"))
-    static_pixels = np.asarray(Image.open(io.BytesIO(buffer.getvalue())).convert("RGBA"))
-    assert widget_pixels.shape == static_pixels.shape, f"widget {widget_pixels.shape} vs static {static_pixels.shape}"
-    differing = int(np.any(widget_pixels != static_pixels, axis=-1).sum())
-    assert differing == 0, f"widget and static figure differ in {differing} pixels"
-
-
-def test_a_refused_input_hides_the_old_picture_until_the_input_is_good():
-    """Beside "cannot draw", the previous picture would read as the drawing of the bad input."""
-    from labkit.reader.widgets.serving import speculative_sampler
-
-    sampler = speculative_sampler(samples=10_000)
-    assert sampler.image.value and sampler.image.layout.display is None
-    sampler.p_text.value = "0.5 0.6 0.1"
-    assert sampler.error and sampler.image.layout.display == "none"
-    sampler.p_text.value = "0.6 0.3 0.1"
-    assert sampler.error is None and sampler.image.layout.display is None
-
-
 def test_expected_tokens_per_target_call_closed_form_enumeration_and_simulation():
     alphas = np.array([0.0, 0.3, 0.8, 0.95])
     for k in (1, 4, 8):

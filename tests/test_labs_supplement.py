@@ -124,18 +124,3 @@ def test_unequal_rank_bad_input_names_the_argument():
         unequal_rank.run(rank_targets=[[1.0, 0.0]])
     with pytest.raises(ValueError, match="learning_rate must be a positive finite number"):
         unequal_rank.run(learning_rate=0.0)
-
-
-def test_bandwidth_calculator_follows_its_controls_without_a_browser():
-    from labkit.reader.widgets.serving import bandwidth_calculator
-
-    calculator = bandwidth_calculator(render=False)
-    assert calculator.state.step == SOURCE_BANDWIDTH["cases"][1]
-    calculator.batch.value = 1
-    assert calculator.state.step == SOURCE_BANDWIDTH["cases"][0]
-    calculator.bandwidth_tb.value = 2.0
-    assert calculator.state.step["lower_bound_ms"] == pytest.approx(15.073741824 / 2, rel=1e-15)
-    assert "not a measurement" in calculator.message.value
-    calculator.layers.value = 0
-    assert calculator.error == "DecodeBudget.n_layers must be a positive integer, got 0"
-    assert calculator.state.budget.n_layers == 32

@@ -5,54 +5,134 @@ module or data is missing."""
 
 from __future__ import annotations
 
+import ast
 import io
 import shutil
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from labkit.core.fixtures import book_root
 from labkit.devtools import players as devtools
+from labkit.reader.players import PLAYERS
 from labkit.reader.players.base import r4
+
+REPO = book_root(Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture(scope="module")
 def fresh():
-    """spec → the body each embed's exporter produces now (computed once for this module)."""
-    specs = {spec for embeds in devtools.EMBEDS.values() for spec in embeds.values()}
-    return {spec: devtools.expected_data(spec) for spec in sorted(specs)}
+    """data_key → the data each embed's exporter produces now (computed once for this module)."""
+    keys = {devtools.data_key(e.name, e.options): e for e in devtools.embeds(REPO)}
+    return {key: devtools.expected_data(e.name, e.options) for key, e in sorted(keys.items())}
 
 
-def data_of(fresh, spec):
-    return fresh[f"labkit.reader.players.{spec}"]
+def data_of(fresh, name, **options):
+    return fresh[devtools.data_key(name, options)]
 
 
 # -- the page data --------------------------------------------------------------------------
 def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_data(fresh, book_copy):
-    for rel, players in devtools.EMBEDS.items():
-        page = devtools.REPO / rel
-        for name in players:
-            esm = devtools.embedded(page)[name]["esm"]
-            assert esm == f"./players/{page.stem}.{name}.mjs", (rel, esm)
+    found = devtools.embeds(REPO)
+    assert {e.name for e in found} == set(PLAYERS), "every registered player is embedded by a page"
+    for embed in found:
+        assert embed.esm == f"./players/{Path(embed.page).stem}.{embed.name}.mjs", embed
     assert devtools.structure_problems(book_copy) != [], "no bundle written yet: must be reported"
-    devtools.write_pages(book_copy, fresh)
+    sources = {p: p.read_bytes() for p in (book_copy / "notebooks").rglob("*.md")}
+    devtools.pages(book_copy, fresh)
+    assert {p: p.read_bytes() for p in (book_copy / "notebooks").rglob("*.md")} == sources, "a page was rewritten"
     assert devtools.structure_problems(book_copy) == []
     assert devtools.stale_pages(book_copy, fresh) == []
-    assert devtools.write_pages(book_copy, fresh) == [], "a second build changes nothing"
+    assert devtools.pages(book_copy, fresh) == [], "a second build changes nothing"
+
+
+def test_an_embed_that_names_no_player_or_another_path_is_reported(book_copy):
+    page = book_copy / "notebooks/07-traces/03-text-token-by-token.md"
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace(".decode.mjs", ".decoder.mjs"), encoding="utf-8")
+    assert any("names no registered player" in p for p in devtools.structure_problems(book_copy))
+    page.write_text(text.replace("./players/03-text-token-by-token.decode.mjs", "./x.decode.mjs"), encoding="utf-8")
+    problems = devtools.structure_problems(book_copy)
+    assert any("bundle is ./players/03-text-token-by-token.decode.mjs" in p for p in problems)
+    page.write_text(text.replace("decode.mjs\n{}", "decode.mjs\n[1]"), encoding="utf-8")
+    assert any("must be a JSON object" in p for p in devtools.structure_problems(book_copy))
+
+
+PROBE = """import { h, frame, modelData, painted } from "./_shared.mjs";
+function render({ model, el }) {
+  const root = frame(el, "probe", "", "word");
+  root.append(h("div", { text: modelData(model).word }));
+  painted(root);
+}
+export default { render };
+"""
+
+
+def test_a_registered_player_is_picked_up_by_the_bundles_the_book_and_the_harness(book_copy, tmp_path, monkeypatch):
+    """A test-only player: its two modules, one registration, one page that embeds it."""
+    (tmp_path / "probe_player.py").write_text(
+        'def static_data(word="plain"):\n    return {"player": "probe", "word": word}\n', encoding="utf-8"
+    )
+    (book_copy / devtools.SOURCES / "probe.mjs").write_text(PROBE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(PLAYERS, "probe", "probe_player")
+    page = book_copy / "notebooks/99-probe.md"
+    page.write_text('# Probe\n\n```{anywidget} ./players/99-probe.probe.mjs\n{"word": "短波"}\n```\n', encoding="utf-8")
+
+    assert devtools.module_problems(book_copy) == []
+    assert any("99-probe.md: the probe player's module" in p for p in devtools.structure_problems(book_copy))
+    assert "notebooks/players/99-probe.probe.mjs" in devtools.pages(book_copy)
+    assert devtools.check(book_copy) == []
+    bundle = (book_copy / "notebooks/players/99-probe.probe.mjs").read_text(encoding="utf-8")
+    assert devtools.module_data(bundle) == {"player": "probe", "word": "短波"} and "import " not in bundle
+
+    sys.path.insert(0, str(REPO / "tests" / "browser"))
+    try:
+        import player_harness
+    finally:
+        sys.path.remove(str(REPO / "tests" / "browser"))
+    assert ("notebooks/99-probe.md", "probe") in player_harness.embeds(book_copy)
+    served = player_harness.directive("notebooks/99-probe.md", "probe", book_copy)
+    assert served == {"text": bundle, "body": {"word": "短波"}}
+
+
+def _string_tables(tree):
+    """Literal lists, tuples, sets and dict keys of a module, as the strings they hold."""
+    for node in ast.walk(tree):
+        items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+        if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and items:
+            yield node.lineno, [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+
+
+def test_no_table_of_player_names_outside_the_registry():
+    registry = REPO / "labkit/reader/players/__init__.py"
+    names = set(PLAYERS)
+    tables = []
+    for folder in ("labkit", "tests", "benchmarks"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if path == registry or ".venv" in path.parts:
+                continue
+            for line, strings in _string_tables(ast.parse(path.read_text(encoding="utf-8"))):
+                hits = {s.split("@")[0] for s in strings} & names
+                if len(hits) >= 2:
+                    tables.append(f"{path.relative_to(REPO)}:{line} {sorted(hits)}")
+    assert tables == [], f"tables of player names outside {registry.relative_to(REPO)}: {tables}"
 
 
 def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
-    devtools.write_pages(book_copy, fresh)
+    devtools.pages(book_copy, fresh)
     page = "notebooks/07-traces/03-text-token-by-token.md"
-    module = devtools.embedded(book_copy / page)["decode"]["path"]
+    module = [e for e in devtools.embeds(book_copy) if e.page == page][0].path
     data = devtools.module_data(module.read_text(encoding="utf-8"))
     data["steps"][0]["raw"][14] += 0.01
-    module.write_text(devtools.generated_module("decode", "x", data), encoding="utf-8")
+    module.write_text(devtools.generated_module("decode", {}, data), encoding="utf-8")
     problems = [p for p in devtools.stale_pages(book_copy, fresh) if p.startswith(page)]
     assert problems and "steps[0].raw[14]" in problems[0]
 
 
 def test_every_player_bundles_into_one_module_without_imports():
-    from labkit.reader.players import PLAYERS
     from labkit.reader.players.bundle import bundle
 
     assert devtools.module_problems() == []
@@ -68,7 +148,6 @@ def test_every_player_bundles_into_one_module_without_imports():
 def test_a_bundle_is_valid_javascript():
     import subprocess
 
-    from labkit.reader.players import PLAYERS
     from labkit.reader.players.bundle import bundle
 
     node = shutil.which("node")
@@ -88,7 +167,7 @@ def test_a_bundle_is_valid_javascript():
 def test_decode_data_is_trace_one_token_by_token(fresh):
     from labkit.text.runtime import run_text_trace
 
-    data, run = data_of(fresh, "decode:static_data"), run_text_trace()
+    data, run = data_of(fresh, "decode"), run_text_trace()
     steps = data["steps"]
     assert [(s["cache_start"], s["selected"]) for s in steps] == [
         ([12, 12], 14),
@@ -126,7 +205,7 @@ def test_decode_player_reruns_trace_one_with_a_fault():
 def test_divergence_data_is_the_catalogue_diagnosis(fresh):
     from labkit.trace import catalogue
 
-    kinds = data_of(fresh, "divergence:static_data")["kinds"]
+    kinds = data_of(fresh, "divergence")["kinds"]
     assert list(kinds) == list(catalogue.KINDS)
     for kind, entry in kinds.items():
         assert entry["golden"] == [[e["event_id"], e["event_type"]] for e in catalogue.golden(kind)]
@@ -149,7 +228,7 @@ def test_scenario_data_is_the_golden_traces_and_their_journals(fresh):
     from labkit.reader.players.scenarios import event_row, golden_events, run_scenario
     from labkit.tools.faults import SCENARIOS
 
-    scenarios = data_of(fresh, "scenarios:static_data")["scenarios"]
+    scenarios = data_of(fresh, "scenarios")["scenarios"]
     assert list(scenarios) == list(SCENARIOS)
     for name, entry in scenarios.items():
         golden = golden_events(name)
@@ -185,7 +264,7 @@ def test_latent_data_is_the_ddim_run(fresh):
     from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
     from labkit.reader.players.latents import LIMIT, dequantise, unb32
 
-    data = data_of(fresh, "latents:static_data")
+    data = data_of(fresh, "latents")
     assert list(data["scales"]) == ["0", "1", "5", "9"] and data["start"] == {"guidance": "5", "step": 4}
     assert data["channels"] == ["0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"]
     run = run_diffusion(DiffusionConfig())
@@ -214,7 +293,7 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
     from labkit.reader.widgets.attention import attention_state
     from labkit.text.runtime import run_text_trace
 
-    groups = data_of(fresh, "attention:static_data")["groups"]
+    groups = data_of(fresh, "attention")["groups"]
     run = run_text_trace()
     for li, layer in enumerate(run.prefill.layers):
         panel = groups["prefill"]["panels"][f"layer {li}"]
@@ -236,6 +315,201 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
     assert [v is not None for v in packed[4]] == [False] * 4 + [True] + [False] * 3
 
 
+def test_cache_fault_data_is_every_modes_run(fresh):
+    from labkit.labs.cache_faults import MODES, run_case
+    from labkit.reader.players.fault_modes import g3
+
+    data = data_of(fresh, "fault_modes")
+    assert list(data["modes"]) == list(MODES) and data["start"] == "reset_rope_position"
+    for mode, shown in data["modes"].items():
+        case = run_case(mode)
+        assert shown["errors"] == [g3(e) for e in case.per_position_error] and shown["caught_by"] == case.caught_by
+        assert [c[:2] for c in shown["checks"]] == [
+            ["shape", case.shape_check_passed],
+            ["logit", case.logit_allclose_passed],
+            ["distinct_layer", case.distinct_layer_keys_passed],
+        ]
+    rope = data["modes"]["reset_rope_position"]
+    assert rope["checks"][0][2] == "shapes [[2, 7, 4], [2, 7, 4]]" and len(rope["errors"]) == 7
+    assert rope["errors"][0] < 1e-12, "position 0 is the same under a RoPE reset (angle 0 either way)"
+    assert max(rope["errors"]) == 0.248  # 0.2477276305125953 at 3 significant digits
+    assert rope["caught_by"] == ["logit"] and rope["checks"][1][1] is False
+    copied = data["modes"]["copy_layer1_cache_to_layer2"]
+    assert copied["caught_by"] == ["logit", "distinct_layer"] and copied["checks"][2][2] == "layer 1 = layer 0"
+    assert data["modes"]["correct"]["caught_by"] == [] and all(c[1] for c in data["modes"]["correct"]["checks"])
+    with pytest.raises(ValueError, match="start must be one of"):
+        devtools.expected_data("fault_modes", {"start": "no_such_mode"})
+
+
+def test_dpo_data_is_the_kernels_at_every_grid_point(fresh):
+    from labkit.labs import dpo
+    from labkit.reader.players.dpo_margin import DELTAS
+
+    data = data_of(fresh, "dpo_margin")
+    assert data["start"] == {"chosen": "-2", "rejected": "-3", "beta": "0.2"} and data["reference"] == [-2.5, -2.5]
+    # the lab's pair (the source's numbers): margin 0.2, loss 0.5981388693815918, gradient ∓0.0900332
+    assert data["points"]["0.2|-2|-3"] == [0.2, r4(0.5981388693815918), r4(-0.09003320053750444), r4(0.0900332005375)]
+    for key, shown in data["points"].items():
+        beta, chosen, rejected = (float(v) for v in key.split("|"))
+        policy, reference = [chosen, rejected], data["reference"]
+        assert shown[1] == r4(dpo.dpo_loss(policy, reference, beta)), key
+        assert shown[2:] == [r4(g) for g in dpo.dpo_gradient(policy, reference, beta)], key
+    assert data["points"]["0.2|-2|-5"][0] == 0.6, "rejected answer 2 nats less probable: margin 0.2 + 0.2·2"
+    # the plotted curve is the loss itself at every Δ, not a sketch
+    i = int(np.argmin(np.abs(DELTAS - 1.0)))
+    on_curve = dpo.dpo_loss([-2.5 + DELTAS[i], -2.5], [-2.5, -2.5], 0.2)
+    assert data["curves"]["0.2"]["loss"][i] == r4(on_curve)
+    assert data["curves"]["0.2"]["pull"][i] == r4(abs(dpo.dpo_gradient([-2.5 + DELTAS[i], -2.5], [-2.5, -2.5], 0.2)[0]))
+
+
+def test_dpo_player_computes_a_point_outside_the_grid_with_the_kernel():
+    from labkit.labs import dpo
+    from labkit.reader.players.dpo_margin import dpo_player
+
+    player = dpo_player()
+    assert "0.33|-1.7|-3" not in player.data["points"]
+    player.request = {"beta": 0.33, "chosen": -1.7}
+    assert player.data["start"] == {"chosen": "-1.7", "rejected": "-3", "beta": "0.33"}
+    assert player.data["points"]["0.33|-1.7|-3"][1] == r4(dpo.dpo_loss([-1.7, -3.0], [-2.5, -2.5], 0.33))
+    with pytest.raises(ValueError, match="beta must be a number"):
+        player.recompute({"beta": "x"})
+    with pytest.raises(ValueError, match="beta must be a positive"):
+        player.recompute({"beta": -1.0})
+
+
+def test_grpo_data_is_group_advantages_for_every_group(fresh):
+    from labkit.labs import grpo
+    from labkit.reader.players.grpo_group import sig6
+
+    data = data_of(fresh, "grpo_group")
+    assert data["start"] == {"group": "0 0 1 1", "eps": "1e-08"} and len(data["groups"]) == 17
+    for key, shown in data["states"].items():
+        group, eps = key.split("|")
+        rewards = [[float(r) for r in group.split()]]
+        for ddof, name in ((0, "population"), (1, "sample")):
+            assert shown[name] == sig6(grpo.group_advantages(rewards, ddof=ddof, eps=float(eps))[0]), key
+    split = data["states"]["0 0 1 1|1e-08"]
+    assert split["population"] == sig6([-0.9999999800000003] * 2 + [0.9999999800000003] * 2)  # the source's
+    assert split["sample"] == sig6([-0.8660253887844389] * 2 + [0.8660253887844389] * 2)
+    one = data["states"]["1 0 0 0|1e-08"]  # one success in four: population std √3/4, sample std 1/2
+    assert one["population"][0] == pytest.approx(np.sqrt(3.0), rel=1e-3) and one["sample"][0] == 1.5
+    assert data["states"]["1 0 0 0|0.1"]["sample"][0] == sig6([0.75 / 0.6])[0]
+    assert 0 < data["states"]["0.7 0.7 0.7|1e-08"]["population"][0] < 1e-7, "the rounding surprise is kept"
+
+
+def test_grpo_player_computes_a_typed_group_with_the_kernel():
+    from labkit.labs import grpo
+    from labkit.reader.players.grpo_group import grpo_player, sig6
+
+    player = grpo_player()
+    player.request = {"rewards": [0.2, 0.5, 0.9], "eps": 0.05}
+    assert player.data["start"] == {"group": "0.2 0.5 0.9", "eps": "0.05"}
+    expected = sig6(grpo.group_advantages([[0.2, 0.5, 0.9]], ddof=1, eps=0.05)[0])
+    assert player.data["states"]["0.2 0.5 0.9|0.05"]["sample"] == expected
+    with pytest.raises(ValueError, match="rewards must be a list"):
+        player.recompute({"rewards": "1 x"})
+    with pytest.raises(ValueError, match="rewards must be finite"):
+        player.recompute({"rewards": [1.0, float("nan")]})
+
+
+def test_speculative_data_is_the_exact_law_and_the_seeded_runs(fresh):
+    from labkit.labs import speculative
+    from labkit.reader.players.speculative_sampler import r6
+
+    data = data_of(fresh, "speculative_sampler")
+    p, q = speculative.TARGET, speculative.DRAFT
+    assert data["runs"]["residual|200000|73"]["observed"] == [0.599475, 0.300205, 0.10032]  # the source's seed 73
+    assert data["runs"]["residual|200000|73"]["acceptance"] == 0.801205
+    assert data["exact"]["target"]["output"] == [0.52, 0.36, 0.12] and data["exact"]["target"]["tv"] == 0.08
+    assert data["exact"]["residual"]["output"] == [0.6, 0.3, 0.1] and data["exact"]["residual"]["beta"] == 0.2
+    assert data["runs"]["target|200000|73"]["sigmas"] > 6.0, "the wrong fallback fails the six-sigma check"
+    for key, shown in data["runs"].items():
+        fallback, draws, seed = key.split("|")
+        drawn = speculative.simulate(p, q, int(draws), int(seed), fallback)
+        assert shown["observed"] == r6(drawn.observed) and shown["acceptance"] == round(drawn.accepted.mean(), 6), key
+
+
+def test_speculative_player_recomputes_another_target_and_draft():
+    from labkit.reader.players.speculative_sampler import speculative_sampler_player
+
+    player = speculative_sampler_player()
+    player.request = {"p": [0.6, 0.3, 0.1], "q": [0.6, 0.3, 0.1]}
+    assert player.data["exact"]["residual"]["beta"] == 0.0 and player.data["q"] == [0.6, 0.3, 0.1]
+    with pytest.raises(ValueError, match=r"p \(target\) must sum to 1"):
+        player.recompute({"p": [0.5, 0.6, 0.1]})
+
+
+def test_bandwidth_data_is_the_decode_budget_at_every_choice(fresh):
+    from labkit.labs.bandwidth import DecodeBudget
+    from labkit.reader.players.bandwidth_calculator import BATCHES, budget_data
+
+    data = data_of(fresh, "bandwidth_calculator")
+    lab = data["budgets"]["2|2|8192|8|1"]  # the lab's 7B fp16 model, 8 KV heads, 8 192 tokens, 1 TB/s
+    assert lab["weight_bytes"] == 14_000_000_000 and lab["kv_bytes"] == 1_073_741_824
+    assert lab["steps"][0] == [15_073_741_824, r4(15.073741824), r4(66.34052856125128), r4(66.34052856125128)]
+    assert lab["steps"][BATCHES.index(8)][:3] == [22_589_934_592, r4(22.589934592), 354.14]
+    assert data["budgets"]["2|2|8192|8|2"]["steps"][0][1] == r4(15.073741824 / 2)
+    assert data["budgets"]["2|2|8192|32|1"]["kv_bytes"] == 4 * 2**30, "32 KV heads: a 4 GiB cache"
+    for key, shown in data["budgets"].items():
+        param, kv, context, heads, tb = (int(v) for v in key.split("|"))
+        budget = DecodeBudget(
+            bytes_per_param=param,
+            kv_bytes_per_element=kv,
+            context=context,
+            n_kv_heads=heads,
+            bandwidth_bytes_per_second=tb * 10**12,
+        )
+        assert shown == budget_data(budget), key
+
+
+def test_bandwidth_player_recomputes_another_model():
+    from labkit.reader.players.bandwidth_calculator import bandwidth_calculator_player
+
+    player = bandwidth_calculator_player()
+    player.request = {"n_params": 1_000_000_000}
+    assert player.data["budgets"]["2|2|8192|8|1"]["weight_bytes"] == 2_000_000_000
+    with pytest.raises(ValueError, match="DecodeBudget.n_layers must be a positive integer, got 0"):
+        player.recompute({"n_layers": 0})
+
+
+def test_the_static_book_has_no_launch_button_to_a_placeholder():
+    import yaml
+
+    project = yaml.safe_load((REPO / "myst.yml").read_text(encoding="utf-8"))["project"]
+    binder = (project.get("jupyter") or {}).get("binder") if isinstance(project.get("jupyter"), dict) else None
+    repo = (binder or {}).get("repo", "")
+    assert "OWNER" not in repo and "OWNER" not in str(project.get("github", "")), "a launch button to a placeholder"
+
+
+def test_mask_editor_data_is_every_split_and_target_choice(fresh):
+    from labkit.labs import masks
+    from labkit.reader.players.mask_editor import bits, document_ids, targets
+
+    data = data_of(fresh, "mask_editor")
+    assert len(data["allowed"]) == 128 and len(data["prediction"]) == 2 * 128 * 256
+
+    def prediction(split, chosen):
+        index = split * 256 + chosen
+        value = int(data["prediction"][2 * index : 2 * index + 2], 16)
+        return [(value >> i) & 1 for i in range(7)]
+
+    packed, every = data["presets"]["two packed documents, every token a target"]
+    assert document_ids(packed).tolist() == list(masks.PACKED_DOCUMENT_IDS) and every == 255
+    assert prediction(packed, every) == [1, 1, 1, 0, 1, 1, 1]  # supervised positions 0, 1, 2, 4, 5, 6
+    allowed = [[(row >> j) & 1 for j in range(8)] for row in data["allowed"][packed]]
+    assert allowed == masks.document_causal_allowed(masks.PACKED_DOCUMENT_IDS).astype(int).tolist()
+    one, sft = data["presets"]["one document, assistant tokens 5–7 the targets"]
+    assert prediction(one, sft) == [0, 0, 0, 0, 1, 1, 1], "predictions 4, 5, 6 reach the assistant's tokens"
+    assert sum(bin(row).count("1") for row in data["allowed"][one]) == 36, "one document: a full lower triangle"
+    for split in range(128):
+        ids = document_ids(split)
+        assert data["ids"][split] == ids.tolist()
+        assert data["packing"][split] == bits(masks.packing_prediction_mask(ids))
+        for chosen in (0, 37, 224, 255):
+            expected = masks.packing_prediction_mask(ids) & masks.sft_prediction_mask(targets(chosen))
+            assert prediction(split, chosen) == expected.astype(int).tolist(), (split, chosen)
+
+
 # -- the kernel side ---------------------------------------------------------------------------
 def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
     from labkit.reader.players.divergence import DivergencePlayer
@@ -252,19 +526,18 @@ def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
 @pytest.fixture()
 def book_copy(tmp_path):
     """The pages (no notebooks, no page bundles) and the players' sources, to damage."""
-    shutil.copytree(
-        devtools.REPO / "notebooks",
-        tmp_path / "notebooks",
-        ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "players"),
-    )
-    shutil.copytree(devtools.FOLDER, tmp_path / devtools.FOLDER.relative_to(devtools.REPO))
-    return tmp_path
+    book = tmp_path / "book"
+    skip = shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "players")
+    shutil.copytree(REPO / "notebooks", book / "notebooks", ignore=skip)
+    shutil.copytree(REPO / devtools.SOURCES, book / devtools.SOURCES, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "myst.yml", book / "myst.yml")
+    return book
 
 
 def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.write_pages(book_copy, fresh)
+    devtools.pages(book_copy, fresh)
     assert book.player_problems(book_copy) == []
     (book_copy / "labkit/reader/players/decode.mjs").unlink()
     (book_copy / "notebooks/07-traces/players/03-text-token-by-token.decode.mjs").unlink()
@@ -280,7 +553,7 @@ def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
 def test_missing_player_data_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.write_pages(book_copy, fresh)
+    devtools.pages(book_copy, fresh)
     module = book_copy / "notebooks/07-traces/players/11-comparing-traces.divergence.mjs"
     lines = [
         devtools.EMPTY if line.startswith("const EMBEDDED = ") else line
@@ -294,7 +567,7 @@ def test_missing_player_data_fails_the_book_check(fresh, book_copy):
 def test_old_player_code_in_a_page_bundle_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.write_pages(book_copy, fresh)
+    devtools.pages(book_copy, fresh)
     module = book_copy / "labkit/reader/players/_shared.mjs"
     module.write_text(
         module.read_text(encoding="utf-8").replace("function fmt(", "function fmt_new("), encoding="utf-8"

@@ -102,6 +102,20 @@ def test_every_widget_has_a_static_figure_beside_it(ipynb):
     assert not problems, "\n".join(problems)
 
 
+def test_every_widget_of_the_book_is_a_player():
+    """No page shows the static book a "kernel connection is required" note: each widget cell
+    is followed by its player's {anywidget} directive (no kernel-only widget with a static twin)."""
+    kernel_only = []
+    for ipynb in stored_notebooks():
+        cells = json.loads(ipynb.read_text(encoding="utf-8"))["cells"]
+        for index, cell in enumerate(cells):
+            if cell.get("cell_type") == "code" and "widget" in _tags(cell):
+                after = cells[index + 1] if index + 1 < len(cells) else {}
+                if after.get("cell_type") != "markdown" or "{anywidget}" not in _source(after):
+                    kernel_only.append(f"{ipynb.name}: cell {index}")
+    assert kernel_only == [], f"widgets the static book cannot run: {kernel_only}"
+
+
 # ---- the checker itself: each rule, broken on purpose, is reported ------------------------
 
 _PNG = base64.b64encode(PNG_MAGIC + b"rest").decode()

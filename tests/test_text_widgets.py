@@ -1,11 +1,10 @@
-"""Trace one's static views: step views and the prefill attention (the stepper is a player: tests/test_players.py)."""
+"""Trace one's static views: the first step's logits and the prefill attention (the stepper is a player)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from labkit.reader.widgets.text import step_views
 from labkit.text.runtime import run_text_trace
 
 
@@ -15,7 +14,7 @@ def run():
 
 
 def test_step_views_keep_raw_and_processed_logits_apart(run):
-    first = step_views(run)[0]
+    first = run.steps[0]
     assert np.isfinite(first.raw_logits).all()
     assert first.masked_ids == [0, 1, 2, 3, 4, 5, 6, 18, 19]
     allowed = [i for i in range(20) if i not in first.masked_ids]

@@ -1,4 +1,4 @@
-"""The grammar stepper's state without a browser, and the static figures' shared renderer."""
+"""The grammar player's data is the real constrained decode of mc_01; the trace-three figures draw."""
 
 import matplotlib
 
@@ -6,14 +6,9 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from labkit.reader.widgets.tools import (  # noqa: E402
-    GrammarStepper,
-    draw_grammar_step,
-    draw_prefix_reuse,
-    draw_state_machine,
-    grammar_step_figure,
-    grammar_step_views,
-)
+from labkit.reader.players.base import r4  # noqa: E402
+from labkit.reader.players.grammar import grammar_data  # noqa: E402
+from labkit.reader.widgets.tools import draw_prefix_reuse, draw_state_machine  # noqa: E402
 from labkit.tools.runtime import run_tool_trace  # noqa: E402
 
 
@@ -22,50 +17,28 @@ def trace():
     return run_tool_trace()
 
 
-def test_stepper_starts_at_step_one_and_moves_with_clamping(trace):
-    stepper = GrammarStepper(trace.first_call, images=False)
-    assert stepper.n_steps == 27
-    assert (stepper.step, stepper.allowed_label.value, stepper.json_label.value) == (
-        1,
-        "allowed: 2 tokens",
-        'JSON so far: {"',
-    )
-    stepper.back()
-    assert stepper.step == 1, "back() at step 1 must stay at step 1"
-    stepper.forward()
-    assert stepper.chosen_label.value.endswith("calendar_id")
-    stepper.step = 27
-    assert stepper.allowed_label.value == "allowed: 1 tokens (forced)"
-    assert stepper.chosen_label.value.endswith("<|call_end|>")
-    assert stepper.json_label.value.endswith('"duration_minutes":10}')
-    stepper.forward()
-    assert stepper.step == 27
-    with pytest.raises(ValueError, match=r"step must be an integer in \[1, 27\], got 0"):
-        stepper.step = 0
+def test_grammar_steps_start_with_two_allowed_and_end_forced(trace):
+    steps = grammar_data(trace.first_call)["steps"]
+    assert len(steps) == 27
+    assert (steps[0]["step"], steps[0]["allowed"], steps[0]["json"]) == (1, 2, '{"')
+    assert steps[1]["chosen"][1].endswith("calendar_id")
+    assert steps[26]["allowed"] == 1 and steps[26]["chosen"][1] == "<|call_end|>"
+    assert steps[26]["json"].endswith('"duration_minutes":10}')
+    assert steps[7]["allowed"] == 166 and grammar_data(trace.first_call)["vocabulary"] == 256
 
 
-def test_views_chain_the_json_and_match_the_decode(trace):
-    views = grammar_step_views(trace.first_call)
-    for before, after in zip(views, views[1:], strict=False):
-        assert after.json_before == before.json_after
-    assert views[-1].json_after == trace.first_call.decode.text
-    assert [v.allowed_count for v in views] == trace.events[1]["payload"]["allowed_counts"]
-    chosen_best = [v.best_allowed(1)[0][0] == v.chosen_id for v in views]
+def test_grammar_steps_chain_the_json_and_match_the_decode(trace):
+    data = grammar_data(trace.first_call)
+    decode = trace.first_call.decode
+    assert data["steps"][-1]["json"] == decode.text
+    assert data["counts"] == trace.events[1]["payload"]["allowed_counts"]
+    for shown, step in zip(data["steps"], decode.steps, strict=True):
+        assert shown["json"] == step.text_after and shown["chosen"][0] == step.chosen_id
+        assert all(b[2] == r4(step.raw_logits[b[0]]) and b[0] in step.allowed_ids for b in shown["best"])
+    chosen_best = [st["best"][0][0] == st["chosen"][0] for st in data["steps"]]
     assert all(chosen_best), (
         f"the chosen piece is not the best allowed at steps {[i + 1 for i, ok in enumerate(chosen_best) if not ok]}"
     )
-
-
-def test_widget_image_and_static_figure_use_one_renderer(trace):
-    stepper = GrammarStepper(trace.first_call, step=8)
-    assert stepper.image.value[:8] == b"\x89PNG\r\n\x1a\n"
-    fig = grammar_step_figure(trace.first_call, step=8)
-    titles = [ax.get_title() for ax in fig.axes]
-    assert "step 8/27: 166 of 256 tokens allowed" in titles
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    assert draw_grammar_step is not None
 
 
 def test_state_machine_and_prefix_figures_draw(trace):

@@ -70,7 +70,7 @@ def test_pages_workflow_builds_the_html_site_and_deploys_it_on_every_push_to_mai
     assert "python -m labkit.devtools build --site" in runs
     # the players' page bundles are build products: written before the site is built
     site = inspect.getsource(devtools.build_site)
-    assert 0 <= site.find("players.write_pages(root)") < site.find('"build", "--html"')
+    assert 0 <= site.find("players.pages(root)") < site.find('"build", "--html"')
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"].rstrip("/") in ("./_build/html", "_build/html")
     assert uses.index("actions/upload-pages-artifact") < uses.index("actions/deploy-pages")

@@ -10,9 +10,11 @@ tests that need the answer key skip with a message when it is absent.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 #: the answer key, left out of a class copy
@@ -107,7 +109,9 @@ def answers_in_tests(root: Path) -> list[tuple[Path, str, str]]:
 
     specs = check.exercises()
     found = []
-    with _quiet():
+    # a test's helper may write where it is pointed (a store opened on whatever argument it is
+    # handed): the scan runs in a scratch folder, so nothing lands in the teacher's folder
+    with _quiet(), tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
         for path in sorted((Path(root) / "tests").rglob("*.py")):
             relative = path.relative_to(root)
             for function in _functions(path):

@@ -45,7 +45,7 @@ def build_site(root: Path) -> int:
     """The players' page bundles, then ``myst build --html`` (downloads the theme: needs the internet)."""
     from labkit.devtools import players
 
-    print("\n".join(players.write_pages(root)) or "every page's player data is current")
+    print("\n".join(players.pages(root)) or "every page's player data is current")
     myst = book.myst_executable()
     if myst is None:
         print("mystmd is not installed (pip install mystmd)", file=sys.stderr)

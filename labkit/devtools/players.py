@@ -1,10 +1,19 @@
 """Write and check the players' bundles the static book embeds.
 
-``pages``  write, for each page's ``{anywidget}``, the bundle of the player's module carrying
-           the data of the exporter named in ``EMBEDS`` (``<page dir>/players/``, a build
-           product git ignores: the book build and the book check write it), and point the
-           directive at it;
-``check``  report player modules that do not bundle, missing or stale page bundles.
+A page embeds a player with MyST's directive, whose path names the player:
+
+    ```{anywidget} ./players/<page stem>.<player>.mjs
+    {"start": "prefill"}
+    ```
+
+The body (small JSON, often ``{}``) holds the options of the player's exporter,
+``labkit.reader.players.<player>.static_data(**options)``.  The bundle the path names is a
+build product, beside the page in a ``players/`` folder git ignores; a page's ``.md`` is never
+written.  No table of pages: the pages are read for their directives.
+
+``pages``  write each embed's bundle: the player's module carrying the exporter's data;
+``check``  report player modules that do not bundle, embeds that name no registered player
+           or another path, missing or stale bundles.
 
     python -m labkit.devtools.players pages|check
 """
@@ -17,28 +26,17 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.core import strictjson
+from labkit.core.fixtures import book_root
 from labkit.reader.players import FOLDER, PLAYERS
 from labkit.reader.players.bundle import EMPTY, bundle
 
-REPO = Path(__file__).resolve().parents[2]
-
-#: page (relative to the repository) → the players it embeds: name → "module:function"
-#: returning the player's data for the static book (the same exporters the kernel uses)
-EMBEDS: dict[str, dict[str, str]] = {
-    "notebooks/07-traces/02-text-request-to-first-token.md": {
-        "attention": "labkit.reader.players.attention:static_prefill_data"
-    },
-    "notebooks/07-traces/03-text-token-by-token.md": {"decode": "labkit.reader.players.decode:static_data"},
-    "notebooks/07-traces/05-diffusion-denoising-and-decoding.md": {
-        "latents": "labkit.reader.players.latents:static_data"
-    },
-    "notebooks/07-traces/10-tool-failures.md": {"scenarios": "labkit.reader.players.scenarios:static_data"},
-    "notebooks/11-labs/03-causal-attention.md": {"attention": "labkit.reader.players.attention:static_data"},
-    "notebooks/07-traces/11-comparing-traces.md": {"divergence": "labkit.reader.players.divergence:static_data"},
-}
+#: where the players' sources sit in a book's folder
+SOURCES = Path("labkit/reader/players")
+HINT = "run `python -m labkit.devtools.players pages`"
 
 _FENCE = re.compile(
     r"^(?P<fence>`{3,})\{anywidget\}\s+(?P<esm>\S+)[^\n]*\n(?P<options>(?::[^\n]*\n)*)"
@@ -47,45 +45,94 @@ _FENCE = re.compile(
 )
 
 
-def sources(root: Path = REPO) -> Path:
+@dataclass(frozen=True)
+class Embed:
+    """One ``{anywidget}`` directive of a page."""
+
+    page: str  # relative to the book's folder
+    name: str  # the player the path names
+    esm: str  # the path as written
+    path: Path  # the bundle it points at
+    options: dict | None  # the directive's JSON body (None: not a JSON object)
+
+    @property
+    def expected_esm(self) -> str:
+        return f"./players/{Path(self.page).stem}.{self.name}.mjs"
+
+    @property
+    def text(self) -> str | None:
+        return self.path.read_text(encoding="utf-8") if self.path.is_file() else None
+
+    @property
+    def data(self) -> dict | None:
+        text = self.text
+        return None if text is None else module_data(text)
+
+
+def embeds(root: Path | None = None) -> list[Embed]:
+    """Every ``{anywidget}`` directive of the book's pages, in page order."""
+    root = book_root(root)
+    found = []
+    for page in sorted((root / "notebooks").rglob("*.md")):
+        if ".ipynb_checkpoints" in page.parts:
+            continue
+        for match in _FENCE.finditer(page.read_text(encoding="utf-8")):
+            try:
+                options = strictjson.loads(match["body"], "player directive") if match["body"].strip() else {}
+            except ValueError:
+                options = None
+            found.append(
+                Embed(
+                    page=page.relative_to(root).as_posix(),
+                    name=Path(match["esm"]).stem.rsplit(".", 1)[-1],
+                    esm=match["esm"],
+                    path=(page.parent / match["esm"]).resolve(),
+                    options=options if isinstance(options, dict) else None,
+                )
+            )
+    return found
+
+
+def sources(root: Path) -> Path:
     """Where the players' ``.mjs`` sources are for the book at ``root`` (a copy may carry its own)."""
-    folder = root / FOLDER.relative_to(REPO)
+    folder = root / SOURCES
     return folder if folder.is_dir() else FOLDER
 
 
-def module_problems(root: Path = REPO) -> list[str]:
-    """Each player's module under ``root``: present, bundles (its imports exist), exports a default."""
+def module_problems(root: Path | None = None) -> list[str]:
+    """Each registered player's module: present, bundles (its imports exist), exports a default."""
+    root = book_root(root)
     problems = []
-    folder = root / FOLDER.relative_to(REPO)
-    for name, (file, _) in PLAYERS.items():
-        path = folder / file
+    folder = sources(root)
+    for name in PLAYERS:
+        path = folder / f"{name}.mjs"
         if not path.exists():
-            problems.append(f"player {name!r}: its module {path.relative_to(root)} is missing")
+            problems.append(f"player {name!r}: its module {SOURCES / path.name} is missing")
             continue
         try:
             bundle(name, folder=folder)
         except (ValueError, OSError) as error:
             problems.append(str(error))
         if "export default" not in path.read_text(encoding="utf-8"):
-            problems.append(f"{file}: no `export default {{ render }}`")
+            problems.append(f"{path.name}: no `export default {{ render }}`")
     return problems
 
 
-# -- the pages ---------------------------------------------------------------------------
+# -- the bundles -------------------------------------------------------------------------
 # The static book's data does not travel in the directive's JSON body: mystmd 1.11 stalls on
-# large bodies (minutes for ~100 kB).  Each embed instead points at a bundle of the player's
-# module beside the page (``<page dir>/players/<page stem>.<player>.mjs``) whose
-# ``const EMBEDDED`` line holds the data; mystmd copies that one file to the site as is.
+# large bodies (minutes for ~100 kB).  The bundle's ``const EMBEDDED`` line holds it instead;
+# mystmd copies that one file to the site as is.
 HEADER = "// GENERATED by `python -m labkit.devtools.players pages` from {source} and {spec}; do not edit.\n"
 
 
-def generated_path(page: Path, name: str) -> Path:
-    return page.parent / "players" / f"{page.stem}.{name}.mjs"
+def data_key(name: str, options: dict) -> str:
+    """How one exporter call is named: ``decode{}``, ``attention{"start":"prefill"}``."""
+    return name + json.dumps(options, sort_keys=True, separators=(",", ":"))
 
 
-def generated_module(name: str, spec: str, data: dict, folder: Path = FOLDER) -> str:
-    source = (FOLDER / PLAYERS[name][0]).relative_to(REPO).as_posix()
-    return HEADER.format(source=source, spec=spec) + bundle(name, data, folder)
+def generated_module(name: str, options: dict, data: dict, folder: Path = FOLDER) -> str:
+    spec = f"{PLAYERS[name]}.static_data(**{json.dumps(options, sort_keys=True)})"
+    return HEADER.format(source=(SOURCES / f"{name}.mjs").as_posix(), spec=spec) + bundle(name, data, folder)
 
 
 def module_data(text: str) -> dict | None:
@@ -107,73 +154,47 @@ def module_code(text: str) -> str:
     return "".join(EMPTY + "\n" if line.startswith("const EMBEDDED = ") else line for line in lines)
 
 
-def embedded(page: Path) -> dict[str, dict]:
-    """The ``{anywidget}`` directives of a page: player name → {"esm", "path", "body" (the
-    directive's JSON body), "data" (what the generated module carries, or None)}."""
-    found = {}
-    for match in _FENCE.finditer(page.read_text(encoding="utf-8")):
-        name = Path(match["esm"]).stem.rsplit(".", 1)[-1]
-        path = (page.parent / match["esm"]).resolve()
-        text = path.read_text(encoding="utf-8") if path.is_file() else None
-        try:
-            body = strictjson.loads(match["body"], "player directive") if match["body"].strip() else {}
-        except ValueError:
-            body = None
-        found[name] = {
-            "esm": match["esm"],
-            "path": path,
-            "body": body,
-            "text": text,
-            "data": None if text is None else module_data(text),
-        }
-    return found
-
-
-def expected_data(spec: str) -> dict:
-    """What the exporter ``spec`` ("module:function") returns, as JSON data (a fresh copy)."""
-    return strictjson.loads(_exported(spec), "player export")
+def expected_data(name: str, options: dict | None = None) -> dict:
+    """What player ``name``'s exporter returns for ``options``, as JSON data (a fresh copy)."""
+    return strictjson.loads(_exported(name, json.dumps(options or {}, sort_keys=True)), "player export")
 
 
 @functools.cache
-def _exported(spec: str) -> str:
-    # one run per exporter and process: the runtimes are deterministic
-    module, _, function = spec.partition(":")
-    return json.dumps(getattr(importlib.import_module(module), function)(), allow_nan=False)
+def _exported(name: str, options: str) -> str:
+    # one run per exporter call and process: the runtimes are deterministic
+    exporter = importlib.import_module(PLAYERS[name]).static_data
+    return json.dumps(exporter(**strictjson.loads(options, "player options")), allow_nan=False)
 
 
-def structure_problems(root: Path = REPO) -> list[str]:
-    """Cheap checks (no runtime): every embed present, its generated module exists, holds the
-    current player code and carries data for that player."""
+def _data(embed: Embed, fresh: dict | None) -> dict:
+    return (fresh or {}).get(data_key(embed.name, embed.options)) or expected_data(embed.name, embed.options)
+
+
+def structure_problems(root: Path | None = None) -> list[str]:
+    """Cheap checks (no runtime): every embed names a registered player at its bundle's path,
+    the bundle exists, holds the current player code and carries data for that player."""
+    root = book_root(root)
     problems = []
-    for rel, players in EMBEDS.items():
-        page = root / rel
-        if not page.exists():
-            problems.append(f"{rel}: page missing")
+    for embed in embeds(root):
+        where = f"{embed.page}: {embed.esm}"
+        if embed.name not in PLAYERS:
+            problems.append(f"{where} names no registered player (expected one of {list(PLAYERS)})")
             continue
-        found = embedded(page)
-        for name in players:
-            if name not in found:
-                problems.append(f"{rel}: no {{anywidget}} directive for the {name} player")
-                continue
-            entry = found[name]
-            if entry["text"] is None:
-                problems.append(
-                    f"{rel}: the {name} player's module {entry['esm']} does not exist; "
-                    "run `python -m labkit.devtools.players pages`"
-                )
-                continue
-            if _current_code(name, root) not in (None, module_code(entry["text"])):
-                problems.append(
-                    f"{rel}: {entry['esm']} holds old {name} player code; run `python -m labkit.devtools.players pages`"
-                )
-            data = entry["data"]
-            if not isinstance(data, dict) or data.get("player") != name:
-                problems.append(
-                    f"{rel}: the {name} player has no data in {entry['esm']}; "
-                    "run `python -m labkit.devtools.players pages`"
-                )
-            if entry["body"] is None:
-                problems.append(f"{rel}: the {name} player's directive body is not JSON")
+        if embed.esm != embed.expected_esm:
+            problems.append(f"{where}: the {embed.name} player's bundle is {embed.expected_esm}")
+            continue
+        if embed.options is None:
+            problems.append(f"{where}: the directive's body must be a JSON object (the exporter's options)")
+            continue
+        text = embed.text
+        if text is None:
+            problems.append(f"{embed.page}: the {embed.name} player's module {embed.esm} does not exist; {HINT}")
+            continue
+        if _current_code(embed.name, root) not in (None, module_code(text)):
+            problems.append(f"{embed.page}: {embed.esm} holds old {embed.name} player code; {HINT}")
+        data = module_data(text)
+        if not isinstance(data, dict) or data.get("player") != embed.name:
+            problems.append(f"{embed.page}: the {embed.name} player has no data in {embed.esm}; {HINT}")
     return problems
 
 
@@ -185,34 +206,21 @@ def _current_code(name: str, root: Path) -> str | None:
         return None  # reported by module_problems
 
 
-def write_pages(root: Path = REPO, fresh: dict | None = None) -> list[str]:
-    """Write every embed's bundle beside its page and point the page's directive at it
-    (``fresh``: spec → data already computed).  Returns what changed."""
+def pages(root: Path | None = None, fresh: dict | None = None) -> list[str]:
+    """Write every embed's bundle (``fresh``: data_key → data already computed); the pages
+    themselves are only read.  Returns the bundles that changed."""
+    root = book_root(root)
     changed = []
-    for rel, players in EMBEDS.items():
-        page = root / rel
-        text = page.read_text(encoding="utf-8")
-        for name, spec in players.items():
-            target = generated_path(page, name)
-            target.parent.mkdir(exist_ok=True)
-            data = (fresh or {}).get(spec) or expected_data(spec)
-            module = generated_module(name, spec, data, sources(root))
-            if not target.exists() or target.read_text(encoding="utf-8") != module:
-                partial = target.with_name(f".{target.name}.{os.getpid()}")
-                partial.write_text(module, encoding="utf-8")
-                partial.replace(target)  # readers see the old file or the new one, never half
-                changed.append(target.relative_to(root).as_posix())
-            esm = f"./players/{target.name}"
-
-            def replace(match, name=name, esm=esm):
-                if Path(match["esm"]).stem.rsplit(".", 1)[-1] != name:
-                    return match[0]
-                return f"{match['fence']}{{anywidget}} {esm}\n{match['options']}{{}}\n{match['fence']}"
-
-            text = _FENCE.sub(replace, text)
-        if text != page.read_text(encoding="utf-8"):
-            page.write_text(text, encoding="utf-8")
-            changed.append(rel)
+    for embed in embeds(root):
+        if embed.name not in PLAYERS or embed.esm != embed.expected_esm or embed.options is None:
+            continue  # reported by structure_problems
+        module = generated_module(embed.name, embed.options, _data(embed, fresh), sources(root))
+        if embed.text != module:
+            embed.path.parent.mkdir(exist_ok=True)
+            partial = embed.path.with_name(f".{embed.path.name}.{os.getpid()}")
+            partial.write_text(module, encoding="utf-8")
+            partial.replace(embed.path)  # readers see the old file or the new one, never half
+            changed.append(embed.path.relative_to(root).as_posix())
     return changed
 
 
@@ -235,34 +243,31 @@ def difference(stored, fresh, path: str = "data") -> str | None:
     return f"{path}: {str(stored)[:60]!r} vs {str(fresh)[:60]!r}"
 
 
-def stale_pages(root: Path = REPO, fresh: dict | None = None) -> list[str]:
-    """Embeds whose carried data differs from what the exporters compute now (runs the runtimes;
-    ``fresh``: spec → data already computed)."""
+def stale_pages(root: Path | None = None, fresh: dict | None = None) -> list[str]:
+    """Embeds whose carried data differs from what the exporters compute now (runs the runtimes)."""
     problems = []
-    for rel, players in EMBEDS.items():
-        if not (root / rel).exists():  # reported by structure_problems
-            continue
-        found = embedded(root / rel)
-        for name, spec in players.items():
-            if name not in found or found[name]["data"] is None:
-                continue
-            data = (fresh or {}).get(spec) or expected_data(spec)
-            where = difference(found[name]["data"], data)
-            if where:
-                problems.append(
-                    f"{rel}: the {name} player's data differs from the exporter's at {where}; "
-                    "run `python -m labkit.devtools.players pages`"
-                )
+    for embed in embeds(root):
+        stored = embed.data if embed.name in PLAYERS and embed.options is not None else None
+        if stored is None:
+            continue  # reported by structure_problems
+        where = difference(stored, _data(embed, fresh))
+        if where:
+            problems.append(f"{embed.page}: the {embed.name} player data differs from the exporter at {where}; {HINT}")
     return problems
+
+
+def check(root: Path | None = None, fresh: dict | None = None) -> list[str]:
+    """Every problem of the players and their page bundles (runs the exporters)."""
+    return module_problems(root) + structure_problems(root) + stale_pages(root, fresh)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["pages"]:
-        print("\n".join(write_pages()) or "every page's player data is current")
+        print("\n".join(pages()) or "every page's player data is current")
         return 0
     if argv == ["check"]:
-        problems = module_problems() + structure_problems() + stale_pages()
+        problems = check()
         print("\n".join(problems) or "players: modules and page data current")
         return 1 if problems else 0
     print("usage: python -m labkit.devtools.players pages|check", file=sys.stderr)

@@ -134,197 +134,94 @@ def interaction(key: str):
 # (one entry per widget cell of the book; see tests/browser/README.md)
 
 
-@interaction("notebooks/11-labs/02-masks-and-packing.md::viewer")
-def mask_viewer(w: WidgetView) -> None:
-    """Pack the two documents into one: the A-EOS → B-BOS prediction becomes supervised,
-    so position 3 joins the supervised positions and the picture changes; then a typo in
-    the IDs is refused with its error, not drawn."""
-    w.expect(
-        lambda: "supervised positions [0, 1, 2, 4, 5, 6]" in w.text(),
-        "the default packed row to supervise positions [0, 1, 2, 4, 5, 6]",
-    )
-    before = w.image_sources()
-    ids = w.output.locator("input[type=text]").first
-    w.enter(ids, "0 0 0 0 0 0 0 0")
-    w.expect(
-        lambda: "supervised positions [0, 1, 2, 3, 4, 5, 6]" in w.text(),
-        "one document of eight tokens to supervise positions [0, 1, 2, 3, 4, 5, 6]",
-    )
-    w.expect(lambda: w.image_sources() != before, "the mask picture to be redrawn")
-    w.enter(ids, "0 0 x")
-    w.expect_refused("document IDs must be", "the bad IDs '0 0 x' to be refused with an error naming the document IDs")
-
-
-@interaction("notebooks/11-labs/05-cache-faults.md::toggles")
-def cache_fault_toggles(w: WidgetView) -> None:
-    """The default fault (reset_rope_position) fails the logit check; 'correct' passes all
-    three; copying layer 1's cache into layer 2 fails the distinct-layer check."""
-
-    def verdict(check: str) -> str:
-        row = w.output.locator("tr", has_text=check).first.inner_text()
-        return "FAIL" if "FAIL" in row else "pass" if "pass" in row else row
-
-    w.expect(lambda: verdict("logit") == "FAIL", "the default reset_rope_position to FAIL the logit check")
-    w.choose("correct")
-    w.expect(lambda: "FAIL" not in w.text(), "the correct cache to pass every check")
-    w.choose("copy_layer1_cache_to_layer2")
-    w.expect(
-        lambda: verdict("distinct_layer") == "FAIL",
-        "copying layer 1's cache into layer 2 to FAIL the distinct-layer check",
-    )
-
-
-@interaction("notebooks/07-traces/07-tool-proposal.md::stepper")
-def grammar_stepper(w: WidgetView) -> None:
-    """mc_01's proposal, stepped: step 1 of 27 chooses '{"' from 2 allowed tokens; "next"
-    appends calendar_id to the JSON so far and redraws; "back" returns to step 1."""
-    w.expect(lambda: "step 1 of 27" in w.text(), "the grammar stepper to open at step 1 of 27")
-    w.expect(
-        lambda: 'JSON so far: {"' in w.text() and "calendar_id" not in w.text(), "step 1's JSON so far to be just '{\"'"
-    )
-    first = w.image_sources()
-    w.click("next")
-    w.expect(lambda: "step 2 of 27" in w.text(), "'next' to move to step 2 of 27")
-    w.expect(lambda: 'JSON so far: {"calendar_id' in w.text(), "step 2 to append calendar_id to the JSON")
-    w.expect(lambda: w.image_sources() != first, "the step picture to change with the step")
-    w.click("back")
-    w.expect(lambda: "step 1 of 27" in w.text() and "calendar_id" not in w.text(), "'back' to return to step 1")
-
-
-@interaction("notebooks/11-labs/06-dpo.md::curve")
-def dpo_margin_curve(w: WidgetView) -> None:
-    """Source pair: margin 0.2 and loss 0.598139.  Drag log π(rejected) to its left end
-    (−10): the margin grows to 0.2·(0.5 + 7.5) = 1.6 and the loss falls to 0.183901."""
-    w.expect(
-        lambda: "margin 0.2000" in w.text() and "loss 0.598139" in w.text(),
-        "the source's pair to give margin 0.2000 and loss 0.598139",
-    )
-    first = w.image_sources()
-    w.drag_slider(0.0, nth=1)
-    w.expect(
-        lambda: "margin 1.6000" in w.text() and "loss 0.183901" in w.text(),
-        "log π(rejected) = −10 to give margin 1.6000 and loss 0.183901",
-    )
-    w.expect(lambda: w.image_sources() != first, "the point on the loss curve to move")
-
-
-@interaction("notebooks/11-labs/07-grpo-and-ppo-clip.md::editor")
-def grpo_group_editor(w: WidgetView) -> None:
-    """Group [0 0 1 1] gives advantages −1 −1 1 1; an all-equal group [1 1 1 1] gives zeros
-    (no learning signal); back to [0 0 1 1] with ε dragged to 0.1 gives ±0.833333."""
-    w.expect(lambda: "ddof 0: -1 -1 1 1" in w.text(), "the default group to give ddof-0 advantages -1 -1 1 1")
-    rewards = w.output.locator("input[type=text]").first
-    w.enter(rewards, "1 1 1 1")
-    w.expect(lambda: "ddof 0: 0 0 0 0" in w.text(), "an all-equal group to give zero advantages")
-    w.enter(rewards, "0 0 1 1")
-    before = w.image_sources()
-    w.drag_slider(1.0)
-    w.expect(
-        lambda: "ddof 0: -0.833333 -0.833333 0.833333 0.833333" in w.text(),
-        "ε = 0.1 to shrink the advantages to ±0.5/0.6 = ±0.833333",
-    )
-    w.expect(lambda: w.image_sources() != before, "the advantage bars to be redrawn")
-
-
-@interaction("notebooks/11-labs/09-speculative-sampling.md::sampler")
-def speculative_sampler(w: WidgetView) -> None:
-    """The correct residual fallback reproduces p = 0.6 0.3 0.1 exactly; ticking the wrong
-    fallback (refill from p) shows the divergence 0.52 0.36 0.12; a p that does not sum to
-    1 is refused with its error."""
-    w.expect(lambda: "exact output = 0.6 0.3 0.1" in w.text(), "the residual fallback to output p = 0.6 0.3 0.1")
-    first = w.image_sources()
-    w.output.locator("input[type=checkbox]").first.check()
-    w.settle()
-    w.expect(
-        lambda: "exact output = 0.52 0.36 0.12" in w.text(), "the wrong fallback to output 0.52 0.36 0.12 instead of p"
-    )
-    w.expect(lambda: w.image_sources() != first, "the distributions to be redrawn under the wrong fallback")
-    target = w.output.locator("input[type=text]").first
-    w.enter(target, "0.5 0.6")
-    w.expect_refused("must sum to 1", "p = 0.5 0.6 to be refused because it does not sum to 1")
-
-
-@interaction("notebooks/11-labs/10-bandwidth-budget.md::calculator")
-def bandwidth_calculator(w: WidgetView) -> None:
-    """The source's budget: batch 8 reads 22,589,934,592 B per step (≥ 22.590 ms); batch 1
-    gives the source's other case, ≥ 15.074 ms; int8 weights (1 B/parameter) halve the
-    weight bytes: ≥ 8.074 ms."""
-    w.expect(lambda: "≥ 22.590 ms" in w.text(), "batch 8 to need at least 22.590 ms per step")
-    first = w.image_sources()
-    batch = w.output.locator(".widget-text", has_text="batch").locator("input").first
-    w.enter(batch, "1")
-    w.expect(lambda: "≥ 15.074 ms" in w.text(), "batch 1 to need at least 15.074 ms per step")
-    w.expect(lambda: w.image_sources() != first, "the budget bars to be redrawn for batch 1")
-    w.select("int8/fp8: 1", nth=0)
-    w.expect(
-        lambda: "≥ 8.074 ms" in w.text() and "weights 7,000,000,000 B" in w.text(),
-        "1 byte per parameter to halve the weights to 7,000,000,000 B (≥ 8.074 ms)",
-    )
-
-
 # ---- the players (anywidget modules drawn in the browser; see test_browser_players.py) ----
 PLAYER_TIMES = REPO / "build" / "browser" / "player-times.json"
-#: the control a reader steps with in each player cell (and the one that steps back)
-LAB_STEPS = {
-    "decode": ("next", "back"),
-    "latents": ("back", "next"),
-    "scenarios": ("next", "back"),
-    "divergence": ("fault", None),
-    "attention@02": ("layer", None),
-    "attention@03": ("cached", None),
-}
 LAB_FRAME_MS = 50.0
 
 
-def player(name: str, step_key: str | None = None):
+def player_cells(root=REPO) -> list[str]:
+    """The widget cells that are a page's live player: the code cell just before the page's
+    ``{anywidget}`` directive (the static book's copy of the same player)."""
+    import jupytext
+    from browser_book import all_pages
+
+    found = []
+    for page in all_pages(root):
+        cells = jupytext.read(root / page.md).cells
+        for w in page.widgets:
+            after = cells[w.index + 1] if w.index + 1 < len(cells) else None
+            if after is not None and after.source.lstrip().startswith("```{anywidget}"):
+                found.append(w.key)
+    return found
+
+
+JS_NOTEBOOK = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+  return {active: nb.activeCellIndex, mode: nb.mode,
+          editing: nb.widgets.filter(c => c.model.type === 'markdown' && !c.rendered).length}; }"""
+
+
+def keyboard_stays_in_the_player(w: WidgetView) -> None:
+    """As a reader does: click into the player (JupyterLab selects its cell), then the arrows on
+    the player and on its slider step it and leave the cell selection alone; Enter on a player
+    button presses it and opens no cell for editing."""
+    from player_controls import press
+
+    root = w.output.locator(".lk-player").first
+    root.click(position={"x": 4, "y": 4})
+    notebook = w.page.evaluate(JS_NOTEBOOK)
+    assert press(w.page, "ArrowRight") or press(w.page, "ArrowLeft"), f"{w.key}: the arrow keys did not step the player"
+    assert w.page.evaluate(JS_NOTEBOOK) == notebook, f"{w.key}: an arrow key on the player reached JupyterLab"
+    slider = root.locator("input[type=range]")
+    if slider.count():
+        slider.first.focus()
+        assert press(w.page, "ArrowLeft") or press(w.page, "ArrowRight"), f"{w.key}: the slider ignored the arrows"
+        assert w.page.evaluate(JS_NOTEBOOK) == notebook, f"{w.key}: an arrow key on the slider reached JupyterLab"
+    buttons = root.locator("button[data-control]:not([disabled])")
+    if buttons.count():
+        buttons.first.click()
+        w.page.keyboard.press("Enter")
+        w.page.wait_for_timeout(200)
+        assert w.page.evaluate(JS_NOTEBOOK) == notebook, f"{w.key}: Enter on a player button reached JupyterLab"
+
+
+def player(w: WidgetView) -> None:
     """The interaction of a player cell: the same checks as the static harness (the source's
     numbers), every control changes the drawing (a kernel-backed one once the kernel has
     re-run the computation), and a step drawn in ≤ 50 ms median inside JupyterLab."""
+    import json
 
-    def move(w: WidgetView) -> None:
-        import json
+    from player_controls import embed_key, every_control_changes_the_drawing, step_controls, step_times
+    from test_browser_players import check, pick
 
-        from player_controls import every_control_changes_the_drawing, step_times
-        from test_browser_players import CHECKS
-
-        root = w.output.locator(".lk-player").first
-        try:
-            root.wait_for(state="visible", timeout=30_000)
-        except Exception:
-            w.output.screenshot(path=str(REPO / "build" / "browser" / f"{name}-output.png"))
-            raise AssertionError(f"{w.key}: no player drawn; the output shows:\n{w.text()[:500]}") from None
-        root.evaluate("el => { window.playerEl = el.parentElement; }")
-        CHECKS[name](w.page)
-        if name == "attention":  # back to the view this page opens on
-            from test_browser_players import pick
-
-            pick(w.page, "group", "prefill" if step_key.endswith("02") else "decode")
-        control, back = LAB_STEPS[step_key or name]
-        measured = step_times(w.page, control, back)
-        old = json.loads(PLAYER_TIMES.read_text()) if PLAYER_TIMES.exists() else {}
-        PLAYER_TIMES.parent.mkdir(parents=True, exist_ok=True)
-        key = f"lab/{name}" + (f"@{step_key.split('@')[1]}" if step_key else "")
-        PLAYER_TIMES.write_text(
-            json.dumps(
-                {**old, key: {**measured, "page": w.key.split("::")[0], "control": control}}, indent=1, sort_keys=True
-            )
-            + "\n"
-        )
-        assert measured["work_ms"] <= LAB_FRAME_MS, (
-            f"{w.key}: median {measured['work_ms']:.1f} ms per step in JupyterLab (> {LAB_FRAME_MS} ms)"
-        )
-        changed = every_control_changes_the_drawing(w.page, wait_ms=60_000)
-        assert changed and all(changed.values()), f"{w.key}: controls that did not change the drawing: {changed}"
-
-    return move
+    root = w.output.locator(".lk-player").first
+    try:
+        root.wait_for(state="visible", timeout=30_000)
+    except Exception:
+        w.output.screenshot(path=str(REPO / "build" / "browser" / f"{w.key.rsplit('::', 1)[-1]}-output.png"))
+        raise AssertionError(f"{w.key}: no player drawn; the output shows:\n{w.text()[:500]}") from None
+    root.evaluate("el => { window.playerEl = el.parentElement; }")
+    name = root.get_attribute("data-player")
+    view = """() => { const c = window.playerEl.querySelector('select[data-control]');
+      return c && [c.dataset.control, c.value]; }"""
+    opened = w.page.evaluate(view)
+    check(name)(w.page)
+    if opened and w.page.evaluate(view) != opened:  # back to the view this page opens on
+        pick(w.page, *opened)
+    control, back = step_controls(w.page)
+    measured = step_times(w.page, control, back)
+    old = json.loads(PLAYER_TIMES.read_text()) if PLAYER_TIMES.exists() else {}
+    PLAYER_TIMES.parent.mkdir(parents=True, exist_ok=True)
+    page_md = w.key.split("::")[0]
+    entry = {**measured, "page": page_md, "control": control}
+    times = {**old, f"lab/{embed_key(page_md, name)}": entry}
+    PLAYER_TIMES.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n")
+    assert measured["work_ms"] <= LAB_FRAME_MS, (
+        f"{w.key}: median {measured['work_ms']:.1f} ms per step in JupyterLab (> {LAB_FRAME_MS} ms)"
+    )
+    keyboard_stays_in_the_player(w)
+    changed = every_control_changes_the_drawing(w.page, wait_ms=60_000)
+    assert changed and all(changed.values()), f"{w.key}: controls that did not change the drawing: {changed}"
 
 
-for _key, _name, _step in [
-    ("notebooks/07-traces/02-text-request-to-first-token.md::attention", "attention", "attention@02"),
-    ("notebooks/07-traces/03-text-token-by-token.md::stepper", "decode", None),
-    ("notebooks/07-traces/05-diffusion-denoising-and-decoding.md::viewer", "latents", None),
-    ("notebooks/07-traces/10-tool-failures.md::scenarios", "scenarios", None),
-    ("notebooks/07-traces/11-comparing-traces.md::explorer", "divergence", None),
-    ("notebooks/11-labs/03-causal-attention.md::heatmap", "attention", "attention@03"),
-]:
-    interaction(_key)(player(_name, _step))
+for _key in player_cells():
+    interaction(_key)(player)

@@ -12,26 +12,19 @@ from __future__ import annotations
 
 import statistics
 
-#: the control a reader steps with in each embed, and the one that steps back (None: the
-#: control cycles); keyed by player, or by ``player@page`` where one player differs by page
-STEP_CONTROLS = {
-    "decode": ("next", "back"),
-    "divergence": ("fault", None),
-    "scenarios": ("next", "back"),
-    "latents": ("back", "next"),
-    "attention@02-text-request-to-first-token": ("layer", None),
-    "attention@03-causal-attention": ("cached", None),
-}
-
 
 def embed_key(page: str, name: str) -> str:
     """``player@page stem``: how the suite and the benchmark name one embed."""
     return f"{name}@{page.rsplit('/', 1)[-1].removesuffix('.md')}"
 
 
-def step_controls(page: str, name: str) -> tuple[str, str | None]:
-    """(the control that steps, the one that steps back) of player ``name`` on ``page``."""
-    return STEP_CONTROLS.get(embed_key(page, name)) or STEP_CONTROLS[name]
+def step_controls(page) -> tuple[str, str | None]:
+    """(the control a reader steps with, the one that steps back or None: it cycles), as the
+    open player names them on its root (``data-steps``)."""
+    names = page.evaluate("() => window.playerEl.querySelector('.lk-player').dataset.steps || ''").split()
+    if not names:
+        raise AssertionError("the player names no step control (data-steps on its root)")
+    return names[0], (names[1] if len(names) > 1 else None)
 
 
 #: the drawing of a player: its markup without the controls' own state
@@ -114,3 +107,55 @@ def step_times(page, name: str, back: str | None = None, repeats: int = 12) -> d
         work.append(timing["work_ms"])
         frame.append(timing["frame_ms"])
     return {"work_ms": statistics.median(work), "frame_ms": statistics.median(frame), "n": repeats}
+
+
+#: the element that has the keyboard focus: a control's name, "root" (the player itself) or None
+JS_FOCUSED = """() => { const a = window.playerEl.getRootNode().activeElement;
+  if (!a || !window.playerEl.contains(a)) return null;
+  if (a.classList.contains('lk-player')) return {name: 'root', tag: 'root'};
+  return {name: a.dataset.control || a.tagName.toLowerCase(), tag: a.tagName.toLowerCase(), type: a.type || '',
+          last: a.tagName === 'SELECT' ? a.selectedIndex === a.options.length - 1 : a.value === a.max}; }"""
+
+
+def drawn(page) -> str:
+    return page.evaluate(JS_DRAWN)
+
+
+def press(page, key: str) -> bool:
+    """Press ``key`` where the focus is; whether the drawing changed."""
+    before = drawn(page)
+    page.keyboard.press(key)
+    page.wait_for_timeout(30)
+    return drawn(page) != before
+
+
+def keyboard_alone(page) -> tuple[dict[str, bool], set[str]]:
+    """Drive the player with the keyboard only: Tab onto it and step with the arrows, Tab to each
+    control and press what a reader would (Enter on a button, an arrow on a select or a slider),
+    twice round, then Home/End on the player.  Returns (key or control → whether the drawing changed, the
+    controls a reader could have used: enabled and visible at the start or at the end)."""
+    page.keyboard.press("Tab")
+    found: dict[str, bool] = {"focus": (page.evaluate(JS_FOCUSED) or {}).get("name") == "root"}
+    found["arrows"] = press(page, "ArrowRight") or press(page, "ArrowLeft")
+    usable = {c["name"] for c in controls(page) if c["visible"] and not c["disabled"]}
+    for _ in range(40):  # twice round the player: a control one key enabled is reached the second time
+        page.keyboard.press("Tab")
+        focused = page.evaluate(JS_FOCUSED)
+        if focused is None or focused["tag"] not in ("button", "select", "input"):
+            continue  # outside the player, the player itself, or a box that scrolls with the arrows
+        if focused["name"] in found:
+            continue  # pressed on the first round
+        if focused["tag"] == "button":
+            key = "Enter"
+        elif focused["tag"] == "select":
+            key = "ArrowUp" if focused["last"] else "ArrowDown"
+        elif focused["type"] == "range":
+            key = "ArrowLeft" if focused["last"] else "ArrowRight"
+        else:
+            key = "Space"
+        found[focused["name"]] = press(page, key)
+    page.evaluate("() => window.playerEl.querySelector('.lk-player').focus()")
+    found["home/end"] = press(page, "End") | press(page, "Home") or press(page, "End")
+    now = controls(page)
+    present = {c["name"] for c in now}
+    return found, (usable & present) | {c["name"] for c in now if c["visible"] and not c["disabled"]}

@@ -16,21 +16,22 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from labkit.devtools.players import EMBEDS, REPO, embedded, write_pages
+from labkit.devtools import players
 
 HARNESS = Path(__file__).resolve().parent / "harness"
 
 
-def embeds() -> list[tuple[str, str]]:
+def embeds(root: Path | None = None) -> list[tuple[str, str]]:
     """(page, player) for every player the static book embeds."""
-    return [(page, name) for page, players in EMBEDS.items() for name in players]
+    return [(e.page, e.name) for e in players.embeds(root)]
 
 
-def directive(page: str, name: str) -> dict:
-    found = embedded(REPO / page).get(name)
-    if found is None or found["text"] is None:
+def directive(page: str, name: str, root: Path | None = None) -> dict:
+    """What the static book loads for one embed: the bundle's text and the directive's body."""
+    found = [e for e in players.embeds(root) if (e.page, e.name) == (page, name)]
+    if not found or found[0].text is None:
         raise AssertionError(f"{page}: no {{anywidget}} module for the {name} player")
-    return found
+    return {"text": found[0].text, "body": found[0].options}
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -56,7 +57,7 @@ class _Handler(SimpleHTTPRequestHandler):
         for prefix, part, kind in (("/module/", "text", "text/javascript"), ("/model/", "body", "application/json")):
             if path.startswith(prefix):
                 page, _, name = path.removeprefix(prefix).rpartition("/")
-                found = directive(page, name.rsplit(".", 1)[0])
+                found = directive(page, name.rsplit(".", 1)[0], self.server.root)
                 data = found[part] if part == "text" else json.dumps(found[part])
                 self._send(data.encode("utf-8"), kind)
                 return
@@ -67,8 +68,10 @@ class _Handler(SimpleHTTPRequestHandler):
 
 
 class HarnessServer:
-    def __init__(self):
+    def __init__(self, root: Path | None = None):
+        self.root = root
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(HARNESS)))
+        self.httpd.root = root
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -79,7 +82,7 @@ class HarnessServer:
         )
 
     def __enter__(self):
-        write_pages()
+        players.pages(self.root)
         self.thread.start()
         return self
 

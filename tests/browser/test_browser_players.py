@@ -13,7 +13,15 @@ import json
 
 import pytest
 from browser_book import REPO
-from player_controls import embed_key, every_control_changes_the_drawing, operate, step_controls, step_times, text
+from player_controls import (
+    embed_key,
+    every_control_changes_the_drawing,
+    keyboard_alone,
+    operate,
+    step_controls,
+    step_times,
+    text,
+)
 from player_harness import HarnessServer, embeds
 
 pytestmark = pytest.mark.browser
@@ -69,20 +77,83 @@ def test_player_renders_and_every_control_changes_the_drawing(context, harness, 
         f"{name}: controls that did not change the drawing: {[c for c, ok in changed.items() if not ok]}"
     )
     assert errors == [], f"{name}: console errors: {errors}"
-    CHECKS.get(name, lambda page: None)(page)
+    check(name)(page)
 
 
 @pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
 def test_a_step_is_drawn_within_one_frame(context, harness, times, page_md, name):
     page, _ = open_player(context, harness, page_md, name)
     key = embed_key(page_md, name)
-    control, back = step_controls(page_md, name)
+    control, back = step_controls(page)
     operate(page, control)  # warm up: the first draw of the code paths
     measured = step_times(page, control, back)
     times[f"harness/{key}"] = {**measured, "page": page_md, "control": control}
     assert measured["work_ms"] <= FRAME_MS, (
         f"{name}: median {measured['work_ms']:.1f} ms from {control!r} to the new picture (> {FRAME_MS} ms)"
     )
+
+
+@pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
+def test_keyboard_alone_drives_the_player(context, harness, page_md, name):
+    page, errors = open_player(context, harness, page_md, name)
+    found, usable = keyboard_alone(page)
+    assert found.pop("focus"), f"{name}: Tab does not reach the player"
+    assert all(found.values()), f"{name}: keys that changed nothing: {[k for k, ok in found.items() if not ok]}"
+    assert usable <= set(found), f"{name}: controls Tab never reached: {sorted(usable - set(found))}"
+    assert errors == [], f"{name}: console errors: {errors}"
+
+
+COLUMN_PX = 725  # the book theme's text column
+JS_LAYOUT = """(column) => {
+  const host = document.getElementById('host');
+  host.style.width = column + 'px';
+  const root = window.playerEl.querySelector('.lk-player');
+  const box = root.getBoundingClientRect();
+  const small = [];
+  for (const node of root.querySelectorAll('*')) {
+    if (!Array.from(node.childNodes).some(c => c.nodeType === 3 && c.textContent.trim())) continue;
+    if (node.closest('select, style, title') || !(node.getBoundingClientRect().width)) continue;
+    const svg = node.closest('svg');
+    const scale = svg && svg.viewBox.baseVal && svg.viewBox.baseVal.width
+      ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 1;
+    const px = parseFloat(getComputedStyle(node).fontSize) * scale;
+    if (px < 11 - 0.01) small.push(`${node.tagName} ${px.toFixed(1)}px: ${node.textContent.trim().slice(0, 30)}`);
+  }
+  const wrapped = [];
+  for (const parent of root.querySelectorAll('div')) {
+    const drawings = Array.from(parent.children)
+      .filter(c => c.tagName.toLowerCase() === 'svg' || c.tagName === 'CANVAS');
+    const tops = new Set(drawings.map(d => Math.round(d.getBoundingClientRect().top)));
+    if (tops.size > 1) wrapped.push(parent.className || 'div');
+  }
+  const scrolls = Array.from(root.querySelectorAll('*')).filter(n => n !== root && n.scrollWidth > n.clientWidth + 1
+    && getComputedStyle(n).overflowX !== 'visible' && !n.classList.contains('lk-scroll'))
+    .map(n => n.tagName + '.' + n.className);
+  return {width: box.width, sideways: root.scrollWidth - root.clientWidth, small, wrapped, scrolls};
+}"""
+
+
+@pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=IDS)
+def test_player_fits_the_text_column_with_no_text_under_11px(context, harness, page_md, name):
+    page, _ = open_player(context, harness, page_md, name)
+    layout = page.evaluate(JS_LAYOUT, COLUMN_PX)
+    assert layout["width"] <= COLUMN_PX, f"{name}: {layout['width']:.0f} px wide in a {COLUMN_PX}-px column"
+    assert layout["sideways"] <= 1, f"{name}: scrolls sideways by {layout['sideways']} px"
+    assert layout["scrolls"] == [], (
+        f"{name}: boxes that scroll sideways without following the step: {layout['scrolls']}"
+    )
+    assert layout["wrapped"] == [], f"{name}: drawings wrapped onto a second line in {layout['wrapped']}"
+    assert layout["small"] == [], f"{name}: text under 11 px: {layout['small'][:8]}"
+    page.evaluate("() => window.playerEl.querySelector('.lk-player').focus()")
+    page.keyboard.press("End")  # the last step: a long timeline must have followed it
+    hidden = page.evaluate("""() => Array.from(window.playerEl.querySelectorAll('.lk-scroll')).map(box => {
+      const at = box.querySelector('.lk-current, .lk-first');
+      if (!at) return null;
+      const b = box.getBoundingClientRect(), r = at.getBoundingClientRect();
+      const inside = r.left >= b.left - 1 && r.right <= b.right + 1;
+      return inside ? null : `${Math.round(r.left)}–${Math.round(r.right)} outside the box ${Math.round(b.right)}`;
+    }).filter(Boolean)""")
+    assert hidden == [], f"{name}: the current step is out of view in its timeline: {hidden}"
 
 
 def test_no_player_fetches_anything(browser, harness):
@@ -217,10 +288,109 @@ def check_attention(page):
     assert cells[0][4] == [0, 0, 0, 0, 1, 0, 0, 0], f"packed-document row 4: {cells[0][4]}"
 
 
-CHECKS = {
-    "attention": check_attention,
-    "latents": check_latents,
-    "decode": check_decode,
-    "divergence": check_divergence,
-    "scenarios": check_scenarios,
-}
+def check_fault_modes(page):
+    """The RoPE reset fails the logit check only; correct passes all three; the copied cache
+    fails the distinct-layer check too."""
+    verdicts = "() => Array.from(window.playerEl.querySelectorAll('[data-role=checks] tr')).map(r => r.innerText)"
+    pick(page, "mode", "reset_rope_position")
+    rows = page.evaluate(verdicts)
+    assert [("FAIL" in r) for r in rows] == [False, True, False], rows
+    pick(page, "mode", "correct")
+    assert "FAIL" not in text(page) and "nothing (correct)" in text(page)
+    pick(page, "mode", "copy_layer1_cache_to_layer2")
+    assert [("FAIL" in r) for r in page.evaluate(verdicts)] == [False, True, True]
+    assert "layer 1 = layer 0" in text(page)
+
+
+def check_dpo_margin(page):
+    """The lab's pair (β 0.2, −2 / −3 against −2.5 each): margin 0.2, loss 0.5981; the rejected
+    answer 2 nats less probable: margin 0.6 and a smaller loss; the loss curve moves with β."""
+    for control, index in (("chosen", 8), ("rejected", 6), ("beta", 2)):  # −2, −3 on −6 … −0.5; 0.2
+        operate(page, control, index)
+    shown = text(page)
+    assert "margin m 0.2000" in shown and "loss 0.5981" in shown and "gradient [−0.0900, 0.0900]" in shown, shown[:300]
+    page.evaluate("""() => { const c = window.playerEl.querySelector('[data-control=rejected]');
+      c.value = String(Number(c.value) - 4); c.dispatchEvent(new Event('input')); }""")
+    assert "margin m 0.6000" in text(page), text(page)[:300]
+    curve = "() => window.playerEl.querySelector('[data-role=loss] polyline').getAttribute('points')"
+    before = page.evaluate(curve)
+    operate(page, "beta", 4)
+    assert page.evaluate(curve) != before and "β" in text(page)
+
+
+def check_grpo_group(page):
+    """0 0 1 1 at ε 1e-8: ±1.0000 (ddof 0), ±0.8660 (ddof 1); one success in four: √3 and 1.5."""
+    pick(page, "group", "0 0 1 1")
+    pick(page, "eps", "1e-08")
+    shown = text(page)
+    assert "ddof 0: [−1.00000, −1.00000, 1.00000, 1.00000]" in shown and "0.866025" in shown, shown[:300]
+    pick(page, "eps", "0.1")
+    assert "ddof 0: [−0.833333, " in text(page), text(page)[:300]
+    pick(page, "eps", "1e-08")
+    pick(page, "group", "1 0 0 0")
+    assert "ddof 0: [1.73205, " in text(page) and "ddof 1: [1.50000, " in text(page), text(page)[:300]
+    pick(page, "group", "0.7 0.7 0.7")
+    assert "1.11022e−8" in text(page), "the rounding surprise of 0.7 0.7 0.7 is shown"
+
+
+def check_speculative_sampler(page):
+    """Seed 73, 200 000 draws: observed 0.599475 0.300205 0.10032 within the six-sigma check;
+    the wrong fallback (refill from p) gives the biased law 0.52 0.36 0.12 and fails it."""
+    for control, value in (("fallback", "residual"), ("draws", "200000"), ("seed", "73")):
+        pick(page, control, value)
+    shown = text(page)
+    assert "observed [0.599475, 0.300205, 0.100320]" in shown and "acceptance 0.8012" in shown, shown[:400]
+    pick(page, "fallback", "target")
+    shown = text(page)
+    assert "exact output [0.5200, 0.3600, 0.1200]" in shown and "TV to p 0.0800" in shown, shown[:400]
+    sigmas = float(shown.split("max ")[1].split(" σ")[0])
+    assert sigmas > 6.0, f"the wrong fallback at {sigmas} σ passes the six-sigma check"
+
+
+def check_bandwidth_calculator(page):
+    """Batch 1 reads 15,073,741,824 B (≥ 15.074 ms); batch 8 at most 354.14 tok/s in total; 2 TB/s halves it."""
+    for control, value in (
+        ("bytes_per_param", "2"),
+        ("kv_bytes", "2"),
+        ("context", "8192"),
+        ("kv_heads", "8"),
+        ("tb", "1"),
+    ):
+        pick(page, control, value)
+    pick(page, "batch", "1")
+    assert "read 15,073,741,824 B per step → ≥ 15.074 ms" in text(page), text(page)[:400]
+    pick(page, "batch", "8")
+    assert "≤ 354.14 tok/s in total" in text(page)
+    pick(page, "tb", "2")
+    assert "≥ 11.295 ms" in text(page), text(page)[:400]
+
+
+def check_grammar(page):
+    """mc_01's proposal: step 1 of 27 chooses '{"' from 2 allowed tokens; next appends
+    calendar_id to the JSON so far; step 27 is forced to <|call_end|>."""
+    operate(page, "step", 1)
+    shown = text(page)
+    assert "step 1 of 27" in shown and "allowed: 2 of 256 tokens" in shown and 'JSON so far: {"' in shown, shown[:300]
+    operate(page, "next")
+    assert 'JSON so far: {"calendar_id' in text(page)
+    operate(page, "step", 27)
+    assert "(forced)" in text(page) and "chosen: 10 <|call_end|>" in text(page), text(page)[:300]
+
+
+def check_mask_editor(page):
+    """The packing row: row 4 (document 1's first token) sees only itself, supervised 0 1 2 4 5 6;
+    joining the documents supervises position 3 too; the SFT example supervises 4, 5, 6."""
+    pick(page, "preset", "two packed documents, every token a target")
+    assert "supervised positions [0, 1, 2, 4, 5, 6]" in text(page), text(page)[:400]
+    row4 = """() => Array.from(window.playerEl.querySelectorAll('[data-role=allowed] rect'))
+      .slice(32, 40).map(r => r.getAttribute('class'))"""
+    assert page.evaluate(row4) == ["lk-off"] * 4 + ["lk-on"] + ["lk-off"] * 3
+    operate(page, "split3")  # no new document after token 3: one document
+    assert "supervised positions [0, 1, 2, 3, 4, 5, 6]" in text(page), text(page)[:400]
+    pick(page, "preset", "one document, assistant tokens 5–7 the targets")
+    assert "supervised positions [4, 5, 6]" in text(page), text(page)[:400]
+
+
+def check(name: str):
+    """What player ``name`` must show: this module's ``check_<name>`` (none: nothing more)."""
+    return globals().get(f"check_{name}", lambda page: None)

@@ -2,14 +2,15 @@
 
 Each player is one ES module in this folder (``<name>.mjs``) following the anywidget
 front-end contract ``export default { render({ model, el }) }``, with the helpers all players
-share imported from ``_shared.mjs``; ``bundle.bundle`` makes the one file a host loads.  The
-same module runs in three hosts:
+share imported from ``_shared.mjs`` (``bundle.bundle`` makes the one file a host loads), and
+one Python module with its exporter ``static_data(**options)`` and its ``Player`` widget.
+The same ES module runs in three hosts:
 
-- JupyterLab, through ``anywidget``: the Python classes here (``Player`` subclasses) sync
-  one traitlet, ``data``, which the exporters fill from a real run;
-- the static book, through MyST's ``{anywidget}`` directive: the page points at a bundle
-  carrying the exporter's data (``python -m labkit.devtools.players pages`` writes it beside
-  the page, as the book build does);
+- JupyterLab, through ``anywidget``: the ``Player`` classes sync one traitlet, ``data``,
+  which the exporters fill from a real run;
+- the static book, through MyST's ``{anywidget}`` directive: the directive's path names the
+  player (``./players/<page stem>.<player>.mjs``, a bundle the book build writes beside the
+  page carrying ``static_data(**body)``, the body being the directive's small JSON options);
 - the browser test harness (``tests/browser/harness/``), with a JSON model and no Jupyter.
 
 A player draws with SVG (or canvas) from the data; nothing is drawn in the kernel.
@@ -24,16 +25,25 @@ from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
 
-#: player name → (module file, the Python module holding its exporter and widget): ``<name>.mjs``
-#: and ``labkit.reader.players.<name>``
-PLAYERS = {
-    name: (f"{name}.mjs", f"{__name__}.{name}")
-    for name in ("decode", "attention", "latents", "scenarios", "divergence")
-}
+#: the registry: player name → the Python module holding its exporter and widget; its ES
+#: module is ``<name>.mjs`` in this folder.  Adding a player is its two modules and one line here.
+PLAYERS: dict[str, str] = {}
 
 
-def module_path(name: str) -> Path:
-    """The ES module source of player ``name`` (it imports ``_shared.mjs``)."""
-    if name not in PLAYERS:
-        raise ValueError(f"unknown player {name!r}; expected one of {list(PLAYERS)}")
-    return FOLDER / PLAYERS[name][0]
+def register(name: str, module: str | None = None) -> None:
+    """Register player ``name`` (``module``: default ``labkit.reader.players.<name>``)."""
+    PLAYERS[name] = module or f"{__name__}.{name}"
+
+
+register("decode")
+register("attention")
+register("latents")
+register("scenarios")
+register("divergence")
+register("fault_modes")
+register("dpo_margin")
+register("grpo_group")
+register("speculative_sampler")
+register("bandwidth_calculator")
+register("grammar")
+register("mask_editor")

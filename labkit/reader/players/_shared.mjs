@@ -53,14 +53,21 @@ export function fmt(value, digits = 2) {
   return Number(value).toFixed(digits).replace("-", "−");
 }
 
+/** Scroll ``box`` (a wide drawing's .lk-scroll) so that x (drawing pixels) sits in its middle:
+ *  a long timeline follows the current step instead of leaving it out of view. */
+export function follow(box, x) {
+  box.scrollLeft = Math.max(0, x - box.clientWidth / 2);
+}
+
 /** Mark a finished draw (tests wait for the counter; hosts ignore it). */
 export function painted(root) {
   root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
 }
 
 const BASE_CSS = `
-.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; color: #222;
   border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
+.lk-player:focus-visible, .lk-player :focus-visible { outline: 2px solid #4c72b0; outline-offset: 1px; }
 .lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
 .lk-player .lk-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0 6px; }
 .lk-player button { font: inherit; padding: 2px 10px; border: 1px solid #999; border-radius: 4px; background: #f4f4f4; cursor: pointer; }
@@ -68,15 +75,52 @@ const BASE_CSS = `
 .lk-player button.lk-on { background: #dd8452; color: #fff; border-color: #b8683a; }
 .lk-player select, .lk-player input { font: inherit; }
 .lk-player .lk-label { color: #333; }
-.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
-.lk-player svg text { font-family: system-ui, sans-serif; }
+.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", "Noto Sans CJK SC", "WenQuanYi Micro Hei", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
+.lk-player svg text { font-family: system-ui, "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; }
+.lk-player .lk-scroll { overflow-x: auto; max-width: 100%; }
 `;
 
-/** The player's frame: a root div with the book's style, inside el. */
-export function frame(el, name, css = "") {
+/** The player's frame: a root div with the book's style, inside el.  ``steps`` names the
+ *  control a reader steps with and the one that steps back ("next back"; one name: it cycles).
+ *  The root is focusable and keeps every key it receives: JupyterLab's notebook shortcuts
+ *  (arrows move the cell selection, Enter edits a cell) never see a key meant for the player. */
+export function frame(el, name, css = "", steps = "") {
   el.replaceChildren();
-  const root = h("div", { class: "lk-player", "data-player": name });
+  const root = h("div", { class: "lk-player", "data-player": name, "data-steps": steps, tabindex: 0,
+                          role: "group", "aria-label": name });
   root.append(h("style", { text: BASE_CSS + css }));
+  root.addEventListener("keydown", (event) => { event.stopPropagation(); stepKey(root, event); });
   el.append(root);
   return root;
+}
+
+const MOVES = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, Home: -Infinity, End: Infinity };
+
+/** Arrows step the player, Home/End go to its first/last step, on the root or a button
+ *  (a select or a slider with focus takes its own keys; Enter and Space press a button). */
+function stepKey(root, event) {
+  const move = MOVES[event.key];
+  if (!move || (event.target !== root && event.target.tagName !== "BUTTON")) return;
+  event.preventDefault();
+  const control = (name) => root.querySelector(`[data-control="${name}"]`);
+  const slider = root.querySelector('input[type="range"][data-control]');
+  if (slider && Math.abs(move) === Infinity) {
+    slider.value = move < 0 ? slider.min : slider.max;
+    slider.dispatchEvent(new Event("input", { bubbles: true }));
+    return;
+  }
+  const button = control(move > 0 ? "next" : "back");
+  if (button) {
+    for (let i = 0; i < (Math.abs(move) === Infinity ? 1000 : 1) && !button.disabled; i++) button.click();
+    return;
+  }
+  const picker = control((root.dataset.steps || "").split(" ")[0]);
+  if (!picker) return;
+  const range = picker.type === "range";  // else a select
+  const [now, last] = range ? [Number(picker.value), Number(picker.max)] : [picker.selectedIndex, picker.options.length - 1];
+  const index = Math.max(0, Math.min(last, move === Infinity ? last : move === -Infinity ? 0 : now + move));
+  if (index === now) return;
+  if (range) picker.value = String(index);
+  else picker.selectedIndex = index;
+  picker.dispatchEvent(new Event(range ? "input" : "change", { bubbles: true }));
 }

@@ -26,11 +26,11 @@ function skeleton(panel) {
   // per panel), so a change costs no text layout at all
   const labels = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "aria-hidden": "true" });
   for (let i = 0; i < R; i++) {
-    labels.append(s("text", { x: left - 4, y: top + i * cell + cell / 2 + 3, "text-anchor": "end", "font-size": 9 }, panel.rows[i]));
+    labels.append(s("text", { x: left - 4, y: top + i * cell + cell / 2 + 3, "text-anchor": "end", "font-size": 11 }, panel.rows[i]));
   }
   panel.cols.forEach((label, j) => {
     const x = left + j * cell + cell / 2, y = top + R * cell + 6;
-    labels.append(s("text", { x, y, "font-size": 9, "text-anchor": "end", transform: `rotate(-60 ${x} ${y})` }, label));
+    labels.append(s("text", { x, y, "font-size": 11, "text-anchor": "end", transform: `rotate(-60 ${x} ${y})` }, label));
   });
   const ratio = Math.max(1, Math.round(globalThis.devicePixelRatio || 1));
   const canvas = h("canvas", { width: W * ratio, height: (top + R * cell) * ratio, role: "img", "data-role": "heatmap",
@@ -83,6 +83,7 @@ function render({ model, el }) {
       return picker;
     });
     controlBox.replaceChildren(...g.controls.map((c, k) => h("label", {}, `${c.label} `, pickers[k])));
+    root.dataset.steps = g.controls.length ? g.controls[0].name : "";
   }
 
   function setup() {

@@ -137,14 +137,9 @@ def attention_data(start: str = "decode", run=None) -> dict:
     }
 
 
-def static_data() -> dict:
-    """Lab 3's embed: opens on the decode masks."""
-    return attention_data("decode")
-
-
-def static_prefill_data() -> dict:
-    """Trace one's page: opens on the prefill attention."""
-    return attention_data("prefill")
+def static_data(start: str = "decode") -> dict:
+    """What a page embeds: lab 3 opens on the decode masks, trace one's page on the prefill."""
+    return attention_data(start)
 
 
 class AttentionPlayer(Player):

@@ -36,7 +36,7 @@ def bundle(name: str, data: dict | None = None, folder: Path = FOLDER) -> str:
     """Player ``name``'s module as one file (``folder``: where the ``.mjs`` sources are)."""
     if name not in PLAYERS:
         raise ValueError(f"unknown player {name!r}; expected one of {list(PLAYERS)}")
-    file = PLAYERS[name][0]
+    file = f"{name}.mjs"
     source = (folder / file).read_text(encoding="utf-8")
     shared = (folder / SHARED).read_text(encoding="utf-8")
     imports = list(IMPORT.finditer(source))

@@ -16,7 +16,7 @@ const CSS = `
 // bars and rewrites labels: a step costs attribute updates, not a new SVG.
 function buildFigure(data) {
   const pieces = data.pieces, V = pieces.length, steps = data.steps;
-  const W = 620, H = 250, left = 40, bottom = 70, top = 14;
+  const W = 500, H = 250, left = 40, bottom = 80, top = 14;
   let hi = -Infinity, lo = -3;
   for (const st of steps) for (const v of st.raw) { hi = Math.max(hi, v); lo = Math.min(lo, v - 0.3); }
   hi += 0.8;
@@ -29,18 +29,18 @@ function buildFigure(data) {
   for (let v = Math.ceil(lo); v <= Math.floor(hi); v += 1) {
     if (v % 2) continue;
     svg.append(s("line", { x1: left, x2: W - 6, y1: y(v), y2: y(v), stroke: v === 0 ? "#888" : "#eee" }),
-               s("text", { x: left - 4, y: y(v) + 3, "text-anchor": "end", "font-size": 9, fill: "#555" }, fmt(v, 0)));
+               s("text", { x: left - 4, y: y(v) + 3, "text-anchor": "end", "font-size": 11, fill: "#555" }, fmt(v, 0)));
   }
   const mid = top + (H - top - bottom) / 2;
-  svg.append(s("text", { x: 10, y: mid, "font-size": 10, transform: `rotate(-90 10 ${mid})`, "text-anchor": "middle" }, "raw logit"));
+  svg.append(s("text", { x: 10, y: mid, "font-size": 11, transform: `rotate(-90 10 ${mid})`, "text-anchor": "middle" }, "raw logit"));
   const bars = [], marks = [], ticks = [], names = [], tips = [];
   for (let i = 0; i < V; i++) {
     const x = left + i * bw + 1;
     tips.push(s("title"));
     bars.push(s("rect", { class: "lk-bar", "data-id": i, x, width: bw - 2 }, tips[i]));
-    marks.push(s("text", { x: x + bw / 2 - 1, "text-anchor": "middle", "font-size": 8, fill: "#777" }));
+    marks.push(s("text", { x: x + bw / 2 - 1, "text-anchor": "middle", "font-size": 11, fill: "#777" }));
     ticks.push(s("line", { x1: x, x2: x + bw - 2, stroke: "#000", "stroke-width": 2 }));
-    names.push(s("text", { x: x + bw / 2, y: H - bottom + 10, "font-size": 9, "text-anchor": "end",
+    names.push(s("text", { x: x + bw / 2, y: H - bottom + 10, "font-size": 11, "text-anchor": "end",
                            transform: `rotate(-60 ${x + bw / 2} ${H - bottom + 10})` }, `${i} ${pieces[i]}`));
   }
   svg.append(...bars, ...marks, ...ticks, ...names);
@@ -54,14 +54,14 @@ function buildFigure(data) {
     for (const k of [0, 1]) {
       const x = x0 + 6 + k * (gw / 2 - 4);
       const rect = s("rect", { class: k ? "lk-after" : "lk-bar", x, width: gw / 2 - 10 });
-      const label = s("text", { x: x + (gw / 2 - 10) / 2, "font-size": 10, "text-anchor": "middle" });
+      const label = s("text", { x: x + (gw / 2 - 10) / 2, "font-size": 11, "text-anchor": "middle" });
       cache.append(rect, label);
       pair.push([rect, label]);
     }
     columns.push(pair);
-    cache.append(s("text", { x: x0 + gw / 2, y: H - 40 + 14, "font-size": 10, "text-anchor": "middle" }, `layer ${l}`));
+    cache.append(s("text", { x: x0 + gw / 2, y: H - 40 + 14, "font-size": 11, "text-anchor": "middle" }, `layer ${l}`));
   }
-  const legend = s("text", { x: CW / 2, y: H - 8, "font-size": 9, "text-anchor": "middle", fill: "#555" });
+  const legend = s("text", { x: CW / 2, y: H - 8, "font-size": 11, "text-anchor": "middle", fill: "#555" });
   cache.append(legend);
 
   function show(step) {
@@ -97,7 +97,7 @@ function buildFigure(data) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "decode", CSS);
+  const root = frame(el, "decode", CSS, "next back");
   root.classList.add("lk-decode");
   let index = 0, view = null;
   const title = h("div", { class: "lk-title" });
@@ -111,7 +111,7 @@ function render({ model, el }) {
   const cacheLabel = h("div", { class: "lk-label", "data-role": "cache" });
   const selectedLabel = h("div", { class: "lk-label", "data-role": "selected" });
   const textLabel = h("div", { class: "lk-label", "data-role": "text" });
-  const figure = h("div", { style: "display:flex; gap:8px; flex-wrap:wrap" });
+  const figure = h("div", { style: "display:flex; gap:8px" });
   const events = h("pre", { class: "lk-mono", "data-role": "events" });
   root.append(title, h("div", { class: "lk-controls" }, back, next, slider, stepLabel, faultPicker),
               cacheLabel, selectedLabel, textLabel, figure, events);

@@ -3,7 +3,7 @@
 // the events after it faded (consequences, not new causes), with its rule, field, both
 // values and the suspect.  Data: labkit.reader.players.divergence.
 
-import { h, s, modelData, watchData, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, watchData, painted, frame, follow } from "./_shared.mjs";
 
 const CSS = `
 .lk-div .lk-before { fill: #4c72b0; }
@@ -19,22 +19,23 @@ const CSS = `
 // re-colours the circles it already has (no new elements per change).
 function buildTimelines(kind) {
   const runs = Object.values(kind.faults).map((f) => f.events.length);
-  const n = Math.max(kind.golden.length, ...runs), step = 30, left = 92;
-  const W = left + n * step + 150, H = 150;
+  const n = Math.max(kind.golden.length, ...runs), step = 30, left = 24;
+  const W = left + n * step + 150, H = 170;
   const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "timelines" });
   const marker = s("line", { y1: 10, y2: H - 8, stroke: "#c44e52", "stroke-dasharray": "3 3" });
   svg.append(marker);
-  const rows = [44, 112].map((y, r) => {
-    const name = s("text", { x: left - 14, y: y + 4, "text-anchor": "end", "font-size": 11, "font-weight": 600 });
+  const rows = [54, 124].map((y, r) => {
+    // the row's name sits above its first events (never cut at the left edge)
+    const name = s("text", { x: 4, y: r === 0 ? 12 : y - 12, "font-size": 11, "font-weight": 600 });
     const rule = s("line", { x1: left, y1: y, y2: y, stroke: "#ccc" });
-    const type = s("text", { "font-size": 10, fill: "#c44e52", y: y + (r === 0 ? -20 : 32) });
+    const type = s("text", { "font-size": 11, fill: "#c44e52", y: y + (r === 0 ? -20 : 32) });
     svg.append(name, rule);
     const dots = [], ids = [], tips = [];
     for (let i = 0; i < n; i++) {
       const x = left + i * step;
       tips.push(s("title"));
       dots.push(s("circle", { cx: x, cy: y }, tips[i]));
-      ids.push(s("text", { x, y: r === 0 ? y - 10 : y + 19, "text-anchor": "middle", "font-size": 8 }));
+      ids.push(s("text", { x, y: r === 0 ? y - 10 : y + 19, "text-anchor": "middle", "font-size": 11 }));
     }
     svg.append(...dots, ...ids, type);
     return { y, name, rule, type, dots, ids, tips };
@@ -68,18 +69,18 @@ function buildTimelines(kind) {
       }
     });
   }
-  return { svg, show };
+  return { svg, show, x: (i) => left + i * step };
 }
 
 function render({ model, el }) {
-  const root = frame(el, "divergence", CSS);
+  const root = frame(el, "divergence", CSS, "fault");
   root.classList.add("lk-div");
   let view = null;
   const title = h("div", { class: "lk-title" });
   const kindPicker = h("select", { "data-control": "kind", "aria-label": "trace", onchange: () => pickKind(kindPicker.value) });
   const faultPicker = h("select", { "data-control": "fault", "aria-label": "fault", onchange: () => draw() });
   const description = h("div", { class: "lk-label", "data-role": "description" });
-  const figure = h("div");
+  const figure = h("div", { class: "lk-scroll", "data-role": "follows-step" });
   const verdict = h("div", { "data-role": "verdict" });
   root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "trace ", kindPicker), h("label", {}, "fault ", faultPicker)),
               description, figure, verdict);
@@ -113,6 +114,7 @@ function render({ model, el }) {
       figure.replaceChildren(view.svg);
     }
     view.show(entry.events, found, faultPicker.value);
+    follow(figure, found ? view.x(found.index) : 0);
     if (!found) {
       verdict.replaceChildren(h("b", {}, "identical traces: no divergence"));
     } else {

@@ -47,7 +47,7 @@ function jpegUri(text) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "latents", CSS);
+  const root = frame(el, "latents", CSS, "back next");
   root.classList.add("lk-lat");
   const title = h("div", { class: "lk-title" });
   const slider = h("input", { type: "range", min: 0, step: 1, "data-control": "step", "aria-label": "DDIM step", oninput: () => draw() });

@@ -4,7 +4,7 @@
 // Step through the events: the current one is outlined and the journal rows written up to
 // it are listed.  Data: labkit.reader.players.scenarios.
 
-import { h, s, modelData, watchData, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, watchData, painted, frame, follow } from "./_shared.mjs";
 
 const FAILED = new Set(["PARSE_REJECTED", "VALIDATION_REJECTED", "AUTHORIZATION_DENIED", "CONFIRMATION_REJECTED",
                         "CANCELLED", "NOT_COMMITTED", "OUTCOME_UNKNOWN", "FAILED"]);
@@ -14,7 +14,7 @@ const CSS = `
 .lk-scn .lk-journal td { padding: 0 10px 0 0; font-family: ui-monospace, monospace; font-size: 11px; }
 .lk-scn .lk-journal tr.lk-future { color: #bbb; }
 `;
-const BOX = 66, GAP = 6, LEFT = 8;
+const BOX = 104, GAP = 6, LEFT = 8;
 
 function colour(row, index, commit) {
   const [, type, state] = row;
@@ -36,27 +36,27 @@ function buildTimeline(entry) {
     const box = s("rect", { class: "lk-box", x, y, width: BOX, height: 58, rx: 5, fill: colour(row, i, entry.commit) },
                   s("title", {}, `${id} ${type} ${state}`));
     svg.append(box,
-      s("text", { x: x + BOX / 2, y: y + 12, "text-anchor": "middle", "font-size": 9, "font-weight": 600 }, id),
-      s("text", { x: x + BOX / 2, y: y + 24, "text-anchor": "middle", "font-size": 8 }, head),
-      s("text", { x: x + BOX / 2, y: y + 34, "text-anchor": "middle", "font-size": 8 }, tail.slice(0, 16)),
-      s("text", { x: x + BOX / 2, y: y + 50, "text-anchor": "middle", "font-size": 7, fill: "#333" }, state.toLowerCase().slice(0, 18)));
+      s("text", { x: x + BOX / 2, y: y + 12, "text-anchor": "middle", "font-size": 11, "font-weight": 600 }, id),
+      s("text", { x: x + BOX / 2, y: y + 24, "text-anchor": "middle", "font-size": 11 }, head),
+      s("text", { x: x + BOX / 2, y: y + 34, "text-anchor": "middle", "font-size": 11 }, tail.slice(0, 15)),
+      s("text", { x: x + BOX / 2, y: y + 50, "text-anchor": "middle", "font-size": 11, fill: "#333" }, state.toLowerCase().slice(0, 18)));
     return box;
   });
   if (entry.commit !== null) {
     const x = LEFT + entry.commit * (BOX + GAP) - GAP / 2;
     svg.append(s("line", { x1: x, x2: x, y1: 6, y2: H - 4, stroke: "#2b7a2b", "stroke-width": 2, "stroke-dasharray": "4 3" }),
-               s("text", { x: x + 4, y: 14, "font-size": 9, fill: "#2b7a2b" }, "commit boundary: the side effect exists from here"));
+               s("text", { x: x + 4, y: 14, "font-size": 11, fill: "#2b7a2b" }, "commit boundary: the side effect exists from here"));
   }
   for (const [i, attempt] of entry.attempts) {
     const x = LEFT + i * (BOX + GAP) + BOX / 2;
-    svg.append(s("text", { x, y: y + 74, "text-anchor": "middle", "font-size": 9, fill: attempt > 1 ? "#c44e52" : "#555" },
+    svg.append(s("text", { x, y: y + 74, "text-anchor": "middle", "font-size": 11, fill: attempt > 1 ? "#c44e52" : "#555" },
                  attempt > 1 ? `retry: attempt ${attempt}` : `attempt ${attempt}`));
   }
   return { svg, boxes };
 }
 
 function render({ model, el }) {
-  const root = frame(el, "scenarios", CSS);
+  const root = frame(el, "scenarios", CSS, "next back");
   root.classList.add("lk-scn");
   let index = 0, view = null;
   const title = h("div", { class: "lk-title" });
@@ -68,7 +68,7 @@ function render({ model, el }) {
   const stepLabel = h("span", { class: "lk-label" });
   const description = h("div", { class: "lk-label", "data-role": "description" });
   const summary = h("div", { class: "lk-label", "data-role": "summary" });
-  const figure = h("div", { style: "overflow-x:auto" });
+  const figure = h("div", { class: "lk-scroll", "data-role": "follows-step" });
   const current = h("div", { "data-role": "current" });
   const journal = h("table", { class: "lk-journal", "data-role": "journal" });
   root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "scenario ", picker), crash, back, next, stepLabel),
@@ -107,6 +107,7 @@ function render({ model, el }) {
         + (d ? `first divergence from the happy path at ${d.event_id} (${d.rule}: ${d.field})` : "the happy path itself");
     }
     view.boxes.forEach((box, i) => box.classList.toggle("lk-current", i === index));
+    follow(figure, LEFT + index * (BOX + GAP) + BOX / 2);
     const [id, type, state, detail] = entry.events[index];
     const side = entry.commit !== null && index >= entry.commit ? "the side effect exists" : "no side effect yet";
     stepLabel.textContent = `event ${index + 1} of ${entry.events.length}`;

@@ -6,8 +6,6 @@ these are the page figures.  matplotlib is imported inside functions so importin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 #: the discrete payload fields worth a glance, per event type (tensors are left out);
@@ -19,31 +17,6 @@ EVENT_FIELDS = {
     "decode.completed": ("new_cache_length", "cache_lengths"),
     "prefill.completed": ("cache_length",),
 }
-
-
-@dataclass(frozen=True)
-class StepView:
-    """Everything one selection step shows.
-
-    raw_logits, processed_logits: [V]; cache_at_start / cache_after: per-layer lengths
-    (cache_after None when no decode ran, i.e. at EOS); events: one line per event.
-    """
-
-    step: int
-    n_steps: int
-    pieces: tuple[str, ...]
-    raw_logits: np.ndarray
-    processed_logits: np.ndarray
-    selected: int
-    cache_at_start: tuple[int, ...]
-    cache_after: tuple[int, ...] | None
-    text_so_far: str
-    events: tuple[str, ...]
-    finish_reason: str | None = None  # set on the last step: "eos", "length" or "stop"
-
-    @property
-    def masked_ids(self) -> list[int]:
-        return [int(i) for i in np.flatnonzero(~np.isfinite(self.processed_logits))]
 
 
 def event_fields(event: dict) -> str:
@@ -64,38 +37,9 @@ def event_line(event: dict) -> str:
     return f"{event['event_id']} {event['event_type']}  {fields}".rstrip()
 
 
-def step_views(run) -> list[StepView]:
-    """One ``StepView`` per selection step of a ``TextRun``."""
-    by_id = {e["event_id"]: e for e in run.events}
-    n_layers = len(run.prefill.layers)
-    views, streamed = [], b""
-    for record in run.steps:
-        event_ids = list(record.event_ids)
-        if record is run.steps[-1]:  # the terminal events follow the last selection
-            known = [e["event_id"] for e in run.events]
-            event_ids += known[known.index(event_ids[-1]) + 1 :]
-        if record.delta_bytes is not None:
-            streamed += record.delta_bytes
-        views.append(
-            StepView(
-                step=record.step,
-                n_steps=len(run.steps),
-                pieces=tuple(run.tokenizer.pieces),
-                raw_logits=record.raw_logits,
-                processed_logits=record.processed_logits,
-                selected=record.selected,
-                cache_at_start=(record.cache_at_start,) * n_layers,
-                cache_after=None if record.cache_after is None else tuple(record.cache_after),
-                text_so_far=streamed.decode("utf-8", errors="replace"),
-                events=tuple(event_line(by_id[i]) for i in event_ids),
-                finish_reason=run.finish_reason if record is run.steps[-1] else None,
-            )
-        )
-    return views
-
-
-def draw_logits(ax, view: StepView) -> None:
-    """Bars of raw logits [V]; masked tokens hatched grey and marked −∞; the selection highlighted."""
+def draw_logits(ax, view, pieces) -> None:
+    """Bars of raw logits [V] of one selection step (a ``StepRecord``); masked tokens hatched grey
+    and marked −∞; the selection highlighted."""
     ids = np.arange(view.raw_logits.size)
     masked = set(view.masked_ids)
     colors = ["#c8c8c8" if i in masked else "#4c72b0" for i in ids]
@@ -109,7 +53,7 @@ def draw_logits(ax, view: StepView) -> None:
     ax.plot(allowed, view.processed_logits[allowed], "k_", markersize=9, label="processed logit")
     ax.axhline(0, color="#888888", linewidth=0.6)
     ax.set_xticks(ids)
-    ax.set_xticklabels([f"{i} {p}" for i, p in zip(ids, view.pieces, strict=True)], rotation=90, fontsize=7)
+    ax.set_xticklabels([f"{i} {p}" for i, p in zip(ids, pieces, strict=True)], rotation=90, fontsize=7)
     ax.set_ylabel("raw logit")
     low = min(-3.0, float(np.min(view.raw_logits)) - 0.3)
     ax.set_ylim(low, float(np.max(view.raw_logits)) + 1.0)
@@ -123,34 +67,12 @@ def draw_logits(ax, view: StepView) -> None:
             ),
             Patch(facecolor="#4c72b0", label="raw (allowed)"),
             Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
-            Patch(facecolor="#dd8452", label=f"selected: {view.selected} {view.pieces[view.selected]}"),
+            Patch(facecolor="#dd8452", label=f"selected: {view.selected} {pieces[view.selected]}"),
         ],
         fontsize=7,
         loc="upper left",
         frameon=False,
     )
-
-
-def draw_cache(ax, view: StepView) -> None:
-    """Per-layer cache length at the step start, and after the decode (if one ran)."""
-    layers = np.arange(len(view.cache_at_start))
-    ax.bar(layers - 0.18, view.cache_at_start, width=0.36, color="#4c72b0", label="step start")
-    after = view.cache_after if view.cache_after is not None else view.cache_at_start
-    ax.bar(
-        layers + 0.18,
-        after,
-        width=0.36,
-        color="#55a868" if view.cache_after else "#c8c8c8",
-        label="after decode" if view.cache_after else f"no decode ({view.finish_reason})",
-    )
-    for x, a, b in zip(layers, view.cache_at_start, after, strict=True):
-        ax.text(x - 0.18, a + 0.3, str(a), ha="center", fontsize=8)
-        ax.text(x + 0.18, b + 0.3, str(b), ha="center", fontsize=8)
-    ax.set_xticks(layers)
-    ax.set_xticklabels([f"layer {i}" for i in layers], fontsize=8)
-    ax.set_ylim(0, max(19, max(after) + 3))
-    ax.set_ylabel("cache length")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False, ncol=1)
 
 
 def plot_first_logits(run=None):
@@ -163,7 +85,7 @@ def plot_first_logits(run=None):
 
         run = run_text_trace()
     fig, ax = pyplot.subplots(figsize=(7.5, 3.4))
-    draw_logits(ax, step_views(run)[0])
+    draw_logits(ax, run.steps[0], run.tokenizer.pieces)
     ax.set_title("step 1: raw logits of next_logits [1, 20]", fontsize=9)
     fig.subplots_adjust(bottom=0.3)
     return fig

@@ -1,0 +1,91 @@
+"""The bandwidth calculator of lab 10: the streaming-read lower bound of one decode step and
+the token-rate ceilings, for every choice of batch, bytes per parameter, bytes per KV element,
+context, KV heads and bandwidth on the page's grid — each a ``labkit.labs.bandwidth.DecodeBudget``
+computed when the page is built.  In a kernel, ``request = {"n_params", "n_layers", "head_dim"}``
+recomputes the grid for another model.
+
+    data = {"player": "bandwidth_calculator", "title", "model": {"n_params", "n_layers", "head_dim"},
+            "axes": {name: [str]}, "start": {name: str}, "batches": [B],
+            "budgets": {"bytes_per_param|kv_bytes|context|kv_heads|tb": {"weight_bytes", "kv_bytes",
+                        "limit", "steps": [[read_bytes, lower_bound_ms, aggregate, per_request]] (per batch)}}}
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from labkit.labs.bandwidth import DecodeBudget
+from labkit.reader.players.base import Player, r4
+
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128)
+AXES = {
+    "bytes_per_param": (2, 4, 1),  # fp16/bf16, fp32, int8/fp8
+    "kv_bytes": (2, 1, 4),  # fp16, fp8, fp32
+    "context": (8192, 2048, 32768),
+    "kv_heads": (8, 32),
+    "tb": (1, 2),  # TB/s
+}
+MODEL = {"n_params": DecodeBudget.n_params, "n_layers": DecodeBudget.n_layers, "head_dim": DecodeBudget.head_dim}
+
+
+def budget_data(budget: DecodeBudget) -> dict:
+    steps = [budget.step(b) for b in BATCHES]
+    return {
+        "weight_bytes": budget.weight_bytes,
+        "kv_bytes": budget.kv_bytes_per_request,
+        "limit": r4(budget.bandwidth_bytes_per_second / budget.kv_bytes_per_request),
+        "steps": [
+            [
+                s["read_bytes"],
+                r4(s["lower_bound_ms"]),
+                r4(s["aggregate_token_rate_ceiling"]),
+                r4(s["per_request_token_rate_ceiling"]),
+            ]
+            for s in steps
+        ],
+    }
+
+
+def calculator_data(model: dict = MODEL) -> dict:
+    budgets = {}
+    for choice in itertools.product(*AXES.values()):
+        param, kv, context, heads, tb = choice
+        budget = DecodeBudget(
+            n_params=model["n_params"],
+            bytes_per_param=param,
+            n_layers=model["n_layers"],
+            context=context,
+            n_kv_heads=heads,
+            head_dim=model["head_dim"],
+            kv_bytes_per_element=kv,
+            bandwidth_bytes_per_second=tb * 10**12,
+        )
+        budgets["|".join(str(c) for c in choice)] = budget_data(budget)
+    return {
+        "player": "bandwidth_calculator",
+        "title": "Decode-step bandwidth budget (lab 10): a lower bound from arithmetic, not a measurement",
+        "model": dict(model),
+        "axes": {name: [str(v) for v in values] for name, values in AXES.items()},
+        "start": {name: str(values[0]) for name, values in AXES.items()} | {"batch": "8"},
+        "batches": list(BATCHES),
+        "budgets": budgets,
+    }
+
+
+def static_data() -> dict:
+    return calculator_data()
+
+
+class BandwidthCalculatorPlayer(Player):
+    """In a kernel, ``request = {"n_params", "n_layers", "head_dim"}`` (integers) recomputes the grid."""
+
+    player = "bandwidth_calculator"
+    title = "Bandwidth calculator"
+
+    def recompute(self, request: dict) -> dict:
+        model = {name: request.get(name, value) for name, value in self.data["model"].items()}
+        return calculator_data(model)  # DecodeBudget names a bad field
+
+
+def bandwidth_calculator_player() -> BandwidthCalculatorPlayer:
+    return BandwidthCalculatorPlayer(calculator_data())

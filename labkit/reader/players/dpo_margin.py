@@ -1,0 +1,91 @@
+"""The DPO margin player of lab 06: the policy's two log-probs and β on a grid; the loss curve
+L(Δ) and the push β·σ(−m) for each β, and the pair's margin, loss and gradient at each grid
+point, every number from ``labkit.labs.dpo``'s kernels when the page is built.  In a kernel,
+``request = {"chosen", "rejected", "beta"}`` adds values outside the grid and recomputes.
+
+    data = {"player": "dpo_margin", "title", "reference": [2], "axes": {"chosen": [str], "rejected": [str],
+            "beta": [str]}, "start": {axis: str}, "deltas": [N],
+            "curves": {beta: {"loss": [N], "pull": [N]}},
+            "points": {"beta|chosen|rejected": [margin, loss, ∂L/∂log π_w, ∂L/∂log π_l]}}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.labs import dpo
+from labkit.reader.players.base import Player, r4
+
+CHOSEN = tuple(float(v) for v in np.arange(-6.0, -0.25, 0.5))  # −6 … −0.5 nats, the lab's −2 and −3 on it
+BETAS = (0.05, 0.1, 0.2, 0.5, 1.0)
+DELTAS = np.linspace(-15.0, 15.0, 121)  # Δ = (π_w − ref_w) − (π_l − ref_l), nats
+
+
+def key(value: float) -> str:
+    return f"{float(value):g}"
+
+
+def curve(beta: float) -> dict:
+    """L and |∂L/∂log π_w| along Δ, each a kernel call on a pair of log-probs with that Δ
+    (policy −16 ± Δ/2 against a reference of −16 each: L depends on Δ alone)."""
+    pairs = [([-16.0 + d / 2, -16.0 - d / 2], [-16.0, -16.0]) for d in DELTAS]
+    return {
+        "loss": [r4(dpo.dpo_loss(p, r, beta)) for p, r in pairs],
+        "pull": [r4(abs(dpo.dpo_gradient(p, r, beta)[0])) for p, r in pairs],
+    }
+
+
+def point(chosen: float, rejected: float, beta: float, reference=dpo.REFERENCE_LOG_PROBS) -> list:
+    policy = [chosen, rejected]
+    gradient = dpo.dpo_gradient(policy, reference, beta)
+    margin = dpo.dpo_margin(np.asarray(policy), np.asarray(reference, dtype=np.float64), beta)
+    return [r4(margin), r4(dpo.dpo_loss(policy, reference, beta)), r4(gradient[0]), r4(gradient[1])]
+
+
+def dpo_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, reference=dpo.REFERENCE_LOG_PROBS) -> dict:
+    """Every grid point of (β, log π_θ(chosen), log π_θ(rejected)) through the lab's kernels."""
+    chosen, rejected, betas = (sorted({float(v) for v in axis}) for axis in (chosen, rejected, betas))
+    start = start or {"chosen": dpo.POLICY_LOG_PROBS[0], "rejected": dpo.POLICY_LOG_PROBS[1], "beta": dpo.BETA}
+    return {
+        "player": "dpo_margin",
+        "title": "DPO: the loss and the push along the margin (lab 06)",
+        "reference": [float(r) for r in reference],
+        "axes": {
+            "chosen": [key(v) for v in chosen],
+            "rejected": [key(v) for v in rejected],
+            "beta": [key(b) for b in betas],
+        },
+        "start": {name: key(value) for name, value in start.items()},
+        "deltas": [r4(d) for d in DELTAS],
+        "curves": {key(b): curve(b) for b in betas},
+        "points": {
+            f"{key(b)}|{key(c)}|{key(r)}": point(c, r, b, reference) for b in betas for c in chosen for r in rejected
+        },
+    }
+
+
+def static_data() -> dict:
+    return dpo_data()
+
+
+class DpoPlayer(Player):
+    """In a kernel, ``request = {"chosen", "rejected", "beta"}`` (numbers) adds them to the grid."""
+
+    player = "dpo_margin"
+    title = "DPO margin player"
+
+    def recompute(self, request: dict) -> dict:
+        axes = {name: [float(v) for v in self.data["axes"][name]] for name in ("chosen", "rejected", "beta")}
+        start = {name: float(self.data["start"][name]) for name in axes}
+        for name in axes:
+            if name in request:
+                value = request[name]
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise ValueError(f"{name} must be a number, got {value!r}")
+                axes[name].append(float(value))
+                start[name] = float(value)
+        return dpo_data(axes["chosen"], axes["rejected"], axes["beta"], start, self.data["reference"])
+
+
+def dpo_player() -> DpoPlayer:
+    return DpoPlayer(dpo_data())

@@ -1,0 +1,90 @@
+// The cache-fault player of lab 05: one fault mode at a time, the per-position max |logit
+// error| of the cached decode against the full pass on one log axis (the dashed line is the
+// tolerance), and the three checks with their verdicts.  Data: labkit.reader.players.fault_modes.
+
+import { h, s, modelData, watchData, painted, frame } from "./_shared.mjs";
+
+const CSS = `
+.lk-cf .lk-bar { fill: #55a868; }
+.lk-cf .lk-bar.lk-caught { fill: #c44e52; }
+.lk-cf table { border-collapse: collapse; margin-top: 4px; }
+.lk-cf td { padding: 1px 10px 1px 0; }
+.lk-cf .lk-fail { color: #c44e52; font-weight: 700; }
+`;
+const LO = -17, HI = 2;  // log10 of the axis: every mode's errors (1e-16 … 1.6) on one scale
+
+function buildFigure(n) {
+  const W = 520, H = 210, left = 56, top = 10, bottom = 36;
+  const y = (v) => top + (HI - Math.log10(Math.max(v, 10 ** LO))) / (HI - LO) * (H - top - bottom);
+  const bw = (W - left - 10) / n;
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "errors" });
+  for (let e = LO + 1; e <= HI; e += 3) {
+    svg.append(s("line", { x1: left, x2: W - 6, y1: y(10 ** e), y2: y(10 ** e), stroke: "#eee" }),
+               s("text", { x: left - 4, y: y(10 ** e) + 4, "text-anchor": "end", "font-size": 11, fill: "#555" }, `1e${e}`));
+  }
+  const tolerance = s("line", { x1: left, x2: W - 6, stroke: "#666", "stroke-dasharray": "4 3" });
+  const toleranceLabel = s("text", { x: W - 8, "text-anchor": "end", "font-size": 11, fill: "#444" });
+  const bars = [], tips = [];
+  for (let i = 0; i < n; i++) {
+    tips.push(s("title"));
+    bars.push(s("rect", { class: "lk-bar", x: left + i * bw + 3, width: bw - 6 }, tips[i]));
+    svg.append(s("text", { x: left + (i + 0.5) * bw, y: H - bottom + 14, "text-anchor": "middle", "font-size": 11 }, String(i)));
+  }
+  svg.append(...bars, tolerance, toleranceLabel,
+             s("text", { x: left + (W - left) / 2, y: H - 4, "text-anchor": "middle", "font-size": 11 }, "decode position"));
+  function show(mode, tol) {
+    const y0 = y(10 ** LO);
+    mode.errors.forEach((e, i) => {
+      bars[i].setAttribute("y", y(e));
+      bars[i].setAttribute("height", Math.max(1, y0 - y(e)));
+      bars[i].setAttribute("class", "lk-bar" + (mode.caught_by.length ? " lk-caught" : ""));
+      tips[i].textContent = `position ${i}: max |cached − full| logit ${e.toExponential(2)}`;
+    });
+    tolerance.setAttribute("y1", y(tol));
+    tolerance.setAttribute("y2", y(tol));
+    toleranceLabel.setAttribute("y", y(tol) - 3);
+    toleranceLabel.textContent = `tolerance ${tol.toExponential(0)}`;
+  }
+  return { svg, show };
+}
+
+function render({ model, el }) {
+  const root = frame(el, "fault_modes", CSS, "mode");
+  root.classList.add("lk-cf");
+  const title = h("div", { class: "lk-title" });
+  const picker = h("select", { "data-control": "mode", "aria-label": "fault mode", onchange: () => draw() });
+  const caught = h("div", { class: "lk-label", "data-role": "caught" });
+  const figure = h("div");
+  const checks = h("table", { "data-role": "checks" });
+  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "mode ", picker)), caught, figure, checks);
+  let view = null;
+
+  function setup() {
+    const data = modelData(model), modes = Object.keys(data.modes || {});
+    title.textContent = data.title || "Cache fault modes";
+    picker.replaceChildren(...modes.map((m) => h("option", { value: m }, m)));
+    picker.value = modes.includes(data.start) ? data.start : modes[0];
+    view = null;
+    draw();
+  }
+
+  function draw() {
+    const data = modelData(model), mode = (data.modes || {})[picker.value];
+    if (!mode) { painted(root); return; }
+    if (!view || view.n !== mode.errors.length) {
+      view = { n: mode.errors.length, ...buildFigure(mode.errors.length) };
+      figure.replaceChildren(view.svg);
+    }
+    view.show(mode, data.tolerance);
+    caught.textContent = `caught by: ${mode.caught_by.length ? mode.caught_by.join(", ") : "nothing (correct)"}`;
+    checks.replaceChildren(...mode.checks.map(([name, passed, seen]) =>
+      h("tr", {}, h("td", {}, name), h("td", { class: passed ? "" : "lk-fail" }, passed ? "pass" : "FAIL"), h("td", {}, seen))));
+    painted(root);
+  }
+
+  const stop = watchData(model, setup);
+  setup();
+  return stop;
+}
+
+export default { render };

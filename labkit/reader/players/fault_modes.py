@@ -1,0 +1,69 @@
+"""The cache-fault player of lab 05: pick a fault mode; the per-position logit error against the
+full pass and the three checks, each mode run by ``labkit.labs.cache_faults.run_case``.
+
+The modes are few, so every one is run when the page is built and the static book switches
+between them without a kernel.
+
+    data = {"player": "fault_modes", "title", "start": mode, "tolerance": 1e-12,
+            "modes": {mode: {"errors": [T] (3 significant digits), "caught_by": [names],
+                             "checks": [[name, passed, what it saw]]}}}
+"""
+
+from __future__ import annotations
+
+from labkit.labs.cache_faults import ABS_TOLERANCE, MODES, FaultCase, run_case
+from labkit.reader.players.base import Player
+
+START = "reset_rope_position"
+
+
+def g3(value) -> float:
+    """A float at 3 significant digits (the errors span 1e-16 … 1: a log scale, not decimals)."""
+    return float(f"{float(value):.3g}")
+
+
+def check_rows(case: FaultCase) -> list[list]:
+    """[check, passed, what it saw] for the three checks of one fault case."""
+    return [
+        ["shape", case.shape_check_passed, f"shapes {case.cache_shapes}"],
+        ["logit", case.logit_allclose_passed, f"max error {g3(case.per_position_error.max()):.3g}"],
+        [
+            "distinct_layer",
+            case.distinct_layer_keys_passed,
+            "keys differ" if case.distinct_layer_keys_passed else "layer 1 = layer 0",
+        ],
+    ]
+
+
+def mode_data(case: FaultCase) -> dict:
+    return {
+        "errors": [g3(e) for e in case.per_position_error],
+        "caught_by": case.caught_by,
+        "checks": check_rows(case),
+    }
+
+
+def fault_modes_data(start: str = START) -> dict:
+    if start not in MODES:
+        raise ValueError(f"start must be one of {list(MODES)}, got {start!r}")
+    return {
+        "player": "fault_modes",
+        "title": "Cache fault modes (lab 05)",
+        "start": start,
+        "tolerance": ABS_TOLERANCE,
+        "modes": {mode: mode_data(run_case(mode)) for mode in MODES},
+    }
+
+
+def static_data(start: str = START) -> dict:
+    return fault_modes_data(start)
+
+
+class FaultModesPlayer(Player):
+    player = "fault_modes"
+    title = "Cache fault modes"
+
+
+def fault_modes_player(start: str = START) -> FaultModesPlayer:
+    """The live player: the same data as the static book's (every mode is run)."""
+    return FaultModesPlayer(fault_modes_data(start))

@@ -1,0 +1,62 @@
+"""The grammar stepper of trace three: the 27 proposal tokens of mc_01, each step's allowed
+set (the best allowed raw logits, the chosen piece highlighted), the JSON so far, and the
+allowed-set sizes over all steps — read from the real constrained decode
+(``labkit.tools.runtime.run_tool_trace().first_call``) when the page is built.
+
+    data = {"player": "grammar", "title", "vocabulary": V, "counts": [27],
+            "steps": [{"step", "allowed": n, "best": [[id, label, raw logit]] (≤ 10),
+                       "chosen": [id, label], "json": text so far}]}
+"""
+
+from __future__ import annotations
+
+from labkit.reader.players.base import Player, r4
+
+SHOWN_ALLOWED = 10
+
+
+def label(piece: str) -> str:
+    return piece if piece.strip() else repr(piece)
+
+
+def grammar_data(first_call=None) -> dict:
+    """One entry per decode step of mc_01 (a ``labkit.tools.calls.ModelCall``)."""
+    from labkit.tools.tokenizer import vocabulary
+
+    if first_call is None:
+        from labkit.tools.runtime import run_tool_trace
+
+        first_call = run_tool_trace().first_call
+    pieces = vocabulary()
+    steps = []
+    for s in first_call.decode.steps:
+        best = sorted(s.allowed_ids, key=lambda i: (-float(s.raw_logits[i]), i))[:SHOWN_ALLOWED]
+        steps.append(
+            {
+                "step": s.step + 1,
+                "allowed": len(s.allowed_ids),
+                "best": [[int(i), label(pieces[i]), r4(s.raw_logits[i])] for i in best],
+                "chosen": [int(s.chosen_id), label(s.piece)],
+                "json": s.text_after,
+            }
+        )
+    return {
+        "player": "grammar",
+        "title": "Constrained proposal of mc_01, token by token",
+        "vocabulary": len(pieces),
+        "counts": [st["allowed"] for st in steps],
+        "steps": steps,
+    }
+
+
+def static_data() -> dict:
+    return grammar_data()
+
+
+class GrammarPlayer(Player):
+    player = "grammar"
+    title = "Grammar stepper"
+
+
+def grammar_player(first_call=None) -> GrammarPlayer:
+    return GrammarPlayer(grammar_data(first_call))

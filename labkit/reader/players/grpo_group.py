@@ -1,0 +1,81 @@
+"""The GRPO group player of lab 07: one group's rewards and ε; the advantages Â with the
+population std (ddof 0), with the sample std (ddof 1), and r − mean, each from
+``labkit.labs.grpo.group_advantages`` when the page is built, for every group of four 0/1
+rewards and the page's 0.7 0.7 0.7.  In a kernel, ``request = {"rewards": [K], "eps"}`` adds a group.
+
+    data = {"player": "grpo_group", "title", "groups": ["0 0 1 1", …], "epsilons": ["1e-08", …],
+            "start": {"group", "eps"}, "states": {"<group>|<eps>": {"rewards": [K],
+            "population": [K], "sample": [K], "centred": [K], "stds": [ddof 0, ddof 1]}}}
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from labkit.labs import grpo
+from labkit.reader.players.base import Player
+
+GROUPS = tuple(itertools.product((0.0, 1.0), repeat=4)) + ((0.7, 0.7, 0.7),)
+EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
+
+
+def group_key(rewards) -> str:
+    return " ".join(f"{float(r):g}" for r in rewards)
+
+
+def sig6(values) -> list[float]:
+    """Floats at 6 significant digits: ε's effect (1 − 1e-8/0.5 …) and a near-equal group's
+    1e-8-sized advantages stay visible."""
+    return [float(f"{float(v):.6g}") for v in np.ravel(values)]
+
+
+def state(rewards, eps: float) -> dict:
+    group = np.asarray([rewards], dtype=np.float64)
+    r = group[0]
+    return {
+        "rewards": sig6(r),
+        "population": sig6(grpo.group_advantages(group, ddof=0, eps=eps)[0]),
+        "sample": sig6(grpo.group_advantages(group, ddof=1, eps=eps)[0]),
+        "centred": sig6(r - r.mean()),
+        "stds": sig6([r.std(), r.std(ddof=1)]),
+    }
+
+
+def grpo_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPSILON)) -> dict:
+    return {
+        "player": "grpo_group",
+        "title": "GRPO: one group's advantages (lab 07)",
+        "groups": [group_key(g) for g in groups],
+        "epsilons": [f"{e:g}" for e in epsilons],
+        "start": {"group": group_key(start[0]), "eps": f"{start[1]:g}"},
+        "states": {f"{group_key(g)}|{e:g}": state(g, e) for g in groups for e in epsilons},
+    }
+
+
+def static_data() -> dict:
+    return grpo_data()
+
+
+class GrpoPlayer(Player):
+    """In a kernel, ``request = {"rewards": [numbers], "eps": number}`` adds that group (and ε)."""
+
+    player = "grpo_group"
+    title = "GRPO group player"
+
+    def recompute(self, request: dict) -> dict:
+        rewards = request.get("rewards")
+        if not isinstance(rewards, list) or len(rewards) < 2:
+            raise ValueError(f"rewards must be a list of at least 2 numbers, got {rewards!r}")
+        eps = float(request.get("eps", grpo.EPSILON))
+        groups = [tuple(float(v) for v in g.split()) for g in self.data["groups"]]
+        epsilons = sorted({float(e) for e in self.data["epsilons"]} | {eps})
+        grpo.group_advantages([rewards], ddof=1, eps=eps)  # the kernel's own checks, before anything changes
+        if tuple(float(r) for r in rewards) not in groups:
+            groups.append(tuple(float(r) for r in rewards))
+        return grpo_data(groups, epsilons, (rewards, eps))
+
+
+def grpo_player() -> GrpoPlayer:
+    return GrpoPlayer(grpo_data())

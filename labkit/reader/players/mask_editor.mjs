@@ -1,0 +1,100 @@
+// The mask editor of lab 02: split a packed row of eight tokens into documents and pick the
+// assistant targets; left, the document-causal attention allowed[i, j]; right, the document
+// IDs, the targets and the prediction mask i → i+1.  Every state was computed by
+// labkit.labs.masks (data: labkit.reader.players.mask_editor); nothing is decided here.
+
+import { h, s, modelData, watchData, painted, frame } from "./_shared.mjs";
+
+const CSS = `
+.lk-mask .lk-on { fill: #6a9fd4; } .lk-mask .lk-off { fill: #f2f2f2; }
+.lk-mask .lk-yes { fill: #7fc47f; } .lk-mask .lk-no { fill: #f2f2f2; } .lk-mask .lk-doc1 { fill: #d9ead3; } .lk-mask .lk-doc0 { fill: #fff; }
+.lk-mask .lk-panels { display: flex; gap: 12px; }
+`;
+const CELL = 24;
+
+function grid(n, rows, left, top, w) {
+  const svg = s("svg", { width: w, height: top + rows * CELL + 22, viewBox: `0 0 ${w} ${top + rows * CELL + 22}`, role: "img" });
+  const cells = [], labels = [];
+  for (let r = 0; r < rows; r++) for (let c = 0; c < n; c++) {
+    const x = left + c * CELL, y = top + r * CELL;
+    const cell = s("rect", { x, y, width: CELL - 2, height: CELL - 2 });
+    const label = s("text", { x: x + CELL / 2 - 1, y: y + CELL / 2 + 3, "font-size": 11, "text-anchor": "middle" });
+    svg.append(cell, label);
+    cells.push(cell); labels.push(label);
+  }
+  for (let c = 0; c < n; c++) svg.append(s("text", { x: left + c * CELL + CELL / 2 - 1, y: top + rows * CELL + 14, "font-size": 11, "text-anchor": "middle", fill: "#555" }, String(c)));
+  return { svg, cells, labels };
+}
+
+function render({ model, el }) {
+  const root = frame(el, "mask_editor", CSS, "preset");
+  root.classList.add("lk-mask");
+  const title = h("div", { class: "lk-title" });
+  const preset = h("select", { "data-control": "preset", "aria-label": "example row", onchange: () => apply() });
+  const splits = [], targets = [];
+  for (let i = 0; i < 7; i++) splits.push(h("input", { type: "checkbox", "data-control": `split${i}`, "aria-label": `new document after token ${i}`, onchange: () => draw() }));
+  for (let j = 0; j < 8; j++) targets.push(h("input", { type: "checkbox", "data-control": `target${j}`, "aria-label": `token ${j} is a target`, onchange: () => draw() }));
+  const summary = h("div", { class: "lk-label", "data-role": "supervised" });
+  const panels = h("div", { class: "lk-panels" });
+  const allowed = grid(8, 8, 40, 18, 40 + 8 * CELL + 6);
+  allowed.svg.setAttribute("data-role", "allowed");
+  allowed.svg.append(s("text", { x: 40, y: 12, "font-size": 11 }, "allowed[i, j]: j ≤ i, same document"));
+  const rows = grid(8, 3, 130, 18, 130 + 8 * CELL + 6);
+  rows.svg.setAttribute("data-role", "masks");
+  ["document ID", "target token", "prediction i→i+1"].forEach((name, r) =>
+    rows.svg.append(s("text", { x: 124, y: 18 + r * CELL + CELL / 2 + 3, "font-size": 11, "text-anchor": "end" }, name)));
+  panels.append(allowed.svg, rows.svg);
+  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "example ", preset)),
+              h("div", { class: "lk-controls" }, "new document after token: ", ...splits.map((c, i) => h("label", {}, c, String(i)))),
+              h("div", { class: "lk-controls" }, "assistant target: ", ...targets.map((c, j) => h("label", {}, c, String(j)))),
+              summary, panels);
+
+  function apply() {
+    const [split, chosen] = modelData(model).presets[preset.value];
+    splits.forEach((c, i) => { c.checked = Boolean((split >> i) & 1); });
+    targets.forEach((c, j) => { c.checked = Boolean((chosen >> j) & 1); });
+    draw();
+  }
+
+  function setup() {
+    const data = modelData(model);
+    title.textContent = data.title || "Mask editor";
+    preset.replaceChildren(...Object.keys(data.presets).map((p) => h("option", { value: p }, p)));
+    preset.value = data.start;
+    apply();
+  }
+
+  function draw() {
+    const data = modelData(model);
+    const split = splits.reduce((b, c, i) => b | (c.checked ? 1 << i : 0), 0);
+    const chosen = targets.reduce((b, c, j) => b | (c.checked ? 1 << j : 0), 0);
+    const index = split * 256 + chosen, prediction = parseInt(data.prediction.slice(2 * index, 2 * index + 2), 16);
+    data.allowed[split].forEach((row, i) => {
+      for (let j = 0; j < 8; j++) {
+        const on = Boolean((row >> j) & 1);
+        allowed.cells[i * 8 + j].setAttribute("class", on ? "lk-on" : "lk-off");
+        allowed.labels[i * 8 + j].textContent = on ? "1" : "";
+      }
+    });
+    for (let j = 0; j < 8; j++) {
+      const doc = data.ids[split][j];
+      rows.cells[j].setAttribute("class", doc % 2 ? "lk-doc1" : "lk-doc0");
+      rows.labels[j].textContent = String(doc);
+      const target = Boolean((chosen >> j) & 1);
+      rows.cells[8 + j].setAttribute("class", target ? "lk-yes" : "lk-no");
+      rows.labels[8 + j].textContent = target ? "1" : "0";
+      const predicted = j < 7 && Boolean((prediction >> j) & 1);
+      rows.cells[16 + j].setAttribute("class", j < 7 ? (predicted ? "lk-yes" : "lk-no") : "lk-doc0");
+      rows.labels[16 + j].textContent = j < 7 ? (predicted ? "1" : "0") : "";
+    }
+    const supervised = [0, 1, 2, 3, 4, 5, 6].filter((i) => (prediction >> i) & 1);
+    summary.textContent = `prediction mask [${[0, 1, 2, 3, 4, 5, 6].map((i) => (prediction >> i) & 1).join(", ")}] · supervised positions [${supervised.join(", ")}]`;
+    painted(root);
+  }
+
+  const stop = watchData(model, setup);
+  setup();
+  return stop;
+}
+
+export default { render };

@@ -1,0 +1,72 @@
+"""The mask editor of lab 02: a packed row of eight tokens, split into documents anywhere and
+with any tokens as assistant targets; the document-causal attention [8, 8], the packing and
+SFT prediction masks and what is supervised.  Every one of the 2⁷ splits × 2⁸ target choices
+is computed by ``labkit.labs.masks`` when the page is built (the whole state space of the row).
+
+    data = {"player": "mask_editor", "title", "tokens": 8, "presets": {name: [split, targets]},
+            "start": name, "ids": [128 × [8]], "allowed": [128 × [8 row bitmasks]], "packing": [128 bitmasks],
+            "sft": [256 bitmasks], "prediction": hex string, two digits per (split · 256 + targets)}
+
+A split is 7 bits (bit i: a new document starts after token i); targets 8 bits (bit j: token j
+is an assistant target); a prediction mask 7 bits (bit i: prediction i → i+1 is supervised).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.labs import masks
+from labkit.reader.players.base import Player
+
+T = 8
+
+
+def bits(flags) -> int:
+    return sum(1 << i for i, on in enumerate(flags) if on)
+
+
+def document_ids(split: int) -> np.ndarray:
+    """Document IDs [T] of a split (bit i: a new document starts after token i)."""
+    return np.cumsum([0] + [(split >> i) & 1 for i in range(T - 1)])
+
+
+def targets(choice: int) -> np.ndarray:
+    return np.array([bool((choice >> j) & 1) for j in range(T)])
+
+
+def mask_editor_data() -> dict:
+    splits, choices = range(2 ** (T - 1)), range(2**T)
+    packing = [bits(masks.packing_prediction_mask(document_ids(s))) for s in splits]
+    sft = [bits(masks.sft_prediction_mask(targets(c))) for c in choices]
+    packed = bits(np.diff(masks.PACKED_DOCUMENT_IDS) != 0)
+    sft_case = [False] + list(masks.SFT_ASSISTANT_TARGET)  # the source's SFT row, one token longer
+    return {
+        "player": "mask_editor",
+        "title": "Masks of one packed row (lab 02)",
+        "tokens": T,
+        "presets": {
+            "two packed documents, every token a target": [packed, 2**T - 1],
+            "one document, assistant tokens 5–7 the targets": [0, bits(sft_case)],
+            "packed documents, assistant tokens the targets": [packed, bits(sft_case)],
+        },
+        "start": "two packed documents, every token a target",
+        "ids": [document_ids(s).tolist() for s in splits],
+        "allowed": [[bits(row) for row in masks.document_causal_allowed(document_ids(s))] for s in splits],
+        "packing": packing,
+        "sft": sft,
+        # supervised = same document (packing) and a target next token (SFT), both masks' own rule
+        "prediction": "".join(f"{p & q:02x}" for p in packing for q in sft),
+    }
+
+
+def static_data() -> dict:
+    return mask_editor_data()
+
+
+class MaskEditorPlayer(Player):
+    player = "mask_editor"
+    title = "Mask editor"
+
+
+def mask_editor_player() -> MaskEditorPlayer:
+    return MaskEditorPlayer(mask_editor_data())

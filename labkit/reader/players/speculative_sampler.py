@@ -1,0 +1,89 @@
+"""The speculative sampler of lab 09: draft-then-verify on one prefix, the exact law split into
+the accepted draft and the rejection refill, and seeded Monte Carlo runs beside the target.
+Every state — the fallback (residual or the wrong refill from p), the number of draws and the
+seed — is computed by ``labkit.labs.speculative`` when the page is built.  In a kernel,
+``request = {"p": [V], "q": [V]}`` recomputes every state for another target and draft.
+
+    data = {"player": "speculative_sampler", "title", "p": [V], "q": [V], "alpha": [V],
+            "axes": {"fallback": [..], "draws": [..], "seed": [..]}, "start": {axis: str},
+            "exact": {fallback: {"accepted": [V], "refill": [V] (β·refill), "output": [V], "beta", "tv"}},
+            "runs": {"fallback|draws|seed": {"observed": [V], "acceptance", "sigmas"}},
+            "sigma_bound": 6.0}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.labs import speculative
+from labkit.reader.players.base import Player
+
+DRAWS = (1_000, 10_000, 100_000, 200_000)
+SEEDS = (speculative.SEED, 1, 2, 3, 4)
+
+
+def r6(values) -> list[float]:
+    """Probabilities at 6 decimals (a frequency of 200 000 draws is exact there)."""
+    return [round(float(v), 6) for v in np.ravel(values)]
+
+
+def exact(p, q, fallback: str) -> dict:
+    mass = speculative.speculative_mass(p, q)
+    target = np.asarray(p, dtype=np.float64)
+    refill, output = (
+        (mass.residual, mass.output) if fallback == "residual" else (target, speculative.wrong_fallback_output(p, q))
+    )
+    return {
+        "accepted": r6(mass.accepted_mass),
+        "refill": r6(mass.reject_probability * refill),
+        "output": r6(output),
+        "beta": round(float(mass.reject_probability), 6),
+        "tv": round(float(np.abs(output - target).sum()) / 2, 6),
+    }
+
+
+def run(p, q, fallback: str, draws: int, seed: int) -> dict:
+    drawn = speculative.simulate(p, q, draws, seed, fallback)
+    sigmas = speculative.standard_error_units(drawn.observed, np.asarray(p, dtype=np.float64), draws)
+    return {
+        "observed": r6(drawn.observed),
+        "acceptance": round(float(drawn.accepted.mean()), 6),
+        "sigmas": round(sigmas, 2),
+    }
+
+
+def sampler_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
+    return {
+        "player": "speculative_sampler",
+        "title": "Speculative sampling on one prefix (lab 09)",
+        "p": r6(p),
+        "q": r6(q),
+        "alpha": r6(speculative.speculative_mass(p, q).accept_probability),
+        "axes": {
+            "fallback": list(speculative.FALLBACKS),
+            "draws": [str(d) for d in DRAWS],
+            "seed": [str(s) for s in SEEDS],
+        },
+        "start": {"fallback": "residual", "draws": str(DRAWS[-1]), "seed": str(speculative.SEED)},
+        "exact": {f: exact(p, q, f) for f in speculative.FALLBACKS},
+        "runs": {f"{f}|{d}|{s}": run(p, q, f, d, s) for f in speculative.FALLBACKS for d in DRAWS for s in SEEDS},
+        "sigma_bound": speculative.SIGMA_BOUND,
+    }
+
+
+def static_data() -> dict:
+    return sampler_data()
+
+
+class SpeculativeSamplerPlayer(Player):
+    """In a kernel, ``request = {"p": [V], "q": [V]}`` recomputes every state for them."""
+
+    player = "speculative_sampler"
+    title = "Speculative sampler"
+
+    def recompute(self, request: dict) -> dict:
+        return sampler_data(request.get("p", self.data["p"]), request.get("q", self.data["q"]))
+
+
+def speculative_sampler_player() -> SpeculativeSamplerPlayer:
+    return SpeculativeSamplerPlayer(sampler_data())
