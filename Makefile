@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export JUPYTER_PLATFORM_DIRS := 1
 
 PYTEST_ARGS ?= -n 2 --dist loadscope
-$(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib)
+$(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib && chmod 700 build/jupyter/runtime)
 
 .PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy clean
 

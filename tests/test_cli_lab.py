@@ -92,3 +92,15 @@ def test_labkit_lab_uses_only_the_standard_library():
         node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
     }
     assert imported <= set(sys.stdlib_module_names) | {"__future__", "labkit"}, imported
+
+
+def test_make_keeps_the_runtime_folder_private(tmp_path):
+    """Every make target creates build/jupyter/runtime (the server's token files go there) as 0700."""
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
+    subprocess.run(["make", "-n", "clean"], cwd=tmp_path, capture_output=True, check=True)
+    assert (tmp_path / "build" / "jupyter" / "runtime").stat().st_mode & 0o777 == 0o700

@@ -31,9 +31,9 @@ from labkit.core.strictjson import MAX_DEPTH, JSONInputError, loads
 from labkit.diffusion.ddim import MIN_ALPHA_BAR, ddim_step
 from labkit.diffusion.guidance import check_guidance_scale, classifier_free_guidance
 from labkit.diffusion.normal import box_muller
-from labkit.diffusion.vae import to_uint8
-from labkit.labs import unequal_rank
-from labkit.labs.common import masked_cross_entropy
+from labkit.diffusion.vae import load_vae, to_uint8
+from labkit.labs import dpo, unequal_rank
+from labkit.labs.common import finite_difference, masked_cross_entropy
 from labkit.labs.dpo import dpo_loss
 from labkit.labs.grpo import group_advantages, ppo_clip_objective
 from labkit.labs.kl import kl_divergence
@@ -386,6 +386,11 @@ def _processors(logits=None, selected=(), **config):
     return apply_processors(logits, ProcessorContext(SamplingConfig(**config), tuple(selected)))
 
 
+def _extend(cache, first, second):
+    cache.append(0, first, first)
+    return cache.append(0, second, second)
+
+
 KERNEL_CASES = {
     # rms_norm
     "rms_norm int64 x": (lambda: rms_norm(np.arange(8).reshape(2, 4)), "x"),
@@ -526,6 +531,23 @@ KERNEL_CASES = {
     "kl negative probability": (lambda: kl_divergence([1.5, -0.5], [0.5, 0.5]), "p"),
     "unequal-rank learning_rate NaN": (lambda: unequal_rank.run(learning_rate=np.nan), "learning_rate"),
     "unequal-rank string targets": (lambda: unequal_rank.run(rank_targets=[["1"], ["0"]]), "rank_targets[0]"),
+    # the shown steps' own parameters, and the cache every decode step extends
+    "dpo step_size True": (lambda: dpo.run(step_size=True), "step_size"),
+    "dpo step_size a string": (lambda: dpo.run(step_size="0.1"), "step_size"),
+    "unequal-rank learning_rate True": (lambda: unequal_rank.run(learning_rate=True), "learning_rate"),
+    "finite_difference step NaN": (lambda: finite_difference(float, np.zeros(2), step=np.nan), "step"),
+    "finite_difference NaN point": (lambda: finite_difference(float, np.array([np.nan])), "x"),
+    "processors complex logits": (lambda: _processors(np.zeros(20) + 0j), "raw_logits"),
+    "processors NaN logit": (lambda: _processors(np.r_[np.zeros(19), np.nan]), "raw_logits"),
+    "processors integer logits": (lambda: _processors(np.zeros(20, dtype=np.int64)), "raw_logits"),
+    "VAE NaN latent": (lambda: load_vae().decode(np.full((1, 4, 2, 2), np.nan)), "latent"),
+    "VAE complex latent": (lambda: load_vae().decode(LATENT + 1j), "latent"),
+    "cache layer -1": (lambda: KVCache(2).append(-1, Q, Q), "layer"),
+    "cache layer 2 of 2": (lambda: KVCache(2).append(2, Q, Q), "layer"),
+    "cache integer keys": (lambda: KVCache(2).append(0, np.ones((1, 2, 3, 4), dtype=int), Q), "k_new"),
+    "cache NaN values": (lambda: KVCache(2).append(0, Q, np.full_like(Q, np.nan)), "v_new"),
+    "cache keys and values of two shapes": (lambda: KVCache(2).append(0, Q, Q[..., :2]), "k_new and v_new"),
+    "cache keys of another head size": (lambda: _extend(KVCache(2), Q, Q[..., :2]), "extend layer 0"),
     # Box–Muller and the VAE's pixels
     "box_muller NaN u1": (lambda: box_muller(np.array([np.nan]), np.array([0.5])), "u1"),
     "box_muller NaN u2": (lambda: box_muller(np.array([0.5]), np.array([np.nan])), "u2"),

@@ -58,7 +58,7 @@ class VAEDecoder:
 
         ``apply_scaling=False`` skips z / s (a fault: the image comes out washed out).
         """
-        latent = np.asarray(latent)
+        latent = real_array("latent", latent)
         if latent.ndim != 4 or latent.shape[:2] != (1, 4):
             raise ValueError(f"latent must have shape [1, 4, H, W], got {list(latent.shape)}")
         v = latent[0].astype(np.float64)

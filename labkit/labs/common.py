@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from labkit.core.guards import holds_float, real_array
+from labkit.core.guards import holds_float, real_array, real_number, real_values
 from labkit.nn.attention import softmax
 
 __all__ = [
@@ -77,9 +77,8 @@ def finite_difference(fn: Callable[[np.ndarray], float], x: np.ndarray, step: fl
 
     fn maps an array shaped like ``x`` to a float; returns a float64 array shaped like ``x``.
     """
-    if not step > 0:
-        raise ValueError(f"step must be a positive float, got {step!r}")
-    point = np.asarray(x, dtype=np.float64)
+    step = real_number("step", step, 0, open_low=True, expected="a positive float")
+    point = real_values("x", x, finite=True)
     flat = point.reshape(-1)
     nudge = np.zeros_like(flat)  # h·e_i, one element at a time
     slopes = np.empty_like(flat)

@@ -82,8 +82,7 @@ def run(
     policy = _pair("policy", policy)
     reference = _pair("reference", reference)
     beta = _beta(beta)
-    if not (np.isfinite(step_size) and step_size > 0):
-        raise ValueError(f"step_size must be a positive finite number, got {step_size!r}")
+    step_size = real_number("step_size", step_size, 0, open_low=True, expected="a positive finite number")
     shift = np.asarray(shift, dtype=np.float64)
     if shift.shape != (2,) or not np.all(shift < 0):
         raise ValueError(

@@ -15,11 +15,9 @@ gradient p − y, loss L(w) = −(1/N) Σ [y·log p + (1 − y)·log(1 − p)].
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from labkit.core.guards import real_values
+from labkit.core.guards import real_number, real_values
 from labkit.labs.report import require, require_close
 
 #: Targets per rank: rank 0 holds two tokens with y = 1, rank 1 six tokens with y = 0.
@@ -62,8 +60,7 @@ def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: floa
     it lowers the global loss.
     """
     ranks = _targets(rank_targets)
-    if not (math.isfinite(learning_rate) and learning_rate > 0):
-        raise ValueError(f"learning_rate must be a positive finite number, got {learning_rate!r}")
+    learning_rate = real_number("learning_rate", learning_rate, 0, open_low=True, expected="a positive finite number")
     p = sigmoid(w)
     counts = np.array([t.size for t in ranks])  # n_r
     sums = np.array([np.sum(p - t) for t in ranks])  # S_r = Σ (p − y)

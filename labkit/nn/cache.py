@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.core.guards import is_integer
+from labkit.core.guards import is_integer, real_array
 
 
 class KVCache:
@@ -39,8 +39,24 @@ class KVCache:
     def positions(self, layer: int = 0) -> list[int]:
         return list(range(self.layer_length(layer)))
 
+    def _entry(self, layer, k_new, v_new) -> tuple[np.ndarray, np.ndarray]:
+        """The checks of ``append``: a layer of this cache, and [B, H_kv, T_new, d_h] float keys and
+        values of one shape that extend what the layer holds (−1 never means the last layer)."""
+        if not is_integer(layer) or not 0 <= layer < self.n_layers:
+            raise ValueError(f"layer must be an integer in [0, {self.n_layers - 1}], got {layer!r}")
+        k_new, v_new = real_array("k_new", k_new), real_array("v_new", v_new)
+        held = self.keys[layer]
+        if k_new.ndim != 4 or v_new.shape != k_new.shape:
+            raise ValueError(
+                f"k_new and v_new must share one [B, H_kv, T, d_h] shape, got {k_new.shape}, {v_new.shape}"
+            )
+        if held is not None and held.shape[:2] + held.shape[3:] != k_new.shape[:2] + k_new.shape[3:]:
+            raise ValueError(f"k_new must extend layer {layer}'s [B, H_kv, T, d_h] = {held.shape}, got {k_new.shape}")
+        return k_new, v_new
+
     def append(self, layer: int, k_new: np.ndarray, v_new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Append [B, H_kv, T_new, d_h] keys and values to one layer; return the full K, V."""
+        k_new, v_new = self._entry(layer, k_new, v_new)
         if self.keys[layer] is None:
             k, v = k_new, v_new
         else:

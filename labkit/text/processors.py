@@ -240,7 +240,7 @@ def apply_processors(
 
     ``processors`` optionally replaces some processors by name (see ``resolve_processors``).
     """
-    raw_logits = np.asarray(raw_logits)
+    raw_logits = real_array("raw_logits", raw_logits)
     if raw_logits.ndim != 1:
         raise ValueError(f"raw_logits must be one row [V], got shape {list(raw_logits.shape)}")
     table = resolve_processors(processors)
