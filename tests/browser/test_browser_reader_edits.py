@@ -20,6 +20,8 @@ import pytest
 from browser_book import REPO
 from browser_lab import JS_APP_READY, JS_CLOSE_CURRENT, JS_CLOSE_LAUNCHERS, LabServer, open_in_tab, run_all
 
+from labkit.cli import glossary
+
 pytestmark = pytest.mark.browser
 PAGES = [
     "notebooks/07-traces/03-text-token-by-token.md",
@@ -119,8 +121,11 @@ def test_running_pages_changes_no_file_and_an_edit_is_kept_until_reset(edit_serv
         assert "changed" in dialog.inner_text().lower(), dialog.inner_text()
         dialog.get_by_role("button", name="Revert").click()
         stored = json.loads((book / PAGES[0]).with_suffix(".ipynb").read_text(encoding="utf-8"))
-        first = json.dumps("".join(stored["cells"][0]["source"]))
-        page.wait_for_function(f"() => ({JS_FIRST_SOURCE})() === {first}", timeout=20_000)
+        typed = json.dumps("# typed after the reset\n")
+        page.wait_for_function(f"() => ({JS_FIRST_SOURCE})() !== {typed}", timeout=20_000)
+        # the lab shows the page with the glossary's hover text, made in memory from the book's cell
+        shown = glossary.without_hover(page.evaluate(JS_FIRST_SOURCE))
+        assert shown == "".join(stored["cells"][0]["source"]), "Revert did not show the book's page"
         page.evaluate(JS_CLOSE_CURRENT)
         assert not (book / "my-edits" / PAGES[0]).with_suffix(".ipynb").exists()
         assert git(book, "status", "--porcelain", "--untracked-files=all") == ""
