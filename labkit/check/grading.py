@@ -68,14 +68,29 @@ def _agrees(candidate, expected, allowed: float) -> tuple[bool, Any]:
 
 
 def function(
-    name, page, kind, task, signature, cases, reference, *, idea, rule, atol=1e-12, outputs=("result",), first=None
+    name,
+    page,
+    kind,
+    task,
+    signature,
+    cases,
+    reference,
+    *,
+    idea,
+    rule,
+    atol=1e-12,
+    outputs=("result",),
+    first=None,
+    hook=None,
 ):
     """The reader's function on ``cases()`` — (label, args) pairs, fresh copies each call — against
     the hidden ``reference``, stopping at the first case and index that differ beyond ``atol``. A tuple
-    result is named by ``outputs``; ``first`` names the output compared first (a cause before its effect)."""
+    result is named by ``outputs``; ``first`` names the output compared first (a cause before its effect);
+    ``hook(candidate)`` is what is called instead (it checks what the reader returns)."""
 
     def grade(candidate) -> CheckResult:
-        return compare_cases(candidate, cases(), reference, atol=atol, outputs=outputs, first=first)
+        piece = hook(candidate) if hook else candidate
+        return compare_cases(piece, cases(), reference, atol=atol, outputs=outputs, first=first)
 
     return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
 
