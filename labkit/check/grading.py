@@ -95,22 +95,51 @@ def function(
     return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
 
 
-def trace(name, page, kind, task, signature, runs, *, idea, rule, hook=None, cases=(), reference=None, atol=0.0):
+def trace(
+    name,
+    page,
+    kind,
+    task,
+    signature,
+    runs,
+    *,
+    idea,
+    rule,
+    hook=None,
+    cases=(),
+    reference=None,
+    atol=0.0,
+    cases_first=False,
+    outputs=("result",),
+    first=None,
+):
     """The reader's piece inside the real runtime: ``runs()`` gives (label, reference events, run) with
     ``run(piece) -> events``; the first divergence of a run fails it (event, field, rule, both values).
-    ``hook(candidate)`` is the piece the runtime calls (it checks what the reader returns); then the
-    direct ``cases()``, for situations the runs never reach, as in ``function``."""
+    ``hook(candidate)`` is the piece the runtime calls, fresh for each run (it checks what the reader
+    returns); a hook that compares each call with the real piece keeps its first disagreement as
+    ``divergence`` (whole arrays a trace only summarises), reported once the run's trace agrees. The
+    direct ``cases()``, for situations the runs never reach, are compared as in ``function`` (``outputs``, ``first``) — after the
+    runs, or before them when ``cases_first``."""
+    make = hook or (lambda candidate: candidate)
+
+    def direct(candidate) -> CheckResult | None:
+        found = list(cases()) if callable(cases) else list(cases)
+        verdict = (
+            compare_cases(make(candidate), found, reference, atol=atol, outputs=outputs, first=first) if found else None
+        )
+        return None if verdict is None or verdict.passed else verdict
 
     def grade(candidate) -> CheckResult:
-        piece = hook(candidate) if hook else candidate
+        if cases_first and (failed := direct(candidate)) is not None:
+            return failed
         for label, expected, run in runs():
+            piece = make(candidate)
             failed = compare_traces(label, expected, run(piece))
-            if failed is not None:
+            if failed is not None or (failed := getattr(piece, "divergence", None)) is not None:
                 return failed
-        direct = list(cases()) if callable(cases) else list(cases)
-        if direct:
-            return compare_cases(piece, direct, reference, atol=atol)
-        return passed("every run reproduces its reference trace")
+        if not cases_first and (failed := direct(candidate)) is not None:
+            return failed
+        return passed("every run reproduces its reference run")
 
     return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
 
