@@ -7,11 +7,9 @@ plumbing, written once.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import numpy as np
 
-from labkit.check.core import CandidateProblem, CheckResult, failure
+from labkit.check.core import CheckResult, failure
 
 
 def golden(filename: str, first: int | None = None) -> list[dict]:
@@ -54,38 +52,11 @@ def failure_at(message: str, got, expected, index, *, where: str, rule: str, hin
     return failure(message, where=where, rule=rule, got=got[index].item(), expected=expected[index].item(), hint=hint)
 
 
-class Recorder:
-    """The reader's function standing in for a piece of a runtime; ``calls`` keeps what each
-    call was given or returned, so a hint can look back at it."""
-
-    def __init__(self, candidate):
-        self.candidate = candidate
-        self.calls: list = []
-
-
-def first_far(got, expected, atol: float) -> tuple[int, ...] | None:
-    """Index (C order) of the first element of ``got`` farther than ``atol`` from ``expected``,
-    both compared in float64."""
-    return first_bad_index(np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64), atol)
-
-
-@contextmanager
-def in_case(case: str):
-    """A problem with the candidate (crash, wrong type or shape) names the case it happened on."""
-    try:
-        yield
-    except CandidateProblem as problem:
-        if "not yet implemented" in str(problem):
-            raise
-        raise CandidateProblem(f"on case “{case}”: {problem}") from None
-
-
 # -- the numeric exercises' helpers ------------------------------------------------------------
 
 
 def first_bad_index(got, expected, atol: float = 1e-12) -> tuple[int, ...] | None:
     """Index (C order) of the first element of ``got`` not within ``atol`` of ``expected``."""
-    import numpy as np
 
     if got.dtype == bool or expected.dtype == bool:
         bad = np.argwhere(got != expected)
@@ -96,7 +67,6 @@ def first_bad_index(got, expected, atol: float = 1e-12) -> tuple[int, ...] | Non
 
 def non_finite_index(array) -> tuple[int, ...] | None:
     """Index of the first NaN or infinity of a float array, or None."""
-    import numpy as np
 
     if np.issubdtype(array.dtype, np.floating):
         bad = np.argwhere(~np.isfinite(array))
