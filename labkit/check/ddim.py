@@ -44,7 +44,7 @@ class _Step:
                 raise CandidateProblem(f"{problem} — at t = {t}, the last step, prev_t is None: {_LAST_STEP}") from None
             raise
         z_prev, x0_hat = (
-            as_array(a, n, shape=z_t.shape, dtype_kind="float") for a, n in zip(got, ("z_prev", "x0_hat"))
+            as_array(a, n, shape=z_t.shape, dtype_kind="float") for a, n in zip(got, ("z_prev", "x0_hat"), strict=True)
         )
         if z_t.ndim == 4:
             self.steps += 1

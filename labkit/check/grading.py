@@ -117,9 +117,9 @@ def trace(
     ``run(piece) -> events``; the first divergence of a run fails it (event, field, rule, both values).
     ``hook(candidate)`` is the piece the runtime calls, fresh for each run (it checks what the reader
     returns); a hook that compares each call with the real piece keeps its first disagreement as
-    ``divergence`` (whole arrays a trace only summarises), reported once the run's trace agrees. The
-    direct ``cases()``, for situations the runs never reach, are compared as in ``function`` (``outputs``, ``first``) — after the
-    runs, or before them when ``cases_first``."""
+    ``divergence`` (whole arrays a trace only summarises), reported once the run's trace agrees.
+    The direct ``cases()``, for situations the runs never reach, are compared as in ``function``
+    (``outputs``, ``first``) — after the runs, or before them when ``cases_first``."""
     make = hook or (lambda candidate: candidate)
 
     def direct(candidate) -> CheckResult | None:
