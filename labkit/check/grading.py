@@ -114,7 +114,8 @@ def trace(
     first=None,
 ):
     """The reader's piece inside the real runtime: ``runs()`` gives (label, reference events, run) with
-    ``run(piece) -> events``; the first divergence of a run fails it (event, field, rule, both values).
+    ``run(piece) -> events``; the first divergence of a run fails it (event, field, rule, both values);
+    a run whose pieces are compared in ``lockstep`` (reference events None) fails where one diverges.
     ``hook(candidate)`` is the piece the runtime calls, fresh for each run (it checks what the reader
     returns); a hook that compares each call with the real piece keeps its first disagreement as
     ``divergence`` (whole arrays a trace only summarises), reported once the run's trace agrees.
@@ -134,7 +135,11 @@ def trace(
             return failed
         for label, expected, run in runs():
             piece = make(candidate)
-            failed = compare_traces(label, expected, run(piece))
+            try:
+                events = run(piece)
+            except Diverged as diverged:
+                return diverged.result
+            failed = None if expected is None else compare_traces(label, expected, events)
             if failed is not None or (failed := getattr(piece, "divergence", None)) is not None:
                 return failed
         if not cases_first and (failed := direct(candidate)) is not None:
@@ -142,6 +147,29 @@ def trace(
         return passed("every run reproduces its reference run")
 
     return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
+
+
+class Diverged(Exception):
+    """A reader's piece disagreed with the real one inside a run: its failure, carried out of the run."""
+
+    def __init__(self, result: CheckResult):
+        super().__init__(result.where)
+        self.result = result
+
+
+def lockstep(candidate, reference, args, *, where, atol=1e-12, outputs=("result",), first=None):
+    """The reader's piece and the real one on the same ``args`` inside a run: raise ``Diverged`` at the
+    first output and index beyond ``atol`` (a problem names ``where``); else the real piece's result, so
+    the run goes on along the reference path."""
+    try:
+        verdict = compare_cases(candidate, [(where, args)], reference, atol=atol, outputs=outputs, first=first)
+    except CandidateProblem as problem:
+        if "not yet implemented" in str(problem):
+            raise
+        raise CandidateProblem(f"at {where}: {problem}") from None
+    if not verdict.passed:
+        raise Diverged(verdict)
+    return reference(*args)
 
 
 def compare_cases(candidate, cases, reference, *, atol, outputs=("result",), first=None) -> CheckResult:
@@ -159,7 +187,15 @@ def compare_cases(candidate, cases, reference, *, atol, outputs=("result",), fir
         triples = list(zip(outputs, gots, expected, strict=True))
         for what, g, e in sorted(triples, key=lambda item: item[0] != first):
             e = np.asarray(e)
-            g = numeric_array(g, what, e.shape) if e.dtype != bool else as_array(g, what, e.shape)
+            g = numeric_array(g, what, None) if e.dtype != bool else as_array(g, what)
+            if g.shape != e.shape:
+                return failure(
+                    f"at {label}: {what} must have shape {list(e.shape)}, got {list(g.shape)}",
+                    where=f"case “{label}”, {what}",
+                    rule="shape",
+                    got=list(g.shape),
+                    expected=list(e.shape),
+                )
             verdict = compare_arrays(g, e, atol=atol, where=f"case “{label}”, {what}", hint=None)
             if not verdict.passed:
                 return verdict
