@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.check import _tools as tools
-from labkit.check._support import compare_traces
 from labkit.check.core import CheckResult, as_array, call, exercise, failure, passed
+from labkit.check.grading import compare_traces
 
 PAGE = "notebooks/07-traces/07-tool-proposal.md"
 

@@ -4,7 +4,7 @@
   stated tolerance; the verdict then shows the run and why;
 * ``function`` — the reader's function on cases against a hidden reference, first divergence;
 * ``trace`` — the reader's piece inside the real runtime, first divergence against the reference
-  trace, then direct cases.
+  trace, then direct cases (or the reader's piece and the real one compared call by call: ``lockstep``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from labkit.check import feedback
-from labkit.check._support import compare_traces
 from labkit.check.core import (
     CandidateProblem,
     CheckResult,
@@ -27,6 +26,41 @@ from labkit.check.core import (
     register,
     unpack,
 )
+
+
+def golden(filename: str, first: int | None = None) -> list[dict]:
+    """The golden trace ``fixtures/traces/<filename>`` (its first ``first`` events)."""
+    from labkit.core.events import read_jsonl
+    from labkit.core.fixtures import fixture_path
+
+    return read_jsonl(fixture_path("traces", filename))[:first]
+
+
+def event_where(event: dict, field: str, case: str) -> str:
+    """``d03 denoise.updated (step 2), field tensors.x — case`` (no step for stepless events)."""
+    step = event.get("logical_step")
+    at = f" (step {step})" if step is not None else ""
+    return f"{event['event_id']} {event['event_type']}{at}, field {field} — {case}"
+
+
+def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for=None) -> CheckResult | None:
+    """None when the traces agree; otherwise their first divergence as a failed CheckResult.
+
+    ``hint_for(divergence)`` turns the divergent event and field into a hint."""
+    from labkit.trace.divergence import first_divergence
+
+    div = first_divergence(expected, got)
+    if div is None:
+        return None
+    event = div.event_b or div.event_a
+    return failure(
+        "your run diverges from the reference run",
+        where=event_where(event, div.field, case),
+        rule=div.rule,
+        got=div.value_b,
+        expected=div.value_a,
+        hint=hint_for(div) if hint_for else None,
+    )
 
 
 def value(name, page, kind, task, answer, *, idea, rule, why, tolerance=0.0, relative=False) -> Exercise:

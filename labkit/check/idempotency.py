@@ -8,8 +8,8 @@ request key reused with a changed request.
 from __future__ import annotations
 
 from labkit.check import _tools as tools
-from labkit.check._support import compare_traces
 from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
+from labkit.check.grading import compare_traces
 
 PAGE = "notebooks/07-traces/10-tool-failures.md"
 
