@@ -43,10 +43,8 @@ def event_where(event: dict, field: str, case: str) -> str:
     return f"{event['event_id']} {event['event_type']}{at}, field {field} — {case}"
 
 
-def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for=None) -> CheckResult | None:
-    """None when the traces agree; otherwise their first divergence as a failed CheckResult.
-
-    ``hint_for(divergence)`` turns the divergent event and field into a hint."""
+def compare_traces(case: str, expected: list[dict], got: list[dict]) -> CheckResult | None:
+    """None when the traces agree; otherwise their first divergence as a failed CheckResult."""
     from labkit.trace.divergence import first_divergence
 
     div = first_divergence(expected, got)
@@ -59,7 +57,6 @@ def compare_traces(case: str, expected: list[dict], got: list[dict], hint_for=No
         rule=div.rule,
         got=div.value_b,
         expected=div.value_a,
-        hint=hint_for(div) if hint_for else None,
     )
 
 
@@ -116,15 +113,17 @@ def function(
     outputs=("result",),
     first=None,
     hook=None,
+    exact=False,
 ):
     """The reader's function on ``cases()`` — (label, args) pairs, fresh copies each call — against
     the hidden ``reference``, stopping at the first case and index that differ beyond ``atol``. A tuple
     result is named by ``outputs``; ``first`` names the output compared first (a cause before its effect);
-    ``hook(candidate)`` is what is called instead (it checks what the reader returns)."""
+    ``hook(candidate)`` is what is called instead (it checks what the reader returns); ``exact`` compares
+    whole values (IDs, words, lists of them) instead of numbers."""
 
     def grade(candidate) -> CheckResult:
         piece = hook(candidate) if hook else candidate
-        return compare_cases(piece, cases(), reference, atol=atol, outputs=outputs, first=first)
+        return compare_cases(piece, cases(), reference, atol=atol, outputs=outputs, first=first, exact=exact)
 
     return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
 
@@ -206,7 +205,7 @@ def lockstep(candidate, reference, args, *, where, atol=1e-12, outputs=("result"
     return reference(*args)
 
 
-def compare_cases(candidate, cases, reference, *, atol, outputs=("result",), first=None) -> CheckResult:
+def compare_cases(candidate, cases, reference, *, atol, outputs=("result",), first=None, exact=False) -> CheckResult:
     """The first case and index where ``candidate`` and ``reference`` differ beyond ``atol``, or a pass."""
     import copy
 
@@ -220,6 +219,11 @@ def compare_cases(candidate, cases, reference, *, atol, outputs=("result",), fir
         gots = unpack(got, outputs) if len(outputs) > 1 else (got,)
         triples = list(zip(outputs, gots, expected, strict=True))
         for what, g, e in sorted(triples, key=lambda item: item[0] != first):
+            if exact:
+                g = g.tolist() if hasattr(g, "tolist") else list(g) if isinstance(g, tuple | list) else g
+                if g != e:
+                    return failure("differs from the reference", where=f"case “{label}”, {what}", got=g, expected=e)
+                continue
             e = np.asarray(e)
             g = numeric_array(g, what, None) if e.dtype != bool else as_array(g, what)
             if g.shape != e.shape:
