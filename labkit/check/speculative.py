@@ -58,3 +58,34 @@ function(
     "the residual is a distribution over where the target wanted more — and when nothing is rejected, there is "
     "nothing to normalise",
 )
+
+
+def _tree_cases():
+    """The pairs where the first draft can be rejected (p ≠ q): the second draft is then reached."""
+    return [(case, args) for case, args in _cases() if case != "draft equal to target"]
+
+
+def _second_reference(p, q):
+    from labkit.labs.speculative import speculative_mass
+
+    second = speculative_mass(speculative_mass(p, q).residual, q)
+    return np.where(q > 0, second.accept_probability, 0.0), second.residual
+
+
+function(
+    "second_draft",
+    "notebooks/11-labs/09-speculative-sampling.md",
+    "extend",
+    "a tree of two drafts, both drawn from q: when the target rejects the first, the second is verified. Return "
+    "(accept [V], residual [V]) of that second verification — the probability that the second draft x is kept "
+    "(where q = 0 it is not checked) and the law drawn from when it is rejected too (all zeros if it never is)",
+    ("p", "q"),
+    _tree_cases,
+    _second_reference,
+    outputs=("accept", "residual"),
+    hook=_unused_accept_ignored,
+    idea="after a rejection the token still owed is not drawn from p any more: the second draft must be judged "
+    "against what the target wants given that the first was rejected",
+    rule="once the first draft is rejected, the output must follow the first residual, so that law plays the "
+    "target's part for the second draft, while the draft law stays q; its own leftover mass gives the last residual",
+)
