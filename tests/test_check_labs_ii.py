@@ -63,9 +63,9 @@ def test_accept_probability_without_the_min_is_caught():
 
 
 def test_second_draft_verified_against_the_target_again_is_caught_at_accept():
-    def against_p(p, q):
-        mass = speculative.speculative_mass(p, q)
-        return mass.accept_probability, mass.residual
+    def against_p(p, q):  # the last residual right, the second draft judged against p as if nothing happened
+        first = speculative.speculative_mass(p, q)
+        return first.accept_probability, speculative.speculative_mass(first.residual, q).residual
 
     result = check.second_draft(against_p)
     _failed(result, "the lab's p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2]”, accept[1]")
