@@ -65,3 +65,9 @@ def report_problems(report):
     if status == "passed":
         problems += [f"a passing report lacks the lab {key!r}" for key in LAB_NAMES if key not in labs]
     return problems
+
+
+def second_draft(p, q):
+    """The second draft is verified against the first residual, the law the output owes after a rejection."""
+    first_residual = speculative_parts(p, q)[1]
+    return speculative_parts(first_residual, q)

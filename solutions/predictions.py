@@ -49,6 +49,8 @@ kl_by_hand = 0.9 * math.log(1.8) + 0.1 * math.log(0.4)
 # lab 09: β = 1 − (0.2 + 0.3); E = 1 + α + α² + α³ with α = 0.5
 rejection_probability = 0.5
 tokens_per_target_call = 1 + 0.5 + 0.25 + 0.125
+# lab 09: E = Σ_{j=0..k} α^j = (1 − α^{k+1}) / (1 − α) at α = 0.8, k = 4
+tokens_at_general_alpha = (1 - 0.8**5) / (1 - 0.8)
 # lab 10: (7e9 + 8 · 2·32·8192·8·128) bytes / 1e12 B/s, in ms
 quantised_batch8_ms = (7e9 + 8 * 2 * 32 * 8192 * 8 * 128) / 1e12 * 1000
 # lab 11: rank means (1/2 − 1)/1 and (1/2·7 − 1)/7

@@ -43,7 +43,7 @@ def test_the_mistake_free_ddim_helper_passes():
 def test_ddim_with_alpha_bar_for_its_square_root_fails_the_subfixture_first():
     result = check.ddim_update(_ddim("alpha for sqrt"))
     assert not result.passed
-    assert result.where == "§7.8 sub-fixture, step t = 2 → 1: x0_hat[0]", result.where
+    assert result.where == "case “§7.8 sub-fixture, step t = 2 → 1”, x0_hat[0]", result.where
     assert result.got == pytest.approx(3.4) and result.expected == pytest.approx(1.65359, abs=1e-6)
     assert result.hint
 
@@ -51,7 +51,7 @@ def test_ddim_with_alpha_bar_for_its_square_root_fails_the_subfixture_first():
 def test_ddim_using_epsilon_instead_of_x0_is_named_at_z_prev():
     result = check.ddim_update(_ddim("epsilon for x0"))
     assert not result.passed
-    assert result.where == "§7.8 sub-fixture, step t = 2 → 1: z_prev[0]", result.where
+    assert result.where == "case “§7.8 sub-fixture, step t = 2 → 1”, z_prev[0]", result.where
     assert result.expected == pytest.approx(1.442872, abs=1e-6)
     assert result.hint
 
@@ -78,7 +78,7 @@ def test_ddim_that_indexes_the_table_with_none_is_told_about_the_last_step():
 
 def test_ddim_returning_the_pair_in_the_wrong_order_is_named():
     result = check.ddim_update(_ddim("order"))
-    assert not result.passed and result.where.startswith("§7.8 sub-fixture, step t = 2 → 1"), result.where
+    assert not result.passed and result.where.startswith("case “§7.8 sub-fixture, step t = 2 → 1”"), result.where
     assert result.hint
 
 

@@ -151,7 +151,7 @@ def test_decode_step_that_puts_the_new_key_first_is_caught():
 
     _failed(
         check.cached_attention_step(prepend),
-        "decode step 1 (token 5 at position 1), layer 0, keys[0, 0, 0, 0]",
+        "decode step 1 (token 5 at position 1), layer 0”, keys[0, 0, 0, 0]",
     )
 
 

@@ -5,6 +5,7 @@ cases; here each exercise meets one or two deliberately wrong answers.
 """
 
 import numpy as np
+import pytest
 
 import labkit.check as check
 from labkit.labs import speculative, unequal_rank
@@ -59,6 +60,24 @@ def test_accept_probability_without_the_min_is_caught():
     result = check.speculative_parts(unclipped)
     _failed(result, "q = [0.4, 0.4, 0.2]”, accept[0]")
     assert abs(result.got - 1.5) < 1e-12
+
+
+def test_second_draft_verified_against_the_target_again_is_caught_at_accept():
+    def against_p(p, q):  # the last residual right, the second draft judged against p as if nothing happened
+        first = speculative.speculative_mass(p, q)
+        return first.accept_probability, speculative.speculative_mass(first.residual, q).residual
+
+    result = check.second_draft(against_p)
+    _failed(result, "the lab's p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2]”, accept[1]")
+    assert result.got == pytest.approx(0.75) and result.expected == 0.0
+
+
+def test_second_draft_whose_last_residual_comes_from_the_target_is_caught_at_residual():
+    def residual_of_p(p, q):
+        first = speculative.speculative_mass(p, q)
+        return speculative.speculative_mass(first.residual, q).accept_probability, first.residual
+
+    _failed(check.second_draft(residual_of_p), "”, residual[")
 
 
 # --- 10 decode_step_lower_bound_ms ---------------------------------------------------------------

@@ -8,8 +8,10 @@ A prediction or a derivation is a value; the others are functions.
 Every exercise is data run by one engine (``core``): ``value`` compares a reader's value with
 what the real kernels compute, at a stated tolerance, then shows the run and why; ``function``
 runs the reader's function on cases against a hidden reference and reports the first
-divergence (case, index, both values); ``exercise`` registers a custom grading that puts the
-reader's piece inside a runtime and compares its events with the golden trace. Hints come in
+divergence (case, index, both values); ``trace`` puts the reader's piece inside a real runtime
+and compares its events with the reference trace, or compares the piece with the runtime's own
+call by call (``lockstep``), stopping at the first divergence; ``exercise`` registers the few
+custom gradings left (a named fault, a damaged report, a fit checked on measured series). Hints come in
 two levels per exercise object: the idea, then the rule and where it breaks.
 
 The modules of this package hold the exercises (one per page or mechanism; ``traces`` and

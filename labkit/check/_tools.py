@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from labkit.check import _support as support
+from labkit.check import grading
 
 
 @lru_cache(maxsize=1)
@@ -15,7 +15,7 @@ def decoder():
 
 
 def golden(scenario: str) -> list[dict]:
-    return support.golden("tool.jsonl" if scenario == "happy" else f"tool-{scenario}.jsonl")
+    return grading.golden("tool.jsonl" if scenario == "happy" else f"tool-{scenario}.jsonl")
 
 
 def run(scenario: str, hooks, spec=None):

@@ -1,86 +1,82 @@
-"""Exercises of lab 05: checks that catch cache faults."""
+"""Exercises of lab 05: checks that catch cache faults, judged on the lab's faulty decoders."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
+from labkit.check.core import CandidateProblem, call
+from labkit.check.grading import function
+
+PAGE = "notebooks/11-labs/05-cache-faults.md"
 
 
-def _fault_runs():
+def _verdict(candidate):
+    """The reader's check: it must answer True or False."""
+
+    def check(*args) -> bool:
+        value = call(candidate, *args)
+        if not isinstance(value, (bool, np.bool_)):
+            raise CandidateProblem(f"{candidate.__name__} must return True or False, got {type(value).__name__}")
+        return bool(value)
+
+    return check
+
+
+def _caches():
     from labkit.labs.cache_faults import MODES, run_case
 
-    return {mode: run_case(mode) for mode in MODES}
+    cases = [(f"decoder {mode} after 7 steps", (run_case(mode).cache,)) for mode in MODES]
+    near = run_case("correct").cache.copy()
+    near.keys[1] = near.keys[0] + 1e-13
+    return [*cases, ("layer 1 = layer 0 + 1e-13 (rounding noise)", (near,))]
 
 
-def _boolean(value, what: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise CandidateProblem(f"{what} must return True or False, got {type(value).__name__}")
-    return bool(value)
+def _distinct(cache) -> bool:
+    return not np.allclose(cache.keys[0], cache.keys[1])
 
 
-@exercise(
+function(
     "distinct_layer_keys",
-    page="notebooks/11-labs/05-cache-faults.md",
-    signature=("cache",),
-    kind="diagnose",
+    PAGE,
+    "diagnose",
+    "given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's cached keys differ "
+    "(beyond float rounding), False when one layer holds the other's keys",
+    ("cache",),
+    _caches,
+    _distinct,
+    hook=_verdict,
     idea="every layer computes its own keys; compare numbers, not array identity",
     rule="a copied cache is another array object with the same numbers and shape; rounding noise is not a difference",
 )
-def distinct_layer_keys(candidate) -> CheckResult:
-    """given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's
-    cached keys differ (beyond float rounding), False when one layer holds the other's keys"""
+
+
+def _decoders():
+    from labkit.labs.cache_faults import MODES
+    from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+
+    cases = [(f"decoder {mode}, the lab's tokens", (lab_decoder(fault), lab_tokens())) for mode, fault in MODES.items()]
+    return [*cases, ("decoder correct, tokens [16, 0, 7, 7]", (lab_decoder(None), np.array([16, 0, 7, 7])))]
+
+
+def _agrees(model, tokens) -> bool:
     from labkit.nn import KVCache
 
-    runs = _fault_runs()
-    cases: dict[str, tuple[KVCache, bool]] = {
-        f"decoder {mode} after 7 steps": (run.cache, run.distinct_layer_keys_passed) for mode, run in runs.items()
-    }
-    near = runs["correct"].cache.copy()
-    near.keys[1] = near.keys[0] + 1e-13
-    cases["layer 1 = layer 0 + 1e-13 (rounding noise)"] = (near, False)
-    for case, (cache, expected) in cases.items():
-        got = _boolean(call(candidate, cache.copy()), "distinct_layer_keys")
-        if got == expected:
-            continue
-        return failure(
-            "a cache was judged wrongly",
-            where=f"case “{case}”",
-            rule="True exactly when layer 0's and layer 1's cached keys are not equal within tolerance",
-            got=got,
-            expected=expected,
-        )
-    return passed(f"all {len(cases)} caches judged correctly; only the copied cache is flagged")
+    cache = KVCache(model.config.n_layers)
+    stepped = np.stack([model.decode_step(np.array([t]), cache).next_logits[0] for t in tokens])
+    return bool(np.allclose(stepped, model.full_logits(tokens[None, :])[0], atol=1e-12, rtol=1e-12))
 
 
-@exercise(
+function(
     "cached_path_agrees",
-    page="notebooks/11-labs/05-cache-faults.md",
-    signature=("model", "tokens"),
-    kind="diagnose",
+    PAGE,
+    "diagnose",
+    "given a Decoder and tokens [T], return True when decoding the tokens one step at a time from an empty "
+    "KVCache gives the same logits as one full pass (atol = rtol = 1e-12)",
+    ("model", "tokens"),
+    _decoders,
+    _agrees,
+    hook=_verdict,
     idea="two ways of computing the same logits agree up to float rounding, never bit for bit",
     rule="the faults act only on incremental decode steps and keep every shape; summing in another order "
     "leaves rounding differences",
 )
-def cached_path_agrees(candidate) -> CheckResult:
-    """given a Decoder and tokens [T], return True when decoding the tokens one step at a time from
-    an empty KVCache gives the same logits as one full pass (atol = rtol = 1e-12)"""
-    from labkit.labs.cache_faults import MODES
-    from labkit.labs.lab_decoder import lab_decoder, lab_tokens
-
-    cases = [(f"decoder {mode}, the lab's tokens", fault, lab_tokens(), fault is None) for mode, fault in MODES.items()]
-    cases.append(("decoder correct, tokens [16, 0, 7, 7]", None, np.array([16, 0, 7, 7]), True))
-    for case, fault, tokens, expected in cases:
-        got = _boolean(call(candidate, lab_decoder(fault), tokens.copy()), "cached_path_agrees")
-        if got == expected:
-            continue
-        return failure(
-            "a decoder was judged wrongly",
-            where=f"case “{case}”",
-            rule="True exactly when cached and full-pass logits agree within 1e-12",
-            got=got,
-            expected=expected,
-        )
-    return passed(
-        f"all {len(cases)} decoders judged correctly: the three faults are caught and the correct cache passes"
-    )

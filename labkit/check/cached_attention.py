@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check._support import failure_at, first_bad_index, non_finite_index
-from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, numeric_array, passed, unpack
+from labkit.check.grading import lockstep, trace
 
 
 def _reference_step(q, cache_k, cache_v, k_new, v_new):
@@ -68,92 +67,34 @@ def decode_with_attention_step(step, model, tokens) -> np.ndarray:
     return logits
 
 
-class _Divergence(Exception):
-    def __init__(self, result: CheckResult):
-        self.result = result
-
-
-@exercise(
-    "cached_attention_step",
-    page="notebooks/11-labs/04-kv-cache-equivalence.md",
-    signature=("q", "cache_k", "cache_v", "k_new", "v_new"),
-    kind="extend",
-    idea="a cached step must see exactly what the full pass sees at that position: everything before it and itself",
-    rule="the new entry is appended after the cached positions, along the position axis, never in place of "
-    "them; the new query sees every cached key and its own, scaled as in the full pass",
-)
-def cached_attention_step(candidate) -> CheckResult:
-    """one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k,
-    cache_v [B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; return (output
-    [B, H, 1, d_h], keys [B, H, T+1, d_h], values [B, H, T+1, d_h])"""
-    from labkit.labs.cache_equivalence import ABS_TOLERANCE, full_logits
+def _runs():
+    """The lab decoder's tokens, one decode step at a time, the reader's step in every layer."""
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 
     model, tokens = lab_decoder(), lab_tokens()
 
-    def step(t, layer, q, cache_k, cache_v, k_new, v_new):
-        where = f"decode step {t} (token {int(tokens[t])} at position {t}), layer {layer}"
-        ref_out, ref_k, ref_v = _reference_step(q, cache_k, cache_v, k_new, v_new)
-        got = call(candidate, q.copy(), cache_k.copy(), cache_v.copy(), k_new.copy(), v_new.copy())
-        try:
-            got = unpack(got, ("output", "keys", "values"))
-            out = numeric_array(got[0], "output", ref_out.shape)
-        except CandidateProblem as problem:
-            raise CandidateProblem(f"at {where}: {problem}") from None
-        for label, array, ref in (("keys", got[1], ref_k), ("values", got[2], ref_v)):
-            array = np.asarray(array)
-            if array.shape != ref.shape:
-                raise _Divergence(
-                    failure(
-                        f"the returned {label} have the wrong shape",
-                        where=where,
-                        rule=f"the cache grows by one position along axis −2: [B, H, {t}, d_h] → [B, H, {t + 1}, d_h]",
-                        got=list(array.shape),
-                        expected=list(ref.shape),
-                    )
-                )
-            bad = first_bad_index(numeric_array(array, label, ref.shape), ref)
-            if bad is not None:
-                raise _Divergence(
-                    failure(
-                        f"the returned {label} differ from the cache",
-                        where=f"{where}, {label}{list(bad)}",
-                        rule="returned cache = old cache followed by the new position",
-                        got=array[bad].item(),
-                        expected=ref[bad].item(),
-                    )
-                )
-        broken = non_finite_index(out)
-        bad = broken if broken is not None else first_bad_index(out, ref_out)
-        if bad is not None:
-            raise _Divergence(
-                failure(
-                    "the attention output differs",
-                    where=f"{where}, output{list(bad)}",
-                    rule="the attention output (within 1e-12)",
-                    got=out[bad].item(),
-                    expected=ref_out[bad].item(),
-                )
+    def run(candidate):
+        def step(t, layer, *args):
+            where = f"decode step {t} (token {int(tokens[t])} at position {t}), layer {layer}"
+            return lockstep(
+                candidate, _reference_step, args, where=where, outputs=("output", "keys", "values"), first="keys"
             )
-        return out, ref_k, ref_v
 
-    try:
-        logits = decode_with_attention_step(step, model, tokens)
-    except _Divergence as divergence:
-        return divergence.result
-    expected = full_logits(model, tokens)
-    bad = first_bad_index(logits, expected, atol=ABS_TOLERANCE)
-    if bad is not None:  # pragma: no cover - every step matched, so only a broken driver gets here
-        return failure_at(
-            "cached logits differ from the full pass",
-            logits,
-            expected,
-            bad,
-            where=f"logits{list(bad)}",
-            rule="cached decode equals the full pass",
-        )
-    return passed(
-        f"all {tokens.size} decode steps × {model.config.n_layers} layers match; "
-        f"your cached logits [{tokens.size}, {model.config.vocab_size}] equal "
-        "the full pass within 1e-12"
-    )
+        return decode_with_attention_step(step, model, tokens)
+
+    return [(f"the lab decoder's {tokens.size} tokens", None, run)]
+
+
+trace(
+    "cached_attention_step",
+    "notebooks/11-labs/04-kv-cache-equivalence.md",
+    "extend",
+    "one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k, cache_v "
+    "[B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; return (output [B, H, 1, d_h], "
+    "keys [B, H, T+1, d_h], values [B, H, T+1, d_h])",
+    ("q", "cache_k", "cache_v", "k_new", "v_new"),
+    _runs,
+    idea="a cached step must see exactly what the full pass sees at that position: everything before it and itself",
+    rule="the new entry is appended after the cached positions, along the position axis, never in place of "
+    "them; the new query sees every cached key and its own, scaled as in the full pass",
+)

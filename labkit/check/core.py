@@ -239,8 +239,8 @@ def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind:
     return array
 
 
-def numeric_array(value, name: str, shape: tuple[int, ...]):
-    """A float array of exactly ``shape`` (NaN/inf allowed here: the caller judges them)."""
+def numeric_array(value, name: str, shape: tuple[int, ...] | None):
+    """A float array of exactly ``shape`` (any shape when None) (NaN/inf allowed here: the caller judges them)."""
     import numpy as np
 
     try:
@@ -249,7 +249,7 @@ def numeric_array(value, name: str, shape: tuple[int, ...]):
         raise CandidateProblem(f"{name} must be array-like, got {type(value).__name__}") from None
     if array.dtype == object or not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
         raise CandidateProblem(f"{name} must hold numbers, got {type(value).__name__} of dtype {array.dtype}")
-    if array.shape != tuple(shape):
+    if shape is not None and array.shape != tuple(shape):
         raise CandidateProblem(f"{name} must have shape {list(shape)}, got {list(array.shape)}")
     return array.astype(np.float64)
 

@@ -7,9 +7,8 @@ a substituted step reports only its logits), then a shorter prompt with the libr
 
 from __future__ import annotations
 
-from labkit.check._support import golden
 from labkit.check.core import CandidateProblem, as_array, call
-from labkit.check.grading import trace
+from labkit.check.grading import golden, trace
 
 PAGE = "notebooks/07-traces/03-text-token-by-token.md"
 

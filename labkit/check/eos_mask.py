@@ -11,9 +11,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from labkit.check._support import golden
 from labkit.check.core import CandidateProblem, as_array, call
-from labkit.check.grading import trace
+from labkit.check.grading import golden, trace
 
 
 class _EosProcessor:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labkit.check.core import CheckResult, as_array, call, exercise, failure, passed
+from labkit.check.grading import function
 
 _CASES = {
     "a well-formed chain": [("e00", None), ("e01", "e00"), ("e02", "e01")],
@@ -11,6 +11,14 @@ _CASES = {
     "a second root": [("e00", None), ("e01", None), ("e02", "e01")],
     "a tree, not a chain": [("e00", None), ("e01", "e00"), ("e02", "e00"), ("e03", "e01")],
 }
+
+
+def _cases():
+    def event(e, p):
+        fields = {"component": "c", "event_type": "a.b", "logical_step": None, "payload": {}}
+        return {"trace_id": "trace-x", "event_id": e, "parent_event_id": p, **fields}
+
+    return [(name, ([event(e, p) for e, p in pairs],)) for name, pairs in _CASES.items()]
 
 
 def _reference(events: list[dict]) -> list[str]:
@@ -24,42 +32,17 @@ def _reference(events: list[dict]) -> list[str]:
     return bad
 
 
-@exercise(
+function(
     "bad_parents",
-    page="notebooks/07-traces/01-trace-record.md",
-    signature=("events",),
-    kind="diagnose",
+    "notebooks/07-traces/01-trace-record.md",
+    "diagnose",
+    "return the IDs of events whose parent is not an earlier event of the trace (only the first event may have "
+    "no parent), in trace order",
+    ("events",),
+    _cases,
+    _reference,
+    exact=True,
     idea="an event may only point back at an event that happened before it",
+    rule="walk the events in order and remember which IDs you have already seen; a parent is valid only if it "
+    "was seen before the event that names it",
 )
-def bad_parents(candidate) -> CheckResult:
-    """return the IDs of events whose parent is not an earlier event of the trace (only the first
-    event may have no parent)"""
-    for name, pairs in _CASES.items():
-        events = [
-            {
-                "trace_id": "trace-x",
-                "event_id": e,
-                "parent_event_id": p,
-                "component": "c",
-                "event_type": "a.b",
-                "logical_step": None,
-                "payload": {},
-            }
-            for e, p in pairs
-        ]
-        got = call(candidate, [dict(e) for e in events])
-        if not isinstance(got, (list, tuple)):
-            as_array(got, "the result")
-            got = list(got)
-        expected = _reference(events)
-        if list(got) != expected:
-            return failure(
-                "a trace was judged wrongly",
-                where=f"case “{name}”",
-                rule="flagged event IDs, in trace order",
-                got=list(got),
-                expected=expected,
-                hint="walk the events in order and remember which IDs you have already seen; "
-                "a parent is valid only if it was seen before the event that names it",
-            )
-    return passed(f"all {len(_CASES)} traces judged correctly")

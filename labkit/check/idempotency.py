@@ -8,10 +8,8 @@ request key reused with a changed request.
 from __future__ import annotations
 
 from labkit.check import _tools as tools
-from labkit.check._support import compare_traces
-from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
-
-PAGE = "notebooks/07-traces/10-tool-failures.md"
+from labkit.check.core import CandidateProblem, call, failure
+from labkit.check.grading import Diverged, trace
 
 
 class _Service:
@@ -86,22 +84,25 @@ class _DeskSpy:
         return "ServiceDesk(stored(key), perform(request))"
 
 
-def _execute_failure(case: str, service: _Service, detail: str | None = None) -> CheckResult | None:
+def _stop_at_wrong_decision(case: str, service: _Service, detail: str | None = None) -> None:
+    """Raise ``Diverged`` at the service's first wrong idempotency decision of the run ``case``."""
     wrong = service.first_wrong()
     if wrong is None:
-        return None
+        return
     number = service.calls.index(wrong) + 1
     held = (
         "nothing"
         if wrong["stored"] is None
         else f"digest {wrong['stored']['request_digest'][:19]}…, status {wrong['stored']['response'].get('status')}"
     )
-    return failure(
-        "the service's idempotency decision is wrong" + (f" ({detail})" if detail else ""),
-        where=f"{case}: request #{number} to the service (key {wrong['key']}, table held {held})",
-        rule="idempotency: new key → perform; same digest → stored result; other digest → conflict",
-        got=wrong.get("did", "?"),
-        expected=wrong["expected"],
+    raise Diverged(
+        failure(
+            "the service's idempotency decision is wrong" + (f" ({detail})" if detail else ""),
+            where=f"{case}: request #{number} to the service (key {wrong['key']}, table held {held})",
+            rule="idempotency: new key → perform; same digest → stored result; other digest → conflict",
+            got=wrong.get("did", "?"),
+            expected=wrong["expected"],
+        )
     )
 
 
@@ -152,11 +153,73 @@ def _summary(outcome) -> dict:
     }
 
 
-@exercise(
+def _runs():
+    """Three scenarios of the chapter against their golden traces; fault schedules (duplicated
+    deliveries, lost answers, crashes) against the library's outcome; a key reused for a changed request."""
+    from labkit.tools.hooks import ToolHooks
+
+    def scenario(name):
+        def run(candidate):
+            service = _Service(candidate)
+            events = tools.run(name, ToolHooks(service_execute=service)).events
+            _stop_at_wrong_decision(f"scenario {name}", service)
+            return events
+
+        return (f"scenario {name} vs its golden trace", tools.golden(name), run)
+
+    return [
+        *(scenario(name) for name in ("happy", "timeout_before_commit", "response_lost_after_commit")),
+        ("the fault schedules", None, _under_schedules),
+        ("a reused key", None, _changed_request),
+    ]
+
+
+def _under_schedules(candidate) -> None:
+    from labkit.tools.schedules import invariant_violations, run_schedule
+
+    for case, schedule in _schedules():
+        service = _Service(candidate)
+        outcome = run_schedule(schedule, service_execute=service)
+        problems = invariant_violations(outcome)
+        _stop_at_wrong_decision(case, service, problems[0] if problems else None)
+        reference = _summary(run_schedule(schedule))
+        if problems or _summary(outcome) != reference:  # pragma: no cover - decisions agreed
+            raise Diverged(
+                failure("the run broke a promise", where=case, got=problems or _summary(outcome), expected=reference)
+            )
+
+
+def _changed_request(candidate) -> None:
+    """The same request key reused for a changed request (10:00): a conflict, nothing executed."""
+    from labkit.tools.calendar_service import CalendarService, ServiceTransport
+    from labkit.tools.confirm import invocation_digest
+    from labkit.tools.executor import Executor
+    from labkit.tools.runtime import ToolRunConfig
+    from labkit.tools.schedules import fixture_invocation
+    from labkit.tools.states import InvocationMachine, State
+
+    service = _Service(candidate)
+    calendar = CalendarService(ToolRunConfig().service_clock, execute=service)
+    invocation = fixture_invocation()
+    later = invocation.with_arguments("inv_02", start="2026-07-20T10:00:00+08:00")
+    request_id = ToolRunConfig().request_id  # the runtime's request, never retyped
+    for inv in (invocation, later):
+        machine = InvocationMachine(State.PREPARED)
+        Executor(ServiceTransport(calendar), request_id, 1).execute(machine, inv, invocation_digest(inv))
+    _stop_at_wrong_decision(f"request {request_id} resent with start 10:00", service)
+    if sorted(calendar.store) != ["evt_6K2"] or machine.state is not State.FAILED:  # pragma: no cover
+        raise Diverged(failure("the changed request was not refused", where=request_id, got=sorted(calendar.store)))
+
+
+trace(
     "idempotent_execute",
-    page=PAGE,
-    signature=("service", "key", "request_digest", "request"),
-    kind="extend",
+    "notebooks/07-traces/10-tool-failures.md",
+    "extend",
+    "the calendar service's idempotent execute: a new key → service.perform(request); the same key with the "
+    "same request_digest → the stored response (service.stored(key)['response']); the same key with another "
+    "digest → raise IdempotencyConflict without performing",
+    ("service", "key", "request_digest", "request"),
+    _runs,
     idea=(
         "an idempotency key turns a retry into a lookup: perform once, then answer from what was stored, and "
         "refuse a different request under the same key"
@@ -164,76 +227,3 @@ def _summary(outcome) -> dict:
     rule="a duplicate delivery and a retry after a lost answer carry the same digest; only another digest under "
     "a known key is a conflict, and a refused request performs nothing",
 )
-def check_idempotent_execute(candidate) -> CheckResult:
-    """the calendar service's idempotent execute: a new key → service.perform(request); the same
-    key with the same request_digest → the stored response (service.stored(key)['response']);
-    the same key with another digest → raise IdempotencyConflict without performing"""
-    from labkit.tools.calendar_service import CalendarService, ServiceTransport
-    from labkit.tools.executor import Executor
-    from labkit.tools.hooks import ToolHooks
-    from labkit.tools.schedules import fixture_invocation, invariant_violations, run_schedule
-    from labkit.tools.states import InvocationMachine, State
-
-    # 1. three scenarios of the chapter, inside the real runtime, against their golden traces
-    for scenario in ("happy", "timeout_before_commit", "response_lost_after_commit"):
-        service = _Service(candidate)
-        mine = tools.run(scenario, ToolHooks(service_execute=service))
-        failed = _execute_failure(f"scenario {scenario}", service)
-        if failed is None:
-            failed = compare_traces(
-                f"scenario {scenario} vs its golden trace",
-                tools.golden(scenario),
-                mine.events,
-                lambda div: (
-                    "the service's answer changed the run: an execute returns the response "
-                    "of perform or the stored response, unchanged"
-                ),
-            )
-        if failed is not None:
-            return failed
-    # 2. fault schedules: duplicated deliveries, lost answers, crashes — against the library's outcome
-    for case, schedule in _schedules():
-        service = _Service(candidate)
-        outcome = run_schedule(schedule, service_execute=service)
-        problems = invariant_violations(outcome)
-        failed = _execute_failure(case, service, problems[0] if problems else None)
-        if failed is not None:
-            return failed
-        reference = _summary(run_schedule(schedule))
-        if problems or _summary(outcome) != reference:  # pragma: no cover - decisions agreed
-            return failure(
-                "the run broke a promise",
-                where=case,
-                rule="invariants",
-                got=problems or _summary(outcome),
-                expected=reference,
-            )
-    # 3. the same request key reused for a changed request (10:00): a conflict, nothing executed
-    from labkit.tools.runtime import ToolRunConfig
-
-    service = _Service(candidate)
-    calendar = CalendarService(ToolRunConfig().service_clock, execute=service)
-    transport = ServiceTransport(calendar)
-    invocation = fixture_invocation()
-    later = invocation.with_arguments("inv_02", start="2026-07-20T10:00:00+08:00")
-    from labkit.tools.confirm import invocation_digest
-
-    request_id = ToolRunConfig().request_id  # the runtime's request, never retyped
-    for inv in (invocation, later):
-        machine = InvocationMachine(State.PREPARED)
-        Executor(transport, request_id, 1).execute(machine, inv, invocation_digest(inv))
-    failed = _execute_failure(f"request {request_id} resent with start 10:00", service)
-    if failed is not None:
-        return failed
-    if sorted(calendar.store) != ["evt_6K2"] or machine.state is not State.FAILED:  # pragma: no cover
-        return failure(
-            "the changed request was not refused",
-            where=f"{request_id} at 10:00",
-            got=sorted(calendar.store),
-            expected=["evt_6K2"],
-        )
-    return passed(
-        f"three golden traces and {len(_schedules())} fault schedules keep one event per "
-        "key with the library's outcome, and a reused key with a changed request "
-        "is refused as a conflict"
-    )

@@ -119,6 +119,27 @@ value(
 )
 
 
+def _general_tokens() -> float:
+    from labkit.labs.speculative import expected_tokens_per_target_call
+
+    return float(expected_tokens_per_target_call(0.8, 4))
+
+
+value(
+    "tokens_at_general_alpha",
+    f"{LABS}/09-speculative-sampling.md",
+    "derive",
+    "any pair whose drafts are accepted with α = 0.8, and k = 4 drafts: the expected tokens per target call, "
+    "from the closed form you derive for a general α and k (±0.005)",
+    _general_tokens,
+    tolerance=0.005,
+    idea="the tokens of a call are 1 plus the drafts accepted before the first rejection: sum the chance of each",
+    rule="draft j is kept only if drafts 1 … j all were; the target's own token comes with every call; the sum of "
+    "those chances is a finite geometric series, and it never exceeds 1 / (1 − α) however large k grows",
+    why=lambda e: f"E = (1 − α^(k+1)) / (1 − α) = (1 − 0.8⁵) / 0.2 = {e:.4f}",
+)
+
+
 def _quantised_ms() -> float:
     from labkit.labs.bandwidth import DecodeBudget
 
