@@ -17,7 +17,7 @@ export JUPYTER_PLATFORM_DIRS := 1
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib && chmod 700 build/jupyter/runtime)
 
-.PHONY: lab test test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy clean
+.PHONY: lab test test-fast test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy clean
 
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
@@ -39,24 +39,32 @@ test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS) --nbval --nbval-current-env \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
 
-## The same suite under other OpenBLAS kernels, single-threaded: a stored output or a test that
-## depends on the last bits of one machine's BLAS fails here (see CONTRIBUTING.md, numbers).
-## Every numeric test and every notebook runs; left out are only the slow checks of the book's
-## structure, the CLI plumbing, the class copy, the crash harness and the wheel, which compute no float
-## (they run in `make test`).
+## The edit-test loop: the unit tests without the `slow` marker (no notebook, no subprocess-heavy
+## test, no wheel build, no class copy, no torture run); `make test` runs those too.
+test-fast: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS) -q -m "not slow" tests
+
+## What floats can change, under other OpenBLAS kernels, single-threaded: a stored output or a
+## test that depends on the last bits of one machine's BLAS fails here (see CONTRIBUTING.md,
+## numbers). It runs every notebook and the test files that compute numbers (kernels, traces,
+## labs, checkers, players' data, fixtures against their recipes); the checks of the book's
+## structure, the CLI plumbing, the class copy, the crash harness and the wheel compute no float
+## and run once, in `make test`.
 PORTABLE_KERNELS ?= Prescott Sandybridge
-PORTABLE_SKIP := $(addprefix --deselect tests/test_book.py::,test_import_labkit_is_fast_and_light \
-    test_toc_is_complete_and_every_page_parses_offline test_editing_a_md_cell_without_regenerating_is_caught \
-    test_an_unexecuted_notebook_is_caught test_a_broken_toc_entry_is_caught \
-    test_a_broken_cross_reference_is_caught test_hand_editing_a_stored_number_fails_nbval \
-    test_an_unknown_citation_key_is_caught) \
-    --deselect tests/test_divergence.py::test_cli_exit_codes \
-    --ignore tests/test_tools_torture.py --ignore tests/test_class_copy.py --ignore tests/test_wheel.py
+PORTABLE_TESTS := $(wildcard tests/test_nn*.py tests/test_diffusion_*.py tests/test_text_*.py \
+    tests/test_labs_*.py tests/test_check*.py tests/test_tools_answer.py tests/test_tools_grammar.py \
+    tests/test_tools_model.py tests/test_tools_summary_faithful.py tests/test_chapter7_figures.py \
+    tests/test_contracts_716.py tests/test_divergence.py tests/test_events.py tests/test_players.py \
+    tests/test_portability_mutations.py) \
+    tests/test_book.py::test_fixtures_match_their_recipes \
+    tests/test_book.py::test_deterministic_npz_and_clear_error_on_corruption
+PORTABLE_SKIP := --deselect tests/test_divergence.py::test_cli_exit_codes \
+    --deselect tests/test_players.py::test_a_bundle_is_valid_javascript
 test-portable: $(STAMP)
 	@set -e; for kernel in $(PORTABLE_KERNELS); do \
 	  echo "== OPENBLAS_CORETYPE=$$kernel OPENBLAS_NUM_THREADS=1"; \
 	  OPENBLAS_CORETYPE=$$kernel OPENBLAS_NUM_THREADS=1 $(PY) -m pytest $(PYTEST_ARGS) -q --nbval --nbval-current-env \
-	      --nbval-sanitize-with tests/nbval_sanitize.cfg $(PORTABLE_SKIP) tests notebooks; \
+	      --nbval-sanitize-with tests/nbval_sanitize.cfg $(PORTABLE_SKIP) $(PORTABLE_TESTS) notebooks; \
 	done
 
 ## Every toc page opened in real JupyterLab in Chromium, Run All, every widget moved; the

@@ -459,6 +459,7 @@ def test_the_stored_player_reference_covers_every_embedded_player():
     assert stored == expected
 
 
+@pytest.mark.slow
 def test_the_torture_entry_reports_its_counts_and_violations_in_a_valid_result():
     from benchmarks.run import measure
     from benchmarks.torture import torture_run

@@ -29,6 +29,7 @@ NBVAL_ARGS = [
 ]
 
 
+@pytest.mark.slow
 def test_import_labkit_is_fast_and_light():
     code = (
         "import sys, time; t = time.perf_counter(); import labkit, labkit.cli; "
@@ -73,6 +74,7 @@ def test_every_registered_recipe_exists_and_labs_has_none():
     assert proc.returncode == 2 and "unknown recipe 'labs'" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_fixtures_match_their_recipes():
     from labkit.cli import fixtures as recipes
 
@@ -98,6 +100,7 @@ def test_every_notebook_pair_is_in_step():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_toc_is_complete_and_every_page_parses_offline():
     problems = book.check()
     assert not problems, "\n".join(problems)
@@ -115,6 +118,7 @@ def book_copy(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_editing_a_md_cell_without_regenerating_is_caught(book_copy):
     md = book_copy / "notebooks" / "07-traces" / "01-trace-record.md"
     assert not notebooks.pair_problems(md)
@@ -122,6 +126,7 @@ def test_editing_a_md_cell_without_regenerating_is_caught(book_copy):
     assert any("differs in its source" in p for p in notebooks.pair_problems(md))
 
 
+@pytest.mark.slow
 def test_an_unexecuted_notebook_is_caught(book_copy):
     ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
     nb = nbformat.read(ipynb, as_version=4)
@@ -130,6 +135,7 @@ def test_an_unexecuted_notebook_is_caught(book_copy):
     assert any("never executed" in p for p in notebooks.pair_problems(ipynb.with_suffix(".md")))
 
 
+@pytest.mark.slow
 def test_a_broken_toc_entry_is_caught(book_copy):
     config = (book_copy / "myst.yml").read_text(encoding="utf-8")
     (book_copy / "myst.yml").write_text(
@@ -140,6 +146,7 @@ def test_a_broken_toc_entry_is_caught(book_copy):
     assert any("missing from the toc" in p for p in problems)
 
 
+@pytest.mark.slow
 def test_a_broken_cross_reference_is_caught(book_copy):
     ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
     nb = json.loads(ipynb.read_text(encoding="utf-8"))
@@ -160,6 +167,7 @@ def test_every_citation_resolves_and_the_pages_cite_something():
     )
 
 
+@pytest.mark.slow
 def test_an_unknown_citation_key_is_caught(book_copy):
     ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
     nb = json.loads(ipynb.read_text(encoding="utf-8"))
@@ -171,11 +179,13 @@ def test_an_unknown_citation_key_is_caught(book_copy):
     assert any("nosuchpaper2099" in p for p in book.check(book_copy))
 
 
+@pytest.mark.slow
 def test_a_missing_bibliography_file_is_caught(book_copy):
     (book_copy / "references.bib").unlink()
     assert any("does not exist" in p for p in book.citation_problems(book_copy))
 
 
+@pytest.mark.slow
 def test_hand_editing_a_stored_number_fails_nbval(book_copy):
     ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
     nb = nbformat.read(ipynb, as_version=4)
@@ -194,6 +204,7 @@ def test_hand_editing_a_stored_number_fails_nbval(book_copy):
     assert "5 lines" in proc.stdout and "4 lines" in proc.stdout
 
 
+@pytest.mark.slow
 def test_the_devtools_entry_point_says_where_it_looks_outside_a_book(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "labkit.devtools", "check"], cwd=tmp_path, capture_output=True, text=True
@@ -208,6 +219,7 @@ def test_the_devtools_entry_point_says_where_it_looks_outside_a_book(tmp_path):
     assert proc.returncode == 2 and "nope.md" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_the_devtools_check_gathers_pairs_glossary_links_and_the_book(book_copy, monkeypatch):
     from labkit.devtools import __main__ as devtools
 
@@ -221,6 +233,7 @@ def test_the_devtools_check_gathers_pairs_glossary_links_and_the_book(book_copy,
     assert any(p.startswith("glossary: notebooks/07-traces/01-trace-record.md:") for p in problems), problems
 
 
+@pytest.mark.slow
 def test_a_page_imports_benchmarks_from_the_clone_and_nothing_else_of_it(tmp_path):
     """benchmarks/ is not installed: page 13 imports it from the book's folder, which stays off sys.path."""
     code = (

@@ -16,6 +16,9 @@ import pytest
 
 from labkit.cli import classcopy
 
+# Slow tier: out of `make test-fast`, in `make test` (see CONTRIBUTING, test tiers).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 ANSWER_KEY_MISSING = "solutions/ (the answer key) is not in this copy"  # tests/conftest.py says it
 

@@ -123,6 +123,7 @@ HOSTILE = {
 WRAPS_THE_RIGHT_ANSWER = ("write_outside", "fork", "subprocess")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_a_hostile_answer_never_passes_and_stays_inside_its_limits(kind, tmp_path, capsys, request):
     import time
@@ -146,6 +147,7 @@ def test_a_hostile_answer_never_passes_and_stays_inside_its_limits(kind, tmp_pat
         assert "could not check" in captured.err
 
 
+@pytest.mark.slow
 def test_a_loop_is_stopped_at_the_wall_clock_limit(tmp_path, capsys):
     (tmp_path / "answer.py").write_text(HOSTILE["loop_for_ever"])
     assert main(["check", "jittered_backoff", "--file", str(tmp_path / "answer.py"), "--timeout", "2"]) == 2

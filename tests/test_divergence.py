@@ -128,6 +128,7 @@ def test_state_table_is_generated_from_the_contracts():
         contract_for([{"event_id": "z00"}])
 
 
+@pytest.mark.slow
 def test_cli_exit_codes(tmp_path):
     from labkit.core.events import write_jsonl
 

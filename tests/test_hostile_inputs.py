@@ -166,6 +166,7 @@ def test_trace_diff_refuses_unusable_paths(tmp_path, capsys, reference, make, ru
     assert rule in err
 
 
+@pytest.mark.slow
 def test_trace_diff_as_a_process_says_why_in_one_line(tmp_path, reference):
     deep = tmp_path / "deep.jsonl"
     deep.write_bytes(DIFF_CASES["nested 100000 deep"][0])
@@ -783,6 +784,7 @@ def test_every_json_reader_of_the_kit_is_the_strict_one():
     assert found == ["cli/sandbox_wire.py", "tools/calls.py"], found
 
 
+@pytest.mark.slow
 def test_a_trace_command_loads_no_uri_grammars(tmp_path):
     code = (
         "import sys; from labkit.cli import main; "

@@ -40,6 +40,7 @@ def run_in_kernel(tmp_path, session: Path | None, code: list[str]) -> list[dict]
     return errors
 
 
+@pytest.mark.slow
 def test_a_name_error_out_of_order_names_the_cell_that_defines_it(tmp_path):
     errors = run_in_kernel(tmp_path, PAGE, ["stepper = decode_player(run)", "nosuchname_at_all"])
     assert [e["ename"] for e in errors] == ["NameError", "NameError"]
@@ -50,6 +51,7 @@ def test_a_name_error_out_of_order_names_the_cell_that_defines_it(tmp_path):
     assert "defined in" not in errors[1]["evalue"]  # a name the page never defines: left as it is
 
 
+@pytest.mark.slow
 def test_without_a_page_the_error_is_left_as_it_is(tmp_path):
     (error,) = run_in_kernel(tmp_path, None, ["decode_player"])
     assert error["ename"] == "NameError" and "defined in" not in error["evalue"]

@@ -145,6 +145,7 @@ def test_every_player_bundles_into_one_module_without_imports():
         assert 'const EMBEDDED = {"player":"' + name + '"};' in text
 
 
+@pytest.mark.slow
 def test_a_bundle_is_valid_javascript():
     import subprocess
 

@@ -41,6 +41,7 @@ schedules = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, derandomize=True)
 @given(schedules)
 def test_500_random_fault_schedules_lose_nothing_and_double_nothing(schedule):

@@ -80,6 +80,7 @@ def test_output_head_fit_refuses_inseparable_states():
         fit_output_head(states, np.array([0, 1]), allowed, max_epochs=50)
 
 
+@pytest.mark.slow
 def test_tools_fixtures_match_their_recipe():
     """The weights, tokenizer and golden tool traces are what the recipe builds (the recipe
     also refuses weights that miss any summary of SUMMARY_CASES)."""

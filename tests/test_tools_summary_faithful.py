@@ -121,6 +121,7 @@ def assert_faithful(summary: str, kind: str, instant) -> None:
         assert said_time(summary) == (local.year, local.month, local.day, local.hour, local.minute), summary
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(tool_result())
 def test_the_summary_never_contradicts_the_result(model, case):

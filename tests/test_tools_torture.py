@@ -26,6 +26,9 @@ from labkit.tools.torture.snapshot import take
 from labkit.tools.torture.timeline import journal_rows, pick_recovered, timeline
 from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE
 
+# Slow tier: out of `make test-fast`, in `make test` (see CONTRIBUTING, test tiers).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def ctx():

@@ -22,6 +22,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow tier: out of `make test-fast`, in `make test` (see CONTRIBUTING, test tiers).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "fixtures" / "traces"
 #: command → the trace file it writes into the folder it runs in (None: none)

@@ -153,11 +153,24 @@ def ecma_pattern(pattern: str) -> re.Pattern:
     return re.compile("".join(out))
 
 
+#: the libraries jsonschema imports, when installed, for formats no schema of the book uses (URI,
+#: host name, duration, colour, pointer…; rfc3987_syntax alone compiles 38 grammars at import)
+UNUSED_FORMAT_LIBRARIES = ("fqdn", "idna", "isoduration", "jsonpointer", "rfc3339_validator", "rfc3986_validator")
+UNUSED_FORMAT_LIBRARIES += ("rfc3987", "rfc3987_syntax", "uri_template", "webcolors")
+
+
 def import_jsonschema():
-    """jsonschema without rfc3987_syntax, which compiles 38 grammars at import (about 1 s) for
-    URI formats no schema of the book uses."""
+    """jsonschema without the libraries of the formats the book does not use (``date`` needs
+    none); they are hidden during its import only, so other code can still import them."""
     if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)
+        hidden = [name for name in UNUSED_FORMAT_LIBRARIES if name not in sys.modules]
+        sys.modules.update(dict.fromkeys(hidden, None))
+        try:
+            import jsonschema
+        finally:
+            for name in hidden:
+                if name in sys.modules and sys.modules[name] is None:
+                    del sys.modules[name]
     import jsonschema
 
     return jsonschema
