@@ -16,3 +16,18 @@ def timed(compute, *args, **kwargs):
     started = time.perf_counter()
     result = compute(*args, **kwargs)
     return result, time.perf_counter() - started
+
+
+#: §7.12's Invocation inv_01 as the chapter prints it (its normalized_arguments are §7.13's H input)
+CHAPTER_INVOCATION = {
+    "invocation_id": "inv_01",
+    "tool": "calendar.create_event@v1",
+    "normalized_arguments": {
+        "calendar_id": "primary",
+        "title": "带护照",
+        "start": "2026-07-20T09:00:00+08:00",
+        "duration_minutes": 10,
+    },
+    "subject": "user-42",
+    "required_capability": "calendar.write:primary",
+}

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rfc8785
+from _helpers import CHAPTER_INVOCATION
 
 from labkit.text.runtime import run_text_trace
 from labkit.text.tokenizer import Tokenizer
@@ -97,18 +98,6 @@ def test_7_11_the_grammar_overrules_the_raw_argmax_in_24_of_27_steps(tool_run):
 def test_7_12_the_confirmation_card_shows_time_title_calendar_and_zone(tool_run):
     """The card shows the normalised time, the title, the target calendar and the time zone,
     and the digest of the Invocation: H(canonical invocation inv_01)."""
-    chapter_invocation = {
-        "invocation_id": "inv_01",
-        "tool": "calendar.create_event@v1",
-        "normalized_arguments": {
-            "calendar_id": "primary",
-            "title": "带护照",
-            "start": "2026-07-20T09:00:00+08:00",
-            "duration_minutes": 10,
-        },
-        "subject": "user-42",
-        "required_capability": "calendar.write:primary",
-    }
     card = confirmation_card(tool_run.invocation, "Asia/Shanghai")
     assert (card.title, card.calendar_id, card.start_local, card.timezone, card.duration_minutes) == (
         "带护照",
@@ -117,7 +106,7 @@ def test_7_12_the_confirmation_card_shows_time_title_calendar_and_zone(tool_run)
         "Asia/Shanghai",
         10,
     )
-    assert card.invocation_digest == digest(chapter_invocation)
+    assert card.invocation_digest == digest(CHAPTER_INVOCATION)
     t06 = next(e for e in tool_run.events if e["event_id"] == "t06")["payload"]
     assert t06["card"] == card.lines() and t06["invocation_digest"] == card.invocation_digest
     shown = " ".join(card.lines())
@@ -125,14 +114,8 @@ def test_7_12_the_confirmation_card_shows_time_title_calendar_and_zone(tool_run)
 
 
 def test_7_13_t08_request_digest_is_h_of_the_normalized_arguments(tool_run):
-    chapter_arguments = {
-        "calendar_id": "primary",
-        "title": "带护照",
-        "start": "2026-07-20T09:00:00+08:00",
-        "duration_minutes": 10,
-    }
     t08 = next(e for e in tool_run.events if e["event_id"] == "t08")["payload"]
-    assert t08["request_digest"] == digest(chapter_arguments)
+    assert t08["request_digest"] == digest(CHAPTER_INVOCATION["normalized_arguments"])
     assert t08["idempotency_key"] == "req-42:create-event:1"
 
 

@@ -4,6 +4,7 @@ import json
 from dataclasses import replace
 
 import pytest
+from _helpers import CHAPTER_INVOCATION
 
 from labkit.core.events import read_jsonl
 from labkit.core.fixtures import fixture_path
@@ -109,18 +110,7 @@ def test_states_and_payloads_follow_the_source_tables(happy):
 
 def test_invocation_is_section_7_12(parts):
     _, spec = parts
-    assert _invocation(spec).to_json() == {
-        "invocation_id": "inv_01",
-        "tool": "calendar.create_event@v1",
-        "normalized_arguments": {
-            "calendar_id": "primary",
-            "title": "带护照",
-            "start": "2026-07-20T09:00:00+08:00",
-            "duration_minutes": 10,
-        },
-        "subject": "user-42",
-        "required_capability": "calendar.write:primary",
-    }
+    assert _invocation(spec).to_json() == CHAPTER_INVOCATION
 
 
 def test_illegal_transitions_raise_and_name_both_states():
