@@ -15,7 +15,7 @@ from labkit.tools.calls import model_started_payload, second_model_call
 from labkit.tools.confirm import ConfirmationError, invocation_digest
 from labkit.tools.executor import Crash, CrashPlan, Executor
 from labkit.tools.recovery import execute_and_recover
-from labkit.tools.run_state import RunState, ToolTrace
+from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
 from labkit.tools.tokenizer import ToolTokenizer
 
@@ -23,17 +23,17 @@ CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
 RECOVERY_GUIDANCE = "the event exists; query it by event ID or idempotency key, or delete it with calendar.delete_event"
 
 
-def execute(run: RunState) -> str | None:
+def execute(run: ToolTrace) -> str | None:
     """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
     A crash (``config.crash_point``) is followed by a restart that recovers from the journal
     (``execute_and_recover``: the one execute-and-recover path of trace three)."""
-    config, trace, rec = run.config, run.trace, run.rec
-    approved = trace.confirmation.invocation_digest
-    trace.journal.update(trace.invocation.invocation_id, approved_digest=approved)
-    transport = ServiceTransport(trace.service, config.transport_plan, config.query_plan)
+    config, rec = run.config, run.rec
+    approved = run.confirmation.invocation_digest
+    run.journal.update(run.invocation.invocation_id, approved_digest=approved)
+    transport = ServiceTransport(run.service, config.transport_plan, config.query_plan)
     try:
-        trace.machine, run.result, run.restarts = execute_and_recover(
-            trace.journal, trace.machine, run.presented, approved, incarnations(run, transport), partial(restarted, run)
+        run.machine, run.result, run.restarts = execute_and_recover(
+            run.journal, run.machine, run.presented, approved, incarnations(run, transport), partial(restarted, run)
         )
     except ConfirmationError as exc:  # the executor's own guard: nothing was sent
         run.move(State.CONFIRMATION_REJECTED)
@@ -52,17 +52,17 @@ def execute(run: RunState) -> str | None:
         )
         return "needs_new_confirmation"
     if run.result is None:
-        return "failed" if trace.machine.state is State.FAILED else "outcome_unknown"
+        return "failed" if run.machine.state is State.FAILED else "outcome_unknown"
     return None
 
 
-def incarnations(run: RunState, transport: ServiceTransport):
+def incarnations(run: ToolTrace, transport: ServiceTransport):
     """One Executor per incarnation of the runtime (the first, then each restart's); each may die
     at its own crash plan."""
-    config, trace = run.config, run.trace
+    config = run.config
     first = (CrashPlan(config.crash_point, config.crash_attempt),) if config.crash_point else ()
     for crash in itertools.chain(first, config.restart_crashes, itertools.repeat(None)):
-        trace.executor = Executor(
+        run.executor = Executor(
             transport,
             config.request_id,
             config.retry_budget,
@@ -71,12 +71,12 @@ def incarnations(run: RunState, transport: ServiceTransport):
             emit=run.rec.emit,
             next_event_id=run.rec.next_event_id,
         )
-        yield trace.executor
+        yield run.executor
 
 
-def restarted(run: RunState, crashed: Crash) -> None:
+def restarted(run: ToolTrace, crashed: Crash) -> None:
     """The runtime died mid-execution; a restarted one is about to resolve the Invocation from the journal."""
-    journal, invocation_id = run.trace.journal, run.trace.invocation.invocation_id
+    journal, invocation_id = run.journal, run.invocation.invocation_id
     state = journal.entry(invocation_id).state
     run.rec.emit("runtime", "runtime.crashed", None, {"journal_state": state, "reason": str(crashed)})
     run.rec.emit(
@@ -87,7 +87,7 @@ def restarted(run: RunState, crashed: Crash) -> None:
     )
 
 
-def cancel_after_commit(run: RunState) -> str | None:
+def cancel_after_commit(run: ToolTrace) -> str | None:
     """A cancel that arrives after the commit: the event exists, the summary is skipped."""
     if not run.config.cancel_after_commit:
         return None
@@ -106,7 +106,7 @@ def cancel_after_commit(run: RunState) -> str | None:
     return CANCELLED_AFTER_COMMIT
 
 
-def observe(run: RunState) -> None:
+def observe(run: ToolTrace) -> None:
     """t10: the service's result becomes a tool message."""
     result = run.result
     tool_message = {
@@ -122,12 +122,12 @@ def observe(run: RunState) -> None:
     run.tool_message = tool_message
 
 
-def answer(run: RunState) -> None:
+def answer(run: ToolTrace) -> None:
     """t11–t13, mc_02: sees the tool result (reusing mc_01's prefix cache), then answers."""
     rec, result = run.rec, run.result
     reuse, zone = run.hooks.reusable_prefix, run.config.timezone
-    second = run.trace.second_call = second_model_call(
-        run.decoder, run.spec, run.config.user_text, run.trace.first_call, run.tool_message, reuse, zone
+    second = run.second_call = second_model_call(
+        run.decoder, run.spec, run.config.user_text, run.first_call, run.tool_message, reuse, zone
     )
     rec.emit(
         "model runtime",
@@ -164,13 +164,13 @@ def answer(run: RunState) -> None:
             "final_cache_length": second.cache.length,
         },
     )
-    run.trace.answer = decoded.text
+    run.answer = decoded.text
 
 
-def close_trace(run: RunState, status: str) -> ToolTrace:
+def close_trace(run: ToolTrace, status: str) -> ToolTrace:
     """The last event: the request status, the calendar's state and the Invocation's history."""
-    trace, service = run.trace, run.trace.service
-    trace.request_status = status
+    service = run.service
+    run.request_status = status
     run.rec.emit(
         "tracing",
         "trace.closed",
@@ -184,7 +184,7 @@ def close_trace(run: RunState, status: str) -> ToolTrace:
                 "events_for_key": service.events_with_key(f"{run.config.request_id}:create-event:1"),
                 "executions": service.executions,
             },
-            "state_history": [f"{a}→{b}" for a, b, _ in trace.machine.history],
+            "state_history": [f"{a}→{b}" for a, b, _ in run.machine.history],
         },
     )
-    return trace
+    return run

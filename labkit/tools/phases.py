@@ -2,7 +2,7 @@
 the proposal up to the confirmation (t00–t07) and ``PHASES``, the order of all of them (the
 phases at and after the commit boundary are ``labkit.tools.commit_phases``).
 
-``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` in order on one ``RunState``; each
+``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` in order on one ``ToolTrace``; each
 phase records its events and returns None to go on, or the request status the run ends with
 (``close_trace`` then records ``trace.closed``).  A page can ``show_source`` one phase.
 """
@@ -20,7 +20,7 @@ from labkit.tools.confirm import (
     invocation_digest,
 )
 from labkit.tools.normalize import normalize
-from labkit.tools.run_state import RunState
+from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
 from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
 
@@ -36,14 +36,14 @@ def _merged(arguments: dict, how: str | None) -> dict:
     return {**arguments, "notify_all": True} if how == "extra_field" else arguments
 
 
-def propose(run: RunState) -> None:
+def propose(run: ToolTrace) -> None:
     """t00–t01, mc_01: prefill the prompt, decode the arguments under the grammar mask."""
     rec, config = run.rec, run.config
     first = first_model_call(run.decoder, run.spec, config.user_text, run.hooks.proposal_mask)
-    run.trace.first_call = first
+    run.first_call = first
     rec.emit("model runtime", "model.started", 0, model_started_payload(first, run.artifacts))
     generated = first.decode.text.encode("utf-8")
-    run.trace.arguments_bytes = _cut_short(generated, config.proposal_tamper)
+    run.arguments_bytes = _cut_short(generated, config.proposal_tamper)
     steps = first.decode.steps
     rec.emit(
         "decoder",
@@ -64,17 +64,17 @@ def propose(run: RunState) -> None:
     )
 
 
-def parse(run: RunState) -> str | None:
+def parse(run: ToolTrace) -> str | None:
     """t02: the proposal's bytes parse as one JSON object, or the proposal is rejected."""
     try:
-        run.arguments = _merged(parse_arguments(run.trace.arguments_bytes), run.config.proposal_tamper)
+        run.arguments = _merged(parse_arguments(run.arguments_bytes), run.config.proposal_tamper)
     except ProposalError as exc:
         run.move(State.PARSE_REJECTED)
         run.rec.emit(
             "JSON parser",
             "proposal.rejected",
             None,
-            {"state": run.state, "received_utf8_hex": run.trace.arguments_bytes.hex(), "reason": str(exc)},
+            {"state": run.state, "received_utf8_hex": run.arguments_bytes.hex(), "reason": str(exc)},
         )
         return "rejected"
     run.move(State.PARSED)
@@ -84,7 +84,7 @@ def parse(run: RunState) -> str | None:
     return None
 
 
-def validate(run: RunState) -> str | None:
+def validate(run: ToolTrace) -> str | None:
     """t03: the arguments against the ToolSpec's JSON Schema."""
     report = validate_arguments(run.spec, run.arguments)
     if not report.valid:
@@ -112,7 +112,7 @@ def validate(run: RunState) -> str | None:
     return None
 
 
-def normalise(run: RunState) -> None:
+def normalise(run: ToolTrace) -> None:
     """t04: the Invocation, in absolute time; from here on the journal records every state."""
     config = run.config
     invocation = normalize(
@@ -123,8 +123,8 @@ def normalise(run: RunState) -> None:
         tz_name=config.timezone,
         subject=config.subject,
     )
-    run.trace.invocation = invocation
-    run.trace.machine.attach(run.trace.journal, invocation.to_json(), config.retry_budget)
+    run.invocation = invocation
+    run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
     run.rec.emit(
         "normalizer",
         "invocation.normalized",
@@ -139,9 +139,9 @@ def normalise(run: RunState) -> None:
     )
 
 
-def authorise(run: RunState) -> str | None:
+def authorise(run: ToolTrace) -> str | None:
     """t05: may this subject do this, on this calendar?"""
-    decision = authorize(run.trace.invocation, Principal(run.config.subject, run.config.capabilities))
+    decision = authorize(run.invocation, Principal(run.config.subject, run.config.capabilities))
     auth = {
         "subject": decision.subject,
         "capability": decision.capability,
@@ -157,10 +157,10 @@ def authorise(run: RunState) -> str | None:
     return None
 
 
-def confirm(run: RunState) -> str | None:
+def confirm(run: ToolTrace) -> str | None:
     """t06–t07: the user approves a card bound to the Invocation's digest; the Invocation
     presented for execution must be the one approved."""
-    config, invocation, rec = run.config, run.trace.invocation, run.rec
+    config, invocation, rec = run.config, run.invocation, run.rec
     digest = invocation_digest(invocation)
     run.move(State.PREPARED)
     rec.emit(
@@ -175,7 +175,7 @@ def confirm(run: RunState) -> str | None:
         },
     )
     approved = digest if not config.tamper_digest else _flip_last_hex(digest)
-    confirmation = run.trace.confirmation = Confirmation("confirm_01", invocation.invocation_id, approved, "approve")
+    confirmation = run.confirmation = Confirmation("confirm_01", invocation.invocation_id, approved, "approve")
     known, run.presented = {invocation.invocation_id: invocation}, invocation
     if config.edit_after_approval:
         run.presented = invocation.with_arguments("inv_02", **dict(config.edit_after_approval))
@@ -215,7 +215,7 @@ def confirm(run: RunState) -> str | None:
     return None
 
 
-def cancel_before_execute(run: RunState) -> str | None:
+def cancel_before_execute(run: ToolTrace) -> str | None:
     """A cancel that arrives before the execution: nothing was sent, nothing exists."""
     if not run.config.cancel_before_execute:
         return None

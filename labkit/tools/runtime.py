@@ -7,33 +7,23 @@ state machine, the calendar service's commit, and the second call that reuses th
 call's prefix cache before it writes the summary.  Every step is one event of the trace.
 
 From t04 on, every state transition of the Invocation is written to a SQLite journal
-before the step it authorises; execution is ``labkit.tools.executor``, and a crash (a
-``CrashPlan`` in the config) is followed by a restart that resolves the Invocation from
-the journal (``labkit.tools.recovery``), querying the service instead of re-executing.
+before the step it authorises; a crash (a ``CrashPlan`` in the config) is followed by a
+restart that resolves the Invocation from the journal (``labkit.tools.recovery``).
 
-The model calls are ``labkit.tools.calls``; the run is ``PHASES`` of ``labkit.tools.phases``,
-one function per group of events.  A fault is a change of the frozen ``ToolRunConfig``
-(``labkit.tools.faults``):
-the proposal tampered past the grammar, an edit after approval, a tampered digest, a
-transport plan with timeouts and lost responses, a cancel after the commit, missing
-capabilities, a crash at a crash point, or a broken retry policy that mints a new key per
-attempt.
+The run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``),
+one function per group of events.  A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.core.events import TraceRecorder
 from labkit.core.runtime import Config
-from labkit.tools.calendar_service import CalendarService
 from labkit.tools.commit_phases import close_trace
 from labkit.tools.hooks import ToolHooks
-from labkit.tools.journal import Journal
 from labkit.tools.model import CONFIG
 from labkit.tools.phases import PHASES
-from labkit.tools.run_state import RunState, ToolTrace
-from labkit.tools.states import InvocationMachine
+from labkit.tools.run_state import ToolTrace, start_trace
 from labkit.tools.template import TEMPLATE_ID
 from labkit.tools.tokenizer import TOKENIZER_ID
 from labkit.tools.toolspec import ToolSpec, find_tool
@@ -97,7 +87,7 @@ def run_tool_trace(
     return close_trace(run, "completed")
 
 
-def _start(config, hooks, decoder, spec) -> RunState:
+def _start(config, hooks, decoder, spec) -> ToolTrace:
     from labkit.tools.model import load_decoder
     from labkit.tools.toolspec import load_toolspec
 
@@ -106,7 +96,6 @@ def _start(config, hooks, decoder, spec) -> RunState:
     if not isinstance(hooks, ToolHooks):
         raise ValueError(f"hooks must be a ToolHooks, got {type(hooks).__name__}")
     spec = find_tool([spec or load_toolspec()], config.tool)
-    rec = TraceRecorder(config.trace_id, prefix="t")
     artifacts = {
         "model_id": CONFIG.model_id,
         "template_id": TEMPLATE_ID,
@@ -114,12 +103,4 @@ def _start(config, hooks, decoder, spec) -> RunState:
         "sampler": STRATEGY,
         "tool_version": spec.ref,
     }
-    trace = ToolTrace(
-        config,
-        rec.events,
-        InvocationMachine(),
-        None,
-        service=CalendarService(config.service_clock, execute=hooks.service_execute),
-        journal=Journal(config.journal_path),
-    )
-    return RunState(rec, trace, spec, decoder or load_decoder(), hooks, artifacts)
+    return start_trace(config, hooks, spec=spec, decoder=decoder or load_decoder(), artifacts=artifacts)
