@@ -27,8 +27,7 @@ def execute(run: ToolTrace) -> str | None:
     """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
     A crash (``config.crash_point``) is followed by a restart that recovers from the journal
     (``execute_and_recover``: the one execute-and-recover path of trace three)."""
-    config, rec = run.config, run.rec
-    approved = run.confirmation.invocation_digest
+    config, approved = run.config, run.confirmation.invocation_digest
     run.journal.update(run.invocation.invocation_id, approved_digest=approved)
     transport = ServiceTransport(run.service, config.transport_plan, config.query_plan)
     try:
@@ -36,19 +35,15 @@ def execute(run: ToolTrace) -> str | None:
             run.journal, run.machine, run.presented, approved, incarnations(run, transport), partial(restarted, run)
         )
     except ConfirmationError as exc:  # the executor's own guard: nothing was sent
-        run.move(State.CONFIRMATION_REJECTED)
-        rec.emit(
+        run.enter(
+            State.CONFIRMATION_REJECTED,
             "executor",
             "execution.refused",
-            None,
-            {
-                "state": run.state,
-                "invocation_id": run.presented.invocation_id,
-                "approved_digest": approved,
-                "presented_digest": invocation_digest(run.presented),
-                "reason": str(exc),
-                "side_effect": False,
-            },
+            invocation_id=run.presented.invocation_id,
+            approved_digest=approved,
+            presented_digest=invocation_digest(run.presented),
+            reason=str(exc),
+            side_effect=False,
         )
         return "needs_new_confirmation"
     if run.result is None:
@@ -91,35 +86,17 @@ def cancel_after_commit(run: ToolTrace) -> str | None:
     """A cancel that arrives after the commit: the event exists, the summary is skipped."""
     if not run.config.cancel_after_commit:
         return None
-    run.rec.emit(
-        "runtime",
-        "request.cancelled",
-        None,
-        {
-            "state": run.state,
-            "side_effect": True,
-            "second_model_call": "skipped",
-            "commit": {"status": run.result["status"], "event_id": run.result["event_id"]},
-            "guidance": RECOVERY_GUIDANCE,
-        },
-    )
+    commit = {"status": run.result["status"], "event_id": run.result["event_id"]}
+    skipped = {"second_model_call": "skipped", "commit": commit, "guidance": RECOVERY_GUIDANCE}
+    run.report("runtime", "request.cancelled", side_effect=True, **skipped)
     return CANCELLED_AFTER_COMMIT
 
 
 def observe(run: ToolTrace) -> None:
     """t10: the service's result becomes a tool message."""
     result = run.result
-    tool_message = {
-        "tool_call_id": "p_01",
-        "status": result["status"],
-        "event_id": result["event_id"],
-        "start": result["start"],
-    }
-    run.move(State.OBSERVED)
-    run.rec.emit(
-        "runtime", "result.encoded", None, {"state": run.state, "side_effect": True, "tool_message": tool_message}
-    )
-    run.tool_message = tool_message
+    run.tool_message = {"tool_call_id": "p_01", **{k: result[k] for k in ("status", "event_id", "start")}}
+    run.enter(State.OBSERVED, "runtime", "result.encoded", side_effect=True, tool_message=run.tool_message)
 
 
 def answer(run: ToolTrace) -> None:
@@ -169,22 +146,17 @@ def answer(run: ToolTrace) -> None:
 
 def close_trace(run: ToolTrace, status: str) -> ToolTrace:
     """The last event: the request status, the calendar's state and the Invocation's history."""
-    service = run.service
-    run.request_status = status
-    run.rec.emit(
+    service, run.request_status = run.service, status
+    run.report(
         "tracing",
         "trace.closed",
-        None,
-        {
-            "state": run.state,
-            "request_status": status,
-            "external_commit": bool(service.store),
-            "commit": {
-                "calendar_events": sorted(service.store),
-                "events_for_key": service.events_with_key(f"{run.config.request_id}:create-event:1"),
-                "executions": service.executions,
-            },
-            "state_history": [f"{a}→{b}" for a, b, _ in run.machine.history],
+        request_status=status,
+        external_commit=bool(service.store),
+        commit={
+            "calendar_events": sorted(service.store),
+            "events_for_key": service.events_with_key(f"{run.config.request_id}:create-event:1"),
+            "executions": service.executions,
         },
+        state_history=[f"{a}→{b}" for a, b, _ in run.machine.history],
     )
     return run

@@ -69,13 +69,8 @@ def parse(run: ToolTrace) -> str | None:
     try:
         run.arguments = _merged(parse_arguments(run.arguments_bytes), run.config.proposal_tamper)
     except ProposalError as exc:
-        run.move(State.PARSE_REJECTED)
-        run.rec.emit(
-            "JSON parser",
-            "proposal.rejected",
-            None,
-            {"state": run.state, "received_utf8_hex": run.arguments_bytes.hex(), "reason": str(exc)},
-        )
+        received = run.arguments_bytes.hex()
+        run.enter(State.PARSE_REJECTED, "JSON parser", "proposal.rejected", received_utf8_hex=received, reason=str(exc))
         return "rejected"
     run.move(State.PARSED)
     run.rec.emit(
@@ -87,28 +82,12 @@ def parse(run: ToolTrace) -> str | None:
 def validate(run: ToolTrace) -> str | None:
     """t03: the arguments against the ToolSpec's JSON Schema."""
     report = validate_arguments(run.spec, run.arguments)
+    checked = {"validator": report.validator, "format_checker": report.format_checker}
     if not report.valid:
-        run.move(State.VALIDATION_REJECTED)
-        run.rec.emit(
-            "validator",
-            "schema.rejected",
-            None,
-            {
-                "state": run.state,
-                "keys": list(run.arguments),
-                "validator": report.validator,
-                "format_checker": report.format_checker,
-                "errors": [list(e) for e in report.errors],
-            },
-        )
+        found = {"keys": list(run.arguments), **checked, "errors": [list(e) for e in report.errors]}
+        run.enter(State.VALIDATION_REJECTED, "validator", "schema.rejected", **found)
         return "rejected"
-    run.move(State.VALIDATED)
-    run.rec.emit(
-        "validator",
-        "schema.validated",
-        None,
-        {"state": run.state, "validator": report.validator, "format_checker": report.format_checker, "errors": []},
-    )
+    run.enter(State.VALIDATED, "validator", "schema.validated", **checked, errors=[])
     return None
 
 
@@ -125,54 +104,40 @@ def normalise(run: ToolTrace) -> None:
     )
     run.invocation = invocation
     run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
-    run.rec.emit(
+    run.report(
         "normalizer",
         "invocation.normalized",
-        None,
-        {
-            "state": run.state,
-            "invocation_id": invocation.invocation_id,
-            "reference_clock": config.clock,
-            "timezone": config.timezone,
-            "invocation": invocation.to_json(),
-        },
+        invocation_id=invocation.invocation_id,
+        reference_clock=config.clock,
+        timezone=config.timezone,
+        invocation=invocation.to_json(),
     )
 
 
 def authorise(run: ToolTrace) -> str | None:
     """t05: may this subject do this, on this calendar?"""
     decision = authorize(run.invocation, Principal(run.config.subject, run.config.capabilities))
-    auth = {
-        "subject": decision.subject,
-        "capability": decision.capability,
-        "scope": decision.scope,
-        "reason": decision.reason,
-    }
+    auth = {"subject": decision.subject, "capability": decision.capability, "scope": decision.scope}
     if not decision.allowed:
-        run.move(State.AUTHORIZATION_DENIED)
-        run.rec.emit("authorizer", "authorization.denied", None, {"state": run.state, **auth})
+        run.enter(State.AUTHORIZATION_DENIED, "authorizer", "authorization.denied", **auth, reason=decision.reason)
         return "denied"
-    run.move(State.AUTHORIZED)
-    run.rec.emit("authorizer", "authorization.allowed", None, {"state": run.state, **auth})
+    run.enter(State.AUTHORIZED, "authorizer", "authorization.allowed", **auth, reason=decision.reason)
     return None
 
 
 def confirm(run: ToolTrace) -> str | None:
     """t06–t07: the user approves a card bound to the Invocation's digest; the Invocation
     presented for execution must be the one approved."""
-    config, invocation, rec = run.config, run.invocation, run.rec
+    config, invocation = run.config, run.invocation
     digest = invocation_digest(invocation)
-    run.move(State.PREPARED)
-    rec.emit(
+    card = confirmation_card(invocation, config.timezone).lines()
+    run.enter(
+        State.PREPARED,
         "confirmation",
         "confirmation.requested",
-        None,
-        {
-            "state": run.state,
-            "invocation_id": invocation.invocation_id,
-            "invocation_digest": digest,
-            "card": confirmation_card(invocation, config.timezone).lines(),
-        },
+        invocation_id=invocation.invocation_id,
+        invocation_digest=digest,
+        card=card,
     )
     approved = digest if not config.tamper_digest else _flip_last_hex(digest)
     confirmation = run.confirmation = Confirmation("confirm_01", invocation.invocation_id, approved, "approve")
@@ -180,38 +145,24 @@ def confirm(run: ToolTrace) -> str | None:
     if config.edit_after_approval:
         run.presented = invocation.with_arguments("inv_02", **dict(config.edit_after_approval))
         known[run.presented.invocation_id] = run.presented
+    decided = {"confirmation_id": confirmation.confirmation_id, "decision": confirmation.decision}
     try:
         check_confirmation(confirmation, run.presented, known, matches=run.hooks.digest_matches)
     except ConfirmationError as exc:
-        run.move(State.CONFIRMATION_REJECTED)
-        rec.emit(
+        run.enter(
+            State.CONFIRMATION_REJECTED,
             "confirmation",
             "confirmation.rejected",
-            None,
-            {
-                "state": run.state,
-                "confirmation_id": confirmation.confirmation_id,
-                "decision": confirmation.decision,
-                "approved_digest": confirmation.invocation_digest,
-                "presented_invocation_id": run.presented.invocation_id,
-                "presented_digest": invocation_digest(run.presented),
-                "digest_matches": False,
-                "reason": str(exc),
-            },
+            **decided,
+            approved_digest=confirmation.invocation_digest,
+            presented_invocation_id=run.presented.invocation_id,
+            presented_digest=invocation_digest(run.presented),
+            digest_matches=False,
+            reason=str(exc),
         )
         return "needs_new_confirmation"
-    rec.emit(
-        "confirmation",
-        "confirmation.approved",
-        None,
-        {
-            "state": run.state,
-            "confirmation_id": confirmation.confirmation_id,
-            "decision": confirmation.decision,
-            "invocation_digest": confirmation.invocation_digest,
-            "digest_matches": True,
-        },
-    )
+    approval = {"invocation_digest": confirmation.invocation_digest, "digest_matches": True}
+    run.report("confirmation", "confirmation.approved", **decided, **approval)
     return None
 
 
@@ -219,8 +170,7 @@ def cancel_before_execute(run: ToolTrace) -> str | None:
     """A cancel that arrives before the execution: nothing was sent, nothing exists."""
     if not run.config.cancel_before_execute:
         return None
-    run.move(State.CANCELLED)
-    run.rec.emit("runtime", "request.cancelled", None, {"state": run.state, "side_effect": False})
+    run.enter(State.CANCELLED, "runtime", "request.cancelled", side_effect=False)
     return "cancelled"
 
 

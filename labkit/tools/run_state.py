@@ -64,6 +64,15 @@ class ToolTrace:
         """The Invocation's next state, authorised by the event about to be recorded."""
         self.machine.move(state, self.rec.next_event_id())
 
+    def report(self, component: str, event_type: str, **payload) -> None:
+        """Record ``event_type`` (no step); its payload opens with the Invocation's state."""
+        self.rec.emit(component, event_type, None, {"state": self.state, **payload})
+
+    def enter(self, state: State, component: str, event_type: str, **payload) -> None:
+        """``→ state``, then the event that reports it."""
+        self.move(state)
+        self.report(component, event_type, **payload)
+
 
 def start_trace(config: Config, hooks: ToolHooks, machine: InvocationMachine | None = None, **pieces) -> ToolTrace:
     """A fresh run: its recorder, an in-memory calendar service (with ``hooks.service_execute``)
