@@ -20,10 +20,8 @@ from labkit.tools.journal import Journal
 from labkit.tools.recovery import recover
 from labkit.tools.store import StoreError
 from labkit.tools.torture.crashes import CrashSchedule, prepare, run_child, run_schedule
-from labkit.tools.torture.invariants import INVARIANTS
-from labkit.tools.torture.report import context, run_torture
-from labkit.tools.torture.snapshot import take
-from labkit.tools.torture.timeline import journal_rows, pick_recovered, timeline
+from labkit.tools.torture.invariants import INVARIANTS, take
+from labkit.tools.torture.report import context, journal_rows, pick_recovered, run_torture, timeline
 from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE
 
 # Slow tier: out of `make test-fast`, in `make test` (see CONTRIBUTING, test tiers).

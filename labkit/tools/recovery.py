@@ -15,7 +15,7 @@ For each Invocation in the journal, by its last journaled state:
 
 ``execute_and_recover`` is trace three's one execute-and-recover path: the happy run's execute
 phase, the seeded fault schedules (``labkit.tools.schedules``) and every incarnation of the crash
-harness (``labkit.tools.torture.child``) run an Invocation through it.
+harness (``labkit.tools.torture.workload``) run an Invocation through it.
 
 The result maps each Invocation ID to (final state, committed result or None).  Before
 anything is queried or sent, ``verify_approvals`` refuses a journal in which an approved

@@ -30,7 +30,7 @@ from labkit.tools.run_state import ToolTrace, start_trace
 from labkit.tools.runtime import ToolRunConfig
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.torture import invariants
-from labkit.tools.torture.snapshot import read
+from labkit.tools.torture.invariants import read
 
 CANCELS = ("none", "before_execute", "after_commit")
 TERMINAL_OUTCOMES = invariants.TERMINAL_OUTCOMES
