@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.core.runtime import Config
+from labkit.core.runtime import Config, checked_run_arguments
 from labkit.tools.commit_phases import close_trace
 from labkit.tools.hooks import ToolHooks
 from labkit.tools.model import CONFIG
@@ -91,10 +91,7 @@ def _start(config, hooks, decoder, spec) -> ToolTrace:
     from labkit.tools.model import load_decoder
     from labkit.tools.toolspec import load_toolspec
 
-    config = config or ToolRunConfig()
-    hooks = hooks or ToolHooks()
-    if not isinstance(hooks, ToolHooks):
-        raise ValueError(f"hooks must be a ToolHooks, got {type(hooks).__name__}")
+    config, hooks = checked_run_arguments(config, hooks, ToolRunConfig, ToolHooks)
     spec = find_tool([spec or load_toolspec()], config.tool)
     artifacts = {
         "model_id": CONFIG.model_id,

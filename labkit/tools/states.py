@@ -59,20 +59,9 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.OUTCOME_UNKNOWN: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.EXECUTING}),
     S.COMMITTED: frozenset({S.OBSERVED}),
 }
-#: states a call may end in; OUTCOME_UNKNOWN is terminal only when the budget ran out
-TERMINAL = frozenset(
-    {
-        S.OBSERVED,
-        S.COMMITTED,
-        S.PARSE_REJECTED,
-        S.VALIDATION_REJECTED,
-        S.AUTHORIZATION_DENIED,
-        S.CONFIRMATION_REJECTED,
-        S.CANCELLED,
-        S.FAILED,
-        S.OUTCOME_UNKNOWN,
-    }
-)
+#: states a call may end in: those with no move out, COMMITTED (a cancel after the commit ends there)
+#: and OUTCOME_UNKNOWN, terminal only when the budget ran out
+TERMINAL = frozenset(set(State) - TRANSITIONS.keys() | {S.COMMITTED, S.OUTCOME_UNKNOWN})
 
 
 class IllegalTransition(ValueError):
