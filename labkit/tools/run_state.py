@@ -1,6 +1,5 @@
 """One run of trace three (``ToolTrace``): what its phases share while it runs and what it leaves
-behind.  The phases are ``labkit.tools.phases`` (up to the confirmation) and
-``labkit.tools.commit_phases`` (the commit boundary and after).
+behind.  The phases are ``labkit.tools.phases``.
 """
 
 from __future__ import annotations

@@ -19,10 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labkit.core.runtime import Config, checked_run_arguments
-from labkit.tools.commit_phases import close_trace
 from labkit.tools.hooks import ToolHooks
 from labkit.tools.model import CONFIG
-from labkit.tools.phases import PHASES
+from labkit.tools.phases import PHASES, close_trace
 from labkit.tools.run_state import ToolTrace, start_trace
 from labkit.tools.template import TEMPLATE_ID
 from labkit.tools.tokenizer import TOKENIZER_ID
