@@ -90,37 +90,25 @@ def take(journals: list[Path], service: Path) -> Snapshot:
             db.close()
 
 
+def _rows(db: sqlite3.Connection, sql: str) -> list[dict]:
+    cursor = db.execute(sql)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor]
+
+
 def read(journals: list[sqlite3.Connection], service: sqlite3.Connection, names: list[str] | None = None) -> Snapshot:
     """The snapshot of open connections (``names``: the files', default journal-<n> and calendar)."""
     names = names or [f"journal-{n}" for n in range(len(journals))] + ["calendar"]
     snap = Snapshot()
     for name, db in zip(names, journals, strict=False):
         snap.integrity[name] = _integrity(db)
-        for row in db.execute(
-            "SELECT invocation_id, invocation_json, approved_digest, idempotency_key, "
-            "retry_budget, attempts, state FROM invocations ORDER BY invocation_id"
-        ):
-            snap.entries[(name, row[0])] = {
-                "invocation": strictjson.loads(row[1], "store snapshot"),
-                "approved_digest": row[2],
-                "idempotency_key": row[3],
-                "retry_budget": row[4],
-                "attempts": row[5],
-                "state": row[6],
-            }
-        for seq, inv, a, b, detail in db.execute(
-            "SELECT seq, invocation_id, from_state, to_state, detail_json FROM transitions ORDER BY seq"
-        ):
-            snap.transitions.append(
-                {
-                    "journal": name,
-                    "seq": seq,
-                    "invocation_id": inv,
-                    "from": a,
-                    "to": b,
-                    "detail": strictjson.loads(detail, "store snapshot"),
-                }
-            )
+        for row in _rows(db, "SELECT * FROM invocations ORDER BY invocation_id"):
+            row["invocation"] = strictjson.loads(row.pop("invocation_json"), "store snapshot")
+            snap.entries[(name, row["invocation_id"])] = row
+        moves = 'SELECT seq, invocation_id, from_state AS "from", to_state AS "to", detail_json FROM transitions'
+        for row in _rows(db, moves + " ORDER BY seq"):
+            detail = strictjson.loads(row.pop("detail_json"), "store snapshot")
+            snap.transitions.append({"journal": name, **row, "detail": detail})
     snap.integrity[names[-1]] = _integrity(service)
     snap.events = [tuple(r) for r in service.execute("SELECT event_id, idempotency_key FROM events ORDER BY event_id")]
     snap.stored = {
