@@ -17,20 +17,12 @@ event exists.  Idempotency follows the payment APIs' rules:
 Event IDs come from the service's own counter written in base 36 (the fixture's counter
 starts at 8498 = "6K2"); ``committed_at`` from its own clock, which ticks once per request.
 
-``ServiceTransport`` sits between the runtime and the service and plays a per-attempt
-plan of network outcomes: ``deliver``, ``not_committed`` (the service answers explicitly
-that it did not commit), ``unavailable`` (same, because it is down), ``lose_response``
-(the service commits, the answer never arrives: ``TransportTimeout``), ``lose_request``
-(the request never arrives: also ``TransportTimeout``, but nothing committed),
-``duplicate_request`` (the network delivers the request twice; the second is a replay),
-``duplicate_response`` (the service commits and its answer arrives twice) and
-``not_committed_duplicated`` (the "not committed" answer arrives twice).  A duplicated
-answer stays in the network and arrives *before* the answer to the next request, so every
-answer carries ``reply_to`` — the request's ``key#attempt`` — and the runtime drops an
-answer to another request instead of believing it.
-
-Queries by key go through a second channel with its own plan (``query_plan``):
-``answer`` or ``unavailable`` (``QueryUnavailable``: the lookup itself could not be made).
+``ServiceTransport`` sits between the runtime and the service and plays a per-attempt plan of
+network outcomes (``OUTCOMES``, each explained beside it).  A duplicated answer stays in the
+network and arrives *before* the answer to the next request, so every answer carries
+``reply_to`` — the request's ``key#attempt`` — and the runtime drops an answer to another request
+instead of believing it.  Queries by key go through a second channel with its own plan
+(``QUERY_OUTCOMES``; ``unavailable`` raises ``QueryUnavailable``: the lookup could not be made).
 """
 
 from __future__ import annotations
@@ -47,13 +39,13 @@ FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 OUTCOMES = (
     "deliver",
-    "not_committed",
-    "unavailable",
-    "lose_response",
-    "lose_request",
-    "duplicate_request",
-    "duplicate_response",
-    "not_committed_duplicated",
+    "not_committed",  # the service answers explicitly that it did not commit
+    "unavailable",  # the same, because it is down
+    "lose_response",  # the service commits, the answer never arrives: TransportTimeout
+    "lose_request",  # the request never arrives: also TransportTimeout, but nothing committed
+    "duplicate_request",  # the network delivers the request twice; the second is a replay
+    "duplicate_response",  # the service commits and its answer arrives twice
+    "not_committed_duplicated",  # the "not committed" answer arrives twice
 )
 QUERY_OUTCOMES = ("answer", "unavailable")
 SERVICE_SCHEMA = """

@@ -116,27 +116,13 @@ class Executor:
         """``→ OUTCOME_UNKNOWN`` for this attempt, then a query by the same key: the committed
         result, or None (still unknown, or not committed).  The broken policy queries nothing:
         it assumes "not committed" and retries blind."""
+        unknown = {"idempotency_key": key, "side_effect": "unknown"}
         self._enter(
-            machine,
-            State.OUTCOME_UNKNOWN,
-            "executor",
-            "external.outcome_unknown",
-            attempt,
-            idempotency_key=key,
-            side_effect="unknown",
-            **reason,
+            machine, State.OUTCOME_UNKNOWN, "executor", "external.outcome_unknown", attempt, **unknown, **reason
         )
         self._crash_at("after_record", attempt)
         if self.new_key_per_attempt:
-            self._enter(
-                machine,
-                State.NOT_COMMITTED,
-                "executor",
-                "external.assumed_not_committed",
-                attempt,
-                idempotency_key=key,
-                side_effect="unknown",
-            )
+            self._enter(machine, State.NOT_COMMITTED, "executor", "external.assumed_not_committed", attempt, **unknown)
             return None
         return self.resolve_unknown(machine, key, attempt)
 
@@ -197,31 +183,21 @@ class Executor:
         """Send ``request`` and return its reply, dropping stale duplicates of earlier replies."""
         response = self._send(machine, invocation, request)
         while response.get("reply_to", request.ref) != request.ref:
-            self.report(
-                machine,
-                "executor",
-                "external.stale_reply_dropped",
-                request.attempt,
-                idempotency_key=request.idempotency_key,
-                expected_reply_to=request.ref,
-                reply_to=response["reply_to"],
-                dropped_status=response.get("status"),
-            )
+            stale = {"expected_reply_to": request.ref, "reply_to": response["reply_to"]}
+            dropped = {"idempotency_key": request.idempotency_key, **stale, "dropped_status": response.get("status")}
+            self.report(machine, "executor", "external.stale_reply_dropped", request.attempt, **dropped)
             response = self.transport.receive()
         return response
 
     def _begin_attempt(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> None:
         """Journal the attempt: its key and digest, then ``→ EXECUTING`` (the commit boundary's gate)."""
-        attempt, key = request.attempt, request.idempotency_key
+        attempt, key, digest = request.attempt, request.idempotency_key, request.request_digest
         if machine.journal is None:
             self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
         else:  # one transaction: a kill leaves both or neither
             with machine.journal.db.transaction():
                 machine.journal.update(
-                    invocation.invocation_id,
-                    attempts=attempt,
-                    idempotency_key=key,
-                    request_digest=request.request_digest,
+                    invocation.invocation_id, attempts=attempt, idempotency_key=key, request_digest=digest
                 )
                 self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
         self.report(
@@ -251,15 +227,8 @@ class Executor:
         try:
             found = self.transport.query(key)
         except QueryUnavailable as exc:
-            self.report(
-                machine,
-                "executor",
-                "external.query_failed",
-                attempt,
-                idempotency_key=key,
-                side_effect="unknown",
-                reason=str(exc),
-            )
+            failed = {"idempotency_key": key, "side_effect": "unknown", "reason": str(exc)}
+            self.report(machine, "executor", "external.query_failed", attempt, **failed)
             return None
         if found is not None and found.get("status") == "ok":
             return self.committed(machine, found, key, attempt, resolved_by="query")
@@ -267,7 +236,9 @@ class Executor:
         return None
 
     def committed(self, machine, response: dict, key: str, attempt: int | None, *, resolved_by: str) -> dict:
-        self._move(machine, State.COMMITTED, {k: response[k] for k in ("status", "event_id", "committed_at", "start")})
+        commit = {k: response[k] for k in ("status", "event_id", "committed_at", "start")}
+        self._move(machine, State.COMMITTED, commit)
+        commit = {**commit, "idempotency_key": key}
         self.report(
             machine,
             "calendar service",
@@ -275,13 +246,7 @@ class Executor:
             attempt,
             side_effect=True,
             resolved_by=resolved_by,
-            commit={
-                "status": response["status"],
-                "event_id": response["event_id"],
-                "committed_at": response["committed_at"],
-                "start": response["start"],
-                "idempotency_key": key,
-            },
+            commit=commit,
         )
         return response
 
