@@ -238,16 +238,8 @@ class Executor:
     def committed(self, machine, response: dict, key: str, attempt: int | None, *, resolved_by: str) -> dict:
         commit = {k: response[k] for k in ("status", "event_id", "committed_at", "start")}
         self._move(machine, State.COMMITTED, commit)
-        commit = {**commit, "idempotency_key": key}
-        self.report(
-            machine,
-            "calendar service",
-            "external.committed",
-            attempt,
-            side_effect=True,
-            resolved_by=resolved_by,
-            commit=commit,
-        )
+        settled = {"side_effect": True, "resolved_by": resolved_by, "commit": {**commit, "idempotency_key": key}}
+        self.report(machine, "calendar service", "external.committed", attempt, **settled)
         return response
 
     def exhausted(self, machine: InvocationMachine, attempts: int) -> None:

@@ -129,14 +129,10 @@ class Journal:
             self.db.execute("UPDATE invocations SET state = ? WHERE invocation_id = ?", (to_state, invocation_id))
 
     def entry(self, invocation_id: str) -> JournalEntry:
-        row = self.db.execute(
-            "SELECT invocation_id, invocation_json, approved_digest, idempotency_key, request_digest, "
-            "retry_budget, attempts, state FROM invocations WHERE invocation_id = ?",
-            (invocation_id,),
-        ).fetchone()
+        row = self.db.execute("SELECT * FROM invocations WHERE invocation_id = ?", (invocation_id,)).fetchone()
         if row is None:
             raise ValueError(f"invocation {invocation_id!r} is not in the journal")
-        return JournalEntry(row[0], strictjson.loads(row[1], "journal"), *row[2:])
+        return JournalEntry(row[0], strictjson.loads(row[1], "journal"), *row[2:])  # the columns in SCHEMA's order
 
     def entries(self) -> list[JournalEntry]:
         ids = [r[0] for r in self.db.execute("SELECT invocation_id FROM invocations ORDER BY invocation_id")]
