@@ -1,18 +1,13 @@
 """Random fault schedules for the execution half of trace three (no model needed).
 
 A ``FaultSchedule`` fixes everything that can go wrong after the proposal: the transport's
-outcome per attempt (timeouts before and after the commit, lost requests and responses,
-duplicated requests and duplicated responses, unavailability), the outcome of each lookup
-by key (answered or unavailable), crashes of the runtime at any crash point (each
-restart may crash again), a cancellation, the retry budget, a missing capability and a
-confirmation that does not match.  ``run_schedule`` drives the §7.12 Invocation through
-authorisation, confirmation, execution and — after every crash — recovery from the
-journal, and returns what is left: the journal, the service and the final state (a ``ToolTrace``).  It runs the
-happy run's own phases (``labkit.tools.phases.EXECUTION``) on a ``ToolRunConfig`` that carries
-the schedule, so the schedules test the runtime itself.  ``invariant_violations`` checks the
-promises of ``labkit.tools.torture.invariants`` (the crash harness checks the same) on what the
-stores hold; an empty list means none broke.  ``resolve_later`` settles an OUTCOME_UNKNOWN
-ending by a query by key, without executing.
+outcome per attempt, the outcome of each lookup by key, crashes of the runtime at any crash point
+(each restart may crash again), a cancellation, the retry budget, a missing capability and a
+confirmation that does not match.  ``run_schedule`` runs the happy run's own phases from t05 on
+(``labkit.tools.phases.EXECUTION``) on the §7.12 Invocation, under a ``ToolRunConfig`` that carries
+the schedule, and returns the run (a ``ToolTrace``); ``invariant_violations`` checks the promises
+of ``labkit.tools.torture.invariants`` (the crash harness checks the same) on what its stores
+hold; ``resolve_later`` settles an OUTCOME_UNKNOWN ending by a query by key, without executing.
 """
 
 from __future__ import annotations
