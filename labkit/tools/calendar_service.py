@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from labkit.core import strictjson
-from labkit.tools.store import Store, StoreError, store_kind
+from labkit.tools.store import Store, StoreError, StoreKind
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
@@ -63,7 +63,7 @@ class CalendarStoreError(StoreError):
     """The calendar's store file cannot be used (the message names it and what to do); application_id "LKC1"."""
 
 
-CALENDAR_STORE = store_kind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError)
+CALENDAR_STORE = StoreKind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError)
 
 
 def base36(number: int) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.core import strictjson
-from labkit.tools.store import Store, StoreError, store_kind
+from labkit.tools.store import Store, StoreError, StoreKind
 
 #: ``PRAGMA user_version`` of a journal file this module reads and writes
 SCHEMA_VERSION = 1
@@ -55,7 +55,7 @@ class JournalError(StoreError):
     """The journal file cannot be used (the message names it and what to do)."""
 
 
-JOURNAL = store_kind("journal", SCHEMA, SCHEMA_VERSION, 0x4C4B4A31, JournalError)  # application_id "LKJ1"
+JOURNAL = StoreKind("journal", SCHEMA, SCHEMA_VERSION, 0x4C4B4A31, JournalError)  # application_id "LKJ1"
 
 
 @dataclass(frozen=True)

@@ -1,31 +1,23 @@
 """What a torture run executes, and one incarnation of the runtime that executes it.
 
-The work: invocations like §7.12's inv_01, each with its own request ID (``req-<invocation_id>``),
-hence its own idempotency keys, and a start minute that makes its request digest its own too.
-``approve`` moves one from VALIDATED through AUTHORIZED to PREPARED in a journal and stores the
-approved digest — what the runtime has done before the execute path begins.  Two of the named
-configurations are deliberately broken, to prove the harness can fail: service ``no_idempotency``
-(every request executes, so a duplicated delivery, a resend after a lost answer or a racing
-client makes a second event) and runtime ``journal_after_send`` (the attempt is journaled only
-after the request went out, so a kill in between leaves an event no journal record authorised).
+The work: invocations like §7.12's inv_01 (``make_invocation``), each with its own request ID and
+so its own idempotency keys, journaled up to PREPARED with their approved digest (``approve``).
+Two of the named configurations are deliberately broken, to prove the harness can fail: service
+``no_idempotency`` (every request executes, so a duplicated delivery, a resend after a lost
+answer or a racing client makes a second event) and runtime ``journal_after_send`` (a kill
+between the send and the journal leaves an event no journal record authorised).
 
-``incarnation(job, conn)`` is the target of a child process (any start method).  It opens the
-journal and the calendar's store in ``job["dir"]`` and then, for every invocation in the journal:
-``mode="execute"`` (the first run) executes an approved PREPARED one through
-``labkit.tools.recovery.execute_and_recover`` (the path the happy run and the schedules take; a
-crash here is a real SIGKILL, and the restart is the next incarnation); ``mode="recover"`` (a
-restart) resolves each from the journal (``recover_invocation``: EXECUTING and OUTCOME_UNKNOWN are
-settled by a query by key, never by executing blindly); ``mode="settle"`` is a later restart with
-a healthy network, which settles what a spent budget left OUTCOME_UNKNOWN.
-
-The kill switch counts every SQL statement either store begins (``set_trace_callback``).  When
-the count reaches ``job["kill_at"]`` the child reports ``("halt", count, sql)`` and waits; the
-harness kills it there with SIGKILL, so the statement never runs.  With ``job["kill_after"]``
-the child reports ``("ready",)`` once its stores are open and the harness kills it that many
-seconds later, wherever it is.  Every request and query leaves the process only after
-``("op", kind, key)`` was reported.  The last message is ``("done", statements)``,
-``("refused", reason)`` for a store or journal it must not touch (exit status 2), or
-``("error", traceback)``.
+``incarnation(job, conn)``, the target of a child process, opens the journal and the calendar's
+store in ``job["dir"]`` and runs every invocation of the journal: ``mode="execute"`` executes the
+approved PREPARED ones (``execute_and_recover``, the path the happy run and the schedules take;
+the restart after a SIGKILL is the next incarnation); ``mode="recover"`` resolves each from the
+journal (``recover_invocation``: a query by key, never a blind execution); ``mode="settle"`` does
+the same later, on a healthy network.  The kill switch counts every SQL statement either store
+begins; at ``job["kill_at"]`` the child reports ``("halt", count, sql)`` and waits to be killed
+there, so the statement never runs.  With ``job["kill_after"]`` it reports ``("ready",)`` once
+its stores are open and is killed that many seconds later, wherever it is.  Every request and
+query leaves only after ``("op", kind, key)``; the last word is ``("done", statements)``,
+``("refused", reason)`` for a store or journal it must not touch (exit 2), or ``("error", tb)``.
 """
 
 from __future__ import annotations
