@@ -3,13 +3,8 @@
 The runtime writes every transition **before** the side effect it authorises: the row
 ``PREPARED → EXECUTING`` (with the idempotency key and request digest) is committed to the
 journal before the request leaves for the calendar service.  After a crash, ``recover``
-(``labkit.tools.recovery``) reads the journal back and resolves each open Invocation.
-
-Tables::
-
-    invocations(invocation_id PK, invocation_json, approved_digest, idempotency_key,
-                request_digest, retry_budget, attempts, state)
-    transitions(seq PK, invocation_id, from_state, to_state, event_id, detail_json)
+(``labkit.tools.recovery``) reads the journal back and resolves each open Invocation.  The
+tables are ``SCHEMA``: one row per Invocation, one per transition.
 
 ``path=":memory:"`` keeps the journal in memory (for fast property tests); a file path
 survives the process, which is what a real crash needs.  A journal file is a
