@@ -25,7 +25,6 @@ from labkit.tools.confirm import (
     invocation_digest,
 )
 from labkit.tools.executor import Crash, CrashPlan, Executor
-from labkit.tools.normalize import normalize
 from labkit.tools.recovery import execute_and_recover
 from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
@@ -105,15 +104,7 @@ def validate(run: ToolTrace) -> str | None:
 def normalise(run: ToolTrace) -> None:
     """t04: the Invocation, in absolute time; from here on the journal records every state."""
     config = run.config
-    invocation = normalize(
-        run.spec,
-        run.arguments,
-        invocation_id="inv_01",
-        clock=config.clock,
-        tz_name=config.timezone,
-        subject=config.subject,
-    )
-    run.invocation = invocation
+    invocation = run.invocation = config.invocation(run.spec, run.arguments)
     run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
     run.report(
         "normalizer",

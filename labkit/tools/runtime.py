@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from labkit.core.runtime import Config, checked_run_arguments
 from labkit.tools.hooks import ToolHooks
 from labkit.tools.model import CONFIG
+from labkit.tools.normalize import Invocation, normalize
 from labkit.tools.phases import PHASES, close_trace
 from labkit.tools.run_state import ToolTrace, start_trace
 from labkit.tools.template import TEMPLATE_ID
@@ -58,6 +59,13 @@ class ToolRunConfig(Config):
     restart_crashes: tuple = ()  # CrashPlans of the restarts, one each, in order (the fault schedules)
     cancel_before_execute: bool = False
     journal_path: str = ":memory:"  # a file makes the journal survive the process
+
+    def invocation(self, spec: ToolSpec, arguments: dict) -> Invocation:
+        """The Invocation inv_01 that validated ``arguments`` normalise to under this run's clock,
+        timezone and subject (§7.12)."""
+        return normalize(
+            spec, arguments, invocation_id="inv_01", clock=self.clock, tz_name=self.timezone, subject=self.subject
+        )
 
     def __post_init__(self):
         if self.retry_budget < 1:
