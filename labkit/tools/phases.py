@@ -31,6 +31,7 @@ from labkit.tools.states import State
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
 
+PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers
 CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
 RECOVERY_GUIDANCE = "the event exists; query it by event ID or idempotency key, or delete it with calendar.delete_event"
 
@@ -60,8 +61,8 @@ def propose(run: ToolTrace) -> None:
         "proposal.generated",
         len(steps),
         {
-            "model_call_id": "mc_01",
-            "proposal_id": "p_01",
+            "model_call_id": first.model_call_id,
+            "proposal_id": PROPOSAL_ID,
             "state": run.state,
             "generated_tokens": len(steps),
             "token_ids": list(first.decode.token_ids),
@@ -84,7 +85,10 @@ def parse(run: ToolTrace) -> str | None:
         return "rejected"
     run.move(State.PARSED)
     run.rec.emit(
-        "JSON parser", "proposal.parsed", None, {"proposal_id": "p_01", "state": run.state, "keys": list(run.arguments)}
+        "JSON parser",
+        "proposal.parsed",
+        None,
+        {"proposal_id": PROPOSAL_ID, "state": run.state, "keys": list(run.arguments)},
     )
     return None
 
@@ -248,7 +252,7 @@ def cancel_after_commit(run: ToolTrace) -> str | None:
 def observe(run: ToolTrace) -> None:
     """t10: the service's result becomes a tool message."""
     result = run.result
-    run.tool_message = {"tool_call_id": "p_01", **{k: result[k] for k in ("status", "event_id", "start")}}
+    run.tool_message = {"tool_call_id": PROPOSAL_ID, **{k: result[k] for k in ("status", "event_id", "start")}}
     run.enter(State.OBSERVED, "runtime", "result.encoded", side_effect=True, tool_message=run.tool_message)
 
 
@@ -265,7 +269,7 @@ def answer(run: ToolTrace) -> None:
         0,
         {
             **model_started_payload(second, {**run.artifacts, "sampler": ANSWER_STRATEGY}),
-            "tool_call_id": "p_01",
+            "tool_call_id": PROPOSAL_ID,
             "tool_result_status": result["status"],
             "tool_result_event_id": result["event_id"],
         },
@@ -276,7 +280,7 @@ def answer(run: ToolTrace) -> None:
         "text.delta",
         len(decoded.steps),
         {
-            "model_call_id": "mc_02",
+            "model_call_id": second.model_call_id,
             "deltas": [s.piece for s in decoded.steps if s.chosen_id != ToolTokenizer().id_of("<|eos|>")],
             "token_ids": list(decoded.token_ids),
             "utf8_hex": decoded.text.encode("utf-8").hex(),
@@ -287,7 +291,7 @@ def answer(run: ToolTrace) -> None:
         "response.completed",
         None,
         {
-            "model_call_id": "mc_02",
+            "model_call_id": second.model_call_id,
             "finish_reason": decoded.finish_reason,
             "text": decoded.text,
             "output_tokens": len(decoded.token_ids),
