@@ -227,7 +227,7 @@ def crash_runs(
     timed: bool = False,
 ):
     """Schedules drawn from ``seed`` until ``kills`` incarnations were killed (``timed``: on a
-    timer); yields each ScheduleRun."""
+    timer), or until an incarnation fails with an error; yields each ScheduleRun."""
     rng, killed, number = random.Random(seed), 0, 0
     while killed < kills:
         where = root / f"schedule-{number:05d}"
@@ -237,3 +237,5 @@ def crash_runs(
         killed += run.kills
         number += 1
         yield run
+        if any(here.ending == "error" for here in run.incarnations):
+            return  # the runtime itself fails: more schedules would never reach their kills

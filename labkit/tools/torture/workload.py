@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.tools.calendar_service import CalendarService, CreateRequest, ServiceDesk, ServiceTransport
@@ -134,22 +135,19 @@ class KillSwitch:
             self.conn.recv()  # never returns: the harness kills us here
 
 
-class ReportingTransport:
-    """The service's transport, reporting each send and query to the harness before it happens."""
+@dataclass
+class ReportingTransport(ServiceTransport):
+    """The service's transport, reporting each send and query to the harness (``conn``) before it happens."""
 
-    def __init__(self, transport: ServiceTransport, conn):
-        self.transport, self.conn = transport, conn
+    conn: object = None
 
     def send(self, request):
         self.conn.send(("op", "send", request.idempotency_key))
-        return self.transport.send(request)
-
-    def receive(self):
-        return self.transport.receive()
+        return super().send(request)
 
     def query(self, key: str):
         self.conn.send(("op", "query", key))
-        return self.transport.query(key)
+        return super().query(key)
 
 
 def run_invocations(journal: Journal, transport, mode: str, runtime: str) -> None:
@@ -177,9 +175,7 @@ def incarnation(job: dict, conn) -> None:
         if job.get("kill_after") is not None:
             conn.send(("ready",))  # the harness's timer starts now
         plans = tuple(job.get("plan", ())), tuple(job.get("query_plan", ()))
-        run_invocations(
-            journal, ReportingTransport(ServiceTransport(service, *plans), conn), job["mode"], job["runtime"]
-        )
+        run_invocations(journal, ReportingTransport(service, *plans, conn=conn), job["mode"], job["runtime"])
         conn.send(("done", switch.count))
     except (StoreError, ConfirmationError) as exc:
         conn.send(("refused", str(exc)))
