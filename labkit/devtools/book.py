@@ -9,6 +9,10 @@ pointed at a closed loopback port (so it never reaches the network) and fails on
 error or unresolved reference (cross-reference or citation) it reports before the theme step.
 
     python -m labkit.devtools check      (with the notebook pairs and the glossary links)
+
+The published build (``build --site``) is ``myst build --html``; given the repository it is
+built from (the Pages workflow passes GitHub's own ``github.repository``), the site gets a
+launch button that opens that repository on Binder.  With none, the book has no launch button.
 """
 
 from __future__ import annotations
@@ -182,6 +186,48 @@ def myst_problems(root: Path | None = None, timeout: int = 120) -> list[str]:
     if "Built" not in printed:
         problems.append("mystmd built no page:\n" + printed[-2000:])
     return problems
+
+
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def launch_config(text: str, repository: str | None) -> str:
+    """``myst.yml``'s text with a launch button that opens ``repository`` (GitHub's ``owner/name``)
+    on Binder: the project's ``jupyter: binder: repo:``.  With no repository, ``text`` unchanged."""
+    if repository is None:
+        return text
+    if not _REPOSITORY.fullmatch(repository):
+        raise ValueError(f"repository must be a GitHub repository as owner/name, got {repository!r}")
+    lines = text.splitlines(keepends=True)
+    if "project:\n" not in lines:
+        raise ValueError("myst.yml has no top-level project: key to add the launch button to")
+    if any(line.startswith("  jupyter:") for line in lines):
+        raise ValueError("myst.yml already sets project.jupyter; give no repository")
+    at = lines.index("project:\n") + 1
+    return "".join(lines[:at] + ["  jupyter:\n", "    binder:\n", f"      repo: {repository}\n"] + lines[at:])
+
+
+def build_site(root: Path, repository: str | None = None) -> int:
+    """The players' page bundles, then ``myst build --html`` (downloads the theme: needs the
+    internet), with a launch button to ``repository`` if one is given (``myst.yml`` carries it
+    for the build only)."""
+    from labkit.devtools import players
+
+    config = root / "myst.yml"
+    original = config.read_text(encoding="utf-8")
+    published = launch_config(original, repository)
+    print("\n".join(players.pages(root)) or "every page's player data is current")
+    myst = myst_executable()
+    if myst is None:
+        print("mystmd is not installed (pip install mystmd)", file=sys.stderr)
+        return 1
+    if published == original:
+        return subprocess.run([myst, "build", "--html"], cwd=root).returncode
+    config.write_text(published, encoding="utf-8")
+    try:
+        return subprocess.run([myst, "build", "--html"], cwd=root).returncode
+    finally:
+        config.write_text(original, encoding="utf-8")
 
 
 def player_problems(root: Path | None = None) -> list[str]:
