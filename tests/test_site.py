@@ -185,11 +185,3 @@ def test_the_cli_takes_a_repository_for_the_site_only():
         text=True,
     )
     assert proc.returncode == 2 and "--repository is for build --site" in proc.stderr, proc.stderr
-
-
-def test_the_pages_workflow_builds_with_its_own_repository():
-    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "pages.yml").read_text(encoding="utf-8"))
-    steps = [s for s in workflow["jobs"]["deploy"]["steps"] if "labkit.devtools build --site" in s.get("run", "")]
-    assert len(steps) == 1, steps
-    assert '--repository "$REPOSITORY"' in steps[0]["run"]
-    assert steps[0]["env"] == {"REPOSITORY": "${{ github.repository }}"}
