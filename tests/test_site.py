@@ -116,6 +116,9 @@ def test_every_citation_links_to_its_page_reference_list(site):
         assert not [n for n in tree if n.get("type") in ("cite", "citeGroup")], f"{location}: a citation links off-site"
         links = [n for n in tree if n.get("type") == "link" and "cite" in (n.get("data") or {})]
         assert all(n["url"] == f"{url}#cite-{n['data']['cite']}" for n in links), location
+        groups = [n for n in tree if n.get("type") == "span" and "cite-group" in n.get("class", "")]
+        assert all(g["class"] in ("cite-group parenthetical", "cite-group narrative") for g in groups), location
+        assert [c for g in groups for c in g["children"]] == links, f"{location}: a citation outside its group"
         source = (root / location).with_suffix(".md").read_text(encoding="utf-8")
         cited = set(book.cited_keys(source))
         assert {n["data"]["cite"] for n in links} == set(listed) == cited, location
