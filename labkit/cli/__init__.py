@@ -60,14 +60,17 @@ def _chosen(argv: list[str]) -> list[str]:
 
 
 def _add_kinds(kinds, chosen: str | None) -> None:
-    """One ``labkit trace KIND`` per registered kind, and the kinds' own commands."""
+    """One ``labkit trace KIND`` per registered kind, and the kinds' own commands.  Only the
+    chosen kind is imported (every kind when none is chosen, for the help)."""
     from labkit.cli import trace
     from labkit.trace.kinds import KINDS
 
-    for name, kind in KINDS.items():
-        parser = kinds.add_parser(name, help=kind.help, description=kind.help)
+    for name in KINDS:
         if chosen not in (None, name):
+            kinds.add_parser(name)
             continue
+        kind = KINDS[name]
+        parser = kinds.add_parser(name, help=kind.help, description=kind.help)
         trace.configure(parser, kind)
         extra = {command: entry for (owner, command), entry in KIND_COMMANDS.items() if owner == name}
         if extra:

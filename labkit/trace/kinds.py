@@ -1,30 +1,77 @@
-"""The registry of trace kinds: one line per kind (``labkit/<domain>/kind.py`` declares it).
+"""The registry of trace kinds: one ``KINDS.declare`` line per kind.
 
-``labkit trace KIND``, the fault catalogue, the §7.16 contracts and ``labkit fixtures``
-read ``KINDS``; no other module keeps a list of kind names.  A new kind is its own module
-plus one ``register`` line here.
+``labkit/<domain>/kind.py`` declares a kind by its module-level names
+(``labkit.core.kinds.TraceKind.declared_by``).  The registry imports that module the first
+time the kind is looked up, so ``labkit trace text`` pays for text's runtime and no other.
+``labkit trace KIND``, the fault catalogue, the §7.16 contracts and ``labkit fixtures`` read
+``KINDS``; no other module keeps a list of kind names.  A new kind is its own module plus
+one ``declare`` line here (or ``register`` of a ready ``TraceKind``, as a test does).
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
+
 from labkit.core.kinds import TraceKind
-from labkit.diffusion.kind import DIFFUSION
-from labkit.text.kind import TEXT
-from labkit.tools.kind import TOOL
+
+
+class Registry(MutableMapping):
+    """Kind name → ``TraceKind``, in the book's order.  Iterating gives the names without
+    importing anything; looking a kind up imports its declaring module once."""
+
+    def __init__(self):
+        #: name → the kind, or the module that declares it while it is not imported yet
+        self._kinds: dict[str, TraceKind | str] = {}
+
+    def __getitem__(self, name: str) -> TraceKind:
+        found = self._kinds[name]
+        if isinstance(found, str):
+            found = TraceKind.declared_by(name, importlib.import_module(found))
+            self._refuse_a_taken_prefix(found, loaded=True)
+            self._kinds[name] = found
+        return found
+
+    def __setitem__(self, name: str, kind: TraceKind) -> None:
+        self._kinds[name] = kind
+
+    def __delitem__(self, name: str) -> None:
+        del self._kinds[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def declare(self, name: str, module: str) -> None:
+        """Add the kind ``name``, declared by ``module`` (imported when the kind is first used)."""
+        if name in self._kinds:
+            raise ValueError(f"trace kind {name!r} is registered twice")
+        self._kinds[name] = module
+
+    def register(self, kind: TraceKind) -> TraceKind:
+        """Add a ready ``kind``; a name or event prefix already taken is refused."""
+        if not isinstance(kind, TraceKind):
+            raise ValueError(f"kind must be a TraceKind, got {type(kind).__name__}")
+        if kind.name in self._kinds:
+            raise ValueError(f"trace kind {kind.name!r} is registered twice")
+        self._refuse_a_taken_prefix(kind, loaded=False)
+        self._kinds[kind.name] = kind
+        return kind
+
+    def _refuse_a_taken_prefix(self, kind: TraceKind, loaded: bool) -> None:
+        """A ValueError if another kind (among the imported ones when ``loaded``, else any) has
+        ``kind``'s event prefix."""
+        names = [n for n, k in self._kinds.items() if n != kind.name and not (loaded and isinstance(k, str))]
+        for name in names:
+            if self[name].contract.event_prefix == kind.contract.event_prefix:
+                raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
+
 
 #: kind name → ``TraceKind``, in the book's order
-KINDS: dict[str, TraceKind] = {}
-
-
-def register(kind: TraceKind) -> TraceKind:
-    """Add ``kind`` to the registry; a name or event prefix already taken is refused."""
-    if not isinstance(kind, TraceKind):
-        raise ValueError(f"kind must be a TraceKind, got {type(kind).__name__}")
-    prefixes = {k.contract.event_prefix: k.name for k in KINDS.values()}
-    if kind.name in KINDS or kind.contract.event_prefix in prefixes:
-        raise ValueError(f"trace kind {kind.name!r} (event prefix {kind.contract.event_prefix!r}) is registered twice")
-    KINDS[kind.name] = kind
-    return kind
+KINDS = Registry()
+register = KINDS.register
 
 
 def kind(name: str) -> TraceKind:
@@ -41,6 +88,6 @@ def run(name: str, fault: str | None = None, hooks=None, **resources):
     return found.run(found.faulty_config(fault), hooks, **resources)
 
 
-register(TEXT)
-register(DIFFUSION)
-register(TOOL)
+KINDS.declare("text", "labkit.text.kind")
+KINDS.declare("diffusion", "labkit.diffusion.kind")
+KINDS.declare("tool", "labkit.tools.kind")
