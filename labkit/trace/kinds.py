@@ -11,59 +11,43 @@ one ``declare`` line here (or ``register`` of a ready ``TraceKind``, as a test d
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, MutableMapping
+from collections import UserDict
 
 from labkit.core.kinds import TraceKind
 
 
-class Registry(MutableMapping):
+class Registry(UserDict):
     """Kind name → ``TraceKind``, in the book's order.  Iterating gives the names without
     importing anything; looking a kind up imports its declaring module once."""
 
-    def __init__(self):
-        #: name → the kind, or the module that declares it while it is not imported yet
-        self._kinds: dict[str, TraceKind | str] = {}
-
     def __getitem__(self, name: str) -> TraceKind:
-        found = self._kinds[name]
+        found = self.data[name]  # the kind, or the module that declares it while not imported yet
         if isinstance(found, str):
             found = TraceKind.declared_by(name, importlib.import_module(found))
             self._refuse_a_taken_prefix(found, loaded=True)
-            self._kinds[name] = found
+            self.data[name] = found
         return found
-
-    def __setitem__(self, name: str, kind: TraceKind) -> None:
-        self._kinds[name] = kind
-
-    def __delitem__(self, name: str) -> None:
-        del self._kinds[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._kinds)
-
-    def __len__(self) -> int:
-        return len(self._kinds)
 
     def declare(self, name: str, module: str) -> None:
         """Add the kind ``name``, declared by ``module`` (imported when the kind is first used)."""
-        if name in self._kinds:
+        if name in self.data:
             raise ValueError(f"trace kind {name!r} is registered twice")
-        self._kinds[name] = module
+        self.data[name] = module
 
     def register(self, kind: TraceKind) -> TraceKind:
         """Add a ready ``kind``; a name or event prefix already taken is refused."""
         if not isinstance(kind, TraceKind):
             raise ValueError(f"kind must be a TraceKind, got {type(kind).__name__}")
-        if kind.name in self._kinds:
+        if kind.name in self.data:
             raise ValueError(f"trace kind {kind.name!r} is registered twice")
         self._refuse_a_taken_prefix(kind, loaded=False)
-        self._kinds[kind.name] = kind
+        self.data[kind.name] = kind
         return kind
 
     def _refuse_a_taken_prefix(self, kind: TraceKind, loaded: bool) -> None:
         """A ValueError if another kind (among the imported ones when ``loaded``, else any) has
         ``kind``'s event prefix."""
-        names = [n for n, k in self._kinds.items() if n != kind.name and not (loaded and isinstance(k, str))]
+        names = [n for n, k in self.data.items() if n != kind.name and not (loaded and isinstance(k, str))]
         for name in names:
             if self[name].contract.event_prefix == kind.contract.event_prefix:
                 raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
