@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from labkit.core.guards import is_integer
-from labkit.labs.kl import as_distribution
+from labkit.labs.kl import same_outcomes
 from labkit.labs.report import DEFAULT_SAMPLES, check_samples, require, require_close
 
 TARGET = (0.6, 0.3, 0.1)
@@ -43,17 +43,9 @@ class SpeculativeMass(NamedTuple):
     output: np.ndarray  # q·α + β·r  (= p for the correct rule)
 
 
-def _pair(p, q) -> tuple[np.ndarray, np.ndarray]:
-    target = as_distribution("p (target)", p)
-    draft = as_distribution("q (draft)", q)
-    if target.shape != draft.shape:
-        raise ValueError(f"p and q must cover one vocabulary, got {target.size} and {draft.size} tokens")
-    return target, draft
-
-
 def speculative_mass(p, q) -> SpeculativeMass:
     """Exact output law of one draft-then-verify step for target ``p`` and draft ``q``: [V] each."""
-    target, draft = _pair(p, q)
+    target, draft = same_outcomes(("p (target)", p), ("q (draft)", q))
     ratio = np.ones_like(draft)
     proposed = draft > 0
     ratio[proposed] = target[proposed] / draft[proposed]
@@ -68,7 +60,7 @@ def speculative_mass(p, q) -> SpeculativeMass:
 
 def wrong_fallback_output(p, q) -> np.ndarray:
     """The buggy law q·α + β·p: a rejected draft is replaced by a fresh draw from p, not r. [V]."""
-    target, _ = _pair(p, q)
+    target, _ = same_outcomes(("p (target)", p), ("q (draft)", q))
     mass = speculative_mass(p, q)
     return mass.accepted_mass + mass.reject_probability * target
 
@@ -92,7 +84,7 @@ def simulate(p, q, samples: int, seed: int = SEED, fallback: str = "residual") -
         raise ValueError(f"fallback must be one of {FALLBACKS}, got {fallback!r}")
     if not is_integer(samples) or samples < 1:
         raise ValueError(f"samples must be a positive integer, got {samples!r}")
-    target, draft = _pair(p, q)
+    target, draft = same_outcomes(("p (target)", p), ("q (draft)", q))
     mass = speculative_mass(target, draft)
     vocab = target.size
     rng = np.random.default_rng(seed)
@@ -161,7 +153,7 @@ def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> 
     frequencies of ``samples`` ≥ 10 000 steps lie within six standard errors of p.
     """
     samples = check_samples(samples)
-    target, draft = _pair(p, q)
+    target, draft = same_outcomes(("p (target)", p), ("q (draft)", q))
     mass = speculative_mass(target, draft)
     require_exact_law("speculative exact output law", mass, target)
 
