@@ -43,9 +43,14 @@ class SpeculativeMass(NamedTuple):
     output: np.ndarray  # q·α + β·r  (= p for the correct rule)
 
 
+def _pair(p, q) -> tuple[np.ndarray, np.ndarray]:
+    """(target p, draft q): probability vectors [V] over one vocabulary."""
+    return same_outcomes(("p (target)", p), ("q (draft)", q))
+
+
 def speculative_mass(p, q) -> SpeculativeMass:
     """Exact output law of one draft-then-verify step for target ``p`` and draft ``q``: [V] each."""
-    target, draft = same_outcomes(("p (target)", p), ("q (draft)", q))
+    target, draft = _pair(p, q)
     ratio = np.ones_like(draft)
     proposed = draft > 0
     ratio[proposed] = target[proposed] / draft[proposed]
@@ -60,7 +65,7 @@ def speculative_mass(p, q) -> SpeculativeMass:
 
 def wrong_fallback_output(p, q) -> np.ndarray:
     """The buggy law q·α + β·p: a rejected draft is replaced by a fresh draw from p, not r. [V]."""
-    target, _ = same_outcomes(("p (target)", p), ("q (draft)", q))
+    target, _ = _pair(p, q)
     mass = speculative_mass(p, q)
     return mass.accepted_mass + mass.reject_probability * target
 
@@ -84,7 +89,7 @@ def simulate(p, q, samples: int, seed: int = SEED, fallback: str = "residual") -
         raise ValueError(f"fallback must be one of {FALLBACKS}, got {fallback!r}")
     if not is_integer(samples) or samples < 1:
         raise ValueError(f"samples must be a positive integer, got {samples!r}")
-    target, draft = same_outcomes(("p (target)", p), ("q (draft)", q))
+    target, draft = _pair(p, q)
     mass = speculative_mass(target, draft)
     vocab = target.size
     rng = np.random.default_rng(seed)
@@ -153,7 +158,7 @@ def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> 
     frequencies of ``samples`` ≥ 10 000 steps lie within six standard errors of p.
     """
     samples = check_samples(samples)
-    target, draft = same_outcomes(("p (target)", p), ("q (draft)", q))
+    target, draft = _pair(p, q)
     mass = speculative_mass(target, draft)
     require_exact_law("speculative exact output law", mass, target)
 
