@@ -24,7 +24,7 @@ class Registry(UserDict):
         found = self.data[name]  # the kind, or the module that declares it while not imported yet
         if isinstance(found, str):
             found = TraceKind.declared_by(name, importlib.import_module(found))
-            self._refuse_a_taken_prefix(found, loaded=True)
+            self._refuse_a_taken_prefix(found)
             self.data[name] = found
         return found
 
@@ -40,17 +40,17 @@ class Registry(UserDict):
             raise ValueError(f"kind must be a TraceKind, got {type(kind).__name__}")
         if kind.name in self.data:
             raise ValueError(f"trace kind {kind.name!r} is registered twice")
-        self._refuse_a_taken_prefix(kind, loaded=False)
+        self._refuse_a_taken_prefix(kind)
         self.data[kind.name] = kind
         return kind
 
-    def _refuse_a_taken_prefix(self, kind: TraceKind, loaded: bool) -> None:
-        """A ValueError if another kind (among the imported ones when ``loaded``, else any) has
-        ``kind``'s event prefix."""
-        names = [n for n, k in self.data.items() if n != kind.name and not (loaded and isinstance(k, str))]
-        for name in names:
-            if self[name].contract.event_prefix == kind.contract.event_prefix:
-                raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
+    def _refuse_a_taken_prefix(self, kind: TraceKind) -> None:
+        """A ValueError if another imported kind has ``kind``'s event prefix (a declared kind is
+        checked when it is imported)."""
+        for other in self.data.values():
+            if isinstance(other, TraceKind) and other.name != kind.name:
+                if other.contract.event_prefix == kind.contract.event_prefix:
+                    raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
 
 
 #: kind name → ``TraceKind``, in the book's order
