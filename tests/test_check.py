@@ -1,9 +1,11 @@
 """Every exercise: its solution passes, typical wrong answers are caught at their place, a prediction
 just outside its tolerance fails, and broken candidates get a clear message instead of a traceback."""
 
+import ast
 import importlib.util
 import inspect
 import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -66,7 +68,7 @@ def test_unknown_exercise_is_named():
 
 
 def test_nan_output_is_reported():
-    from labkit.check.core import CandidateProblem, as_array
+    from labkit.check.grading import CandidateProblem, as_array
 
     with pytest.raises(CandidateProblem, match=r"contains NaN \(first at index \[1\]\)"):
         as_array(np.array([1.0, np.nan]), "the mask")
@@ -136,14 +138,16 @@ def _off(answer, spec):
 @pytest.mark.parametrize("name", sorted(n for n, s in EXERCISES.items() if not s.is_value))
 def test_no_second_level_hint_contains_the_reference_code(name):
     """The rule names where an answer breaks, never the answer: no line of a hidden reference's
-    code appears in the exercise's second-level hint."""
+    code (its docstring, which states the task and the hints, left out) appears in the second-level hint."""
     spec = EXERCISES[name]
-    reference = getattr(spec.grade, "__closure__", None) or ()
-    for cell in reference:
-        if inspect.isfunction(cell.cell_contents) and cell.cell_contents.__module__.startswith("labkit.check"):
-            code = [line.strip() for line in inspect.getsource(cell.cell_contents).splitlines()[1:]]
+    for reference in (spec.reference, spec.hook, spec.agree):
+        if inspect.isfunction(reference) and reference.__module__.startswith("labkit.check"):
+            source = textwrap.dedent(inspect.getsource(reference))
+            definition = ast.parse(source).body[0]
+            after_docstring = definition.body[1 if ast.get_docstring(definition) else 0].lineno - 1
+            code = [line.strip() for line in source.splitlines()[after_docstring:]]
             for line in code:
-                if len(line) > 12 and not line.startswith(('"""', "#")):
+                if len(line) > 12 and not line.startswith("#"):
                     assert line not in spec.rule, f"{name}: the rule shows {line!r}"
 
 

@@ -4,50 +4,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.core import CandidateProblem, call
-from labkit.check.grading import function
+from labkit.check.core import function
+from labkit.check.grading import yes_or_no
 
 PAGE = "notebooks/11-labs/05-cache-faults.md"
-
-
-def _verdict(candidate):
-    """The reader's check: it must answer True or False."""
-
-    def check(*args) -> bool:
-        value = call(candidate, *args)
-        if not isinstance(value, (bool, np.bool_)):
-            raise CandidateProblem(f"{candidate.__name__} must return True or False, got {type(value).__name__}")
-        return bool(value)
-
-    return check
 
 
 def _caches():
     from labkit.labs.cache_faults import MODES, run_case
 
-    cases = [(f"decoder {mode} after 7 steps", (run_case(mode).cache,)) for mode in MODES]
     near = run_case("correct").cache.copy()
     near.keys[1] = near.keys[0] + 1e-13
+    cases = [(f"decoder {mode} after 7 steps", (run_case(mode).cache,)) for mode in MODES]
     return [*cases, ("layer 1 = layer 0 + 1e-13 (rounding noise)", (near,))]
 
 
-def _distinct(cache) -> bool:
+@function(PAGE, "diagnose", _caches, hook=yes_or_no)
+def distinct_layer_keys(cache):
+    """given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's cached keys
+    differ (beyond float rounding), False when one layer holds the other's keys
+
+    idea: every layer computes its own keys; compare numbers, not array identity
+    rule: a copied cache is another array object with the same numbers and shape; rounding noise is not a
+    difference
+    """
     return not np.allclose(cache.keys[0], cache.keys[1])
-
-
-function(
-    "distinct_layer_keys",
-    PAGE,
-    "diagnose",
-    "given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's cached keys differ "
-    "(beyond float rounding), False when one layer holds the other's keys",
-    ("cache",),
-    _caches,
-    _distinct,
-    hook=_verdict,
-    idea="every layer computes its own keys; compare numbers, not array identity",
-    rule="a copied cache is another array object with the same numbers and shape; rounding noise is not a difference",
-)
 
 
 def _decoders():
@@ -58,25 +39,17 @@ def _decoders():
     return [*cases, ("decoder correct, tokens [16, 0, 7, 7]", (lab_decoder(None), np.array([16, 0, 7, 7])))]
 
 
-def _agrees(model, tokens) -> bool:
+@function(PAGE, "diagnose", _decoders, hook=yes_or_no)
+def cached_path_agrees(model, tokens):
+    """given a Decoder and tokens [T], return True when decoding the tokens one step at a time from an empty
+    KVCache gives the same logits as one full pass (atol = rtol = 1e-12)
+
+    idea: two ways of computing the same logits agree up to float rounding, never bit for bit
+    rule: the faults act only on incremental decode steps and keep every shape; summing in another order
+    leaves rounding differences
+    """
     from labkit.nn import KVCache
 
     cache = KVCache(model.config.n_layers)
     stepped = np.stack([model.decode_step(np.array([t]), cache).next_logits[0] for t in tokens])
     return bool(np.allclose(stepped, model.full_logits(tokens[None, :])[0], atol=1e-12, rtol=1e-12))
-
-
-function(
-    "cached_path_agrees",
-    PAGE,
-    "diagnose",
-    "given a Decoder and tokens [T], return True when decoding the tokens one step at a time from an empty "
-    "KVCache gives the same logits as one full pass (atol = rtol = 1e-12)",
-    ("model", "tokens"),
-    _decoders,
-    _agrees,
-    hook=_verdict,
-    idea="two ways of computing the same logits agree up to float rounding, never bit for bit",
-    rule="the faults act only on incremental decode steps and keep every shape; summing in another order "
-    "leaves rounding differences",
-)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.grading import lockstep, trace
+from labkit.check.core import trace
+from labkit.check.grading import lockstep
 
 
 def _reference_step(q, cache_k, cache_v, k_new, v_new):
@@ -67,8 +68,17 @@ def decode_with_attention_step(step, model, tokens) -> np.ndarray:
     return logits
 
 
-def _runs():
-    """The lab decoder's tokens, one decode step at a time, the reader's step in every layer."""
+@trace("notebooks/11-labs/04-kv-cache-equivalence.md", "extend", ("q", "cache_k", "cache_v", "k_new", "v_new"))
+def cached_attention_step():
+    """one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k, cache_v
+    [B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; return (output [B, H, 1, d_h],
+    keys [B, H, T+1, d_h], values [B, H, T+1, d_h])
+
+    idea: a cached step must see exactly what the full pass sees at that position: everything before it and
+    itself
+    rule: the new entry is appended after the cached positions, along the position axis, never in place of
+    them; the new query sees every cached key and its own, scaled as in the full pass
+    """
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 
     model, tokens = lab_decoder(), lab_tokens()
@@ -76,25 +86,9 @@ def _runs():
     def run(candidate):
         def step(t, layer, *args):
             where = f"decode step {t} (token {int(tokens[t])} at position {t}), layer {layer}"
-            return lockstep(
-                candidate, _reference_step, args, where=where, outputs=("output", "keys", "values"), first="keys"
-            )
+            outputs = ("output", "keys", "values")
+            return lockstep(candidate, _reference_step, args, where=where, outputs=outputs, first="keys")
 
         return decode_with_attention_step(step, model, tokens)
 
     return [(f"the lab decoder's {tokens.size} tokens", None, run)]
-
-
-trace(
-    "cached_attention_step",
-    "notebooks/11-labs/04-kv-cache-equivalence.md",
-    "extend",
-    "one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k, cache_v "
-    "[B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; return (output [B, H, 1, d_h], "
-    "keys [B, H, T+1, d_h], values [B, H, T+1, d_h])",
-    ("q", "cache_k", "cache_v", "k_new", "v_new"),
-    _runs,
-    idea="a cached step must see exactly what the full pass sees at that position: everything before it and itself",
-    rule="the new entry is appended after the cached positions, along the position axis, never in place of "
-    "them; the new query sees every cached key and its own, scaled as in the full pass",
-)

@@ -12,8 +12,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from labkit.check.core import CandidateProblem, as_array, call, failure, unpack
-from labkit.check.grading import trace
+from labkit.check.core import trace
+from labkit.check.grading import CandidateProblem, as_array, call, failure, golden, unpack
 
 _LAST_STEP = (
     "after the last timestep (prev_t is None) there is no earlier level: ᾱ_prev = 1.0 "
@@ -68,21 +68,6 @@ class _Step:
                 return
 
 
-def _runs():
-    from labkit.core.events import read_jsonl
-    from labkit.core.fixtures import fixture_path
-    from labkit.diffusion.hooks import DiffusionHooks
-    from labkit.diffusion.pipeline import run_diffusion
-
-    def run(step):
-        with np.errstate(all="ignore"):
-            return run_diffusion(
-                None, keep_previews=True, hooks=DiffusionHooks(scheduler_step=step), decode=False
-            ).events
-
-    return [("the chapter's run vs the golden trace", read_jsonl(fixture_path("traces", "diffusion.jsonl"))[:6], run)]
-
-
 def _subfixture():
     """§7.8's two-dimensional sub-fixture, step 2 → 1, then 1 → 0 from the library's z₁."""
     from labkit.core.fixtures import fixture_path, read_json
@@ -103,14 +88,10 @@ def _reference(z_t, epsilon, t, prev_t, alpha_bars):
     return ddim_step(z_t, epsilon, alpha_bars[t], alpha_bars[prev_t])
 
 
-trace(
-    "ddim_update",
+@trace(
     "notebooks/07-traces/06-diffusion-ddim-by-hand.md",
     "extend",
-    "one deterministic DDIM step (η = 0, ε-prediction) from timestep t to prev_t (None after the last): look up "
-    "ᾱ in alpha_bars and return (z_prev, x0_hat), each of z_t's shape and dtype",
     ("z_t", "epsilon", "t", "prev_t", "alpha_bars"),
-    _runs,
     hook=_Step,
     cases=_subfixture,
     reference=_reference,
@@ -118,7 +99,20 @@ trace(
     cases_first=True,
     outputs=("z_prev", "x0_hat"),
     first="x0_hat",
-    idea="a DDIM step first estimates the clean latent, then re-noises it to the previous timestep's noise level",
-    rule="the table holds variances: the sample mixes their square roots; the estimate, not z_t, is re-noised, "
-    "with the same predicted noise; after the last timestep there is no earlier level; the latent stays float32",
 )
+def ddim_update():
+    """one deterministic DDIM step (η = 0, ε-prediction) from timestep t to prev_t (None after the last): look
+    up ᾱ in alpha_bars and return (z_prev, x0_hat), each of z_t's shape and dtype
+
+    idea: a DDIM step first estimates the clean latent, then re-noises it to the previous timestep's noise level
+    rule: the table holds variances: the sample mixes their square roots; the estimate, not z_t, is re-noised,
+    with the same predicted noise; after the last timestep there is no earlier level; the latent stays float32
+    """
+    from labkit.diffusion.hooks import DiffusionHooks
+    from labkit.diffusion.pipeline import run_diffusion
+
+    def run(step):
+        with np.errstate(all="ignore"):
+            return run_diffusion(None, hooks=DiffusionHooks(scheduler_step=step), decode=False).events
+
+    return [("the chapter's run vs the golden trace", golden("diffusion.jsonl", 6), run)]

@@ -1,11 +1,17 @@
-"""Exercise of lab 12: the keys and nesting of the mechanism-labs report."""
+"""Exercise of lab 12: the keys and nesting of the mechanism-labs report, judged on the two real
+reports labkit writes, ten damaged copies (each wrong at one key), another report format and a list.
+"""
 
 from __future__ import annotations
 
 import copy
 from functools import lru_cache
 
-from labkit.check.core import CandidateProblem, CheckResult, call, exercise, failure, passed
+from labkit.check.core import table
+from labkit.check.grading import CandidateProblem, call
+
+#: what a well-formed report's problems are, and what a damaged one's must be when no key is at fault
+NONE, SOME = [], "at least one problem"
 
 
 @lru_cache(maxsize=1)
@@ -18,11 +24,12 @@ def _real_reports() -> tuple[dict, dict, dict]:
     def fails():
         reports.require(False, "masks: a stand-in check that fails")
 
-    failed = reports.labs_report(
-        samples=reports.MIN_SAMPLES, runners={"ce_gradient": lambda: good["labs"]["ce_gradient"], "masks": fails}
-    )
-    faults = reports.faults_report()
-    return good, failed, faults
+    stand_ins = {"ce_gradient": lambda: good["labs"]["ce_gradient"], "masks": fails}
+    return good, reports.labs_report(samples=reports.MIN_SAMPLES, runners=stand_ins), reports.faults_report()
+
+
+def _naming(key: str) -> str:
+    return f"a problem naming {key!r}"
 
 
 def _damaged(report: dict, change) -> dict:
@@ -31,25 +38,61 @@ def _damaged(report: dict, change) -> dict:
     return out
 
 
-#: the key a damaged report has wrong → the hint for a function that misses it
-_HINTS = {
-    "runtime": "check that every required key is present",
-    "status": "check the values as well as the keys: status is one of two words",
-    "kl": "a passing run reports all eight labs: look inside labs too",
-    "note": "a key the format does not have is a problem too: compare the key set, not only required keys",
-    "dtype": "nested objects have their own keys: runtime needs python, numpy, platform and dtype",
-    "dpo": "each lab's entry is an object (a dict), not any value",
-    "elapsed_seconds": "elapsed_seconds is a number; a string that looks like one is not",
-    "failed_lab": "failed_lab and failure belong to a failed run only",
-    "failure": "a failed run must say what failed: failed_lab and failure",
-    "ppo": "labs holds the eight lab names of the chapter and nothing else",
-}
+class _Raised(str):
+    """What the reader's function raised, as its answer (a damaged report deserves problems, not a crash)."""
 
 
-def _report_cases() -> list[tuple[str, object, str | None, str]]:
-    """(case, report, key a problem must name — None for a well-formed report, hint)."""
+def _problems(candidate):
+    """The reader's validator: a list of strings, or what it raised."""
+
+    def piece(report):
+        try:
+            problems = call(candidate, report)
+        except CandidateProblem as problem:
+            if "not yet implemented" in str(problem):
+                raise
+            return _Raised(problem)
+        if not isinstance(problems, list | tuple) or not all(isinstance(p, str) for p in problems):
+            holding = " holding non-strings" if isinstance(problems, list | tuple) else ""
+            raise CandidateProblem(
+                "return a list of strings (one per problem, [] for a well-formed report), "
+                f"got {type(problems).__name__}{holding}"
+            )
+        return list(problems)
+
+    return piece
+
+
+def _judged(problems, expected) -> str | None:
+    """How the reader's problems miss what the report deserves (None: they do not)."""
+    if isinstance(problems, _Raised):
+        if expected == NONE:
+            raise CandidateProblem(problems)
+        return "a damaged report crashed your function"
+    if expected == NONE:
+        return "a well-formed report was rejected" if problems else None
+    if not problems:
+        return "a damaged report passed"
+    key = expected.split("'")[1] if expected != SOME else None
+    return None if key is None or any(key in p for p in problems) else "the problem does not say where"
+
+
+@table("notebooks/11-labs/12-the-two-reports.md", "diagnose", ("report",), hook=_problems, agree=_judged)
+def report_problems():
+    """return a list of problems (strings, each naming the key at fault; [] when well formed) with a
+    mechanism-labs report's keys and nesting: status ('passed' | 'failed'), scope (str), timestamp_shanghai
+    (str), runtime {python, numpy, platform, dtype}, elapsed_seconds (number), labs {lab name: object} — all
+    eight labs when passed; failed_lab and failure (str) only when failed
+
+    idea: validate before you read: a damaged document deserves a list of problems, not a crash
+    rule: look before you index — a missing key or a value of the wrong type is a problem to report, and
+    each problem names its key; compare the key set, not only the required keys; values have kinds too
+    (status is one of two words, elapsed_seconds a number, each lab an object); nested objects have keys of
+    their own; failed_lab and failure belong to a failed run only, and a failed run lists only the labs
+    that finished before it
+    """
     good, failed, faults = _real_reports()
-    damaged = [  # (case, the report it damages, the damage, the key at fault)
+    damages = [  # (case, the report it damages, the damage, the key at fault)
         ("a passing report without “runtime”", good, lambda r: r.pop("runtime"), "runtime"),
         ("a passing report whose status is “ok”", good, lambda r: r.update(status="ok"), "status"),
         ("a passing report without the kl lab", good, lambda r: r["labs"].pop("kl"), "kl"),
@@ -67,98 +110,9 @@ def _report_cases() -> list[tuple[str, object, str | None, str]]:
         ("a passing report with an unknown lab “ppo”", good, lambda r: r["labs"].update(ppo={}), "ppo"),
     ]
     return [
-        (
-            "a real report of a passing run",
-            good,
-            None,
-            "the real report is well formed: your rules are stricter than the format",
-        ),
-        (
-            "a real report of a failed run",
-            failed,
-            None,
-            "a failed run's report carries failed_lab and failure, and only the labs that finished before it",
-        ),
-        *[(case, _damaged(report, change), key, _HINTS[key]) for case, report, change, key in damaged],
-        (
-            "the fault-injection report (another format)",
-            faults,
-            "labs",
-            "the supplement's report has no scope, elapsed_seconds or labs object: it is not a mechanism-labs report",
-        ),
-        (
-            "a list instead of a report",
-            [good],
-            None,
-            "a report is a JSON object: check the type before looking up keys",
-        ),
+        ("a real report of a passing run", (good,), NONE),
+        ("a real report of a failed run", (failed,), NONE),
+        *[(case, (_damaged(report, change),), _naming(key)) for case, report, change, key in damages],
+        ("the fault-injection report (another format)", (faults,), _naming("labs")),
+        ("a list instead of a report", ([good],), SOME),
     ]
-
-
-@exercise(
-    "report_problems",
-    page="notebooks/11-labs/12-the-two-reports.md",
-    signature=("report",),
-    kind="diagnose",
-    idea="validate before you read: a damaged document deserves a list of problems, not a crash",
-)
-def report_problems(candidate) -> CheckResult:
-    """return a list of problems (strings, each naming the key at fault; [] when well formed) with
-    a mechanism-labs report's keys and nesting: status ('passed' | 'failed'), scope (str),
-    timestamp_shanghai (str), runtime {python, numpy, platform, dtype}, elapsed_seconds
-    (number), labs {lab name: object} — all eight labs when passed; failed_lab and failure (str)
-    only when failed"""
-    cases = _report_cases()
-    for case, report, key, hint in cases:
-        well_formed = key is None and isinstance(report, dict)
-        try:
-            problems = call(candidate, copy.deepcopy(report))
-        except CandidateProblem as problem:
-            if well_formed or "not yet implemented" in str(problem):
-                raise
-            return failure(
-                "a damaged report crashed your function",
-                where=f"case “{case}”",
-                rule="a damaged report gets a list of problems, not an exception",
-                got=str(problem),
-                expected=f"a problem naming {key!r}" if key else "at least one problem",
-                hint=hint + " — look before you index: a missing key or a value of the "
-                "wrong type is a problem to report",
-            )
-        if not isinstance(problems, list | tuple) or not all(isinstance(p, str) for p in problems):
-            raise CandidateProblem(
-                "return a list of strings (one per problem, [] for a well-formed report), "
-                f"got {type(problems).__name__}"
-                + (" holding non-strings" if isinstance(problems, list | tuple) else "")
-            )
-        if well_formed and problems:
-            return failure(
-                "a well-formed report was rejected",
-                where=f"case “{case}”",
-                rule="a report labkit wrote has no problems",
-                got=list(problems),
-                expected=[],
-                hint=hint,
-            )
-        if not well_formed and not problems:
-            return failure(
-                "a damaged report passed",
-                where=f"case “{case}”",
-                rule="every damaged report gets at least one problem",
-                got=[],
-                expected=f"a problem naming {key!r}" if key else "at least one problem",
-                hint=hint,
-            )
-        if key is not None and not any(key in p for p in problems):
-            return failure(
-                "the problem does not say where",
-                where=f"case “{case}”",
-                rule="a problem names the key at fault",
-                got=list(problems),
-                expected=f"a problem naming {key!r}",
-                hint="a problem should point at its place: name the key that is missing, "
-                "unexpected or of the wrong kind",
-            )
-    return passed(
-        f"all {len(cases)} reports judged right: the two real ones pass, every damaged one is caught at its key"
-    )

@@ -1,0 +1,177 @@
+"""Trace one's exercises inside its runtime (pages 02–03): the minimum-length EOS mask and one
+decode step with the KV cache.
+
+The reader's piece replaces the library's inside ``run_text_trace``; the run is compared event by
+event with the golden trace, then a second request with the library's run, then (for the mask)
+contexts the runtime does not reach, row by row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from labkit.check.core import hooked, trace
+from labkit.check.grading import CandidateProblem, as_array, call, golden
+
+_DECODER_METHODS = ("forward", "decode_step", "prefill", "full_logits")
+
+
+class _EosProcessor:
+    """The reader's mask as a processor of the runtime: it must return a new float row."""
+
+    def __init__(self, candidate):
+        self.candidate = candidate
+
+    def __call__(self, logits, context):
+        before = np.array(logits, copy=True)
+        got = call(self.candidate, logits, context)
+        if not np.array_equal(np.asarray(logits), before, equal_nan=True):
+            raise CandidateProblem(
+                "your function changed the logits it was given; a processor returns a new row "
+                "(start from logits.copy())"
+            )
+        return as_array(got, "the returned logits", shape=before.shape, dtype_kind="float")
+
+
+def _as_processor(config=None):
+    """``run(piece)``: trace one with ``piece`` as its minimum-length EOS processor."""
+    run = hooked("text", "processors", config=config)
+    return lambda piece: run({"minimum_length_eos_mask": piece})
+
+
+def _eos_contexts():
+    """Contexts the default request never produces: another EOS ID, a zero minimum."""
+    from labkit.text.processors import ProcessorContext, SamplingConfig
+
+    row = np.linspace(-2.0, 3.0, 20, dtype=np.float32)
+    other_eos = SamplingConfig(eos_id=7, minimum_output_tokens=2)
+    return [
+        ("EOS is ID 7, minimum 2, one token selected", (row, ProcessorContext(other_eos, (14,)))),
+        ("EOS is ID 7, minimum 2, two tokens selected", (row, ProcessorContext(other_eos, (14, 15)))),
+        ("minimum 0, nothing selected yet", (row, ProcessorContext(SamplingConfig(minimum_output_tokens=0), ()))),
+    ]
+
+
+def _eos_mask(logits, context):
+    from labkit.text.processors import minimum_length_eos_mask
+
+    return minimum_length_eos_mask(logits, context)
+
+
+@trace(
+    "notebooks/07-traces/02-text-request-to-first-token.md",
+    "extend",
+    ("logits", "context"),
+    hook=_EosProcessor,
+    cases=_eos_contexts,
+    reference=_eos_mask,
+)
+def minimum_length_eos_mask():
+    """return a new row of logits [V] with EOS set to −∞ while fewer than context.config.minimum_output_tokens
+    tokens have been selected (the page shows the processors' order, not this one's code)
+
+    idea: a logits processor changes only the entries its rule names, and only while its condition holds
+    rule: the token being chosen now does not count as selected; a mask writes −∞, not a large negative
+    number; EOS's ID and the minimum come from the context, and the row keeps its dtype
+    """
+    from labkit.text.runtime import TextTraceConfig, run_text_trace
+
+    longer = TextTraceConfig(sampling=replace(TextTraceConfig().sampling, minimum_output_tokens=6))
+    return [
+        ("the chapter's request (minimum 1) vs the golden trace", golden("text.jsonl"), _as_processor()),
+        ("the same request with minimum_output_tokens = 6", run_text_trace(longer).events, _as_processor(longer)),
+    ]
+
+
+class DecoderParts:
+    """What ``decode_one`` gets as ``decoder``: ``config`` and read-only ``weights``. The decoder's
+    own forward pass is the thing the reader is writing, so it is not here."""
+
+    def __init__(self, decoder):
+        from labkit.nn import DecoderWeights
+
+        arrays = {}
+        for key, array in decoder.weights.to_arrays().items():
+            arrays[key] = array.copy()
+            arrays[key].flags.writeable = False
+        layers = [
+            {k.rsplit(".", 1)[1]: v for k, v in arrays.items() if k.startswith(f"layers.{i}.")}
+            for i in range(decoder.config.n_layers)
+        ]
+        self.config, self.dtype = decoder.config, decoder.dtype
+        self.weights = DecoderWeights(arrays["embedding"], arrays["output"], layers)
+
+    def __getattr__(self, attr: str):
+        if attr in _DECODER_METHODS:
+            raise CandidateProblem(
+                f"decoder.{attr} is the step you are writing: build decode_one from "
+                "decoder.config, decoder.weights and labkit.nn's rms_norm, rope and attention"
+            )
+        raise AttributeError(f"in this exercise the decoder offers only .config, .weights and .dtype, not .{attr}")
+
+    def __repr__(self) -> str:
+        return f"DecoderParts({self.config.model_id}: .config, .weights)"
+
+
+def _decode_step(candidate):
+    """The reader's ``decode_one`` as the runtime's decode step: every layer one longer, a row of logits."""
+
+    def step(decoder, cache, token_id):
+        got = call(candidate, DecoderParts(decoder), cache, int(token_id))
+        lengths = [cache.layer_length(i) for i in range(cache.n_layers)]
+        if len(set(lengths)) != 1:
+            raise CandidateProblem(
+                f"after your step the layers' caches hold different lengths {lengths}: "
+                "every layer appends its own new key and value row, once"
+            )
+        vocab = decoder.config.vocab_size
+        array = as_array(got, "the returned logits", dtype_kind="float")
+        if array.size != vocab or any(n != 1 for n in array.shape[:-1]):
+            raise CandidateProblem(
+                f"decode_one must return the logits of the new position, shape [{vocab}] "
+                f"(or [1, {vocab}]), got {list(array.shape)}"
+            )
+        return array.reshape(vocab)
+
+    return step
+
+
+def _without_ledger(events: list[dict]) -> list[dict]:
+    """The events without the per-layer shape ledger of each decode (a substituted decode step reports
+    only its logits, so the ledger is not part of that comparison)."""
+    out = []
+    for event in events:
+        if event["event_type"] == "decode.completed" and "ledger" in event["payload"]:
+            event = {**event, "payload": {k: v for k, v in event["payload"].items() if k != "ledger"}}
+        out.append(event)
+    return out
+
+
+@trace("notebooks/07-traces/03-text-token-by-token.md", "extend", ("decoder", "cache", "token_id"), hook=_decode_step)
+def decode_one():
+    """feed token_id at position = cache length through every layer (appending its key and value to the
+    cache) and return the logits [V] of that position — from the decoder's parts, without its own step
+
+    idea: one decode step is the full pass restricted to the newest position, reading the earlier positions
+    from the cache
+    rule: the step-start convention: a token sits at the position the cache held before it was fed, and
+    enters the cache once per layer; its query sees every cached key and its own; the model computes in
+    float32
+    """
+    from labkit.text.runtime import TextTraceConfig, run_text_trace
+
+    shorter = TextTraceConfig(user="天空为什么是蓝色", max_output_tokens=6)  # 11 IDs: the first decode feeds 11
+    return [
+        (
+            "the chapter's request vs the golden trace",
+            _without_ledger(golden("text.jsonl")),
+            hooked("text", "decode_step"),
+        ),
+        (
+            "the question without its question mark (11 input IDs) vs the library's run",
+            _without_ledger(run_text_trace(shorter).events),
+            hooked("text", "decode_step", config=shorter),
+        ),
+    ]
