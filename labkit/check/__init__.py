@@ -5,9 +5,9 @@ Four kinds: *predict* (commit to a number, ID, shape, event or verdict before ru
 page does not show and the kit does not contain), *derive* (a closed form worked out by hand).
 A prediction or a derivation is a value; the others are functions.
 
-Every exercise is data (``core.Exercise``: kind, task, cases or runs, comparison and tolerance,
-two hint levels) run by one engine, ``core``, that reports the first divergence. The other
-modules hold the exercises, one per page group or mechanism; they are found on first use.
+Every exercise is data — ``exercises.toml``: kind, task, comparison and tolerance, two hint levels
+— joined to the Python that computes its answer, reference, cases or runs (the other modules, one
+per page group or mechanism, found on first use) and run by one engine, ``core``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from labkit.check.core import CheckResult, Exercise, ExerciseSpec, registry
+from labkit.check.core import CheckResult, Exercise, ExerciseSpec, catalogue, registry
 
 __all__ = ["CheckResult", "Exercise", "ExerciseSpec", "exercises"]
 
@@ -25,6 +25,8 @@ def exercises() -> dict[str, Exercise]:
     for info in pkgutil.iter_modules(__path__):
         if info.name not in ("core", "grading", "feedback") and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
+    if unwritten := sorted(set(catalogue()) - set(registry)):
+        raise ValueError(f"exercises.toml lists exercises no module declares: {unwritten}")
     return dict(sorted(registry.items()))
 
 

@@ -19,15 +19,8 @@ def _caches():
     return [*cases, ("layer 1 = layer 0 + 1e-13 (rounding noise)", (near,))]
 
 
-@function(PAGE, "diagnose", _caches, hook=yes_or_no)
+@function(_caches, hook=yes_or_no)
 def distinct_layer_keys(cache):
-    """given a KVCache of the two-layer lab decoder, return True when layer 0's and layer 1's cached keys
-    differ (beyond float rounding), False when one layer holds the other's keys
-
-    idea: every layer computes its own keys; compare numbers, not array identity
-    rule: a copied cache is another array object with the same numbers and shape; rounding noise is not a
-    difference
-    """
     return not np.allclose(cache.keys[0], cache.keys[1])
 
 
@@ -39,15 +32,8 @@ def _decoders():
     return [*cases, ("decoder correct, tokens [16, 0, 7, 7]", (lab_decoder(None), np.array([16, 0, 7, 7])))]
 
 
-@function(PAGE, "diagnose", _decoders, hook=yes_or_no)
+@function(_decoders, hook=yes_or_no)
 def cached_path_agrees(model, tokens):
-    """given a Decoder and tokens [T], return True when decoding the tokens one step at a time from an empty
-    KVCache gives the same logits as one full pass (atol = rtol = 1e-12)
-
-    idea: two ways of computing the same logits agree up to float rounding, never bit for bit
-    rule: the faults act only on incremental decode steps and keep every shape; summing in another order
-    leaves rounding differences
-    """
     from labkit.nn import KVCache
 
     cache = KVCache(model.config.n_layers)

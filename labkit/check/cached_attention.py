@@ -68,17 +68,8 @@ def decode_with_attention_step(step, model, tokens) -> np.ndarray:
     return logits
 
 
-@trace("notebooks/11-labs/04-kv-cache-equivalence.md", "extend", ("q", "cache_k", "cache_v", "k_new", "v_new"))
+@trace
 def cached_attention_step():
-    """one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k, cache_v
-    [B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; return (output [B, H, 1, d_h],
-    keys [B, H, T+1, d_h], values [B, H, T+1, d_h])
-
-    idea: a cached step must see exactly what the full pass sees at that position: everything before it and
-    itself
-    rule: the new entry is appended after the cached positions, along the position axis, never in place of
-    them; the new query sees every cached key and its own, scaled as in the full pass
-    """
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 
     model, tokens = lab_decoder(), lab_tokens()

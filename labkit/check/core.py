@@ -13,18 +13,20 @@ An ``Exercise`` holds its kind (predict, diagnose, extend, derive), its task, it
   real one call by call (``lockstep``), fails it. ``hook(candidate)`` is the piece a run (or the
   cases) calls; a piece that keeps a ``divergence`` reports it once the run's trace agrees.
 
-``value``, ``function``, ``table`` and ``trace`` declare one from the function they decorate (the
-answer, the reference, the case table, the runs): its name is the exercise's, its docstring the
-task followed by ``idea:``, ``rule:`` and (for a value) ``why:``, a format string of ``{answer}``.
-Hint state lives on each exercise object: a second wrong run of the same exercise shows level 2.
+What an exercise asks, how it compares and its hints are data, ``exercises.toml`` (the book's
+catalogue, in page order); ``value``, ``function``, ``table`` and ``trace`` join an entry to the
+function of its name they decorate (the answer, the reference, the case table, the runs). Hint
+state lives on each exercise object: a second wrong run of the same exercise shows level 2.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from labkit.check import feedback
@@ -182,44 +184,54 @@ def reset_attempts() -> None:
         spec.wrong_runs = 0
 
 
-def _texts(declared: Callable) -> dict[str, str]:
-    """The task and the ``idea:``, ``rule:``, ``why:`` paragraphs of ``declared``'s docstring."""
-    parts = re.split(r"^(idea|rule|why):", inspect.cleandoc(declared.__doc__ or ""), flags=re.M)
-    keyed = zip(parts[1::2], parts[2::2], strict=True)
-    return {key: " ".join(text.split()) for key, text in [("task", parts[0]), *keyed]}
+CATALOGUE = Path(__file__).with_name("exercises.toml")
+_TEXTS = ("task", "idea", "rule", "why")
 
 
-def _declare(page: str, kind: str, role: str, signature=None, **grading) -> Callable[[Callable], Exercise]:
-    def wrap(declared: Callable) -> Exercise:
-        if signature is None and role == "reference":
-            grading["signature"] = tuple(inspect.signature(declared).parameters)
-        elif signature is not None:
-            grading["signature"] = tuple(signature)
-        return register(Exercise(declared.__name__, page, kind, **_texts(declared), **{role: declared}, **grading))
-
-    return wrap
-
-
-def value(page: str, kind: str, *, tolerance: float = 0.0, relative: bool = False):
-    """Declare the decorated ``answer()`` — what the real kernels compute — as a value exercise."""
-    return _declare(page, kind, "answer", tolerance=tolerance, relative=relative)
+@lru_cache(maxsize=1)
+def catalogue() -> dict[str, dict]:
+    """Every exercise's data by name (``exercises.toml``): texts folded to single spaces, lists as tuples."""
+    with CATALOGUE.open("rb") as stream:
+        found = tomllib.load(stream)
+    return {
+        name: {
+            k: " ".join(v.split()) if k in _TEXTS else tuple(v) if isinstance(v, list) else v for k, v in data.items()
+        }
+        for name, data in found.items()
+    }
 
 
-def function(page: str, kind: str, cases: Callable[[], list], **compare):
-    """Declare the decorated hidden reference as a function exercise on ``cases()``, with its
-    signature (``compare``: ``atol``, ``outputs``, ``first``, ``agree``, ``hook``)."""
-    return _declare(page, kind, "reference", cases=cases, **compare)
+def _declare(declared: Callable, **code) -> Exercise:
+    """The exercise named after ``declared``: its catalogue entry, graded with ``code``."""
+    if declared.__name__ not in catalogue():
+        raise ValueError(f"exercise {declared.__name__!r} has no entry in {CATALOGUE.name}")
+    data = catalogue()[declared.__name__]
+    reference = code.get("reference")
+    if reference is declared and tuple(inspect.signature(reference).parameters) != data.get("signature"):
+        raise ValueError(f"exercise {declared.__name__!r}: the reference's parameters differ from its signature")
+    return register(Exercise(declared.__name__, **data, **code))
 
 
-def table(page: str, kind: str, signature: tuple[str, ...], **compare):
-    """Declare the decorated ``cases()`` — (label, args, expected) rows — as a function exercise."""
-    return _declare(page, kind, "cases", signature, **compare)
+def value(answer: Callable[[], Any]) -> Exercise:
+    """Declare ``answer()`` — what the real kernels compute — as the value exercise of its name."""
+    return _declare(answer, answer=answer)
 
 
-def trace(page: str, kind: str, signature: tuple[str, ...], **grading):
-    """Declare the decorated ``runs()`` as an exercise inside a real runtime (``grading``: ``hook``,
-    ``cases``, ``reference``, ``cases_first`` and the comparison of the cases)."""
-    return _declare(page, kind, "runs", signature, **grading)
+def function(cases: Callable[[], list], **code) -> Callable[[Callable], Exercise]:
+    """Declare the decorated hidden reference as the function exercise of its name on ``cases()``
+    (``code``: the ``hook`` the reader's function is called through, the ``agree`` comparison)."""
+    return lambda reference: _declare(reference, reference=reference, cases=cases, **code)
+
+
+def table(cases: Callable[[], list] | None = None, **code):
+    """Declare the decorated ``cases()`` — (label, args, expected) rows — as the function exercise of its name."""
+    return _declare(cases, cases=cases, **code) if cases else lambda rows: _declare(rows, cases=rows, **code)
+
+
+def trace(runs: Callable[[], list] | None = None, **code):
+    """Declare the decorated ``runs()`` as the exercise of its name inside a real runtime (``code``:
+    ``hook``, direct ``cases`` and their ``reference``)."""
+    return _declare(runs, runs=runs, **code) if runs else lambda found: _declare(found, runs=found, **code)
 
 
 def hooked(kind: str, hook: str, fault: str | None = None, config=None, **resources) -> Callable[[Any], list[dict]]:

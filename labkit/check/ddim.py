@@ -88,26 +88,8 @@ def _reference(z_t, epsilon, t, prev_t, alpha_bars):
     return ddim_step(z_t, epsilon, alpha_bars[t], alpha_bars[prev_t])
 
 
-@trace(
-    "notebooks/07-traces/06-diffusion-ddim-by-hand.md",
-    "extend",
-    ("z_t", "epsilon", "t", "prev_t", "alpha_bars"),
-    hook=_Step,
-    cases=_subfixture,
-    reference=_reference,
-    atol=1e-6,  # the sub-fixture's tolerance
-    cases_first=True,
-    outputs=("z_prev", "x0_hat"),
-    first="x0_hat",
-)
+@trace(hook=_Step, cases=_subfixture, reference=_reference)
 def ddim_update():
-    """one deterministic DDIM step (η = 0, ε-prediction) from timestep t to prev_t (None after the last): look
-    up ᾱ in alpha_bars and return (z_prev, x0_hat), each of z_t's shape and dtype
-
-    idea: a DDIM step first estimates the clean latent, then re-noises it to the previous timestep's noise level
-    rule: the table holds variances: the sample mixes their square roots; the estimate, not z_t, is re-noised,
-    with the same predicted noise; after the last timestep there is no earlier level; the latent stays float32
-    """
     from labkit.diffusion.hooks import DiffusionHooks
     from labkit.diffusion.pipeline import run_diffusion
 

@@ -187,16 +187,7 @@ def _changed_request(candidate) -> None:
         raise Diverged(failure("the changed request was not refused", where=request_id, got=sorted(calendar.store)))
 
 
-@trace("notebooks/07-traces/10-tool-failures.md", "extend", ("service", "key", "request_digest", "request"))
+@trace
 def idempotent_execute():
-    """the calendar service's idempotent execute: a new key → service.perform(request); the same key with
-    the same request_digest → the stored response (service.stored(key)['response']); the same key with
-    another digest → raise IdempotencyConflict without performing
-
-    idea: an idempotency key turns a retry into a lookup: perform once, then answer from what was stored,
-    and refuse a different request under the same key
-    rule: a duplicate delivery and a retry after a lost answer carry the same digest; only another digest
-    under a known key is a conflict, and a refused request performs nothing
-    """
     scenarios = [_in_scenario(name) for name in ("happy", "timeout_before_commit", "response_lost_after_commit")]
     return [*scenarios, ("the fault schedules", None, _under_schedules), ("a reused key", None, _changed_request)]

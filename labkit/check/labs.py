@@ -22,25 +22,13 @@ def _uniform_row() -> tuple[float, np.ndarray]:
     return masked_cross_entropy(np.zeros((1, 3)), np.array([0]), np.array([True]))
 
 
-@value(CE, "predict", tolerance=0.005)
+@value
 def uniform_row_loss() -> float:
-    """before computing: the loss of one row z = [0, 0, 0] with target 0, in nats (±0.005)
-
-    idea: equal logits mean a uniform prediction; cross-entropy is minus the log of the target's probability
-    rule: softmax of equal logits is 1/V for every token
-    why: softmax([0, 0, 0]) = [1/3, 1/3, 1/3], so L = −ln(1/3) = {answer:.4f}
-    """
     return float(_uniform_row()[0])
 
 
-@value(CE, "derive", tolerance=0.005)
+@value
 def uniform_row_gradient() -> list[float]:
-    """by hand: ∂L/∂z for that row, as three numbers (±0.005 each)
-
-    idea: the gradient with respect to the logits compares the prediction with the one-hot target
-    rule: differentiate −log softmax(z)[target] for each logit: the target and the other entries differ in sign
-    why: [1/3 − 1, 1/3, 1/3] = [{answer[0]:.4f}, {answer[1]:.4f}, {answer[2]:.4f}]: the components sum to zero
-    """
     return [float(v) for v in _uniform_row()[1][0]]
 
 
@@ -65,16 +53,8 @@ def _ce_cases():
     ]
 
 
-@function(CE, "derive", _ce_cases, outputs=("gradient",))
+@function(_ce_cases)
 def masked_ce_gradient(logits, targets, valid):
-    """derive and return ∂L/∂logits [N, V] of the mean cross-entropy over the supervised rows (logits
-    [N, V] float, targets [N] int, valid [N] bool); the page shows the loss, not its gradient
-
-    idea: the gradient of cross-entropy with respect to the logits compares what the model predicts with
-    what was right, and only supervised rows count
-    rule: the mean runs over the supervised rows only; a row the mask leaves out has no gradient at all; exp
-    of a logit in the thousands overflows unless the row is shifted first
-    """
     from labkit.labs.common import masked_cross_entropy
 
     return masked_cross_entropy(logits, targets, valid)[1]
@@ -95,16 +75,8 @@ def _log_softmax_cases():
     ]
 
 
-@function(CE, "diagnose", _log_softmax_cases)
+@function(_log_softmax_cases)
 def fixed_log_softmax(z):
-    """labkit.check.labs.faulty_log_softmax passes some rows and fails others: find the first row where it
-    diverges, name the suspect line, and hand in the fixed function (z [N, V] → log softmax over V)
-
-    idea: subtracting the row's maximum changes nothing — provided it is subtracted everywhere the logits
-    appear
-    rule: the first divergence is on a row whose maximum is not 0: compare what each side of the subtraction
-    was computed from
-    """
     z = np.asarray(z, dtype=np.float64)
     shifted = z - np.max(z, axis=-1, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))  # the shift on both sides
@@ -119,28 +91,15 @@ def _window_cases():
     ]
 
 
-@function(f"{LABS}/02-masks-and-packing.md", "extend", _window_cases)
+@function(_window_cases)
 def sliding_window_mask(document_ids, window):
-    """a mask the lab does not build: the document-causal mask of a packed row, limited to a sliding window
-    — key j visible to query i iff both tokens are of one document and i − window < j ≤ i; bool [T, T]
-
-    idea: a sliding window is a band below the diagonal, cut again at document borders
-    rule: the window counts the query itself: window w keeps w keys at most
-    """
     ids = np.asarray(document_ids)
     i, j = np.arange(ids.size)[:, None], np.arange(ids.size)[None, :]
     return (ids[:, None] == ids[None, :]) & (i - j >= 0) & (i - j < window)
 
 
-@value(f"{LABS}/02-masks-and-packing.md", "predict")
+@value
 def packed_zero_predictions() -> int:
-    """pack three documents of lengths 2, 3 and 3 into one row of eight: how many entries of the prediction
-    mask are zero?
-
-    idea: a prediction pairs a token with the next one; it only counts when both belong to the same document
-    rule: a row of T tokens has T − 1 predictions; one is lost at each border between documents
-    why: 7 predictions, {answer} of them across a document border
-    """
     from labkit.labs.masks import packing_prediction_mask
 
     return int(np.sum(~packing_prediction_mask([0, 0, 1, 1, 1, 2, 2, 2])))
@@ -162,17 +121,8 @@ def _attention_cases():
     ]
 
 
-@function(f"{LABS}/03-causal-attention.md", "extend", _attention_cases, outputs=("output", "weights"), first="weights")
+@function(_attention_cases)
 def causal_self_attention(q, k, v):
-    """one head of causal self-attention over [T, d_h] arrays: q, k, v → (output [T, d_h], weights [T, T]),
-    key j visible to query i only when j ≤ i (the page's kernel is batched and takes a mask; this one builds
-    it)
-
-    idea: causal attention: each position weighs only the past and itself, and the weights of a row are a
-    probability distribution
-    rule: a future key must be removed before the softmax, not after; the scores shrink with the head size;
-    the output row averages the value rows with that query's weights
-    """
     from labkit.nn.attention import attention
 
     t = q.shape[0]
@@ -180,14 +130,8 @@ def causal_self_attention(q, k, v):
     return output[0], weights[0]
 
 
-@value(f"{LABS}/03-causal-attention.md", "predict", tolerance=0.01)
+@value
 def scaled_query_weight() -> float:
-    """in the hand example, scale the query to q = [10, 0]: what is the first weight? (±0.01)
-
-    idea: scaling a query scales every score: softmax sharpens towards the best-matching key
-    rule: the scores are q·k/√d_h; the weights are their softmax
-    why: the scores become 10/√2 and 0, so the first weight is {answer:.4f} — close to 1, not 1/2
-    """
     from labkit.nn import attention
 
     q, k = np.array([[[10.0, 0.0]]]), np.array([[[1.0, 0.0], [0.0, 1.0]]])
@@ -195,15 +139,8 @@ def scaled_query_weight() -> float:
     return float(attention(q, k, v, np.ones((1, 2), dtype=bool))[1][0, 0, 0])
 
 
-@value(f"{LABS}/04-kv-cache-equivalence.md", "predict")
+@value
 def cache_length_after_step_3() -> int:
-    """prefill the first four lab tokens in one call, then decode three more one at a time: how many
-    positions does the cache hold after the third step?
-
-    idea: every forward pass appends the keys and values of the tokens it was fed, prefill included
-    rule: the cache length is the number of tokens fed so far, not the number of decode steps
-    why: four from the prefill and one per step: {answer} positions
-    """
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 
     model, tokens = lab_decoder(), lab_tokens()
@@ -213,15 +150,8 @@ def cache_length_after_step_3() -> int:
     return int(cache.length)
 
 
-@value(f"{LABS}/04-kv-cache-equivalence.md", "derive")
+@value
 def lab_cache_bytes() -> int:
-    """from the lab decoder's configuration: how many bytes do the keys and values of all seven lab tokens
-    take, over every layer (float64)?
-
-    idea: a cache holds a key and a value per layer, per KV head, per position, per head dimension
-    rule: bytes = 2 · layers · KV heads · positions · head_dim · bytes per number
-    why: 2 · 2 layers · 2 KV heads · 7 positions · 4 · 8 bytes = {answer}
-    """
     from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 
     _, cache = lab_decoder().prefill(lab_tokens()[None, :])
@@ -234,25 +164,13 @@ def _dpo(beta_factor: float = 1.0):
     return dpo.dpo_loss(dpo.POLICY_LOG_PROBS, dpo.REFERENCE_LOG_PROBS, dpo.BETA * beta_factor)
 
 
-@value(f"{LABS}/06-dpo.md", "predict")
+@value
 def dpo_loss_when_beta_doubles() -> str:
-    """keep the lab's pair and reference and double β: does the loss 'rise' or 'fall'?
-
-    idea: β scales the margin inside the sigmoid: the sign of the margin decides which way the loss moves
-    rule: L = −log σ(β·m); a larger β pushes σ(β·m) towards 0 when m < 0 and towards 1 when m > 0
-    why: the lab pair's margin has the sign that makes the loss {answer} as β·m grows in size
-    """
     return "rises" if _dpo(2.0) > _dpo(1.0) else "falls"
 
 
-@value(f"{LABS}/06-dpo.md", "derive", tolerance=0.001)
+@value
 def dpo_gradient_at_point() -> list[float]:
-    """by hand: ∂L/∂[π_w, π_l] for policy log-probabilities [−1, −2], reference [−1.5, −1.5], β = 0.5 (±0.001)
-
-    idea: DPO's gradient is the margin's gradient weighted by how wrong the policy still is
-    rule: differentiate −log σ(β·m) through the margin m, which moves with π_w and against π_l
-    why: m = 1, β·m = 0.5: the gradient is [{answer[0]:.4f}, {answer[1]:.4f}]
-    """
     from labkit.labs.dpo import dpo_gradient
 
     return [float(g) for g in dpo_gradient((-1.0, -2.0), (-1.5, -1.5), 0.5)]
@@ -266,40 +184,21 @@ def _reward_groups():
     ]
 
 
-@function(GRPO, "extend", _reward_groups)
+@function(_reward_groups)
 def rloo_advantages(rewards):
-    """a baseline the lab does not use: the leave-one-out (RLOO) advantage — each reward minus the mean
-    reward of the *other* answers of its group; rewards [G, K] → [G, K]
-
-    idea: a baseline should not contain the answer it judges
-    rule: the other K − 1 answers' mean: the group's sum minus this reward, over K − 1
-    """
     r = np.asarray(rewards, dtype=np.float64)
     return r - (r.sum(axis=-1, keepdims=True) - r) / (r.shape[-1] - 1)
 
 
-@value(GRPO, "derive", tolerance=0.005)
+@value
 def lone_success_advantage() -> float:
-    """the group 1 0 0 0 0 0 0 0 with ε = 0 and the population standard deviation: the correct answer's
-    advantage (±0.005)
-
-    idea: a GRPO advantage says how much better one answer is than the others of its own group
-    rule: standardise within the group: subtract its mean, divide by its population standard deviation
-    why: (1 − 1/8) / √(7/64) = √7 ≈ {answer:.4f}
-    """
     from labkit.labs.grpo import group_advantages
 
     return float(group_advantages(np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]), ddof=0, eps=0.0)[0, 0])
 
 
-@value(GRPO, "predict", tolerance=0.01)
+@value
 def dual_clip_value() -> float:
-    """for Â = −2, ε = 0.2 and dual-clip c = 3: what is J at ρ = 5? (±0.01)
-
-    idea: with a negative advantage the ordinary clip cannot bound a huge ratio; the dual clip does
-    rule: for Â < 0, J = max(min(ρÂ, clip(ρ)Â), c·Â)
-    why: ρÂ = −10 is below c·Â = −6, so the dual clip holds J at {answer:g}
-    """
     from labkit.labs.grpo import dual_clip_objective
 
     return float(dual_clip_objective(np.array([5.0]), np.array([-2.0]), 0.2, 3.0)[0])

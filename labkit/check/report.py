@@ -77,20 +77,8 @@ def _judged(problems, expected) -> str | None:
     return None if key is None or any(key in p for p in problems) else "the problem does not say where"
 
 
-@table("notebooks/11-labs/12-the-two-reports.md", "diagnose", ("report",), hook=_problems, agree=_judged)
+@table(hook=_problems, agree=_judged)
 def report_problems():
-    """return a list of problems (strings, each naming the key at fault; [] when well formed) with a
-    mechanism-labs report's keys and nesting: status ('passed' | 'failed'), scope (str), timestamp_shanghai
-    (str), runtime {python, numpy, platform, dtype}, elapsed_seconds (number), labs {lab name: object} — all
-    eight labs when passed; failed_lab and failure (str) only when failed
-
-    idea: validate before you read: a damaged document deserves a list of problems, not a crash
-    rule: look before you index — a missing key or a value of the wrong type is a problem to report, and
-    each problem names its key; compare the key set, not only the required keys; values have kinds too
-    (status is one of two words, elapsed_seconds a number, each lab an object); nested objects have keys of
-    their own; failed_lab and failure belong to a failed run only, and a failed run lists only the labs
-    that finished before it
-    """
     good, failed, faults = _real_reports()
     damages = [  # (case, the report it damages, the damage, the key at fault)
         ("a passing report without “runtime”", good, lambda r: r.pop("runtime"), "runtime"),

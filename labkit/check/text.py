@@ -60,22 +60,8 @@ def _eos_mask(logits, context):
     return minimum_length_eos_mask(logits, context)
 
 
-@trace(
-    "notebooks/07-traces/02-text-request-to-first-token.md",
-    "extend",
-    ("logits", "context"),
-    hook=_EosProcessor,
-    cases=_eos_contexts,
-    reference=_eos_mask,
-)
+@trace(hook=_EosProcessor, cases=_eos_contexts, reference=_eos_mask)
 def minimum_length_eos_mask():
-    """return a new row of logits [V] with EOS set to −∞ while fewer than context.config.minimum_output_tokens
-    tokens have been selected (the page shows the processors' order, not this one's code)
-
-    idea: a logits processor changes only the entries its rule names, and only while its condition holds
-    rule: the token being chosen now does not count as selected; a mask writes −∞, not a large negative
-    number; EOS's ID and the minimum come from the context, and the row keeps its dtype
-    """
     from labkit.text.runtime import TextTraceConfig, run_text_trace
 
     longer = TextTraceConfig(sampling=replace(TextTraceConfig().sampling, minimum_output_tokens=6))
@@ -149,17 +135,8 @@ def _without_ledger(events: list[dict]) -> list[dict]:
     return out
 
 
-@trace("notebooks/07-traces/03-text-token-by-token.md", "extend", ("decoder", "cache", "token_id"), hook=_decode_step)
+@trace(hook=_decode_step)
 def decode_one():
-    """feed token_id at position = cache length through every layer (appending its key and value to the
-    cache) and return the logits [V] of that position — from the decoder's parts, without its own step
-
-    idea: one decode step is the full pass restricted to the newest position, reading the earlier positions
-    from the cache
-    rule: the step-start convention: a token sits at the position the cache held before it was fed, and
-    enters the cache once per layer; its query sees every cached key and its own; the model computes in
-    float32
-    """
     from labkit.text.runtime import TextTraceConfig, run_text_trace
 
     shorter = TextTraceConfig(user="天空为什么是蓝色", max_output_tokens=6)  # 11 IDs: the first decode feeds 11

@@ -128,16 +128,8 @@ def _mask_runs():
     ]
 
 
-@trace("notebooks/07-traces/07-tool-proposal.md", "extend", ("value_so_far", "pieces", "schema"))
+@trace
 def integer_field_mask():
-    """return allowed [V] (bool): which pieces may follow the digits value_so_far of the integer field
-    described by schema (minimum, maximum), the object's last key — digits that keep the number
-    completable in range, or `}` once it is a whole number in range; nothing else
-
-    idea: constrained decoding allows a piece only if the document can still be completed into a valid one
-    rule: a prefix need only be completable in range, not in range yet; a JSON integer has no leading zero;
-    the closing brace needs a whole number in range; the bounds come from the schema handed over
-    """
     return _mask_runs()
 
 
@@ -169,20 +161,6 @@ def _digest_matches(confirmation, invocation):
     return digest_matches(confirmation, invocation)
 
 
-@trace(
-    "notebooks/07-traces/08-tool-proposal-to-commit.md",
-    "diagnose",
-    ("confirmation", "invocation"),
-    hook=yes_or_no,
-    cases=_confirmations,
-    reference=_digest_matches,
-)
+@trace(hook=yes_or_no, cases=_confirmations, reference=_digest_matches)
 def digest_matches():
-    """return True exactly when the confirmation approves this Invocation: decision 'approve' and
-    invocation_digest equal to SHA-256 of the RFC 8785 canonical JSON of invocation.to_json()
-
-    idea: an approval binds to one exact request: compare what was approved with what is about to run
-    rule: the decision must be an approval, and the whole digest — not an ID, not the characters a card
-    shows — of the canonical form, whose key order never depends on how the dict was built
-    """
     return [scenario(name, "digest_matches") for name in ("happy", "confirmation_mismatch", "tampered_digest")]
