@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from labkit.check.core import CheckResult, Exercise, ExerciseSpec, catalogue, registry
+from labkit.check.core import CheckResult, Exercise, ExerciseSpec, catalogue, declare_faults, registry
 
 __all__ = ["CheckResult", "Exercise", "ExerciseSpec", "exercises"]
 
@@ -25,6 +25,7 @@ def exercises() -> dict[str, Exercise]:
     for info in pkgutil.iter_modules(__path__):
         if info.name not in ("core", "grading", "feedback") and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
+    declare_faults()
     if unwritten := sorted(set(catalogue()) - set(registry)):
         raise ValueError(f"exercises.toml lists exercises no module declares: {unwritten}")
     return dict(sorted(registry.items()))

@@ -7,8 +7,6 @@ import numpy as np
 from labkit.check.core import function
 from labkit.check.grading import yes_or_no
 
-PAGE = "notebooks/11-labs/05-cache-faults.md"
-
 
 def _caches():
     from labkit.labs.cache_faults import MODES, run_case

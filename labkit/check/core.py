@@ -25,7 +25,7 @@ import inspect
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +210,23 @@ def _declare(declared: Callable, **code) -> Exercise:
     if reference is declared and tuple(inspect.signature(reference).parameters) != data.get("signature"):
         raise ValueError(f"exercise {declared.__name__!r}: the reference's parameters differ from its signature")
     return register(Exercise(declared.__name__, **data, **code))
+
+
+def _first_divergence(kind: str, fault: str, read: tuple[str, ...]):
+    """The first divergence of ``fault`` from ``kind``'s golden trace: the fields ``read`` of its event."""
+    from labkit.trace import catalogue
+
+    div = catalogue.diagnose(kind, fault)
+    found = [div.field if key == "field" else (div.event_a or div.event_b)[key] for key in read]
+    return found[0] if len(found) == 1 else tuple(found)
+
+
+def declare_faults() -> None:
+    """Register every catalogue entry whose answer is a fault's first divergence: it needs no code."""
+    for name, data in catalogue().items():
+        if "fault" in data and name not in registry:
+            fields = {k: v for k, v in data.items() if k not in ("fault", "read")}
+            register(Exercise(name, **fields, answer=partial(_first_divergence, *data["fault"], data["read"])))
 
 
 def value(answer: Callable[[], Any]) -> Exercise:

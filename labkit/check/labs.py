@@ -11,10 +11,6 @@ import numpy as np
 
 from labkit.check.core import function, value
 
-LABS = "notebooks/11-labs"
-CE = f"{LABS}/01-cross-entropy-gradient.md"
-GRPO = f"{LABS}/07-grpo-and-ppo-clip.md"
-
 
 def _uniform_row() -> tuple[float, np.ndarray]:
     from labkit.labs.common import masked_cross_entropy

@@ -15,13 +15,6 @@ import numpy as np
 from labkit.check.core import function, value
 from labkit.check.grading import as_array, call, unpack
 
-LABS = "notebooks/11-labs"
-KL = f"{LABS}/08-kl-divergence.md"
-SPECULATIVE = f"{LABS}/09-speculative-sampling.md"
-BANDWIDTH = f"{LABS}/10-bandwidth-budget.md"
-RANKS = f"{LABS}/11-unequal-rank-gradients.md"
-MEASURING = f"{LABS}/13-measuring-the-book.md"
-
 #: the distributions of the KL and speculative pages' hand questions: (p, q)
 KL_PAIR = ([0.9, 0.1, 0.0], [0.5, 0.25, 0.25])
 DRAFT_PAIR = ([0.5, 0.5, 0.0], [0.2, 0.3, 0.5])

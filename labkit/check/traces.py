@@ -11,24 +11,8 @@ import numpy as np
 from labkit.check.core import function, table, value
 from labkit.check.grading import exactly
 
-PREFACE = "notebooks/00-preface.md"
-TRACES = "notebooks/07-traces"
-FIRST_TOKEN = f"{TRACES}/02-text-request-to-first-token.md"
-DENOISING = f"{TRACES}/05-diffusion-denoising-and-decoding.md"
-
 #: the request the cache of page 09's prediction was built for
 OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
-
-
-def _divergence(kind: str, fault: str):
-    from labkit.trace import catalogue
-
-    return catalogue.diagnose(kind, fault)
-
-
-def _event_id(kind: str, fault: str) -> str:
-    div = _divergence(kind, fault)
-    return (div.event_a or div.event_b)["event_id"]
 
 
 @value
@@ -36,11 +20,6 @@ def rms_norm_row() -> float:
     from labkit.nn import rms_norm
 
     return float(rms_norm(np.array([[3.0, 4.0, 0.0, 0.0]]), 1e-6)[0, 0])
-
-
-@value
-def eos_fault_first_event() -> str:
-    return _event_id("text", "eos_before_minimum_length")
 
 
 def _min_p_cases():
@@ -61,22 +40,12 @@ def min_p_filter(logits, min_p):
 
 
 @value
-def eos_in_control_step() -> int:
-    return int((_divergence("text", "eos_in_control_mask").event_a or {})["logical_step"])
-
-
-@value
 def philox_blocks_for_latent() -> int:
     from labkit.diffusion import DiffusionConfig
     from labkit.diffusion.normal import blocks_to_normals
 
     per_block = blocks_to_normals(np.full((1, 4), 7, dtype=np.uint32)).size
     return int(np.prod(DiffusionConfig().latent_shape)) // per_block
-
-
-@value
-def counter_offset_first_event() -> str:
-    return _event_id("diffusion", "counter_offset")
 
 
 @value
@@ -108,11 +77,6 @@ def x0_fed_as_epsilon() -> list[float]:
 
 
 @value
-def extra_field_first_event() -> str:
-    return _event_id("tool", "extra_field")
-
-
-@value
 def digest_changes_on_reorder() -> bool:
     from labkit.tools.confirm import request_digest
     from labkit.tools.schedules import fixture_invocation
@@ -133,11 +97,6 @@ def reuse_for_other_request() -> int:
     return int(common_prefix(np.array([ToolTokenizer().encode(prompt)]), tools.happy_run().second_call.input_ids))
 
 
-@value
-def lost_response_first_event() -> str:
-    return _event_id("tool", "response_lost_after_commit")
-
-
 def _backoff_cases():
     return [
         ("first retry", (0, 100.0, 5000.0, 0.5)),
@@ -151,11 +110,6 @@ def _backoff_cases():
 @function(_backoff_cases)
 def jittered_backoff(attempt, base_ms, cap_ms, u):
     return u * min(cap_ms, base_ms * 2.0**attempt)  # full jitter on the capped exponential
-
-
-@value
-def cfg_swap_divergence() -> tuple[str, str]:
-    return _event_id("diffusion", "cfg_order_swapped"), _divergence("diffusion", "cfg_order_swapped").field
 
 
 def _chain(*pairs: tuple[str, str | None]) -> list[dict]:
