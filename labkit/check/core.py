@@ -1,22 +1,18 @@
-"""The one engine every exercise runs on: an exercise is data, graded here.
+"""The one engine every exercise runs on: an ``Exercise`` is data, graded here.
 
-An ``Exercise`` holds its kind (predict, diagnose, extend, derive), its task, its two hint levels
-(the idea; the rule and where it breaks — never the answer) and what grades it:
+Its entry in ``exercises.toml`` says what it asks (kind, task, signature), how it compares
+(tolerance; atol, outputs, which first) and its two hint levels (the idea; the rule and where it
+breaks, never the answer). ``value``, ``function``, ``table`` and ``trace`` join an entry to the
+function of its name they decorate, which computes the rest:
 
-* a **value** (a prediction or a derivation): ``answer()`` is what the real kernels compute; the
-  reader's value passes within ``tolerance`` (a fraction of the answer when ``relative``), and the
-  verdict shows the run, ``why``;
-* **cases**: the reader's function against a hidden ``reference`` (or the answers a case table
-  holds), stopping at the first case, output and index that differ (``labkit.check.grading``);
+* a **value** (a prediction or a derivation): ``answer()``, what the real kernels compute; the verdict
+  shows the run, ``why``; an entry with a ``fault`` is answered by that fault's first divergence;
+* **cases**: the reader's function against a hidden ``reference`` (or a table's answers) on ``cases()``;
 * **runs**: the reader's piece inside a real runtime, ``runs()`` giving (label, reference events or
-  None, ``run(piece) -> events``); the first divergence of the trace, or of the piece against the
-  real one call by call (``lockstep``), fails it. ``hook(candidate)`` is the piece a run (or the
-  cases) calls; a piece that keeps a ``divergence`` reports it once the run's trace agrees.
+  None, ``run(piece) -> events``), failing at the trace's first divergence or where the piece and the
+  real one part (``lockstep``). ``hook(candidate)`` is the piece a run (or the cases) calls.
 
-What an exercise asks, how it compares and its hints are data, ``exercises.toml`` (the book's
-catalogue, in page order); ``value``, ``function``, ``table`` and ``trace`` join an entry to the
-function of its name they decorate (the answer, the reference, the case table, the runs). Hint
-state lives on each exercise object: a second wrong run of the same exercise shows level 2.
+Hint state lives on each exercise object: a second wrong run of the same exercise shows level 2.
 """
 
 from __future__ import annotations
@@ -29,27 +25,12 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from labkit.check import feedback
-from labkit.check.grading import (
-    CandidateProblem,
-    CheckResult,
-    Diverged,
-    agrees,
-    compare_cases,
-    compare_traces,
-    failure,
-    passed,
-)
-
-__all__ = ["CandidateProblem", "CheckResult", "Exercise", "function", "table", "trace", "value"]
+from labkit.check import feedback, grading
+from labkit.check.grading import CandidateProblem, CheckResult, failure, passed
 
 registry: dict[str, Exercise] = {}
 
 KINDS = ("predict", "diagnose", "extend", "derive")
-
-
-def _none() -> list:
-    return []
 
 
 @dataclass(eq=False)
@@ -67,9 +48,9 @@ class Exercise:
     why: str = ""
     tolerance: float = 0.0
     relative: bool = False
-    cases: Callable[[], list] = _none
+    cases: Callable[[], list] = list
     reference: Callable | None = None
-    runs: Callable[[], list] = _none
+    runs: Callable[[], list] = list
     hook: Callable | None = None
     cases_first: bool = False
     atol: float = 1e-12
@@ -121,7 +102,7 @@ class Exercise:
     def _grade_value(self, candidate) -> CheckResult:
         expected = self.answer()
         allowed = self.tolerance * abs(expected) if self.relative else self.tolerance
-        ok, got = agrees(candidate, expected, allowed)
+        ok, got = grading.agrees(candidate, expected, allowed)
         shown = self.why.format(answer=expected)
         if ok:
             return passed(f"right — {shown}")
@@ -138,9 +119,9 @@ class Exercise:
             reader = piece(candidate)
             try:
                 events = run(reader)
-            except Diverged as diverged:
+            except grading.Diverged as diverged:
                 return diverged.result
-            failed = None if expected is None else compare_traces(label, expected, events)
+            failed = None if expected is None else grading.compare_traces(label, expected, events)
             if failed is not None or (failed := getattr(reader, "divergence", None)) is not None:
                 return failed
         direct = direct or self._grade_cases(piece(candidate))
@@ -148,7 +129,7 @@ class Exercise:
 
     def _grade_cases(self, piece) -> CheckResult:
         compare = {"atol": self.atol, "outputs": self.outputs, "first": self.first, "agree": self.agree}
-        return compare_cases(piece, self.cases(), self.reference, **compare)
+        return grading.compare_cases(piece, self.cases(), self.reference, **compare)
 
     def _escalate(self, result: CheckResult) -> CheckResult:
         """Attach the idea (and the rule, unless the grading gave a precise one); a second wrong

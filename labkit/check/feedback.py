@@ -16,6 +16,8 @@ import html
 import math
 from typing import Any
 
+import numpy as np
+
 SIGNIFICANT = 4
 LIMIT = 200
 
@@ -38,17 +40,13 @@ def short_float(value: float, digits: int | None = SIGNIFICANT) -> str:
 
 def _shape(value: Any, digits: int | None) -> Any:
     """``value`` with every float replaced by its short text (lists, tuples, dicts, arrays)."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
         return _Raw(short_float(value, digits))
-    if np is not None and isinstance(value, np.generic):
+    if isinstance(value, np.generic):
         return _shape(value.item(), digits)
-    if np is not None and isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray):
         if np.issubdtype(value.dtype, np.floating):
             return _Raw(
                 np.array2string(
@@ -89,8 +87,6 @@ def short_pair(got: Any, expected: Any) -> tuple[str, str]:
 
 def _same(a: Any, b: Any) -> bool:
     try:
-        import numpy as np
-
         return bool(np.array_equal(np.asarray(a), np.asarray(b)))
     except Exception:
         return a == b
