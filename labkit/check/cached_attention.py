@@ -6,13 +6,13 @@ import numpy as np
 
 from labkit.check.core import trace
 from labkit.check.grading import lockstep
+from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+from labkit.nn import KVCache, attention, causal_allowed, rms_norm, rope
 
 
 def _reference_step(q, cache_k, cache_v, k_new, v_new):
     """The runtime's own pieces: ``KVCache.append`` for the cache, the decoder's causal mask and
     ``attention``.  q, k_new, v_new [B, H, 1, d_h]; cache_k, cache_v [B, H, T, d_h]."""
-    from labkit.nn import KVCache, attention, causal_allowed
-
     cache = KVCache(1)
     if cache_k.shape[-2]:
         cache.keys[0], cache.values[0] = cache_k, cache_v
@@ -24,8 +24,6 @@ def _reference_step(q, cache_k, cache_v, k_new, v_new):
 
 def _rotated_projections(model, w, x, position) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Layer input x [1, 1, d] → q, k, v [1, H, 1, d_h]; q and k carry RoPE at ``position`` [1]."""
-    from labkit.nn import rms_norm, rope
-
     cfg = model.config
     normed = rms_norm(x, cfg.norm_eps)
     q, k, v = (model._split_heads(normed @ w[name], cfg.n_kv_heads) for name in ("q", "k", "v"))
@@ -34,8 +32,6 @@ def _rotated_projections(model, w, x, position) -> tuple[np.ndarray, np.ndarray,
 
 def _feed_forward_block(model, w, x) -> np.ndarray:
     """x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down with z = RMSNorm(x);  [1, 1, d] → [1, 1, d]."""
-    from labkit.nn import rms_norm
-
     z = rms_norm(x, model.config.norm_eps)
     gate, up = z @ w["gate"], z @ w["up"]
     return x + (gate * up / (1.0 + np.exp(-gate))) @ w["down"]
@@ -50,8 +46,6 @@ def decode_with_attention_step(step, model, tokens) -> np.ndarray:
     [1, H, t + 1, d_h].  Everything else — embedding, RMSNorm, RoPE, projections, SwiGLU, the
     head — is the model's own weights and labkit.nn's functions.  Returns logits [T, V].
     """
-    from labkit.nn import rms_norm
-
     cfg, weights = model.config, model.weights
     if cfg.group_size != 1:
         raise ValueError(f"the driver expects multi-head attention (group size 1), got {cfg.group_size}")
@@ -70,8 +64,6 @@ def decode_with_attention_step(step, model, tokens) -> np.ndarray:
 
 @trace
 def cached_attention_step():
-    from labkit.labs.lab_decoder import lab_decoder, lab_tokens
-
     model, tokens = lab_decoder(), lab_tokens()
 
     def run(candidate):

@@ -14,6 +14,10 @@ import numpy as np
 
 from labkit.check.core import trace
 from labkit.check.grading import CandidateProblem, as_array, call, failure, golden, unpack
+from labkit.core.fixtures import fixture_path, read_json
+from labkit.diffusion import ddim_step
+from labkit.diffusion.hooks import DiffusionHooks
+from labkit.diffusion.pipeline import run_diffusion
 
 _LAST_STEP = (
     "after the last timestep (prev_t is None) there is no earlier level: ᾱ_prev = 1.0 "
@@ -23,8 +27,6 @@ _LAST_STEP = (
 
 @lru_cache(maxsize=1)
 def _library_run():
-    from labkit.diffusion.pipeline import run_diffusion
-
     return run_diffusion(None, decode=False)
 
 
@@ -70,8 +72,6 @@ class _Step:
 
 def _subfixture():
     """§7.8's two-dimensional sub-fixture, step 2 → 1, then 1 → 0 from the library's z₁."""
-    from labkit.core.fixtures import fixture_path, read_json
-
     fx = read_json(fixture_path("diffusion", "ddim-2d-subfixture.json"))
     table = np.array([fx["alpha_bar"][str(t)] for t in range(3)], dtype=np.float64)  # ᾱ indexed by t
     z2, eps2, eps1 = (np.array(fx[k], dtype=np.float64) for k in ("z_2", "epsilon_2", "epsilon_1"))
@@ -83,16 +83,11 @@ def _subfixture():
 
 
 def _reference(z_t, epsilon, t, prev_t, alpha_bars):
-    from labkit.diffusion import ddim_step
-
     return ddim_step(z_t, epsilon, alpha_bars[t], alpha_bars[prev_t])
 
 
 @trace(hook=_Step, cases=_subfixture, reference=_reference)
 def ddim_update():
-    from labkit.diffusion.hooks import DiffusionHooks
-    from labkit.diffusion.pipeline import run_diffusion
-
     def run(step):
         with np.errstate(all="ignore"):
             return run_diffusion(None, hooks=DiffusionHooks(scheduler_step=step), decode=False).events

@@ -7,9 +7,17 @@ key reused with a changed request. The first wrong decision stops the run.
 
 from __future__ import annotations
 
+import random
+
 from labkit.check.core import trace
 from labkit.check.grading import CandidateProblem, Diverged, call, failure
 from labkit.check.tools import scenario
+from labkit.tools.calendar_service import OUTCOMES, CalendarService, IdempotencyConflict, ServiceTransport
+from labkit.tools.confirm import invocation_digest
+from labkit.tools.executor import CRASH_POINTS, CrashPlan, Executor
+from labkit.tools.runtime import ToolRunConfig
+from labkit.tools.schedules import CANCELS, FaultSchedule, fixture_invocation, invariant_violations, run_schedule
+from labkit.tools.states import InvocationMachine, State
 
 PERFORM = "perform the request (the key is new)"
 REPLAY = "return the stored result (same key, same digest: a retry)"
@@ -25,8 +33,6 @@ class _Service:
         self.calls: list[dict] = []
 
     def __call__(self, desk, key, request_digest, request):
-        from labkit.tools.calendar_service import IdempotencyConflict
-
         record = desk.stored(key)
         expected = PERFORM if record is None else REPLAY if record["request_digest"] == request_digest else CONFLICT
         entry = {"key": key, "stored": record, "expected": expected}
@@ -102,12 +108,6 @@ def _stop_at_wrong_decision(case: str, service: _Service, detail: str | None = N
 
 def _schedules():
     """Named fault schedules, then 24 drawn with a fixed seed (as on page 10)."""
-    import random
-
-    from labkit.tools.calendar_service import OUTCOMES
-    from labkit.tools.executor import CRASH_POINTS, CrashPlan
-    from labkit.tools.schedules import CANCELS, FaultSchedule
-
     lost_then_crash = FaultSchedule(("lose_response",), crashes=(CrashPlan("after_record", 1),))
     committed_crash = (CrashPlan("after_service_commit", None),)
     named = [
@@ -151,8 +151,6 @@ def _in_scenario(name: str):
 
 
 def _under_schedules(candidate) -> None:
-    from labkit.tools.schedules import invariant_violations, run_schedule
-
     for case, schedule in _schedules():
         service = _Service(candidate)
         outcome = run_schedule(schedule, service_execute=service)
@@ -167,13 +165,6 @@ def _under_schedules(candidate) -> None:
 
 def _changed_request(candidate) -> None:
     """The same request key reused for a changed request (10:00): a conflict, nothing executed."""
-    from labkit.tools.calendar_service import CalendarService, ServiceTransport
-    from labkit.tools.confirm import invocation_digest
-    from labkit.tools.executor import Executor
-    from labkit.tools.runtime import ToolRunConfig
-    from labkit.tools.schedules import fixture_invocation
-    from labkit.tools.states import InvocationMachine, State
-
     service = _Service(candidate)
     calendar = CalendarService(ToolRunConfig().service_clock, execute=service)
     invocation = fixture_invocation()

@@ -11,11 +11,18 @@ import numpy as np
 
 from labkit.check.core import function, value
 from labkit.check.grading import yes_or_no
+from labkit.labs import dpo, masks
+from labkit.labs.cache_faults import MODES, run_case
+from labkit.labs.causal_attention import PERTURB_FROM, PREFIX_SEED
+from labkit.labs.common import masked_cross_entropy
+from labkit.labs.dpo import dpo_gradient
+from labkit.labs.grpo import dual_clip_objective, group_advantages
+from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+from labkit.labs.masks import packing_prediction_mask
+from labkit.nn import KVCache, attention
 
 
 def _uniform_row() -> tuple[float, np.ndarray]:
-    from labkit.labs.common import masked_cross_entropy
-
     return masked_cross_entropy(np.zeros((1, 3)), np.array([0]), np.array([True]))
 
 
@@ -30,8 +37,6 @@ def uniform_row_gradient() -> list[float]:
 
 
 def _ce_cases():
-    from labkit.labs import masks
-
     seeded = np.random.default_rng(masks.MASKED_SEED).normal(size=(3, 4))
     many = np.random.default_rng(2026).normal(0.0, 2.0, size=(5, 6))
     lab_row = np.array([[np.log(2.0), 0.0, 0.0]])
@@ -52,8 +57,6 @@ def _ce_cases():
 
 @function(_ce_cases)
 def masked_ce_gradient(logits, targets, valid):
-    from labkit.labs.common import masked_cross_entropy
-
     return masked_cross_entropy(logits, targets, valid)[1]
 
 
@@ -97,14 +100,10 @@ def sliding_window_mask(document_ids, window):
 
 @value
 def packed_zero_predictions() -> int:
-    from labkit.labs.masks import packing_prediction_mask
-
     return int(np.sum(~packing_prediction_mask([0, 0, 1, 1, 1, 2, 2, 2])))
 
 
 def _attention_cases():
-    from labkit.labs.causal_attention import PERTURB_FROM, PREFIX_SEED
-
     x = np.random.default_rng(PREFIX_SEED).normal(size=(1, 5, 4))[0]
     pushed = x.copy()
     pushed[PERTURB_FROM:] += 100.0
@@ -120,8 +119,6 @@ def _attention_cases():
 
 @function(_attention_cases)
 def causal_self_attention(q, k, v):
-    from labkit.nn.attention import attention
-
     t = q.shape[0]
     output, weights = attention(q[None], k[None], v[None], np.tril(np.ones((t, t), dtype=bool)))
     return output[0], weights[0]
@@ -129,8 +126,6 @@ def causal_self_attention(q, k, v):
 
 @value
 def scaled_query_weight() -> float:
-    from labkit.nn import attention
-
     q, k = np.array([[[10.0, 0.0]]]), np.array([[[1.0, 0.0], [0.0, 1.0]]])
     v = np.array([[[2.0, 0.0], [0.0, 4.0]]])
     return float(attention(q, k, v, np.ones((1, 2), dtype=bool))[1][0, 0, 0])
@@ -138,8 +133,6 @@ def scaled_query_weight() -> float:
 
 @value
 def cache_length_after_step_3() -> int:
-    from labkit.labs.lab_decoder import lab_decoder, lab_tokens
-
     model, tokens = lab_decoder(), lab_tokens()
     _, cache = model.prefill(tokens[None, :4])
     for position in range(4, 7):
@@ -149,15 +142,11 @@ def cache_length_after_step_3() -> int:
 
 @value
 def lab_cache_bytes() -> int:
-    from labkit.labs.lab_decoder import lab_decoder, lab_tokens
-
     _, cache = lab_decoder().prefill(lab_tokens()[None, :])
     return int(sum(k.nbytes + v.nbytes for k, v in zip(cache.keys, cache.values, strict=True)))
 
 
 def _caches():
-    from labkit.labs.cache_faults import MODES, run_case
-
     near = run_case("correct").cache.copy()
     near.keys[1] = near.keys[0] + 1e-13
     cases = [(f"decoder {mode} after 7 steps", (run_case(mode).cache,)) for mode in MODES]
@@ -170,25 +159,18 @@ def distinct_layer_keys(cache):
 
 
 def _decoders():
-    from labkit.labs.cache_faults import MODES
-    from labkit.labs.lab_decoder import lab_decoder, lab_tokens
-
     cases = [(f"decoder {mode}, the lab's tokens", (lab_decoder(fault), lab_tokens())) for mode, fault in MODES.items()]
     return [*cases, ("decoder correct, tokens [16, 0, 7, 7]", (lab_decoder(None), np.array([16, 0, 7, 7])))]
 
 
 @function(_decoders, hook=yes_or_no)
 def cached_path_agrees(model, tokens):
-    from labkit.nn import KVCache
-
     cache = KVCache(model.config.n_layers)
     stepped = np.stack([model.decode_step(np.array([t]), cache).next_logits[0] for t in tokens])
     return bool(np.allclose(stepped, model.full_logits(tokens[None, :])[0], atol=1e-12, rtol=1e-12))
 
 
 def _dpo(beta_factor: float = 1.0):
-    from labkit.labs import dpo
-
     return dpo.dpo_loss(dpo.POLICY_LOG_PROBS, dpo.REFERENCE_LOG_PROBS, dpo.BETA * beta_factor)
 
 
@@ -199,8 +181,6 @@ def dpo_loss_when_beta_doubles() -> str:
 
 @value
 def dpo_gradient_at_point() -> list[float]:
-    from labkit.labs.dpo import dpo_gradient
-
     return [float(g) for g in dpo_gradient((-1.0, -2.0), (-1.5, -1.5), 0.5)]
 
 
@@ -220,13 +200,9 @@ def rloo_advantages(rewards):
 
 @value
 def lone_success_advantage() -> float:
-    from labkit.labs.grpo import group_advantages
-
     return float(group_advantages(np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]), ddof=0, eps=0.0)[0, 0])
 
 
 @value
 def dual_clip_value() -> float:
-    from labkit.labs.grpo import dual_clip_objective
-
     return float(dual_clip_objective(np.array([5.0]), np.array([-2.0]), 0.2, 3.0)[0])

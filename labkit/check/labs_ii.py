@@ -16,6 +16,11 @@ import numpy as np
 
 from labkit.check.core import function, table, value
 from labkit.check.grading import CandidateProblem, as_array, call, unpack
+from labkit.labs import report as reports
+from labkit.labs import speculative, unequal_rank
+from labkit.labs.bandwidth import DecodeBudget
+from labkit.labs.kl import kl_divergence
+from labkit.labs.speculative import expected_tokens_per_target_call, speculative_mass
 
 #: the distributions of the KL and speculative pages' hand questions: (p, q)
 KL_PAIR = ([0.9, 0.1, 0.0], [0.5, 0.25, 0.25])
@@ -24,15 +29,11 @@ DRAFT_PAIR = ([0.5, 0.5, 0.0], [0.2, 0.3, 0.5])
 
 @value
 def kl_by_hand() -> float:
-    from labkit.labs.kl import kl_divergence
-
     return float(kl_divergence(*KL_PAIR))
 
 
 @value
 def finite_direction() -> str:
-    from labkit.labs.kl import kl_divergence
-
     return "pq" if np.isfinite(kl_divergence(*KL_PAIR)) else "qp"
 
 
@@ -52,8 +53,6 @@ def kl_from_logits(z_p, z_q):
 
 
 def _draft_pairs():
-    from labkit.labs import speculative
-
     (_, equal_p, equal_q), (_, disjoint_p, disjoint_q) = speculative.EDGE_CASES
     pairs = {
         "the lab's p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2]": (speculative.TARGET, speculative.DRAFT),
@@ -77,8 +76,6 @@ def _unused_accept_ignored(candidate):
 
 def _verification(p, q):
     """(accept, residual) of the target p verifying a draft from q, accept 0 where q never proposes."""
-    from labkit.labs.speculative import speculative_mass
-
     mass = speculative_mass(p, q)
     return np.where(q > 0, mass.accept_probability, 0.0), mass.residual
 
@@ -99,8 +96,6 @@ def second_draft(p, q):
 
 
 def _draft_mass():
-    from labkit.labs.speculative import speculative_mass
-
     return speculative_mass(*DRAFT_PAIR)
 
 
@@ -111,21 +106,15 @@ def rejection_probability() -> float:
 
 @value
 def tokens_per_target_call() -> float:
-    from labkit.labs.speculative import expected_tokens_per_target_call
-
     return float(expected_tokens_per_target_call(1.0 - _draft_mass().reject_probability, 3))
 
 
 @value
 def tokens_at_general_alpha() -> float:
-    from labkit.labs.speculative import expected_tokens_per_target_call
-
     return float(expected_tokens_per_target_call(0.8, 4))
 
 
 def _layouts():
-    from labkit.labs.bandwidth import DecodeBudget
-
     small = {"n_params": 1_500_000_000, "n_layers": 28, "context": 32_768, "n_kv_heads": 2}
     layouts = {
         "the source's 7B fp16 layout, batch 1": (DecodeBudget(), 1),
@@ -145,15 +134,11 @@ def _layouts():
 
 @function(_layouts)
 def decode_step_lower_bound_ms(budget, batch):
-    from labkit.labs.bandwidth import DecodeBudget
-
     return DecodeBudget(**vars(budget)).step(batch)["lower_bound_ms"]  # the lab's own bound for that layout
 
 
 @value
 def quantised_batch8_ms() -> float:
-    from labkit.labs.bandwidth import DecodeBudget
-
     return float(DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1).step(8)["lower_bound_ms"])
 
 
@@ -174,8 +159,6 @@ RANK_CASES = (
 
 
 def _rank_sums():
-    from labkit.labs import unequal_rank
-
     reports = [(case, unequal_rank.run(**options)) for case, options in RANK_CASES]
     return [(case, (np.array(r["rank_gradient_sums"]), np.array(r["rank_token_counts"]))) for case, r in reports]
 
@@ -187,8 +170,6 @@ def compensated_local_gradients(rank_gradient_sums, rank_token_counts):
 
 @value
 def moved_token_naive_average() -> float:
-    from labkit.labs import unequal_rank
-
     return float(unequal_rank.run(rank_targets=RANK_CASES[1][1]["rank_targets"])["naive_average"])
 
 
@@ -199,8 +180,6 @@ NONE, SOME = [], "at least one problem"
 @lru_cache(maxsize=1)
 def _real_reports() -> tuple[dict, dict, dict]:
     """(passed labs report, failed labs report, fault-injection report), built by labkit."""
-    from labkit.labs import report as reports
-
     good = reports.labs_report(samples=reports.MIN_SAMPLES)
 
     def fails():

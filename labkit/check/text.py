@@ -14,6 +14,9 @@ import numpy as np
 
 from labkit.check.core import hooked, trace
 from labkit.check.grading import CandidateProblem, as_array, call, golden
+from labkit.nn import DecoderWeights
+from labkit.text.processors import ProcessorContext, SamplingConfig
+from labkit.text.runtime import TextTraceConfig, run_text_trace
 
 _DECODER_METHODS = ("forward", "decode_step", "prefill", "full_logits")
 
@@ -43,8 +46,6 @@ def _as_processor(config=None):
 
 def _eos_contexts():
     """Contexts the default request never produces: another EOS ID, a zero minimum."""
-    from labkit.text.processors import ProcessorContext, SamplingConfig
-
     row = np.linspace(-2.0, 3.0, 20, dtype=np.float32)
     other_eos = SamplingConfig(eos_id=7, minimum_output_tokens=2)
     return [
@@ -62,8 +63,6 @@ def _eos_mask(logits, context):
 
 @trace(hook=_EosProcessor, cases=_eos_contexts, reference=_eos_mask)
 def minimum_length_eos_mask():
-    from labkit.text.runtime import TextTraceConfig, run_text_trace
-
     longer = TextTraceConfig(sampling=replace(TextTraceConfig().sampling, minimum_output_tokens=6))
     return [
         ("the chapter's request (minimum 1) vs the golden trace", golden("text.jsonl"), _as_processor()),
@@ -76,8 +75,6 @@ class DecoderParts:
     own forward pass is the thing the reader is writing, so it is not here."""
 
     def __init__(self, decoder):
-        from labkit.nn import DecoderWeights
-
         arrays = {}
         for key, array in decoder.weights.to_arrays().items():
             arrays[key] = array.copy()
@@ -137,8 +134,6 @@ def _without_ledger(events: list[dict]) -> list[dict]:
 
 @trace(hook=_decode_step)
 def decode_one():
-    from labkit.text.runtime import TextTraceConfig, run_text_trace
-
     shorter = TextTraceConfig(user="天空为什么是蓝色", max_output_tokens=6)  # 11 IDs: the first decode feeds 11
     return [
         (

@@ -5,12 +5,23 @@ every trace-three exercise plugs its piece into.
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
 
 from labkit.check.core import hooked, trace
 from labkit.check.grading import Diverged, as_array, call, failure, golden, yes_or_no
+from labkit.tools.calls import first_model_call, grammar_for
+from labkit.tools.confirm import Confirmation, invocation_digest
+from labkit.tools.grammar import SchemaGrammar
+from labkit.tools.model import load_decoder
+from labkit.tools.runtime import USER_TEXT
+from labkit.tools.schedules import fixture_invocation
+from labkit.tools.tokenizer import ToolTokenizer
+from labkit.tools.toolspec import load_toolspec
+from labkit.trace.kinds import run
 
 FIELD = "duration_minutes"
 _MARKER = f'"{FIELD}":'
@@ -19,16 +30,12 @@ _NARROW = "duration_minutes limited to 15…90"
 
 @lru_cache(maxsize=1)
 def decoder():
-    from labkit.tools.model import load_decoder
-
     return load_decoder()
 
 
 @lru_cache(maxsize=1)
 def happy_run():
     """The chapter's happy path, run once."""
-    from labkit.trace.kinds import run
-
     return run("tool", None, decoder=decoder())
 
 
@@ -44,8 +51,6 @@ class _FieldMask:
     it is compared with the schema grammar's mask, and the first difference stops the run."""
 
     def __init__(self, candidate, grammar, schema: dict, case: str):
-        from labkit.tools.tokenizer import ToolTokenizer
-
         self.candidate, self.grammar, self.schema, self.case = candidate, grammar, dict(schema), case
         self.tok = ToolTokenizer()
         self.control = frozenset(i for i in range(self.tok.vocab_size) if self.tok.is_control(i))
@@ -77,9 +82,6 @@ class _FieldMask:
 
 
 def _with_bounds(spec, minimum: int, maximum: int):
-    import copy
-    from dataclasses import replace
-
     schema = copy.deepcopy(spec.input_schema)
     schema["properties"][FIELD].update(minimum=minimum, maximum=maximum)
     return replace(spec, input_schema=schema)
@@ -96,11 +98,6 @@ def _unreached_values(schema: dict) -> list[str]:
 def _mask_runs():
     """The chapter's request against its golden trace; the request under a schema that forbids 10
     (15…90), whose decode takes another path; then values neither decode reaches, for both schemas."""
-    from labkit.tools.calls import first_model_call, grammar_for
-    from labkit.tools.grammar import SchemaGrammar
-    from labkit.tools.runtime import USER_TEXT
-    from labkit.tools.toolspec import load_toolspec
-
     spec = load_toolspec()
     narrow = _with_bounds(spec, 15, 90)
     field_of = {name: dict(s.input_schema["properties"][FIELD]) for name, s in (("chapter", spec), ("narrow", narrow))}
@@ -135,11 +132,6 @@ def integer_field_mask():
 
 def _confirmations():
     """Confirmations the scenarios do not reach: a rejection, a reordered Invocation."""
-    from dataclasses import replace
-
-    from labkit.tools.confirm import Confirmation, invocation_digest
-    from labkit.tools.schedules import fixture_invocation
-
     invocation = fixture_invocation()
     digest = invocation_digest(invocation)
     reordered = replace(invocation, normalized_arguments=dict(reversed(list(invocation.normalized_arguments.items()))))

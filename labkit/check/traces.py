@@ -8,8 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.check import tools
 from labkit.check.core import function, table, value
 from labkit.check.grading import exactly
+from labkit.core.fixtures import fixture_path, read_json
+from labkit.diffusion import DiffusionConfig, ddim_step
+from labkit.diffusion.guidance import classifier_free_guidance
+from labkit.diffusion.normal import blocks_to_normals
+from labkit.nn import rms_norm
+from labkit.tools.calls import common_prefix
+from labkit.tools.confirm import request_digest
+from labkit.tools.schedules import fixture_invocation
+from labkit.tools.template import ToolTemplate
+from labkit.tools.tokenizer import ToolTokenizer
+from labkit.tools.toolspec import load_toolspec
+from labkit.trace import catalogue
 
 #: the request the cache of page 09's prediction was built for
 OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
@@ -17,8 +30,6 @@ OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
 
 @value
 def rms_norm_row() -> float:
-    from labkit.nn import rms_norm
-
     return float(rms_norm(np.array([[3.0, 4.0, 0.0, 0.0]]), 1e-6)[0, 0])
 
 
@@ -41,25 +52,17 @@ def min_p_filter(logits, min_p):
 
 @value
 def philox_blocks_for_latent() -> int:
-    from labkit.diffusion import DiffusionConfig
-    from labkit.diffusion.normal import blocks_to_normals
-
     per_block = blocks_to_normals(np.full((1, 4), 7, dtype=np.uint32)).size
     return int(np.prod(DiffusionConfig().latent_shape)) // per_block
 
 
 @value
 def cfg_other_convention() -> float:
-    from labkit.diffusion import DiffusionConfig
-
     return float(DiffusionConfig().guidance_scale) - 1.0
 
 
 @value
 def cfg_scale_one() -> str:
-    from labkit.diffusion import DiffusionConfig
-    from labkit.diffusion.guidance import classifier_free_guidance
-
     eps = np.random.default_rng(5).normal(size=(2, 4, 8, 8))
     guided = classifier_free_guidance(eps, 1.0)
     row = next(i for i in range(2) if np.allclose(guided[0], eps[i]))
@@ -68,9 +71,6 @@ def cfg_scale_one() -> str:
 
 @value
 def x0_fed_as_epsilon() -> list[float]:
-    from labkit.core.fixtures import fixture_path, read_json
-    from labkit.diffusion import ddim_step
-
     fx = read_json(fixture_path("diffusion", "ddim-2d-subfixture.json"))
     z_prev, _ = ddim_step(np.array(fx["z_2"]), np.array([1.0, -1.0]), fx["alpha_bar"]["2"], fx["alpha_bar"]["1"])
     return [float(v) for v in np.ravel(z_prev)]
@@ -78,21 +78,12 @@ def x0_fed_as_epsilon() -> list[float]:
 
 @value
 def digest_changes_on_reorder() -> bool:
-    from labkit.tools.confirm import request_digest
-    from labkit.tools.schedules import fixture_invocation
-
     arguments = fixture_invocation().normalized_arguments  # the chapter's Invocation, from the fixtures
     return request_digest(arguments) != request_digest(dict(reversed(list(arguments.items()))))
 
 
 @value
 def reuse_for_other_request() -> int:
-    from labkit.check import tools
-    from labkit.tools.calls import common_prefix
-    from labkit.tools.template import ToolTemplate
-    from labkit.tools.tokenizer import ToolTokenizer
-    from labkit.tools.toolspec import load_toolspec
-
     prompt = ToolTemplate().tool_call_prompt([load_toolspec()], OTHER_USER_TEXT)
     return int(common_prefix(np.array([ToolTokenizer().encode(prompt)]), tools.happy_run().second_call.input_ids))
 
@@ -151,8 +142,6 @@ MYSTERIES = (
 
 @table(agree=exactly)
 def name_the_fault():
-    from labkit.trace import catalogue
-
     return [
         (f"mystery {number} ({kind})", (kind, catalogue.golden(kind), catalogue.run(kind, fault)), fault)
         for number, (kind, fault) in enumerate(MYSTERIES)
