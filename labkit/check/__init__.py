@@ -1,13 +1,10 @@
 """Self-checking exercises: ``labkit.check.<exercise>(answer)``.
 
-Four kinds: *predict* (commit to a number, ID, shape, event or verdict before running),
-*diagnose* (find the first divergence of a faulty trace or function), *extend* (a variant the
-page does not show and the kit does not contain), *derive* (a closed form worked out by hand).
-A prediction or a derivation is a value; the others are functions.
-
-Every exercise is data — ``exercises.toml``: kind, task, comparison and tolerance, two hint levels
-— joined to the Python that computes its answer, reference, cases or runs (the other modules, one
-per page group or mechanism, found on first use) and run by one engine, ``core``.
+Four kinds: *predict* (commit to a number, ID, shape, event or verdict before running), *diagnose*
+(find the first divergence of a faulty trace or function), *extend* (a variant the page does not
+show and the kit does not contain), *derive* (a closed form worked out by hand). Each is data —
+``exercises.toml`` — joined to the Python that computes its answer, reference, cases or runs (the
+other modules, found on first use) and run by one engine, ``core``.
 """
 
 from __future__ import annotations
@@ -15,9 +12,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from labkit.check.core import CheckResult, Exercise, ExerciseSpec, catalogue, declare_faults, registry
+from labkit.check.core import CheckResult, Exercise, catalogue, declare_faults, registry
 
-__all__ = ["CheckResult", "Exercise", "ExerciseSpec", "exercises"]
+__all__ = ["CheckResult", "Exercise", "exercises"]
 
 
 def exercises() -> dict[str, Exercise]:

@@ -148,10 +148,6 @@ class Exercise:
         return f"{self.kind} exercise {self.name}{what} — {self.task} [{self.page}]"
 
 
-#: the name the command line and older code know an exercise by
-ExerciseSpec = Exercise
-
-
 def register(spec: Exercise) -> Exercise:
     if spec.name in registry:
         raise ValueError(f"exercise {spec.name!r} is registered twice")

@@ -1,9 +1,5 @@
-"""Exercise of page 06 (§7.8): the DDIM step.
-
-The reader's step replaces the scheduler step: first on the §7.8 two-dimensional sub-fixture,
-then in the chapter's four-step loop against the golden trace's latent events (d00–d05; pixels
-and PNG bytes would change with a correct answer's last float bit) and, number by number, the
-library's arrays.
+"""Exercise of page 06 (§7.8): the reader's DDIM step on the two-dimensional sub-fixture, then in the
+chapter's loop against the golden trace's latent events (d00–d05) and, number by number, the library's arrays.
 """
 
 from __future__ import annotations

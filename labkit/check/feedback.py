@@ -1,13 +1,7 @@
-"""How a verdict reads: short numbers, two levels of hints, plain text and HTML.
-
-Level 1 (the first wrong run) shows where the answer diverges, both values and the idea to
-revisit.  Level 2 (``result.more()``, or the second wrong run of the same exercise) adds the
-exercise's rule and its precise hint, which may state the formula.
-
-Numbers are shown short — 4 significant digits, through the book's formatter
-``labkit.reader.numbers.fmt`` — and only as long as it takes to tell the
-reader's value from the expected one (0.2 vs 0.19999999999999996 shows the last digits, since
-that *is* the divergence).
+"""How a verdict reads: level 1 (the first wrong run) shows where the answer diverges, both values and
+the idea to revisit; level 2 (``result.more()``, or a second wrong run) adds the rule and where it breaks.
+Numbers are short (4 significant digits, ``labkit.reader.numbers.fmt``) but never hide the difference:
+0.2 against 0.19999999999999996 shows the last digits, since that *is* the divergence.
 """
 
 from __future__ import annotations

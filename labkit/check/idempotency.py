@@ -1,8 +1,5 @@
-"""Exercise of page 10 (§7.14–7.15): the calendar service's idempotent execute.
-
-The reader's execute decides every request the service receives: in three scenarios against
-their golden traces, under 28 fault schedules against the library's outcome, and for a request
-key reused with a changed request. The first wrong decision stops the run.
+"""Exercise of page 10 (§7.14–7.15): the service's idempotent execute decides every request in three
+scenarios, under 28 fault schedules and for a reused key; the first wrong decision stops the run.
 """
 
 from __future__ import annotations

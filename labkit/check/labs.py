@@ -1,8 +1,5 @@
-"""The exercises of chapter 11's labs 01–07 that need no runtime hook: predictions, derivations,
-variants and a diagnosis.
-
-Every answer comes from the labs' own kernels at check time; a variant's reference is written
-here, hidden, because the kit does not contain it.
+"""The exercises of chapter 11's labs 01–07 without a runtime hook; every answer comes from the labs'
+own kernels at check time, and a variant's reference is written here, hidden: the kit does not hold it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """Trace one's exercises inside its runtime (pages 02–03): the minimum-length EOS mask and one
-decode step with the KV cache.
-
-The reader's piece replaces the library's inside ``run_text_trace``; the run is compared event by
-event with the golden trace, then a second request with the library's run, then (for the mask)
-contexts the runtime does not reach, row by row.
+decode step with the KV cache, each run against the golden trace and a second request.
 """
 
 from __future__ import annotations
@@ -15,27 +11,27 @@ import numpy as np
 from labkit.check.core import hooked, trace
 from labkit.check.grading import CandidateProblem, as_array, call, golden
 from labkit.nn import DecoderWeights
+from labkit.text import processors
 from labkit.text.processors import ProcessorContext, SamplingConfig
 from labkit.text.runtime import TextTraceConfig, run_text_trace
 
 _DECODER_METHODS = ("forward", "decode_step", "prefill", "full_logits")
 
 
-class _EosProcessor:
+def _eos_processor(candidate):
     """The reader's mask as a processor of the runtime: it must return a new float row."""
 
-    def __init__(self, candidate):
-        self.candidate = candidate
-
-    def __call__(self, logits, context):
+    def processor(logits, context):
         before = np.array(logits, copy=True)
-        got = call(self.candidate, logits, context)
+        got = call(candidate, logits, context)
         if not np.array_equal(np.asarray(logits), before, equal_nan=True):
             raise CandidateProblem(
                 "your function changed the logits it was given; a processor returns a new row "
                 "(start from logits.copy())"
             )
         return as_array(got, "the returned logits", shape=before.shape, dtype_kind="float")
+
+    return processor
 
 
 def _as_processor(config=None):
@@ -55,13 +51,7 @@ def _eos_contexts():
     ]
 
 
-def _eos_mask(logits, context):
-    from labkit.text.processors import minimum_length_eos_mask
-
-    return minimum_length_eos_mask(logits, context)
-
-
-@trace(hook=_EosProcessor, cases=_eos_contexts, reference=_eos_mask)
+@trace(hook=_eos_processor, cases=_eos_contexts, reference=processors.minimum_length_eos_mask)
 def minimum_length_eos_mask():
     longer = TextTraceConfig(sampling=replace(TextTraceConfig().sampling, minimum_output_tokens=6))
     return [

@@ -13,6 +13,7 @@ import numpy as np
 
 from labkit.check.core import hooked, trace
 from labkit.check.grading import Diverged, as_array, call, failure, golden, yes_or_no
+from labkit.tools import confirm
 from labkit.tools.calls import first_model_call, grammar_for
 from labkit.tools.confirm import Confirmation, invocation_digest
 from labkit.tools.grammar import SchemaGrammar
@@ -21,7 +22,7 @@ from labkit.tools.runtime import USER_TEXT
 from labkit.tools.schedules import fixture_invocation
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import load_toolspec
-from labkit.trace.kinds import run
+from labkit.trace import kinds
 
 FIELD = "duration_minutes"
 _MARKER = f'"{FIELD}":'
@@ -36,7 +37,7 @@ def decoder():
 @lru_cache(maxsize=1)
 def happy_run():
     """The chapter's happy path, run once."""
-    return run("tool", None, decoder=decoder())
+    return kinds.run("tool", None, decoder=decoder())
 
 
 def scenario(name: str, hook: str) -> tuple[str, list[dict], object]:
@@ -147,12 +148,6 @@ def _confirmations():
     ]
 
 
-def _digest_matches(confirmation, invocation):
-    from labkit.tools.confirm import digest_matches
-
-    return digest_matches(confirmation, invocation)
-
-
-@trace(hook=yes_or_no, cases=_confirmations, reference=_digest_matches)
+@trace(hook=yes_or_no, cases=_confirmations, reference=confirm.digest_matches)
 def digest_matches():
     return [scenario(name, "digest_matches") for name in ("happy", "confirmation_mismatch", "tampered_digest")]

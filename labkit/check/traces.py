@@ -1,7 +1,5 @@
-"""The predictions, variants and diagnoses of the preface and chapter 7's pages that need no runtime hook.
-
-Every answer is computed here from the real kernels, fixtures and runtimes at check time — never
-typed in — so a change to the kit moves the answer with it.
+"""The exercises of the preface and chapter 7 without a runtime hook; every answer is computed from the
+real kernels, fixtures and runtimes at check time, so a change to the kit moves the answer with it.
 """
 
 from __future__ import annotations
