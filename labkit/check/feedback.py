@@ -96,8 +96,7 @@ def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]
         rows.append(("rule", result.rule))
     if result.where or result.rule:
         got, expected = short_pair(result.got, result.expected)
-        rows.append(("your value", got))
-        rows.append(("expected", expected))
+        rows += [("your value", got), ("expected", expected)]
     concept = result.concept
     if concept and (level < 2 or concept != result.hint):
         rows.append(("idea", concept))

@@ -125,14 +125,9 @@ def _schedules():
     return named
 
 
-def _summary(outcome) -> dict:
-    service = outcome.service
-    return {
-        "final_state": outcome.final_state,
-        "request_status": outcome.request_status,
-        "calendar": sorted(service.store),
-        "executions": service.executions,
-    }
+def _summary(outcome) -> tuple:
+    """(final state, request status, calendar, executions): what the library's run and the reader's must share."""
+    return outcome.final_state, outcome.request_status, sorted(outcome.service.store), outcome.service.executions
 
 
 def _in_scenario(name: str):

@@ -20,7 +20,7 @@ from labkit.tools.schedules import fixture_invocation
 from labkit.tools.template import ToolTemplate
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import load_toolspec
-from labkit.trace import catalogue
+from labkit.trace import catalogue, kinds
 
 #: the request the cache of page 09's prediction was built for
 OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
@@ -83,7 +83,8 @@ def digest_changes_on_reorder() -> bool:
 @value
 def reuse_for_other_request() -> int:
     prompt = ToolTemplate().tool_call_prompt([load_toolspec()], OTHER_USER_TEXT)
-    return int(common_prefix(np.array([ToolTokenizer().encode(prompt)]), tools.happy_run().second_call.input_ids))
+    second_call = kinds.run("tool", None, decoder=tools.decoder()).second_call  # the chapter's happy path
+    return int(common_prefix(np.array([ToolTokenizer().encode(prompt)]), second_call.input_ids))
 
 
 def _backoff_cases():
