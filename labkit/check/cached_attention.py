@@ -38,14 +38,10 @@ def _feed_forward_block(model, w, x) -> np.ndarray:
 
 
 def decode_with_attention_step(step, model, tokens) -> np.ndarray:
-    """Decode ``tokens`` [T] one at a time through ``model``'s layers with ``step`` as the cached attention.
-
-    ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` with
-    q, k_new, v_new [1, H, 1, d_h] (already rotated by RoPE at position t), cache_k/cache_v
-    [1, H, t, d_h]; it returns the attention output [1, H, 1, d_h] and the grown cache
-    [1, H, t + 1, d_h].  Everything else — embedding, RMSNorm, RoPE, projections, SwiGLU, the
-    head — is the model's own weights and labkit.nn's functions.  Returns logits [T, V].
-    """
+    """Logits [T, V] of ``tokens`` decoded one at a time through ``model``'s layers, with
+    ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` as the cached
+    attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h]); the rest
+    is the model's own weights and labkit.nn's functions."""
     cfg, weights = model.config, model.weights
     if cfg.group_size != 1:
         raise ValueError(f"the driver expects multi-head attention (group size 1), got {cfg.group_size}")

@@ -15,10 +15,7 @@ from labkit.diffusion import ddim_step
 from labkit.diffusion.hooks import DiffusionHooks
 from labkit.diffusion.pipeline import run_diffusion
 
-_LAST_STEP = (
-    "after the last timestep (prev_t is None) there is no earlier level: ᾱ_prev = 1.0 "
-    "(final_alpha_bar), so the last step returns z₀ = x̂₀"
-)
+_LAST_STEP = "there is no earlier level: ᾱ_prev = 1.0 (final_alpha_bar), so the last step returns z₀ = x̂₀"
 
 
 @lru_cache(maxsize=1)

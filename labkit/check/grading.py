@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from labkit.check import feedback
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
 
 
 class CandidateProblem(Exception):
@@ -225,9 +227,6 @@ def compare_cases(candidate, cases, reference, *, atol=1e-12, outputs=("result",
 
 def golden(filename: str, first: int | None = None) -> list[dict]:
     """The golden trace ``fixtures/traces/<filename>`` (its first ``first`` events)."""
-    from labkit.core.events import read_jsonl
-    from labkit.core.fixtures import fixture_path
-
     return read_jsonl(fixture_path("traces", filename))[:first]
 
 

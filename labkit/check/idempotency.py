@@ -87,11 +87,9 @@ def _stop_at_wrong_decision(case: str, service: _Service, detail: str | None = N
         return
     number = service.calls.index(wrong) + 1
     record = wrong["stored"]
-    held = (
-        "nothing"
-        if record is None
-        else f"digest {record['request_digest'][:19]}…, status {record['response'].get('status')}"
-    )
+    held = "nothing"
+    if record is not None:
+        held = f"digest {record['request_digest'][:19]}…, status {record['response'].get('status')}"
     raise Diverged(
         failure(
             "the service's idempotency decision is wrong" + (f" ({detail})" if detail else ""),

@@ -112,19 +112,16 @@ def tokens_at_general_alpha() -> float:
 
 
 def _layouts():
-    small = {"n_params": 1_500_000_000, "n_layers": 28, "context": 32_768, "n_kv_heads": 2}
+    one_byte = DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1)
+    small = DecodeBudget(
+        1_500_000_000, n_layers=28, context=32_768, n_kv_heads=2, bandwidth_bytes_per_second=2 * 10**12
+    )
     layouts = {
         "the source's 7B fp16 layout, batch 1": (DecodeBudget(), 1),
         "the source's 7B fp16 layout, batch 8": (DecodeBudget(), 8),
-        "one byte per weight and per cache element, batch 8": (
-            DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1),
-            8,
-        ),
+        "one byte per weight and per cache element, batch 8": (one_byte, 8),
         "32 KV heads instead of 8, batch 8": (DecodeBudget(n_kv_heads=32), 8),
-        "a 1.5B model, 28 layers, 2 KV heads, 32 768 tokens, 2 TB/s, batch 64": (
-            DecodeBudget(**small, bandwidth_bytes_per_second=2_000_000_000_000),
-            64,
-        ),
+        "a 1.5B model, 28 layers, 2 KV heads, 32 768 tokens, 2 TB/s, batch 64": (small, 64),
     }
     return [(case, (SimpleNamespace(**asdict(budget)), batch)) for case, (budget, batch) in layouts.items()]
 

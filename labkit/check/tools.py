@@ -125,15 +125,11 @@ def _confirmations():
     invocation = fixture_invocation()
     digest = invocation_digest(invocation)
     reordered = replace(invocation, normalized_arguments=dict(reversed(list(invocation.normalized_arguments.items()))))
+    rejected = Confirmation("confirm_02", "inv_01", digest, "reject")
+    approved = Confirmation("confirm_03", "inv_01", digest, "approve")
     return [
-        (
-            "the user pressed 'reject' on the right card",
-            (Confirmation("confirm_02", "inv_01", digest, "reject"), invocation),
-        ),
-        (
-            "the same Invocation with its arguments in another key order",
-            (Confirmation("confirm_03", "inv_01", digest, "approve"), reordered),
-        ),
+        ("the user pressed 'reject' on the right card", (rejected, invocation)),
+        ("the same Invocation with its arguments in another key order", (approved, reordered)),
     ]
 
 
