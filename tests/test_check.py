@@ -82,6 +82,29 @@ def test_bad_parents_that_ignores_forward_parents_is_caught():
     assert not result.passed and "points forward" in result.where and result.hint
 
 
+def test_name_the_fault_that_always_names_one_fault_is_caught_at_the_first_other_mystery():
+    result = check.name_the_fault(lambda kind, golden, mystery: "broken_detokenizer")
+    assert not result.passed and result.where.startswith("case “mystery 1 (diffusion)”"), repr(result)
+    assert (result.got, result.expected) == ("broken_detokenizer", "leading_timesteps") and result.hint
+
+
+def test_name_the_fault_that_names_the_first_fault_of_the_kind_is_caught():
+    from labkit.trace import catalogue
+
+    result = check.name_the_fault(lambda kind, golden, mystery: next(iter(catalogue.faults(kind))))
+    assert not result.passed and result.where.startswith("case “mystery"), repr(result)
+
+
+def test_an_exercise_without_a_catalogue_entry_is_refused_by_name():
+    from labkit.check.core import value
+
+    def not_in_the_catalogue():
+        return 1.0
+
+    with pytest.raises(ValueError, match="'not_in_the_catalogue' has no entry in exercises.toml"):
+        value(not_in_the_catalogue)
+
+
 def test_every_chapter_page_has_a_registered_exercise():
     from labkit.devtools import book
 
