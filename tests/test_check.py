@@ -110,8 +110,6 @@ def test_every_chapter_page_has_a_registered_exercise():
 
     exempt = {
         "notebooks/glossary.md",  # a reference page, not a chapter
-        # §7.18's summary page: its questions are answered by the page's next cell, for now
-        "notebooks/07-traces/12-conclusion.md",
     }
     pages = {f.replace(".ipynb", ".md") for f in book.toc_files(book.load_config())}
     covered = {spec.page for spec in EXERCISES.values()}

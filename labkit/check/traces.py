@@ -14,6 +14,8 @@ from labkit.diffusion import DiffusionConfig, ddim_step
 from labkit.diffusion.guidance import classifier_free_guidance
 from labkit.diffusion.normal import blocks_to_normals
 from labkit.nn import rms_norm
+from labkit.text.config import TextTraceConfig
+from labkit.text.runtime import run_text_trace
 from labkit.tools.calls import common_prefix
 from labkit.tools.confirm import request_digest
 from labkit.tools.schedules import fixture_invocation
@@ -72,6 +74,11 @@ def x0_fed_as_epsilon() -> list[float]:
     fx = read_json(fixture_path("diffusion", "ddim-2d-subfixture.json"))
     z_prev, _ = ddim_step(np.array(fx["z_2"]), np.array([1.0, -1.0]), fx["alpha_bar"]["2"], fx["alpha_bar"]["1"])
     return [float(v) for v in np.ravel(z_prev)]
+
+
+@value
+def three_token_event_count() -> int:
+    return len(run_text_trace(TextTraceConfig(max_output_tokens=3)).events)
 
 
 @value
