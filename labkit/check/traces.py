@@ -14,8 +14,6 @@ from labkit.diffusion import DiffusionConfig, ddim_step
 from labkit.diffusion.guidance import classifier_free_guidance
 from labkit.diffusion.normal import blocks_to_normals
 from labkit.nn import rms_norm
-from labkit.text.config import TextTraceConfig
-from labkit.text.runtime import run_text_trace
 from labkit.tools.calls import common_prefix
 from labkit.tools.confirm import request_digest
 from labkit.tools.schedules import fixture_invocation
@@ -78,7 +76,8 @@ def x0_fed_as_epsilon() -> list[float]:
 
 @value
 def three_token_event_count() -> int:
-    return len(run_text_trace(TextTraceConfig(max_output_tokens=3)).events)
+    text = kinds.kind("text")
+    return len(text.run(text.config(max_output_tokens=3)).events)
 
 
 @value
