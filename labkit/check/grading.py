@@ -1,10 +1,9 @@
 """The verdict on a candidate and the comparisons the engine (``labkit.check.core``) grades with.
 
-A value against the run's (``agrees``); a function against a reference on cases, first case and
-index that differ (``compare_cases``); a run's events against the reference trace, first
-divergence (``compare_traces``); the reader's piece against the real one inside a run
-(``lockstep``, which stops the run with ``Diverged``). Calling the reader's code never lets an
-exception out: it becomes a ``CandidateProblem`` that names the reader's own line.
+A value against the run's (``agrees``); a function against a reference on cases, first case and index
+that differ (``compare_cases``); events against the reference trace, first divergence (``compare_traces``);
+the reader's piece against the real one inside a run (``lockstep``, stopping it with ``Diverged``). The
+reader's code never lets an exception out: it becomes a ``CandidateProblem`` naming the reader's line.
 """
 
 from __future__ import annotations
