@@ -17,7 +17,7 @@ MIN_TEXT_PT = 8
 
 
 def scenarios():
-    from labkit.reader.scenarios import scenarios_figure
+    from labkit.reader.traces import scenarios_figure
     from labkit.tools.faults import faulty_config
     from labkit.tools.model import load_decoder
     from labkit.tools.runtime import run_tool_trace

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 
 from labkit.labs.bandwidth import DecodeBudget
-from labkit.reader.players.base import Player, r4
+from labkit.reader.players.base import r4
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128)
 AXES = {
@@ -46,7 +46,7 @@ def budget_data(budget: DecodeBudget) -> dict:
     }
 
 
-def calculator_data(model: dict = MODEL) -> dict:
+def static_data(model: dict = MODEL) -> dict:
     budgets = {}
     for choice in itertools.product(*AXES.values()):
         param, kv, context, heads, tb = choice
@@ -72,20 +72,6 @@ def calculator_data(model: dict = MODEL) -> dict:
     }
 
 
-def static_data() -> dict:
-    return calculator_data()
-
-
-class BandwidthCalculatorPlayer(Player):
-    """In a kernel, ``request = {"n_params", "n_layers", "head_dim"}`` (integers) recomputes the grid."""
-
-    player = "bandwidth_calculator"
-    title = "Bandwidth calculator"
-
-    def recompute(self, request: dict) -> dict:
-        model = {name: request.get(name, value) for name, value in self.data["model"].items()}
-        return calculator_data(model)  # DecodeBudget names a bad field
-
-
-def bandwidth_calculator_player() -> BandwidthCalculatorPlayer:
-    return BandwidthCalculatorPlayer(calculator_data())
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"n_params", "n_layers", "head_dim"}`` (integers): the grid for another model."""
+    return static_data({name: request.get(name, value) for name, value in data["model"].items()})

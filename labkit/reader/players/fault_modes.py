@@ -12,7 +12,6 @@ between them without a kernel.
 from __future__ import annotations
 
 from labkit.labs.cache_faults import ABS_TOLERANCE, MODES, FaultCase, run_case
-from labkit.reader.players.base import Player
 
 START = "reset_rope_position"
 
@@ -43,7 +42,8 @@ def mode_data(case: FaultCase) -> dict:
     }
 
 
-def fault_modes_data(start: str = START) -> dict:
+def static_data(start: str = START) -> dict:
+    """Every mode's case (``run_case``), the player opening on ``start``."""
     if start not in MODES:
         raise ValueError(f"start must be one of {list(MODES)}, got {start!r}")
     return {
@@ -53,17 +53,3 @@ def fault_modes_data(start: str = START) -> dict:
         "tolerance": ABS_TOLERANCE,
         "modes": {mode: mode_data(run_case(mode)) for mode in MODES},
     }
-
-
-def static_data(start: str = START) -> dict:
-    return fault_modes_data(start)
-
-
-class FaultModesPlayer(Player):
-    player = "fault_modes"
-    title = "Cache fault modes"
-
-
-def fault_modes_player(start: str = START) -> FaultModesPlayer:
-    """The live player: the same data as the static book's (every mode is run)."""
-    return FaultModesPlayer(fault_modes_data(start))

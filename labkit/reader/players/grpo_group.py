@@ -15,7 +15,6 @@ import itertools
 import numpy as np
 
 from labkit.labs import grpo
-from labkit.reader.players.base import Player
 
 GROUPS = tuple(itertools.product((0.0, 1.0), repeat=4)) + ((0.7, 0.7, 0.7),)
 EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
@@ -43,7 +42,7 @@ def state(rewards, eps: float) -> dict:
     }
 
 
-def grpo_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPSILON)) -> dict:
+def static_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPSILON)) -> dict:
     return {
         "player": "grpo_group",
         "title": "GRPO: one group's advantages (lab 07)",
@@ -54,28 +53,16 @@ def grpo_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPS
     }
 
 
-def static_data() -> dict:
-    return grpo_data()
-
-
-class GrpoPlayer(Player):
-    """In a kernel, ``request = {"rewards": [numbers], "eps": number}`` adds that group (and ε)."""
-
-    player = "grpo_group"
-    title = "GRPO group player"
-
-    def recompute(self, request: dict) -> dict:
-        rewards = request.get("rewards")
-        if not isinstance(rewards, list) or len(rewards) < 2:
-            raise ValueError(f"rewards must be a list of at least 2 numbers, got {rewards!r}")
-        eps = float(request.get("eps", grpo.EPSILON))
-        groups = [tuple(float(v) for v in g.split()) for g in self.data["groups"]]
-        epsilons = sorted({float(e) for e in self.data["epsilons"]} | {eps})
-        grpo.group_advantages([rewards], ddof=1, eps=eps)  # the kernel's own checks, before anything changes
-        if tuple(float(r) for r in rewards) not in groups:
-            groups.append(tuple(float(r) for r in rewards))
-        return grpo_data(groups, epsilons, (rewards, eps))
-
-
-def grpo_player() -> GrpoPlayer:
-    return GrpoPlayer(grpo_data())
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"rewards": [numbers], "eps": number}``: that group (and ε) added and shown."""
+    rewards = request.get("rewards")
+    if not isinstance(rewards, list) or len(rewards) < 2:
+        raise ValueError(f"rewards must be a list of at least 2 numbers, got {rewards!r}")
+    eps = float(request.get("eps", grpo.EPSILON))
+    grpo.group_advantages([rewards], ddof=1, eps=eps)  # the kernel's own checks, before anything changes
+    groups = [tuple(float(v) for v in g.split()) for g in data["groups"]]
+    typed = tuple(float(r) for r in rewards)
+    epsilons = sorted({float(e) for e in data["epsilons"]} | {eps})
+    if typed not in groups:
+        groups.append(typed)
+    return static_data(groups, epsilons, (rewards, eps))

@@ -76,7 +76,7 @@ function render({ model, el }) {
     const frames = data.scales[scale.value];
     slider.max = String(frames.length - 1);
     slider.value = String(start.step ?? frames.length - 1);
-    live.style.display = model.get("live") && data.live_scales ? "" : "none";
+    live.style.display = model.get("live") ? "" : "none";
     const size = data.size;
     grid.replaceChildren();
     canvases = []; captions = []; names = []; cache = new Map(); images = new Map();

@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import speculative
-from labkit.reader.players.base import Player
 
 DRAWS = (1_000, 10_000, 100_000, 200_000)
 SEEDS = (speculative.SEED, 1, 2, 3, 4)
@@ -52,7 +51,7 @@ def run(p, q, fallback: str, draws: int, seed: int) -> dict:
     }
 
 
-def sampler_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
+def static_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
     return {
         "player": "speculative_sampler",
         "title": "Speculative sampling on one prefix (lab 09)",
@@ -71,19 +70,6 @@ def sampler_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
     }
 
 
-def static_data() -> dict:
-    return sampler_data()
-
-
-class SpeculativeSamplerPlayer(Player):
-    """In a kernel, ``request = {"p": [V], "q": [V]}`` recomputes every state for them."""
-
-    player = "speculative_sampler"
-    title = "Speculative sampler"
-
-    def recompute(self, request: dict) -> dict:
-        return sampler_data(request.get("p", self.data["p"]), request.get("q", self.data["q"]))
-
-
-def speculative_sampler_player() -> SpeculativeSamplerPlayer:
-    return SpeculativeSamplerPlayer(sampler_data())
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"p": [V], "q": [V]}``: every state for another target and draft."""
+    return static_data(request.get("p", data["p"]), request.get("q", data["q"]))
