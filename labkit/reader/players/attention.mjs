@@ -4,7 +4,7 @@
 // lab decoder's decode step with k cached tokens under the causal (bottom-right) or the
 // top-left rectangular mask.  Data: labkit.reader.players.attention.
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, fmt, painted, frame } from "./_shared.mjs";
 
 const CSS = `.lk-att .lk-heads { display: flex; flex-wrap: wrap; gap: 12px; }`;
 
@@ -63,14 +63,12 @@ function skeleton(panel) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "attention", CSS);
-  root.classList.add("lk-att");
-  const title = h("div", { class: "lk-title" });
+  const root = frame(el, "attention", CSS, "", "lk-att");
   const group = h("select", { "data-control": "group", "aria-label": "view", onchange: () => { buildControls(); draw(); } });
   const controlBox = h("span", { class: "lk-controls", style: "margin:0" });
   const caption = h("div", { class: "lk-label", "data-role": "caption" });
   const heads = h("div", { class: "lk-heads" });
-  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "view ", group), controlBox), caption, heads);
+  root.append(h("div", { class: "lk-controls" }, h("label", {}, "view ", group), controlBox), caption, heads);
   let pickers = [];
   const skeletons = new Map();
 
@@ -88,7 +86,6 @@ function render({ model, el }) {
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "Attention";
     const names = Object.keys(data.groups || {});
     group.replaceChildren(...names.map((n) => h("option", { value: n }, data.groups[n].title)));
     group.value = names.includes(data.start) ? data.start : names[0];
@@ -114,9 +111,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from labkit.reader.players.base import r4
+from labkit.reader.players.base import one_of, r4
 
 MASK_KINDS = ("causal", "top-left rectangular")
 MASK_NAMES = {"causal": "causal (bottom-right)", "top-left rectangular": "top-left rectangular"}
@@ -54,8 +54,7 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
     tokens = lab_tokens()
     if not isinstance(cached, (int, np.integer)) or not 0 <= cached < tokens.size:
         raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")
-    if mask not in MASK_KINDS:
-        raise ValueError(f"mask must be one of {list(MASK_KINDS)}, got {mask!r}")
+    one_of("mask", mask, MASK_KINDS)
     if layer not in range(LAB_CONFIG.n_layers):
         raise ValueError(f"layer must be in [0, {LAB_CONFIG.n_layers - 1}], got {layer!r}")
     model = lab_decoder("top_left_rectangular_mask" if mask == MASK_KINDS[1] else None)
@@ -149,9 +148,8 @@ def decode_group(layer: int = 0) -> dict:
 
 def static_data(start: str = "decode", run=None) -> dict:
     """Every group; lab 3 opens on the decode masks, trace one's page on the prefill (its ``run``)."""
+    one_of("start", start, ("prefill", "masks", "decode"))
     groups = {"prefill": prefill_group(run), "masks": masks_group(), "decode": decode_group()}
-    if start not in groups:
-        raise ValueError(f"start must be one of {list(groups)}, got {start!r}")
     return {
         "player": "attention",
         "title": "Attention and masks",

@@ -47,6 +47,13 @@ def number(name: str, value) -> float:
     return float(value)
 
 
+def one_of(name: str, value, options, *, optional: bool = False):
+    """``value`` when it is one of ``options`` (or None, when ``optional``); else an error naming it."""
+    if value in options or (optional and value is None):
+        return value
+    raise ValueError(f"{name} must be one of {list(options)}{' or None' if optional else ''}, got {value!r}")
+
+
 def module(name: str):
     """Player ``name``'s Python module (the registry says where it is)."""
     if name not in PLAYERS:

@@ -13,7 +13,7 @@ one with that fault (``labkit.text.faults``).
 
 from __future__ import annotations
 
-from labkit.reader.players.base import r4_list
+from labkit.reader.players.base import one_of, r4_list
 from labkit.reader.traces import event_fields
 
 
@@ -44,8 +44,7 @@ def static_data(run=None, fault: str | None = None) -> dict:
     from labkit.text.faults import FAULTS, faulty_config
     from labkit.text.runtime import run_text_trace
 
-    if fault is not None and fault not in FAULTS:
-        raise ValueError(f"fault must be one of {list(FAULTS)} or None, got {fault!r}")
+    one_of("fault", fault, FAULTS, optional=True)
     run = run if run is not None else run_text_trace(None if fault is None else faulty_config(fault))
     steps, streamed = [], b""
     for record in run.steps:

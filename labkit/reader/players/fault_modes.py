@@ -12,6 +12,7 @@ between them without a kernel.
 from __future__ import annotations
 
 from labkit.labs.cache_faults import ABS_TOLERANCE, MODES, FaultCase, run_case
+from labkit.reader.players.base import one_of
 
 START = "reset_rope_position"
 
@@ -44,8 +45,7 @@ def mode_data(case: FaultCase) -> dict:
 
 def static_data(start: str = START) -> dict:
     """Every mode's case (``run_case``), the player opening on ``start``."""
-    if start not in MODES:
-        raise ValueError(f"start must be one of {list(MODES)}, got {start!r}")
+    one_of("start", start, MODES)
     return {
         "player": "fault_modes",
         "title": "Cache fault modes (lab 05)",

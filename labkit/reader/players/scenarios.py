@@ -18,6 +18,8 @@ test checks equal the golden trace.
 
 from __future__ import annotations
 
+from labkit.reader.players.base import one_of
+
 #: payload fields worth a glance beside the state, in this order
 DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_reason", "request_status", "reason")
 START = "timeout_before_commit"
@@ -108,11 +110,8 @@ def recompute(data: dict, request: dict) -> dict:
     from labkit.tools.executor import CRASH_POINTS
     from labkit.tools.faults import SCENARIOS
 
-    name, crash = request.get("scenario"), request.get("crash") or None
-    if name not in SCENARIOS:
-        raise ValueError(f"scenario must be one of {list(SCENARIOS)}, got {name!r}")
-    if crash is not None and crash not in CRASH_POINTS:
-        raise ValueError(f"crash must be one of {list(CRASH_POINTS)} or None, got {crash!r}")
+    name = one_of("scenario", request.get("scenario"), SCENARIOS)
+    crash = one_of("crash", request.get("crash") or None, CRASH_POINTS, optional=True)
     if crash is None:
         return {**data, "start": name}
     run = run_scenario(name, crash)
