@@ -126,8 +126,18 @@ export function painted(root) {
   root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
 }
 
+/** The players' font stack: the system's UI font, then any Chinese font the reader has. */
+export const FONT = `system-ui, -apple-system, "Segoe UI", "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif`;
+
+/** The width in CSS pixels of ``text`` at ``px`` in the players' font (for laying out labels). */
+export function textWidth(text, px = 11) {
+  textWidth.ctx = textWidth.ctx || document.createElement("canvas").getContext("2d");
+  textWidth.ctx.font = `${px}px ${FONT}`;
+  return textWidth.ctx.measureText(String(text)).width;
+}
+
 const BASE_CSS = `
-.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; color: #222;
+.lk-player { font: 13px/1.35 ${FONT}; color: #222;
   border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
 .lk-player:focus-visible, .lk-player :focus-visible { outline: 2px solid #4c72b0; outline-offset: 1px; }
 .lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
@@ -138,7 +148,7 @@ const BASE_CSS = `
 .lk-player select, .lk-player input { font: inherit; }
 .lk-player .lk-label { color: #333; }
 .lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", "Noto Sans CJK SC", "WenQuanYi Micro Hei", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
-.lk-player svg text { font-family: system-ui, "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; }
+.lk-player svg text { font-family: ${FONT}; }
 .lk-player .lk-scroll { overflow-x: auto; max-width: 100%; }
 `;
 

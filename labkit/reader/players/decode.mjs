@@ -47,7 +47,8 @@ function buildFigure(data) {
 
   const layers = steps[0].cache_start.length, CW = 170, most = Math.max(19, ...steps.flatMap((st) => st.cache_after || st.cache_start)) + 3;
   const cy = (v) => top + (1 - v / most) * (H - top - 40);
-  const cache = s("svg", { width: CW, height: H, viewBox: `0 0 ${CW} ${H}`, role: "img", "data-role": "cache" });
+  const CH = H + 20;  // the legend's second line below the layer labels
+  const cache = s("svg", { width: CW, height: CH, viewBox: `0 0 ${CW} ${CH}`, role: "img", "data-role": "cache" });
   const gw = (CW - 20) / layers, columns = [];
   for (let l = 0; l < layers; l++) {
     const x0 = 14 + l * gw, pair = [];
@@ -61,8 +62,9 @@ function buildFigure(data) {
     columns.push(pair);
     cache.append(s("text", { x: x0 + gw / 2, y: H - 40 + 14, "font-size": 11, "text-anchor": "middle" }, `layer ${l}`));
   }
-  const legend = s("text", { x: CW / 2, y: H - 8, "font-size": 11, "text-anchor": "middle", fill: "#555" });
-  cache.append(legend);
+  // the legend in two lines: one would run past the 170-px drawing at 11 px
+  const legend = [CH - 22, CH - 8].map((y) => s("text", { x: CW / 2, y, "font-size": 11, "text-anchor": "middle", fill: "#555" }));
+  cache.append(...legend);
 
   function show(step) {
     const masked = new Set(step.masked), y0 = y(0);
@@ -91,7 +93,8 @@ function buildFigure(data) {
         label.textContent = value;
       }
     });
-    legend.textContent = step.cache_after ? "blue: step start · green: after decode" : `no decode (finish: ${step.finish})`;
+    const lines = step.cache_after ? ["blue: step start", "green: after decode"] : [`no decode (finish: ${step.finish})`, ""];
+    lines.forEach((line, k) => { legend[k].textContent = line; });
   }
   return { nodes: [svg, cache], show };
 }
