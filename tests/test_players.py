@@ -259,13 +259,27 @@ def test_scenario_player_adds_a_crash_point_by_running_it():
         player.recompute({"scenario": "happy", "crash": "never"})
 
 
+def unb32(text: str) -> bytes:
+    """Base32 without padding → bytes (what the latent player decodes in the browser)."""
+    import base64
+
+    return base64.b32decode(text + "=" * (-len(text) % 8))
+
+
+def dequantise(encoded: str, size: int = 32, limit: float = 2.5) -> np.ndarray:
+    """The inverse of the latent player's ``quantise`` + ``b32`` (to within half a quantisation step)."""
+    raw = np.frombuffer(unb32(encoded), dtype=np.uint8).reshape(size, size)
+    return raw.astype(np.float64) / 255 * (2 * limit) - limit
+
+
 def test_latent_data_is_the_ddim_run(fresh):
     from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
-    from labkit.reader.players.latents import LIMIT, dequantise, unb32
+    from labkit.reader.players.latents import LIMIT, SIZE
 
     data = data_of(fresh, "latents")
     assert list(data["scales"]) == ["0", "1", "5", "9"] and data["start"] == {"guidance": "5", "step": 4}
     assert data["channels"] == ["0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"]
+    assert (data["size"], data["limit"]) == (SIZE, LIMIT) == (32, 2.5), "the test decodes 32 × 32 over ±2.5"
     run = run_diffusion(DiffusionConfig())
     frames = data["scales"]["5"]
     assert [(f["t"], f["name"]) for f in frames] == [
@@ -289,7 +303,7 @@ def test_latent_data_is_the_ddim_run(fresh):
 
 
 def test_attention_data_is_the_runs_weights_and_masks(fresh):
-    from labkit.reader.players.attention import attention_state
+    from labkit.labs.cached_attention import attention_state
     from labkit.text.runtime import run_text_trace
 
     groups = data_of(fresh, "attention")["groups"]
@@ -363,6 +377,7 @@ def test_dpo_data_is_the_kernels_at_every_grid_point(fresh):
 
 def test_dpo_player_computes_a_point_outside_the_grid_with_the_kernel():
     from labkit.labs import dpo
+
     player = live_player("dpo_margin")
     assert "0.33|-1.7|-3" not in player.data["points"]
     player.request = {"beta": 0.33, "chosen": -1.7}

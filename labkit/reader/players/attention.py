@@ -7,7 +7,8 @@ Three groups of views, each computed by the book's own functions:
 - ``masks``: the causal mask and the packed-document mask of the lab row
   (``labkit.nn.attention.causal_allowed``, ``labkit.labs.masks.document_causal_allowed``);
 - ``decode``: the lab decoder fed its 7 tokens with k of them already cached, with the causal
-  (bottom-right aligned) or the top-left rectangular mask, layer 0, both heads (``attention_state``).
+  (bottom-right aligned) or the top-left rectangular mask, layer 0, both heads
+  (``labkit.labs.cached_attention.attention_state``).
 
     data = {"player": "attention", "start": group, "groups": {group: {"title", "controls":
               [{"name", "label", "options": [str]}], "panels": {"opt|opt": panel}}}}
@@ -17,58 +18,12 @@ Three groups of views, each computed by the book's own functions:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
+from labkit.labs.cached_attention import MASK_KINDS, attention_state
 from labkit.reader.players.base import one_of, r4
 
-MASK_KINDS = ("causal", "top-left rectangular")
 MASK_NAMES = {"causal": "causal (bottom-right)", "top-left rectangular": "top-left rectangular"}
-
-
-class AttentionState(NamedTuple):
-    """Attention of the new tokens of one lab-decoder step: ``cached`` tokens already sit in the
-    cache, the other T_new = 7 − cached are fed at once.  weights [H, T_new, T] (rows: new
-    queries, columns: every key), allowed [T_new, T], query_positions [T_new]."""
-
-    cached: int
-    mask: str
-    layer: int
-    weights: np.ndarray
-    allowed: np.ndarray
-    query_positions: np.ndarray
-
-
-def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> AttentionState:
-    """Run the lab decoder on its tokens with ``cached`` of them prefilled; keep layer ``layer``'s weights.
-
-    mask "causal": query at position p sees keys 0…p (bottom-right aligned);
-    mask "top-left rectangular": the decoder's ``top_left_rectangular_mask`` fault, the
-    lower triangle of the [T_new, T] rectangle anchored at its top-left corner.
-    """
-    from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
-    from labkit.nn import KVCache
-    from labkit.nn.attention import causal_allowed
-
-    tokens = lab_tokens()
-    if not isinstance(cached, (int, np.integer)) or not 0 <= cached < tokens.size:
-        raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")
-    one_of("mask", mask, MASK_KINDS)
-    if layer not in range(LAB_CONFIG.n_layers):
-        raise ValueError(f"layer must be in [0, {LAB_CONFIG.n_layers - 1}], got {layer!r}")
-    model = lab_decoder("top_left_rectangular_mask" if mask == MASK_KINDS[1] else None)
-    cache = KVCache(model.config.n_layers)
-    if cached:
-        model.prefill(tokens[np.newaxis, :cached], cache)
-    result = model.decode(tokens[np.newaxis, cached:], cache, keep_attention=True)
-    weights = result.layers[layer].attention_weights[0]  # [H, T_new, T]
-    t_new, t_all = weights.shape[-2:]
-    if mask == MASK_KINDS[0]:
-        allowed = causal_allowed(result.positions, np.arange(t_all))
-    else:
-        allowed = np.tril(np.ones((t_new, t_all), dtype=bool))
-    return AttentionState(int(cached), mask, layer, weights, allowed, result.positions)
 
 
 def matrix(values: np.ndarray, allowed: np.ndarray) -> list[list[float | None]]:

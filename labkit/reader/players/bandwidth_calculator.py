@@ -12,10 +12,8 @@ recomputes the grid for another model.
 
 from __future__ import annotations
 
-import itertools
-
 from labkit.labs.bandwidth import DecodeBudget
-from labkit.reader.players.base import r4
+from labkit.reader.players.base import grid, r4
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128)
 AXES = {
@@ -47,20 +45,20 @@ def budget_data(budget: DecodeBudget) -> dict:
 
 
 def static_data(model: dict = MODEL) -> dict:
-    budgets = {}
-    for choice in itertools.product(*AXES.values()):
-        param, kv, context, heads, tb = choice
-        budget = DecodeBudget(
-            n_params=model["n_params"],
-            bytes_per_param=param,
-            n_layers=model["n_layers"],
-            context=context,
-            n_kv_heads=heads,
-            head_dim=model["head_dim"],
-            kv_bytes_per_element=kv,
-            bandwidth_bytes_per_second=tb * 10**12,
+    def budget(param, kv, context, heads, tb) -> dict:
+        return budget_data(
+            DecodeBudget(
+                n_params=model["n_params"],
+                bytes_per_param=param,
+                n_layers=model["n_layers"],
+                context=context,
+                n_kv_heads=heads,
+                head_dim=model["head_dim"],
+                kv_bytes_per_element=kv,
+                bandwidth_bytes_per_second=tb * 10**12,
+            )
         )
-        budgets["|".join(str(c) for c in choice)] = budget_data(budget)
+
     return {
         "player": "bandwidth_calculator",
         "title": "Decode-step bandwidth budget (lab 10): a lower bound from arithmetic, not a measurement",
@@ -68,7 +66,7 @@ def static_data(model: dict = MODEL) -> dict:
         "axes": {name: [str(v) for v in values] for name, values in AXES.items()},
         "start": {name: str(values[0]) for name, values in AXES.items()} | {"batch": "8"},
         "batches": list(BATCHES),
-        "budgets": budgets,
+        "budgets": grid(AXES, budget),
     }
 
 

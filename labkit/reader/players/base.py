@@ -16,6 +16,7 @@ Numbers go through ``r4`` (float32 values at most four decimals, the book's outp
 from __future__ import annotations
 
 import importlib
+import itertools
 import math
 
 import anywidget
@@ -45,6 +46,20 @@ def number(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}")
     return float(value)
+
+
+def label(value) -> str:
+    """A value as a player's data names it: a float as ``%g`` (``-2``, ``0.2``, ``1e-08``), a tuple
+    as its values joined by spaces (a group of rewards: ``0 0 1 1``), anything else as ``str``."""
+    if isinstance(value, tuple):
+        return " ".join(label(float(v)) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def grid(axes: dict, compute) -> dict:
+    """``compute(*choice)`` for every choice of one value per axis (the first axis slowest), keyed
+    by the choice's labels joined with ``|``: the key the player looks the state up by."""
+    return {"|".join(map(label, choice)): compute(*choice) for choice in itertools.product(*axes.values())}
 
 
 def one_of(name: str, value, options, *, optional: bool = False):

@@ -14,15 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import dpo
-from labkit.reader.players.base import number, r4
+from labkit.reader.players.base import grid, label, number, r4
 
 CHOSEN = tuple(float(v) for v in np.arange(-6.0, -0.25, 0.5))  # −6 … −0.5 nats, the lab's −2 and −3 on it
 BETAS = (0.05, 0.1, 0.2, 0.5, 1.0)
 DELTAS = np.linspace(-15.0, 15.0, 121)  # Δ = (π_w − ref_w) − (π_l − ref_l), nats
-
-
-def key(value: float) -> str:
-    return f"{float(value):g}"
 
 
 def curve(beta: float) -> dict:
@@ -51,16 +47,16 @@ def static_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, referen
         "title": "DPO: the loss and the push along the margin (lab 06)",
         "reference": [float(r) for r in reference],
         "axes": {
-            "chosen": [key(v) for v in chosen],
-            "rejected": [key(v) for v in rejected],
-            "beta": [key(b) for b in betas],
+            "chosen": list(map(label, chosen)),
+            "rejected": list(map(label, rejected)),
+            "beta": list(map(label, betas)),
         },
-        "start": {name: key(value) for name, value in start.items()},
+        "start": {name: label(float(value)) for name, value in start.items()},
         "deltas": [r4(d) for d in DELTAS],
-        "curves": {key(b): curve(b) for b in betas},
-        "points": {
-            f"{key(b)}|{key(c)}|{key(r)}": point(c, r, b, reference) for b in betas for c in chosen for r in rejected
-        },
+        "curves": {label(b): curve(b) for b in betas},
+        "points": grid(
+            {"beta": betas, "chosen": chosen, "rejected": rejected}, lambda b, c, r: point(c, r, b, reference)
+        ),
     }
 
 

@@ -15,13 +15,10 @@ import itertools
 import numpy as np
 
 from labkit.labs import grpo
+from labkit.reader.players.base import grid, label
 
 GROUPS = tuple(itertools.product((0.0, 1.0), repeat=4)) + ((0.7, 0.7, 0.7),)
 EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
-
-
-def group_key(rewards) -> str:
-    return " ".join(f"{float(r):g}" for r in rewards)
 
 
 def sig6(values) -> list[float]:
@@ -46,10 +43,10 @@ def static_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.E
     return {
         "player": "grpo_group",
         "title": "GRPO: one group's advantages (lab 07)",
-        "groups": [group_key(g) for g in groups],
-        "epsilons": [f"{e:g}" for e in epsilons],
-        "start": {"group": group_key(start[0]), "eps": f"{start[1]:g}"},
-        "states": {f"{group_key(g)}|{e:g}": state(g, e) for g in groups for e in epsilons},
+        "groups": [label(tuple(g)) for g in groups],
+        "epsilons": [label(float(e)) for e in epsilons],
+        "start": {"group": label(tuple(start[0])), "eps": label(float(start[1]))},
+        "states": grid({"group": [tuple(g) for g in groups], "eps": [float(e) for e in epsilons]}, state),
     }
 
 

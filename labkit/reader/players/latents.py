@@ -43,16 +43,6 @@ def b32(data: bytes) -> str:
     return base64.b32encode(data).decode("ascii").rstrip("=")
 
 
-def unb32(text: str) -> bytes:
-    return base64.b32decode(text + "=" * (-len(text) % 8))
-
-
-def dequantise(encoded: str, size: int = SIZE, limit: float = LIMIT) -> np.ndarray:
-    """The inverse of ``quantise`` + ``b32`` (to within half a quantisation step)."""
-    raw = np.frombuffer(unb32(encoded), dtype=np.uint8).reshape(size, size)
-    return raw.astype(np.float64) / 255 * (2 * limit) - limit
-
-
 def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
     """uint8 [H, W, 3] → a size × size JPEG, base32-encoded."""
     from PIL import Image

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import speculative
+from labkit.reader.players.base import grid
 
 DRAWS = (1_000, 10_000, 100_000, 200_000)
 SEEDS = (speculative.SEED, 1, 2, 3, 4)
@@ -65,7 +66,7 @@ def static_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
         },
         "start": {"fallback": "residual", "draws": str(DRAWS[-1]), "seed": str(speculative.SEED)},
         "exact": {f: exact(p, q, f) for f in speculative.FALLBACKS},
-        "runs": {f"{f}|{d}|{s}": run(p, q, f, d, s) for f in speculative.FALLBACKS for d in DRAWS for s in SEEDS},
+        "runs": grid({"fallback": speculative.FALLBACKS, "draws": DRAWS, "seed": SEEDS}, lambda *c: run(p, q, *c)),
         "sigma_bound": speculative.SIGMA_BOUND,
     }
 
