@@ -40,9 +40,20 @@ def event_line(event: dict) -> str:
     return f"{event['event_id']} {event['event_type']}  {fields}".rstrip()
 
 
-def draw_logits(ax, view, pieces) -> None:
-    """Bars of raw logits [V] of one selection step (a ``StepRecord``); masked tokens hatched grey
-    and marked −∞; the selection highlighted."""
+def plot_first_logits(run=None):
+    """Step 1's raw logits [V] (of ``run``, default trace one): masked tokens hatched grey and
+    marked −∞, the processed logit where allowed, the selection highlighted."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    from labkit.reader import plt
+
+    if run is None:
+        from labkit.text.runtime import run_text_trace
+
+        run = run_text_trace()
+    view, pieces = run.steps[0], run.tokenizer.pieces
+    fig, ax = plt().subplots(figsize=(7.5, 3.4))
     ids = np.arange(view.raw_logits.size)
     masked = set(view.masked_ids)
     colors = ["#c8c8c8" if i in masked else "#4c72b0" for i in ids]
@@ -53,16 +64,12 @@ def draw_logits(ax, view, pieces) -> None:
         top = max(view.raw_logits[i], 0.0)
         ax.text(i, top + 0.15, "−∞", ha="center", va="bottom", fontsize=7, color="#777777")
     allowed = [i for i in ids if i not in masked]
-    ax.plot(allowed, view.processed_logits[allowed], "k_", markersize=9, label="processed logit")
+    ax.plot(allowed, view.processed_logits[allowed], "k_", markersize=9)
     ax.axhline(0, color="#888888", linewidth=0.6)
     ax.set_xticks(ids)
     ax.set_xticklabels([f"{i} {p}" for i, p in zip(ids, pieces, strict=True)], rotation=90, fontsize=7)
     ax.set_ylabel("raw logit")
-    low = min(-3.0, float(np.min(view.raw_logits)) - 0.3)
-    ax.set_ylim(low, float(np.max(view.raw_logits)) + 1.0)
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
+    ax.set_ylim(min(-3.0, float(np.min(view.raw_logits)) - 0.3), float(np.max(view.raw_logits)) + 1.0)
     ax.legend(
         handles=[
             Line2D(
@@ -76,19 +83,6 @@ def draw_logits(ax, view, pieces) -> None:
         loc="upper left",
         frameon=False,
     )
-
-
-def plot_first_logits(run=None):
-    """Step 1's raw logits with the masked tokens shown as masked."""
-    from labkit.reader import plt
-
-    pyplot = plt()
-    if run is None:
-        from labkit.text.runtime import run_text_trace
-
-        run = run_text_trace()
-    fig, ax = pyplot.subplots(figsize=(7.5, 3.4))
-    draw_logits(ax, run.steps[0], run.tokenizer.pieces)
     ax.set_title("step 1: raw logits of next_logits [1, 20]", fontsize=9)
     fig.subplots_adjust(bottom=0.3)
     return fig

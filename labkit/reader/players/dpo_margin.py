@@ -1,7 +1,7 @@
 """The DPO margin player of lab 06: the policy's two log-probs and β on a grid; the loss curve
 L(Δ) and the push β·σ(−m) for each β, and the pair's margin, loss and gradient at each grid
-point, every number from ``labkit.labs.dpo``'s kernels when the page is built.  In a kernel,
-``request = {"chosen", "rejected", "beta"}`` adds values outside the grid and recomputes.
+point, every number from ``labkit.labs.dpo``'s kernels when the page is built (in a kernel,
+``recompute`` adds values outside the grid).
 
     data = {"player": "dpo_margin", "title", "reference": [2], "axes": {"chosen": [str], "rejected": [str],
             "beta": [str]}, "start": {axis: str}, "deltas": [N],

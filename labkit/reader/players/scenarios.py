@@ -2,7 +2,7 @@
 with the commit boundary, the attempts (retries), the journal rows written so far and the
 first divergence from the happy path.
 
-    data = {"player": "scenarios", "start": name, "crash_points": [..] (live only),
+    data = {"player": "scenarios", "start": name, "crash_points": [..] (offered when a kernel listens),
             "scenarios": {name: {"description", "events": [[id, type, state, detail], …],
                 "commit": index of the first event with the side effect | None,
                 "attempts": [[index, attempt], …],

@@ -1,8 +1,8 @@
 """The speculative sampler of lab 09: draft-then-verify on one prefix, the exact law split into
 the accepted draft and the rejection refill, and seeded Monte Carlo runs beside the target.
 Every state — the fallback (residual or the wrong refill from p), the number of draws and the
-seed — is computed by ``labkit.labs.speculative`` when the page is built.  In a kernel,
-``request = {"p": [V], "q": [V]}`` recomputes every state for another target and draft.
+seed — is computed by ``labkit.labs.speculative`` when the page is built (in a kernel,
+``recompute`` makes them for another target and draft).
 
     data = {"player": "speculative_sampler", "title", "p": [V], "q": [V], "alpha": [V],
             "axes": {"fallback": [..], "draws": [..], "seed": [..]}, "start": {axis: str},
