@@ -302,6 +302,17 @@ def test_latent_data_is_the_ddim_run(fresh):
     assert image.size == (64, 64) and frames[-1]["preview_of"] == "x̂₀ of step 4, decoded"
 
 
+def test_latent_recompute_names_a_bad_scale_and_reuses_a_computed_one():
+    from labkit.reader.players.latents import recompute
+
+    data = {"player": "latents", "scales": {"5": ["frames of g = 5"]}, "start": {"guidance": "9", "step": 4}}
+    assert recompute(data, {"guidance": 5.0}) == {**data, "start": {"guidance": "5", "step": 4}}
+    with pytest.raises(ValueError, match="guidance must be a number, got 'x'"):
+        recompute(data, {"guidance": "x"})
+    with pytest.raises(ValueError, match=r"guidance must be a number in \[0, 20\], got 30.0"):
+        recompute(data, {"guidance": 30})
+
+
 def test_attention_data_is_the_runs_weights_and_masks(fresh):
     from labkit.labs.cached_attention import attention_state
     from labkit.text.runtime import run_text_trace
