@@ -140,13 +140,13 @@ def _not_selected(section: str) -> dict:
     raise ValueError(f"unknown section {section!r}")
 
 
-#: section → (module, function) for the sections that take only the repetitions
+#: section → "module:function" for the sections that take only the repetitions
 RUNNERS = {
-    "book": ("benchmarks.book", "book_reexecution"),
-    "labs": ("benchmarks.labs_vs_baseline", "labs_vs_baseline"),
-    "diffusion_stages": ("benchmarks.diffusion_stages", "diffusion_stages"),
-    "traces": ("benchmarks.traces", "trace_runs"),
-    "imports": ("benchmarks.imports", "import_costs"),
+    "book": "benchmarks.book:book_reexecution",
+    "labs": "benchmarks.labs_vs_baseline:labs_vs_baseline",
+    "diffusion_stages": "benchmarks.diffusion_stages:diffusion_stages",
+    "traces": "benchmarks.traces:trace_runs",
+    "imports": "benchmarks.imports:import_costs",
 }
 
 
@@ -163,7 +163,7 @@ def run_section(section: str, repeats: int, contexts, quick: bool = False) -> di
         return torture_run(**(QUICK if quick else FULL))
     if section not in RUNNERS:
         raise ValueError(f"unknown section {section!r}")
-    module, function = RUNNERS[section]
+    module, function = RUNNERS[section].split(":")
     return getattr(importlib.import_module(module), function)(repeats)
 
 
