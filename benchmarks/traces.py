@@ -12,8 +12,7 @@ from pathlib import Path
 
 from benchmarks.labs_vs_baseline import labkit_command
 from benchmarks.stats import CommandFailed, interleaved, run_command
-
-KINDS = {"text": "labkit.cli.text", "diffusion": "labkit.cli.diffusion", "tool": "labkit.cli.tools"}
+from labkit.trace.kinds import KINDS  # iterated for the names only: no kind is imported here
 
 
 def trace_runs(repeats: int = 3) -> dict:

@@ -113,9 +113,18 @@ def test_toc_is_complete_and_every_page_parses_offline():
 def book_copy(tmp_path):
     """A copy of the book's pages and config to damage."""
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(REPO / "myst", tmp_path / "myst")
     shutil.copy(REPO / "myst.yml", tmp_path / "myst.yml")
     shutil.copy(REPO / "references.bib", tmp_path / "references.bib")
     return tmp_path
+
+
+def append_to_first_page(book_copy, markdown: str) -> None:
+    """Append ``markdown`` to the first cell of the copy's first trace page (the .ipynb the book builds)."""
+    ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
+    nb = json.loads(ipynb.read_text(encoding="utf-8"))
+    nb["cells"][0]["source"].append(markdown)
+    ipynb.write_text(json.dumps(nb), encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -148,10 +157,7 @@ def test_a_broken_toc_entry_is_caught(book_copy):
 
 @pytest.mark.slow
 def test_a_broken_cross_reference_is_caught(book_copy):
-    ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
-    nb = json.loads(ipynb.read_text(encoding="utf-8"))
-    nb["cells"][0]["source"].append("\n\nSee [the missing section](#no-such-label).\n")
-    ipynb.write_text(json.dumps(nb), encoding="utf-8")
+    append_to_first_page(book_copy, "\n\nSee [the missing section](#no-such-label).\n")
     assert any("no-such-label" in p for p in book.myst_problems(book_copy))
 
 
@@ -167,16 +173,58 @@ def test_every_citation_resolves_and_the_pages_cite_something():
     )
 
 
+def test_every_chapter_page_cites_a_primary_source():
+    chapters = [REPO / "notebooks" / "07-traces", REPO / "notebooks" / "11-labs"]
+    pages = [page for chapter in chapters for page in sorted(chapter.glob("*.md"))]
+    assert len(pages) >= 25, [page.name for page in pages]
+    uncited = [str(page.relative_to(REPO)) for page in pages if not book.cited_keys(page.read_text(encoding="utf-8"))]
+    assert uncited == [], f"chapter pages that cite nothing: {uncited}"
+    checked = {Path(rel).with_suffix(".md") for rel in book.chapter_files(book.load_config())}
+    assert {page.relative_to(REPO) for page in pages} <= checked, "the book check must cover every chapter page"
+
+
 @pytest.mark.slow
-def test_an_unknown_citation_key_is_caught(book_copy):
+def test_a_chapter_page_that_cites_nothing_is_caught(book_copy):
     ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
     nb = json.loads(ipynb.read_text(encoding="utf-8"))
-    nb["cells"][0]["source"].append("\n\nAs shown by {cite:p}`song2021ddim; nosuchpaper2099`.\n")
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = [line.replace("{cite:p}", "").replace("{cite:t}", "") for line in cell["source"]]
     ipynb.write_text(json.dumps(nb), encoding="utf-8")
+    problems = book.citation_problems(book_copy)
+    assert len(problems) == 1 and "01-trace-record" in problems[0], problems
+    assert "cites no primary source" in problems[0], problems
+
+
+@pytest.mark.slow
+def test_an_unknown_citation_key_is_caught(book_copy):
+    append_to_first_page(book_copy, "\n\nAs shown by {cite:p}`song2021ddim; nosuchpaper2099`.\n")
     problems = book.citation_problems(book_copy)
     assert len(problems) == 1 and "nosuchpaper2099" in problems[0] and "01-trace-record" in problems[0], problems
     assert any("nosuchpaper2099" in p for p in book.myst_problems(book_copy))  # mystmd agrees
     assert any("nosuchpaper2099" in p for p in book.check(book_copy))
+
+
+def test_no_page_lists_its_sources_by_hand_beside_its_references():
+    """The site renders each page's References from its citations: no page that cites also has a
+    hand-written list of sources (a "Primary sources" heading, or list items that each cite)."""
+    for md in sorted((REPO / "notebooks").rglob("*.md")):
+        text = md.read_text(encoding="utf-8")
+        if book.cited_keys(text):
+            assert book.hand_written_sources(text) == [], md.relative_to(REPO)
+    listed = "- A. Author, *A Paper* {cite:p}`song2021ddim` — what it shows.\n- B. Author {cite:p}`ho2020ddpm`\n"
+    assert book.hand_written_sources(f"## Primary sources\n\n{listed}") == [
+        "## Primary sources",
+        "- A. Author, *A Paper* {cite:p}`song2021ddim` — what it shows.",
+    ]
+    assert book.hand_written_sources("## Sources of nondeterminism\n\n- one {cite:p}`ho2020ddpm` cited\n") == []
+
+
+@pytest.mark.slow
+def test_a_hand_written_sources_list_is_caught(book_copy):
+    append_to_first_page(book_copy, "\n\n## References\n\nDDIM {cite:p}`song2021ddim`.\n")
+    problems = book.citation_problems(book_copy)
+    assert len(problems) == 1 and "01-trace-record" in problems[0] and "by hand" in problems[0], problems
 
 
 @pytest.mark.slow

@@ -27,13 +27,17 @@ def test_make_lab_runs_labkit_lab():
     assert "labkit lab" in recipe and "jupyter lab" not in recipe and "--allow-root" not in recipe, recipe
 
 
-def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp_path, capsys, monkeypatch):
+def tiny_book(tmp_path: Path) -> Path:
+    """A folder ``labkit lab`` takes for a book: myst.yml, the preface and the settings."""
     book = tmp_path / "book"
-    (book / "notebooks").mkdir(parents=True)
-    (book / "notebooks" / "00-preface.md").write_text("# preface\n")
-    (book / "myst.yml").write_text("version: 1\n")
-    (book / "jupyter").mkdir()
-    (book / "jupyter" / "overrides.json").write_text("{}\n")
+    for name, text in (("myst.yml", "version: 1"), (lab.PREFACE, "# preface"), (lab.SETTINGS, "{}")):
+        (book / name).parent.mkdir(parents=True, exist_ok=True)
+        (book / name).write_text(text + "\n")
+    return book
+
+
+def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp_path, capsys, monkeypatch):
+    book = tiny_book(tmp_path)
     monkeypatch.chdir(book / "notebooks")  # found from a folder inside the book too
     assert main(["lab", "--dry-run", "--no-browser", "--port", "8123", "--", "--ServerApp.token="]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -54,12 +58,7 @@ def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp
 
 
 def test_allow_root_only_when_asked_or_announced(tmp_path, capsys, monkeypatch):
-    book = tmp_path / "book"
-    (book / "notebooks").mkdir(parents=True)
-    (book / "notebooks" / "00-preface.md").write_text("# preface\n")
-    (book / "myst.yml").write_text("version: 1\n")
-    (book / "jupyter").mkdir()
-    (book / "jupyter" / "overrides.json").write_text("{}\n")
+    book = tiny_book(tmp_path)
     monkeypatch.chdir(book)
     for euid, asked, added, announced in (
         (1000, False, False, False),

@@ -2,7 +2,8 @@
 
 matplotlib and ipywidgets belong to the pages; jsonschema only to the commands that validate
 what they write or read against a schema (the event envelope); the URI grammars of
-``rfc3987_syntax`` to none of them.
+``rfc3987_syntax`` to none of them.  ``labkit trace KIND`` imports its own kind's runtime and
+no other kind's (the registry imports a kind's module on first use).
 """
 
 import json
@@ -19,7 +20,8 @@ import contextlib, io, json, sys
 from labkit.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])
-print(json.dumps([code, [m for m in {heavy!r} if sys.modules.get(m) is not None]]))
+domains = sorted({{".".join(m.split(".")[:2]) for m in sys.modules if m.startswith("labkit.")}})
+print(json.dumps([code, [m for m in {heavy!r} if sys.modules.get(m) is not None], domains]))
 """
 
 #: command → the heavy modules it may import (and must: a command that stops validating fails here)
@@ -33,6 +35,9 @@ COMMANDS = {
     "fixtures check": {"jsonschema"},
 }
 
+#: the domain packages holding a trace kind's runtime, and the one each trace command may import
+RUNTIMES = {"trace text": "labkit.text", "trace diffusion": "labkit.diffusion", "trace tool": "labkit.tools"}
+
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_command_imports_only_the_heavy_modules_it_uses(command, tmp_path):
@@ -44,6 +49,9 @@ def test_a_command_imports_only_the_heavy_modules_it_uses(command, tmp_path):
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    code, loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    code, loaded, domains = json.loads(done.stdout.strip().splitlines()[-1])
     assert code == 0, done.stderr
     assert set(loaded) == COMMANDS[command], f"labkit {command} imported {loaded}"
+    if command in RUNTIMES:
+        runtimes = set(domains) & set(RUNTIMES.values())
+        assert runtimes == {RUNTIMES[command]}, f"labkit {command} imported the runtimes of {sorted(runtimes)}"

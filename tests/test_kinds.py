@@ -7,6 +7,7 @@ a table of kind names outside the registry.
 
 import ast
 import dataclasses
+import types
 from pathlib import Path
 
 import pytest
@@ -130,7 +131,7 @@ def test_a_fourth_kind_is_picked_up_by_the_fixture_recipes(echo, tmp_path):
 def test_the_registry_refuses_a_second_kind_of_a_name_or_prefix(echo):
     with pytest.raises(ValueError, match="registered twice"):
         kinds.register(ECHO)
-    with pytest.raises(ValueError, match="registered twice"):
+    with pytest.raises(ValueError, match="event prefix 'x' is taken"):
         kinds.register(
             dataclasses.replace(ECHO, name="echo2", contract=dataclasses.replace(ECHO.contract, kind="echo2"))
         )
@@ -158,7 +159,7 @@ def name_tables(source: str, names: set[str]) -> list[int]:
     return found
 
 
-KIND_MODULES = {f"labkit/{k.fixture}/kind.py" for k in kinds.KINDS.values()}
+KIND_MODULES = {p.relative_to(ROOT).as_posix() for p in (ROOT / "labkit").glob("*/kind.py")}
 
 
 def test_no_module_keeps_a_table_of_kind_names_outside_the_registry():
@@ -178,14 +179,56 @@ def test_the_table_search_can_fail():
     assert name_tables('ONE = {"text": 1}\nWORDS = ["text", "image"]', names) == []
 
 
-def test_only_the_registry_imports_the_kind_modules():
-    importers = {}
+def test_only_the_registry_names_the_kind_modules():
+    """The registry declares each ``labkit/*/kind.py`` once, by its dotted name; no other module
+    imports a kind module or names one."""
+    declared, namers = [], {}
     for path in sorted((ROOT / "labkit").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith(".kind"):
-                importers.setdefault(path.relative_to(ROOT).as_posix(), []).append(node.module)
-    assert set(importers) == {"labkit/trace/kinds.py"}, importers
-    assert {f"labkit/{m.split('.')[1]}/kind.py" for m in importers["labkit/trace/kinds.py"]} == KIND_MODULES
+                namers.setdefault(rel, []).append(node.module)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".kind"):
+                namers.setdefault(rel, []).append(node.value)
+        if rel == "labkit/trace/kinds.py":
+            declared = namers.pop(rel, [])
+    assert not namers, f"kind modules named outside the registry: {namers}"
+    assert sorted(f"{m.replace('.', '/')}.py" for m in declared) == sorted(KIND_MODULES)
+
+
+def echo_module(**changes):
+    """A stand-in for a ``labkit/<domain>/kind.py``: ECHO's fields as module-level names."""
+    names = {item.name: getattr(ECHO, item.name) for item in dataclasses.fields(ECHO) if item.name != "name"}
+    return types.SimpleNamespace(__name__="labkit.echo.kind", **{**names, **changes})
+
+
+def test_a_declared_kind_module_is_imported_when_its_kind_is_first_used(monkeypatch):
+    imported = []
+    real = kinds.importlib.import_module
+    stand_ins = {"labkit.echo.kind": echo_module(contract=dataclasses.replace(ECHO.contract, event_prefix="e"))}
+    monkeypatch.setattr(
+        kinds.importlib, "import_module", lambda name: imported.append(name) or stand_ins.get(name) or real(name)
+    )
+    registry = kinds.Registry()
+    registry.declare("text", "labkit.text.kind")
+    registry.declare("diffusion", "labkit.diffusion.kind")
+    assert list(registry) == ["text", "diffusion"] and imported == []
+    assert registry["text"].name == "text" and imported == ["labkit.text.kind"]
+    assert registry["text"] is registry["text"] and imported == ["labkit.text.kind"]
+    with pytest.raises(ValueError, match="'text' is registered twice"):
+        registry.declare("text", "labkit.text.kind")
+    registry.declare("echo", "labkit.echo.kind")  # trace one's event prefix again
+    with pytest.raises(ValueError, match="trace kind 'echo': event prefix 'e' is taken"):
+        registry["echo"]
+
+
+def test_a_kind_module_declares_each_field_by_its_name():
+    assert TraceKind.declared_by("echo", echo_module()) == ECHO
+    no_hooks = echo_module()
+    del no_hooks.hooks
+    with pytest.raises(ValueError, match="labkit.echo.kind declares no 'hooks' for the trace kind 'echo'"):
+        TraceKind.declared_by("echo", no_hooks)
+    assert TraceKind.declared_by("echo", echo_module(baseline=("still", "the same word"))).baseline[0] == "still"
 
 
 # -- the trace commands check their arguments before any work -------------------------------

@@ -136,7 +136,10 @@ def test_samples_below_ten_thousand_are_refused():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: speculative.speculative_mass([0.5, 0.5], [0.2, 0.3, 0.5]), "p and q must cover one vocabulary"),
+        (
+            lambda: speculative.speculative_mass([0.5, 0.5], [0.2, 0.3, 0.5]),
+            r"p \(target\) and q \(draft\) must cover the same outcomes, got 2 and 3",
+        ),
         (lambda: speculative.speculative_mass([0.5, 0.6], [0.5, 0.5]), r"p \(target\) must sum to 1"),
         (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 10, fallback="p"), "fallback must be one of"),
         (lambda: speculative.simulate([0.5, 0.5], [0.5, 0.5], 0), "samples must be a positive integer, got 0"),

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
-from labkit.devtools import __main__ as devtools
+from labkit.devtools import book
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -69,12 +69,19 @@ def test_pages_workflow_builds_the_html_site_and_deploys_it_on_every_push_to_mai
     runs = _run_lines(job)
     assert "python -m labkit.devtools build --site" in runs
     # the players' page bundles are build products: written before the site is built
-    site = inspect.getsource(devtools.build_site)
+    site = inspect.getsource(book.build_site)
     assert 0 <= site.find("players.pages(root)") < site.find('"build", "--html"')
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"].rstrip("/") in ("./_build/html", "_build/html")
     assert uses.index("actions/upload-pages-artifact") < uses.index("actions/deploy-pages")
     assert job["environment"]["name"] == "github-pages"
+
+
+def test_pages_workflow_gives_the_launch_button_the_repository_it_builds():
+    (job,) = _load("pages.yml")["jobs"].values()
+    (step,) = [s for s in job["steps"] if "labkit.devtools build --site" in s.get("run", "")]
+    assert step["run"].endswith('build --site --repository "$REPOSITORY"'), step["run"]
+    assert step["env"] == {"REPOSITORY": "${{ github.repository }}"}  # GitHub's own variable
 
 
 def test_pull_request_workflow_runs_the_ci_entry_point():

@@ -1,9 +1,10 @@
 """The ``labkit`` command.
 
-Subcommands live in the modules that implement them; each such module exposes
-``configure(parser)`` (add arguments and a one-line ``description``) and ``run(args) -> int``.
-A new command is one line in ``TRACE_COMMANDS`` or ``TOP_COMMANDS``; ``labkit trace KIND``
-has one subcommand per registered trace kind (``labkit.trace.kinds``), run by ``labkit.cli.trace``.
+Each subcommand lives in the module named after it (``labkit class-copy`` in
+``labkit/cli/classcopy.py``), which exposes ``configure(parser)`` (add arguments and a one-line
+``description``) and ``run(args) -> int``.  A new command is its module plus one line in
+``TRACE_COMMANDS``, ``KIND_COMMANDS`` or ``TOP_COMMANDS``; ``labkit trace KIND`` has one
+subcommand per registered trace kind (``labkit.trace.kinds``), run by ``labkit.cli.trace``.
 """
 
 from __future__ import annotations
@@ -12,28 +13,23 @@ import argparse
 import importlib
 import sys
 
-#: ``labkit trace COMMAND`` beside the kinds
-TRACE_COMMANDS = {
-    "diff": ("labkit.cli.diff", "first divergence between two traces"),
-}
-#: ``labkit trace KIND COMMAND``: (kind, command) → (module, help)
+#: ``labkit trace COMMAND`` beside the kinds: command → help
+TRACE_COMMANDS = {"diff": "first divergence between two traces"}
+#: ``labkit trace KIND COMMAND``: (kind, command) → help
 KIND_COMMANDS = {
-    ("tool", "torture"): (
-        "labkit.cli.torture",
-        "kill the runtime at random statements and race clients on one key; check the invariants",
-    ),
+    ("tool", "torture"): "kill the runtime at random statements and race clients on one key; check the invariants",
 }
 
-#: ``labkit COMMAND``
+#: ``labkit COMMAND``: command → help
 TOP_COMMANDS = {
-    "labs": ("labkit.cli.labs", "run the eight mechanism labs and write their JSON report"),
-    "faults": ("labkit.cli.faults", "run the fault-injection supplement and write its JSON report"),
-    "fixtures": ("labkit.cli.fixtures", "build the fixtures, or check them against their recipes"),
-    "check": ("labkit.cli.check", "list the exercises, or check a solution file against one"),
-    "lab": ("labkit.cli.lab", "open the book in JupyterLab at its first page (what `make lab` does)"),
-    "reset": ("labkit.cli.reset", "bring a page, or every page, back to the book's original (your edits set aside)"),
-    "class-copy": ("labkit.cli.classcopy", "write a copy of the book without its answer key (solutions/)"),
-    "grade": ("labkit.cli.grade", "check a folder of hand-ins in the sandbox; one CSV row per student and exercise"),
+    "labs": "run the eight mechanism labs and write their JSON report",
+    "faults": "run the fault-injection supplement and write its JSON report",
+    "fixtures": "build the fixtures, or check them against their recipes",
+    "check": "list the exercises, or check a solution file against one",
+    "lab": "open the book in JupyterLab at its first page (what `make lab` does)",
+    "reset": "bring a page, or every page, back to the book's original (your edits set aside)",
+    "class-copy": "write a copy of the book without its answer key (solutions/)",
+    "grade": "check a folder of hand-ins in the sandbox; one CSV row per student and exercise",
 }
 
 
@@ -45,11 +41,11 @@ class _Parser(argparse.ArgumentParser):
         raise ValueError(f"{self.prog}: error: {message}")
 
 
-def _add(subparsers, name: str, module: str, help_text: str, load: bool) -> None:
+def _add(subparsers, name: str, help_text: str, load: bool) -> None:
     """Register a command; import its module (to add its arguments) only when ``load``."""
     parser = subparsers.add_parser(name, help=help_text, description=help_text)
     if load:
-        target = importlib.import_module(module)
+        target = importlib.import_module(f"labkit.cli.{name.replace('-', '')}")
         target.configure(parser)
         parser.set_defaults(_run=target.run)
 
@@ -60,20 +56,23 @@ def _chosen(argv: list[str]) -> list[str]:
 
 
 def _add_kinds(kinds, chosen: str | None) -> None:
-    """One ``labkit trace KIND`` per registered kind, and the kinds' own commands."""
+    """One ``labkit trace KIND`` per registered kind, and the kinds' own commands.  Only the
+    chosen kind is imported (every kind when none is chosen, for the help)."""
     from labkit.cli import trace
     from labkit.trace.kinds import KINDS
 
-    for name, kind in KINDS.items():
-        parser = kinds.add_parser(name, help=kind.help, description=kind.help)
+    for name in KINDS:
         if chosen not in (None, name):
+            kinds.add_parser(name)
             continue
+        kind = KINDS[name]
+        parser = kinds.add_parser(name, help=kind.help, description=kind.help)
         trace.configure(parser, kind)
         extra = {command: entry for (owner, command), entry in KIND_COMMANDS.items() if owner == name}
         if extra:
             more = parser.add_subparsers(title="more", metavar="COMMAND", required=False)
-            for command, (module, help_text) in extra.items():
-                _add(more, command, module, help_text, load=True)
+            for command, help_text in extra.items():
+                _add(more, command, help_text, load=True)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -97,11 +96,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     kinds = trace.add_subparsers(title="traces", metavar="KIND", parser_class=_Parser)
     if top in (None, "trace") and kind not in TRACE_COMMANDS:
         _add_kinds(kinds, kind)
-    for name, (module, help_text) in TRACE_COMMANDS.items():
-        _add(kinds, name, module, help_text, top in (None, "trace") and kind in (None, name))
+    for name, help_text in TRACE_COMMANDS.items():
+        _add(kinds, name, help_text, top in (None, "trace") and kind in (None, name))
     trace.set_defaults(_run=lambda args: (trace.print_help(), 2)[1])
-    for name, (module, help_text) in TOP_COMMANDS.items():
-        _add(commands, name, module, help_text, load=top in (None, name))
+    for name, help_text in TOP_COMMANDS.items():
+        _add(commands, name, help_text, load=top in (None, name))
     return parser
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -235,24 +235,19 @@ def write_jsonl(events: Iterable[dict], path: str | Path) -> Path:
     return path
 
 
-def iter_jsonl(path: str | Path) -> Iterator[dict]:
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Read and validate a JSON Lines trace; an error names the file."""
     path = Path(path)
     if not path.is_file():
         raise TraceError(f"trace file {str(path)!r} does not exist")
     try:
-        for _, value in iter_json_lines(path):
-            yield value
+        events = [value for _, value in iter_json_lines(path)]
     except JSONInputError as exc:
         raise TraceError(str(exc)) from None
-
-
-def read_jsonl(path: str | Path) -> list[dict]:
-    """Read and validate a JSON Lines trace; an error names the file."""
-    events = list(iter_jsonl(path))
     try:
         return validate_trace(events)
     except TraceError as exc:
-        raise TraceError(f"{Path(path).name}: {exc}") from None
+        raise TraceError(f"{path.name}: {exc}") from None
 
 
 def digest_bytes(data: bytes) -> str:

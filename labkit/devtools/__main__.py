@@ -2,20 +2,22 @@
 
     python -m labkit.devtools build [PAGE.md ...]          regenerate and execute each page's .ipynb (default: all)
     python -m labkit.devtools build --prose [PAGE.md ...]  copy Markdown cells into the .ipynb, keep its outputs
-    python -m labkit.devtools build --site                 the players' page bundles, then the static site
+    python -m labkit.devtools build --site [--repository owner/name]
+                                                           the players' page bundles, then the static site
+                                                           (a launch button to that repository on Binder)
     python -m labkit.devtools check                        offline: notebook pairs, glossary links, toc,
                                                            citations, every page parsed, the players
 
 It works on the book in the current folder or the nearest folder above it (a clone: ``myst.yml``
 and ``notebooks/``), or the one ``--book DIR`` names.  Nothing it runs writes into a page's ``.md``: a ``.ipynb`` is the
 regeneration's, and every other product (page bundles, the site, glossary hover text) is
-written outside the sources or made in memory.
+written outside the sources or made in memory (``build --site --repository`` adds the launch
+button to ``myst.yml`` for the length of the build only).
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -41,18 +43,6 @@ def build_pages(root: Path, paths: list[Path], prose: bool) -> int:
     return 0
 
 
-def build_site(root: Path) -> int:
-    """The players' page bundles, then ``myst build --html`` (downloads the theme: needs the internet)."""
-    from labkit.devtools import players
-
-    print("\n".join(players.pages(root)) or "every page's player data is current")
-    myst = book.myst_executable()
-    if myst is None:
-        print("mystmd is not installed (pip install mystmd)", file=sys.stderr)
-        return 1
-    return subprocess.run([myst, "build", "--html"], cwd=root).returncode
-
-
 def check(root: Path) -> list[str]:
     """Every problem of the book at ``root``, each line prefixed with what found it."""
     found = [f"notebooks: {line}" for line in notebooks.check_pairs(root / "notebooks")]
@@ -68,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = b.add_mutually_exclusive_group()
     mode.add_argument("--prose", action="store_true", help="copy Markdown cells only (no execution)")
     mode.add_argument("--site", action="store_true", help="the players' page bundles, then myst build --html")
+    b.add_argument("--repository", help="with --site: the GitHub owner/name the launch button opens on Binder")
     c = sub.add_parser("check", help="check the whole book offline; exit 1 on any problem")
     for command in (b, c):
         command.add_argument("--book", type=Path, help="the book's folder (default: this folder or the nearest above)")
@@ -80,7 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "build":
         if args.site and args.paths:
             parser.error("build --site builds the whole book; give no pages")
-        return build_site(root) if args.site else build_pages(root, args.paths, args.prose)
+        if args.repository is not None and not args.site:
+            parser.error("--repository is for build --site (the launch button of the published book)")
+        if not args.site:
+            return build_pages(root, args.paths, args.prose)
+        try:
+            return book.build_site(root, args.repository)
+        except ValueError as err:
+            parser.error(str(err))
     problems = check(root)
     print("\n".join(problems) or "book check passed: pairs, glossary links, toc, pages, references, players")
     return 1 if problems else 0

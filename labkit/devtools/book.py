@@ -4,11 +4,16 @@ parsed, every reference resolved.
 ``myst build --html`` needs a theme from the internet; this check needs none.  It reads
 ``myst.yml``, makes sure every toc entry exists and every notebook is in the toc, then
 checks that every citation key a page uses (``{cite}`key```, ``{cite:p}`a; b```) is in a
-bibliography file listed in ``myst.yml``, then runs ``myst build --site`` with mystmd's API
-pointed at a closed loopback port (so it never reaches the network) and fails on any parse
-error or unresolved reference (cross-reference or citation) it reports before the theme step.
+bibliography file listed in ``myst.yml`` and that every chapter page cites one, then runs
+``myst build --site`` with mystmd's API pointed at a closed loopback port (so it never reaches
+the network) and fails on any parse error or unresolved reference (cross-reference or
+citation) it reports before the theme step.
 
     python -m labkit.devtools check      (with the notebook pairs and the glossary links)
+
+The published build (``build --site``) is ``myst build --html``; given the repository it is
+built from (the Pages workflow passes GitHub's own ``github.repository``), the site gets a
+launch button that opens that repository on Binder.  With none, the book has no launch button.
 """
 
 from __future__ import annotations
@@ -38,6 +43,12 @@ def toc_files(config: dict) -> list[str]:
 
     walk(config.get("project", {}).get("toc"))
     return found
+
+
+def chapter_files(config: dict) -> list[str]:
+    """The ``file:`` entries inside a toc chapter (an entry with ``children``), depth first."""
+    chapters = [entry for entry in config.get("project", {}).get("toc") or [] if entry.get("children")]
+    return [rel for chapter in chapters for rel in toc_files({"project": {"toc": chapter["children"]}})]
 
 
 def load_config(root: Path | None = None) -> dict:
@@ -102,18 +113,43 @@ def cited_keys(text: str) -> list[str]:
     return [key.strip() for role in _CITE_ROLE.findall(text) for key in re.split(r"[,;]", role) if key.strip()]
 
 
+# A page's list of sources is the References section the site renders from its citations; a
+# hand-written one beside it lists every source twice.
+_SOURCES_HEADING = re.compile(
+    r"^#{1,6}[ \t]+(?:primary sources|sources|references|bibliography|further reading)[ \t]*$", re.I | re.M
+)
+_CITING_LIST = re.compile(r"(?:^[ \t]*(?:[-*+]|\d+[.)])[ \t][^\n]*\{cite[^\n]*\n(?:[ \t]+\S[^\n]*\n)*){2,}", re.M)
+
+
+def hand_written_sources(text: str) -> list[str]:
+    """What in a page's Markdown lists its sources by hand: a heading such as "Primary sources",
+    or two list items in a row that each cite."""
+    found = [match.group(0).strip() for match in _SOURCES_HEADING.finditer(text)]
+    return found + [match.group(0).split("\n")[0].strip() for match in _CITING_LIST.finditer(text + "\n")]
+
+
 def citation_problems(root: Path | None = None) -> list[str]:
-    """A citation whose key no bibliography file holds, page by page (the ``.ipynb`` the book builds)."""
+    """A citation whose key no bibliography file holds, a chapter page that cites nothing, and a
+    page that cites and also lists its sources by hand, page by page (the ``.ipynb`` the book builds)."""
     root = book_root(root)
     from labkit.core import strictjson
 
     keys, problems = bibliography_keys(root)
+    chapter_pages = set(chapter_files(load_config(root)))
     for rel in toc_files(load_config(root)):
         path = root / rel
         if path.suffix != ".ipynb" or not path.exists():
             continue
         cells = strictjson.read_json_file(path).get("cells", [])
         text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
+        if rel in chapter_pages and not cited_keys(text):
+            problems.append(f"{rel}: a chapter page that cites no primary source ({{cite:p}}`key` in a sentence)")
+        if cited_keys(text):
+            problems += [
+                f"{rel}: lists its sources by hand ({line[:60]!r}) beside the References the site makes "
+                "from its citations"
+                for line in hand_written_sources(text)
+            ]
         for key in cited_keys(text):
             if key not in keys:
                 problems.append(
@@ -128,29 +164,80 @@ def myst_executable() -> str | None:
     return str(here) if here.exists() else shutil.which("myst")
 
 
-def myst_problems(root: Path | None = None, timeout: int = 120) -> list[str]:
-    """Parse and cross-reference every page with mystmd, offline."""
-    root = book_root(root)
+def site_content(root: Path, timeout: int = 120) -> tuple[Path, str]:
+    """Build every page's content JSON offline with ``myst build --site`` (mystmd's API pointed
+    at a closed loopback port): the folder of the JSON files, and what mystmd printed."""
     myst = myst_executable()
     if myst is None:
-        return ["mystmd is not installed (pip install mystmd); the book cannot be checked"]
+        raise FileNotFoundError("mystmd is not installed (pip install mystmd)")
     env = dict(os.environ)
     env.update(
         {"API_URL": "http://127.0.0.1:9", "MYSTMD_DISABLE_UPDATE_CHECK": "1", "NO_UPDATE_NOTIFIER": "1", "CI": "true"}
     )
-    work = root / "_build"
     proc = subprocess.run(
         [myst, "build", "--site", "--ci"], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
     )
-    problems = link_problems(work / "site" / "content")
-    shutil.rmtree(work / "site", ignore_errors=True)
-    for line in (proc.stdout + "\n" + proc.stderr).splitlines():
+    return root / "_build" / "site" / "content", proc.stdout + "\n" + proc.stderr
+
+
+def myst_problems(root: Path | None = None, timeout: int = 120) -> list[str]:
+    """Parse and cross-reference every page with mystmd, offline."""
+    root = book_root(root)
+    try:
+        content, printed = site_content(root, timeout)
+    except FileNotFoundError as err:
+        return [f"{err}; the book cannot be checked"]
+    problems = link_problems(content)
+    shutil.rmtree(content.parent, ignore_errors=True)
+    for line in printed.splitlines():
         match = _MESSAGE.match(line.strip())
         if match and not any(noise in line for noise in _THEME_NOISE):
             problems.append(match.group(2).strip())
-    if "Built" not in proc.stdout + proc.stderr:
-        problems.append("mystmd built no page:\n" + (proc.stdout + proc.stderr)[-2000:])
+    if "Built" not in printed:
+        problems.append("mystmd built no page:\n" + printed[-2000:])
     return problems
+
+
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def launch_config(text: str, repository: str | None) -> str:
+    """``myst.yml``'s text with a launch button that opens ``repository`` (GitHub's ``owner/name``)
+    on Binder: the project's ``jupyter: binder: repo:``.  With no repository, ``text`` unchanged."""
+    if repository is None:
+        return text
+    if not _REPOSITORY.fullmatch(repository):
+        raise ValueError(f"repository must be a GitHub repository as owner/name, got {repository!r}")
+    lines = text.splitlines(keepends=True)
+    if "project:\n" not in lines:
+        raise ValueError("myst.yml has no top-level project: key to add the launch button to")
+    if any(line.startswith("  jupyter:") for line in lines):
+        raise ValueError("myst.yml already sets project.jupyter; give no repository")
+    at = lines.index("project:\n") + 1
+    return "".join(lines[:at] + ["  jupyter:\n", "    binder:\n", f"      repo: {repository}\n"] + lines[at:])
+
+
+def build_site(root: Path, repository: str | None = None) -> int:
+    """The players' page bundles, then ``myst build --html`` (downloads the theme: needs the
+    internet), with a launch button to ``repository`` if one is given (``myst.yml`` carries it
+    for the build only)."""
+    from labkit.devtools import players
+
+    config = root / "myst.yml"
+    original = config.read_text(encoding="utf-8")
+    published = launch_config(original, repository)
+    print("\n".join(players.pages(root)) or "every page's player data is current")
+    myst = myst_executable()
+    if myst is None:
+        print("mystmd is not installed (pip install mystmd)", file=sys.stderr)
+        return 1
+    if published == original:
+        return subprocess.run([myst, "build", "--html"], cwd=root).returncode
+    config.write_text(published, encoding="utf-8")
+    try:
+        return subprocess.run([myst, "build", "--html"], cwd=root).returncode
+    finally:
+        config.write_text(original, encoding="utf-8")
 
 
 def player_problems(root: Path | None = None) -> list[str]:
@@ -164,14 +251,15 @@ def player_problems(root: Path | None = None) -> list[str]:
     return modules + players.structure_problems(root)
 
 
-def _nodes(node):
+def mdast_nodes(node):
+    """Every node of a content JSON's tree (dicts nested in dicts and lists), depth first."""
     if isinstance(node, dict):
         yield node
         for value in node.values():
-            yield from _nodes(value)
+            yield from mdast_nodes(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _nodes(value)
+            yield from mdast_nodes(value)
 
 
 def link_problems(content: Path) -> list[str]:
@@ -183,7 +271,7 @@ def link_problems(content: Path) -> list[str]:
     problems = []
     for page in sorted(content.glob("*.json")):
         tree = strictjson.read_json_file(page).get("mdast", {})
-        for node in _nodes(tree):
+        for node in mdast_nodes(tree):
             source = node.get("urlSource") or ""
             target = source.split("#")[0]
             if node.get("type") == "link" and node.get("static") and target.endswith((".md", ".ipynb")):

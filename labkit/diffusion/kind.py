@@ -1,16 +1,23 @@
-"""Trace two as a kind (``labkit.core.kinds.TraceKind``): registered in ``labkit.trace.kinds``."""
+"""Trace two as a kind: this module's names are the fields of its ``labkit.core.kinds.TraceKind``
+(``TraceKind.declared_by``); ``labkit.trace.kinds`` declares it and imports it on first use."""
 
 from __future__ import annotations
 
 from labkit.core import faults as S
-from labkit.core.kinds import TraceContract, TraceKind
-from labkit.diffusion.config import DiffusionConfig, DiffusionRun
-from labkit.diffusion.faults import FAULTS
-from labkit.diffusion.fixture import build
-from labkit.diffusion.hooks import DiffusionHooks
-from labkit.diffusion.pipeline import run_diffusion
+from labkit.core.kinds import TraceContract
+from labkit.diffusion.config import DiffusionConfig as config
+from labkit.diffusion.config import DiffusionRun
+from labkit.diffusion.faults import FAULTS as faults
+from labkit.diffusion.fixture import build as build_fixture
+from labkit.diffusion.hooks import DiffusionHooks as hooks
+from labkit.diffusion.pipeline import run_diffusion as run
 
-CONTRACT = TraceContract(
+help = "trace two: text to image through CFG and DDIM"
+fixture = "diffusion"
+#: ``labkit trace diffusion`` writes a trace only with ``--out``; ``--png`` writes the image
+writes_by_default = False
+outputs = {"png": ("write the final PNG to PATH", DiffusionRun.write_png)}
+contract = TraceContract(
     kind="diffusion",
     event_prefix="d",
     initial_object="condition tensors + initial noise",
@@ -48,10 +55,10 @@ CONTRACT = TraceContract(
 )
 
 
-def summary(run: DiffusionRun, fault: str | None) -> list[str]:
+def summary(result: DiffusionRun, fault: str | None) -> list[str]:
     """What ``labkit trace diffusion`` prints: one line per event, then the PNG."""
     lines = []
-    for event in run.events:
+    for event in result.events:
         payload, detail = event["payload"], ""
         if "timestep" in payload:
             detail = f"t={payload['timestep']} → {payload['prev_timestep']}"
@@ -59,21 +66,5 @@ def summary(run: DiffusionRun, fault: str | None) -> list[str]:
         if rng:
             detail += f"  rng counter {rng['counter_before']}→{rng['counter_after']}"
         lines.append(f"{event['event_id']} {event['event_type']:22s} {detail}".rstrip())
-    lines.append(f"png {run.png_digest} ({len(run.png)} bytes)" + (f"; fault {fault}" if fault else ""))
+    lines.append(f"png {result.png_digest} ({len(result.png)} bytes)" + (f"; fault {fault}" if fault else ""))
     return lines
-
-
-DIFFUSION = TraceKind(
-    name="diffusion",
-    help="trace two: text to image through CFG and DDIM",
-    config=DiffusionConfig,
-    hooks=DiffusionHooks,
-    run=run_diffusion,
-    contract=CONTRACT,
-    faults=FAULTS,
-    fixture="diffusion",
-    build_fixture=build,
-    summary=summary,
-    writes_by_default=False,
-    outputs={"png": ("write the final PNG to PATH", DiffusionRun.write_png)},
-)

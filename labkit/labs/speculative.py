@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from labkit.core.guards import is_integer
-from labkit.labs.kl import as_distribution
+from labkit.labs.kl import same_outcomes
 from labkit.labs.report import DEFAULT_SAMPLES, check_samples, require, require_close
 
 TARGET = (0.6, 0.3, 0.1)
@@ -44,11 +44,8 @@ class SpeculativeMass(NamedTuple):
 
 
 def _pair(p, q) -> tuple[np.ndarray, np.ndarray]:
-    target = as_distribution("p (target)", p)
-    draft = as_distribution("q (draft)", q)
-    if target.shape != draft.shape:
-        raise ValueError(f"p and q must cover one vocabulary, got {target.size} and {draft.size} tokens")
-    return target, draft
+    """(target p, draft q): probability vectors [V] over one vocabulary."""
+    return same_outcomes(("p (target)", p), ("q (draft)", q))
 
 
 def speculative_mass(p, q) -> SpeculativeMass:

@@ -1,16 +1,20 @@
-"""Trace one as a kind (``labkit.core.kinds.TraceKind``): registered in ``labkit.trace.kinds``."""
+"""Trace one as a kind: this module's names are the fields of its ``labkit.core.kinds.TraceKind``
+(``TraceKind.declared_by``); ``labkit.trace.kinds`` declares it and imports it on first use."""
 
 from __future__ import annotations
 
 from labkit.core import faults as S
-from labkit.core.kinds import TraceContract, TraceKind
-from labkit.text.config import TextRun, TextTraceConfig
-from labkit.text.faults import FAULTS
-from labkit.text.fixture import build
-from labkit.text.hooks import TextHooks
-from labkit.text.runtime import run_text_trace
+from labkit.core.kinds import TraceContract
+from labkit.text.config import TextRun
+from labkit.text.config import TextTraceConfig as config
+from labkit.text.faults import FAULTS as faults
+from labkit.text.fixture import build as build_fixture
+from labkit.text.hooks import TextHooks as hooks
+from labkit.text.runtime import run_text_trace as run
 
-CONTRACT = TraceContract(
+help = "trace one: 天空为什么是蓝色？ from template to EOS"
+fixture = "text"
+contract = TraceContract(
     kind="text",
     event_prefix="e",
     initial_object="12 prompt token IDs",
@@ -40,27 +44,13 @@ CONTRACT = TraceContract(
 )
 
 
-def summary(run: TextRun, fault: str | None) -> list[str]:
+def summary(result: TextRun, fault: str | None) -> list[str]:
     """What ``labkit trace text`` prints of a run."""
-    events = run.events
+    events = result.events
     return [
-        f"trace {run.config.trace_id}: {len(events)} events ({events[0]['event_id']}–{events[-1]['event_id']})"
+        f"trace {result.config.trace_id}: {len(events)} events ({events[0]['event_id']}–{events[-1]['event_id']})"
         + (f", fault {fault}" if fault else ""),
-        f"selected   {run.selected}",
-        f"returned   {run.text!r} ({len(run.returned_bytes)} bytes)",
-        f"finish     {run.finish_reason}; final cache length {run.cache_final_length}",
+        f"selected   {result.selected}",
+        f"returned   {result.text!r} ({len(result.returned_bytes)} bytes)",
+        f"finish     {result.finish_reason}; final cache length {result.cache_final_length}",
     ]
-
-
-TEXT = TraceKind(
-    name="text",
-    help="trace one: 天空为什么是蓝色？ from template to EOS",
-    config=TextTraceConfig,
-    hooks=TextHooks,
-    run=run_text_trace,
-    contract=CONTRACT,
-    faults=FAULTS,
-    fixture="text",
-    build_fixture=build,
-    summary=summary,
-)

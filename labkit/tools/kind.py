@@ -1,4 +1,5 @@
-"""Trace three as a kind (``labkit.core.kinds.TraceKind``): registered in ``labkit.trace.kinds``.
+"""Trace three as a kind: this module's names are the fields of its ``labkit.core.kinds.TraceKind``
+(``TraceKind.declared_by``); ``labkit.trace.kinds`` declares it and imports it on first use.
 
 Built on the tools package's public names (``run_tool_trace``, ``FAULTS``, ``HAPPY``, the
 fixture recipe); ``labkit trace tool torture`` is a command of its own (``labkit.cli``)."""
@@ -6,13 +7,19 @@ fixture recipe); ``labkit trace tool torture`` is a command of its own (``labkit
 from __future__ import annotations
 
 from labkit.core import faults as S
-from labkit.core.kinds import TraceContract, TraceKind
-from labkit.tools.faults import FAULTS, HAPPY
-from labkit.tools.fixture import build
-from labkit.tools.hooks import ToolHooks
-from labkit.tools.runtime import ToolRunConfig, ToolTrace, run_tool_trace
+from labkit.core.kinds import TraceContract
+from labkit.tools.faults import FAULTS as faults
+from labkit.tools.faults import HAPPY
+from labkit.tools.fixture import build as build_fixture
+from labkit.tools.hooks import ToolHooks as hooks
+from labkit.tools.runtime import ToolRunConfig as config
+from labkit.tools.runtime import ToolTrace
+from labkit.tools.runtime import run_tool_trace as run
 
-CONTRACT = TraceContract(
+help = "trace three: a confirmed, idempotent calendar tool call"
+fixture = "tools"
+baseline = ("happy", HAPPY)
+contract = TraceContract(
     kind="tool",
     event_prefix="t",
     initial_object="messages + ToolSpec + subject",
@@ -69,18 +76,3 @@ def summary(trace: ToolTrace, fault: str | None) -> list[str]:
     if trace.answer is not None:
         lines.append(f"answer     {trace.answer}")
     return lines
-
-
-TOOL = TraceKind(
-    name="tool",
-    help="trace three: a confirmed, idempotent calendar tool call",
-    config=ToolRunConfig,
-    hooks=ToolHooks,
-    run=run_tool_trace,
-    contract=CONTRACT,
-    faults=FAULTS,
-    fixture="tools",
-    build_fixture=build,
-    summary=summary,
-    baseline=("happy", HAPPY),
-)

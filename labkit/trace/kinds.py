@@ -1,30 +1,61 @@
-"""The registry of trace kinds: one line per kind (``labkit/<domain>/kind.py`` declares it).
+"""The registry of trace kinds: one ``KINDS.declare`` line per kind.
 
-``labkit trace KIND``, the fault catalogue, the §7.16 contracts and ``labkit fixtures``
-read ``KINDS``; no other module keeps a list of kind names.  A new kind is its own module
-plus one ``register`` line here.
+``labkit/<domain>/kind.py`` declares a kind by its module-level names
+(``labkit.core.kinds.TraceKind.declared_by``).  The registry imports that module the first
+time the kind is looked up, so ``labkit trace text`` pays for text's runtime and no other.
+``labkit trace KIND``, the fault catalogue, the §7.16 contracts and ``labkit fixtures`` read
+``KINDS``; no other module keeps a list of kind names.  A new kind is its own module plus
+one ``declare`` line here (or ``register`` of a ready ``TraceKind``, as a test does).
 """
 
 from __future__ import annotations
 
+import importlib
+from collections import UserDict
+
 from labkit.core.kinds import TraceKind
-from labkit.diffusion.kind import DIFFUSION
-from labkit.text.kind import TEXT
-from labkit.tools.kind import TOOL
+
+
+class Registry(UserDict):
+    """Kind name → ``TraceKind``, in the book's order.  Iterating gives the names without
+    importing anything; looking a kind up imports its declaring module once."""
+
+    def __getitem__(self, name: str) -> TraceKind:
+        found = self.data[name]  # the kind, or the module that declares it while not imported yet
+        if isinstance(found, str):
+            found = TraceKind.declared_by(name, importlib.import_module(found))
+            self._refuse_a_taken_prefix(found)
+            self.data[name] = found
+        return found
+
+    def declare(self, name: str, module: str) -> None:
+        """Add the kind ``name``, declared by ``module`` (imported when the kind is first used)."""
+        if name in self.data:
+            raise ValueError(f"trace kind {name!r} is registered twice")
+        self.data[name] = module
+
+    def register(self, kind: TraceKind) -> TraceKind:
+        """Add a ready ``kind``; a name or event prefix already taken is refused."""
+        if not isinstance(kind, TraceKind):
+            raise ValueError(f"kind must be a TraceKind, got {type(kind).__name__}")
+        if kind.name in self.data:
+            raise ValueError(f"trace kind {kind.name!r} is registered twice")
+        self._refuse_a_taken_prefix(kind)
+        self.data[kind.name] = kind
+        return kind
+
+    def _refuse_a_taken_prefix(self, kind: TraceKind) -> None:
+        """A ValueError if another imported kind has ``kind``'s event prefix (a declared kind is
+        checked when it is imported)."""
+        for other in self.data.values():
+            if isinstance(other, TraceKind) and other.name != kind.name:
+                if other.contract.event_prefix == kind.contract.event_prefix:
+                    raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
+
 
 #: kind name → ``TraceKind``, in the book's order
-KINDS: dict[str, TraceKind] = {}
-
-
-def register(kind: TraceKind) -> TraceKind:
-    """Add ``kind`` to the registry; a name or event prefix already taken is refused."""
-    if not isinstance(kind, TraceKind):
-        raise ValueError(f"kind must be a TraceKind, got {type(kind).__name__}")
-    prefixes = {k.contract.event_prefix: k.name for k in KINDS.values()}
-    if kind.name in KINDS or kind.contract.event_prefix in prefixes:
-        raise ValueError(f"trace kind {kind.name!r} (event prefix {kind.contract.event_prefix!r}) is registered twice")
-    KINDS[kind.name] = kind
-    return kind
+KINDS = Registry()
+register = KINDS.register
 
 
 def kind(name: str) -> TraceKind:
@@ -41,6 +72,6 @@ def run(name: str, fault: str | None = None, hooks=None, **resources):
     return found.run(found.faulty_config(fault), hooks, **resources)
 
 
-register(TEXT)
-register(DIFFUSION)
-register(TOOL)
+KINDS.declare("text", "labkit.text.kind")
+KINDS.declare("diffusion", "labkit.diffusion.kind")
+KINDS.declare("tool", "labkit.tools.kind")
