@@ -22,10 +22,10 @@ from labkit.nn.rope import rope_angles
 # --- RoPE rotating the wrong way -----------------------------------------------------------------
 
 
-def _rope_turned_backwards(x, positions, base=10000.0, angles=None):
+def _rope_turned_backwards(x, positions, base=10000.0, angles=None, *, checked=False):
     """The bug: out[2i] = x[2i]·cos + x[2i+1]·sin (sin's sign flipped), i.e. angle → −angle."""
     cos, sin = angles if angles is not None else rope_angles(np.asarray(positions), x.shape[-1], base, x.dtype)
-    return true_rope(x, positions, base, angles=(cos, -sin))
+    return true_rope(x, positions, base, angles=(cos, -sin), checked=checked)
 
 
 def test_rope_with_its_sign_flipped_fails_the_text_trace_reproduction(monkeypatch):

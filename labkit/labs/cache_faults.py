@@ -16,6 +16,7 @@ from 0, so the source's ``copy_layer1_cache_to_layer2`` is labkit's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -41,7 +42,8 @@ MODES: dict[str, str | None] = {
 
 @dataclass
 class FaultCase:
-    """One decoder run: logits of both paths [T, V], the final cache, and the three checks."""
+    """One decoder run: logits of both paths [T, V], the final cache, and the three checks
+    (each computed once, when first asked for)."""
 
     mode: str
     expected: np.ndarray
@@ -58,18 +60,18 @@ class FaultCase:
         """Per-layer key shapes [H, T, d_h] (batch axis of the [1, H, T, d_h] cache dropped)."""
         return per_sequence_cache_shapes(self.cache)
 
-    @property
+    @cached_property
     def shape_check_passed(self) -> bool:
         wanted = (1, LAB_CONFIG.n_kv_heads, self.expected.shape[0], LAB_CONFIG.head_dim)
         return all(
             k.shape == wanted and v.shape == wanted for k, v in zip(self.cache.keys, self.cache.values, strict=True)
         )
 
-    @property
+    @cached_property
     def logit_allclose_passed(self) -> bool:
         return bool(np.allclose(self.expected, self.actual, atol=ABS_TOLERANCE, rtol=RELATIVE_TOLERANCE))
 
-    @property
+    @cached_property
     def distinct_layer_keys_passed(self) -> bool:
         return not np.allclose(self.cache.keys[0], self.cache.keys[1])
 

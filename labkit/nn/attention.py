@@ -7,9 +7,10 @@ from labkit.core.guards import real_array
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Numerically shifted softmax; -inf entries get exactly zero weight."""
-    shifted = x - np.max(x, axis=axis, keepdims=True)
+    x = np.asarray(x)
+    shifted = x - x.max(axis=axis, keepdims=True)
     weights = np.exp(shifted)
-    return weights / np.sum(weights, axis=axis, keepdims=True)
+    return weights / weights.sum(axis=axis, keepdims=True)
 
 
 def causal_allowed(query_positions: np.ndarray, key_positions: np.ndarray) -> np.ndarray:
@@ -17,16 +18,21 @@ def causal_allowed(query_positions: np.ndarray, key_positions: np.ndarray) -> np
     return np.asarray(key_positions)[None, :] <= np.asarray(query_positions)[:, None]
 
 
-def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray, *, checked: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Attend ``q`` to ``k``/``v`` where ``allowed`` is true.
 
     q: [..., H, Tq, d_h]; k, v: [..., H, Tk, d_h]; allowed: [Tq, Tk] boolean.
     Returns (output [..., H, Tq, d_h], weights [..., H, Tq, Tk]).
 
         score = q·kᵀ / √d_h,   score[¬allowed] = −∞,   weights = softmax(score)
+
+    ``checked``: the caller has checked the arguments already (the decoder does, once a pass).
     """
-    q, k, v = _query_key_value(q, k, v)
-    allowed = _allowed_mask(allowed, q.shape[-2], k.shape[-2])  # [Tq, Tk]
+    if not checked:
+        q, k, v = _query_key_value(q, k, v)
+        allowed = _allowed_mask(allowed, q.shape[-2], k.shape[-2])  # [Tq, Tk]
     scale = np.sqrt(np.asarray(q.shape[-1], dtype=q.dtype))  # √d_h
     score = (q @ np.swapaxes(k, -1, -2)) / scale  # [..., H, Tq, Tk]
     score = np.where(allowed, score, -np.inf)

@@ -39,12 +39,14 @@ class KVCache:
     def positions(self, layer: int = 0) -> list[int]:
         return list(range(self.layer_length(layer)))
 
-    def _entry(self, layer, k_new, v_new) -> tuple[np.ndarray, np.ndarray]:
+    def _entry(self, layer, k_new, v_new, finite: bool) -> tuple[np.ndarray, np.ndarray]:
         """The checks of ``append``: a layer of this cache, and [B, H_kv, T_new, d_h] float keys and
-        values of one shape that extend what the layer holds (−1 never means the last layer)."""
+        values of one shape that extend what the layer holds (−1 never means the last layer);
+        ``finite``: the keys and values are known to be finite floats already."""
         if not is_integer(layer) or not 0 <= layer < self.n_layers:
             raise ValueError(f"layer must be an integer in [0, {self.n_layers - 1}], got {layer!r}")
-        k_new, v_new = real_array("k_new", k_new), real_array("v_new", v_new)
+        if not finite:
+            k_new, v_new = real_array("k_new", k_new), real_array("v_new", v_new)
         held = self.keys[layer]
         if k_new.ndim != 4 or v_new.shape != k_new.shape:
             raise ValueError(
@@ -54,9 +56,12 @@ class KVCache:
             raise ValueError(f"k_new must extend layer {layer}'s [B, H_kv, T, d_h] = {held.shape}, got {k_new.shape}")
         return k_new, v_new
 
-    def append(self, layer: int, k_new: np.ndarray, v_new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Append [B, H_kv, T_new, d_h] keys and values to one layer; return the full K, V."""
-        k_new, v_new = self._entry(layer, k_new, v_new)
+    def append(
+        self, layer: int, k_new: np.ndarray, v_new: np.ndarray, *, finite: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Append [B, H_kv, T_new, d_h] keys and values to one layer; return the full K, V.
+        ``finite``: they are the caller's own finite float arrays (the decoder's), not scanned again."""
+        k_new, v_new = self._entry(layer, k_new, v_new, finite)
         if self.keys[layer] is None:
             k, v = k_new, v_new
         else:

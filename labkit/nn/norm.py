@@ -5,13 +5,15 @@ import numpy as np
 from labkit.core.guards import real_array, real_number
 
 
-def rms_norm(x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+def rms_norm(x: np.ndarray, eps: float = 1e-6, *, checked: bool = False) -> np.ndarray:
     """Normalise the last axis of ``x`` ([..., d]) to unit root-mean-square.
 
     Returns an array of the same shape and dtype (float32 or float64, finite; eps > 0).
+    ``checked``: the caller has checked ``x`` and ``eps`` already (the decoder does).
     """
-    x, eps = _norm_arguments(x, eps)
-    mean_square = np.mean(x * x, axis=-1, keepdims=True)
+    if not checked:
+        x, eps = _norm_arguments(x, eps)
+    mean_square = (x * x).sum(axis=-1, keepdims=True) / x.shape[-1]  # mean of x² over d
     return x / np.sqrt(mean_square + np.asarray(eps, dtype=x.dtype))
 
 

@@ -13,11 +13,16 @@ def rope_angles(
     positions, base = _angle_arguments(positions, head_dim, base)
     inverse_frequency = base ** (-np.arange(0, head_dim, 2) / head_dim)  # [d_h/2]
     angle = np.asarray(positions)[:, None] * inverse_frequency[None, :]  # [T, d_h/2]
-    return np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
+    return np.cos(angle).astype(dtype, copy=False), np.sin(angle).astype(dtype, copy=False)
 
 
 def rope(
-    x: np.ndarray, positions: np.ndarray, base: float = 10000.0, angles: tuple[np.ndarray, np.ndarray] | None = None
+    x: np.ndarray,
+    positions: np.ndarray,
+    base: float = 10000.0,
+    angles: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    checked: bool = False,
 ) -> np.ndarray:
     """Rotate ``x`` ([..., T, d_h], d_h even) by the angles of ``positions`` ([T]).
 
@@ -26,8 +31,22 @@ def rope(
         out[2i+1] = x[2i]·sin + x[2i+1]·cos
     ``angles``: ``rope_angles(positions, d_h, base, x.dtype)`` when the caller has them already.
     The result has the shape and dtype of ``x`` (a real float array: an integer one would
-    round every rotated value to an integer).
+    round every rotated value to an integer).  ``checked``: the caller has checked ``x`` and the
+    angles of ``positions`` already (the decoder does, once a pass).
     """
+    if checked:
+        cos, sin = angles
+    else:
+        x, (cos, sin) = _rope_arguments(x, positions, base, angles)
+    first, second = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = first * cos - second * sin
+    out[..., 1::2] = first * sin + second * cos
+    return out
+
+
+def _rope_arguments(x, positions, base, angles) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """x: a finite real [..., T, d_h] array, d_h even; positions [T]; angles [T, d_h/2] each (None: computed)."""
     x = real_array("x", x)
     head_dim = x.shape[-1]
     if head_dim % 2:
@@ -38,11 +57,7 @@ def rope(
     cos, sin = rope_angles(positions, head_dim, base, x.dtype) if angles is None else angles
     if cos.shape != (positions.shape[0], head_dim // 2):
         raise ValueError(f"angles must be [T, d_h/2] = [{positions.shape[0]}, {head_dim // 2}], got {list(cos.shape)}")
-    first, second = x[..., 0::2], x[..., 1::2]
-    out = np.empty_like(x)
-    out[..., 0::2] = first * cos - second * sin
-    out[..., 1::2] = first * sin + second * cos
-    return out
+    return x, (cos, sin)
 
 
 def _angle_arguments(positions, head_dim, base) -> tuple[np.ndarray, float]:

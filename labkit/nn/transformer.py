@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from labkit.nn.attention import attention, causal_allowed
+from labkit.nn.attention import _allowed_mask, attention, causal_allowed
 from labkit.nn.cache import KVCache
 from labkit.nn.norm import rms_norm
 from labkit.nn.rope import rope, rope_angles
@@ -113,9 +113,9 @@ class DecoderWeights:
                 raise ValueError(
                     f"weight {name!r} of {config.model_id} must have shape {list(shape)}, got {list(array.shape)}"
                 )
-            if not np.issubdtype(array.dtype, np.floating):
+            if array.dtype.kind != "f":
                 raise ValueError(f"weight {name!r} must be floating point, got {array.dtype}")
-            if not np.all(np.isfinite(array)):
+            if np.count_nonzero(np.isfinite(array)) != array.size:
                 raise ValueError(f"weight {name!r} of {config.model_id} contains NaN or infinity")
             checked[name] = array.astype(dtype, copy=False)
         layers = [{name: checked[f"layers.{i}.{name}"] for name in LAYER_WEIGHT_NAMES} for i in range(config.n_layers)]
@@ -206,6 +206,21 @@ class ForwardResult:
         return self.logits[:, -1, :]
 
 
+def _positions(rope_positions, t_new: int) -> np.ndarray:
+    """RoPE positions given to ``forward``: [T_new] (``rope_angles`` checks that they are finite reals)."""
+    rope_positions = np.asarray(rope_positions)
+    if rope_positions.shape != (t_new,):
+        raise ValueError(f"rope_positions must be [T] with T={t_new}, got shape {list(rope_positions.shape)}")
+    return rope_positions
+
+
+def _per_query_head(keys: np.ndarray, values: np.ndarray, group_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """[B, H_kv, T, d_h] → [B, H_q, T, d_h]: query head h reads key/value head h // group_size."""
+    if group_size == 1:  # multi-head attention: each query head has its own
+        return keys, values
+    return np.repeat(keys, group_size, axis=1), np.repeat(values, group_size, axis=1)
+
+
 class Decoder:
     """The book's decoder. ``prefill`` fills a cache; ``decode_step`` extends it by one token."""
 
@@ -234,7 +249,7 @@ class Decoder:
         ids = np.asarray(ids)
         if ids.ndim != 2 or ids.shape[1] < 1:
             raise ValueError(f"input_ids must be [B, T] with T >= 1, got shape {list(ids.shape)}")
-        if not np.issubdtype(ids.dtype, np.integer):
+        if ids.dtype.kind not in "iu":  # signed or unsigned integers
             raise ValueError(f"input_ids must be integers, got {ids.dtype}")
         bad = ids[(ids < 0) | (ids >= self.config.vocab_size)]
         if bad.size:
@@ -265,8 +280,9 @@ class Decoder:
             raise ValueError(f"cache has {cache.n_layers} layers, the model has {cfg.n_layers}")
         start = 0 if cache is None else cache.length
         positions = start + np.arange(t_new)
-        rope_positions = positions if rope_positions is None else rope_positions
+        rope_positions = positions if rope_positions is None else _positions(rope_positions, t_new)
         allowed = causal_allowed(positions, np.arange(start + t_new)) if allowed is None else allowed
+        allowed = _allowed_mask(allowed, t_new, start + t_new)  # checked once: the kernels below trust it
 
         angles = rope_angles(rope_positions, cfg.head_dim, cfg.rope_base, self.dtype)  # shared by q, k of every layer
         x = w.embedding[ids]  # [B, T, d]
@@ -274,20 +290,19 @@ class Decoder:
         records = []
         for i, layer in enumerate(w.layers):
             residual_in = list(x.shape)
-            z = rms_norm(x, cfg.norm_eps)
-            q = rope(self._split_heads(z @ layer["q"], cfg.n_q_heads), rope_positions, cfg.rope_base, angles)
-            k = rope(self._split_heads(z @ layer["k"], cfg.n_kv_heads), rope_positions, cfg.rope_base, angles)
+            z = rms_norm(x, cfg.norm_eps, checked=True)
+            q = rope(self._split_heads(z @ layer["q"], cfg.n_q_heads), rope_positions, angles=angles, checked=True)
+            k = rope(self._split_heads(z @ layer["k"], cfg.n_kv_heads), rope_positions, angles=angles, checked=True)
             v = self._split_heads(z @ layer["v"], cfg.n_kv_heads)  # [B, H_kv, T, d_h]
             if cache is None:
                 keys, values = k, v
             else:
-                keys, values = cache.append(i, k, v)  # [B, H_kv, T_cache, d_h]
+                keys, values = cache.append(i, k, v, finite=True)  # [B, H_kv, T_cache, d_h]
             # grouped-query attention: query head h reads key/value head h // group_size
-            keys_per_q = np.repeat(keys, cfg.group_size, axis=1)
-            values_per_q = np.repeat(values, cfg.group_size, axis=1)
-            attended, weights = attention(q, keys_per_q, values_per_q, allowed)
+            keys_per_q, values_per_q = _per_query_head(keys, values, cfg.group_size)
+            attended, weights = attention(q, keys_per_q, values_per_q, allowed, checked=True)
             x = x + self._merge_heads(attended) @ layer["o"]
-            z = rms_norm(x, cfg.norm_eps)
+            z = rms_norm(x, cfg.norm_eps, checked=True)
             gate = z @ layer["gate"]
             silu = gate / (1 + np.exp(-gate))
             x = x + (silu * (z @ layer["up"])) @ layer["down"]
@@ -305,7 +320,9 @@ class Decoder:
                     attention_weights=weights if keep_attention else None,
                 )
             )
-        logits = rms_norm(x, cfg.norm_eps) @ w.output  # [B, T, V]
+        logits = rms_norm(x, cfg.norm_eps, checked=True) @ w.output  # [B, T, V]
+        if not np.isfinite(logits).all():  # the one finiteness check of the pass: NaN and ∞ propagate to here
+            raise ValueError(f"{cfg.model_id}: the forward pass overflowed {cfg.dtype} (non-finite logits)")
         return ForwardResult(logits=logits, positions=positions, layers=records, embedding_shape=embedding_shape)
 
     def prefill(self, input_ids: np.ndarray, cache: KVCache | None = None, **kwargs) -> tuple[ForwardResult, KVCache]:
