@@ -1,7 +1,7 @@
 """The two JSON reports and their commands: keys, order, numbers, failure exit, refused samples."""
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -79,6 +79,8 @@ def test_timestamp_is_shanghai_time(labs, faults):
     for stamp in (labs["timestamp_shanghai"], faults["timestamp_shanghai"]):
         parsed = datetime.fromisoformat(stamp)
         assert parsed.utcoffset() == timedelta(hours=8), f"{stamp} is not at UTC+08:00"
+    noon_utc = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)  # midsummer: Shanghai keeps no daylight saving
+    assert report.shanghai_timestamp(noon_utc) == "2026-07-01T20:00:00+08:00"
 
 
 def test_faults_report_has_the_source_keys_in_order(faults):

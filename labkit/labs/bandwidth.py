@@ -15,7 +15,7 @@ activations, launch overheads and imperfect bandwidth use.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from labkit.core.guards import is_integer
 from labkit.labs.report import require
@@ -37,9 +37,10 @@ class DecodeBudget:
     bandwidth_bytes_per_second: int = 1_000_000_000_000  # 1 TB/s, assumed
 
     def __post_init__(self):
-        for name, value in asdict(self).items():
+        for field in fields(self):
+            value = getattr(self, field.name)
             if not is_integer(value) or value < 1:
-                raise ValueError(f"DecodeBudget.{name} must be a positive integer, got {value!r}")
+                raise ValueError(f"DecodeBudget.{field.name} must be a positive integer, got {value!r}")
 
     @property
     def weight_bytes(self) -> int:

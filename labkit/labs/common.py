@@ -27,8 +27,8 @@ __all__ = [
 def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
     """log p_i = (z_i − m) − log Σ_j exp(z_j − m),  m = max_j z_j.   Same shape as ``logits``."""
     z = np.asarray(logits)
-    centred = z - np.max(z, axis=axis, keepdims=True)
-    log_partition = np.log(np.sum(np.exp(centred), axis=axis, keepdims=True))
+    centred = z - z.max(axis=axis, keepdims=True)
+    log_partition = np.log(np.exp(centred).sum(axis=axis, keepdims=True))
     return centred - log_partition
 
 
@@ -60,7 +60,7 @@ def _ce_arguments(logits, targets, valid) -> tuple[np.ndarray, np.ndarray, np.nd
     if z.ndim != 2:
         raise ValueError(f"logits must be [N, V], got shape {list(z.shape)}")
     n_rows, vocab = z.shape
-    if y.shape != (n_rows,) or not np.issubdtype(y.dtype, np.integer):
+    if y.shape != (n_rows,) or y.dtype.kind not in "iu":  # signed or unsigned integers
         raise ValueError(f"targets must be [N] = [{n_rows}] integers, got {y.dtype}{list(y.shape)}")
     if mask.shape != (n_rows,) or mask.dtype != np.bool_:
         raise ValueError(f"valid must be [N] = [{n_rows}] booleans, got {mask.dtype}{list(mask.shape)}")

@@ -31,7 +31,7 @@ def as_distribution(name: str, values, atol: float = 1e-8) -> np.ndarray:
     dist = real_values(name, values)
     if dist.ndim != 1 or dist.size == 0:
         raise ValueError(f"{name} must be a 1-D probability vector, got shape {list(dist.shape)}")
-    if not np.all(np.isfinite(dist)) or np.any(dist < 0):
+    if not (np.isfinite(dist) & (dist >= 0)).all():
         raise ValueError(f"{name} must hold finite probabilities ≥ 0, got {dist.tolist()}")
     total = float(dist.sum())
     if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=atol):
