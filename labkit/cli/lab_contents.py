@@ -102,13 +102,14 @@ class BookContentsManager(AsyncTextFileContentsManager):
             model.update(path=path, name=PurePosixPath(path).name)
         if content and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
             with_kernel_language_info(model["content"], kernel_language_info())
-            glossary.notebook_with_hover(model["content"], Path(self._get_os_path(path)))
+            page = Path(self._get_os_path(path))
+            glossary.change_markdown(model["content"], lambda text: glossary.with_hover(text, page))
         return model
 
     async def save(self, model, path=""):
         path = path.strip("/")
         if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
-            glossary.notebook_without_hover(model["content"])  # the hover text is never written
+            glossary.change_markdown(model["content"], glossary.without_hover)  # the hover text is never written
         page = Path(self._get_os_path(path))
         if model.get("type") != "notebook" or "content" not in model or not is_page(page):
             return await super().save(model, path)

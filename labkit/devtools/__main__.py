@@ -21,8 +21,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from labkit.cli import glossary
 from labkit.core.fixtures import book_root
-from labkit.devtools import book, glossary, notebooks
+from labkit.devtools import book, notebooks
 
 
 def build_pages(root: Path, paths: list[Path], prose: bool) -> int:
