@@ -1,11 +1,8 @@
 """``labkit class-copy DEST``: the book without its answer key, ready to hand out.
 
-Copies the book (the folder ``labkit.core.fixtures.book_root`` finds) — the files git tracks,
-plus new files git does not ignore (every file but the ignored ones when git is missing) — into
-DEST, leaving out ``solutions/`` and every test file that holds an answer: a function, at any
-depth or in a string of code, that passes one of the book's checkers (found by trying each
-against every checker whose parameters it takes).  The copy's own ``make test`` passes: the
-tests that need the answer key skip with a message when it is absent.
+Copies the files of the book git would keep into DEST, leaving out ``solutions/`` and every test file
+holding a function (at any depth, or in a string of code) that passes one of the book's checkers,
+each candidate tried in the sandbox.  The copy's ``make test`` passes: tests that need the key skip.
 """
 
 from __future__ import annotations
