@@ -8,10 +8,6 @@
     d06 vae.decoded          z_0 [1, 4, 64, 64]          → pixels [1, 3, 512, 512]
     d07 image.encoded        uint8 pixels                → PNG bytes, result object
     d08 response.completed   image reference             → FINISHED
-
-A fault is another ``DiffusionConfig`` (see ``labkit.diffusion.faults``), never a patch.
-A reader's piece (the word → normal transform, the CFG combination, the DDIM step) is
-passed in as ``run_diffusion(config, DiffusionHooks(...))`` (see ``labkit.diffusion.hooks``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The two JSON reports of chapter 11, and the check vocabulary every lab of this package uses.
 
-``labs_report`` runs the eight mechanism labs (ce_gradient, masks, causal_attention,
-cache_equivalence, dpo, grpo, kl, speculative_sampling); ``faults_report`` runs the
-fault-injection supplement (bandwidth_budget, unequal_rank_gradients, cache_faults,
-wrong_rejection_fallback).  Both have the keys and nesting of the source's reports:
+``labs_report`` runs the eight mechanism labs (``LABS``), ``faults_report`` the fault-injection
+supplement (``FAULTS``); both have the keys and nesting of the source's reports:
 
     labs:   {status, scope, timestamp_shanghai, runtime, elapsed_seconds, labs: {name: object}}
     faults: {status, timestamp_shanghai, runtime, <one key per supplement object>}

@@ -9,9 +9,7 @@ generation without a decode.
 
 ``logical_step`` is 0 for the request phase (e00–e04), t for the events of selection step
 t (token.selected, stream.delta, and the decode that consumes y_t), and the last step for
-the terminal events.  Payload keys follow CONTRIBUTING.md: ``artifacts`` (immutable IDs),
-``tensors`` (summaries with a few ``values``, compared under ``labkit.text.config.TENSOR_TOLERANCE``),
-everything else discrete.
+the terminal events.
 """
 
 from __future__ import annotations
