@@ -188,22 +188,21 @@ def _answers_in_strings(path: Path, specs: dict):
                     continue
 
 
-class _quiet:
+@contextlib.contextmanager
+def _quiet():
     """Silence file descriptors 1 and 2 (LAPACK prints when a wrong function feeds it NaN)."""
+    import os
 
-    def __enter__(self):
-        import os
-
+    sys.stdout.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    try:
+        yield
+    finally:
         sys.stdout.flush()
-        self.saved = [os.dup(1), os.dup(2)]
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1), os.dup2(null, 2)
-        os.close(null)
-
-    def __exit__(self, *exc):
-        import os
-
-        sys.stdout.flush()
-        for fd, saved in enumerate(self.saved, start=1):
-            os.dup2(saved, fd)
-            os.close(saved)
+        for fd, kept in enumerate(saved, start=1):
+            os.dup2(kept, fd)
+            os.close(kept)

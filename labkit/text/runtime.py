@@ -54,10 +54,7 @@ def run_text_trace(
 
     ``hooks`` (``labkit.text.hooks.TextHooks``) lets a reader's own processor or decode
     step run inside the real runtime; without them nothing changes.  ``root``: the fixtures
-    folder to load from (default ``fixtures/text``).  One function per group of events:
-    ``request_events`` (e00–e03), ``prefill_event`` (e04), then per step ``select_token``
-    (token.selected), ``stream_token`` (stream.delta) and ``decode_token``
-    (decode.started/completed), and ``terminal_events``.
+    folder to load from (default ``fixtures/text``).
     """
     config, hooks = checked_run_arguments(config, hooks, TextTraceConfig, TextHooks)
     root = Path(root) if root is not None else None
