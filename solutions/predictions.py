@@ -27,6 +27,8 @@ reuse_for_other_request = 76
 lost_response_first_event = "t09"
 # page 11: the batch order is recorded in the condition event
 cfg_swap_divergence = ("d00", "cfg_batch_order[0]")
+# page 12: eight fixed events, a selection and a delta per token, a decode step between two tokens
+three_token_event_count = 8 + 2 * 3 + 2 * (3 - 1)
 # lab 01: −ln(1/3); gradient [1/3 − 1, 1/3, 1/3]
 uniform_row_loss = math.log(3)
 uniform_row_gradient = (-2 / 3, 1 / 3, 1 / 3)

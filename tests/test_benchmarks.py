@@ -352,7 +352,7 @@ def test_growth_exponent_exercise_points_at_the_concept(wrong, where):
     from benchmarks.exercise import make_exercise
 
     verdict = make_exercise(None)(wrong)
-    assert not verdict.passed and verdict.where.startswith(where) and verdict.hint, repr(verdict)
+    assert not verdict.passed and verdict.where.startswith(f"case “{where}") and verdict.hint, repr(verdict)
 
 
 def test_growth_exponent_exercise_stub_says_not_yet_implemented():

@@ -173,6 +173,29 @@ def test_every_citation_resolves_and_the_pages_cite_something():
     )
 
 
+def test_every_chapter_page_cites_a_primary_source():
+    chapters = [REPO / "notebooks" / "07-traces", REPO / "notebooks" / "11-labs"]
+    pages = [page for chapter in chapters for page in sorted(chapter.glob("*.md"))]
+    assert len(pages) >= 25, [page.name for page in pages]
+    uncited = [str(page.relative_to(REPO)) for page in pages if not book.cited_keys(page.read_text(encoding="utf-8"))]
+    assert uncited == [], f"chapter pages that cite nothing: {uncited}"
+    checked = {Path(rel).with_suffix(".md") for rel in book.chapter_files(book.load_config())}
+    assert {page.relative_to(REPO) for page in pages} <= checked, "the book check must cover every chapter page"
+
+
+@pytest.mark.slow
+def test_a_chapter_page_that_cites_nothing_is_caught(book_copy):
+    ipynb = book_copy / "notebooks" / "07-traces" / "01-trace-record.ipynb"
+    nb = json.loads(ipynb.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = [line.replace("{cite:p}", "").replace("{cite:t}", "") for line in cell["source"]]
+    ipynb.write_text(json.dumps(nb), encoding="utf-8")
+    problems = book.citation_problems(book_copy)
+    assert len(problems) == 1 and "01-trace-record" in problems[0], problems
+    assert "cites no primary source" in problems[0], problems
+
+
 @pytest.mark.slow
 def test_an_unknown_citation_key_is_caught(book_copy):
     append_to_first_page(book_copy, "\n\nAs shown by {cite:p}`song2021ddim; nosuchpaper2099`.\n")

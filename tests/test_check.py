@@ -1,9 +1,11 @@
 """Every exercise: its solution passes, typical wrong answers are caught at their place, a prediction
 just outside its tolerance fails, and broken candidates get a clear message instead of a traceback."""
 
+import ast
 import importlib.util
 import inspect
 import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -66,7 +68,7 @@ def test_unknown_exercise_is_named():
 
 
 def test_nan_output_is_reported():
-    from labkit.check.core import CandidateProblem, as_array
+    from labkit.check.grading import CandidateProblem, as_array
 
     with pytest.raises(CandidateProblem, match=r"contains NaN \(first at index \[1\]\)"):
         as_array(np.array([1.0, np.nan]), "the mask")
@@ -80,13 +82,34 @@ def test_bad_parents_that_ignores_forward_parents_is_caught():
     assert not result.passed and "points forward" in result.where and result.hint
 
 
+def test_name_the_fault_that_always_names_one_fault_is_caught_at_the_first_other_mystery():
+    result = check.name_the_fault(lambda kind, golden, mystery: "broken_detokenizer")
+    assert not result.passed and result.where.startswith("case “mystery 1 (diffusion)”"), repr(result)
+    assert (result.got, result.expected) == ("broken_detokenizer", "leading_timesteps") and result.hint
+
+
+def test_name_the_fault_that_names_the_first_fault_of_the_kind_is_caught():
+    from labkit.trace import catalogue
+
+    result = check.name_the_fault(lambda kind, golden, mystery: next(iter(catalogue.faults(kind))))
+    assert not result.passed and result.where.startswith("case “mystery"), repr(result)
+
+
+def test_an_exercise_without_a_catalogue_entry_is_refused_by_name():
+    from labkit.check.core import value
+
+    def not_in_the_catalogue():
+        return 1.0
+
+    with pytest.raises(ValueError, match="'not_in_the_catalogue' has no entry in exercises.toml"):
+        value(not_in_the_catalogue)
+
+
 def test_every_chapter_page_has_a_registered_exercise():
     from labkit.devtools import book
 
     exempt = {
         "notebooks/glossary.md",  # a reference page, not a chapter
-        # §7.18's summary page: its questions are answered by the page's next cell, for now
-        "notebooks/07-traces/12-conclusion.md",
     }
     pages = {f.replace(".ipynb", ".md") for f in book.toc_files(book.load_config())}
     covered = {spec.page for spec in EXERCISES.values()}
@@ -140,14 +163,16 @@ def _off(answer, spec):
 @pytest.mark.parametrize("name", sorted(n for n, s in EXERCISES.items() if not s.is_value))
 def test_no_second_level_hint_contains_the_reference_code(name):
     """The rule names where an answer breaks, never the answer: no line of a hidden reference's
-    code appears in the exercise's second-level hint."""
+    code (its docstring, which states the task and the hints, left out) appears in the second-level hint."""
     spec = EXERCISES[name]
-    reference = getattr(spec.grade, "__closure__", None) or ()
-    for cell in reference:
-        if inspect.isfunction(cell.cell_contents) and cell.cell_contents.__module__.startswith("labkit.check"):
-            code = [line.strip() for line in inspect.getsource(cell.cell_contents).splitlines()[1:]]
+    for reference in (spec.reference, spec.hook, spec.agree):
+        if inspect.isfunction(reference) and reference.__module__.startswith("labkit.check"):
+            source = textwrap.dedent(inspect.getsource(reference))
+            definition = ast.parse(source).body[0]
+            after_docstring = definition.body[1 if ast.get_docstring(definition) else 0].lineno - 1
+            code = [line.strip() for line in source.splitlines()[after_docstring:]]
             for line in code:
-                if len(line) > 12 and not line.startswith(('"""', "#")):
+                if len(line) > 12 and not line.startswith("#"):
                     assert line not in spec.rule, f"{name}: the rule shows {line!r}"
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import labkit.check as check
-from labkit.check.decode_step import DecoderParts
+from labkit.check.text import DecoderParts
 from labkit.nn import attention, rms_norm, rope
 from labkit.text.model import load_decoder
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.check.grading import lockstep, trace
+from labkit.check.core import trace
+from labkit.check.grading import lockstep
+from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+from labkit.nn import KVCache, attention, causal_allowed, rms_norm, rope
 
 
 def _reference_step(q, cache_k, cache_v, k_new, v_new):
     """The runtime's own pieces: ``KVCache.append`` for the cache, the decoder's causal mask and
     ``attention``.  q, k_new, v_new [B, H, 1, d_h]; cache_k, cache_v [B, H, T, d_h]."""
-    from labkit.nn import KVCache, attention, causal_allowed
-
     cache = KVCache(1)
     if cache_k.shape[-2]:
         cache.keys[0], cache.values[0] = cache_k, cache_v
@@ -23,8 +24,6 @@ def _reference_step(q, cache_k, cache_v, k_new, v_new):
 
 def _rotated_projections(model, w, x, position) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Layer input x [1, 1, d] → q, k, v [1, H, 1, d_h]; q and k carry RoPE at ``position`` [1]."""
-    from labkit.nn import rms_norm, rope
-
     cfg = model.config
     normed = rms_norm(x, cfg.norm_eps)
     q, k, v = (model._split_heads(normed @ w[name], cfg.n_kv_heads) for name in ("q", "k", "v"))
@@ -33,24 +32,16 @@ def _rotated_projections(model, w, x, position) -> tuple[np.ndarray, np.ndarray,
 
 def _feed_forward_block(model, w, x) -> np.ndarray:
     """x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down with z = RMSNorm(x);  [1, 1, d] → [1, 1, d]."""
-    from labkit.nn import rms_norm
-
     z = rms_norm(x, model.config.norm_eps)
     gate, up = z @ w["gate"], z @ w["up"]
     return x + (gate * up / (1.0 + np.exp(-gate))) @ w["down"]
 
 
 def decode_with_attention_step(step, model, tokens) -> np.ndarray:
-    """Decode ``tokens`` [T] one at a time through ``model``'s layers with ``step`` as the cached attention.
-
-    ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` with
-    q, k_new, v_new [1, H, 1, d_h] (already rotated by RoPE at position t), cache_k/cache_v
-    [1, H, t, d_h]; it returns the attention output [1, H, 1, d_h] and the grown cache
-    [1, H, t + 1, d_h].  Everything else — embedding, RMSNorm, RoPE, projections, SwiGLU, the
-    head — is the model's own weights and labkit.nn's functions.  Returns logits [T, V].
-    """
-    from labkit.nn import rms_norm
-
+    """Logits [T, V] of ``tokens`` decoded one at a time through ``model``'s layers, with
+    ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` as the cached
+    attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h]); the rest
+    is the model's own weights and labkit.nn's functions."""
     cfg, weights = model.config, model.weights
     if cfg.group_size != 1:
         raise ValueError(f"the driver expects multi-head attention (group size 1), got {cfg.group_size}")
@@ -67,34 +58,16 @@ def decode_with_attention_step(step, model, tokens) -> np.ndarray:
     return logits
 
 
-def _runs():
-    """The lab decoder's tokens, one decode step at a time, the reader's step in every layer."""
-    from labkit.labs.lab_decoder import lab_decoder, lab_tokens
-
+@trace
+def cached_attention_step():
     model, tokens = lab_decoder(), lab_tokens()
 
     def run(candidate):
         def step(t, layer, *args):
             where = f"decode step {t} (token {int(tokens[t])} at position {t}), layer {layer}"
-            return lockstep(
-                candidate, _reference_step, args, where=where, outputs=("output", "keys", "values"), first="keys"
-            )
+            outputs = ("output", "keys", "values")
+            return lockstep(candidate, _reference_step, args, where=where, outputs=outputs, first="keys")
 
         return decode_with_attention_step(step, model, tokens)
 
     return [(f"the lab decoder's {tokens.size} tokens", None, run)]
-
-
-trace(
-    "cached_attention_step",
-    "notebooks/11-labs/04-kv-cache-equivalence.md",
-    "extend",
-    "one decode step of attention with a KV cache: append k_new, v_new [B, H, 1, d_h] to cache_k, cache_v "
-    "[B, H, T, d_h] and attend q [B, H, 1, d_h] to all T + 1 positions; return (output [B, H, 1, d_h], "
-    "keys [B, H, T+1, d_h], values [B, H, T+1, d_h])",
-    ("q", "cache_k", "cache_v", "k_new", "v_new"),
-    _runs,
-    idea="a cached step must see exactly what the full pass sees at that position: everything before it and itself",
-    rule="the new entry is appended after the cached positions, along the position axis, never in place of "
-    "them; the new query sees every cached key and its own, scaled as in the full pass",
-)

@@ -1,9 +1,16 @@
-"""The one engine every exercise runs on: an exercise is data, graded here.
+"""The one engine every exercise runs on: an ``Exercise`` is data, graded here.
 
-An exercise has a kind (predict, diagnose, extend, derive), a task, two hint levels (the idea;
-the rule and where it breaks — never the answer) and a grading: one of the declarative ones of
-``labkit.check.grading`` (value, function, trace), or a custom one registered with ``exercise``.
-Here: the ``Exercise`` object, the verdict, calling the reader's code safely, comparing arrays.
+Its entry in ``exercises.toml`` says what it asks (kind, task, signature), how it compares
+(tolerance; atol, outputs, which first) and its two hint levels (the idea; the rule and where it
+breaks, never the answer). ``value``, ``function``, ``table`` and ``trace`` join an entry to the
+function of its name they decorate, which computes the rest:
+
+* a **value** (a prediction or a derivation): ``answer()``, what the real kernels compute; the verdict
+  shows the run, ``why``; an entry with a ``fault`` is answered by that fault's first divergence;
+* **cases**: the reader's function against a hidden ``reference`` (or a table's answers) on ``cases()``;
+* **runs**: the reader's piece inside a real runtime, ``runs()`` giving (label, reference events or
+  None, ``run(piece) -> events``), failing at the trace's first divergence or where the piece and the
+  real one part (``lockstep``). ``hook(candidate)`` is the piece a run (or the cases) calls.
 
 Hint state lives on each exercise object: a second wrong run of the same exercise shows level 2.
 """
@@ -11,70 +18,45 @@ Hint state lives on each exercise object: a second wrong run of the same exercis
 from __future__ import annotations
 
 import inspect
-import traceback
+import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from labkit.check import feedback
+from labkit.check import feedback, grading
+from labkit.check.grading import CandidateProblem, CheckResult, failure, passed
 
 registry: dict[str, Exercise] = {}
 
 KINDS = ("predict", "diagnose", "extend", "derive")
 
 
-class CandidateProblem(Exception):
-    """The candidate cannot be checked (not implemented, wrong signature, crashed, bad output)."""
-
-
-@dataclass
-class CheckResult:
-    """The verdict on one candidate.
-
-    ``concept`` is the first-level hint (the idea to revisit); ``rule`` and ``hint`` are the
-    second level. A failed result shows level 1 until the reader asks for more
-    (``result.more()``) or runs the same exercise wrong a second time.
-    """
-
-    exercise: str
-    passed: bool
-    message: str
-    where: str | None = None
-    rule: str | None = None
-    got: Any = None
-    expected: Any = None
-    hint: str | None = None
-    concept: str | None = None
-    level: int = 1
-
-    def __bool__(self) -> bool:
-        return self.passed
-
-    def more(self) -> CheckResult:
-        """The same verdict with the rule and the precise hint shown (level 2)."""
-        return replace(self, level=2)
-
-    def __repr__(self) -> str:
-        return feedback.as_text(self, self.level)
-
-    def _repr_html_(self) -> str:
-        return feedback.as_html(self, self.level)
-
-
 @dataclass(eq=False)
 class Exercise:
-    """One exercise: what it asks (``kind``, ``task``, ``signature`` — empty for a value), how
-    it is graded (``grade(candidate) -> CheckResult``) and its two hint levels."""
+    """One exercise as data: what it asks, what grades it, its two hint levels, its hint state."""
 
     name: str
     page: str
     kind: str
     task: str
-    signature: tuple[str, ...]
-    grade: Callable[[Any], CheckResult] = field(repr=False)
-    idea: str = ""
+    idea: str
     rule: str = ""
+    signature: tuple[str, ...] = ()  # empty: the reader hands in a value
+    answer: Callable[[], Any] | None = None
+    why: str = ""
+    tolerance: float = 0.0
+    relative: bool = False
+    cases: Callable[[], list] = list
+    reference: Callable | None = None
+    runs: Callable[[], list] = list
+    hook: Callable | None = None
+    cases_first: bool = False
+    atol: float = 1e-12
+    outputs: tuple[str, ...] = ("result",)
+    first: str | None = None
+    agree: Callable[[Any, Any], str | None] | None = None
     wrong_runs: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
@@ -90,17 +72,64 @@ class Exercise:
 
     def __call__(self, candidate) -> CheckResult:
         try:
-            if not self.is_value:
-                _check_signature(candidate, self.signature)
-            elif candidate is Ellipsis:
-                raise CandidateProblem("not yet answered: replace the `...` with your value and run the check again")
-            elif callable(candidate):
-                raise CandidateProblem("this exercise takes a value (your prediction), not a function")
-            result = self.grade(candidate)
+            self._admit(candidate)
+            result = self._grade_value(candidate) if self.is_value else self._grade_function(candidate)
         except CandidateProblem as problem:
             return CheckResult(self.name, False, str(problem))
         result.exercise = self.name
         return self._escalate(result)
+
+    def _admit(self, candidate) -> None:
+        """Refuse what cannot be graded: a stub value, a function for a value, the wrong signature."""
+        if self.is_value and candidate is Ellipsis:
+            raise CandidateProblem("not yet answered: replace the `...` with your value and run the check again")
+        if self.is_value and callable(candidate):
+            raise CandidateProblem("this exercise takes a value (your prediction), not a function")
+        if self.is_value:
+            return
+        if not callable(candidate):
+            raise CandidateProblem(f"expected a function, got {type(candidate).__name__}")
+        try:
+            signature = inspect.signature(candidate)
+        except (TypeError, ValueError):  # a builtin without a signature: its call will tell
+            return
+        try:
+            signature.bind(*self.signature)
+        except TypeError:
+            names, wanted = ", ".join(signature.parameters), ", ".join(self.signature)
+            raise CandidateProblem(f"your function takes ({names}) but the exercise calls it with ({wanted})") from None
+
+    def _grade_value(self, candidate) -> CheckResult:
+        expected = self.answer()
+        allowed = self.tolerance * abs(expected) if self.relative else self.tolerance
+        ok, got = grading.agrees(candidate, expected, allowed)
+        shown = self.why.format(answer=expected)
+        if ok:
+            return passed(f"right — {shown}")
+        rule = f"within ±{feedback.short(allowed)} of the run" if allowed else "exactly what the run gives"
+        return failure(f"the run disagrees — {shown}", where="your value", rule=rule, got=got, expected=expected)
+
+    def _grade_function(self, candidate) -> CheckResult:
+        piece = self.hook or (lambda reader: reader)
+        direct = self._grade_cases(piece(candidate)) if self.cases_first else None
+        if direct is not None and not direct.passed:
+            return direct
+        runs = self.runs()
+        for label, expected, run in runs:
+            reader = piece(candidate)
+            try:
+                events = run(reader)
+            except grading.Diverged as diverged:
+                return diverged.result
+            failed = None if expected is None else grading.compare_traces(label, expected, events)
+            if failed is not None or (failed := getattr(reader, "divergence", None)) is not None:
+                return failed
+        direct = direct or self._grade_cases(piece(candidate))
+        return passed("every run reproduces its reference run") if direct.passed and runs else direct
+
+    def _grade_cases(self, piece) -> CheckResult:
+        compare = {"atol": self.atol, "outputs": self.outputs, "first": self.first, "agree": self.agree}
+        return grading.compare_cases(piece, self.cases(), self.reference, **compare)
 
     def _escalate(self, result: CheckResult) -> CheckResult:
         """Attach the idea (and the rule, unless the grading gave a precise one); a second wrong
@@ -111,17 +140,12 @@ class Exercise:
         result.concept = result.concept or self.idea
         result.hint = result.hint or self.rule or None
         self.wrong_runs += 1
-        if self.wrong_runs >= 2:
-            result.level = 2
+        result.level = 2 if self.wrong_runs >= 2 else 1
         return result
 
     def __repr__(self) -> str:
         what = f"({', '.join(self.signature)})" if self.signature else " = <your value>"
         return f"{self.kind} exercise {self.name}{what} — {self.task} [{self.page}]"
-
-
-#: the name the command line and older code know an exercise by
-ExerciseSpec = Exercise
 
 
 def register(spec: Exercise) -> Exercise:
@@ -137,176 +161,82 @@ def reset_attempts() -> None:
         spec.wrong_runs = 0
 
 
-def exercise(name: str, page: str, signature: tuple[str, ...], *, kind: str, idea: str, rule: str = "", task=None):
-    """Register ``grade(candidate) -> CheckResult`` as exercise ``name`` (the custom grading: the
-    reader's piece inside a runtime). The task is ``task`` or the grading's docstring."""
-
-    def wrap(grade: Callable[[Any], CheckResult]) -> Exercise:
-        text = task if task is not None else " ".join((grade.__doc__ or "").split())
-        return register(Exercise(name, page, kind, text, tuple(signature), grade, idea, rule))
-
-    return wrap
+CATALOGUE = Path(__file__).with_name("exercises.toml")
+_TEXTS = ("task", "idea", "rule", "why")
 
 
-def _check_signature(candidate, expected: tuple[str, ...]) -> None:
-    if not callable(candidate):
-        raise CandidateProblem(f"expected a function, got {type(candidate).__name__}")
-    try:
-        params = inspect.signature(candidate).parameters
-    except (TypeError, ValueError):
-        return
-    try:
-        inspect.signature(candidate).bind(*expected)
-    except TypeError:
-        names = ", ".join(params)
-        raise CandidateProblem(
-            f"your function takes ({names}) but the exercise calls it with ({', '.join(expected)})"
-        ) from None
+@lru_cache(maxsize=1)
+def catalogue() -> dict[str, dict]:
+    """Every exercise's data by name (``exercises.toml``): texts folded to single spaces, lists as tuples."""
+    with CATALOGUE.open("rb") as stream:
+        found = tomllib.load(stream)
+    return {
+        name: {
+            k: " ".join(v.split()) if k in _TEXTS else tuple(v) if isinstance(v, list) else v for k, v in data.items()
+        }
+        for name, data in found.items()
+    }
 
 
-def passed(message: str) -> CheckResult:
-    """A checker's pass; the exercise's name is filled in by ``ExerciseSpec``."""
-    return CheckResult("", True, message)
+def _declare(declared: Callable, **code) -> Exercise:
+    """The exercise named after ``declared``: its catalogue entry, graded with ``code``."""
+    if declared.__name__ not in catalogue():
+        raise ValueError(f"exercise {declared.__name__!r} has no entry in {CATALOGUE.name}")
+    data = catalogue()[declared.__name__]
+    reference = code.get("reference")
+    if reference is declared and tuple(inspect.signature(reference).parameters) != data.get("signature"):
+        raise ValueError(f"exercise {declared.__name__!r}: the reference's parameters differ from its signature")
+    return register(Exercise(declared.__name__, **data, **code))
 
 
-def failure(message: str, **details) -> CheckResult:
-    """A checker's failure (``where``, ``rule``, ``got``, ``expected``, ``hint``); the name is
-    filled in by ``ExerciseSpec``."""
-    return CheckResult("", False, message, **details)
+def _first_divergence(kind: str, fault: str, read: tuple[str, ...]):
+    """The first divergence of ``fault`` from ``kind``'s golden trace: the fields ``read`` of its event."""
+    from labkit.trace import catalogue
+
+    div = catalogue.diagnose(kind, fault)
+    found = [div.field if key == "field" else (div.event_a or div.event_b)[key] for key in read]
+    return found[0] if len(found) == 1 else tuple(found)
 
 
-def call(candidate, *args, **kwargs):
-    """Run the reader's function; turn every failure into a clear ``CandidateProblem``.
-
-    NumPy's overflow/invalid warnings are silenced: a NaN or an infinity is judged, not warned."""
-    import numpy as np
-
-    try:
-        with np.errstate(all="ignore"):
-            return candidate(*args, **kwargs)
-    except NotImplementedError as exc:
-        detail = f" ({exc})" if str(exc) else ""
-        raise CandidateProblem(
-            f"not yet implemented{detail}: replace the `raise NotImplementedError` "
-            "with your code and run the check again"
-        ) from None
-    except CandidateProblem:
-        raise
-    except Exception as exc:  # the reader's code failed: say where, without a traceback wall
-        raise CandidateProblem(
-            f"your function raised {type(exc).__name__}: {exc}{_your_line(candidate, exc)}"
-        ) from None
+def declare_faults() -> None:
+    """Register every catalogue entry whose answer is a fault's first divergence: it needs no code."""
+    for name, data in catalogue().items():
+        if "fault" in data and name not in registry:
+            fields = {k: v for k, v in data.items() if k not in ("fault", "read")}
+            register(Exercise(name, **fields, answer=partial(_first_divergence, *data["fault"], data["read"])))
 
 
-_KIT = str(Path(__file__).resolve().parents[1])
+def value(answer: Callable[[], Any]) -> Exercise:
+    """Declare ``answer()`` — what the real kernels compute — as the value exercise of its name."""
+    return _declare(answer, answer=answer)
 
 
-def _your_line(candidate, exc: Exception) -> str:
-    """`` (line 3 of your cell: `return x[5]`)``: the deepest frame in the reader's own file (a
-    notebook cell or the --file), with line numbers counted from its top — never a frame inside
-    NumPy or labkit."""
-    function = candidate if inspect.isfunction(candidate) else vars(type(candidate)).get("__call__")
-    code = getattr(function, "__code__", None)
-    if code is None or code.co_filename.startswith(_KIT):  # a kit's proxy (the sandbox) says where itself
-        return ""
-    mine = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code.co_filename]
-    if not mine:
-        return ""
-    place = "cell" if "ipykernel" in code.co_filename or code.co_filename.startswith("<") else "file"
-    text = f": `{mine[-1].line.strip()}`" if mine[-1].line else ""
-    return f" (line {mine[-1].lineno} of your {place}{text})"
+def function(cases: Callable[[], list], **code) -> Callable[[Callable], Exercise]:
+    """Declare the decorated hidden reference as the function exercise of its name on ``cases()``
+    (``code``: the ``hook`` the reader's function is called through, the ``agree`` comparison)."""
+    return lambda reference: _declare(reference, reference=reference, cases=cases, **code)
 
 
-def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind: str | None = None):
-    """Check that the reader returned an array of the right shape, kind and finite values."""
-    import numpy as np
-
-    try:
-        array = np.asarray(value)
-    except Exception:
-        raise CandidateProblem(f"{name} must be array-like, got {type(value).__name__}") from None
-    if array.dtype == object:
-        raise CandidateProblem(f"{name} must be numeric, got {type(value).__name__}")
-    if shape is not None and array.shape != tuple(shape):
-        raise CandidateProblem(f"{name} must have shape {list(shape)}, got {list(array.shape)}")
-    if dtype_kind == "bool" and array.dtype != bool:
-        raise CandidateProblem(f"{name} must be a boolean array, got dtype {array.dtype}")
-    if dtype_kind == "float" and not np.issubdtype(array.dtype, np.floating):
-        raise CandidateProblem(f"{name} must hold floating-point numbers, got dtype {array.dtype}")
-    if np.issubdtype(array.dtype, np.floating) and np.isnan(array).any():
-        first = [int(i) for i in np.argwhere(np.isnan(array))[0]]
-        raise CandidateProblem(f"{name} contains NaN (first at index {first})")
-    return array
+def table(cases: Callable[[], list] | None = None, **code):
+    """Declare the decorated ``cases()`` — (label, args, expected) rows — as the function exercise of its name."""
+    return _declare(cases, cases=cases, **code) if cases else lambda rows: _declare(rows, cases=rows, **code)
 
 
-def numeric_array(value, name: str, shape: tuple[int, ...] | None):
-    """A float array of exactly ``shape`` (any shape when None) (NaN/inf allowed here: the caller judges them)."""
-    import numpy as np
-
-    try:
-        array = np.asarray(value)
-    except Exception:
-        raise CandidateProblem(f"{name} must be array-like, got {type(value).__name__}") from None
-    if array.dtype == object or not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
-        raise CandidateProblem(f"{name} must hold numbers, got {type(value).__name__} of dtype {array.dtype}")
-    if shape is not None and array.shape != tuple(shape):
-        raise CandidateProblem(f"{name} must have shape {list(shape)}, got {list(array.shape)}")
-    return array.astype(np.float64)
+def trace(runs: Callable[[], list] | None = None, **code):
+    """Declare the decorated ``runs()`` as the exercise of its name inside a real runtime (``code``:
+    ``hook``, direct ``cases`` and their ``reference``)."""
+    return _declare(runs, runs=runs, **code) if runs else lambda found: _declare(found, runs=found, **code)
 
 
-def unpack(value, names: tuple[str, ...]):
-    """The candidate returned a tuple of ``len(names)`` items: check and return it."""
-    if not isinstance(value, (tuple, list)) or len(value) != len(names):
-        raise CandidateProblem(
-            f"return a tuple ({', '.join(names)}), got {type(value).__name__}"
-            + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
-        )
-    return value
+def hooked(kind: str, hook: str, fault: str | None = None, config=None, **resources) -> Callable[[Any], list[dict]]:
+    """``run(piece) -> events``: trace kind ``kind`` (its fixture run with ``fault``, or ``config``)
+    with ``piece`` as its hook ``hook``."""
 
+    def run(piece) -> list[dict]:
+        from labkit.trace.kinds import kind as trace_kind
 
-def number(value, name: str) -> float:
-    """A single real number (NaN and ±inf allowed here: the caller judges them)."""
-    import numpy as np
+        found = trace_kind(kind)
+        hooks = found.hooks(**{hook: piece})
+        return found.run(config or found.faulty_config(fault), hooks, **resources).events
 
-    if isinstance(value, bool):
-        raise CandidateProblem(f"{name} must be a number, got a bool ({value})")
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise CandidateProblem(f"{name} must be a number, got {type(value).__name__}") from None
-    if array.size != 1:
-        raise CandidateProblem(f"{name} must be one number, got an array of shape {list(array.shape)}")
-    return float(array.reshape(()))
-
-
-def compare_arrays(
-    got, expected, *, atol: float, where: str, hint: str | None, rule: str = "values within tolerance"
-) -> CheckResult:
-    """Pass, or report the first element (in C order) that differs beyond ``atol``."""
-    import numpy as np
-
-    got = np.asarray(got)
-    expected = np.asarray(expected)
-    if got.shape != expected.shape:
-        return failure(
-            "wrong shape", where=where, rule="shape", got=list(got.shape), expected=list(expected.shape), hint=hint
-        )
-    got, expected = np.atleast_1d(got), np.atleast_1d(expected)  # argwhere finds nothing in a 0-d array
-    if got.dtype == bool or expected.dtype == bool:
-        bad = np.argwhere(got != expected)
-    else:
-        close = np.isclose(got, expected, rtol=0.0, atol=atol) | (
-            np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected))
-        )
-        bad = np.argwhere(~close)
-    if bad.size == 0:
-        return passed("matches the reference")
-    index = tuple(int(i) for i in bad[0])
-    return failure(
-        f"{len(bad)} of {got.size} values differ",
-        where=f"{where}{list(index)}",
-        rule=rule,
-        got=got[index].item(),
-        expected=expected[index].item(),
-        hint=hint,
-    )
+    return run

@@ -1,9 +1,5 @@
-"""Exercise of page 06 (§7.8): the DDIM step.
-
-The reader's step replaces the scheduler step: first on the §7.8 two-dimensional sub-fixture,
-then in the chapter's four-step loop against the golden trace's latent events (d00–d05; pixels
-and PNG bytes would change with a correct answer's last float bit) and, number by number, the
-library's arrays.
+"""Exercise of page 06 (§7.8): the reader's DDIM step on the two-dimensional sub-fixture, then in the
+chapter's loop against the golden trace's latent events (d00–d05) and, number by number, the library's arrays.
 """
 
 from __future__ import annotations
@@ -12,19 +8,18 @@ from functools import lru_cache
 
 import numpy as np
 
-from labkit.check.core import CandidateProblem, as_array, call, failure, unpack
-from labkit.check.grading import trace
+from labkit.check.core import trace
+from labkit.check.grading import CandidateProblem, as_array, call, failure, golden, unpack
+from labkit.core.fixtures import fixture_path, read_json
+from labkit.diffusion import ddim_step
+from labkit.diffusion.hooks import DiffusionHooks
+from labkit.diffusion.pipeline import run_diffusion
 
-_LAST_STEP = (
-    "after the last timestep (prev_t is None) there is no earlier level: ᾱ_prev = 1.0 "
-    "(final_alpha_bar), so the last step returns z₀ = x̂₀"
-)
+_LAST_STEP = "there is no earlier level: ᾱ_prev = 1.0 (final_alpha_bar), so the last step returns z₀ = x̂₀"
 
 
 @lru_cache(maxsize=1)
 def _library_run():
-    from labkit.diffusion.pipeline import run_diffusion
-
     return run_diffusion(None, decode=False)
 
 
@@ -68,25 +63,8 @@ class _Step:
                 return
 
 
-def _runs():
-    from labkit.core.events import read_jsonl
-    from labkit.core.fixtures import fixture_path
-    from labkit.diffusion.hooks import DiffusionHooks
-    from labkit.diffusion.pipeline import run_diffusion
-
-    def run(step):
-        with np.errstate(all="ignore"):
-            return run_diffusion(
-                None, keep_previews=True, hooks=DiffusionHooks(scheduler_step=step), decode=False
-            ).events
-
-    return [("the chapter's run vs the golden trace", read_jsonl(fixture_path("traces", "diffusion.jsonl"))[:6], run)]
-
-
 def _subfixture():
     """§7.8's two-dimensional sub-fixture, step 2 → 1, then 1 → 0 from the library's z₁."""
-    from labkit.core.fixtures import fixture_path, read_json
-
     fx = read_json(fixture_path("diffusion", "ddim-2d-subfixture.json"))
     table = np.array([fx["alpha_bar"][str(t)] for t in range(3)], dtype=np.float64)  # ᾱ indexed by t
     z2, eps2, eps1 = (np.array(fx[k], dtype=np.float64) for k in ("z_2", "epsilon_2", "epsilon_1"))
@@ -98,27 +76,13 @@ def _subfixture():
 
 
 def _reference(z_t, epsilon, t, prev_t, alpha_bars):
-    from labkit.diffusion import ddim_step
-
     return ddim_step(z_t, epsilon, alpha_bars[t], alpha_bars[prev_t])
 
 
-trace(
-    "ddim_update",
-    "notebooks/07-traces/06-diffusion-ddim-by-hand.md",
-    "extend",
-    "one deterministic DDIM step (η = 0, ε-prediction) from timestep t to prev_t (None after the last): look up "
-    "ᾱ in alpha_bars and return (z_prev, x0_hat), each of z_t's shape and dtype",
-    ("z_t", "epsilon", "t", "prev_t", "alpha_bars"),
-    _runs,
-    hook=_Step,
-    cases=_subfixture,
-    reference=_reference,
-    atol=1e-6,  # the sub-fixture's tolerance
-    cases_first=True,
-    outputs=("z_prev", "x0_hat"),
-    first="x0_hat",
-    idea="a DDIM step first estimates the clean latent, then re-noises it to the previous timestep's noise level",
-    rule="the table holds variances: the sample mixes their square roots; the estimate, not z_t, is re-noised, "
-    "with the same predicted noise; after the last timestep there is no earlier level; the latent stays float32",
-)
+@trace(hook=_Step, cases=_subfixture, reference=_reference)
+def ddim_update():
+    def run(step):
+        with np.errstate(all="ignore"):
+            return run_diffusion(None, hooks=DiffusionHooks(scheduler_step=step), decode=False).events
+
+    return [("the chapter's run vs the golden trace", golden("diffusion.jsonl", 6), run)]

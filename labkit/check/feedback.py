@@ -1,13 +1,7 @@
-"""How a verdict reads: short numbers, two levels of hints, plain text and HTML.
-
-Level 1 (the first wrong run) shows where the answer diverges, both values and the idea to
-revisit.  Level 2 (``result.more()``, or the second wrong run of the same exercise) adds the
-exercise's rule and its precise hint, which may state the formula.
-
-Numbers are shown short — 4 significant digits, through the book's formatter
-``labkit.reader.numbers.fmt`` — and only as long as it takes to tell the
-reader's value from the expected one (0.2 vs 0.19999999999999996 shows the last digits, since
-that *is* the divergence).
+"""How a verdict reads: level 1 (the first wrong run) shows where the answer diverges, both values and
+the idea to revisit; level 2 (``result.more()``, or a second wrong run) adds the rule and where it breaks.
+Numbers are short (4 significant digits, ``labkit.reader.numbers.fmt``) but never hide the difference:
+0.2 against 0.19999999999999996 shows the last digits, since that *is* the divergence.
 """
 
 from __future__ import annotations
@@ -15,6 +9,8 @@ from __future__ import annotations
 import html
 import math
 from typing import Any
+
+import numpy as np
 
 SIGNIFICANT = 4
 LIMIT = 200
@@ -38,17 +34,13 @@ def short_float(value: float, digits: int | None = SIGNIFICANT) -> str:
 
 def _shape(value: Any, digits: int | None) -> Any:
     """``value`` with every float replaced by its short text (lists, tuples, dicts, arrays)."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
     if isinstance(value, float):
         return _Raw(short_float(value, digits))
-    if np is not None and isinstance(value, np.generic):
+    if isinstance(value, np.generic):
         return _shape(value.item(), digits)
-    if np is not None and isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray):
         if np.issubdtype(value.dtype, np.floating):
             return _Raw(
                 np.array2string(
@@ -89,8 +81,6 @@ def short_pair(got: Any, expected: Any) -> tuple[str, str]:
 
 def _same(a: Any, b: Any) -> bool:
     try:
-        import numpy as np
-
         return bool(np.array_equal(np.asarray(a), np.asarray(b)))
     except Exception:
         return a == b
@@ -106,8 +96,7 @@ def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]
         rows.append(("rule", result.rule))
     if result.where or result.rule:
         got, expected = short_pair(result.got, result.expected)
-        rows.append(("your value", got))
-        rows.append(("expected", expected))
+        rows += [("your value", got), ("expected", expected)]
     concept = result.concept
     if concept and (level < 2 or concept != result.hint):
         rows.append(("idea", concept))

@@ -1,46 +1,232 @@
-"""The declarative gradings an exercise is built from (``labkit.check.core`` holds the engine).
+"""The verdict on a candidate and the comparisons the engine (``labkit.check.core``) grades with.
 
-* ``value`` — a prediction or a derived quantity against what the real kernels compute, at a
-  stated tolerance; the verdict then shows the run and why;
-* ``function`` — the reader's function on cases against a hidden reference, first divergence;
-* ``trace`` — the reader's piece inside the real runtime, first divergence against the reference
-  trace, then direct cases (or the reader's piece and the real one compared call by call: ``lockstep``).
+A value against the run's (``agrees``); a function against a reference on cases, first case and index
+that differ (``compare_cases``); events against the reference trace, first divergence (``compare_traces``);
+the reader's piece against the real one inside a run (``lockstep``, stopping it with ``Diverged``). The
+reader's code never lets an exception out: it becomes a ``CandidateProblem`` naming the reader's line.
 """
 
 from __future__ import annotations
 
+import copy
+import inspect
+import traceback
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from labkit.check import feedback
-from labkit.check.core import (
-    CandidateProblem,
-    CheckResult,
-    Exercise,
-    as_array,
-    call,
-    compare_arrays,
-    failure,
-    number,
-    numeric_array,
-    passed,
-    register,
-    unpack,
-)
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
+
+
+class CandidateProblem(Exception):
+    """The candidate cannot be checked (not implemented, wrong signature, crashed, bad output)."""
+
+
+@dataclass
+class CheckResult:
+    """The verdict on one candidate. ``concept`` is the first-level hint (the idea to revisit);
+    ``rule`` and ``hint`` are the second level, shown by ``result.more()`` or a second wrong run."""
+
+    exercise: str
+    passed: bool
+    message: str
+    where: str | None = None
+    rule: str | None = None
+    got: Any = None
+    expected: Any = None
+    hint: str | None = None
+    concept: str | None = None
+    level: int = 1
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def more(self) -> CheckResult:
+        """The same verdict with the rule and the precise hint shown (level 2)."""
+        return replace(self, level=2)
+
+    def __repr__(self) -> str:
+        return feedback.as_text(self, self.level)
+
+    def _repr_html_(self) -> str:
+        return feedback.as_html(self, self.level)
+
+
+def passed(message: str) -> CheckResult:
+    """A pass; the exercise fills in its name."""
+    return CheckResult("", True, message)
+
+
+def failure(message: str, **details) -> CheckResult:
+    """A failure (``where``, ``rule``, ``got``, ``expected``, ``hint``); the exercise fills in its name."""
+    return CheckResult("", False, message, **details)
+
+
+def call(candidate, *args):
+    """Run the reader's function; every failure becomes a clear ``CandidateProblem`` (NumPy's
+    overflow and invalid warnings are silenced: a NaN or an infinity is judged, not warned)."""
+    try:
+        with np.errstate(all="ignore"):
+            return candidate(*args)
+    except NotImplementedError as exc:
+        detail = f" ({exc})" if str(exc) else ""
+        replace_it = "replace the `raise NotImplementedError` with your code and run the check again"
+        raise CandidateProblem(f"not yet implemented{detail}: {replace_it}") from None
+    except CandidateProblem:
+        raise
+    except Exception as exc:  # the reader's code failed: say where, without a traceback wall
+        raise CandidateProblem(
+            f"your function raised {type(exc).__name__}: {exc}{_your_line(candidate, exc)}"
+        ) from None
+
+
+_KIT = str(Path(__file__).resolve().parents[1])
+
+
+def _your_line(candidate, exc: Exception) -> str:
+    """`` (line 3 of your cell: `return x[5]`)``: the deepest frame in the reader's own file (a
+    notebook cell or the --file), never a frame inside NumPy or labkit."""
+    function = candidate if inspect.isfunction(candidate) else vars(type(candidate)).get("__call__")
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_filename.startswith(_KIT):  # a kit's proxy (the sandbox) says where itself
+        return ""
+    mine = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code.co_filename]
+    if not mine:
+        return ""
+    place = "cell" if "ipykernel" in code.co_filename or code.co_filename.startswith("<") else "file"
+    text = f": `{mine[-1].line.strip()}`" if mine[-1].line else ""
+    return f" (line {mine[-1].lineno} of your {place}{text})"
+
+
+def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind: str | None = None):
+    """The reader's ``value`` as an array of ``shape`` (any when None). ``dtype_kind`` "bool" or
+    "float" demands that dtype and no NaN; "number" takes any real numbers as float64 (NaN and
+    ±inf too: the comparison judges them)."""
+    try:
+        array = np.asarray(value)
+    except Exception:
+        raise CandidateProblem(f"{name} must be array-like, got {type(value).__name__}") from None
+    if array.dtype == object or (dtype_kind == "number" and array.dtype.kind not in "biuf"):
+        raise CandidateProblem(f"{name} must hold numbers, got {type(value).__name__} of dtype {array.dtype}")
+    if shape is not None and array.shape != tuple(shape):
+        raise CandidateProblem(f"{name} must have shape {list(shape)}, got {list(array.shape)}")
+    if dtype_kind == "number":
+        return array.astype(np.float64)
+    if dtype_kind == "bool" and array.dtype != bool:
+        raise CandidateProblem(f"{name} must be a boolean array, got dtype {array.dtype}")
+    if dtype_kind == "float" and not np.issubdtype(array.dtype, np.floating):
+        raise CandidateProblem(f"{name} must hold floating-point numbers, got dtype {array.dtype}")
+    if np.issubdtype(array.dtype, np.floating) and np.isnan(array).any():
+        first = [int(i) for i in np.argwhere(np.isnan(array))[0]]
+        raise CandidateProblem(f"{name} contains NaN (first at index {first})")
+    return array
+
+
+def unpack(value, names: tuple[str, ...]):
+    """The candidate returned a tuple of ``len(names)`` items: check and return it."""
+    if not isinstance(value, tuple | list) or len(value) != len(names):
+        length = f" of length {len(value)}" if isinstance(value, tuple | list) else ""
+        raise CandidateProblem(f"return a tuple ({', '.join(names)}), got {type(value).__name__}{length}")
+    return value
+
+
+def yes_or_no(candidate):
+    """The reader's check as a piece that must answer True or False."""
+
+    def piece(*args) -> bool:
+        answer = call(candidate, *args)
+        if not isinstance(answer, bool | np.bool_):
+            raise CandidateProblem(f"your function must return True or False, got {type(answer).__name__}")
+        return bool(answer)
+
+    return piece
+
+
+def agrees(candidate, expected, allowed: float) -> tuple[bool, Any]:
+    """A reader's value against the run's: numbers within ``allowed``, words ignoring case and
+    spaces, sequences item by item; (agrees, the value as read)."""
+    if isinstance(expected, bool | str):
+        if not isinstance(candidate, type(expected)):
+            asked = "True or False" if isinstance(expected, bool) else "with a string"
+            raise CandidateProblem(f"answer {asked}, got {type(candidate).__name__}")
+        same = candidate == expected if isinstance(expected, bool) else candidate.strip().casefold() == expected
+        return same, candidate
+    if isinstance(expected, tuple | list):
+        if not isinstance(candidate, tuple | list) or len(candidate) != len(expected):
+            raise CandidateProblem(f"answer with {len(expected)} items, got {feedback.short(candidate)}")
+        return all(agrees(c, e, allowed)[0] for c, e in zip(candidate, expected, strict=True)), list(candidate)
+    try:
+        if isinstance(candidate, bool):
+            raise TypeError
+        got = float(np.asarray(candidate, dtype=np.float64).reshape(()))
+    except (TypeError, ValueError):
+        raise CandidateProblem(f"your value must be one number, got {feedback.short(candidate)}") from None
+    return abs(got - float(expected)) <= allowed, got
+
+
+def exactly(got, expected) -> str | None:
+    """Whole values (IDs, words, lists of them) compared as they are: a failure's message, or None."""
+    plain = got.tolist() if hasattr(got, "tolist") else list(got) if isinstance(got, tuple | list) else got
+    return None if plain == expected else "differs from the reference"
+
+
+def _first_difference(got, expected, *, atol: float, where: str) -> CheckResult:
+    """Pass, or the first element (in C order) of two arrays of one shape that differs beyond ``atol``."""
+    got, expected = np.atleast_1d(got), np.atleast_1d(expected)  # argwhere finds nothing in a 0-d array
+    if got.dtype == bool or expected.dtype == bool:
+        bad = np.argwhere(got != expected)
+    else:
+        infinite = np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected))
+        bad = np.argwhere(~(np.isclose(got, expected, rtol=0.0, atol=atol) | infinite))
+    if bad.size == 0:
+        return passed("matches the reference")
+    index = tuple(int(i) for i in bad[0])
+    message = f"{len(bad)} of {got.size} values differ"
+    got, expected = got[index].item(), expected[index].item()
+    return failure(message, where=f"{where}{list(index)}", rule="values within tolerance", got=got, expected=expected)
+
+
+def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckResult:
+    """One output of one case: ``agree``'s verdict, or numbers within ``atol`` and the same shape."""
+    where = f"case “{label}”, {what}"
+    if agree is not None:
+        message = agree(got, expected)
+        return passed("") if message is None else failure(message, where=where, got=got, expected=expected)
+    expected = np.asarray(expected)
+    got = as_array(got, what, dtype_kind="bool" if expected.dtype == bool else "number")
+    if got.shape != expected.shape:
+        shapes = list(expected.shape), list(got.shape)
+        message = f"at {label}: {what} must have shape {shapes[0]}, got {shapes[1]}"
+        return failure(message, where=where, rule="shape", got=shapes[1], expected=shapes[0])
+    return _first_difference(got, expected, atol=atol, where=where)
+
+
+def compare_cases(candidate, cases, reference, *, atol=1e-12, outputs=("result",), first=None, agree=None):
+    """The first case and output where ``candidate`` and ``reference`` differ, or a pass. A case is
+    (label, args), or (label, args, expected) when the table knows the answer; a tuple result is named
+    by ``outputs``, ``first`` compared first; ``agree(got, expected)`` (a message or None) replaces
+    the comparison of numbers within ``atol``."""
+    count = 0
+    for label, args, *known in cases:
+        expected = known[0] if known else reference(*copy.deepcopy(args))
+        got = call(candidate, *copy.deepcopy(args))
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        gots = unpack(got, outputs) if len(outputs) > 1 else (got,)
+        for what, g, e in sorted(zip(outputs, gots, expected, strict=True), key=lambda item: item[0] != first):
+            verdict = _compare(label, what, g, e, atol, agree)
+            if not verdict.passed:
+                return verdict
+        count += 1
+    return passed(f"matches on all {count} cases")
 
 
 def golden(filename: str, first: int | None = None) -> list[dict]:
     """The golden trace ``fixtures/traces/<filename>`` (its first ``first`` events)."""
-    from labkit.core.events import read_jsonl
-    from labkit.core.fixtures import fixture_path
-
     return read_jsonl(fixture_path("traces", filename))[:first]
-
-
-def event_where(event: dict, field: str, case: str) -> str:
-    """``d03 denoise.updated (step 2), field tensors.x — case`` (no step for stepless events)."""
-    step = event.get("logical_step")
-    at = f" (step {step})" if step is not None else ""
-    return f"{event['event_id']} {event['event_type']}{at}, field {field} — {case}"
 
 
 def compare_traces(case: str, expected: list[dict], got: list[dict]) -> CheckResult | None:
@@ -51,135 +237,11 @@ def compare_traces(case: str, expected: list[dict], got: list[dict]) -> CheckRes
     if div is None:
         return None
     event = div.event_b or div.event_a
+    step = f" (step {event['logical_step']})" if event.get("logical_step") is not None else ""
+    where = f"{event['event_id']} {event['event_type']}{step}, field {div.field} — {case}"
     return failure(
-        "your run diverges from the reference run",
-        where=event_where(event, div.field, case),
-        rule=div.rule,
-        got=div.value_b,
-        expected=div.value_a,
+        "your run diverges from the reference run", where=where, rule=div.rule, got=div.value_b, expected=div.value_a
     )
-
-
-def value(name, page, kind, task, answer, *, idea, rule, why, tolerance=0.0, relative=False) -> Exercise:
-    """A prediction or a derived quantity: ``answer()`` is what the real kernels compute; the
-    reader's value passes within ``tolerance`` (a fraction of the answer when ``relative``);
-    ``why(answer)`` is the run shown after the verdict."""
-
-    def grade(candidate) -> CheckResult:
-        expected = answer()
-        allowed = tolerance * abs(expected) if relative else tolerance
-        ok, got = _agrees(candidate, expected, allowed)
-        shown = f"{why(expected)}" if callable(why) else why
-        if ok:
-            return passed(f"right — {shown}")
-        rule_text = f"within ±{feedback.short(allowed)} of the run" if allowed else "exactly what the run gives"
-        return failure(f"the run disagrees — {shown}", where="your value", rule=rule_text, got=got, expected=expected)
-
-    return register(Exercise(name, page, kind, task, (), grade, idea, rule))
-
-
-def _agrees(candidate, expected, allowed: float) -> tuple[bool, Any]:
-    """Compare a reader's value with the run's: numbers within ``allowed``, words ignoring case
-    and spaces, sequences item by item."""
-    if isinstance(expected, bool):
-        if not isinstance(candidate, bool):
-            raise CandidateProblem(f"answer True or False, got {type(candidate).__name__}")
-        return candidate == expected, candidate
-    if isinstance(expected, str):
-        if not isinstance(candidate, str):
-            raise CandidateProblem(f"answer with a string, got {type(candidate).__name__}")
-        return candidate.strip().casefold() == expected.strip().casefold(), candidate
-    if isinstance(expected, tuple | list):
-        if not isinstance(candidate, tuple | list) or len(candidate) != len(expected):
-            raise CandidateProblem(f"answer with {len(expected)} items, got {feedback.short(candidate)}")
-        pairs = [_agrees(c, e, allowed) for c, e in zip(candidate, expected, strict=True)]
-        return all(ok for ok, _ in pairs), list(candidate)
-    got = number(candidate, "your value")
-    return abs(got - float(expected)) <= allowed, got
-
-
-def function(
-    name,
-    page,
-    kind,
-    task,
-    signature,
-    cases,
-    reference,
-    *,
-    idea,
-    rule,
-    atol=1e-12,
-    outputs=("result",),
-    first=None,
-    hook=None,
-    exact=False,
-):
-    """The reader's function on ``cases()`` — (label, args) pairs, fresh copies each call — against
-    the hidden ``reference``, stopping at the first case and index that differ beyond ``atol``. A tuple
-    result is named by ``outputs``; ``first`` names the output compared first (a cause before its effect);
-    ``hook(candidate)`` is what is called instead (it checks what the reader returns); ``exact`` compares
-    whole values (IDs, words, lists of them) instead of numbers."""
-
-    def grade(candidate) -> CheckResult:
-        piece = hook(candidate) if hook else candidate
-        return compare_cases(piece, cases(), reference, atol=atol, outputs=outputs, first=first, exact=exact)
-
-    return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
-
-
-def trace(
-    name,
-    page,
-    kind,
-    task,
-    signature,
-    runs,
-    *,
-    idea,
-    rule,
-    hook=None,
-    cases=(),
-    reference=None,
-    atol=0.0,
-    cases_first=False,
-    outputs=("result",),
-    first=None,
-):
-    """The reader's piece inside the real runtime: ``runs()`` gives (label, reference events, run) with
-    ``run(piece) -> events``; the first divergence of a run fails it (event, field, rule, both values);
-    a run whose pieces are compared in ``lockstep`` (reference events None) fails where one diverges.
-    ``hook(candidate)`` is the piece the runtime calls, fresh for each run (it checks what the reader
-    returns); a hook that compares each call with the real piece keeps its first disagreement as
-    ``divergence`` (whole arrays a trace only summarises), reported once the run's trace agrees.
-    The direct ``cases()``, for situations the runs never reach, are compared as in ``function``
-    (``outputs``, ``first``) — after the runs, or before them when ``cases_first``."""
-    make = hook or (lambda candidate: candidate)
-
-    def direct(candidate) -> CheckResult | None:
-        found = list(cases()) if callable(cases) else list(cases)
-        verdict = (
-            compare_cases(make(candidate), found, reference, atol=atol, outputs=outputs, first=first) if found else None
-        )
-        return None if verdict is None or verdict.passed else verdict
-
-    def grade(candidate) -> CheckResult:
-        if cases_first and (failed := direct(candidate)) is not None:
-            return failed
-        for label, expected, run in runs():
-            piece = make(candidate)
-            try:
-                events = run(piece)
-            except Diverged as diverged:
-                return diverged.result
-            failed = None if expected is None else compare_traces(label, expected, events)
-            if failed is not None or (failed := getattr(piece, "divergence", None)) is not None:
-                return failed
-        if not cases_first and (failed := direct(candidate)) is not None:
-            return failed
-        return passed("every run reproduces its reference run")
-
-    return register(Exercise(name, page, kind, task, tuple(signature), grade, idea, rule))
 
 
 class Diverged(Exception):
@@ -190,12 +252,12 @@ class Diverged(Exception):
         self.result = result
 
 
-def lockstep(candidate, reference, args, *, where, atol=1e-12, outputs=("result",), first=None):
-    """The reader's piece and the real one on the same ``args`` inside a run: raise ``Diverged`` at the
-    first output and index beyond ``atol`` (a problem names ``where``); else the real piece's result, so
-    the run goes on along the reference path."""
+def lockstep(candidate, reference, args, *, where, **compare):
+    """The reader's piece and the real one on the same ``args`` inside a run: raise ``Diverged`` where
+    they differ (a problem names ``where``); else the real piece's result, so the run goes on along
+    the reference path. ``compare`` as in ``compare_cases``."""
     try:
-        verdict = compare_cases(candidate, [(where, args)], reference, atol=atol, outputs=outputs, first=first)
+        verdict = compare_cases(candidate, [(where, args)], reference, **compare)
     except CandidateProblem as problem:
         if "not yet implemented" in str(problem):
             raise
@@ -203,39 +265,3 @@ def lockstep(candidate, reference, args, *, where, atol=1e-12, outputs=("result"
     if not verdict.passed:
         raise Diverged(verdict)
     return reference(*args)
-
-
-def compare_cases(candidate, cases, reference, *, atol, outputs=("result",), first=None, exact=False) -> CheckResult:
-    """The first case and index where ``candidate`` and ``reference`` differ beyond ``atol``, or a pass."""
-    import copy
-
-    import numpy as np
-
-    count = 0
-    for label, args in cases:
-        expected = reference(*copy.deepcopy(args))
-        got = call(candidate, *copy.deepcopy(args))
-        expected = expected if isinstance(expected, tuple) else (expected,)
-        gots = unpack(got, outputs) if len(outputs) > 1 else (got,)
-        triples = list(zip(outputs, gots, expected, strict=True))
-        for what, g, e in sorted(triples, key=lambda item: item[0] != first):
-            if exact:
-                g = g.tolist() if hasattr(g, "tolist") else list(g) if isinstance(g, tuple | list) else g
-                if g != e:
-                    return failure("differs from the reference", where=f"case “{label}”, {what}", got=g, expected=e)
-                continue
-            e = np.asarray(e)
-            g = numeric_array(g, what, None) if e.dtype != bool else as_array(g, what)
-            if g.shape != e.shape:
-                return failure(
-                    f"at {label}: {what} must have shape {list(e.shape)}, got {list(g.shape)}",
-                    where=f"case “{label}”, {what}",
-                    rule="shape",
-                    got=list(g.shape),
-                    expected=list(e.shape),
-                )
-            verdict = compare_arrays(g, e, atol=atol, where=f"case “{label}”, {what}", hint=None)
-            if not verdict.passed:
-                return verdict
-        count += 1
-    return passed(f"matches on all {count} cases")

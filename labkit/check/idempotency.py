@@ -1,72 +1,68 @@
-"""Exercise of page 10 (§7.14–7.15): the calendar service's idempotent execute.
-
-The reader's execute decides every request the service receives: in three scenarios against
-their golden traces, under 28 fault schedules against the library's outcome, and for a
-request key reused with a changed request.
+"""Exercise of page 10 (§7.14–7.15): the service's idempotent execute decides every request in three
+scenarios, under 28 fault schedules and for a reused key; the first wrong decision stops the run.
 """
 
 from __future__ import annotations
 
-from labkit.check import _tools as tools
-from labkit.check.core import CandidateProblem, call, failure
-from labkit.check.grading import Diverged, trace
+import random
+
+from labkit.check.core import trace
+from labkit.check.grading import CandidateProblem, Diverged, call, failure
+from labkit.check.tools import scenario
+from labkit.tools.calendar_service import OUTCOMES, CalendarService, IdempotencyConflict, ServiceTransport
+from labkit.tools.confirm import invocation_digest
+from labkit.tools.executor import CRASH_POINTS, CrashPlan, Executor
+from labkit.tools.runtime import ToolRunConfig
+from labkit.tools.schedules import CANCELS, FaultSchedule, fixture_invocation, invariant_violations, run_schedule
+from labkit.tools.states import InvocationMachine, State
+
+PERFORM = "perform the request (the key is new)"
+REPLAY = "return the stored result (same key, same digest: a retry)"
+CONFLICT = "raise IdempotencyConflict (same key, another digest), performing nothing"
 
 
 class _Service:
     """The reader's execute as the service's idempotency decision; ``calls`` records each one:
-    (key, what the table held, what the reader did, what it should have done)."""
+    the key, what the table held, what the reader did, what it should have done."""
 
     def __init__(self, candidate):
         self.candidate = candidate
         self.calls: list[dict] = []
 
     def __call__(self, desk, key, request_digest, request):
-        from labkit.tools.calendar_service import IdempotencyConflict
-
         record = desk.stored(key)
-        if record is None:
-            expected = "perform the request (the key is new)"
-        elif record["request_digest"] == request_digest:
-            expected = "return the stored result (same key, same digest: a retry)"
-        else:
-            expected = "raise IdempotencyConflict (same key, another digest), performing nothing"
-        spy = _DeskSpy(desk)
+        expected = PERFORM if record is None else REPLAY if record["request_digest"] == request_digest else CONFLICT
         entry = {"key": key, "stored": record, "expected": expected}
         self.calls.append(entry)
+        spy = _DeskSpy(desk)
         try:
             response = call(self.candidate, spy, key, request_digest, request)
         except CandidateProblem as problem:
-            if "raised IdempotencyConflict" in str(problem):
-                entry["did"] = (
-                    "performed it, then raised IdempotencyConflict"
-                    if spy.performed
-                    else "raise IdempotencyConflict (same key, another digest), performing nothing"
-                )
-                raise IdempotencyConflict(str(problem)) from None
-            raise
+            if "raised IdempotencyConflict" not in str(problem):
+                raise
+            entry["did"] = "performed it, then raised IdempotencyConflict" if spy.performed else CONFLICT
+            raise IdempotencyConflict(str(problem)) from None
         if not isinstance(response, dict) or "status" not in response:
             shown = f"a dict with keys {sorted(response)}" if isinstance(response, dict) else repr(response)[:80]
             raise CandidateProblem(
-                f"execute must return a response dict with a 'status' (what perform returns, "
+                "execute must return a response dict with a 'status' (what perform returns, "
                 f"or the stored record's 'response'), got {shown}"
             )
-        if spy.performed > 1:
-            entry["did"] = f"performed the request {spy.performed} times"
-        elif spy.performed:
-            entry["did"] = "perform the request (the key is new)"
-        elif (
-            record is not None
-            and response == record["response"]
-            or record is not None
-            and {k: v for k, v in response.items() if k != "replayed"} == record["response"]
-        ):
-            entry["did"] = "return the stored result (same key, same digest: a retry)"
-        else:
-            entry["did"] = f"returned {response!r} without performing anything"
+        entry["did"] = _what_it_did(spy.performed, record, response)
         return response
 
     def first_wrong(self) -> dict | None:
         return next((c for c in self.calls if c.get("did") != c["expected"]), None)
+
+
+def _what_it_did(performed: int, record: dict | None, response: dict) -> str:
+    if performed > 1:
+        return f"performed the request {performed} times"
+    if performed:
+        return PERFORM
+    if record is not None and record["response"] in (response, {k: v for k, v in response.items() if k != "replayed"}):
+        return REPLAY
+    return f"returned {response!r} without performing anything"
 
 
 class _DeskSpy:
@@ -90,11 +86,10 @@ def _stop_at_wrong_decision(case: str, service: _Service, detail: str | None = N
     if wrong is None:
         return
     number = service.calls.index(wrong) + 1
-    held = (
-        "nothing"
-        if wrong["stored"] is None
-        else f"digest {wrong['stored']['request_digest'][:19]}…, status {wrong['stored']['response'].get('status')}"
-    )
+    record = wrong["stored"]
+    held = "nothing"
+    if record is not None:
+        held = f"digest {record['request_digest'][:19]}…, status {record['response'].get('status')}"
     raise Diverged(
         failure(
             "the service's idempotency decision is wrong" + (f" ({detail})" if detail else ""),
@@ -108,75 +103,44 @@ def _stop_at_wrong_decision(case: str, service: _Service, detail: str | None = N
 
 def _schedules():
     """Named fault schedules, then 24 drawn with a fixed seed (as on page 10)."""
-    import random
-
-    from labkit.tools.calendar_service import OUTCOMES
-    from labkit.tools.executor import CRASH_POINTS, CrashPlan
-    from labkit.tools.schedules import CANCELS, FaultSchedule
-
+    lost_then_crash = FaultSchedule(("lose_response",), crashes=(CrashPlan("after_record", 1),))
+    committed_crash = (CrashPlan("after_service_commit", None),)
     named = [
         ("the request delivered twice", FaultSchedule(("duplicate_request",))),
         ("not committed, then delivered twice", FaultSchedule(("not_committed", "duplicate_request"))),
-        (
-            "answer lost, then a crash before recording",
-            FaultSchedule(("lose_response",), crashes=(CrashPlan("after_record", 1),)),
-        ),
+        ("answer lost, then a crash before recording", lost_then_crash),
         (
             "a crash after the service committed, then a duplicate",
-            FaultSchedule(("lose_response", "duplicate_request"), crashes=(CrashPlan("after_service_commit", None),)),
+            FaultSchedule(("lose_response", "duplicate_request"), crashes=committed_crash),
         ),
     ]
     rng = random.Random(20260719)
     for index in range(24):
-        named.append(
-            (
-                f"random schedule {index + 1}",
-                FaultSchedule(
-                    transport_plan=tuple(rng.choice(OUTCOMES) for _ in range(rng.randint(0, 5))),
-                    crashes=tuple(
-                        CrashPlan(rng.choice(CRASH_POINTS), rng.randint(1, 4)) for _ in range(rng.randint(0, 2))
-                    ),
-                    cancel=rng.choice(CANCELS),
-                    retry_budget=rng.randint(1, 4),
-                ),
-            )
-        )
+        transport = tuple(rng.choice(OUTCOMES) for _ in range(rng.randint(0, 5)))
+        crashes = tuple(CrashPlan(rng.choice(CRASH_POINTS), rng.randint(1, 4)) for _ in range(rng.randint(0, 2)))
+        drawn = FaultSchedule(transport, crashes=crashes, cancel=rng.choice(CANCELS), retry_budget=rng.randint(1, 4))
+        named.append((f"random schedule {index + 1}", drawn))
     return named
 
 
-def _summary(outcome) -> dict:
-    return {
-        "final_state": outcome.final_state,
-        "request_status": outcome.request_status,
-        "calendar": sorted(outcome.service.store),
-        "executions": outcome.service.executions,
-    }
+def _summary(outcome) -> tuple:
+    """(final state, request status, calendar, executions): what the library's run and the reader's must share."""
+    return outcome.final_state, outcome.request_status, sorted(outcome.service.store), outcome.service.executions
 
 
-def _runs():
-    """Three scenarios of the chapter against their golden traces; fault schedules (duplicated
-    deliveries, lost answers, crashes) against the library's outcome; a key reused for a changed request."""
-    from labkit.tools.hooks import ToolHooks
+def _in_scenario(name: str):
+    label, expected, run = scenario(name, "service_execute")
 
-    def scenario(name):
-        def run(candidate):
-            service = _Service(candidate)
-            events = tools.run(name, ToolHooks(service_execute=service)).events
-            _stop_at_wrong_decision(f"scenario {name}", service)
-            return events
+    def checked(candidate):
+        service = _Service(candidate)
+        events = run(service)
+        _stop_at_wrong_decision(f"scenario {name}", service)
+        return events
 
-        return (f"scenario {name} vs its golden trace", tools.golden(name), run)
-
-    return [
-        *(scenario(name) for name in ("happy", "timeout_before_commit", "response_lost_after_commit")),
-        ("the fault schedules", None, _under_schedules),
-        ("a reused key", None, _changed_request),
-    ]
+    return label, expected, checked
 
 
 def _under_schedules(candidate) -> None:
-    from labkit.tools.schedules import invariant_violations, run_schedule
-
     for case, schedule in _schedules():
         service = _Service(candidate)
         outcome = run_schedule(schedule, service_execute=service)
@@ -191,13 +155,6 @@ def _under_schedules(candidate) -> None:
 
 def _changed_request(candidate) -> None:
     """The same request key reused for a changed request (10:00): a conflict, nothing executed."""
-    from labkit.tools.calendar_service import CalendarService, ServiceTransport
-    from labkit.tools.confirm import invocation_digest
-    from labkit.tools.executor import Executor
-    from labkit.tools.runtime import ToolRunConfig
-    from labkit.tools.schedules import fixture_invocation
-    from labkit.tools.states import InvocationMachine, State
-
     service = _Service(candidate)
     calendar = CalendarService(ToolRunConfig().service_clock, execute=service)
     invocation = fixture_invocation()
@@ -211,19 +168,7 @@ def _changed_request(candidate) -> None:
         raise Diverged(failure("the changed request was not refused", where=request_id, got=sorted(calendar.store)))
 
 
-trace(
-    "idempotent_execute",
-    "notebooks/07-traces/10-tool-failures.md",
-    "extend",
-    "the calendar service's idempotent execute: a new key → service.perform(request); the same key with the "
-    "same request_digest → the stored response (service.stored(key)['response']); the same key with another "
-    "digest → raise IdempotencyConflict without performing",
-    ("service", "key", "request_digest", "request"),
-    _runs,
-    idea=(
-        "an idempotency key turns a retry into a lookup: perform once, then answer from what was stored, and "
-        "refuse a different request under the same key"
-    ),
-    rule="a duplicate delivery and a retry after a lost answer carry the same digest; only another digest under "
-    "a known key is a conflict, and a refused request performs nothing",
-)
+@trace
+def idempotent_execute():
+    scenarios = [_in_scenario(name) for name in ("happy", "timeout_before_commit", "response_lost_after_commit")]
+    return [*scenarios, ("the fault schedules", None, _under_schedules), ("a reused key", None, _changed_request)]

@@ -2,8 +2,8 @@
 
     labkit check                              every exercise, with its signature and page
     labkit check --page 11-labs               the exercises of some pages
-    labkit check rms_norm                     one exercise: what to write
-    labkit check rms_norm --file answer.py    run answer.py's rms_norm through the checker
+    labkit check min_p_filter                 one exercise: what to write
+    labkit check min_p_filter --file answer.py  run answer.py's min_p_filter through the checker
 
 The answer runs in a child process under limits (``labkit.cli.sandbox``); the checker and its
 verdict stay in this one.  Exit status: 0 when the answer passes (or for a listing), 1 when it

@@ -1,7 +1,8 @@
 """The offline book check (toc, players, citations, every page parsed, every reference resolved) and the site build.
 
-The check runs ``myst build --site`` with mystmd pointed at a closed loopback port, so it never reaches
-the network.  ``build --site`` is ``myst build --html``; given a repository it adds a Binder launch button.
+The check asks that every chapter page cite a source, and runs ``myst build --site`` with mystmd pointed at
+a closed loopback port, so it never reaches the network.  ``build --site`` is ``myst build --html``; given
+a repository it adds a Binder launch button.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def toc_files(config: dict) -> list[str]:
 
     walk(config.get("project", {}).get("toc"))
     return found
+
+
+def chapter_files(config: dict) -> list[str]:
+    """The ``file:`` entries inside a toc chapter (an entry with ``children``), depth first."""
+    chapters = [entry for entry in config.get("project", {}).get("toc") or [] if entry.get("children")]
+    return [rel for chapter in chapters for rel in toc_files({"project": {"toc": chapter["children"]}})]
 
 
 def load_config(root: Path | None = None) -> dict:
@@ -111,18 +118,21 @@ def hand_written_sources(text: str) -> list[str]:
 
 
 def citation_problems(root: Path | None = None) -> list[str]:
-    """A citation whose key no bibliography file holds, and a page that cites and also lists its
-    sources by hand, page by page (the ``.ipynb`` the book builds)."""
+    """A citation whose key no bibliography file holds, a chapter page that cites nothing, and a
+    page that cites and also lists its sources by hand, page by page (the ``.ipynb`` the book builds)."""
     root = book_root(root)
     from labkit.core import strictjson
 
     keys, problems = bibliography_keys(root)
+    chapter_pages = set(chapter_files(load_config(root)))
     for rel in toc_files(load_config(root)):
         path = root / rel
         if path.suffix != ".ipynb" or not path.exists():
             continue
         cells = strictjson.read_json_file(path).get("cells", [])
         text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
+        if rel in chapter_pages and not cited_keys(text):
+            problems.append(f"{rel}: a chapter page that cites no primary source ({{cite:p}}`key` in a sentence)")
         if cited_keys(text):
             problems += [
                 f"{rel}: lists its sources by hand ({line[:60]!r}) beside the References the site makes "
