@@ -22,8 +22,7 @@ import numpy as np
 from labkit.core.events import TraceRecorder, tensor_summary, top_values
 from labkit.core.runtime import checked_run_arguments
 from labkit.nn import Decoder, KVCache
-from labkit.text.config import TOP_VALUES, StepRecord, TextRun, TextTraceConfig
-from labkit.text.hooks import TextHooks
+from labkit.text.config import TOP_VALUES, StepRecord, TextHooks, TextRun, TextTraceConfig
 from labkit.text.model import CONFIG, load_decoder, load_weights
 from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
 from labkit.text.template import Template
@@ -52,7 +51,7 @@ def run_text_trace(
 ) -> TextRun:
     """Run trace one under ``config`` (default: the fault-free fixture run).
 
-    ``hooks`` (``labkit.text.hooks.TextHooks``) lets a reader's own processor or decode
+    ``hooks`` (``labkit.text.config.TextHooks``) lets a reader's own processor or decode
     step run inside the real runtime; without them nothing changes.  ``root``: the fixtures
     folder to load from (default ``fixtures/text``).
     """
