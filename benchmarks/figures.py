@@ -155,26 +155,6 @@ def fit_table_rows(result: dict) -> list[list[str]]:
     return rows
 
 
-def widget_table_rows(result: dict) -> list[list[str]]:
-    rows = []
-    for c in result["widgets"]["cases"]:
-        if not c["available"]:
-            rows.append([c["name"], "not available", "", "", "", ""])
-            continue
-        target = "" if c["target_ms"] is None else ("met" if c["meets_target"] else "missed")
-        rows.append(
-            [
-                c["name"],
-                _ms(c["cold_ms"]),
-                _ms(c["warm_ms"]),
-                _ms(c["state_only_ms"]),
-                _ms(c.get("after_idle_ms")),
-                target,
-            ]
-        )
-    return rows
-
-
 def stage_table_rows(result: dict) -> list[list[str]]:
     s = result["diffusion_stages"]
     return [

@@ -126,17 +126,6 @@ def summary_rows(result: dict) -> list[dict]:
     rows.append(
         _row("labs+faults: labkit / source chapter's scripts", labs["source_scripts"]["ratio_labkit_to_source"], "×")
     )
-    for case in result["widgets"]["cases"]:
-        target = None if case["target_ms"] is None else f"≤ {case['target_ms']:g} ms"
-        rows.append(
-            _row(
-                f"widget: {case['name']} (cold)",
-                case["cold_ms"] and case["cold_ms"]["median"],
-                "ms",
-                target,
-                case["meets_target"],
-            )
-        )
     scaling = result["scaling"]
     if scaling["available"]:
         t = scaling["contexts"][-1]

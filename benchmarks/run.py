@@ -22,12 +22,11 @@ if __package__ in (None, ""):  # `python benchmarks/run.py`: benchmarks/ runs fr
 
 from benchmarks import results  # noqa: E402
 
-SECTIONS = ("book", "labs", "widgets", "scaling", "diffusion_stages", "traces", "imports", "torture")
+SECTIONS = ("book", "labs", "scaling", "diffusion_stages", "traces", "imports", "torture")
 #: repetitions per section: (full run, --quick)
 REPEATS = {
     "book": (2, 1),
     "labs": (5, 1),
-    "widgets": (2, 1),
     "scaling": (5, 1),
     "diffusion_stages": (3, 1),
     "traces": (3, 1),
@@ -115,10 +114,6 @@ def _not_selected(section: str) -> dict:
         return scaling.unavailable(reason)
     if section == "diffusion_stages":
         return diffusion_stages.unavailable(reason)
-    if section == "widgets":
-        from benchmarks.widget_latency import CASES, TARGET_MS, unavailable_case
-
-        return {"available": False, "target_ms": TARGET_MS, "cases": [unavailable_case(c, reason) for c in CASES]}
     if section == "traces":
         from benchmarks.traces import KINDS
 
@@ -149,7 +144,6 @@ def _not_selected(section: str) -> dict:
 RUNNERS = {
     "book": "benchmarks.book:book_reexecution",
     "labs": "benchmarks.labs_vs_baseline:labs_vs_baseline",
-    "widgets": "benchmarks.widget_latency:widget_latency",
     "diffusion_stages": "benchmarks.diffusion_stages:diffusion_stages",
     "traces": "benchmarks.traces:trace_runs",
     "imports": "benchmarks.imports:import_costs",

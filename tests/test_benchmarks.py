@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from benchmarks import book, fit, results, stats
 from benchmarks.compare import report_gaps
 from benchmarks.labs_vs_baseline import SOURCE_DIR, extract_source_scripts
-from benchmarks.widget_latency import WidgetCase, measure_case
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -197,74 +196,6 @@ def test_book_notebooks_lists_every_stored_notebook():
     assert found == sorted(found)
 
 
-# --------------------------------------------------------------------------- widgets
-class _FakeWidget:
-    def __init__(self, render):
-        self.value, self.image, self.render = 0, b"0", render
-
-    def set(self, v):
-        self.value = v
-        if self.render:
-            self.image = str(v).encode()
-
-
-def _fake_case(name, values, change, build=_FakeWidget, **options):
-    """A WidgetCase of a fake widget: ``change`` applies each of ``values``; the output is (value, image)."""
-    return WidgetCase(name, "fake", build, lambda w: values, change, lambda w: (w.value, w.image), **options)
-
-
-def test_widget_case_measures_cold_warm_and_state_only():
-    case = _fake_case("fake: value change", [1, 2, 3], lambda w, v: w.set(v), can_skip_render=True)
-    row = measure_case(case, repeats=2)
-    assert row["changes_per_run"] == 3 and row["cold_ms"]["runs"] == 6
-    assert row["warm_ms"]["runs"] == 6 and row["state_only_ms"]["runs"] == 6
-    assert row["output_changed"] is True and row["meets_target"] in (True, False)
-
-
-class _FakeStepper(_FakeWidget):
-    """A press moves on; inside an event loop it also "draws" the next step while idle."""
-
-    def __init__(self, render):
-        super().__init__(render)
-        self.ahead = []
-
-    def press(self):
-        import asyncio
-
-        self.set(self.value + 1)
-        asyncio.get_running_loop().call_soon(self.ahead.append, self.value + 1)
-
-
-def test_after_idle_presses_inside_a_running_loop_and_lets_it_idle(monkeypatch):
-    import benchmarks.widget_latency as wl
-
-    monkeypatch.setattr(wl, "IDLE_SECONDS", 0.001)
-    built = []
-    case = _fake_case(
-        "fake: press",
-        [1, 2, 3, 4, 5, 6, 7],
-        lambda w, v: w.set(v),
-        build=lambda render: built.append(_FakeStepper(render)) or built[-1],
-        press=lambda w: w.press(),
-    )
-    samples = wl.after_idle(case, presses=3)
-    assert len(samples) == 3, f"expected one time per press after the first, got {len(samples)}"
-    assert built[-1].value == 4 and built[-1].ahead == [2, 3, 4, 5], (
-        f"each press must run in the loop and its scheduled work while idle, got {built[-1].ahead}"
-    )
-    row = measure_case(case, repeats=1)
-    assert row["after_idle_ms"]["runs"] == wl.MAX_VALUES - 1
-
-    stuck = _fake_case("fake: stuck press", [1, 2], lambda w, v: None, press=lambda w: None)
-    with pytest.raises(ValueError, match="a press did not change the picture"):
-        wl.after_idle(stuck, presses=1)
-
-
-def test_widget_case_reports_a_change_that_does_not_reach_the_output():
-    case = _fake_case("fake: stuck", [1, 2], lambda w, v: None)
-    assert measure_case(case, repeats=1)["output_changed"] is False
-
-
 # ----------------------------------------------------------------- result and smoke run
 def test_quick_smoke_run_gives_a_valid_result_with_every_section(tmp_path):
     from benchmarks.run import SECTIONS, main, measure
@@ -276,7 +207,6 @@ def test_quick_smoke_run_gives_a_valid_result_with_every_section(tmp_path):
     assert len(result["scaling"]["cached_ms"]) == 3
     for section in ("book", "labs", "diffusion_stages"):
         assert result[section] == {**result[section], "available": False, "reason": "not selected in this run"}
-    assert all(not c["available"] for c in result["widgets"]["cases"])
     assert json.loads(json.dumps(result)) == result
     text = results.format_table(result)
     assert "decode step with KV cache, T=16" in text and "not available" in text
@@ -382,7 +312,6 @@ def test_page_tables_render_from_the_reference_result():
         figures.summary_table_rows,
         figures.scaling_table_rows,
         figures.fit_table_rows,
-        figures.widget_table_rows,
         figures.stage_table_rows,
         figures.book_table_rows,
         figures.book_split_rows,

@@ -10,14 +10,12 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from labkit.reader import figure_png  # noqa: E402
-
 MAX_WIDTH_PX = 840
 MIN_TEXT_PT = 8
 
 
 def scenarios():
-    from labkit.reader.scenarios import scenarios_figure
+    from labkit.reader.traces import scenarios_figure
     from labkit.tools.faults import faulty_config
     from labkit.tools.model import load_decoder
     from labkit.tools.runtime import run_tool_trace
@@ -45,7 +43,9 @@ FIGURES = {"page 10: the scenarios side by side": scenarios}
 
 
 def text_problems(fig) -> list[str]:
-    figure_png(fig)  # lay the figure out as it is saved
+    import io
+
+    fig.savefig(io.BytesIO(), format="png")  # lay the figure out as it is saved
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     renderer = FigureCanvasAgg(fig).get_renderer()

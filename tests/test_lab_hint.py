@@ -42,18 +42,18 @@ def run_in_kernel(tmp_path, session: Path | None, code: list[str]) -> list[dict]
 
 @pytest.mark.slow
 def test_a_name_error_out_of_order_names_the_cell_that_defines_it(tmp_path):
-    errors = run_in_kernel(tmp_path, PAGE, ["stepper = decode_player(run)", "nosuchname_at_all"])
+    errors = run_in_kernel(tmp_path, PAGE, ['stepper = player("decode", run=run)', "nosuchname_at_all"])
     assert [e["ename"] for e in errors] == ["NameError", "NameError"]
     hinted = re.search(r"defined in cell (\d+)", errors[0]["evalue"])
     assert hinted, errors[0]["evalue"]
     cells = json.loads(PAGE.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"]
-    assert "decode_player" in defined_names("".join(cells[int(hinted.group(1)) - 1]["source"]))
+    assert "player" in defined_names("".join(cells[int(hinted.group(1)) - 1]["source"]))
     assert "defined in" not in errors[1]["evalue"]  # a name the page never defines: left as it is
 
 
 @pytest.mark.slow
 def test_without_a_page_the_error_is_left_as_it_is(tmp_path):
-    (error,) = run_in_kernel(tmp_path, None, ["decode_player"])
+    (error,) = run_in_kernel(tmp_path, None, ["player"])
     assert error["ename"] == "NameError" and "defined in" not in error["evalue"]
 
 

@@ -17,6 +17,7 @@ import pytest
 from labkit.core.fixtures import book_root
 from labkit.devtools import players as devtools
 from labkit.reader.players import PLAYERS
+from labkit.reader.players.base import player as live_player
 from labkit.reader.players.base import r4
 
 REPO = book_root(Path(__file__).resolve().parents[1])
@@ -190,9 +191,7 @@ def test_decode_data_is_trace_one_token_by_token(fresh):
 
 
 def test_decode_player_reruns_trace_one_with_a_fault():
-    from labkit.reader.players.decode import decode_player
-
-    player = decode_player()
+    player = live_player("decode")
     assert player.data["fault"] is None and "eos_in_control_mask" in player.data["faults"]
     player.request = {"fault": "eos_in_control_mask"}
     steps = player.data["steps"]
@@ -249,9 +248,8 @@ def test_scenario_data_is_the_golden_traces_and_their_journals(fresh):
 
 
 def test_scenario_player_adds_a_crash_point_by_running_it():
-    from labkit.reader.players.scenarios import ScenarioPlayer, scenarios_data
-
-    player = ScenarioPlayer({**scenarios_data(), "crash_points": ["after_service_commit"]})
+    player = live_player("scenarios")
+    assert "after_service_commit" in player.data["crash_points"]
     player.request = {"scenario": "timeout_before_commit", "crash": "after_service_commit"}
     label = "timeout_before_commit + crash after_service_commit"
     assert player.data["start"] == label
@@ -261,13 +259,27 @@ def test_scenario_player_adds_a_crash_point_by_running_it():
         player.recompute({"scenario": "happy", "crash": "never"})
 
 
+def unb32(text: str) -> bytes:
+    """Base32 without padding → bytes (what the latent player decodes in the browser)."""
+    import base64
+
+    return base64.b32decode(text + "=" * (-len(text) % 8))
+
+
+def dequantise(encoded: str, size: int = 32, limit: float = 2.5) -> np.ndarray:
+    """The inverse of the latent player's ``quantise`` + ``b32`` (to within half a quantisation step)."""
+    raw = np.frombuffer(unb32(encoded), dtype=np.uint8).reshape(size, size)
+    return raw.astype(np.float64) / 255 * (2 * limit) - limit
+
+
 def test_latent_data_is_the_ddim_run(fresh):
     from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
-    from labkit.reader.players.latents import LIMIT, dequantise, unb32
+    from labkit.reader.players.latents import LIMIT, SIZE
 
     data = data_of(fresh, "latents")
     assert list(data["scales"]) == ["0", "1", "5", "9"] and data["start"] == {"guidance": "5", "step": 4}
     assert data["channels"] == ["0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"]
+    assert (data["size"], data["limit"]) == (SIZE, LIMIT) == (32, 2.5), "the test decodes 32 × 32 over ±2.5"
     run = run_diffusion(DiffusionConfig())
     frames = data["scales"]["5"]
     assert [(f["t"], f["name"]) for f in frames] == [
@@ -290,8 +302,19 @@ def test_latent_data_is_the_ddim_run(fresh):
     assert image.size == (64, 64) and frames[-1]["preview_of"] == "x̂₀ of step 4, decoded"
 
 
+def test_latent_recompute_names_a_bad_scale_and_reuses_a_computed_one():
+    from labkit.reader.players.latents import recompute
+
+    data = {"player": "latents", "scales": {"5": ["frames of g = 5"]}, "start": {"guidance": "9", "step": 4}}
+    assert recompute(data, {"guidance": 5.0}) == {**data, "start": {"guidance": "5", "step": 4}}
+    with pytest.raises(ValueError, match="guidance must be a number, got 'x'"):
+        recompute(data, {"guidance": "x"})
+    with pytest.raises(ValueError, match=r"guidance must be a number in \[0, 20\], got 30.0"):
+        recompute(data, {"guidance": 30})
+
+
 def test_attention_data_is_the_runs_weights_and_masks(fresh):
-    from labkit.reader.widgets.attention import attention_state
+    from labkit.labs.cached_attention import attention_state
     from labkit.text.runtime import run_text_trace
 
     groups = data_of(fresh, "attention")["groups"]
@@ -365,9 +388,8 @@ def test_dpo_data_is_the_kernels_at_every_grid_point(fresh):
 
 def test_dpo_player_computes_a_point_outside_the_grid_with_the_kernel():
     from labkit.labs import dpo
-    from labkit.reader.players.dpo_margin import dpo_player
 
-    player = dpo_player()
+    player = live_player("dpo_margin")
     assert "0.33|-1.7|-3" not in player.data["points"]
     player.request = {"beta": 0.33, "chosen": -1.7}
     assert player.data["start"] == {"chosen": "-1.7", "rejected": "-3", "beta": "0.33"}
@@ -400,9 +422,9 @@ def test_grpo_data_is_group_advantages_for_every_group(fresh):
 
 def test_grpo_player_computes_a_typed_group_with_the_kernel():
     from labkit.labs import grpo
-    from labkit.reader.players.grpo_group import grpo_player, sig6
+    from labkit.reader.players.grpo_group import sig6
 
-    player = grpo_player()
+    player = live_player("grpo_group")
     player.request = {"rewards": [0.2, 0.5, 0.9], "eps": 0.05}
     assert player.data["start"] == {"group": "0.2 0.5 0.9", "eps": "0.05"}
     expected = sig6(grpo.group_advantages([[0.2, 0.5, 0.9]], ddof=1, eps=0.05)[0])
@@ -431,9 +453,7 @@ def test_speculative_data_is_the_exact_law_and_the_seeded_runs(fresh):
 
 
 def test_speculative_player_recomputes_another_target_and_draft():
-    from labkit.reader.players.speculative_sampler import speculative_sampler_player
-
-    player = speculative_sampler_player()
+    player = live_player("speculative_sampler")
     player.request = {"p": [0.6, 0.3, 0.1], "q": [0.6, 0.3, 0.1]}
     assert player.data["exact"]["residual"]["beta"] == 0.0 and player.data["q"] == [0.6, 0.3, 0.1]
     with pytest.raises(ValueError, match=r"p \(target\) must sum to 1"):
@@ -464,9 +484,7 @@ def test_bandwidth_data_is_the_decode_budget_at_every_choice(fresh):
 
 
 def test_bandwidth_player_recomputes_another_model():
-    from labkit.reader.players.bandwidth_calculator import bandwidth_calculator_player
-
-    player = bandwidth_calculator_player()
+    player = live_player("bandwidth_calculator")
     player.request = {"n_params": 1_000_000_000}
     assert player.data["budgets"]["2|2|8192|8|1"]["weight_bytes"] == 2_000_000_000
     with pytest.raises(ValueError, match="DecodeBudget.n_layers must be a positive integer, got 0"):
@@ -513,12 +531,12 @@ def test_mask_editor_data_is_every_split_and_target_choice(fresh):
 
 # -- the kernel side ---------------------------------------------------------------------------
 def test_a_player_shows_one_clear_line_where_it_cannot_be_drawn():
-    from labkit.reader.players.divergence import DivergencePlayer
+    from labkit.reader.players.base import Player
 
-    player = DivergencePlayer({"player": "divergence", "kinds": {}})
+    player = Player("divergence", {"player": "divergence", "title": "First divergence", "kinds": {}})
     bundle = player._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
-    assert data["text/plain"] == "First-divergence explorer — run the page to use this player"
+    assert data["text/plain"] == "First divergence — run the page to use this player"
     assert "application/vnd.jupyter.widget-view+json" in data
     assert str(player._esm).startswith("// The first-divergence explorer")
 

@@ -4,7 +4,15 @@ The static site's theme shows a ``text/markdown`` output as raw Markdown (fences
 backticks visible) and ignores an image's ``width`` metadata. So, in every stored ``.ipynb``:
 - an output with ``text/markdown`` (every ``show_source``) carries a ``text/html`` form too;
 - no image output relies on ``width``/``height`` metadata (``labkit.reader.images.PNG`` puts the
-  width into an ``<img width>`` instead).
+  width into an ``<img width>`` instead);
+- no live ipywidget shows in the static book: a code cell tagged ``widget`` is tagged
+  ``nbval-ignore-output``; a player's widget cell is followed by a markdown cell holding the
+  player's ``{anywidget}`` directive and is tagged ``remove-output`` (the static book shows the
+  player, not the kernel widget's "kernel required" note); any other widget cell needs, as its
+  next code cell, a ``widget-static`` cell storing an ``image/png`` (the book has none left), and
+  every ``widget-static`` cell follows a widget cell;
+- no stored output shows a raw widget repr (``VBox(children=…``, an object address): a
+  widget's text form is the one line "… — run the page to use this player".
 """
 
 from __future__ import annotations
@@ -49,7 +57,8 @@ def static_problems(nb: dict, name: str) -> list[str]:
 
 @pytest.mark.parametrize("ipynb", stored_notebooks(), ids=lambda p: p.relative_to(REPO).as_posix())
 def test_stored_outputs_read_right_in_the_static_book(ipynb):
-    problems = static_problems(json.loads(ipynb.read_text(encoding="utf-8")), ipynb.name)
+    nb = json.loads(ipynb.read_text(encoding="utf-8"))
+    problems = static_problems(nb, ipynb.name) + fallback_problems(nb, ipynb.name)
     assert not problems, "\n".join(problems)
 
 
@@ -123,3 +132,193 @@ def test_png_is_shown_at_the_width_asked_for():
 def test_png_refuses_bad_input_by_name(data, width, message):
     with pytest.raises(ValueError, match=message):
         PNG(data, width=width)
+
+
+# ---- widgets: every widget cell is a player the static book draws -------------------------
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _tags(cell: dict) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _png_outputs(cell: dict) -> list[bytes]:
+    found = []
+    for output in cell.get("outputs", []):
+        data = output.get("data", {}).get("image/png")
+        if data is not None:
+            found.append(base64.b64decode("".join(data) if isinstance(data, list) else data))
+    return found
+
+
+RAW_REPRS = ("children=(", "Box(children", " object at 0x", "Widget(")
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def repr_problems(nb: dict, name: str) -> list[str]:
+    """Stored outputs whose text form is a raw widget repr."""
+    problems = []
+    for index, cell in enumerate(nb.get("cells", [])):
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain")
+            text = "".join(text) if isinstance(text, list) else (text or "")
+            if any(marker in text for marker in RAW_REPRS):
+                problems.append(f"{name}: cell {index} stores a raw widget repr: {text[:60]!r}")
+    return problems
+
+
+def fallback_problems(nb: dict, name: str) -> list[str]:
+    """Every broken rule of one notebook (``nb`` as parsed JSON), naming cell indices."""
+    problems = repr_problems(nb, name)
+    cells = nb.get("cells", [])
+    code = [i for i, c in enumerate(cells) if c.get("cell_type") == "code"]
+    for position, index in enumerate(code):
+        tags = _tags(cells[index])
+        if "widget" in tags:
+            if "nbval-ignore-output" not in tags:
+                problems.append(f"{name}: widget cell {index} is not tagged nbval-ignore-output")
+            after = cells[index + 1] if index + 1 < len(cells) else {}
+            if after.get("cell_type") == "markdown" and "{anywidget}" in _source(after):
+                if "remove-output" not in tags:
+                    problems.append(f"{name}: widget cell {index} (a player) is not tagged remove-output")
+                continue
+            following = code[position + 1] if position + 1 < len(code) else None
+            if following is None or "widget-static" not in _tags(cells[following]):
+                problems.append(f"{name}: widget cell {index} is not followed by a code cell tagged widget-static")
+                continue
+            pngs = _png_outputs(cells[following])
+            if not pngs:
+                problems.append(
+                    f"{name}: widget-static cell {following} (after widget cell {index}) stores no "
+                    "image/png output; end it with plt.show() and rebuild with make notebooks"
+                )
+            elif not all(png.startswith(PNG_MAGIC) for png in pngs):
+                problems.append(f"{name}: widget-static cell {following} stores an image/png that is not a PNG")
+        if "widget-static" in tags:
+            previous = code[position - 1] if position > 0 else None
+            if previous is None or "widget" not in _tags(cells[previous]):
+                problems.append(f"{name}: widget-static cell {index} does not follow a widget cell")
+    return problems
+
+
+def test_every_widget_of_the_book_is_a_player():
+    """No page shows the static book a "kernel connection is required" note: each widget cell
+    is followed by its player's {anywidget} directive (no kernel-only widget with a static twin)."""
+    kernel_only = []
+    for ipynb in stored_notebooks():
+        cells = json.loads(ipynb.read_text(encoding="utf-8"))["cells"]
+        for index, cell in enumerate(cells):
+            if cell.get("cell_type") == "code" and "widget" in _tags(cell):
+                after = cells[index + 1] if index + 1 < len(cells) else {}
+                if after.get("cell_type") != "markdown" or "{anywidget}" not in _source(after):
+                    kernel_only.append(f"{ipynb.name}: cell {index}")
+    assert kernel_only == [], f"widgets the static book cannot run: {kernel_only}"
+
+
+# ---- the checker itself: each rule, broken on purpose, is reported ------------------------
+
+_PNG = base64.b64encode(PNG_MAGIC + b"rest").decode()
+
+
+def _code(source: str, tags=(), png: bool = False) -> dict:
+    outputs = [{"output_type": "display_data", "data": {"image/png": _PNG}, "metadata": {}}] if png else []
+    return {"cell_type": "code", "source": source, "metadata": {"tags": list(tags)}, "outputs": outputs}
+
+
+def _md(text: str) -> dict:
+    return {"cell_type": "markdown", "source": text, "metadata": {}}
+
+
+GOOD = [
+    _code("import labkit"),
+    _code("stepper", ("widget", "nbval-ignore-output")),
+    _md("The static view:"),
+    _code("draw(stepper)", ("widget-static",), png=True),
+]
+
+
+def test_a_widget_with_its_static_figure_passes():
+    assert fallback_problems({"cells": GOOD}, "good.ipynb") == []
+
+
+def test_a_static_cell_without_a_stored_png_is_reported():
+    cells = GOOD[:3] + [_code("draw(stepper)", ("widget-static",))]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget-static cell 3 (after widget cell 1) stores no image/png output; "
+        "end it with plt.show() and rebuild with make notebooks"
+    ]
+
+
+def test_a_widget_without_a_static_cell_is_reported():
+    cells = GOOD[:2] + [_code("print(1)")]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget cell 1 is not followed by a code cell tagged widget-static"
+    ]
+
+
+def test_a_widget_last_on_the_page_is_reported():
+    assert fallback_problems({"cells": GOOD[:2]}, "x.ipynb") == [
+        "x.ipynb: widget cell 1 is not followed by a code cell tagged widget-static"
+    ]
+
+
+def test_a_widget_missing_nbval_ignore_output_is_reported():
+    cells = [_code("stepper", ("widget",)), GOOD[3]]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget cell 0 is not tagged nbval-ignore-output"
+    ]
+
+
+def test_a_static_cell_without_its_widget_is_reported():
+    cells = [_code("import labkit"), GOOD[3]]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget-static cell 1 does not follow a widget cell"
+    ]
+
+
+def test_a_png_output_that_is_not_a_png_is_reported():
+    bad = _code("draw(stepper)", ("widget-static",))
+    bad["outputs"] = [{"output_type": "display_data", "data": {"image/png": base64.b64encode(b"GIF89a").decode()}}]
+    assert fallback_problems({"cells": GOOD[:2] + [bad]}, "x.ipynb") == [
+        "x.ipynb: widget-static cell 2 stores an image/png that is not a PNG"
+    ]
+
+
+PLAYER = [
+    _code("import labkit"),
+    _code("stepper = decode_player()\nstepper", ("widget", "nbval-ignore-output", "remove-output")),
+    _md('```{anywidget} ../../labkit/reader/players/decode.mjs\n{"data": {}}\n```'),
+]
+
+
+def test_a_player_followed_by_its_directive_passes():
+    assert fallback_problems({"cells": PLAYER}, "good.ipynb") == []
+
+
+def test_a_player_whose_kernel_output_would_show_in_the_static_book_is_reported():
+    cells = [PLAYER[0], _code("stepper", ("widget", "nbval-ignore-output")), PLAYER[2]]
+    assert fallback_problems({"cells": cells}, "x.ipynb") == [
+        "x.ipynb: widget cell 1 (a player) is not tagged remove-output"
+    ]
+
+
+def test_a_stored_raw_widget_repr_is_reported():
+    cell = _code("w", ("widget", "nbval-ignore-output"))
+    cell["outputs"] = [
+        {
+            "output_type": "display_data",
+            "metadata": {},
+            "data": {
+                "text/plain": "VBox(children=(HBox(children=(Button(description='◀ back'",
+                "application/vnd.jupyter.widget-view+json": {"model_id": "x"},
+            },
+        }
+    ]
+    problems = fallback_problems({"cells": [cell, GOOD[3]]}, "x.ipynb")
+    assert problems == [
+        "x.ipynb: cell 0 stores a raw widget repr: \"VBox(children=(HBox(children=(Button(description='◀ back'\""
+    ]

@@ -1,5 +1,5 @@
-"""Presentation: show the code that runs, tables, the book's plot style (``style``), the one PNG
-renderer (``png``), the tables made from lower layers' rows (``tables``) and the widgets."""
+"""Presentation: show the code that runs, tables, the book's plot style (``style``), the tables made
+from lower layers' rows (``tables``), the trace figures (``traces``) and the players (``players``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import textwrap
 
 from labkit.core.guards import holds_float
 from labkit.reader.numbers import FLOAT32_DECIMALS, FLOAT64_DIGITS, fmt, fmt_bound, rounded
-from labkit.reader.png import figure_png
 from labkit.reader.style import CJK_FONT_NAMES, find_cjk_font, new_figure, plt, use_book_style
 
 __all__ = [
@@ -17,7 +16,6 @@ __all__ = [
     "FLOAT64_DIGITS",
     "SourceView",
     "Table",
-    "figure_png",
     "find_cjk_font",
     "fmt",
     "fmt_bound",

@@ -1,5 +1,5 @@
 """The book's plot style: a CJK font when one is installed, quiet when none is, and
-book-style figures for static cells and widgets alike."""
+book-style figures for the pages."""
 
 from __future__ import annotations
 
@@ -18,14 +18,19 @@ CJK_FONT_NAMES = (
 _CJK_FILE_HINTS = ("wqy", "notosanscjk", "noto-cjk", "sourcehansans", "droidsansfallback")
 
 
+def _known_cjk_font() -> str | None:
+    from matplotlib import font_manager
+
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONT_NAMES if name in known), None)
+
+
 def find_cjk_font() -> str | None:
     """Name of an installed font with Chinese glyphs, registering system files if needed."""
     from matplotlib import font_manager
 
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONT_NAMES:
-        if name in known:
-            return name
+    if _known_cjk_font():
+        return _known_cjk_font()
     # A font installed after matplotlib built its cache is not listed yet: look for it.
     for path in font_manager.findSystemFonts():
         lowered = path.lower().replace("_", "").replace(" ", "")
@@ -34,11 +39,7 @@ def find_cjk_font() -> str | None:
                 font_manager.fontManager.addfont(path)
             except Exception:  # an unreadable font file is simply skipped
                 continue
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONT_NAMES:
-        if name in known:
-            return name
-    return None
+    return _known_cjk_font()
 
 
 def use_book_style() -> str | None:
@@ -82,8 +83,8 @@ def plt():
 
 
 def new_figure(pyplot: bool, size: tuple[float, float]):
-    """A figure in the book style: through pyplot for a static cell (shown by ``plt.show()``),
-    or detached for a widget that renders it to PNG itself."""
+    """A figure in the book style: through pyplot for a page's cell (shown by ``plt.show()``),
+    or detached (a test that lays it out without pyplot)."""
     use_book_style()
     if pyplot:
         import matplotlib.pyplot as plt_module

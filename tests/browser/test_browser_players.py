@@ -59,9 +59,24 @@ def open_player(context, harness, page_md: str, name: str):
     return page, errors
 
 
+#: loaded before any player: every fillText on a canvas records its font size in the canvas's own
+#: pixels (the font's px times the context's scale), the smallest per canvas, so the layout test
+#: can say how large a canvas's text is on screen (times the canvas's displayed / own width)
+JS_CANVAS_TEXT = """(() => {
+  const smallest = window.canvasTextPx = new WeakMap();
+  const fill = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+    const t = this.getTransform(), px = parseFloat((this.font.match(/([\\d.]+)px/) || [])[1]) * Math.hypot(t.a, t.b);
+    if (String(text).trim() && !(smallest.get(this.canvas) <= px)) smallest.set(this.canvas, px);
+    return fill.call(this, text, ...rest);
+  };
+})();"""
+
+
 @pytest.fixture()
 def context(browser):
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US", timezone_id="UTC")
+    ctx.add_init_script(JS_CANVAS_TEXT)
     yield ctx
     ctx.close()
 
@@ -109,7 +124,7 @@ JS_LAYOUT = """(column) => {
   host.style.width = column + 'px';
   const root = window.playerEl.querySelector('.lk-player');
   const box = root.getBoundingClientRect();
-  const small = [];
+  const small = [], cut = [];
   for (const node of root.querySelectorAll('*')) {
     if (!Array.from(node.childNodes).some(c => c.nodeType === 3 && c.textContent.trim())) continue;
     if (node.closest('select, style, title') || !(node.getBoundingClientRect().width)) continue;
@@ -118,6 +133,19 @@ JS_LAYOUT = """(column) => {
       ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 1;
     const px = parseFloat(getComputedStyle(node).fontSize) * scale;
     if (px < 11 - 0.01) small.push(`${node.tagName} ${px.toFixed(1)}px: ${node.textContent.trim().slice(0, 30)}`);
+    const r = node.getBoundingClientRect(), b = svg && svg.getBoundingClientRect();
+    if (b && (r.left < b.left - 1 || r.right > b.right + 1 || r.top < b.top - 1 || r.bottom > b.bottom + 1)) {
+      const span = (lo, hi, size) => `${Math.round(lo)}…${Math.round(hi)} of ${Math.round(size)} px`;
+      const across = span(r.left - b.left, r.right - b.left, b.width);
+      const down = span(r.top - b.top, r.bottom - b.top, b.height);
+      cut.push(`${node.textContent.trim().slice(0, 30)} (${across}, ${down})`);
+    }
+  }
+  for (const canvas of root.querySelectorAll('canvas')) {
+    const own = (window.canvasTextPx || new WeakMap()).get(canvas);
+    if (own === undefined) continue;
+    const px = own * canvas.getBoundingClientRect().width / canvas.width;
+    if (px < 11 - 0.01) small.push(`CANVAS ${canvas.dataset.role || ''} text ${px.toFixed(1)}px`);
   }
   const wrapped = [];
   for (const parent of root.querySelectorAll('div')) {
@@ -129,7 +157,7 @@ JS_LAYOUT = """(column) => {
   const scrolls = Array.from(root.querySelectorAll('*')).filter(n => n !== root && n.scrollWidth > n.clientWidth + 1
     && getComputedStyle(n).overflowX !== 'visible' && !n.classList.contains('lk-scroll'))
     .map(n => n.tagName + '.' + n.className);
-  return {width: box.width, sideways: root.scrollWidth - root.clientWidth, small, wrapped, scrolls};
+  return {width: box.width, sideways: root.scrollWidth - root.clientWidth, small, cut, wrapped, scrolls};
 }"""
 
 
@@ -144,6 +172,7 @@ def test_player_fits_the_text_column_with_no_text_under_11px(context, harness, p
     )
     assert layout["wrapped"] == [], f"{name}: drawings wrapped onto a second line in {layout['wrapped']}"
     assert layout["small"] == [], f"{name}: text under 11 px: {layout['small'][:8]}"
+    assert layout["cut"] == [], f"{name}: labels cut at their drawing's edge: {layout['cut'][:8]}"
     page.evaluate("() => window.playerEl.querySelector('.lk-player').focus()")
     page.keyboard.press("End")  # the last step: a long timeline must have followed it
     hidden = page.evaluate("""() => Array.from(window.playerEl.querySelectorAll('.lk-scroll')).map(box => {
@@ -154,6 +183,30 @@ def test_player_fits_the_text_column_with_no_text_under_11px(context, harness, p
       return inside ? null : `${Math.round(r.left)}–${Math.round(r.right)} outside the box ${Math.round(b.right)}`;
     }).filter(Boolean)""")
     assert hidden == [], f"{name}: the current step is out of view in its timeline: {hidden}"
+
+
+def test_the_layout_check_sees_small_canvas_text_and_cut_labels(context, harness):
+    """The check itself: a canvas written at 7 px, one drawn at 11 px but shown at half its size,
+    and an SVG label running off its drawing are all reported; a 12-px canvas text is not."""
+    page, _ = open_player(context, harness, *EMBEDS[0])
+    page.evaluate("""() => {
+      const root = window.playerEl.querySelector('.lk-player');
+      const canvas = (w, px, shown) => {
+        const c = document.createElement('canvas');
+        c.width = w; c.height = 20; c.style.width = shown + 'px'; c.dataset.role = `probe-${px}-${shown}`;
+        const ctx = c.getContext('2d'); ctx.font = px + 'px sans-serif'; ctx.fillText('0.25', 2, 15);
+        root.append(c);
+      };
+      canvas(40, 7, 40); canvas(80, 11, 40); canvas(40, 12, 40);
+      const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+      svg.setAttribute('width', 60); svg.setAttribute('height', 20);
+      svg.innerHTML = '<text x="-30" y="14" font-size="12">rbed_weight</text>';
+      root.append(svg);
+    }""")
+    layout = page.evaluate(JS_LAYOUT, COLUMN_PX)
+    canvases = [s for s in layout["small"] if s.startswith("CANVAS")]
+    assert canvases == ["CANVAS probe-7-40 text 7.0px", "CANVAS probe-11-40 text 5.5px"], layout["small"]
+    assert [c.split(" (")[0] for c in layout["cut"]] == ["rbed_weight"], layout["cut"]
 
 
 def test_no_player_fetches_anything(browser, harness):

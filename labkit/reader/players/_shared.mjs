@@ -39,12 +39,74 @@ export function modelData(model) {
   return model.get("data") || EMBEDDED || {};
 }
 
-/** Call redraw() whenever the kernel sets new data; returns the cleanup function. */
-export function watchData(model, redraw) {
+/** Show the data's title and run setup() in the player's ``root``, now and again whenever the
+ *  kernel sets new data; returns the cleanup function (what a player's render() returns). */
+export function start(model, root, setup) {
+  const handler = () => {
+    root.querySelector(".lk-title").textContent = modelData(model).title || "";
+    setup();
+  };
+  handler();
   if (typeof model.on !== "function") return () => {};
-  const handler = () => redraw();
   model.on("change:data", handler);
   return () => { if (typeof model.off === "function") model.off("change:data", handler); };
+}
+
+/** Ask the kernel for a state the data does not hold (Python: Player.request → recompute). */
+export function ask(model, request) {
+  model.set("request", request);
+  model.save_changes();
+}
+
+/** The row of a player a kernel backs (hidden without one): ``what`` the kernel would compute,
+ *  the inputs (label → input) and a "compute" button that asks it for request(). */
+export function kernelRow(model, what, inputs, request) {
+  const run = h("button", { type: "button", onclick: () => ask(model, request()) }, "compute");
+  const row = h("div", { class: "lk-controls" }, `${what} (the kernel computes it): `,
+                ...Object.entries(inputs).map(([label, input]) => labelled(label, input)), run);
+  row.style.display = model.get("live") ? "" : "none";
+  return row;
+}
+
+/** A picker: a select named ``name`` (its data-control) that calls onchange. */
+export function picker(name, label, onchange) {
+  return h("select", { "data-control": name, "aria-label": label, onchange });
+}
+
+/** Fill a picker with ``values`` (shown as show(value)) and select ``value`` when it is one of them. */
+export function choices(select, values, value, show = (v) => v) {
+  select.replaceChildren(...values.map((v) => h("option", { value: v }, show(v))));
+  if (values.includes(value)) select.value = value;
+}
+
+/** A control with its label in front: labelled("mask", select). */
+export function labelled(text, control) {
+  return h("label", {}, `${text} `, control);
+}
+
+/** One picker per entry of ``labels`` (name → label), each calling onchange, in one row. */
+export function pickerRow(labels, onchange) {
+  const pickers = Object.fromEntries(Object.entries(labels).map(([name, label]) => [name, picker(name, label, onchange)]));
+  const row = h("div", { class: "lk-controls" }, ...Object.keys(labels).map((n) => labelled(labels[n], pickers[n])));
+  return { pickers, row };
+}
+
+/** A stepper's controls: ◀ back, next ▶, a step slider when ``label`` names one, and the step's
+ *  text; go(i) is called with the step asked for (0-based), show(i, n) sets them to step i of n. */
+export function stepper(go, label = null) {
+  let at = 0;
+  const back = h("button", { type: "button", "data-control": "back", onclick: () => go(at - 1) }, "◀ back");
+  const next = h("button", { type: "button", "data-control": "next", onclick: () => go(at + 1) }, "next ▶");
+  const slider = label && h("input", { type: "range", min: 1, value: 1, "data-control": "step", "aria-label": label,
+                                       oninput: () => go(Number(slider.value) - 1) });
+  const text = h("span", { class: "lk-label" });
+  function show(i, n) {
+    at = i;
+    back.disabled = i === 0;
+    next.disabled = i === n - 1;
+    if (slider) { slider.max = String(n); slider.value = String(i + 1); }
+  }
+  return { nodes: [back, next, slider, text].filter(Boolean), text, show };
 }
 
 /** A fixed number format: fmt(1.23456, 2) → "1.23"; null/undefined → "−∞". */
@@ -64,8 +126,18 @@ export function painted(root) {
   root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
 }
 
+/** The players' font stack: the system's UI font, then any Chinese font the reader has. */
+export const FONT = `system-ui, -apple-system, "Segoe UI", "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif`;
+
+/** The width in CSS pixels of ``text`` at ``px`` in the players' font (for laying out labels). */
+export function textWidth(text, px = 11) {
+  textWidth.ctx = textWidth.ctx || document.createElement("canvas").getContext("2d");
+  textWidth.ctx.font = `${px}px ${FONT}`;
+  return textWidth.ctx.measureText(String(text)).width;
+}
+
 const BASE_CSS = `
-.lk-player { font: 13px/1.35 system-ui, -apple-system, "Segoe UI", "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; color: #222;
+.lk-player { font: 13px/1.35 ${FONT}; color: #222;
   border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 10px; background: #fff; max-width: 100%; overflow-x: auto; }
 .lk-player:focus-visible, .lk-player :focus-visible { outline: 2px solid #4c72b0; outline-offset: 1px; }
 .lk-player .lk-title { font-weight: 600; margin-bottom: 4px; }
@@ -76,19 +148,20 @@ const BASE_CSS = `
 .lk-player select, .lk-player input { font: inherit; }
 .lk-player .lk-label { color: #333; }
 .lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", "Noto Sans CJK SC", "WenQuanYi Micro Hei", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
-.lk-player svg text { font-family: system-ui, "PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; }
+.lk-player svg text { font-family: ${FONT}; }
 .lk-player .lk-scroll { overflow-x: auto; max-width: 100%; }
 `;
 
-/** The player's frame: a root div with the book's style, inside el.  ``steps`` names the
- *  control a reader steps with and the one that steps back ("next back"; one name: it cycles).
+/** The player's frame: a root div with the book's style and the player's ``kind`` class, and
+ *  its title line, inside el.  ``steps`` names the control a reader steps with and the one that
+ *  steps back ("next back"; one name: it cycles).
  *  The root is focusable and keeps every key it receives: JupyterLab's notebook shortcuts
  *  (arrows move the cell selection, Enter edits a cell) never see a key meant for the player. */
-export function frame(el, name, css = "", steps = "") {
+export function frame(el, name, css = "", steps = "", kind = "") {
   el.replaceChildren();
-  const root = h("div", { class: "lk-player", "data-player": name, "data-steps": steps, tabindex: 0,
+  const root = h("div", { class: `lk-player ${kind}`.trim(), "data-player": name, "data-steps": steps, tabindex: 0,
                           role: "group", "aria-label": name });
-  root.append(h("style", { text: BASE_CSS + css }));
+  root.append(h("style", { text: BASE_CSS + css }), h("div", { class: "lk-title" }));
   root.addEventListener("keydown", (event) => { event.stopPropagation(); stepKey(root, event); });
   el.append(root);
   return root;

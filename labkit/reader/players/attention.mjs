@@ -4,9 +4,7 @@
 // lab decoder's decode step with k cached tokens under the causal (bottom-right) or the
 // top-left rectangular mask.  Data: labkit.reader.players.attention.
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
-
-const CSS = `.lk-att .lk-heads { display: flex; flex-wrap: wrap; gap: 12px; }`;
+import { h, s, modelData, start, fmt, textWidth, FONT, painted, frame } from "./_shared.mjs";
 
 /** A compact viridis ramp (5 stops), value 0…1 → "rgb(…)". */
 const RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
@@ -16,61 +14,77 @@ function viridis(v) {
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
-// A heatmap's skeleton (cells, labels) is built once per shape and labels; a change of
-// panel only refills the cells and rewrites their numbers, so the labels (CJK pieces in
-// trace one) are never laid out again.
+// A panel's skeleton (labels, one canvas per head) is built once per shape and labels; a change
+// of panel only repaints the canvases, so the labels (CJK pieces in trace one) are never laid out
+// again.  Every text is 11 px: the heads sit side by side in the 725-px text column, the cells
+// as large as that leaves (22–34 px), a weight written without its leading zero (.25 = 0.25).
+const COLUMN = 700, GAP = 16, PAD = 8, TOP = 20, TEXT = 11;
+
+function cellText(kind, v) {
+  if (kind === "mask") return "1";
+  return v >= 0.995 ? "1" : fmt(v, 2).slice(1);
+}
+
 function skeleton(panel) {
-  const R = panel.rows.length, C = panel.cols.length, cell = Math.max(18, Math.min(34, Math.floor(300 / C)));
-  const left = 72, top = 22, W = left + C * cell + 8, H = top + R * cell + 56;
-  // two layers: the labels (SVG, never touched again) under the cells (a canvas, repainted
-  // per panel), so a change costs no text layout at all
+  const R = panel.rows.length, C = panel.cols.length, n = panel.heads.length;
+  const left = Math.ceil(Math.max(...panel.rows.map((r) => textWidth(r)))) + 10;
+  // the column labels run down-left at 60° from their column: as tall as the longest is wide · sin 60°
+  const bottom = Math.ceil(Math.max(...panel.cols.map((c) => textWidth(c))) * Math.sin(Math.PI / 3)) + 16;
+  const cell = Math.max(22, Math.min(34, Math.floor((COLUMN - left - PAD - (n - 1) * GAP) / (n * C))));
+  const block = C * cell, W = left + n * block + (n - 1) * GAP + PAD, H = TOP + R * cell + bottom;
+  const x0 = (k) => left + k * (block + GAP);
+  // two layers: the labels (SVG, never touched again) under the cells (canvases, repainted per
+  // panel), so a change costs no text layout at all
   const labels = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "aria-hidden": "true" });
-  for (let i = 0; i < R; i++) {
-    labels.append(s("text", { x: left - 4, y: top + i * cell + cell / 2 + 3, "text-anchor": "end", "font-size": 11 }, panel.rows[i]));
-  }
-  panel.cols.forEach((label, j) => {
-    const x = left + j * cell + cell / 2, y = top + R * cell + 6;
-    labels.append(s("text", { x, y, "font-size": 11, "text-anchor": "end", transform: `rotate(-60 ${x} ${y})` }, label));
+  const titles = panel.heads.map((head, k) => s("text", { x: x0(k), y: 13, "font-size": TEXT, "font-weight": 600 }));
+  labels.append(...titles);
+  panel.rows.forEach((label, i) => {
+    labels.append(s("text", { x: left - 4, y: TOP + i * cell + cell / 2 + 4, "text-anchor": "end", "font-size": TEXT }, label));
   });
-  const ratio = Math.max(1, Math.round(globalThis.devicePixelRatio || 1));
-  const canvas = h("canvas", { width: W * ratio, height: (top + R * cell) * ratio, role: "img", "data-role": "heatmap",
-                               style: `position:absolute; left:0; top:0; width:${W}px; height:${top + R * cell}px` });
-  const ctx = canvas.getContext("2d");
-  const box = h("div", { style: `position:relative; width:${W}px; height:${H}px` }, labels, canvas);
-  function show(panel2, head, key) {
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.clearRect(0, 0, W, top + R * cell);
-    ctx.font = "600 11px system-ui, sans-serif";
-    ctx.fillStyle = "#222";
-    ctx.textAlign = "left";
-    ctx.fillText(head.title, left, 13);
-    ctx.font = `${cell > 26 ? 8 : 7}px system-ui, sans-serif`;
-    ctx.textAlign = "center";
-    head.values.forEach((row, i) => row.forEach((v, j) => {
-      const x = left + j * cell, y = top + i * cell;
-      ctx.fillStyle = v === null ? "#e0e0e0" : panel2.kind === "mask" ? "#4c72b0" : viridis(v);
-      ctx.fillRect(x, y, cell - 1, cell - 1);
-      if (v !== null) {
-        ctx.fillStyle = panel2.kind === "mask" || v < 0.6 ? "#fff" : "#000";
-        ctx.fillText(panel2.kind === "mask" ? "1" : fmt(v, 2), x + cell / 2 - 0.5, y + cell / 2 + 3);
-      }
-    }));
-    canvas.dataset.state = key;
-    canvas.dataset.blocked = String(head.values.flat().filter((v) => v === null).length);
-    canvas.dataset.cells = JSON.stringify(head.values.map((row) => row.map((v) => (v === null ? 0 : 1))));
+  for (let k = 0; k < n; k++) {
+    panel.cols.forEach((label, j) => {
+      const x = x0(k) + j * cell + cell / 2, y = TOP + R * cell + 8;
+      labels.append(s("text", { x, y, "font-size": TEXT, "text-anchor": "end", transform: `rotate(-60 ${x} ${y})` }, label));
+    });
   }
-  return { svg: box, show };
+  const ratio = Math.max(1, Math.round(globalThis.devicePixelRatio || 1));
+  const canvases = panel.heads.map((head, k) => h("canvas", {
+    width: block * ratio, height: (TOP + R * cell) * ratio, role: "img", "data-role": "heatmap",
+    style: `position:absolute; left:${x0(k)}px; top:0; width:${block}px; height:${TOP + R * cell}px` }));
+  const box = h("div", { style: `position:relative; width:${W}px; height:${H}px` }, labels, ...canvases);
+  function show(panel2, key) {
+    panel2.heads.forEach((head, k) => {
+      const canvas = canvases[k], ctx = canvas.getContext("2d");
+      titles[k].textContent = head.title;
+      ctx.setTransform(ratio, 0, 0, ratio, 0, TOP * ratio);  // the cells start under the head's title
+      ctx.clearRect(0, 0, block, R * cell);
+      ctx.font = `${TEXT}px ${FONT}`;
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      head.values.forEach((row, i) => row.forEach((v, j) => {
+        const x = j * cell, y = i * cell;
+        ctx.fillStyle = v === null ? "#e0e0e0" : panel2.kind === "mask" ? "#4c72b0" : viridis(v);
+        ctx.fillRect(x, y, cell - 1, cell - 1);
+        if (v !== null) {
+          ctx.fillStyle = panel2.kind === "mask" || v < 0.6 ? "#fff" : "#000";
+          ctx.fillText(cellText(panel2.kind, v), x + cell / 2 - 0.5, y + cell / 2);
+        }
+      }));
+      canvas.dataset.state = `${key}/${k}`;
+      canvas.dataset.blocked = String(head.values.flat().filter((v) => v === null).length);
+      canvas.dataset.cells = JSON.stringify(head.values.map((row) => row.map((v) => (v === null ? 0 : 1))));
+    });
+  }
+  return { box, show };
 }
 
 function render({ model, el }) {
-  const root = frame(el, "attention", CSS);
-  root.classList.add("lk-att");
-  const title = h("div", { class: "lk-title" });
+  const root = frame(el, "attention", "", "", "lk-att");
   const group = h("select", { "data-control": "group", "aria-label": "view", onchange: () => { buildControls(); draw(); } });
   const controlBox = h("span", { class: "lk-controls", style: "margin:0" });
   const caption = h("div", { class: "lk-label", "data-role": "caption" });
   const heads = h("div", { class: "lk-heads" });
-  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "view ", group), controlBox), caption, heads);
+  root.append(h("div", { class: "lk-controls" }, h("label", {}, "view ", group), controlBox), caption, heads);
   let pickers = [];
   const skeletons = new Map();
 
@@ -88,7 +102,6 @@ function render({ model, el }) {
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "Attention";
     const names = Object.keys(data.groups || {});
     group.replaceChildren(...names.map((n) => h("option", { value: n }, data.groups[n].title)));
     group.value = names.includes(data.start) ? data.start : names[0];
@@ -98,25 +111,18 @@ function render({ model, el }) {
 
   function draw() {
     const g = modelData(model).groups[group.value];
-    const panel = g && g.panels[pickers.map((p) => p.value).join("|")];
+    const choice = pickers.map((p) => p.value).join("|"), panel = g && g.panels[choice];
     if (!panel) { heads.replaceChildren(); painted(root); return; }
-    caption.textContent = panel.caption;
-    const views = panel.heads.map((head, k) => {
-      const key = `${group.value}/${k}/${panel.rows.join("\u0001")}|${panel.cols.join("\u0001")}`;
-      if (!skeletons.has(key)) skeletons.set(key, skeleton(panel));
-      const view = skeletons.get(key);
-      view.show(panel, head, `${pickers.map((p) => p.value).join("|")}/${k}`);
-      return view.svg;
-    });
-    if (views.some((svg, k) => heads.children[k] !== svg) || heads.children.length !== views.length) {
-      heads.replaceChildren(...views);
-    }
+    caption.textContent = panel.kind === "mask" ? panel.caption : `${panel.caption}; a cell's weight to 2 decimals (.25 = 0.25)`;
+    const key = `${group.value}/${panel.heads.length}/${panel.rows.join("\u0001")}|${panel.cols.join("\u0001")}`;
+    if (!skeletons.has(key)) skeletons.set(key, skeleton(panel));
+    const view = skeletons.get(key);
+    view.show(panel, choice);
+    if (heads.firstChild !== view.box) heads.replaceChildren(view.box);
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

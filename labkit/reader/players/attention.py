@@ -8,7 +8,7 @@ Three groups of views, each computed by the book's own functions:
   (``labkit.nn.attention.causal_allowed``, ``labkit.labs.masks.document_causal_allowed``);
 - ``decode``: the lab decoder fed its 7 tokens with k of them already cached, with the causal
   (bottom-right aligned) or the top-left rectangular mask, layer 0, both heads
-  (``labkit.reader.widgets.attention.attention_state``).
+  (``labkit.labs.cached_attention.attention_state``).
 
     data = {"player": "attention", "start": group, "groups": {group: {"title", "controls":
               [{"name", "label", "options": [str]}], "panels": {"opt|opt": panel}}}}
@@ -20,16 +20,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.reader.players.base import Player, r4
+from labkit.labs.cached_attention import MASK_KINDS, attention_state
+from labkit.reader.players.base import one_of, r4
+
+MASK_NAMES = {"causal": "causal (bottom-right)", "top-left rectangular": "top-left rectangular"}
 
 
-def matrix(values: np.ndarray, allowed: np.ndarray | None = None) -> list[list[float | None]]:
+def matrix(values: np.ndarray, allowed: np.ndarray) -> list[list[float | None]]:
     """[R, C] → rows of 4-decimal floats, None where ``allowed`` is False."""
-    values = np.asarray(values, dtype=np.float64)
-    keep = np.ones(values.shape, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
-    return [
-        [r4(v) if k else None for v, k in zip(row, krow, strict=True)] for row, krow in zip(values, keep, strict=True)
-    ]
+    rows = zip(values, allowed, strict=True)
+    return [[r4(v) if k else None for v, k in zip(row, keep, strict=True)] for row, keep in rows]
+
+
+def panel(caption: str, rows, cols, kind: str, heads: list[tuple[str, np.ndarray, np.ndarray]]) -> dict:
+    """One view: ``heads`` as (title, values [R, C], allowed [R, C])."""
+    return {
+        "caption": caption,
+        "rows": [str(r) for r in rows],
+        "cols": [str(c) for c in cols],
+        "kind": kind,
+        "heads": [{"title": title, "values": matrix(values, allowed)} for title, values, allowed in heads],
+    }
+
+
+def group(title: str, controls: dict[str, list[str]], panels: dict) -> dict:
+    """A group of views; ``controls``: name → options (the panels' keys join one option of each)."""
+    pickers = [{"name": name, "label": label, "options": options} for (name, label), options in controls.items()]
+    return {"title": title, "controls": pickers, "panels": panels}
 
 
 def prefill_group(run=None) -> dict:
@@ -42,21 +59,10 @@ def prefill_group(run=None) -> dict:
     for li, layer in enumerate(run.prefill.layers):
         weights = layer.attention_weights[0]  # [H, T, T]
         allowed = np.tril(np.ones(weights.shape[-2:], dtype=bool))
-        panels[f"layer {li}"] = {
-            "caption": f"trace one, prefill, layer {li}: each row (query) sums to 1 over the keys it may see",
-            "rows": labels,
-            "cols": labels,
-            "kind": "weights",
-            "heads": [
-                {"title": f"query head {h} (reads KV head 0)", "values": matrix(weights[h], allowed)}
-                for h in range(weights.shape[0])
-            ],
-        }
-    return {
-        "title": "prefill attention (trace one)",
-        "controls": [{"name": "layer", "label": "layer", "options": list(panels)}],
-        "panels": panels,
-    }
+        heads = [(f"query head {h} (reads KV head 0)", weights[h], allowed) for h in range(weights.shape[0])]
+        caption = f"trace one, prefill, layer {li}: each row (query) sums to 1 over the keys it may see"
+        panels[f"layer {li}"] = panel(caption, labels, labels, "weights", heads)
+    return group("prefill attention (trace one)", {("layer", "layer"): list(panels)}, panels)
 
 
 def masks_group() -> dict:
@@ -67,67 +73,38 @@ def masks_group() -> dict:
     ids = np.asarray(PACKED_DOCUMENT_IDS)
     t = np.arange(ids.size)
     labels = [f"{i} (doc {d})" for i, d in zip(t, ids, strict=True)]
-    causal = causal_allowed(t, t)
-    packed = document_causal_allowed(ids)
+    causal, packed = causal_allowed(t, t), document_causal_allowed(ids)
+    what = f"packed documents {list(PACKED_DOCUMENT_IDS)}: j ≤ i and the same document (block-diagonal)"
     panels = {
-        "causal": {
-            "caption": "causal: query i sees keys j ≤ i",
-            "rows": labels,
-            "cols": labels,
-            "kind": "mask",
-            "heads": [{"title": "allowed[i, j]", "values": matrix(causal, causal)}],
-        },
-        "packed documents": {
-            "caption": f"packed documents {list(PACKED_DOCUMENT_IDS)}: j ≤ i and the same document (block-diagonal)",
-            "rows": labels,
-            "cols": labels,
-            "kind": "mask",
-            "heads": [{"title": "allowed[i, j]", "values": matrix(packed, packed)}],
-        },
+        "causal": panel("causal: query i sees keys j ≤ i", labels, labels, "mask", [("allowed[i, j]", causal, causal)]),
+        "packed documents": panel(what, labels, labels, "mask", [("allowed[i, j]", packed, packed)]),
     }
-    return {
-        "title": "masks: causal and packed documents",
-        "controls": [{"name": "mask", "label": "mask", "options": list(panels)}],
-        "panels": panels,
-    }
+    return group("masks: causal and packed documents", {("mask", "mask"): list(panels)}, panels)
 
 
 def decode_group(layer: int = 0) -> dict:
     """The lab decoder with k ∈ 0…6 tokens cached and the rest fed at once, both masks."""
     from labkit.labs.lab_decoder import lab_tokens
-    from labkit.reader.widgets.attention import MASK_KINDS, attention_state
 
-    names = {MASK_KINDS[0]: "causal (bottom-right)", MASK_KINDS[1]: "top-left rectangular"}
     panels = {}
     for cached in range(lab_tokens().size):
         for mask in MASK_KINDS:
             state = attention_state(cached, mask, layer)
-            t_all = state.allowed.shape[1]
-            panels[f"{cached}|{names[mask]}"] = {
-                "caption": f"{cached} cached + {state.allowed.shape[0]} new tokens, {names[mask]} mask, "
-                f"layer {layer} (grey: blocked)",
-                "rows": [str(p) for p in state.query_positions],
-                "cols": [str(j) for j in range(t_all)],
-                "kind": "weights",
-                "heads": [
-                    {"title": f"layer {layer}, head {h}", "values": matrix(state.weights[h], state.allowed)}
-                    for h in range(state.weights.shape[0])
-                ],
-            }
-    return {
-        "title": "decode: cached + new tokens (lab decoder)",
-        "controls": [
-            {"name": "cached", "label": "cached tokens", "options": [str(k) for k in range(lab_tokens().size)]},
-            {"name": "alignment", "label": "mask", "options": list(names.values())},
-        ],
-        "panels": panels,
-    }
+            t_new, t_all = state.allowed.shape
+            caption = f"{cached} cached + {t_new} new tokens, {MASK_NAMES[mask]} mask, layer {layer} (grey: blocked)"
+            heads = [(f"layer {layer}, head {h}", w, state.allowed) for h, w in enumerate(state.weights)]
+            panels[f"{cached}|{MASK_NAMES[mask]}"] = panel(
+                caption, state.query_positions, range(t_all), "weights", heads
+            )
+    controls = {("cached", "cached tokens"): [str(k) for k in range(lab_tokens().size)]}
+    controls[("alignment", "mask")] = list(MASK_NAMES.values())
+    return group("decode: cached + new tokens (lab decoder)", controls, panels)
 
 
-def attention_data(start: str = "decode", run=None) -> dict:
+def static_data(start: str = "decode", run=None) -> dict:
+    """Every group; lab 3 opens on the decode masks, trace one's page on the prefill (its ``run``)."""
+    one_of("start", start, ("prefill", "masks", "decode"))
     groups = {"prefill": prefill_group(run), "masks": masks_group(), "decode": decode_group()}
-    if start not in groups:
-        raise ValueError(f"start must be one of {list(groups)}, got {start!r}")
     return {
         "player": "attention",
         "title": "Attention and masks",
@@ -135,17 +112,3 @@ def attention_data(start: str = "decode", run=None) -> dict:
         "groups": groups,
         "initial": {"cached": "3"},
     }
-
-
-def static_data(start: str = "decode") -> dict:
-    """What a page embeds: lab 3 opens on the decode masks, trace one's page on the prefill."""
-    return attention_data(start)
-
-
-class AttentionPlayer(Player):
-    player = "attention"
-    title = "Attention and mask viewer"
-
-
-def attention_player(start: str = "decode", run=None) -> AttentionPlayer:
-    return AttentionPlayer(attention_data(start, run))

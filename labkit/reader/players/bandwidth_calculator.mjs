@@ -3,7 +3,7 @@
 // against batch; right, the aggregate and per-request token-rate ceilings (log axes), the
 // dotted line B / (KV bytes per request).  Data: labkit.reader.players.bandwidth_calculator.
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, kernelRow, pickerRow, choices, fmt, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-bw .lk-panels { display: flex; gap: 8px; }
@@ -40,34 +40,22 @@ function panel(role, batches, series, ylabel) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "bandwidth_calculator", CSS, "batch");
-  root.classList.add("lk-bw");
-  const title = h("div", { class: "lk-title" });
-  const pickers = {};
-  for (const name of Object.keys(LABELS)) pickers[name] = h("select", { "data-control": name, "aria-label": LABELS[name], onchange: () => draw() });
+  const root = frame(el, "bandwidth_calculator", CSS, "batch", "lk-bw");
+  const { pickers, row } = pickerRow(LABELS, () => draw());
   const asks = { n_params: "parameters", n_layers: "layers", head_dim: "head size" };
   const inputs = Object.fromEntries(Object.keys(asks).map((n) => [n, h("input", { type: "number", min: 1, step: 1, "aria-label": asks[n] })]));
-  const run = h("button", { type: "button", onclick: () => {
-    model.set("request", Object.fromEntries(Object.entries(inputs).map(([n, i]) => [n, Number(i.value)]))); model.save_changes();
-  } }, "compute");
-  const live = h("div", { class: "lk-controls" }, "another model (the kernel computes it): ",
-                 ...Object.entries(asks).map(([n, label]) => h("label", {}, `${label} `, inputs[n])), run);
+  const live = kernelRow(model, "another model", Object.fromEntries(Object.entries(asks).map(([n, label]) => [label, inputs[n]])),
+                         () => Object.fromEntries(Object.entries(inputs).map(([n, i]) => [n, Number(i.value)])));
   const numbers = h("div", { class: "lk-label", "data-role": "numbers" });
   const panels = h("div", { class: "lk-panels" });
-  root.append(title, h("div", { class: "lk-controls" }, ...Object.keys(LABELS).map((n) => h("label", {}, `${LABELS[n]} `, pickers[n]))),
-              live, numbers, panels);
+  root.append(row, live, numbers, panels);
   let views = null;
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "Bandwidth calculator";
     const options = { ...data.axes, batch: data.batches.map(String) };
-    for (const [name, picker] of Object.entries(pickers)) {
-      picker.replaceChildren(...options[name].map((o) => h("option", { value: o }, o)));
-      picker.value = data.start[name];
-    }
+    for (const [name, select] of Object.entries(pickers)) choices(select, options[name], data.start[name]);
     for (const [name, input] of Object.entries(inputs)) input.value = data.model[name];
-    live.style.display = model.get("live") ? "" : "none";
     views = [panel("time", data.batches, ["#4c72b0"], "ms per decode step (lower bound)"),
              panel("rates", data.batches, ["#4c72b0", "#55a868"], "tokens/s (ceiling): total, per request")];
     panels.replaceChildren(views[0].svg, views[1].svg);
@@ -88,9 +76,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

@@ -1,8 +1,7 @@
 """The bandwidth calculator of lab 10: the streaming-read lower bound of one decode step and
 the token-rate ceilings, for every choice of batch, bytes per parameter, bytes per KV element,
 context, KV heads and bandwidth on the page's grid — each a ``labkit.labs.bandwidth.DecodeBudget``
-computed when the page is built.  In a kernel, ``request = {"n_params", "n_layers", "head_dim"}``
-recomputes the grid for another model.
+computed when the page is built (in a kernel, ``recompute`` makes the grid for another model).
 
     data = {"player": "bandwidth_calculator", "title", "model": {"n_params", "n_layers", "head_dim"},
             "axes": {name: [str]}, "start": {name: str}, "batches": [B],
@@ -12,10 +11,8 @@ recomputes the grid for another model.
 
 from __future__ import annotations
 
-import itertools
-
 from labkit.labs.bandwidth import DecodeBudget
-from labkit.reader.players.base import Player, r4
+from labkit.reader.players.base import grid, r4
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128)
 AXES = {
@@ -46,21 +43,21 @@ def budget_data(budget: DecodeBudget) -> dict:
     }
 
 
-def calculator_data(model: dict = MODEL) -> dict:
-    budgets = {}
-    for choice in itertools.product(*AXES.values()):
-        param, kv, context, heads, tb = choice
-        budget = DecodeBudget(
-            n_params=model["n_params"],
-            bytes_per_param=param,
-            n_layers=model["n_layers"],
-            context=context,
-            n_kv_heads=heads,
-            head_dim=model["head_dim"],
-            kv_bytes_per_element=kv,
-            bandwidth_bytes_per_second=tb * 10**12,
+def static_data(model: dict = MODEL) -> dict:
+    def budget(param, kv, context, heads, tb) -> dict:
+        return budget_data(
+            DecodeBudget(
+                n_params=model["n_params"],
+                bytes_per_param=param,
+                n_layers=model["n_layers"],
+                context=context,
+                n_kv_heads=heads,
+                head_dim=model["head_dim"],
+                kv_bytes_per_element=kv,
+                bandwidth_bytes_per_second=tb * 10**12,
+            )
         )
-        budgets["|".join(str(c) for c in choice)] = budget_data(budget)
+
     return {
         "player": "bandwidth_calculator",
         "title": "Decode-step bandwidth budget (lab 10): a lower bound from arithmetic, not a measurement",
@@ -68,24 +65,10 @@ def calculator_data(model: dict = MODEL) -> dict:
         "axes": {name: [str(v) for v in values] for name, values in AXES.items()},
         "start": {name: str(values[0]) for name, values in AXES.items()} | {"batch": "8"},
         "batches": list(BATCHES),
-        "budgets": budgets,
+        "budgets": grid(AXES, budget),
     }
 
 
-def static_data() -> dict:
-    return calculator_data()
-
-
-class BandwidthCalculatorPlayer(Player):
-    """In a kernel, ``request = {"n_params", "n_layers", "head_dim"}`` (integers) recomputes the grid."""
-
-    player = "bandwidth_calculator"
-    title = "Bandwidth calculator"
-
-    def recompute(self, request: dict) -> dict:
-        model = {name: request.get(name, value) for name, value in self.data["model"].items()}
-        return calculator_data(model)  # DecodeBudget names a bad field
-
-
-def bandwidth_calculator_player() -> BandwidthCalculatorPlayer:
-    return BandwidthCalculatorPlayer(calculator_data())
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"n_params", "n_layers", "head_dim"}`` (integers): the grid for another model."""
+    return static_data({name: request.get(name, value) for name, value in data["model"].items()})

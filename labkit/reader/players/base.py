@@ -1,21 +1,29 @@
-"""The kernel side of every player: an ``anywidget.AnyWidget`` with one synced ``data`` dict.
+"""The kernel side of every player: one ``anywidget.AnyWidget`` with one synced ``data`` dict.
 
-``data`` is exactly what the static book's ``{anywidget}`` directive carries as its JSON
-body (``{"data": …}``), so the module cannot tell the two hosts apart.  ``live`` tells the
-module that a kernel is listening: it then offers the controls that need a new computation
-(a fault picker, a setting) and writes the reader's choice into ``request``; the Python side
-re-runs the real computation (``recompute``) and sets ``data`` again.
+A player is its ES module ``<name>.mjs`` and its Python module, which holds the exporter
+``static_data(**options) -> data`` and, when the reader may ask the kernel for a state the data
+does not hold, ``recompute(data, request) -> data``.  ``player(name, **options)`` makes the live
+widget of any registered player; a page may pass objects it already computed (a run) as options.
+
+``data`` is exactly what the static book's bundle carries, so the module cannot tell the two
+hosts apart.  ``live`` tells the module that a kernel is listening: it then offers the controls
+that need a new computation (a fault picker, a setting) and writes the reader's choice into
+``request``; the kernel re-runs the real computation (``recompute``) and sets ``data`` again.
 
 Numbers go through ``r4`` (float32 values at most four decimals, the book's output policy).
 """
 
 from __future__ import annotations
 
+import importlib
+import itertools
 import math
 
 import anywidget
+import numpy as np
 import traitlets
 
+from labkit.reader.players import PLAYERS
 from labkit.reader.players.bundle import bundle
 
 
@@ -30,40 +38,73 @@ def r4(value) -> float | None:
 
 def r4_list(values) -> list[float | None]:
     """``r4`` over a flat sequence (an array is flattened first)."""
-    import numpy as np
-
     return [r4(v) for v in np.asarray(values, dtype=np.float64).ravel()]
 
 
-class Player(anywidget.AnyWidget):
-    """One player in a live kernel.  Subclasses set ``player`` (its module name), ``title``
-    and ``recompute(request) -> data``."""
+def number(name: str, value) -> float:
+    """A request's number, or an error naming it (a bool is no number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)
 
-    player = "player"
-    title = "player"
+
+def label(value) -> str:
+    """A value as a player's data names it: a float as ``%g`` (``-2``, ``0.2``, ``1e-08``), a tuple
+    as its values joined by spaces (a group of rewards: ``0 0 1 1``), anything else as ``str``."""
+    if isinstance(value, tuple):
+        return " ".join(label(float(v)) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def grid(axes: dict, compute) -> dict:
+    """``compute(*choice)`` for every choice of one value per axis (the first axis slowest), keyed
+    by the choice's labels joined with ``|``: the key the player looks the state up by."""
+    return {"|".join(map(label, choice)): compute(*choice) for choice in itertools.product(*axes.values())}
+
+
+def one_of(name: str, value, options, *, optional: bool = False):
+    """``value`` when it is one of ``options`` (or None, when ``optional``); else an error naming it."""
+    if value in options or (optional and value is None):
+        return value
+    raise ValueError(f"{name} must be one of {list(options)}{' or None' if optional else ''}, got {value!r}")
+
+
+def module(name: str):
+    """Player ``name``'s Python module (the registry says where it is)."""
+    if name not in PLAYERS:
+        raise ValueError(f"unknown player {name!r}; expected one of {list(PLAYERS)}")
+    return importlib.import_module(PLAYERS[name])
+
+
+class Player(anywidget.AnyWidget):
+    """Player ``name`` in a live kernel, showing ``data`` (its exporter's output)."""
+
     data = traitlets.Dict().tag(sync=True)
     live = traitlets.Bool(True).tag(sync=True)
     request = traitlets.Dict().tag(sync=True)
 
-    def __init_subclass__(cls, **kwargs):
-        if "player" in cls.__dict__:
-            cls._esm = bundle(cls.player)
-        super().__init_subclass__(**kwargs)
-
-    def __init__(self, data: dict, **kwargs):
+    def __init__(self, name: str, data: dict, **kwargs):
+        self._module = module(name)
+        self._esm = bundle(name)
         super().__init__(data=data, **kwargs)
         self.observe(self._on_request, names="request")
 
     def _on_request(self, change) -> None:
-        new = change["new"]
-        if new:
-            self.data = self.recompute(dict(new))
+        if change["new"]:
+            self.data = self.recompute(dict(change["new"]))
 
     def recompute(self, request: dict) -> dict:
-        """New data for the reader's ``request`` (a fault, a setting); default: unchanged."""
-        return self.data
+        """New data for the reader's ``request``: the module's ``recompute`` (none: every state
+        is in the data already)."""
+        recompute = getattr(self._module, "recompute", None)
+        return self.data if recompute is None else recompute(self.data, request)
 
     def __repr__(self) -> str:
         # shown wherever the widget cannot be drawn (a page not yet run, an untrusted
         # notebook): one clear line, never an address or a trait dump
-        return f"{self.title} — run the page to use this player"
+        return f"{self.data.get('title', 'player')} — run the page to use this player"
+
+
+def player(name: str, **options) -> Player:
+    """The live player ``name`` over ``static_data(**options)`` of its module."""
+    return Player(name, module(name).static_data(**options))

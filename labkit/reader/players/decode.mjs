@@ -2,7 +2,7 @@
 // the masked ones hatched at −∞, the selected token, the cache length per layer at the step
 // start and after the decode, and the events the step emitted.  Data: labkit.reader.players.decode.
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, ask, picker, choices, stepper, fmt, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-decode .lk-bar { fill: #4c72b0; }
@@ -47,7 +47,8 @@ function buildFigure(data) {
 
   const layers = steps[0].cache_start.length, CW = 170, most = Math.max(19, ...steps.flatMap((st) => st.cache_after || st.cache_start)) + 3;
   const cy = (v) => top + (1 - v / most) * (H - top - 40);
-  const cache = s("svg", { width: CW, height: H, viewBox: `0 0 ${CW} ${H}`, role: "img", "data-role": "cache" });
+  const CH = H + 20;  // the legend's second line below the layer labels
+  const cache = s("svg", { width: CW, height: CH, viewBox: `0 0 ${CW} ${CH}`, role: "img", "data-role": "cache" });
   const gw = (CW - 20) / layers, columns = [];
   for (let l = 0; l < layers; l++) {
     const x0 = 14 + l * gw, pair = [];
@@ -61,8 +62,9 @@ function buildFigure(data) {
     columns.push(pair);
     cache.append(s("text", { x: x0 + gw / 2, y: H - 40 + 14, "font-size": 11, "text-anchor": "middle" }, `layer ${l}`));
   }
-  const legend = s("text", { x: CW / 2, y: H - 8, "font-size": 11, "text-anchor": "middle", fill: "#555" });
-  cache.append(legend);
+  // the legend in two lines: one would run past the 170-px drawing at 11 px
+  const legend = [CH - 22, CH - 8].map((y) => s("text", { x: CW / 2, y, "font-size": 11, "text-anchor": "middle", fill: "#555" }));
+  cache.append(...legend);
 
   function show(step) {
     const masked = new Set(step.masked), y0 = y(0);
@@ -91,41 +93,30 @@ function buildFigure(data) {
         label.textContent = value;
       }
     });
-    legend.textContent = step.cache_after ? "blue: step start · green: after decode" : `no decode (finish: ${step.finish})`;
+    const lines = step.cache_after ? ["blue: step start", "green: after decode"] : [`no decode (finish: ${step.finish})`, ""];
+    lines.forEach((line, k) => { legend[k].textContent = line; });
   }
   return { nodes: [svg, cache], show };
 }
 
 function render({ model, el }) {
-  const root = frame(el, "decode", CSS, "next back");
-  root.classList.add("lk-decode");
+  const root = frame(el, "decode", CSS, "next back", "lk-decode");
   let index = 0, view = null;
-  const title = h("div", { class: "lk-title" });
-  const back = h("button", { type: "button", "data-control": "back", onclick: () => go(index - 1) }, "◀ back");
-  const next = h("button", { type: "button", "data-control": "next", onclick: () => go(index + 1) }, "next ▶");
-  const slider = h("input", { type: "range", min: 1, value: 1, "data-control": "step",
-                              "aria-label": "selection step", oninput: () => go(Number(slider.value) - 1) });
-  const stepLabel = h("span", { class: "lk-label" });
-  const faultPicker = h("select", { "data-control": "fault", "aria-label": "fault",
-                                    onchange: () => { model.set("request", { fault: faultPicker.value || null }); model.save_changes(); } });
+  const controls = stepper((i) => go(i), "selection step");
+  const faultPicker = picker("fault", "fault", () => ask(model, { fault: faultPicker.value || null }));
   const cacheLabel = h("div", { class: "lk-label", "data-role": "cache" });
   const selectedLabel = h("div", { class: "lk-label", "data-role": "selected" });
   const textLabel = h("div", { class: "lk-label", "data-role": "text" });
   const figure = h("div", { style: "display:flex; gap:8px" });
   const events = h("pre", { class: "lk-mono", "data-role": "events" });
-  root.append(title, h("div", { class: "lk-controls" }, back, next, slider, stepLabel, faultPicker),
+  root.append(h("div", { class: "lk-controls" }, ...controls.nodes, faultPicker),
               cacheLabel, selectedLabel, textLabel, figure, events);
 
   function setup() {
     const data = modelData(model);
     const live = Boolean(model.get("live")) && Array.isArray(data.faults);
     faultPicker.style.display = live ? "" : "none";
-    if (live && faultPicker.options.length !== data.faults.length + 1) {
-      faultPicker.replaceChildren(h("option", { value: "" }, "no fault"), ...data.faults.map((f) => h("option", { value: f }, f)));
-    }
-    faultPicker.value = data.fault || "";
-    title.textContent = data.title || "Decode stepper";
-    slider.max = String((data.steps || []).length);
+    if (live) choices(faultPicker, ["", ...data.faults], data.fault || "", (f) => f || "no fault");
     index = Math.min(index, Math.max(0, (data.steps || []).length - 1));
     draw();
   }
@@ -143,10 +134,8 @@ function render({ model, el }) {
     const steps = data.steps || [];
     if (!steps.length) { figure.replaceChildren(h("div", {}, "no steps")); painted(root); return; }
     const step = steps[index], pieces = data.pieces;
-    stepLabel.textContent = `selection step ${step.step} of ${steps.length}`;
-    slider.value = String(index + 1);
-    back.disabled = index === 0;
-    next.disabled = index === steps.length - 1;
+    controls.text.textContent = `selection step ${step.step} of ${steps.length}`;
+    controls.show(index, steps.length);
     const perLayer = step.cache_start.map((n, l) => `layer ${l}: ${n}`).join(", ");
     cacheLabel.textContent = `cache length at step start: ${step.cache_start[0]} (${perLayer})`
       + (step.cache_after ? ` → after decode: ${step.cache_after.join(", ")}` : ` → no decode (finish: ${step.finish})`);
@@ -161,9 +150,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

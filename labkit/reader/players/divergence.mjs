@@ -3,7 +3,7 @@
 // the events after it faded (consequences, not new causes), with its rule, field, both
 // values and the suspect.  Data: labkit.reader.players.divergence.
 
-import { h, s, modelData, watchData, painted, frame, follow } from "./_shared.mjs";
+import { h, s, modelData, start, follow, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-div .lk-before { fill: #4c72b0; }
@@ -73,16 +73,14 @@ function buildTimelines(kind) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "divergence", CSS, "fault");
-  root.classList.add("lk-div");
+  const root = frame(el, "divergence", CSS, "fault", "lk-div");
   let view = null;
-  const title = h("div", { class: "lk-title" });
   const kindPicker = h("select", { "data-control": "kind", "aria-label": "trace", onchange: () => pickKind(kindPicker.value) });
   const faultPicker = h("select", { "data-control": "fault", "aria-label": "fault", onchange: () => draw() });
   const description = h("div", { class: "lk-label", "data-role": "description" });
   const figure = h("div", { class: "lk-scroll", "data-role": "follows-step" });
   const verdict = h("div", { "data-role": "verdict" });
-  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "trace ", kindPicker), h("label", {}, "fault ", faultPicker)),
+  root.append(h("div", { class: "lk-controls" }, h("label", {}, "trace ", kindPicker), h("label", {}, "fault ", faultPicker)),
               description, figure, verdict);
 
   function pickKind(kind, fault) {
@@ -95,7 +93,6 @@ function render({ model, el }) {
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "First divergence";
     const kinds = Object.keys(data.kinds || {});
     kindPicker.replaceChildren(...kinds.map((k) => h("option", { value: k }, k)));
     const [kind, fault] = data.start || [kinds[0]];
@@ -127,9 +124,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

@@ -14,7 +14,6 @@ Values are shortened reprs of the trace payloads (which hold rounded summaries, 
 
 from __future__ import annotations
 
-from labkit.reader.players.base import Player
 from labkit.trace import catalogue
 from labkit.trace.divergence import Divergence, _short, first_divergence
 
@@ -53,7 +52,7 @@ def fault_data(kind: str, fault: str, golden: list[dict] | None = None) -> dict:
     }
 
 
-def divergence_data(kinds=None) -> dict:
+def static_data(kinds=None) -> dict:
     """Every fault of every kind in ``kinds`` (default: all three traces)."""
     out = {}
     for kind in kinds or list(catalogue.KINDS):
@@ -62,25 +61,11 @@ def divergence_data(kinds=None) -> dict:
             "golden": timeline(golden),
             "faults": {f: fault_data(kind, f, golden) for f in catalogue.faults(kind)},
         }
-    start = START if START[0] in out else (next(iter(out)), next(iter(out[next(iter(out))]["faults"])))
+    first = next(iter(out))
+    start = START if START[0] in out else (first, next(iter(out[first]["faults"])))
     return {
         "player": "divergence",
         "title": "First divergence: golden and faulty trace side by side",
         "kinds": out,
         "start": list(start),
     }
-
-
-def static_data() -> dict:
-    return divergence_data()
-
-
-class DivergencePlayer(Player):
-    """The explorer in a kernel: the same data, computed from the real runs."""
-
-    player = "divergence"
-    title = "First-divergence explorer"
-
-
-def divergence_player(kinds=None) -> DivergencePlayer:
-    return DivergencePlayer(divergence_data(kinds))

@@ -3,7 +3,7 @@
 // pair's point; right, how hard the pair still pushes, β·σ(−m).  Every number was computed by
 // labkit.labs.dpo (data: labkit.reader.players.dpo_margin); a kernel adds values outside the grid.
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, kernelRow, fmt, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-dpo .lk-panels { display: flex; gap: 8px; }
@@ -36,9 +36,7 @@ function panel(role, label, deltas) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "dpo_margin", CSS, "beta");
-  root.classList.add("lk-dpo");
-  const title = h("div", { class: "lk-title" });
+  const root = frame(el, "dpo_margin", CSS, "beta", "lk-dpo");
   const names = ["chosen", "rejected", "beta"];
   const labels = { chosen: "log π_θ(chosen)", rejected: "log π_θ(rejected)", beta: "β" };
   const sliders = {}, shown = {}, asks = {};
@@ -47,28 +45,21 @@ function render({ model, el }) {
     shown[name] = h("span", { class: "lk-label" });
     asks[name] = h("input", { type: "number", step: name === "beta" ? 0.05 : 0.1, "aria-label": `another ${labels[name]}` });
   }
-  const run = h("button", { type: "button", onclick: () => {
-    const request = {};
-    for (const name of names) if (asks[name].value !== "") request[name] = Number(asks[name].value);
-    model.set("request", request); model.save_changes();
-  } }, "compute");
-  const live = h("div", { class: "lk-controls" }, "another point (the kernel computes it): ",
-                 ...names.map((n) => h("label", {}, `${labels[n]} `, asks[n])), run);
+  const live = kernelRow(model, "another point", Object.fromEntries(names.map((n) => [labels[n], asks[n]])),
+                         () => Object.fromEntries(names.filter((n) => asks[n].value !== "").map((n) => [n, Number(asks[n].value)])));
   const numbers = h("div", { class: "lk-label", "data-role": "numbers" });
   const panels = h("div", { class: "lk-panels" });
-  root.append(title, h("div", { class: "lk-controls" }, ...names.map((n) => h("label", {}, `${labels[n]} `, sliders[n], " ", shown[n]))),
+  root.append(h("div", { class: "lk-controls" }, ...names.map((n) => h("label", {}, `${labels[n]} `, sliders[n], " ", shown[n]))),
               live, numbers, panels);
   let views = null;
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "DPO";
     for (const name of names) {
       const axis = data.axes[name];
       sliders[name].max = String(axis.length - 1);
       sliders[name].value = String(Math.max(0, axis.indexOf(data.start[name])));
     }
-    live.style.display = model.get("live") ? "" : "none";
     views = [panel("loss", "DPO loss L (nats)", data.deltas), panel("pull", "β·σ(−m)", data.deltas)];
     panels.replaceChildren(views[0].svg, views[1].svg);
     draw();
@@ -87,9 +78,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

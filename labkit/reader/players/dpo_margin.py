@@ -1,7 +1,7 @@
 """The DPO margin player of lab 06: the policy's two log-probs and β on a grid; the loss curve
 L(Δ) and the push β·σ(−m) for each β, and the pair's margin, loss and gradient at each grid
-point, every number from ``labkit.labs.dpo``'s kernels when the page is built.  In a kernel,
-``request = {"chosen", "rejected", "beta"}`` adds values outside the grid and recomputes.
+point, every number from ``labkit.labs.dpo``'s kernels when the page is built (in a kernel,
+``recompute`` adds values outside the grid).
 
     data = {"player": "dpo_margin", "title", "reference": [2], "axes": {"chosen": [str], "rejected": [str],
             "beta": [str]}, "start": {axis: str}, "deltas": [N],
@@ -14,15 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import dpo
-from labkit.reader.players.base import Player, r4
+from labkit.reader.players.base import grid, label, number, r4
 
 CHOSEN = tuple(float(v) for v in np.arange(-6.0, -0.25, 0.5))  # −6 … −0.5 nats, the lab's −2 and −3 on it
 BETAS = (0.05, 0.1, 0.2, 0.5, 1.0)
 DELTAS = np.linspace(-15.0, 15.0, 121)  # Δ = (π_w − ref_w) − (π_l − ref_l), nats
-
-
-def key(value: float) -> str:
-    return f"{float(value):g}"
 
 
 def curve(beta: float) -> dict:
@@ -42,7 +38,7 @@ def point(chosen: float, rejected: float, beta: float, reference=dpo.REFERENCE_L
     return [r4(margin), r4(dpo.dpo_loss(policy, reference, beta)), r4(gradient[0]), r4(gradient[1])]
 
 
-def dpo_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, reference=dpo.REFERENCE_LOG_PROBS) -> dict:
+def static_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, reference=dpo.REFERENCE_LOG_PROBS) -> dict:
     """Every grid point of (β, log π_θ(chosen), log π_θ(rejected)) through the lab's kernels."""
     chosen, rejected, betas = (sorted({float(v) for v in axis}) for axis in (chosen, rejected, betas))
     start = start or {"chosen": dpo.POLICY_LOG_PROBS[0], "rejected": dpo.POLICY_LOG_PROBS[1], "beta": dpo.BETA}
@@ -51,41 +47,24 @@ def dpo_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, reference=
         "title": "DPO: the loss and the push along the margin (lab 06)",
         "reference": [float(r) for r in reference],
         "axes": {
-            "chosen": [key(v) for v in chosen],
-            "rejected": [key(v) for v in rejected],
-            "beta": [key(b) for b in betas],
+            "chosen": list(map(label, chosen)),
+            "rejected": list(map(label, rejected)),
+            "beta": list(map(label, betas)),
         },
-        "start": {name: key(value) for name, value in start.items()},
+        "start": {name: label(float(value)) for name, value in start.items()},
         "deltas": [r4(d) for d in DELTAS],
-        "curves": {key(b): curve(b) for b in betas},
-        "points": {
-            f"{key(b)}|{key(c)}|{key(r)}": point(c, r, b, reference) for b in betas for c in chosen for r in rejected
-        },
+        "curves": {label(b): curve(b) for b in betas},
+        "points": grid(
+            {"beta": betas, "chosen": chosen, "rejected": rejected}, lambda b, c, r: point(c, r, b, reference)
+        ),
     }
 
 
-def static_data() -> dict:
-    return dpo_data()
-
-
-class DpoPlayer(Player):
-    """In a kernel, ``request = {"chosen", "rejected", "beta"}`` (numbers) adds them to the grid."""
-
-    player = "dpo_margin"
-    title = "DPO margin player"
-
-    def recompute(self, request: dict) -> dict:
-        axes = {name: [float(v) for v in self.data["axes"][name]] for name in ("chosen", "rejected", "beta")}
-        start = {name: float(self.data["start"][name]) for name in axes}
-        for name in axes:
-            if name in request:
-                value = request[name]
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise ValueError(f"{name} must be a number, got {value!r}")
-                axes[name].append(float(value))
-                start[name] = float(value)
-        return dpo_data(axes["chosen"], axes["rejected"], axes["beta"], start, self.data["reference"])
-
-
-def dpo_player() -> DpoPlayer:
-    return DpoPlayer(dpo_data())
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"chosen", "rejected", "beta"}`` (any of them, numbers): added to the grid and shown."""
+    axes = {name: [float(v) for v in data["axes"][name]] for name in ("chosen", "rejected", "beta")}
+    start = {name: float(data["start"][name]) for name in axes}
+    for name in (n for n in axes if n in request):
+        start[name] = number(name, request[name])
+        axes[name].append(start[name])
+    return static_data(axes["chosen"], axes["rejected"], axes["beta"], start, data["reference"])

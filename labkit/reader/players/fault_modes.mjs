@@ -2,7 +2,7 @@
 // error| of the cached decode against the full pass on one log axis (the dashed line is the
 // tolerance), and the three checks with their verdicts.  Data: labkit.reader.players.fault_modes.
 
-import { h, s, modelData, watchData, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-cf .lk-bar { fill: #55a868; }
@@ -49,19 +49,16 @@ function buildFigure(n) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "fault_modes", CSS, "mode");
-  root.classList.add("lk-cf");
-  const title = h("div", { class: "lk-title" });
+  const root = frame(el, "fault_modes", CSS, "mode", "lk-cf");
   const picker = h("select", { "data-control": "mode", "aria-label": "fault mode", onchange: () => draw() });
   const caught = h("div", { class: "lk-label", "data-role": "caught" });
   const figure = h("div");
   const checks = h("table", { "data-role": "checks" });
-  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "mode ", picker)), caught, figure, checks);
+  root.append(h("div", { class: "lk-controls" }, h("label", {}, "mode ", picker)), caught, figure, checks);
   let view = null;
 
   function setup() {
     const data = modelData(model), modes = Object.keys(data.modes || {});
-    title.textContent = data.title || "Cache fault modes";
     picker.replaceChildren(...modes.map((m) => h("option", { value: m }, m)));
     picker.value = modes.includes(data.start) ? data.start : modes[0];
     view = null;
@@ -82,9 +79,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

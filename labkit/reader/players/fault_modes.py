@@ -12,7 +12,7 @@ between them without a kernel.
 from __future__ import annotations
 
 from labkit.labs.cache_faults import ABS_TOLERANCE, MODES, FaultCase, run_case
-from labkit.reader.players.base import Player
+from labkit.reader.players.base import one_of
 
 START = "reset_rope_position"
 
@@ -43,9 +43,9 @@ def mode_data(case: FaultCase) -> dict:
     }
 
 
-def fault_modes_data(start: str = START) -> dict:
-    if start not in MODES:
-        raise ValueError(f"start must be one of {list(MODES)}, got {start!r}")
+def static_data(start: str = START) -> dict:
+    """Every mode's case (``run_case``), the player opening on ``start``."""
+    one_of("start", start, MODES)
     return {
         "player": "fault_modes",
         "title": "Cache fault modes (lab 05)",
@@ -53,17 +53,3 @@ def fault_modes_data(start: str = START) -> dict:
         "tolerance": ABS_TOLERANCE,
         "modes": {mode: mode_data(run_case(mode)) for mode in MODES},
     }
-
-
-def static_data(start: str = START) -> dict:
-    return fault_modes_data(start)
-
-
-class FaultModesPlayer(Player):
-    player = "fault_modes"
-    title = "Cache fault modes"
-
-
-def fault_modes_player(start: str = START) -> FaultModesPlayer:
-    """The live player: the same data as the static book's (every mode is run)."""
-    return FaultModesPlayer(fault_modes_data(start))

@@ -2,7 +2,7 @@
 // logits (the chosen piece in orange), the JSON so far, and the allowed-set size of every step
 // on a log strip (the current step marked).  Data: labkit.reader.players.grammar.
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, stepper, fmt, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-gram .lk-bar { fill: #4c72b0; } .lk-gram .lk-bar.lk-chosen { fill: #dd8452; }
@@ -53,26 +53,18 @@ function buildFigure(data) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "grammar", CSS, "next back");
-  root.classList.add("lk-gram");
+  const root = frame(el, "grammar", CSS, "next back", "lk-gram");
   let index = 0, view = null;
-  const title = h("div", { class: "lk-title" });
-  const back = h("button", { type: "button", "data-control": "back", onclick: () => go(index - 1) }, "◀ back");
-  const next = h("button", { type: "button", "data-control": "next", onclick: () => go(index + 1) }, "next ▶");
-  const slider = h("input", { type: "range", min: 1, value: 1, "data-control": "step", "aria-label": "proposal step",
-                              oninput: () => go(Number(slider.value) - 1) });
-  const stepLabel = h("span", { class: "lk-label" });
+  const steps = stepper((i) => go(i), "proposal step");
   const allowed = h("div", { class: "lk-label", "data-role": "allowed-label" });
   const chosen = h("div", { class: "lk-label", "data-role": "chosen" });
   const json = h("div", { class: "lk-json", "data-role": "json" });
   const figure = h("div");
-  root.append(title, h("div", { class: "lk-controls" }, back, next, slider, stepLabel), allowed, chosen, json, figure);
+  root.append(h("div", { class: "lk-controls" }, ...steps.nodes), allowed, chosen, json, figure);
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "Grammar stepper";
-    slider.max = String(data.steps.length);
-    view = { ...buildFigure(data) };
+    view = buildFigure(data);
     figure.replaceChildren(view.svg);
     draw();
   }
@@ -84,10 +76,8 @@ function render({ model, el }) {
 
   function draw() {
     const data = modelData(model), step = data.steps[index];
-    stepLabel.textContent = `step ${step.step} of ${data.steps.length}`;
-    slider.value = String(index + 1);
-    back.disabled = index === 0;
-    next.disabled = index === data.steps.length - 1;
+    steps.text.textContent = `step ${step.step} of ${data.steps.length}`;
+    steps.show(index, data.steps.length);
     allowed.textContent = `allowed: ${step.allowed} of ${data.vocabulary} tokens` + (step.allowed === 1 ? " (forced)" : "");
     chosen.textContent = `chosen: ${step.chosen[0]} ${step.chosen[1]}`;
     json.textContent = `JSON so far: ${step.json}`;
@@ -95,9 +85,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

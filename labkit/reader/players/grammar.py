@@ -10,7 +10,7 @@ allowed-set sizes over all steps — read from the real constrained decode
 
 from __future__ import annotations
 
-from labkit.reader.players.base import Player, r4
+from labkit.reader.players.base import r4
 
 SHOWN_ALLOWED = 10
 
@@ -19,7 +19,7 @@ def label(piece: str) -> str:
     return piece if piece.strip() else repr(piece)
 
 
-def grammar_data(first_call=None) -> dict:
+def static_data(first_call=None) -> dict:
     """One entry per decode step of mc_01 (a ``labkit.tools.calls.ModelCall``)."""
     from labkit.tools.tokenizer import vocabulary
 
@@ -47,16 +47,3 @@ def grammar_data(first_call=None) -> dict:
         "counts": [st["allowed"] for st in steps],
         "steps": steps,
     }
-
-
-def static_data() -> dict:
-    return grammar_data()
-
-
-class GrammarPlayer(Player):
-    player = "grammar"
-    title = "Grammar stepper"
-
-
-def grammar_player(first_call=None) -> GrammarPlayer:
-    return GrammarPlayer(grammar_data(first_call))

@@ -2,7 +2,7 @@
 // with the population std (ddof 0), with the sample std (ddof 1), and r − mean (no std), and
 // the rewards themselves.  Every number from labkit.labs.grpo (data: labkit.reader.players.grpo_group).
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, kernelRow, picker, choices, labelled, fmt, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-grpo .lk-d0 { fill: #4c72b0; } .lk-grpo .lk-d1 { fill: #dd8452; } .lk-grpo .lk-c { fill: #999; }
@@ -53,29 +53,22 @@ function buildFigure(k) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "grpo_group", CSS, "group");
-  root.classList.add("lk-grpo");
-  const title = h("div", { class: "lk-title" });
-  const group = h("select", { "data-control": "group", "aria-label": "rewards", onchange: () => draw() });
-  const eps = h("select", { "data-control": "eps", "aria-label": "ε", onchange: () => draw() });
+  const root = frame(el, "grpo_group", CSS, "group", "lk-grpo");
+  const group = picker("group", "rewards", () => draw());
+  const eps = picker("eps", "ε", () => draw());
   const typed = h("input", { type: "text", "aria-label": "another group's rewards", placeholder: "e.g. 0.2 0.5 0.9" });
-  const run = h("button", { type: "button", onclick: () => {
-    model.set("request", { rewards: typed.value.trim().split(/[\s,]+/).map(Number), eps: Number(eps.value) }); model.save_changes();
-  } }, "compute");
-  const live = h("span", {}, " · another group (the kernel computes it): ", typed, " ", run);
+  const live = kernelRow(model, "another group", { rewards: typed },
+                         () => ({ rewards: typed.value.trim().split(/[\s,]+/).map(Number), eps: Number(eps.value) }));
   const numbers = h("div", { class: "lk-label", "data-role": "numbers" });
   const figure = h("div", { style: "display:flex; gap:8px" });
-  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "rewards ", group), h("label", {}, "ε ", eps), live),
+  root.append(h("div", { class: "lk-controls" }, labelled("rewards", group), labelled("ε", eps)), live,
               numbers, figure);
   let view = null;
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "GRPO";
-    group.replaceChildren(...data.groups.map((g) => h("option", { value: g }, g)));
-    eps.replaceChildren(...data.epsilons.map((e) => h("option", { value: e }, e)));
-    group.value = data.start.group; eps.value = data.start.eps;
-    live.style.display = model.get("live") ? "" : "none";
+    choices(group, data.groups, data.start.group);
+    choices(eps, data.epsilons, data.start.eps);
     view = null;
     draw();
   }
@@ -94,9 +87,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

@@ -1,7 +1,7 @@
 """The GRPO group player of lab 07: one group's rewards and ε; the advantages Â with the
 population std (ddof 0), with the sample std (ddof 1), and r − mean, each from
 ``labkit.labs.grpo.group_advantages`` when the page is built, for every group of four 0/1
-rewards and the page's 0.7 0.7 0.7.  In a kernel, ``request = {"rewards": [K], "eps"}`` adds a group.
+rewards and the page's 0.7 0.7 0.7 (in a kernel, ``recompute`` adds a group the reader types).
 
     data = {"player": "grpo_group", "title", "groups": ["0 0 1 1", …], "epsilons": ["1e-08", …],
             "start": {"group", "eps"}, "states": {"<group>|<eps>": {"rewards": [K],
@@ -15,14 +15,10 @@ import itertools
 import numpy as np
 
 from labkit.labs import grpo
-from labkit.reader.players.base import Player
+from labkit.reader.players.base import grid, label
 
 GROUPS = tuple(itertools.product((0.0, 1.0), repeat=4)) + ((0.7, 0.7, 0.7),)
 EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
-
-
-def group_key(rewards) -> str:
-    return " ".join(f"{float(r):g}" for r in rewards)
 
 
 def sig6(values) -> list[float]:
@@ -43,39 +39,27 @@ def state(rewards, eps: float) -> dict:
     }
 
 
-def grpo_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPSILON)) -> dict:
+def static_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPSILON)) -> dict:
     return {
         "player": "grpo_group",
         "title": "GRPO: one group's advantages (lab 07)",
-        "groups": [group_key(g) for g in groups],
-        "epsilons": [f"{e:g}" for e in epsilons],
-        "start": {"group": group_key(start[0]), "eps": f"{start[1]:g}"},
-        "states": {f"{group_key(g)}|{e:g}": state(g, e) for g in groups for e in epsilons},
+        "groups": [label(tuple(g)) for g in groups],
+        "epsilons": [label(float(e)) for e in epsilons],
+        "start": {"group": label(tuple(start[0])), "eps": label(float(start[1]))},
+        "states": grid({"group": [tuple(g) for g in groups], "eps": [float(e) for e in epsilons]}, state),
     }
 
 
-def static_data() -> dict:
-    return grpo_data()
-
-
-class GrpoPlayer(Player):
-    """In a kernel, ``request = {"rewards": [numbers], "eps": number}`` adds that group (and ε)."""
-
-    player = "grpo_group"
-    title = "GRPO group player"
-
-    def recompute(self, request: dict) -> dict:
-        rewards = request.get("rewards")
-        if not isinstance(rewards, list) or len(rewards) < 2:
-            raise ValueError(f"rewards must be a list of at least 2 numbers, got {rewards!r}")
-        eps = float(request.get("eps", grpo.EPSILON))
-        groups = [tuple(float(v) for v in g.split()) for g in self.data["groups"]]
-        epsilons = sorted({float(e) for e in self.data["epsilons"]} | {eps})
-        grpo.group_advantages([rewards], ddof=1, eps=eps)  # the kernel's own checks, before anything changes
-        if tuple(float(r) for r in rewards) not in groups:
-            groups.append(tuple(float(r) for r in rewards))
-        return grpo_data(groups, epsilons, (rewards, eps))
-
-
-def grpo_player() -> GrpoPlayer:
-    return GrpoPlayer(grpo_data())
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"rewards": [numbers], "eps": number}``: that group (and ε) added and shown."""
+    rewards = request.get("rewards")
+    if not isinstance(rewards, list) or len(rewards) < 2:
+        raise ValueError(f"rewards must be a list of at least 2 numbers, got {rewards!r}")
+    eps = float(request.get("eps", grpo.EPSILON))
+    grpo.group_advantages([rewards], ddof=1, eps=eps)  # the kernel's own checks, before anything changes
+    groups = [tuple(float(v) for v in g.split()) for g in data["groups"]]
+    typed = tuple(float(r) for r in rewards)
+    epsilons = sorted({float(e) for e in data["epsilons"]} | {eps})
+    if typed not in groups:
+        groups.append(typed)
+    return static_data(groups, epsilons, (rewards, eps))

@@ -3,7 +3,7 @@
 // ±2.5 — beside the decoded x̂₀ preview of that step, which replaces the previous frame.
 // Data: labkit.reader.players.latents.
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
+import { h, modelData, start, kernelRow, labelled, fmt, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-lat .lk-grid { display: grid; grid-template-columns: repeat(2, 140px) 200px; gap: 6px 10px; align-items: start; }
@@ -47,28 +47,24 @@ function jpegUri(text) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "latents", CSS, "back next");
-  root.classList.add("lk-lat");
-  const title = h("div", { class: "lk-title" });
+  const root = frame(el, "latents", CSS, "back next", "lk-lat");
   const slider = h("input", { type: "range", min: 0, step: 1, "data-control": "step", "aria-label": "DDIM step", oninput: () => draw() });
   const back = h("button", { type: "button", "data-control": "back", onclick: () => { slider.value = String(Number(slider.value) - 1); draw(); } }, "◀");
   const next = h("button", { type: "button", "data-control": "next", onclick: () => { slider.value = String(Number(slider.value) + 1); draw(); } }, "▶");
   const scale = h("select", { "data-control": "guidance", "aria-label": "guidance scale", onchange: () => draw() });
-  const ask = h("input", { type: "number", min: 0, max: 20, step: 0.5, value: 2, style: "width:4em", "aria-label": "new guidance scale" });
-  const run = h("button", { type: "button", onclick: () => { model.set("request", { guidance: Number(ask.value) }); model.save_changes(); } }, "run at this scale");
-  const live = h("span", {}, " · compute another scale: ", ask, " ", run);
+  const typed = h("input", { type: "number", min: 0, max: 20, step: 0.5, value: 2, style: "width:4em", "aria-label": "new guidance scale" });
+  const live = kernelRow(model, "another guidance scale", { scale: typed }, () => ({ guidance: Number(typed.value) }));
   const label = h("div", { class: "lk-label", "data-role": "label" });
   const grid = h("div", { class: "lk-grid" });
   const caption = h("div", { class: "lk-cap" }, "channels of z_t coloured from their values: blue − · white 0 · red + (±2.5); "
     + "right: the decoded preview of the step, replacing the previous frame");
-  root.append(title, h("div", { class: "lk-controls" }, back, h("label", {}, "DDIM step ", slider), next,
-              h("label", {}, "guidance ", scale), live), label, grid, caption);
+  root.append(h("div", { class: "lk-controls" }, back, h("label", {}, "DDIM step ", slider), next,
+              labelled("guidance", scale)), live, label, grid, caption);
 
   let canvases = [], captions = [], names = [], previewCell = null, cache = new Map(), images = new Map();
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "DDIM latent player";
     const keys = Object.keys(data.scales || {});
     scale.replaceChildren(...keys.map((k) => h("option", { value: k }, k)));
     const start = data.start || {};
@@ -76,7 +72,6 @@ function render({ model, el }) {
     const frames = data.scales[scale.value];
     slider.max = String(frames.length - 1);
     slider.value = String(start.step ?? frames.length - 1);
-    live.style.display = model.get("live") && data.live_scales ? "" : "none";
     const size = data.size;
     grid.replaceChildren();
     canvases = []; captions = []; names = []; cache = new Map(); images = new Map();
@@ -133,9 +128,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

@@ -10,7 +10,7 @@ x̂₀ (of the initial noise at step 0), a 64 × 64 JPEG (its bytes base32-encod
 makes the data URI) — the one picture made in the kernel, as a preview stream would send it.
 
     data = {"player": "latents", "channels": [4 names], "size": 32, "limit": 2.5,
-            "start": {"guidance": "5", "step": 4}, "live_scales": bool,
+            "start": {"guidance": "5", "step": 4},
             "scales": {"5": [{"step", "t", "name", "latent": [4 base32], "stats": [[mean, std, min, max] × 4],
                               "preview": base32 JPEG bytes, "preview_of"}, …]}}
 """
@@ -22,7 +22,7 @@ import io
 
 import numpy as np
 
-from labkit.reader.players.base import Player, r4
+from labkit.reader.players.base import number, r4
 
 CHANNEL_NAMES = ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light")
 LIMIT = 2.5
@@ -41,16 +41,6 @@ def quantise(channel: np.ndarray, size: int = SIZE, limit: float = LIMIT) -> np.
 def b32(data: bytes) -> str:
     """Bytes → base32 without padding (A–Z, 2–7)."""
     return base64.b32encode(data).decode("ascii").rstrip("=")
-
-
-def unb32(text: str) -> bytes:
-    return base64.b32decode(text + "=" * (-len(text) % 8))
-
-
-def dequantise(encoded: str, size: int = SIZE, limit: float = LIMIT) -> np.ndarray:
-    """The inverse of ``quantise`` + ``b32`` (to within half a quantisation step)."""
-    raw = np.frombuffer(unb32(encoded), dtype=np.uint8).reshape(size, size)
-    return raw.astype(np.float64) / 255 * (2 * limit) - limit
 
 
 def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
@@ -89,7 +79,7 @@ def run_frames(run, vae) -> list[dict]:
     return frames
 
 
-def latents_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
+def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
     """Frames at every guidance scale in ``scales`` (``runs``: scale → DiffusionRun already made)."""
     from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
 
@@ -111,30 +101,16 @@ def latents_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -
     }
 
 
-def static_data() -> dict:
-    return latents_data()
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"guidance": g}``: the loop run at scale g, its frames added and shown."""
+    from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
 
-
-class LatentPlayer(Player):
-    """In a kernel, ``request = {"guidance": g}`` runs the loop at scale g and adds its frames."""
-
-    player = "latents"
-    title = "DDIM latent player"
-
-    def recompute(self, request: dict) -> dict:
-        from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
-
-        g = request.get("guidance")
-        if isinstance(g, bool) or not isinstance(g, (int, float)) or not 0 <= g <= 20:
-            raise ValueError(f"guidance must be a number in [0, 20], got {g!r}")
-        key = scale_key(g)
-        scales = dict(self.data["scales"])
-        if key not in scales:
-            run = run_diffusion(DiffusionConfig().replace(guidance_scale=float(g)))
-            scales[key] = run_frames(run, load_models(None)[2])
-        return {**self.data, "scales": scales, "start": {**self.data["start"], "guidance": key}}
-
-
-def latent_player(runs=None, scales=PAGE_SCALES) -> LatentPlayer:
-    """The live player; ``runs`` (guidance → DiffusionRun) reuses the page's runs."""
-    return LatentPlayer({**latents_data(runs, scales), "live_scales": True})
+    g = number("guidance", request.get("guidance"))
+    if not 0 <= g <= 20:
+        raise ValueError(f"guidance must be a number in [0, 20], got {g!r}")
+    scales = dict(data["scales"])
+    if scale_key(g) not in scales:
+        scales[scale_key(g)] = run_frames(
+            run_diffusion(DiffusionConfig().replace(guidance_scale=g)), load_models(None)[2]
+        )
+    return {**data, "scales": scales, "start": {**data["start"], "guidance": scale_key(g)}}

@@ -3,7 +3,7 @@
 // IDs, the targets and the prediction mask i → i+1.  Every state was computed by
 // labkit.labs.masks (data: labkit.reader.players.mask_editor); nothing is decided here.
 
-import { h, s, modelData, watchData, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-mask .lk-on { fill: #6a9fd4; } .lk-mask .lk-off { fill: #f2f2f2; }
@@ -27,9 +27,7 @@ function grid(n, rows, left, top, w) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "mask_editor", CSS, "preset");
-  root.classList.add("lk-mask");
-  const title = h("div", { class: "lk-title" });
+  const root = frame(el, "mask_editor", CSS, "preset", "lk-mask");
   const preset = h("select", { "data-control": "preset", "aria-label": "example row", onchange: () => apply() });
   const splits = [], targets = [];
   for (let i = 0; i < 7; i++) splits.push(h("input", { type: "checkbox", "data-control": `split${i}`, "aria-label": `new document after token ${i}`, onchange: () => draw() }));
@@ -44,7 +42,7 @@ function render({ model, el }) {
   ["document ID", "target token", "prediction i→i+1"].forEach((name, r) =>
     rows.svg.append(s("text", { x: 124, y: 18 + r * CELL + CELL / 2 + 3, "font-size": 11, "text-anchor": "end" }, name)));
   panels.append(allowed.svg, rows.svg);
-  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "example ", preset)),
+  root.append(h("div", { class: "lk-controls" }, h("label", {}, "example ", preset)),
               h("div", { class: "lk-controls" }, "new document after token: ", ...splits.map((c, i) => h("label", {}, c, String(i)))),
               h("div", { class: "lk-controls" }, "assistant target: ", ...targets.map((c, j) => h("label", {}, c, String(j)))),
               summary, panels);
@@ -58,7 +56,6 @@ function render({ model, el }) {
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "Mask editor";
     preset.replaceChildren(...Object.keys(data.presets).map((p) => h("option", { value: p }, p)));
     preset.value = data.start;
     apply();
@@ -92,9 +89,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import masks
-from labkit.reader.players.base import Player
 
 T = 8
 
@@ -34,7 +33,7 @@ def targets(choice: int) -> np.ndarray:
     return np.array([bool((choice >> j) & 1) for j in range(T)])
 
 
-def mask_editor_data() -> dict:
+def static_data() -> dict:
     splits, choices = range(2 ** (T - 1)), range(2**T)
     packing = [bits(masks.packing_prediction_mask(document_ids(s))) for s in splits]
     sft = [bits(masks.sft_prediction_mask(targets(c))) for c in choices]
@@ -57,16 +56,3 @@ def mask_editor_data() -> dict:
         # supervised = same document (packing) and a target next token (SFT), both masks' own rule
         "prediction": "".join(f"{p & q:02x}" for p in packing for q in sft),
     }
-
-
-def static_data() -> dict:
-    return mask_editor_data()
-
-
-class MaskEditorPlayer(Player):
-    player = "mask_editor"
-    title = "Mask editor"
-
-
-def mask_editor_player() -> MaskEditorPlayer:
-    return MaskEditorPlayer(mask_editor_data())

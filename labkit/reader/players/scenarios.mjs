@@ -4,7 +4,7 @@
 // Step through the events: the current one is outlined and the journal rows written up to
 // it are listed.  Data: labkit.reader.players.scenarios.
 
-import { h, s, modelData, watchData, painted, frame, follow } from "./_shared.mjs";
+import { h, s, modelData, start, ask, picker, choices, labelled, stepper, follow, painted, frame } from "./_shared.mjs";
 
 const FAILED = new Set(["PARSE_REJECTED", "VALIDATION_REJECTED", "AUTHORIZATION_DENIED", "CONFIRMATION_REJECTED",
                         "CANCELLED", "NOT_COMMITTED", "OUTCOME_UNKNOWN", "FAILED"]);
@@ -56,50 +56,42 @@ function buildTimeline(entry) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "scenarios", CSS, "next back");
-  root.classList.add("lk-scn");
+  const root = frame(el, "scenarios", CSS, "next back", "lk-scn");
   let index = 0, view = null;
-  const title = h("div", { class: "lk-title" });
-  const picker = h("select", { "data-control": "scenario", "aria-label": "scenario", onchange: () => { index = 0; draw(); } });
-  const crash = h("select", { "data-control": "crash", "aria-label": "crash point", onchange: () => {
-    model.set("request", { scenario: picker.value.split(" + ")[0], crash: crash.value || null }); model.save_changes(); } });
-  const back = h("button", { type: "button", "data-control": "back", onclick: () => go(index - 1) }, "◀ back");
-  const next = h("button", { type: "button", "data-control": "next", onclick: () => go(index + 1) }, "next ▶");
-  const stepLabel = h("span", { class: "lk-label" });
+  const scenario = picker("scenario", "scenario", () => { index = 0; draw(); });
+  const crash = picker("crash", "crash point", () => ask(model, { scenario: scenario.value.split(" + ")[0], crash: crash.value || null }));
+  const steps = stepper((i) => go(i));
   const description = h("div", { class: "lk-label", "data-role": "description" });
   const summary = h("div", { class: "lk-label", "data-role": "summary" });
   const figure = h("div", { class: "lk-scroll", "data-role": "follows-step" });
   const current = h("div", { "data-role": "current" });
   const journal = h("table", { class: "lk-journal", "data-role": "journal" });
-  root.append(title, h("div", { class: "lk-controls" }, h("label", {}, "scenario ", picker), crash, back, next, stepLabel),
+  root.append(h("div", { class: "lk-controls" }, labelled("scenario", scenario), crash, ...steps.nodes),
               description, summary, figure, current, h("div", { class: "lk-label" }, "journal (rows written so far in black):"), journal);
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "Tool-call scenarios";
-    const names = Object.keys(data.scenarios || {});
-    picker.replaceChildren(...names.map((n) => h("option", { value: n }, n)));
-    picker.value = names.includes(data.start) ? data.start : names[0];
+    choices(scenario, Object.keys(data.scenarios || {}), data.start);
     const live = Boolean(model.get("live")) && Array.isArray(data.crash_points);
     crash.style.display = live ? "" : "none";
-    if (live) crash.replaceChildren(h("option", { value: "" }, "no crash"), ...data.crash_points.map((c) => h("option", { value: c }, `crash ${c}`)));
+    if (live) choices(crash, ["", ...data.crash_points], "", (c) => (c ? `crash ${c}` : "no crash"));
     index = 0; view = null;
     draw();
   }
 
   function go(i) {
-    const entry = (modelData(model).scenarios || {})[picker.value];
+    const entry = (modelData(model).scenarios || {})[scenario.value];
     index = Math.max(0, Math.min(entry.events.length - 1, i));
     draw();
   }
 
   function draw() {
-    const entry = (modelData(model).scenarios || {})[picker.value];
+    const entry = (modelData(model).scenarios || {})[scenario.value];
     if (!entry) { painted(root); return; }
     if (!view || view.entry !== entry) {
       view = { entry, ...buildTimeline(entry) };
       figure.replaceChildren(view.svg);
-      description.textContent = `${picker.value}: ${entry.description}`;
+      description.textContent = `${scenario.value}: ${entry.description}`;
       const d = entry.divergence;
       summary.textContent = `ends ${entry.final_state} (request ${entry.request_status}); `
         + `commit boundary ${entry.commit === null ? "never crossed" : "at " + entry.events[entry.commit][0]}; `
@@ -110,9 +102,8 @@ function render({ model, el }) {
     follow(figure, LEFT + index * (BOX + GAP) + BOX / 2);
     const [id, type, state, detail] = entry.events[index];
     const side = entry.commit !== null && index >= entry.commit ? "the side effect exists" : "no side effect yet";
-    stepLabel.textContent = `event ${index + 1} of ${entry.events.length}`;
-    back.disabled = index === 0;
-    next.disabled = index === entry.events.length - 1;
+    steps.text.textContent = `event ${index + 1} of ${entry.events.length}`;
+    steps.show(index, entry.events.length);
     current.replaceChildren(h("b", {}, `${id} ${type}`), ` — state ${state || "(none)"}; ${side}`, detail ? h("div", { class: "lk-mono" }, detail) : "");
     const seen = new Set(entry.events.slice(0, index + 1).map((row) => row[0]));
     journal.replaceChildren(...entry.journal.map(([from, to, event]) =>
@@ -120,9 +111,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

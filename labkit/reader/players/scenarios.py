@@ -2,7 +2,7 @@
 with the commit boundary, the attempts (retries), the journal rows written so far and the
 first divergence from the happy path.
 
-    data = {"player": "scenarios", "start": name, "crash_points": [..] (live only),
+    data = {"player": "scenarios", "start": name, "crash_points": [..] (offered when a kernel listens),
             "scenarios": {name: {"description", "events": [[id, type, state, detail], …],
                 "commit": index of the first event with the side effect | None,
                 "attempts": [[index, attempt], …],
@@ -18,7 +18,7 @@ test checks equal the golden trace.
 
 from __future__ import annotations
 
-from labkit.reader.players.base import Player
+from labkit.reader.players.base import one_of
 
 #: payload fields worth a glance beside the state, in this order
 DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_reason", "request_status", "reason")
@@ -83,9 +83,10 @@ def run_scenario(name: str, crash: str | None = None):
     return run_tool_trace(config)
 
 
-def scenarios_data(runs: dict | None = None) -> dict:
+def static_data(runs: dict | None = None) -> dict:
     """Every scenario of ``labkit.tools.faults.SCENARIOS``: golden trace, journal, divergence.
     ``runs`` (name → ToolRun) reuses runs a page already made; missing ones are run here."""
+    from labkit.tools.executor import CRASH_POINTS
     from labkit.tools.faults import SCENARIOS
 
     runs = runs or {}
@@ -99,40 +100,22 @@ def scenarios_data(runs: dict | None = None) -> dict:
         "title": "Trace three: every scenario, event by event",
         "start": START,
         "scenarios": scenarios,
+        "crash_points": list(CRASH_POINTS),
     }
 
 
-def static_data() -> dict:
-    return scenarios_data()
-
-
-class ScenarioPlayer(Player):
-    """In a kernel, ``request = {"scenario": name, "crash": point}`` runs the scenario with a
-    crash point added and shows it as ``"<name> + crash <point>"``."""
-
-    player = "scenarios"
-    title = "Tool-call scenario player"
-
-    def recompute(self, request: dict) -> dict:
-        from labkit.tools.executor import CRASH_POINTS
-        from labkit.tools.faults import SCENARIOS
-
-        name, crash = request.get("scenario"), request.get("crash") or None
-        if name not in SCENARIOS:
-            raise ValueError(f"scenario must be one of {list(SCENARIOS)}, got {name!r}")
-        if crash is not None and crash not in CRASH_POINTS:
-            raise ValueError(f"crash must be one of {list(CRASH_POINTS)} or None, got {crash!r}")
-        if crash is None:
-            return {**self.data, "start": name}
-        run = run_scenario(name, crash)
-        label = f"{name} + crash {crash}"
-        entry = scenario_data(name, run.events, run, golden_events("happy"))
-        entry["description"] += f"; the runtime also crashes {crash.replace('_', ' ')}"
-        return {**self.data, "start": label, "scenarios": {**self.data["scenarios"], label: entry}}
-
-
-def scenario_player(runs: dict | None = None) -> ScenarioPlayer:
-    """The live player; ``runs`` (name → ToolRun) reuses the page's runs."""
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"scenario": name, "crash": point}``: the scenario run with a crash point
+    added, shown as ``"<name> + crash <point>"``."""
     from labkit.tools.executor import CRASH_POINTS
+    from labkit.tools.faults import SCENARIOS
 
-    return ScenarioPlayer({**scenarios_data(runs), "crash_points": list(CRASH_POINTS)})
+    name = one_of("scenario", request.get("scenario"), SCENARIOS)
+    crash = one_of("crash", request.get("crash") or None, CRASH_POINTS, optional=True)
+    if crash is None:
+        return {**data, "start": name}
+    run = run_scenario(name, crash)
+    label = f"{name} + crash {crash}"
+    entry = scenario_data(name, run.events, run, golden_events("happy"))
+    entry["description"] += f"; the runtime also crashes {crash.replace('_', ' ')}"
+    return {**data, "start": label, "scenarios": {**data["scenarios"], label: entry}}

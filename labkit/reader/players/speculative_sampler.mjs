@@ -3,7 +3,7 @@
 // a seeded Monte Carlo run beside p.  Every number from labkit.labs.speculative
 // (data: labkit.reader.players.speculative_sampler); a kernel recomputes for another p and q.
 
-import { h, s, modelData, watchData, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, kernelRow, pickerRow, choices, fmt, painted, frame } from "./_shared.mjs";
 
 const CSS = `
 .lk-spec .lk-acc { fill: #4c72b0; } .lk-spec .lk-refill { fill: #dd8452; } .lk-spec .lk-wrong { fill: #c44e52; }
@@ -29,34 +29,21 @@ function panel(role, v, bars, marked) {
 }
 
 function render({ model, el }) {
-  const root = frame(el, "speculative_sampler", CSS, "seed");
-  root.classList.add("lk-spec");
-  const title = h("div", { class: "lk-title" });
-  const pickers = {};
-  const labels = { fallback: "rejection refill", draws: "draws", seed: "seed" };
-  for (const name of ["fallback", "draws", "seed"]) pickers[name] = h("select", { "data-control": name, "aria-label": labels[name], onchange: () => draw() });
+  const root = frame(el, "speculative_sampler", CSS, "seed", "lk-spec");
+  let views = null;
+  const { pickers, row } = pickerRow({ fallback: "rejection refill", draws: "draws", seed: "seed" }, () => draw());
   const pText = h("input", { type: "text", "aria-label": "target p" }), qText = h("input", { type: "text", "aria-label": "draft q" });
-  const run = h("button", { type: "button", onclick: () => {
-    const parse = (t) => t.value.trim().split(/[\s,]+/).map(Number);
-    model.set("request", { p: parse(pText), q: parse(qText) }); model.save_changes();
-  } }, "compute");
-  const live = h("div", { class: "lk-controls" }, "another p and q (the kernel computes them): ",
-                 h("label", {}, "p ", pText), h("label", {}, "q ", qText), run);
+  const parse = (t) => t.value.trim().split(/[\s,]+/).map(Number);
+  const live = kernelRow(model, "another p and q", { p: pText, q: qText }, () => ({ p: parse(pText), q: parse(qText) }));
   const numbers = h("div", { class: "lk-label", "data-role": "numbers" });
   const panels = h("div", { class: "lk-panels" });
-  root.append(title, h("div", { class: "lk-controls" }, ...Object.keys(pickers).map((n) => h("label", {}, `${labels[n]} `, pickers[n]))),
-              live, numbers, panels);
-  let views = null;
+  root.append(row, live, numbers, panels);
 
   function setup() {
     const data = modelData(model);
-    title.textContent = data.title || "Speculative sampler";
-    for (const [name, picker] of Object.entries(pickers)) {
-      picker.replaceChildren(...data.axes[name].map((o) => h("option", { value: o }, name === "fallback" ? (o === "residual" ? "residual r (correct)" : "p (WRONG)") : o)));
-      picker.value = data.start[name];
-    }
+    const show = { fallback: (o) => (o === "residual" ? "residual r (correct)" : "p (WRONG)") };
+    for (const [name, select] of Object.entries(pickers)) choices(select, data.axes[name], data.start[name], show[name]);
     pText.value = data.p.join(" "); qText.value = data.q.join(" ");
-    live.style.display = model.get("live") ? "" : "none";
     const v = data.p.length;
     views = [panel("exact", v, [[0.15, 0.7], [0.15, 0.7]], true), panel("observed", v, [[0.1, 0.38], [0.52, 0.38]], false)];
     panels.replaceChildren(views[0].svg, views[1].svg);
@@ -90,9 +77,7 @@ function render({ model, el }) {
     painted(root);
   }
 
-  const stop = watchData(model, setup);
-  setup();
-  return stop;
+  return start(model, root, setup);
 }
 
 export default { render };

@@ -1,8 +1,8 @@
 """The speculative sampler of lab 09: draft-then-verify on one prefix, the exact law split into
 the accepted draft and the rejection refill, and seeded Monte Carlo runs beside the target.
 Every state — the fallback (residual or the wrong refill from p), the number of draws and the
-seed — is computed by ``labkit.labs.speculative`` when the page is built.  In a kernel,
-``request = {"p": [V], "q": [V]}`` recomputes every state for another target and draft.
+seed — is computed by ``labkit.labs.speculative`` when the page is built (in a kernel,
+``recompute`` makes them for another target and draft).
 
     data = {"player": "speculative_sampler", "title", "p": [V], "q": [V], "alpha": [V],
             "axes": {"fallback": [..], "draws": [..], "seed": [..]}, "start": {axis: str},
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import speculative
-from labkit.reader.players.base import Player
+from labkit.reader.players.base import grid
 
 DRAWS = (1_000, 10_000, 100_000, 200_000)
 SEEDS = (speculative.SEED, 1, 2, 3, 4)
@@ -52,7 +52,7 @@ def run(p, q, fallback: str, draws: int, seed: int) -> dict:
     }
 
 
-def sampler_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
+def static_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
     return {
         "player": "speculative_sampler",
         "title": "Speculative sampling on one prefix (lab 09)",
@@ -66,24 +66,11 @@ def sampler_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
         },
         "start": {"fallback": "residual", "draws": str(DRAWS[-1]), "seed": str(speculative.SEED)},
         "exact": {f: exact(p, q, f) for f in speculative.FALLBACKS},
-        "runs": {f"{f}|{d}|{s}": run(p, q, f, d, s) for f in speculative.FALLBACKS for d in DRAWS for s in SEEDS},
+        "runs": grid({"fallback": speculative.FALLBACKS, "draws": DRAWS, "seed": SEEDS}, lambda *c: run(p, q, *c)),
         "sigma_bound": speculative.SIGMA_BOUND,
     }
 
 
-def static_data() -> dict:
-    return sampler_data()
-
-
-class SpeculativeSamplerPlayer(Player):
-    """In a kernel, ``request = {"p": [V], "q": [V]}`` recomputes every state for them."""
-
-    player = "speculative_sampler"
-    title = "Speculative sampler"
-
-    def recompute(self, request: dict) -> dict:
-        return sampler_data(request.get("p", self.data["p"]), request.get("q", self.data["q"]))
-
-
-def speculative_sampler_player() -> SpeculativeSamplerPlayer:
-    return SpeculativeSamplerPlayer(sampler_data())
+def recompute(data: dict, request: dict) -> dict:
+    """``request = {"p": [V], "q": [V]}``: every state for another target and draft."""
+    return static_data(request.get("p", data["p"]), request.get("q", data["q"]))

@@ -1,13 +1,13 @@
-"""The attention states of lab 03 (and of trace one's decode view), which the attention player
-draws in the browser (``labkit.reader.players.attention``): the lab decoder run with some
-tokens cached, one layer's weights kept.
+"""The attention of lab 03's cached decode step: the lab decoder fed its 7 tokens with k of them
+already in the cache, under the causal (bottom-right aligned) mask or the decoder's
+``top_left_rectangular_mask`` fault.  The attention player draws it (``labkit.reader.players.attention``).
 
     attention_state(cached=3).weights                                 # [H, Tq, Tk]
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,17 +18,10 @@ from labkit.nn.attention import causal_allowed
 MASK_KINDS = ("causal", "top-left rectangular")
 
 
-# ---------------------------------------------------------------------------------------
-# attention states (drawn by the attention player, labkit.reader.players.attention)
-# ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class AttentionState:
-    """Attention of the new tokens of one lab-decoder step.
-
-    ``cached`` tokens already sit in the cache; the other T_new = 7 − cached tokens are fed
-    at once.  weights [H, T_new, T] (rows: new queries, columns: every key), allowed
-    [T_new, T], query_positions [T_new].
-    """
+class AttentionState(NamedTuple):
+    """Attention of the new tokens of one lab-decoder step: ``cached`` tokens already sit in the
+    cache, the other T_new = 7 − cached are fed at once.  weights [H, T_new, T] (rows: new
+    queries, columns: every key), allowed [T_new, T], query_positions [T_new]."""
 
     cached: int
     mask: str
@@ -63,6 +56,4 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
         allowed = causal_allowed(result.positions, np.arange(t_all))
     else:
         allowed = np.tril(np.ones((t_new, t_all), dtype=bool))
-    return AttentionState(
-        cached=int(cached), mask=mask, layer=layer, weights=weights, allowed=allowed, query_positions=result.positions
-    )
+    return AttentionState(int(cached), mask, layer, weights, allowed, result.positions)
