@@ -22,7 +22,7 @@ RUNTIMES = [
     (k.name, k.config, k.hooks, k.run, typing.get_type_hints(k.run)["return"], CHANGES[k.name]) for k in KINDS.values()
 ]
 #: the modules a runner's functions live in, beside the runner's own
-PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.commit_phases", "labkit.tools.calls")}
+PHASE_MODULES = {"tool": ("labkit.tools.phases", "labkit.tools.calls")}
 IDS = [r[0] for r in RUNTIMES]
 MAX_STATEMENTS = 40
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from labkit.tools.calls import grammar_for
 from labkit.tools.decode import greedy_decode
+from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.grammar import FULL_DATE, SchemaGrammar, integer_range_regex, schema_regex
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
@@ -121,17 +122,7 @@ def test_masked_greedy_under_random_logits_always_yields_a_valid_document(seed):
 
 def test_grammar_compiled_from_the_schema_matches_the_fixture_arguments():
     grammar = SchemaGrammar.from_schema(SPEC.input_schema)
-    text = json.dumps(
-        {
-            "calendar_id": "primary",
-            "title": "带护照",
-            "local_date": "2026-07-20",
-            "local_time": "09:00",
-            "duration_minutes": 10,
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    text = json.dumps(TARGET_ARGUMENTS, ensure_ascii=False, separators=(",", ":"))
     assert grammar.complete(text)
     assert not grammar.complete(text.replace("09:00", "24:00"))
     assert not grammar.complete(text.replace(":10}", ":1441}"))

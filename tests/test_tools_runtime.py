@@ -18,6 +18,7 @@ from labkit.tools.confirm import (
     request_digest,
 )
 from labkit.tools.faults import FAULTS, faulty_config
+from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.model import load_decoder
 from labkit.tools.normalize import normalize
 from labkit.tools.runtime import ToolRunConfig, run_tool_trace
@@ -42,13 +43,7 @@ SOURCE_EVENTS = [
     ("t13", "response.completed"),
     ("t14", "trace.closed"),
 ]
-ARGS = {
-    "calendar_id": "primary",
-    "title": "带护照",
-    "local_date": "2026-07-20",
-    "local_time": "09:00",
-    "duration_minutes": 10,
-}
+ARGS = TARGET_ARGUMENTS  # §7.11's arguments
 
 
 @pytest.fixture(scope="module")

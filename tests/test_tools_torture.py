@@ -19,11 +19,9 @@ from labkit.tools.confirm import ConfirmationError
 from labkit.tools.journal import Journal
 from labkit.tools.recovery import recover
 from labkit.tools.store import StoreError
-from labkit.tools.torture.crashes import CrashSchedule, prepare, run_child, run_schedule
-from labkit.tools.torture.invariants import INVARIANTS
-from labkit.tools.torture.report import context, run_torture
-from labkit.tools.torture.snapshot import take
-from labkit.tools.torture.timeline import journal_rows, pick_recovered, timeline
+from labkit.tools.torture.crashes import CrashSchedule, crash_runs, prepare, run_child, run_schedule
+from labkit.tools.torture.invariants import INVARIANTS, take
+from labkit.tools.torture.report import context, journal_rows, pick_recovered, run_torture, timeline
 from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE
 
 # Slow tier: out of `make test-fast`, in `make test` (see CONTRIBUTING, test tiers).
@@ -94,6 +92,14 @@ def test_the_cli_exits_non_zero_on_a_violation(capsys):
     assert "all invariants held" in out and "kills (SIGKILL)" in out
     assert main(["trace", "tool", "torture", "--kills", "0", "--races", "3", "--service", "no_idempotency"]) == 1
     assert "one_commit_per_key" in capsys.readouterr().out
+
+
+def test_a_runtime_that_fails_ends_the_crash_schedules(ctx, tmp_path):
+    """An incarnation that fails with an error stops the schedules, which would never reach their kills."""
+    runs = list(crash_runs(ctx, 5, 0, tmp_path, service="no_such_service"))
+    assert len(runs) == 1 and runs[0].kills == 0, [run.kills for run in runs]
+    assert [name for name, _ in runs[0].violations] == ["runtime_ran"], runs[0].violations
+    assert "service must be one of" in runs[0].incarnations[0].detail
 
 
 def test_a_kill_is_a_real_sigkill_before_the_counted_statement(ctx, tmp_path):

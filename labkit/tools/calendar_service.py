@@ -17,20 +17,12 @@ event exists.  Idempotency follows the payment APIs' rules:
 Event IDs come from the service's own counter written in base 36 (the fixture's counter
 starts at 8498 = "6K2"); ``committed_at`` from its own clock, which ticks once per request.
 
-``ServiceTransport`` sits between the runtime and the service and plays a per-attempt
-plan of network outcomes: ``deliver``, ``not_committed`` (the service answers explicitly
-that it did not commit), ``unavailable`` (same, because it is down), ``lose_response``
-(the service commits, the answer never arrives: ``TransportTimeout``), ``lose_request``
-(the request never arrives: also ``TransportTimeout``, but nothing committed),
-``duplicate_request`` (the network delivers the request twice; the second is a replay),
-``duplicate_response`` (the service commits and its answer arrives twice) and
-``not_committed_duplicated`` (the "not committed" answer arrives twice).  A duplicated
-answer stays in the network and arrives *before* the answer to the next request, so every
-answer carries ``reply_to`` — the request's ``key#attempt`` — and the runtime drops an
-answer to another request instead of believing it.
-
-Queries by key go through a second channel with its own plan (``query_plan``):
-``answer`` or ``unavailable`` (``QueryUnavailable``: the lookup itself could not be made).
+``ServiceTransport`` sits between the runtime and the service and plays a per-attempt plan of
+network outcomes (``OUTCOMES``, each explained beside it).  A duplicated answer stays in the
+network and arrives *before* the answer to the next request, so every answer carries
+``reply_to`` — the request's ``key#attempt`` — and the runtime drops an answer to another request
+instead of believing it.  Queries by key go through a second channel with its own plan
+(``QUERY_OUTCOMES``; ``unavailable`` raises ``QueryUnavailable``: the lookup could not be made).
 """
 
 from __future__ import annotations
@@ -40,20 +32,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from labkit.core import strictjson
-from labkit.tools.store import Store, StoreError, store_kind
+from labkit.tools.store import Store, StoreError, StoreKind
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 OUTCOMES = (
     "deliver",
-    "not_committed",
-    "unavailable",
-    "lose_response",
-    "lose_request",
-    "duplicate_request",
-    "duplicate_response",
-    "not_committed_duplicated",
+    "not_committed",  # the service answers explicitly that it did not commit
+    "unavailable",  # the same, because it is down
+    "lose_response",  # the service commits, the answer never arrives: TransportTimeout
+    "lose_request",  # the request never arrives: also TransportTimeout, but nothing committed
+    "duplicate_request",  # the network delivers the request twice; the second is a replay
+    "duplicate_response",  # the service commits and its answer arrives twice
+    "not_committed_duplicated",  # the "not committed" answer arrives twice
 )
 QUERY_OUTCOMES = ("answer", "unavailable")
 SERVICE_SCHEMA = """
@@ -71,7 +63,7 @@ class CalendarStoreError(StoreError):
     """The calendar's store file cannot be used (the message names it and what to do); application_id "LKC1"."""
 
 
-CALENDAR_STORE = store_kind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError)
+CALENDAR_STORE = StoreKind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError)
 
 
 def base36(number: int) -> str:
@@ -185,46 +177,23 @@ class CalendarService:
         Deterministic refusals are stored under the key; "not committed" is not stored; a
         commit writes the event and its idempotency row in one transaction."""
         if request.tool_version != TOOL_VERSION:
-            return self._remember(
-                request,
-                {
-                    "status": "error",
-                    "code": "unknown_tool_version",
-                    "detail": f"expected {TOOL_VERSION}, got {request.tool_version}",
-                },
-            )
+            detail = f"expected {TOOL_VERSION}, got {request.tool_version}"
+            return self._remember(request, {"status": "error", "code": "unknown_tool_version", "detail": detail})
         if request.scope not in self.scopes:
-            return self._remember(
-                request,
-                {"status": "error", "code": "unknown_scope", "detail": f"scope {request.scope!r} is not served"},
-            )
+            detail = f"scope {request.scope!r} is not served"
+            return self._remember(request, {"status": "error", "code": "unknown_scope", "detail": detail})
         if not commit:
             return {"status": "not_committed", "committed": False}
         with self.db.transaction():  # event + idempotency record: one transaction
             count = self.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
             event_id = "evt_" + base36(self.first_event_number + count)
-            response = {
-                "status": "ok",
-                "event_id": event_id,
-                "committed_at": self.now(),
-                "start": request.normalized_arguments["start"],
-            }
-            record = {
-                "event_id": event_id,
-                "scope": request.scope,
-                "idempotency_key": request.idempotency_key,
-                **request.normalized_arguments,
-            }
-            self.db.execute(
-                "INSERT INTO events VALUES (?, ?, ?)",
-                (event_id, request.idempotency_key, json.dumps(record, ensure_ascii=False)),
-            )
-            self.db.execute(
-                "INSERT OR REPLACE INTO idempotency VALUES (?, ?, ?)",
-                (request.idempotency_key, request.request_digest, json.dumps(response)),
-            )
+            start = request.normalized_arguments["start"]
+            response = {"status": "ok", "event_id": event_id, "committed_at": self.now(), "start": start}
+            record = {"event_id": event_id, "scope": request.scope, "idempotency_key": request.idempotency_key}
+            record_json = json.dumps({**record, **request.normalized_arguments}, ensure_ascii=False)
+            self.db.execute("INSERT INTO events VALUES (?, ?, ?)", (event_id, request.idempotency_key, record_json))
             self.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'executions'")
-        return dict(response)
+            return self._remember(request, response)
 
     def _remember(self, request: CreateRequest, response: dict) -> dict:
         with self.db.transaction():
@@ -243,8 +212,8 @@ class CalendarService:
 
     def lookup(self, idempotency_key: str) -> dict | None:
         """The stored result for a key, or None if nothing was stored under it."""
-        row = self.db.execute("SELECT response_json FROM idempotency WHERE key = ?", (idempotency_key,)).fetchone()
-        return None if row is None else strictjson.loads(row[0], "calendar")
+        record = self.stored(idempotency_key)
+        return None if record is None else record["response"]
 
     def events_with_key(self, idempotency_key: str) -> list[str]:
         return [
@@ -301,12 +270,10 @@ class ServiceTransport:
     inbox: list = field(default_factory=list)
 
     def __post_init__(self):
-        bad = [o for o in self.plan if o not in OUTCOMES]
-        if bad:
-            raise ValueError(f"transport plan outcomes must be in {list(OUTCOMES)}, got {bad}")
-        bad = [o for o in self.query_plan if o not in QUERY_OUTCOMES]
-        if bad:
-            raise ValueError(f"query plan outcomes must be in {list(QUERY_OUTCOMES)}, got {bad}")
+        for what, plan, known in (("transport", self.plan, OUTCOMES), ("query", self.query_plan, QUERY_OUTCOMES)):
+            bad = [o for o in plan if o not in known]
+            if bad:
+                raise ValueError(f"{what} plan outcomes must be in {list(known)}, got {bad}")
 
     def send(self, request: CreateRequest) -> dict:
         """Send one request; return the first answer that arrives (maybe a stale duplicate)."""

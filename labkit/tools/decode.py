@@ -27,7 +27,6 @@ class DecodeStep:
     chosen_id: int
     piece: str
     text_after: str
-    top_allowed: tuple[tuple[int, float], ...]  # the three best allowed (id, raw logit)
     raw_logits: np.ndarray = field(default=None, repr=False, compare=False)  # [V]
 
     @property
@@ -69,21 +68,10 @@ def greedy_decode(
         masked = np.where(allowed, logits, -np.inf)
         chosen = int(np.argmax(masked))
         allowed_ids = tuple(int(i) for i in np.flatnonzero(allowed))
-        order = sorted(allowed_ids, key=lambda i: (-logits[i], i))[:3]
         if chosen not in stop_ids:
             text += pieces[chosen]
         ids.append(chosen)
-        steps.append(
-            DecodeStep(
-                step,
-                allowed_ids,
-                chosen,
-                pieces[chosen],
-                text,
-                tuple((i, round(float(logits[i]), 4)) for i in order),
-                logits,
-            )
-        )
+        steps.append(DecodeStep(step, allowed_ids, chosen, pieces[chosen], text, logits))
         if chosen in stop_ids:
             return DecodeResult(tuple(steps), tuple(ids), text, stop_ids[chosen])
         logits = np.asarray(feed(chosen), dtype=np.float64).reshape(-1)

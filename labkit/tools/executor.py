@@ -32,7 +32,7 @@ process killed in between leaves an event no journal record authorised).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from labkit.tools.calendar_service import (
     CreateRequest,
@@ -72,10 +72,6 @@ class CrashPlan:
             raise ValueError(f"crash attempt must be >= 1, got {self.attempt}")
 
 
-def _silent(*_args, **_kwargs):
-    return None
-
-
 @dataclass
 class Executor:
     """Runs the attempts of one Invocation; ``emit`` records events, ``next_event_id`` names them."""
@@ -85,9 +81,8 @@ class Executor:
     retry_budget: int
     new_key_per_attempt: bool = False
     crash: CrashPlan | None = None
-    emit: Callable = _silent
+    emit: Callable = lambda *event: None
     next_event_id: Callable[[], str | None] = lambda: None
-    attempts: list[dict] = field(default_factory=list)
     journal_before_send: bool = True
 
     def key(self, attempt: int) -> str:
@@ -102,14 +97,14 @@ class Executor:
     def _move(self, machine: InvocationMachine, state: State, detail: dict | None = None) -> None:
         machine.move(state, self.next_event_id(), detail)
 
-    def _report(self, machine: InvocationMachine, component: str, event_type: str, attempt, /, **payload) -> None:
+    def report(self, machine: InvocationMachine, component: str, event_type: str, attempt, /, **payload) -> None:
         """Emit ``event_type``; its payload opens with the machine's state."""
         self.emit(component, event_type, attempt, {"state": machine.state.value, **payload})
 
     def _enter(self, machine: InvocationMachine, state: State, component: str, event_type: str, attempt, /, **payload):
         """``→ state``, then the event that reports it (its payload opens with that state)."""
         self._move(machine, state)
-        self._report(machine, component, event_type, attempt, **payload)
+        self.report(machine, component, event_type, attempt, **payload)
 
     def _not_committed(self, machine, key: str, attempt: int | None, event_type="external.not_committed", **payload):
         """``→ NOT_COMMITTED`` on the calendar service's word: this request created no event."""
@@ -121,27 +116,13 @@ class Executor:
         """``→ OUTCOME_UNKNOWN`` for this attempt, then a query by the same key: the committed
         result, or None (still unknown, or not committed).  The broken policy queries nothing:
         it assumes "not committed" and retries blind."""
+        unknown = {"idempotency_key": key, "side_effect": "unknown"}
         self._enter(
-            machine,
-            State.OUTCOME_UNKNOWN,
-            "executor",
-            "external.outcome_unknown",
-            attempt,
-            idempotency_key=key,
-            side_effect="unknown",
-            **reason,
+            machine, State.OUTCOME_UNKNOWN, "executor", "external.outcome_unknown", attempt, **unknown, **reason
         )
         self._crash_at("after_record", attempt)
         if self.new_key_per_attempt:
-            self._enter(
-                machine,
-                State.NOT_COMMITTED,
-                "executor",
-                "external.assumed_not_committed",
-                attempt,
-                idempotency_key=key,
-                side_effect="unknown",
-            )
+            self._enter(machine, State.NOT_COMMITTED, "executor", "external.assumed_not_committed", attempt, **unknown)
             return None
         return self.resolve_unknown(machine, key, attempt)
 
@@ -157,12 +138,10 @@ class Executor:
         scope = f"{invocation.subject}/{args['calendar_id']}"
         digest = request_digest(args)
         made = first_attempt - 1
-        # an earlier attempt's outcome nobody knows yet
-        unknown = machine.state is State.OUTCOME_UNKNOWN
+        unknown = machine.state is State.OUTCOME_UNKNOWN  # an earlier attempt's outcome nobody knows yet
         for attempt in range(first_attempt, self.retry_budget + 1):
             self._crash_at("before_attempt", attempt)
-            made = attempt
-            key = self.key(attempt)
+            made, key = attempt, self.key(attempt)
             request = CreateRequest(key, digest, scope, invocation.tool, args, attempt)
             if self.journal_before_send:
                 self._begin_attempt(machine, invocation, request)
@@ -171,28 +150,23 @@ class Executor:
             try:
                 response = self._reply(machine, invocation, request)
             except TransportTimeout:
-                self.attempts.append({"attempt": attempt, "key": key, "outcome": "timeout"})
-                result = self._outcome_unknown(machine, key, attempt)
-                if result is not None:
-                    return result
-                unknown = machine.state is State.OUTCOME_UNKNOWN
-                continue
+                response = None
             except IdempotencyConflict as exc:
-                self._not_committed(
-                    machine, key, attempt, "external.conflict", reason=str(exc), commit={"status": "conflict"}
-                )
+                conflict = {"reason": str(exc), "commit": {"status": "conflict"}}
+                self._not_committed(machine, key, attempt, "external.conflict", **conflict)
                 self._move(machine, State.FAILED)
                 return None
-            self.attempts.append({"attempt": attempt, "key": key, "outcome": response["status"]})
-            if response.get("status") == "ok":
+            status = None if response is None else response.get("status")
+            if status == "ok":
                 self._crash_at("after_service_commit", attempt)
                 result = self.committed(machine, response, key, attempt, resolved_by="response")
                 self._crash_at("after_record", attempt)
                 return result
-            if unknown and response.get("status") != "error" and not self.new_key_per_attempt:
-                # "not executed" speaks for this attempt only: an earlier one with this key may have committed
-                reason = f"the answer {response['status']!r} does not settle an earlier attempt"
-                result = self._outcome_unknown(machine, key, attempt, reason=reason)
+            # no answer; or "not executed", which speaks for this attempt only: an earlier one with this key may
+            # have committed
+            if response is None or (unknown and status != "error" and not self.new_key_per_attempt):
+                unsettled = {"reason": f"the answer {status!r} does not settle an earlier attempt"} if response else {}
+                result = self._outcome_unknown(machine, key, attempt, **unsettled)
                 if result is not None:
                     return result
                 unknown = machine.state is State.OUTCOME_UNKNOWN
@@ -201,7 +175,7 @@ class Executor:
                 machine, key, attempt, commit={k: response[k] for k in ("status", "code") if k in response}
             )
             self._crash_at("after_record", attempt)
-            if response.get("status") == "error":
+            if status == "error":
                 break
         return self.exhausted(machine, made)
 
@@ -209,34 +183,24 @@ class Executor:
         """Send ``request`` and return its reply, dropping stale duplicates of earlier replies."""
         response = self._send(machine, invocation, request)
         while response.get("reply_to", request.ref) != request.ref:
-            self._report(
-                machine,
-                "executor",
-                "external.stale_reply_dropped",
-                request.attempt,
-                idempotency_key=request.idempotency_key,
-                expected_reply_to=request.ref,
-                reply_to=response["reply_to"],
-                dropped_status=response.get("status"),
-            )
+            stale = {"expected_reply_to": request.ref, "reply_to": response["reply_to"]}
+            dropped = {"idempotency_key": request.idempotency_key, **stale, "dropped_status": response.get("status")}
+            self.report(machine, "executor", "external.stale_reply_dropped", request.attempt, **dropped)
             response = self.transport.receive()
         return response
 
     def _begin_attempt(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> None:
         """Journal the attempt: its key and digest, then ``→ EXECUTING`` (the commit boundary's gate)."""
-        attempt, key = request.attempt, request.idempotency_key
+        attempt, key, digest = request.attempt, request.idempotency_key, request.request_digest
         if machine.journal is None:
             self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
         else:  # one transaction: a kill leaves both or neither
             with machine.journal.db.transaction():
                 machine.journal.update(
-                    invocation.invocation_id,
-                    attempts=attempt,
-                    idempotency_key=key,
-                    request_digest=request.request_digest,
+                    invocation.invocation_id, attempts=attempt, idempotency_key=key, request_digest=digest
                 )
                 self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
-        self._report(
+        self.report(
             machine,
             "executor",
             "invocation.started" if attempt == 1 else "invocation.retried",
@@ -263,15 +227,8 @@ class Executor:
         try:
             found = self.transport.query(key)
         except QueryUnavailable as exc:
-            self._report(
-                machine,
-                "executor",
-                "external.query_failed",
-                attempt,
-                idempotency_key=key,
-                side_effect="unknown",
-                reason=str(exc),
-            )
+            failed = {"idempotency_key": key, "side_effect": "unknown", "reason": str(exc)}
+            self.report(machine, "executor", "external.query_failed", attempt, **failed)
             return None
         if found is not None and found.get("status") == "ok":
             return self.committed(machine, found, key, attempt, resolved_by="query")
@@ -279,48 +236,20 @@ class Executor:
         return None
 
     def committed(self, machine, response: dict, key: str, attempt: int | None, *, resolved_by: str) -> dict:
-        self._move(machine, State.COMMITTED, {k: response[k] for k in ("status", "event_id", "committed_at", "start")})
-        self._report(
-            machine,
-            "calendar service",
-            "external.committed",
-            attempt,
-            side_effect=True,
-            resolved_by=resolved_by,
-            commit={
-                "status": response["status"],
-                "event_id": response["event_id"],
-                "committed_at": response["committed_at"],
-                "start": response["start"],
-                "idempotency_key": key,
-            },
-        )
+        commit = {k: response[k] for k in ("status", "event_id", "committed_at", "start")}
+        self._move(machine, State.COMMITTED, commit)
+        settled = {"side_effect": True, "resolved_by": resolved_by, "commit": {**commit, "idempotency_key": key}}
+        self.report(machine, "calendar service", "external.committed", attempt, **settled)
         return response
 
     def exhausted(self, machine: InvocationMachine, attempts: int) -> None:
         """The budget is spent.  After "not committed": FAILED, no event.  After an unresolved
         OUTCOME_UNKNOWN: stay there and say which key to query — the event may exist."""
-        if machine.state is State.OUTCOME_UNKNOWN:
-            key = machine.journal.entry(machine.invocation_id).idempotency_key if machine.journal else None
-            self._report(
-                machine,
-                "executor",
-                "retry.exhausted",
-                None,
-                attempts=attempts,
-                retry_budget=self.retry_budget,
-                side_effect="unknown",
-                query_with=key or self.key(attempts),
-            )
+        spent = {"attempts": attempts, "retry_budget": self.retry_budget}
+        if machine.state is not State.OUTCOME_UNKNOWN:
+            self._enter(machine, State.FAILED, "executor", "retry.exhausted", None, **spent, side_effect=False)
             return None
-        self._enter(
-            machine,
-            State.FAILED,
-            "executor",
-            "retry.exhausted",
-            None,
-            attempts=attempts,
-            retry_budget=self.retry_budget,
-            side_effect=False,
-        )
+        key = machine.journal.entry(machine.invocation_id).idempotency_key if machine.journal else None
+        unknown = {"side_effect": "unknown", "query_with": key or self.key(attempts)}
+        self.report(machine, "executor", "retry.exhausted", None, **spent, **unknown)
         return None

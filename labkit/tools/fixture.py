@@ -45,20 +45,10 @@ TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”�
 @cache
 def fixture_invocation() -> Invocation:
     """The §7.12 Invocation inv_01: §7.11's arguments normalised under the happy run's config."""
-    from labkit.tools.normalize import normalize
     from labkit.tools.runtime import ToolRunConfig
     from labkit.tools.toolspec import load_toolspec
 
-    config = ToolRunConfig()
-    spec = load_toolspec()
-    return normalize(
-        spec,
-        TARGET_ARGUMENTS,
-        invocation_id="inv_01",
-        clock=config.clock,
-        tz_name=config.timezone,
-        subject=config.subject,
-    )
+    return ToolRunConfig().invocation(load_toolspec(), TARGET_ARGUMENTS)
 
 
 def _ok(event_id: str, start: str) -> dict:

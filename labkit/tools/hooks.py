@@ -1,18 +1,8 @@
 """Pieces of trace three that a reader (or a test) may substitute with their own function.
 
-``run_tool_trace(config, ToolHooks(...))`` runs the real runtime with some pieces
-replaced; ``None`` keeps the library's piece.  The hooks are configuration, passed in —
-the library's modules are never patched.
-
-* ``proposal_mask(text) -> allowed [V] bool`` — the grammar mask of mc_01's decode, given the
-  proposal text written so far (replaces ``SchemaGrammar.mask``);
-* ``digest_matches(confirmation, invocation) -> bool`` — does this approval authorise exactly
-  this Invocation? (replaces the binding test inside ``check_confirmation``);
-* ``reusable_prefix(cached_ids [T_a], new_ids [T_b]) -> int`` — how many leading positions of
-  the cached call the next call may reuse (replaces ``common_prefix``);
-* ``service_execute(desk, key, request_digest, request) -> response`` — the calendar service's
-  idempotent execute (replaces the idempotency decision of ``CalendarService.create_event``;
-  ``desk`` is a ``labkit.tools.calendar_service.ServiceDesk``).
+``run_tool_trace(config, ToolHooks(...))`` runs the real runtime with some pieces replaced;
+``None`` keeps the library's piece.  The hooks are configuration, passed in — the library's
+modules are never patched.
 """
 
 from __future__ import annotations
@@ -25,11 +15,12 @@ from labkit.core.runtime import Hooks
 
 @dataclass(frozen=True)
 class ToolHooks(Hooks):
-    """Substitutes for pieces of ``run_tool_trace``; ``None`` keeps the library's piece."""
+    """What each substitute replaces is beside it; what it takes and returns is in ``SIGNATURES``."""
 
-    proposal_mask: Callable | None = None
-    digest_matches: Callable | None = None
-    reusable_prefix: Callable | None = None
+    proposal_mask: Callable | None = None  # ``SchemaGrammar.mask`` in mc_01's decode, given the text so far
+    digest_matches: Callable | None = None  # the binding test inside ``check_confirmation``
+    reusable_prefix: Callable | None = None  # ``common_prefix``: how much of mc_01's cache mc_02 reuses
+    #: the idempotency decision of ``CalendarService.create_event`` (desk: a ``calendar_service.ServiceDesk``)
     service_execute: Callable | None = None
 
     SIGNATURES = {

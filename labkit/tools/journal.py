@@ -3,13 +3,8 @@
 The runtime writes every transition **before** the side effect it authorises: the row
 ``PREPARED → EXECUTING`` (with the idempotency key and request digest) is committed to the
 journal before the request leaves for the calendar service.  After a crash, ``recover``
-(``labkit.tools.recovery``) reads the journal back and resolves each open Invocation.
-
-Tables::
-
-    invocations(invocation_id PK, invocation_json, approved_digest, idempotency_key,
-                request_digest, retry_budget, attempts, state)
-    transitions(seq PK, invocation_id, from_state, to_state, event_id, detail_json)
+(``labkit.tools.recovery``) reads the journal back and resolves each open Invocation.  The
+tables are ``SCHEMA``: one row per Invocation, one per transition.
 
 ``path=":memory:"`` keeps the journal in memory (for fast property tests); a file path
 survives the process, which is what a real crash needs.  A journal file is a
@@ -25,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.core import strictjson
-from labkit.tools.store import Store, StoreError, store_kind
+from labkit.tools.store import Store, StoreError, StoreKind
 
 #: ``PRAGMA user_version`` of a journal file this module reads and writes
 SCHEMA_VERSION = 1
@@ -55,7 +50,7 @@ class JournalError(StoreError):
     """The journal file cannot be used (the message names it and what to do)."""
 
 
-JOURNAL = store_kind("journal", SCHEMA, SCHEMA_VERSION, 0x4C4B4A31, JournalError)  # application_id "LKJ1"
+JOURNAL = StoreKind("journal", SCHEMA, SCHEMA_VERSION, 0x4C4B4A31, JournalError)  # application_id "LKJ1"
 
 
 @dataclass(frozen=True)
@@ -129,14 +124,10 @@ class Journal:
             self.db.execute("UPDATE invocations SET state = ? WHERE invocation_id = ?", (to_state, invocation_id))
 
     def entry(self, invocation_id: str) -> JournalEntry:
-        row = self.db.execute(
-            "SELECT invocation_id, invocation_json, approved_digest, idempotency_key, request_digest, "
-            "retry_budget, attempts, state FROM invocations WHERE invocation_id = ?",
-            (invocation_id,),
-        ).fetchone()
+        row = self.db.execute("SELECT * FROM invocations WHERE invocation_id = ?", (invocation_id,)).fetchone()
         if row is None:
             raise ValueError(f"invocation {invocation_id!r} is not in the journal")
-        return JournalEntry(row[0], strictjson.loads(row[1], "journal"), *row[2:])
+        return JournalEntry(row[0], strictjson.loads(row[1], "journal"), *row[2:])  # the columns in SCHEMA's order
 
     def entries(self) -> list[JournalEntry]:
         ids = [r[0] for r in self.db.execute("SELECT invocation_id FROM invocations ORDER BY invocation_id")]

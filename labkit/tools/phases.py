@@ -1,17 +1,22 @@
-"""The phases of one run of trace three, one function per group of events (t00–t14): here
-the proposal up to the confirmation (t00–t07) and ``PHASES``, the order of all of them (the
-phases at and after the commit boundary are ``labkit.tools.commit_phases``).
+"""The phases of one run of trace three, one function per group of events (t00–t14), and
+``PHASES``, their order: the proposal up to the confirmation (t00–t07), then at and after the
+commit boundary (t08–t14) the execution with an idempotency key (and the recovery after a
+crash), the late cancellation, the observation the model reads and its second call.
 
-``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` in order on one ``RunState``; each
+``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` in order on one ``ToolTrace``; each
 phase records its events and returns None to go on, or the request status the run ends with
 (``close_trace`` then records ``trace.closed``).  A page can ``show_source`` one phase.
 """
 
 from __future__ import annotations
 
+import itertools
+from functools import partial
+
+from labkit.tools.answer import ANSWER_STRATEGY
 from labkit.tools.authorize import Principal, authorize
-from labkit.tools.calls import first_model_call, model_started_payload
-from labkit.tools.commit_phases import answer, cancel_after_commit, execute, observe
+from labkit.tools.calendar_service import ServiceTransport
+from labkit.tools.calls import first_model_call, model_started_payload, second_model_call
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
@@ -19,10 +24,16 @@ from labkit.tools.confirm import (
     confirmation_card,
     invocation_digest,
 )
-from labkit.tools.normalize import normalize
-from labkit.tools.run_state import RunState
+from labkit.tools.executor import Crash, CrashPlan, Executor
+from labkit.tools.recovery import execute_and_recover
+from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
+from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
+
+PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers
+CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
+RECOVERY_GUIDANCE = "the event exists; query it by event ID or idempotency key, or delete it with calendar.delete_event"
 
 
 def _cut_short(raw: bytes, how: str | None) -> bytes:
@@ -36,22 +47,22 @@ def _merged(arguments: dict, how: str | None) -> dict:
     return {**arguments, "notify_all": True} if how == "extra_field" else arguments
 
 
-def propose(run: RunState) -> None:
+def propose(run: ToolTrace) -> None:
     """t00–t01, mc_01: prefill the prompt, decode the arguments under the grammar mask."""
     rec, config = run.rec, run.config
     first = first_model_call(run.decoder, run.spec, config.user_text, run.hooks.proposal_mask)
-    run.trace.first_call = first
+    run.first_call = first
     rec.emit("model runtime", "model.started", 0, model_started_payload(first, run.artifacts))
     generated = first.decode.text.encode("utf-8")
-    run.trace.arguments_bytes = _cut_short(generated, config.proposal_tamper)
+    run.arguments_bytes = _cut_short(generated, config.proposal_tamper)
     steps = first.decode.steps
     rec.emit(
         "decoder",
         "proposal.generated",
         len(steps),
         {
-            "model_call_id": "mc_01",
-            "proposal_id": "p_01",
+            "model_call_id": first.model_call_id,
+            "proposal_id": PROPOSAL_ID,
             "state": run.state,
             "generated_tokens": len(steps),
             "token_ids": list(first.decode.token_ids),
@@ -64,164 +75,248 @@ def propose(run: RunState) -> None:
     )
 
 
-def parse(run: RunState) -> str | None:
+def parse(run: ToolTrace) -> str | None:
     """t02: the proposal's bytes parse as one JSON object, or the proposal is rejected."""
     try:
-        run.arguments = _merged(parse_arguments(run.trace.arguments_bytes), run.config.proposal_tamper)
+        run.arguments = _merged(parse_arguments(run.arguments_bytes), run.config.proposal_tamper)
     except ProposalError as exc:
-        run.move(State.PARSE_REJECTED)
-        run.rec.emit(
-            "JSON parser",
-            "proposal.rejected",
-            None,
-            {"state": run.state, "received_utf8_hex": run.trace.arguments_bytes.hex(), "reason": str(exc)},
-        )
+        received = run.arguments_bytes.hex()
+        run.enter(State.PARSE_REJECTED, "JSON parser", "proposal.rejected", received_utf8_hex=received, reason=str(exc))
         return "rejected"
     run.move(State.PARSED)
     run.rec.emit(
-        "JSON parser", "proposal.parsed", None, {"proposal_id": "p_01", "state": run.state, "keys": list(run.arguments)}
+        "JSON parser",
+        "proposal.parsed",
+        None,
+        {"proposal_id": PROPOSAL_ID, "state": run.state, "keys": list(run.arguments)},
     )
     return None
 
 
-def validate(run: RunState) -> str | None:
+def validate(run: ToolTrace) -> str | None:
     """t03: the arguments against the ToolSpec's JSON Schema."""
     report = validate_arguments(run.spec, run.arguments)
+    checked = {"validator": report.validator, "format_checker": report.format_checker}
     if not report.valid:
-        run.move(State.VALIDATION_REJECTED)
-        run.rec.emit(
-            "validator",
-            "schema.rejected",
-            None,
-            {
-                "state": run.state,
-                "keys": list(run.arguments),
-                "validator": report.validator,
-                "format_checker": report.format_checker,
-                "errors": [list(e) for e in report.errors],
-            },
-        )
+        found = {"keys": list(run.arguments), **checked, "errors": [list(e) for e in report.errors]}
+        run.enter(State.VALIDATION_REJECTED, "validator", "schema.rejected", **found)
         return "rejected"
-    run.move(State.VALIDATED)
-    run.rec.emit(
-        "validator",
-        "schema.validated",
-        None,
-        {"state": run.state, "validator": report.validator, "format_checker": report.format_checker, "errors": []},
-    )
+    run.enter(State.VALIDATED, "validator", "schema.validated", **checked, errors=[])
     return None
 
 
-def normalise(run: RunState) -> None:
+def normalise(run: ToolTrace) -> None:
     """t04: the Invocation, in absolute time; from here on the journal records every state."""
     config = run.config
-    invocation = normalize(
-        run.spec,
-        run.arguments,
-        invocation_id="inv_01",
-        clock=config.clock,
-        tz_name=config.timezone,
-        subject=config.subject,
-    )
-    run.trace.invocation = invocation
-    run.trace.machine.attach(run.trace.journal, invocation.to_json(), config.retry_budget)
-    run.rec.emit(
+    invocation = run.invocation = config.invocation(run.spec, run.arguments)
+    run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
+    run.report(
         "normalizer",
         "invocation.normalized",
-        None,
-        {
-            "state": run.state,
-            "invocation_id": invocation.invocation_id,
-            "reference_clock": config.clock,
-            "timezone": config.timezone,
-            "invocation": invocation.to_json(),
-        },
+        invocation_id=invocation.invocation_id,
+        reference_clock=config.clock,
+        timezone=config.timezone,
+        invocation=invocation.to_json(),
     )
 
 
-def authorise(run: RunState) -> str | None:
+def authorise(run: ToolTrace) -> str | None:
     """t05: may this subject do this, on this calendar?"""
-    decision = authorize(run.trace.invocation, Principal(run.config.subject, run.config.capabilities))
-    auth = {
-        "subject": decision.subject,
-        "capability": decision.capability,
-        "scope": decision.scope,
-        "reason": decision.reason,
-    }
+    decision = authorize(run.invocation, Principal(run.config.subject, run.config.capabilities))
+    auth = {"subject": decision.subject, "capability": decision.capability, "scope": decision.scope}
     if not decision.allowed:
-        run.move(State.AUTHORIZATION_DENIED)
-        run.rec.emit("authorizer", "authorization.denied", None, {"state": run.state, **auth})
+        run.enter(State.AUTHORIZATION_DENIED, "authorizer", "authorization.denied", **auth, reason=decision.reason)
         return "denied"
-    run.move(State.AUTHORIZED)
-    run.rec.emit("authorizer", "authorization.allowed", None, {"state": run.state, **auth})
+    run.enter(State.AUTHORIZED, "authorizer", "authorization.allowed", **auth, reason=decision.reason)
     return None
 
 
-def confirm(run: RunState) -> str | None:
+def confirm(run: ToolTrace) -> str | None:
     """t06–t07: the user approves a card bound to the Invocation's digest; the Invocation
     presented for execution must be the one approved."""
-    config, invocation, rec = run.config, run.trace.invocation, run.rec
+    config, invocation = run.config, run.invocation
     digest = invocation_digest(invocation)
-    run.move(State.PREPARED)
-    rec.emit(
+    card = confirmation_card(invocation, config.timezone).lines()
+    run.enter(
+        State.PREPARED,
         "confirmation",
         "confirmation.requested",
-        None,
-        {
-            "state": run.state,
-            "invocation_id": invocation.invocation_id,
-            "invocation_digest": digest,
-            "card": confirmation_card(invocation, config.timezone).lines(),
-        },
+        invocation_id=invocation.invocation_id,
+        invocation_digest=digest,
+        card=card,
     )
     approved = digest if not config.tamper_digest else _flip_last_hex(digest)
-    confirmation = run.trace.confirmation = Confirmation("confirm_01", invocation.invocation_id, approved, "approve")
+    confirmation = run.confirmation = Confirmation("confirm_01", invocation.invocation_id, approved, "approve")
     known, run.presented = {invocation.invocation_id: invocation}, invocation
     if config.edit_after_approval:
         run.presented = invocation.with_arguments("inv_02", **dict(config.edit_after_approval))
         known[run.presented.invocation_id] = run.presented
+    decided = {"confirmation_id": confirmation.confirmation_id, "decision": confirmation.decision}
     try:
         check_confirmation(confirmation, run.presented, known, matches=run.hooks.digest_matches)
     except ConfirmationError as exc:
-        run.move(State.CONFIRMATION_REJECTED)
-        rec.emit(
+        run.enter(
+            State.CONFIRMATION_REJECTED,
             "confirmation",
             "confirmation.rejected",
-            None,
-            {
-                "state": run.state,
-                "confirmation_id": confirmation.confirmation_id,
-                "decision": confirmation.decision,
-                "approved_digest": confirmation.invocation_digest,
-                "presented_invocation_id": run.presented.invocation_id,
-                "presented_digest": invocation_digest(run.presented),
-                "digest_matches": False,
-                "reason": str(exc),
-            },
+            **decided,
+            approved_digest=confirmation.invocation_digest,
+            presented_invocation_id=run.presented.invocation_id,
+            presented_digest=invocation_digest(run.presented),
+            digest_matches=False,
+            reason=str(exc),
         )
         return "needs_new_confirmation"
-    rec.emit(
-        "confirmation",
-        "confirmation.approved",
-        None,
-        {
-            "state": run.state,
-            "confirmation_id": confirmation.confirmation_id,
-            "decision": confirmation.decision,
-            "invocation_digest": confirmation.invocation_digest,
-            "digest_matches": True,
-        },
-    )
+    approval = {"invocation_digest": confirmation.invocation_digest, "digest_matches": True}
+    run.report("confirmation", "confirmation.approved", **decided, **approval)
     return None
 
 
-def cancel_before_execute(run: RunState) -> str | None:
+def cancel_before_execute(run: ToolTrace) -> str | None:
     """A cancel that arrives before the execution: nothing was sent, nothing exists."""
     if not run.config.cancel_before_execute:
         return None
-    run.move(State.CANCELLED)
-    run.rec.emit("runtime", "request.cancelled", None, {"state": run.state, "side_effect": False})
+    run.enter(State.CANCELLED, "runtime", "request.cancelled", side_effect=False)
     return "cancelled"
+
+
+def execute(run: ToolTrace) -> str | None:
+    """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
+    A crash (``config.crash_point``) is followed by a restart that recovers from the journal
+    (``execute_and_recover``: the one execute-and-recover path of trace three)."""
+    config, approved = run.config, run.confirmation.invocation_digest
+    run.journal.update(run.invocation.invocation_id, approved_digest=approved)
+    transport = ServiceTransport(run.service, config.transport_plan, config.query_plan)
+    try:
+        run.machine, run.result, run.restarts = execute_and_recover(
+            run.journal, run.machine, run.presented, approved, incarnations(run, transport), partial(restarted, run)
+        )
+    except ConfirmationError as exc:  # the executor's own guard: nothing was sent
+        run.enter(
+            State.CONFIRMATION_REJECTED,
+            "executor",
+            "execution.refused",
+            invocation_id=run.presented.invocation_id,
+            approved_digest=approved,
+            presented_digest=invocation_digest(run.presented),
+            reason=str(exc),
+            side_effect=False,
+        )
+        return "needs_new_confirmation"
+    if run.result is None:
+        return "failed" if run.machine.state is State.FAILED else "outcome_unknown"
+    return None
+
+
+def incarnations(run: ToolTrace, transport: ServiceTransport):
+    """One Executor per incarnation of the runtime (the first, then each restart's); each may die
+    at its own crash plan."""
+    config = run.config
+    first = (CrashPlan(config.crash_point, config.crash_attempt),) if config.crash_point else ()
+    for crash in itertools.chain(first, config.restart_crashes, itertools.repeat(None)):
+        run.executor = Executor(
+            transport,
+            config.request_id,
+            config.retry_budget,
+            config.new_key_per_attempt,
+            crash,
+            emit=run.rec.emit,
+            next_event_id=run.rec.next_event_id,
+        )
+        yield run.executor
+
+
+def restarted(run: ToolTrace, crashed: Crash) -> None:
+    """The runtime died mid-execution; a restarted one is about to resolve the Invocation from the journal."""
+    journal, invocation_id = run.journal, run.invocation.invocation_id
+    state = journal.entry(invocation_id).state
+    run.rec.emit("runtime", "runtime.crashed", None, {"journal_state": state, "reason": str(crashed)})
+    run.rec.emit(
+        "runtime",
+        "runtime.recovered",
+        None,
+        {"journal_state": state, "journal_transitions": len(journal.transitions(invocation_id))},
+    )
+
+
+def cancel_after_commit(run: ToolTrace) -> str | None:
+    """A cancel that arrives after the commit: the event exists, the summary is skipped."""
+    if not run.config.cancel_after_commit:
+        return None
+    commit = {"status": run.result["status"], "event_id": run.result["event_id"]}
+    skipped = {"second_model_call": "skipped", "commit": commit, "guidance": RECOVERY_GUIDANCE}
+    run.report("runtime", "request.cancelled", side_effect=True, **skipped)
+    return CANCELLED_AFTER_COMMIT
+
+
+def observe(run: ToolTrace) -> None:
+    """t10: the service's result becomes a tool message."""
+    result = run.result
+    run.tool_message = {"tool_call_id": PROPOSAL_ID, **{k: result[k] for k in ("status", "event_id", "start")}}
+    run.enter(State.OBSERVED, "runtime", "result.encoded", side_effect=True, tool_message=run.tool_message)
+
+
+def answer(run: ToolTrace) -> None:
+    """t11–t13, mc_02: sees the tool result (reusing mc_01's prefix cache), then answers."""
+    rec, result = run.rec, run.result
+    reuse, zone = run.hooks.reusable_prefix, run.config.timezone
+    second = run.second_call = second_model_call(
+        run.decoder, run.spec, run.config.user_text, run.first_call, run.tool_message, reuse, zone
+    )
+    rec.emit(
+        "model runtime",
+        "model.started",
+        0,
+        {
+            **model_started_payload(second, {**run.artifacts, "sampler": ANSWER_STRATEGY}),
+            "tool_call_id": PROPOSAL_ID,
+            "tool_result_status": result["status"],
+            "tool_result_event_id": result["event_id"],
+        },
+    )
+    decoded = second.decode
+    rec.emit(
+        "transport",
+        "text.delta",
+        len(decoded.steps),
+        {
+            "model_call_id": second.model_call_id,
+            "deltas": [s.piece for s in decoded.steps if s.chosen_id != ToolTokenizer().id_of("<|eos|>")],
+            "token_ids": list(decoded.token_ids),
+            "utf8_hex": decoded.text.encode("utf-8").hex(),
+        },
+    )
+    rec.emit(
+        "runtime",
+        "response.completed",
+        None,
+        {
+            "model_call_id": second.model_call_id,
+            "finish_reason": decoded.finish_reason,
+            "text": decoded.text,
+            "output_tokens": len(decoded.token_ids),
+            "final_cache_length": second.cache.length,
+        },
+    )
+    run.answer = decoded.text
+
+
+def close_trace(run: ToolTrace, status: str) -> ToolTrace:
+    """The last event: the request status, the calendar's state and the Invocation's history."""
+    service, run.request_status = run.service, status
+    run.report(
+        "tracing",
+        "trace.closed",
+        request_status=status,
+        external_commit=bool(service.store),
+        commit={
+            "calendar_events": sorted(service.store),
+            "events_for_key": service.events_with_key(f"{run.config.request_id}:create-event:1"),
+            "executions": service.executions,
+        },
+        state_history=[f"{a}→{b}" for a, b, _ in run.machine.history],
+    )
+    return run
 
 
 #: the phases of a run, in event order (``run_tool_trace`` runs them until one ends the request)

@@ -2,7 +2,7 @@
 
 For each Invocation in the journal, by its last journaled state:
 
-* PREPARED with an approval whose digest still matches → execute from the next attempt;
+* PREPARED with an approval → execute from the next attempt (the executor checks the digest);
 * EXECUTING (the crash came after the journal write, before an answer was recorded) →
   OUTCOME_UNKNOWN: nobody knows whether the request reached the service;
 * OUTCOME_UNKNOWN → query the service **by the same idempotency key**: a stored ``ok`` →
@@ -15,7 +15,7 @@ For each Invocation in the journal, by its last journaled state:
 
 ``execute_and_recover`` is trace three's one execute-and-recover path: the happy run's execute
 phase, the seeded fault schedules (``labkit.tools.schedules``) and every incarnation of the crash
-harness (``labkit.tools.torture.child``) run an Invocation through it.
+harness (``labkit.tools.torture.workload``) run an Invocation through it.
 
 The result maps each Invocation ID to (final state, committed result or None).  Before
 anything is queried or sent, ``verify_approvals`` refuses a journal in which an approved
@@ -63,32 +63,18 @@ def recover_invocation(journal, executor: Executor, invocation_id: str) -> tuple
     entry = journal.entry(invocation_id)
     invocation = Invocation(**entry.invocation)
     key = entry.idempotency_key
-    if machine.state is State.PREPARED:
-        if entry.approved_digest is None:
-            return machine, None  # still waiting for a confirmation
-        return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
+    if machine.state is State.PREPARED and entry.approved_digest is None:
+        return machine, None  # still waiting for a confirmation
     if machine.state is State.EXECUTING:
         machine.move(State.OUTCOME_UNKNOWN, executor.next_event_id(), {"reason": "restart"})
-        executor.emit(
-            "runtime",
-            "external.outcome_unknown",
-            entry.attempts,
-            {
-                "state": machine.state.value,
-                "idempotency_key": key,
-                "side_effect": "unknown",
-                "reason": "restart after a crash while executing",
-            },
-        )
+        unknown = {"idempotency_key": key, "side_effect": "unknown", "reason": "restart after a crash while executing"}
+        executor.report(machine, "runtime", "external.outcome_unknown", entry.attempts, **unknown)
     if machine.state is State.OUTCOME_UNKNOWN:
         result = executor.resolve_unknown(machine, key, entry.attempts)
         if result is not None:
             return machine, result
-    if machine.state is State.OUTCOME_UNKNOWN:  # the query failed: still nobody knows
-        if entry.attempts < executor.retry_budget:
-            return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
-        return machine, executor.exhausted(machine, entry.attempts)
-    if machine.state is State.NOT_COMMITTED:
+    # approved and never sent, still unknown (the query failed), or not committed: the next attempt, same key
+    if machine.state in (State.PREPARED, State.OUTCOME_UNKNOWN, State.NOT_COMMITTED):
         if entry.attempts < executor.retry_budget:
             return machine, executor.execute(machine, invocation, entry.approved_digest, entry.attempts + 1)
         return machine, executor.exhausted(machine, entry.attempts)

@@ -1,11 +1,10 @@
-"""What one run of trace three carries from phase to phase (``RunState``) and leaves behind
-(``ToolTrace``).  The phases are ``labkit.tools.phases`` (up to the confirmation) and
-``labkit.tools.commit_phases`` (the commit boundary and after).
+"""One run of trace three (``ToolTrace``): what its phases share while it runs and what it leaves
+behind.  The phases are ``labkit.tools.phases``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from labkit.core.events import TraceRecorder
 from labkit.core.runtime import Config
@@ -22,52 +21,67 @@ from labkit.tools.toolspec import ToolSpec
 
 @dataclass
 class ToolTrace:
-    """What a run leaves behind: events, the machine, the Invocation(s), the service."""
+    """One run of trace three: what its phases share while it runs (the recorder, the pieces, the
+    values one phase hands the next) and what it leaves behind (events, the machine, the
+    Invocation(s), the service, the journal, the answer)."""
 
     config: Config  # labkit.tools.runtime.ToolRunConfig
-    events: list[dict]
+    rec: TraceRecorder = field(repr=False)
+    events: list[dict] = field(init=False)  # the recorder's
     machine: InvocationMachine
-    first_call: ModelCall | None
+    service: CalendarService
+    journal: Journal
+    spec: ToolSpec | None = None
+    decoder: object = field(default=None, repr=False)
+    hooks: ToolHooks = field(default_factory=ToolHooks)
+    artifacts: dict = field(default_factory=dict)
+    first_call: ModelCall | None = None
     second_call: ModelCall | None = None
     arguments_bytes: bytes = b""
+    arguments: dict | None = None
     invocation: Invocation | None = None
     confirmation: Confirmation | None = None
-    service: CalendarService | None = None
-    journal: Journal | None = None
+    presented: Invocation | None = None  # the Invocation presented for execution
     executor: Executor | None = None
+    result: dict | None = None  # the committed result
+    restarts: int = 0
+    tool_message: dict | None = None
     request_status: str = ""
     answer: str | None = None
 
-    @property
-    def final_state(self) -> str:
-        return self.machine.state.value
-
-
-@dataclass
-class RunState:
-    """What the phases of one run share: the recorder, the pieces, the trace being filled,
-    and the values one phase hands to the next."""
-
-    rec: TraceRecorder
-    trace: ToolTrace
-    spec: ToolSpec
-    decoder: object
-    hooks: ToolHooks
-    artifacts: dict
-    arguments: dict | None = None
-    presented: Invocation | None = None
-    result: dict | None = None
-    tool_message: dict | None = None
-    restarts: int = 0
-
-    @property
-    def config(self):
-        return self.trace.config
-
-    def move(self, state: State) -> None:
-        """The Invocation's next state, authorised by the event about to be recorded."""
-        self.trace.machine.move(state, self.rec.next_event_id())
+    def __post_init__(self):
+        self.events = self.rec.events
 
     @property
     def state(self) -> str:
-        return self.trace.machine.state.value
+        """The Invocation's state (after the run: the state it ended in)."""
+        return self.machine.state.value
+
+    final_state = state
+
+    def move(self, state: State) -> None:
+        """The Invocation's next state, authorised by the event about to be recorded."""
+        self.machine.move(state, self.rec.next_event_id())
+
+    def report(self, component: str, event_type: str, **payload) -> None:
+        """Record ``event_type`` (no step); its payload opens with the Invocation's state."""
+        self.rec.emit(component, event_type, None, {"state": self.state, **payload})
+
+    def enter(self, state: State, component: str, event_type: str, **payload) -> None:
+        """``→ state``, then the event that reports it."""
+        self.move(state)
+        self.report(component, event_type, **payload)
+
+
+def start_trace(config: Config, hooks: ToolHooks, machine: InvocationMachine | None = None, **pieces) -> ToolTrace:
+    """A fresh run: its recorder, an in-memory calendar service (with ``hooks.service_execute``)
+    and the journal of ``config.journal_path``."""
+    return ToolTrace(
+        config,
+        TraceRecorder(config.trace_id, prefix="t"),
+        machine or InvocationMachine(),
+        CalendarService(config.service_clock, execute=hooks.service_execute),
+        Journal(config.journal_path),
+        hooks=hooks,
+        **pieces,
+    )

@@ -7,33 +7,23 @@ state machine, the calendar service's commit, and the second call that reuses th
 call's prefix cache before it writes the summary.  Every step is one event of the trace.
 
 From t04 on, every state transition of the Invocation is written to a SQLite journal
-before the step it authorises; execution is ``labkit.tools.executor``, and a crash (a
-``CrashPlan`` in the config) is followed by a restart that resolves the Invocation from
-the journal (``labkit.tools.recovery``), querying the service instead of re-executing.
+before the step it authorises; a crash (a ``CrashPlan`` in the config) is followed by a
+restart that resolves the Invocation from the journal (``labkit.tools.recovery``).
 
-The model calls are ``labkit.tools.calls``; the run is ``PHASES`` of ``labkit.tools.phases``,
-one function per group of events.  A fault is a change of the frozen ``ToolRunConfig``
-(``labkit.tools.faults``):
-the proposal tampered past the grammar, an edit after approval, a tampered digest, a
-transport plan with timeouts and lost responses, a cancel after the commit, missing
-capabilities, a crash at a crash point, or a broken retry policy that mints a new key per
-attempt.
+The run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``),
+one function per group of events.  A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.core.events import TraceRecorder
-from labkit.core.runtime import Config
-from labkit.tools.calendar_service import CalendarService
-from labkit.tools.commit_phases import close_trace
+from labkit.core.runtime import Config, checked_run_arguments
 from labkit.tools.hooks import ToolHooks
-from labkit.tools.journal import Journal
 from labkit.tools.model import CONFIG
-from labkit.tools.phases import PHASES
-from labkit.tools.run_state import RunState, ToolTrace
-from labkit.tools.states import InvocationMachine
+from labkit.tools.normalize import Invocation, normalize
+from labkit.tools.phases import PHASES, close_trace
+from labkit.tools.run_state import ToolTrace, start_trace
 from labkit.tools.template import TEMPLATE_ID
 from labkit.tools.tokenizer import TOKENIZER_ID
 from labkit.tools.toolspec import ToolSpec, find_tool
@@ -70,6 +60,13 @@ class ToolRunConfig(Config):
     cancel_before_execute: bool = False
     journal_path: str = ":memory:"  # a file makes the journal survive the process
 
+    def invocation(self, spec: ToolSpec, arguments: dict) -> Invocation:
+        """The Invocation inv_01 that validated ``arguments`` normalise to under this run's clock,
+        timezone and subject (§7.12)."""
+        return normalize(
+            spec, arguments, invocation_id="inv_01", clock=self.clock, tz_name=self.timezone, subject=self.subject
+        )
+
     def __post_init__(self):
         if self.retry_budget < 1:
             raise ValueError(f"retry_budget must be >= 1 attempt, got {self.retry_budget}")
@@ -97,16 +94,12 @@ def run_tool_trace(
     return close_trace(run, "completed")
 
 
-def _start(config, hooks, decoder, spec) -> RunState:
+def _start(config, hooks, decoder, spec) -> ToolTrace:
     from labkit.tools.model import load_decoder
     from labkit.tools.toolspec import load_toolspec
 
-    config = config or ToolRunConfig()
-    hooks = hooks or ToolHooks()
-    if not isinstance(hooks, ToolHooks):
-        raise ValueError(f"hooks must be a ToolHooks, got {type(hooks).__name__}")
+    config, hooks = checked_run_arguments(config, hooks, ToolRunConfig, ToolHooks)
     spec = find_tool([spec or load_toolspec()], config.tool)
-    rec = TraceRecorder(config.trace_id, prefix="t")
     artifacts = {
         "model_id": CONFIG.model_id,
         "template_id": TEMPLATE_ID,
@@ -114,12 +107,4 @@ def _start(config, hooks, decoder, spec) -> RunState:
         "sampler": STRATEGY,
         "tool_version": spec.ref,
     }
-    trace = ToolTrace(
-        config,
-        rec.events,
-        InvocationMachine(),
-        None,
-        service=CalendarService(config.service_clock, execute=hooks.service_execute),
-        journal=Journal(config.journal_path),
-    )
-    return RunState(rec, trace, spec, decoder or load_decoder(), hooks, artifacts)
+    return start_trace(config, hooks, spec=spec, decoder=decoder or load_decoder(), artifacts=artifacts)

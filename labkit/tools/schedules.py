@@ -1,38 +1,31 @@
 """Random fault schedules for the execution half of trace three (no model needed).
 
 A ``FaultSchedule`` fixes everything that can go wrong after the proposal: the transport's
-outcome per attempt (timeouts before and after the commit, lost requests and responses,
-duplicated requests and duplicated responses, unavailability), the outcome of each lookup
-by key (answered or unavailable), crashes of the runtime at any crash point (each
-restart may crash again), a cancellation, the retry budget, a missing capability and a
-confirmation that does not match.  ``run_schedule`` drives the §7.12 Invocation through
-authorisation, confirmation, execution and — after every crash — recovery from the
-journal, and returns what is left: the journal, the service and the final state.  It runs the
-happy run's own phases (``labkit.tools.phases.EXECUTION``) on a ``ToolRunConfig`` that carries
-the schedule, so the schedules test the runtime itself.  ``invariant_violations`` checks the
-promises of ``labkit.tools.torture.invariants`` (the crash harness checks the same) on what the
-stores hold; an empty list means none broke.  ``resolve_later`` settles an OUTCOME_UNKNOWN
-ending by a query by key, without executing.
+outcome per attempt, the outcome of each lookup by key, crashes of the runtime at any crash point
+(each restart may crash again), a cancellation, the retry budget, a missing capability and a
+confirmation that does not match.  ``run_schedule`` runs the happy run's own phases from t05 on
+(``labkit.tools.phases.EXECUTION``) on the §7.12 Invocation, under a ``ToolRunConfig`` that carries
+the schedule, and returns the run (a ``ToolTrace``); ``invariant_violations`` checks the promises
+of ``labkit.tools.torture.invariants`` (the crash harness checks the same) on what its stores
+hold; ``resolve_later`` settles an OUTCOME_UNKNOWN ending by a query by key, without executing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.core.events import TraceRecorder
-from labkit.tools.calendar_service import CalendarService, ServiceTransport
+from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.executor import CrashPlan, Executor
 from labkit.tools.fixture import fixture_invocation
 from labkit.tools.hooks import ToolHooks
-from labkit.tools.journal import Journal
 from labkit.tools.normalize import Invocation
 from labkit.tools.phases import EXECUTION
 from labkit.tools.recovery import recover_invocation
-from labkit.tools.run_state import RunState, ToolTrace
+from labkit.tools.run_state import ToolTrace, start_trace
 from labkit.tools.runtime import ToolRunConfig
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.torture import invariants
-from labkit.tools.torture.snapshot import read
+from labkit.tools.torture.invariants import read
 
 CANCELS = ("none", "before_execute", "after_commit")
 TERMINAL_OUTCOMES = invariants.TERMINAL_OUTCOMES
@@ -73,54 +66,32 @@ class FaultSchedule:
         )
 
 
-@dataclass
-class ScheduleOutcome:
-    schedule: FaultSchedule
-    invocation: Invocation
-    machine: InvocationMachine
-    journal: Journal
-    service: CalendarService
-    request_status: str
-    restarts: int
-    result: dict | None
-
-    @property
-    def final_state(self) -> str:
-        return self.machine.state.value
-
-
-def run_schedule(
-    schedule: FaultSchedule, invocation: Invocation | None = None, *, service_execute=None
-) -> ScheduleOutcome:
+def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None, *, service_execute=None) -> ToolTrace:
     """Authorise, confirm, execute and recover under ``schedule`` (the runtime's phases from t05 on);
     never raises ``Crash``.  ``service_execute`` replaces the calendar service's idempotent execute
     (a hook, see ``labkit.tools.hooks``)."""
     config, invocation = schedule.config(), invocation or fixture_invocation()
-    rec = TraceRecorder(config.trace_id, prefix="t")
-    service = CalendarService(config.service_clock, execute=service_execute)
-    trace = ToolTrace(config, rec.events, InvocationMachine(State.VALIDATED), None, invocation=invocation)
-    trace.service, trace.journal = service, Journal()
-    trace.machine.attach(trace.journal, invocation.to_json(), config.retry_budget)
-    run = RunState(rec, trace, None, None, ToolHooks(service_execute=service_execute), {})
-    status = next((s for s in (phase(run) for phase in EXECUTION) if s is not None), "completed")
-    return ScheduleOutcome(
-        schedule, invocation, trace.machine, trace.journal, service, status, run.restarts, run.result
-    )
+    hooks = ToolHooks(service_execute=service_execute)
+    run = start_trace(config, hooks, InvocationMachine(State.VALIDATED), invocation=invocation)
+    run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
+    run.request_status = next((s for s in (phase(run) for phase in EXECUTION) if s is not None), "completed")
+    return run
 
 
-def invariant_violations(outcome: ScheduleOutcome) -> list[str]:
-    """Every broken promise of ``outcome`` (empty: all kept), as "invariant: what broke"."""
+def invariant_violations(outcome: ToolTrace) -> list[str]:
+    """Every broken promise of a schedule's run (empty: all kept), as "invariant: what broke"."""
     snap = read([outcome.journal.db.db], outcome.service.db.db)
-    s = outcome.schedule
-    approved = s.authorized and s.confirmation_matches and s.cancel != "before_execute"
+    config = outcome.config
+    granted = outcome.invocation.required_capability in config.capabilities
+    approved = granted and not (config.tamper_digest or config.cancel_before_execute)
     checks = {**invariants.run_checks(snap), "ending": invariants.ending(snap, outcome, approved)}
     return [f"{name}: {problem}" for name, problems in checks.items() for problem in problems]
 
 
-def resolve_later(outcome: ScheduleOutcome) -> tuple[str, dict | None]:
+def resolve_later(outcome: ToolTrace) -> tuple[str, dict | None]:
     """Settle an OUTCOME_UNKNOWN ending once the service answers again: a restart with a healthy
     transport queries by the journaled key.  Returns (state, result); executes nothing new."""
-    config = outcome.schedule.config()
+    config = outcome.config
     healthy = Executor(ServiceTransport(outcome.service), config.request_id, config.retry_budget)
     machine, result = recover_invocation(outcome.journal, healthy, outcome.invocation.invocation_id)
     outcome.machine = machine

@@ -4,19 +4,7 @@ Happy path::
 
     PROPOSED → PARSED → VALIDATED → AUTHORIZED → PREPARED → EXECUTING → COMMITTED → OBSERVED
 
-Failure states (each names what stopped the call):
-
-    PARSE_REJECTED          the proposal bytes are not a JSON object
-    VALIDATION_REJECTED     the arguments break the ToolSpec's schema (e.g. an extra field)
-    AUTHORIZATION_DENIED    the subject lacks the capability or targets another scope
-    CONFIRMATION_REJECTED   no approval, or an approval whose digest is not this Invocation's
-    CANCELLED               the user cancelled before anything was sent
-    NOT_COMMITTED           the service answered "not committed": retry with the same key
-    OUTCOME_UNKNOWN         sent, but no answer: query the service by the same key; if the
-                            query fails too, resend with the same key, or end here (terminal)
-                            with the key to query when the budget is spent
-    FAILED                  the retry budget ran out with nothing committed
-
+Each failure state names what stopped the call (beside it in ``State``).
 Only the moves in ``TRANSITIONS`` are legal; anything else raises ``IllegalTransition``.
 The side effect may happen only on EXECUTING → COMMITTED (or OUTCOME_UNKNOWN → COMMITTED,
 when a query finds the commit that already happened).
@@ -37,14 +25,16 @@ class State(StrEnum):
     EXECUTING = "EXECUTING"
     COMMITTED = "COMMITTED"
     OBSERVED = "OBSERVED"
-    PARSE_REJECTED = "PARSE_REJECTED"
-    VALIDATION_REJECTED = "VALIDATION_REJECTED"
-    AUTHORIZATION_DENIED = "AUTHORIZATION_DENIED"
-    CONFIRMATION_REJECTED = "CONFIRMATION_REJECTED"
-    CANCELLED = "CANCELLED"
-    NOT_COMMITTED = "NOT_COMMITTED"
+    PARSE_REJECTED = "PARSE_REJECTED"  # the proposal bytes are not a JSON object
+    VALIDATION_REJECTED = "VALIDATION_REJECTED"  # the arguments break the ToolSpec's schema (an extra field)
+    AUTHORIZATION_DENIED = "AUTHORIZATION_DENIED"  # the subject lacks the capability or targets another scope
+    CONFIRMATION_REJECTED = "CONFIRMATION_REJECTED"  # no approval, or one for another Invocation's digest
+    CANCELLED = "CANCELLED"  # the user cancelled before anything was sent
+    NOT_COMMITTED = "NOT_COMMITTED"  # the service answered "not committed": retry with the same key
+    # sent, but no answer: query the service by the same key; if the query fails too, resend with the
+    # same key, or end here (terminal) with the key to query when the budget is spent
     OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN"
-    FAILED = "FAILED"
+    FAILED = "FAILED"  # the retry budget ran out with nothing committed
 
 
 S = State
@@ -59,20 +49,9 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.OUTCOME_UNKNOWN: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.EXECUTING}),
     S.COMMITTED: frozenset({S.OBSERVED}),
 }
-#: states a call may end in; OUTCOME_UNKNOWN is terminal only when the budget ran out
-TERMINAL = frozenset(
-    {
-        S.OBSERVED,
-        S.COMMITTED,
-        S.PARSE_REJECTED,
-        S.VALIDATION_REJECTED,
-        S.AUTHORIZATION_DENIED,
-        S.CONFIRMATION_REJECTED,
-        S.CANCELLED,
-        S.FAILED,
-        S.OUTCOME_UNKNOWN,
-    }
-)
+#: states a call may end in: those with no move out, COMMITTED (a cancel after the commit ends there)
+#: and OUTCOME_UNKNOWN, terminal only when the budget ran out
+TERMINAL = frozenset(set(State) - TRANSITIONS.keys() | {S.COMMITTED, S.OUTCOME_UNKNOWN})
 
 
 class IllegalTransition(ValueError):

@@ -29,6 +29,10 @@ class StoreError(ValueError):
     """A store file that cannot be used; the message names the file, the problem and what to do."""
 
 
+#: application_id → the kind's name, filled as kinds are declared (for "this file is a …")
+KNOWN_IDS: dict[int, str] = {}
+
+
 @dataclass(frozen=True)
 class StoreKind:
     what: str  # "journal", "calendar store"
@@ -37,14 +41,8 @@ class StoreKind:
     application_id: int  # PRAGMA application_id: which kind of store a file is
     error: type[StoreError] = StoreError
 
-
-#: application_id → the kind's name, filled as kinds are declared (for "this file is a …")
-KNOWN_IDS: dict[int, str] = {}
-
-
-def store_kind(what: str, schema: str, version: int, application_id: int, error: type[StoreError]) -> StoreKind:
-    KNOWN_IDS[application_id] = what
-    return StoreKind(what, schema, version, application_id, error)
+    def __post_init__(self):
+        KNOWN_IDS[self.application_id] = self.what
 
 
 #: what an sqlite3 message means, and what to do about it

@@ -30,9 +30,16 @@ from labkit.tools.calendar_service import OUTCOMES, QUERY_OUTCOMES, CalendarServ
 from labkit.tools.journal import Journal
 from labkit.tools.states import State
 from labkit.tools.torture import invariants as inv
-from labkit.tools.torture.child import incarnation
-from labkit.tools.torture.snapshot import Snapshot, take
-from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, approve, make_invocation
+from labkit.tools.torture.invariants import Snapshot, take
+from labkit.tools.torture.workload import (
+    CLOCK,
+    JOURNAL_FILE,
+    SERVICE_FILE,
+    approve,
+    incarnation,
+    make_invocation,
+    start_child,
+)
 
 #: the network of one incarnation: mostly delivered, every fault of ServiceTransport possible
 NETWORK = ("deliver",) * 4 + OUTCOMES
@@ -85,10 +92,7 @@ def run_child(ctx, job: dict) -> Incarnation:
     """Start one incarnation in a child process; kill it (SIGKILL) when it halts at its kill point,
     or when its timer (``job["kill_after"]`` seconds after it reported ready) runs out."""
     here = Incarnation(job["mode"], job.get("kill_at"), job.get("kill_after"))
-    ours, theirs = ctx.Pipe()
-    proc = ctx.Process(target=incarnation, args=(job, theirs), daemon=True)
-    proc.start()
-    theirs.close()
+    ours, proc = start_child(ctx, incarnation, job)
     deadline = None
     try:
         while True:
@@ -108,14 +112,11 @@ def run_child(ctx, job: dict) -> Incarnation:
                 break
             if message[0] == "ready":
                 deadline = time.monotonic() + job["kill_after"]
-            elif message[0] == "op":
-                here.ops.append(tuple(message[1:]))
             elif message[0] == "halt":
                 proc.kill()
                 here.ending, here.statements, here.sql = "killed", message[1], message[2]
                 break
-            else:
-                _ended(here, message)
+            elif _heard(here, message):
                 break
     finally:
         ours.close()
@@ -124,10 +125,15 @@ def run_child(ctx, job: dict) -> Incarnation:
     return here
 
 
-def _ended(here: Incarnation, message: tuple) -> None:
+def _heard(here: Incarnation, message: tuple) -> bool:
+    """Note one message of the child; True when it was its last word (done, refused or error)."""
+    if message[0] == "op":
+        here.ops.append(tuple(message[1:]))
+        return False
     here.ending = message[0]
     here.statements = message[1] if message[0] == "done" else None
     here.detail = None if message[0] == "done" else message[1]
+    return True
 
 
 def _drain(ours, here: Incarnation) -> None:
@@ -135,10 +141,8 @@ def _drain(ours, here: Incarnation) -> None:
     try:
         while ours.poll(0):
             message = ours.recv()
-            if message[0] == "op":
-                here.ops.append(tuple(message[1:]))
-            elif message[0] != "ready":
-                _ended(here, message)
+            if message[0] != "ready":
+                _heard(here, message)
     except (EOFError, OSError):
         pass
 
@@ -223,7 +227,7 @@ def crash_runs(
     timed: bool = False,
 ):
     """Schedules drawn from ``seed`` until ``kills`` incarnations were killed (``timed``: on a
-    timer); yields each ScheduleRun."""
+    timer), or until an incarnation fails with an error; yields each ScheduleRun."""
     rng, killed, number = random.Random(seed), 0, 0
     while killed < kills:
         where = root / f"schedule-{number:05d}"
@@ -233,3 +237,5 @@ def crash_runs(
         killed += run.kills
         number += 1
         yield run
+        if any(here.ending == "error" for here in run.incarnations):
+            return  # the runtime itself fails: more schedules would never reach their kills

@@ -1,19 +1,28 @@
-"""The promises of trace three's execute path, each a function of snapshots returning its violations.
+"""The promises of trace three's execute path, checked on what the store files hold.
 
-The one set of invariants: the crash harness checks them on the files after every kill and at
-the end, the fault schedules (``labkit.tools.schedules``) on their in-memory stores
-(``run_checks`` and ``ending``).  An empty list means the promise held.  ``INVARIANTS`` names
-them for the report:
+``take(journals, service)`` opens each file (``read`` takes open connections: the in-memory stores
+of a fault schedule), lets SQLite roll back a transaction a killed process left half done (what
+any restart does first), runs ``PRAGMA integrity_check`` and reads the journal's invocations and
+transitions and the calendar's events and idempotency records with plain SQL — none of the
+runtime's code.  The ``Snapshot`` is plain data, so a check can run on any moment of a run.
+
+The one set of invariants, each a function of snapshots returning its violations (an empty list:
+the promise held): the crash harness checks them on the files after every kill and at the end,
+the racing clients at the end, the fault schedules (``labkit.tools.schedules``) on their in-memory
+stores (``run_checks`` and ``ending``).  ``INVARIANTS`` names them for the report:
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from labkit.core import strictjson
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import TRANSITIONS, State
-from labkit.tools.torture.snapshot import Snapshot
 from labkit.tools.torture.workload import owner_of
 
 INVARIANTS = {
@@ -41,6 +50,74 @@ TERMINAL_OUTCOMES = {
 }
 __doc__ += "\n".join(f"\n* ``{name}``: {text}" for name, text in INVARIANTS.items())
 COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
+
+
+@dataclass
+class Snapshot:
+    integrity: dict[str, str] = field(default_factory=dict)  # file name → "ok" or the problems
+    entries: dict[tuple[str, str], dict] = field(default_factory=dict)  # (journal, invocation) → row
+    transitions: list[dict] = field(default_factory=list)  # in journal order
+    events: list[tuple[str, str]] = field(default_factory=list)  # (event_id, idempotency key)
+    stored: dict[str, dict] = field(default_factory=dict)  # key → {"request_digest", "response"}
+    executions: int = 0
+    requests: int = 0
+
+    def states(self) -> dict[str, str]:
+        """invocation ID → journaled state (for one journal)."""
+        return {inv: row["state"] for (_, inv), row in self.entries.items()}
+
+    def events_for(self, key_prefix: str) -> list[str]:
+        return sorted(e for e, key in self.events if key.startswith(key_prefix))
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise FileNotFoundError(f"store file {path} does not exist")
+    return sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+
+
+def _integrity(db: sqlite3.Connection) -> str:
+    return "; ".join(row[0] for row in db.execute("PRAGMA integrity_check"))
+
+
+def take(journals: list[Path], service: Path) -> Snapshot:
+    """The snapshot of the store files (each opened, checked and closed again)."""
+    dbs = [_connect(path) for path in [*journals, service]]
+    try:
+        return read(dbs[:-1], dbs[-1], [p.name for p in [*journals, service]])
+    finally:
+        for db in dbs:
+            db.close()
+
+
+def _rows(db: sqlite3.Connection, sql: str) -> list[dict]:
+    cursor = db.execute(sql)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor]
+
+
+def read(journals: list[sqlite3.Connection], service: sqlite3.Connection, names: list[str] | None = None) -> Snapshot:
+    """The snapshot of open connections (``names``: the files', default journal-<n> and calendar)."""
+    names = names or [f"journal-{n}" for n in range(len(journals))] + ["calendar"]
+    snap = Snapshot()
+    for name, db in zip(names, journals, strict=False):
+        snap.integrity[name] = _integrity(db)
+        for row in _rows(db, "SELECT * FROM invocations ORDER BY invocation_id"):
+            row["invocation"] = strictjson.loads(row.pop("invocation_json"), "store snapshot")
+            snap.entries[(name, row["invocation_id"])] = row
+        moves = 'SELECT seq, invocation_id, from_state AS "from", to_state AS "to", detail_json FROM transitions'
+        for row in _rows(db, moves + " ORDER BY seq"):
+            detail = strictjson.loads(row.pop("detail_json"), "store snapshot")
+            snap.transitions.append({"journal": name, **row, "detail": detail})
+    snap.integrity[names[-1]] = _integrity(service)
+    snap.events = [tuple(r) for r in service.execute("SELECT event_id, idempotency_key FROM events ORDER BY event_id")]
+    snap.stored = {
+        k: {"request_digest": d, "response": strictjson.loads(r, "store snapshot")}
+        for k, d, r in service.execute("SELECT key, request_digest, response_json FROM idempotency")
+    }
+    counters = dict(service.execute("SELECT name, value FROM counters"))
+    snap.executions, snap.requests = counters.get("executions", 0), counters.get("requests", 0)
+    return snap
 
 
 def integrity(snap: Snapshot) -> list[str]:
@@ -171,3 +248,39 @@ def unknown_settled(before: Snapshot, after: Snapshot, ops: list[tuple[str, str]
     if after.executions != before.executions:
         problems.append(f"settling executed {after.executions - before.executions} request(s)")
     return problems
+
+
+def one_commit_per_key(results: list[dict], snap: Snapshot) -> list[str]:
+    """Per key: exactly one event and one execution; every request with the committed digest
+    got that event, every request with another digest was refused (FAILED, no event)."""
+    problems, by_key = [], {}
+    for r in results:
+        by_key.setdefault(r["key"], []).append(r)
+    events = {}
+    for event, key in snap.events:
+        events.setdefault(key, []).append(event)
+    for key, requests in sorted(by_key.items()):
+        mine = events.get(key, [])
+        if len(mine) != 1:
+            problems.append(f"key {key}: {len(mine)} events {mine} for {len(requests)} requests")
+            continue
+        committed = snap.stored.get(key, {}).get("request_digest")
+        for r in requests:
+            expected = ("COMMITTED", mine[0]) if r["request_digest"] == committed else ("FAILED", None)
+            if (r["state"], r["event_id"]) != expected:
+                problems.append(
+                    f"key {key}, client {r['client']}: got {(r['state'], r['event_id'])}, expected {expected}"
+                )
+    if snap.executions != len(by_key):
+        problems.append(f"{snap.executions} executions for {len(by_key)} keys")
+    return problems
+
+
+def race_checks(results: list[dict], errors: list[str], snap: Snapshot) -> dict[str, list[str]]:
+    return {
+        "runtime_ran": errors,
+        "one_commit_per_key": one_commit_per_key(results, snap),
+        "events_authorised": events_authorised(snap),
+        "legal_path": legal_path(snap),
+        "integrity": integrity(snap),
+    }

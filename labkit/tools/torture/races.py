@@ -17,20 +17,17 @@ import traceback
 from pathlib import Path
 
 from labkit.tools.calendar_service import CalendarService, ServiceTransport
-from labkit.tools.executor import Executor
-from labkit.tools.journal import Journal
 from labkit.tools.recovery import execute_and_recover
 from labkit.tools.states import InvocationMachine
-from labkit.tools.torture import invariants as inv
-from labkit.tools.torture.snapshot import Snapshot, take
+from labkit.tools.torture.invariants import Snapshot, take
 from labkit.tools.torture.workload import (
     CLOCK,
     SERVICE_FILE,
     approve,
+    executor_for,
     make_invocation,
-    request_id_for,
-    runtime_options,
-    service_execute,
+    open_stores,
+    start_child,
 )
 
 #: every CONFLICT_EVERY-th round, the last client presents the shared key with another digest
@@ -52,11 +49,8 @@ def race_client(job: dict, barrier, conn) -> None:
     """One client process: ``job`` = {"dir", "client", "clients", "rounds", "service", "runtime"}."""
     results = []
     try:
-        where, client = Path(job["dir"]), job["client"]
-        journal = Journal(where / f"journal-{client}.sqlite", timeout=LOCK_SECONDS)
-        service = CalendarService(
-            CLOCK, path=str(where / SERVICE_FILE), execute=service_execute(job["service"]), timeout=LOCK_SECONDS
-        )
+        client = job["client"]
+        journal, service = open_stores(Path(job["dir"]), f"journal-{client}.sqlite", job["service"], LOCK_SECONDS)
         for number in range(job["rounds"]):
             work = [
                 (invocation, approve(journal, invocation, 1))
@@ -65,12 +59,7 @@ def race_client(job: dict, barrier, conn) -> None:
             barrier.wait(BARRIER_SECONDS)
             for invocation, digest in work:
                 machine = InvocationMachine.resume(journal, invocation.invocation_id)
-                executor = Executor(
-                    ServiceTransport(service),
-                    request_id_for(invocation.invocation_id),
-                    1,
-                    **runtime_options(job["runtime"]),
-                )
+                executor = executor_for(ServiceTransport(service), invocation.invocation_id, 1, job["runtime"])
                 machine, result, _ = execute_and_recover(journal, machine, invocation, digest, iter([executor]))
                 results.append(
                     {
@@ -99,24 +88,10 @@ def run_races(
     where.mkdir(parents=True, exist_ok=False)
     CalendarService(CLOCK, path=str(where / SERVICE_FILE)).db.close()
     barrier = ctx.Barrier(clients)
-    pipes, procs = [], []
-    for client in range(clients):
-        job = {
-            "dir": str(where),
-            "client": client,
-            "clients": clients,
-            "rounds": rounds,
-            "service": service,
-            "runtime": runtime,
-        }
-        ours, theirs = ctx.Pipe()
-        proc = ctx.Process(target=race_client, args=(job, barrier, theirs), daemon=True)
-        proc.start()
-        theirs.close()
-        pipes.append(ours)
-        procs.append(proc)
+    base = {"dir": str(where), "clients": clients, "rounds": rounds, "service": service, "runtime": runtime}
+    children = [start_child(ctx, race_client, {**base, "client": client}, barrier) for client in range(clients)]
     results, errors = [], []
-    for client, (ours, proc) in enumerate(zip(pipes, procs, strict=True)):
+    for client, (ours, proc) in enumerate(children):
         try:
             kind, payload = ours.recv()
         except EOFError:
@@ -129,39 +104,3 @@ def run_races(
         proc.join()
     journals = sorted(where.glob("journal-*.sqlite"))
     return results, errors, take(journals, where / SERVICE_FILE)
-
-
-def one_commit_per_key(results: list[dict], snap: Snapshot) -> list[str]:
-    """Per key: exactly one event and one execution; every request with the committed digest
-    got that event, every request with another digest was refused (FAILED, no event)."""
-    problems, by_key = [], {}
-    for r in results:
-        by_key.setdefault(r["key"], []).append(r)
-    events = {}
-    for event, key in snap.events:
-        events.setdefault(key, []).append(event)
-    for key, requests in sorted(by_key.items()):
-        mine = events.get(key, [])
-        if len(mine) != 1:
-            problems.append(f"key {key}: {len(mine)} events {mine} for {len(requests)} requests")
-            continue
-        committed = snap.stored.get(key, {}).get("request_digest")
-        for r in requests:
-            expected = ("COMMITTED", mine[0]) if r["request_digest"] == committed else ("FAILED", None)
-            if (r["state"], r["event_id"]) != expected:
-                problems.append(
-                    f"key {key}, client {r['client']}: got {(r['state'], r['event_id'])}, expected {expected}"
-                )
-    if snap.executions != len(by_key):
-        problems.append(f"{snap.executions} executions for {len(by_key)} keys")
-    return problems
-
-
-def race_checks(results: list[dict], errors: list[str], snap: Snapshot) -> dict[str, list[str]]:
-    return {
-        "runtime_ran": errors,
-        "one_commit_per_key": one_commit_per_key(results, snap),
-        "events_authorised": inv.events_authorised(snap),
-        "legal_path": inv.legal_path(snap),
-        "integrity": inv.integrity(snap),
-    }

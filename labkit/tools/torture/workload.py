@@ -1,31 +1,47 @@
-"""What a torture run executes: invocations like §7.12's inv_01, approved in a journal file, and
-the configurations it may run them under, by name, so another process can rebuild them.
+"""What a torture run executes, and one incarnation of the runtime that executes it.
 
-Each invocation has its own request ID (``req-<invocation_id>``), hence its own idempotency
-keys; its start minute makes its request digest its own too.  ``approve`` moves it from
-VALIDATED through AUTHORIZED to PREPARED in the journal and stores the approved digest —
-what the runtime has done before the execute path begins.
+The work: invocations like §7.12's inv_01 (``make_invocation``), each with its own request ID and
+so its own idempotency keys, journaled up to PREPARED with their approved digest (``approve``).
+Two of the named configurations are deliberately broken, to prove the harness can fail: service
+``no_idempotency`` (every request executes, so a duplicated delivery, a resend after a lost
+answer or a racing client makes a second event) and runtime ``journal_after_send`` (a kill
+between the send and the journal leaves an event no journal record authorised).
 
-Two configurations are deliberately broken, to prove the harness can fail: service
-``no_idempotency`` (every request executes; the key's record is never consulted, so a duplicated
-delivery, a resend after a lost answer or a racing client makes a second event) and runtime
-``journal_after_send`` (the attempt is journaled only after the request went out, so a kill in
-between leaves an event that no journal record authorised).
+``incarnation(job, conn)``, the target of a child process, opens the journal and the calendar's
+store in ``job["dir"]`` and runs every invocation of the journal: ``mode="execute"`` executes the
+approved PREPARED ones (``execute_and_recover``, the path the happy run and the schedules take;
+the restart after a SIGKILL is the next incarnation); ``mode="recover"`` resolves each from the
+journal (``recover_invocation``: a query by key, never a blind execution); ``mode="settle"`` does
+the same later, on a healthy network.  The kill switch counts every SQL statement either store
+begins; at ``job["kill_at"]`` the child reports ``("halt", count, sql)`` and waits to be killed
+there, so the statement never runs.  With ``job["kill_after"]`` it reports ``("ready",)`` once
+its stores are open and is killed that many seconds later, wherever it is.  Every request and
+query leaves only after ``("op", kind, key)``; the last word is ``("done", statements)``,
+``("refused", reason)`` for a store or journal it must not touch (exit 2), or ``("error", tb)``.
 """
 
 from __future__ import annotations
 
-from labkit.tools.calendar_service import CreateRequest, ServiceDesk
-from labkit.tools.confirm import invocation_digest
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from labkit.tools.calendar_service import CalendarService, CreateRequest, ServiceDesk, ServiceTransport
+from labkit.tools.confirm import ConfirmationError, invocation_digest
+from labkit.tools.executor import Executor
 from labkit.tools.fixture import fixture_invocation
 from labkit.tools.journal import Journal
 from labkit.tools.normalize import Invocation
+from labkit.tools.recovery import execute_and_recover, recover_invocation, verify_approvals
 from labkit.tools.states import InvocationMachine, State
+from labkit.tools.store import StoreError
 
 #: the calendar service's clock at its first request (the fixture's committed_at)
 CLOCK = "2026-07-19T14:00:04+08:00"
 JOURNAL_FILE = "journal.sqlite"
 SERVICE_FILE = "calendar.sqlite"
+MODES = ("execute", "recover", "settle")
 
 
 def make_invocation(invocation_id: str, minute: int = 0) -> Invocation:
@@ -83,3 +99,89 @@ def runtime_options(name: str) -> dict:
     if name not in RUNTIMES:
         raise ValueError(f"runtime must be one of {list(RUNTIMES)}, got {name!r}")
     return dict(RUNTIMES[name])
+
+
+def open_stores(where: Path, journal_file: str, service: str, timeout: float) -> tuple[Journal, CalendarService]:
+    """The journal ``journal_file`` and the calendar's store in ``where``, the service executing as ``service``."""
+    journal = Journal(where / journal_file, timeout=timeout)
+    path = str(where / SERVICE_FILE)
+    return journal, CalendarService(CLOCK, path=path, execute=service_execute(service), timeout=timeout)
+
+
+def executor_for(transport, invocation_id: str, retry_budget: int, runtime: str) -> Executor:
+    """The executor of one invocation under the runtime configuration ``runtime``."""
+    return Executor(transport, request_id_for(invocation_id), retry_budget, **runtime_options(runtime))
+
+
+def start_child(ctx, target, job: dict, *args):
+    """Start ``target(job, *args, conn)`` in a child process; (our end of its pipe, the process)."""
+    ours, theirs = ctx.Pipe()
+    proc = ctx.Process(target=target, args=(job, *args, theirs), daemon=True)
+    proc.start()
+    theirs.close()
+    return ours, proc
+
+
+class KillSwitch:
+    """A trace callback: counts statements; at ``kill_at`` it reports and waits to be killed."""
+
+    def __init__(self, conn, kill_at: int | None):
+        self.conn, self.kill_at, self.count = conn, kill_at, 0
+
+    def __call__(self, sql: str) -> None:
+        self.count += 1
+        if self.count == self.kill_at:
+            self.conn.send(("halt", self.count, " ".join(sql.split())[:80]))
+            self.conn.recv()  # never returns: the harness kills us here
+
+
+@dataclass
+class ReportingTransport(ServiceTransport):
+    """The service's transport, reporting each send and query to the harness (``conn``) before it happens."""
+
+    conn: object = None
+
+    def send(self, request):
+        self.conn.send(("op", "send", request.idempotency_key))
+        return super().send(request)
+
+    def query(self, key: str):
+        self.conn.send(("op", "query", key))
+        return super().query(key)
+
+
+def run_invocations(journal: Journal, transport, mode: str, runtime: str) -> None:
+    verify_approvals(journal)  # refuse a tampered approval before anything is sent
+    for entry in journal.entries():
+        executor = executor_for(transport, entry.invocation_id, entry.retry_budget, runtime)
+        if mode != "execute":
+            recover_invocation(journal, executor, entry.invocation_id)
+        elif entry.state == State.PREPARED.value and entry.approved_digest is not None:
+            machine = InvocationMachine.resume(journal, entry.invocation_id)
+            invocation = Invocation(**entry.invocation)
+            execute_and_recover(journal, machine, invocation, entry.approved_digest, iter([executor]))
+
+
+def incarnation(job: dict, conn) -> None:
+    """Run one incarnation described by ``job``; report to ``conn``; exit 0, 2 (refused) or 1."""
+    status = 0
+    try:
+        if job["mode"] not in MODES:
+            raise ValueError(f"mode must be one of {list(MODES)}, got {job['mode']!r}")
+        journal, service = open_stores(Path(job["dir"]), JOURNAL_FILE, job["service"], job.get("timeout", 5.0))
+        switch = KillSwitch(conn, job.get("kill_at"))
+        journal.db.set_trace_callback(switch)
+        service.db.set_trace_callback(switch)
+        if job.get("kill_after") is not None:
+            conn.send(("ready",))  # the harness's timer starts now
+        plans = tuple(job.get("plan", ())), tuple(job.get("query_plan", ()))
+        run_invocations(journal, ReportingTransport(service, *plans, conn=conn), job["mode"], job["runtime"])
+        conn.send(("done", switch.count))
+    except (StoreError, ConfirmationError) as exc:
+        conn.send(("refused", str(exc)))
+        status = 2
+    except Exception:  # noqa: BLE001 — reported to the harness as a finding
+        conn.send(("error", traceback.format_exc(limit=6)))
+        status = 1
+    conn.close()
+    sys.exit(status)
