@@ -1,14 +1,45 @@
 """Helpers shared by several test modules (import as ``from _helpers import …``)."""
 
 import time
-
-from labkit.labs.report import report_differences
+from collections.abc import Mapping
 
 
 def assert_matches_source(name: str, computed: dict, source: dict) -> None:
     """A lab's report object equals the source's, key order and numbers; else list every difference."""
     differences = report_differences(computed, source)
     assert not differences, f"labkit's {name} object vs the source's:\n" + "\n".join(differences)
+
+
+def report_differences(actual, reference, path: str = "") -> list[str]:
+    """Every place where ``actual`` differs from ``reference`` (JSON-like values), as readable lines.
+
+    Keys are compared in order (a report's key order is part of its format); floats must be
+    equal, and a differing float is shown with the difference.  Empty list: identical.
+    """
+    here = path or "report"
+    if isinstance(reference, Mapping):
+        if not isinstance(actual, Mapping):
+            return [f"{here}: expected an object, got {type(actual).__name__}"]
+        if list(actual) != list(reference):
+            return [f"{here}: keys {list(actual)} differ from the reference's {list(reference)}"]
+        out = []
+        for key in reference:
+            out += report_differences(actual[key], reference[key], f"{path}.{key}" if path else key)
+        return out
+    if isinstance(reference, list | tuple):
+        if not isinstance(actual, list | tuple) or len(actual) != len(reference):
+            return [f"{here}: expected a list of {len(reference)}, got {actual!r}"]
+        out = []
+        for i, (a, r) in enumerate(zip(actual, reference, strict=True)):
+            out += report_differences(a, r, f"{here}[{i}]")
+        return out
+    if isinstance(reference, float) and isinstance(actual, float):  # JSON tells 0 from 0.0
+        if actual != reference and not (actual != actual and reference != reference):
+            return [f"{here}: {actual!r} vs reference {reference!r} (off by {abs(actual - reference):.3e})"]
+        return []
+    if type(actual) is not type(reference) or actual != reference:
+        return [f"{here}: {actual!r} vs reference {reference!r}"]
+    return []
 
 
 def timed(compute, *args, **kwargs):

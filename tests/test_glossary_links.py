@@ -1,6 +1,6 @@
 """Glossary terms on pages are plain links that JupyterLab and the static book both resolve; the
 hover text is made when a page is read, never written into it (``labkit.cli.glossary``,
-checked by ``labkit.devtools.glossary``; ``make book-check`` checks that mystmd reaches each entry)."""
+which checks them too; ``make book-check`` checks that mystmd reaches each entry)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import asyncio
 import shutil
 from pathlib import Path
 
-from labkit.cli import glossary as hover
-from labkit.devtools import glossary
-from labkit.devtools.glossary import glossary_entries, html_id, summary
+from labkit.cli import glossary
+from labkit.cli.glossary import glossary_entries, html_id, summary
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,7 +24,7 @@ def test_every_term_has_a_hover_text_an_abbr_title_can_hold():
     for term, definition in entries.items():
         text = summary(definition)
         assert text and not set("()`") & set(text), (term, text)
-        assert not hover._CJK.search(text), (term, text)
+        assert not glossary._CJK.search(text), (term, text)
 
 
 def _book(tmp_path, page_text: str, entries: str) -> Path:
@@ -50,7 +49,7 @@ def test_a_term_role_is_reported_with_the_link_to_write(tmp_path):
     written = page.read_text(encoding="utf-8").replace(
         "{term}`cache <KV cache>`", "[cache](../glossary.md#term-kv-cache)"
     )
-    text = hover.with_hover(written, page)
+    text = glossary.with_hover(written, page)
     assert "[{abbr}`cache (Keys and values.)`](" in text and "glossary.md#term-kv-cache)" in text
     assert html_id("Box–Muller transform") == "term-box-muller-transform"
 
@@ -61,32 +60,32 @@ def test_an_unknown_term_is_reported_and_left_alone(tmp_path):
     assert any("no glossary entry 'nonsense'" in p for p in problems), problems
     assert any("no glossary entry 'term-nothing'" in p for p in problems), problems
     text = page.read_text(encoding="utf-8")
-    assert hover.with_hover(text, page) == text and "{term}`nonsense`" in text
+    assert glossary.with_hover(text, page) == text and "{term}`nonsense`" in text
 
 
 def test_hover_text_written_into_a_page_makes_the_check_fail(tmp_path):
     page = _book(tmp_path, "the [trace](../glossary.md#term-trace).\n", "trace\n: One run of one generation. More.")
     assert glossary.problems(tmp_path) == []
-    page.write_text(hover.with_hover(page.read_text(encoding="utf-8"), page), encoding="utf-8")
+    page.write_text(glossary.with_hover(page.read_text(encoding="utf-8"), page), encoding="utf-8")
     assert "{abbr}`trace (One run of one generation.)`" in page.read_text(encoding="utf-8")
     assert any("hover text" in p for p in glossary.problems(tmp_path))
 
 
 def test_a_changed_definition_changes_the_hover_text_on_the_next_read(tmp_path):
     page = _book(tmp_path, "the [trace](../glossary.md#term-trace).\n", "trace\n: One run of one generation. More.")
-    assert "(One run of one generation.)" in hover.with_hover(page.read_text(encoding="utf-8"), page)
+    assert "(One run of one generation.)" in glossary.with_hover(page.read_text(encoding="utf-8"), page)
     glossary_md = tmp_path / "notebooks" / "glossary.md"
     glossary_md.write_text("```{glossary}\ntrace\n: A different first sentence. More.\n```\n", encoding="utf-8")
-    assert "(A different first sentence.)" in hover.with_hover(page.read_text(encoding="utf-8"), page)
+    assert "(A different first sentence.)" in glossary.with_hover(page.read_text(encoding="utf-8"), page)
 
 
 def test_every_page_round_trips_through_its_hover_text():
     for page in glossary.pages(REPO):
         text = page.read_text(encoding="utf-8")
-        shown = hover.with_hover(text, page)
-        assert hover.without_hover(shown) == text, page
+        shown = glossary.with_hover(text, page)
+        assert glossary.without_hover(shown) == text, page
     preface = REPO / "notebooks" / "00-preface.md"
-    assert "{abbr}`" in hover.with_hover(preface.read_text(encoding="utf-8"), preface)
+    assert "{abbr}`" in glossary.with_hover(preface.read_text(encoding="utf-8"), preface)
 
 
 def test_jupyterlab_shows_the_hover_text_and_saves_the_page_without_it(tmp_path):

@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
+from _helpers import report_differences
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.labs import dpo
 from labkit.labs.common import finite_difference
-from labkit.labs.report import report_differences
 
 # The source chapter's `dpo` report object (reference values, compared exactly).
 SOURCE_DPO = {

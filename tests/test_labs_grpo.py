@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from _helpers import report_differences
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.labs import grpo
-from labkit.labs.report import report_differences
 
 SOURCE_GRPO = {
     "rewards": [[0.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0]],

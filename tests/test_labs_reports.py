@@ -4,11 +4,12 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from _helpers import report_differences
 
 from labkit.cli import labs as cli_labs
 from labkit.cli import main
 from labkit.labs import report
-from labkit.labs.report import LabCheckFailed, report_differences, require_close
+from labkit.labs.report import LabCheckFailed, require_close
 
 LABS_ORDER = [
     "ce_gradient",

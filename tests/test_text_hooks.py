@@ -7,7 +7,7 @@ import pytest
 
 from labkit.core.events import read_jsonl
 from labkit.core.fixtures import fixture_path
-from labkit.text.hooks import TextHooks
+from labkit.text.config import TextHooks
 from labkit.text.processors import PROCESSORS, ProcessorContext, SamplingConfig, apply_processors
 from labkit.text.runtime import run_text_trace
 from labkit.trace.divergence import first_divergence

@@ -1,10 +1,7 @@
-"""The ``labkit`` command.
+"""The ``labkit`` command: each subcommand is a module with ``configure(parser)`` and ``run(args) -> int``.
 
-Each subcommand lives in the module named after it (``labkit class-copy`` in
-``labkit/cli/classcopy.py``), which exposes ``configure(parser)`` (add arguments and a one-line
-``description``) and ``run(args) -> int``.  A new command is its module plus one line in
-``TRACE_COMMANDS``, ``KIND_COMMANDS`` or ``TOP_COMMANDS``; ``labkit trace KIND`` has one
-subcommand per registered trace kind (``labkit.trace.kinds``), run by ``labkit.cli.trace``.
+A new command is its module plus one line in ``TRACE_COMMANDS``, ``KIND_COMMANDS`` or ``TOP_COMMANDS``;
+``labkit trace KIND`` has one subcommand per registered trace kind (``labkit.trace.kinds``).
 """
 
 from __future__ import annotations

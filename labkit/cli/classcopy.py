@@ -1,11 +1,8 @@
 """``labkit class-copy DEST``: the book without its answer key, ready to hand out.
 
-Copies the book (the folder ``labkit.core.fixtures.book_root`` finds) — the files git tracks,
-plus new files git does not ignore (every file but the ignored ones when git is missing) — into
-DEST, leaving out ``solutions/`` and every test file that holds an answer: a function, at any
-depth or in a string of code, that passes one of the book's checkers (found by trying each
-against every checker whose parameters it takes).  The copy's own ``make test`` passes: the
-tests that need the answer key skip with a message when it is absent.
+Copies the files of the book git would keep into DEST, leaving out ``solutions/`` and every test file
+holding a function (at any depth, or in a string of code) that passes one of the book's checkers,
+each candidate tried in the sandbox.  The copy's ``make test`` passes: tests that need the key skip.
 """
 
 from __future__ import annotations
@@ -191,22 +188,21 @@ def _answers_in_strings(path: Path, specs: dict):
                     continue
 
 
-class _quiet:
+@contextlib.contextmanager
+def _quiet():
     """Silence file descriptors 1 and 2 (LAPACK prints when a wrong function feeds it NaN)."""
+    import os
 
-    def __enter__(self):
-        import os
-
+    sys.stdout.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    try:
+        yield
+    finally:
         sys.stdout.flush()
-        self.saved = [os.dup(1), os.dup(2)]
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1), os.dup2(null, 2)
-        os.close(null)
-
-    def __exit__(self, *exc):
-        import os
-
-        sys.stdout.flush()
-        for fd, saved in enumerate(self.saved, start=1):
-            os.dup2(saved, fd)
-            os.close(saved)
+        for fd, kept in enumerate(saved, start=1):
+            os.dup2(kept, fd)
+            os.close(kept)

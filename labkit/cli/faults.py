@@ -1,10 +1,6 @@
 """``labkit faults``: run the fault-injection supplement of chapter 11 and write its JSON report.
 
-    labkit faults [--output PATH]
-
-The report goes to ``build/reports/fault-injection.json`` under the current folder unless
-``--output`` says otherwise.  Exit status: 0 when every check passes, 1 when a check fails
-(the report is still written, with ``"status": "failed"``), 2 on bad arguments.
+Exit status 0 when every check passes, 1 when one fails (the report is still written), 2 on bad arguments.
 """
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
-"""The glossary's hover text: made from the glossary page when a page is read, never written into it.
+"""The glossary's links: hover text made when a page is read, and the check of the pages' links.
 
-A page links a term to its entry with a plain link, ``[KV cache](../glossary.md#term-kv-cache)``
-(``{term}`` does not resolve across pages in JupyterLab).  The hover text is a build product:
-
-- in JupyterLab, the book's contents manager (``labkit.cli.lab_contents``) hands each page over
-  with ``with_hover``: the link's text becomes an ``{abbr}`` whose title is the entry's first
-  sentence; ``without_hover`` takes it out again before a page is saved;
-- in the static book, ``myst/md-page-links.mjs`` turns the link into a reference to the entry,
-  which mystmd shows with its preview.
+A page links a term with a plain link, ``[KV cache](../glossary.md#term-kv-cache)`` (``{term}``
+does not resolve across pages in JupyterLab).  The hover text is a build product: the book's
+contents manager (``labkit.cli.lab_contents``) wraps the link's text in an ``{abbr}`` holding the
+entry's first sentence as a page is read (``with_hover``) and takes it out before a save
+(``without_hover``); the static book's ``myst/md-page-links.mjs`` makes the link a reference.
+``problems`` (``python -m labkit.devtools check``) names a page that uses ``{term}``, links an
+unknown entry, or carries a written hover text.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -29,8 +29,12 @@ def html_id(term: str) -> str:
     return "term-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
 
 
-def glossary_entries(path: Path) -> dict[str, str]:
-    """Term → definition (Markdown, one line) of the ``{glossary}`` block of the page at ``path``."""
+def glossary_entries(path: Path | None = None) -> dict[str, str]:
+    """Term → definition (Markdown, one line) of the ``{glossary}`` block of the page at ``path``
+    (default: the book's glossary)."""
+    from labkit.core.fixtures import book_root
+
+    path = path or book_root() / "notebooks" / "glossary.md"
     text = Path(path).read_text(encoding="utf-8")
     block = re.search(r"```\{glossary\}\n(.*?)\n```", text, re.S)
     if block is None:
@@ -105,18 +109,61 @@ def without_hover(text: str) -> str:
     return HOVER_LINK.sub(lambda m: f"[{m.group(1)}]({m.group(3)}#{m.group(4)})", text)
 
 
-def notebook_with_hover(notebook: dict, page: Path) -> None:
-    """Give every Markdown cell of ``notebook`` (a contents model of the page at ``page``) its hover text."""
-    _each_markdown_cell(notebook, lambda text: with_hover(text, page))
-
-
-def notebook_without_hover(notebook: dict) -> None:
-    """Take the hover text out of every Markdown cell of ``notebook`` (before it is saved)."""
-    _each_markdown_cell(notebook, without_hover)
-
-
-def _each_markdown_cell(notebook: dict, change) -> None:
+def change_markdown(notebook: dict, change) -> None:
+    """Replace the source of every Markdown cell of ``notebook`` (a contents model) by ``change(source)``."""
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") == "markdown":
             source = cell.get("source", "")
             cell["source"] = change("".join(source) if isinstance(source, list) else source)
+
+
+def pages(root: Path) -> list[Path]:
+    """Every page source of the book at ``root`` but the glossary."""
+    glossary = root / "notebooks" / "glossary.md"
+    found = (root / "notebooks").rglob("*.md")
+    return sorted(
+        p for p in found if ".ipynb_checkpoints" not in p.parts and "players" not in p.parts and p != glossary
+    )
+
+
+def _lookup(entries: dict[str, str], key: str) -> str | None:
+    wanted = " ".join(key.split()).lower()
+    return next((term for term in entries if term.lower() == wanted), None)
+
+
+def link_for(shown: str, term: str, page: Path, glossary: Path) -> str:
+    """The plain link a page writes for ``term`` (shown as ``shown``)."""
+    rel = Path(os.path.relpath(glossary, page.parent)).as_posix()
+    return f"[{' '.join(shown.split())}]({rel}#{html_id(term)})"
+
+
+def page_problems(page: Path, glossary: Path, entries: dict[str, str]) -> list[str]:
+    text = page.read_text(encoding="utf-8")
+    anchors = {html_id(term) for term in entries}
+    found = []
+    for m in TERM_ROLE.finditer(text):
+        term = _lookup(entries, (m.group(2) or m.group(1)).strip())
+        if term is None:
+            found.append(f"no glossary entry {(m.group(2) or m.group(1)).strip()!r}")
+        else:
+            found.append(
+                f"{m.group(0)} does not resolve in JupyterLab; write {link_for(m.group(1), term, page, glossary)}"
+            )
+    for m in HOVER_LINK.finditer(text):
+        found.append(f"{m.group(0)[:60]}… carries hover text (a build product); write [{m.group(1)}]({m.group(3)}#…)")
+    found += [f"no glossary entry {m.group(3)!r}" for m in PLAIN_LINK.finditer(text) if m.group(3) not in anchors]
+    return found
+
+
+def problems(root: Path | None = None, entries: dict[str, str] | None = None) -> list[str]:
+    """Every problem of the glossary links of the book at ``root`` (``entries``: the glossary's)."""
+    from labkit.core.fixtures import book_root
+
+    root = book_root(root)
+    glossary = root / "notebooks" / "glossary.md"
+    entries = glossary_entries(glossary) if entries is None else entries
+    found = []
+    for page in pages(root):
+        rel = page.relative_to(root).as_posix()
+        found += [f"{rel}: {line}" for line in page_problems(page, glossary, entries)]
+    return found

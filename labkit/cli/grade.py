@@ -1,15 +1,9 @@
-"""``labkit grade FOLDER``: check a class's hand-ins and write one CSV row per student and exercise.
+"""``labkit grade FOLDER``: check a class's hand-ins and write one CSV (or JSON) row per student and exercise.
 
-    labkit grade handins/ --out grades.csv                    every exercise a hand-in defines
-    labkit grade handins/ --out grades.json                   the same rows as JSON
-    labkit grade handins/ --exercise rms_norm --exercise kl_divergence
-
-A hand-in is ``FOLDER/<student>.py`` or a folder ``FOLDER/<student>/`` of ``.py`` files; the
-student is the file's stem or the folder's name.  Which file answers which exercise is read from
-its top-level definitions (``def NAME`` or ``NAME = …``) without running it; each answer then runs
-through the same sandbox as ``labkit check NAME --file F`` (``labkit.cli.sandbox``), so a hand-in
-can neither pass by exiting or patching the checker nor touch the teacher's files.  The row
-holds ``passed``, ``failed``, ``could not check`` or ``missing`` and the verdict's first line.
+A hand-in is ``FOLDER/<student>.py`` or a folder ``FOLDER/<student>/`` of ``.py`` files.  Which file
+answers which exercise is read from its top-level definitions without running it; each answer then
+runs in the sandbox of ``labkit check NAME --file F`` (``labkit.cli.sandbox``), so a hand-in can
+neither pass by exiting or patching the checker nor touch the teacher's files.
 """
 
 from __future__ import annotations

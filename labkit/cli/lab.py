@@ -1,21 +1,9 @@
 """``labkit lab`` (``make lab`` runs it): open the book in JupyterLab at its first page.
 
-The one place for the flags; it needs only the standard library and labkit (any OS, no shell):
-
-- the book's JupyterLab settings (its ``jupyter/overrides.json``, given to JupyterLab as its
-  settings folder for this run, so the Python environment is not modified): MyST ``.md`` pages
-  open as notebooks, no news or update prompts;
-- the book's contents manager (``lab_contents.py``): the pages are never written, a reader's
-  edits go to ``my-edits/`` (``labkit reset`` brings a page back);
-- Jupyter, IPython and matplotlib state kept in the book's ``build/`` folder, never in the
-  home folder; the runtime folder (it holds the server's token) is private (0700) and the
-  server writes its files readable by the user only;
-- every kernel loads ``lab_hint`` (a page run out of order names the cell to run first);
-- ``--allow-root`` only when asked, or announced on the first line when run as root;
-- the preface opened.
-
-The book is the folder given with ``--book``, else the current folder or the nearest one
-above it that holds the book.  Arguments after ``--`` go to ``jupyter lab`` unchanged.
+The one place for the flags, standard library only: the book's ``jupyter/overrides.json`` as the
+settings folder of this run, its contents manager (``lab_contents.py``), every Jupyter, IPython and
+matplotlib folder under the book's ``build/`` (the runtime folder, which holds the token, private),
+``lab_hint`` loaded in every kernel, ``--allow-root`` only when asked or announced when run as root.
 """
 
 from __future__ import annotations

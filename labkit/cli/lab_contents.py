@@ -1,25 +1,13 @@
-"""The contents manager ``make lab`` and ``labkit lab`` give JupyterLab: Jupytext's, with three
-rules for a reader.
+"""The contents manager ``labkit lab`` gives JupyterLab: Jupytext's, with four rules for a reader.
 
-- **The book's pages are never written.**  A page (a notebook under the ``notebooks/`` of a
-  book's folder, the one holding ``myst.yml``; the server's root is the book or a folder above
-  it) is read from the book.  A save whose cell sources equal the book's writes nothing
-  (running a page, clicking its players and autosave change no file); a save with the reader's
-  own edits goes to the page's working copy, ``<book>/my-edits/<page>.ipynb`` (one file: the
-  reader's cells, outputs and metadata, front matter included), and the page opens from there
-  until ``labkit reset`` (or *File → Revert Notebook to Checkpoint*) sets it aside.  So ``git
-  status`` stays clean, a hub's ``git pull`` (nbgitpuller) never meets a conflict, and a page
-  comes back without git.
-- **Pages open clean.**  A page's ``.ipynb`` stores ``language_info`` as ``{"name":
-  "python"}`` only; when the kernel starts, JupyterLab writes the kernel's full
-  ``language_info`` into the notebook, a change that marked every page unsaved.  The notebook
-  is handed to JupyterLab with what the ``python3`` kernel will report (in memory only).
-- **One entry per page.**  The file browser lists the ``.md`` of each page: ``*.ipynb`` and
-  ``my-edits`` join ``hide_globs`` (an ``.ipynb`` still opens from a link or *Open from Path*).
-- **Glossary hover text** is added as a page is read and taken out before a save is compared
-  or written (``labkit.cli.glossary``): it is a build product, never in a file.
-
-Used as ``jupyter lab --ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager``.
+- **The book's pages are never written.**  A save whose cell sources equal the book's writes nothing;
+  a save with the reader's edits goes to ``<book>/my-edits/<page>.ipynb``, which the page opens from
+  until ``labkit reset`` sets it aside.  So ``git status`` stays clean and a hub's ``git pull`` never
+  meets a conflict.
+- **Pages open clean.**  The notebook is handed over with the ``language_info`` the kernel will
+  report (in memory), so starting the kernel marks no page unsaved.
+- **One entry per page.**  ``*.ipynb`` and ``my-edits`` join ``hide_globs``: the browser lists the ``.md``.
+- **Glossary hover text** is added as a page is read and taken out before a save (``labkit.cli.glossary``).
 """
 
 from __future__ import annotations
@@ -102,13 +90,14 @@ class BookContentsManager(AsyncTextFileContentsManager):
             model.update(path=path, name=PurePosixPath(path).name)
         if content and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
             with_kernel_language_info(model["content"], kernel_language_info())
-            glossary.notebook_with_hover(model["content"], Path(self._get_os_path(path)))
+            page = Path(self._get_os_path(path))
+            glossary.change_markdown(model["content"], lambda text: glossary.with_hover(text, page))
         return model
 
     async def save(self, model, path=""):
         path = path.strip("/")
         if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
-            glossary.notebook_without_hover(model["content"])  # the hover text is never written
+            glossary.change_markdown(model["content"], glossary.without_hover)  # the hover text is never written
         page = Path(self._get_os_path(path))
         if model.get("type") != "notebook" or "content" not in model or not is_page(page):
             return await super().save(model, path)

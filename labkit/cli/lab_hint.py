@@ -1,14 +1,8 @@
 """An IPython extension for a page run out of order: a ``NameError`` names the cell to run first.
 
-A reader who restarts the kernel and runs a later cell first meets ``NameError: name
-'decode_player' is not defined``.  With this extension loaded (``labkit lab`` and the binder
-image load it in every kernel through IPython's configuration) the error reads on, in one line,
-which cell of the page defines the name and where it is.  The page is the notebook JupyterLab
-opened: it sets ``__session__`` in the kernel to the notebook's path; the cells are read from
-the reader's working copy of the page (``my-edits/``) or the page's paired ``.ipynb``.
-Elsewhere, or for a name the page never defines, the error is left as it is.
-
-Load by hand with ``%load_ext labkit.cli.lab_hint``.
+``labkit lab`` and the binder image load it in every kernel (by hand: ``%load_ext labkit.cli.lab_hint``).
+The page is the notebook whose path JupyterLab sets as ``__session__``; its cells are read from the
+reader's working copy (``my-edits/``) or the paired ``.ipynb``.  Any other error is left as it is.
 """
 
 from __future__ import annotations

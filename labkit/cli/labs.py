@@ -1,13 +1,7 @@
 """``labkit labs``: run the eight mechanism labs of chapter 11 and write their JSON report.
 
-    labkit labs [--output PATH] [--samples N]
-
-The report goes to ``build/reports/mechanism-labs.json`` under the current folder unless
-``--output`` says otherwise.  ``--samples`` (default 200 000, from 10 000 to 10 000 000, the
-most a run holds in memory at about 40 bytes a sample) is the Monte Carlo size of the
-speculative-sampling lab.  Exit status: 0 when every check passes, 1 when
-a lab's check fails (the report is still written, with ``"status": "failed"``), 2 on bad
-arguments.
+Exit status 0 when every check passes, 1 when one fails (the report, ``"status": "failed"``, is
+still written), 2 on bad arguments.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``labkit reset PAGE | --all``: bring a page, or every page, back to the book's original.
 
-Under ``make lab``, ``labkit lab`` and the class image the book's pages are never written (see
-``lab_contents.py``): a reader's edits of ``notebooks/…/page.md`` are kept in its working copy
-``my-edits/notebooks/…/page.ipynb`` in the book's folder.  Resetting a page sets that copy aside as
-``page.before-reset.ipynb`` (one undo: open it with *File → Open from Path*); other pages keep
-their edits.  With no argument the command lists the pages that have edits.  No git needed.
+A reader's edits of ``notebooks/…/page.md`` live in ``my-edits/notebooks/…/page.ipynb``
+(``lab_contents.py``); a reset sets that copy aside as ``page.before-reset.ipynb`` (one undo).
+With no argument the command lists the pages that have edits.
 """
 
 from __future__ import annotations

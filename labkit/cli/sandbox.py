@@ -78,7 +78,8 @@ class Sandbox:
             env={**env, "TMPDIR": self.scratch, "HOME": self.scratch},
             start_new_session=True,
         )
-        os.close(to_child), os.close(from_parent)
+        os.close(to_child)
+        os.close(from_parent)
         self.deadline = time.monotonic() + self.limits.seconds
         try:
             self._send(

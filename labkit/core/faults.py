@@ -1,14 +1,8 @@
 """One vocabulary for faults and divergences, shared by the three traces.
 
-A named fault is a change of a runtime's configuration, nothing else, together with the
-place where a comparison with the golden trace must first fail: a ``FirstDivergence``
-(event ID, rule, field, suspect).  The rule names are those of the first-divergence
-algorithm (``labkit.trace.divergence``) and the suspects those its contracts name
-(``labkit.trace.contracts``); both are spelled once, here, so a fault's declaration and a
-diagnosis can be compared with ``==`` on each part.
-
-Each domain keeps its faults beside its runtime (``labkit.<domain>.faults.FAULTS``); its
-trace kind (``labkit/<domain>/kind.py``) hands them to the registry, ``labkit.trace.kinds``.
+A named fault is a change of a runtime's configuration and the ``FirstDivergence`` (event ID, rule,
+field, suspect) a comparison with the golden trace must find; the rule names and suspects are
+spelled once, here, so a declaration and a diagnosis compare with ``==``.
 """
 
 from __future__ import annotations

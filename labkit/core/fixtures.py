@@ -1,10 +1,7 @@
 """Where the fixtures live, deterministic array files, and building/checking fixture recipes.
 
-Every fixture file is built by a recipe in labkit (``labkit fixtures build``) and a test
-rebuilds all of them and compares (``labkit fixtures check``).  A recipe is a function
-``build(dest) -> list[str]``; the registry naming the domains' recipes lives at the top of
-the kit, in ``labkit.cli.fixtures``, so this module imports no domain.  Arrays are stored in
-``.npz`` files written with fixed zip timestamps, so a rebuild is byte-identical.
+A recipe is ``build(dest) -> list[str]`` (each kind names its own); ``.npz`` files are written with
+fixed zip timestamps, so a rebuild is byte-identical.
 """
 
 from __future__ import annotations

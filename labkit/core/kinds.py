@@ -1,10 +1,7 @@
 """What a trace kind is, as one value: ``TraceKind`` (and its §7.16 contract, ``TraceContract``).
 
-Each domain declares its kind in ``labkit/<domain>/kind.py``, one module-level name per field
-of ``TraceKind`` (``TraceKind.declared_by``) — its ``config`` and ``hooks`` classes, its runner,
-its contract, its named faults, its fixture recipe and golden trace, what the ``labkit trace
-KIND`` command prints — and ``labkit.trace.kinds`` registers it, one line.  The CLI, the
-catalogue, the contracts and the fixture registry iterate over that registry.
+A domain declares its kind in ``labkit/<domain>/kind.py``, one module-level name per field of
+``TraceKind``; ``labkit.trace.kinds`` registers it in one line.
 """
 
 from __future__ import annotations

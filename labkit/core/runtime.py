@@ -1,18 +1,5 @@
-"""The one shape of the three trace runtimes (text, diffusion, tool call).
-
-Each runtime module offers
-
-* a frozen ``Config`` (a subclass of ``Config`` here): everything that decides a run; a
-  named fault is a changed copy of it, made with ``config.replace(field=value, …)``;
-* a frozen ``Hooks`` (a subclass of ``Hooks`` here): the pieces a reader's function (or a
-  test) may substitute; ``None`` keeps the library's piece;
-* ``run(config=None, hooks=None) -> Run``, where the ``Run`` dataclass holds the ``config``,
-  the ``events`` and the state a page needs.  Resources a caller may pass in to save work
-  (an already loaded model, a fixtures directory) are keyword-only, never config fields.
-  A config or hook of the wrong kind is a ``ValueError`` (``checked_run_arguments``).
-
-The runner itself is a short sequence of calls, one function per group of events, so a
-page can ``show_source`` one phase.
+"""The one shape of the three trace runtimes: a frozen ``Config``, a frozen ``Hooks`` and
+``run(config=None, hooks=None, *, resources) -> Run`` (CONTRIBUTING.md, "Traces and events").
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """The book's one maintenance entry point.
 
-    python -m labkit.devtools build [PAGE.md ...]          regenerate and execute each page's .ipynb (default: all)
-    python -m labkit.devtools build --prose [PAGE.md ...]  copy Markdown cells into the .ipynb, keep its outputs
-    python -m labkit.devtools build --site [--repository owner/name]
-                                                           the players' page bundles, then the static site
-                                                           (a launch button to that repository on Binder)
-    python -m labkit.devtools check                        offline: notebook pairs, glossary links, toc,
-                                                           citations, every page parsed, the players
-
-It works on the book in the current folder or the nearest folder above it (a clone: ``myst.yml``
-and ``notebooks/``), or the one ``--book DIR`` names.  Nothing it runs writes into a page's ``.md``: a ``.ipynb`` is the
-regeneration's, and every other product (page bundles, the site, glossary hover text) is
-written outside the sources or made in memory (``build --site --repository`` adds the launch
-button to ``myst.yml`` for the length of the build only).
+``build`` regenerates pages' ``.ipynb`` (``--prose``: Markdown cells only; ``--site``: the static site),
+``check`` checks the book offline.  Nothing it runs writes into a page's ``.md``.
 """
 
 from __future__ import annotations
@@ -21,8 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from labkit.cli import glossary
 from labkit.core.fixtures import book_root
-from labkit.devtools import book, glossary, notebooks
+from labkit.devtools import book, notebooks
 
 
 def build_pages(root: Path, paths: list[Path], prose: bool) -> int:

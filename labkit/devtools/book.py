@@ -1,19 +1,8 @@
-"""The offline book check: the table of contents, the players' modules and data, every page
-parsed, every reference resolved.
+"""The offline book check (toc, players, citations, every page parsed, every reference resolved) and the site build.
 
-``myst build --html`` needs a theme from the internet; this check needs none.  It reads
-``myst.yml``, makes sure every toc entry exists and every notebook is in the toc, then
-checks that every citation key a page uses (``{cite}`key```, ``{cite:p}`a; b```) is in a
-bibliography file listed in ``myst.yml`` and that every chapter page cites one, then runs
-``myst build --site`` with mystmd's API pointed at a closed loopback port (so it never reaches
-the network) and fails on any parse error or unresolved reference (cross-reference or
-citation) it reports before the theme step.
-
-    python -m labkit.devtools check      (with the notebook pairs and the glossary links)
-
-The published build (``build --site``) is ``myst build --html``; given the repository it is
-built from (the Pages workflow passes GitHub's own ``github.repository``), the site gets a
-launch button that opens that repository on Binder.  With none, the book has no launch button.
+The check asks that every chapter page cite a source, and runs ``myst build --site`` with mystmd pointed at
+a closed loopback port, so it never reaches the network.  ``build --site`` is ``myst build --html``; given
+a repository it adds a Binder launch button.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """Regenerate paired notebooks and check that each ``.md`` and its ``.ipynb`` agree.
 
-The MyST ``.md`` is the source.  ``build`` reads its cells, executes them in a fresh
-kernel from the notebook's own folder and writes the ``.ipynb`` with fresh outputs and
-no per-cell timing metadata.  ``check_pairs`` finds any ``.md``/``.ipynb`` pair whose
-cell sources disagree and any ``.ipynb`` with unexecuted code cells.
-
-    python -m labkit.devtools build [NOTEBOOK.md ...]
-    python -m labkit.devtools build --prose [NOTEBOOK.md ...]
-
-``prose`` is for an edit to Markdown cells only (wording, links): it copies the ``.md``'s
-Markdown cells into the ``.ipynb`` and keeps every stored output, so nothing is re-executed
-(and no digit of another machine's BLAS enters the page).  It refuses when a code cell, a
-tag or the cell layout changed: that needs ``build``.
+``build`` executes the ``.md``'s cells in a fresh kernel and writes the ``.ipynb`` without timing
+metadata; ``prose`` copies Markdown cells only and keeps the stored outputs (it refuses a code change).
 """
 
 from __future__ import annotations

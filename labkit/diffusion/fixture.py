@@ -1,17 +1,6 @@
 """Recipe of trace two's fixtures: the three toy models, the §7.8 sub-fixture, the golden trace.
 
-Files written under ``dest`` (the fixtures root)::
-
-    diffusion/toy-text-encoder-v2.json   vocabulary, lexicon (word → concepts), max length
-    diffusion/toy-text-encoder-v2.npz    token_embedding [V, 768], position_embedding [12, 768]
-    diffusion/toy-latent-denoiser-v3.json  concepts and scalars
-    diffusion/toy-latent-denoiser-v3.npz   concept_queries [6, 768], base [4, 64, 64], deltas [6, 4, 64, 64]
-    diffusion/toy-vae-v1.json            mixing [3, 4], bias [3], scaling_factor
-    diffusion/ddim-2d-subfixture.json    the inputs of §7.8 and the numbers the source prints
-    traces/diffusion.jsonl               the golden trace d00–d08
-
-Everything is generated from fixed seeds (``np.random.default_rng``) and the procedural
-scene in ``labkit.diffusion.scene``; nothing is downloaded.
+Everything comes from fixed seeds and the procedural scene of ``labkit.diffusion.scene``; nothing is downloaded.
 """
 
 from __future__ import annotations

@@ -8,10 +8,6 @@
     d06 vae.decoded          z_0 [1, 4, 64, 64]          → pixels [1, 3, 512, 512]
     d07 image.encoded        uint8 pixels                → PNG bytes, result object
     d08 response.completed   image reference             → FINISHED
-
-A fault is another ``DiffusionConfig`` (see ``labkit.diffusion.faults``), never a patch.
-A reader's piece (the word → normal transform, the CFG combination, the DDIM step) is
-passed in as ``run_diffusion(config, DiffusionHooks(...))`` (see ``labkit.diffusion.hooks``).
 """
 
 from __future__ import annotations
@@ -101,8 +97,6 @@ def run_diffusion(
     ``decode=False`` stops after the denoise loop (events d00–d05, no pixels or PNG): the
     latent-level part of the trace, which is compared under a tolerance, while pixels and
     PNG bytes are compared exactly and change with the last float rounding of z₀.
-    One function per group of events: ``encode_conditions`` (d00), ``initial_latent`` (d01),
-    ``denoise_step`` (d02–d05), ``decode_latent`` (d06), ``encode_image`` (d07, d08).
     """
     config, hooks = checked_run_arguments(config, hooks, DiffusionConfig, DiffusionHooks)
     if hooks.scheduler_step is not None and config.eta != 0:

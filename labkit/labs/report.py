@@ -1,9 +1,7 @@
 """The two JSON reports of chapter 11, and the check vocabulary every lab of this package uses.
 
-``labs_report`` runs the eight mechanism labs (ce_gradient, masks, causal_attention,
-cache_equivalence, dpo, grpo, kl, speculative_sampling); ``faults_report`` runs the
-fault-injection supplement (bandwidth_budget, unequal_rank_gradients, cache_faults,
-wrong_rejection_fallback).  Both have the keys and nesting of the source's reports:
+``labs_report`` runs the eight mechanism labs (``LABS``), ``faults_report`` the fault-injection
+supplement (``FAULTS``); both have the keys and nesting of the source's reports:
 
     labs:   {status, scope, timestamp_shanghai, runtime, elapsed_seconds, labs: {name: object}}
     faults: {status, timestamp_shanghai, runtime, <one key per supplement object>}
@@ -210,35 +208,3 @@ def write_report(report: Mapping, path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return target
-
-
-def report_differences(actual, reference, path: str = "") -> list[str]:
-    """Every place where ``actual`` differs from ``reference`` (JSON-like values), as readable lines.
-
-    Keys are compared in order (a report's key order is part of its format); floats must be
-    equal, and a differing float is shown with the difference.  Empty list: identical.
-    """
-    here = path or "report"
-    if isinstance(reference, Mapping):
-        if not isinstance(actual, Mapping):
-            return [f"{here}: expected an object, got {type(actual).__name__}"]
-        if list(actual) != list(reference):
-            return [f"{here}: keys {list(actual)} differ from the reference's {list(reference)}"]
-        out = []
-        for key in reference:
-            out += report_differences(actual[key], reference[key], f"{path}.{key}" if path else key)
-        return out
-    if isinstance(reference, list | tuple):
-        if not isinstance(actual, list | tuple) or len(actual) != len(reference):
-            return [f"{here}: expected a list of {len(reference)}, got {actual!r}"]
-        out = []
-        for i, (a, r) in enumerate(zip(actual, reference, strict=True)):
-            out += report_differences(a, r, f"{here}[{i}]")
-        return out
-    if isinstance(reference, float) and isinstance(actual, float):  # JSON tells 0 from 0.0
-        if actual != reference and not (actual != actual and reference != reference):
-            return [f"{here}: {actual!r} vs reference {reference!r} (off by {abs(actual - reference):.3e})"]
-        return []
-    if type(actual) is not type(reference) or actual != reference:
-        return [f"{here}: {actual!r} vs reference {reference!r}"]
-    return []

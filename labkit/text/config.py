@@ -1,4 +1,4 @@
-"""Trace one's configuration (§7.2) and what a run leaves behind.
+"""Trace one's configuration (§7.2), the hooks a reader's function plugs into, and what a run leaves behind.
 
 ``TextTraceConfig`` is frozen; a fault is another config (``labkit.text.faults``).
 ``StepRecord`` is one selection step's ledger (raw and processed logits, the masks, the
@@ -8,11 +8,13 @@ choice, the cache lengths); ``TextRun`` holds the events and the ledger
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from labkit.core.runtime import Config
+from labkit.core.runtime import Config, Hooks
 from labkit.nn import DecoderFaults
 from labkit.text.model import WeightPerturbation
 from labkit.text.processors import SamplingConfig
@@ -48,6 +50,29 @@ class TextTraceConfig(Config):
             "".encode(self.detokenizer_encoding)
         except LookupError:
             raise ValueError(f"detokenizer_encoding must be a codec name, got {self.detokenizer_encoding!r}") from None
+
+
+@dataclass(frozen=True)
+class TextHooks(Hooks):
+    """Substitutes for pieces of ``run_text_trace`` (the exercises use them); ``None`` keeps the library's.
+
+    * ``processors``: ``{name: fn}`` replaces logits processors by name, each ``fn(logits [V], context) ->
+      logits [V]`` (``processors.resolve_processors``); the configured order still decides when each runs;
+    * ``decode_step(decoder, cache, token_id) -> logits [V]`` replaces the decoder's cached step: it feeds
+      ``token_id`` at position = cache length and appends to ``cache``.  The runtime records those logits
+      and the cache lengths it finds afterwards (the per-layer ``ledger`` stays inside the function).
+    """
+
+    processors: Mapping[str, Callable] | None = None
+    decode_step: Callable | None = None
+
+    SIGNATURES = {
+        "processors": "a mapping {processor name: function (logits, context) -> logits}",
+        "decode_step": "a function (decoder, cache, token_id) -> logits",
+    }
+
+    def _acceptable(self, name: str, value: Any) -> bool:
+        return isinstance(value, Mapping) if name == "processors" else callable(value)
 
 
 @dataclass

@@ -1,8 +1,5 @@
-"""Recipe for fixtures/text/ and fixtures/traces/text.jsonl (``labkit fixtures build``).
-
-Writes the tokenizer, the template, the fitted toy-decoder-v1 weights with a note on how
-they were fitted, and the golden trace — produced by running the runtime on the files
-just written, so the golden trace can never drift from the weights.
+"""Recipe for fixtures/text/ and fixtures/traces/text.jsonl: the golden trace is run on the files just
+written, so it can never drift from the weights.
 """
 
 from __future__ import annotations

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from labkit.core import faults as S
 from labkit.core.kinds import TraceContract
+from labkit.text.config import TextHooks as hooks
 from labkit.text.config import TextRun
 from labkit.text.config import TextTraceConfig as config
 from labkit.text.faults import FAULTS as faults
 from labkit.text.fixture import build as build_fixture
-from labkit.text.hooks import TextHooks as hooks
 from labkit.text.runtime import run_text_trace as run
 
 help = "trace one: 天空为什么是蓝色？ from template to EOS"

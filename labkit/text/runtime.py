@@ -9,9 +9,7 @@ generation without a decode.
 
 ``logical_step`` is 0 for the request phase (e00–e04), t for the events of selection step
 t (token.selected, stream.delta, and the decode that consumes y_t), and the last step for
-the terminal events.  Payload keys follow CONTRIBUTING.md: ``artifacts`` (immutable IDs),
-``tensors`` (summaries with a few ``values``, compared under ``labkit.text.config.TENSOR_TOLERANCE``),
-everything else discrete.
+the terminal events.
 """
 
 from __future__ import annotations
@@ -24,8 +22,7 @@ import numpy as np
 from labkit.core.events import TraceRecorder, tensor_summary, top_values
 from labkit.core.runtime import checked_run_arguments
 from labkit.nn import Decoder, KVCache
-from labkit.text.config import TOP_VALUES, StepRecord, TextRun, TextTraceConfig
-from labkit.text.hooks import TextHooks
+from labkit.text.config import TOP_VALUES, StepRecord, TextHooks, TextRun, TextTraceConfig
 from labkit.text.model import CONFIG, load_decoder, load_weights
 from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
 from labkit.text.template import Template
@@ -54,12 +51,9 @@ def run_text_trace(
 ) -> TextRun:
     """Run trace one under ``config`` (default: the fault-free fixture run).
 
-    ``hooks`` (``labkit.text.hooks.TextHooks``) lets a reader's own processor or decode
+    ``hooks`` (``labkit.text.config.TextHooks``) lets a reader's own processor or decode
     step run inside the real runtime; without them nothing changes.  ``root``: the fixtures
-    folder to load from (default ``fixtures/text``).  One function per group of events:
-    ``request_events`` (e00–e03), ``prefill_event`` (e04), then per step ``select_token``
-    (token.selected), ``stream_token`` (stream.delta) and ``decode_token``
-    (decode.started/completed), and ``terminal_events``.
+    folder to load from (default ``fixtures/text``).
     """
     config, hooks = checked_run_arguments(config, hooks, TextTraceConfig, TextHooks)
     root = Path(root) if root is not None else None

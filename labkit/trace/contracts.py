@@ -1,10 +1,7 @@
 """What each kind of trace promises: the state/update/terminal contract of §7.16.
 
-Traces of different kinds are never compared step by step ("is step 10 the same?");
-each is checked against its own contract.  Each kind declares its contract
-(``labkit/<domain>/kind.py``, a ``labkit.core.kinds.TraceContract``); the table of §7.16 is
-generated from those declarations, and ``labkit.trace.divergence`` reads each contract's
-tolerance and suspects.
+Traces of different kinds are never compared step by step; each kind declares its contract in its
+``kind.py``, and the table of §7.16 is generated from those declarations.
 """
 
 from __future__ import annotations

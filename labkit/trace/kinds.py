@@ -1,11 +1,7 @@
-"""The registry of trace kinds: one ``KINDS.declare`` line per kind.
+"""The registry of trace kinds: one ``KINDS.declare`` line per kind, no other list of kind names.
 
-``labkit/<domain>/kind.py`` declares a kind by its module-level names
-(``labkit.core.kinds.TraceKind.declared_by``).  The registry imports that module the first
-time the kind is looked up, so ``labkit trace text`` pays for text's runtime and no other.
-``labkit trace KIND``, the fault catalogue, the §7.16 contracts and ``labkit fixtures`` read
-``KINDS``; no other module keeps a list of kind names.  A new kind is its own module plus
-one ``declare`` line here (or ``register`` of a ready ``TraceKind``, as a test does).
+The declaring module (``labkit/<domain>/kind.py``) is imported when the kind is first looked up,
+so ``labkit trace text`` pays for text's runtime and no other.
 """
 
 from __future__ import annotations
