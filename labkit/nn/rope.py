@@ -63,7 +63,7 @@ def _rope_arguments(x, positions, base, angles) -> tuple[np.ndarray, tuple[np.nd
 def _angle_arguments(positions, head_dim, base) -> tuple[np.ndarray, float]:
     """Positions: finite real [T]; head_dim: an even integer >= 2; base: a finite number > 1."""
     positions = np.asarray(positions)
-    if positions.dtype.kind not in "uif" or not np.isfinite(positions).all():
+    if positions.dtype.kind not in "uif" or (positions.dtype.kind == "f" and not np.isfinite(positions).all()):
         raise ValueError(f"positions must be finite real numbers, got dtype {positions.dtype}")
     if not is_integer(head_dim) or head_dim < 2 or head_dim % 2:
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")

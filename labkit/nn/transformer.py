@@ -336,8 +336,9 @@ class Decoder:
         if cache is None:
             raise ValueError("decode_step needs a KVCache (use an empty KVCache to start from nothing)")
         ids = self._check_ids(input_ids)
-        positions = cache.length + np.arange(ids.shape[1])
-        rope_positions, allowed = self.faults.decode_inputs(positions, np.arange(cache.length + ids.shape[1]))
+        start = cache.length
+        positions = start + np.arange(ids.shape[1])
+        rope_positions, allowed = self.faults.decode_inputs(positions, np.arange(start + ids.shape[1]))
         result = self.forward(ids, cache, rope_positions=rope_positions, allowed=allowed, **kwargs)
         self.faults.after_decode(cache)
         return result
