@@ -206,14 +206,6 @@ class ForwardResult:
         return self.logits[:, -1, :]
 
 
-def _positions(rope_positions, t_new: int) -> np.ndarray:
-    """RoPE positions given to ``forward``: [T_new] (``rope_angles`` checks that they are finite reals)."""
-    rope_positions = np.asarray(rope_positions)
-    if rope_positions.shape != (t_new,):
-        raise ValueError(f"rope_positions must be [T] with T={t_new}, got shape {list(rope_positions.shape)}")
-    return rope_positions
-
-
 def _per_query_head(keys: np.ndarray, values: np.ndarray, group_size: int) -> tuple[np.ndarray, np.ndarray]:
     """[B, H_kv, T, d_h] → [B, H_q, T, d_h]: query head h reads key/value head h // group_size."""
     if group_size == 1:  # multi-head attention: each query head has its own
@@ -280,7 +272,9 @@ class Decoder:
             raise ValueError(f"cache has {cache.n_layers} layers, the model has {cfg.n_layers}")
         start = 0 if cache is None else cache.length
         positions = start + np.arange(t_new)
-        rope_positions = positions if rope_positions is None else _positions(rope_positions, t_new)
+        rope_positions = positions if rope_positions is None else np.asarray(rope_positions)
+        if rope_positions.shape != (t_new,):  # rope_angles checks that they are finite reals
+            raise ValueError(f"rope_positions must be [T] with T={t_new}, got shape {list(rope_positions.shape)}")
         allowed = causal_allowed(positions, np.arange(start + t_new)) if allowed is None else allowed
         allowed = _allowed_mask(allowed, t_new, start + t_new)  # checked once: the kernels below trust it
 
