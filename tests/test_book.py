@@ -197,11 +197,12 @@ def test_a_chapter_page_that_cites_nothing_is_caught(book_copy):
 
 
 @pytest.mark.slow
-def test_an_unknown_citation_key_is_caught(book_copy):
+def test_an_unknown_citation_key_is_caught(book_copy, monkeypatch):
     append_to_first_page(book_copy, "\n\nAs shown by {cite:p}`song2021ddim; nosuchpaper2099`.\n")
     problems = book.citation_problems(book_copy)
     assert len(problems) == 1 and "nosuchpaper2099" in problems[0] and "01-trace-record" in problems[0], problems
     assert any("nosuchpaper2099" in p for p in book.myst_problems(book_copy))  # mystmd agrees
+    monkeypatch.setattr(book, "myst_problems", lambda root=None: [])  # mystmd has spoken: the check's own rule
     assert any("nosuchpaper2099" in p for p in book.check(book_copy))
 
 
