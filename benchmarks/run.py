@@ -13,6 +13,7 @@ completed (missed targets are findings, not failures), 2 on bad arguments.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -205,6 +206,10 @@ def measure(
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    # Measure as an installed package runs: with bytecode caches (pip compiles them; an editable
+    # install writes them on first import). An environment that forbids them (PYTHONDONTWRITEBYTECODE)
+    # would make every timed process compile labkit again, a cost no reader pays.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     result = measure(
         args.only,
         quick=args.quick,
