@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from labkit.tools.answer import ANSWER_STRATEGY, AnswerSlots, answer_frames, clock_words
-from labkit.tools.calls import answer_mask, first_model_call, second_model_call
+from labkit.tools.calls import first_model_call, second_model_call
 from labkit.tools.fixture import SUMMARY_CASES, TARGET_ARGUMENTS, TARGET_SUMMARY
 from labkit.tools.model import load_decoder
 from labkit.tools.runtime import USER_TEXT
@@ -123,7 +123,9 @@ def test_without_the_slot_mask_the_head_alone_does_not_write_the_summary(model):
     from labkit.tools.decode import greedy_decode
 
     call = summarize(model, SUMMARY_CASES[2][0])
-    mask = answer_mask(TOK)
+    # a plain answer: every ordinary piece, and EOS; no other control token
+    mask = np.array([not TOK.is_control(i) for i in range(TOK.vocab_size)])
+    mask[EOS] = True
     plain = greedy_decode(
         call.first_logits,
         _feeder(decoder, call.cache.truncated(call.input_token_count)),

@@ -13,7 +13,6 @@ import numpy as np
 
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
 from labkit.nn import KVCache
-from labkit.nn.attention import causal_allowed
 
 MASK_KINDS = ("causal", "top-left rectangular")
 
@@ -51,9 +50,5 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
         model.prefill(tokens[np.newaxis, :cached], cache)
     result = model.decode(tokens[np.newaxis, cached:], cache, keep_attention=True)
     weights = result.layers[layer].attention_weights[0]  # [H, T_new, T]
-    t_new, t_all = weights.shape[-2:]
-    if mask == MASK_KINDS[0]:
-        allowed = causal_allowed(result.positions, np.arange(t_all))
-    else:
-        allowed = np.tril(np.ones((t_new, t_all), dtype=bool))
+    _, allowed = model.faults.decode_inputs(result.positions, np.arange(weights.shape[-1]))  # the mask it ran with
     return AttentionState(int(cached), mask, layer, weights, allowed, result.positions)

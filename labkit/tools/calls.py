@@ -67,14 +67,6 @@ def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> 
     return ModelCall("mc_01", ids, prefill, cache, decode, 0, first)
 
 
-def answer_mask(tok: ToolTokenizer) -> np.ndarray:
-    """A plain answer: every ordinary piece, and EOS; no other control token (the ablation
-    of mc_02's answer-slot mask)."""
-    allowed = np.array([not tok.is_control(i) for i in range(tok.vocab_size)])
-    allowed[tok.id_of("<|eos|>")] = True
-    return allowed
-
-
 def common_prefix(a, b) -> int:
     """The number of leading positions where ``a`` [T_a] and ``b`` [T_b] hold the same IDs."""
     a, b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
