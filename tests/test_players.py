@@ -134,7 +134,7 @@ def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
 
 
 def test_every_player_bundles_into_one_module_without_imports():
-    from labkit.reader.players.bundle import bundle
+    from labkit.reader.players import bundle
 
     assert devtools.module_problems() == []
     for name in PLAYERS:
@@ -150,7 +150,7 @@ def test_every_player_bundles_into_one_module_without_imports():
 def test_a_bundle_is_valid_javascript():
     import subprocess
 
-    from labkit.reader.players.bundle import bundle
+    from labkit.reader.players import bundle
 
     node = shutil.which("node")
     if node is None:
@@ -341,13 +341,13 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
 
 def test_cache_fault_data_is_every_modes_run(fresh):
     from labkit.labs.cache_faults import MODES, run_case
-    from labkit.reader.players.fault_modes import g3
+    from labkit.reader.players.base import significant
 
     data = data_of(fresh, "fault_modes")
     assert list(data["modes"]) == list(MODES) and data["start"] == "reset_rope_position"
     for mode, shown in data["modes"].items():
         case = run_case(mode)
-        assert shown["errors"] == [g3(e) for e in case.per_position_error] and shown["caught_by"] == case.caught_by
+        assert shown["errors"] == significant(case.per_position_error, 3) and shown["caught_by"] == case.caught_by
         assert [c[:2] for c in shown["checks"]] == [
             ["shape", case.shape_check_passed],
             ["logit", case.logit_allclose_passed],

@@ -23,8 +23,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from labkit.reader.players import PLAYERS
-from labkit.reader.players.bundle import bundle
+from labkit.reader.players import bundle, module_name
 
 
 def r4(value) -> float | None:
@@ -39,6 +38,12 @@ def r4(value) -> float | None:
 def r4_list(values) -> list[float | None]:
     """``r4`` over a flat sequence (an array is flattened first)."""
     return [r4(v) for v in np.asarray(values, dtype=np.float64).ravel()]
+
+
+def significant(values, digits: int) -> list[float]:
+    """Floats at ``digits`` significant digits (an array is flattened first): for values spanning
+    orders of magnitude, where fixed decimals would hide the small ones."""
+    return [float(f"{float(v):.{digits}g}") for v in np.ravel(values)]
 
 
 def number(name: str, value) -> float:
@@ -71,9 +76,7 @@ def one_of(name: str, value, options, *, optional: bool = False):
 
 def module(name: str):
     """Player ``name``'s Python module (the registry says where it is)."""
-    if name not in PLAYERS:
-        raise ValueError(f"unknown player {name!r}; expected one of {list(PLAYERS)}")
-    return importlib.import_module(PLAYERS[name])
+    return importlib.import_module(module_name(name))
 
 
 class Player(anywidget.AnyWidget):

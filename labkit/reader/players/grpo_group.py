@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 
 from labkit.labs import grpo
-from labkit.reader.players.base import grid, label
+from labkit.reader.players.base import grid, label, significant
 
 GROUPS = tuple(itertools.product((0.0, 1.0), repeat=4)) + ((0.7, 0.7, 0.7),)
 EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
@@ -24,7 +24,7 @@ EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
 def sig6(values) -> list[float]:
     """Floats at 6 significant digits: ε's effect (1 − 1e-8/0.5 …) and a near-equal group's
     1e-8-sized advantages stay visible."""
-    return [float(f"{float(v):.6g}") for v in np.ravel(values)]
+    return significant(values, 6)
 
 
 def state(rewards, eps: float) -> dict:
