@@ -314,7 +314,7 @@ def test_latent_recompute_names_a_bad_scale_and_reuses_a_computed_one():
 
 
 def test_attention_data_is_the_runs_weights_and_masks(fresh):
-    from labkit.labs.cached_attention import attention_state
+    from labkit.labs.lab_decoder import attention_state
     from labkit.text.runtime import run_text_trace
 
     groups = data_of(fresh, "attention")["groups"]
