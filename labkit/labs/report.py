@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 
@@ -191,13 +190,3 @@ def without_volatile_fields(report: Mapping) -> dict:
     if "runtime" in kept:
         kept["runtime"] = {k: v for k, v in kept["runtime"].items() if k not in MACHINE_FIELDS}
     return kept
-
-
-def write_report(report: Mapping, path) -> Path:
-    """Write ``report`` as UTF-8 JSON (indent 2, Chinese kept as is); create folders; return the path."""
-    import json
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return target
