@@ -47,20 +47,20 @@ def lab_weights(seed: int = 11) -> DecoderWeights:
     return DecoderWeights.from_arrays(arrays, LAB_CONFIG)
 
 
-def lab_decoder(faults: DecoderFaults | str | None = None, seed: int = 11) -> Decoder:
+def lab_decoder(faults: DecoderFaults | str | None = None) -> Decoder:
     """The lab decoder; ``faults`` is a ``DecoderFaults`` or a fault name (None: correct)."""
     if faults is None or isinstance(faults, str):
         faults = DecoderFaults.named(faults)
     if not isinstance(faults, DecoderFaults):
         raise TypeError(f"faults must be a DecoderFaults, a fault name or None, got {type(faults).__name__}")
-    return Decoder(LAB_CONFIG, _shared_weights(seed), faults)
+    return Decoder(LAB_CONFIG, _shared_weights(), faults)
 
 
-@functools.lru_cache(maxsize=8)
-def _shared_weights(seed: int) -> DecoderWeights:
-    """``lab_weights(seed)``, drawn and checked once, its arrays read-only: every lab decoder
-    of that seed shares them (each ``Decoder`` gets its own containers)."""
-    weights = lab_weights(seed)
+@functools.cache
+def _shared_weights() -> DecoderWeights:
+    """``lab_weights()``, drawn and checked once, its arrays read-only: every lab decoder shares
+    them (each ``Decoder`` gets its own containers)."""
+    weights = lab_weights()
     for array in weights.to_arrays().values():
         array.flags.writeable = False
     return weights

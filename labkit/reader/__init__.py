@@ -7,16 +7,14 @@ import inspect
 import textwrap
 
 from labkit.core.guards import holds_float
-from labkit.reader.numbers import FLOAT32_DECIMALS, FLOAT64_DIGITS, fmt, fmt_bound, rounded
-from labkit.reader.style import CJK_FONT_NAMES, find_cjk_font, new_figure, plt, use_book_style
+from labkit.reader.numbers import FLOAT64_DIGITS, fmt, fmt_bound, rounded
+from labkit.reader.style import CJK_FONT_NAMES, new_figure, plt, use_book_style
 
 __all__ = [
     "CJK_FONT_NAMES",
-    "FLOAT32_DECIMALS",
     "FLOAT64_DIGITS",
     "SourceView",
     "Table",
-    "find_cjk_font",
     "fmt",
     "fmt_bound",
     "new_figure",

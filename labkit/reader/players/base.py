@@ -74,11 +74,6 @@ def one_of(name: str, value, options, *, optional: bool = False):
     raise ValueError(f"{name} must be one of {list(options)}{' or None' if optional else ''}, got {value!r}")
 
 
-def module(name: str):
-    """Player ``name``'s Python module (the registry says where it is)."""
-    return importlib.import_module(module_name(name))
-
-
 class Player(anywidget.AnyWidget):
     """Player ``name`` in a live kernel, showing ``data`` (its exporter's output)."""
 
@@ -87,7 +82,7 @@ class Player(anywidget.AnyWidget):
     request = traitlets.Dict().tag(sync=True)
 
     def __init__(self, name: str, data: dict, **kwargs):
-        self._module = module(name)
+        self._module = importlib.import_module(module_name(name))
         self._esm = bundle(name)
         super().__init__(data=data, **kwargs)
         self.observe(self._on_request, names="request")
@@ -110,4 +105,5 @@ class Player(anywidget.AnyWidget):
 
 def player(name: str, **options) -> Player:
     """The live player ``name`` over ``static_data(**options)`` of its module."""
-    return Player(name, module(name).static_data(**options))
+    exporter = importlib.import_module(module_name(name))
+    return Player(name, exporter.static_data(**options))

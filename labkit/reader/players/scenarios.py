@@ -65,7 +65,7 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
         "attempts": attempts,
         "journal": journal,
         "entry": entry,
-        "final_state": run.final_state.value if hasattr(run.final_state, "value") else str(run.final_state),
+        "final_state": run.final_state,
         "request_status": run.request_status,
         "divergence": None
         if found is None
