@@ -83,11 +83,9 @@ def plt():
 def new_figure(pyplot: bool, size: tuple[float, float]):
     """A figure in the book style: through pyplot for a page's cell (shown by ``plt.show()``),
     or detached (a test that lays it out without pyplot)."""
-    use_book_style()
     if pyplot:
-        import matplotlib.pyplot as plt_module
-
-        return plt_module.figure(figsize=size, layout="constrained")
+        return plt().figure(figsize=size, layout="constrained")
     from matplotlib.figure import Figure
 
+    use_book_style()
     return Figure(figsize=size, layout="constrained")
