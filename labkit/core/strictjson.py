@@ -72,14 +72,6 @@ def _depth_exceeds(text: str, limit: int) -> bool:
     return max(accumulate(1 if c in "[{" else -1 for c in brackets), default=0) > limit
 
 
-def _has_lone_surrogate(value) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= ch <= "\udfff" for ch in value)
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    return isinstance(value, list) and any(_has_lone_surrogate(v) for v in value)
-
-
 def loads(data: str | bytes, source: str = "JSON input", *, line: int | None = None) -> Any:
     """Parse one JSON document strictly; ``source`` (and ``line``) name it in any error."""
     where = f"{source} line {line}" if line is not None else source
@@ -101,8 +93,11 @@ def loads(data: str | bytes, source: str = "JSON input", *, line: int | None = N
         raise JSONInputError(where, str(exc)) from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise JSONInputError(where, f"unreadable ({type(exc).__name__}: {str(exc)[:80]})") from None
-    if "\\u" in data and _has_lone_surrogate(value):
-        raise JSONInputError(where, "not Unicode text: it holds an escaped lone surrogate")
+    if "\\u" in data:  # a lone surrogate, escaped, decodes to a str that UTF-8 cannot encode
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise JSONInputError(where, "not Unicode text: it holds an escaped lone surrogate") from None
     return value
 
 
