@@ -236,13 +236,11 @@ def digest_bytes(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def tensor_summary(
-    array, position: Any = None, *, digest: bool = False, stats: bool = False, decimals: int = 4
-) -> dict:
+def tensor_summary(array, position: Any = None, *, digest: bool = False, stats: bool = False) -> dict:
     """What a tensor event carries: shape, dtype, logical position, optional digest/summary.
 
     ``digest`` hashes the raw little-endian bytes (use it for integer tensors and exact
-    data); ``stats`` adds min/max/mean rounded to ``decimals`` for float tensors, which
+    data); ``stats`` adds min/max/mean rounded to 4 decimals for float tensors, which
     are compared under a tolerance rather than bit for bit.  A rounded zero is always
     ``0.0``, never ``-0.0``.
     """
@@ -259,9 +257,9 @@ def tensor_summary(
         # ``+ 0.0`` turns a rounded -0.0 into 0.0: a mean of -1e-9 on one BLAS kernel and
         # +1e-9 on another must give the same golden trace.
         summary["summary"] = {
-            "min": round(float(values.min()), decimals) + 0.0,
-            "max": round(float(values.max()), decimals) + 0.0,
-            "mean": round(float(values.mean()), decimals) + 0.0,
+            "min": round(float(values.min()), 4) + 0.0,
+            "max": round(float(values.max()), 4) + 0.0,
+            "mean": round(float(values.mean()), 4) + 0.0,
         }
     return summary
 
