@@ -85,10 +85,6 @@ class TextEncoder:
                 f"got {list(self.position_embedding.shape)}"
             )
 
-    @property
-    def width(self) -> int:
-        return int(self.token_embedding.shape[1])
-
     def encode_ids(self, ids) -> np.ndarray:
         """c = RMSNorm(E[x] + P): IDs int [B, 12] → embeddings float32 [B, 12, 768]."""
         ids = np.asarray(ids)
