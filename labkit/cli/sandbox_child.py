@@ -8,15 +8,20 @@ module that is not yet loaded is imported under the hook's rules.
 from __future__ import annotations
 
 import _posixsubprocess
+import inspect
 import os
 import posix
+import resource
+import runpy
 import stat
 import sys
+import traceback
 from contextlib import suppress
+
+import numpy  # noqa: F401  (loaded before the limits and the hook, as what nearly every answer imports)
 
 from labkit.cli.sandbox_wire import decode, encode, rebuilt, receive, send
 
-# ------------------------------------------------------------------------------- the child
 #: audit events refused outright (event names, or prefixes ending in ".")
 REFUSED = tuple(
     "os.fork os.forkpty os.system os.exec os.posix_spawn os.spawn os.kill os.killpg os.chdir os.symlink os.link "
@@ -155,8 +160,6 @@ def _encode(value, blobs):
 
 
 def _limit(setup: dict) -> None:
-    import resource
-
     seconds = int(setup["seconds"]) + 1
     for limit, value in (
         (resource.RLIMIT_CPU, seconds),
@@ -171,9 +174,6 @@ def _limit(setup: dict) -> None:
 
 def _load(path: str, name: str):
     """The answer's ``name`` (run the file once); a ``LookupError`` saying why there is none."""
-    import inspect
-    import runpy
-
     shown = os.path.basename(path)
     try:
         namespace = runpy.run_path(path, run_name="__answer__")
@@ -190,16 +190,12 @@ def _load(path: str, name: str):
 
 
 def _line_of(exc: BaseException, path: str) -> int | None:
-    import traceback
-
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
     return lines[-1] if lines else None
 
 
 def _ready(found) -> tuple[dict, list[bytes]]:
     """The first message: the answer's parameters, or the value itself when it is not callable."""
-    import inspect
-
     blobs: list[bytes] = []
     if not callable(found):
         return {"op": "ready", "value": _encode(found, blobs)}, blobs
@@ -219,12 +215,6 @@ def _no_fork_exec(*args, **kwargs):
 def child(rfd: int, wfd: int) -> None:
     """The child's whole life: load the answer under the limits, then answer calls until told to stop."""
     global _WIRE
-    import inspect  # noqa: F401  (these load before the limits and the hook: what the child and nearly
-    import runpy  # noqa: F401  every answer imports)
-    import traceback  # noqa: F401
-
-    import numpy  # noqa: F401
-
     _WIRE = (rfd, wfd)
     _posixsubprocess.fork_exec = _no_fork_exec  # its C original starts a process without an audit event
     setup, _ = receive(rfd)
