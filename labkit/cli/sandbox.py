@@ -165,8 +165,10 @@ class Sandbox:
         """Do what the child asks of one of this side's objects (``OPERATIONS``); send back what it gives."""
         target, operation = self._deref(head.get("ref")), OPERATIONS.get(head.get("what"))
         args = self._decode(head.get("args"), blobs)
+        if not isinstance(args, list):
+            self._violation("a question whose arguments are not a list")
         try:
-            if operation is None or not isinstance(args, list):
+            if operation is None:
                 raise ValueError(f"the answer asked for an unknown operation {str(head.get('what'))[:40]!r}")
             out: list[bytes] = []
             self._send({"op": "return", "value": self._encode(operation(target, *args), out, public=True)}, out)

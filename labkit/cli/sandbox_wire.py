@@ -2,7 +2,8 @@
 
 A message is a JSON header and the bytes of the arrays it names, each written by
 ``numpy.save(allow_pickle=False)``: reading one never runs code.  Plain data crosses by value;
-any other object crosses as a handle (``{"t": "ref", "id": …}``) that the sender resolves.
+any other object crosses as a handle (``{"t": "ref", "id": …}``) that the sender resolves, and
+an exception as its name and message (``rebuilt``).
 """
 
 from __future__ import annotations
