@@ -134,19 +134,14 @@ def legal_path(snap: Snapshot) -> list[str]:
     return problems
 
 
-def authorised_keys(snap: Snapshot) -> set[str]:
-    """Keys the journal recorded a move to EXECUTING for, under an approval of the invocation's digest."""
+def events_authorised(snap: Snapshot) -> list[str]:
+    """Every event's key has a journaled move to EXECUTING, under an approval of the invocation's digest."""
     keys = set()
     for t in snap.transitions:
         entry = snap.entries[(t["journal"], t["invocation_id"])]
         approved = entry["approved_digest"]
         if t["to"] == State.EXECUTING.value and approved == invocation_digest(Invocation(**entry["invocation"])):
             keys.add(t["detail"].get("idempotency_key"))
-    return keys
-
-
-def events_authorised(snap: Snapshot) -> list[str]:
-    keys = authorised_keys(snap)
     return [
         f"event {event} (key {key}) has no journal record that authorised it"
         for event, key in snap.events

@@ -96,8 +96,7 @@ class TortureReport:
         out = [
             f"torture: seed {self.seed}, service {self.service}, runtime {self.runtime}",
             f"crash schedules {self.schedules}: {self.kills} kills (SIGKILL), {self.timer_kills} of them on a timer, "
-            f"{self.restarts} restarts, "
-            f"{self.settled} later queries settled an OUTCOME_UNKNOWN",
+            f"{self.restarts} restarts, {self.settled} later queries settled an OUTCOME_UNKNOWN",
             f"races {self.races} rounds x {self.clients} clients: {same_key} same-key requests, "
             f"{len(self.race_results) - same_key} with their own keys",
             f"{'invariant':24s} {'checks':>7s} {'violations':>10s}",

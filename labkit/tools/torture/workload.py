@@ -2,21 +2,20 @@
 
 The work: invocations like §7.12's inv_01 (``make_invocation``), each with its own request ID and
 so its own idempotency keys, journaled up to PREPARED with their approved digest (``approve``).
-Two named variants are deliberately broken, to prove the harness can fail: service
-``no_idempotency`` (every request executes, so a duplicated delivery, a resend after a lost
-answer or a racing client makes a second event) and runtime ``journal_after_send`` (a kill
-between the send and the journal leaves an event no journal record authorised).
+Two variants are deliberately broken, to prove the harness can fail: service ``no_idempotency``
+(every request executes, so a duplicated delivery, a resend after a lost answer or a racing
+client makes a second event) and runtime ``journal_after_send`` (a kill between the send and the
+journal leaves an event no journal record authorised).
 
-``incarnation(job, conn)``, the target of a child process, opens the journal and the calendar's
-store in ``job["dir"]`` and runs every invocation of the journal: ``mode="execute"`` executes the
-approved PREPARED ones (``execute_and_recover``, the path the happy run and the schedules take);
-``mode="recover"`` (the restart after a SIGKILL) resolves each from the journal
-(``recover_invocation``: a query by key, never a blind execution); ``mode="settle"`` does the same
-later, on a healthy network.  What it tells the harness: ``("halt", count, sql)`` before the
-statement ``job["kill_at"]`` (``KillSwitch``), ``("ready",)`` once its stores are open when
-``job["kill_after"]`` asks for a timer kill, ``("op", kind, key)`` before every request and query,
-and last ``("done", statements)``, ``("refused", reason)`` for a store or journal it must not touch
-(exit 2), or ``("error", tb)``.
+``incarnation(job, conn)``, a child process, opens the stores in ``job["dir"]`` and runs every
+invocation of the journal: ``mode="execute"`` executes the approved PREPARED ones
+(``execute_and_recover``, as the happy run and the schedules do); ``mode="recover"`` (a restart)
+and ``mode="settle"`` (later, on a healthy network) resolve each from the journal
+(``recover_invocation``: a query by key, never a blind execution).  It tells the harness
+``("halt", count, sql)`` before statement ``job["kill_at"]`` and waits to be killed there,
+``("ready",)`` once its stores are open (for a kill ``job["kill_after"]`` seconds later),
+``("op", kind, key)`` before every request and query, and last ``("done", statements)``,
+``("refused", reason)`` for a store or journal it must not touch (exit 2), or ``("error", tb)``.
 """
 
 from __future__ import annotations
