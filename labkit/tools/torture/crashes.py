@@ -203,14 +203,14 @@ def run_schedule(ctx, schedule: CrashSchedule, where: Path, variant: dict = VARI
     return run
 
 
-def crash_runs(ctx, kills: int, seed: int, root: Path, variant: dict = VARIANT, keep_files=False, timed=False):
+def crash_runs(ctx, kills: int, seed: int, root: Path, variant=VARIANT, keep: bool = False, timed: bool = False):
     """Schedules drawn from ``seed`` until ``kills`` incarnations were killed (``timed``: on a
-    timer), or until an incarnation fails with an error; yields each ScheduleRun."""
+    timer), or until an incarnation fails with an error; yields each ScheduleRun (``keep``: and keeps its files)."""
     rng, killed, number = random.Random(seed), 0, 0
     while killed < kills:
         where = root / f"schedule-{number:05d}"
         run = run_schedule(ctx, draw_schedule(rng, number, timed), where, variant)
-        if not keep_files:
+        if not keep:
             shutil.rmtree(where, ignore_errors=True)
         killed += run.kills
         number += 1
