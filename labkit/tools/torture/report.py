@@ -126,7 +126,8 @@ def run_torture(
     for name, value, low in checked:
         if not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    named(SERVICES, "service", service), named(RUNTIMES, "runtime", runtime)  # before any child starts
+    named(SERVICES, "service", service)  # a clear error for an unknown name, before any child starts
+    named(RUNTIMES, "runtime", runtime)
     ctx, variant = context(start_method), {"service": service, "runtime": runtime}
     report, keep = TortureReport(seed, service, runtime, clients, races), root is not None
     with nullcontext(root) if keep else scratch_dir() as where:
@@ -165,7 +166,8 @@ def pick_recovered(runs: list[ScheduleRun]) -> tuple[ScheduleRun, str, int]:
             f"none of the {len(runs)} schedules was killed between a service commit and its journal "
             f"record; expected at least one (run more kills)"
         )
-    return min(found, key=lambda f: asked(f[0].incarnations[f[2]].ops, f[1]) != ["send"])  # first, simple first
+    simple = [(run, inv, index) for run, inv, index in found if asked(run.incarnations[index].ops, inv) == ["send"]]
+    return (simple or found)[0]
 
 
 def timeline(run: ScheduleRun, invocation_id: str) -> list[list]:
