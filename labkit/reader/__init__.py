@@ -89,10 +89,7 @@ class Table:
         self.title = title
 
     def __repr__(self) -> str:
-        widths = [
-            max(_width(h), *(_width(r[i]) for r in self.rows)) if self.rows else _width(h)
-            for i, h in enumerate(self.headers)
-        ]
+        widths = [max([_width(h)] + [_width(r[i]) for r in self.rows]) for i, h in enumerate(self.headers)]
 
         def line(cells):
             padded = (c + " " * (w - _width(c)) for c, w in zip(cells, widths, strict=True))
