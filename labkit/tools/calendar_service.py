@@ -31,12 +31,13 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import numpy as np
+
 from labkit.core import strictjson
 from labkit.tools.store import Store, StoreError, StoreKind
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
-ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 OUTCOMES = (
     "deliver",
     "not_committed",  # the service answers explicitly that it did not commit
@@ -69,12 +70,7 @@ CALENDAR_STORE = StoreKind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERS
 def base36(number: int) -> str:
     if number < 0:
         raise ValueError(f"number must be >= 0, got {number}")
-    digits = ""
-    while True:
-        number, rest = divmod(number, 36)
-        digits = ALPHABET[rest] + digits
-        if not number:
-            return digits
+    return np.base_repr(number, 36)
 
 
 class IdempotencyConflict(ValueError):

@@ -14,12 +14,13 @@ import itertools
 from functools import partial
 
 from labkit.tools.answer import ANSWER_STRATEGY
-from labkit.tools.authorize import Principal, authorize
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.calls import first_model_call, model_started_payload, second_model_call
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
+    Principal,
+    authorize,
     check_confirmation,
     confirmation_card,
     invocation_digest,
@@ -29,7 +30,7 @@ from labkit.tools.recovery import execute_and_recover
 from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
 from labkit.tools.tokenizer import ToolTokenizer
-from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
+from labkit.tools.toolspec import ProposalError, parse_arguments, validate_arguments
 
 PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers
 CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status

@@ -27,7 +27,6 @@ class ToolTrace:
 
     config: Config  # labkit.tools.runtime.ToolRunConfig
     rec: TraceRecorder = field(repr=False)
-    events: list[dict] = field(init=False)  # the recorder's
     machine: InvocationMachine
     service: CalendarService
     journal: Journal
@@ -49,8 +48,9 @@ class ToolTrace:
     request_status: str = ""
     answer: str | None = None
 
-    def __post_init__(self):
-        self.events = self.rec.events
+    @property
+    def events(self) -> list[dict]:
+        return self.rec.events
 
     @property
     def state(self) -> str:
