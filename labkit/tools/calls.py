@@ -118,6 +118,13 @@ def _feeder(decoder, cache):
     return lambda token: decoder.decode_step(np.array([token]), cache).next_logits[0]
 
 
+def proposal_mask(spec: ToolSpec, tok: ToolTokenizer):
+    """mc_01's ``mask_for(text) -> allowed [V]``: the schema grammar's mask, ``<|call_end|>`` once complete."""
+    grammar, stop = grammar_for(spec), tok.id_of("<|call_end|>")
+    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
+    return lambda text: grammar.mask(text, tok.pieces, stop, control)
+
+
 def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> ModelCall:
     """mc_01: prefill the prompt, then grammar-masked greedy decoding of the arguments.
 
@@ -125,10 +132,8 @@ def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> 
     tok, template = ToolTokenizer(), ToolTemplate()
     ids = np.array([tok.encode(template.tool_call_prompt([spec], user_text))])
     prefill, cache = decoder.prefill(ids)
-    grammar, stop = grammar_for(spec), tok.id_of("<|call_end|>")
-    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
-    first = prefill.next_logits[0]
-    mask_for = mask_for or (lambda text: grammar.mask(text, tok.pieces, stop, control))
+    stop, first = tok.id_of("<|call_end|>"), prefill.next_logits[0]
+    mask_for = mask_for or proposal_mask(spec, tok)
     decode = greedy_decode(
         first, _feeder(decoder, cache), mask_for, tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS
     )

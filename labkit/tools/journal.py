@@ -143,10 +143,5 @@ class Journal:
         return None if row is None else strictjson.loads(row[0], "journal")
 
     def transitions(self, invocation_id: str) -> list[tuple[str, str, str | None]]:
-        return [
-            tuple(r)
-            for r in self.db.execute(
-                "SELECT from_state, to_state, event_id FROM transitions WHERE invocation_id = ? ORDER BY seq",
-                (invocation_id,),
-            )
-        ]
+        sql = "SELECT from_state, to_state, event_id FROM transitions WHERE invocation_id = ? ORDER BY seq"
+        return [tuple(r) for r in self.db.execute(sql, (invocation_id,))]

@@ -15,7 +15,7 @@ says: ``"09:00\n"`` does not match ``^…$``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from labkit.core.strictjson import JSONInputError, import_jsonschema, loads, schema_validator
@@ -58,12 +58,7 @@ class ToolSpec:
         return f"{self.name}@{self.version}"
 
     def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "version": self.version,
-            "side_effect_class": self.side_effect_class,
-            "input_schema": self.input_schema,
-        }
+        return asdict(self)
 
 
 def check_toolspec(spec: dict) -> ToolSpec:
