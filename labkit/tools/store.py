@@ -96,15 +96,11 @@ class Store:
         except sqlite3.Error as exc:
             raise self.trouble(exc) from exc
 
-    @property
-    def in_transaction(self) -> bool:
-        return self.db.in_transaction
-
-    def set_trace_callback(self, callback) -> None:
-        self.db.set_trace_callback(callback)
-
-    def close(self) -> None:
-        self.db.close()
+    def __getattr__(self, name: str):
+        """The connection's own ``in_transaction``, ``set_trace_callback``, ``close`` …"""
+        if name == "db":  # not connected
+            raise AttributeError(name)
+        return getattr(self.db, name)
 
     @contextmanager
     def transaction(self):
