@@ -248,8 +248,7 @@ class Executor:
         spent = {"attempts": attempts, "retry_budget": self.retry_budget}
         if machine.state is not State.OUTCOME_UNKNOWN:
             self._enter(machine, State.FAILED, "executor", "retry.exhausted", None, **spent, side_effect=False)
-            return None
+            return
         key = machine.journal.entry(machine.invocation_id).idempotency_key if machine.journal else None
         unknown = {"side_effect": "unknown", "query_with": key or self.key(attempts)}
         self.report(machine, "executor", "retry.exhausted", None, **spent, **unknown)
-        return None

@@ -20,7 +20,7 @@ SQLite rolls it back when the file is opened again, so that is not damage.
 from __future__ import annotations
 
 import sqlite3
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,9 +156,6 @@ def _columns(db: sqlite3.Connection) -> dict[str, list[str]]:
 
 
 def _expected_columns(schema: str) -> dict[str, list[str]]:
-    scratch = sqlite3.connect(":memory:")
-    try:
+    with closing(sqlite3.connect(":memory:")) as scratch:
         scratch.executescript(schema)
         return _columns(scratch)
-    finally:
-        scratch.close()
