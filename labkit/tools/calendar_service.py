@@ -102,12 +102,8 @@ class CreateRequest:
 
 
 class CalendarService:
-    """A simulated external calendar whose store and idempotency table live in SQLite.
-
-    ``path`` is ":memory:" (default) or a file, which survives a crash of the runtime.
-    An event row and its idempotency row are written in one transaction: the service
-    never holds an event without the record that a retry would find.
-    """
+    """A simulated external calendar whose store and idempotency table live in SQLite: ``path`` is
+    ":memory:" (default) or a file, which survives a crash of the runtime."""
 
     def __init__(self, clock_start: str, path: str = ":memory:", execute=None, timeout: float = 5.0):
         self.clock_start, self.path = datetime.fromisoformat(clock_start), str(path)  # a bad clock fails first
@@ -157,10 +153,8 @@ class CalendarService:
         return response
 
     def perform(self, request: CreateRequest, *, commit: bool = True) -> dict:
-        """The first execution of a request (the idempotency table is not consulted here).
-
-        Deterministic refusals are stored under the key; "not committed" is not stored; a
-        commit writes the event and its idempotency row in one transaction."""
+        """The first execution of a request (the idempotency table is not consulted here): refusals
+        are stored under the key, "not committed" is not, a commit is stored with its event."""
         if request.tool_version != TOOL_VERSION:
             detail = f"expected {TOOL_VERSION}, got {request.tool_version}"
             return self._remember(request, {"status": "error", "code": "unknown_tool_version", "detail": detail})

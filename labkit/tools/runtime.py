@@ -17,11 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labkit.core.runtime import Config, checked_run_arguments
-from labkit.tools.hooks import ToolHooks
 from labkit.tools.model import CONFIG, load_decoder
 from labkit.tools.normalize import Invocation, normalize
 from labkit.tools.phases import PHASES, close_trace
-from labkit.tools.run_state import ToolTrace, start_trace
+from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
 from labkit.tools.template import TEMPLATE_ID
 from labkit.tools.tokenizer import TOKENIZER_ID
 from labkit.tools.toolspec import ToolSpec, find_tool, load_toolspec
@@ -77,7 +76,7 @@ def run_tool_trace(
 ) -> ToolTrace:
     """Run trace three under ``config``; returns the events t00… and everything computed.
 
-    ``hooks`` (``labkit.tools.hooks.ToolHooks``) substitutes pieces of the runtime (the
+    ``hooks`` (``labkit.tools.run_state.ToolHooks``) substitutes pieces of the runtime (the
     grammar mask, the digest binding test, the prefix reuse, the service's idempotent
     execute) — how the book's exercises run a reader's function inside the real runtime.
     ``decoder`` and ``spec`` (default: the fixtures') save loading them again.  The phases run in
