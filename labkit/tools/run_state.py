@@ -50,6 +50,7 @@ class ToolTrace:
 
     config: Config  # labkit.tools.runtime.ToolRunConfig
     rec: TraceRecorder = field(repr=False)
+    events: list[dict] = field(init=False)  # the recorder's
     machine: InvocationMachine
     service: CalendarService
     journal: Journal
@@ -71,9 +72,8 @@ class ToolTrace:
     request_status: str = ""
     answer: str | None = None
 
-    @property
-    def events(self) -> list[dict]:
-        return self.rec.events
+    def __post_init__(self):
+        self.events = self.rec.events
 
     @property
     def state(self) -> str:
