@@ -200,18 +200,10 @@ class Executor:
                     invocation.invocation_id, attempts=attempt, idempotency_key=key, request_digest=digest
                 )
                 self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
-        self.report(
-            machine,
-            "executor",
-            "invocation.started" if attempt == 1 else "invocation.retried",
-            attempt,
-            attempt=attempt,
-            scope=request.scope,
-            artifacts={"tool_version": invocation.tool},
-            idempotency_key=key,
-            request_digest=request.request_digest,
-            side_effect=False,
-        )
+        event = "invocation.started" if attempt == 1 else "invocation.retried"
+        started = {"attempt": attempt, "scope": request.scope, "artifacts": {"tool_version": invocation.tool}}
+        sent = {"idempotency_key": key, "request_digest": digest, "side_effect": False}
+        self.report(machine, "executor", event, attempt, **started, **sent)
 
     def _send(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
         if self.journal_before_send:

@@ -173,16 +173,9 @@ def execute(run: ToolTrace) -> str | None:
             run.journal, run.machine, run.presented, approved, incarnations(run, transport), partial(restarted, run)
         )
     except ConfirmationError as exc:  # the executor's own guard: nothing was sent
-        run.enter(
-            State.CONFIRMATION_REJECTED,
-            "executor",
-            "execution.refused",
-            invocation_id=run.presented.invocation_id,
-            approved_digest=approved,
-            presented_digest=invocation_digest(run.presented),
-            reason=str(exc),
-            side_effect=False,
-        )
+        presented = {"invocation_id": run.presented.invocation_id, "approved_digest": approved}
+        refused = {"presented_digest": invocation_digest(run.presented), "reason": str(exc), "side_effect": False}
+        run.enter(State.CONFIRMATION_REJECTED, "executor", "execution.refused", **presented, **refused)
         return "needs_new_confirmation"
     if run.result is None:
         return "failed" if run.machine.state is State.FAILED else "outcome_unknown"
