@@ -19,7 +19,6 @@ that no piece covers raises ``ValueError`` naming it and its position.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 TOKENIZER_ID = "toy-tool-tokenizer-v1"
@@ -65,11 +64,10 @@ def vocabulary() -> tuple[str, ...]:
     return tuple(pieces)
 
 
-@dataclass(frozen=True)
 class ToolTokenizer:
     """Greedy longest-match tokenizer over ``vocabulary()``; control tokens by exact name."""
 
-    tokenizer_id: str = TOKENIZER_ID
+    tokenizer_id = TOKENIZER_ID
 
     @property
     def pieces(self) -> tuple[str, ...]:
