@@ -27,12 +27,6 @@ from labkit.tools.normalize import Invocation
 
 
 @dataclass(frozen=True)
-class Principal:
-    subject: str
-    capabilities: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class AuthorizationDecision:
     allowed: bool
     subject: str
@@ -41,17 +35,18 @@ class AuthorizationDecision:
     reason: str
 
 
-def authorize(invocation: Invocation, principal: Principal) -> AuthorizationDecision:
+def authorize(invocation: Invocation, subject: str, capabilities: tuple[str, ...]) -> AuthorizationDecision:
+    """May the caller ``subject``, holding ``capabilities``, execute ``invocation``?"""
     calendar_id = invocation.normalized_arguments["calendar_id"]
     capability, scope = invocation.required_capability, f"{invocation.subject}/{calendar_id}"
 
     def decide(allowed: bool, reason: str) -> AuthorizationDecision:
-        return AuthorizationDecision(allowed, principal.subject, capability, scope, reason)
+        return AuthorizationDecision(allowed, subject, capability, scope, reason)
 
-    if invocation.subject != principal.subject:
-        return decide(False, f"invocation is for {invocation.subject!r}, the caller is {principal.subject!r}")
-    if capability not in principal.capabilities:
-        return decide(False, f"{principal.subject} lacks {capability!r}; holds {list(principal.capabilities)}")
+    if invocation.subject != subject:
+        return decide(False, f"invocation is for {invocation.subject!r}, the caller is {subject!r}")
+    if capability not in capabilities:
+        return decide(False, f"{subject} lacks {capability!r}; holds {list(capabilities)}")
     if capability != f"calendar.write:{calendar_id}":
         return decide(False, f"capability {capability!r} does not cover scope {scope!r}")
     return decide(True, "subject matches, capability held, scope covered")

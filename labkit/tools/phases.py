@@ -19,7 +19,6 @@ from labkit.tools.calls import first_model_call, model_started_payload, second_m
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
-    Principal,
     authorize,
     check_confirmation,
     confirmation_card,
@@ -109,7 +108,7 @@ def normalise(run: ToolTrace) -> None:
 
 def authorise(run: ToolTrace) -> str | None:
     """t05: may this subject do this, on this calendar?"""
-    decision = authorize(run.invocation, Principal(run.config.subject, run.config.capabilities))
+    decision = authorize(run.invocation, run.config.subject, run.config.capabilities)
     auth = {"subject": decision.subject, "capability": decision.capability, "scope": decision.scope}
     if not decision.allowed:
         run.enter(State.AUTHORIZATION_DENIED, "authorizer", "authorization.denied", **auth, reason=decision.reason)

@@ -67,15 +67,11 @@ def vocabulary() -> tuple[str, ...]:
 class ToolTokenizer:
     """Greedy longest-match tokenizer over ``vocabulary()``; control tokens by exact name."""
 
-    tokenizer_id = TOKENIZER_ID
+    tokenizer_id, vocab_size = TOKENIZER_ID, VOCAB_SIZE
 
     @property
     def pieces(self) -> tuple[str, ...]:
         return vocabulary()
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.pieces)
 
     def id_of(self, piece: str) -> int:
         table = _index()
