@@ -44,9 +44,8 @@ class ToolHooks(Hooks):
 
 @dataclass
 class ToolTrace:
-    """One run of trace three: what its phases share while it runs (the recorder, the pieces, the
-    values one phase hands the next) and what it leaves behind (events, the machine, the
-    Invocation(s), the service, the journal, the answer)."""
+    """The recorder, the pieces and the values one phase hands the next; after the run, its events,
+    machine, Invocation(s), service, journal and answer."""
 
     config: Config  # labkit.tools.runtime.ToolRunConfig
     rec: TraceRecorder = field(repr=False)

@@ -79,8 +79,7 @@ def run_tool_trace(
     ``hooks`` (``labkit.tools.run_state.ToolHooks``) substitutes pieces of the runtime (the
     grammar mask, the digest binding test, the prefix reuse, the service's idempotent
     execute) — how the book's exercises run a reader's function inside the real runtime.
-    ``decoder`` and ``spec`` (default: the fixtures') save loading them again.  The phases run in
-    ``PHASES`` order until one returns the request status the run ends with (``trace.closed``)."""
+    ``decoder`` and ``spec`` (default: the fixtures') save loading them again."""
     config, hooks = checked_run_arguments(config, hooks, ToolRunConfig, ToolHooks)
     spec = find_tool([spec or load_toolspec()], config.tool)
     artifacts = {
