@@ -9,6 +9,7 @@ import ast
 import io
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -402,7 +403,10 @@ def test_dpo_player_computes_a_point_outside_the_grid_with_the_kernel():
 
 def test_grpo_data_is_group_advantages_for_every_group(fresh):
     from labkit.labs import grpo
-    from labkit.reader.players.grpo_group import sig6
+    from labkit.reader.players.base import significant
+    from labkit.reader.players.grpo_group import DIGITS
+
+    sig6 = partial(significant, digits=DIGITS)
 
     data = data_of(fresh, "grpo_group")
     assert data["start"] == {"group": "0 0 1 1", "eps": "1e-08"} and len(data["groups"]) == 17
@@ -422,7 +426,10 @@ def test_grpo_data_is_group_advantages_for_every_group(fresh):
 
 def test_grpo_player_computes_a_typed_group_with_the_kernel():
     from labkit.labs import grpo
-    from labkit.reader.players.grpo_group import sig6
+    from labkit.reader.players.base import significant
+    from labkit.reader.players.grpo_group import DIGITS
+
+    sig6 = partial(significant, digits=DIGITS)
 
     player = live_player("grpo_group")
     player.request = {"rewards": [0.2, 0.5, 0.9], "eps": 0.05}
