@@ -180,10 +180,6 @@ def _real_reports() -> tuple[dict, dict, dict]:
     return good, reports.labs_report(samples=reports.MIN_SAMPLES, runners=stand_ins), reports.faults_report()
 
 
-def _naming(key: str) -> str:
-    return f"a problem naming {key!r}"
-
-
 def _damaged(report: dict, change) -> dict:
     out = copy.deepcopy(report)
     change(out)
@@ -252,8 +248,8 @@ def report_problems():
     return [
         ("a real report of a passing run", (good,), NONE),
         ("a real report of a failed run", (failed,), NONE),
-        *[(case, (_damaged(report, change),), _naming(key)) for case, report, change, key in damages],
-        ("the fault-injection report (another format)", (faults,), _naming("labs")),
+        *[(case, (_damaged(report, change),), f"a problem naming {key!r}") for case, report, change, key in damages],
+        ("the fault-injection report (another format)", (faults,), "a problem naming 'labs'"),
         ("a list instead of a report", ([good],), SOME),
     ]
 
