@@ -39,9 +39,6 @@ PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LABKIT_FIXTURES", "MPLBACKE
 OPERATIONS = {
     "getattr": lambda obj, name: getattr(obj, _public(name)),
     "call": lambda obj, args, kwargs: obj(*args, **kwargs),
-    "getitem": lambda obj, key: obj[key],
-    "len": len,
-    "iter": list,
 }
 #: what never crosses to the answer, not even as a handle
 UNSHAREABLE = (types.ModuleType, type, types.FunctionType, types.CodeType, types.FrameType, types.TracebackType)

@@ -134,15 +134,6 @@ class Remote:
     def __call__(self, *args, **kwargs):
         return self._ask("call", list(args), kwargs)
 
-    def __getitem__(self, key):
-        return self._ask("getitem", key)
-
-    def __len__(self):
-        return self._ask("len")
-
-    def __iter__(self):
-        return iter(self._ask("iter"))
-
 
 _WIRE = (-1, -1)
 
