@@ -40,13 +40,8 @@ def _shape(value: Any, digits: int | None) -> Any:
     if isinstance(value, np.generic):
         return _shape(value.item(), digits)
     if isinstance(value, np.ndarray):
-        if np.issubdtype(value.dtype, np.floating):
-            return _Raw(
-                np.array2string(
-                    value, threshold=40, separator=", ", formatter={"float_kind": lambda v: short_float(v, digits)}
-                )
-            )
-        return _Raw(np.array2string(value, threshold=40, separator=", "))
+        floats = {"float_kind": lambda v: short_float(v, digits)} if np.issubdtype(value.dtype, np.floating) else None
+        return _Raw(np.array2string(value, threshold=40, separator=", ", formatter=floats))
     if isinstance(value, (list, tuple)):
         items = [_shape(v, digits) for v in value]
         return items if isinstance(value, list) else tuple(items)

@@ -256,12 +256,13 @@ def lockstep(candidate, reference, args, *, where, **compare):
     """The reader's piece and the real one on the same ``args`` inside a run: raise ``Diverged`` where
     they differ (a problem names ``where``); else the real piece's result, so the run goes on along
     the reference path. ``compare`` as in ``compare_cases``."""
+    expected = reference(*copy.deepcopy(args))
     try:
-        verdict = compare_cases(candidate, [(where, args)], reference, **compare)
+        verdict = compare_cases(candidate, [(where, args, expected)], None, **compare)
     except CandidateProblem as problem:
         if "not yet implemented" in str(problem):
             raise
         raise CandidateProblem(f"at {where}: {problem}") from None
     if not verdict.passed:
         raise Diverged(verdict)
-    return reference(*args)
+    return expected

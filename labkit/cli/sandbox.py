@@ -120,9 +120,8 @@ class Sandbox:
         self.output.seek(0)
         text = self.output.read(self.limits.output_kb * 1024).decode("utf-8", "replace")
         self.output.close()
-        self.printed = (
-            text if len(text) <= SHOWN_OUTPUT else text[:SHOWN_OUTPUT] + f"\n… ({len(text)} characters in all)"
-        )
+        cut = f"\n… ({len(text)} characters in all)" if len(text) > SHOWN_OUTPUT else ""
+        self.printed = text[:SHOWN_OUTPUT] + cut
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def _stand_in(self, described):
@@ -132,13 +131,10 @@ class Sandbox:
             return self.call(args, kwargs)
 
         if isinstance(described, list):
+            P = inspect.Parameter
             try:
-                answer.__signature__ = inspect.Signature(
-                    [
-                        inspect.Parameter(n, inspect._ParameterKind(k), default=0 if d else inspect.Parameter.empty)
-                        for n, k, d in described
-                    ]
-                )
+                parameters = [P(n, inspect._ParameterKind(k), default=0 if d else P.empty) for n, k, d in described]
+                answer.__signature__ = inspect.Signature(parameters)
             except (TypeError, ValueError):
                 self._violation("a malformed signature")
         return answer
