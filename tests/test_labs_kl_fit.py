@@ -5,40 +5,40 @@ import math
 import numpy as np
 import pytest
 
-from labkit.labs import kl, kl_fit
+from labkit.labs import kl
 
 
 def test_forward_fit_covers_both_modes_by_matching_the_targets_moments():
-    fit = kl_fit.fit_gaussian("forward")
-    mean, std = kl_fit.moments(kl_fit.GRID, kl_fit.bimodal_target())
+    fit = kl.fit_gaussian("forward")
+    mean, std = kl.moments(kl.GRID, kl.bimodal_target())
     assert abs(fit.mean - mean) <= 0.05 and abs(fit.std - std) <= 0.05, f"{fit} vs moments {mean:.3f}, {std:.3f}"
-    assert fit.std > 2 * max(s for _, _, s in kl_fit.MODES), "a mass-covering fit is wider than either mode"
+    assert fit.std > 2 * max(s for _, _, s in kl.MODES), "a mass-covering fit is wider than either mode"
 
 
 def test_reverse_fit_sits_on_the_heavier_mode():
-    fit = kl_fit.fit_gaussian("reverse")
-    heavy = max(kl_fit.MODES)  # (weight, mean, std) of the heavier mode
+    fit = kl.fit_gaussian("reverse")
+    heavy = max(kl.MODES)  # (weight, mean, std) of the heavier mode
     assert (fit.mean, fit.std) == pytest.approx(heavy[1:], abs=0.1), f"{fit} vs mode {heavy}"
 
 
 def test_each_fit_is_worse_than_the_other_in_the_other_direction():
-    forward, reverse = kl_fit.fit_gaussian("forward"), kl_fit.fit_gaussian("reverse")
+    forward, reverse = kl.fit_gaussian("forward"), kl.fit_gaussian("reverse")
     assert forward.forward_kl < reverse.forward_kl and reverse.reverse_kl < forward.reverse_kl
     assert reverse.forward_kl > 5 * forward.forward_kl, "missing a mode costs the forward direction dearly"
 
 
 def test_fit_kls_agree_with_the_labs_discrete_kl():
-    fit = kl_fit.fit_gaussian("reverse")
-    p, q = kl_fit.bimodal_target(), kl_fit.normal_mass(kl_fit.GRID, fit.mean, fit.std)
+    fit = kl.fit_gaussian("reverse")
+    p, q = kl.bimodal_target(), kl.normal_mass(kl.GRID, fit.mean, fit.std)
     assert fit.forward_kl == pytest.approx(kl.kl_divergence(p, q), rel=1e-9)
     assert fit.reverse_kl == pytest.approx(kl.kl_divergence(q, p), rel=1e-9)
 
 
 def test_fit_refuses_an_unknown_direction_and_bad_modes():
     with pytest.raises(ValueError, match="direction must be 'forward'"):
-        kl_fit.fit_gaussian("sideways")
+        kl.fit_gaussian("sideways")
     with pytest.raises(ValueError, match="mode weights"):
-        kl_fit.bimodal_target(modes=((0.5, 0.0, 1.0), (0.6, 1.0, 1.0)))
+        kl.bimodal_target(modes=((0.5, 0.0, 1.0), (0.6, 1.0, 1.0)))
 
 
 def test_k1_and_k3_are_unbiased_k2_is_not_and_k3_has_the_smallest_spread():

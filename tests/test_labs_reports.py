@@ -9,7 +9,7 @@ from _helpers import report_differences
 from labkit.cli import labs as cli_labs
 from labkit.cli import main
 from labkit.labs import report
-from labkit.labs.report import LabCheckFailed, require_close
+from labkit.labs.common import LabCheckFailed, require_close
 
 LABS_ORDER = [
     "ce_gradient",

@@ -14,8 +14,7 @@ import pytest
 import labkit.check as check
 from labkit.core.fixtures import fixture_path, read_json
 from labkit.labs import ce_gradient
-from labkit.labs.common import finite_difference, masked_cross_entropy
-from labkit.labs.report import LabCheckFailed, require_close
+from labkit.labs.common import LabCheckFailed, finite_difference, masked_cross_entropy, require_close
 from labkit.nn.rope import rope as true_rope
 from labkit.nn.rope import rope_angles
 

@@ -16,6 +16,7 @@ from labkit.check.grading import CandidateProblem, as_array, call, unpack
 from labkit.labs import report as reports
 from labkit.labs import speculative, unequal_rank
 from labkit.labs.bandwidth import DecodeBudget
+from labkit.labs.common import require
 from labkit.labs.kl import kl_divergence
 from labkit.labs.speculative import expected_tokens_per_target_call, speculative_mass
 
@@ -174,7 +175,7 @@ def _real_reports() -> tuple[dict, dict, dict]:
     good = reports.labs_report(samples=reports.MIN_SAMPLES)
 
     def fails():
-        reports.require(False, "masks: a stand-in check that fails")
+        require(False, "masks: a stand-in check that fails")
 
     stand_ins = {"ce_gradient": lambda: good["labs"]["ce_gradient"], "masks": fails}
     return good, reports.labs_report(samples=reports.MIN_SAMPLES, runners=stand_ins), reports.faults_report()

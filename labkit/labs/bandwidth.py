@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from labkit.core.guards import is_integer
-from labkit.labs.report import require
+from labkit.labs.common import require
 
 SCOPE = "self-defined streaming-read lower bound, not measured throughput"
 
@@ -66,15 +66,12 @@ class DecodeBudget:
         }
 
 
-def run(budget: DecodeBudget | None = None, batches=(1, 8)) -> dict:
-    """The bandwidth supplement; returns the source report's ``bandwidth_budget`` object.
-
-    Check: the default layout's KV cache is exactly 2³⁰ bytes per request.
-    """
-    budget = DecodeBudget() if budget is None else budget
-    if budget == DecodeBudget():
-        kv = budget.kv_bytes_per_request
-        require(kv == 2**30, f"bandwidth: the 7B layout's KV cache should be 2**30 bytes per request, got {kv}")
+def run(batches=(1, 8)) -> dict:
+    """The bandwidth supplement for the source's 7B layout; returns the source report's ``bandwidth_budget``
+    object.  Check: its KV cache is exactly 2³⁰ bytes per request."""
+    budget = DecodeBudget()
+    kv = budget.kv_bytes_per_request
+    require(kv == 2**30, f"bandwidth: the 7B layout's KV cache should be 2**30 bytes per request, got {kv}")
     return {
         "scope": SCOPE,
         "weight_bytes": budget.weight_bytes,

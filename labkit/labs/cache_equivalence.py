@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.labs.common import max_abs_difference
+from labkit.labs.common import max_abs_difference, require, require_close
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
-from labkit.labs.report import require, require_close
 from labkit.nn import Decoder, KVCache
 
 ABS_TOLERANCE = 1e-12

@@ -27,9 +27,8 @@ from labkit.labs.cache_equivalence import (
     full_logits,
     per_sequence_cache_shapes,
 )
-from labkit.labs.common import max_abs_difference
+from labkit.labs.common import max_abs_difference, require
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
-from labkit.labs.report import require
 from labkit.nn import KVCache
 
 #: source mode name → labkit ``DecoderFaults`` name (None: no fault)

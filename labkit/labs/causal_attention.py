@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.labs.common import max_abs_difference
-from labkit.labs.report import require_close
+from labkit.labs.common import max_abs_difference, require_close
 from labkit.nn.attention import attention, causal_allowed
 
 #: seed of the five-token self-attention check: x ~ N(0, 1), shape [H=1, T=5, d_h=4]

@@ -1,5 +1,6 @@
-"""Numeric helpers the chapter-11 labs share: log-softmax, masked cross-entropy, finite
-differences and ``max_abs_difference`` (softmax is ``labkit.nn.attention.softmax``)."""
+"""What the chapter-11 labs share: their checks (``require``, ``require_close``, raising
+``LabCheckFailed``; ``check_samples``) and numeric helpers: log-softmax, masked cross-entropy,
+finite differences and ``max_abs_difference`` (softmax is ``labkit.nn.attention.softmax``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,49 @@ from collections.abc import Callable
 
 import numpy as np
 
-from labkit.core.guards import real_array, real_number, real_values
+from labkit.core.guards import is_integer, real_array, real_number, real_values
+from labkit.labs import samples_out_of_range
+
+
+class LabCheckFailed(AssertionError):
+    """A lab's own check did not hold: the mechanism (or labkit) is broken, not the input."""
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise ``LabCheckFailed(message)`` unless ``condition`` holds (unlike ``assert``, never skipped)."""
+    if not condition:
+        raise LabCheckFailed(message)
+
+
+def require_close(what: str, actual, expected, atol: float = 0.0, rtol: float = 0.0) -> None:
+    """Element-wise |actual − expected| ≤ atol + rtol·|expected|, else name the first bad element.
+
+    ``actual`` and ``expected``: arrays of one shape (scalars allowed).  The message says which
+    element, both values, the difference and the tolerance allowed there.
+    """
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    if a.shape != e.shape:
+        raise LabCheckFailed(f"{what}: shapes differ, {list(a.shape)} vs {list(e.shape)}")
+    allowed = atol + rtol * np.abs(e)
+    gap = np.abs(a - e)
+    bad = ~(gap <= allowed)  # NaN counts as bad
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f"[{', '.join(map(str, index))}]" if index else ""
+        raise LabCheckFailed(
+            f"{what}: element {where or 'value'} is {float(a[index])!r}, expected {float(e[index])!r}, "
+            f"off by {gap[index]:.3e} (allowed {allowed[index]:.3e}; {int(bad.sum())} of {bad.size} elements off)"
+        )
+
+
+def check_samples(samples: int) -> int:
+    """The Monte Carlo sample count the speculative lab's six-sigma check can stand on."""
+    if not is_integer(samples):
+        raise ValueError(f"samples must be an integer, got {samples!r}")
+    if problem := samples_out_of_range(int(samples)):
+        raise ValueError(f"samples {problem}")
+    return int(samples)
 
 
 def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.core.guards import real_number, real_values
-from labkit.labs.common import finite_difference, max_abs_difference
-from labkit.labs.report import require, require_close
+from labkit.labs.common import finite_difference, max_abs_difference, require, require_close
 
 #: The source's pair: policy log-probs [chosen, rejected], reference log-probs, β.
 POLICY_LOG_PROBS = (-2.0, -3.0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.core.guards import real_number, real_values
-from labkit.labs.report import require_close
+from labkit.labs.common import require_close
 
 #: The source's three groups of four rewards: a split group, an all-correct and an all-wrong one.
 REWARDS = ((0.0, 0.0, 1.0, 1.0), (1.0, 1.0, 1.0, 1.0), (0.0, 0.0, 0.0, 0.0))

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_difference
-from labkit.labs.report import require_close
+from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_difference, require_close
 
 #: the seeded 3×4 case: logits from default_rng(3), targets, and the row left out of the loss
 MASKED_SEED = 3

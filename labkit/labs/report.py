@@ -1,4 +1,4 @@
-"""The two JSON reports of chapter 11, and the check vocabulary every lab of this package uses.
+"""The two JSON reports of chapter 11.
 
 ``labs_report`` runs the eight mechanism labs (``LABS``), ``faults_report`` the fault-injection
 supplement (``FAULTS``); both have the keys and nesting of the source's reports:
@@ -6,8 +6,8 @@ supplement (``FAULTS``); both have the keys and nesting of the source's reports:
     labs:   {status, scope, timestamp_shanghai, runtime, elapsed_seconds, labs: {name: object}}
     faults: {status, timestamp_shanghai, runtime, <one key per supplement object>}
 
-A lab whose check fails raises ``LabCheckFailed`` (an ``AssertionError``, as NumPy's
-``assert_allclose`` raises); the report then says ``"status": "failed"`` and names the lab
+A lab whose check fails raises ``labkit.labs.common.LabCheckFailed`` (an ``AssertionError``, as
+NumPy's ``assert_allclose`` raises); the report then says ``"status": "failed"`` and names the lab
 and the message instead of raising.  Lab modules are imported only when a report is built.
 """
 
@@ -22,10 +22,10 @@ from functools import partial
 
 import numpy as np
 
-from labkit.core.guards import is_integer
-from labkit.labs import DEFAULT_SAMPLES, samples_out_of_range
+from labkit.labs import DEFAULT_SAMPLES
 from labkit.labs import MAX_SAMPLES as MAX_SAMPLES  # re-exported with the lab's other bounds
 from labkit.labs import MIN_SAMPLES as MIN_SAMPLES
+from labkit.labs.common import check_samples
 
 LABS_SCOPE = "8 NumPy mechanism labs; no model training"
 #: Reports are stamped in the source's time zone, as the source writes it: Asia/Shanghai is
@@ -65,38 +65,6 @@ DISCREPANCY_BOUNDS = {
 }
 
 
-class LabCheckFailed(AssertionError):
-    """A lab's own check did not hold: the mechanism (or labkit) is broken, not the input."""
-
-
-def require(condition: bool, message: str) -> None:
-    """Raise ``LabCheckFailed(message)`` unless ``condition`` holds (unlike ``assert``, never skipped)."""
-    if not condition:
-        raise LabCheckFailed(message)
-
-
-def require_close(what: str, actual, expected, atol: float = 0.0, rtol: float = 0.0) -> None:
-    """Element-wise |actual − expected| ≤ atol + rtol·|expected|, else name the first bad element.
-
-    ``actual`` and ``expected``: arrays of one shape (scalars allowed).  The message says which
-    element, both values, the difference and the tolerance allowed there.
-    """
-    a = np.asarray(actual, dtype=np.float64)
-    e = np.asarray(expected, dtype=np.float64)
-    if a.shape != e.shape:
-        raise LabCheckFailed(f"{what}: shapes differ, {list(a.shape)} vs {list(e.shape)}")
-    allowed = atol + rtol * np.abs(e)
-    gap = np.abs(a - e)
-    bad = ~(gap <= allowed)  # NaN counts as bad
-    if bad.any():
-        index = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = f"[{', '.join(map(str, index))}]" if index else ""
-        raise LabCheckFailed(
-            f"{what}: element {where or 'value'} is {float(a[index])!r}, expected {float(e[index])!r}, "
-            f"off by {gap[index]:.3e} (allowed {allowed[index]:.3e}; {int(bad.sum())} of {bad.size} elements off)"
-        )
-
-
 def shanghai_timestamp(now: datetime | None = None) -> str:
     """ISO-8601 time in Asia/Shanghai (UTC+08:00), e.g. ``2026-11-29T23:41:17.971152+08:00``."""
     return (now.astimezone(REPORT_TIME_ZONE) if now is not None else datetime.now(REPORT_TIME_ZONE)).isoformat()
@@ -112,7 +80,7 @@ def runtime_info() -> dict:
     }
 
 
-def _runners(table, samples: int) -> dict[str, Callable[[], dict]]:
+def _runners(table, samples: int = DEFAULT_SAMPLES) -> dict[str, Callable[[], dict]]:
     runners = {key: importlib.import_module(module).run for key, module in table}
     if "speculative_sampling" in runners:
         runners["speculative_sampling"] = partial(runners["speculative_sampling"], samples=samples)
@@ -129,16 +97,6 @@ def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, dict]:
         except AssertionError as failure:  # LabCheckFailed, or NumPy's assert_* in a lab
             return results, {"failed_lab": key, "failure": str(failure).strip() or type(failure).__name__}
     return results, {}
-
-
-def check_samples(samples: int) -> int:
-    """The Monte Carlo sample count the speculative lab's six-sigma check can stand on."""
-    if not is_integer(samples):
-        raise ValueError(f"samples must be an integer, got {samples!r}")
-    problem = samples_out_of_range(int(samples))
-    if problem:
-        raise ValueError(f"samples {problem}")
-    return int(samples)
 
 
 def labs_report(samples: int = DEFAULT_SAMPLES, runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
@@ -166,7 +124,7 @@ def faults_report(runners: Mapping[str, Callable[[], dict]] | None = None) -> di
 
     The source's supplement report has no ``scope`` and no ``elapsed_seconds``; neither has this.
     """
-    results, failed = _run_all(runners if runners is not None else _runners(FAULTS, DEFAULT_SAMPLES))
+    results, failed = _run_all(runners if runners is not None else _runners(FAULTS))
     return {
         "status": "failed" if failed else "passed",
         "timestamp_shanghai": shanghai_timestamp(),
@@ -176,17 +134,10 @@ def faults_report(runners: Mapping[str, Callable[[], dict]] | None = None) -> di
     }
 
 
-#: Fields that differ from run to run (the wall clock) or from machine to machine (versions).
-VOLATILE_FIELDS = ("timestamp_shanghai", "elapsed_seconds")
-MACHINE_FIELDS = ("python", "numpy", "platform")
-
-
 def without_volatile_fields(report: Mapping) -> dict:
-    """A copy of ``report`` without the wall clock and the machine (``runtime`` keeps ``dtype``).
-
-    What is left is the same on every run and every machine: what a page may store.
-    """
-    kept = {k: v for k, v in report.items() if k not in VOLATILE_FIELDS}
+    """A copy of ``report`` without the wall clock (``timestamp_shanghai``, ``elapsed_seconds``) and the
+    machine (of ``runtime`` only ``dtype`` stays): what is the same on every run and machine, what a page may store."""
+    kept = {k: v for k, v in report.items() if k not in ("timestamp_shanghai", "elapsed_seconds")}
     if "runtime" in kept:
-        kept["runtime"] = {k: v for k, v in kept["runtime"].items() if k not in MACHINE_FIELDS}
+        kept["runtime"] = {"dtype": kept["runtime"]["dtype"]}
     return kept

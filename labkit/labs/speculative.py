@@ -19,8 +19,9 @@ from typing import NamedTuple
 import numpy as np
 
 from labkit.core.guards import is_integer
+from labkit.labs import DEFAULT_SAMPLES
+from labkit.labs.common import check_samples, require, require_close
 from labkit.labs.kl import same_outcomes
-from labkit.labs.report import DEFAULT_SAMPLES, check_samples, require, require_close
 
 TARGET = (0.6, 0.3, 0.1)
 DRAFT = (0.4, 0.4, 0.2)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.core.guards import real_number, real_values
-from labkit.labs.report import require, require_close
+from labkit.labs.common import require, require_close
 
 #: Targets per rank: rank 0 holds two tokens with y = 1, rank 1 six tokens with y = 0.
 RANK_TARGETS = ((1.0, 1.0), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))

@@ -14,23 +14,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.labs.kl import as_distribution
-from labkit.labs.report import require, require_close
+from labkit.labs.common import require, require_close
 from labkit.labs.speculative import DRAFT, TARGET, require_exact_law, speculative_mass, wrong_fallback_output
 
 SCOPE = "exact single-prefix mass enumeration, not Monte Carlo"
 
 
-def run(p=TARGET, q=DRAFT) -> dict:
+def run() -> dict:
     """The wrong-fallback supplement; returns the source report's ``wrong_rejection_fallback`` object.
 
     Checks: the correct rule reproduces p (1e-14), here and in the speculative lab's edge
     cases; the wrong rule's mass is a probability vector and, where β > 0 and p ≠ r,
     differs from p.
     """
-    target = as_distribution("p (target)", p)
-    mass = speculative_mass(target, q)
-    wrong = wrong_fallback_output(target, q)
+    target, draft = np.array(TARGET), np.array(DRAFT)
+    mass = speculative_mass(target, draft)
+    wrong = wrong_fallback_output(target, draft)
     require_exact_law("wrong_fallback: correct rule's output law", mass, target)
     require_close("wrong_fallback: total mass of the wrong rule vs 1", wrong.sum(), 1.0, atol=1e-12)
     gap = wrong - target
@@ -39,7 +38,7 @@ def run(p=TARGET, q=DRAFT) -> dict:
         require(l1 > 1e-12, f"wrong_fallback: refilling from p should distort the law, but L1 = {l1!r}")
     return {
         "target": target.tolist(),
-        "draft": np.asarray(q, dtype=np.float64).tolist(),
+        "draft": draft.tolist(),
         "accepted_mass": mass.accepted_mass.tolist(),
         "reject_mass": mass.reject_probability,
         "correct_residual": mass.residual.tolist(),
