@@ -27,17 +27,17 @@ STEP_SIZE = 0.1
 BOTH_LOWER_SHIFT = (-1.0, -2.0)
 
 
-def _pair(name: str, values) -> np.ndarray:
-    pair = real_values(name, values)
-    if pair.shape != (2,):
-        raise ValueError(f"{name} must be [2] = [chosen, rejected] log-probabilities, got shape {list(pair.shape)}")
-    if not np.all(np.isfinite(pair)) or np.any(pair > 0):
-        raise ValueError(f"{name} must be finite log-probabilities (≤ 0), got {pair.tolist()}")
-    return pair
-
-
-def _beta(beta: float) -> float:
-    return real_number("beta", beta, 0.0, open_low=True, expected="a positive finite number")
+def _checked(policy, reference, beta) -> tuple[np.ndarray, np.ndarray, float]:
+    """policy, reference: [2] = [chosen, rejected] finite log-probabilities (≤ 0); beta > 0 and finite."""
+    pairs = []
+    for name, values in (("policy", policy), ("reference", reference)):
+        pair = real_values(name, values)
+        if pair.shape != (2,):
+            raise ValueError(f"{name} must be [2] = [chosen, rejected] log-probabilities, got shape {list(pair.shape)}")
+        if not np.all(np.isfinite(pair)) or np.any(pair > 0):
+            raise ValueError(f"{name} must be finite log-probabilities (≤ 0), got {pair.tolist()}")
+        pairs.append(pair)
+    return *pairs, real_number("beta", beta, 0.0, open_low=True, expected="a positive finite number")
 
 
 def dpo_margin(policy: np.ndarray, reference: np.ndarray, beta: float) -> float:
@@ -49,17 +49,13 @@ def dpo_margin(policy: np.ndarray, reference: np.ndarray, beta: float) -> float:
 
 def dpo_loss(policy, reference, beta: float = BETA) -> float:
     """L = −log σ(m) = log(1 + e^(−m)) in nats; ``policy``, ``reference``: [2] = [chosen, rejected]."""
-    policy = _pair("policy", policy)
-    reference = _pair("reference", reference)
-    margin = dpo_margin(policy, reference, _beta(beta))
+    margin = dpo_margin(*_checked(policy, reference, beta))
     return float(np.logaddexp(0.0, -margin))
 
 
 def dpo_gradient(policy, reference, beta: float = BETA) -> np.ndarray:
     """Analytic ∂L/∂[log π_θ(y_w), log π_θ(y_l)] = [−β·σ(−m), +β·σ(−m)]; returns [2]."""
-    policy = _pair("policy", policy)
-    reference = _pair("reference", reference)
-    beta = _beta(beta)
+    policy, reference, beta = _checked(policy, reference, beta)
     margin = dpo_margin(policy, reference, beta)
     pull = -beta / (1.0 + np.exp(margin))  # −β·σ(−m)
     return np.array([pull, -pull])
@@ -78,9 +74,7 @@ def run(
     gradient misses the finite difference, the step fails to lower the loss, or the
     both-lower shift fails to lower it.
     """
-    policy = _pair("policy", policy)
-    reference = _pair("reference", reference)
-    beta = _beta(beta)
+    policy, reference, beta = _checked(policy, reference, beta)
     step_size = real_number("step_size", step_size, 0, open_low=True, expected="a positive finite number")
     shift = np.asarray(shift, dtype=np.float64)
     if shift.shape != (2,) or not np.all(shift < 0):
