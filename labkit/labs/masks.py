@@ -90,15 +90,13 @@ def run() -> dict:
     case = masked_case()
     gradient, numeric = case["gradient"], case["numeric_gradient"]
     require_close("masked CE gradient vs finite differences", gradient, numeric, atol=1e-9, rtol=1e-8)
-    prediction = packing_prediction_mask(PACKED_DOCUMENT_IDS)
-    allowed = document_causal_allowed(PACKED_DOCUMENT_IDS)
     sft_positions = np.flatnonzero(sft_prediction_mask(np.array(SFT_ASSISTANT_TARGET)))
     return {
         "masked_loss_nat": case["loss"],
         "masked_row_gradient": gradient[case["masked_row"]].tolist(),
         "max_abs_gradient_error": max_abs_difference(gradient, numeric),
-        "packing_prediction_mask": prediction.astype(int).tolist(),
-        "packing_attention_allowed": allowed.astype(int).tolist(),
+        "packing_prediction_mask": packing_prediction_mask(PACKED_DOCUMENT_IDS).astype(int).tolist(),
+        "packing_attention_allowed": document_causal_allowed(PACKED_DOCUMENT_IDS).astype(int).tolist(),
         "sft_prediction_positions": sft_positions.tolist(),
         "masked_logits_perturbation_delta": abs(case["disturbed_loss"] - case["loss"]),
     }
