@@ -33,8 +33,6 @@ def short_float(value: float, digits: int | None = SIGNIFICANT) -> str:
 
 def _shape(value: Any, digits: int | None) -> Any:
     """``value`` with every float replaced by its short text (lists, tuples, dicts, arrays)."""
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return value
     if isinstance(value, float):
         return _Raw(short_float(value, digits))
     if isinstance(value, np.generic):
@@ -57,11 +55,11 @@ class _Raw(str):
         return str(self)
 
 
-def short(value: Any, digits: int | None = SIGNIFICANT, limit: int = LIMIT) -> str:
-    """``value`` for display: floats short, strings unquoted, at most ``limit`` characters."""
+def short(value: Any, digits: int | None = SIGNIFICANT) -> str:
+    """``value`` for display: floats short, strings unquoted, at most ``LIMIT`` characters."""
     shaped = _shape(value, digits)
     text = shaped if isinstance(shaped, str) else repr(shaped)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= LIMIT else text[: LIMIT - 1] + "…"
 
 
 def short_pair(got: Any, expected: Any) -> tuple[str, str]:

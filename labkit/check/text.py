@@ -65,16 +65,11 @@ class DecoderParts:
     own forward pass is the thing the reader is writing, so it is not here."""
 
     def __init__(self, decoder):
-        arrays = {}
-        for key, array in decoder.weights.to_arrays().items():
-            arrays[key] = array.copy()
-            arrays[key].flags.writeable = False
-        layers = [
-            {k.rsplit(".", 1)[1]: v for k, v in arrays.items() if k.startswith(f"layers.{i}.")}
-            for i in range(decoder.config.n_layers)
-        ]
+        arrays = {key: array.copy() for key, array in decoder.weights.to_arrays().items()}
+        for array in arrays.values():
+            array.flags.writeable = False
         self.config, self.dtype = decoder.config, decoder.dtype
-        self.weights = DecoderWeights(arrays["embedding"], arrays["output"], layers)
+        self.weights = DecoderWeights.from_arrays(arrays, decoder.config)
 
     def __getattr__(self, attr: str):
         if attr in _DECODER_METHODS:

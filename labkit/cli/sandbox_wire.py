@@ -16,6 +16,7 @@ import select
 import struct
 import time
 from contextlib import suppress
+from functools import partial
 
 #: the largest message either side accepts (header and arrays together)
 MAX_MESSAGE = 64 << 20
@@ -36,14 +37,11 @@ def encode(value, blobs: list[bytes], ref, depth: int = 0):
         return {"t": "array" if isinstance(value, np.ndarray) else "scalar", "i": len(blobs) - 1}
     if isinstance(value, (int, float)):
         return int(value) if isinstance(value, int) else float(value)
+    inner = partial(encode, blobs=blobs, ref=ref, depth=depth + 1)
     if isinstance(value, (list, tuple)):
-        kind = "tuple" if isinstance(value, tuple) else "list"
-        return {"t": kind, "v": [encode(v, blobs, ref, depth + 1) for v in value]}
+        return {"t": "tuple" if isinstance(value, tuple) else "list", "v": [inner(v) for v in value]}
     if isinstance(value, dict):
-        return {
-            "t": "dict",
-            "v": [[encode(k, blobs, ref, depth + 1), encode(v, blobs, ref, depth + 1)] for k, v in value.items()],
-        }
+        return {"t": "dict", "v": [[inner(k), inner(v)] for k, v in value.items()]}
     if isinstance(value, bytes):
         return {"t": "bytes", "v": value.hex()}
     return ref(value)
