@@ -26,16 +26,17 @@ REPO = book_root(Path(__file__).resolve().parents[1])
 
 @pytest.fixture(scope="module")
 def fresh():
-    """data_key → the data each embed's exporter produces now (computed once for this module)."""
-    keys = {devtools.data_key(e.name, e.options): e for e in devtools.embeds(REPO)}
-    return {key: devtools.expected_data(e.name, e.options) for key, e in sorted(keys.items())}
+    """data_key → data already computed: none; each exporter runs when a test first asks for its
+    data (``devtools.expected_data`` keeps every exporter's run for the process)."""
+    return {}
 
 
 def data_of(fresh, name, **options):
-    return fresh[devtools.data_key(name, options)]
+    return devtools.expected_data(name, options)
 
 
 # -- the page data --------------------------------------------------------------------------
+@pytest.mark.slow  # every player's data
 def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_data(fresh, book_copy):
     found = devtools.embeds(REPO)
     assert {e.name for e in found} == set(PLAYERS), "every registered player is embedded by a page"
@@ -72,6 +73,7 @@ export default { render };
 """
 
 
+@pytest.mark.slow  # builds every bundle: every player's data
 def test_a_registered_player_is_picked_up_by_the_bundles_the_book_and_the_harness(book_copy, tmp_path, monkeypatch):
     """A test-only player: its two modules, one registration, one page that embeds it."""
     (tmp_path / "probe_player.py").write_text(
