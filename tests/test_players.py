@@ -126,11 +126,11 @@ def test_no_table_of_player_names_outside_the_registry():
 
 
 def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
-    devtools.pages(book_copy, fresh)
     page = "notebooks/07-traces/03-text-token-by-token.md"
     module = [e for e in devtools.embeds(book_copy) if e.page == page][0].path
-    data = devtools.module_data(module.read_text(encoding="utf-8"))
+    data = data_of(fresh, "decode")
     data["steps"][0]["raw"][14] += 0.01
+    module.parent.mkdir(parents=True, exist_ok=True)  # this page's bundle alone: no other player's data
     module.write_text(devtools.generated_module("decode", {}, data), encoding="utf-8")
     problems = [p for p in devtools.stale_pages(book_copy, fresh) if p.startswith(page)]
     assert problems and "steps[0].raw[14]" in problems[0]
