@@ -601,5 +601,5 @@ def test_old_player_code_in_a_page_bundle_fails_the_book_check(fresh, book_copy)
     problems = book.player_problems(book_copy)
     assert problems == [
         "notebooks/07-traces/10-tool-failures.md: ./players/10-tool-failures.scenarios.mjs holds "
-        "old scenarios player code; run `python -m labkit.devtools.players pages`"
+        "old scenarios player code; run `python -m labkit.devtools check`"
     ], problems

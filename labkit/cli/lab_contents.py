@@ -46,12 +46,8 @@ def with_kernel_language_info(notebook: dict, info: dict) -> bool:
 
 
 def cell_sources(notebook: dict) -> list[tuple[str, str]]:
-    """What the reader writes in a notebook: each cell's type and source."""
-
-    def text(source) -> str:
-        return source if isinstance(source, str) else "".join(source)
-
-    return [(c.get("cell_type", ""), text(c.get("source", ""))) for c in notebook.get("cells", [])]
+    """What the reader writes in a notebook: each cell's type and source (a list of lines or one string)."""
+    return [(c.get("cell_type", ""), "".join(c.get("source", ""))) for c in notebook.get("cells", [])]
 
 
 class BookContentsManager(AsyncTextFileContentsManager):

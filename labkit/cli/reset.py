@@ -19,10 +19,8 @@ FRONT_MATTER = b"---\njupytext:"  # how every page's .md begins (CONTRIBUTING: s
 
 def book_of(file: Path) -> Path | None:
     """The book a file belongs to: the folder above it holding ``myst.yml`` and ``notebooks/``."""
-    for folder in Path(file).resolve().parents:
-        if (folder / "myst.yml").is_file() and (folder / PAGES).is_dir():
-            return folder
-    return None
+    folders = Path(file).resolve().parents
+    return next((f for f in folders if (f / "myst.yml").is_file() and (f / PAGES).is_dir()), None)
 
 
 def is_page(file: Path) -> bool:

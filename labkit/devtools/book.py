@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 from labkit.core.fixtures import book_root
@@ -41,38 +42,24 @@ def chapter_files(config: dict) -> list[str]:
 
 
 def load_config(root: Path | None = None) -> dict:
-    root = book_root(root)
     import yaml
 
-    path = root / "myst.yml"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist")
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return yaml.safe_load((book_root(root) / "myst.yml").read_text(encoding="utf-8"))  # book_root: it exists
 
 
 def toc_problems(root: Path | None = None) -> list[str]:
     root = book_root(root)
     config = load_config(root)
-    problems = []
     listed = toc_files(config)
-    if not listed:
-        problems.append("myst.yml has no table of contents")
-    for rel in listed:
-        if not (root / rel).exists():
-            problems.append(f"toc entry {rel!r} points nowhere")
-    seen = set()
-    for rel in listed:
-        if rel in seen:
-            problems.append(f"toc entry {rel!r} is listed twice")
-        seen.add(rel)
-    notebooks = sorted(
-        p.relative_to(root).as_posix()
-        for p in (root / "notebooks").rglob("*.ipynb")
-        if ".ipynb_checkpoints" not in p.parts
-    )
-    for rel in notebooks:
-        if rel not in seen:
-            problems.append(f"notebook {rel!r} is missing from the toc in myst.yml")
+    problems = [] if listed else ["myst.yml has no table of contents"]
+    problems += [f"toc entry {rel!r} points nowhere" for rel in listed if not (root / rel).exists()]
+    problems += [f"toc entry {rel!r} is listed twice" for rel, count in Counter(listed).items() if count > 1]
+    notebooks = [p.relative_to(root).as_posix() for p in (root / "notebooks").rglob("*.ipynb")]
+    problems += [
+        f"notebook {rel!r} is missing from the toc in myst.yml"
+        for rel in sorted(notebooks)
+        if rel not in listed and ".ipynb_checkpoints" not in rel.split("/")
+    ]
     if config.get("site", {}).get("template") != "book-theme":
         problems.append("myst.yml must set site.template: book-theme")
     return problems
@@ -123,28 +110,26 @@ def citation_problems(root: Path | None = None) -> list[str]:
     root = book_root(root)
     from labkit.core import strictjson
 
+    config = load_config(root)
     keys, problems = bibliography_keys(root)
-    chapter_pages = set(chapter_files(load_config(root)))
-    for rel in toc_files(load_config(root)):
+    bibliography = ", ".join(config.get("project", {}).get("bibliography") or ["none listed"])
+    chapter_pages = set(chapter_files(config))
+    for rel in toc_files(config):
         path = root / rel
         if path.suffix != ".ipynb" or not path.exists():
             continue
         cells = strictjson.read_json_file(path).get("cells", [])
         text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
-        if rel in chapter_pages and not cited_keys(text):
+        cited = cited_keys(text)
+        if rel in chapter_pages and not cited:
             problems.append(f"{rel}: a chapter page that cites no primary source ({{cite:p}}`key` in a sentence)")
-        if cited_keys(text):
-            problems += [
-                f"{rel}: lists its sources by hand ({line[:60]!r}) beside the References the site makes "
-                "from its citations"
-                for line in hand_written_sources(text)
-            ]
-        for key in cited_keys(text):
-            if key not in keys:
-                problems.append(
-                    f"{rel}: citation {key!r} is not in the bibliography "
-                    f"({', '.join(load_config(root)['project'].get('bibliography') or ['none listed'])})"
-                )
+        problems += [
+            f"{rel}: lists its sources by hand ({line[:60]!r}) beside the References the site makes from its citations"
+            for line in (hand_written_sources(text) if cited else [])
+        ]
+        problems += [
+            f"{rel}: citation {key!r} is not in the bibliography ({bibliography})" for key in cited if key not in keys
+        ]
     return problems
 
 
@@ -159,10 +144,8 @@ def site_content(root: Path, timeout: int = 120) -> tuple[Path, str]:
     myst = myst_executable()
     if myst is None:
         raise FileNotFoundError("mystmd is not installed (pip install mystmd)")
-    env = dict(os.environ)
-    env.update(
-        {"API_URL": "http://127.0.0.1:9", "MYSTMD_DISABLE_UPDATE_CHECK": "1", "NO_UPDATE_NOTIFIER": "1", "CI": "true"}
-    )
+    offline = {"API_URL": "http://127.0.0.1:9", "MYSTMD_DISABLE_UPDATE_CHECK": "1", "NO_UPDATE_NOTIFIER": "1"}
+    env = {**os.environ, **offline, "CI": "true"}
     proc = subprocess.run(
         [myst, "build", "--site", "--ci"], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
     )

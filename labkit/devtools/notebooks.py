@@ -59,9 +59,7 @@ def pair_problems(md: Path) -> list[str]:
 
 def check_pairs(root: Path | None = None) -> list[str]:
     root = book_root() / "notebooks" if root is None else root
-    problems = []
-    for md in source_notebooks(root):
-        problems += pair_problems(md)
+    problems = [problem for md in source_notebooks(root) for problem in pair_problems(md)]
     for ipynb in sorted(root.rglob("*.ipynb")):
         if ".ipynb_checkpoints" not in ipynb.parts and not ipynb.with_suffix(".md").exists():
             problems.append(f"{ipynb.name}: no .md source beside it")
@@ -76,10 +74,7 @@ def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
 
     md = Path(md).resolve()
     nb = jupytext.read(md)
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
+    nb.metadata = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}}
     client = NotebookClient(
         nb,
         timeout=timeout,
