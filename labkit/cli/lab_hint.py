@@ -7,35 +7,22 @@ reader's working copy (``my-edits/``) or the paired ``.ipynb``.  Any other error
 
 from __future__ import annotations
 
-import ast
+import symtable
 from pathlib import Path
 
 from labkit.core.strictjson import read_json_file
 
-SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)
-
-
-def bound_names(node: ast.AST):
-    """The names ``node`` binds in the notebook's namespace (not inside functions or classes)."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
-            yield child.id
-        elif isinstance(child, ast.Import | ast.ImportFrom):
-            yield from ((a.asname or a.name).split(".")[0] for a in child.names)
-        elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            yield child.name
-        if not isinstance(child, SCOPES + (ast.GeneratorExp,)):
-            yield from bound_names(child)
-
 
 def defined_names(source: str) -> set[str]:
-    """The names a cell binds: assignments, ``def``, ``class``, imports, loop and ``with`` targets."""
+    """The names a cell binds in the notebook's namespace (not inside functions or classes):
+    assignments, ``def``, ``class``, imports, loop, ``with`` and ``except`` targets."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     try:
-        return set(bound_names(ast.parse(TransformerManager().transform_cell(source))))
+        table = symtable.symtable(TransformerManager().transform_cell(source), "<cell>", "exec")
     except SyntaxError:
         return set()
+    return {symbol.get_name() for symbol in table.get_symbols() if symbol.is_assigned() or symbol.is_imported()}
 
 
 def where_defined(cells: list[dict], name: str) -> str | None:
