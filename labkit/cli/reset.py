@@ -30,7 +30,13 @@ def is_page(file: Path) -> bool:
     if file.suffix not in PAGE_SUFFIXES or not file.is_file() or book is None or (book / PAGES) not in file.parents:
         return False
     source = file.with_suffix(".md")
-    return source.is_file() and source.read_bytes()[: len(FRONT_MATTER)] == FRONT_MATTER
+    return source.is_file() and source.read_bytes().startswith(FRONT_MATTER)
+
+
+def book_pages(book: Path) -> list[Path]:
+    """Every page (its ``.md``) of the book at ``book``, sorted; checkpoints left out."""
+    found = (p for p in (book / PAGES).rglob("*.md") if ".ipynb_checkpoints" not in p.parts)
+    return sorted(p for p in found if p.read_bytes().startswith(FRONT_MATTER))
 
 
 def working_copy(page: Path) -> Path:

@@ -8,20 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from labkit.cli.reset import book_pages
 from labkit.core.fixtures import book_root
 
 KERNEL_TIMEOUT = 300
-
-
-def source_notebooks(root: Path | None = None) -> list[Path]:
-    """Every MyST notebook source under ``root`` (default: the book's ``notebooks/``; no checkpoints)."""
-    root = book_root() / "notebooks" if root is None else root
-    return sorted(p for p in root.rglob("*.md") if ".ipynb_checkpoints" not in p.parts and _is_jupytext_md(p))
-
-
-def _is_jupytext_md(path: Path) -> bool:
-    head = path.read_text(encoding="utf-8")[:800]
-    return head.startswith("---") and "jupytext" in head
 
 
 def _cells(nb) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -58,9 +48,10 @@ def pair_problems(md: Path) -> list[str]:
 
 
 def check_pairs(root: Path | None = None) -> list[str]:
-    root = book_root() / "notebooks" if root is None else root
-    problems = [problem for md in source_notebooks(root) for problem in pair_problems(md)]
-    for ipynb in sorted(root.rglob("*.ipynb")):
+    """Every page of the book at ``root`` out of step with its ``.ipynb``, and every ``.ipynb`` with no page."""
+    root = book_root(root)
+    problems = [problem for md in book_pages(root) for problem in pair_problems(md)]
+    for ipynb in sorted((root / "notebooks").rglob("*.ipynb")):
         if ".ipynb_checkpoints" not in ipynb.parts and not ipynb.with_suffix(".md").exists():
             problems.append(f"{ipynb.name}: no .md source beside it")
     return problems
