@@ -17,12 +17,10 @@ from pathlib import Path, PurePosixPath
 
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
-from traitlets import List, Unicode, default
+from traitlets import default
 
 from labkit.cli import glossary
 from labkit.cli.reset import EDITS, SET_ASIDE, is_page, set_aside, working_copy
-
-HIDDEN = ["*.ipynb", EDITS]
 
 
 def kernel_language_info() -> dict:
@@ -54,11 +52,9 @@ class BookContentsManager(AsyncTextFileContentsManager):
     """Jupytext's contents manager; the book's pages are read-only, the reader's edits of a page
     live in its working copy, and the paired ``.ipynb`` files stay out of the file browser."""
 
-    hide_globs = List(Unicode(), config=True, help="Glob patterns to hide in file and directory listings.")
-
     @default("hide_globs")
     def _hide_globs_default(self):
-        return ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", *HIDDEN]
+        return ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", "*.ipynb", EDITS]  # jupyter_server's, and ours
 
     def _copy_of(self, path: str) -> str | None:
         """The working copy (an API path) of page ``path`` when the reader has one."""
