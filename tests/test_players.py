@@ -25,13 +25,13 @@ REPO = book_root(Path(__file__).resolve().parents[1])
 
 @pytest.fixture(scope="module")
 def fresh():
-    """data_key → the data each embed's exporter produces now (computed once for this module)."""
-    keys = {devtools.data_key(e.name, e.options): e for e in devtools.embeds(REPO)}
-    return {key: devtools.expected_data(e.name, e.options) for key, e in sorted(keys.items())}
+    """Every embed's exporter run once for this module (``expected_data`` keeps what each returned)."""
+    for embed in devtools.embeds(REPO):
+        devtools.expected_data(embed.name, embed.options)
 
 
 def data_of(fresh, name, **options):
-    return fresh[devtools.data_key(name, options)]
+    return devtools.expected_data(name, options)
 
 
 # -- the page data --------------------------------------------------------------------------
@@ -42,11 +42,11 @@ def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_da
         assert embed.esm == f"./players/{Path(embed.page).stem}.{embed.name}.mjs", embed
     assert devtools.structure_problems(book_copy) != [], "no bundle written yet: must be reported"
     sources = {p: p.read_bytes() for p in (book_copy / "notebooks").rglob("*.md")}
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     assert {p: p.read_bytes() for p in (book_copy / "notebooks").rglob("*.md")} == sources, "a page was rewritten"
     assert devtools.structure_problems(book_copy) == []
-    assert devtools.stale_pages(book_copy, fresh) == []
-    assert devtools.pages(book_copy, fresh) == [], "a second build changes nothing"
+    assert devtools.stale_pages(book_copy) == []
+    assert devtools.pages(book_copy) == [], "a second build changes nothing"
 
 
 def test_an_embed_that_names_no_player_or_another_path_is_reported(book_copy):
@@ -123,13 +123,13 @@ def test_no_table_of_player_names_outside_the_registry():
 
 
 def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     page = "notebooks/07-traces/03-text-token-by-token.md"
     module = [e for e in devtools.embeds(book_copy) if e.page == page][0].path
     data = devtools.module_data(module.read_text(encoding="utf-8"))
     data["steps"][0]["raw"][14] += 0.01
     module.write_text(devtools.generated_module("decode", {}, data), encoding="utf-8")
-    problems = [p for p in devtools.stale_pages(book_copy, fresh) if p.startswith(page)]
+    problems = [p for p in devtools.stale_pages(book_copy) if p.startswith(page)]
     assert problems and "steps[0].raw[14]" in problems[0]
 
 
@@ -556,7 +556,7 @@ def book_copy(tmp_path):
 def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     assert book.player_problems(book_copy) == []
     (book_copy / "labkit/reader/players/decode.mjs").unlink()
     (book_copy / "notebooks/07-traces/players/03-text-token-by-token.decode.mjs").unlink()
@@ -572,7 +572,7 @@ def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
 def test_missing_player_data_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     module = book_copy / "notebooks/07-traces/players/11-comparing-traces.divergence.mjs"
     lines = [
         devtools.EMPTY if line.startswith("const EMBEDDED = ") else line
@@ -586,7 +586,7 @@ def test_missing_player_data_fails_the_book_check(fresh, book_copy):
 def test_old_player_code_in_a_page_bundle_fails_the_book_check(fresh, book_copy):
     from labkit.devtools import book
 
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     module = book_copy / "labkit/reader/players/_shared.mjs"
     module.write_text(
         module.read_text(encoding="utf-8").replace("function fmt(", "function fmt_new("), encoding="utf-8"
