@@ -141,14 +141,6 @@ def module_data(text: str) -> dict | None:
     return None
 
 
-def module_code(text: str) -> str:
-    """A generated module's code with its header and data removed (compare with the source)."""
-    lines = text.splitlines(keepends=True)
-    if lines and lines[0].startswith("// GENERATED"):
-        lines = lines[1:]
-    return "".join(EMPTY + "\n" if line.startswith("const EMBEDDED = ") else line for line in lines)
-
-
 def expected_data(name: str, options: dict | None = None) -> dict:
     """What player ``name``'s exporter returns for ``options``, as JSON data (a fresh copy)."""
     return strictjson.loads(_exported(name, json.dumps(options or {}, sort_keys=True)), "player export")
@@ -172,18 +164,18 @@ def structure_problems(root: Path | None = None) -> list[str]:
             missing = f"{embed.page}: the {embed.name} player's module {embed.esm} does not exist; {HINT}"
             problems.append(embed.unusable or missing)
             continue
-        if _current_code(embed.name, root) not in (None, module_code(text)):
-            problems.append(f"{embed.page}: {embed.esm} holds old {embed.name} player code; {HINT}")
         data = module_data(text)
         if not isinstance(data, dict) or data.get("player") != embed.name:
             problems.append(f"{embed.page}: the {embed.name} player has no data in {embed.esm}; {HINT}")
+        elif _rebuilt(embed, data, root) not in (None, text):
+            problems.append(f"{embed.page}: {embed.esm} holds old {embed.name} player code; {HINT}")
     return problems
 
 
-def _current_code(name: str, root: Path) -> str | None:
-    """The bundle of player ``name`` without data, as the sources under ``root`` make it."""
+def _rebuilt(embed: Embed, data: dict, root: Path) -> str | None:
+    """The bundle of ``embed`` carrying ``data``, as the sources under ``root`` make it now."""
     try:
-        return bundle(name, folder=sources(root))
+        return generated_module(embed.name, embed.options, data, sources(root))
     except (ValueError, OSError):
         return None  # reported by module_problems
 
