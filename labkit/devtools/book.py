@@ -23,22 +23,20 @@ _THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "EN
 
 def toc_files(config: dict) -> list[str]:
     """Every ``file:`` of the toc, depth first."""
-    found: list[str] = []
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                found.append(entry["file"])
-            walk(entry.get("children"))
-
-    walk(config.get("project", {}).get("toc"))
-    return found
+    return _files(config.get("project", {}).get("toc"))
 
 
 def chapter_files(config: dict) -> list[str]:
     """The ``file:`` entries inside a toc chapter (an entry with ``children``), depth first."""
-    chapters = [entry for entry in config.get("project", {}).get("toc") or [] if entry.get("children")]
-    return [rel for chapter in chapters for rel in toc_files({"project": {"toc": chapter["children"]}})]
+    return [rel for entry in config.get("project", {}).get("toc") or [] for rel in _files(entry.get("children"))]
+
+
+def _files(entries: list[dict] | None) -> list[str]:
+    found = []
+    for entry in entries or []:
+        found += [entry["file"]] if "file" in entry else []
+        found += _files(entry.get("children"))
+    return found
 
 
 def load_config(root: Path | None = None) -> dict:
@@ -203,8 +201,6 @@ def build_site(root: Path, repository: str | None = None) -> int:
     if myst is None:
         print("mystmd is not installed (pip install mystmd)", file=sys.stderr)
         return 1
-    if published == original:
-        return subprocess.run([myst, "build", "--html"], cwd=root).returncode
     config.write_text(published, encoding="utf-8")
     try:
         return subprocess.run([myst, "build", "--html"], cwd=root).returncode
