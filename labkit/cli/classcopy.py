@@ -66,17 +66,15 @@ def book_files(root: Path) -> list[Path]:
 
 
 def _git_files(root: Path) -> list[Path] | None:
-    if not (root / ".git").exists() or shutil.which("git") is None:
+    """The files git keeps (tracked, or new and not ignored); None without a clone or without git."""
+    if not (root / ".git").exists():
         return None
-    done = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=root,
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    try:
+        listed = subprocess.run(command, cwd=root, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
         return None
-    return [Path(name) for name in done.stdout.decode().split("\0") if name]
+    return [Path(name) for name in listed.decode().split("\0") if name]
 
 
 def class_copy(root: Path, dest: Path, leave_out: set[Path] = frozenset()) -> list[Path]:

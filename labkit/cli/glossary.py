@@ -85,10 +85,8 @@ def _hovers(glossary: Path, version: tuple[int, int]) -> dict[str, str]:
 def hover_texts(glossary: Path) -> dict[str, str]:
     """Anchor → hover text of every entry of the glossary page at ``glossary`` (none: empty)."""
     glossary = Path(glossary).resolve()
-    if not glossary.is_file():
-        return {}
-    stat = glossary.stat()
-    return _hovers(glossary, (stat.st_mtime_ns, stat.st_size))
+    stat = glossary.stat() if glossary.is_file() else None
+    return {} if stat is None else _hovers(glossary, (stat.st_mtime_ns, stat.st_size))
 
 
 def with_hover(text: str, page: Path) -> str:
