@@ -15,7 +15,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from labkit.core import strictjson
 from labkit.core.fixtures import book_root
+from labkit.devtools import players
 
 _MESSAGE = re.compile(r"^(⛔️|⚠️)\s*(.*)$")
 _THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "ENOTFOUND")
@@ -106,8 +108,6 @@ def citation_problems(root: Path | None = None) -> list[str]:
     """A citation whose key no bibliography file holds, a chapter page that cites nothing, and a
     page that cites and also lists its sources by hand, page by page (the ``.ipynb`` the book builds)."""
     root = book_root(root)
-    from labkit.core import strictjson
-
     config = load_config(root)
     keys, problems = bibliography_keys(root)
     bibliography = ", ".join(config.get("project", {}).get("bibliography") or ["none listed"])
@@ -191,8 +191,6 @@ def build_site(root: Path, repository: str | None = None) -> int:
     """The players' page bundles, then ``myst build --html`` (downloads the theme: needs the
     internet), with a launch button to ``repository`` if one is given (``myst.yml`` carries it
     for the build only)."""
-    from labkit.devtools import players
-
     config = root / "myst.yml"
     original = config.read_text(encoding="utf-8")
     published = launch_config(original, repository)
@@ -213,8 +211,6 @@ def player_problems(root: Path | None = None) -> list[str]:
     bundle exists, holds the current code and carries the player's data
     (``labkit.devtools.players``)."""
     root = book_root(root)
-    from labkit.devtools import players
-
     modules = players.module_problems(root) if (root / "labkit").is_dir() else []
     return modules + players.structure_problems(root)
 
@@ -234,8 +230,6 @@ def link_problems(content: Path) -> list[str]:
     """Links mystmd resolved wrongly without a warning: a link to a page's ``.md`` or
     ``.ipynb`` that became a file to download (``myst/md-page-links.mjs`` missing or
     broken), and a glossary link that is not a reference to its entry."""
-    from labkit.core import strictjson
-
     problems = []
     for page in sorted(content.glob("*.json")):
         tree = strictjson.read_json_file(page).get("mdast", {})
@@ -254,8 +248,6 @@ def check(root: Path | None = None) -> list[str]:
     mystmd says of each page, and the players (their page bundles are written first, as the
     published build does; they are build products, not files of the repository)."""
     root = book_root(root)
-    from labkit.devtools import players
-
     problems = toc_problems(root)
     try:
         players.pages(root)

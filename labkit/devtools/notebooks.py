@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jupytext
+import nbformat
+
 from labkit.cli.reset import book_pages
 from labkit.core.fixtures import book_root
 
@@ -20,9 +23,6 @@ def _cells(nb) -> list[tuple[str, str, tuple[str, ...]]]:
 
 def pair_problems(md: Path) -> list[str]:
     """Why ``md`` and its ``.ipynb`` are out of step (empty list: in step)."""
-    import jupytext
-    import nbformat
-
     ipynb = md.with_suffix(".ipynb")
     if not ipynb.exists():
         return [f"{md.name}: no paired {ipynb.name}; run `make notebooks`"]
@@ -59,8 +59,6 @@ def check_pairs(root: Path | None = None) -> list[str]:
 
 def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
     """Execute ``md``'s cells in a fresh kernel and write the paired ``.ipynb``."""
-    import jupytext
-    import nbformat
     from nbclient import NotebookClient
 
     md = Path(md).resolve()
@@ -94,9 +92,6 @@ def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
 
 def sync_prose(md: Path) -> Path:
     """Copy ``md``'s Markdown cells into its ``.ipynb``, keeping ids and outputs."""
-    import jupytext
-    import nbformat
-
     md = Path(md).resolve()
     ipynb = md.with_suffix(".ipynb")
     source = jupytext.read(md)
