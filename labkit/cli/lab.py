@@ -8,6 +8,7 @@ matplotlib folder under the book's ``build/`` (the runtime folder, which holds t
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -98,8 +99,6 @@ def lab_command(
     book: Path, port: int | None = None, no_browser: bool = False, extra: list[str] = (), allow_root: bool = False
 ) -> list[str]:
     """``python -m jupyterlab`` serving ``book`` with its settings and contents manager, at the preface."""
-    import importlib.util
-
     if importlib.util.find_spec("jupyterlab") is None:
         raise ValueError('labkit lab needs JupyterLab: pip install "labkit[read]"')
     command = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import symtable
 from pathlib import Path
 
+from labkit.cli.reset import is_page, working_copy
 from labkit.core.strictjson import read_json_file
 
 
@@ -41,8 +42,6 @@ def where_defined(cells: list[dict], name: str) -> str | None:
 def page_cells(session: str) -> list[dict]:
     """The cells of the page at ``session`` (its ``.md`` or ``.ipynb``) as the reader has it: the
     reader's working copy when there is one, else the paired ``.ipynb``."""
-    from labkit.cli.reset import is_page, working_copy
-
     page = Path(session)
     stored = working_copy(page) if is_page(page) and working_copy(page).is_file() else page.with_suffix(".ipynb")
     return read_json_file(stored)["cells"] if stored.is_file() else []

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from labkit.cli.trace import output_file  # checked while parsing: a folder or unwritable place is refused
 from labkit.labs import DEFAULT_SAMPLES, MAX_SAMPLES, MIN_SAMPLES, samples_out_of_range
 
 DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
@@ -19,8 +20,6 @@ DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
 
 def add_output(parser, default: Path) -> None:
     """The ``--output PATH`` option: where the JSON report goes."""
-    from labkit.cli.trace import output_file  # checked while parsing: a folder or unwritable place is refused
-
     help_text = f"where to write the report (default: {default})"
     parser.add_argument("--output", type=output_file, default=default, metavar="PATH", help=help_text)
 

@@ -15,6 +15,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import yaml
+
 from labkit.core import strictjson
 from labkit.core.fixtures import book_root
 from labkit.devtools import players
@@ -42,8 +44,6 @@ def _files(entries: list[dict] | None) -> list[str]:
 
 
 def load_config(root: Path | None = None) -> dict:
-    import yaml
-
     return yaml.safe_load((book_root(root) / "myst.yml").read_text(encoding="utf-8"))  # book_root: it exists
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from nbclient import NotebookClient
 
 from labkit.cli.reset import book_pages
 from labkit.core.fixtures import book_root
@@ -59,8 +60,6 @@ def check_pairs(root: Path | None = None) -> list[str]:
 
 def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
     """Execute ``md``'s cells in a fresh kernel and write the paired ``.ipynb``."""
-    from nbclient import NotebookClient
-
     md = Path(md).resolve()
     nb = jupytext.read(md)
     nb.metadata = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}}
