@@ -52,9 +52,5 @@ def run(args) -> int:
             print(f"wrote fixtures/{rel}")
         return 0
     problems = check(args.only)
-    if problems:
-        for line in problems:
-            print(f"MISMATCH {line}")
-        return 1
-    print("fixtures match their recipes")
-    return 0
+    print("\n".join(f"MISMATCH {line}" for line in problems) or "fixtures match their recipes")
+    return 1 if problems else 0

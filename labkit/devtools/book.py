@@ -72,16 +72,11 @@ _BIB_ENTRY = re.compile(r"^@\w+\s*\{\s*([^,\s]+)\s*,", re.MULTILINE)
 def bibliography_keys(root: Path | None = None) -> tuple[set[str], list[str]]:
     """Every entry key of the ``project.bibliography`` files, and the problems finding them."""
     root = book_root(root)
-    files = load_config(root).get("project", {}).get("bibliography") or []
-    keys: set[str] = set()
-    problems = []
-    for rel in files:
-        path = root / rel
-        if not path.exists():
-            problems.append(f"bibliography {rel!r} listed in myst.yml does not exist")
-            continue
-        keys.update(_BIB_ENTRY.findall(path.read_text(encoding="utf-8")))
-    return keys, problems
+    found = {rel: root / rel for rel in load_config(root).get("project", {}).get("bibliography") or []}
+    keys = {key for path in found.values() if path.exists() for key in _BIB_ENTRY.findall(path.read_text("utf-8"))}
+    return keys, [
+        f"bibliography {rel!r} listed in myst.yml does not exist" for rel, p in found.items() if not p.exists()
+    ]
 
 
 def cited_keys(text: str) -> list[str]:
