@@ -54,14 +54,9 @@ def book_files(root: Path) -> list[Path]:
     """The files of the book under ``root``, relative, sorted; the answer key left out."""
     listed = _git_files(root)
     if listed is None:
-        listed = [
-            p.relative_to(root)
-            for p in root.rglob("*")
-            if (p.is_file() or p.is_symlink())
-            and not SKIPPED.intersection(p.relative_to(root).parts)
-            and not p.name.endswith(".egg-info")
-        ]
-    # a link is copied as a link: labkit/fixtures points at fixtures/
+        found = (p.relative_to(root) for p in root.rglob("*"))
+        listed = [p for p in found if not SKIPPED.intersection(p.parts) and not p.name.endswith(".egg-info")]
+    # files only (git lists a deleted one too); a link is copied as a link: labkit/fixtures points at fixtures/
     return sorted(p for p in listed if p.parts[0] != ANSWER_KEY and ((root / p).is_file() or (root / p).is_symlink()))
 
 
