@@ -217,6 +217,17 @@ def test_a_teacher_grades_three_hand_ins_from_the_class_copy(copy, tmp_path):
     assert [r["status"] for r in json.loads(as_json.read_text())] == ["passed", "failed", "could not check"]
 
 
+def test_grade_finds_what_a_hand_in_binds_without_running_it(tmp_path):
+    from labkit.cli.grade import defined_names
+
+    (tmp_path / "a.py").write_text(
+        "import os\nos._exit(1)\nx, (y, z) = 1, (2, 3)\nif True:\n    def f():\n        w = 0\n"
+    )
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    assert defined_names(tmp_path / "a.py") == {"os", "x", "y", "z", "f"}
+    assert defined_names(tmp_path / "broken.py") == set()
+
+
 def test_grade_refuses_bad_arguments_by_name(tmp_path, capsys):
     from labkit.cli import main
 

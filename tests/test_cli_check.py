@@ -111,6 +111,14 @@ HOSTILE = {
     "def jittered_backoff(a, b, c, u):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return u\n",
     "header_not_an_object": "import os, struct\nfrom labkit.cli import sandbox_child as box\n\n"
     "def jittered_backoff(a, b, c, u):\n    os.write(box._WIRE[1], struct.pack('!Q', 3) + b'[1]')\n    return u\n",
+    "data_as_a_handle": "import numpy as np\nfrom labkit.cli import sandbox_child as box\n"
+    "from labkit.cli.sandbox_wire import decode, encode, receive, send\n\n"
+    "def jittered_backoff(a, b, c, u):\n    blobs = []\n"
+    "    target = encode(np.zeros(3), blobs, None)  # its own array, not a handle the checker gave\n"
+    "    ask = {'op': 'ask', 'ref': target, 'what': 'getattr', 'args': encode(['tofile'], blobs, None)}\n"
+    "    send(box._WIRE[1], ask, blobs)\n"
+    "    head, blobs = receive(box._WIRE[0])\n"
+    "    decode(head['value'], blobs, box.Remote)({target!r})\n    return u\n",
     "ten_gigabytes": "import numpy as np\n\ndef jittered_backoff(a, b, c, u):\n"
     "    return u + np.ones(10 << 30, np.uint8).sum()\n",
     # these three wrap the answer key's right jittered_backoff (appended to it as _right)
@@ -206,6 +214,25 @@ def test_a_value_answer_is_shipped_as_data_and_its_errors_name_the_line(tmp_path
     with sandbox.Sandbox(tmp_path / "answer.py", "broken") as box:
         with pytest.raises(ZeroDivisionError, match="line 4 of answer.py"):
             box.candidate(0)
+
+
+def test_a_handle_reads_public_attributes_as_the_object_would(tmp_path):
+    """Through a handle ``hasattr`` and ``except AttributeError`` work as on the object itself; a private
+    name is refused, and so is a change."""
+    from types import SimpleNamespace
+
+    from labkit.cli import sandbox
+
+    (tmp_path / "answer.py").write_text(
+        "def probe(obj):\n    try:\n        obj._secret\n"
+        "    except AttributeError as exc:\n        refused = str(exc)\n"
+        "    try:\n        obj.size = 0\n    except AttributeError as exc:\n        unchanged = str(exc)\n"
+        "    return hasattr(obj, 'size'), hasattr(obj, 'nothing'), obj.size, refused, unchanged\n"
+    )
+    with sandbox.Sandbox(tmp_path / "answer.py", "probe") as box:
+        has, lacks, size, refused, unchanged = box.candidate(SimpleNamespace(size=3, _secret="s3cr3t"))
+    assert (has, lacks, size) == (True, False, 3)
+    assert "only public attributes, not '_secret'" in refused and "cannot be changed" in unchanged
 
 
 def test_the_checkers_objects_stay_in_the_parent_and_answer_through_handles(capsys):

@@ -22,7 +22,7 @@ from labkit.tools.store import StoreError
 from labkit.tools.torture.crashes import CrashSchedule, crash_runs, prepare, run_child, run_schedule
 from labkit.tools.torture.invariants import INVARIANTS, take
 from labkit.tools.torture.report import context, journal_rows, pick_recovered, run_torture, timeline
-from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE
+from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, VARIANT
 
 # Slow tier: out of `make test-fast`, in `make test` (see CONTRIBUTING, test tiers).
 pytestmark = pytest.mark.slow
@@ -96,7 +96,7 @@ def test_the_cli_exits_non_zero_on_a_violation(capsys):
 
 def test_a_runtime_that_fails_ends_the_crash_schedules(ctx, tmp_path):
     """An incarnation that fails with an error stops the schedules, which would never reach their kills."""
-    runs = list(crash_runs(ctx, 5, 0, tmp_path, service="no_such_service"))
+    runs = list(crash_runs(ctx, 5, 0, tmp_path, {**VARIANT, "service": "no_such_service"}))
     assert len(runs) == 1 and runs[0].kills == 0, [run.kills for run in runs]
     assert [name for name, _ in runs[0].violations] == ["runtime_ran"], runs[0].violations
     assert "service must be one of" in runs[0].incarnations[0].detail

@@ -33,11 +33,11 @@ def configure(parser) -> None:
     )
     parser.add_argument("--page", help="only the exercises of pages whose path contains this text")
     parser.add_argument(
-        "--timeout", type=_seconds, default=60.0, metavar="SECONDS", help="wall-clock limit for the answer (default 60)"
+        "--timeout", type=seconds, default=60.0, metavar="SECONDS", help="wall-clock limit for the answer (default 60)"
     )
 
 
-def _seconds(text: str) -> float:
+def seconds(text: str) -> float:
     import argparse
 
     try:

@@ -16,7 +16,6 @@ or breaks the protocol gives :class:`CouldNotCheck`, never a pass.
 
 from __future__ import annotations
 
-import builtins
 import inspect
 import os
 import shutil
@@ -25,15 +24,28 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.cli.sandbox_wire import decode, encode, receive, send
+from labkit.cli.sandbox_wire import decode, encode, rebuilt, receive, send
 
 #: the characters of the answer's own output shown with a verdict
 SHOWN_OUTPUT = 2000
 #: the only environment variables the child sees
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LABKIT_FIXTURES", "MPLBACKEND")
+#: what the answer may do with a handle to one of the checker's objects
+OPERATIONS = {
+    "getattr": lambda obj, name: getattr(obj, _public(name)),
+    "call": lambda obj, args, kwargs: obj(*args, **kwargs),
+    "getitem": lambda obj, key: obj[key],
+    "len": len,
+    "iter": list,
+}
+#: what never crosses to the answer, not even as a handle
+UNSHAREABLE = (types.ModuleType, type, types.FunctionType, types.CodeType, types.FrameType, types.TracebackType)
+UNSHAREABLE += (types.GeneratorType, types.CoroutineType)
 
 
 @dataclass(frozen=True)
@@ -67,7 +79,7 @@ class Sandbox:
         boot = f"import sys; sys.path.insert(0, {kit!r}); from labkit.cli.sandbox_child import child; child"
         boot += f"({to_child}, {from_parent})"
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}  # no tokens or secrets of the caller
-        env.update({k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
+        env |= dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1")
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", boot],
             stdin=subprocess.DEVNULL,
@@ -91,7 +103,7 @@ class Sandbox:
             if head.get("op") != "ready":
                 self._violation("a first message that is not 'ready'")
             if head.get("callable"):
-                self.candidate = _Answer(self, head.get("signature"))
+                self.candidate = self._stand_in(head.get("signature"))
             else:
                 self.candidate = self._decode(head.get("value"), blobs)
         except BaseException:
@@ -100,10 +112,8 @@ class Sandbox:
         return self
 
     def __exit__(self, *exc) -> None:
-        try:
+        with suppress(OSError):
             send(self._to_child, {"op": "bye"})
-        except OSError:
-            pass
         try:
             self.process.wait(timeout=1)
         except subprocess.TimeoutExpired:
@@ -118,6 +128,24 @@ class Sandbox:
         )
         shutil.rmtree(self.scratch, ignore_errors=True)
 
+    def _stand_in(self, described):
+        """What the checker calls: the answer's parameters, each call run in the child."""
+
+        def answer(*args, **kwargs):
+            return self.call(args, kwargs)
+
+        if isinstance(described, list):
+            try:
+                answer.__signature__ = inspect.Signature(
+                    [
+                        inspect.Parameter(n, inspect._ParameterKind(k), default=0 if d else inspect.Parameter.empty)
+                        for n, k, d in described
+                    ]
+                )
+            except (TypeError, ValueError):
+                self._violation("a malformed signature")
+        return answer
+
     def call(self, args: tuple, kwargs: dict):
         """Run the answer on ``args``; serve the child's questions about this side's objects meanwhile."""
         blobs: list[bytes] = []
@@ -127,17 +155,25 @@ class Sandbox:
             if head.get("op") == "return":
                 return self._decode(head.get("value"), blobs)
             if head.get("op") == "raise":
-                raise _exception(head, self.path.name)
+                line = head.get("line")
+                raise rebuilt(head, f" (line {line} of {self.path.name})" if isinstance(line, int) else "")
             if head.get("op") != "ask":
                 self._violation(f"an unknown message {str(head.get('op'))[:40]!r}")
-            try:
-                answer = _serve(self._decode(head.get("ref"), blobs), head, self._decode(head.get("args"), blobs))
-                out: list[bytes] = []
-                self._send({"op": "return", "value": self._encode(answer, out, public=True)}, out)
-            except CouldNotCheck:
-                raise
-            except Exception as exc:
-                self._send({"op": "raise", "type": type(exc).__name__, "message": str(exc)[:500]})
+            self._serve(head, blobs)
+
+    def _serve(self, head: dict, blobs) -> None:
+        """Do what the child asks of one of this side's objects (``OPERATIONS``); send back what it gives."""
+        target, operation = self._deref(head.get("ref")), OPERATIONS.get(head.get("what"))
+        args = self._decode(head.get("args"), blobs)
+        if not isinstance(args, list):
+            self._violation("a question whose arguments are not a list")
+        try:
+            if operation is None:
+                raise ValueError(f"the answer asked for an unknown operation {str(head.get('what'))[:40]!r}")
+            out: list[bytes] = []
+            self._send({"op": "return", "value": self._encode(operation(target, *args), out, public=True)}, out)
+        except Exception as exc:  # the answer's mistake, raised where it asked (CouldNotCheck is no Exception)
+            self._send({"op": "raise", "type": type(exc).__name__, "message": str(exc)[:500]})
 
     def _encode(self, value, blobs, public: bool = False):
         def ref(obj):
@@ -148,14 +184,15 @@ class Sandbox:
 
         return encode(value, blobs, ref)
 
-    def _decode(self, data, blobs):
-        def deref(key):
-            if key not in self.objects:
-                self._violation("a handle the checker never gave")
-            return self.objects[key]
+    def _deref(self, key):
+        """The object of this side a handle names; a key this side never gave breaks the protocol."""
+        if type(key) is not int or key not in self.objects:
+            self._violation("a handle the checker never gave")
+        return self.objects[key]
 
+    def _decode(self, data, blobs):
         try:
-            return decode(data, blobs, deref)
+            return decode(data, blobs, self._deref)
         except (ValueError, TypeError, KeyError, IndexError, RecursionError) as problem:
             self._violation(f"a malformed value ({problem})")
 
@@ -194,73 +231,19 @@ class Sandbox:
         raise CouldNotCheck(f"the process running {self.path.name} sent {what}; it was stopped")
 
     def _kill(self):
-        try:
+        with suppress(OSError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except OSError:
-            pass
         self.process.wait()
 
 
-class _Answer:
-    """The stand-in the checker calls: same parameters as the answer's function, runs it in the child."""
-
-    def __init__(self, box: Sandbox, described):
-        self._box = box
-        if isinstance(described, list):
-            try:
-                self.__signature__ = inspect.Signature(
-                    [
-                        inspect.Parameter(n, inspect._ParameterKind(k), default=0 if d else inspect.Parameter.empty)
-                        for n, k, d in described
-                    ]
-                )
-            except (TypeError, ValueError):
-                box._violation("a malformed signature")
-
-    def __call__(self, *args, **kwargs):
-        return self._box.call(args, kwargs)
+def _public(name) -> str:
+    if not isinstance(name, str) or name.startswith("_"):
+        raise AttributeError(f"the answer may read only public attributes, not {str(name)[:40]!r}")
+    return name
 
 
 def _shareable(obj) -> bool:
     """May the child hold a handle to ``obj``?  Never a module, class, plain function or frame."""
-    import types
-
-    if isinstance(
-        obj, (types.ModuleType, type, types.FunctionType, types.CodeType, types.FrameType, types.TracebackType)
-    ):
-        return False
-    if isinstance(obj, types.BuiltinFunctionType):
+    if isinstance(obj, types.BuiltinFunctionType):  # a builtin method, never a module's function
         return obj.__self__ is not None and not isinstance(obj.__self__, types.ModuleType)
-    return not isinstance(obj, (types.GeneratorType, types.CoroutineType))
-
-
-def _serve(obj, head: dict, args):
-    what, args = head.get("what"), args if isinstance(args, list) else []
-    if what == "getattr":
-        name = args[0] if args else ""
-        if not isinstance(name, str) or name.startswith("_"):
-            raise AttributeError(f"the answer may read only public attributes, not {str(name)[:40]!r}")
-        return getattr(obj, name)
-    if what == "call":
-        return obj(*args[0], **args[1])
-    if what == "getitem":
-        return obj[args[0]]
-    if what == "len":
-        return len(obj)
-    if what == "iter":
-        return list(obj)
-    raise ValueError(f"the answer asked for an unknown operation {str(what)[:40]!r}")
-
-
-def _exception(head: dict, filename: str) -> Exception:
-    """The exception the answer raised, rebuilt here by name (never by unpickling it)."""
-    kind, message = str(head.get("type", "Exception"))[:60], str(head.get("message", ""))[:500]
-    if isinstance(head.get("line"), int):
-        message += f" (line {head['line']} of {filename})"
-    cls = getattr(builtins, kind, None)
-    if isinstance(cls, type) and issubclass(cls, Exception):
-        try:
-            return cls(message)
-        except TypeError:
-            pass
-    return type(kind if kind.isidentifier() else "AnswerError", (Exception,), {})(message)
+    return not isinstance(obj, UNSHAREABLE)

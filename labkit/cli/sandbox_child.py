@@ -8,14 +8,20 @@ module that is not yet loaded is imported under the hook's rules.
 from __future__ import annotations
 
 import _posixsubprocess
+import inspect
 import os
 import posix
+import resource
+import runpy
 import stat
 import sys
+import traceback
+from contextlib import suppress
 
-from labkit.cli.sandbox_wire import decode, encode, receive, send
+import numpy  # noqa: F401  (loaded before the limits and the hook, as what nearly every answer imports)
 
-# ------------------------------------------------------------------------------- the child
+from labkit.cli.sandbox_wire import decode, encode, rebuilt, receive, send
+
 #: audit events refused outright (event names, or prefixes ending in ".")
 REFUSED = tuple(
     "os.fork os.forkpty os.system os.exec os.posix_spawn os.spawn os.kill os.killpg os.chdir os.symlink os.link "
@@ -113,14 +119,10 @@ class Remote:
 
     def _ask(self, what: str, *args):
         blobs: list[bytes] = []
-        send(
-            _WIRE[1],
-            {"op": "ask", "what": what, "ref": {"t": "ref", "id": self._id}, "args": _encode(list(args), blobs)},
-            blobs,
-        )
+        send(_WIRE[1], {"op": "ask", "ref": self._id, "what": what, "args": _encode(list(args), blobs)}, blobs)
         head, blobs = receive(_WIRE[0])
         if head.get("op") == "raise":
-            raise _rebuilt(head)
+            raise rebuilt(head)
         return decode(head.get("value"), blobs, Remote)
 
     def __getattr__(self, name):
@@ -157,14 +159,7 @@ def _encode(value, blobs):
     return encode(value, blobs, ref)
 
 
-def _rebuilt(head) -> Exception:
-    name = str(head.get("type"))
-    return type(name if name.isidentifier() else "CheckerError", (Exception,), {})(str(head.get("message")))
-
-
 def _limit(setup: dict) -> None:
-    import resource
-
     seconds = int(setup["seconds"]) + 1
     for limit, value in (
         (resource.RLIMIT_CPU, seconds),
@@ -173,49 +168,41 @@ def _limit(setup: dict) -> None:
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_NPROC, 0),  # not enforced for root: the audit hook refuses fork as well
     ):
-        try:
+        with suppress(ValueError, OSError):
             resource.setrlimit(limit, (value, value))
-        except (ValueError, OSError):
-            pass
 
 
 def _load(path: str, name: str):
-    """The answer's ``name`` (run the file once), or the message saying why there is none."""
-    import inspect
-    import runpy
-
+    """The answer's ``name`` (run the file once); a ``LookupError`` saying why there is none."""
     shown = os.path.basename(path)
     try:
         namespace = runpy.run_path(path, run_name="__answer__")
     except SyntaxError as exc:
-        return None, f"{shown} does not parse: {exc.msg} (line {exc.lineno})"
+        raise LookupError(f"{shown} does not parse: {exc.msg} (line {exc.lineno})") from None
     except BaseException as exc:  # sys.exit at the top of the file lands here too
         where = f" (line {_line_of(exc, path)})" if _line_of(exc, path) else ""
-        return None, f"running {shown} raised {type(exc).__name__}: {exc}{where}"
-    if name in namespace:
-        return namespace[name], None
-    defined = sorted(n for n, f in namespace.items() if inspect.isfunction(f) and f.__module__ == "__answer__")
-    also = f" (it defines: {', '.join(defined)}; choose one with --function)" if defined else ""
-    return None, f"{shown} defines no function {name!r}{also}"
+        raise LookupError(f"running {shown} raised {type(exc).__name__}: {exc}{where}") from None
+    if name not in namespace:
+        defined = sorted(n for n, f in namespace.items() if inspect.isfunction(f) and f.__module__ == "__answer__")
+        also = f" (it defines: {', '.join(defined)}; choose one with --function)" if defined else ""
+        raise LookupError(f"{shown} defines no function {name!r}{also}")
+    return namespace[name]
 
 
 def _line_of(exc: BaseException, path: str) -> int | None:
-    import traceback
-
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
     return lines[-1] if lines else None
 
 
 def _ready(found) -> tuple[dict, list[bytes]]:
     """The first message: the answer's parameters, or the value itself when it is not callable."""
-    import inspect
-
     blobs: list[bytes] = []
     if not callable(found):
         return {"op": "ready", "value": _encode(found, blobs)}, blobs
     try:
-        params = inspect.signature(found).parameters.values()
-        described = [[p.name, int(p.kind), p.default is not p.empty] for p in params]
+        described = [
+            [p.name, int(p.kind), p.default is not p.empty] for p in inspect.signature(found).parameters.values()
+        ]
     except (TypeError, ValueError):
         described = None
     return {"op": "ready", "callable": True, "signature": described}, blobs
@@ -228,12 +215,6 @@ def _no_fork_exec(*args, **kwargs):
 def child(rfd: int, wfd: int) -> None:
     """The child's whole life: load the answer under the limits, then answer calls until told to stop."""
     global _WIRE
-    import inspect  # noqa: F401  (these load before the limits and the hook: what the child and nearly
-    import runpy  # noqa: F401  every answer imports)
-    import traceback  # noqa: F401
-
-    import numpy  # noqa: F401
-
     _WIRE = (rfd, wfd)
     _posixsubprocess.fork_exec = _no_fork_exec  # its C original starts a process without an audit event
     setup, _ = receive(rfd)
@@ -241,23 +222,17 @@ def child(rfd: int, wfd: int) -> None:
     _limit(setup)
     sys.addaudithook(guard(setup["scratch"]))
     sys.path.insert(0, os.path.dirname(path))
-    found, why = _load(path, name)
-    if why is None:
-        try:
-            send(wfd, *_ready(found))
-        except (TypeError, ValueError, RecursionError) as exc:
-            why = f"{os.path.basename(path)}'s {name}: {exc}"
-    if why is not None:
-        return send(wfd, {"op": "unusable", "why": why})
+    try:
+        found = _load(path, name)
+        send(wfd, *_ready(found))
+    except LookupError as unusable:
+        return send(wfd, {"op": "unusable", "why": str(unusable)})
+    except (TypeError, ValueError, RecursionError) as exc:
+        return send(wfd, {"op": "unusable", "why": f"{os.path.basename(path)}'s {name}: {exc}"})
     while True:
         head, blobs = receive(rfd)
         if head.get("op") != "call":
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):
-                    pass  # output past the cap is lost, as it should be
-            os._exit(0)
+            break
         args, kwargs = decode(head["args"], blobs, Remote), decode(head["kwargs"], blobs, Remote)
         out: list[bytes] = []
         try:
@@ -266,3 +241,7 @@ def child(rfd: int, wfd: int) -> None:
             out, reply = [], {"op": "raise", "type": type(exc).__name__, "message": str(exc)[:500]}
             reply["line"] = _line_of(exc, path)
         send(wfd, reply, out)
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # output past the cap is lost, as it should be
+            stream.flush()
+    os._exit(0)

@@ -2,17 +2,20 @@
 
 A message is a JSON header and the bytes of the arrays it names, each written by
 ``numpy.save(allow_pickle=False)``: reading one never runs code.  Plain data crosses by value;
-any other object crosses as a handle (``{"t": "ref", "id": …}``) that the sender resolves.
+any other object crosses as a handle (``{"t": "ref", "id": …}``) that the sender resolves, and
+an exception as its name and message (``rebuilt``).
 """
 
 from __future__ import annotations
 
+import builtins
 import io
 import json
 import os
 import select
 import struct
 import time
+from contextlib import suppress
 
 #: the largest message either side accepts (header and arrays together)
 MAX_MESSAGE = 64 << 20
@@ -103,3 +106,14 @@ def _read(fd: int, count: int, deadline: float | None) -> bytes:
             raise EOFError
         data += chunk
     return data
+
+
+def rebuilt(head: dict, where: str = "") -> Exception:
+    """The exception the other side raised, rebuilt by name (never by unpickling it): a builtin one as
+    itself (so ``hasattr`` and ``except KeyError`` work across the pipe), any other as a new class."""
+    kind, message = str(head.get("type", "Exception"))[:60], str(head.get("message", ""))[:500] + where
+    cls = getattr(builtins, kind, None)
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        with suppress(TypeError):
+            return cls(message)
+    return type(kind if kind.isidentifier() else "AnswerError", (Exception,), {})(message)

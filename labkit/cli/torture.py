@@ -5,63 +5,40 @@ kills, restarts and every invariant's result.  Exit status 1 when any invariant 
 
 from __future__ import annotations
 
+#: option → (default, metavar, help) of the counts ``run_torture`` takes
+COUNTS = {
+    "--kills": (200, "N", "kill the runtime this many times before a counted statement"),
+    "--timer-kills": (0, "N", "kill the runtime this many times more at a random moment, on a timer"),
+    "--clients": (3, "M", "client processes racing on one idempotency key"),
+    "--races": (50, "R", "rounds of racing"),
+}
+
 
 def _count(text: str) -> int:
     import argparse
 
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
+    if not (text.isascii() and text.isdigit()):
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
+    return int(text)
 
 
 def configure(parser) -> None:
     from labkit.cli.trace import output_dir
-    from labkit.tools.torture.workload import RUNTIMES, SERVICES
+    from labkit.tools.torture.workload import RUNTIMES, SERVICES, VARIANT
 
-    parser.add_argument(
-        "--kills",
-        type=_count,
-        default=200,
-        metavar="N",
-        help="kill the runtime this many times before a counted statement (default 200)",
-    )
-    parser.add_argument(
-        "--timer-kills",
-        type=_count,
-        default=0,
-        metavar="N",
-        help="kill the runtime this many times more at a random moment, on a timer (default 0)",
-    )
-    parser.add_argument(
-        "--clients",
-        type=_count,
-        default=3,
-        metavar="M",
-        help="client processes racing on one idempotency key (default 3)",
-    )
-    parser.add_argument("--races", type=_count, default=50, metavar="R", help="rounds of racing (default 50)")
+    for option, (default, metavar, text) in COUNTS.items():
+        parser.add_argument(option, type=_count, default=default, metavar=metavar, help=f"{text} (default {default})")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the crash schedules (default 0)")
-    parser.add_argument(
-        "--service",
-        choices=list(SERVICES),
-        default="idempotent",
-        help="the calendar service (no_idempotency is deliberately broken)",
-    )
-    parser.add_argument(
-        "--runtime",
-        choices=list(RUNTIMES),
-        default="journal_first",
-        help="the runtime (journal_after_send is deliberately broken)",
-    )
+    variants = {
+        "--service": (SERVICES, "the calendar service (no_idempotency is deliberately broken)"),
+        "--runtime": (RUNTIMES, "the runtime (journal_after_send is deliberately broken)"),
+    }
+    for option, (names, text) in variants.items():
+        parser.add_argument(option, choices=list(names), default=VARIANT[option.removeprefix("--")], help=text)
     parser.add_argument(
         "--keep",
         metavar="DIR",
         type=output_dir,
-        default=None,
         help="keep every store file under DIR (default: a temporary directory, removed)",
     )
 
@@ -69,15 +46,7 @@ def configure(parser) -> None:
 def run(args) -> int:
     from labkit.tools.torture.report import run_torture
 
-    report = run_torture(
-        args.kills,
-        args.clients,
-        args.races,
-        args.seed,
-        service=args.service,
-        runtime=args.runtime,
-        root=args.keep,
-        timer_kills=args.timer_kills,
-    )
+    chosen = ("kills", "timer_kills", "clients", "races", "seed", "service", "runtime")
+    report = run_torture(**{name: getattr(args, name) for name in chosen}, root=args.keep)
     print("\n".join(report.lines()))
     return 0 if report.ok else 1

@@ -47,17 +47,6 @@ def _validator():
 _JSON_TYPES = {"string": str, "integer": int, "null": type(None), "object": dict}
 
 
-@lru_cache(maxsize=1)
-def _field_rules() -> dict[str, tuple[tuple[type, ...], Any, int]]:
-    """Per field: allowed Python types, compiled pattern, minimum — read from the schema."""
-    rules = {}
-    for name, spec in envelope_schema()["properties"].items():
-        kinds = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
-        pattern = ecma_pattern(spec["pattern"]) if "pattern" in spec else None
-        rules[name] = (tuple(_JSON_TYPES[k] for k in kinds), pattern, spec.get("minimum", spec.get("minLength")))
-    return rules
-
-
 def _with_all_fields(event) -> str:
     """``event`` is an object holding every envelope field, else ``TraceError``; returns how a
     message names it (``event 'e03'``)."""
@@ -81,20 +70,16 @@ def check_envelope_fields(event: dict) -> dict:
     extra = sorted(set(event) - set(ENVELOPE_FIELDS))
     if extra:
         raise TraceError(f"{at}: Additional properties are not allowed ({extra})")
-    for name, (kinds, pattern, minimum) in _field_rules().items():
-        value = event[name]
-        if not of_type(value, kinds):
-            expected = envelope_schema()["properties"][name]["type"]
-            expected = " or ".join(expected) if isinstance(expected, list) else expected
-            raise TraceError(f"{at}: field {name!r}: {value!r} is not of type {expected}")
-        if isinstance(value, str):
-            if pattern is not None and not pattern.search(value):
-                wanted = envelope_schema()["properties"][name]["pattern"]
-                raise TraceError(f"{at}: field {name!r}: {value!r} does not match {wanted!r}")
-            if minimum is not None and len(value) < minimum:
-                raise TraceError(f"{at}: field {name!r}: {value!r} is too short")
-        if isinstance(value, int) and minimum is not None and value < minimum:
-            raise TraceError(f"{at}: field {name!r}: {value!r} is less than the minimum of {minimum}")
+    for name, spec in envelope_schema()["properties"].items():
+        value, kinds = event[name], spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
+        if not of_type(value, tuple(_JSON_TYPES[k] for k in kinds)):
+            raise TraceError(f"{at}: field {name!r}: {value!r} is not of type {' or '.join(kinds)}")
+        if isinstance(value, str) and "pattern" in spec and not ecma_pattern(spec["pattern"]).search(value):
+            raise TraceError(f"{at}: field {name!r}: {value!r} does not match {spec['pattern']!r}")
+        if isinstance(value, str) and len(value) < spec.get("minLength", 0):
+            raise TraceError(f"{at}: field {name!r}: {value!r} is too short")
+        if isinstance(value, int) and value < spec.get("minimum", value):
+            raise TraceError(f"{at}: field {name!r}: {value!r} is less than the minimum of {spec['minimum']}")
     return event
 
 
@@ -162,10 +147,6 @@ class TraceRecorder:
         if not (isinstance(self.prefix, str) and len(self.prefix) == 1 and self.prefix.islower()):
             raise TraceError(f"prefix must be one lower-case letter, got {self.prefix!r}")
 
-    @property
-    def last_event_id(self) -> str | None:
-        return self.events[-1]["event_id"] if self.events else None
-
     def next_event_id(self) -> str:
         return f"{self.prefix}{len(self.events):02d}"
 
@@ -179,7 +160,8 @@ class TraceRecorder:
         parent: str | None | object = _PREVIOUS,
     ) -> dict:
         """Append one event; its parent defaults to the previous event of this trace."""
-        parent_id = self.last_event_id if parent is _PREVIOUS else parent
+        previous = self.events[-1]["event_id"] if self.events else None
+        parent_id = previous if parent is _PREVIOUS else parent
         known = {e["event_id"] for e in self.events}
         if parent_id is not None and parent_id not in known:
             raise TraceError(f"field 'parent_event_id': {parent_id!r} is not an earlier event of {self.trace_id!r}")
@@ -254,13 +236,11 @@ def digest_bytes(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def tensor_summary(
-    array, position: Any = None, *, digest: bool = False, stats: bool = False, decimals: int = 4
-) -> dict:
+def tensor_summary(array, position: Any = None, *, digest: bool = False, stats: bool = False) -> dict:
     """What a tensor event carries: shape, dtype, logical position, optional digest/summary.
 
     ``digest`` hashes the raw little-endian bytes (use it for integer tensors and exact
-    data); ``stats`` adds min/max/mean rounded to ``decimals`` for float tensors, which
+    data); ``stats`` adds min/max/mean rounded to 4 decimals for float tensors, which
     are compared under a tolerance rather than bit for bit.  A rounded zero is always
     ``0.0``, never ``-0.0``.
     """
@@ -277,9 +257,9 @@ def tensor_summary(
         # ``+ 0.0`` turns a rounded -0.0 into 0.0: a mean of -1e-9 on one BLAS kernel and
         # +1e-9 on another must give the same golden trace.
         summary["summary"] = {
-            "min": round(float(values.min()), decimals) + 0.0,
-            "max": round(float(values.max()), decimals) + 0.0,
-            "mean": round(float(values.mean()), decimals) + 0.0,
+            "min": round(float(values.min()), 4) + 0.0,
+            "max": round(float(values.max()), 4) + 0.0,
+            "mean": round(float(values.mean()), 4) + 0.0,
         }
     return summary
 

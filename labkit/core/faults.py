@@ -7,6 +7,7 @@ spelled once, here, so a declaration and a diagnosis compare with ``==``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -80,13 +81,8 @@ class FirstDivergence:
 
     def matches(self, found: FirstDivergence) -> bool:
         """Does the divergence ``found`` happen where this one is declared?"""
-        field_ok = (
-            self.field is None
-            or found.field == self.field
-            or (
-                found.field is not None and found.field.startswith(self.field) and found.field[len(self.field)] in ".[ "
-            )
-        )
+        # the declared field is the reported path or a leading part of it, ending where a part ends
+        field_ok = self.field is None or re.match(rf"{re.escape(self.field)}($|[.\[ ])", found.field or "") is not None
         return (found.event_id, found.rule, found.suspect) == (self.event_id, self.rule, self.suspect) and field_ok
 
     def __str__(self) -> str:

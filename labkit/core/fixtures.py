@@ -165,10 +165,7 @@ def build(recipes: dict[str, Recipe], dest: str | Path | None = None) -> list[st
     """Run ``recipes`` into ``dest`` (default: the clone's fixtures, ``writable_fixtures_root``);
     return the files written."""
     dest = Path(dest) if dest is not None else writable_fixtures_root()
-    written: list[str] = []
-    for recipe in recipes.values():
-        written += [str(p) for p in recipe(dest)]
-    return written
+    return [str(p) for recipe in recipes.values() for p in recipe(dest)]
 
 
 #: Float arrays drawn from a seeded generator rebuild to the same bits; 1e-6 leaves room for a

@@ -72,14 +72,6 @@ def _depth_exceeds(text: str, limit: int) -> bool:
     return max(accumulate(1 if c in "[{" else -1 for c in brackets), default=0) > limit
 
 
-def _has_lone_surrogate(value) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= ch <= "\udfff" for ch in value)
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    return isinstance(value, list) and any(_has_lone_surrogate(v) for v in value)
-
-
 def loads(data: str | bytes, source: str = "JSON input", *, line: int | None = None) -> Any:
     """Parse one JSON document strictly; ``source`` (and ``line``) name it in any error."""
     where = f"{source} line {line}" if line is not None else source
@@ -101,8 +93,11 @@ def loads(data: str | bytes, source: str = "JSON input", *, line: int | None = N
         raise JSONInputError(where, str(exc)) from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise JSONInputError(where, f"unreadable ({type(exc).__name__}: {str(exc)[:80]})") from None
-    if "\\u" in data and _has_lone_surrogate(value):
-        raise JSONInputError(where, "not Unicode text: it holds an escaped lone surrogate")
+    if "\\u" in data:  # a lone surrogate, escaped, decodes to a str that UTF-8 cannot encode
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise JSONInputError(where, "not Unicode text: it holds an escaped lone surrogate") from None
     return value
 
 
@@ -131,26 +126,22 @@ def iter_json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
 # -- JSON Schema ------------------------------------------------------------------------------
 
 
+#: one token of a pattern: an escaped pair, a whole character class (to its ``]`` or the end), a character
+_PATTERN_TOKEN = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*(?:\]|\\?\Z)|.", re.DOTALL)
+_ASCII_CLASSES = {"\\d": "0-9", "\\w": "A-Za-z0-9_"}
+
+
+def _ecma_token(token: str) -> str:
+    if token.startswith("[") and len(token) > 1:  # inside a class, \d and \w become ASCII ranges
+        return re.sub(r"\\.", lambda pair: _ASCII_CLASSES.get(pair.group(), pair.group()), token)
+    return "\\Z" if token == "$" else f"[{_ASCII_CLASSES[token]}]" if token in _ASCII_CLASSES else token
+
+
 @lru_cache(maxsize=64)
 def ecma_pattern(pattern: str) -> re.Pattern:
     """A JSON Schema ``pattern`` compiled for ``search`` with ECMA-262 meaning: ``$`` → ``\\Z``,
     ``\\d`` → ``[0-9]``, ``\\w`` → ``[A-Za-z0-9_]`` (inside and outside a character class)."""
-    out, in_class, start, i = [], False, 0, 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            pair = pattern[i : i + 2]
-            ascii_class = {"\\d": "0-9", "\\w": "A-Za-z0-9_"}.get(pair)
-            out.append(ascii_class if ascii_class and in_class else f"[{ascii_class}]" if ascii_class else pair)
-            i += 2
-            continue
-        if ch == "[" and not in_class:
-            in_class, start = True, i
-        elif ch == "]" and in_class and pattern[start + 1 : i] not in ("", "^"):
-            in_class = False
-        out.append("\\Z" if ch == "$" and not in_class else ch)
-        i += 1
-    return re.compile("".join(out))
+    return re.compile("".join(_ecma_token(m.group()) for m in _PATTERN_TOKEN.finditer(pattern)))
 
 
 #: the libraries jsonschema imports, when installed, for formats no schema of the book uses (URI,

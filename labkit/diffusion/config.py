@@ -17,7 +17,7 @@ from labkit.core.events import digest_bytes
 from labkit.core.runtime import Config
 from labkit.diffusion.ddim import SPACINGS, inference_timesteps
 from labkit.diffusion.denoiser import DENOISER_ID
-from labkit.diffusion.guidance import classifier_free_guidance
+from labkit.diffusion.guidance import check_guidance_scale
 from labkit.diffusion.normal import PhiloxNormalStream
 from labkit.diffusion.text_encoder import TEXT_ENCODER_ID
 from labkit.diffusion.vae import VAE_ID
@@ -28,7 +28,6 @@ PRNG_ID = "Philox4x32-10"
 NORMAL_TRANSFORM_ID = "box-muller-v1"
 PNG_ENCODER_ID = "pillow-png-z6-v1"
 CFG_ORDER = ("negative", "positive")
-_TWO_ROWS = np.zeros((2, 1, 1, 1), dtype=np.float32)  # the smallest CFG batch: what the config's check of w runs on
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ class DiffusionConfig(Config):
             raise ValueError(f"timestep_spacing must be one of {SPACINGS}, got {self.timestep_spacing!r}")
         if isinstance(self.eta, bool) or not isinstance(self.eta, (int, float)) or not self.eta >= 0:
             raise ValueError(f"eta must be a number >= 0, got {self.eta!r}")
-        classifier_free_guidance(_TWO_ROWS, self.guidance_scale)  # the kernel checks w (the one check there is)
+        check_guidance_scale(self.guidance_scale)  # the kernel's own check of w (the one check there is)
         if sorted(self.cfg_order) != sorted(CFG_ORDER):
             raise ValueError(f"cfg_order must be a permutation of {CFG_ORDER}, got {self.cfg_order!r}")
         inference_timesteps(self.num_inference_steps, self.timestep_spacing)  # validates the count

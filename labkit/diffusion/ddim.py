@@ -30,31 +30,21 @@ MIN_ALPHA_BAR = 1e-12
 SPACINGS = ("trailing", "leading")
 
 
-def alphas_cumprod(
-    num_train_timesteps: int = NUM_TRAIN_TIMESTEPS, beta_start: float = BETA_START, beta_end: float = BETA_END
-) -> np.ndarray:
+def alphas_cumprod() -> np.ndarray:
     """ᾱ_t for t = 0 … T−1 of the scaled-linear schedule, float64 [T]."""
-    if not is_integer(num_train_timesteps) or num_train_timesteps < 2:
-        raise ValueError(f"num_train_timesteps must be an integer >= 2, got {num_train_timesteps!r}")
-    if not 0.0 < beta_start < beta_end < 1.0:
-        raise ValueError(f"need 0 < beta_start < beta_end < 1, got beta_start={beta_start}, beta_end={beta_end}")
-    betas = np.linspace(np.sqrt(beta_start), np.sqrt(beta_end), num_train_timesteps, dtype=np.float64) ** 2
+    betas = np.linspace(np.sqrt(BETA_START), np.sqrt(BETA_END), NUM_TRAIN_TIMESTEPS, dtype=np.float64) ** 2
     return np.cumprod(1.0 - betas)
 
 
-def inference_timesteps(
-    num_inference_steps: int, spacing: str = "trailing", num_train_timesteps: int = NUM_TRAIN_TIMESTEPS
-) -> list[int]:
+def inference_timesteps(num_inference_steps: int, spacing: str = "trailing") -> list[int]:
     """The timesteps a sampler visits, noisiest first; ``spacing`` is 'trailing' or 'leading'."""
-    if not is_integer(num_inference_steps) or not 1 <= num_inference_steps <= num_train_timesteps:
-        raise ValueError(
-            f"num_inference_steps must be an integer in [1, {num_train_timesteps}], got {num_inference_steps!r}"
-        )
-    ratio = num_train_timesteps / num_inference_steps
+    n, total = num_inference_steps, NUM_TRAIN_TIMESTEPS
+    if not is_integer(n) or not 1 <= n <= total:
+        raise ValueError(f"num_inference_steps must be an integer in [1, {total}], got {n!r}")
     if spacing == "trailing":
-        steps = np.round(num_train_timesteps - np.arange(num_inference_steps) * ratio) - 1
+        steps = np.round(total - np.arange(n) * (total / n)) - 1
     elif spacing == "leading":
-        steps = np.arange(num_inference_steps)[::-1] * (num_train_timesteps // num_inference_steps)
+        steps = np.arange(n)[::-1] * (total // n)
     else:
         raise ValueError(f"spacing must be one of {SPACINGS}, got {spacing!r}")
     return [int(t) for t in steps]

@@ -70,7 +70,6 @@ class LatentDenoiser:
         concept_queries: np.ndarray,
         base: np.ndarray,
         deltas: np.ndarray,
-        schedule: np.ndarray | None = None,
     ):
         k = len(params.concepts)
         if concept_queries.ndim != 2 or concept_queries.shape[0] != k:
@@ -81,7 +80,7 @@ class LatentDenoiser:
         self.concept_queries = concept_queries
         self.base = base
         self.deltas = deltas
-        self.schedule = alphas_cumprod() if schedule is None else schedule
+        self.schedule = alphas_cumprod()
 
     @property
     def latent_shape(self) -> tuple[int, ...]:

@@ -87,7 +87,6 @@ def run_diffusion(
     hooks: DiffusionHooks | None = None,
     *,
     root: str | Path | None = None,
-    keep_previews: bool = True,
     decode: bool = True,
 ) -> DiffusionRun:
     """Run trace two under ``config`` (default: §7.6) and record d00–d08.
@@ -111,9 +110,6 @@ def run_diffusion(
     pairs = previous_alpha_bars(timesteps, schedule)
     for number, (t, (a_t, a_prev), prev_t) in enumerate(zip(timesteps, pairs, [*timesteps[1:], None], strict=True)):
         denoise_step(rec, loop, DenoiseStep(number + 1, t, prev_t, a_t, a_prev))
-    if not keep_previews:
-        run.x0_hats.clear()
-        run.epsilon_guided.clear()
     if decode:
         decode_latent(rec, config, vae, run)
         encode_image(rec, config, run)

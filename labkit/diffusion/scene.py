@@ -18,11 +18,6 @@ SIZE = 64
 CONCEPTS = ("night", "station", "rain", "bench", "umbrella", "documentary")
 
 
-def _grid():
-    yy, xx = np.mgrid[0:SIZE, 0:SIZE].astype(np.float64) + 0.5
-    return yy, xx
-
-
 def _paint(rgb, mask, colour):
     """rgb [3, H, W] ← mask·colour + (1 − mask)·rgb, mask ∈ [0, 1] of shape [H, W]."""
     colour = np.asarray(colour, dtype=np.float64)[:, None, None]
@@ -44,7 +39,7 @@ def _disc(yy, xx, cy, cx, radius, soft=0.8):
 
 def paint_layers(rain_seed: int = 7) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """[(concept, rgb float64 [3, 64, 64] in [−1, 1], light float64 [64, 64])] after each layer."""
-    yy, xx = _grid()
+    yy, xx = np.mgrid[0:SIZE, 0:SIZE].astype(np.float64) + 0.5  # pixel centres
     layers = []
     # a neutral grey-blue start, replaced wholesale by the night layer
     rgb = np.zeros((3, SIZE, SIZE)) - 0.3

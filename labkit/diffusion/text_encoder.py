@@ -41,37 +41,26 @@ class Tokenizer:
         if len(set(self.vocab)) != len(self.vocab):
             raise ValueError("vocab entries must be unique")
 
-    @property
-    def pad_id(self) -> int:
-        return 0
-
     def pieces(self, text: str) -> list[str]:
         """Split ``text`` into vocabulary pieces, longest match first; unknown characters → <unk>."""
         if not isinstance(text, str):
             raise ValueError(f"text must be a str, got {type(text).__name__}")
-        index = {piece: i for i, piece in enumerate(self.vocab)}
-        longest = max(len(p) for p in self.vocab[2:])
+        longest_first = sorted((p for p in self.vocab if p), key=len, reverse=True)
         out, i = [], 0
         while i < len(text):
-            for width in range(min(longest, len(text) - i), 0, -1):
-                if text[i : i + width] in index:
-                    out.append(text[i : i + width])
-                    i += width
-                    break
-            else:
-                out.append(UNK)
-                i += 1
+            piece = next((p for p in longest_first if text.startswith(p, i)), None)
+            out.append(piece or UNK)
+            i += len(piece) if piece else 1
         return out
 
     def encode(self, text: str) -> np.ndarray:
         """IDs of ``text`` padded with <pad> to ``max_length``: int64 [max_length]."""
-        index = {piece: i for i, piece in enumerate(self.vocab)}
-        ids = [index[p] for p in self.pieces(text)]
+        ids = [self.vocab.index(p) for p in self.pieces(text)]
         if len(ids) > self.max_length:
             raise ValueError(
                 f"text has {len(ids)} tokens but {TEXT_ENCODER_ID} holds at most {self.max_length}: {text!r}"
             )
-        return np.array(ids + [self.pad_id] * (self.max_length - len(ids)), dtype=np.int64)
+        return np.array(ids + [0] * (self.max_length - len(ids)), dtype=np.int64)  # <pad> = 0
 
     def decode(self, ids) -> list[str]:
         return [self.vocab[int(i)] for i in np.asarray(ids).reshape(-1)]
@@ -95,10 +84,6 @@ class TextEncoder:
                 f"position_embedding must be [{self.tokenizer.max_length}, {d}], "
                 f"got {list(self.position_embedding.shape)}"
             )
-
-    @property
-    def width(self) -> int:
-        return int(self.token_embedding.shape[1])
 
     def encode_ids(self, ids) -> np.ndarray:
         """c = RMSNorm(E[x] + P): IDs int [B, 12] → embeddings float32 [B, 12, 768]."""

@@ -36,9 +36,6 @@ class KVCache:
             raise RuntimeError(f"layers hold different cache lengths: {sorted(lengths)}")
         return lengths.pop()
 
-    def positions(self, layer: int = 0) -> list[int]:
-        return list(range(self.layer_length(layer)))
-
     def _entry(self, layer, k_new, v_new, finite: bool) -> tuple[np.ndarray, np.ndarray]:
         """The checks of ``append``: a layer of this cache, and [B, H_kv, T_new, d_h] float keys and
         values of one shape that extend what the layer holds (−1 never means the last layer);

@@ -20,8 +20,6 @@ from labkit.text.model import WeightPerturbation
 from labkit.text.processors import SamplingConfig
 from labkit.text.tokenizer import Tokenizer
 
-#: absolute tolerance for the float numbers of ``tensors`` payloads of this trace
-TENSOR_TOLERANCE = 1e-3
 TOP_VALUES = 3
 
 

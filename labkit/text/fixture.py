@@ -4,8 +4,10 @@ written, so it can never drift from the weights.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
+from labkit.core.events import write_jsonl
 from labkit.core.fixtures import save_arrays, write_json
 
 #: toy-tokenizer-v1.  IDs 1–12 are forced by the source's input_ids, 14–19 by §7.2;
@@ -54,7 +56,6 @@ def build(dest: Path) -> list[str]:
     from labkit.text.template import TEMPLATE_FILE, TEMPLATE_V1
 
     dest = Path(dest)
-    written = []
     tokenizer = {
         "tokenizer_id": "toy-tokenizer-v1",
         "algorithm": "whole <tag> specials, then greedy longest match over the other pieces",
@@ -62,34 +63,17 @@ def build(dest: Path) -> list[str]:
         "vocab": [{"id": i, "piece": p, "special": s} for i, p, s in VOCAB],
     }
     write_json(dest / "text" / "tokenizer.json", tokenizer)
-    written.append("text/tokenizer.json")
     write_json(dest.joinpath(*TEMPLATE_FILE), TEMPLATE_V1)
-    written.append("/".join(TEMPLATE_FILE))
 
     weights, report = fit_weights(FIT_SEED)
     if report["max_abs_error_vs_targets"] >= 1e-5:
         raise ValueError(f"fitted logits miss their targets by {report['max_abs_error_vs_targets']:.3g} (need < 1e-5)")
     save_arrays(dest.joinpath(*WEIGHTS_FILE), weights.to_arrays())
-    written.append("/".join(WEIGHTS_FILE))
     write_json(
         dest / "text" / "toy-decoder-v1.json",
         {
             "model_id": CONFIG.model_id,
-            "config": {
-                k: getattr(CONFIG, k)
-                for k in (
-                    "vocab_size",
-                    "width",
-                    "n_layers",
-                    "n_q_heads",
-                    "n_kv_heads",
-                    "head_dim",
-                    "ffn_width",
-                    "dtype",
-                    "rope_base",
-                    "norm_eps",
-                )
-            },
+            "config": {k: v for k, v in asdict(CONFIG).items() if k != "model_id"},
             "fit": {
                 "seed": FIT_SEED,
                 "method": "seeded normal layers (fan-in scaled); output head solved by least "
@@ -100,11 +84,11 @@ def build(dest: Path) -> list[str]:
             },
         },
     )
-    written.append("text/toy-decoder-v1.json")
-
-    run = run_text_trace(root=dest)
-    from labkit.core.events import write_jsonl
-
-    write_jsonl(run.events, dest / "traces" / "text.jsonl")
-    written.append("traces/text.jsonl")
-    return written
+    write_jsonl(run_text_trace(root=dest).events, dest / "traces" / "text.jsonl")
+    return [
+        "text/tokenizer.json",
+        "/".join(TEMPLATE_FILE),
+        "/".join(WEIGHTS_FILE),
+        "text/toy-decoder-v1.json",
+        "traces/text.jsonl",
+    ]

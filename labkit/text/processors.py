@@ -71,10 +71,7 @@ class SamplingConfig:
     tie_break: str = "first_index"
 
     def __post_init__(self):
-        on = {
-            "temperature": self.temperature is not None,
-            "truncation": self.top_k is not None or self.top_p is not None,
-        }
+        on = {"temperature": self.temperature is not None, "truncation": (self.top_k, self.top_p) != (None, None)}
         if self.processor_order is None:
             named = tuple(stage_of(n) if on.get(stage_of(n)) else n for n in DEFAULT_ORDER)
             object.__setattr__(self, "processor_order", named)
@@ -97,32 +94,27 @@ class SamplingConfig:
                     f"{(stage if on[stage] else stage + DISABLED)!r}"
                 )
         self._check_ids_and_numbers()
-        if self.minimum_output_tokens < 0:
-            raise ValueError(f"minimum_output_tokens must be >= 0, got {self.minimum_output_tokens}")
-        if self.repetition_penalty <= 0:
-            raise ValueError(f"repetition_penalty must be > 0, got {self.repetition_penalty}")
-        if self.temperature is not None and self.temperature <= 0:
-            raise ValueError(f"temperature must be > 0 or None (disabled), got {self.temperature}")
-        if self.top_k is not None and self.top_k < 1:
-            raise ValueError(f"top_k must be >= 1 or None (disabled), got {self.top_k}")
-        if self.top_p is not None and not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1] or None (disabled), got {self.top_p}")
         if self.tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {self.tie_break!r}")
 
     def _check_ids_and_numbers(self):
-        """IDs are non-negative integers (−1 would mask the last token); numbers finite reals."""
+        """IDs are non-negative integers (−1 would mask the last token); counts integers; numbers
+        finite reals in their ranges (a switched-off stage is None)."""
         ids = {"control_ids": self.control_ids, "eos_id": (self.eos_id,), "grammar_allowed": self.grammar_allowed}
         for name, values in ids.items():
             if values is not None and not all(is_integer(i) and i >= 0 for i in values):
                 raise ValueError(f"{name} must be non-negative integer token IDs, got {values!r}")
-        if not is_integer(self.minimum_output_tokens) or (self.top_k is not None and not is_integer(self.top_k)):
-            raise ValueError(
-                f"minimum_output_tokens and top_k must be integers, got {self.minimum_output_tokens!r}, {self.top_k!r}"
-            )
-        for name in ("repetition_penalty", "frequency_penalty", "presence_penalty", "temperature", "top_p"):
-            if getattr(self, name) is not None:
-                real_number(name, getattr(self, name))
+        for name, low, off in (("minimum_output_tokens", 0, ""), ("top_k", 1, " or None (disabled)")):
+            value = getattr(self, name)
+            if value is not None and not (is_integer(value) and value >= low):
+                raise ValueError(f"{name} must be an integer >= {low}{off}, got {value!r}")
+        real_number("repetition_penalty", self.repetition_penalty, 0.0, open_low=True)
+        real_number("frequency_penalty", self.frequency_penalty)
+        real_number("presence_penalty", self.presence_penalty)
+        if self.temperature is not None:
+            real_number("temperature", self.temperature, 0.0, open_low=True, expected="> 0 or None (disabled)")
+        if self.top_p is not None:
+            real_number("top_p", self.top_p, 0.0, 1.0, open_low=True, expected="in (0, 1] or None (disabled)")
 
 
 @dataclass(frozen=True)

@@ -244,14 +244,9 @@ def decode_token(rec: TraceRecorder, decoder: Decoder, loop: _Loop, record: Step
         loop.logits = _checked_row(decode_step(decoder, cache, token), CONFIG.vocab_size)
         ledger = None
     record.cache_after = [cache.layer_length(i) for i in range(cache.n_layers)]
-    completed = {
-        "new_cache_length": cache.length,
-        "cache_lengths": record.cache_after,
-        "ledger": ledger,
-        "tensors": {"raw_logits": _logits_tensor(loop.logits, loop.position)},
-    }
-    if ledger is None:
-        del completed["ledger"]
+    completed = {"new_cache_length": cache.length, "cache_lengths": record.cache_after}
+    completed |= {"ledger": ledger} if ledger is not None else {}  # a substituted decode step reports none
+    completed["tensors"] = {"raw_logits": _logits_tensor(loop.logits, loop.position)}
     rec.emit("model", "decode.completed", record.step, completed)
 
 

@@ -51,7 +51,9 @@ class Tokenizer:
         self._plain = sorted((p for i, p in enumerate(pieces) if i not in self.special_ids), key=len, reverse=True)
 
     @classmethod
-    def from_json(cls, data: dict) -> Tokenizer:
+    def load(cls, root: str | Path | None = None) -> Tokenizer:
+        """Load ``fixtures/text/tokenizer.json`` (or the one under ``root``)."""
+        data = read_json((Path(root) if root is not None else fixtures_root()).joinpath(*TOKENIZER_FILE))
         try:
             vocab = sorted(data["vocab"], key=lambda e: e["id"])
             pieces = [e["piece"] for e in vocab]
@@ -61,12 +63,6 @@ class Tokenizer:
             return cls(data["tokenizer_id"], pieces, special)
         except (KeyError, TypeError) as exc:
             raise ValueError(f"tokenizer file lacks or mangles the field {exc}") from None
-
-    @classmethod
-    def load(cls, root: str | Path | None = None) -> Tokenizer:
-        """Load ``fixtures/text/tokenizer.json`` (or the one under ``root``)."""
-        base = Path(root) if root is not None else fixtures_root()
-        return cls.from_json(read_json(base.joinpath(*TOKENIZER_FILE)))
 
     @property
     def vocab_size(self) -> int:

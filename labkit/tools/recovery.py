@@ -3,23 +3,19 @@
 For each Invocation in the journal, by its last journaled state:
 
 * PREPARED with an approval → execute from the next attempt (the executor checks the digest);
-* EXECUTING (the crash came after the journal write, before an answer was recorded) →
-  OUTCOME_UNKNOWN: nobody knows whether the request reached the service;
+* EXECUTING (the crash came before an answer was recorded) → OUTCOME_UNKNOWN: nobody knows
+  whether the request reached the service;
 * OUTCOME_UNKNOWN → query the service **by the same idempotency key**: a stored ``ok`` →
-  COMMITTED (with the service's event ID); nothing stored → NOT_COMMITTED; the query
-  failing → the next attempt with the same key if the budget allows, else OUTCOME_UNKNOWN
-  stays (terminal, with the key to query);
+  COMMITTED; nothing stored → NOT_COMMITTED; the query failing → the next attempt with the
+  same key if the budget allows, else OUTCOME_UNKNOWN stays (terminal, with the key to query);
 * NOT_COMMITTED → the next attempt with the same key if the budget allows, else FAILED;
-* COMMITTED → the committed result is read back from the journal (written with the move);
-* any terminal state → left as it is.
+* COMMITTED → the committed result, read back from the journal; a terminal state stays as it is.
 
 ``execute_and_recover`` is trace three's one execute-and-recover path: the happy run's execute
-phase, the seeded fault schedules (``labkit.tools.schedules``) and every incarnation of the crash
-harness (``labkit.tools.torture.workload``) run an Invocation through it.
-
-The result maps each Invocation ID to (final state, committed result or None).  Before
-anything is queried or sent, ``verify_approvals`` refuses a journal in which an approved
-digest does not match its Invocation (the journal was edited, or belongs to other code).
+phase, the fault schedules (``labkit.tools.schedules``) and every incarnation of the crash
+harness (``labkit.tools.torture``) run an Invocation through it.  ``verify_approvals`` refuses,
+before anything is queried or sent, a journal in which an approved digest does not match its
+Invocation (the journal was edited, or belongs to other code).
 """
 
 from __future__ import annotations
@@ -43,18 +39,16 @@ def execute_and_recover(
     """Execute with the first executor; after each ``Crash`` a restart (``on_crash(crash)``, then the
     next executor) resolves the Invocation from the journal — and may crash again.
     Returns (machine, committed result or None, restarts)."""
-    try:
-        return machine, next(executors).execute(machine, invocation, approved), 0
-    except Crash as crash:
-        crashed, restarts = crash, 0
+    restarts = 0
     while True:
-        restarts += 1
-        if on_crash is not None:
-            on_crash(crashed)
         try:
+            if not restarts:
+                return machine, next(executors).execute(machine, invocation, approved), 0
             return (*recover_invocation(journal, next(executors), invocation.invocation_id), restarts)
         except Crash as crash:
-            crashed = crash
+            restarts += 1
+            if on_crash is not None:
+                on_crash(crash)
 
 
 def recover_invocation(journal, executor: Executor, invocation_id: str) -> tuple[InvocationMachine, dict | None]:
@@ -86,10 +80,8 @@ def recover_invocation(journal, executor: Executor, invocation_id: str) -> tuple
 def verify_approvals(journal) -> None:
     """Raise ``ConfirmationError`` if any journaled approval is for another digest than its Invocation."""
     for entry in journal.entries():
-        if entry.approved_digest is None:
-            continue
         digest = invocation_digest(Invocation(**entry.invocation))
-        if entry.approved_digest != digest:
+        if entry.approved_digest not in (None, digest):
             raise ConfirmationError(
                 f"journal {journal.path}: invocation {entry.invocation_id} was approved for digest "
                 f"{entry.approved_digest[:19]}…, but the journaled Invocation has digest {digest[:19]}…; "
@@ -100,8 +92,5 @@ def verify_approvals(journal) -> None:
 def recover(journal, executor: Executor) -> dict[str, tuple[str, dict | None]]:
     """Resolve every Invocation of the journal; {invocation_id: (state, result)}."""
     verify_approvals(journal)
-    outcome = {}
-    for entry in journal.entries():
-        machine, result = recover_invocation(journal, executor, entry.invocation_id)
-        outcome[entry.invocation_id] = (machine.state.value, result)
-    return outcome
+    resolved = {e.invocation_id: recover_invocation(journal, executor, e.invocation_id) for e in journal.entries()}
+    return {invocation_id: (machine.state.value, result) for invocation_id, (machine, result) in resolved.items()}

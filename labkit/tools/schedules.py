@@ -4,10 +4,10 @@ A ``FaultSchedule`` fixes everything that can go wrong after the proposal: the t
 outcome per attempt, the outcome of each lookup by key, crashes of the runtime at any crash point
 (each restart may crash again), a cancellation, the retry budget, a missing capability and a
 confirmation that does not match.  ``run_schedule`` runs the happy run's own phases from t05 on
-(``labkit.tools.phases.EXECUTION``) on the §7.12 Invocation, under a ``ToolRunConfig`` that carries
-the schedule, and returns the run (a ``ToolTrace``); ``invariant_violations`` checks the promises
-of ``labkit.tools.torture.invariants`` (the crash harness checks the same) on what its stores
-hold; ``resolve_later`` settles an OUTCOME_UNKNOWN ending by a query by key, without executing.
+(``labkit.tools.phases.EXECUTION``) on the §7.12 Invocation under the schedule's ``ToolRunConfig``;
+``invariant_violations`` checks on its stores the promises of ``labkit.tools.torture.invariants``
+(the crash harness checks the same); ``resolve_later`` settles an OUTCOME_UNKNOWN ending by a
+query by key, without executing.
 """
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ class FaultSchedule:
     def __post_init__(self):
         if self.cancel not in CANCELS:
             raise ValueError(f"cancel must be one of {list(CANCELS)}, got {self.cancel!r}")
-        if self.retry_budget < 1:
-            raise ValueError(f"retry_budget must be >= 1, got {self.retry_budget}")
+        self.config()  # ToolRunConfig refuses a retry budget under one attempt
 
     def config(self) -> ToolRunConfig:
         """The happy run's config with this schedule's faults."""

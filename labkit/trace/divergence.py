@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Any
 
 from labkit.core.events import validate_trace
@@ -101,17 +102,9 @@ def _first_difference(a: Any, b: Any, path: str, atol: float | None) -> tuple[st
             if found:
                 return found
         return None
-    numeric = (int, float)
-    if (
-        atol is not None
-        and isinstance(a, numeric)
-        and isinstance(b, numeric)
-        and not isinstance(a, bool)
-        and not isinstance(b, bool)
-    ):
-        if math.isclose(a, b, rel_tol=0.0, abs_tol=atol) or (a != a and b != b):
-            return None
-        return path, a, b
+    if atol is not None and all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b)):
+        close = math.isclose(a, b, rel_tol=0.0, abs_tol=atol) or (a != a and b != b)  # NaN matches NaN
+        return None if close else (path, a, b)
     if type(a) is not type(b) or a != b:
         return path, a, b
     return None
@@ -179,33 +172,17 @@ def first_divergence(a: list[dict], b: list[dict]) -> Divergence | None:
             "(labkit.trace.contracts.state_table()), not step by step"
         )
     contract = contract_a
-    for index in range(max(len(a), len(b))):
-        ea = a[index] if index < len(a) else None
-        eb = b[index] if index < len(b) else None
-        if ea is None or eb is None:
-            present = ea or eb
-            return Divergence(
-                index,
-                ea,
-                eb,
-                "event_type_and_parent",
-                "event_type",
-                ea["event_type"] if ea else _MISSING,
-                eb["event_type"] if eb else _MISSING,
-                contract.suspect(
-                    present["event_type"], present["component"], "event_type_and_parent", True, "event_type"
-                ),
-                contract.kind,
-            )
+    for index, (ea, eb) in enumerate(zip_longest(a, b)):
+        if ea is None or eb is None:  # one trace ended: the other has an event it lacks
+            present, rule = ea or eb, "event_type_and_parent"
+            suspect = contract.suspect(present["event_type"], present["component"], rule, True, "event_type")
+            types = [e["event_type"] if e else _MISSING for e in (ea, eb)]
+            return Divergence(index, ea, eb, rule, "event_type", *types, suspect, contract.kind)
         found = compare_events(ea, eb, contract)
         if found:
             rule, field, va, vb = found
-            tensors_equal = (
-                _tensor_difference(
-                    ea["payload"].get("tensors", {}), eb["payload"].get("tensors", {}), contract.tensor_atol
-                )
-                is None
-            )
+            ta, tb = (e["payload"].get("tensors", {}) for e in (ea, eb))
+            tensors_equal = _tensor_difference(ta, tb, contract.tensor_atol) is None
             suspect = contract.suspect(ea["event_type"], ea["component"], rule, tensors_equal, field, eb["event_type"])
             return Divergence(index, ea, eb, rule, field, va, vb, suspect, contract.kind)
     return None

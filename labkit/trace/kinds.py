@@ -24,7 +24,7 @@ class Registry(UserDict):
             self.data[name] = found
         return found
 
-    def declare(self, name: str, module: str) -> None:
+    def declare(self, name: str, module: str | TraceKind) -> None:
         """Add the kind ``name``, declared by ``module`` (imported when the kind is first used)."""
         if name in self.data:
             raise ValueError(f"trace kind {name!r} is registered twice")
@@ -34,10 +34,8 @@ class Registry(UserDict):
         """Add a ready ``kind``; a name or event prefix already taken is refused."""
         if not isinstance(kind, TraceKind):
             raise ValueError(f"kind must be a TraceKind, got {type(kind).__name__}")
-        if kind.name in self.data:
-            raise ValueError(f"trace kind {kind.name!r} is registered twice")
         self._refuse_a_taken_prefix(kind)
-        self.data[kind.name] = kind
+        self.declare(kind.name, kind)
         return kind
 
     def _refuse_a_taken_prefix(self, kind: TraceKind) -> None:

@@ -117,6 +117,7 @@ class Notebooks:
         self.context = context
         self.tab = None
         self.current: RunPage | None = None
+        self.errors: list[str] = []  # the long-lived tab's console errors since its current page opened
 
     def open(self, md: str):
         """A fresh tab with ``md`` opened (not run) — the reader's first screen."""
@@ -129,6 +130,8 @@ class Notebooks:
         if self.tab is None or self.tab.is_closed():
             self.close()
             self.tab = self.context.new_page()
+            self.tab.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+            self.tab.on("pageerror", lambda e: self.errors.append(str(e)))
             self.tab.goto(f"{self.server.base}/lab?reset", wait_until="domcontentloaded")
             self.tab.wait_for_function(JS_APP_READY, timeout=60_000)
             self.tab.evaluate(JS_CLOSE_LAUNCHERS)  # the first screen shows the page alone
@@ -141,6 +144,7 @@ class Notebooks:
             self.current.page.evaluate(JS_CLOSE_CURRENT)
             self.current = None
         page = self._tab()
+        self.errors.clear()
         try:
             open_in_tab(page, md)
         except Exception:

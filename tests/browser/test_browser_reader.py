@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_lab import JS_CURRENT_KIND, JS_CURRENT_READY, open_page, opened_unmodified
+from browser_lab import JS_CLOSE_CURRENT, JS_CURRENT_KIND, JS_CURRENT_READY, opened_unmodified
 from conftest import VIEWPORT
 
 from labkit.cli.glossary import glossary_entries, html_id, summary
@@ -84,34 +84,29 @@ def test_file_browser_lists_one_entry_per_page(notebooks):
 
 
 @pytest.mark.parametrize("page_md", TERM_PAGES)
-def test_hovering_a_glossary_term_shows_its_entry(notebooks, lab_server, page_md):
-    notebooks.close()
-    page = notebooks.context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
+def test_hovering_a_glossary_term_shows_its_entry(notebooks, page_md):
+    # the page test has just opened and run this page in the long-lived tab: it is reused
+    page = notebooks.run(page_md).page
+    # rendered as …/files/notebooks/glossary.md?_xsrf=…#term-…
+    link = page.locator(".jp-NotebookPanel .jp-MarkdownCell a[href*='glossary.md'][href*='#term-']").first
+    link.wait_for(state="attached", timeout=10_000)
+    anchor = link.get_attribute("href").split("#")[-1]
+    term = next(t for t in glossary_entries() if html_id(t) == anchor)
+    link.scroll_into_view_if_needed()
+    link.locator("abbr").hover()
+    tip = page.locator("[data-radix-popper-content-wrapper], [role=tooltip]").first
+    tip.wait_for(state="visible", timeout=10_000)
+    assert tip.inner_text().strip() == summary(glossary_entries()[term]), tip.inner_text()
+    shown = " ".join(page.locator(".jp-NotebookPanel .jp-MarkdownCell").all_inner_texts())
+    assert "⚠" not in shown, f"{page_md}: a reference shows ⚠ (unresolved)"
+    errors = list(notebooks.errors)  # since the page was opened, its Run All included
+    xref = [e for e in errors if "Cross reference" in e or "term-" in e]
+    assert not xref, f"{page_md}: console errors: {xref}"
+    assert not errors, f"{page_md}: console errors: {errors[:5]}"
+    link.click()
     try:
-        open_page(page, lab_server, page_md)
-        page.wait_for_timeout(1500)
-        # rendered as …/files/notebooks/glossary.md?_xsrf=…#term-…
-        link = page.locator(".jp-NotebookPanel .jp-MarkdownCell a[href*='glossary.md'][href*='#term-']").first
-        assert link.count(), f"{page_md}: no glossary link"
-        anchor = link.get_attribute("href").split("#")[-1]
-        term = next(t for t in glossary_entries() if html_id(t) == anchor)
-        link.scroll_into_view_if_needed()
-        link.locator("abbr").hover()
-        tip = page.locator("[data-radix-popper-content-wrapper], [role=tooltip]").first
-        tip.wait_for(state="visible", timeout=10_000)
-        assert tip.inner_text().strip() == summary(glossary_entries()[term]), tip.inner_text()
-        shown = " ".join(page.locator(".jp-NotebookPanel .jp-MarkdownCell").all_inner_texts())
-        assert "⚠" not in shown, f"{page_md}: a reference shows ⚠ (unresolved)"
-        xref = [e for e in errors if "Cross reference" in e or "term-" in e]
-        assert not xref, f"{page_md}: console errors: {xref}"
-        assert not errors, f"{page_md}: console errors: {errors[:5]}"
-        link.click()
         page.wait_for_function(JS_CURRENT_READY, arg="notebooks/glossary.md", timeout=60_000)
     finally:
-        page.evaluate(
-            "async () => { if (window.jupyterapp) await window.jupyterapp.serviceManager.sessions.shutdownAll(); }"
-        )
-        page.close()
+        # close the glossary: the page stays the current one, run, for its widgets' tests
+        page.evaluate(JS_CLOSE_CURRENT)
+        page.wait_for_function(JS_CURRENT_READY, arg=page_md, timeout=20_000)

@@ -1,24 +1,22 @@
 """Kill, restart, recover, repeat: the runtime's execute path under SIGKILL at random statements.
 
 A ``CrashSchedule`` (drawn from a seeded ``random.Random``) fixes a small workload — 1–3
-approved invocations, maybe one still waiting for its confirmation, a retry budget — and,
-per incarnation, the network's outcomes and when the harness kills it: before a counted SQL
-statement, or (``timed``) a drawn number of seconds after the incarnation is ready, wherever
-it happens to be then — how a real machine dies.
-``run_schedule`` prepares the journal and the calendar's store in a fresh directory, starts
-the first incarnation (``mode="execute"``), and after every kill starts a restart
-(``mode="recover"``) until one finishes; an OUTCOME_UNKNOWN left by a spent budget is then
-settled by a later restart with a healthy network.  Statement kills are fixed by the seed;
-timer kills are not (they depend on the machine's speed), and a timer that fires after the
-incarnation finished kills nothing.
+approved invocations, maybe one still waiting for its confirmation, a retry budget — and, per
+incarnation, the network's outcomes and when the harness kills it: before a counted SQL
+statement, or (``timed``) a drawn number of seconds after it is ready, wherever it is then —
+how a real machine dies.  Statement kills are fixed by the seed; timer kills depend on the
+machine's speed, and a timer that fires after the incarnation finished kills nothing.
 
-After every kill the harness checks the files as they were left (every event authorised by
-the journal, every file intact); before every restart it notes the journaled states, and
-checks that the restart asked by key before it sent; at the end it checks everything.
+``run_schedule`` prepares the stores in a fresh directory, starts the first incarnation
+(``mode="execute"``) and after every kill a restart (``mode="recover"``) until one finishes; an
+OUTCOME_UNKNOWN left by a spent budget is then settled by a later restart on a healthy network.
+After every kill it checks the files as they were left (every event authorised, every file
+intact), at every restart that it asked by key before it sent, and at the end everything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
 import time
@@ -35,6 +33,7 @@ from labkit.tools.torture.workload import (
     CLOCK,
     JOURNAL_FILE,
     SERVICE_FILE,
+    VARIANT,
     approve,
     incarnation,
     make_invocation,
@@ -138,13 +137,9 @@ def _heard(here: Incarnation, message: tuple) -> bool:
 
 def _drain(ours, here: Incarnation) -> None:
     """Read what a child killed on a timer had already sent; a "done" among it means the timer came too late."""
-    try:
-        while ours.poll(0):
-            message = ours.recv()
-            if message[0] != "ready":
-                _heard(here, message)
-    except (EOFError, OSError):
-        pass
+    with contextlib.suppress(EOFError, OSError):
+        while ours.poll(0) and not _heard(here, ours.recv()):
+            pass
 
 
 @dataclass
@@ -168,23 +163,16 @@ def prepare(schedule: CrashSchedule, where: Path) -> None:
     where.mkdir(parents=True, exist_ok=False)
     journal = Journal(where / JOURNAL_FILE)
     for i in range(schedule.approved + schedule.unapproved):
-        approve(
-            journal,
-            make_invocation(f"s{schedule.number}i{i}", minute=i),
-            schedule.retry_budget,
-            approved=i < schedule.approved,
-        )
+        invocation = make_invocation(f"s{schedule.number}i{i}", minute=i)
+        approve(journal, invocation, schedule.retry_budget, approved=i < schedule.approved)
     journal.close()
     CalendarService(CLOCK, path=str(where / SERVICE_FILE)).db.close()
 
 
-def run_schedule(
-    ctx, schedule: CrashSchedule, where: Path, service: str = "idempotent", runtime: str = "journal_first"
-) -> ScheduleRun:
+def run_schedule(ctx, schedule: CrashSchedule, where: Path, variant: dict = VARIANT) -> ScheduleRun:
     prepare(schedule, where)
     files = ([where / JOURNAL_FILE], where / SERVICE_FILE)
-    run = ScheduleRun(schedule)
-    base = {"dir": str(where), "service": service, "runtime": runtime}
+    run, base = ScheduleRun(schedule), {"dir": str(where), **variant}
     for number, kill in enumerate(schedule.kills + (None,)):
         job = {
             **base,
@@ -196,9 +184,8 @@ def run_schedule(
         here = run_child(ctx, job)
         here.snapshot = take(*files)
         if number:
-            run.check(
-                "restart_queries_first", inv.restart_queries_first(run.incarnations[-1].snapshot.states(), here.ops)
-            )
+            before = run.incarnations[-1].snapshot.states()
+            run.check("restart_queries_first", inv.restart_queries_first(before, here.ops))
         run.incarnations.append(here)
         run.check("runtime_ran", [] if here.ending in ("killed", "done") else [f"{here.ending}: {here.detail}"])
         if here.ending != "killed":
@@ -216,23 +203,14 @@ def run_schedule(
     return run
 
 
-def crash_runs(
-    ctx,
-    kills: int,
-    seed: int,
-    root: Path,
-    service: str = "idempotent",
-    runtime: str = "journal_first",
-    keep_files: bool = False,
-    timed: bool = False,
-):
+def crash_runs(ctx, kills: int, seed: int, root: Path, variant=VARIANT, keep: bool = False, timed: bool = False):
     """Schedules drawn from ``seed`` until ``kills`` incarnations were killed (``timed``: on a
-    timer), or until an incarnation fails with an error; yields each ScheduleRun."""
+    timer), or until an incarnation fails with an error; yields each ScheduleRun (``keep``: and keeps its files)."""
     rng, killed, number = random.Random(seed), 0, 0
     while killed < kills:
         where = root / f"schedule-{number:05d}"
-        run = run_schedule(ctx, draw_schedule(rng, number, timed), where, service, runtime)
-        if not keep_files:
+        run = run_schedule(ctx, draw_schedule(rng, number, timed), where, variant)
+        if not keep:
             shutil.rmtree(where, ignore_errors=True)
         killed += run.kills
         number += 1

@@ -23,7 +23,7 @@ from labkit.core import strictjson
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import TRANSITIONS, State
-from labkit.tools.torture.workload import owner_of
+from labkit.tools.torture.workload import key_prefix
 
 INVARIANTS = {
     "one_event_per_commit": "exactly one calendar event per approved invocation that reached COMMITTED",
@@ -70,19 +70,12 @@ class Snapshot:
         return sorted(e for e, key in self.events if key.startswith(key_prefix))
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    if not path.is_file():
-        raise FileNotFoundError(f"store file {path} does not exist")
-    return sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
-
-
-def _integrity(db: sqlite3.Connection) -> str:
-    return "; ".join(row[0] for row in db.execute("PRAGMA integrity_check"))
-
-
 def take(journals: list[Path], service: Path) -> Snapshot:
     """The snapshot of the store files (each opened, checked and closed again)."""
-    dbs = [_connect(path) for path in [*journals, service]]
+    missing = [path for path in [*journals, service] if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"store file {missing[0]} does not exist")
+    dbs = [sqlite3.connect(str(path), isolation_level=None, timeout=30.0) for path in [*journals, service]]
     try:
         return read(dbs[:-1], dbs[-1], [p.name for p in [*journals, service]])
     finally:
@@ -90,31 +83,29 @@ def take(journals: list[Path], service: Path) -> Snapshot:
             db.close()
 
 
-def _rows(db: sqlite3.Connection, sql: str) -> list[dict]:
+def _rows(db: sqlite3.Connection, sql: str, *json_columns: str) -> list[dict]:
+    """The rows as dicts; each ``<name>_json`` column of ``json_columns`` parsed into ``<name>``."""
     cursor = db.execute(sql)
-    names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor]
+    rows = [dict(zip([column[0] for column in cursor.description], row, strict=True)) for row in cursor]
+    for row in rows:
+        row.update({c.removesuffix("_json"): strictjson.loads(row.pop(c), "store snapshot") for c in json_columns})
+    return rows
 
 
 def read(journals: list[sqlite3.Connection], service: sqlite3.Connection, names: list[str] | None = None) -> Snapshot:
     """The snapshot of open connections (``names``: the files', default journal-<n> and calendar)."""
     names = names or [f"journal-{n}" for n in range(len(journals))] + ["calendar"]
     snap = Snapshot()
+    for name, db in zip(names, [*journals, service], strict=True):
+        snap.integrity[name] = "; ".join(row[0] for row in db.execute("PRAGMA integrity_check"))
     for name, db in zip(names, journals, strict=False):
-        snap.integrity[name] = _integrity(db)
-        for row in _rows(db, "SELECT * FROM invocations ORDER BY invocation_id"):
-            row["invocation"] = strictjson.loads(row.pop("invocation_json"), "store snapshot")
+        for row in _rows(db, "SELECT * FROM invocations ORDER BY invocation_id", "invocation_json"):
             snap.entries[(name, row["invocation_id"])] = row
         moves = 'SELECT seq, invocation_id, from_state AS "from", to_state AS "to", detail_json FROM transitions'
-        for row in _rows(db, moves + " ORDER BY seq"):
-            detail = strictjson.loads(row.pop("detail_json"), "store snapshot")
-            snap.transitions.append({"journal": name, **row, "detail": detail})
-    snap.integrity[names[-1]] = _integrity(service)
+        snap.transitions += [{"journal": name, **row} for row in _rows(db, moves + " ORDER BY seq", "detail_json")]
     snap.events = [tuple(r) for r in service.execute("SELECT event_id, idempotency_key FROM events ORDER BY event_id")]
-    snap.stored = {
-        k: {"request_digest": d, "response": strictjson.loads(r, "store snapshot")}
-        for k, d, r in service.execute("SELECT key, request_digest, response_json FROM idempotency")
-    }
+    stored = _rows(service, "SELECT key, request_digest, response_json FROM idempotency", "response_json")
+    snap.stored = {row.pop("key"): row for row in stored}
     counters = dict(service.execute("SELECT name, value FROM counters"))
     snap.executions, snap.requests = counters.get("executions", 0), counters.get("requests", 0)
     return snap
@@ -143,19 +134,14 @@ def legal_path(snap: Snapshot) -> list[str]:
     return problems
 
 
-def authorised_keys(snap: Snapshot) -> set[str]:
-    """Keys the journal recorded a move to EXECUTING for, under an approval of the invocation's digest."""
+def events_authorised(snap: Snapshot) -> list[str]:
+    """Every event's key has a journaled move to EXECUTING, under an approval of the invocation's digest."""
     keys = set()
     for t in snap.transitions:
         entry = snap.entries[(t["journal"], t["invocation_id"])]
         approved = entry["approved_digest"]
         if t["to"] == State.EXECUTING.value and approved == invocation_digest(Invocation(**entry["invocation"])):
             keys.add(t["detail"].get("idempotency_key"))
-    return keys
-
-
-def events_authorised(snap: Snapshot) -> list[str]:
-    keys = authorised_keys(snap)
     return [
         f"event {event} (key {key}) has no journal record that authorised it"
         for event, key in snap.events
@@ -163,35 +149,25 @@ def events_authorised(snap: Snapshot) -> list[str]:
     ]
 
 
-def keys_of(snap: Snapshot, journal: str, invocation_id: str) -> set[str]:
-    """The idempotency keys the journal recorded for an invocation's attempts."""
-    keys = {snap.entries[(journal, invocation_id)]["idempotency_key"]}
-    keys |= {
-        t["detail"].get("idempotency_key")
-        for t in snap.transitions
-        if (t["journal"], t["invocation_id"], t["to"]) == (journal, invocation_id, State.EXECUTING.value)
-    }
-    return keys - {None}
-
-
 def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
     """(one_event_per_commit, no_event_without_commit): the events under an invocation's journaled
     keys — exactly one, the one its COMMITTED move names, if it committed; none if it did not (an
     OUTCOME_UNKNOWN ending may hold its event: ``unknown_settled`` checks a later query finds it)."""
+    keys, results = defaultdict(set), defaultdict(list)  # (journal, invocation) → its attempts' keys, commits
+    for t in snap.transitions:
+        if t["to"] == State.EXECUTING.value:
+            keys[(t["journal"], t["invocation_id"])].add(t["detail"].get("idempotency_key"))
+        elif t["to"] == State.COMMITTED.value:
+            results[(t["journal"], t["invocation_id"])].append(t["detail"].get("event_id"))
     one, none = [], []
     for (journal, inv), entry in snap.entries.items():
-        keys = keys_of(snap, journal, inv)
-        events = sorted(e for e, key in snap.events if key in keys)
+        mine = keys[(journal, inv)] | {entry["idempotency_key"]}
+        events = sorted(e for e, key in snap.events if key in mine)
         if entry["state"] in COMMITTED:
-            results = [
-                t["detail"].get("event_id")
-                for t in snap.transitions
-                if t["invocation_id"] == inv and t["to"] == State.COMMITTED.value
-            ]
             if len(events) != 1:
                 one.append(f"{inv} is {entry['state']} with {len(events)} events: {events}")
-            elif results[-1:] != events:
-                one.append(f"{inv} committed {results[-1:]} but the calendar holds {events}")
+            elif results[(journal, inv)][-1:] != events:
+                one.append(f"{inv} committed {results[(journal, inv)][-1:]} but the calendar holds {events}")
         elif events and entry["state"] != State.OUTCOME_UNKNOWN.value:
             none.append(
                 f"{inv} ended {entry['state']} (approved: {entry['approved_digest'] is not None}) "
@@ -200,16 +176,14 @@ def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
     return one, none
 
 
+def _store_checks(snap: Snapshot) -> dict[str, list[str]]:
+    return {"events_authorised": events_authorised(snap), "legal_path": legal_path(snap), "integrity": integrity(snap)}
+
+
 def run_checks(snap: Snapshot) -> dict[str, list[str]]:
     """The promises any moment's stores keep, by name."""
     one, none = commits_have_one_event(snap)
-    return {
-        "one_event_per_commit": one,
-        "no_event_without_commit": none,
-        "events_authorised": events_authorised(snap),
-        "legal_path": legal_path(snap),
-        "integrity": integrity(snap),
-    }
+    return {"one_event_per_commit": one, "no_event_without_commit": none, **_store_checks(snap)}
 
 
 def ending(snap: Snapshot, outcome, approved: bool) -> list[str]:
@@ -226,25 +200,26 @@ def ending(snap: Snapshot, outcome, approved: bool) -> list[str]:
     return problems
 
 
+def asked(ops: list[tuple[str, str]], invocation_id: str) -> list[str]:
+    """What an incarnation did for one invocation, in order: "send" and "query"."""
+    return [kind for kind, key in ops if key.startswith(key_prefix(invocation_id))]
+
+
 def restart_queries_first(states_at_restart: dict[str, str], ops: list[tuple[str, str]]) -> list[str]:
     problems = []
     for inv, state in states_at_restart.items():
-        if state not in (State.EXECUTING.value, State.OUTCOME_UNKNOWN.value):
-            continue
-        mine = [kind for kind, key in ops if owner_of(key) == inv]
-        if mine and mine[0] != "query":
+        mine = asked(ops, inv)
+        if state in (State.EXECUTING.value, State.OUTCOME_UNKNOWN.value) and mine[:1] == ["send"]:
             problems.append(f"{inv} was {state} at the restart, which sent before asking: {mine}")
     return problems
 
 
 def unknown_settled(before: Snapshot, after: Snapshot, ops: list[tuple[str, str]]) -> list[str]:
     problems = []
-    unknown = [inv for inv, state in before.states().items() if state == State.OUTCOME_UNKNOWN.value]
-    for inv in unknown:
-        state = after.states()[inv]
-        asked = [kind for kind, key in ops if owner_of(key) == inv]
-        if state == State.OUTCOME_UNKNOWN.value or asked[:1] != ["query"] or "send" in asked:
-            problems.append(f"{inv} was OUTCOME_UNKNOWN; the later restart did {asked} and left it {state}")
+    for inv in [inv for inv, state in before.states().items() if state == State.OUTCOME_UNKNOWN.value]:
+        state, did = after.states()[inv], asked(ops, inv)
+        if state == State.OUTCOME_UNKNOWN.value or did[:1] != ["query"] or "send" in did:
+            problems.append(f"{inv} was OUTCOME_UNKNOWN; the later restart did {did} and left it {state}")
     if after.executions != before.executions:
         problems.append(f"settling executed {after.executions - before.executions} request(s)")
     return problems
@@ -253,14 +228,13 @@ def unknown_settled(before: Snapshot, after: Snapshot, ops: list[tuple[str, str]
 def one_commit_per_key(results: list[dict], snap: Snapshot) -> list[str]:
     """Per key: exactly one event and one execution; every request with the committed digest
     got that event, every request with another digest was refused (FAILED, no event)."""
-    problems, by_key = [], {}
+    problems, by_key, events = [], defaultdict(list), defaultdict(list)
     for r in results:
-        by_key.setdefault(r["key"], []).append(r)
-    events = {}
+        by_key[r["key"]].append(r)
     for event, key in snap.events:
-        events.setdefault(key, []).append(event)
+        events[key].append(event)
     for key, requests in sorted(by_key.items()):
-        mine = events.get(key, [])
+        mine = events[key]
         if len(mine) != 1:
             problems.append(f"key {key}: {len(mine)} events {mine} for {len(requests)} requests")
             continue
@@ -277,10 +251,4 @@ def one_commit_per_key(results: list[dict], snap: Snapshot) -> list[str]:
 
 
 def race_checks(results: list[dict], errors: list[str], snap: Snapshot) -> dict[str, list[str]]:
-    return {
-        "runtime_ran": errors,
-        "one_commit_per_key": one_commit_per_key(results, snap),
-        "events_authorised": events_authorised(snap),
-        "legal_path": legal_path(snap),
-        "integrity": integrity(snap),
-    }
+    return {"runtime_ran": errors, "one_commit_per_key": one_commit_per_key(results, snap), **_store_checks(snap)}

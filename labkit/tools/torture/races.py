@@ -23,6 +23,7 @@ from labkit.tools.torture.invariants import Snapshot, take
 from labkit.tools.torture.workload import (
     CLOCK,
     SERVICE_FILE,
+    VARIANT,
     approve,
     executor_for,
     make_invocation,
@@ -52,12 +53,10 @@ def race_client(job: dict, barrier, conn) -> None:
         client = job["client"]
         journal, service = open_stores(Path(job["dir"]), f"journal-{client}.sqlite", job["service"], LOCK_SECONDS)
         for number in range(job["rounds"]):
-            work = [
-                (invocation, approve(journal, invocation, 1))
-                for invocation in round_invocations(number, client, job["clients"])
-            ]
+            invocations = round_invocations(number, client, job["clients"])
+            digests = [approve(journal, invocation, 1) for invocation in invocations]
             barrier.wait(BARRIER_SECONDS)
-            for invocation, digest in work:
+            for invocation, digest in zip(invocations, digests, strict=True):
                 machine = InvocationMachine.resume(journal, invocation.invocation_id)
                 executor = executor_for(ServiceTransport(service), invocation.invocation_id, 1, job["runtime"])
                 machine, result, _ = execute_and_recover(journal, machine, invocation, digest, iter([executor]))
@@ -79,16 +78,12 @@ def race_client(job: dict, barrier, conn) -> None:
     conn.close()
 
 
-def run_races(
-    ctx, clients: int, rounds: int, where: Path, service: str = "idempotent", runtime: str = "journal_first"
-) -> tuple[list[dict], list[str], Snapshot]:
+def run_races(ctx, clients: int, rounds: int, where: Path, variant: dict = VARIANT) -> tuple[list, list, Snapshot]:
     """Run the clients; (results of every request, client errors, snapshot of every file)."""
-    if clients < 1 or rounds < 0:
-        raise ValueError(f"clients must be >= 1 and rounds >= 0, got clients={clients}, rounds={rounds}")
     where.mkdir(parents=True, exist_ok=False)
     CalendarService(CLOCK, path=str(where / SERVICE_FILE)).db.close()
     barrier = ctx.Barrier(clients)
-    base = {"dir": str(where), "clients": clients, "rounds": rounds, "service": service, "runtime": runtime}
+    base = {"dir": str(where), "clients": clients, "rounds": rounds, **variant}
     children = [start_child(ctx, race_client, {**base, "client": client}, barrier) for client in range(clients)]
     results, errors = [], []
     for client, (ours, proc) in enumerate(children):
@@ -102,5 +97,4 @@ def run_races(
             errors.append(f"client {client}: {payload}")
         ours.close()
         proc.join()
-    journals = sorted(where.glob("journal-*.sqlite"))
-    return results, errors, take(journals, where / SERVICE_FILE)
+    return results, errors, take(sorted(where.glob("journal-*.sqlite")), where / SERVICE_FILE)

@@ -1,21 +1,18 @@
 """One torture run: crash schedules until ``kills`` kills, then ``races`` rounds of racing clients.
 
-``run_torture(kills, clients, races, seed, timer_kills=…)`` returns a ``TortureReport``: how
-many schedules, kills (before a counted statement, and on a timer), restarts and later queries
-the crash part needed, how many requests the races made, and for every invariant how often
-it was checked and every violation found.  ``lines()`` prints it; ``ok`` is False when any promise broke.
+``run_torture(kills, clients, races, seed, timer_kills=…)`` returns a ``TortureReport``: the
+schedules, kills (before a counted statement, and on a timer), restarts and later queries of
+the crash part, the requests of the races, and for every invariant how often it was checked
+and every violation found.  ``lines()`` prints it; ``ok`` is False when any promise broke.
 
-Child processes start with ``forkserver`` where the platform has it (a child costs a fork,
-not a fresh interpreter) and ``spawn`` elsewhere; both start the child from a clean state.
-The stores live in a fresh temporary directory — in memory (``/dev/shm``) when there is one:
-a SIGKILL loses nothing the process had handed to the operating system, so the files' fsyncs
-(which guard against a power cut, not a kill) would only slow the run down.
+Children start with ``forkserver`` where the platform has it (a fork, not a fresh interpreter)
+and ``spawn`` elsewhere.  The stores live in a fresh temporary directory, in memory
+(``/dev/shm``) when there is one: a SIGKILL loses nothing the process had handed to the
+operating system, so fsyncs (which guard against a power cut, not a kill) would only slow it.
 
-One killed-and-recovered execution, incarnation by incarnation, for a reader to follow:
-``pick_recovered(runs)`` finds the first schedule in which a kill came at the worst moment (the
-calendar had committed an invocation's event while the journal still said EXECUTING);
-``timeline`` lists what each incarnation did for that invocation, and ``journal_rows`` the
-journal's rows for it in one snapshot — at the kill, and after the recovery.
+For a reader to follow one killed-and-recovered execution: ``pick_recovered`` finds a kill at
+the worst moment (the calendar had committed while the journal still said EXECUTING),
+``timeline`` what each incarnation did for that invocation, ``journal_rows`` its journal rows.
 """
 
 from __future__ import annotations
@@ -23,17 +20,17 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
-import shutil
 import tempfile
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.tools.states import State
 from labkit.tools.torture.crashes import ScheduleRun, crash_runs
-from labkit.tools.torture.invariants import INVARIANTS, Snapshot, race_checks
+from labkit.tools.torture.invariants import INVARIANTS, Snapshot, asked, race_checks
 from labkit.tools.torture.races import run_races
-from labkit.tools.torture.workload import owner_of, request_id_for, runtime_options, service_execute
+from labkit.tools.torture.workload import RUNTIMES, SERVICES, key_prefix, named
 
 
 def context(start_method: str | None = None):
@@ -48,9 +45,9 @@ def context(start_method: str | None = None):
     return ctx
 
 
-def scratch_root() -> Path:
-    where = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    return Path(tempfile.mkdtemp(prefix="labkit-torture-", dir=where))
+def scratch_dir() -> tempfile.TemporaryDirectory:
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return tempfile.TemporaryDirectory(prefix="labkit-torture-", dir=shm, ignore_cleanup_errors=True)
 
 
 @dataclass
@@ -99,8 +96,7 @@ class TortureReport:
         out = [
             f"torture: seed {self.seed}, service {self.service}, runtime {self.runtime}",
             f"crash schedules {self.schedules}: {self.kills} kills (SIGKILL), {self.timer_kills} of them on a timer, "
-            f"{self.restarts} restarts, "
-            f"{self.settled} later queries settled an OUTCOME_UNKNOWN",
+            f"{self.restarts} restarts, {self.settled} later queries settled an OUTCOME_UNKNOWN",
             f"races {self.races} rounds x {self.clients} clients: {same_key} same-key requests, "
             f"{len(self.race_results) - same_key} with their own keys",
             f"{'invariant':24s} {'checks':>7s} {'violations':>10s}",
@@ -130,95 +126,70 @@ def run_torture(
     for name, value, low in checked:
         if not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    service_execute(service)  # a clear error for an unknown name, before any child starts
-    runtime_options(runtime)
-    ctx = context(start_method)
-    where = Path(root) if root is not None else scratch_root()
-    report = TortureReport(seed, service, runtime, clients, races)
-    try:
-        keep = root is not None
-        statement_runs = crash_runs(ctx, kills, seed, where / "crashes", service, runtime, keep)
-        timer_runs = crash_runs(ctx, timer_kills, seed, where / "timer", service, runtime, keep, timed=True)
+    named(SERVICES, "service", service)  # a clear error for an unknown name, before any child starts
+    named(RUNTIMES, "runtime", runtime)
+    ctx, variant = context(start_method), {"service": service, "runtime": runtime}
+    report, keep = TortureReport(seed, service, runtime, clients, races), root is not None
+    with nullcontext(root) if keep else scratch_dir() as where:
+        statement_runs = crash_runs(ctx, kills, seed, Path(where) / "crashes", variant, keep)
+        timer_runs = crash_runs(ctx, timer_kills, seed, Path(where) / "timer", variant, keep, timed=True)
         for run in itertools.chain(statement_runs, timer_runs):
             report.runs.append(run)
             report.checks.update(run.checks)
             report.violations += run.violations
         if races:
-            results, errors, snap = run_races(ctx, clients, races, where / "races", service, runtime)
+            results, errors, snap = run_races(ctx, clients, races, Path(where) / "races", variant)
             report.race_results = results
             for name, problems in race_checks(results, errors, snap).items():
                 report.checks[name] += 1
                 report.violations += [(name, f"races: {p}") for p in problems]
-    finally:
-        if root is None:
-            shutil.rmtree(where, ignore_errors=True)
     return report
 
 
-def _limbo(snap: Snapshot) -> list[str]:
-    """Invocations the journal says are EXECUTING while the calendar already holds their event."""
-    return [
-        inv
-        for inv, state in snap.states().items()
-        if state == State.EXECUTING.value and snap.events_for(request_id_for(inv) + ":")
-    ]
-
-
 def pick_recovered(runs: list[ScheduleRun]) -> tuple[ScheduleRun, str, int]:
-    """(run, invocation ID, index of the incarnation killed in limbo) of the first such kill
-    whose invocation then ended COMMITTED — preferring one whose killed incarnation had sent
-    that invocation's request once and nothing else; ValueError if the runs hold none."""
-    found = []
-    for run in runs:
-        for index, here in enumerate(run.incarnations):
-            if here.ending != "killed":
-                continue
-            for inv in _limbo(here.snapshot):
-                if run.incarnations[-1].snapshot.states().get(inv) == State.COMMITTED.value:
-                    simple = [kind for kind, key in here.ops if owner_of(key) == inv] == ["send"]
-                    if simple:
-                        return run, inv, index
-                    found.append((run, inv, index))
-    if found:
-        return found[0]
-    raise ValueError(
-        f"none of the {len(runs)} schedules was killed between a service commit and its journal "
-        f"record; expected at least one (run more kills)"
-    )
+    """(run, invocation ID, index of the incarnation killed in limbo — EXECUTING in the journal while
+    the calendar holds its event) of the first such kill whose invocation then ended COMMITTED,
+    preferring one whose killed incarnation had sent that invocation's request once and nothing
+    else; ValueError if the runs hold none."""
+    found = [
+        (run, inv, index)
+        for run in runs
+        for index, here in enumerate(run.incarnations)
+        if here.ending == "killed"
+        for inv, state in here.snapshot.states().items()
+        if state == State.EXECUTING.value
+        and here.snapshot.events_for(key_prefix(inv))
+        and run.incarnations[-1].snapshot.states().get(inv) == State.COMMITTED.value
+    ]
+    if not found:
+        raise ValueError(
+            f"none of the {len(runs)} schedules was killed between a service commit and its journal "
+            f"record; expected at least one (run more kills)"
+        )
+    simple = [(run, inv, index) for run, inv, index in found if asked(run.incarnations[index].ops, inv) == ["send"]]
+    return (simple or found)[0]
 
 
 def timeline(run: ScheduleRun, invocation_id: str) -> list[list]:
     """[incarnation, mode, how it ended, its requests and queries for the invocation,
     the journaled state after it, the calendar's events for the invocation after it]."""
-    rows = []
-    for number, here in enumerate(run.incarnations + ([run.settle] if run.settle else [])):
-        ops = [f"{kind} {key.rsplit(':', 1)[-1]}" for kind, key in here.ops if owner_of(key) == invocation_id]
+    rows, prefix = [], key_prefix(invocation_id)
+    for number, here in enumerate(run.incarnations + ([run.settle] if run.settle else []), start=1):
         ended = here.ending
-        if here.ending == "killed":
-            ended = (
-                f"killed before statement {here.statements}: {here.sql.split(' ')[0]}"
-                if here.sql
-                else f"killed on a timer after {here.kill_after * 1000:.0f} ms"
-            )
-        snap = here.snapshot
-        rows.append(
-            [
-                number + 1,
-                here.mode,
-                ended,
-                ", ".join(ops) or "—",
-                snap.states()[invocation_id],
-                ", ".join(snap.events_for(request_id_for(invocation_id) + ":")) or "none",
-            ]
-        )
+        if here.ending == "killed" and here.sql:
+            ended = f"killed before statement {here.statements}: {here.sql.split(' ')[0]}"
+        elif here.ending == "killed":
+            ended = f"killed on a timer after {here.kill_after * 1000:.0f} ms"
+        state, events = here.snapshot.states()[invocation_id], here.snapshot.events_for(prefix)
+        ops = [f"{kind} {key.rsplit(':', 1)[-1]}" for kind, key in here.ops if key.startswith(prefix)]
+        rows.append([number, here.mode, ended, ", ".join(ops) or "—", state, ", ".join(events) or "none"])
     return rows
 
 
 def journal_rows(snap: Snapshot, invocation_id: str) -> list[list]:
     """[seq, from, to, idempotency key or event ID] of the invocation's journaled transitions."""
-    rows = []
-    for t in snap.transitions:
-        if t["invocation_id"] == invocation_id:
-            detail = t["detail"]
-            rows.append([t["seq"], t["from"], t["to"], detail.get("event_id") or detail.get("idempotency_key") or "—"])
-    return rows
+    return [
+        [t["seq"], t["from"], t["to"], t["detail"].get("event_id") or t["detail"].get("idempotency_key") or "—"]
+        for t in snap.transitions
+        if t["invocation_id"] == invocation_id
+    ]

@@ -2,21 +2,19 @@
 
 The work: invocations like §7.12's inv_01 (``make_invocation``), each with its own request ID and
 so its own idempotency keys, journaled up to PREPARED with their approved digest (``approve``).
-Two of the named configurations are deliberately broken, to prove the harness can fail: service
-``no_idempotency`` (every request executes, so a duplicated delivery, a resend after a lost
-answer or a racing client makes a second event) and runtime ``journal_after_send`` (a kill
-between the send and the journal leaves an event no journal record authorised).
+Two variants are deliberately broken, to prove the harness can fail: service ``no_idempotency``
+(every request executes, so a duplicated delivery, a resend after a lost answer or a racing
+client makes a second event) and runtime ``journal_after_send`` (a kill between the send and the
+journal leaves an event no journal record authorised).
 
-``incarnation(job, conn)``, the target of a child process, opens the journal and the calendar's
-store in ``job["dir"]`` and runs every invocation of the journal: ``mode="execute"`` executes the
-approved PREPARED ones (``execute_and_recover``, the path the happy run and the schedules take;
-the restart after a SIGKILL is the next incarnation); ``mode="recover"`` resolves each from the
-journal (``recover_invocation``: a query by key, never a blind execution); ``mode="settle"`` does
-the same later, on a healthy network.  The kill switch counts every SQL statement either store
-begins; at ``job["kill_at"]`` the child reports ``("halt", count, sql)`` and waits to be killed
-there, so the statement never runs.  With ``job["kill_after"]`` it reports ``("ready",)`` once
-its stores are open and is killed that many seconds later, wherever it is.  Every request and
-query leaves only after ``("op", kind, key)``; the last word is ``("done", statements)``,
+``incarnation(job, conn)``, a child process, opens the stores in ``job["dir"]`` and runs every
+invocation of the journal: ``mode="execute"`` executes the approved PREPARED ones
+(``execute_and_recover``, as the happy run and the schedules do); ``mode="recover"`` (a restart)
+and ``mode="settle"`` (later, on a healthy network) resolve each from the journal
+(``recover_invocation``: a query by key, never a blind execution).  It tells the harness
+``("halt", count, sql)`` before statement ``job["kill_at"]`` and waits to be killed there,
+``("ready",)`` once its stores are open (for a kill ``job["kill_after"]`` seconds later),
+``("op", kind, key)`` before every request and query, and last ``("done", statements)``,
 ``("refused", reason)`` for a store or journal it must not touch (exit 2), or ``("error", tb)``.
 """
 
@@ -53,16 +51,9 @@ def make_invocation(invocation_id: str, minute: int = 0) -> Invocation:
     return Invocation(invocation_id, base.tool, args, base.subject, base.required_capability)
 
 
-def request_id_for(invocation_id: str) -> str:
-    """The request ID whose keys (``<request_id>:create-event:<n>``) belong to this invocation."""
-    return f"req-{invocation_id}"
-
-
-def owner_of(key: str) -> str | None:
-    """The invocation ID a key belongs to (None for a key this workload did not mint)."""
-    if not key.startswith("req-") or ":create-event:" not in key:
-        return None
-    return key[len("req-") : key.index(":create-event:")]
+def key_prefix(invocation_id: str) -> str:
+    """What every idempotency key of this invocation starts with (``req-<id>:create-event:<n>``)."""
+    return f"req-{invocation_id}:"
 
 
 def approve(journal: Journal, invocation: Invocation, retry_budget: int, approved: bool = True) -> str | None:
@@ -87,30 +78,27 @@ def always_perform(desk: ServiceDesk, key: str, request_digest: str, request: Cr
 SERVICES = {"idempotent": None, "no_idempotency": always_perform}
 #: name → keyword arguments of ``labkit.tools.executor.Executor``
 RUNTIMES = {"journal_first": {}, "journal_after_send": {"journal_before_send": False}}
+#: the sound variant: the job keys a child reads its service and runtime from
+VARIANT = {"service": "idempotent", "runtime": "journal_first"}
 
 
-def service_execute(name: str):
-    if name not in SERVICES:
-        raise ValueError(f"service must be one of {list(SERVICES)}, got {name!r}")
-    return SERVICES[name]
-
-
-def runtime_options(name: str) -> dict:
-    if name not in RUNTIMES:
-        raise ValueError(f"runtime must be one of {list(RUNTIMES)}, got {name!r}")
-    return dict(RUNTIMES[name])
+def named(table: dict, what: str, name: str):
+    """``table[name]``, or a ValueError that lists the names."""
+    if name not in table:
+        raise ValueError(f"{what} must be one of {list(table)}, got {name!r}")
+    return table[name]
 
 
 def open_stores(where: Path, journal_file: str, service: str, timeout: float) -> tuple[Journal, CalendarService]:
     """The journal ``journal_file`` and the calendar's store in ``where``, the service executing as ``service``."""
+    execute = named(SERVICES, "service", service)
     journal = Journal(where / journal_file, timeout=timeout)
-    path = str(where / SERVICE_FILE)
-    return journal, CalendarService(CLOCK, path=path, execute=service_execute(service), timeout=timeout)
+    return journal, CalendarService(CLOCK, path=str(where / SERVICE_FILE), execute=execute, timeout=timeout)
 
 
 def executor_for(transport, invocation_id: str, retry_budget: int, runtime: str) -> Executor:
-    """The executor of one invocation under the runtime configuration ``runtime``."""
-    return Executor(transport, request_id_for(invocation_id), retry_budget, **runtime_options(runtime))
+    """The executor of one invocation under the runtime variant ``runtime``."""
+    return Executor(transport, f"req-{invocation_id}", retry_budget, **named(RUNTIMES, "runtime", runtime))
 
 
 def start_child(ctx, target, job: dict, *args):
