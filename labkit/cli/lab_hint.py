@@ -14,16 +14,21 @@ from labkit.cli.reset import is_page, working_copy
 from labkit.core.strictjson import read_json_file
 
 
+def bound_names(source: str) -> set[str]:
+    """The names Python ``source`` binds at its top level (not inside functions or classes), read from
+    its symbol table: assignments, ``def``, ``class``, imports, loop, ``with`` and ``except`` targets."""
+    table = symtable.symtable(source, "<cell>", "exec")
+    return {symbol.get_name() for symbol in table.get_symbols() if symbol.is_assigned() or symbol.is_imported()}
+
+
 def defined_names(source: str) -> set[str]:
-    """The names a cell binds in the notebook's namespace (not inside functions or classes):
-    assignments, ``def``, ``class``, imports, loop, ``with`` and ``except`` targets."""
+    """The names a cell binds in the notebook's namespace (its magics read as IPython reads them)."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     try:
-        table = symtable.symtable(TransformerManager().transform_cell(source), "<cell>", "exec")
+        return bound_names(TransformerManager().transform_cell(source))
     except SyntaxError:
         return set()
-    return {symbol.get_name() for symbol in table.get_symbols() if symbol.is_assigned() or symbol.is_imported()}
 
 
 def where_defined(cells: list[dict], name: str) -> str | None:
