@@ -142,13 +142,13 @@ def page_problems(page: Path, glossary: Path, entries: dict[str, str]) -> list[s
     return found
 
 
-def problems(root: Path | None = None, entries: dict[str, str] | None = None) -> list[str]:
-    """Every problem of the glossary links of the book at ``root`` (``entries``: the glossary's)."""
+def problems(root: Path | None = None) -> list[str]:
+    """Every problem of the glossary links of the book at ``root``."""
     from labkit.core.fixtures import book_root
 
     root = book_root(root)
     glossary = root / "notebooks" / "glossary.md"
-    entries = glossary_entries(glossary) if entries is None else entries
+    entries = glossary_entries(glossary)
     found = []
     for page in pages(root):
         rel = page.relative_to(root).as_posix()

@@ -43,9 +43,7 @@ def _samples(text: str) -> int:
         value = int(text) if text.isascii() else None  # int() would read "１００００" too
     except ValueError:
         value = None
-    if value is None:
-        raise argparse.ArgumentTypeError(f"expected an integer number of samples, got {text!r}")
-    problem = samples_out_of_range(value)
+    problem = f"expected an integer number of samples, got {text!r}" if value is None else samples_out_of_range(value)
     if problem:
         raise argparse.ArgumentTypeError(problem)
     return value
