@@ -19,7 +19,7 @@ KIND_COMMANDS = {
 
 #: ``labkit COMMAND``: command → help
 TOP_COMMANDS = {
-    "labs": "run the eight mechanism labs and write their JSON report",
+    "labs": "run the eight mechanism labs of chapter 11 and write their JSON report",
     "faults": "run the fault-injection supplement and write its JSON report",
     "fixtures": "build the fixtures, or check them against their recipes",
     "check": "list the exercises, or check a solution file against one",

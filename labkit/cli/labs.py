@@ -50,7 +50,6 @@ def _samples(text: str) -> int:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Run the eight mechanism labs of chapter 11 and write their JSON report."
     add_output(parser, DEFAULT_OUTPUT)
     samples_help = (
         f"Monte Carlo samples of the speculative lab, {MIN_SAMPLES}–{MAX_SAMPLES} (default: {DEFAULT_SAMPLES})"
