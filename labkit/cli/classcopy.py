@@ -175,10 +175,9 @@ def _quiet():
     """Silence file descriptors 1 and 2 (LAPACK prints when a wrong function feeds it NaN)."""
     sys.stdout.flush()
     saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    os.close(null)
+    with open(os.devnull, "wb") as null:
+        for fd in (1, 2):
+            os.dup2(null.fileno(), fd)
     try:
         yield
     finally:

@@ -7,6 +7,7 @@ a repository it adds a Binder launch button.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -244,10 +245,8 @@ def check(root: Path | None = None) -> list[str]:
     published build does; they are build products, not files of the repository)."""
     root = book_root(root)
     problems = toc_problems(root)
-    try:
+    with contextlib.suppress(ValueError, OSError):  # a player that does not bundle: player_problems names it
         players.pages(root)
-    except (ValueError, OSError):
-        pass  # a player that does not bundle, or a missing page: player_problems names it
     if not problems:
         problems += citation_problems(root)
         problems += myst_problems(root)
