@@ -76,6 +76,8 @@ def test_every_registered_recipe_exists_and_labs_has_none():
 
 @pytest.mark.slow
 def test_fixtures_match_their_recipes():
+    """Every recipe (text, diffusion, tools: their weights, tokenizers and golden traces) rebuilds
+    its fixtures byte for byte; the tools recipe also refuses weights that miss a summary case."""
     from labkit.cli import fixtures as recipes
 
     problems = recipes.check()

@@ -42,8 +42,13 @@ from labkit.nn.rope import rope_angles
 from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors, greedy_select
 from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.normalize import free_text, normalize
-from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
-from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
+from labkit.tools.toolspec import (
+    ProposalError,
+    build_calendar_toolspec,
+    check_toolspec,
+    parse_arguments,
+    validate_arguments,
+)
 
 TIME_LIMIT = 5.0
 SPEC = check_toolspec(build_calendar_toolspec())
@@ -744,7 +749,7 @@ def test_token_id_near_misses():
 
 def test_schema_validation_loads_no_uri_grammars_and_still_asserts_date():
     code = (
-        "import sys; from labkit.tools.validate import validate_arguments; "
+        "import sys; from labkit.tools.toolspec import validate_arguments; "
         "from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec; "
         "spec = check_toolspec(build_calendar_toolspec()); "
         "args = dict(calendar_id='primary', title='t', local_date='2026-02-30', local_time='09:00', "

@@ -119,8 +119,7 @@ def test_without_the_slot_mask_the_head_alone_does_not_write_the_summary(model):
     """The ablation: the plain answer mask (every ordinary piece) is not what the weights were
     fitted for, which is why mc_02 runs the slot mask and says so."""
     decoder, spec, first = model
-    from labkit.tools.calls import _feeder
-    from labkit.tools.decode import greedy_decode
+    from labkit.tools.calls import _feeder, greedy_decode
 
     call = summarize(model, SUMMARY_CASES[2][0])
     # a plain answer: every ordinary piece, and EOS; no other control token

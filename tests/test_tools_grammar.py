@@ -13,13 +13,11 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.tools.calls import grammar_for
-from labkit.tools.decode import greedy_decode
+from labkit.tools.calls import grammar_for, greedy_decode
 from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.grammar import FULL_DATE, SchemaGrammar, integer_range_regex, schema_regex
 from labkit.tools.tokenizer import ToolTokenizer
-from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
-from labkit.tools.validate import parse_arguments, validate_arguments
+from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec, parse_arguments, validate_arguments
 
 SPEC = check_toolspec(build_calendar_toolspec())
 GRAMMAR = grammar_for(SPEC)

@@ -78,12 +78,3 @@ def test_output_head_fit_refuses_inseparable_states():
     allowed = np.ones((2, 3), dtype=bool)
     with pytest.raises(ValueError, match="did not separate decision state"):
         fit_output_head(states, np.array([0, 1]), allowed, max_epochs=50)
-
-
-@pytest.mark.slow
-def test_tools_fixtures_match_their_recipe():
-    """The weights, tokenizer and golden tool traces are what the recipe builds (the recipe
-    also refuses weights that miss any summary of SUMMARY_CASES)."""
-    from labkit.cli import fixtures as recipes
-
-    assert recipes.check(["tools"]) == []

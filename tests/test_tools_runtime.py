@@ -23,8 +23,7 @@ from labkit.tools.model import load_decoder
 from labkit.tools.normalize import normalize
 from labkit.tools.runtime import ToolRunConfig, run_tool_trace
 from labkit.tools.states import IllegalTransition, InvocationMachine, State
-from labkit.tools.toolspec import load_toolspec
-from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
+from labkit.tools.toolspec import ProposalError, load_toolspec, parse_arguments, validate_arguments
 
 SOURCE_EVENTS = [
     ("t00", "model.started"),

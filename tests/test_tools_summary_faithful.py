@@ -18,8 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labkit.tools.answer import AnswerSlots, answer_frames
-from labkit.tools.calls import first_model_call, second_model_call
-from labkit.tools.decode import greedy_decode
+from labkit.tools.calls import first_model_call, greedy_decode, second_model_call
 from labkit.tools.model import load_decoder
 from labkit.tools.runtime import USER_TEXT
 from labkit.tools.tokenizer import ToolTokenizer

@@ -1,12 +1,13 @@
 """Trace three: a confirmed, idempotent calendar tool call (source §7.10–7.15).
 
-One file per idea, in the order a run meets them: ``toolspec``, ``tokenizer``, ``template``,
-``model`` (toy-tool-decoder-v1), ``grammar`` and ``decode`` (mc_01's masked decoding), ``validate``,
-``normalize``, ``authorize``, ``confirm`` (the digest), ``states`` (the Invocation's machine),
+One file per idea, in the order a run meets them: ``toolspec`` (and the arguments' parse and
+validation), ``tokenizer``, ``template``, ``model`` (toy-tool-decoder-v1), ``grammar`` (mc_01's mask),
+``normalize``, ``confirm`` (authorisation and the digest), ``states`` (the Invocation's machine),
 ``calendar_service`` (the external system), ``store`` and ``journal`` (SQLite), ``executor``
 (attempts, idempotency keys, crash points), ``recovery`` (``execute_and_recover``, the one
-execute-and-recover path every driver takes), ``answer`` and ``calls`` (mc_02 and the two model
-calls); ``run_state``, ``phases`` and ``runtime`` (the run), ``faults``, ``hooks``, ``fixture``.
-Two more drivers take the same path: ``schedules`` (random fault schedules in process) and
-``torture/`` (child processes under SIGKILLs and racing clients).  Submodules load on use.
+execute-and-recover path every driver takes), ``answer`` (mc_02's mask) and ``calls`` (masked
+greedy decoding, the two model calls); ``run_state`` (the run and its hooks), ``phases`` and ``runtime``,
+``faults``, ``fixture``.  Two more drivers take the same path: ``schedules`` (random
+fault schedules in process) and ``torture/`` (child processes under SIGKILLs and racing clients).
+Submodules load on use.
 """

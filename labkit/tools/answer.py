@@ -54,15 +54,11 @@ def clock_words(start: str, timezone: str = TIMEZONE) -> tuple[str, str]:
 
 def start_moment(start) -> datetime | None:
     """The instant ``start`` names; None without an offset or off a whole minute."""
-    if not isinstance(start, str):
-        return None
     try:
         moment = datetime.fromisoformat(start)
-    except ValueError:
+    except (TypeError, ValueError):  # not a string, or not a date-time
         return None
-    if moment.tzinfo is None or moment.second or moment.microsecond:
-        return None
-    return moment
+    return None if moment.tzinfo is None or moment.second or moment.microsecond else moment
 
 
 def frame_sentences(title: str, start: str | None = None, timezone: str = TIMEZONE) -> dict[str, str]:

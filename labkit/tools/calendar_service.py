@@ -31,12 +31,14 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import numpy as np
+
 from labkit.core import strictjson
 from labkit.tools.store import Store, StoreError, StoreKind
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
-ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+SCOPES = ("user-42/primary",)  # the calendars this service serves
 OUTCOMES = (
     "deliver",
     "not_committed",  # the service answers explicitly that it did not commit
@@ -69,12 +71,7 @@ CALENDAR_STORE = StoreKind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERS
 def base36(number: int) -> str:
     if number < 0:
         raise ValueError(f"number must be >= 0, got {number}")
-    digits = ""
-    while True:
-        number, rest = divmod(number, 36)
-        digits = ALPHABET[rest] + digits
-        if not number:
-            return digits
+    return np.base_repr(number, 36)
 
 
 class IdempotencyConflict(ValueError):
@@ -105,26 +102,11 @@ class CreateRequest:
 
 
 class CalendarService:
-    """A simulated external calendar whose store and idempotency table live in SQLite.
+    """A simulated external calendar whose store and idempotency table live in SQLite: ``path`` is
+    ":memory:" (default) or a file, which survives a crash of the runtime."""
 
-    ``path`` is ":memory:" (default) or a file, which survives a crash of the runtime.
-    An event row and its idempotency row are written in one transaction: the service
-    never holds an event without the record that a retry would find.
-    """
-
-    def __init__(
-        self,
-        clock_start: str,
-        first_event_number: int = FIRST_EVENT_NUMBER,
-        tick_seconds: int = 1,
-        scopes: tuple[str, ...] = ("user-42/primary",),
-        path: str = ":memory:",
-        execute=None,
-        timeout: float = 5.0,
-    ):
-        datetime.fromisoformat(clock_start)  # a clear error for a bad clock, before anything else
-        self.clock_start, self.first_event_number = clock_start, first_event_number
-        self.tick_seconds, self.scopes, self.path = tick_seconds, tuple(scopes), str(path)
+    def __init__(self, clock_start: str, path: str = ":memory:", execute=None, timeout: float = 5.0):
+        self.clock_start, self.path = datetime.fromisoformat(clock_start), str(path)  # a bad clock fails first
         self.execute = execute or idempotent_execute  # (desk, key, request_digest, request) -> response
         self.db = Store(self.path, CALENDAR_STORE, timeout)
         with self.db.transaction():
@@ -155,8 +137,7 @@ class CalendarService:
         }
 
     def now(self) -> str:
-        start = datetime.fromisoformat(self.clock_start)
-        return (start + timedelta(seconds=self.tick_seconds * max(self.requests - 1, 0))).isoformat()
+        return (self.clock_start + timedelta(seconds=max(self.requests - 1, 0))).isoformat()
 
     # -- the API -----------------------------------------------------------------------
     def create_event(self, request: CreateRequest, *, commit: bool = True) -> dict:
@@ -172,21 +153,19 @@ class CalendarService:
         return response
 
     def perform(self, request: CreateRequest, *, commit: bool = True) -> dict:
-        """The first execution of a request (the idempotency table is not consulted here).
-
-        Deterministic refusals are stored under the key; "not committed" is not stored; a
-        commit writes the event and its idempotency row in one transaction."""
+        """The first execution of a request (the idempotency table is not consulted here): refusals
+        are stored under the key, "not committed" is not, a commit is stored with its event."""
         if request.tool_version != TOOL_VERSION:
             detail = f"expected {TOOL_VERSION}, got {request.tool_version}"
             return self._remember(request, {"status": "error", "code": "unknown_tool_version", "detail": detail})
-        if request.scope not in self.scopes:
+        if request.scope not in SCOPES:
             detail = f"scope {request.scope!r} is not served"
             return self._remember(request, {"status": "error", "code": "unknown_scope", "detail": detail})
         if not commit:
             return {"status": "not_committed", "committed": False}
         with self.db.transaction():  # event + idempotency record: one transaction
             count = self.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
-            event_id = "evt_" + base36(self.first_event_number + count)
+            event_id = "evt_" + base36(FIRST_EVENT_NUMBER + count)
             start = request.normalized_arguments["start"]
             response = {"status": "ok", "event_id": event_id, "committed_at": self.now(), "start": start}
             record = {"event_id": event_id, "scope": request.scope, "idempotency_key": request.idempotency_key}
@@ -286,21 +265,14 @@ class ServiceTransport:
             raise TransportTimeout(f"{request.idempotency_key} never reached the service (attempt {self.sent})")
         if outcome == "duplicate_request":
             self.service.create_event(request)  # the network delivers the request twice
-        if outcome in ("not_committed", "not_committed_duplicated"):
-            response = self.service.create_event(request, commit=False)
-        else:
-            response = self.service.create_event(request)
+        response = self.service.create_event(request, commit=not outcome.startswith("not_committed"))
         if outcome == "lose_response":
             raise TransportTimeout(f"no response to {request.idempotency_key} (attempt {self.sent})")
-        return self._arrive(
-            request,
-            response,
-            copies=2 if outcome.startswith("duplicate_response") or outcome.endswith("_duplicated") else 1,
-        )
+        copies = 2 if outcome in ("duplicate_response", "not_committed_duplicated") else 1
+        return self._arrive(request, response, copies)
 
     def _arrive(self, request: CreateRequest, response: dict, copies: int = 1) -> dict:
-        for _ in range(copies):
-            self.inbox.append({**response, "reply_to": request.ref})
+        self.inbox += [{**response, "reply_to": request.ref} for _ in range(copies)]
         return self.receive()
 
     def receive(self) -> dict:

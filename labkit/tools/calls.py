@@ -4,24 +4,92 @@ mc_01 prefills the 86-token prompt and decodes the proposal's arguments greedily
 schema grammar's mask; mc_02 reuses mc_01's cache for the identical prefix, prefills the
 rest (the proposal and the tool message) and decodes the answer under the answer-slot mask.
 ``model_started_payload`` is what a ``model.started`` event records of a call.
+
+Both decode with ``greedy_decode``, which is model-agnostic: it takes the first raw logits [V], a
+``feed`` function that appends one chosen token and returns the next raw logits [V], and a
+``mask_for(text)`` function that returns the allowed tokens [V] for the output so far.  Each step picks
+
+    y_t = argmax_v { raw_logits_t[v] : allowed_t[v] }      (ties → the lowest ID)
+
+and stops after a stop token or at ``max_tokens`` (finish reason ``length``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from labkit.core.events import tensor_summary, top_values
 from labkit.tools.answer import TIMEZONE, AnswerSlots
-from labkit.tools.decode import DecodeResult, greedy_decode
 from labkit.tools.grammar import SchemaGrammar
 from labkit.tools.template import ToolTemplate, compact_json
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import ToolSpec
 
 MAX_PROPOSAL_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """One decision: the allowed set, the chosen piece and the output text after it."""
+
+    step: int
+    allowed_ids: tuple[int, ...]
+    chosen_id: int
+    piece: str
+    text_after: str
+    raw_logits: np.ndarray = field(default=None, repr=False, compare=False)  # [V]
+
+    @property
+    def allowed_count(self) -> int:
+        return len(self.allowed_ids)
+
+    @property
+    def forced(self) -> bool:
+        return len(self.allowed_ids) == 1
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    steps: tuple[DecodeStep, ...]
+    token_ids: tuple[int, ...]
+    text: str  # ordinary pieces only (stop tokens excluded)
+    finish_reason: str
+
+
+def greedy_decode(
+    first_logits: np.ndarray,
+    feed: Callable[[int], np.ndarray],
+    mask_for: Callable[[str], np.ndarray],
+    pieces,
+    stop_ids: dict[int, str],
+    max_tokens: int,
+) -> DecodeResult:
+    """Masked greedy decoding; ``stop_ids`` maps each stop token to its finish reason."""
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+    logits = np.asarray(first_logits, dtype=np.float64).reshape(-1)
+    steps, ids, text = [], [], ""
+    for step in range(max_tokens):
+        allowed = np.asarray(mask_for(text), dtype=bool)
+        if allowed.shape != logits.shape:
+            raise ValueError(f"mask must be [V] = [{logits.size}], got {list(allowed.shape)}")
+        if not allowed.any():
+            raise ValueError(f"no token is allowed at step {step} after {text!r}")
+        masked = np.where(allowed, logits, -np.inf)
+        chosen = int(np.argmax(masked))
+        allowed_ids = tuple(int(i) for i in np.flatnonzero(allowed))
+        if chosen not in stop_ids:
+            text += pieces[chosen]
+        ids.append(chosen)
+        steps.append(DecodeStep(step, allowed_ids, chosen, pieces[chosen], text, logits))
+        if chosen in stop_ids:
+            return DecodeResult(tuple(steps), tuple(ids), text, stop_ids[chosen])
+        logits = np.asarray(feed(chosen), dtype=np.float64).reshape(-1)
+    return DecodeResult(tuple(steps), tuple(ids), text, "length")
 
 
 @dataclass
@@ -50,6 +118,13 @@ def _feeder(decoder, cache):
     return lambda token: decoder.decode_step(np.array([token]), cache).next_logits[0]
 
 
+def proposal_mask(spec: ToolSpec, tok: ToolTokenizer):
+    """mc_01's ``mask_for(text) -> allowed [V]``: the schema grammar's mask, ``<|call_end|>`` once complete."""
+    grammar, stop = grammar_for(spec), tok.id_of("<|call_end|>")
+    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
+    return lambda text: grammar.mask(text, tok.pieces, stop, control)
+
+
 def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> ModelCall:
     """mc_01: prefill the prompt, then grammar-masked greedy decoding of the arguments.
 
@@ -57,10 +132,8 @@ def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> 
     tok, template = ToolTokenizer(), ToolTemplate()
     ids = np.array([tok.encode(template.tool_call_prompt([spec], user_text))])
     prefill, cache = decoder.prefill(ids)
-    grammar, stop = grammar_for(spec), tok.id_of("<|call_end|>")
-    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
-    first = prefill.next_logits[0]
-    mask_for = mask_for or (lambda text: grammar.mask(text, tok.pieces, stop, control))
+    stop, first = tok.id_of("<|call_end|>"), prefill.next_logits[0]
+    mask_for = mask_for or proposal_mask(spec, tok)
     decode = greedy_decode(
         first, _feeder(decoder, cache), mask_for, tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS
     )

@@ -1,4 +1,9 @@
-"""Digest-bound confirmation (t06, t07) and the request digest of the idempotency record.
+"""The two gates before execution: authorisation (t05) and digest-bound confirmation (t06, t07),
+and the request digest of the idempotency record.
+
+Authorisation: allowed iff the Invocation is for this subject, the subject holds the required
+capability (``calendar.write:<calendar_id>``) and the scope ``<subject>/<calendar_id>`` is one the
+tool may write.  The decision names the check that failed.
 
 Canonical form: RFC 8785 (JSON Canonicalization Scheme) via the ``rfc8785`` package —
 keys sorted by UTF-16 code units, no whitespace, ECMAScript number spelling, UTF-8.
@@ -19,6 +24,32 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from labkit.tools.normalize import Invocation
+
+
+@dataclass(frozen=True)
+class AuthorizationDecision:
+    allowed: bool
+    subject: str
+    capability: str
+    scope: str
+    reason: str
+
+
+def authorize(invocation: Invocation, subject: str, capabilities: tuple[str, ...]) -> AuthorizationDecision:
+    """May the caller ``subject``, holding ``capabilities``, execute ``invocation``?"""
+    calendar_id = invocation.normalized_arguments["calendar_id"]
+    capability, scope = invocation.required_capability, f"{invocation.subject}/{calendar_id}"
+
+    def decide(allowed: bool, reason: str) -> AuthorizationDecision:
+        return AuthorizationDecision(allowed, subject, capability, scope, reason)
+
+    if invocation.subject != subject:
+        return decide(False, f"invocation is for {invocation.subject!r}, the caller is {subject!r}")
+    if capability not in capabilities:
+        return decide(False, f"{subject} lacks {capability!r}; holds {list(capabilities)}")
+    if capability != f"calendar.write:{calendar_id}":
+        return decide(False, f"capability {capability!r} does not cover scope {scope!r}")
+    return decide(True, "subject matches, capability held, scope covered")
 
 
 def canonical_json(value) -> bytes:

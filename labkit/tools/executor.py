@@ -200,18 +200,10 @@ class Executor:
                     invocation.invocation_id, attempts=attempt, idempotency_key=key, request_digest=digest
                 )
                 self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
-        self.report(
-            machine,
-            "executor",
-            "invocation.started" if attempt == 1 else "invocation.retried",
-            attempt,
-            attempt=attempt,
-            scope=request.scope,
-            artifacts={"tool_version": invocation.tool},
-            idempotency_key=key,
-            request_digest=request.request_digest,
-            side_effect=False,
-        )
+        event = "invocation.started" if attempt == 1 else "invocation.retried"
+        started = {"attempt": attempt, "scope": request.scope, "artifacts": {"tool_version": invocation.tool}}
+        sent = {"idempotency_key": key, "request_digest": digest, "side_effect": False}
+        self.report(machine, "executor", event, attempt, **started, **sent)
 
     def _send(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
         if self.journal_before_send:
@@ -248,8 +240,7 @@ class Executor:
         spent = {"attempts": attempts, "retry_budget": self.retry_budget}
         if machine.state is not State.OUTCOME_UNKNOWN:
             self._enter(machine, State.FAILED, "executor", "retry.exhausted", None, **spent, side_effect=False)
-            return None
+            return
         key = machine.journal.entry(machine.invocation_id).idempotency_key if machine.journal else None
         unknown = {"side_effect": "unknown", "query_with": key or self.key(attempts)}
         self.report(machine, "executor", "retry.exhausted", None, **spent, **unknown)
-        return None

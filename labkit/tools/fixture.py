@@ -75,20 +75,15 @@ def fitting_sequences(spec):
     """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
     from labkit.tools.answer import AnswerSlots, frame_sentences
-    from labkit.tools.calls import grammar_for
+    from labkit.tools.calls import proposal_mask
     from labkit.tools.runtime import USER_TEXT
     from labkit.tools.template import ToolTemplate
     from labkit.tools.tokenizer import ToolTokenizer
 
     tok, template = ToolTokenizer(), ToolTemplate()
-    control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
-    grammar, call_end = grammar_for(spec), tok.id_of("<|call_end|>")
-    arguments_text = compact_json(TARGET_ARGUMENTS)
-    proposal = tok.encode(arguments_text) + [call_end]
-    masks, text = [], ""
-    for token in proposal:
-        masks.append(grammar.mask(text, tok.pieces, call_end, control))
-        text += "" if token in control else tok.pieces[token]
+    mask_for, arguments_text = proposal_mask(spec, tok), compact_json(TARGET_ARGUMENTS)
+    proposal = tok.encode(arguments_text) + [tok.id_of("<|call_end|>")]
+    masks = [mask_for(tok.decode(proposal[:k])) for k in range(len(proposal))]
     first_prompt = tok.encode(template.tool_call_prompt([spec], USER_TEXT))
     sequences, eos = [(first_prompt, proposal, masks)], tok.id_of("<|eos|>")
     for message, summary in SUMMARY_CASES:
@@ -108,29 +103,25 @@ def build(dest: Path) -> list[str]:
     from labkit.core.events import write_jsonl
     from labkit.core.fixtures import save_arrays, write_json
     from labkit.nn import Decoder
+    from labkit.tools.calls import second_model_call
     from labkit.tools.faults import SCENARIOS, faulty_config
     from labkit.tools.model import CONFIG, WEIGHTS_FILE, fit_weights
     from labkit.tools.runtime import ToolRunConfig, run_tool_trace
-    from labkit.tools.tokenizer import vocabulary
+    from labkit.tools.tokenizer import TOKENIZER_ID, vocabulary
     from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
 
     dest = Path(dest)
     spec = check_toolspec(build_calendar_toolspec())
-    written = []
     write_json(dest / "tools" / "toolspec.json", spec.to_json())
-    write_json(
-        dest / "tools" / "tokenizer.json", {"tokenizer_id": "toy-tool-tokenizer-v1", "pieces": list(vocabulary())}
-    )
+    write_json(dest / "tools" / "tokenizer.json", {"tokenizer_id": TOKENIZER_ID, "pieces": list(vocabulary())})
     weights = fit_weights(fitting_sequences(spec))
     save_arrays(dest / "tools" / WEIGHTS_FILE, weights.to_arrays())
-    written += ["tools/toolspec.json", "tools/tokenizer.json", f"tools/{WEIGHTS_FILE}"]
+    written = ["tools/toolspec.json", "tools/tokenizer.json", f"tools/{WEIGHTS_FILE}"]
 
     decoder = Decoder(CONFIG, weights)
     happy = run_tool_trace(ToolRunConfig(), decoder=decoder, spec=spec)
     if compact_json(TARGET_ARGUMENTS).encode() != happy.arguments_bytes or happy.answer != TARGET_SUMMARY:
         raise RuntimeError("fitted weights do not reproduce the §7.11 arguments and the §7.14 summary")
-    from labkit.tools.calls import second_model_call
-
     for message, summary in SUMMARY_CASES:
         answer = second_model_call(decoder, spec, happy.config.user_text, happy.first_call, message).decode.text
         if answer != summary:

@@ -23,10 +23,12 @@ validates.  Shapes: ``mask`` returns a boolean vector [V].
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
+
+from labkit.tools.template import compact_json
 
 STRING_CHAR = r'[^"\\\x00-\x1f]'
 YEAR = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
@@ -75,7 +77,7 @@ def integer_range_regex(minimum: int, maximum: int) -> str:
 def _literal(value) -> str:
     import regex
 
-    return regex.escape(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return regex.escape(compact_json(value))
 
 
 def schema_regex(schema: dict, where: str = "input_schema") -> str:
@@ -137,20 +139,17 @@ class SchemaGrammar:
     """A compiled schema grammar; ``mask(text, pieces, stop_id)`` gives the allowed tokens."""
 
     pattern: str
-    _compiled: object = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_schema(cls, schema: dict) -> SchemaGrammar:
         return cls(schema_regex(schema))
 
-    @property
+    @cached_property
     def compiled(self):
         import regex
 
-        if self._compiled is None:
-            self._compiled = regex.compile(self.pattern)
-        return self._compiled
+        return regex.compile(self.pattern)
 
     def viable(self, text: str) -> bool:
         """Some continuation of ``text`` is a complete document."""

@@ -8,9 +8,7 @@ tables are ``SCHEMA``: one row per Invocation, one per transition.
 
 ``path=":memory:"`` keeps the journal in memory (for fast property tests); a file path
 survives the process, which is what a real crash needs.  A journal file is a
-``labkit.tools.store.Store`` of kind ``JOURNAL``: a file of another kind or version, a damaged
-one, or one locked by another process is refused at open, and every SQLite error after that is
-a ``JournalError`` naming the file and what to do.
+``labkit.tools.store.Store`` of kind ``JOURNAL`` (what it refuses is there); its errors are ``JournalError``s.
 """
 
 from __future__ import annotations
@@ -143,10 +141,5 @@ class Journal:
         return None if row is None else strictjson.loads(row[0], "journal")
 
     def transitions(self, invocation_id: str) -> list[tuple[str, str, str | None]]:
-        return [
-            tuple(r)
-            for r in self.db.execute(
-                "SELECT from_state, to_state, event_id FROM transitions WHERE invocation_id = ? ORDER BY seq",
-                (invocation_id,),
-            )
-        ]
+        sql = "SELECT from_state, to_state, event_id FROM transitions WHERE invocation_id = ? ORDER BY seq"
+        return [tuple(r) for r in self.db.execute(sql, (invocation_id,))]

@@ -11,7 +11,7 @@ from labkit.core.kinds import TraceContract
 from labkit.tools.faults import FAULTS as faults
 from labkit.tools.faults import HAPPY
 from labkit.tools.fixture import build as build_fixture
-from labkit.tools.hooks import ToolHooks as hooks
+from labkit.tools.run_state import ToolHooks as hooks
 from labkit.tools.runtime import ToolRunConfig as config
 from labkit.tools.runtime import ToolTrace
 from labkit.tools.runtime import run_tool_trace as run

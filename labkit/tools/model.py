@@ -31,17 +31,11 @@ SEED = 20260719
 MARGIN = 1.0
 
 
-def weights_path(root: Path | None = None) -> Path:
-    from labkit.core.fixtures import fixtures_root
-
-    return (root or fixtures_root()) / "tools" / WEIGHTS_FILE
-
-
 def load_decoder(path: str | Path | None = None) -> Decoder:
     """toy-tool-decoder-v1 with its stored weights."""
-    from labkit.core.fixtures import load_arrays
+    from labkit.core.fixtures import fixtures_root, load_arrays
 
-    arrays = load_arrays(Path(path) if path else weights_path())
+    arrays = load_arrays(Path(path) if path else fixtures_root() / "tools" / WEIGHTS_FILE)
     return Decoder(CONFIG, DecoderWeights.from_arrays(arrays, CONFIG))
 
 

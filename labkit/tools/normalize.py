@@ -13,7 +13,7 @@ only between two visible characters, where scripts and emoji need it).
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from zoneinfo import ZoneInfo
 
@@ -31,13 +31,7 @@ class Invocation:
     required_capability: str
 
     def to_json(self) -> dict:
-        return {
-            "invocation_id": self.invocation_id,
-            "tool": self.tool,
-            "normalized_arguments": dict(self.normalized_arguments),
-            "subject": self.subject,
-            "required_capability": self.required_capability,
-        }
+        return asdict(self)
 
     def with_arguments(self, invocation_id: str, **changes) -> Invocation:
         """A *new* Invocation (new ID, hence new digest) with some arguments changed."""
@@ -48,9 +42,7 @@ class Invocation:
             )
         if invocation_id == self.invocation_id:
             raise ValueError(f"a changed Invocation needs a new invocation_id, got {invocation_id!r} again")
-        return Invocation(
-            invocation_id, self.tool, {**self.normalized_arguments, **changes}, self.subject, self.required_capability
-        )
+        return replace(self, invocation_id=invocation_id, normalized_arguments={**self.normalized_arguments, **changes})
 
 
 def parse_clock(clock: str) -> datetime:

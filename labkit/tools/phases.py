@@ -14,12 +14,12 @@ import itertools
 from functools import partial
 
 from labkit.tools.answer import ANSWER_STRATEGY
-from labkit.tools.authorize import Principal, authorize
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.calls import first_model_call, model_started_payload, second_model_call
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
+    authorize,
     check_confirmation,
     confirmation_card,
     invocation_digest,
@@ -28,33 +28,21 @@ from labkit.tools.executor import Crash, CrashPlan, Executor
 from labkit.tools.recovery import execute_and_recover
 from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
-from labkit.tools.tokenizer import ToolTokenizer
-from labkit.tools.validate import ProposalError, parse_arguments, validate_arguments
+from labkit.tools.toolspec import ProposalError, parse_arguments, validate_arguments
 
 PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers
 CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
 RECOVERY_GUIDANCE = "the event exists; query it by event ID or idempotency key, or delete it with calendar.delete_event"
 
 
-def _cut_short(raw: bytes, how: str | None) -> bytes:
-    """The bytes the parser receives: the decoder's own, or (``not_json``) their first half."""
-    return raw[: len(raw) // 2] if how == "not_json" else raw
-
-
-def _merged(arguments: dict, how: str | None) -> dict:
-    """The arguments the runtime holds once parsed: the parser's, or (``extra_field``) those with
-    a ``notify_all`` injected after decoding — past the grammar, which only shaped the bytes."""
-    return {**arguments, "notify_all": True} if how == "extra_field" else arguments
-
-
 def propose(run: ToolTrace) -> None:
     """t00–t01, mc_01: prefill the prompt, decode the arguments under the grammar mask."""
     rec, config = run.rec, run.config
-    first = first_model_call(run.decoder, run.spec, config.user_text, run.hooks.proposal_mask)
-    run.first_call = first
+    first = run.first_call = first_model_call(run.decoder, run.spec, config.user_text, run.hooks.proposal_mask)
     rec.emit("model runtime", "model.started", 0, model_started_payload(first, run.artifacts))
     generated = first.decode.text.encode("utf-8")
-    run.arguments_bytes = _cut_short(generated, config.proposal_tamper)
+    # the bytes the parser receives: the decoder's own, or (``not_json``) their first half
+    run.arguments_bytes = generated[: len(generated) // 2] if config.proposal_tamper == "not_json" else generated
     steps = first.decode.steps
     rec.emit(
         "decoder",
@@ -78,18 +66,16 @@ def propose(run: ToolTrace) -> None:
 def parse(run: ToolTrace) -> str | None:
     """t02: the proposal's bytes parse as one JSON object, or the proposal is rejected."""
     try:
-        run.arguments = _merged(parse_arguments(run.arguments_bytes), run.config.proposal_tamper)
+        arguments = parse_arguments(run.arguments_bytes)
     except ProposalError as exc:
         received = run.arguments_bytes.hex()
         run.enter(State.PARSE_REJECTED, "JSON parser", "proposal.rejected", received_utf8_hex=received, reason=str(exc))
         return "rejected"
+    # ``extra_field``: notify_all is injected after decoding — past the grammar, which only shaped the bytes
+    run.arguments = {**arguments, "notify_all": True} if run.config.proposal_tamper == "extra_field" else arguments
     run.move(State.PARSED)
-    run.rec.emit(
-        "JSON parser",
-        "proposal.parsed",
-        None,
-        {"proposal_id": PROPOSAL_ID, "state": run.state, "keys": list(run.arguments)},
-    )
+    parsed = {"proposal_id": PROPOSAL_ID, "state": run.state, "keys": list(run.arguments)}
+    run.rec.emit("JSON parser", "proposal.parsed", None, parsed)
     return None
 
 
@@ -122,7 +108,7 @@ def normalise(run: ToolTrace) -> None:
 
 def authorise(run: ToolTrace) -> str | None:
     """t05: may this subject do this, on this calendar?"""
-    decision = authorize(run.invocation, Principal(run.config.subject, run.config.capabilities))
+    decision = authorize(run.invocation, run.config.subject, run.config.capabilities)
     auth = {"subject": decision.subject, "capability": decision.capability, "scope": decision.scope}
     if not decision.allowed:
         run.enter(State.AUTHORIZATION_DENIED, "authorizer", "authorization.denied", **auth, reason=decision.reason)
@@ -137,15 +123,9 @@ def confirm(run: ToolTrace) -> str | None:
     config, invocation = run.config, run.invocation
     digest = invocation_digest(invocation)
     card = confirmation_card(invocation, config.timezone).lines()
-    run.enter(
-        State.PREPARED,
-        "confirmation",
-        "confirmation.requested",
-        invocation_id=invocation.invocation_id,
-        invocation_digest=digest,
-        card=card,
-    )
-    approved = digest if not config.tamper_digest else _flip_last_hex(digest)
+    requested = {"invocation_id": invocation.invocation_id, "invocation_digest": digest, "card": card}
+    run.enter(State.PREPARED, "confirmation", "confirmation.requested", **requested)
+    approved = digest[:-1] + ("1" if digest[-1] == "0" else "0") if config.tamper_digest else digest  # last hex flipped
     confirmation = run.confirmation = Confirmation("confirm_01", invocation.invocation_id, approved, "approve")
     known, run.presented = {invocation.invocation_id: invocation}, invocation
     if config.edit_after_approval:
@@ -192,16 +172,9 @@ def execute(run: ToolTrace) -> str | None:
             run.journal, run.machine, run.presented, approved, incarnations(run, transport), partial(restarted, run)
         )
     except ConfirmationError as exc:  # the executor's own guard: nothing was sent
-        run.enter(
-            State.CONFIRMATION_REJECTED,
-            "executor",
-            "execution.refused",
-            invocation_id=run.presented.invocation_id,
-            approved_digest=approved,
-            presented_digest=invocation_digest(run.presented),
-            reason=str(exc),
-            side_effect=False,
-        )
+        presented = {"invocation_id": run.presented.invocation_id, "approved_digest": approved}
+        refused = {"presented_digest": invocation_digest(run.presented), "reason": str(exc), "side_effect": False}
+        run.enter(State.CONFIRMATION_REJECTED, "executor", "execution.refused", **presented, **refused)
         return "needs_new_confirmation"
     if run.result is None:
         return "failed" if run.machine.state is State.FAILED else "outcome_unknown"
@@ -213,16 +186,9 @@ def incarnations(run: ToolTrace, transport: ServiceTransport):
     at its own crash plan."""
     config = run.config
     first = (CrashPlan(config.crash_point, config.crash_attempt),) if config.crash_point else ()
+    executor = partial(Executor, transport, config.request_id, config.retry_budget, config.new_key_per_attempt)
     for crash in itertools.chain(first, config.restart_crashes, itertools.repeat(None)):
-        run.executor = Executor(
-            transport,
-            config.request_id,
-            config.retry_budget,
-            config.new_key_per_attempt,
-            crash,
-            emit=run.rec.emit,
-            next_event_id=run.rec.next_event_id,
-        )
+        run.executor = executor(crash, emit=run.rec.emit, next_event_id=run.rec.next_event_id)
         yield run.executor
 
 
@@ -231,12 +197,8 @@ def restarted(run: ToolTrace, crashed: Crash) -> None:
     journal, invocation_id = run.journal, run.invocation.invocation_id
     state = journal.entry(invocation_id).state
     run.rec.emit("runtime", "runtime.crashed", None, {"journal_state": state, "reason": str(crashed)})
-    run.rec.emit(
-        "runtime",
-        "runtime.recovered",
-        None,
-        {"journal_state": state, "journal_transitions": len(journal.transitions(invocation_id))},
-    )
+    transitions = len(journal.transitions(invocation_id))
+    run.rec.emit("runtime", "runtime.recovered", None, {"journal_state": state, "journal_transitions": transitions})
 
 
 def cancel_after_commit(run: ToolTrace) -> str | None:
@@ -281,7 +243,7 @@ def answer(run: ToolTrace) -> None:
         len(decoded.steps),
         {
             "model_call_id": second.model_call_id,
-            "deltas": [s.piece for s in decoded.steps if s.chosen_id != ToolTokenizer().id_of("<|eos|>")],
+            "deltas": [s.piece for s in decoded.steps if s.chosen_id != second.slots.eos_id],
             "token_ids": list(decoded.token_ids),
             "utf8_hex": decoded.text.encode("utf-8").hex(),
         },
@@ -335,8 +297,3 @@ PHASES = (
 )
 #: the phases from an Invocation to its observed result (what ``labkit.tools.schedules`` runs)
 EXECUTION = PHASES[PHASES.index(authorise) : PHASES.index(answer)]
-
-
-def _flip_last_hex(digest: str) -> str:
-    last = digest[-1]
-    return digest[:-1] + ("0" if last != "0" else "1")

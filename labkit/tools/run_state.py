@@ -1,29 +1,51 @@
 """One run of trace three (``ToolTrace``): what its phases share while it runs and what it leaves
 behind.  The phases are ``labkit.tools.phases``.
+
+``ToolHooks`` are the pieces a reader (or a test) may substitute with their own function:
+``run_tool_trace(config, ToolHooks(...))`` runs the real runtime with some pieces replaced; ``None``
+keeps the library's piece.  The hooks are configuration, passed in — the library's modules are
+never patched.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from labkit.core.events import TraceRecorder
-from labkit.core.runtime import Config
+from labkit.core.runtime import Config, Hooks
 from labkit.tools.calendar_service import CalendarService
 from labkit.tools.calls import ModelCall
 from labkit.tools.confirm import Confirmation
 from labkit.tools.executor import Executor
-from labkit.tools.hooks import ToolHooks
 from labkit.tools.journal import Journal
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.toolspec import ToolSpec
 
 
+@dataclass(frozen=True)
+class ToolHooks(Hooks):
+    """What each substitute replaces is beside it; what it takes and returns is in ``SIGNATURES``."""
+
+    proposal_mask: Callable | None = None  # ``SchemaGrammar.mask`` in mc_01's decode, given the text so far
+    digest_matches: Callable | None = None  # the binding test inside ``check_confirmation``
+    reusable_prefix: Callable | None = None  # ``common_prefix``: how much of mc_01's cache mc_02 reuses
+    #: the idempotency decision of ``CalendarService.create_event`` (desk: a ``calendar_service.ServiceDesk``)
+    service_execute: Callable | None = None
+
+    SIGNATURES = {
+        "proposal_mask": "a function (text) -> allowed [V] bool",
+        "digest_matches": "a function (confirmation, invocation) -> bool",
+        "reusable_prefix": "a function (cached_ids, new_ids) -> int",
+        "service_execute": "a function (desk, key, request_digest, request) -> response",
+    }
+
+
 @dataclass
 class ToolTrace:
-    """One run of trace three: what its phases share while it runs (the recorder, the pieces, the
-    values one phase hands the next) and what it leaves behind (events, the machine, the
-    Invocation(s), the service, the journal, the answer)."""
+    """The recorder, the pieces and the values one phase hands the next; after the run, its events,
+    machine, Invocation(s), service, journal and answer."""
 
     config: Config  # labkit.tools.runtime.ToolRunConfig
     rec: TraceRecorder = field(repr=False)

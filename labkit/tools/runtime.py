@@ -6,10 +6,8 @@ tokens, parse → validate → normalise → authorise → confirm → execute �
 state machine, the calendar service's commit, and the second call that reuses the first
 call's prefix cache before it writes the summary.  Every step is one event of the trace.
 
-From t04 on, every state transition of the Invocation is written to a SQLite journal
-before the step it authorises; a crash (a ``CrashPlan`` in the config) is followed by a
-restart that resolves the Invocation from the journal (``labkit.tools.recovery``).
-
+From t04 on, every state transition is journaled before the step it authorises; a crash (a
+``CrashPlan`` in the config) is followed by a restart that resolves it (``labkit.tools.recovery``).
 The run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``),
 one function per group of events.  A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
 """
@@ -19,14 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labkit.core.runtime import Config, checked_run_arguments
-from labkit.tools.hooks import ToolHooks
-from labkit.tools.model import CONFIG
+from labkit.tools.model import CONFIG, load_decoder
 from labkit.tools.normalize import Invocation, normalize
 from labkit.tools.phases import PHASES, close_trace
-from labkit.tools.run_state import ToolTrace, start_trace
+from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
 from labkit.tools.template import TEMPLATE_ID
 from labkit.tools.tokenizer import TOKENIZER_ID
-from labkit.tools.toolspec import ToolSpec, find_tool
+from labkit.tools.toolspec import ToolSpec, find_tool, load_toolspec
 
 USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"
 STRATEGY = "greedy_with_json_grammar"  # §7.10; what runs in mc_01 (mc_02: ANSWER_STRATEGY)
@@ -79,25 +76,10 @@ def run_tool_trace(
 ) -> ToolTrace:
     """Run trace three under ``config``; returns the events t00… and everything computed.
 
-    ``hooks`` (``labkit.tools.hooks.ToolHooks``) substitutes pieces of the runtime (the
+    ``hooks`` (``labkit.tools.run_state.ToolHooks``) substitutes pieces of the runtime (the
     grammar mask, the digest binding test, the prefix reuse, the service's idempotent
     execute) — how the book's exercises run a reader's function inside the real runtime.
-    ``decoder`` and ``spec`` (default: the fixtures') save loading them again.
-
-    One function per group of events, in ``PHASES`` order; a phase returns the request
-    status the run ends with (after ``trace.closed``), or None to go on."""
-    run = _start(config, hooks, decoder, spec)
-    for phase in PHASES:
-        status = phase(run)
-        if status is not None:
-            return close_trace(run, status)
-    return close_trace(run, "completed")
-
-
-def _start(config, hooks, decoder, spec) -> ToolTrace:
-    from labkit.tools.model import load_decoder
-    from labkit.tools.toolspec import load_toolspec
-
+    ``decoder`` and ``spec`` (default: the fixtures') save loading them again."""
     config, hooks = checked_run_arguments(config, hooks, ToolRunConfig, ToolHooks)
     spec = find_tool([spec or load_toolspec()], config.tool)
     artifacts = {
@@ -107,4 +89,5 @@ def _start(config, hooks, decoder, spec) -> ToolTrace:
         "sampler": STRATEGY,
         "tool_version": spec.ref,
     }
-    return start_trace(config, hooks, spec=spec, decoder=decoder or load_decoder(), artifacts=artifacts)
+    run = start_trace(config, hooks, spec=spec, decoder=decoder or load_decoder(), artifacts=artifacts)
+    return close_trace(run, next((s for s in (phase(run) for phase in PHASES) if s is not None), "completed"))

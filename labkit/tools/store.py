@@ -20,7 +20,7 @@ SQLite rolls it back when the file is opened again, so that is not damage.
 from __future__ import annotations
 
 import sqlite3
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,15 +96,11 @@ class Store:
         except sqlite3.Error as exc:
             raise self.trouble(exc) from exc
 
-    @property
-    def in_transaction(self) -> bool:
-        return self.db.in_transaction
-
-    def set_trace_callback(self, callback) -> None:
-        self.db.set_trace_callback(callback)
-
-    def close(self) -> None:
-        self.db.close()
+    def __getattr__(self, name: str):
+        """The connection's own ``in_transaction``, ``set_trace_callback``, ``close`` …"""
+        if name == "db":  # not connected
+            raise AttributeError(name)
+        return getattr(self.db, name)
 
     @contextmanager
     def transaction(self):
@@ -160,9 +156,6 @@ def _columns(db: sqlite3.Connection) -> dict[str, list[str]]:
 
 
 def _expected_columns(schema: str) -> dict[str, list[str]]:
-    scratch = sqlite3.connect(":memory:")
-    try:
+    with closing(sqlite3.connect(":memory:")) as scratch:
         scratch.executescript(schema)
         return _columns(scratch)
-    finally:
-        scratch.close()

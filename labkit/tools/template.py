@@ -18,7 +18,6 @@ reuse the first call's prefix cache (§7.14).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from labkit.tools.toolspec import ToolSpec
 
@@ -57,20 +56,16 @@ def compact_json(value) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
 class ToolTemplate:
     """Renders the first call's prompt and the second call's re-rendered conversation."""
 
-    template_id: str = TEMPLATE_ID
-    system_instruction: str = SYSTEM_INSTRUCTION
+    template_id = TEMPLATE_ID
 
     def head(self, specs: list[ToolSpec], user_text: str) -> str:
         if not specs:
             raise ValueError("specs must offer at least one ToolSpec, got none")
         signatures = "\n".join(render_signature(s) for s in specs)
-        return (
-            f"<|bos|><|system|>{self.system_instruction}<|end|><|tools|>{signatures}<|end|><|user|>{user_text}<|end|>"
-        )
+        return f"<|bos|><|system|>{SYSTEM_INSTRUCTION}<|end|><|tools|>{signatures}<|end|><|user|>{user_text}<|end|>"
 
     def tool_call_prompt(self, specs: list[ToolSpec], user_text: str) -> str:
         """mc_01's input: the conversation so far and the opened tool call."""

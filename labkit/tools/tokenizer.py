@@ -19,7 +19,6 @@ that no piece covers raises ``ValueError`` naming it and its position.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 TOKENIZER_ID = "toy-tool-tokenizer-v1"
@@ -65,19 +64,14 @@ def vocabulary() -> tuple[str, ...]:
     return tuple(pieces)
 
 
-@dataclass(frozen=True)
 class ToolTokenizer:
     """Greedy longest-match tokenizer over ``vocabulary()``; control tokens by exact name."""
 
-    tokenizer_id: str = TOKENIZER_ID
+    tokenizer_id, vocab_size = TOKENIZER_ID, VOCAB_SIZE
 
     @property
     def pieces(self) -> tuple[str, ...]:
         return vocabulary()
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.pieces)
 
     def id_of(self, piece: str) -> int:
         table = _index()
@@ -92,8 +86,8 @@ class ToolTokenizer:
         """Text (control tokens written as ``<|name|>``) → token IDs, longest match first."""
         if not isinstance(text, str):
             raise ValueError(f"text must be a string, got {type(text).__name__}")
-        table, longest = _index(), _longest()
-        ids, i = [], 0
+        table, ids, i = _index(), [], 0
+        longest = max(map(len, table))
         while i < len(text):
             for size in range(min(longest, len(text) - i), 0, -1):
                 piece = text[i : i + size]
@@ -107,20 +101,13 @@ class ToolTokenizer:
 
     def decode(self, ids) -> str:
         """Token IDs → text; control tokens come back as their ``<|name|>``."""
-        out = []
+        ids = [int(token) for token in ids]
         for token in ids:
-            token = int(token)
             if not 0 <= token < self.vocab_size:
                 raise ValueError(f"token id must be in [0, {self.vocab_size}), got {token}")
-            out.append(self.pieces[token])
-        return "".join(out)
+        return "".join(self.pieces[token] for token in ids)
 
 
 @lru_cache(maxsize=1)
 def _index() -> dict[str, int]:
     return {piece: i for i, piece in enumerate(vocabulary())}
-
-
-@lru_cache(maxsize=1)
-def _longest() -> int:
-    return max(len(p) for p in vocabulary())

@@ -4,15 +4,25 @@ The spec is data (``fixtures/tools/toolspec.json``); ``build_calendar_toolspec``
 recipe that writes it, assembled field by field so that the stored JSON keeps the key
 order of §7.10.  ``load_toolspec`` reads a spec back and refuses one whose ``input_schema``
 is not a valid Draft 2020-12 schema.
+
+A proposal's argument bytes are parsed (t02) and validated against the spec (t03) here too.
+Parsing is strict (``labkit.core.strictjson``): duplicate keys, ``NaN``, bytes that are not
+UTF-8 and absurd nesting are refused before any schema sees them.  Validation uses
+jsonschema's Draft 2020-12 validator *with* a format checker, so ``format: date`` is enforced
+(``2026-02-30`` fails), not merely annotated, and ``pattern`` follows ECMA-262 as JSON Schema
+says: ``"09:00\n"`` does not match ``^…$``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from labkit.core.strictjson import JSONInputError, import_jsonschema, loads, schema_validator
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 SIDE_EFFECT_CLASSES = ("read", "write")
+VALIDATOR_NAME = "Draft 2020-12"
 
 
 def _string(**constraints) -> dict:
@@ -48,20 +58,11 @@ class ToolSpec:
         return f"{self.name}@{self.version}"
 
     def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "version": self.version,
-            "side_effect_class": self.side_effect_class,
-            "input_schema": self.input_schema,
-        }
+        return asdict(self)
 
 
 def check_toolspec(spec: dict) -> ToolSpec:
     """Validate a ToolSpec dict; raise ``ValueError`` naming the field that is wrong."""
-    from labkit.core.strictjson import import_jsonschema
-
-    Draft202012Validator, SchemaError = import_jsonschema().Draft202012Validator, import_jsonschema().SchemaError
-
     if not isinstance(spec, dict):
         raise ValueError(f"a ToolSpec must be a JSON object, got {type(spec).__name__}")
     for key in ("name", "version", "side_effect_class", "input_schema"):
@@ -80,9 +81,10 @@ def check_toolspec(spec: dict) -> ToolSpec:
         raise ValueError(f"ToolSpec field 'input_schema' must be an object, got {type(schema).__name__}")
     if schema.get("$schema") != DRAFT_2020_12:
         raise ValueError(f"ToolSpec input_schema.$schema must be {DRAFT_2020_12!r}, got {schema.get('$schema')!r}")
+    jsonschema = import_jsonschema()
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "(root)"
         raise ValueError(f"ToolSpec input_schema is not valid Draft 2020-12 at {where}: {exc.message}") from None
     return ToolSpec(spec["name"], spec["version"], spec["side_effect_class"], schema)
@@ -102,14 +104,47 @@ def find_tool(specs: list[ToolSpec], ref: str) -> ToolSpec:
     raise ValueError(f"unknown tool {ref!r}; offered: {[s.ref for s in specs]}")
 
 
-def toolspec_path(root: Path | None = None) -> Path:
-    from labkit.core.fixtures import fixtures_root
-
-    return (root or fixtures_root()) / "tools" / "toolspec.json"
-
-
 def load_toolspec(path: str | Path | None = None) -> ToolSpec:
     """Read and check the stored ToolSpec (default ``fixtures/tools/toolspec.json``)."""
-    from labkit.core.fixtures import read_json
+    from labkit.core.fixtures import fixtures_root, read_json
 
-    return check_toolspec(read_json(Path(path) if path else toolspec_path()))
+    return check_toolspec(read_json(Path(path) if path else fixtures_root() / "tools" / "toolspec.json"))
+
+
+class ProposalError(ValueError):
+    """Proposal bytes that are not a JSON object; the message says where parsing failed."""
+
+
+def parse_arguments(raw: bytes) -> dict:
+    """UTF-8 JSON bytes → the arguments object (t02)."""
+    if not isinstance(raw, (bytes, bytearray)):
+        raise ProposalError(f"proposal arguments must be bytes, got {type(raw).__name__}")
+    try:
+        value = loads(bytes(raw), "proposal arguments")
+    except JSONInputError as exc:
+        joint = " are " if exc.reason.startswith("not ") else ": "
+        raise ProposalError(f"proposal arguments{joint}{exc.reason}") from None
+    if not isinstance(value, dict):
+        raise ProposalError(f"proposal arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """``errors``: (JSON path, message) pairs, empty when the arguments are valid."""
+
+    validator: str
+    format_checker: bool
+    errors: tuple[tuple[str, str], ...]
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+
+def validate_arguments(spec: ToolSpec, arguments: dict) -> ValidationReport:
+    """Check ``arguments`` against ``spec.input_schema`` (formats asserted)."""
+    validator = schema_validator(spec.input_schema)
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
+    found = tuple(("/" + "/".join(str(p) for p in e.path), e.message) for e in errors)
+    return ValidationReport(VALIDATOR_NAME, True, found)
