@@ -7,7 +7,7 @@ cases; here each exercise meets one or two deliberately wrong answers.
 import numpy as np
 
 import labkit.check as check
-from labkit.check.cached_attention import _reference_step, decode_with_attention_step
+from labkit.check.labs import _reference_step, decode_with_attention_step
 from labkit.labs.cache_equivalence import cached_logits, full_logits
 from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 from labkit.nn import KVCache

@@ -69,7 +69,7 @@ def test_report_keys_match_source_schema():
 
 # ---- the attention heatmap -------------------------------------------------------------
 def test_heatmap_default_state_is_causal_rectangle():
-    from labkit.labs.cached_attention import attention_state
+    from labkit.labs.lab_decoder import attention_state
 
     state = attention_state()
     assert state.weights.shape == (2, 4, 7), f"heads × new queries × keys, got {state.weights.shape}"
@@ -81,8 +81,7 @@ def test_heatmap_default_state_is_causal_rectangle():
 
 
 def test_heatmap_rows_match_the_full_pass():
-    from labkit.labs.cached_attention import attention_state
-    from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+    from labkit.labs.lab_decoder import attention_state, lab_decoder, lab_tokens
 
     full = lab_decoder().forward(lab_tokens()[None, :], keep_attention=True)
     state = attention_state(cached=3, mask="causal", layer=1)
@@ -91,7 +90,7 @@ def test_heatmap_rows_match_the_full_pass():
 
 
 def test_rectangular_toggle_changes_weights_only_when_the_rectangle_is_not_square():
-    from labkit.labs.cached_attention import attention_state
+    from labkit.labs.lab_decoder import attention_state
 
     causal = attention_state().weights
     rect = attention_state(mask="top-left rectangular")
@@ -113,7 +112,7 @@ def test_rectangular_toggle_changes_weights_only_when_the_rectangle_is_not_squar
     ],
 )
 def test_heatmap_bad_input_names_the_argument(kwargs, message):
-    from labkit.labs.cached_attention import attention_state
+    from labkit.labs.lab_decoder import attention_state
 
     with pytest.raises(ValueError, match=message):
         attention_state(**kwargs)

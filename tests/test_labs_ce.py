@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.labs import ce_gradient
-from labkit.labs.common import finite_difference, log_softmax, masked_cross_entropy, softmax
+from labkit.labs.common import finite_difference, log_softmax, masked_cross_entropy
+from labkit.nn.attention import softmax
 from labkit.reader.tables import versus_source
 
 SOURCE_LOSS = 1.3862943611198906  # ln 4

@@ -9,6 +9,7 @@ import ast
 import io
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -134,7 +135,7 @@ def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
 
 
 def test_every_player_bundles_into_one_module_without_imports():
-    from labkit.reader.players.bundle import bundle
+    from labkit.reader.players import bundle
 
     assert devtools.module_problems() == []
     for name in PLAYERS:
@@ -150,7 +151,7 @@ def test_every_player_bundles_into_one_module_without_imports():
 def test_a_bundle_is_valid_javascript():
     import subprocess
 
-    from labkit.reader.players.bundle import bundle
+    from labkit.reader.players import bundle
 
     node = shutil.which("node")
     if node is None:
@@ -314,7 +315,7 @@ def test_latent_recompute_names_a_bad_scale_and_reuses_a_computed_one():
 
 
 def test_attention_data_is_the_runs_weights_and_masks(fresh):
-    from labkit.labs.cached_attention import attention_state
+    from labkit.labs.lab_decoder import attention_state
     from labkit.text.runtime import run_text_trace
 
     groups = data_of(fresh, "attention")["groups"]
@@ -341,13 +342,13 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
 
 def test_cache_fault_data_is_every_modes_run(fresh):
     from labkit.labs.cache_faults import MODES, run_case
-    from labkit.reader.players.fault_modes import g3
+    from labkit.reader.players.base import significant
 
     data = data_of(fresh, "fault_modes")
     assert list(data["modes"]) == list(MODES) and data["start"] == "reset_rope_position"
     for mode, shown in data["modes"].items():
         case = run_case(mode)
-        assert shown["errors"] == [g3(e) for e in case.per_position_error] and shown["caught_by"] == case.caught_by
+        assert shown["errors"] == significant(case.per_position_error, 3) and shown["caught_by"] == case.caught_by
         assert [c[:2] for c in shown["checks"]] == [
             ["shape", case.shape_check_passed],
             ["logit", case.logit_allclose_passed],
@@ -402,7 +403,10 @@ def test_dpo_player_computes_a_point_outside_the_grid_with_the_kernel():
 
 def test_grpo_data_is_group_advantages_for_every_group(fresh):
     from labkit.labs import grpo
-    from labkit.reader.players.grpo_group import sig6
+    from labkit.reader.players.base import significant
+    from labkit.reader.players.grpo_group import DIGITS
+
+    sig6 = partial(significant, digits=DIGITS)
 
     data = data_of(fresh, "grpo_group")
     assert data["start"] == {"group": "0 0 1 1", "eps": "1e-08"} and len(data["groups"]) == 17
@@ -422,7 +426,10 @@ def test_grpo_data_is_group_advantages_for_every_group(fresh):
 
 def test_grpo_player_computes_a_typed_group_with_the_kernel():
     from labkit.labs import grpo
-    from labkit.reader.players.grpo_group import sig6
+    from labkit.reader.players.base import significant
+    from labkit.reader.players.grpo_group import DIGITS
+
+    sig6 = partial(significant, digits=DIGITS)
 
     player = live_player("grpo_group")
     player.request = {"rewards": [0.2, 0.5, 0.9], "eps": 0.05}

@@ -217,9 +217,9 @@ def function(cases: Callable[[], list], **code) -> Callable[[Callable], Exercise
     return lambda reference: _declare(reference, reference=reference, cases=cases, **code)
 
 
-def table(cases: Callable[[], list] | None = None, **code):
+def table(**code) -> Callable[[Callable], Exercise]:
     """Declare the decorated ``cases()`` — (label, args, expected) rows — as the function exercise of its name."""
-    return _declare(cases, cases=cases, **code) if cases else lambda rows: _declare(rows, cases=rows, **code)
+    return lambda rows: _declare(rows, cases=rows, **code)
 
 
 def trace(runs: Callable[[], list] | None = None, **code):

@@ -7,7 +7,6 @@ Numbers are short (4 significant digits, ``labkit.reader.numbers.fmt``) but neve
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ MORE_PROMPT = "result.more() shows the rule and a precise hint"
 def short_float(value: float, digits: int | None = SIGNIFICANT) -> str:
     """``value`` with ``digits`` significant digits, no trailing zeros (inf and nan spelled out);
     ``digits=None``: the shortest text that reads back as exactly ``value``."""
-    if digits is None or math.isnan(value) or math.isinf(value):
+    if digits is None:
         return repr(float(value))
     from labkit.reader.numbers import fmt  # the book's one number formatter
 

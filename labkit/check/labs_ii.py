@@ -71,15 +71,11 @@ def _unused_accept_ignored(candidate):
     return piece
 
 
-def _verification(p, q):
+@function(_draft_pairs, hook=_unused_accept_ignored)
+def speculative_parts(p, q):
     """(accept, residual) of the target p verifying a draft from q, accept 0 where q never proposes."""
     mass = speculative_mass(p, q)
     return np.where(q > 0, mass.accept_probability, 0.0), mass.residual
-
-
-@function(_draft_pairs, hook=_unused_accept_ignored)
-def speculative_parts(p, q):
-    return _verification(p, q)
 
 
 def _rejecting_pairs():
@@ -89,7 +85,8 @@ def _rejecting_pairs():
 
 @function(_rejecting_pairs, hook=_unused_accept_ignored)
 def second_draft(p, q):
-    return _verification(_verification(p, q)[1], q)
+    verify = speculative_parts.reference
+    return verify(verify(p, q)[1], q)  # the second draft is verified against the first one's residual
 
 
 def _draft_mass():
@@ -183,10 +180,6 @@ def _real_reports() -> tuple[dict, dict, dict]:
     return good, reports.labs_report(samples=reports.MIN_SAMPLES, runners=stand_ins), reports.faults_report()
 
 
-def _naming(key: str) -> str:
-    return f"a problem naming {key!r}"
-
-
 def _damaged(report: dict, change) -> dict:
     out = copy.deepcopy(report)
     change(out)
@@ -255,8 +248,8 @@ def report_problems():
     return [
         ("a real report of a passing run", (good,), NONE),
         ("a real report of a failed run", (failed,), NONE),
-        *[(case, (_damaged(report, change),), _naming(key)) for case, report, change, key in damages],
-        ("the fault-injection report (another format)", (faults,), _naming("labs")),
+        *[(case, (_damaged(report, change),), f"a problem naming {key!r}") for case, report, change, key in damages],
+        ("the fault-injection report (another format)", (faults,), "a problem naming 'labs'"),
         ("a list instead of a report", ([good],), SOME),
     ]
 

@@ -26,9 +26,9 @@ def add_output(parser, default: Path) -> None:
 
 def finish(report: dict, output: Path, summary_lines: Callable[[dict], list[str]]) -> int:
     """Write ``report`` to ``output``; print a summary (0) or the failed check (1)."""
-    from labkit.labs.report import write_report
+    from labkit.core.fixtures import write_json
 
-    path = write_report(report, output)
+    path = write_json(output, report)
     if report["status"] != "passed":
         print(f"FAIL: lab {report['failed_lab']!r}: {report['failure']}", file=sys.stderr)
         print(f"Report (status failed): {path.resolve()}", file=sys.stderr)

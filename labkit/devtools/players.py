@@ -28,8 +28,7 @@ from pathlib import Path
 
 from labkit.core import strictjson
 from labkit.core.fixtures import book_root
-from labkit.reader.players import FOLDER, PLAYERS
-from labkit.reader.players.bundle import EMPTY, bundle
+from labkit.reader.players import EMPTY, FOLDER, PLAYERS, bundle
 
 #: where the players' sources sit in a book's folder
 SOURCES = Path("labkit/reader/players")

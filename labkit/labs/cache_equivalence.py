@@ -15,6 +15,7 @@ import numpy as np
 
 from labkit.labs.common import max_abs_difference
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
+from labkit.labs.report import require, require_close
 from labkit.nn import Decoder, KVCache
 
 ABS_TOLERANCE = 1e-12
@@ -62,10 +63,9 @@ def run() -> dict:
     cached, cache = cached_logits(model, tokens)
     recomputed = prefix_recompute_logits(model, tokens)
     for name, other in (("full", full), ("prefix recompute", recomputed)):
-        if not np.allclose(other, cached, atol=ABS_TOLERANCE, rtol=RELATIVE_TOLERANCE):
-            raise AssertionError(f"{name} and cached logits differ by {max_abs_difference(other, cached):.3g}")
-    if np.allclose(cache.keys[0], cache.keys[1]):
-        raise AssertionError("layers 0 and 1 hold the same cached keys: a layer lost its own cache")
+        require_close(f"{name} vs cached logits", other, cached, atol=ABS_TOLERANCE, rtol=RELATIVE_TOLERANCE)
+    distinct = not np.allclose(cache.keys[0], cache.keys[1])
+    require(distinct, "layers 0 and 1 hold the same cached keys: a layer lost its own cache")
     changed = tokens.copy()
     changed[CHANGED_FROM:] = CHANGED_FUTURE
     future_error = max_abs_difference(full[:CHANGED_FROM], full_logits(model, changed)[:CHANGED_FROM])

@@ -29,6 +29,7 @@ from labkit.labs.cache_equivalence import (
 )
 from labkit.labs.common import max_abs_difference
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
+from labkit.labs.report import require
 from labkit.nn import KVCache
 
 #: source mode name → labkit ``DecoderFaults`` name (None: no fault)
@@ -117,11 +118,10 @@ def run() -> dict:
     expected = full_logits(lab_decoder(), lab_tokens())  # one full pass serves every mode
     cases = [run_case(mode, expected) for mode in MODES]
     correct, *broken = cases
-    if not correct.logit_allclose_passed or correct.caught_by:
-        raise AssertionError(f"the correct decoder fails {correct.caught_by}")
+    require(correct.logit_allclose_passed and not correct.caught_by, f"the correct decoder fails {correct.caught_by}")
     for case in broken:
-        if not case.shape_check_passed or case.logit_allclose_passed:
-            raise AssertionError(f"{case.mode} should keep its shapes and fail the logit check")
+        kept = case.shape_check_passed and not case.logit_allclose_passed
+        require(kept, f"{case.mode} should keep its shapes and fail the logit check")
     return {
         "tokens": lab_tokens().tolist(),
         "atol": ABS_TOLERANCE,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs.common import max_abs_difference
+from labkit.labs.report import require_close
 from labkit.nn.attention import attention, causal_allowed
 
 #: seed of the five-token self-attention check: x ~ N(0, 1), shape [H=1, T=5, d_h=4]
@@ -56,11 +57,7 @@ def run() -> dict:
     future = ~check["allowed"]  # the strict upper triangle
     upper_weight = float(np.max(np.abs(check["weights"][:, future])))
     row_sums = check["weights"].sum(axis=-1)
-    if not np.allclose(row_sums, 1.0, rtol=0.0, atol=1e-14):
-        raise AssertionError(
-            "attention rows must sum to 1; worst row is off by "
-            f"{max_abs_difference(row_sums, np.ones_like(row_sums)):.3g}"
-        )
+    require_close("attention row sums vs 1", row_sums, np.ones_like(row_sums), atol=1e-14)
     return {
         "hand_example_weights": weights.tolist(),
         "hand_example_output": output.tolist(),

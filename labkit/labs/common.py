@@ -1,9 +1,5 @@
-"""Numeric helpers the chapter-11 labs share: (log-)softmax, masked cross-entropy, finite differences.
-
-Names kept stable for every lab: ``softmax``, ``log_softmax``, ``masked_cross_entropy``,
-``finite_difference`` and ``max_abs_difference``; ``agreement_rows`` gives the rows of the
-notebooks' "source says / labkit computes" tables (``labkit.reader.tables.versus_source``).
-"""
+"""Numeric helpers the chapter-11 labs share: log-softmax, masked cross-entropy, finite
+differences and ``max_abs_difference`` (softmax is ``labkit.nn.attention.softmax``)."""
 
 from __future__ import annotations
 
@@ -11,17 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from labkit.core.guards import holds_float, real_array, real_number, real_values
-from labkit.nn.attention import softmax
-
-__all__ = [
-    "finite_difference",
-    "log_softmax",
-    "masked_cross_entropy",
-    "agreement_rows",
-    "max_abs_difference",
-    "softmax",
-]
+from labkit.core.guards import real_array, real_number, real_values
 
 
 def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -96,41 +82,3 @@ def max_abs_difference(a: np.ndarray, b: np.ndarray) -> float:
     if a.shape != b.shape:
         raise ValueError(f"cannot compare arrays of shapes {list(a.shape)} and {list(b.shape)}")
     return float(np.max(np.abs(a - b)))
-
-
-#: Relative tolerance for a float the chapter's script computed when it was run once: the
-#: labs' own ``rtol`` (a different BLAS kernel moves a float64 result by a few ulps).
-SCRIPT_RUN_RTOL = 1e-12
-
-
-def agreement_rows(rows) -> list[tuple]:
-    """The rows of a "source / labkit computes" table with their verdicts, under the book's
-    number policy (``labkit.reader.tables.versus_source`` shows them).
-
-    rows: (quantity, reference value, computed value, tolerance) tuples.  The reference is
-    typed from the chapter; the computed value must come from a lab's ``run()``.  Returns
-    (quantity, reference, computed, tolerance, verdict) tuples.
-
-    Integers, booleans, strings and their lists must be equal ("exact").  Floats agree when
-    every number is within ``tolerance`` (absolute) plus ``SCRIPT_RUN_RTOL`` relative — the
-    verdict never depends on the last bits.
-    """
-    out = []
-    for quantity, source, computed, tolerance in rows:
-        if not holds_float(source) and not holds_float(computed):
-            out.append((quantity, source, computed, tolerance, "exact" if source == computed else "DIFFERENT"))
-            continue
-        try:
-            ref = np.asarray(source, dtype=float)
-            got = np.asarray(computed, dtype=float)
-            with np.errstate(invalid="ignore"):  # inf − inf: equal infinities agree
-                near = np.abs(got - ref) <= tolerance + SCRIPT_RUN_RTOL * np.abs(ref)
-                close = (got == ref) | (np.isfinite(ref) & near)
-            agree = ref.shape == got.shape and bool(np.all(close))
-        except (TypeError, ValueError):
-            agree = False
-        verdict = (
-            (f"within {tolerance:g}" if tolerance > 0 else f"within {SCRIPT_RUN_RTOL:g} rel.") if agree else "DIFFERENT"
-        )
-        out.append((quantity, source, computed, tolerance, verdict))
-    return out

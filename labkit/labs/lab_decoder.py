@@ -4,15 +4,22 @@ Two pre-norm layers, 2 heads × 4 (multi-head: as many key/value heads as query 
 width 8, SwiGLU width 12, vocabulary 17, pairwise RoPE (base 10000), RMSNorm eps 1e-6.
 It has no checkpoint: its weights are Gaussian draws from ``default_rng(11)``, taken in
 the source's order so every figure of the chapter comes out the same.
+
+``attention_state`` is the attention of lab 03's cached decode step (the attention player draws it):
+the lab decoder fed its 7 tokens with k of them already in the cache, under the causal (bottom-right
+aligned) mask or the decoder's ``top_left_rectangular_mask`` fault.
+
+    attention_state(cached=3).weights                                 # [H, Tq, Tk]
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 
-from labkit.nn import Decoder, DecoderFaults, DecoderWeights
+from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
 from labkit.nn.configs import book_config
 
 #: The token IDs every decoder lab feeds: [T] = [7].
@@ -40,20 +47,20 @@ def lab_weights(seed: int = 11) -> DecoderWeights:
     return DecoderWeights.from_arrays(arrays, LAB_CONFIG)
 
 
-def lab_decoder(faults: DecoderFaults | str | None = None, seed: int = 11) -> Decoder:
+def lab_decoder(faults: DecoderFaults | str | None = None) -> Decoder:
     """The lab decoder; ``faults`` is a ``DecoderFaults`` or a fault name (None: correct)."""
     if faults is None or isinstance(faults, str):
         faults = DecoderFaults.named(faults)
     if not isinstance(faults, DecoderFaults):
         raise TypeError(f"faults must be a DecoderFaults, a fault name or None, got {type(faults).__name__}")
-    return Decoder(LAB_CONFIG, _shared_weights(seed), faults)
+    return Decoder(LAB_CONFIG, _shared_weights(), faults)
 
 
-@functools.lru_cache(maxsize=8)
-def _shared_weights(seed: int) -> DecoderWeights:
-    """``lab_weights(seed)``, drawn and checked once, its arrays read-only: every lab decoder
-    of that seed shares them (each ``Decoder`` gets its own containers)."""
-    weights = lab_weights(seed)
+@functools.cache
+def _shared_weights() -> DecoderWeights:
+    """``lab_weights()``, drawn and checked once, its arrays read-only: every lab decoder shares
+    them (each ``Decoder`` gets its own containers)."""
+    weights = lab_weights()
     for array in weights.to_arrays().values():
         array.flags.writeable = False
     return weights
@@ -62,3 +69,43 @@ def _shared_weights(seed: int) -> DecoderWeights:
 def lab_tokens() -> np.ndarray:
     """The lab's token IDs as an int64 array [7]."""
     return np.array(LAB_TOKENS, dtype=np.int64)
+
+
+MASK_KINDS = ("causal", "top-left rectangular")
+
+
+class AttentionState(NamedTuple):
+    """Attention of the new tokens of one lab-decoder step: ``cached`` tokens already sit in the
+    cache, the other T_new = 7 − cached are fed at once.  weights [H, T_new, T] (rows: new
+    queries, columns: every key), allowed [T_new, T], query_positions [T_new]."""
+
+    cached: int
+    mask: str
+    layer: int
+    weights: np.ndarray
+    allowed: np.ndarray
+    query_positions: np.ndarray
+
+
+def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> AttentionState:
+    """Run the lab decoder on its tokens with ``cached`` of them prefilled; keep layer ``layer``'s weights.
+
+    mask "causal": query at position p sees keys 0…p (bottom-right aligned);
+    mask "top-left rectangular": the decoder's ``top_left_rectangular_mask`` fault, the
+    lower triangle of the [T_new, T] rectangle anchored at its top-left corner.
+    """
+    tokens = lab_tokens()
+    if not isinstance(cached, (int, np.integer)) or not 0 <= cached < tokens.size:
+        raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")
+    if mask not in MASK_KINDS:
+        raise ValueError(f"mask must be one of {list(MASK_KINDS)}, got {mask!r}")
+    if layer not in range(LAB_CONFIG.n_layers):
+        raise ValueError(f"layer must be in [0, {LAB_CONFIG.n_layers - 1}], got {layer!r}")
+    model = lab_decoder("top_left_rectangular_mask" if mask == MASK_KINDS[1] else None)
+    cache = KVCache(model.config.n_layers)
+    if cached:
+        model.prefill(tokens[np.newaxis, :cached], cache)
+    result = model.decode(tokens[np.newaxis, cached:], cache, keep_attention=True)
+    weights = result.layers[layer].attention_weights[0]  # [H, T_new, T]
+    _, allowed = model.faults.decode_inputs(result.positions, np.arange(weights.shape[-1]))  # the mask it ran with
+    return AttentionState(int(cached), mask, layer, weights, allowed, result.positions)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_difference
+from labkit.labs.report import require_close
 
 #: the seeded 3×4 case: logits from default_rng(3), targets, and the row left out of the loss
 MASKED_SEED = 3
@@ -88,16 +89,15 @@ def masked_case() -> dict:
 def run() -> dict:
     """The ``masks`` object of the source report."""
     case = masked_case()
-    gradient_error = max_abs_difference(case["gradient"], case["numeric_gradient"])
-    if not np.allclose(case["gradient"], case["numeric_gradient"], atol=1e-9, rtol=1e-8):
-        raise AssertionError(f"masked CE gradient disagrees with finite differences by {gradient_error:.3g}")
+    gradient, numeric = case["gradient"], case["numeric_gradient"]
+    require_close("masked CE gradient vs finite differences", gradient, numeric, atol=1e-9, rtol=1e-8)
     prediction = packing_prediction_mask(PACKED_DOCUMENT_IDS)
     allowed = document_causal_allowed(PACKED_DOCUMENT_IDS)
     sft_positions = np.flatnonzero(sft_prediction_mask(np.array(SFT_ASSISTANT_TARGET)))
     return {
         "masked_loss_nat": case["loss"],
-        "masked_row_gradient": case["gradient"][case["masked_row"]].tolist(),
-        "max_abs_gradient_error": gradient_error,
+        "masked_row_gradient": gradient[case["masked_row"]].tolist(),
+        "max_abs_gradient_error": max_abs_difference(gradient, numeric),
         "packing_prediction_mask": prediction.astype(int).tolist(),
         "packing_attention_allowed": allowed.astype(int).tolist(),
         "sft_prediction_positions": sft_positions.tolist(),

@@ -18,7 +18,7 @@ import platform
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 
@@ -113,26 +113,22 @@ def runtime_info() -> dict:
 
 
 def _runners(table, samples: int) -> dict[str, Callable[[], dict]]:
-    runners = {}
-    for key, module in table:
-        lab = importlib.import_module(module).run
-        if key == "speculative_sampling":
-            runners[key] = lambda lab=lab: lab(samples=samples)
-        else:
-            runners[key] = lab
+    runners = {key: importlib.import_module(module).run for key, module in table}
+    if "speculative_sampling" in runners:
+        runners["speculative_sampling"] = partial(runners["speculative_sampling"], samples=samples)
     return runners
 
 
-def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, str | None, str | None]:
-    """Run each lab in order; stop at the first failed check: (results, failed lab, message)."""
+def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, dict]:
+    """Run each lab in order; stop at the first failed check: (results, ``failed_lab`` and
+    ``failure`` of the check that failed, or nothing)."""
     results = {}
     for key, lab in runners.items():
         try:
             results[key] = lab()
         except AssertionError as failure:  # LabCheckFailed, or NumPy's assert_* in a lab
-            message = str(failure).strip() or type(failure).__name__
-            return results, key, message
-    return results, None, None
+            return results, {"failed_lab": key, "failure": str(failure).strip() or type(failure).__name__}
+    return results, {}
 
 
 def check_samples(samples: int) -> int:
@@ -153,18 +149,16 @@ def labs_report(samples: int = DEFAULT_SAMPLES, runners: Mapping[str, Callable[[
     """
     samples = check_samples(samples)
     start = time.perf_counter()
-    results, failed, message = _run_all(runners if runners is not None else _runners(LABS, samples))
-    report = {
-        "status": "passed" if failed is None else "failed",
+    results, failed = _run_all(runners if runners is not None else _runners(LABS, samples))
+    return {
+        "status": "failed" if failed else "passed",
         "scope": LABS_SCOPE,
         "timestamp_shanghai": shanghai_timestamp(),
         "runtime": runtime_info(),
         "elapsed_seconds": time.perf_counter() - start,
+        **failed,
+        "labs": results,
     }
-    if failed is not None:
-        report.update(failed_lab=failed, failure=message)
-    report["labs"] = results
-    return report
 
 
 def faults_report(runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
@@ -172,16 +166,14 @@ def faults_report(runners: Mapping[str, Callable[[], dict]] | None = None) -> di
 
     The source's supplement report has no ``scope`` and no ``elapsed_seconds``; neither has this.
     """
-    results, failed, message = _run_all(runners if runners is not None else _runners(FAULTS, DEFAULT_SAMPLES))
-    report = {
-        "status": "passed" if failed is None else "failed",
+    results, failed = _run_all(runners if runners is not None else _runners(FAULTS, DEFAULT_SAMPLES))
+    return {
+        "status": "failed" if failed else "passed",
         "timestamp_shanghai": shanghai_timestamp(),
         "runtime": runtime_info(),
+        **failed,
+        **results,
     }
-    if failed is not None:
-        report.update(failed_lab=failed, failure=message)
-    report.update(results)
-    return report
 
 
 #: Fields that differ from run to run (the wall clock) or from machine to machine (versions).
@@ -198,13 +190,3 @@ def without_volatile_fields(report: Mapping) -> dict:
     if "runtime" in kept:
         kept["runtime"] = {k: v for k, v in kept["runtime"].items() if k not in MACHINE_FIELDS}
     return kept
-
-
-def write_report(report: Mapping, path) -> Path:
-    """Write ``report`` as UTF-8 JSON (indent 2, Chinese kept as is); create folders; return the path."""
-    import json
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return target

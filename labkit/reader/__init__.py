@@ -7,16 +7,14 @@ import inspect
 import textwrap
 
 from labkit.core.guards import holds_float
-from labkit.reader.numbers import FLOAT32_DECIMALS, FLOAT64_DIGITS, fmt, fmt_bound, rounded
-from labkit.reader.style import CJK_FONT_NAMES, find_cjk_font, new_figure, plt, use_book_style
+from labkit.reader.numbers import FLOAT64_DIGITS, fmt, fmt_bound, rounded
+from labkit.reader.style import CJK_FONT_NAMES, new_figure, plt, use_book_style
 
 __all__ = [
     "CJK_FONT_NAMES",
-    "FLOAT32_DECIMALS",
     "FLOAT64_DIGITS",
     "SourceView",
     "Table",
-    "find_cjk_font",
     "fmt",
     "fmt_bound",
     "new_figure",
@@ -46,29 +44,24 @@ class SourceView:
         return f"`{self.module}.{self.qualname}`\n\n```python\n{self.source}\n```"
 
     def _repr_html_(self) -> str:
-        """The same code block as HTML, for hosts that show ``text/markdown`` as raw text
-        (the static book's theme): the name, then the source, highlighted when Pygments is
-        there (it comes with IPython) and plain otherwise."""
-        return source_html(self.source, f"{self.module}.{self.qualname}")
+        """The same code block as self-contained HTML (inline styles), for hosts that show
+        ``text/markdown`` as raw text (the static book's theme): the name, then the source,
+        highlighted when Pygments is there (it comes with IPython) and plain otherwise."""
+        from html import escape
 
+        try:
+            from pygments import highlight
+            from pygments.formatters import HtmlFormatter
+            from pygments.lexers import PythonLexer
 
-def source_html(source: str, title: str) -> str:
-    """``source`` as a self-contained HTML code block (inline styles: no stylesheet needed)."""
-    from html import escape
-
-    try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import PythonLexer
-
-        code = highlight(source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True))
-    except ImportError:  # pragma: no cover - IPython always brings Pygments
-        code = escape(source)
-    return (
-        f'<div class="labkit-source"><code>{escape(title)}</code>'
-        f'<pre style="line-height:1.35;overflow-x:auto;padding:6px 8px;background:#f6f8fa">'
-        f"{code.rstrip()}</pre></div>"
-    )
+            code = highlight(self.source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True))
+        except ImportError:  # pragma: no cover - IPython always brings Pygments
+            code = escape(self.source)
+        return (
+            f'<div class="labkit-source"><code>{escape(f"{self.module}.{self.qualname}")}</code>'
+            f'<pre style="line-height:1.35;overflow-x:auto;padding:6px 8px;background:#f6f8fa">'
+            f"{code.rstrip()}</pre></div>"
+        )
 
 
 def show_source(obj) -> SourceView:
@@ -96,10 +89,7 @@ class Table:
         self.title = title
 
     def __repr__(self) -> str:
-        widths = [
-            max(_width(h), *(_width(r[i]) for r in self.rows)) if self.rows else _width(h)
-            for i, h in enumerate(self.headers)
-        ]
+        widths = [max([_width(h)] + [_width(r[i]) for r in self.rows]) for i, h in enumerate(self.headers)]
 
         def line(cells):
             padded = (c + " " * (w - _width(c)) for c, w in zip(cells, widths, strict=True))

@@ -22,34 +22,29 @@ def _float_text(value: float, digits: int) -> str:
     return repr(float(format(float(value), f".{digits}g")) + 0.0)
 
 
-def fmt(value, digits: int | None = None, decimals: int | None = None) -> str:
+def fmt(value, digits: int | None = None) -> str:
     """A value as a stored output may show it, the same on every CPU, kernel and thread count.
 
     Integers, booleans, strings and None print exactly; a float64 prints with ``digits``
-    significant digits (default ``FLOAT64_DIGITS``); a float32/float16 with ``decimals``
-    decimals (default ``FLOAT32_DECIMALS``); ``decimals`` given forces fixed decimals for any
-    float.  Lists, tuples and arrays print element-wise as ``[a, b]`` (tuples as ``(a, b)``).
+    significant digits (default ``FLOAT64_DIGITS``), a float32/float16 with ``FLOAT32_DECIMALS``
+    decimals.  Lists, tuples and arrays print element-wise as ``[a, b]`` (tuples as ``(a, b)``).
     Negative zero prints as 0.
     """
     import numpy as np
 
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool | np.bool_) or value is None:
-        return str(bool(value)) if value is not None else "None"
+    if value is None or isinstance(value, str | bool | np.bool_):
+        return str(value)
     if isinstance(value, int | np.integer):
         return str(int(value))
-    if isinstance(value, np.floating) and value.dtype.itemsize < 8 and decimals is None:
-        decimals = FLOAT32_DECIMALS
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        text = f"{float(value):.{FLOAT32_DECIMALS}f}"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
     if isinstance(value, float | np.floating):
-        if decimals is not None:
-            text = f"{float(value):.{decimals}f}"
-            return text[1:] if text.startswith("-") and float(text) == 0 else text
         return _float_text(value, digits or FLOAT64_DIGITS)
     if isinstance(value, np.ndarray):
         value = list(value)
     if isinstance(value, list | tuple):
-        inner = ", ".join(fmt(v, digits, decimals) for v in value)
+        inner = ", ".join(fmt(v, digits) for v in value)
         return f"({inner}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) else f"[{inner}]"
     return str(value)
 
@@ -67,13 +62,13 @@ def fmt_bound(value: float, bound: float) -> str:
     return f"{float(value):.1e} > {bound:g} ✗"
 
 
-def rounded(value, digits: int | None = None, bounds: dict | None = None):
-    """A JSON-like value (dicts, lists, floats…) with every float cut to ``digits`` significant
-    digits, for showing a report in a stored output; the full-precision value stays in the
-    report itself.  ``bounds`` maps a key to its tolerance: that key's float, when within the
-    tolerance, becomes ``fmt_bound(value, tolerance)`` (``≤ 1e-12 ✓``: a discrepancy measure
-    shown against its tolerance); beyond it, it is a real figure (a fault's error) and is cut
-    to ``digits`` like any other float.
+def rounded(value, bounds: dict | None = None):
+    """A JSON-like value (dicts, lists, floats…) with every float cut to ``FLOAT64_DIGITS``
+    significant digits (a float32 to ``FLOAT32_DECIMALS`` decimals), for showing a report in a
+    stored output; the full-precision value stays in the report itself.  ``bounds`` maps a key to
+    its tolerance: that key's float, when within the tolerance, becomes ``fmt_bound(value,
+    tolerance)`` (``≤ 1e-12 ✓``: a discrepancy measure shown against its tolerance); beyond it,
+    it is a real figure (a fault's error) and is cut like any other float.
     """
     import numpy as np
 
@@ -83,16 +78,16 @@ def rounded(value, digits: int | None = None, bounds: dict | None = None):
             k: (
                 fmt_bound(v, bounds[k])
                 if k in bounds and isinstance(v, float | np.floating) and v <= bounds[k]
-                else rounded(v, digits, bounds)
+                else rounded(v, bounds)
             )
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return type(value)(rounded(v, digits, bounds) for v in value)
+        return type(value)(rounded(v, bounds) for v in value)
     if isinstance(value, np.ndarray):
-        return rounded(value.tolist(), digits, bounds)
+        return rounded(value.tolist(), bounds)
     if isinstance(value, np.floating) and value.dtype.itemsize < 8:
         return round(float(value), FLOAT32_DECIMALS) + 0.0
     if isinstance(value, float | np.floating):
-        return float(_float_text(value, digits or FLOAT64_DIGITS))
+        return float(_float_text(value, FLOAT64_DIGITS))
     return value

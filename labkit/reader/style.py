@@ -29,8 +29,8 @@ def find_cjk_font() -> str | None:
     """Name of an installed font with Chinese glyphs, registering system files if needed."""
     from matplotlib import font_manager
 
-    if _known_cjk_font():
-        return _known_cjk_font()
+    if found := _known_cjk_font():
+        return found
     # A font installed after matplotlib built its cache is not listed yet: look for it.
     for path in font_manager.findSystemFonts():
         lowered = path.lower().replace("_", "").replace(" ", "")
@@ -53,12 +53,10 @@ def use_book_style() -> str | None:
     import matplotlib
 
     font = find_cjk_font()
-    sans = [font] if font else []
-    sans += ["DejaVu Sans"]
     matplotlib.rcParams.update(
         {
             "font.family": "sans-serif",
-            "font.sans-serif": sans,
+            "font.sans-serif": [font, "DejaVu Sans"] if font else ["DejaVu Sans"],
             "axes.unicode_minus": False,
             "figure.dpi": 100,
             "savefig.dpi": 100,
@@ -85,11 +83,9 @@ def plt():
 def new_figure(pyplot: bool, size: tuple[float, float]):
     """A figure in the book style: through pyplot for a page's cell (shown by ``plt.show()``),
     or detached (a test that lays it out without pyplot)."""
-    use_book_style()
     if pyplot:
-        import matplotlib.pyplot as plt_module
-
-        return plt_module.figure(figsize=size, layout="constrained")
+        return plt().figure(figsize=size, layout="constrained")
     from matplotlib.figure import Figure
 
+    use_book_style()
     return Figure(figsize=size, layout="constrained")

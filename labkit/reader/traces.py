@@ -109,6 +109,11 @@ _LAYOUT = {
 }
 
 
+def _boxed(ax, x: float, y: float, text: str, fontsize: float, bbox: dict, **style) -> None:
+    """``text`` centred at (x, y) in a rounded box (``bbox``: its pad, colours and line width)."""
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, bbox={"boxstyle": "round", **bbox}, **style)
+
+
 def draw_state_machine(ax, path: list[str] | None = None) -> None:
     """Every legal transition as an arrow; the states and moves of ``path`` highlighted."""
     visited = set(path or [])
@@ -133,19 +138,8 @@ def draw_state_machine(ax, path: list[str] | None = None) -> None:
     for state, (x, y) in _LAYOUT.items():
         failure = y != 0
         face = "#f6d5c3" if state.value in visited else ("#f2f2f2" if failure else "#dbe4f3")
-        ax.text(
-            x,
-            y,
-            state.value.replace("_", "_\n"),
-            ha="center",
-            va="center",
-            fontsize=6.5,
-            bbox={
-                "boxstyle": "round,pad=0.35",
-                "facecolor": face,
-                "edgecolor": "#dd8452" if state.value in visited else "#777777",
-            },
-        )
+        edge = "#dd8452" if state.value in visited else "#777777"
+        _boxed(ax, x, y, state.value.replace("_", "_\n"), 6.5, {"pad": 0.35, "facecolor": face, "edgecolor": edge})
     ax.set_xlim(-0.7, 7.7)
     ax.set_ylim(-3.1, 1.9)
     ax.axis("off")
@@ -210,21 +204,10 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
             -0.75, y - 0.2, f"ends: {state or last['event_type']}", ha="right", va="center", fontsize=8, color="#444444"
         )
         for i, event in enumerate(events):
-            ax.text(
-                i,
-                y,
-                event["event_id"].removeprefix("t"),
-                ha="center",
-                va="center",
-                fontsize=8,
-                color="white" if event_color(event) == "#c44e52" else "#222222",
-                bbox={
-                    "boxstyle": "round,pad=0.3",
-                    "facecolor": event_color(event),
-                    "edgecolor": "#777777",
-                    "linewidth": 0.6,
-                },
-            )
+            colour = event_color(event)
+            bbox = {"pad": 0.3, "facecolor": colour, "edgecolor": "#777777", "linewidth": 0.6}
+            text_colour = "white" if colour == "#c44e52" else "#222222"
+            _boxed(ax, i, y, event["event_id"].removeprefix("t"), 8, bbox, color=text_colour)
     ax.set_xlim(-0.6, longest - 0.4)
     ax.set_ylim(-len(rows) + 0.45, 0.55)
     ax.axis("off")

@@ -1,15 +1,26 @@
 """Players: the book's interactive views, drawn in the browser from data computed by the kernels.
 
 A player is an ES module ``<name>.mjs`` in this folder (the anywidget contract ``export default
-{ render({ model, el }) }``, its helpers imported from ``_shared.mjs``; ``bundle.bundle`` makes
-the one file a host loads) and a Python module holding its exporter (``base`` says what it holds).
-The same module runs in JupyterLab (``base.player(name)``, an anywidget), in the static book
-(MyST's ``{anywidget} ./players/<page stem>.<name>.mjs``, a bundle carrying the page's data) and
-in the browser test harness (``tests/browser/harness/``).  Nothing is drawn in the kernel.
+{ render({ model, el }) }``, its helpers imported from ``_shared.mjs``) and a Python module holding
+its exporter (``base`` says what it holds).  The same module runs in JupyterLab (``base.player(name)``,
+an anywidget), in the static book (MyST's ``{anywidget} ./players/<page stem>.<name>.mjs``, a bundle
+carrying the page's data) and in the browser test harness (``tests/browser/harness/``).  Nothing is
+drawn in the kernel.
+
+Neither host can follow the ``./_shared.mjs`` import: anywidget ships ``_esm`` to the browser as one
+string, and MyST's ``{anywidget}`` directive copies one module file to the site.  ``bundle`` is the
+book's whole build step for them: the import line is replaced by the shared module's text (its
+``export`` keywords dropped) and, for a page of the static book, the shared ``const EMBEDDED = null;``
+by the page's data.
+
+    bundle("decode")                 # what the kernel's widget loads
+    bundle("decode", data={...})     # what a page of the static book loads
 """
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
@@ -36,3 +47,41 @@ register("speculative_sampler")
 register("bandwidth_calculator")
 register("grammar")
 register("mask_editor")
+
+
+def module_name(name: str) -> str:
+    """Where player ``name``'s exporter is (the registry says), or an error naming the players."""
+    if name not in PLAYERS:
+        raise ValueError(f"unknown player {name!r}; expected one of {list(PLAYERS)}")
+    return PLAYERS[name]
+
+
+SHARED = "_shared.mjs"
+IMPORT = re.compile(r'^import \{(?P<names>[^}]*)\} from "\./_shared\.mjs";\n', re.M)
+EXPORT = re.compile(r"^export (?=(?:function|const) )", re.M)
+EXPORTED = re.compile(r"^export (?:function|const) (\w+)", re.M)
+EMPTY = "const EMBEDDED = null;"
+
+
+def bundle(name: str, data: dict | None = None, folder: Path = FOLDER) -> str:
+    """Player ``name``'s module as one file (``folder``: where the ``.mjs`` sources are), carrying
+    ``data`` as compact ASCII JSON when given."""
+    module_name(name)
+    file = f"{name}.mjs"
+    source = (folder / file).read_text(encoding="utf-8")
+    shared = (folder / SHARED).read_text(encoding="utf-8")
+    imports = list(IMPORT.finditer(source))
+    if len(imports) != 1:
+        raise ValueError(f'{file}: expected one line `import {{ … }} from "./_shared.mjs";`')
+    wanted = {n.strip() for n in imports[0]["names"].split(",") if n.strip()}
+    unknown = sorted(wanted - set(EXPORTED.findall(shared)))
+    if unknown:
+        raise ValueError(f"{file} imports {unknown}, which {SHARED} does not export")
+    if shared.count(EMPTY) != 1:
+        raise ValueError(f"{SHARED}: expected one line {EMPTY!r}")
+    inlined = EXPORT.sub("", shared)
+    if data is not None:
+        text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        inlined = inlined.replace(EMPTY, f"const EMBEDDED = {text};")
+    start, end = imports[0].span()
+    return f"{source[:start]}// ---- {SHARED}, inlined ----\n{inlined}// ---- end of {SHARED} ----\n{source[end:]}"

@@ -8,7 +8,7 @@ Three groups of views, each computed by the book's own functions:
   (``labkit.nn.attention.causal_allowed``, ``labkit.labs.masks.document_causal_allowed``);
 - ``decode``: the lab decoder fed its 7 tokens with k of them already cached, with the causal
   (bottom-right aligned) or the top-left rectangular mask, layer 0, both heads
-  (``labkit.labs.cached_attention.attention_state``).
+  (``labkit.labs.lab_decoder.attention_state``).
 
     data = {"player": "attention", "start": group, "groups": {group: {"title", "controls":
               [{"name", "label", "options": [str]}], "panels": {"opt|opt": panel}}}}
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.labs.cached_attention import MASK_KINDS, attention_state
+from labkit.labs.lab_decoder import MASK_KINDS, attention_state
 from labkit.reader.players.base import one_of, r4
 
 MASK_NAMES = {"causal": "causal (bottom-right)", "top-left rectangular": "top-left rectangular"}

@@ -25,38 +25,24 @@ AXES = {
 MODEL = {"n_params": DecodeBudget.n_params, "n_layers": DecodeBudget.n_layers, "head_dim": DecodeBudget.head_dim}
 
 
+#: the bound and the two ceilings of a step, after its bytes read
+RATES = ("lower_bound_ms", "aggregate_token_rate_ceiling", "per_request_token_rate_ceiling")
+
+
 def budget_data(budget: DecodeBudget) -> dict:
     steps = [budget.step(b) for b in BATCHES]
     return {
         "weight_bytes": budget.weight_bytes,
         "kv_bytes": budget.kv_bytes_per_request,
         "limit": r4(budget.bandwidth_bytes_per_second / budget.kv_bytes_per_request),
-        "steps": [
-            [
-                s["read_bytes"],
-                r4(s["lower_bound_ms"]),
-                r4(s["aggregate_token_rate_ceiling"]),
-                r4(s["per_request_token_rate_ceiling"]),
-            ]
-            for s in steps
-        ],
+        "steps": [[s["read_bytes"], *(r4(s[rate]) for rate in RATES)] for s in steps],
     }
 
 
 def static_data(model: dict = MODEL) -> dict:
     def budget(param, kv, context, heads, tb) -> dict:
-        return budget_data(
-            DecodeBudget(
-                n_params=model["n_params"],
-                bytes_per_param=param,
-                n_layers=model["n_layers"],
-                context=context,
-                n_kv_heads=heads,
-                head_dim=model["head_dim"],
-                kv_bytes_per_element=kv,
-                bandwidth_bytes_per_second=tb * 10**12,
-            )
-        )
+        layout = {"bytes_per_param": param, "kv_bytes_per_element": kv, "context": context, "n_kv_heads": heads}
+        return budget_data(DecodeBudget(**model, **layout, bandwidth_bytes_per_second=tb * 10**12))
 
     return {
         "player": "bandwidth_calculator",

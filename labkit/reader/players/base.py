@@ -23,8 +23,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from labkit.reader.players import PLAYERS
-from labkit.reader.players.bundle import bundle
+from labkit.reader.players import bundle, module_name
 
 
 def r4(value) -> float | None:
@@ -39,6 +38,12 @@ def r4(value) -> float | None:
 def r4_list(values) -> list[float | None]:
     """``r4`` over a flat sequence (an array is flattened first)."""
     return [r4(v) for v in np.asarray(values, dtype=np.float64).ravel()]
+
+
+def significant(values, digits: int) -> list[float]:
+    """Floats at ``digits`` significant digits (an array is flattened first): for values spanning
+    orders of magnitude, where fixed decimals would hide the small ones."""
+    return [float(f"{float(v):.{digits}g}") for v in np.ravel(values)]
 
 
 def number(name: str, value) -> float:
@@ -69,13 +74,6 @@ def one_of(name: str, value, options, *, optional: bool = False):
     raise ValueError(f"{name} must be one of {list(options)}{' or None' if optional else ''}, got {value!r}")
 
 
-def module(name: str):
-    """Player ``name``'s Python module (the registry says where it is)."""
-    if name not in PLAYERS:
-        raise ValueError(f"unknown player {name!r}; expected one of {list(PLAYERS)}")
-    return importlib.import_module(PLAYERS[name])
-
-
 class Player(anywidget.AnyWidget):
     """Player ``name`` in a live kernel, showing ``data`` (its exporter's output)."""
 
@@ -84,7 +82,7 @@ class Player(anywidget.AnyWidget):
     request = traitlets.Dict().tag(sync=True)
 
     def __init__(self, name: str, data: dict, **kwargs):
-        self._module = module(name)
+        self._module = importlib.import_module(module_name(name))
         self._esm = bundle(name)
         super().__init__(data=data, **kwargs)
         self.observe(self._on_request, names="request")
@@ -107,4 +105,5 @@ class Player(anywidget.AnyWidget):
 
 def player(name: str, **options) -> Player:
     """The live player ``name`` over ``static_data(**options)`` of its module."""
-    return Player(name, module(name).static_data(**options))
+    exporter = importlib.import_module(module_name(name))
+    return Player(name, exporter.static_data(**options))

@@ -41,9 +41,8 @@ def divergence_summary(found: Divergence | None) -> dict | None:
     }
 
 
-def fault_data(kind: str, fault: str, golden: list[dict] | None = None) -> dict:
+def fault_data(kind: str, fault: str, golden: list[dict]) -> dict:
     """One fault of one kind: its run's timeline and the first divergence from the golden trace."""
-    golden = catalogue.golden(kind) if golden is None else golden
     faulty = catalogue.run(kind, fault)
     return {
         "description": catalogue.describe(kind, fault),

@@ -12,21 +12,16 @@ between them without a kernel.
 from __future__ import annotations
 
 from labkit.labs.cache_faults import ABS_TOLERANCE, MODES, FaultCase, run_case
-from labkit.reader.players.base import one_of
+from labkit.reader.players.base import one_of, significant
 
 START = "reset_rope_position"
-
-
-def g3(value) -> float:
-    """A float at 3 significant digits (the errors span 1e-16 … 1: a log scale, not decimals)."""
-    return float(f"{float(value):.3g}")
 
 
 def check_rows(case: FaultCase) -> list[list]:
     """[check, passed, what it saw] for the three checks of one fault case."""
     return [
         ["shape", case.shape_check_passed, f"shapes {case.cache_shapes}"],
-        ["logit", case.logit_allclose_passed, f"max error {g3(case.per_position_error.max()):.3g}"],
+        ["logit", case.logit_allclose_passed, f"max error {case.per_position_error.max():.3g}"],
         [
             "distinct_layer",
             case.distinct_layer_keys_passed,
@@ -37,7 +32,7 @@ def check_rows(case: FaultCase) -> list[list]:
 
 def mode_data(case: FaultCase) -> dict:
     return {
-        "errors": [g3(e) for e in case.per_position_error],
+        "errors": significant(case.per_position_error, 3),  # they span 1e-16 … 1
         "caught_by": case.caught_by,
         "checks": check_rows(case),
     }

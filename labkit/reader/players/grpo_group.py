@@ -15,28 +15,26 @@ import itertools
 import numpy as np
 
 from labkit.labs import grpo
-from labkit.reader.players.base import grid, label
+from labkit.reader.players.base import grid, label, significant
 
 GROUPS = tuple(itertools.product((0.0, 1.0), repeat=4)) + ((0.7, 0.7, 0.7),)
 EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
-
-
-def sig6(values) -> list[float]:
-    """Floats at 6 significant digits: ε's effect (1 − 1e-8/0.5 …) and a near-equal group's
-    1e-8-sized advantages stay visible."""
-    return [float(f"{float(v):.6g}") for v in np.ravel(values)]
+#: significant digits shown: ε's effect (1 − 1e-8/0.5 …) and a near-equal group's 1e-8-sized
+#: advantages stay visible
+DIGITS = 6
 
 
 def state(rewards, eps: float) -> dict:
     group = np.asarray([rewards], dtype=np.float64)
     r = group[0]
-    return {
-        "rewards": sig6(r),
-        "population": sig6(grpo.group_advantages(group, ddof=0, eps=eps)[0]),
-        "sample": sig6(grpo.group_advantages(group, ddof=1, eps=eps)[0]),
-        "centred": sig6(r - r.mean()),
-        "stds": sig6([r.std(), r.std(ddof=1)]),
+    values = {
+        "rewards": r,
+        "population": grpo.group_advantages(group, ddof=0, eps=eps)[0],
+        "sample": grpo.group_advantages(group, ddof=1, eps=eps)[0],
+        "centred": r - r.mean(),
+        "stds": [r.std(), r.std(ddof=1)],
     }
+    return {name: significant(v, DIGITS) for name, v in values.items()}
 
 
 def static_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPSILON)) -> dict:

@@ -79,16 +79,18 @@ def run_frames(run, vae) -> list[dict]:
     return frames
 
 
-def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
-    """Frames at every guidance scale in ``scales`` (``runs``: scale → DiffusionRun already made)."""
+def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
+    """The frames of ``run``, or of the loop run at that guidance scale when there is none."""
     from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
 
+    run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)), root=root)
+    return run_frames(run, load_models(root)[2])
+
+
+def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
+    """Frames at every guidance scale in ``scales`` (``runs``: scale → DiffusionRun already made)."""
     runs = dict(runs or {})
-    vae = load_models(root)[2]
-    out = {}
-    for g in scales:
-        run = runs.get(float(g)) or run_diffusion(DiffusionConfig().replace(guidance_scale=float(g)), root=root)
-        out[scale_key(g)] = run_frames(run, vae)
+    out = {scale_key(g): scale_frames(g, runs.get(float(g)), root) for g in scales}
     first = next(iter(out.values()))
     return {
         "player": "latents",
@@ -103,14 +105,10 @@ def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) ->
 
 def recompute(data: dict, request: dict) -> dict:
     """``request = {"guidance": g}``: the loop run at scale g, its frames added and shown."""
-    from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
-
     g = number("guidance", request.get("guidance"))
     if not 0 <= g <= 20:
         raise ValueError(f"guidance must be a number in [0, 20], got {g!r}")
     scales = dict(data["scales"])
     if scale_key(g) not in scales:
-        scales[scale_key(g)] = run_frames(
-            run_diffusion(DiffusionConfig().replace(guidance_scale=g)), load_models(None)[2]
-        )
+        scales[scale_key(g)] = scale_frames(g)
     return {**data, "scales": scales, "start": {**data["start"], "guidance": scale_key(g)}}

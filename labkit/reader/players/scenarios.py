@@ -22,6 +22,8 @@ from labkit.reader.players.base import one_of
 
 #: payload fields worth a glance beside the state, in this order
 DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_reason", "request_status", "reason")
+#: what the player shows of the journal's (last) entry
+ENTRY_FIELDS = ("attempts", "retry_budget", "state", "idempotency_key")
 START = "timeout_before_commit"
 #: what the player says of the golden run (the faults describe themselves in labkit.tools.faults)
 HAPPY_DESCRIPTION = "the happy path: every check passes and the event is created once"
@@ -51,12 +53,7 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
     journal, entry = [], None
     for record in run.journal.entries():
         journal += [list(t) for t in run.journal.transitions(record.invocation_id)]
-        entry = {
-            "attempts": record.attempts,
-            "retry_budget": record.retry_budget,
-            "state": record.state,
-            "idempotency_key": record.idempotency_key,
-        }
+        entry = {field: getattr(record, field) for field in ENTRY_FIELDS}
     found = None if happy is None else first_divergence(happy, events)
     return {
         "description": FAULTS[name].description if name in FAULTS else HAPPY_DESCRIPTION,
@@ -65,7 +62,7 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
         "attempts": attempts,
         "journal": journal,
         "entry": entry,
-        "final_state": run.final_state.value if hasattr(run.final_state, "value") else str(run.final_state),
+        "final_state": run.final_state,
         "request_status": run.request_status,
         "divergence": None
         if found is None
