@@ -172,13 +172,12 @@ def _feed_forward_block(model, w, x) -> np.ndarray:
 
 
 def decode_with_attention_step(step, model, tokens) -> np.ndarray:
-    """Logits [T, V] of ``tokens`` decoded one at a time through ``model``'s layers, with
+    """Logits [T, V] of ``tokens`` decoded one at a time through ``model``'s layers (multi-head, as the lab
+    decoder: as many key/value heads as query heads), with
     ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` as the cached
     attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h]); the rest
     is the model's own weights and labkit.nn's functions."""
     cfg, weights = model.config, model.weights
-    if cfg.group_size != 1:
-        raise ValueError(f"the driver expects multi-head attention (group size 1), got {cfg.group_size}")
     empty = np.zeros((1, cfg.n_kv_heads, 0, cfg.head_dim), dtype=np.dtype(cfg.dtype))
     cached = [(empty, empty) for _ in range(cfg.n_layers)]  # per layer: (K, V)
     logits = np.empty((len(tokens), cfg.vocab_size), dtype=np.dtype(cfg.dtype))
