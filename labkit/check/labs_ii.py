@@ -13,8 +13,8 @@ import numpy as np
 
 from labkit.check.core import function, table, value
 from labkit.check.grading import CandidateProblem, as_array, call, unpack
+from labkit.labs import MIN_SAMPLES, speculative, unequal_rank
 from labkit.labs import report as reports
-from labkit.labs import speculative, unequal_rank
 from labkit.labs.bandwidth import DecodeBudget
 from labkit.labs.common import require
 from labkit.labs.kl import kl_divergence
@@ -172,13 +172,13 @@ NONE, SOME = [], "at least one problem"
 @lru_cache(maxsize=1)
 def _real_reports() -> tuple[dict, dict, dict]:
     """(passed labs report, failed labs report, fault-injection report), built by labkit."""
-    good = reports.labs_report(samples=reports.MIN_SAMPLES)
+    good = reports.labs_report(samples=MIN_SAMPLES)
 
     def fails():
         require(False, "masks: a stand-in check that fails")
 
     stand_ins = {"ce_gradient": lambda: good["labs"]["ce_gradient"], "masks": fails}
-    return good, reports.labs_report(samples=reports.MIN_SAMPLES, runners=stand_ins), reports.faults_report()
+    return good, reports.labs_report(samples=MIN_SAMPLES, runners=stand_ins), reports.faults_report()
 
 
 def _damaged(report: dict, change) -> dict:

@@ -23,8 +23,6 @@ from functools import partial
 import numpy as np
 
 from labkit.labs import DEFAULT_SAMPLES
-from labkit.labs import MAX_SAMPLES as MAX_SAMPLES  # re-exported with the lab's other bounds
-from labkit.labs import MIN_SAMPLES as MIN_SAMPLES
 from labkit.labs.common import check_samples
 
 LABS_SCOPE = "8 NumPy mechanism labs; no model training"
