@@ -190,7 +190,7 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
     figure on the page."""
     from matplotlib.patches import Patch
 
-    from labkit.reader import new_figure
+    from labkit.reader.style import new_figure
 
     fig = new_figure(pyplot, SCENARIO_FIGURE_SIZE)
     ax = fig.add_subplot()
