@@ -36,17 +36,14 @@ class SourceView:
     def _repr_html_(self) -> str:
         """The same code block as self-contained HTML (inline styles), for hosts that show
         ``text/markdown`` as raw text (the static book's theme): the name, then the source,
-        highlighted when Pygments is there (it comes with IPython) and plain otherwise."""
+        highlighted by Pygments (ipywidgets brings it, through IPython)."""
         from html import escape
 
-        try:
-            from pygments import highlight
-            from pygments.formatters import HtmlFormatter
-            from pygments.lexers import PythonLexer
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
 
-            code = highlight(self.source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True))
-        except ImportError:  # pragma: no cover - IPython always brings Pygments
-            code = escape(self.source)
+        code = highlight(self.source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True))
         return (
             f'<div class="labkit-source"><code>{escape(f"{self.module}.{self.qualname}")}</code>'
             f'<pre style="line-height:1.35;overflow-x:auto;padding:6px 8px;background:#f6f8fa">'
