@@ -89,15 +89,8 @@ def plot_first_logits(run=None):
 
 
 # -- trace three: the state machine --------------------------------------------------------
-_LAYOUT = {
-    State.PROPOSED: (0, 0),
-    State.PARSED: (1, 0),
-    State.VALIDATED: (2, 0),
-    State.AUTHORIZED: (3, 0),
-    State.PREPARED: (4, 0),
-    State.EXECUTING: (5, 0),
-    State.COMMITTED: (6, 0),
-    State.OBSERVED: (7, 0),
+# the happy row (the enum's first eight states, PROPOSED … OBSERVED) at y = 0, the failures around it
+_LAYOUT = {state: (x, 0) for x, state in enumerate(list(State)[:8])} | {
     State.PARSE_REJECTED: (1, -1.3),
     State.VALIDATION_REJECTED: (2, 1.3),
     State.AUTHORIZATION_DENIED: (3, -1.3),
@@ -200,9 +193,8 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
         last = events[-1]
         state = last["payload"].get("state", last["payload"].get("journal_state", "")) or ""
         ax.text(-0.75, y + 0.13, name, ha="right", va="center", fontsize=9)
-        ax.text(
-            -0.75, y - 0.2, f"ends: {state or last['event_type']}", ha="right", va="center", fontsize=8, color="#444444"
-        )
+        ends = f"ends: {state or last['event_type']}"
+        ax.text(-0.75, y - 0.2, ends, ha="right", va="center", fontsize=8, color="#444444")
         for i, event in enumerate(events):
             colour = event_color(event)
             bbox = {"pad": 0.3, "facecolor": colour, "edgecolor": "#777777", "linewidth": 0.6}
