@@ -93,9 +93,8 @@ def decode_group(layer: int = 0) -> dict:
             t_new, t_all = state.allowed.shape
             caption = f"{cached} cached + {t_new} new tokens, {MASK_NAMES[mask]} mask, layer {layer} (grey: blocked)"
             heads = [(f"layer {layer}, head {h}", w, state.allowed) for h, w in enumerate(state.weights)]
-            panels[f"{cached}|{MASK_NAMES[mask]}"] = panel(
-                caption, state.query_positions, range(t_all), "weights", heads
-            )
+            key = f"{cached}|{MASK_NAMES[mask]}"
+            panels[key] = panel(caption, state.query_positions, range(t_all), "weights", heads)
     controls = {("cached", "cached tokens"): [str(k) for k in range(lab_tokens().size)]}
     controls[("alignment", "mask")] = list(MASK_NAMES.values())
     return group("decode: cached + new tokens (lab decoder)", controls, panels)

@@ -35,22 +35,10 @@ def r4(value) -> float | None:
     return 0.0 if rounded == 0 else rounded
 
 
-def r4_list(values) -> list[float | None]:
-    """``r4`` over a flat sequence (an array is flattened first)."""
-    return [r4(v) for v in np.asarray(values, dtype=np.float64).ravel()]
-
-
 def significant(values, digits: int) -> list[float]:
     """Floats at ``digits`` significant digits (an array is flattened first): for values spanning
     orders of magnitude, where fixed decimals would hide the small ones."""
     return [float(f"{float(v):.{digits}g}") for v in np.ravel(values)]
-
-
-def number(name: str, value) -> float:
-    """A request's number, or an error naming it (a bool is no number)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    return float(value)
 
 
 def label(value) -> str:

@@ -13,7 +13,7 @@ one with that fault (``labkit.text.faults``).
 
 from __future__ import annotations
 
-from labkit.reader.players.base import one_of, r4_list
+from labkit.reader.players.base import one_of, r4
 from labkit.reader.traces import event_fields
 
 
@@ -27,8 +27,8 @@ def step_data(run, record, streamed: bytes) -> dict:
         ids += order[order.index(ids[-1]) + 1 :]
     return {
         "step": int(record.step),
-        "raw": r4_list(record.raw_logits),
-        "processed": r4_list(record.processed_logits),
+        "raw": [r4(v) for v in record.raw_logits],
+        "processed": [r4(v) for v in record.processed_logits],
         "masked": [int(i) for i in record.masked_ids],
         "selected": int(record.selected),
         "cache_start": [int(record.cache_at_start)] * len(run.prefill.layers),

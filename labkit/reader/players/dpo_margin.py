@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import real_number
 from labkit.labs import dpo
-from labkit.reader.players.base import grid, label, number, r4
+from labkit.reader.players.base import grid, label, r4
 
 CHOSEN = tuple(float(v) for v in np.arange(-6.0, -0.25, 0.5))  # −6 … −0.5 nats, the lab's −2 and −3 on it
 BETAS = (0.05, 0.1, 0.2, 0.5, 1.0)
@@ -65,6 +66,6 @@ def recompute(data: dict, request: dict) -> dict:
     axes = {name: [float(v) for v in data["axes"][name]] for name in ("chosen", "rejected", "beta")}
     start = {name: float(data["start"][name]) for name in axes}
     for name in (n for n in axes if n in request):
-        start[name] = number(name, request[name])
+        start[name] = real_number(name, request[name], expected="a number")
         axes[name].append(start[name])
     return static_data(axes["chosen"], axes["rejected"], axes["beta"], start, data["reference"])

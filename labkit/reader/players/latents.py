@@ -22,7 +22,8 @@ import io
 
 import numpy as np
 
-from labkit.reader.players.base import number, r4
+from labkit.core.guards import real_number
+from labkit.reader.players.base import label, r4
 
 CHANNEL_NAMES = ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light")
 LIMIT = 2.5
@@ -50,10 +51,6 @@ def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
     buffer = io.BytesIO()
     Image.fromarray(image).resize((size, size), Image.BILINEAR).save(buffer, format="JPEG", quality=85)
     return b32(buffer.getvalue())
-
-
-def scale_key(guidance: float) -> str:
-    return f"{float(guidance):g}"
 
 
 def run_frames(run, vae) -> list[dict]:
@@ -90,7 +87,7 @@ def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
 def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
     """Frames at every guidance scale in ``scales`` (``runs``: scale → DiffusionRun already made)."""
     runs = dict(runs or {})
-    out = {scale_key(g): scale_frames(g, runs.get(float(g)), root) for g in scales}
+    out = {label(float(g)): scale_frames(g, runs.get(float(g)), root) for g in scales}
     first = next(iter(out.values()))
     return {
         "player": "latents",
@@ -98,17 +95,16 @@ def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) ->
         "channels": list(CHANNEL_NAMES),
         "size": SIZE,
         "limit": LIMIT,
-        "start": {"guidance": scale_key(start), "step": len(first) - 1},
+        "start": {"guidance": label(float(start)), "step": len(first) - 1},
         "scales": out,
     }
 
 
 def recompute(data: dict, request: dict) -> dict:
     """``request = {"guidance": g}``: the loop run at scale g, its frames added and shown."""
-    g = number("guidance", request.get("guidance"))
+    g = real_number("guidance", request.get("guidance"), expected="a number")
     if not 0 <= g <= 20:
         raise ValueError(f"guidance must be a number in [0, 20], got {g!r}")
-    scales = dict(data["scales"])
-    if scale_key(g) not in scales:
-        scales[scale_key(g)] = scale_frames(g)
-    return {**data, "scales": scales, "start": {**data["start"], "guidance": scale_key(g)}}
+    key = label(g)
+    scales = data["scales"] if key in data["scales"] else {**data["scales"], key: scale_frames(g)}
+    return {**data, "scales": scales, "start": {**data["start"], "guidance": key}}
