@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from labkit.reader.players.base import one_of, r4
 from labkit.reader.traces import event_fields
+from labkit.text.faults import FAULTS, faulty_config
+from labkit.text.runtime import run_text_trace
 
 
 def step_data(run, record, streamed: bytes) -> dict:
@@ -41,9 +43,6 @@ def step_data(run, record, streamed: bytes) -> dict:
 
 def static_data(run=None, fault: str | None = None) -> dict:
     """The decode stepper's data for a ``labkit.text.runtime.TextRun``."""
-    from labkit.text.faults import FAULTS, faulty_config
-    from labkit.text.runtime import run_text_trace
-
     one_of("fault", fault, FAULTS, optional=True)
     run = run if run is not None else run_text_trace(None if fault is None else faulty_config(fault))
     steps, streamed = [], b""

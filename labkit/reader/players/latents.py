@@ -21,8 +21,11 @@ import base64
 import io
 
 import numpy as np
+from PIL import Image
 
 from labkit.core.guards import real_number
+from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
+from labkit.diffusion.vae import to_uint8
 from labkit.reader.players.base import label, r4
 
 CHANNEL_NAMES = ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light")
@@ -46,8 +49,6 @@ def b32(data: bytes) -> str:
 
 def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
     """uint8 [H, W, 3] → a size × size JPEG, base32-encoded."""
-    from PIL import Image
-
     buffer = io.BytesIO()
     Image.fromarray(image).resize((size, size), Image.BILINEAR).save(buffer, format="JPEG", quality=85)
     return b32(buffer.getvalue())
@@ -55,8 +56,6 @@ def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
 
 def run_frames(run, vae) -> list[dict]:
     """One frame per state of ``run`` (a ``DiffusionRun``): step 0 (the noise) … the end."""
-    from labkit.diffusion.vae import to_uint8
-
     frames = []
     for step, (t, latent) in enumerate(run.latents):
         z = np.asarray(latent[0], dtype=np.float64)  # [4, 64, 64]
@@ -78,8 +77,6 @@ def run_frames(run, vae) -> list[dict]:
 
 def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
     """The frames of ``run``, or of the loop run at that guidance scale when there is none."""
-    from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
-
     run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)), root=root)
     return run_frames(run, load_models(root)[2])
 
