@@ -19,6 +19,7 @@ by the page's data.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -36,6 +37,11 @@ def module_name(name: str) -> str:
     if name not in PLAYERS:
         raise ValueError(f"unknown player {name!r}; expected one of {list(PLAYERS)}")
     return PLAYERS[name]
+
+
+def export(name: str, **options) -> dict:
+    """Player ``name``'s data: its name (``"player"``) and its exporter's ``static_data(**options)``."""
+    return {"player": name, **importlib.import_module(module_name(name)).static_data(**options)}
 
 
 IMPORT = re.compile(r'^import \{(?P<names>[^}]*)\} from "\./_shared\.mjs";\n', re.M)

@@ -101,7 +101,6 @@ def static_data(start: str = "decode", run=None) -> dict:
     one_of("start", start, ("prefill", "masks", "decode"))
     groups = {"prefill": prefill_group(run), "masks": masks_group(), "decode": decode_group()}
     return {
-        "player": "attention",
         "title": "Attention and masks",
         "start": start,
         "groups": groups,

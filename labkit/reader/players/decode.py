@@ -50,7 +50,6 @@ def static_data(run=None, fault: str | None = None) -> dict:
         streamed += record.delta_bytes or b""
         steps.append(step_data(run, record, streamed))
     return {
-        "player": "decode",
         "title": "Trace one, token by token" + (f" — fault: {fault}" if fault else ""),
         "pieces": list(run.tokenizer.pieces),
         "fault": fault,

@@ -44,7 +44,6 @@ def static_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, referen
     chosen, rejected, betas = (sorted({float(v) for v in axis}) for axis in (chosen, rejected, betas))
     start = start or {"chosen": dpo.POLICY_LOG_PROBS[0], "rejected": dpo.POLICY_LOG_PROBS[1], "beta": dpo.BETA}
     return {
-        "player": "dpo_margin",
         "title": "DPO: the loss and the push along the margin (lab 06)",
         "reference": [float(r) for r in reference],
         "axes": {

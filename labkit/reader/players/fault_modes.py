@@ -39,7 +39,6 @@ def static_data(start: str = START) -> dict:
     """Every mode's case (``run_case``), the player opening on ``start``."""
     one_of("start", start, MODES)
     return {
-        "player": "fault_modes",
         "title": "Cache fault modes (lab 05)",
         "start": start,
         "tolerance": ABS_TOLERANCE,

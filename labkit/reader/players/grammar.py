@@ -38,7 +38,6 @@ def static_data(first_call=None) -> dict:
             }
         )
     return {
-        "player": "grammar",
         "title": "Constrained proposal of mc_01, token by token",
         "vocabulary": len(pieces),
         "counts": [st["allowed"] for st in steps],

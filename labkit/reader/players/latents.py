@@ -87,7 +87,6 @@ def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) ->
     out = {label(float(g)): scale_frames(g, runs.get(float(g)), root) for g in scales}
     first = next(iter(out.values()))
     return {
-        "player": "latents",
         "title": "DDIM, step by step: the four latent channels and the x̂₀ preview",
         "channels": list(CHANNEL_NAMES),
         "size": SIZE,

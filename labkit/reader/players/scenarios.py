@@ -87,7 +87,6 @@ def static_data(runs: dict | None = None) -> dict:
         run = runs[name] if name in runs else run_scenario(name)
         scenarios[name] = scenario_data(name, golden_events(name), run, None if name == "happy" else happy)
     return {
-        "player": "scenarios",
         "title": "Trace three: every scenario, event by event",
         "start": START,
         "scenarios": scenarios,
