@@ -7,6 +7,8 @@ import base64
 import inspect
 import io
 import textwrap
+import unicodedata
+from html import escape
 
 from labkit.core.guards import holds_float
 from labkit.reader.numbers import fmt, fmt_bound, rounded
@@ -37,8 +39,6 @@ class SourceView:
         """The same code block as self-contained HTML (inline styles), for hosts that show
         ``text/markdown`` as raw text (the static book's theme): the name, then the source,
         highlighted by Pygments (ipywidgets brings it, through IPython)."""
-        from html import escape
-
         from pygments import highlight
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
@@ -88,8 +88,6 @@ class Table:
         return "\n".join(out)
 
     def _repr_html_(self) -> str:
-        from html import escape
-
         head = "".join(f"<th>{escape(h)}</th>" for h in self.headers)
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in self.rows)
         caption = f"<caption>{escape(self.title)}</caption>" if self.title else ""
@@ -102,8 +100,6 @@ def _cell(value) -> str:
 
 def _width(text: str) -> int:
     """Display width: CJK characters take two columns."""
-    import unicodedata
-
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
@@ -137,8 +133,6 @@ class PNG:
         return f"PNG {natural_width}×{natural_height} px, shown {self.width}×{self.height}"
 
     def _repr_html_(self) -> str:
-        from html import escape
-
         encoded = base64.b64encode(self.data).decode("ascii")
         return (
             f'<img src="data:image/png;base64,{encoded}" width="{self.width}" '
