@@ -40,18 +40,14 @@ def event_line(event: dict) -> str:
     return f"{event['event_id']} {event['event_type']}  {fields}".rstrip()
 
 
-def plot_first_logits(run=None):
-    """Step 1's raw logits [V] (of ``run``, default trace one): masked tokens hatched grey and
-    marked −∞, the processed logit where allowed, the selection highlighted."""
+def plot_first_logits(run):
+    """Step 1's raw logits [V] of ``run`` (a ``labkit.text.runtime.TextRun``): masked tokens hatched
+    grey and marked −∞, the processed logit where allowed, the selection highlighted."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     from labkit.reader import plt
 
-    if run is None:
-        from labkit.text.runtime import run_text_trace
-
-        run = run_text_trace()
     view, pieces = run.steps[0], run.tokenizer.pieces
     fig, ax = plt().subplots(figsize=(7.5, 3.4))
     ids = np.arange(view.raw_logits.size)
@@ -70,19 +66,13 @@ def plot_first_logits(run=None):
     ax.set_xticklabels([f"{i} {p}" for i, p in zip(ids, pieces, strict=True)], rotation=90, fontsize=7)
     ax.set_ylabel("raw logit")
     ax.set_ylim(min(-3.0, float(np.min(view.raw_logits)) - 0.3), float(np.max(view.raw_logits)) + 1.0)
-    ax.legend(
-        handles=[
-            Line2D(
-                [], [], color="k", marker="_", linestyle="none", markersize=9, label="processed (= raw where allowed)"
-            ),
-            Patch(facecolor="#4c72b0", label="raw (allowed)"),
-            Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
-            Patch(facecolor="#dd8452", label=f"selected: {view.selected} {pieces[view.selected]}"),
-        ],
-        fontsize=7,
-        loc="upper left",
-        frameon=False,
-    )
+    handles = [
+        Line2D([], [], color="k", marker="_", linestyle="none", markersize=9, label="processed (= raw where allowed)"),
+        Patch(facecolor="#4c72b0", label="raw (allowed)"),
+        Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
+        Patch(facecolor="#dd8452", label=f"selected: {view.selected} {pieces[view.selected]}"),
+    ]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", frameon=False)
     ax.set_title("step 1: raw logits of next_logits [1, 20]", fontsize=9)
     fig.subplots_adjust(bottom=0.3)
     return fig
