@@ -63,13 +63,11 @@ def fmt_bound(value: float, bound: float) -> str:
 
 
 def rounded(value, bounds: dict | None = None):
-    """A JSON-like value (dicts, lists, floats…) with every float cut to ``FLOAT64_DIGITS``
-    significant digits (a float32 to ``FLOAT32_DECIMALS`` decimals), for showing a report in a
-    stored output; the full-precision value stays in the report itself.  ``bounds`` maps a key to
-    its tolerance: that key's float, when within the tolerance, becomes ``fmt_bound(value,
-    tolerance)`` (``≤ 1e-12 ✓``: a discrepancy measure shown against its tolerance); beyond it,
-    it is a real figure (a fault's error) and is cut like any other float.
-    """
+    """A JSON-like value (dicts, lists, floats…) with every float cut as ``fmt`` shows it, for
+    showing a report in a stored output (the full-precision value stays in the report).  ``bounds``
+    maps a key to its tolerance: that key's float, when within it, becomes ``fmt_bound(value,
+    tolerance)`` (``≤ 1e-12 ✓``, a discrepancy measure); beyond it, it is a real figure (a fault's
+    error), cut like any other float."""
     bounds = bounds or {}
     if isinstance(value, dict):
         return {

@@ -149,6 +149,13 @@ def draw_prefix_reuse(ax, second_call, answer_tokens: int) -> None:
 
 # -- trace three: its events coloured by state (the states off the happy row have failed) --------
 FAILED_STATES = {state.value for state, (_, y) in _LAYOUT.items() if y != 0}
+#: the colours ``event_color`` gives, and what each says (the scenarios figure's legend)
+EVENT_COLOURS = {
+    "#dbe4f3": "before the commit",
+    "#b9dfb9": "committed / side effect",
+    "#f4b6b6": "failed, rejected or unknown",
+    "#c44e52": "runtime crashed",
+}
 
 
 def event_color(event: dict) -> str:
@@ -194,16 +201,7 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
     ax.set_ylim(-len(rows) + 0.45, 0.55)
     ax.axis("off")
     shown = {event_color(e) for _, events in rows for e in events}
-    legend = [
-        Patch(facecolor=c, edgecolor="#777777", label=t)
-        for c, t in (
-            ("#dbe4f3", "before the commit"),
-            ("#b9dfb9", "committed / side effect"),
-            ("#f4b6b6", "failed, rejected or unknown"),
-            ("#c44e52", "runtime crashed"),
-        )
-        if c in shown
-    ]
+    legend = [Patch(facecolor=c, edgecolor="#777777", label=t) for c, t in EVENT_COLOURS.items() if c in shown]
     fig.legend(handles=legend, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     fig.suptitle("each scenario's events by ID (t00, t01, …), coloured by state", fontsize=9)
     return fig

@@ -13,6 +13,8 @@ one with that fault (``labkit.text.faults``).
 
 from __future__ import annotations
 
+import itertools
+
 from labkit.reader.players.base import one_of, r4
 from labkit.reader.traces import event_fields
 from labkit.text.faults import FAULTS, faulty_config
@@ -45,10 +47,8 @@ def static_data(run=None, fault: str | None = None) -> dict:
     """The decode stepper's data for a ``labkit.text.runtime.TextRun``."""
     one_of("fault", fault, FAULTS, optional=True)
     run = run if run is not None else run_text_trace(None if fault is None else faulty_config(fault))
-    steps, streamed = [], b""
-    for record in run.steps:
-        streamed += record.delta_bytes or b""
-        steps.append(step_data(run, record, streamed))
+    streamed = itertools.accumulate(record.delta_bytes or b"" for record in run.steps)  # the text so far
+    steps = [step_data(run, record, text) for record, text in zip(run.steps, streamed, strict=True)]
     return {
         "title": "Trace one, token by token" + (f" — fault: {fault}" if fault else ""),
         "pieces": list(run.tokenizer.pieces),
