@@ -41,9 +41,7 @@ def versus_source(rows, title: str | None = None, reference: str = "source's scr
     column is headed "source's script, run": what the chapter's script computed when it was run
     once, on one machine.  A discrepancy measure (a float reference at most ``tolerance`` > 0,
     e.g. max |cached − full|) shows the reference as the script prints it (``4.441e-16``) and the
-    computed value against its tolerance (``≤ 1e-12 ✓``).  Every other float goes through
-    ``labkit.reader.fmt``.
-    """
+    computed value against its tolerance (``≤ 1e-12 ✓``); every other float, ``fmt``."""
     out = []
     for quantity, source, computed, tolerance in rows:
         if not holds_float(source) and not holds_float(computed):

@@ -63,7 +63,6 @@ def static_data(kinds=None) -> dict:
     first = next(iter(out))
     start = START if START[0] in out else (first, next(iter(out[first]["faults"])))
     return {
-        "player": "divergence",
         "title": "First divergence: golden and faulty trace side by side",
         "kinds": out,
         "start": list(start),
