@@ -168,8 +168,7 @@ _TEXTS = ("task", "idea", "rule", "why")
 @lru_cache(maxsize=1)
 def catalogue() -> dict[str, dict]:
     """Every exercise's data by name (``exercises.toml``): texts folded to single spaces, lists as tuples."""
-    with CATALOGUE.open("rb") as stream:
-        found = tomllib.load(stream)
+    found = tomllib.loads(CATALOGUE.read_text(encoding="utf-8"))
     return {
         name: {
             k: " ".join(v.split()) if k in _TEXTS else tuple(v) if isinstance(v, list) else v for k, v in data.items()

@@ -49,9 +49,7 @@ def run(args) -> int:
         if args.out.suffix == ".json":
             json.dump([dict(zip(COLUMNS, row, strict=True)) for row in rows], out, ensure_ascii=False, indent=1)
         else:
-            writer = csv.writer(out)
-            writer.writerow(COLUMNS)
-            writer.writerows(rows)
+            csv.writer(out).writerows([COLUMNS, *rows])
     counts = {s: sum(r[2] == s for r in rows) for s in ("passed", "failed", "could not check", "missing")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     print(f"graded {len(handins)} hand-ins: {summary}; wrote {len(rows)} rows to {args.out}")
