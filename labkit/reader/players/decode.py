@@ -41,11 +41,11 @@ def step_data(run, record, streamed: bytes) -> dict:
 
 def static_data(run=None, fault: str | None = None) -> dict:
     """The decode stepper's data for a ``labkit.text.runtime.TextRun``."""
-    from labkit.text.faults import FAULTS, faulty_config
-    from labkit.text.runtime import run_text_trace
+    from labkit.text.faults import FAULTS
+    from labkit.trace.kinds import run as run_kind
 
     one_of("fault", fault, FAULTS, optional=True)
-    run = run if run is not None else run_text_trace(None if fault is None else faulty_config(fault))
+    run = run if run is not None else run_kind("text", fault)
     steps, streamed = [], b""
     for record in run.steps:
         streamed += record.delta_bytes or b""
