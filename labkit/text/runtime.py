@@ -52,11 +52,10 @@ def run_text_trace(
     """Run trace one under ``config`` (default: the fault-free fixture run).
 
     ``hooks`` (``labkit.text.config.TextHooks``) lets a reader's own processor or decode
-    step run inside the real runtime; without them nothing changes.  ``root``: the fixtures
-    folder to load from (default ``fixtures/text``).
+    step run inside the real runtime; without them nothing changes.  ``root``: the folder of
+    trace one's fixtures to load from (default ``fixtures/text``).
     """
     config, hooks = checked_run_arguments(config, hooks, TextTraceConfig, TextHooks)
-    root = Path(root) if root is not None else None
     tokenizer, template = Tokenizer.load(root), Template.load(root)
     weights = load_weights(root)
     if config.weight_perturbation is not None:
