@@ -52,11 +52,9 @@ def load_weights(root: str | Path | None = None) -> DecoderWeights:
     return DecoderWeights.from_arrays(load_arrays(fixture_dir("text", root) / WEIGHTS_FILE), CONFIG)
 
 
-def load_decoder(
-    root: str | Path | None = None, faults: DecoderFaults | None = None, weights: DecoderWeights | None = None
-) -> Decoder:
-    """toy-decoder-v1 with its stored weights (or the given ones) and optional faults."""
-    return Decoder(CONFIG, weights if weights is not None else load_weights(root), faults)
+def load_decoder(root: str | Path | None = None, faults: DecoderFaults | None = None) -> Decoder:
+    """toy-decoder-v1 with its stored weights and optional faults."""
+    return Decoder(CONFIG, load_weights(root), faults)
 
 
 def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:

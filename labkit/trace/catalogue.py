@@ -21,10 +21,6 @@ def faults(kind: str) -> dict[str, Fault]:
     return dict(_kind(kind).faults)
 
 
-def describe(kind: str, name: str) -> str:
-    return lookup(faults(kind), kind, name).description
-
-
 @lru_cache(maxsize=64)
 def _run_cached(kind: str, fault: str | None) -> tuple:
     return tuple(run_kind(kind, fault).events)

@@ -75,8 +75,7 @@ class Divergence:
             ]
         )
 
-    def __str__(self) -> str:
-        return self.describe()
+    __str__ = describe
 
 
 def _short(value: Any, limit: int = 160) -> str:
