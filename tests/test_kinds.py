@@ -66,7 +66,6 @@ ECHO = TraceKind(
         **{attr: f"echo's {attr}" for attr in ("initial_object", "model_state", "runtime_update")},
         **{attr: f"echo's {attr}" for attr in ("irreversible_point", "random_entry", "termination", "replay_core")},
         output_means="the same word",
-        comparison_level="bytes",
         suspects={("word.heard", "discrete_state"): S.DETOKENIZER},
     ),
     faults=catalogue(
