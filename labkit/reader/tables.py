@@ -11,7 +11,7 @@ import numpy as np
 from labkit.core.guards import holds_float
 from labkit.reader import Table
 from labkit.reader.numbers import fmt, fmt_bound
-from labkit.trace.contracts import state_rows
+from labkit.trace.kinds import state_rows
 
 #: Relative tolerance for a float the chapter's script computed when it was run once: the
 #: labs' own ``rtol`` (a different BLAS kernel moves a float64 result by a few ulps).

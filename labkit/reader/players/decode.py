@@ -17,8 +17,8 @@ import itertools
 
 from labkit.reader.players.base import one_of, r4
 from labkit.reader.traces import event_fields
-from labkit.text.faults import FAULTS, faulty_config
-from labkit.text.runtime import run_text_trace
+from labkit.text.faults import FAULTS
+from labkit.trace.kinds import run as run_kind
 
 
 def step_data(run, record, streamed: bytes) -> dict:
@@ -46,7 +46,7 @@ def step_data(run, record, streamed: bytes) -> dict:
 def static_data(run=None, fault: str | None = None) -> dict:
     """The decode stepper's data for a ``labkit.text.runtime.TextRun``."""
     one_of("fault", fault, FAULTS, optional=True)
-    run = run if run is not None else run_text_trace(None if fault is None else faulty_config(fault))
+    run = run if run is not None else run_kind("text", fault)
     streamed = itertools.accumulate(record.delta_bytes or b"" for record in run.steps)  # the text so far
     steps = [step_data(run, record, text) for record, text in zip(run.steps, streamed, strict=True)]
     return {
