@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.labs import ce_gradient
+from labkit.labs import masks
 from labkit.labs.common import finite_difference, log_softmax, masked_cross_entropy
 from labkit.nn.attention import softmax
 from labkit.reader.tables import versus_source
@@ -17,7 +17,7 @@ SOURCE_GRADIENT = [[0.5, 0.25, -0.75]]
 
 
 def test_ce_gradient_report_matches_source_figures():
-    report = ce_gradient.run()
+    report = masks.run_ce_gradient()
     assert set(report) == {
         "loss_nat",
         "gradient",

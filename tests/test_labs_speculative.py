@@ -6,7 +6,7 @@ from _helpers import assert_matches_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.labs import speculative, wrong_fallback
+from labkit.labs import speculative
 
 SOURCE_SPECULATIVE = {
     "target": [0.6, 0.3, 0.1],
@@ -51,11 +51,11 @@ def test_speculative_report_matches_source_report():
 
 
 def test_wrong_fallback_report_matches_source_report():
-    assert_matches_source("wrong_rejection_fallback", wrong_fallback.run(), SOURCE_WRONG_FALLBACK)
+    assert_matches_source("wrong_rejection_fallback", speculative.run_wrong_fallback(), SOURCE_WRONG_FALLBACK)
 
 
 def test_wrong_fallback_tv_is_half_the_l1_and_correct_rule_is_exact():
-    report = wrong_fallback.run()
+    report = speculative.run_wrong_fallback()
     assert report["wrong_total_variation_distance"] == report["wrong_l1_distance"] / 2
     assert np.allclose(report["wrong_output"], [0.52, 0.36, 0.12], atol=1e-15, rtol=0)
     assert report["wrong_l1_distance"] == pytest.approx(0.16, abs=1e-15)

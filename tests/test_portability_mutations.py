@@ -13,7 +13,7 @@ import pytest
 
 import labkit.check as check
 from labkit.core.fixtures import fixture_path, read_json
-from labkit.labs import ce_gradient
+from labkit.labs import masks
 from labkit.labs.common import LabCheckFailed, finite_difference, masked_cross_entropy, require_close
 from labkit.nn.rope import rope as true_rope
 from labkit.nn.rope import rope_angles
@@ -78,12 +78,12 @@ def test_ce_gradient_with_its_sign_flipped_fails_the_finite_difference_check_and
     result = check.masked_ce_gradient(uphill)
     assert not result.passed, f"a flipped CE gradient passed the checker: {result!r}"
     logits, targets, valid = (np.array([[np.log(2.0), 0.0, 0.0]]), np.array([2]), np.ones(1, dtype=bool))
-    numeric = finite_difference(lambda z: masked_cross_entropy(z, targets, valid)[0], logits, step=ce_gradient.STEP)
+    numeric = finite_difference(lambda z: masked_cross_entropy(z, targets, valid)[0], logits, step=masks.STEP)
     with pytest.raises(LabCheckFailed):
         require_close(
             "ce analytic gradient vs finite difference",
             uphill(logits, targets, valid),
             numeric,
-            atol=ce_gradient.ABS_TOLERANCE,
-            rtol=ce_gradient.RELATIVE_TOLERANCE,
+            atol=masks.ABS_TOLERANCE,
+            rtol=masks.RELATIVE_TOLERANCE,
         )

@@ -1,4 +1,5 @@
-"""Chapter 11: the mechanism labs, each a module with ``run() -> dict``.
+"""Chapter 11: the mechanism labs, each a function returning a dict: a module's ``run()``, or
+``masks.run_ce_gradient`` and ``speculative.run_wrong_fallback`` (``report`` lists them all).
 
 Every lab returns exactly the keys, nesting and values of the matching object of the
 source chapter's JSON report; the numbers come from labkit's own code (the one

@@ -1,4 +1,9 @@
-"""Lab: which positions are supervised and which keys each query may see.
+"""Labs 01 and 02: the gradient of cross-entropy, and which positions are supervised and which keys
+each query may see.
+
+``run_ce_gradient`` checks that the gradient of cross-entropy is softmax minus one-hot, by finite
+differences: one row of logits z = [ln 2, 0, 0] with target 2 gives softmax(z) = [1/2, 1/4, 1/4],
+so L = −log(1/4) = ln 4 and ∂L/∂z = [1/2, 1/4, 1/4] − [0, 0, 1] = [0.5, 0.25, −0.75].
 
 Three masks, three different jobs:
 - the *loss mask* picks the rows of [N, V] logits that count in the mean cross-entropy;
@@ -16,6 +21,10 @@ import numpy as np
 
 from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_difference, require_close
 
+#: the finite-difference step of the ``ce_gradient`` check and the tolerance it holds the analytic gradient to
+STEP = 1e-5
+ABS_TOLERANCE = 1e-9
+RELATIVE_TOLERANCE = 1e-8
 #: the seeded 3×4 case: logits from default_rng(3), targets, and the row left out of the loss
 MASKED_SEED = 3
 MASKED_TARGETS = (2, 1, 3)
@@ -24,6 +33,28 @@ MASKED_VALID = (True, False, True)
 PACKED_DOCUMENT_IDS = (0, 0, 0, 0, 1, 1, 1, 1)
 #: an SFT row of 7 tokens whose original positions 4, 5, 6 are assistant targets
 SFT_ASSISTANT_TARGET = (False, False, False, False, True, True, True)
+
+
+def run_ce_gradient() -> dict:
+    """The ``ce_gradient`` object of the source report (loss, gradient [1, 3], check error)."""
+    logits = np.array([[np.log(2.0), 0.0, 0.0]])  # [N=1, V=3]
+    targets = np.array([2])
+    valid = np.ones(1, dtype=bool)
+
+    def loss_of(z: np.ndarray) -> float:
+        return masked_cross_entropy(z, targets, valid)[0]
+
+    loss, analytic = masked_cross_entropy(logits, targets, valid)
+    numeric = finite_difference(loss_of, logits, step=STEP)
+    require_close("CE gradient vs finite differences", analytic, numeric, atol=ABS_TOLERANCE, rtol=RELATIVE_TOLERANCE)
+    return {
+        "loss_nat": loss,
+        "gradient": analytic.tolist(),
+        "finite_difference_step": STEP,
+        "max_abs_gradient_error": max_abs_difference(analytic, numeric),
+        "abs_tolerance": ABS_TOLERANCE,
+        "relative_tolerance": RELATIVE_TOLERANCE,
+    }
 
 
 def _as_document_ids(document_ids) -> np.ndarray:

@@ -13,7 +13,7 @@ and the message instead of raising.  Lab modules are imported only when a report
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 import platform
 import time
 from collections.abc import Callable, Mapping
@@ -30,23 +30,23 @@ LABS_SCOPE = "8 NumPy mechanism labs; no model training"
 #: UTC+08:00 all year (no daylight saving since 1991), a fixed offset with no zone database to read.
 REPORT_TIME_ZONE = timezone(timedelta(hours=8), "Asia/Shanghai")
 
-#: (report key, module) in the order the labs report lists them; each module has ``run()``.
+#: (report key, ``module:function`` of the lab) in the order the labs report lists them.
 LABS = (
-    ("ce_gradient", "labkit.labs.ce_gradient"),
-    ("masks", "labkit.labs.masks"),
-    ("causal_attention", "labkit.labs.causal_attention"),
-    ("cache_equivalence", "labkit.labs.cache_equivalence"),
-    ("dpo", "labkit.labs.dpo"),
-    ("grpo", "labkit.labs.grpo"),
-    ("kl", "labkit.labs.kl"),
-    ("speculative_sampling", "labkit.labs.speculative"),
+    ("ce_gradient", "labkit.labs.masks:run_ce_gradient"),
+    ("masks", "labkit.labs.masks:run"),
+    ("causal_attention", "labkit.labs.causal_attention:run"),
+    ("cache_equivalence", "labkit.labs.cache_equivalence:run"),
+    ("dpo", "labkit.labs.dpo:run"),
+    ("grpo", "labkit.labs.grpo:run"),
+    ("kl", "labkit.labs.kl:run"),
+    ("speculative_sampling", "labkit.labs.speculative:run"),
 )
-#: (report key, module) of the fault-injection supplement, in the source's order.
+#: (report key, ``module:function``) of the fault-injection supplement, in the source's order.
 FAULTS = (
-    ("bandwidth_budget", "labkit.labs.bandwidth"),
-    ("unequal_rank_gradients", "labkit.labs.unequal_rank"),
-    ("cache_faults", "labkit.labs.cache_faults"),
-    ("wrong_rejection_fallback", "labkit.labs.wrong_fallback"),
+    ("bandwidth_budget", "labkit.labs.bandwidth:run"),
+    ("unequal_rank_gradients", "labkit.labs.unequal_rank:run"),
+    ("cache_faults", "labkit.labs.cache_faults:run"),
+    ("wrong_rejection_fallback", "labkit.labs.speculative:run_wrong_fallback"),
 )
 
 
@@ -79,7 +79,7 @@ def runtime_info() -> dict:
 
 
 def _runners(table, samples: int = DEFAULT_SAMPLES) -> dict[str, Callable[[], dict]]:
-    runners = {key: importlib.import_module(module).run for key, module in table}
+    runners = {key: pkgutil.resolve_name(lab) for key, lab in table}
     if "speculative_sampling" in runners:
         runners["speculative_sampling"] = partial(runners["speculative_sampling"], samples=samples)
     return runners

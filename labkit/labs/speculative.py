@@ -8,8 +8,16 @@ from the residual r = max(p − q, 0) / Σ max(p − q, 0).  Token by token the 
                = min(p(x), q(x)) + max(p(x) − q(x), 0) = p(x)
 
 A token the draft never proposes (q(x) = 0) is never divided by: α is irrelevant there and
-its mass comes from the residual alone.  ``simulate`` draws the same process; ``wrong_fallback``
-is the bug of resampling from p instead of r.
+its mass comes from the residual alone.  ``simulate`` draws the same process.
+
+The supplement ``wrong_rejection_fallback`` (``run_wrong_fallback``) is the tempting shortcut of
+refilling a rejected draft from the target p itself instead of the residual r.  Its output law
+
+    P_wrong(x) = q(x)·α(x) + β·p(x)
+
+counts the overlap min(p, q) twice: tokens the draft already over-proposes gain mass.  Its distance
+from p is reported as L1 = Σ|P_wrong − p| and total variation TV = L1 / 2, by exact enumeration
+of the mass at one prefix (no sampling).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ SIGMA_BOUND = 6.0
 #: Edge cases: draft equal to target, and draft and target each with an outcome the other lacks.
 EDGE_CASES = (("equal", TARGET, TARGET), ("disjoint support", (0.0, 0.7, 0.3), (0.3, 0.7, 0.0)))
 NOTE = "single-prefix acceptance law; not a full multi-token decoder or speed benchmark"
+WRONG_FALLBACK_SCOPE = "exact single-prefix mass enumeration, not Monte Carlo"
 FALLBACKS = ("residual", "target")
 
 
@@ -186,4 +195,34 @@ def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> 
         "max_standard_error_units": worst,
         "standard_error_bound_units": SIGMA_BOUND,
         "note": NOTE,
+    }
+
+
+def run_wrong_fallback() -> dict:
+    """The wrong-fallback supplement; returns the source report's ``wrong_rejection_fallback`` object.
+
+    Checks: the correct rule reproduces p (1e-14), here and in the edge cases; the wrong rule's
+    mass is a probability vector and, where β > 0 and p ≠ r, differs from p.
+    """
+    target, draft = np.array(TARGET), np.array(DRAFT)
+    mass = speculative_mass(target, draft)
+    wrong = wrong_fallback_output(target, draft)
+    require_exact_law("wrong_fallback: correct rule's output law", mass, target)
+    require_close("wrong_fallback: total mass of the wrong rule vs 1", wrong.sum(), 1.0, atol=1e-12)
+    gap = wrong - target
+    l1 = float(np.abs(gap).sum())
+    if mass.reject_probability > 1e-12 and not np.allclose(mass.residual, target):
+        require(l1 > 1e-12, f"wrong_fallback: refilling from p should distort the law, but L1 = {l1!r}")
+    return {
+        "target": target.tolist(),
+        "draft": draft.tolist(),
+        "accepted_mass": mass.accepted_mass.tolist(),
+        "reject_mass": mass.reject_probability,
+        "correct_residual": mass.residual.tolist(),
+        "correct_output": mass.output.tolist(),
+        "wrong_output": wrong.tolist(),
+        "wrong_minus_target": gap.tolist(),
+        "wrong_l1_distance": l1,
+        "wrong_total_variation_distance": l1 / 2,
+        "scope": WRONG_FALLBACK_SCOPE,
     }
