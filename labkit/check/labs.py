@@ -156,37 +156,27 @@ def _reference_step(q, cache_k, cache_v, k_new, v_new):
     return output, keys, values
 
 
-def _rotated_projections(model, w, x, position) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Layer input x [1, 1, d] → q, k, v [1, H, 1, d_h]; q and k carry RoPE at ``position`` [1]."""
-    cfg = model.config
-    normed = rms_norm(x, cfg.norm_eps)
-    q, k, v = (model._split_heads(normed @ w[name], cfg.n_kv_heads) for name in ("q", "k", "v"))
-    return rope(q, position, cfg.rope_base), rope(k, position, cfg.rope_base), v
-
-
-def _feed_forward_block(model, w, x) -> np.ndarray:
-    """x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down with z = RMSNorm(x);  [1, 1, d] → [1, 1, d]."""
-    z = rms_norm(x, model.config.norm_eps)
-    gate, up = z @ w["gate"], z @ w["up"]
-    return x + (gate * up / (1.0 + np.exp(-gate))) @ w["down"]
-
-
 def decode_with_attention_step(step, model, tokens) -> np.ndarray:
     """Logits [T, V] of ``tokens`` decoded one at a time through ``model``'s layers (multi-head, as the lab
     decoder: as many key/value heads as query heads), with
     ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` as the cached
     attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h]); the rest
-    is the model's own weights and labkit.nn's functions."""
+    is the model's own weights and labkit.nn's functions, in the order of ``Decoder.forward``."""
     cfg, weights = model.config, model.weights
     empty = np.zeros((1, cfg.n_kv_heads, 0, cfg.head_dim), dtype=np.dtype(cfg.dtype))
     cached = [(empty, empty) for _ in range(cfg.n_layers)]  # per layer: (K, V)
     logits = np.empty((len(tokens), cfg.vocab_size), dtype=np.dtype(cfg.dtype))
     for t, token in enumerate(np.asarray(tokens)):
-        hidden = weights.embedding[[[int(token)]]]  # [1, 1, d]
+        hidden, position = weights.embedding[[[int(token)]]], np.array([t])  # [1, 1, d], [1]
         for layer, w in enumerate(weights.layers):
-            q, k, v = _rotated_projections(model, w, hidden, np.array([t]))
+            z = rms_norm(hidden, cfg.norm_eps)
+            q, k, v = (model._split_heads(z @ w[name], cfg.n_kv_heads) for name in ("q", "k", "v"))
+            q, k = rope(q, position, cfg.rope_base), rope(k, position, cfg.rope_base)
             attended, *cached[layer] = step(t, layer, q, *cached[layer], k, v)
-            hidden = _feed_forward_block(model, w, hidden + model._merge_heads(attended) @ w["o"])
+            hidden = hidden + model._merge_heads(attended) @ w["o"]
+            z = rms_norm(hidden, cfg.norm_eps)  # then x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down
+            gate = z @ w["gate"]
+            hidden = hidden + (gate * (z @ w["up"]) / (1.0 + np.exp(-gate))) @ w["down"]
         logits[t] = (rms_norm(hidden, cfg.norm_eps) @ weights.output)[0, 0]
     return logits
 
