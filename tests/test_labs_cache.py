@@ -126,5 +126,5 @@ def test_bad_fault_names_are_clear_errors():
         cache_faults.run_case("copy_layer0_cache_to_layer1")  # labkit's name, not the source's
     with pytest.raises(ValueError, match="unknown decoder fault"):
         lab_decoder("swap_heads")
-    with pytest.raises(TypeError, match="faults must be a DecoderFaults"):
+    with pytest.raises(ValueError, match="unknown decoder fault 3"):
         lab_decoder(3)

@@ -47,13 +47,9 @@ def lab_weights(seed: int = 11) -> DecoderWeights:
     return DecoderWeights.from_arrays(arrays, LAB_CONFIG)
 
 
-def lab_decoder(faults: DecoderFaults | str | None = None) -> Decoder:
-    """The lab decoder; ``faults`` is a ``DecoderFaults`` or a fault name (None: correct)."""
-    if faults is None or isinstance(faults, str):
-        faults = DecoderFaults.named(faults)
-    if not isinstance(faults, DecoderFaults):
-        raise TypeError(f"faults must be a DecoderFaults, a fault name or None, got {type(faults).__name__}")
-    return Decoder(LAB_CONFIG, _shared_weights(), faults)
+def lab_decoder(fault: str | None = None) -> Decoder:
+    """The lab decoder with the ``DecoderFaults`` switch ``fault`` on (None: correct)."""
+    return Decoder(LAB_CONFIG, _shared_weights(), DecoderFaults.named(fault))
 
 
 @functools.cache
