@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.labs import cache_equivalence, cache_faults
+from labkit.labs import cache_equivalence
 from labkit.labs.cache_equivalence import cached_logits, full_logits, prefix_recompute_logits
 from labkit.labs.lab_decoder import LAB_CONFIG, lab_decoder, lab_tokens
 
@@ -31,7 +31,7 @@ SOURCE_CONFIGURATION = [
 
 # each lab runs once for the whole module
 equivalence = pytest.fixture(scope="module")(cache_equivalence.run)
-faults = pytest.fixture(scope="module")(cache_faults.run)
+faults = pytest.fixture(scope="module")(cache_equivalence.run_faults)
 
 
 def test_lab_decoder_is_the_books_transformer_configured_as_the_lab():
@@ -105,7 +105,7 @@ def test_fault_errors_match_source(faults):
 
 
 def test_which_check_catches_each_fault():
-    caught = {mode: cache_faults.run_case(mode).caught_by for mode in cache_faults.MODES}
+    caught = {mode: cache_equivalence.run_case(mode).caught_by for mode in cache_equivalence.MODES}
     assert caught == {
         "correct": [],
         "reset_rope_position": ["logit"],
@@ -123,7 +123,7 @@ def test_faults_touch_only_the_cached_path():
 
 def test_bad_fault_names_are_clear_errors():
     with pytest.raises(ValueError, match="mode must be one of"):
-        cache_faults.run_case("copy_layer0_cache_to_layer1")  # labkit's name, not the source's
+        cache_equivalence.run_case("copy_layer0_cache_to_layer1")  # labkit's name, not the source's
     with pytest.raises(ValueError, match="unknown decoder fault"):
         lab_decoder("swap_heads")
     with pytest.raises(ValueError, match="unknown decoder fault 3"):

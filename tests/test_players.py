@@ -338,7 +338,7 @@ def test_attention_data_is_the_runs_weights_and_masks():
 
 
 def test_cache_fault_data_is_every_modes_run():
-    from labkit.labs.cache_faults import MODES, run_case
+    from labkit.labs.cache_equivalence import MODES, run_case
     from labkit.reader.players.base import significant
 
     data = data_of("fault_modes")

@@ -10,7 +10,7 @@ import numpy as np
 from labkit.check.core import function, trace, value
 from labkit.check.grading import lockstep, yes_or_no
 from labkit.labs import dpo, masks
-from labkit.labs.cache_faults import MODES, run_case
+from labkit.labs.cache_equivalence import MODES, run_case
 from labkit.labs.causal_attention import PERTURB_FROM, PREFIX_SEED
 from labkit.labs.common import masked_cross_entropy
 from labkit.labs.dpo import dpo_gradient

@@ -45,7 +45,7 @@ LABS = (
 FAULTS = (
     ("bandwidth_budget", "labkit.labs.bandwidth:run"),
     ("unequal_rank_gradients", "labkit.labs.unequal_rank:run"),
-    ("cache_faults", "labkit.labs.cache_faults:run"),
+    ("cache_faults", "labkit.labs.cache_equivalence:run_faults"),
     ("wrong_rejection_fallback", "labkit.labs.speculative:run_wrong_fallback"),
 )
 

@@ -1,5 +1,5 @@
 """The cache-fault player of lab 05: pick a fault mode; the per-position logit error against the
-full pass and the three checks, each mode run by ``labkit.labs.cache_faults.run_case``.
+full pass and the three checks, each mode run by ``labkit.labs.cache_equivalence.run_case``.
 
 The modes are few, so every one is run when the page is built and the static book switches
 between them without a kernel.
@@ -11,7 +11,7 @@ between them without a kernel.
 
 from __future__ import annotations
 
-from labkit.labs.cache_faults import ABS_TOLERANCE, MODES, FaultCase, run_case
+from labkit.labs.cache_equivalence import ABS_TOLERANCE, MODES, FaultCase, run_case
 from labkit.reader.players.base import one_of, significant
 
 START = "reset_rope_position"
