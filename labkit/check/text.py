@@ -109,12 +109,11 @@ def _decode_step(candidate):
 def _without_ledger(events: list[dict]) -> list[dict]:
     """The events without the per-layer shape ledger of each decode (a substituted decode step reports
     only its logits, so the ledger is not part of that comparison)."""
-    out = []
-    for event in events:
-        if event["event_type"] == "decode.completed" and "ledger" in event["payload"]:
-            event = {**event, "payload": {k: v for k, v in event["payload"].items() if k != "ledger"}}
-        out.append(event)
-    return out
+
+    def unledgered(payload: dict) -> dict:
+        return {k: v for k, v in payload.items() if k != "ledger"}
+
+    return [{**e, "payload": unledgered(e["payload"])} if e["event_type"] == "decode.completed" else e for e in events]
 
 
 @trace(hook=_decode_step)
