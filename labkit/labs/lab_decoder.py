@@ -27,23 +27,16 @@ LAB_TOKENS = (1, 5, 3, 8, 2, 9, 4)
 
 LAB_CONFIG = book_config("lab-decoder")
 
-#: Draw order and standard deviation of the weights (name, std); shapes come from the config.
-_DRAWS = (("embedding", 0.3), ("output", 0.2))
-_LAYER_DRAWS = (("q", 0.2), ("k", 0.2), ("v", 0.2), ("o", 0.2), ("gate", 0.2), ("up", 0.2), ("down", 0.2))
-
 
 def lab_weights(seed: int = 11) -> DecoderWeights:
-    """Weights drawn as N(0, std²) from ``default_rng(seed)``: embedding [17, 8] (std 0.3),
-    output [8, 17], then per layer q, k, v, o [8, 8], gate, up [8, 12], down [12, 8] (std 0.2)."""
-    shapes = LAB_CONFIG.weight_shapes()
+    """Weights drawn as N(0, std²) from ``default_rng(seed)`` in the source's order, which is the order of
+    ``weight_shapes()``: embedding [17, 8] (std 0.3), output [8, 17], then per layer q, k, v, o [8, 8],
+    gate, up [8, 12], down [12, 8] (std 0.2)."""
     generator = np.random.default_rng(seed)
-    arrays: dict[str, np.ndarray] = {}
-    for name, std in _DRAWS:
-        arrays[name] = generator.normal(0.0, std, shapes[name])
-    for layer in range(LAB_CONFIG.n_layers):
-        for name, std in _LAYER_DRAWS:
-            key = f"layers.{layer}.{name}"
-            arrays[key] = generator.normal(0.0, std, shapes[key])
+    arrays = {
+        name: generator.normal(0.0, 0.3 if name == "embedding" else 0.2, shape)
+        for name, shape in LAB_CONFIG.weight_shapes().items()
+    }
     return DecoderWeights.from_arrays(arrays, LAB_CONFIG)
 
 
