@@ -10,7 +10,7 @@ import numpy as np
 from labkit.check.core import function, trace, value
 from labkit.check.grading import lockstep, yes_or_no
 from labkit.labs import dpo, masks
-from labkit.labs.cache_equivalence import MODES, run_case
+from labkit.labs.cache_equivalence import MODES, cached_logits, full_logits, run_case
 from labkit.labs.causal_attention import PERTURB_FROM, PREFIX_SEED
 from labkit.labs.common import masked_cross_entropy
 from labkit.labs.dpo import dpo_gradient
@@ -215,9 +215,7 @@ def _decoders():
 
 @function(_decoders, hook=yes_or_no)
 def cached_path_agrees(model, tokens):
-    cache = KVCache(model.config.n_layers)
-    stepped = np.stack([model.decode_step(np.array([t]), cache).next_logits[0] for t in tokens])
-    return bool(np.allclose(stepped, model.full_logits(tokens[None, :])[0], atol=1e-12, rtol=1e-12))
+    return bool(np.allclose(cached_logits(model, tokens)[0], full_logits(model, tokens), atol=1e-12, rtol=1e-12))
 
 
 def _dpo(beta_factor: float = 1.0):
