@@ -177,13 +177,6 @@ def bimodal_target(x=GRID, modes=MODES) -> np.ndarray:
     return mixture / mixture.sum()
 
 
-def _candidates(x, means, stds) -> np.ndarray:
-    """Every candidate q as rows: [len(means)·len(stds), X], means outer, stds inner."""
-    z = (np.asarray(x)[None, None, :] - means[:, None, None]) / stds[None, :, None]
-    density = np.exp(-0.5 * z**2).reshape(len(means) * len(stds), -1)
-    return density / density.sum(axis=1, keepdims=True)
-
-
 def _kl_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """KL(a_i ‖ b_i) for each row pair; rows [N, X] (b may broadcast).  Terms with a = 0 are 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -197,7 +190,7 @@ def fit_gaussian(direction: str, x=GRID, target=None, means=MEANS, stds=STDS) ->
         raise ValueError(f"direction must be 'forward' (KL(p ‖ q)) or 'reverse' (KL(q ‖ p)), got {direction!r}")
     p = bimodal_target(x) if target is None else np.asarray(target, dtype=np.float64)
     means, stds = np.asarray(means, dtype=np.float64), np.asarray(stds, dtype=np.float64)
-    q = _candidates(x, means, stds)
+    q = np.stack([normal_mass(x, mean, std) for mean in means for std in stds])  # candidates [M·S, X], means outer
     forward = _kl_rows(p[None, :], q)
     reverse = _kl_rows(q, p[None, :])
     best = int(np.argmin(forward if direction == "forward" else reverse))
