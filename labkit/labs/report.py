@@ -79,10 +79,9 @@ def runtime_info() -> dict:
 
 
 def _runners(table, samples: int = DEFAULT_SAMPLES) -> dict[str, Callable[[], dict]]:
-    runners = {key: pkgutil.resolve_name(lab) for key, lab in table}
-    if "speculative_sampling" in runners:
-        runners["speculative_sampling"] = partial(runners["speculative_sampling"], samples=samples)
-    return runners
+    """Each lab's function by report key; the speculative lab draws ``samples``."""
+    labs = {key: pkgutil.resolve_name(lab) for key, lab in table}
+    return {key: partial(lab, samples=samples) if key == "speculative_sampling" else lab for key, lab in labs.items()}
 
 
 def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, dict]:
