@@ -12,8 +12,9 @@ from labkit.check.tools import scenario
 from labkit.tools.calendar_service import OUTCOMES, CalendarService, IdempotencyConflict, ServiceTransport
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.executor import CRASH_POINTS, CrashPlan, Executor
+from labkit.tools.fixture import fixture_invocation
 from labkit.tools.runtime import ToolRunConfig
-from labkit.tools.schedules import CANCELS, FaultSchedule, fixture_invocation, invariant_violations, run_schedule
+from labkit.tools.schedules import CANCELS, FaultSchedule, invariant_violations, run_schedule
 from labkit.tools.states import InvocationMachine, State
 
 PERFORM = "perform the request (the key is new)"

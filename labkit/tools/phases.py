@@ -28,7 +28,7 @@ from labkit.tools.executor import Crash, CrashPlan, Executor
 from labkit.tools.recovery import execute_and_recover
 from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
-from labkit.tools.toolspec import ProposalError, parse_arguments, validate_arguments
+from labkit.tools.toolspec import VALIDATOR_NAME, ProposalError, parse_arguments, validate_arguments
 
 PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers
 CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
@@ -82,7 +82,7 @@ def parse(run: ToolTrace) -> str | None:
 def validate(run: ToolTrace) -> str | None:
     """t03: the arguments against the ToolSpec's JSON Schema."""
     report = validate_arguments(run.spec, run.arguments)
-    checked = {"validator": report.validator, "format_checker": report.format_checker}
+    checked = {"validator": VALIDATOR_NAME, "format_checker": True}
     if not report.valid:
         found = {"keys": list(run.arguments), **checked, "errors": [list(e) for e in report.errors]}
         run.enter(State.VALIDATION_REJECTED, "validator", "schema.rejected", **found)

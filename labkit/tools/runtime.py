@@ -21,8 +21,7 @@ from labkit.tools.model import CONFIG, load_decoder
 from labkit.tools.normalize import Invocation, normalize
 from labkit.tools.phases import PHASES, close_trace
 from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
-from labkit.tools.template import TEMPLATE_ID
-from labkit.tools.tokenizer import TOKENIZER_ID
+from labkit.tools.tokenizer import TEMPLATE_ID, TOKENIZER_ID
 from labkit.tools.toolspec import ToolSpec, find_tool, load_toolspec
 
 USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"

@@ -27,8 +27,6 @@ from labkit.tools.torture import invariants
 from labkit.tools.torture.invariants import read
 
 CANCELS = ("none", "before_execute", "after_commit")
-TERMINAL_OUTCOMES = invariants.TERMINAL_OUTCOMES
-__all__ = ["CANCELS", "FaultSchedule", "fixture_invocation", "invariant_violations", "resolve_later", "run_schedule"]
 
 
 @dataclass(frozen=True)

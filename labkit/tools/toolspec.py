@@ -131,10 +131,8 @@ def parse_arguments(raw: bytes) -> dict:
 
 @dataclass(frozen=True)
 class ValidationReport:
-    """``errors``: (JSON path, message) pairs, empty when the arguments are valid."""
+    """``errors``: (JSON path, message) pairs, empty when the arguments are valid (Draft 2020-12, formats asserted)."""
 
-    validator: str
-    format_checker: bool
     errors: tuple[tuple[str, str], ...]
 
     @property
@@ -147,4 +145,4 @@ def validate_arguments(spec: ToolSpec, arguments: dict) -> ValidationReport:
     validator = schema_validator(spec.input_schema)
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     found = tuple(("/" + "/".join(str(p) for p in e.path), e.message) for e in errors)
-    return ValidationReport(VALIDATOR_NAME, True, found)
+    return ValidationReport(found)

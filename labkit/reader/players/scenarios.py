@@ -32,8 +32,9 @@ HAPPY_DESCRIPTION = "the happy path: every check passes and the event is created
 def golden_events(name: str) -> list[dict]:
     from labkit.core.events import read_jsonl
     from labkit.core.fixtures import fixture_path
+    from labkit.tools.fixture import golden_file
 
-    return read_jsonl(fixture_path("traces/tool.jsonl" if name == "happy" else f"traces/tool-{name}.jsonl"))
+    return read_jsonl(fixture_path("traces", golden_file(name)))
 
 
 def event_row(event: dict) -> list[str]:
