@@ -122,7 +122,7 @@ def confirm(run: ToolTrace) -> str | None:
     presented for execution must be the one approved."""
     config, invocation = run.config, run.invocation
     digest = invocation_digest(invocation)
-    card = confirmation_card(invocation, config.timezone).lines()
+    card = confirmation_card(invocation, config.timezone)
     requested = {"invocation_id": invocation.invocation_id, "invocation_digest": digest, "card": card}
     run.enter(State.PREPARED, "confirmation", "confirmation.requested", **requested)
     approved = digest[:-1] + ("1" if digest[-1] == "0" else "0") if config.tamper_digest else digest  # last hex flipped
