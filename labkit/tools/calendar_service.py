@@ -184,9 +184,8 @@ class CalendarService:
 
     def stored(self, idempotency_key: str) -> dict | None:
         """The idempotency record of a key: {"request_digest", "response"}, or None."""
-        row = self.db.execute(
-            "SELECT request_digest, response_json FROM idempotency WHERE key = ?", (idempotency_key,)
-        ).fetchone()
+        sql = "SELECT request_digest, response_json FROM idempotency WHERE key = ?"
+        row = self.db.execute(sql, (idempotency_key,)).fetchone()
         return None if row is None else {"request_digest": row[0], "response": strictjson.loads(row[1], "calendar")}
 
     def lookup(self, idempotency_key: str) -> dict | None:
@@ -195,12 +194,8 @@ class CalendarService:
         return None if record is None else record["response"]
 
     def events_with_key(self, idempotency_key: str) -> list[str]:
-        return [
-            r[0]
-            for r in self.db.execute(
-                "SELECT event_id FROM events WHERE idempotency_key = ? ORDER BY event_id", (idempotency_key,)
-            )
-        ]
+        sql = "SELECT event_id FROM events WHERE idempotency_key = ? ORDER BY event_id"
+        return [row[0] for row in self.db.execute(sql, (idempotency_key,))]
 
 
 class ServiceDesk:
