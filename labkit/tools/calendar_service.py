@@ -207,11 +207,13 @@ class ServiceDesk:
 
     def __init__(self, service: CalendarService, commit: bool):
         self._service, self._commit = service, commit
+        self.performed = 0  # how often ``perform`` was asked for (page 10's exercise checks it)
 
     def stored(self, idempotency_key: str) -> dict | None:
         return self._service.stored(idempotency_key)
 
     def perform(self, request: CreateRequest) -> dict:
+        self.performed += 1
         return self._service.perform(request, commit=self._commit)
 
     def __repr__(self) -> str:
