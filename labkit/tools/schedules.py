@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.executor import CrashPlan, Executor
 from labkit.tools.fixture import fixture_invocation
-from labkit.tools.normalize import Invocation
 from labkit.tools.phases import EXECUTION
 from labkit.tools.recovery import recover_invocation
 from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
@@ -62,11 +61,11 @@ class FaultSchedule:
         )
 
 
-def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None, *, service_execute=None) -> ToolTrace:
-    """Authorise, confirm, execute and recover under ``schedule`` (the runtime's phases from t05 on);
-    never raises ``Crash``.  ``service_execute`` replaces the calendar service's idempotent execute
-    (a hook, see ``labkit.tools.run_state.ToolHooks``)."""
-    config, invocation = schedule.config(), invocation or fixture_invocation()
+def run_schedule(schedule: FaultSchedule, *, service_execute=None) -> ToolTrace:
+    """Authorise, confirm, execute and recover the §7.12 Invocation under ``schedule`` (the runtime's
+    phases from t05 on); never raises ``Crash``.  ``service_execute`` replaces the calendar service's
+    idempotent execute (a hook, see ``labkit.tools.run_state.ToolHooks``)."""
+    config, invocation = schedule.config(), fixture_invocation()
     hooks = ToolHooks(service_execute=service_execute)
     run = start_trace(config, hooks, InvocationMachine(State.VALIDATED), invocation=invocation)
     run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
