@@ -197,7 +197,7 @@ def test_stored_refusals_are_replayed_and_transient_failures_are_not_stored():
     assert service.create_event(wrong_scope)["replayed"] is True, "a deterministic refusal is stored"
     right = CreateRequest("k2", request_digest(args), "user-42/primary", invocation.tool, args)
     assert service.create_event(right, commit=False)["status"] == "not_committed"
-    assert service.lookup("k2") is None, "a transient 'not committed' must not be stored"
+    assert service.stored("k2") is None, "a transient 'not committed' must not be stored"
     assert service.create_event(right)["event_id"] == "evt_6K2"
 
 

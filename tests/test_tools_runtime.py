@@ -179,7 +179,7 @@ def test_unknown_tool_version_is_refused_by_the_service_and_stored(parts):
     service = CalendarService("2026-07-19T14:00:04+08:00")
     request = CreateRequest("k", request_digest(args), "user-42/primary", "calendar.create_event@v2", args)
     assert service.create_event(request)["code"] == "unknown_tool_version"
-    assert service.store == {} and service.lookup("k")["status"] == "error"
+    assert service.store == {} and service.stored("k")["response"]["status"] == "error"
     assert base36(8498) == "6K2"
 
 

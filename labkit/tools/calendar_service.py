@@ -188,11 +188,6 @@ class CalendarService:
         row = self.db.execute(sql, (idempotency_key,)).fetchone()
         return None if row is None else {"request_digest": row[0], "response": strictjson.loads(row[1], "calendar")}
 
-    def lookup(self, idempotency_key: str) -> dict | None:
-        """The stored result for a key, or None if nothing was stored under it."""
-        record = self.stored(idempotency_key)
-        return None if record is None else record["response"]
-
     def events_with_key(self, idempotency_key: str) -> list[str]:
         sql = "SELECT event_id FROM events WHERE idempotency_key = ? ORDER BY event_id"
         return [row[0] for row in self.db.execute(sql, (idempotency_key,))]
@@ -283,4 +278,5 @@ class ServiceTransport:
         self.queries += 1
         if outcome == "unavailable":
             raise QueryUnavailable(f"the lookup of {idempotency_key} failed (query {self.queries})")
-        return self.service.lookup(idempotency_key)
+        record = self.service.stored(idempotency_key)  # the stored result, or None: nothing stored under the key
+        return None if record is None else record["response"]
