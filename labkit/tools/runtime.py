@@ -4,12 +4,9 @@
 the prefill of toy-tool-decoder-v1, the grammar-masked greedy decode of the 27 proposal
 tokens, parse → validate → normalise → authorise → confirm → execute → observe on the
 state machine, the calendar service's commit, and the second call that reuses the first
-call's prefix cache before it writes the summary.  Every step is one event of the trace.
-
-From t04 on, every state transition is journaled before the step it authorises; a crash (a
-``CrashPlan`` in the config) is followed by a restart that resolves it (``labkit.tools.recovery``).
-The run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``),
-one function per group of events.  A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
+call's prefix cache before it writes the summary.  Every step is one event of the trace:
+the run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``).
+A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
 """
 
 from __future__ import annotations
