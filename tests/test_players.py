@@ -24,30 +24,26 @@ from labkit.reader.players.base import r4
 REPO = book_root(Path(__file__).resolve().parents[1])
 
 
-@pytest.fixture(scope="module")
-def fresh():
-    """data_key → the data each embed's exporter produces now (computed once for this module)."""
-    keys = {devtools.data_key(e.name, e.options): e for e in devtools.embeds(REPO)}
-    return {key: devtools.expected_data(e.name, e.options) for key, e in sorted(keys.items())}
-
-
-def data_of(fresh, name, **options):
-    return fresh[devtools.data_key(name, options)]
+def data_of(name, **options):
+    """What player ``name``'s exporter gives for ``options``: each exporter runs once per process,
+    when a test first asks for its data (``devtools.expected_data`` keeps its run)."""
+    return devtools.expected_data(name, options)
 
 
 # -- the page data --------------------------------------------------------------------------
-def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_data(fresh, book_copy):
+@pytest.mark.slow  # every player's data
+def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_data(book_copy):
     found = devtools.embeds(REPO)
     assert {e.name for e in found} == set(PLAYERS), "every registered player is embedded by a page"
     for embed in found:
         assert embed.esm == f"./players/{Path(embed.page).stem}.{embed.name}.mjs", embed
     assert devtools.structure_problems(book_copy) != [], "no bundle written yet: must be reported"
     sources = {p: p.read_bytes() for p in (book_copy / "notebooks").rglob("*.md")}
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     assert {p: p.read_bytes() for p in (book_copy / "notebooks").rglob("*.md")} == sources, "a page was rewritten"
     assert devtools.structure_problems(book_copy) == []
-    assert devtools.stale_pages(book_copy, fresh) == []
-    assert devtools.pages(book_copy, fresh) == [], "a second build changes nothing"
+    assert devtools.stale_pages(book_copy) == []
+    assert devtools.pages(book_copy) == [], "a second build changes nothing"
 
 
 def test_an_embed_that_names_no_player_or_another_path_is_reported(book_copy):
@@ -72,6 +68,7 @@ export default { render };
 """
 
 
+@pytest.mark.slow  # builds every bundle: every player's data
 def test_a_registered_player_is_picked_up_by_the_bundles_the_book_and_the_harness(book_copy, tmp_path, monkeypatch):
     """A test-only player: its two modules, one registration, one page that embeds it."""
     (tmp_path / "probe_player.py").write_text(
@@ -123,14 +120,14 @@ def test_no_table_of_player_names_outside_the_registry():
     assert tables == [], f"tables of player names outside {registry.relative_to(REPO)}: {tables}"
 
 
-def test_a_changed_number_in_a_page_is_reported(fresh, book_copy):
-    devtools.pages(book_copy, fresh)
+def test_a_changed_number_in_a_page_is_reported(book_copy):
     page = "notebooks/07-traces/03-text-token-by-token.md"
     module = [e for e in devtools.embeds(book_copy) if e.page == page][0].path
-    data = devtools.module_data(module.read_text(encoding="utf-8"))
+    data = data_of("decode")
     data["steps"][0]["raw"][14] += 0.01
+    module.parent.mkdir(parents=True, exist_ok=True)  # this page's bundle alone: no other player's data
     module.write_text(devtools.generated_module("decode", {}, data), encoding="utf-8")
-    problems = [p for p in devtools.stale_pages(book_copy, fresh) if p.startswith(page)]
+    problems = [p for p in devtools.stale_pages(book_copy) if p.startswith(page)]
     assert problems and "steps[0].raw[14]" in problems[0]
 
 
@@ -167,10 +164,10 @@ def test_a_bundle_is_valid_javascript():
 
 
 # -- each exporter against its runtime ---------------------------------------------------------
-def test_decode_data_is_trace_one_token_by_token(fresh):
+def test_decode_data_is_trace_one_token_by_token():
     from labkit.text.runtime import run_text_trace
 
-    data, run = data_of(fresh, "decode"), run_text_trace()
+    data, run = data_of("decode"), run_text_trace()
     steps = data["steps"]
     assert [(s["cache_start"], s["selected"]) for s in steps] == [
         ([12, 12], 14),
@@ -203,10 +200,10 @@ def test_decode_player_reruns_trace_one_with_a_fault():
         player.recompute({"fault": "no_such_fault"})
 
 
-def test_divergence_data_is_the_catalogue_diagnosis(fresh):
+def test_divergence_data_is_the_catalogue_diagnosis():
     from labkit.trace import catalogue
 
-    kinds = data_of(fresh, "divergence")["kinds"]
+    kinds = data_of("divergence")["kinds"]
     assert list(kinds) == list(catalogue.KINDS)
     for kind, entry in kinds.items():
         assert entry["golden"] == [[e["event_id"], e["event_type"]] for e in catalogue.golden(kind)]
@@ -225,11 +222,11 @@ def test_divergence_data_is_the_catalogue_diagnosis(fresh):
     assert (first["event_ids"], first["types"], first["rule"]) == (["e04", "e04"], ["prefill.completed"] * 2, "tensors")
 
 
-def test_scenario_data_is_the_golden_traces_and_their_journals(fresh):
+def test_scenario_data_is_the_golden_traces_and_their_journals():
     from labkit.reader.players.scenarios import event_row, golden_events, run_scenario
     from labkit.tools.faults import SCENARIOS
 
-    scenarios = data_of(fresh, "scenarios")["scenarios"]
+    scenarios = data_of("scenarios")["scenarios"]
     assert list(scenarios) == list(SCENARIOS)
     for name, entry in scenarios.items():
         golden = golden_events(name)
@@ -273,11 +270,11 @@ def dequantise(encoded: str, size: int = 32, limit: float = 2.5) -> np.ndarray:
     return raw.astype(np.float64) / 255 * (2 * limit) - limit
 
 
-def test_latent_data_is_the_ddim_run(fresh):
+def test_latent_data_is_the_ddim_run():
     from labkit.diffusion.pipeline import DiffusionConfig, run_diffusion
     from labkit.reader.players.latents import LIMIT, SIZE
 
-    data = data_of(fresh, "latents")
+    data = data_of("latents")
     assert list(data["scales"]) == ["0", "1", "5", "9"] and data["start"] == {"guidance": "5", "step": 4}
     assert data["channels"] == ["0 luminance", "1 red-cyan", "2 blue-yellow", "3 light"]
     assert (data["size"], data["limit"]) == (SIZE, LIMIT) == (32, 2.5), "the test decodes 32 × 32 over ±2.5"
@@ -314,11 +311,11 @@ def test_latent_recompute_names_a_bad_scale_and_reuses_a_computed_one():
         recompute(data, {"guidance": 30})
 
 
-def test_attention_data_is_the_runs_weights_and_masks(fresh):
+def test_attention_data_is_the_runs_weights_and_masks():
     from labkit.labs.lab_decoder import attention_state
     from labkit.text.runtime import run_text_trace
 
-    groups = data_of(fresh, "attention")["groups"]
+    groups = data_of("attention")["groups"]
     run = run_text_trace()
     for li, layer in enumerate(run.prefill.layers):
         panel = groups["prefill"]["panels"][f"layer {li}"]
@@ -340,11 +337,11 @@ def test_attention_data_is_the_runs_weights_and_masks(fresh):
     assert [v is not None for v in packed[4]] == [False] * 4 + [True] + [False] * 3
 
 
-def test_cache_fault_data_is_every_modes_run(fresh):
+def test_cache_fault_data_is_every_modes_run():
     from labkit.labs.cache_faults import MODES, run_case
     from labkit.reader.players.base import significant
 
-    data = data_of(fresh, "fault_modes")
+    data = data_of("fault_modes")
     assert list(data["modes"]) == list(MODES) and data["start"] == "reset_rope_position"
     for mode, shown in data["modes"].items():
         case = run_case(mode)
@@ -366,11 +363,11 @@ def test_cache_fault_data_is_every_modes_run(fresh):
         devtools.expected_data("fault_modes", {"start": "no_such_mode"})
 
 
-def test_dpo_data_is_the_kernels_at_every_grid_point(fresh):
+def test_dpo_data_is_the_kernels_at_every_grid_point():
     from labkit.labs import dpo
     from labkit.reader.players.dpo_margin import DELTAS
 
-    data = data_of(fresh, "dpo_margin")
+    data = data_of("dpo_margin")
     assert data["start"] == {"chosen": "-2", "rejected": "-3", "beta": "0.2"} and data["reference"] == [-2.5, -2.5]
     # the lab's pair (the source's numbers): margin 0.2, loss 0.5981388693815918, gradient ∓0.0900332
     assert data["points"]["0.2|-2|-3"] == [0.2, r4(0.5981388693815918), r4(-0.09003320053750444), r4(0.0900332005375)]
@@ -401,14 +398,14 @@ def test_dpo_player_computes_a_point_outside_the_grid_with_the_kernel():
         player.recompute({"beta": -1.0})
 
 
-def test_grpo_data_is_group_advantages_for_every_group(fresh):
+def test_grpo_data_is_group_advantages_for_every_group():
     from labkit.labs import grpo
     from labkit.reader.players.base import significant
     from labkit.reader.players.grpo_group import DIGITS
 
     sig6 = partial(significant, digits=DIGITS)
 
-    data = data_of(fresh, "grpo_group")
+    data = data_of("grpo_group")
     assert data["start"] == {"group": "0 0 1 1", "eps": "1e-08"} and len(data["groups"]) == 17
     for key, shown in data["states"].items():
         group, eps = key.split("|")
@@ -442,11 +439,11 @@ def test_grpo_player_computes_a_typed_group_with_the_kernel():
         player.recompute({"rewards": [1.0, float("nan")]})
 
 
-def test_speculative_data_is_the_exact_law_and_the_seeded_runs(fresh):
+def test_speculative_data_is_the_exact_law_and_the_seeded_runs():
     from labkit.labs import speculative
     from labkit.reader.players.speculative_sampler import r6
 
-    data = data_of(fresh, "speculative_sampler")
+    data = data_of("speculative_sampler")
     p, q = speculative.TARGET, speculative.DRAFT
     assert data["runs"]["residual|200000|73"]["observed"] == [0.599475, 0.300205, 0.10032]  # the source's seed 73
     assert data["runs"]["residual|200000|73"]["acceptance"] == 0.801205
@@ -467,11 +464,11 @@ def test_speculative_player_recomputes_another_target_and_draft():
         player.recompute({"p": [0.5, 0.6, 0.1]})
 
 
-def test_bandwidth_data_is_the_decode_budget_at_every_choice(fresh):
+def test_bandwidth_data_is_the_decode_budget_at_every_choice():
     from labkit.labs.bandwidth import DecodeBudget
     from labkit.reader.players.bandwidth_calculator import BATCHES, budget_data
 
-    data = data_of(fresh, "bandwidth_calculator")
+    data = data_of("bandwidth_calculator")
     lab = data["budgets"]["2|2|8192|8|1"]  # the lab's 7B fp16 model, 8 KV heads, 8 192 tokens, 1 TB/s
     assert lab["weight_bytes"] == 14_000_000_000 and lab["kv_bytes"] == 1_073_741_824
     assert lab["steps"][0] == [15_073_741_824, r4(15.073741824), r4(66.34052856125128), r4(66.34052856125128)]
@@ -507,11 +504,11 @@ def test_the_static_book_has_no_launch_button_to_a_placeholder():
     assert "OWNER" not in repo and "OWNER" not in str(project.get("github", "")), "a launch button to a placeholder"
 
 
-def test_mask_editor_data_is_every_split_and_target_choice(fresh):
+def test_mask_editor_data_is_every_split_and_target_choice():
     from labkit.labs import masks
     from labkit.reader.players.mask_editor import bits, document_ids, targets
 
-    data = data_of(fresh, "mask_editor")
+    data = data_of("mask_editor")
     assert len(data["allowed"]) == 128 and len(data["prediction"]) == 2 * 128 * 256
 
     def prediction(split, chosen):
@@ -560,10 +557,10 @@ def book_copy(tmp_path):
     return book
 
 
-def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
+def test_a_missing_player_module_fails_the_book_check(book_copy):
     from labkit.devtools import book
 
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     assert book.player_problems(book_copy) == []
     (book_copy / "labkit/reader/players/decode.mjs").unlink()
     (book_copy / "notebooks/07-traces/players/03-text-token-by-token.decode.mjs").unlink()
@@ -576,10 +573,10 @@ def test_a_missing_player_module_fails_the_book_check(fresh, book_copy):
     ), problems
 
 
-def test_missing_player_data_fails_the_book_check(fresh, book_copy):
+def test_missing_player_data_fails_the_book_check(book_copy):
     from labkit.devtools import book
 
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     module = book_copy / "notebooks/07-traces/players/11-comparing-traces.divergence.mjs"
     lines = [
         devtools.EMPTY if line.startswith("const EMBEDDED = ") else line
@@ -590,10 +587,10 @@ def test_missing_player_data_fails_the_book_check(fresh, book_copy):
     assert any("the divergence player has no data" in p for p in problems), problems
 
 
-def test_old_player_code_in_a_page_bundle_fails_the_book_check(fresh, book_copy):
+def test_old_player_code_in_a_page_bundle_fails_the_book_check(book_copy):
     from labkit.devtools import book
 
-    devtools.pages(book_copy, fresh)
+    devtools.pages(book_copy)
     module = book_copy / "labkit/reader/players/_shared.mjs"
     module.write_text(
         module.read_text(encoding="utf-8").replace("function fmt(", "function fmt_new("), encoding="utf-8"
@@ -608,5 +605,5 @@ def test_old_player_code_in_a_page_bundle_fails_the_book_check(fresh, book_copy)
     problems = book.player_problems(book_copy)
     assert problems == [
         "notebooks/07-traces/10-tool-failures.md: ./players/10-tool-failures.scenarios.mjs holds "
-        "old scenarios player code; run `python -m labkit.devtools.players pages`"
+        "old scenarios player code; run `python -m labkit.devtools check`"
     ], problems

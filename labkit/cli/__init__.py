@@ -19,7 +19,7 @@ KIND_COMMANDS = {
 
 #: ``labkit COMMAND``: command → help
 TOP_COMMANDS = {
-    "labs": "run the eight mechanism labs and write their JSON report",
+    "labs": "run the eight mechanism labs of chapter 11 and write their JSON report",
     "faults": "run the fault-injection supplement and write its JSON report",
     "fixtures": "build the fixtures, or check them against their recipes",
     "check": "list the exercises, or check a solution file against one",
@@ -47,11 +47,6 @@ def _add(subparsers, name: str, help_text: str, load: bool) -> None:
         parser.set_defaults(_run=target.run)
 
 
-def _chosen(argv: list[str]) -> list[str]:
-    """The command words of ``argv`` (``["trace", "text"]``); options are skipped."""
-    return [a for a in argv if not a.startswith("-")][:2]
-
-
 def _add_kinds(kinds, chosen: str | None) -> None:
     """One ``labkit trace KIND`` per registered kind, and the kinds' own commands.  Only the
     chosen kind is imported (every kind when none is chosen, for the help)."""
@@ -75,15 +70,15 @@ def _add_kinds(kinds, chosen: str | None) -> None:
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The argument parser.  Only the chosen command's module is imported (every module
     for a bare ``labkit`` or ``--help``), so one command never pays for the others."""
-    words = _chosen(sys.argv[1:] if argv is None else argv)
-    top = words[0] if words else None
-    kind = words[1] if len(words) > 1 else None
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]  # ["trace", "text"]
+    top, kind = [*words, None, None][:2]
     parser = argparse.ArgumentParser(
         prog="labkit", description="Inside One Generation: run the book's traces, labs and fixture recipes."
     )
     from labkit import __version__
 
     parser.add_argument("--version", action="version", version=f"labkit {__version__}")
+    parser.set_defaults(_run=lambda args: parser.print_help())  # a bare ``labkit``: the help, status 0
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     trace = commands.add_parser(
         "trace",
@@ -108,12 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # a bad argument (``_Parser.error``): one line, nothing ran
         print(exc, file=sys.stderr)
         return 2
-    run = getattr(args, "_run", None)
-    if run is None:
-        parser.print_help()
-        return 0
     try:
-        return int(run(args) or 0)
+        return int(args._run(args) or 0)
     except (ValueError, FileNotFoundError, argparse.ArgumentTypeError) as exc:
         print(f"labkit: error: {exc}", file=sys.stderr)
         return 2

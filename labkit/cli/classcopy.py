@@ -7,7 +7,10 @@ each candidate tried in the sandbox.  The copy's ``make test`` passes: tests tha
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import inspect
+import os
 import shutil
 import subprocess
 import sys
@@ -38,13 +41,9 @@ def configure(parser) -> None:
 def run(args) -> int:
     from labkit.core.fixtures import book_root
 
-    try:
-        root = book_root()
-        answers = answers_in_tests(root)
-        copied = class_copy(root, args.dest, leave_out={path for path, _, _ in answers})
-    except (ValueError, FileNotFoundError) as problem:
-        print(f"labkit class-copy: {problem}", file=sys.stderr)
-        return 2
+    root = book_root()  # a problem (no book here, DEST not empty) is one line from ``labkit.cli.main``
+    answers = answers_in_tests(root)
+    copied = class_copy(root, args.dest, leave_out={path for path, _, _ in answers})
     for path, function, name in answers:
         print(f"left out {path}: its {function} passes the exercise {name}")
     print(f"wrote {len(copied)} files to {args.dest} (no {ANSWER_KEY}/); check it with: cd {args.dest} && make test")
@@ -55,29 +54,22 @@ def book_files(root: Path) -> list[Path]:
     """The files of the book under ``root``, relative, sorted; the answer key left out."""
     listed = _git_files(root)
     if listed is None:
-        listed = [
-            p.relative_to(root)
-            for p in root.rglob("*")
-            if (p.is_file() or p.is_symlink())
-            and not SKIPPED.intersection(p.relative_to(root).parts)
-            and not p.name.endswith(".egg-info")
-        ]
-    # a link is copied as a link: labkit/fixtures points at fixtures/
+        found = (p.relative_to(root) for p in root.rglob("*"))
+        listed = [p for p in found if not SKIPPED.intersection(p.parts) and not p.name.endswith(".egg-info")]
+    # files only (git lists a deleted one too); a link is copied as a link: labkit/fixtures points at fixtures/
     return sorted(p for p in listed if p.parts[0] != ANSWER_KEY and ((root / p).is_file() or (root / p).is_symlink()))
 
 
 def _git_files(root: Path) -> list[Path] | None:
-    if not (root / ".git").exists() or shutil.which("git") is None:
+    """The files git keeps (tracked, or new and not ignored); None without a clone or without git."""
+    if not (root / ".git").exists():
         return None
-    done = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=root,
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    try:
+        listed = subprocess.run(command, cwd=root, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
         return None
-    return [Path(name) for name in done.stdout.decode().split("\0") if name]
+    return [Path(name) for name in listed.decode().split("\0") if name]
 
 
 def class_copy(root: Path, dest: Path, leave_out: set[Path] = frozenset()) -> list[Path]:
@@ -102,7 +94,6 @@ def answers_in_tests(root: Path) -> list[tuple[Path, str, str]]:
     with its file's imports; a ``def`` inside a string of code (a test's answer file, maybe a
     hostile one) is tried in the sandbox of ``labkit check --file``."""
     import labkit.check as check
-    from labkit.check.core import reset_attempts
 
     specs = check.exercises()
     found = []
@@ -111,31 +102,29 @@ def answers_in_tests(root: Path) -> list[tuple[Path, str, str]]:
     with _quiet(), tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
         for path in sorted((Path(root) / "tests").rglob("*.py")):
             relative = path.relative_to(root)
-            for function in _functions(path):
-                for spec in specs.values():
-                    reset_attempts()
-                    try:
-                        if _takes(function, spec.signature) and spec(function).passed:
-                            found.append((relative, function.__name__, spec.name))
-                    except Exception:
-                        continue
+            found += [(relative, f.__name__, name) for f in _functions(path) for name in _passed(f, specs)]
             found += [(relative, name, spec) for name, spec in _answers_in_strings(path, specs)]
     return found
 
 
-def _takes(function, parameters) -> bool:
-    import inspect
+def _passed(candidate, specs: dict) -> list[str]:
+    """The exercises ``candidate`` passes: each checker whose signature it takes, tried afresh (one
+    that raises is no pass; a sandbox that loses its child raises ``CouldNotCheck``, no ``Exception``)."""
+    from labkit.check.core import reset_attempts
 
-    try:
-        inspect.signature(function).bind(*parameters)
-    except (TypeError, ValueError):
-        return False
-    return True
+    passed = []
+    for spec in specs.values():
+        reset_attempts()
+        try:
+            inspect.signature(candidate).bind(*spec.signature)
+            if spec(candidate).passed:
+                passed.append(spec.name)
+        except Exception:
+            continue
+    return passed
 
 
 def _plain_defs(tree):
-    import ast
-
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("test") and not node.decorator_list:
             yield node
@@ -143,8 +132,6 @@ def _plain_defs(tree):
 
 def _functions(path: Path):
     """Every plain ``def`` of the file at any depth, compiled with the file's imports."""
-    import ast
-
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imports, namespace = ast.Module([n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], []), {}
     try:
@@ -163,9 +150,6 @@ def _functions(path: Path):
 def _answers_in_strings(path: Path, specs: dict):
     """(function, exercise) for each ``def`` in a string constant of ``path`` that passes a checker,
     each string run as an answer file in the sandbox (never in this process)."""
-    import ast
-    import tempfile
-
     from labkit.cli import sandbox
 
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -181,9 +165,7 @@ def _answers_in_strings(path: Path, specs: dict):
             for name in names:  # one child tries every checker; one that loses its child is no answer
                 try:
                     with sandbox.Sandbox(answer, name, sandbox.Limits(seconds=5)) as box:
-                        for spec in specs.values():
-                            if _takes(box.candidate, spec.signature) and spec(box.candidate).passed:
-                                yield name, spec.name
+                        yield from ((name, exercise) for exercise in _passed(box.candidate, specs))
                 except sandbox.CouldNotCheck:
                     continue
 
@@ -191,14 +173,11 @@ def _answers_in_strings(path: Path, specs: dict):
 @contextlib.contextmanager
 def _quiet():
     """Silence file descriptors 1 and 2 (LAPACK prints when a wrong function feeds it NaN)."""
-    import os
-
     sys.stdout.flush()
     saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    os.close(null)
+    with open(os.devnull, "wb") as null:
+        for fd in (1, 2):
+            os.dup2(null.fileno(), fd)
     try:
         yield
     finally:

@@ -9,19 +9,13 @@ from __future__ import annotations
 from labkit.core import fixtures
 
 
-def _recipes() -> dict[str, fixtures.Recipe]:
-    """Recipe name (its fixture folder) → ``build(dest) -> list[str]``, one per registered kind."""
-    from labkit.trace.kinds import KINDS
-
-    return {kind.fixture: kind.build_fixture for kind in KINDS.values()}
-
-
 def recipes(names: list[str] | None = None) -> dict[str, fixtures.Recipe]:
-    """The named recipes (all by default; a kind's name, ``tool``, stands for its folder,
-    ``tools``); an unknown name is a clear error."""
+    """Recipe name (its fixture folder) → ``build(dest) -> list[str]``, one per registered kind: the
+    named ones (all by default; a kind's name, ``tool``, stands for its folder, ``tools``); an unknown
+    name is a clear error."""
     from labkit.trace.kinds import KINDS
 
-    known = _recipes()
+    known = {kind.fixture: kind.build_fixture for kind in KINDS.values()}
     names = [KINDS[n].fixture if n in KINDS else n for n in names or known]
     unknown = sorted(set(names) - set(known))
     if unknown:
@@ -48,7 +42,7 @@ def configure(parser) -> None:
         "--only",
         action="append",
         metavar="RECIPE",
-        help=f"limit to a recipe, named after its fixture folder (repeatable): {', '.join(_recipes())}",
+        help=f"limit to a recipe, named after its fixture folder (repeatable): {', '.join(recipes())}",
     )
 
 
@@ -58,9 +52,5 @@ def run(args) -> int:
             print(f"wrote fixtures/{rel}")
         return 0
     problems = check(args.only)
-    if problems:
-        for line in problems:
-            print(f"MISMATCH {line}")
-        return 1
-    print("fixtures match their recipes")
-    return 0
+    print("\n".join(f"MISMATCH {line}" for line in problems) or "fixtures match their recipes")
+    return 1 if problems else 0

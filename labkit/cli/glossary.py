@@ -85,10 +85,8 @@ def _hovers(glossary: Path, version: tuple[int, int]) -> dict[str, str]:
 def hover_texts(glossary: Path) -> dict[str, str]:
     """Anchor → hover text of every entry of the glossary page at ``glossary`` (none: empty)."""
     glossary = Path(glossary).resolve()
-    if not glossary.is_file():
-        return {}
-    stat = glossary.stat()
-    return _hovers(glossary, (stat.st_mtime_ns, stat.st_size))
+    stat = glossary.stat() if glossary.is_file() else None
+    return {} if stat is None else _hovers(glossary, (stat.st_mtime_ns, stat.st_size))
 
 
 def with_hover(text: str, page: Path) -> str:
@@ -113,8 +111,7 @@ def change_markdown(notebook: dict, change) -> None:
     """Replace the source of every Markdown cell of ``notebook`` (a contents model) by ``change(source)``."""
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") == "markdown":
-            source = cell.get("source", "")
-            cell["source"] = change("".join(source) if isinstance(source, list) else source)
+            cell["source"] = change("".join(cell.get("source", "")))  # a list of lines or one string
 
 
 def pages(root: Path) -> list[Path]:
@@ -126,42 +123,32 @@ def pages(root: Path) -> list[Path]:
     )
 
 
-def _lookup(entries: dict[str, str], key: str) -> str | None:
-    wanted = " ".join(key.split()).lower()
-    return next((term for term in entries if term.lower() == wanted), None)
-
-
-def link_for(shown: str, term: str, page: Path, glossary: Path) -> str:
-    """The plain link a page writes for ``term`` (shown as ``shown``)."""
-    rel = Path(os.path.relpath(glossary, page.parent)).as_posix()
-    return f"[{' '.join(shown.split())}]({rel}#{html_id(term)})"
-
-
 def page_problems(page: Path, glossary: Path, entries: dict[str, str]) -> list[str]:
     text = page.read_text(encoding="utf-8")
     anchors = {html_id(term) for term in entries}
     found = []
     for m in TERM_ROLE.finditer(text):
-        term = _lookup(entries, (m.group(2) or m.group(1)).strip())
+        key = (m.group(2) or m.group(1)).strip()
+        term = next((term for term in entries if term.lower() == " ".join(key.split()).lower()), None)
         if term is None:
-            found.append(f"no glossary entry {(m.group(2) or m.group(1)).strip()!r}")
-        else:
-            found.append(
-                f"{m.group(0)} does not resolve in JupyterLab; write {link_for(m.group(1), term, page, glossary)}"
-            )
+            found.append(f"no glossary entry {key!r}")
+            continue
+        rel = Path(os.path.relpath(glossary, page.parent)).as_posix()
+        link = f"[{' '.join(m.group(1).split())}]({rel}#{html_id(term)})"  # the plain link the page writes
+        found.append(f"{m.group(0)} does not resolve in JupyterLab; write {link}")
     for m in HOVER_LINK.finditer(text):
         found.append(f"{m.group(0)[:60]}… carries hover text (a build product); write [{m.group(1)}]({m.group(3)}#…)")
     found += [f"no glossary entry {m.group(3)!r}" for m in PLAIN_LINK.finditer(text) if m.group(3) not in anchors]
     return found
 
 
-def problems(root: Path | None = None, entries: dict[str, str] | None = None) -> list[str]:
-    """Every problem of the glossary links of the book at ``root`` (``entries``: the glossary's)."""
+def problems(root: Path | None = None) -> list[str]:
+    """Every problem of the glossary links of the book at ``root``."""
     from labkit.core.fixtures import book_root
 
     root = book_root(root)
     glossary = root / "notebooks" / "glossary.md"
-    entries = glossary_entries(glossary) if entries is None else entries
+    entries = glossary_entries(glossary)
     found = []
     for page in pages(root):
         rel = page.relative_to(root).as_posix()

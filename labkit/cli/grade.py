@@ -8,7 +8,6 @@ neither pass by exiting or patching the checker nor touch the teacher's files.
 
 from __future__ import annotations
 
-import ast
 import csv
 import json
 import sys
@@ -76,7 +75,7 @@ def defined_names(path: Path) -> set[str]:
     from labkit.cli.lab_hint import bound_names
 
     try:
-        return set(bound_names(ast.parse(path.read_text(encoding="utf-8", errors="replace"))))
+        return bound_names(path.read_text(encoding="utf-8", errors="replace"))
     except (SyntaxError, ValueError):
         return set()
 

@@ -8,6 +8,7 @@ matplotlib folder under the book's ``build/`` (the runtime folder, which holds t
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -42,9 +43,7 @@ def run(args) -> int:
             "labkit lab: running as root, so --allow-root is added (give it yourself to silence this)", file=sys.stderr
         )
     if args.dry_run:
-        for name in sorted(set(env) - set(os.environ)) + [
-            n for n in sorted(env) if n in os.environ and env[n] != os.environ[n]
-        ]:
+        for name in sorted(n for n in env if os.environ.get(n) != env[n]):  # what it sets
             print(f"{name}={env[name]}")
         print(subprocess.list2cmdline(command))
         return 0
@@ -86,23 +85,20 @@ def lab_environment(book: Path) -> dict[str, str]:
     folders["JUPYTER_RUNTIME_DIR"].chmod(0o700)  # it holds the server's token
     (state / "ipython" / "profile_default").mkdir(exist_ok=True)
     (state / "ipython" / "profile_default" / "ipython_kernel_config.py").write_text(KERNEL_CONFIG, encoding="utf-8")
-    env = dict(os.environ)
-    env.update({name: str(folder) for name, folder in folders.items()})
-    env.update(
-        MPLBACKEND="module://matplotlib_inline.backend_inline",
-        PYTHONHASHSEED="0",
-        PYDEVD_DISABLE_FILE_VALIDATION="1",
-        JUPYTER_PLATFORM_DIRS="1",
-    )
-    return env
+    return {
+        **os.environ,
+        **{name: str(folder) for name, folder in folders.items()},
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        "PYTHONHASHSEED": "0",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "JUPYTER_PLATFORM_DIRS": "1",
+    }
 
 
 def lab_command(
     book: Path, port: int | None = None, no_browser: bool = False, extra: list[str] = (), allow_root: bool = False
 ) -> list[str]:
     """``python -m jupyterlab`` serving ``book`` with its settings and contents manager, at the preface."""
-    import importlib.util
-
     if importlib.util.find_spec("jupyterlab") is None:
         raise ValueError('labkit lab needs JupyterLab: pip install "labkit[read]"')
     command = [
@@ -114,10 +110,5 @@ def lab_command(
         # pages open unmodified and the file browser lists one entry per page
         "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
     ]
-    if port is not None:
-        command.append(f"--port={port}")
-    if no_browser:
-        command.append("--no-browser")
-    if allow_root:
-        command.append("--allow-root")
-    return [*command, *extra, PREFACE.as_posix()]
+    flags = {f"--port={port}": port is not None, "--no-browser": no_browser, "--allow-root": allow_root}
+    return [*command, *(flag for flag, given in flags.items() if given), *extra, PREFACE.as_posix()]

@@ -17,12 +17,10 @@ from pathlib import Path, PurePosixPath
 
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
-from traitlets import List, Unicode, default
+from traitlets import default
 
 from labkit.cli import glossary
 from labkit.cli.reset import EDITS, SET_ASIDE, is_page, set_aside, working_copy
-
-HIDDEN = ["*.ipynb", EDITS]
 
 
 def kernel_language_info() -> dict:
@@ -46,51 +44,37 @@ def with_kernel_language_info(notebook: dict, info: dict) -> bool:
 
 
 def cell_sources(notebook: dict) -> list[tuple[str, str]]:
-    """What the reader writes in a notebook: each cell's type and source."""
-
-    def text(source) -> str:
-        return source if isinstance(source, str) else "".join(source)
-
-    return [(c.get("cell_type", ""), text(c.get("source", ""))) for c in notebook.get("cells", [])]
+    """What the reader writes in a notebook: each cell's type and source (a list of lines or one string)."""
+    return [(c.get("cell_type", ""), "".join(c.get("source", ""))) for c in notebook.get("cells", [])]
 
 
 class BookContentsManager(AsyncTextFileContentsManager):
     """Jupytext's contents manager; the book's pages are read-only, the reader's edits of a page
     live in its working copy, and the paired ``.ipynb`` files stay out of the file browser."""
 
-    hide_globs = List(Unicode(), config=True, help="Glob patterns to hide in file and directory listings.")
-
     @default("hide_globs")
     def _hide_globs_default(self):
-        return ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", *HIDDEN]
+        return ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", "*.ipynb", EDITS]  # jupyter_server's, and ours
 
-    def _copy_of(self, path: str) -> str | None:
-        """The working copy (an API path) of page ``path`` when the reader has one."""
-        page = Path(self._get_os_path(path))
-        if not is_page(page) or not working_copy(page).is_file():
-            return None
-        return working_copy(page).relative_to(Path(self.root_dir).resolve()).as_posix()
-
-    def _set_aside(self, path: str) -> Path | None:
-        """The edits of page ``path`` that ``labkit reset`` set aside, if any."""
-        page = Path(self._get_os_path(path))
-        aside = working_copy(page).with_name(page.stem + SET_ASIDE) if is_page(page) else None
-        return aside if aside is not None and aside.is_file() else None
+    def _copy_of(self, page: Path) -> str | None:
+        """The working copy (an API path) of ``page`` (a file's path) when the reader has one."""
+        copy = working_copy(page) if is_page(page) else None
+        return copy.relative_to(Path(self.root_dir).resolve()).as_posix() if copy and copy.is_file() else None
 
     async def get(self, path, content=True, type=None, format=None, **kwargs):  # noqa: A002
         path = path.strip("/")
-        copy = self._copy_of(path)
+        page = Path(self._get_os_path(path))
+        copy = self._copy_of(page)
         if copy is None:
             model = await super().get(path, content=content, type=type, format=format, **kwargs)
-            aside = self._set_aside(path)
-            if aside is not None:  # reset while open: the page changed on disk since JupyterLab read it
+            aside = working_copy(page).with_name(page.stem + SET_ASIDE) if is_page(page) else None
+            if aside is not None and aside.is_file():  # reset while open: the page changed on disk since it was read
                 model["last_modified"] = max(model["last_modified"], datetime.fromtimestamp(aside.stat().st_mtime, UTC))
         else:  # the plain file manager: a working copy is one .ipynb, paired with nothing
             model = await AsyncLargeFileManager.get(self, copy, content=content, type="notebook", **kwargs)
             model.update(path=path, name=PurePosixPath(path).name)
         if content and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
             with_kernel_language_info(model["content"], kernel_language_info())
-            page = Path(self._get_os_path(path))
             glossary.change_markdown(model["content"], lambda text: glossary.with_hover(text, page))
         return model
 
@@ -113,8 +97,9 @@ class BookContentsManager(AsyncTextFileContentsManager):
     async def restore_checkpoint(self, checkpoint_id, path):
         """*Revert Notebook to Checkpoint* on a page: back to the book's page, edits set aside."""
         path = path.strip("/")
-        copy = self._copy_of(path)
+        page = Path(self._get_os_path(path))
+        copy = self._copy_of(page)
         if copy is not None:
             set_aside(Path(self.root_dir) / copy)
-        elif not is_page(Path(self._get_os_path(path))):
+        elif not is_page(page):
             await super().restore_checkpoint(checkpoint_id, path)

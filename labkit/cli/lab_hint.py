@@ -7,33 +7,26 @@ reader's working copy (``my-edits/``) or the paired ``.ipynb``.  Any other error
 
 from __future__ import annotations
 
-import ast
+import symtable
 from pathlib import Path
 
+from labkit.cli.reset import is_page, working_copy
 from labkit.core.strictjson import read_json_file
 
-SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)
 
-
-def bound_names(node: ast.AST):
-    """The names ``node`` binds in the notebook's namespace (not inside functions or classes)."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
-            yield child.id
-        elif isinstance(child, ast.Import | ast.ImportFrom):
-            yield from ((a.asname or a.name).split(".")[0] for a in child.names)
-        elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            yield child.name
-        if not isinstance(child, SCOPES + (ast.GeneratorExp,)):
-            yield from bound_names(child)
+def bound_names(source: str) -> set[str]:
+    """The names Python ``source`` binds at its top level (not inside functions or classes), read from
+    its symbol table: assignments, ``def``, ``class``, imports, loop, ``with`` and ``except`` targets."""
+    table = symtable.symtable(source, "<cell>", "exec")
+    return {symbol.get_name() for symbol in table.get_symbols() if symbol.is_assigned() or symbol.is_imported()}
 
 
 def defined_names(source: str) -> set[str]:
-    """The names a cell binds: assignments, ``def``, ``class``, imports, loop and ``with`` targets."""
+    """The names a cell binds in the notebook's namespace (its magics read as IPython reads them)."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     try:
-        return set(bound_names(ast.parse(TransformerManager().transform_cell(source))))
+        return bound_names(TransformerManager().transform_cell(source))
     except SyntaxError:
         return set()
 
@@ -54,8 +47,6 @@ def where_defined(cells: list[dict], name: str) -> str | None:
 def page_cells(session: str) -> list[dict]:
     """The cells of the page at ``session`` (its ``.md`` or ``.ipynb``) as the reader has it: the
     reader's working copy when there is one, else the paired ``.ipynb``."""
-    from labkit.cli.reset import is_page, working_copy
-
     page = Path(session)
     stored = working_copy(page) if is_page(page) and working_copy(page).is_file() else page.with_suffix(".ipynb")
     return read_json_file(stored)["cells"] if stored.is_file() else []

@@ -1,18 +1,41 @@
 """``labkit labs``: run the eight mechanism labs of chapter 11 and write their JSON report.
 
 Exit status 0 when every check passes, 1 when one fails (the report, ``"status": "failed"``, is
-still written), 2 on bad arguments.
+still written), 2 on bad arguments.  ``labkit faults`` writes its report the same way
+(``add_output``, ``finish``).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from labkit.cli.reports import add_output
+from labkit.cli.trace import output_file  # checked while parsing: a folder or unwritable place is refused
 from labkit.labs import DEFAULT_SAMPLES, MAX_SAMPLES, MIN_SAMPLES, samples_out_of_range
 
 DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
+
+
+def add_output(parser, default: Path) -> None:
+    """The ``--output PATH`` option: where the JSON report goes."""
+    help_text = f"where to write the report (default: {default})"
+    parser.add_argument("--output", type=output_file, default=default, metavar="PATH", help=help_text)
+
+
+def finish(report: dict, output: Path, summary_lines: Callable[[dict], list[str]]) -> int:
+    """Write ``report`` to ``output``; print a summary (0) or the failed check (1)."""
+    from labkit.core.fixtures import write_json
+
+    path = write_json(output, report)
+    if report["status"] != "passed":
+        print(f"FAIL: lab {report['failed_lab']!r}: {report['failure']}", file=sys.stderr)
+        print(f"Report (status failed): {path.resolve()}", file=sys.stderr)
+        return 1
+    print("\n".join(summary_lines(report)))
+    print(f"Report: {path.resolve()}")
+    return 0
 
 
 def _samples(text: str) -> int:
@@ -20,24 +43,18 @@ def _samples(text: str) -> int:
         value = int(text) if text.isascii() else None  # int() would read "１００００" too
     except ValueError:
         value = None
-    if value is None:
-        raise argparse.ArgumentTypeError(f"expected an integer number of samples, got {text!r}")
-    problem = samples_out_of_range(value)
+    problem = f"expected an integer number of samples, got {text!r}" if value is None else samples_out_of_range(value)
     if problem:
         raise argparse.ArgumentTypeError(problem)
     return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Run the eight mechanism labs of chapter 11 and write their JSON report."
     add_output(parser, DEFAULT_OUTPUT)
-    parser.add_argument(
-        "--samples",
-        type=_samples,
-        default=DEFAULT_SAMPLES,
-        metavar="N",
-        help=f"Monte Carlo samples of the speculative lab, {MIN_SAMPLES}–{MAX_SAMPLES} (default: {DEFAULT_SAMPLES})",
+    samples_help = (
+        f"Monte Carlo samples of the speculative lab, {MIN_SAMPLES}–{MAX_SAMPLES} (default: {DEFAULT_SAMPLES})"
     )
+    parser.add_argument("--samples", type=_samples, default=DEFAULT_SAMPLES, metavar="N", help=samples_help)
 
 
 def summary_lines(report: dict) -> list[str]:
@@ -54,7 +71,6 @@ def summary_lines(report: dict) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from labkit.cli.reports import finish
     from labkit.labs.report import labs_report
 
     return finish(labs_report(samples=args.samples), args.output, summary_lines)

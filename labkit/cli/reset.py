@@ -19,10 +19,8 @@ FRONT_MATTER = b"---\njupytext:"  # how every page's .md begins (CONTRIBUTING: s
 
 def book_of(file: Path) -> Path | None:
     """The book a file belongs to: the folder above it holding ``myst.yml`` and ``notebooks/``."""
-    for folder in Path(file).resolve().parents:
-        if (folder / "myst.yml").is_file() and (folder / PAGES).is_dir():
-            return folder
-    return None
+    folders = Path(file).resolve().parents
+    return next((f for f in folders if (f / "myst.yml").is_file() and (f / PAGES).is_dir()), None)
 
 
 def is_page(file: Path) -> bool:
@@ -32,7 +30,13 @@ def is_page(file: Path) -> bool:
     if file.suffix not in PAGE_SUFFIXES or not file.is_file() or book is None or (book / PAGES) not in file.parents:
         return False
     source = file.with_suffix(".md")
-    return source.is_file() and source.read_bytes()[: len(FRONT_MATTER)] == FRONT_MATTER
+    return source.is_file() and source.read_bytes().startswith(FRONT_MATTER)
+
+
+def book_pages(book: Path) -> list[Path]:
+    """Every page (its ``.md``) of the book at ``book``, sorted; checkpoints left out."""
+    found = (p for p in (book / PAGES).rglob("*.md") if ".ipynb_checkpoints" not in p.parts)
+    return sorted(p for p in found if p.read_bytes().startswith(FRONT_MATTER))
 
 
 def working_copy(page: Path) -> Path:

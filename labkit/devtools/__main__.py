@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 
 from labkit.cli import glossary
+from labkit.cli.reset import book_pages
 from labkit.core.fixtures import book_root
 from labkit.devtools import book, notebooks
 
 
 def build_pages(root: Path, paths: list[Path], prose: bool) -> int:
-    for path in paths or notebooks.source_notebooks(root / "notebooks"):
+    for path in paths or book_pages(root):
         path = Path(path).with_suffix(".md") if Path(path).suffix == ".ipynb" else Path(path)
         if not path.exists():
             print(f"no such notebook source: {path}", file=sys.stderr)
@@ -35,7 +36,7 @@ def build_pages(root: Path, paths: list[Path], prose: bool) -> int:
 
 def check(root: Path) -> list[str]:
     """Every problem of the book at ``root``, each line prefixed with what found it."""
-    found = [f"notebooks: {line}" for line in notebooks.check_pairs(root / "notebooks")]
+    found = [f"notebooks: {line}" for line in notebooks.check_pairs(root)]
     found += [f"glossary: {line}" for line in glossary.problems(root)]
     return found + [f"book: {line}" for line in book.check(root)]
 

@@ -7,14 +7,20 @@ a repository it adds a Binder launch button.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
+import yaml
+
+from labkit.core import strictjson
 from labkit.core.fixtures import book_root
+from labkit.devtools import players
 
 _MESSAGE = re.compile(r"^(⛔️|⚠️)\s*(.*)$")
 _THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "ENOTFOUND")
@@ -22,57 +28,39 @@ _THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "EN
 
 def toc_files(config: dict) -> list[str]:
     """Every ``file:`` of the toc, depth first."""
-    found: list[str] = []
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                found.append(entry["file"])
-            walk(entry.get("children"))
-
-    walk(config.get("project", {}).get("toc"))
-    return found
+    return _files(config.get("project", {}).get("toc"))
 
 
 def chapter_files(config: dict) -> list[str]:
     """The ``file:`` entries inside a toc chapter (an entry with ``children``), depth first."""
-    chapters = [entry for entry in config.get("project", {}).get("toc") or [] if entry.get("children")]
-    return [rel for chapter in chapters for rel in toc_files({"project": {"toc": chapter["children"]}})]
+    return [rel for entry in config.get("project", {}).get("toc") or [] for rel in _files(entry.get("children"))]
+
+
+def _files(entries: list[dict] | None) -> list[str]:
+    found = []
+    for entry in entries or []:
+        found += [entry["file"]] if "file" in entry else []
+        found += _files(entry.get("children"))
+    return found
 
 
 def load_config(root: Path | None = None) -> dict:
-    root = book_root(root)
-    import yaml
-
-    path = root / "myst.yml"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist")
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return yaml.safe_load((book_root(root) / "myst.yml").read_text(encoding="utf-8"))  # book_root: it exists
 
 
 def toc_problems(root: Path | None = None) -> list[str]:
     root = book_root(root)
     config = load_config(root)
-    problems = []
     listed = toc_files(config)
-    if not listed:
-        problems.append("myst.yml has no table of contents")
-    for rel in listed:
-        if not (root / rel).exists():
-            problems.append(f"toc entry {rel!r} points nowhere")
-    seen = set()
-    for rel in listed:
-        if rel in seen:
-            problems.append(f"toc entry {rel!r} is listed twice")
-        seen.add(rel)
-    notebooks = sorted(
-        p.relative_to(root).as_posix()
-        for p in (root / "notebooks").rglob("*.ipynb")
-        if ".ipynb_checkpoints" not in p.parts
-    )
-    for rel in notebooks:
-        if rel not in seen:
-            problems.append(f"notebook {rel!r} is missing from the toc in myst.yml")
+    problems = [] if listed else ["myst.yml has no table of contents"]
+    problems += [f"toc entry {rel!r} points nowhere" for rel in listed if not (root / rel).exists()]
+    problems += [f"toc entry {rel!r} is listed twice" for rel, count in Counter(listed).items() if count > 1]
+    notebooks = [p.relative_to(root).as_posix() for p in (root / "notebooks").rglob("*.ipynb")]
+    problems += [
+        f"notebook {rel!r} is missing from the toc in myst.yml"
+        for rel in sorted(notebooks)
+        if rel not in listed and ".ipynb_checkpoints" not in rel.split("/")
+    ]
     if config.get("site", {}).get("template") != "book-theme":
         problems.append("myst.yml must set site.template: book-theme")
     return problems
@@ -85,16 +73,11 @@ _BIB_ENTRY = re.compile(r"^@\w+\s*\{\s*([^,\s]+)\s*,", re.MULTILINE)
 def bibliography_keys(root: Path | None = None) -> tuple[set[str], list[str]]:
     """Every entry key of the ``project.bibliography`` files, and the problems finding them."""
     root = book_root(root)
-    files = load_config(root).get("project", {}).get("bibliography") or []
-    keys: set[str] = set()
-    problems = []
-    for rel in files:
-        path = root / rel
-        if not path.exists():
-            problems.append(f"bibliography {rel!r} listed in myst.yml does not exist")
-            continue
-        keys.update(_BIB_ENTRY.findall(path.read_text(encoding="utf-8")))
-    return keys, problems
+    found = {rel: root / rel for rel in load_config(root).get("project", {}).get("bibliography") or []}
+    keys = {key for path in found.values() if path.exists() for key in _BIB_ENTRY.findall(path.read_text("utf-8"))}
+    return keys, [
+        f"bibliography {rel!r} listed in myst.yml does not exist" for rel, p in found.items() if not p.exists()
+    ]
 
 
 def cited_keys(text: str) -> list[str]:
@@ -121,30 +104,26 @@ def citation_problems(root: Path | None = None) -> list[str]:
     """A citation whose key no bibliography file holds, a chapter page that cites nothing, and a
     page that cites and also lists its sources by hand, page by page (the ``.ipynb`` the book builds)."""
     root = book_root(root)
-    from labkit.core import strictjson
-
+    config = load_config(root)
     keys, problems = bibliography_keys(root)
-    chapter_pages = set(chapter_files(load_config(root)))
-    for rel in toc_files(load_config(root)):
+    bibliography = ", ".join(config.get("project", {}).get("bibliography") or ["none listed"])
+    chapter_pages = set(chapter_files(config))
+    for rel in toc_files(config):
         path = root / rel
         if path.suffix != ".ipynb" or not path.exists():
             continue
         cells = strictjson.read_json_file(path).get("cells", [])
         text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
-        if rel in chapter_pages and not cited_keys(text):
+        cited = cited_keys(text)
+        if rel in chapter_pages and not cited:
             problems.append(f"{rel}: a chapter page that cites no primary source ({{cite:p}}`key` in a sentence)")
-        if cited_keys(text):
-            problems += [
-                f"{rel}: lists its sources by hand ({line[:60]!r}) beside the References the site makes "
-                "from its citations"
-                for line in hand_written_sources(text)
-            ]
-        for key in cited_keys(text):
-            if key not in keys:
-                problems.append(
-                    f"{rel}: citation {key!r} is not in the bibliography "
-                    f"({', '.join(load_config(root)['project'].get('bibliography') or ['none listed'])})"
-                )
+        problems += [
+            f"{rel}: lists its sources by hand ({line[:60]!r}) beside the References the site makes from its citations"
+            for line in (hand_written_sources(text) if cited else [])
+        ]
+        problems += [
+            f"{rel}: citation {key!r} is not in the bibliography ({bibliography})" for key in cited if key not in keys
+        ]
     return problems
 
 
@@ -159,10 +138,8 @@ def site_content(root: Path, timeout: int = 120) -> tuple[Path, str]:
     myst = myst_executable()
     if myst is None:
         raise FileNotFoundError("mystmd is not installed (pip install mystmd)")
-    env = dict(os.environ)
-    env.update(
-        {"API_URL": "http://127.0.0.1:9", "MYSTMD_DISABLE_UPDATE_CHECK": "1", "NO_UPDATE_NOTIFIER": "1", "CI": "true"}
-    )
+    offline = {"API_URL": "http://127.0.0.1:9", "MYSTMD_DISABLE_UPDATE_CHECK": "1", "NO_UPDATE_NOTIFIER": "1"}
+    env = {**os.environ, **offline, "CI": "true"}
     proc = subprocess.run(
         [myst, "build", "--site", "--ci"], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
     )
@@ -210,8 +187,6 @@ def build_site(root: Path, repository: str | None = None) -> int:
     """The players' page bundles, then ``myst build --html`` (downloads the theme: needs the
     internet), with a launch button to ``repository`` if one is given (``myst.yml`` carries it
     for the build only)."""
-    from labkit.devtools import players
-
     config = root / "myst.yml"
     original = config.read_text(encoding="utf-8")
     published = launch_config(original, repository)
@@ -220,8 +195,6 @@ def build_site(root: Path, repository: str | None = None) -> int:
     if myst is None:
         print("mystmd is not installed (pip install mystmd)", file=sys.stderr)
         return 1
-    if published == original:
-        return subprocess.run([myst, "build", "--html"], cwd=root).returncode
     config.write_text(published, encoding="utf-8")
     try:
         return subprocess.run([myst, "build", "--html"], cwd=root).returncode
@@ -234,8 +207,6 @@ def player_problems(root: Path | None = None) -> list[str]:
     bundle exists, holds the current code and carries the player's data
     (``labkit.devtools.players``)."""
     root = book_root(root)
-    from labkit.devtools import players
-
     modules = players.module_problems(root) if (root / "labkit").is_dir() else []
     return modules + players.structure_problems(root)
 
@@ -255,8 +226,6 @@ def link_problems(content: Path) -> list[str]:
     """Links mystmd resolved wrongly without a warning: a link to a page's ``.md`` or
     ``.ipynb`` that became a file to download (``myst/md-page-links.mjs`` missing or
     broken), and a glossary link that is not a reference to its entry."""
-    from labkit.core import strictjson
-
     problems = []
     for page in sorted(content.glob("*.json")):
         tree = strictjson.read_json_file(page).get("mdast", {})
@@ -275,13 +244,9 @@ def check(root: Path | None = None) -> list[str]:
     mystmd says of each page, and the players (their page bundles are written first, as the
     published build does; they are build products, not files of the repository)."""
     root = book_root(root)
-    from labkit.devtools import players
-
     problems = toc_problems(root)
-    try:
+    with contextlib.suppress(ValueError, OSError):  # a player that does not bundle: player_problems names it
         players.pages(root)
-    except (ValueError, OSError):
-        pass  # a player that does not bundle, or a missing page: player_problems names it
     if not problems:
         problems += citation_problems(root)
         problems += myst_problems(root)

@@ -8,20 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+
+from labkit.cli.reset import book_pages
 from labkit.core.fixtures import book_root
 
 KERNEL_TIMEOUT = 300
-
-
-def source_notebooks(root: Path | None = None) -> list[Path]:
-    """Every MyST notebook source under ``root`` (default: the book's ``notebooks/``; no checkpoints)."""
-    root = book_root() / "notebooks" if root is None else root
-    return sorted(p for p in root.rglob("*.md") if ".ipynb_checkpoints" not in p.parts and _is_jupytext_md(p))
-
-
-def _is_jupytext_md(path: Path) -> bool:
-    head = path.read_text(encoding="utf-8")[:800]
-    return head.startswith("---") and "jupytext" in head
 
 
 def _cells(nb) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -30,9 +24,6 @@ def _cells(nb) -> list[tuple[str, str, tuple[str, ...]]]:
 
 def pair_problems(md: Path) -> list[str]:
     """Why ``md`` and its ``.ipynb`` are out of step (empty list: in step)."""
-    import jupytext
-    import nbformat
-
     ipynb = md.with_suffix(".ipynb")
     if not ipynb.exists():
         return [f"{md.name}: no paired {ipynb.name}; run `make notebooks`"]
@@ -58,11 +49,10 @@ def pair_problems(md: Path) -> list[str]:
 
 
 def check_pairs(root: Path | None = None) -> list[str]:
-    root = book_root() / "notebooks" if root is None else root
-    problems = []
-    for md in source_notebooks(root):
-        problems += pair_problems(md)
-    for ipynb in sorted(root.rglob("*.ipynb")):
+    """Every page of the book at ``root`` out of step with its ``.ipynb``, and every ``.ipynb`` with no page."""
+    root = book_root(root)
+    problems = [problem for md in book_pages(root) for problem in pair_problems(md)]
+    for ipynb in sorted((root / "notebooks").rglob("*.ipynb")):
         if ".ipynb_checkpoints" not in ipynb.parts and not ipynb.with_suffix(".md").exists():
             problems.append(f"{ipynb.name}: no .md source beside it")
     return problems
@@ -70,16 +60,9 @@ def check_pairs(root: Path | None = None) -> list[str]:
 
 def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
     """Execute ``md``'s cells in a fresh kernel and write the paired ``.ipynb``."""
-    import jupytext
-    import nbformat
-    from nbclient import NotebookClient
-
     md = Path(md).resolve()
     nb = jupytext.read(md)
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
+    nb.metadata = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}}
     client = NotebookClient(
         nb,
         timeout=timeout,
@@ -108,9 +91,6 @@ def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
 
 def sync_prose(md: Path) -> Path:
     """Copy ``md``'s Markdown cells into its ``.ipynb``, keeping ids and outputs."""
-    import jupytext
-    import nbformat
-
     md = Path(md).resolve()
     ipynb = md.with_suffix(".ipynb")
     source = jupytext.read(md)

@@ -24,6 +24,7 @@ from browser_lab import (
     JS_OUTPUT_PROBLEMS,
     JS_SHUTDOWN_SESSIONS,
     LabServer,
+    PipOnlyEnv,
     open_in_tab,
     open_page,
     opened_unmodified,
@@ -48,6 +49,8 @@ def pytest_collection_modifyitems(config, items):
         md = params.get("page_md") or getattr(params.get("widget"), "page", None)
         kind = 1 if "widget" in params else 0
         rank = pages.index(md) if md in pages else -1
+        if "pip_only_env" in item.fixturenames:
+            rank = len(pages)  # last: its environment installs while the pages run
         return (rank, kind)
 
     browser_items = [i for i in items if i.get_closest_marker("browser")]
@@ -58,6 +61,32 @@ def pytest_collection_modifyitems(config, items):
         return
     others = [i for i in items if not i.get_closest_marker("browser")]
     items[:] = others + sorted(browser_items, key=order)
+
+
+_PIP_ONLY: list[PipOnlyEnv] = []
+
+
+def pytest_collection_finish(session):
+    if ENABLED and any("pip_only_env" in getattr(i, "fixturenames", ()) for i in session.items):
+        import tempfile
+
+        _PIP_ONLY.append(PipOnlyEnv(Path(tempfile.mkdtemp(prefix="labkit-pip-only-"))))
+
+
+@pytest.fixture(scope="session")
+def pip_only_env() -> Path:
+    """The environment ``PipOnlyEnv`` began installing when the suite was collected."""
+    if not _PIP_ONLY:
+        pytest.fail("pip_only_env: no environment was started at collection")
+    try:
+        yield _PIP_ONLY[0].wait()
+    finally:
+        _PIP_ONLY.pop().remove()
+
+
+def pytest_unconfigure(config):
+    while _PIP_ONLY:  # a session that ended before the test used it
+        _PIP_ONLY.pop().remove()
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,11 @@
 """The way in without ``make``: ``labkit lab`` from an environment where only pip was run.
 
 A throwaway virtual environment gets ``pip install -e <repo>[read]`` and nothing else (no
-``make setup``: no settings copied into it). In a copy of the book, its ``labkit lab`` must
-open the preface as a notebook — the MyST page through the Jupytext Notebook viewer — in the
-browser it asks for (a stand-in that records the address, which Chromium then opens), with
-its Jupyter state in the book's build/ folder and none in the environment.
+``make setup``: no settings copied into it; ``browser_lab.PipOnlyEnv``). In a copy of the
+book, its ``labkit lab`` must open the preface as a notebook — the MyST page through the
+Jupytext Notebook viewer — in the browser it asks for (a stand-in that records the address,
+which Chromium then opens), with its Jupyter state in the book's build/ folder and none in
+the environment.
 """
 
 from __future__ import annotations
@@ -17,39 +18,13 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-import venv
 from pathlib import Path
 
 import pytest
-from browser_book import REPO
 from browser_lab import JS_APP_READY, JS_CURRENT_KIND, copy_book, free_port
 
 pytestmark = pytest.mark.browser
 PREFACE = "notebooks/00-preface.md"
-
-
-@pytest.fixture(scope="module")
-def pip_only_env(tmp_path_factory) -> Path:
-    """A fresh venv with labkit[read] installed by pip alone (pip's cache makes it ~25 s).
-
-    This interpreter's pip installs into it (``--python``): the environment needs no pip of its
-    own, and ``--no-compile`` leaves the bytecode to the one run below, which compiles only what
-    ``labkit lab`` imports.
-    """
-    env_dir = tmp_path_factory.mktemp("pip-only") / "venv"
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    python = env_dir / ("Scripts" if os.name == "nt" else "bin") / "python"
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(python)]
-    done = subprocess.run(
-        [*pip, "install", "--quiet", "--no-compile", "-e", f"{REPO}[read]"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert not (env_dir / "share" / "jupyter" / "lab" / "settings" / "overrides.json").exists()
-    return env_dir
 
 
 def test_labkit_lab_opens_the_preface_as_a_notebook(pip_only_env, tmp_path, browser_context):

@@ -31,7 +31,7 @@ function fill(node, attrs, children) {
 }
 
 /** The static book's data: null here; the page's generated copy of this module carries it
- *  (`python -m labkit.devtools.players pages` writes the copy beside the page). */
+ *  (`python -m labkit.devtools check` or `build --site` writes the copy beside the page). */
 const EMBEDDED = null;
 
 /** The player's data: the model's "data" (a kernel's traitlet), else the data this copy carries. */
