@@ -81,10 +81,10 @@ def parse(run: ToolTrace) -> str | None:
 
 def validate(run: ToolTrace) -> str | None:
     """t03: the arguments against the ToolSpec's JSON Schema."""
-    report = validate_arguments(run.spec, run.arguments)
+    errors = validate_arguments(run.spec, run.arguments)
     checked = {"validator": VALIDATOR_NAME, "format_checker": True}
-    if not report.valid:
-        found = {"keys": list(run.arguments), **checked, "errors": [list(e) for e in report.errors]}
+    if errors:
+        found = {"keys": list(run.arguments), **checked, "errors": [list(e) for e in errors]}
         run.enter(State.VALIDATION_REJECTED, "validator", "schema.rejected", **found)
         return "rejected"
     run.enter(State.VALIDATED, "validator", "schema.validated", **checked, errors=[])

@@ -129,20 +129,9 @@ def parse_arguments(raw: bytes) -> dict:
     return value
 
 
-@dataclass(frozen=True)
-class ValidationReport:
-    """``errors``: (JSON path, message) pairs, empty when the arguments are valid (Draft 2020-12, formats asserted)."""
-
-    errors: tuple[tuple[str, str], ...]
-
-    @property
-    def valid(self) -> bool:
-        return not self.errors
-
-
-def validate_arguments(spec: ToolSpec, arguments: dict) -> ValidationReport:
-    """Check ``arguments`` against ``spec.input_schema`` (formats asserted)."""
+def validate_arguments(spec: ToolSpec, arguments: dict) -> tuple[tuple[str, str], ...]:
+    """Check ``arguments`` against ``spec.input_schema`` (Draft 2020-12, formats asserted): the errors
+    as (JSON path, message) pairs, none when the arguments are valid."""
     validator = schema_validator(spec.input_schema)
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
-    found = tuple(("/" + "/".join(str(p) for p in e.path), e.message) for e in errors)
-    return ValidationReport(found)
+    return tuple(("/" + "/".join(str(p) for p in e.path), e.message) for e in errors)
