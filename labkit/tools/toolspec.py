@@ -16,7 +16,6 @@ says: ``"09:00\n"`` does not match ``^…$``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from labkit.core.strictjson import JSONInputError, import_jsonschema, loads, schema_validator
 
@@ -104,11 +103,11 @@ def find_tool(specs: list[ToolSpec], ref: str) -> ToolSpec:
     raise ValueError(f"unknown tool {ref!r}; offered: {[s.ref for s in specs]}")
 
 
-def load_toolspec(path: str | Path | None = None) -> ToolSpec:
-    """Read and check the stored ToolSpec (default ``fixtures/tools/toolspec.json``)."""
+def load_toolspec() -> ToolSpec:
+    """Read and check the stored ToolSpec, ``fixtures/tools/toolspec.json``."""
     from labkit.core.fixtures import fixtures_root, read_json
 
-    return check_toolspec(read_json(Path(path) if path else fixtures_root() / "tools" / "toolspec.json"))
+    return check_toolspec(read_json(fixtures_root() / "tools" / "toolspec.json"))
 
 
 class ProposalError(ValueError):
