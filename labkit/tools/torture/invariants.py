@@ -23,7 +23,7 @@ from pathlib import Path
 from labkit.core import strictjson
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.normalize import Invocation
-from labkit.tools.states import TRANSITIONS, State
+from labkit.tools.states import TERMINAL_OUTCOMES, TRANSITIONS, State
 from labkit.tools.torture.workload import key_prefix
 
 INVARIANTS = {
@@ -38,16 +38,6 @@ INVARIANTS = {
     "a refusal to another",
     "integrity": "PRAGMA integrity_check is ok on every store file",
     "runtime_ran": "no incarnation ended in an unexpected error",
-}
-#: (final state, request status) pairs a run may end in
-TERMINAL_OUTCOMES = {
-    ("OBSERVED", "completed"),
-    ("COMMITTED", "cancelled-after-commit"),
-    ("FAILED", "failed"),
-    ("AUTHORIZATION_DENIED", "denied"),
-    ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
-    ("CANCELLED", "cancelled"),
-    ("OUTCOME_UNKNOWN", "outcome_unknown"),
 }
 __doc__ += "\n".join(f"\n* ``{name}``: {text}" for name, text in INVARIANTS.items())
 COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
