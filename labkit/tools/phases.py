@@ -24,7 +24,7 @@ from labkit.tools.confirm import (
     confirmation_card,
     invocation_digest,
 )
-from labkit.tools.executor import Crash, CrashPlan, Executor
+from labkit.tools.executor import Crash, Executor
 from labkit.tools.recovery import execute_and_recover
 from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
@@ -162,7 +162,7 @@ def cancel_before_execute(run: ToolTrace) -> str | None:
 
 def execute(run: ToolTrace) -> str | None:
     """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
-    A crash (``config.crash_point``) is followed by a restart that recovers from the journal
+    A crash (``config.crashes``) is followed by a restart that recovers from the journal
     (``execute_and_recover``: the one execute-and-recover path of trace three)."""
     config, approved = run.config, run.confirmation.invocation_digest
     run.journal.update(run.invocation.invocation_id, approved_digest=approved)
@@ -185,9 +185,8 @@ def incarnations(run: ToolTrace, transport: ServiceTransport):
     """One Executor per incarnation of the runtime (the first, then each restart's); each may die
     at its own crash plan."""
     config = run.config
-    first = (CrashPlan(config.crash_point, config.crash_attempt),) if config.crash_point else ()
     executor = partial(Executor, transport, config.request_id, config.retry_budget, config.new_key_per_attempt)
-    for crash in itertools.chain(first, config.restart_crashes, itertools.repeat(None)):
+    for crash in itertools.chain(config.crashes, itertools.repeat(None)):
         run.executor = executor(crash, emit=run.rec.emit, next_event_id=run.rec.next_event_id)
         yield run.executor
 

@@ -47,9 +47,7 @@ class ToolRunConfig(Config):
     query_plan: tuple[str, ...] = ()  # per query by key: "answer" | "unavailable"
     new_key_per_attempt: bool = False
     cancel_after_commit: bool = False
-    crash_point: str | None = None  # one of labkit.tools.executor.CRASH_POINTS
-    crash_attempt: int | None = None  # None: the first attempt that reaches the point
-    restart_crashes: tuple = ()  # CrashPlans of the restarts, one each, in order (the fault schedules)
+    crashes: tuple = ()  # labkit.tools.executor.CrashPlans: the first incarnation's, then one per restart
     cancel_before_execute: bool = False
     journal_path: str = ":memory:"  # a file makes the journal survive the process
 

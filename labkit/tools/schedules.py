@@ -46,7 +46,6 @@ class FaultSchedule:
     def config(self) -> ToolRunConfig:
         """The happy run's config with this schedule's faults."""
         happy = ToolRunConfig()
-        first = self.crashes[0] if self.crashes else None
         return ToolRunConfig(
             capabilities=happy.capabilities if self.authorized else happy.capabilities[:1],
             tamper_digest=not self.confirmation_matches,
@@ -55,9 +54,7 @@ class FaultSchedule:
             transport_plan=self.transport_plan,
             query_plan=self.query_plan,
             retry_budget=self.retry_budget,
-            crash_point=first and first.point,
-            crash_attempt=first and first.attempt,
-            restart_crashes=self.crashes[1:],
+            crashes=self.crashes,
         )
 
 

@@ -72,12 +72,13 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
 
 
 def run_scenario(name: str, crash: str | None = None):
+    from labkit.tools.executor import CrashPlan
     from labkit.tools.faults import faulty_config
     from labkit.tools.runtime import run_tool_trace
 
     config = faulty_config(None if name == "happy" else name)
     if crash:
-        config = config.replace(crash_point=crash)
+        config = config.replace(crashes=(CrashPlan(crash),))
     return run_tool_trace(config)
 
 
