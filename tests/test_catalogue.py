@@ -51,10 +51,10 @@ def test_a_declaration_only_matches_its_own_divergence():
 
 
 def test_every_declared_suspect_is_one_a_contract_can_name():
-    from labkit.trace.contracts import CONTRACTS
+    from labkit.trace.kinds import kind as trace_kind
 
     for kind, name in ALL:
-        contract = CONTRACTS[kind]
+        contract = trace_kind(kind).contract
         named = {
             *contract.suspects.values(),
             *contract.component_suspects.values(),

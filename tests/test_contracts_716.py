@@ -9,7 +9,8 @@ import pytest
 
 from labkit.reader.tables import state_table
 from labkit.trace import catalogue
-from labkit.trace.contracts import CONTRACT_ROWS, CONTRACTS
+from labkit.trace.kinds import CONTRACT_ROWS
+from labkit.trace.kinds import kind as trace_kind
 
 #: (row attribute, trace kind) → (the chapter's cell, terms the book's cell must contain)
 CHAPTER = {
@@ -54,7 +55,7 @@ def test_every_cell_states_the_chapters_cell(attr, kind):
     chapter, terms = CHAPTER[(attr, kind)]
     row = next(r for r in state_table().rows if r[0] == dict(CONTRACT_ROWS)[attr])
     cell = row[1 + KINDS.index(kind)]
-    assert cell == getattr(CONTRACTS[kind], attr)
+    assert cell == getattr(trace_kind(kind).contract, attr)
     missing = [t for t in terms if t.lower() not in cell.lower()]
     assert not missing, f"§7.16 {attr}/{kind}: the chapter says {chapter!r}; {cell!r} lacks {missing}"
 

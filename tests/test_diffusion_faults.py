@@ -10,10 +10,10 @@ import pytest
 
 from labkit.core.events import read_jsonl
 from labkit.core.fixtures import fixture_path
-from labkit.diffusion import run_diffusion
-from labkit.diffusion.faults import faulty_config
 from labkit.diffusion.vae import png_zlib_version
 from labkit.trace.divergence import first_divergence
+from labkit.trace.kinds import kind
+from labkit.trace.kinds import run as run_kind
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def runs():
 
     def get(name):
         if name not in cache:
-            cache[name] = run_diffusion(faulty_config(name)) if name else run_diffusion()
+            cache[name] = run_kind("diffusion", name)
         return cache[name]
 
     return get
@@ -70,4 +70,4 @@ def test_cfg_swap_pushes_away_from_the_prompt(runs):
 
 def test_unknown_fault_is_refused():
     with pytest.raises(ValueError, match="fault must be one of"):
-        faulty_config("cosmic_ray")
+        kind("diffusion").faulty_config("cosmic_ray")

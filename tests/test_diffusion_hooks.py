@@ -147,7 +147,7 @@ def test_hooks_must_be_functions_and_a_hooks_object():
         run_diffusion(hooks={"cfg_combine": classifier_free_guidance})
     with pytest.raises(ValueError, match=r"to_normals must be a function \(words uint32 \[B, 4\]\)"):
         PhiloxNormalStream(314159, to_normals="box-muller")
-    assert DiffusionHooks(cfg_combine=classifier_free_guidance).active == ["cfg_combine"]
+    assert DiffusionHooks(cfg_combine=classifier_free_guidance).cfg_combine is classifier_free_guidance
 
 
 def test_stream_uses_the_given_transform_for_every_draw():

@@ -8,8 +8,8 @@ import pytest
 
 from labkit.core.events import TraceError, TraceRecorder
 from labkit.reader.tables import state_table
-from labkit.trace.contracts import CONTRACTS, contract_for
 from labkit.trace.divergence import RULES, TraceKindMismatch, first_divergence
+from labkit.trace.kinds import contract_for, kind
 
 
 def text_trace():
@@ -123,7 +123,7 @@ def test_malformed_trace_is_refused():
 def test_state_table_is_generated_from_the_contracts():
     table = state_table()
     assert table.headers == ["question", "Text trace", "Diffusion trace", "Tool trace"]
-    assert table.rows[3][3] == CONTRACTS["tool"].irreversible_point
+    assert table.rows[3][3] == kind("tool").contract.irreversible_point
     with pytest.raises(ValueError, match="no known trace kind"):
         contract_for([{"event_id": "z00"}])
 

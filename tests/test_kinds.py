@@ -66,7 +66,6 @@ ECHO = TraceKind(
         **{attr: f"echo's {attr}" for attr in ("initial_object", "model_state", "runtime_update")},
         **{attr: f"echo's {attr}" for attr in ("irreversible_point", "random_entry", "termination", "replay_core")},
         output_means="the same word",
-        comparison_level="bytes",
         suspects={("word.heard", "discrete_state"): S.DETOKENIZER},
     ),
     faults=catalogue(
@@ -85,7 +84,7 @@ ECHO = TraceKind(
 
 @pytest.fixture
 def echo():
-    kinds.register(ECHO)
+    kinds.KINDS.declare("echo", ECHO)
     yield ECHO
     del kinds.KINDS["echo"]
 
@@ -106,15 +105,14 @@ def test_a_fourth_kind_is_picked_up_by_the_cli(echo, tmp_path, capsys):
 
 def test_a_fourth_kind_is_picked_up_by_the_catalogue_and_the_contracts(echo):
     from labkit.trace import catalogue as trace_catalogue
-    from labkit.trace import contracts
     from labkit.trace.divergence import first_divergence
 
     assert "echo" in trace_catalogue.KINDS and list(trace_catalogue.faults("echo")) == ["other_word"]
     correct, faulty = trace_catalogue.run("echo"), trace_catalogue.run("echo", "other_word")
     found = first_divergence(correct, faulty)
     assert ECHO.faults["other_word"].expected.matches(found.at), found.at
-    assert contracts.CONTRACTS["echo"] is ECHO.contract and contracts.contract_for(correct) is ECHO.contract
-    headers, rows = contracts.state_rows()
+    assert kinds.kind("echo").contract is ECHO.contract and kinds.contract_for(correct) is ECHO.contract
+    headers, rows = kinds.state_rows()
     assert headers[-1] == "Echo trace" and rows[0][-1] == "echo's initial_object"
 
 
@@ -130,13 +128,11 @@ def test_a_fourth_kind_is_picked_up_by_the_fixture_recipes(echo, tmp_path):
 
 def test_the_registry_refuses_a_second_kind_of_a_name_or_prefix(echo):
     with pytest.raises(ValueError, match="registered twice"):
-        kinds.register(ECHO)
+        kinds.KINDS.declare("echo", ECHO)
     with pytest.raises(ValueError, match="event prefix 'x' is taken"):
-        kinds.register(
-            dataclasses.replace(ECHO, name="echo2", contract=dataclasses.replace(ECHO.contract, kind="echo2"))
+        kinds.KINDS.declare(
+            "echo2", dataclasses.replace(ECHO, name="echo2", contract=dataclasses.replace(ECHO.contract, kind="echo2"))
         )
-    with pytest.raises(ValueError, match="kind must be a TraceKind"):
-        kinds.register("echo")
     with pytest.raises(ValueError, match="unknown trace kind 'audio'"):
         kinds.kind("audio")
     with pytest.raises(ValueError, match="has the contract of 'echo'"):

@@ -3,7 +3,7 @@
 The static site's theme shows a ``text/markdown`` output as raw Markdown (fences and
 backticks visible) and ignores an image's ``width`` metadata. So, in every stored ``.ipynb``:
 - an output with ``text/markdown`` (every ``show_source``) carries a ``text/html`` form too;
-- no image output relies on ``width``/``height`` metadata (``labkit.reader.images.PNG`` puts the
+- no image output relies on ``width``/``height`` metadata (``labkit.reader.PNG`` puts the
   width into an ``<img width>`` instead);
 - no live ipywidget shows in the static book: a code cell tagged ``widget`` is tagged
   ``nbval-ignore-output``; a player's widget cell is followed by a markdown cell holding the
@@ -24,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.reader import show_source
-from labkit.reader.images import PNG
+from labkit.reader import PNG, show_source
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +49,7 @@ def static_problems(nb: dict, name: str) -> list[str]:
                 if mime.startswith("image/") and isinstance(meta, dict) and {"width", "height"} & set(meta):
                     problems.append(
                         f"{name}: cell {index} sizes its {mime} by metadata, which the static "
-                        "book ignores; use labkit.reader.images.PNG"
+                        "book ignores; use labkit.reader.PNG"
                     )
     return problems
 

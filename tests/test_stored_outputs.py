@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.reader import FLOAT64_DIGITS
+from labkit.reader.numbers import FLOAT64_DIGITS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").rglob("*.ipynb"))

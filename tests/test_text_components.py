@@ -182,11 +182,11 @@ def test_max_output_tokens_one_stops_with_length():
 @pytest.fixture
 def fixture_copy(tmp_path):
     shutil.copytree(fixtures_root() / "text", tmp_path / "text")
-    return tmp_path
+    return tmp_path / "text"
 
 
 def test_a_corrupted_weight_file_is_a_clear_error(fixture_copy):
-    path = fixture_copy / "text" / "toy-decoder-v1.npz"
+    path = fixture_copy / "toy-decoder-v1.npz"
     path.write_bytes(path.read_bytes()[:500])
     with pytest.raises(ValueError, match="weight file 'toy-decoder-v1.npz' is corrupted"):
         run_text_trace(root=fixture_copy)
@@ -195,7 +195,7 @@ def test_a_corrupted_weight_file_is_a_clear_error(fixture_copy):
 def test_a_weight_file_with_a_wrong_shape_is_a_clear_error(fixture_copy):
     from labkit.core.fixtures import load_arrays, save_arrays
 
-    path = fixture_copy / "text" / "toy-decoder-v1.npz"
+    path = fixture_copy / "toy-decoder-v1.npz"
     arrays = load_arrays(path)
     arrays["output"] = arrays["output"][:, :19]
     save_arrays(path, arrays)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import pytest
 
 from labkit.core import faults as S
-from labkit.text.faults import FAULTS, faulty_config
+from labkit.text.faults import FAULTS
 from labkit.text.runtime import TextTraceConfig, run_text_trace
 from labkit.trace.divergence import first_divergence
+from labkit.trace.kinds import kind
+from labkit.trace.kinds import run as run_kind
 
 
 def diverges_at(golden: list[dict], faulty: list[dict]) -> tuple[str, str, str] | None:
@@ -28,7 +30,7 @@ def golden():
 
 
 def faulty_run(name):
-    return run_text_trace(faulty_config(name))
+    return run_kind("text", name)
 
 
 def event(events, event_id):
@@ -42,7 +44,7 @@ def raw_values(e):
 def test_the_catalogue_has_at_least_five_faults_and_each_changes_the_config():
     assert len(FAULTS) >= 5
     for name in FAULTS:
-        assert faulty_config(name) != TextTraceConfig(), f"fault {name} leaves the configuration unchanged"
+        assert kind("text").faulty_config(name) != TextTraceConfig(), f"fault {name} leaves the configuration unchanged"
 
 
 def test_declared_suspects_follow_the_section_7_5_rules():

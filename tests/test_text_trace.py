@@ -199,7 +199,7 @@ def test_the_fitted_head_check_allows_a_kernel_but_catches_another_recipe(tmp_pa
     from labkit.core import fixtures
     from labkit.text.model import FIT_SEED, WEIGHTS_FILE, fit_weights
 
-    stored_path = fixture_path(*WEIGHTS_FILE)
+    stored_path = fixture_path("text", WEIGHTS_FILE)
     stored = fixtures.load_arrays(stored_path)
     kernel = dict(stored, output=(stored["output"] + np.float32(2e-6)).astype(np.float32))
     fixtures.save_arrays(tmp_path / "kernel.npz", kernel)
@@ -216,9 +216,9 @@ def test_the_fitted_head_check_allows_a_kernel_but_catches_another_recipe(tmp_pa
 
 def test_the_page_checks_pass_on_the_golden_run_and_fail_on_a_faulty_one(run):
     from labkit.text.assertions import check_reproduction
-    from labkit.text.faults import faulty_config
+    from labkit.trace.kinds import run as run_kind
 
     assert [ok for _, ok, _ in check_reproduction(run)] == [True] * 8
-    faulty = run_text_trace(faulty_config("eos_in_control_mask"))
+    faulty = run_kind("text", "eos_in_control_mask")
     failed = [name.split(".")[0] for name, ok, _ in check_reproduction(faulty) if not ok]
     assert failed == ["4", "7"], f"with EOS masked, checks {failed} failed; expected 4 and 7"

@@ -27,8 +27,6 @@ class TraceContract:
     replay_core: str
     #: what "output" means for this kind (§7.16's closing remark)
     output_means: str
-    #: where an event's tensors are compared (diffusion events say so per tensor)
-    comparison_level: str
     #: tensors are compared with this absolute tolerance on their summaries and values
     #: (payloads round floats to 4 decimals, so the tolerance is one step coarser)
     tensor_atol: float = 1e-3

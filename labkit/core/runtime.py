@@ -44,11 +44,6 @@ class Hooks:
     def _acceptable(self, name: str, value: Any) -> bool:
         return callable(value)
 
-    @property
-    def active(self) -> list[str]:
-        """Names of the substituted pieces."""
-        return [item.name for item in dataclasses.fields(self) if getattr(self, item.name) is not None]
-
 
 def checked_run_arguments(config, hooks, config_type: type, hooks_type: type) -> tuple:
     """(config, hooks) of a run: ``None`` → the defaults; a value of another type is refused

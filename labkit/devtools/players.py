@@ -19,7 +19,6 @@ stale bundles.
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import os
 import re
@@ -28,7 +27,7 @@ from pathlib import Path
 
 from labkit.core import strictjson
 from labkit.core.fixtures import book_root
-from labkit.reader.players import EMPTY, FOLDER, PLAYERS, bundle
+from labkit.reader.players import EMPTY, FOLDER, PLAYERS, bundle, export
 
 #: where the players' sources sit in a book's folder
 SOURCES = Path("labkit/reader/players")
@@ -148,8 +147,7 @@ def expected_data(name: str, options: dict | None = None) -> dict:
 @functools.cache
 def _exported(name: str, options: str) -> str:
     # one run per exporter call and process: the runtimes are deterministic
-    exporter = importlib.import_module(PLAYERS[name]).static_data
-    return json.dumps(exporter(**strictjson.loads(options, "player options")), allow_nan=False)
+    return json.dumps(export(name, **strictjson.loads(options, "player options")), allow_nan=False)
 
 
 def structure_problems(root: Path | None = None) -> list[str]:

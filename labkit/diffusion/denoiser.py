@@ -33,7 +33,7 @@ Arithmetic is float64; the result is cast to the latent's dtype (float32).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -59,28 +59,26 @@ class DenoiserParams:
     blur_max: float  # b_max, in latent pixels
 
 
+@dataclass(eq=False)
 class LatentDenoiser:
-    """ε-prediction for latent_batch [B, 4, 64, 64], timestep_batch [B], condition_batch [B, 12, 768]."""
+    """ε-prediction for latent_batch [B, 4, 64, 64], timestep_batch [B], condition_batch [B, 12, 768];
+    concept_queries [K, 768], base [4, 64, 64], deltas [K, 4, 64, 64], schedule ᾱ [1000]."""
 
     denoiser_id = DENOISER_ID
 
-    def __init__(
-        self,
-        params: DenoiserParams,
-        concept_queries: np.ndarray,
-        base: np.ndarray,
-        deltas: np.ndarray,
-    ):
-        k = len(params.concepts)
-        if concept_queries.ndim != 2 or concept_queries.shape[0] != k:
-            raise ValueError(f"concept_queries must be [{k}, width], got {list(concept_queries.shape)}")
-        if deltas.shape != (k, *base.shape):
-            raise ValueError(f"deltas must be [{k}, {', '.join(map(str, base.shape))}], got {list(deltas.shape)}")
-        self.params = params
-        self.concept_queries = concept_queries
-        self.base = base
-        self.deltas = deltas
-        self.schedule = alphas_cumprod()
+    params: DenoiserParams
+    concept_queries: np.ndarray
+    base: np.ndarray
+    deltas: np.ndarray
+    schedule: np.ndarray = field(default_factory=alphas_cumprod, repr=False)
+
+    def __post_init__(self):
+        k = len(self.params.concepts)
+        if self.concept_queries.ndim != 2 or self.concept_queries.shape[0] != k:
+            raise ValueError(f"concept_queries must be [{k}, width], got {list(self.concept_queries.shape)}")
+        if self.deltas.shape != (k, *self.base.shape):
+            shape = ", ".join(map(str, self.base.shape))
+            raise ValueError(f"deltas must be [{k}, {shape}], got {list(self.deltas.shape)}")
 
     @property
     def latent_shape(self) -> tuple[int, ...]:

@@ -4,16 +4,12 @@ Each entry says what it changes and where a first-divergence comparison against 
 trace must stop (``labkit.core.faults.FirstDivergence``): the event, the rule that fails
 (configuration shows as ``discrete_state`` before a single tensor is computed), the payload
 field and the suspect component.
-
->>> faulty_config("eta_positive").eta
-1.0
 """
 
 from __future__ import annotations
 
 from labkit.core import faults as S
-from labkit.core.faults import Fault, FirstDivergence, catalogue, configure
-from labkit.diffusion.pipeline import DiffusionConfig
+from labkit.core.faults import Fault, FirstDivergence, catalogue
 
 FAULTS: dict[str, Fault] = catalogue(
     Fault(
@@ -63,8 +59,3 @@ FAULTS: dict[str, Fault] = catalogue(
         FirstDivergence("d07", "tensors", "tensors.png", S.PNG_ENCODER),
     ),
 )
-
-
-def faulty_config(name: str | None, base: DiffusionConfig | None = None) -> DiffusionConfig:
-    """``base`` (default: §7.6) with fault ``name`` applied (None: unchanged)."""
-    return configure(FAULTS, "diffusion", name, base or DiffusionConfig())

@@ -28,7 +28,6 @@ contract = TraceContract(
     termination="the timestep schedule is exhausted",
     replay_core="tensor shapes, the schedule, the RNG key and counter",
     output_means="one whole media object",
-    comparison_level="latent, pixel or PNG bytes (declared per tensor)",
     suspects={
         ("condition.encoded", "tensors"): S.TEXT_ENCODER,
         ("condition.encoded", "discrete_state"): S.CONDITIONS,

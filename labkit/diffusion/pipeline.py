@@ -40,13 +40,9 @@ from labkit.diffusion.vae import encode_png, load_vae, png_zlib_version, to_uint
 
 
 @lru_cache(maxsize=4)
-def _models(root: str | None):
-    return load_text_encoder(root), load_denoiser(root), load_vae(root)
-
-
 def load_models(root: str | Path | None = None):
     """(text encoder, denoiser, VAE) from ``root`` (default ``fixtures/diffusion``), cached."""
-    return _models(None if root is None else str(Path(root).resolve()))
+    return load_text_encoder(root), load_denoiser(root), load_vae(root)
 
 
 def _tensor(array, level: str, position=None, *, digest: bool = False, values: int = 0) -> dict:

@@ -99,12 +99,9 @@ class DecoderWeights:
     def from_arrays(cls, arrays: dict[str, np.ndarray], config: DecoderConfig) -> DecoderWeights:
         """Build and check weights: every expected name present, shapes exact, values finite."""
         expected = config.weight_shapes()
-        missing = sorted(set(expected) - set(arrays))
-        if missing:
-            raise ValueError(f"weights for {config.model_id} lack {missing}")
-        extra = sorted(set(arrays) - set(expected))
-        if extra:
-            raise ValueError(f"weights for {config.model_id} have unexpected entries {extra}")
+        missing, extra = sorted(set(expected) - set(arrays)), sorted(set(arrays) - set(expected))
+        if missing or extra:
+            raise ValueError(f"weights for {config.model_id} lack {missing} and have unexpected entries {extra}")
         dtype = np.dtype(config.dtype)
         checked = {}
         for name, shape in expected.items():
@@ -178,17 +175,10 @@ class LayerRecord:
     attention_weights: np.ndarray | None = field(default=None, repr=False)
 
     def ledger(self) -> dict[str, list[int] | int | None]:
-        return {
-            "layer": self.layer,
-            "residual_in": self.residual_in,
-            "Q": self.q,
-            "K": self.k,
-            "V": self.v,
-            "score": self.score,
-            "residual_out": self.residual_out,
-            "cache_K": self.cache_k,
-            "cache_V": self.cache_v,
-        }
+        """The shapes, in field order, named as the trace's ledger names them (``Q``, ``cache_K``, …)."""
+        names = {"q": "Q", "k": "K", "v": "V", "cache_k": "cache_K", "cache_v": "cache_V"}
+        shapes = [item.name for item in fields(self) if item.name != "attention_weights"]
+        return {names.get(name, name): getattr(self, name) for name in shapes}
 
 
 @dataclass

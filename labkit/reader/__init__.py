@@ -1,28 +1,20 @@
-"""Presentation: show the code that runs, tables, the book's plot style (``style``), the tables made
-from lower layers' rows (``tables``), the trace figures (``traces``) and the players (``players``)."""
+"""Presentation: show the code that runs, tables, PNGs, the book's plot style (``style``), the tables
+made from lower layers' rows (``tables``), the trace figures (``traces``) and the players (``players``)."""
 
 from __future__ import annotations
 
+import base64
 import inspect
+import io
 import textwrap
+import unicodedata
+from html import escape
 
 from labkit.core.guards import holds_float
-from labkit.reader.numbers import FLOAT64_DIGITS, fmt, fmt_bound, rounded
-from labkit.reader.style import CJK_FONT_NAMES, new_figure, plt, use_book_style
+from labkit.reader.numbers import fmt, fmt_bound, rounded
+from labkit.reader.style import plt
 
-__all__ = [
-    "CJK_FONT_NAMES",
-    "FLOAT64_DIGITS",
-    "SourceView",
-    "Table",
-    "fmt",
-    "fmt_bound",
-    "new_figure",
-    "plt",
-    "rounded",
-    "show_source",
-    "use_book_style",
-]
+__all__ = ["PNG", "SourceView", "Table", "fmt", "fmt_bound", "plt", "rounded", "show_source"]
 
 
 class SourceView:
@@ -46,17 +38,12 @@ class SourceView:
     def _repr_html_(self) -> str:
         """The same code block as self-contained HTML (inline styles), for hosts that show
         ``text/markdown`` as raw text (the static book's theme): the name, then the source,
-        highlighted when Pygments is there (it comes with IPython) and plain otherwise."""
-        from html import escape
+        highlighted by Pygments (ipywidgets brings it, through IPython)."""
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
 
-        try:
-            from pygments import highlight
-            from pygments.formatters import HtmlFormatter
-            from pygments.lexers import PythonLexer
-
-            code = highlight(self.source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True))
-        except ImportError:  # pragma: no cover - IPython always brings Pygments
-            code = escape(self.source)
+        code = highlight(self.source, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True))
         return (
             f'<div class="labkit-source"><code>{escape(f"{self.module}.{self.qualname}")}</code>'
             f'<pre style="line-height:1.35;overflow-x:auto;padding:6px 8px;background:#f6f8fa">'
@@ -101,8 +88,6 @@ class Table:
         return "\n".join(out)
 
     def _repr_html_(self) -> str:
-        from html import escape
-
         head = "".join(f"<th>{escape(h)}</th>" for h in self.headers)
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in self.rows)
         caption = f"<caption>{escape(self.title)}</caption>" if self.title else ""
@@ -115,6 +100,41 @@ def _cell(value) -> str:
 
 def _width(text: str) -> int:
     """Display width: CJK characters take two columns."""
-    import unicodedata
-
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+class PNG:
+    """PNG bytes displayed ``width`` CSS pixels wide (height in proportion), in JupyterLab and in
+    the static book alike: IPython's ``Image(data, width=N)`` keeps the width in the output's
+    metadata, which the static book's theme ignores; an ``<img width>`` element carries it in the
+    output itself.  ``text/plain`` names the size only, so a stored output does not change with
+    the bytes.
+    """
+
+    def __init__(self, data: bytes, width: int, alt: str = ""):
+        from PIL import Image
+
+        if not isinstance(data, (bytes, bytearray)) or not bytes(data).startswith(b"\x89PNG\r\n\x1a\n"):
+            raise ValueError(f"data must be the bytes of a PNG file, got {type(data).__name__}")
+        if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+            raise ValueError(f"width must be a positive number of pixels, got {width!r}")
+        self.data = bytes(data)
+        self.width = width
+        self.alt = alt
+        self.natural_size = Image.open(io.BytesIO(self.data)).size  # (width, height)
+
+    @property
+    def height(self) -> int:
+        natural_width, natural_height = self.natural_size
+        return round(natural_height * self.width / natural_width)
+
+    def __repr__(self) -> str:
+        natural_width, natural_height = self.natural_size
+        return f"PNG {natural_width}×{natural_height} px, shown {self.width}×{self.height}"
+
+    def _repr_html_(self) -> str:
+        encoded = base64.b64encode(self.data).decode("ascii")
+        return (
+            f'<img src="data:image/png;base64,{encoded}" width="{self.width}" '
+            f'height="{self.height}" alt="{escape(self.alt)}">'
+        )

@@ -8,6 +8,8 @@ discrepancy measure against its tolerance.  ``labkit.reader.Table`` and
 
 from __future__ import annotations
 
+import numpy as np
+
 #: Significant digits of a float64 value in a stored output: a different BLAS kernel moves a
 #: float64 result by a few ulps (~1e-16 relative); at 6 digits a value would have to sit within
 #: ~1e-16 of a rounding boundary for the text to change, ten orders of magnitude of margin.
@@ -30,8 +32,6 @@ def fmt(value, digits: int | None = None) -> str:
     decimals.  Lists, tuples and arrays print element-wise as ``[a, b]`` (tuples as ``(a, b)``).
     Negative zero prints as 0.
     """
-    import numpy as np
-
     if value is None or isinstance(value, str | bool | np.bool_):
         return str(value)
     if isinstance(value, int | np.integer):
@@ -63,15 +63,11 @@ def fmt_bound(value: float, bound: float) -> str:
 
 
 def rounded(value, bounds: dict | None = None):
-    """A JSON-like value (dicts, lists, floats…) with every float cut to ``FLOAT64_DIGITS``
-    significant digits (a float32 to ``FLOAT32_DECIMALS`` decimals), for showing a report in a
-    stored output; the full-precision value stays in the report itself.  ``bounds`` maps a key to
-    its tolerance: that key's float, when within the tolerance, becomes ``fmt_bound(value,
-    tolerance)`` (``≤ 1e-12 ✓``: a discrepancy measure shown against its tolerance); beyond it,
-    it is a real figure (a fault's error) and is cut like any other float.
-    """
-    import numpy as np
-
+    """A JSON-like value (dicts, lists, floats…) with every float cut as ``fmt`` shows it, for
+    showing a report in a stored output (the full-precision value stays in the report).  ``bounds``
+    maps a key to its tolerance: that key's float, when within it, becomes ``fmt_bound(value,
+    tolerance)`` (``≤ 1e-12 ✓``, a discrepancy measure); beyond it, it is a real figure (a fault's
+    error), cut like any other float."""
     bounds = bounds or {}
     if isinstance(value, dict):
         return {
@@ -86,8 +82,6 @@ def rounded(value, bounds: dict | None = None):
         return type(value)(rounded(v, bounds) for v in value)
     if isinstance(value, np.ndarray):
         return rounded(value.tolist(), bounds)
-    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
-        return round(float(value), FLOAT32_DECIMALS) + 0.0
     if isinstance(value, float | np.floating):
-        return float(_float_text(value, FLOAT64_DIGITS))
+        return float(fmt(value))  # the value ``fmt`` shows
     return value

@@ -3,6 +3,7 @@ book-style figures for the pages."""
 
 from __future__ import annotations
 
+import logging
 import warnings
 
 # Fonts that carry the Chinese glyphs of the fixtures, in order of preference.
@@ -48,8 +49,6 @@ def use_book_style() -> str | None:
     Without a CJK font, Chinese labels render as boxes but no warning reaches the stored
     notebook outputs (missing-glyph warnings are silenced).
     """
-    import logging
-
     import matplotlib
 
     font = find_cjk_font()

@@ -11,7 +11,7 @@ import numpy as np
 from labkit.core.guards import holds_float
 from labkit.reader import Table
 from labkit.reader.numbers import fmt, fmt_bound
-from labkit.trace.contracts import state_rows
+from labkit.trace.kinds import state_rows
 
 #: Relative tolerance for a float the chapter's script computed when it was run once: the
 #: labs' own ``rtol`` (a different BLAS kernel moves a float64 result by a few ulps).
@@ -41,9 +41,7 @@ def versus_source(rows, title: str | None = None, reference: str = "source's scr
     column is headed "source's script, run": what the chapter's script computed when it was run
     once, on one machine.  A discrepancy measure (a float reference at most ``tolerance`` > 0,
     e.g. max |cached − full|) shows the reference as the script prints it (``4.441e-16``) and the
-    computed value against its tolerance (``≤ 1e-12 ✓``).  Every other float goes through
-    ``labkit.reader.fmt``.
-    """
+    computed value against its tolerance (``≤ 1e-12 ✓``); every other float, ``fmt``."""
     out = []
     for quantity, source, computed, tolerance in rows:
         if not holds_float(source) and not holds_float(computed):

@@ -40,18 +40,14 @@ def event_line(event: dict) -> str:
     return f"{event['event_id']} {event['event_type']}  {fields}".rstrip()
 
 
-def plot_first_logits(run=None):
-    """Step 1's raw logits [V] (of ``run``, default trace one): masked tokens hatched grey and
-    marked −∞, the processed logit where allowed, the selection highlighted."""
+def plot_first_logits(run):
+    """Step 1's raw logits [V] of ``run`` (a ``labkit.text.runtime.TextRun``): masked tokens hatched
+    grey and marked −∞, the processed logit where allowed, the selection highlighted."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     from labkit.reader import plt
 
-    if run is None:
-        from labkit.text.runtime import run_text_trace
-
-        run = run_text_trace()
     view, pieces = run.steps[0], run.tokenizer.pieces
     fig, ax = plt().subplots(figsize=(7.5, 3.4))
     ids = np.arange(view.raw_logits.size)
@@ -70,34 +66,21 @@ def plot_first_logits(run=None):
     ax.set_xticklabels([f"{i} {p}" for i, p in zip(ids, pieces, strict=True)], rotation=90, fontsize=7)
     ax.set_ylabel("raw logit")
     ax.set_ylim(min(-3.0, float(np.min(view.raw_logits)) - 0.3), float(np.max(view.raw_logits)) + 1.0)
-    ax.legend(
-        handles=[
-            Line2D(
-                [], [], color="k", marker="_", linestyle="none", markersize=9, label="processed (= raw where allowed)"
-            ),
-            Patch(facecolor="#4c72b0", label="raw (allowed)"),
-            Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
-            Patch(facecolor="#dd8452", label=f"selected: {view.selected} {pieces[view.selected]}"),
-        ],
-        fontsize=7,
-        loc="upper left",
-        frameon=False,
-    )
+    handles = [
+        Line2D([], [], color="k", marker="_", linestyle="none", markersize=9, label="processed (= raw where allowed)"),
+        Patch(facecolor="#4c72b0", label="raw (allowed)"),
+        Patch(facecolor="#c8c8c8", hatch="///", label="masked → −∞"),
+        Patch(facecolor="#dd8452", label=f"selected: {view.selected} {pieces[view.selected]}"),
+    ]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", frameon=False)
     ax.set_title("step 1: raw logits of next_logits [1, 20]", fontsize=9)
     fig.subplots_adjust(bottom=0.3)
     return fig
 
 
 # -- trace three: the state machine --------------------------------------------------------
-_LAYOUT = {
-    State.PROPOSED: (0, 0),
-    State.PARSED: (1, 0),
-    State.VALIDATED: (2, 0),
-    State.AUTHORIZED: (3, 0),
-    State.PREPARED: (4, 0),
-    State.EXECUTING: (5, 0),
-    State.COMMITTED: (6, 0),
-    State.OBSERVED: (7, 0),
+# the happy row (the enum's first eight states, PROPOSED … OBSERVED) at y = 0, the failures around it
+_LAYOUT = {state: (x, 0) for x, state in enumerate(list(State)[:8])} | {
     State.PARSE_REJECTED: (1, -1.3),
     State.VALIDATION_REJECTED: (2, 1.3),
     State.AUTHORIZATION_DENIED: (3, -1.3),
@@ -166,6 +149,13 @@ def draw_prefix_reuse(ax, second_call, answer_tokens: int) -> None:
 
 # -- trace three: its events coloured by state (the states off the happy row have failed) --------
 FAILED_STATES = {state.value for state, (_, y) in _LAYOUT.items() if y != 0}
+#: the colours ``event_color`` gives, and what each says (the scenarios figure's legend)
+EVENT_COLOURS = {
+    "#dbe4f3": "before the commit",
+    "#b9dfb9": "committed / side effect",
+    "#f4b6b6": "failed, rejected or unknown",
+    "#c44e52": "runtime crashed",
+}
 
 
 def event_color(event: dict) -> str:
@@ -190,7 +180,7 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
     figure on the page."""
     from matplotlib.patches import Patch
 
-    from labkit.reader import new_figure
+    from labkit.reader.style import new_figure
 
     fig = new_figure(pyplot, SCENARIO_FIGURE_SIZE)
     ax = fig.add_subplot()
@@ -200,9 +190,8 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
         last = events[-1]
         state = last["payload"].get("state", last["payload"].get("journal_state", "")) or ""
         ax.text(-0.75, y + 0.13, name, ha="right", va="center", fontsize=9)
-        ax.text(
-            -0.75, y - 0.2, f"ends: {state or last['event_type']}", ha="right", va="center", fontsize=8, color="#444444"
-        )
+        ends = f"ends: {state or last['event_type']}"
+        ax.text(-0.75, y - 0.2, ends, ha="right", va="center", fontsize=8, color="#444444")
         for i, event in enumerate(events):
             colour = event_color(event)
             bbox = {"pad": 0.3, "facecolor": colour, "edgecolor": "#777777", "linewidth": 0.6}
@@ -212,16 +201,7 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
     ax.set_ylim(-len(rows) + 0.45, 0.55)
     ax.axis("off")
     shown = {event_color(e) for _, events in rows for e in events}
-    legend = [
-        Patch(facecolor=c, edgecolor="#777777", label=t)
-        for c, t in (
-            ("#dbe4f3", "before the commit"),
-            ("#b9dfb9", "committed / side effect"),
-            ("#f4b6b6", "failed, rejected or unknown"),
-            ("#c44e52", "runtime crashed"),
-        )
-        if c in shown
-    ]
+    legend = [Patch(facecolor=c, edgecolor="#777777", label=t) for c, t in EVENT_COLOURS.items() if c in shown]
     fig.legend(handles=legend, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     fig.suptitle("each scenario's events by ID (t00, t01, …), coloured by state", fontsize=9)
     return fig

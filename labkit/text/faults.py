@@ -13,11 +13,10 @@ The §7.5 rules say where each should first show:
 from __future__ import annotations
 
 from labkit.core import faults as S
-from labkit.core.faults import Fault, FirstDivergence, catalogue, configure
+from labkit.core.faults import Fault, FirstDivergence, catalogue
 from labkit.nn import DecoderFaults
 from labkit.text.model import WeightPerturbation
 from labkit.text.processors import DEFAULT_ORDER
-from labkit.text.runtime import TextTraceConfig
 
 _MISORDERED = (
     "grammar_mask",
@@ -79,8 +78,3 @@ FAULTS: dict[str, Fault] = catalogue(
         FirstDivergence("e06", "discrete_state", "utf8_hex", S.DETOKENIZER),
     ),
 )
-
-
-def faulty_config(name: str | None, base: TextTraceConfig | None = None) -> TextTraceConfig:
-    """``base`` (default: the fixture run) with fault ``name`` applied (None: unchanged)."""
-    return configure(FAULTS, "text", name, base or TextTraceConfig())

@@ -53,24 +53,24 @@ def build(dest: Path) -> list[str]:
     """Write the text fixtures under ``dest``; return the paths written, relative to it."""
     from labkit.text.model import CONFIG, FIT_SEED, SOURCE_LOGITS, WEIGHTS_FILE, fit_weights
     from labkit.text.runtime import run_text_trace
-    from labkit.text.template import TEMPLATE_FILE, TEMPLATE_V1
+    from labkit.text.template import TEMPLATE_V1
 
-    dest = Path(dest)
+    folder = Path(dest) / "text"
     tokenizer = {
         "tokenizer_id": "toy-tokenizer-v1",
         "algorithm": "whole <tag> specials, then greedy longest match over the other pieces",
         "notes": TOKENIZER_NOTES,
         "vocab": [{"id": i, "piece": p, "special": s} for i, p, s in VOCAB],
     }
-    write_json(dest / "text" / "tokenizer.json", tokenizer)
-    write_json(dest.joinpath(*TEMPLATE_FILE), TEMPLATE_V1)
+    write_json(folder / "tokenizer.json", tokenizer)
+    write_json(folder / "template.json", TEMPLATE_V1)
 
     weights, report = fit_weights(FIT_SEED)
     if report["max_abs_error_vs_targets"] >= 1e-5:
         raise ValueError(f"fitted logits miss their targets by {report['max_abs_error_vs_targets']:.3g} (need < 1e-5)")
-    save_arrays(dest.joinpath(*WEIGHTS_FILE), weights.to_arrays())
+    save_arrays(folder / WEIGHTS_FILE, weights.to_arrays())
     write_json(
-        dest / "text" / "toy-decoder-v1.json",
+        folder / "toy-decoder-v1.json",
         {
             "model_id": CONFIG.model_id,
             "config": {k: v for k, v in asdict(CONFIG).items() if k != "model_id"},
@@ -84,11 +84,6 @@ def build(dest: Path) -> list[str]:
             },
         },
     )
-    write_jsonl(run_text_trace(root=dest).events, dest / "traces" / "text.jsonl")
-    return [
-        "text/tokenizer.json",
-        "/".join(TEMPLATE_FILE),
-        "/".join(WEIGHTS_FILE),
-        "text/toy-decoder-v1.json",
-        "traces/text.jsonl",
-    ]
+    write_jsonl(run_text_trace(root=folder).events, Path(dest) / "traces" / "text.jsonl")
+    written = ["tokenizer.json", "template.json", WEIGHTS_FILE, "toy-decoder-v1.json"]
+    return [*(f"text/{name}" for name in written), "traces/text.jsonl"]

@@ -25,7 +25,6 @@ contract = TraceContract(
     termination="EOS selected (or max_output_tokens)",
     replay_core="token IDs and the event sequence",
     output_means="incremental text",
-    comparison_level="logits",
     suspects={
         ("input.tokenized", "discrete_state"): S.TEMPLATE_OR_TOKENIZER,
         ("context.rendered", "discrete_state"): S.TEMPLATE,

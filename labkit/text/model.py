@@ -25,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.core.fixtures import fixtures_root, load_arrays
+from labkit.core.fixtures import fixture_dir, load_arrays
 from labkit.nn import Decoder, DecoderFaults, DecoderWeights
 from labkit.nn.configs import book_config
 
 CONFIG = book_config("toy-decoder-v1")
-WEIGHTS_FILE = ("text", "toy-decoder-v1.npz")
+WEIGHTS_FILE = "toy-decoder-v1.npz"
 
 #: §7.2–7.4: the raw logits the source lists at each selection step t, {token ID: logit}.
 SOURCE_LOGITS: dict[int, dict[int, float]] = {
@@ -47,16 +47,14 @@ FIT_SEED = 20260701
 
 
 def load_weights(root: str | Path | None = None) -> DecoderWeights:
-    """Read and check the stored weights (every name, shape [list], finite float32 values)."""
-    base = Path(root) if root is not None else fixtures_root()
-    return DecoderWeights.from_arrays(load_arrays(base.joinpath(*WEIGHTS_FILE)), CONFIG)
+    """Read and check the stored weights from ``root`` (default: ``fixtures/text``): every name,
+    shape [list], finite float32 values."""
+    return DecoderWeights.from_arrays(load_arrays(fixture_dir("text", root) / WEIGHTS_FILE), CONFIG)
 
 
-def load_decoder(
-    root: str | Path | None = None, faults: DecoderFaults | None = None, weights: DecoderWeights | None = None
-) -> Decoder:
-    """toy-decoder-v1 with its stored weights (or the given ones) and optional faults."""
-    return Decoder(CONFIG, weights if weights is not None else load_weights(root), faults)
+def load_decoder(root: str | Path | None = None, faults: DecoderFaults | None = None) -> Decoder:
+    """toy-decoder-v1 with its stored weights and optional faults."""
+    return Decoder(CONFIG, load_weights(root), faults)
 
 
 def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:

@@ -23,7 +23,7 @@ from labkit.core.events import TraceRecorder, tensor_summary, top_values
 from labkit.core.runtime import checked_run_arguments
 from labkit.nn import Decoder, KVCache
 from labkit.text.config import TOP_VALUES, StepRecord, TextHooks, TextRun, TextTraceConfig
-from labkit.text.model import CONFIG, load_decoder, load_weights
+from labkit.text.model import CONFIG, load_weights
 from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
 from labkit.text.template import Template
 from labkit.text.tokenizer import Tokenizer
@@ -52,30 +52,29 @@ def run_text_trace(
     """Run trace one under ``config`` (default: the fault-free fixture run).
 
     ``hooks`` (``labkit.text.config.TextHooks``) lets a reader's own processor or decode
-    step run inside the real runtime; without them nothing changes.  ``root``: the fixtures
-    folder to load from (default ``fixtures/text``).
+    step run inside the real runtime; without them nothing changes.  ``root``: the folder of
+    trace one's fixtures to load from (default ``fixtures/text``).
     """
     config, hooks = checked_run_arguments(config, hooks, TextTraceConfig, TextHooks)
-    root = Path(root) if root is not None else None
     tokenizer, template = Tokenizer.load(root), Template.load(root)
     weights = load_weights(root)
     if config.weight_perturbation is not None:
         weights = config.weight_perturbation.apply(weights)
-    decoder = load_decoder(weights=weights, faults=config.decoder_faults)
+    decoder = Decoder(CONFIG, weights, config.decoder_faults)
     processors = resolve_processors(hooks.processors)
 
     rec = TraceRecorder(config.trace_id, prefix="e")
     rendered, enc = request_events(rec, config, template, tokenizer)
     prefill, loop = prefill_event(rec, decoder, enc)
     for step in range(1, config.max_output_tokens + 1):
-        first_event = rec.next_event_id()
+        first_event = len(rec.events)
         record = select_token(rec, config, loop, step, processors)
         if record.selected != config.sampling.eos_id:  # EOS ends the text unstreamed
             stream_token(rec, config, tokenizer, loop, record)
         going = loop.finish_reason == "length" and step < config.max_output_tokens
         if going:
             decode_token(rec, decoder, loop, record, hooks.decode_step)
-        record.event_ids = _ids_since(rec, first_event)
+        record.event_ids = [e["event_id"] for e in rec.events[first_event:]]
         if not going:
             break
     terminal_events(rec, config, loop)
@@ -285,8 +284,3 @@ def _checked_row(logits, vocab_size: int) -> np.ndarray:
     if row.size != vocab_size or (row.ndim > 1 and any(n != 1 for n in row.shape[:-1])):
         raise ValueError(f"decode_step must return one row of logits [{vocab_size}], got shape {list(row.shape)}")
     return row.reshape(vocab_size)
-
-
-def _ids_since(rec: TraceRecorder, first_event_id: str) -> list[str]:
-    ids = [e["event_id"] for e in rec.events]
-    return ids[ids.index(first_event_id) :]

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.core.fixtures import fixtures_root, read_json
+from labkit.core.fixtures import fixture_dir, read_json
 
-TEMPLATE_FILE = ("text", "template.json")
 TEMPLATE_V1 = {
     "template_id": "chat-template-v1",
     "layout": "<bos><system>{system}</system><user>{user}</user><assistant>",
@@ -40,8 +39,7 @@ class Template:
 
     @classmethod
     def load(cls, root: str | Path | None = None) -> Template:
-        base = Path(root) if root is not None else fixtures_root()
-        data = read_json(base.joinpath(*TEMPLATE_FILE))
+        data = read_json(fixture_dir("text", root) / "template.json")
         try:
             return cls(data["template_id"], data["layout"])
         except KeyError as exc:

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.core.fixtures import fixtures_root, read_json
-
-TOKENIZER_FILE = ("text", "tokenizer.json")
+from labkit.core.fixtures import fixture_dir, read_json
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,8 @@ class Tokenizer:
 
     @classmethod
     def load(cls, root: str | Path | None = None) -> Tokenizer:
-        """Load ``fixtures/text/tokenizer.json`` (or the one under ``root``)."""
-        data = read_json((Path(root) if root is not None else fixtures_root()).joinpath(*TOKENIZER_FILE))
+        """Load ``tokenizer.json`` from ``root`` (default: ``fixtures/text``)."""
+        data = read_json(fixture_dir("text", root) / "tokenizer.json")
         try:
             vocab = sorted(data["vocab"], key=lambda e: e["id"])
             pieces = [e["piece"] for e in vocab]

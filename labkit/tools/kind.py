@@ -30,7 +30,6 @@ contract = TraceContract(
     termination="second model call reaches EOS after the tool result is observed",
     replay_core="the Invocation, the idempotency key and the commit status",
     output_means="natural language written after an external result",
-    comparison_level="logits",
     suspects={
         ("proposal.generated", "discrete_state"): S.PROPOSAL_DECODING,
         ("proposal.generated", "tensors"): S.MODEL_PATH,

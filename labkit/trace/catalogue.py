@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from labkit.core.faults import Fault, lookup
+from labkit.core.faults import Fault
 from labkit.trace.kinds import KINDS as KINDS  # re-exported: kind name → TraceKind
 from labkit.trace.kinds import kind as _kind
 from labkit.trace.kinds import run as run_kind
@@ -21,19 +21,14 @@ def faults(kind: str) -> dict[str, Fault]:
     return dict(_kind(kind).faults)
 
 
-def describe(kind: str, name: str) -> str:
-    return lookup(faults(kind), kind, name).description
-
-
 @lru_cache(maxsize=64)
 def _run_cached(kind: str, fault: str | None) -> tuple:
     return tuple(run_kind(kind, fault).events)
 
 
 def run(kind: str, fault: str | None = None) -> list[dict]:
-    """The events of one run of ``kind`` with the named fault (None: the correct run)."""
-    if fault is not None:
-        lookup(faults(kind), kind, fault)
+    """The events of one run of ``kind`` with the named fault (None: the correct run); an
+    unknown fault is refused before anything runs (``TraceKind.faulty_config``)."""
     return [dict(e) for e in _run_cached(kind, fault)]
 
 

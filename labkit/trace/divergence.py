@@ -26,7 +26,8 @@ from typing import Any
 from labkit.core.events import validate_trace
 from labkit.core.faults import RULES as RULES  # re-exported: the six rules, named once
 from labkit.core.faults import FirstDivergence
-from labkit.trace.contracts import TraceContract, contract_for
+from labkit.core.kinds import TraceContract
+from labkit.trace.kinds import contract_for
 
 _RESERVED = ("artifacts", "tensors", "rng", "commit")
 _MISSING = "<absent>"
@@ -74,8 +75,7 @@ class Divergence:
             ]
         )
 
-    def __str__(self) -> str:
-        return self.describe()
+    __str__ = describe
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -169,7 +169,7 @@ def first_divergence(a: list[dict], b: list[dict]) -> Divergence | None:
         raise TraceKindMismatch(
             f"cannot compare a {contract_a.kind} trace with a {contract_b.kind} trace event by event; "
             "traces of different kinds are compared through their contracts "
-            "(labkit.trace.contracts.state_table()), not step by step"
+            "(labkit.reader.tables.state_table()), not step by step"
         )
     contract = contract_a
     for index, (ea, eb) in enumerate(zip_longest(a, b)):

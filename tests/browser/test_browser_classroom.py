@@ -45,7 +45,7 @@ def test_binder_pins_every_package_a_reader_needs():
 
 
 def test_binder_installs_a_cjk_font_that_labkit_looks_for():
-    from labkit.reader import CJK_FONT_NAMES
+    from labkit.reader.style import CJK_FONT_NAMES
 
     packages = [
         line.strip()
@@ -60,7 +60,7 @@ def test_binder_installs_a_cjk_font_that_labkit_looks_for():
     fonts = [p for p in packages if p in font_packages]
     assert fonts, f"binder/apt.txt installs no CJK font (one of {sorted(font_packages)}); it lists {packages}"
     assert all(font_packages[p] in CJK_FONT_NAMES for p in fonts), (
-        f"labkit.reader.CJK_FONT_NAMES does not list the font of {fonts}: {CJK_FONT_NAMES}"
+        f"labkit.reader.style.CJK_FONT_NAMES does not list the font of {fonts}: {CJK_FONT_NAMES}"
     )
 
 

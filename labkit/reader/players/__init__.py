@@ -19,34 +19,17 @@ by the page's data.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
+SHARED = "_shared.mjs"
 
-#: the registry: player name → the Python module holding its exporter; its ES module is
-#: ``<name>.mjs`` in this folder.  Adding a player is its two modules and one line here.
-PLAYERS: dict[str, str] = {}
-
-
-def register(name: str, module: str | None = None) -> None:
-    """Register player ``name`` (``module``: default ``labkit.reader.players.<name>``)."""
-    PLAYERS[name] = module or f"{__name__}.{name}"
-
-
-register("decode")
-register("attention")
-register("latents")
-register("scenarios")
-register("divergence")
-register("fault_modes")
-register("dpo_margin")
-register("grpo_group")
-register("speculative_sampler")
-register("bandwidth_calculator")
-register("grammar")
-register("mask_editor")
+#: the registry: player name → the Python module holding its exporter.  A player is its two
+#: modules in this folder, ``<name>.mjs`` and ``<name>.py``: every ES module here but ``_shared.mjs``.
+PLAYERS = {path.stem: f"{__name__}.{path.stem}" for path in sorted(FOLDER.glob("*.mjs")) if path.name != SHARED}
 
 
 def module_name(name: str) -> str:
@@ -56,7 +39,11 @@ def module_name(name: str) -> str:
     return PLAYERS[name]
 
 
-SHARED = "_shared.mjs"
+def export(name: str, **options) -> dict:
+    """Player ``name``'s data: its name (``"player"``) and its exporter's ``static_data(**options)``."""
+    return {"player": name, **importlib.import_module(module_name(name)).static_data(**options)}
+
+
 IMPORT = re.compile(r'^import \{(?P<names>[^}]*)\} from "\./_shared\.mjs";\n', re.M)
 EXPORT = re.compile(r"^export (?=(?:function|const) )", re.M)
 EXPORTED = re.compile(r"^export (?:function|const) (\w+)", re.M)

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.labs.lab_decoder import MASK_KINDS, attention_state
+from labkit.labs.lab_decoder import MASK_KINDS, attention_state, lab_tokens
+from labkit.labs.masks import PACKED_DOCUMENT_IDS, document_causal_allowed
+from labkit.nn.attention import causal_allowed
 from labkit.reader.players.base import one_of, r4
+from labkit.text.runtime import run_text_trace
 
 MASK_NAMES = {"causal": "causal (bottom-right)", "top-left rectangular": "top-left rectangular"}
 
@@ -51,8 +54,6 @@ def group(title: str, controls: dict[str, list[str]], panels: dict) -> dict:
 
 def prefill_group(run=None) -> dict:
     """Trace one's prefill attention weights: one panel per layer, one heatmap per query head."""
-    from labkit.text.runtime import run_text_trace
-
     run = run or run_text_trace()
     labels = [run.tokenizer.pieces[i] for i in run.input_ids[0]]
     panels = {}
@@ -67,9 +68,6 @@ def prefill_group(run=None) -> dict:
 
 def masks_group() -> dict:
     """The causal mask and the packed-document mask of the lab's packed row."""
-    from labkit.labs.masks import PACKED_DOCUMENT_IDS, document_causal_allowed
-    from labkit.nn.attention import causal_allowed
-
     ids = np.asarray(PACKED_DOCUMENT_IDS)
     t = np.arange(ids.size)
     labels = [f"{i} (doc {d})" for i, d in zip(t, ids, strict=True)]
@@ -84,8 +82,6 @@ def masks_group() -> dict:
 
 def decode_group(layer: int = 0) -> dict:
     """The lab decoder with k ∈ 0…6 tokens cached and the rest fed at once, both masks."""
-    from labkit.labs.lab_decoder import lab_tokens
-
     panels = {}
     for cached in range(lab_tokens().size):
         for mask in MASK_KINDS:
@@ -93,9 +89,8 @@ def decode_group(layer: int = 0) -> dict:
             t_new, t_all = state.allowed.shape
             caption = f"{cached} cached + {t_new} new tokens, {MASK_NAMES[mask]} mask, layer {layer} (grey: blocked)"
             heads = [(f"layer {layer}, head {h}", w, state.allowed) for h, w in enumerate(state.weights)]
-            panels[f"{cached}|{MASK_NAMES[mask]}"] = panel(
-                caption, state.query_positions, range(t_all), "weights", heads
-            )
+            key = f"{cached}|{MASK_NAMES[mask]}"
+            panels[key] = panel(caption, state.query_positions, range(t_all), "weights", heads)
     controls = {("cached", "cached tokens"): [str(k) for k in range(lab_tokens().size)]}
     controls[("alignment", "mask")] = list(MASK_NAMES.values())
     return group("decode: cached + new tokens (lab decoder)", controls, panels)
@@ -106,7 +101,6 @@ def static_data(start: str = "decode", run=None) -> dict:
     one_of("start", start, ("prefill", "masks", "decode"))
     groups = {"prefill": prefill_group(run), "masks": masks_group(), "decode": decode_group()}
     return {
-        "player": "attention",
         "title": "Attention and masks",
         "start": start,
         "groups": groups,

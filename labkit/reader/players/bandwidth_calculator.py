@@ -45,7 +45,6 @@ def static_data(model: dict = MODEL) -> dict:
         return budget_data(DecodeBudget(**model, **layout, bandwidth_bytes_per_second=tb * 10**12))
 
     return {
-        "player": "bandwidth_calculator",
         "title": "Decode-step bandwidth budget (lab 10): a lower bound from arithmetic, not a measurement",
         "model": dict(model),
         "axes": {name: [str(v) for v in values] for name, values in AXES.items()},

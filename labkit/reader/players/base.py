@@ -1,8 +1,9 @@
 """The kernel side of every player: one ``anywidget.AnyWidget`` with one synced ``data`` dict.
 
 A player is its ES module ``<name>.mjs`` and its Python module, which holds the exporter
-``static_data(**options) -> data`` and, when the reader may ask the kernel for a state the data
-does not hold, ``recompute(data, request) -> data``.  ``player(name, **options)`` makes the live
+``static_data(**options)`` and, when the reader may ask the kernel for a state the data does not
+hold, ``recompute(data, request)``; both return the data but its ``"player"`` name, which the
+machinery adds (``labkit.reader.players.export``).  ``player(name, **options)`` makes the live
 widget of any registered player; a page may pass objects it already computed (a run) as options.
 
 ``data`` is exactly what the static book's bundle carries, so the module cannot tell the two
@@ -23,7 +24,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from labkit.reader.players import bundle, module_name
+from labkit.reader.players import bundle, export, module_name
 
 
 def r4(value) -> float | None:
@@ -35,22 +36,10 @@ def r4(value) -> float | None:
     return 0.0 if rounded == 0 else rounded
 
 
-def r4_list(values) -> list[float | None]:
-    """``r4`` over a flat sequence (an array is flattened first)."""
-    return [r4(v) for v in np.asarray(values, dtype=np.float64).ravel()]
-
-
 def significant(values, digits: int) -> list[float]:
     """Floats at ``digits`` significant digits (an array is flattened first): for values spanning
     orders of magnitude, where fixed decimals would hide the small ones."""
     return [float(f"{float(v):.{digits}g}") for v in np.ravel(values)]
-
-
-def number(name: str, value) -> float:
-    """A request's number, or an error naming it (a bool is no number)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    return float(value)
 
 
 def label(value) -> str:
@@ -82,6 +71,7 @@ class Player(anywidget.AnyWidget):
     request = traitlets.Dict().tag(sync=True)
 
     def __init__(self, name: str, data: dict, **kwargs):
+        self._name = name
         self._module = importlib.import_module(module_name(name))
         self._esm = bundle(name)
         super().__init__(data=data, **kwargs)
@@ -95,7 +85,7 @@ class Player(anywidget.AnyWidget):
         """New data for the reader's ``request``: the module's ``recompute`` (none: every state
         is in the data already)."""
         recompute = getattr(self._module, "recompute", None)
-        return self.data if recompute is None else recompute(self.data, request)
+        return self.data if recompute is None else {"player": self._name, **recompute(self.data, request)}
 
     def __repr__(self) -> str:
         # shown wherever the widget cannot be drawn (a page not yet run, an untrusted
@@ -105,5 +95,4 @@ class Player(anywidget.AnyWidget):
 
 def player(name: str, **options) -> Player:
     """The live player ``name`` over ``static_data(**options)`` of its module."""
-    exporter = importlib.import_module(module_name(name))
-    return Player(name, exporter.static_data(**options))
+    return Player(name, export(name, **options))

@@ -13,8 +13,12 @@ one with that fault (``labkit.text.faults``).
 
 from __future__ import annotations
 
-from labkit.reader.players.base import one_of, r4_list
+import itertools
+
+from labkit.reader.players.base import one_of, r4
 from labkit.reader.traces import event_fields
+from labkit.text.faults import FAULTS
+from labkit.trace.kinds import run as run_kind
 
 
 def step_data(run, record, streamed: bytes) -> dict:
@@ -27,8 +31,8 @@ def step_data(run, record, streamed: bytes) -> dict:
         ids += order[order.index(ids[-1]) + 1 :]
     return {
         "step": int(record.step),
-        "raw": r4_list(record.raw_logits),
-        "processed": r4_list(record.processed_logits),
+        "raw": [r4(v) for v in record.raw_logits],
+        "processed": [r4(v) for v in record.processed_logits],
         "masked": [int(i) for i in record.masked_ids],
         "selected": int(record.selected),
         "cache_start": [int(record.cache_at_start)] * len(run.prefill.layers),
@@ -41,17 +45,11 @@ def step_data(run, record, streamed: bytes) -> dict:
 
 def static_data(run=None, fault: str | None = None) -> dict:
     """The decode stepper's data for a ``labkit.text.runtime.TextRun``."""
-    from labkit.text.faults import FAULTS, faulty_config
-    from labkit.text.runtime import run_text_trace
-
     one_of("fault", fault, FAULTS, optional=True)
-    run = run if run is not None else run_text_trace(None if fault is None else faulty_config(fault))
-    steps, streamed = [], b""
-    for record in run.steps:
-        streamed += record.delta_bytes or b""
-        steps.append(step_data(run, record, streamed))
+    run = run if run is not None else run_kind("text", fault)
+    streamed = itertools.accumulate(record.delta_bytes or b"" for record in run.steps)  # the text so far
+    steps = [step_data(run, record, text) for record, text in zip(run.steps, streamed, strict=True)]
     return {
-        "player": "decode",
         "title": "Trace one, token by token" + (f" — fault: {fault}" if fault else ""),
         "pieces": list(run.tokenizer.pieces),
         "fault": fault,

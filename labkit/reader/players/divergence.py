@@ -45,7 +45,7 @@ def fault_data(kind: str, fault: str, golden: list[dict]) -> dict:
     """One fault of one kind: its run's timeline and the first divergence from the golden trace."""
     faulty = catalogue.run(kind, fault)
     return {
-        "description": catalogue.describe(kind, fault),
+        "description": catalogue.faults(kind)[fault].description,
         "events": timeline(faulty),
         "divergence": divergence_summary(first_divergence(golden, faulty)),
     }
@@ -63,7 +63,6 @@ def static_data(kinds=None) -> dict:
     first = next(iter(out))
     start = START if START[0] in out else (first, next(iter(out[first]["faults"])))
     return {
-        "player": "divergence",
         "title": "First divergence: golden and faulty trace side by side",
         "kinds": out,
         "start": list(start),

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit.core.guards import real_number
 from labkit.labs import dpo
-from labkit.reader.players.base import grid, label, number, r4
+from labkit.reader.players.base import grid, label, r4
 
 CHOSEN = tuple(float(v) for v in np.arange(-6.0, -0.25, 0.5))  # −6 … −0.5 nats, the lab's −2 and −3 on it
 BETAS = (0.05, 0.1, 0.2, 0.5, 1.0)
@@ -43,7 +44,6 @@ def static_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, referen
     chosen, rejected, betas = (sorted({float(v) for v in axis}) for axis in (chosen, rejected, betas))
     start = start or {"chosen": dpo.POLICY_LOG_PROBS[0], "rejected": dpo.POLICY_LOG_PROBS[1], "beta": dpo.BETA}
     return {
-        "player": "dpo_margin",
         "title": "DPO: the loss and the push along the margin (lab 06)",
         "reference": [float(r) for r in reference],
         "axes": {
@@ -65,6 +65,6 @@ def recompute(data: dict, request: dict) -> dict:
     axes = {name: [float(v) for v in data["axes"][name]] for name in ("chosen", "rejected", "beta")}
     start = {name: float(data["start"][name]) for name in axes}
     for name in (n for n in axes if n in request):
-        start[name] = number(name, request[name])
+        start[name] = real_number(name, request[name], expected="a number")
         axes[name].append(start[name])
     return static_data(axes["chosen"], axes["rejected"], axes["beta"], start, data["reference"])

@@ -19,14 +19,11 @@ START = "reset_rope_position"
 
 def check_rows(case: FaultCase) -> list[list]:
     """[check, passed, what it saw] for the three checks of one fault case."""
+    distinct = case.distinct_layer_keys_passed
     return [
         ["shape", case.shape_check_passed, f"shapes {case.cache_shapes}"],
         ["logit", case.logit_allclose_passed, f"max error {case.per_position_error.max():.3g}"],
-        [
-            "distinct_layer",
-            case.distinct_layer_keys_passed,
-            "keys differ" if case.distinct_layer_keys_passed else "layer 1 = layer 0",
-        ],
+        ["distinct_layer", distinct, "keys differ" if distinct else "layer 1 = layer 0"],
     ]
 
 
@@ -42,7 +39,6 @@ def static_data(start: str = START) -> dict:
     """Every mode's case (``run_case``), the player opening on ``start``."""
     one_of("start", start, MODES)
     return {
-        "player": "fault_modes",
         "title": "Cache fault modes (lab 05)",
         "start": start,
         "tolerance": ABS_TOLERANCE,

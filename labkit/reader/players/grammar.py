@@ -11,6 +11,8 @@ allowed-set sizes over all steps — read from the real constrained decode
 from __future__ import annotations
 
 from labkit.reader.players.base import r4
+from labkit.tools.runtime import run_tool_trace
+from labkit.tools.tokenizer import vocabulary
 
 SHOWN_ALLOWED = 10
 
@@ -21,12 +23,7 @@ def label(piece: str) -> str:
 
 def static_data(first_call=None) -> dict:
     """One entry per decode step of mc_01 (a ``labkit.tools.calls.ModelCall``)."""
-    from labkit.tools.tokenizer import vocabulary
-
-    if first_call is None:
-        from labkit.tools.runtime import run_tool_trace
-
-        first_call = run_tool_trace().first_call
+    first_call = first_call or run_tool_trace().first_call
     pieces = vocabulary()
     steps = []
     for s in first_call.decode.steps:
@@ -41,7 +38,6 @@ def static_data(first_call=None) -> dict:
             }
         )
     return {
-        "player": "grammar",
         "title": "Constrained proposal of mc_01, token by token",
         "vocabulary": len(pieces),
         "counts": [st["allowed"] for st in steps],

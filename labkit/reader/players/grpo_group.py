@@ -39,7 +39,6 @@ def state(rewards, eps: float) -> dict:
 
 def static_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPSILON)) -> dict:
     return {
-        "player": "grpo_group",
         "title": "GRPO: one group's advantages (lab 07)",
         "groups": [label(tuple(g)) for g in groups],
         "epsilons": [label(float(e)) for e in epsilons],

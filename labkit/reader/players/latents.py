@@ -21,8 +21,12 @@ import base64
 import io
 
 import numpy as np
+from PIL import Image
 
-from labkit.reader.players.base import number, r4
+from labkit.core.guards import real_number
+from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
+from labkit.diffusion.vae import to_uint8
+from labkit.reader.players.base import label, r4
 
 CHANNEL_NAMES = ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light")
 LIMIT = 2.5
@@ -45,21 +49,13 @@ def b32(data: bytes) -> str:
 
 def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
     """uint8 [H, W, 3] → a size × size JPEG, base32-encoded."""
-    from PIL import Image
-
     buffer = io.BytesIO()
     Image.fromarray(image).resize((size, size), Image.BILINEAR).save(buffer, format="JPEG", quality=85)
     return b32(buffer.getvalue())
 
 
-def scale_key(guidance: float) -> str:
-    return f"{float(guidance):g}"
-
-
 def run_frames(run, vae) -> list[dict]:
     """One frame per state of ``run`` (a ``DiffusionRun``): step 0 (the noise) … the end."""
-    from labkit.diffusion.vae import to_uint8
-
     frames = []
     for step, (t, latent) in enumerate(run.latents):
         z = np.asarray(latent[0], dtype=np.float64)  # [4, 64, 64]
@@ -81,8 +77,6 @@ def run_frames(run, vae) -> list[dict]:
 
 def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
     """The frames of ``run``, or of the loop run at that guidance scale when there is none."""
-    from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
-
     run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)), root=root)
     return run_frames(run, load_models(root)[2])
 
@@ -90,25 +84,23 @@ def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
 def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
     """Frames at every guidance scale in ``scales`` (``runs``: scale → DiffusionRun already made)."""
     runs = dict(runs or {})
-    out = {scale_key(g): scale_frames(g, runs.get(float(g)), root) for g in scales}
+    out = {label(float(g)): scale_frames(g, runs.get(float(g)), root) for g in scales}
     first = next(iter(out.values()))
     return {
-        "player": "latents",
         "title": "DDIM, step by step: the four latent channels and the x̂₀ preview",
         "channels": list(CHANNEL_NAMES),
         "size": SIZE,
         "limit": LIMIT,
-        "start": {"guidance": scale_key(start), "step": len(first) - 1},
+        "start": {"guidance": label(float(start)), "step": len(first) - 1},
         "scales": out,
     }
 
 
 def recompute(data: dict, request: dict) -> dict:
     """``request = {"guidance": g}``: the loop run at scale g, its frames added and shown."""
-    g = number("guidance", request.get("guidance"))
+    g = real_number("guidance", request.get("guidance"), expected="a number")
     if not 0 <= g <= 20:
         raise ValueError(f"guidance must be a number in [0, 20], got {g!r}")
-    scales = dict(data["scales"])
-    if scale_key(g) not in scales:
-        scales[scale_key(g)] = scale_frames(g)
-    return {**data, "scales": scales, "start": {**data["start"], "guidance": scale_key(g)}}
+    key = label(g)
+    scales = data["scales"] if key in data["scales"] else {**data["scales"], key: scale_frames(g)}
+    return {**data, "scales": scales, "start": {**data["start"], "guidance": key}}

@@ -40,7 +40,6 @@ def static_data() -> dict:
     packed = bits(np.diff(masks.PACKED_DOCUMENT_IDS) != 0)
     sft_case = [False] + list(masks.SFT_ASSISTANT_TARGET)  # the source's SFT row, one token longer
     return {
-        "player": "mask_editor",
         "title": "Masks of one packed row (lab 02)",
         "tokens": T,
         "presets": {

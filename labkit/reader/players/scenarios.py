@@ -18,7 +18,14 @@ test checks equal the golden trace.
 
 from __future__ import annotations
 
+from labkit.core.events import read_jsonl
+from labkit.core.fixtures import fixture_path
 from labkit.reader.players.base import one_of
+from labkit.tools.executor import CRASH_POINTS, CrashPlan
+from labkit.tools.faults import FAULTS, SCENARIOS, faulty_config
+from labkit.tools.fixture import golden_file
+from labkit.tools.runtime import run_tool_trace
+from labkit.trace.divergence import first_divergence
 
 #: payload fields worth a glance beside the state, in this order
 DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_reason", "request_status", "reason")
@@ -30,10 +37,6 @@ HAPPY_DESCRIPTION = "the happy path: every check passes and the event is created
 
 
 def golden_events(name: str) -> list[dict]:
-    from labkit.core.events import read_jsonl
-    from labkit.core.fixtures import fixture_path
-    from labkit.tools.fixture import golden_file
-
     return read_jsonl(fixture_path("traces", golden_file(name)))
 
 
@@ -46,9 +49,6 @@ def event_row(event: dict) -> list[str]:
 
 def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) -> dict:
     """One scenario: ``events`` (its trace) and the ``run`` that produced them (for the journal)."""
-    from labkit.tools.faults import FAULTS
-    from labkit.trace.divergence import first_divergence
-
     commit = next((i for i, e in enumerate(events) if e["payload"].get("side_effect") is True), None)
     attempts = [[i, e["payload"]["attempt"]] for i, e in enumerate(events) if "attempt" in e["payload"]]
     journal, entry = [], None
@@ -72,10 +72,6 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
 
 
 def run_scenario(name: str, crash: str | None = None):
-    from labkit.tools.executor import CrashPlan
-    from labkit.tools.faults import faulty_config
-    from labkit.tools.runtime import run_tool_trace
-
     config = faulty_config(None if name == "happy" else name)
     if crash:
         config = config.replace(crashes=(CrashPlan(crash),))
@@ -85,9 +81,6 @@ def run_scenario(name: str, crash: str | None = None):
 def static_data(runs: dict | None = None) -> dict:
     """Every scenario of ``labkit.tools.faults.SCENARIOS``: golden trace, journal, divergence.
     ``runs`` (name → ToolRun) reuses runs a page already made; missing ones are run here."""
-    from labkit.tools.executor import CRASH_POINTS
-    from labkit.tools.faults import SCENARIOS
-
     runs = runs or {}
     happy = golden_events("happy")
     scenarios = {}
@@ -95,7 +88,6 @@ def static_data(runs: dict | None = None) -> dict:
         run = runs[name] if name in runs else run_scenario(name)
         scenarios[name] = scenario_data(name, golden_events(name), run, None if name == "happy" else happy)
     return {
-        "player": "scenarios",
         "title": "Trace three: every scenario, event by event",
         "start": START,
         "scenarios": scenarios,
@@ -106,9 +98,6 @@ def static_data(runs: dict | None = None) -> dict:
 def recompute(data: dict, request: dict) -> dict:
     """``request = {"scenario": name, "crash": point}``: the scenario run with a crash point
     added, shown as ``"<name> + crash <point>"``."""
-    from labkit.tools.executor import CRASH_POINTS
-    from labkit.tools.faults import SCENARIOS
-
     name = one_of("scenario", request.get("scenario"), SCENARIOS)
     crash = one_of("crash", request.get("crash") or None, CRASH_POINTS, optional=True)
     if crash is None:

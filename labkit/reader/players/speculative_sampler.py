@@ -54,7 +54,6 @@ def run(p, q, fallback: str, draws: int, seed: int) -> dict:
 
 def static_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
     return {
-        "player": "speculative_sampler",
         "title": "Speculative sampling on one prefix (lab 09)",
         "p": r6(p),
         "q": r6(q),
