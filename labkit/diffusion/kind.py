@@ -6,10 +6,10 @@ from __future__ import annotations
 from labkit.core import faults as S
 from labkit.core.kinds import TraceContract
 from labkit.diffusion.config import DiffusionConfig as config
+from labkit.diffusion.config import DiffusionHooks as hooks
 from labkit.diffusion.config import DiffusionRun
 from labkit.diffusion.faults import FAULTS as faults
 from labkit.diffusion.fixture import build as build_fixture
-from labkit.diffusion.hooks import DiffusionHooks as hooks
 from labkit.diffusion.pipeline import run_diffusion as run
 
 help = "trace two: text to image through CFG and DDIM"
