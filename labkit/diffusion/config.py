@@ -14,7 +14,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from labkit.core.events import digest_bytes
 from labkit.core.runtime import Config, Hooks
 from labkit.diffusion.ddim import SPACINGS, inference_timesteps
 from labkit.diffusion.denoiser import DENOISER_ID
@@ -145,10 +144,6 @@ class DiffusionRun:
     pixels: np.ndarray | None = None  # float32 [1, 3, 512, 512]
     image: np.ndarray | None = None  # uint8 [512, 512, 3]
     png: bytes = b""
-
-    @property
-    def png_digest(self) -> str:
-        return digest_bytes(self.png)
 
     def write_png(self, path: str | Path) -> Path:
         path = Path(path)

@@ -55,24 +55,14 @@ def _tensor(array, level: str, position=None, *, digest: bool = False, values: i
 
 
 @dataclass(frozen=True)
-class DenoiseStep:
-    """One step of the loop: its number (1…), timestep t → prev_t (None after the last), ᾱ_t and ᾱ_prev."""
-
-    number: int
-    t: int
-    prev_t: int | None
-    alpha_bar_t: float
-    alpha_bar_prev: float
-
-
-@dataclass(frozen=True)
 class DenoiseLoop:
-    """What every denoise step uses: hooks, denoiser, noise stream, ᾱ table, and the run it extends."""
+    """What every denoise step uses: hooks, denoiser, noise stream, ᾱ table and pairs, and the run it extends."""
 
     hooks: DiffusionHooks
     denoiser: object
     stream: PhiloxNormalStream
     schedule: np.ndarray  # ᾱ float64 [1000], read-only
+    alpha_bars: list[tuple[float, float]]  # (ᾱ_t, ᾱ_prev) of each step; ᾱ_prev = 1.0 after the last
     run: DiffusionRun
 
 
@@ -100,10 +90,9 @@ def run_diffusion(
     stream = initial_latent(rec, hooks, run)
     timesteps, schedule = config.timesteps, alphas_cumprod()
     schedule.flags.writeable = False  # a hook may read the ᾱ table, never change it
-    loop = DenoiseLoop(hooks, denoiser, stream, schedule, run)
-    pairs = previous_alpha_bars(timesteps, schedule)
-    for number, (t, (a_t, a_prev), prev_t) in enumerate(zip(timesteps, pairs, [*timesteps[1:], None], strict=True)):
-        denoise_step(rec, loop, DenoiseStep(number + 1, t, prev_t, a_t, a_prev))
+    loop = DenoiseLoop(hooks, denoiser, stream, schedule, previous_alpha_bars(timesteps, schedule), run)
+    for number, (t, prev_t) in enumerate(zip(timesteps, [*timesteps[1:], None], strict=True), start=1):
+        denoise_step(rec, loop, number, t, prev_t)
     if decode:
         decode_latent(rec, vae, run)
         encode_image(rec, run)
@@ -175,10 +164,11 @@ def initial_latent(rec: TraceRecorder, hooks: DiffusionHooks, run: DiffusionRun)
     return stream
 
 
-def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, step: DenoiseStep) -> None:
-    """d02–d05, one per timestep: one CFG network evaluation, then one DDIM step."""
-    run, hooks, t, prev_t = loop.run, loop.hooks, step.t, step.prev_t
-    config, latent, a_t, a_prev = run.config, run.latents[-1][1], step.alpha_bar_t, step.alpha_bar_prev
+def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, number: int, t: int, prev_t: int | None) -> None:
+    """d02–d05, step ``number`` (1…) from timestep t to prev_t (None after the last): one CFG
+    network evaluation, then one DDIM step."""
+    run, hooks, (a_t, a_prev) = loop.run, loop.hooks, loop.alpha_bars[number - 1]
+    config, latent = run.config, run.latents[-1][1]
     latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
     timestep_batch = np.array([t, t], dtype=np.int64)  # [2]
     epsilon_batch = loop.denoiser(latent_batch, timestep_batch, run.condition_batch)  # [2, 4, 64, 64]
@@ -192,11 +182,11 @@ def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, step: DenoiseStep) -> No
         new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
     else:
         new_latent, x0_hat = call_scheduler_step(hooks.scheduler_step, latent, epsilon, t, prev_t, loop.schedule)
-    step_id, at = f"step-{step.number}", {"timestep": int(t)}
+    step_id, at = f"step-{number}", {"timestep": int(t)}
     rec.emit(
         "denoise_loop",
         "denoise.updated",
-        step.number,
+        number,
         {
             "artifacts": {"denoiser_id": loop.denoiser.denoiser_id, "sampler": config.sampler},
             "step_id": step_id,
