@@ -9,8 +9,8 @@ import pytest
 from labkit.core.events import read_jsonl
 from labkit.core.fixtures import fixture_path
 from labkit.diffusion import DiffusionConfig, ddim_step, run_diffusion
+from labkit.diffusion.config import DiffusionHooks
 from labkit.diffusion.guidance import classifier_free_guidance
-from labkit.diffusion.hooks import DiffusionHooks
 from labkit.diffusion.normal import PhiloxNormalStream, blocks_to_normals
 from labkit.trace.divergence import first_divergence
 

@@ -36,8 +36,7 @@ def tok():
 # -- tokenizer and template -----------------------------------------------------------------------
 def test_template_renders_the_source_context():
     rendered = Template.load().render("简洁回答", "天空为什么是蓝色？")
-    assert rendered.text == RENDERED
-    assert rendered.byte_length == len(RENDERED.encode("utf-8")) == 85
+    assert rendered == RENDERED and len(rendered.encode("utf-8")) == 85
 
 
 def test_template_refuses_a_message_that_forges_a_tag():

@@ -12,7 +12,7 @@ from labkit.check.core import trace
 from labkit.check.grading import CandidateProblem, as_array, call, failure, golden, unpack
 from labkit.core.fixtures import fixture_path, read_json
 from labkit.diffusion import ddim_step
-from labkit.diffusion.hooks import DiffusionHooks
+from labkit.diffusion.config import DiffusionHooks
 from labkit.diffusion.pipeline import run_diffusion
 
 _LAST_STEP = "there is no earlier level: ᾱ_prev = 1.0 (final_alpha_bar), so the last step returns z₀ = x̂₀"

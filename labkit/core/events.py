@@ -100,12 +100,10 @@ def validate_trace(events: Iterable[dict]) -> list[dict]:
     if not events:
         raise TraceError("a trace needs at least one event")
     seen: set[str] = set()
-    trace_id = None
     for index, event in enumerate(events):
-        validate_envelope(event)
-        if trace_id is None:
-            trace_id = event["trace_id"]
-        elif event["trace_id"] != trace_id:
+        validate_envelope(event)  # the first event is checked before its trace_id is read
+        trace_id = events[0]["trace_id"]
+        if event["trace_id"] != trace_id:
             raise TraceError(
                 f"field 'trace_id': event {event['event_id']!r} belongs to {event['trace_id']!r}, "
                 f"but this trace is {trace_id!r}"

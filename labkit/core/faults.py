@@ -117,16 +117,12 @@ def catalogue(*faults: Fault) -> dict[str, Fault]:
     return table
 
 
-def lookup(faults: Mapping[str, Fault], kind: str, name: str) -> Fault:
-    """The fault ``name`` of a ``kind``'s catalogue, or a ValueError listing the names."""
-    if name not in faults:
-        raise ValueError(f"unknown {kind} fault {name!r}: fault must be one of {list(faults)}")
-    return faults[name]
-
-
 def configure(faults: Mapping[str, Fault], kind: str, name: str | None, base):
-    """``base`` with fault ``name`` applied (``None``: ``base`` unchanged)."""
-    return base if name is None else lookup(faults, kind, name).apply(base)
+    """``base`` with fault ``name`` of a ``kind``'s catalogue applied (``None``: ``base`` unchanged);
+    an unknown name is a ValueError listing the names."""
+    if name is not None and name not in faults:
+        raise ValueError(f"unknown {kind} fault {name!r}: fault must be one of {list(faults)}")
+    return base if name is None else faults[name].apply(base)
 
 
 def fault_lines(faults: Mapping[str, Fault]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Trace two's configuration (§7.6) and what a run leaves behind.
+"""Trace two's configuration (§7.6), the hooks a reader's function plugs into, and what a run leaves behind.
 
 ``DiffusionConfig`` is the fixed configuration every field of which ``run_diffusion``
 (``labkit.diffusion.pipeline``) honours; a fault is another ``DiffusionConfig``
@@ -7,14 +7,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
-from labkit.core.events import digest_bytes
-from labkit.core.runtime import Config
+from labkit.core.runtime import Config, Hooks
 from labkit.diffusion.ddim import SPACINGS, inference_timesteps
 from labkit.diffusion.denoiser import DENOISER_ID
 from labkit.diffusion.guidance import check_guidance_scale
@@ -23,10 +23,6 @@ from labkit.diffusion.text_encoder import TEXT_ENCODER_ID
 from labkit.diffusion.vae import VAE_ID
 
 PROMPT = "雨夜车站，一把留在长椅上的红伞，纪实摄影。"
-SAMPLER_ID = "ddim-v1"
-PRNG_ID = "Philox4x32-10"
-NORMAL_TRANSFORM_ID = "box-muller-v1"
-PNG_ENCODER_ID = "pillow-png-z6-v1"
 CFG_ORDER = ("negative", "positive")
 
 
@@ -34,7 +30,7 @@ CFG_ORDER = ("negative", "positive")
 class DiffusionConfig(Config):
     """The configuration of §7.6; every field is honoured by ``run_diffusion``.
 
-    The models, sampler, PRNG and shapes of §7.6 are the only ones the book's fixtures
+    The models, sampler, PRNG, PNG encoder and shapes of §7.6 are the only ones the book's fixtures
     provide: they are constants of every run (class attributes), not fields to change."""
 
     text_encoder_id: ClassVar[str] = TEXT_ENCODER_ID
@@ -44,9 +40,10 @@ class DiffusionConfig(Config):
     latent_shape: ClassVar[tuple[int, ...]] = (1, 4, 64, 64)
     latent_dtype: ClassVar[str] = "float32"
     image_shape: ClassVar[tuple[int, ...]] = (1, 3, 512, 512)
-    sampler: ClassVar[str] = SAMPLER_ID
-    prng: ClassVar[str] = PRNG_ID
-    normal_transform: ClassVar[str] = NORMAL_TRANSFORM_ID
+    sampler: ClassVar[str] = "ddim-v1"
+    prng: ClassVar[str] = "Philox4x32-10"
+    normal_transform: ClassVar[str] = "box-muller-v1"
+    png_encoder: ClassVar[str] = "pillow-png-z6-v1"
 
     prompt: str = PROMPT
     negative_prompt: str = ""
@@ -80,6 +77,56 @@ class DiffusionConfig(Config):
         return inference_timesteps(self.num_inference_steps, self.timestep_spacing)
 
 
+@dataclass(frozen=True)
+class DiffusionHooks(Hooks):
+    """Substitutes for pieces of ``run_diffusion`` (the exercises use them); ``None`` keeps the library's.
+
+    * ``words_to_normals(words)``: Philox words uint32 [B, 4] → normals [4B] in stream order
+      (library: ``normal.blocks_to_normals``); used for the initial latent and any η > 0 noise;
+    * ``cfg_combine(epsilon_batch, guidance_scale)``: ε for the CFG batch [2, 4, 64, 64]
+      (rows in the book's order: negative, positive) → ε̂ [1, 4, 64, 64]
+      (library: ``guidance.classifier_free_guidance``);
+    * ``scheduler_step(z_t, epsilon, t, prev_t, alpha_bars)``: one deterministic DDIM step
+      (η = 0) at timestep ``t``; ``prev_t`` is the next timestep of the loop or ``None`` after
+      the last one; ``alpha_bars`` is the read-only ᾱ table float64 [1000].  Returns
+      (z_prev, x̂₀), each of z_t's shape [1, 4, 64, 64] (library: ``ddim.ddim_step`` with
+      ᾱ_prev = 1.0 after the last timestep).
+
+    What a hook returns is recorded as is (shape and dtype included), so a comparison with
+    the golden trace shows where it departs; a wrong shape is refused with a ``ValueError``.
+    """
+
+    words_to_normals: Callable | None = None
+    cfg_combine: Callable | None = None
+    scheduler_step: Callable | None = None
+
+    SIGNATURES = {
+        "words_to_normals": "a function (words) -> normals",
+        "cfg_combine": "a function (epsilon_batch, guidance_scale) -> epsilon_guided",
+        "scheduler_step": "a function (z_t, epsilon, t, prev_t, alpha_bars) -> (z_prev, x0_hat)",
+    }
+
+
+def call_scheduler_step(step, latent, epsilon, t, prev_t, table):
+    """Call ``hooks.scheduler_step`` and check that it returns (z_prev, x̂₀) of the latent's shape."""
+    result = step(latent, epsilon, int(t), None if prev_t is None else int(prev_t), table)
+    if not isinstance(result, tuple | list) or len(result) != 2:
+        got = type(result).__name__ + (f" of length {len(result)}" if isinstance(result, tuple | list) else "")
+        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {got}")
+    names = ("z_prev", "x0_hat")
+    return tuple(of_latent_shape("scheduler_step", n, a, latent) for n, a in zip(names, result, strict=True))
+
+
+def of_latent_shape(hook: str, name: str, value, latent: np.ndarray) -> np.ndarray:
+    """What ``hooks.<hook>`` returned as ``name``, as an array of the latent's shape (else a ValueError)."""
+    array = np.asarray(value)
+    if array.shape != latent.shape:
+        raise ValueError(
+            f"hooks.{hook} must return {name} of the latent's shape {list(latent.shape)}, got {list(array.shape)}"
+        )
+    return array
+
+
 @dataclass
 class DiffusionRun:
     """Everything one run computed, plus its events; arrays keep their §7.7 shapes."""
@@ -97,10 +144,6 @@ class DiffusionRun:
     pixels: np.ndarray | None = None  # float32 [1, 3, 512, 512]
     image: np.ndarray | None = None  # uint8 [512, 512, 3]
     png: bytes = b""
-
-    @property
-    def png_digest(self) -> str:
-        return digest_bytes(self.png)
 
     def write_png(self, path: str | Path) -> Path:
         path = Path(path)

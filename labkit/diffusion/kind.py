@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from labkit.core import faults as S
+from labkit.core.events import digest_bytes
 from labkit.core.kinds import TraceContract
 from labkit.diffusion.config import DiffusionConfig as config
+from labkit.diffusion.config import DiffusionHooks as hooks
 from labkit.diffusion.config import DiffusionRun
 from labkit.diffusion.faults import FAULTS as faults
 from labkit.diffusion.fixture import build as build_fixture
-from labkit.diffusion.hooks import DiffusionHooks as hooks
 from labkit.diffusion.pipeline import run_diffusion as run
 
 help = "trace two: text to image through CFG and DDIM"
@@ -65,5 +66,5 @@ def summary(result: DiffusionRun, fault: str | None) -> list[str]:
         if rng:
             detail += f"  rng counter {rng['counter_before']}→{rng['counter_after']}"
         lines.append(f"{event['event_id']} {event['event_type']:22s} {detail}".rstrip())
-    lines.append(f"png {result.png_digest} ({len(result.png)} bytes)" + (f"; fault {fault}" if fault else ""))
+    lines.append(f"png {digest_bytes(result.png)} ({len(result.png)} bytes)" + (f"; fault {fault}" if fault else ""))
     return lines

@@ -20,7 +20,7 @@ import numpy as np
 
 from labkit.core.events import TraceRecorder, digest_bytes, tensor_summary
 from labkit.core.runtime import checked_run_arguments
-from labkit.diffusion.config import PNG_ENCODER_ID, DiffusionConfig, DiffusionRun
+from labkit.diffusion.config import DiffusionConfig, DiffusionHooks, DiffusionRun, call_scheduler_step, of_latent_shape
 from labkit.diffusion.ddim import (
     BETA_END,
     BETA_START,
@@ -33,7 +33,6 @@ from labkit.diffusion.ddim import (
 )
 from labkit.diffusion.denoiser import load_denoiser
 from labkit.diffusion.guidance import classifier_free_guidance
-from labkit.diffusion.hooks import DiffusionHooks, call_scheduler_step, of_latent_shape
 from labkit.diffusion.normal import PhiloxNormalStream
 from labkit.diffusion.text_encoder import TOKENIZER_ID, load_text_encoder
 from labkit.diffusion.vae import encode_png, load_vae, png_zlib_version, to_uint8
@@ -56,25 +55,14 @@ def _tensor(array, level: str, position=None, *, digest: bool = False, values: i
 
 
 @dataclass(frozen=True)
-class DenoiseStep:
-    """One step of the loop: its number (1…), timestep t → prev_t (None after the last), ᾱ_t and ᾱ_prev."""
-
-    number: int
-    t: int
-    prev_t: int | None
-    alpha_bar_t: float
-    alpha_bar_prev: float
-
-
-@dataclass(frozen=True)
 class DenoiseLoop:
-    """What every denoise step uses: config, hooks, denoiser, noise stream, ᾱ table, and the run it extends."""
+    """What every denoise step uses: hooks, denoiser, noise stream, ᾱ table and pairs, and the run it extends."""
 
-    config: DiffusionConfig
     hooks: DiffusionHooks
     denoiser: object
     stream: PhiloxNormalStream
     schedule: np.ndarray  # ᾱ float64 [1000], read-only
+    alpha_bars: list[tuple[float, float]]  # (ᾱ_t, ᾱ_prev) of each step; ᾱ_prev = 1.0 after the last
     run: DiffusionRun
 
 
@@ -99,16 +87,15 @@ def run_diffusion(
     encoder, denoiser, vae = load_models(root)
     rec = TraceRecorder(config.trace_id, prefix="d")
     run = encode_conditions(rec, config, encoder, denoiser)
-    stream = initial_latent(rec, config, hooks, run)
+    stream = initial_latent(rec, hooks, run)
     timesteps, schedule = config.timesteps, alphas_cumprod()
     schedule.flags.writeable = False  # a hook may read the ᾱ table, never change it
-    loop = DenoiseLoop(config, hooks, denoiser, stream, schedule, run)
-    pairs = previous_alpha_bars(timesteps, schedule)
-    for number, (t, (a_t, a_prev), prev_t) in enumerate(zip(timesteps, pairs, [*timesteps[1:], None], strict=True)):
-        denoise_step(rec, loop, DenoiseStep(number + 1, t, prev_t, a_t, a_prev))
+    loop = DenoiseLoop(hooks, denoiser, stream, schedule, previous_alpha_bars(timesteps, schedule), run)
+    for number, (t, prev_t) in enumerate(zip(timesteps, [*timesteps[1:], None], strict=True), start=1):
+        denoise_step(rec, loop, number, t, prev_t)
     if decode:
-        decode_latent(rec, config, vae, run)
-        encode_image(rec, config, run)
+        decode_latent(rec, vae, run)
+        encode_image(rec, run)
     return run
 
 
@@ -142,10 +129,9 @@ def encode_conditions(rec: TraceRecorder, config: DiffusionConfig, encoder, deno
     return DiffusionRun(config, rec.events, np.stack([ids[name] for name in order]), condition_batch, gates, [])
 
 
-def initial_latent(
-    rec: TraceRecorder, config: DiffusionConfig, hooks: DiffusionHooks, run: DiffusionRun
-) -> PhiloxNormalStream:
+def initial_latent(rec: TraceRecorder, hooks: DiffusionHooks, run: DiffusionRun) -> PhiloxNormalStream:
     """d01: z_T [1, 4, 64, 64] from Philox4x32-10 + Box–Muller, counter from counter_start."""
+    config = run.config
     timesteps = config.timesteps
     stream = PhiloxNormalStream(config.seed, config.counter_start, to_normals=hooks.words_to_normals)
     draw = stream.normals(int(np.prod(config.latent_shape)))
@@ -178,81 +164,71 @@ def initial_latent(
     return stream
 
 
-def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, step: DenoiseStep) -> None:
-    """d02–d05, one per timestep: one CFG network evaluation, then one DDIM step."""
-    config, hooks, run = loop.config, loop.hooks, loop.run
-    latent, a_t, a_prev, eta = run.latents[-1][1], step.alpha_bar_t, step.alpha_bar_prev, float(config.eta)
+def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, number: int, t: int, prev_t: int | None) -> None:
+    """d02–d05, step ``number`` (1…) from timestep t to prev_t (None after the last): one CFG
+    network evaluation, then one DDIM step."""
+    run, hooks, (a_t, a_prev) = loop.run, loop.hooks, loop.alpha_bars[number - 1]
+    config, latent = run.config, run.latents[-1][1]
     latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
-    timestep_batch = np.array([step.t, step.t], dtype=np.int64)  # [2]
+    timestep_batch = np.array([t, t], dtype=np.int64)  # [2]
     epsilon_batch = loop.denoiser(latent_batch, timestep_batch, run.condition_batch)  # [2, 4, 64, 64]
     # ε̂ = ε_neg + w(ε_pos − ε_neg); the split assumes negative first, whatever cfg_order built
     guided = (hooks.cfg_combine or classifier_free_guidance)(epsilon_batch, float(config.guidance_scale))
     epsilon = of_latent_shape("cfg_combine", "epsilon_guided", guided, latent)
-    sigma = ddim_sigma(a_t, a_prev, eta)
-    before = loop.stream.counter
+    sigma = ddim_sigma(a_t, a_prev, float(config.eta))
+    counter_before = loop.stream.counter
     noise = loop.stream.normals(latent.size).values.reshape(latent.shape) if sigma > 0.0 else None
     if hooks.scheduler_step is None:
-        new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=eta, noise=noise)
+        new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
     else:
-        new_latent, x0_hat = call_scheduler_step(
-            hooks.scheduler_step, latent, epsilon, step.t, step.prev_t, loop.schedule
-        )
-    tensors = {
-        "latent_batch": latent_batch,
-        "epsilon_batch": epsilon_batch,
-        "epsilon_guided": epsilon,
-        "x0_hat": x0_hat,
-    }
-    _denoise_event(rec, loop, step, sigma, (before, loop.stream.counter), tensors, new_latent)
-    run.latents.append((-1 if step.prev_t is None else step.prev_t, new_latent))
-    run.x0_hats.append(x0_hat)
-    run.epsilon_guided.append(epsilon)
-
-
-def _denoise_event(rec: TraceRecorder, loop: DenoiseLoop, step: DenoiseStep, sigma, counters, tensors, new_latent):
-    """Record denoise.updated: the step's schedule values, batch layout, RNG counters and tensors."""
-    config, t, prev_t = loop.config, step.t, step.prev_t
-    step_id, name_prev, at = f"step-{step.number}", "z_0" if prev_t is None else f"z_{prev_t}", {"timestep": int(t)}
+        new_latent, x0_hat = call_scheduler_step(hooks.scheduler_step, latent, epsilon, t, prev_t, loop.schedule)
+    step_id, at = f"step-{number}", {"timestep": int(t)}
     rec.emit(
         "denoise_loop",
         "denoise.updated",
-        step.number,
+        number,
         {
             "artifacts": {"denoiser_id": loop.denoiser.denoiser_id, "sampler": config.sampler},
             "step_id": step_id,
             "timestep": int(t),
             "prev_timestep": None if prev_t is None else int(prev_t),
-            "alpha_bar_t": round(step.alpha_bar_t, 10),
-            "alpha_bar_prev": round(step.alpha_bar_prev, 10),
+            "alpha_bar_t": round(a_t, 10),
+            "alpha_bar_prev": round(a_prev, 10),
             "sigma": round(sigma, 10),
             "guidance_scale": float(config.guidance_scale),
             "batch": {
-                "latent_batch": list(tensors["latent_batch"].shape),
+                "latent_batch": list(latent_batch.shape),
                 "timestep_batch": [int(t), int(t)],
-                "condition_batch": list(loop.run.condition_batch.shape),
+                "condition_batch": list(run.condition_batch.shape),
                 "condition_rows": list(config.cfg_order),
             },
             "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
-            "rng": {"counter_before": counters[0], "counter_after": counters[1]},
+            "rng": {"counter_before": counter_before, "counter_after": loop.stream.counter},
             "tensors": {
-                **{name: _tensor(array, "latent", at) for name, array in tensors.items()},
-                name_prev: _tensor(new_latent, "latent", {"timestep": prev_t}, values=4),
+                "latent_batch": _tensor(latent_batch, "latent", at),
+                "epsilon_batch": _tensor(epsilon_batch, "latent", at),
+                "epsilon_guided": _tensor(epsilon, "latent", at),
+                "x0_hat": _tensor(x0_hat, "latent", at),
+                f"z_{0 if prev_t is None else prev_t}": _tensor(new_latent, "latent", {"timestep": prev_t}, values=4),
             },
         },
     )
+    run.latents.append((-1 if prev_t is None else prev_t, new_latent))
+    run.x0_hats.append(x0_hat)
+    run.epsilon_guided.append(epsilon)
 
 
-def decode_latent(rec: TraceRecorder, config: DiffusionConfig, vae, run: DiffusionRun) -> None:
+def decode_latent(rec: TraceRecorder, vae, run: DiffusionRun) -> None:
     """d06 — VAE decode: z_0 / s, mix, upsample, tanh → pixels [1, 3, 512, 512] in [−1, 1]."""
     latent = run.latents[-1][1]
-    run.pixels = vae.decode(latent, apply_scaling=config.vae_scaling)
+    run.pixels = vae.decode(latent, apply_scaling=run.config.vae_scaling)
     rec.emit(
         "vae",
         "vae.decoded",
         None,
         {
             "artifacts": {"vae_id": vae.vae_id},
-            "latent_scaling": {"factor": vae.scaling_factor, "applied": bool(config.vae_scaling)},
+            "latent_scaling": {"factor": vae.scaling_factor, "applied": bool(run.config.vae_scaling)},
             "upsampling": "bilinear-8x",
             "image_shape": list(run.pixels.shape),
             "tensors": {
@@ -263,10 +239,10 @@ def decode_latent(rec: TraceRecorder, config: DiffusionConfig, vae, run: Diffusi
     )
 
 
-def encode_image(rec: TraceRecorder, config: DiffusionConfig, run: DiffusionRun) -> None:
+def encode_image(rec: TraceRecorder, run: DiffusionRun) -> None:
     """d07 — uint8 pixels and the PNG, named by a result object; d08 — the response references it."""
     image = to_uint8(run.pixels)
-    png = encode_png(image, dict(config.png_text) or None)
+    png = encode_png(image, dict(run.config.png_text) or None)
     digest = digest_bytes(png)
     image_id = "img-" + digest.split(":")[1][:16]
     rec.emit(
@@ -274,7 +250,7 @@ def encode_image(rec: TraceRecorder, config: DiffusionConfig, run: DiffusionRun)
         "image.encoded",
         None,
         {
-            "artifacts": {"png_encoder": PNG_ENCODER_ID},
+            "artifacts": {"png_encoder": run.config.png_encoder},
             "postprocess": "uint8 = round(clip((x + 1) / 2, 0, 1) * 255), HWC",
             "png_zlib": png_zlib_version(),
             "tensors": {

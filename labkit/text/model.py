@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from labkit.core.fixtures import fixture_dir, load_arrays
-from labkit.nn import Decoder, DecoderFaults, DecoderWeights
+from labkit.nn import Decoder, DecoderWeights
 from labkit.nn.configs import book_config
 
 CONFIG = book_config("toy-decoder-v1")
@@ -52,9 +52,9 @@ def load_weights(root: str | Path | None = None) -> DecoderWeights:
     return DecoderWeights.from_arrays(load_arrays(fixture_dir("text", root) / WEIGHTS_FILE), CONFIG)
 
 
-def load_decoder(root: str | Path | None = None, faults: DecoderFaults | None = None) -> Decoder:
-    """toy-decoder-v1 with its stored weights and optional faults."""
-    return Decoder(CONFIG, load_weights(root), faults)
+def load_decoder(root: str | Path | None = None) -> Decoder:
+    """toy-decoder-v1 with its stored weights."""
+    return Decoder(CONFIG, load_weights(root))
 
 
 def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:
@@ -90,7 +90,8 @@ def target_logits(seed: int = FIT_SEED) -> np.ndarray:
 
 
 def fit_weights(seed: int = FIT_SEED) -> tuple[DecoderWeights, dict]:
-    """Seeded layers, then W_out [d, V] from H [5, d]·W_out = targets [5, V]; see module doc."""
+    """Seeded layers, then W_out [d, V] from H [5, d]·W_out = targets [5, V]; see module doc.
+    Returns the weights and a report: the rank of H and max |logit − target|."""
     rng = np.random.default_rng(seed)
     weights = _seeded_layers(rng)
     h = decision_states(weights)  # [5, d]
@@ -104,12 +105,7 @@ def fit_weights(seed: int = FIT_SEED) -> tuple[DecoderWeights, dict]:
         head = head + np.linalg.lstsq(h, targets - got, rcond=None)[0]
     fitted = DecoderWeights(embedding=weights.embedding, output=head.astype(np.float32), layers=weights.layers)
     got = _logits_at_decision_states(fitted, fitted.output)
-    report = {
-        "seed": seed,
-        "decision_state_rank": rank,
-        "max_abs_error_vs_targets": float(np.max(np.abs(got - targets))),
-    }
-    return fitted, report
+    return fitted, {"decision_state_rank": rank, "max_abs_error_vs_targets": float(np.max(np.abs(got - targets)))}
 
 
 def _logits_at_decision_states(weights: DecoderWeights, head: np.ndarray) -> np.ndarray:

@@ -37,13 +37,10 @@ def _logits_tensor(row: np.ndarray, position: int, *, stats: bool = True) -> dic
 
 
 def _ledger(result, *, prefill: bool) -> list[dict]:
-    rows = []
-    for layer in result.layers:
-        entry = layer.ledger()
-        if not prefill:
-            entry = {k: entry[k] for k in ("layer", "Q", "K", "V", "score", "cache_K", "cache_V")}
-        rows.append(entry)
-    return rows
+    """Each layer's shapes; a decode step records only those of attention and the cache."""
+    rows = [layer.ledger() for layer in result.layers]
+    decoded = ("layer", "Q", "K", "V", "score", "cache_K", "cache_V")
+    return rows if prefill else [{k: row[k] for k in decoded} for row in rows]
 
 
 def run_text_trace(
@@ -81,7 +78,7 @@ def run_text_trace(
     return TextRun(
         config,
         tokenizer,
-        rendered.text,
+        rendered,
         enc.input_ids,
         prefill,
         loop.steps,
@@ -125,9 +122,9 @@ def request_events(rec: TraceRecorder, config: TextTraceConfig, template: Templa
         "application",
         "context.rendered",
         0,
-        {"artifacts": {"template_id": rendered.template_id}, "rendered_byte_length": rendered.byte_length},
+        {"artifacts": {"template_id": template.template_id}, "rendered_byte_length": len(rendered.encode("utf-8"))},
     )
-    enc = tokenizer.encode_batch_of_one(rendered.text)
+    enc = tokenizer.encode_batch_of_one(rendered)
     rec.emit(
         "tokenizer",
         "input.tokenized",

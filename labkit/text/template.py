@@ -22,17 +22,6 @@ TEMPLATE_V1 = {
 
 
 @dataclass(frozen=True)
-class Rendered:
-    template_id: str
-    text: str
-
-    @property
-    def byte_length(self) -> int:
-        """Length of the rendered context in UTF-8 bytes (what e01 reports)."""
-        return len(self.text.encode("utf-8"))
-
-
-@dataclass(frozen=True)
 class Template:
     template_id: str
     layout: str
@@ -45,11 +34,11 @@ class Template:
         except KeyError as exc:
             raise ValueError(f"template file lacks the field {exc}") from None
 
-    def render(self, system: str, user: str) -> Rendered:
+    def render(self, system: str, user: str) -> str:
         """Fill the layout; refuse messages that contain tag delimiters."""
         for name, value in (("system", system), ("user", user)):
             if not isinstance(value, str) or not value:
                 raise ValueError(f"{name} must be a non-empty string, got {value!r}")
             if "<" in value or ">" in value:
                 raise ValueError(f"{name} must not contain '<' or '>' (they delimit template tags), got {value!r}")
-        return Rendered(self.template_id, self.layout.format(system=system, user=user))
+        return self.layout.format(system=system, user=user)

@@ -66,11 +66,6 @@ class Tokenizer:
     def vocab_size(self) -> int:
         return len(self.pieces)
 
-    def id_of(self, piece: str) -> int:
-        if piece not in self._id_of:
-            raise ValueError(f"{piece!r} is not a piece of {self.tokenizer_id}")
-        return self._id_of[piece]
-
     def encode(self, text: str) -> list[int]:
         """Text → IDs: whole ``<tag>`` specials first, else the longest matching piece."""
         if not isinstance(text, str):
@@ -112,6 +107,3 @@ class Tokenizer:
     def decode_bytes(self, ids, encoding: str = "utf-8") -> bytes:
         """IDs → the concatenated bytes of their pieces (special tokens included as tags)."""
         return b"".join(self.piece_bytes(i, encoding) for i in ids)
-
-    def decode(self, ids) -> str:
-        return self.decode_bytes(ids).decode("utf-8")
