@@ -12,7 +12,7 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
-from labkit.cli.reset import book_pages
+from labkit.cli.lab import book_pages
 from labkit.core.fixtures import book_root
 
 KERNEL_TIMEOUT = 300
