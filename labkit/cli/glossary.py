@@ -142,11 +142,8 @@ def page_problems(page: Path, glossary: Path, entries: dict[str, str]) -> list[s
     return found
 
 
-def problems(root: Path | None = None) -> list[str]:
+def problems(root: Path) -> list[str]:
     """Every problem of the glossary links of the book at ``root``."""
-    from labkit.core.fixtures import book_root
-
-    root = book_root(root)
     glossary = root / "notebooks" / "glossary.md"
     entries = glossary_entries(glossary)
     found = []
