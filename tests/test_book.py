@@ -80,7 +80,7 @@ def test_fixtures_match_their_recipes():
     its fixtures byte for byte; the tools recipe also refuses weights that miss a summary case."""
     from labkit.cli import fixtures as recipes
 
-    problems = recipes.check()
+    problems = fixtures.check(recipes.recipes())
     assert not problems, "fixtures differ from their recipes:\n" + "\n".join(problems)
 
 

@@ -84,11 +84,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"labkit {__version__}")
     parser.set_defaults(_run=lambda args: parser.print_help())  # a bare ``labkit``: the help, status 0
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    trace = commands.add_parser(
-        "trace",
-        help="run or compare the execution traces of chapter 7",
-        description="Run or compare the execution traces of chapter 7.",
-    )
+    about = "run or compare the execution traces of chapter 7"
+    trace = commands.add_parser("trace", help=about, description=about)
     kinds = trace.add_subparsers(title="traces", metavar="KIND", parser_class=_Parser)
     if top in (None, "trace") and kind not in TRACE_COMMANDS:
         _add_kinds(kinds, kind)
