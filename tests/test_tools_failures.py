@@ -14,16 +14,10 @@ from hypothesis import strategies as st
 from labkit.tools.calendar_service import OUTCOMES, QUERY_OUTCOMES, CalendarService, CreateRequest, ServiceTransport
 from labkit.tools.confirm import invocation_digest, request_digest
 from labkit.tools.executor import CRASH_POINTS, Crash, CrashPlan, Executor
+from labkit.tools.fixture import fixture_invocation
 from labkit.tools.journal import Journal
 from labkit.tools.recovery import recover
-from labkit.tools.schedules import (
-    CANCELS,
-    FaultSchedule,
-    fixture_invocation,
-    invariant_violations,
-    resolve_later,
-    run_schedule,
-)
+from labkit.tools.schedules import CANCELS, FaultSchedule, invariant_violations, resolve_later, run_schedule
 from labkit.tools.states import InvocationMachine, State
 
 crash_plans = st.builds(CrashPlan, st.sampled_from(CRASH_POINTS), st.none() | st.integers(min_value=1, max_value=4))
@@ -203,7 +197,7 @@ def test_stored_refusals_are_replayed_and_transient_failures_are_not_stored():
     assert service.create_event(wrong_scope)["replayed"] is True, "a deterministic refusal is stored"
     right = CreateRequest("k2", request_digest(args), "user-42/primary", invocation.tool, args)
     assert service.create_event(right, commit=False)["status"] == "not_committed"
-    assert service.lookup("k2") is None, "a transient 'not committed' must not be stored"
+    assert service.stored("k2") is None, "a transient 'not committed' must not be stored"
     assert service.create_event(right)["event_id"] == "evt_6K2"
 
 
@@ -274,7 +268,6 @@ def test_the_happy_run_the_schedules_and_the_crash_harness_share_one_execute_pat
     assert child.recover_invocation is schedules.recover_invocation is recovery.recover_invocation
     assert schedules.EXECUTION == phases.PHASES[4:-1] and happy.execute in schedules.EXECUTION
     assert schedules.invariants is crashes.inv is invariants
-    assert schedules.TERMINAL_OUTCOMES is invariants.TERMINAL_OUTCOMES
 
 
 def test_a_schedule_runs_the_happy_runs_phases_and_events():

@@ -12,8 +12,9 @@ from labkit.check.tools import scenario
 from labkit.tools.calendar_service import OUTCOMES, CalendarService, IdempotencyConflict, ServiceTransport
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.executor import CRASH_POINTS, CrashPlan, Executor
+from labkit.tools.fixture import fixture_invocation
 from labkit.tools.runtime import ToolRunConfig
-from labkit.tools.schedules import CANCELS, FaultSchedule, fixture_invocation, invariant_violations, run_schedule
+from labkit.tools.schedules import CANCELS, FaultSchedule, invariant_violations, run_schedule
 from labkit.tools.states import InvocationMachine, State
 
 PERFORM = "perform the request (the key is new)"
@@ -34,13 +35,12 @@ class _Service:
         expected = PERFORM if record is None else REPLAY if record["request_digest"] == request_digest else CONFLICT
         entry = {"key": key, "stored": record, "expected": expected}
         self.calls.append(entry)
-        spy = _DeskSpy(desk)
         try:
-            response = call(self.candidate, spy, key, request_digest, request)
+            response = call(self.candidate, desk, key, request_digest, request)
         except CandidateProblem as problem:
             if "raised IdempotencyConflict" not in str(problem):
                 raise
-            entry["did"] = "performed it, then raised IdempotencyConflict" if spy.performed else CONFLICT
+            entry["did"] = "performed it, then raised IdempotencyConflict" if desk.performed else CONFLICT
             raise IdempotencyConflict(str(problem)) from None
         if not isinstance(response, dict) or "status" not in response:
             shown = f"a dict with keys {sorted(response)}" if isinstance(response, dict) else repr(response)[:80]
@@ -48,7 +48,7 @@ class _Service:
                 "execute must return a response dict with a 'status' (what perform returns, "
                 f"or the stored record's 'response'), got {shown}"
             )
-        entry["did"] = _what_it_did(spy.performed, record, response)
+        entry["did"] = _what_it_did(desk.performed, record, response)
         return response
 
     def first_wrong(self) -> dict | None:
@@ -63,21 +63,6 @@ def _what_it_did(performed: int, record: dict | None, response: dict) -> str:
     if record is not None and record["response"] in (response, {k: v for k, v in response.items() if k != "replayed"}):
         return REPLAY
     return f"returned {response!r} without performing anything"
-
-
-class _DeskSpy:
-    def __init__(self, desk):
-        self._desk, self.performed = desk, 0
-
-    def stored(self, key):
-        return self._desk.stored(key)
-
-    def perform(self, request):
-        self.performed += 1
-        return self._desk.perform(request)
-
-    def __repr__(self) -> str:
-        return "ServiceDesk(stored(key), perform(request))"
 
 
 def _stop_at_wrong_decision(case: str, service: _Service, detail: str | None = None) -> None:

@@ -14,12 +14,12 @@ import numpy as np
 from labkit.check.core import hooked, trace
 from labkit.check.grading import Diverged, as_array, call, failure, golden, yes_or_no
 from labkit.tools import confirm
-from labkit.tools.calls import first_model_call, grammar_for
+from labkit.tools.calls import first_model_call, grammar_for, proposal_mask
 from labkit.tools.confirm import Confirmation, invocation_digest
+from labkit.tools.fixture import fixture_invocation, golden_file
 from labkit.tools.grammar import SchemaGrammar
 from labkit.tools.model import load_decoder
 from labkit.tools.runtime import USER_TEXT
-from labkit.tools.schedules import fixture_invocation
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import load_toolspec
 
@@ -35,9 +35,8 @@ def decoder():
 
 def scenario(name: str, hook: str) -> tuple[str, list[dict], object]:
     """(label, golden trace, ``run(piece)``) of the tool scenario ``name`` with the piece as hook ``hook``."""
-    filename = "tool.jsonl" if name == "happy" else f"tool-{name}.jsonl"
     run = hooked("tool", hook, None if name == "happy" else name, decoder=decoder())
-    return f"scenario {name} vs its golden trace", golden(filename), run
+    return f"scenario {name} vs its golden trace", golden(golden_file(name)), run
 
 
 class _FieldMask:
@@ -45,14 +44,13 @@ class _FieldMask:
     it is compared with the schema grammar's mask, and the first difference stops the run."""
 
     def __init__(self, candidate, grammar, schema: dict, case: str):
-        self.candidate, self.grammar, self.schema, self.case = candidate, grammar, dict(schema), case
+        self.candidate, self.reference, self.schema, self.case = candidate, proposal_mask(grammar), dict(schema), case
         self.tok = ToolTokenizer()
-        self.control = frozenset(i for i in range(self.tok.vocab_size) if self.tok.is_control(i))
         self.step = 0
 
     def __call__(self, text: str) -> np.ndarray:
         self.step += 1
-        reference = self.grammar.mask(text, self.tok.pieces, self.tok.id_of("<|call_end|>"), self.control)
+        reference = self.reference(text)
         at = text.find(_MARKER)
         if at < 0 or "}" in text[at:]:
             return reference  # outside the field: the library's grammar
@@ -114,7 +112,7 @@ def integer_field_mask():
                 _FieldMask(candidate, probe, schema, case)("{" + _MARKER + value)
 
     return [
-        ("the chapter's request vs the golden trace", golden("tool.jsonl"), chapter),
+        ("the chapter's request vs the golden trace", golden(golden_file("happy")), chapter),
         (_NARROW, None, narrowed),
         ("values the decodes never reach", None, unreached),
     ]

@@ -16,9 +16,8 @@ from labkit.diffusion.normal import blocks_to_normals
 from labkit.nn import rms_norm
 from labkit.tools.calls import common_prefix
 from labkit.tools.confirm import request_digest
-from labkit.tools.schedules import fixture_invocation
-from labkit.tools.template import ToolTemplate
-from labkit.tools.tokenizer import ToolTokenizer
+from labkit.tools.fixture import fixture_invocation
+from labkit.tools.tokenizer import ToolTemplate, ToolTokenizer
 from labkit.tools.toolspec import load_toolspec
 from labkit.trace import catalogue, kinds
 

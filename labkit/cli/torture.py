@@ -5,7 +5,7 @@ kills, restarts and every invariant's result.  Exit status 1 when any invariant 
 
 from __future__ import annotations
 
-#: option → (default, metavar, help) of the counts ``run_torture`` takes
+#: option → (default, metavar, help) of the counts ``run_torture`` takes (and checks)
 COUNTS = {
     "--kills": (200, "N", "kill the runtime this many times before a counted statement"),
     "--timer-kills": (0, "N", "kill the runtime this many times more at a random moment, on a timer"),
@@ -14,20 +14,12 @@ COUNTS = {
 }
 
 
-def _count(text: str) -> int:
-    import argparse
-
-    if not (text.isascii() and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return int(text)
-
-
 def configure(parser) -> None:
     from labkit.cli.trace import output_dir
     from labkit.tools.torture.workload import RUNTIMES, SERVICES, VARIANT
 
     for option, (default, metavar, text) in COUNTS.items():
-        parser.add_argument(option, type=_count, default=default, metavar=metavar, help=f"{text} (default {default})")
+        parser.add_argument(option, type=int, default=default, metavar=metavar, help=f"{text} (default {default})")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the crash schedules (default 0)")
     variants = {
         "--service": (SERVICES, "the calendar service (no_idempotency is deliberately broken)"),

@@ -1,7 +1,7 @@
 """Trace three: a confirmed, idempotent calendar tool call (source §7.10–7.15).
 
 One file per idea, in the order a run meets them: ``toolspec`` (and the arguments' parse and
-validation), ``tokenizer``, ``template``, ``model`` (toy-tool-decoder-v1), ``grammar`` (mc_01's mask),
+validation), ``tokenizer`` (and the template), ``model`` (toy-tool-decoder-v1), ``grammar`` (mc_01's mask),
 ``normalize``, ``confirm`` (authorisation and the digest), ``states`` (the Invocation's machine),
 ``calendar_service`` (the external system), ``store`` and ``journal`` (SQLite), ``executor``
 (attempts, idempotency keys, crash points), ``recovery`` (``execute_and_recover``, the one

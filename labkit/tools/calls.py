@@ -25,8 +25,7 @@ import numpy as np
 from labkit.core.events import tensor_summary, top_values
 from labkit.tools.answer import TIMEZONE, AnswerSlots
 from labkit.tools.grammar import SchemaGrammar
-from labkit.tools.template import ToolTemplate, compact_json
-from labkit.tools.tokenizer import ToolTokenizer
+from labkit.tools.tokenizer import ToolTemplate, ToolTokenizer, compact_json
 from labkit.tools.toolspec import ToolSpec
 
 MAX_PROPOSAL_TOKENS = 64
@@ -118,9 +117,10 @@ def _feeder(decoder, cache):
     return lambda token: decoder.decode_step(np.array([token]), cache).next_logits[0]
 
 
-def proposal_mask(spec: ToolSpec, tok: ToolTokenizer):
-    """mc_01's ``mask_for(text) -> allowed [V]``: the schema grammar's mask, ``<|call_end|>`` once complete."""
-    grammar, stop = grammar_for(spec), tok.id_of("<|call_end|>")
+def proposal_mask(grammar: SchemaGrammar):
+    """mc_01's ``mask_for(text) -> allowed [V]``: ``grammar``'s mask, ``<|call_end|>`` once complete."""
+    tok = ToolTokenizer()
+    stop = tok.id_of("<|call_end|>")
     control = frozenset(i for i in range(tok.vocab_size) if tok.is_control(i))
     return lambda text: grammar.mask(text, tok.pieces, stop, control)
 
@@ -133,7 +133,7 @@ def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> 
     ids = np.array([tok.encode(template.tool_call_prompt([spec], user_text))])
     prefill, cache = decoder.prefill(ids)
     stop, first = tok.id_of("<|call_end|>"), prefill.next_logits[0]
-    mask_for = mask_for or proposal_mask(spec, tok)
+    mask_for = mask_for or proposal_mask(grammar_for(spec))
     decode = greedy_decode(
         first, _feeder(decoder, cache), mask_for, tok.pieces, {stop: "tool_proposal_complete"}, MAX_PROPOSAL_TOKENS
     )

@@ -71,38 +71,15 @@ def request_digest(normalized_arguments: dict) -> str:
     return sha256_digest(canonical_json(normalized_arguments))
 
 
-@dataclass(frozen=True)
-class ConfirmationCard:
-    """What the user sees: normalised time, title, target calendar and timezone."""
-
-    invocation_id: str
-    title: str
-    calendar_id: str
-    start_local: str
-    timezone: str
-    duration_minutes: int
-    invocation_digest: str
-
-    def lines(self) -> list[str]:
-        return [
-            f"Create event “{self.title}” in calendar {self.calendar_id}",
-            f"When: {self.start_local} ({self.timezone}), {self.duration_minutes} min",
-            f"Invocation {self.invocation_id}, digest {self.invocation_digest[:19]}…",
-        ]
-
-
-def confirmation_card(invocation: Invocation, tz_name: str) -> ConfirmationCard:
+def confirmation_card(invocation: Invocation, tz_name: str) -> list[str]:
+    """What the user sees, line by line: title, target calendar, the normalised time in ``tz_name``, the digest."""
     args = invocation.normalized_arguments
     start = datetime.fromisoformat(args["start"]).astimezone(ZoneInfo(tz_name))
-    return ConfirmationCard(
-        invocation.invocation_id,
-        args["title"],
-        args["calendar_id"],
-        start.strftime("%Y-%m-%d %H:%M"),
-        tz_name,
-        args["duration_minutes"],
-        invocation_digest(invocation),
-    )
+    return [
+        f"Create event “{args['title']}” in calendar {args['calendar_id']}",
+        f"When: {start:%Y-%m-%d %H:%M} ({tz_name}), {args['duration_minutes']} min",
+        f"Invocation {invocation.invocation_id}, digest {invocation_digest(invocation)[:19]}…",
+    ]
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ process killed in between leaves an event no journal record authorised).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from labkit.tools.calendar_service import (
@@ -192,14 +193,11 @@ class Executor:
     def _begin_attempt(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> None:
         """Journal the attempt: its key and digest, then ``→ EXECUTING`` (the commit boundary's gate)."""
         attempt, key, digest = request.attempt, request.idempotency_key, request.request_digest
-        if machine.journal is None:
+        journal = machine.journal
+        with nullcontext() if journal is None else journal.db.transaction():  # a kill leaves both or neither
+            if journal is not None:
+                journal.update(invocation.invocation_id, attempts=attempt, idempotency_key=key, request_digest=digest)
             self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
-        else:  # one transaction: a kill leaves both or neither
-            with machine.journal.db.transaction():
-                machine.journal.update(
-                    invocation.invocation_id, attempts=attempt, idempotency_key=key, request_digest=digest
-                )
-                self._move(machine, State.EXECUTING, {"attempt": attempt, "idempotency_key": key})
         event = "invocation.started" if attempt == 1 else "invocation.retried"
         started = {"attempt": attempt, "scope": request.scope, "artifacts": {"tool_version": invocation.tool}}
         sent = {"idempotency_key": key, "request_digest": digest, "side_effect": False}

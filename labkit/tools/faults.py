@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from labkit.core import faults as S
 from labkit.core.faults import Fault, FirstDivergence, catalogue, configure
+from labkit.tools.executor import CrashPlan
 from labkit.tools.runtime import ToolRunConfig
 
 #: what the golden run (no fault) is
@@ -93,14 +94,14 @@ FAULTS: dict[str, Fault] = catalogue(
     Fault(
         "crash_after_service_commit",
         "the runtime dies after the service committed; the restart queries by key",
-        {"crash_point": "after_service_commit"},
+        {"crashes": (CrashPlan("after_service_commit"),)},
         _branch("t09", S.RUNTIME_CRASH),
     ),
     Fault(
         "crash_after_journal_write",
         "the runtime dies after journaling EXECUTING, before sending; "
         "the restart finds nothing and sends with the same key",
-        {"crash_point": "after_journal_write"},
+        {"crashes": (CrashPlan("after_journal_write"),)},
         _branch("t09", S.RUNTIME_CRASH),
     ),
 )

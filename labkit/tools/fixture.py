@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from labkit.tools.template import compact_json
+from labkit.tools.tokenizer import compact_json
 
 if TYPE_CHECKING:
     from labkit.tools.normalize import Invocation
@@ -51,6 +51,11 @@ def fixture_invocation() -> Invocation:
     return ToolRunConfig().invocation(load_toolspec(), TARGET_ARGUMENTS)
 
 
+def golden_file(scenario: str) -> str:
+    """The golden trace of ``scenario`` under ``fixtures/traces/``."""
+    return "tool.jsonl" if scenario == "happy" else f"tool-{scenario}.jsonl"
+
+
 def _ok(event_id: str, start: str) -> dict:
     return {"tool_call_id": "p_01", "status": "ok", "event_id": event_id, "start": start}
 
@@ -75,13 +80,12 @@ def fitting_sequences(spec):
     """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
     from labkit.tools.answer import AnswerSlots, frame_sentences
-    from labkit.tools.calls import proposal_mask
+    from labkit.tools.calls import grammar_for, proposal_mask
     from labkit.tools.runtime import USER_TEXT
-    from labkit.tools.template import ToolTemplate
-    from labkit.tools.tokenizer import ToolTokenizer
+    from labkit.tools.tokenizer import ToolTemplate, ToolTokenizer
 
     tok, template = ToolTokenizer(), ToolTemplate()
-    mask_for, arguments_text = proposal_mask(spec, tok), compact_json(TARGET_ARGUMENTS)
+    mask_for, arguments_text = proposal_mask(grammar_for(spec)), compact_json(TARGET_ARGUMENTS)
     proposal = tok.encode(arguments_text) + [tok.id_of("<|call_end|>")]
     masks = [mask_for(tok.decode(proposal[:k])) for k in range(len(proposal))]
     first_prompt = tok.encode(template.tool_call_prompt([spec], USER_TEXT))
@@ -128,7 +132,7 @@ def build(dest: Path) -> list[str]:
             raise RuntimeError(f"fitted weights write {answer!r} for {message}, expected {summary!r}")
     for name in SCENARIOS:
         trace = happy if name == "happy" else run_tool_trace(faulty_config(name), decoder=decoder, spec=spec)
-        rel = "traces/tool.jsonl" if name == "happy" else f"traces/tool-{name}.jsonl"
+        rel = f"traces/{golden_file(name)}"
         write_jsonl(trace.events, dest / rel)
         written.append(rel)
     return written

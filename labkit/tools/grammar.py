@@ -28,7 +28,7 @@ from functools import cached_property
 
 import numpy as np
 
-from labkit.tools.template import compact_json
+from labkit.tools.tokenizer import compact_json
 
 STRING_CHAR = r'[^"\\\x00-\x1f]'
 YEAR = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"

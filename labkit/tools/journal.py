@@ -44,6 +44,9 @@ CREATE TABLE IF NOT EXISTS transitions (
 """
 
 
+STATE_OF = "SELECT state FROM invocations WHERE invocation_id = ?"
+
+
 class JournalError(StoreError):
     """The journal file cannot be used (the message names it and what to do)."""
 
@@ -74,9 +77,7 @@ class Journal:
         self.db.close()
 
     def open_invocation(self, invocation: dict, state: str, retry_budget: int) -> None:
-        known = self.db.execute(
-            "SELECT state FROM invocations WHERE invocation_id = ?", (invocation["invocation_id"],)
-        ).fetchone()
+        known = self.db.execute(STATE_OF, (invocation["invocation_id"],)).fetchone()
         if known is not None:
             raise ValueError(
                 f"invocation {invocation['invocation_id']!r} is already in the journal {self.path} "
@@ -107,9 +108,7 @@ class Journal:
     ) -> None:
         """Append one transition and set the current state, in one SQLite transaction."""
         with self.db.transaction():
-            found = self.db.execute(
-                "SELECT state FROM invocations WHERE invocation_id = ?", (invocation_id,)
-            ).fetchone()
+            found = self.db.execute(STATE_OF, (invocation_id,)).fetchone()
             if found is None:
                 raise ValueError(f"invocation {invocation_id!r} is not in the journal")
             if found[0] != from_state:
@@ -133,11 +132,8 @@ class Journal:
 
     def committed_result(self, invocation_id: str) -> dict | None:
         """The result recorded with the move to COMMITTED (status, event_id, committed_at, start)."""
-        row = self.db.execute(
-            "SELECT detail_json FROM transitions WHERE invocation_id = ? AND to_state = 'COMMITTED' "
-            "ORDER BY seq DESC LIMIT 1",
-            (invocation_id,),
-        ).fetchone()
+        committed = "SELECT detail_json FROM transitions WHERE invocation_id = ? AND to_state = 'COMMITTED'"
+        row = self.db.execute(committed + " ORDER BY seq DESC LIMIT 1", (invocation_id,)).fetchone()
         return None if row is None else strictjson.loads(row[0], "journal")
 
     def transitions(self, invocation_id: str) -> list[tuple[str, str, str | None]]:

@@ -17,8 +17,6 @@ stored weights and computes.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from labkit.nn import Decoder, DecoderWeights
@@ -31,11 +29,11 @@ SEED = 20260719
 MARGIN = 1.0
 
 
-def load_decoder(path: str | Path | None = None) -> Decoder:
+def load_decoder() -> Decoder:
     """toy-tool-decoder-v1 with its stored weights."""
     from labkit.core.fixtures import fixtures_root, load_arrays
 
-    arrays = load_arrays(Path(path) if path else fixtures_root() / "tools" / WEIGHTS_FILE)
+    arrays = load_arrays(fixtures_root() / "tools" / WEIGHTS_FILE)
     return Decoder(CONFIG, DecoderWeights.from_arrays(arrays, CONFIG))
 
 

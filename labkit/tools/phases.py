@@ -24,11 +24,11 @@ from labkit.tools.confirm import (
     confirmation_card,
     invocation_digest,
 )
-from labkit.tools.executor import Crash, CrashPlan, Executor
+from labkit.tools.executor import Crash, Executor
 from labkit.tools.recovery import execute_and_recover
 from labkit.tools.run_state import ToolTrace
 from labkit.tools.states import State
-from labkit.tools.toolspec import ProposalError, parse_arguments, validate_arguments
+from labkit.tools.toolspec import VALIDATOR_NAME, ProposalError, parse_arguments, validate_arguments
 
 PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers
 CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
@@ -81,10 +81,10 @@ def parse(run: ToolTrace) -> str | None:
 
 def validate(run: ToolTrace) -> str | None:
     """t03: the arguments against the ToolSpec's JSON Schema."""
-    report = validate_arguments(run.spec, run.arguments)
-    checked = {"validator": report.validator, "format_checker": report.format_checker}
-    if not report.valid:
-        found = {"keys": list(run.arguments), **checked, "errors": [list(e) for e in report.errors]}
+    errors = validate_arguments(run.spec, run.arguments)
+    checked = {"validator": VALIDATOR_NAME, "format_checker": True}
+    if errors:
+        found = {"keys": list(run.arguments), **checked, "errors": [list(e) for e in errors]}
         run.enter(State.VALIDATION_REJECTED, "validator", "schema.rejected", **found)
         return "rejected"
     run.enter(State.VALIDATED, "validator", "schema.validated", **checked, errors=[])
@@ -122,7 +122,7 @@ def confirm(run: ToolTrace) -> str | None:
     presented for execution must be the one approved."""
     config, invocation = run.config, run.invocation
     digest = invocation_digest(invocation)
-    card = confirmation_card(invocation, config.timezone).lines()
+    card = confirmation_card(invocation, config.timezone)
     requested = {"invocation_id": invocation.invocation_id, "invocation_digest": digest, "card": card}
     run.enter(State.PREPARED, "confirmation", "confirmation.requested", **requested)
     approved = digest[:-1] + ("1" if digest[-1] == "0" else "0") if config.tamper_digest else digest  # last hex flipped
@@ -162,7 +162,7 @@ def cancel_before_execute(run: ToolTrace) -> str | None:
 
 def execute(run: ToolTrace) -> str | None:
     """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
-    A crash (``config.crash_point``) is followed by a restart that recovers from the journal
+    A crash (``config.crashes``) is followed by a restart that recovers from the journal
     (``execute_and_recover``: the one execute-and-recover path of trace three)."""
     config, approved = run.config, run.confirmation.invocation_digest
     run.journal.update(run.invocation.invocation_id, approved_digest=approved)
@@ -185,9 +185,8 @@ def incarnations(run: ToolTrace, transport: ServiceTransport):
     """One Executor per incarnation of the runtime (the first, then each restart's); each may die
     at its own crash plan."""
     config = run.config
-    first = (CrashPlan(config.crash_point, config.crash_attempt),) if config.crash_point else ()
     executor = partial(Executor, transport, config.request_id, config.retry_budget, config.new_key_per_attempt)
-    for crash in itertools.chain(first, config.restart_crashes, itertools.repeat(None)):
+    for crash in itertools.chain(config.crashes, itertools.repeat(None)):
         run.executor = executor(crash, emit=run.rec.emit, next_event_id=run.rec.next_event_id)
         yield run.executor
 

@@ -1,10 +1,7 @@
-"""One run of trace three (``ToolTrace``): what its phases share while it runs and what it leaves
-behind.  The phases are ``labkit.tools.phases``.
-
-``ToolHooks`` are the pieces a reader (or a test) may substitute with their own function:
-``run_tool_trace(config, ToolHooks(...))`` runs the real runtime with some pieces replaced; ``None``
-keeps the library's piece.  The hooks are configuration, passed in — the library's modules are
-never patched.
+"""One run of trace three (``ToolTrace``): what its phases (``labkit.tools.phases``) share while it
+runs and what it leaves behind; and ``ToolHooks``, the pieces a reader (or a test) may substitute
+with their own function (``None`` keeps the library's piece).  The hooks are configuration, passed
+in — the library's modules are never patched.
 """
 
 from __future__ import annotations

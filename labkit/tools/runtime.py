@@ -4,12 +4,9 @@
 the prefill of toy-tool-decoder-v1, the grammar-masked greedy decode of the 27 proposal
 tokens, parse → validate → normalise → authorise → confirm → execute → observe on the
 state machine, the calendar service's commit, and the second call that reuses the first
-call's prefix cache before it writes the summary.  Every step is one event of the trace.
-
-From t04 on, every state transition is journaled before the step it authorises; a crash (a
-``CrashPlan`` in the config) is followed by a restart that resolves it (``labkit.tools.recovery``).
-The run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``),
-one function per group of events.  A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
+call's prefix cache before it writes the summary.  Every step is one event of the trace:
+the run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``).
+A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
 """
 
 from __future__ import annotations
@@ -21,8 +18,7 @@ from labkit.tools.model import CONFIG, load_decoder
 from labkit.tools.normalize import Invocation, normalize
 from labkit.tools.phases import PHASES, close_trace
 from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
-from labkit.tools.template import TEMPLATE_ID
-from labkit.tools.tokenizer import TOKENIZER_ID
+from labkit.tools.tokenizer import TEMPLATE_ID, TOKENIZER_ID
 from labkit.tools.toolspec import ToolSpec, find_tool, load_toolspec
 
 USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"
@@ -51,9 +47,7 @@ class ToolRunConfig(Config):
     query_plan: tuple[str, ...] = ()  # per query by key: "answer" | "unavailable"
     new_key_per_attempt: bool = False
     cancel_after_commit: bool = False
-    crash_point: str | None = None  # one of labkit.tools.executor.CRASH_POINTS
-    crash_attempt: int | None = None  # None: the first attempt that reaches the point
-    restart_crashes: tuple = ()  # CrashPlans of the restarts, one each, in order (the fault schedules)
+    crashes: tuple = ()  # labkit.tools.executor.CrashPlans: the first incarnation's, then one per restart
     cancel_before_execute: bool = False
     journal_path: str = ":memory:"  # a file makes the journal survive the process
 

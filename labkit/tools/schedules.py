@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.executor import CrashPlan, Executor
 from labkit.tools.fixture import fixture_invocation
-from labkit.tools.normalize import Invocation
 from labkit.tools.phases import EXECUTION
 from labkit.tools.recovery import recover_invocation
 from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
@@ -27,8 +26,6 @@ from labkit.tools.torture import invariants
 from labkit.tools.torture.invariants import read
 
 CANCELS = ("none", "before_execute", "after_commit")
-TERMINAL_OUTCOMES = invariants.TERMINAL_OUTCOMES
-__all__ = ["CANCELS", "FaultSchedule", "fixture_invocation", "invariant_violations", "resolve_later", "run_schedule"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +46,6 @@ class FaultSchedule:
     def config(self) -> ToolRunConfig:
         """The happy run's config with this schedule's faults."""
         happy = ToolRunConfig()
-        first = self.crashes[0] if self.crashes else None
         return ToolRunConfig(
             capabilities=happy.capabilities if self.authorized else happy.capabilities[:1],
             tamper_digest=not self.confirmation_matches,
@@ -58,17 +54,15 @@ class FaultSchedule:
             transport_plan=self.transport_plan,
             query_plan=self.query_plan,
             retry_budget=self.retry_budget,
-            crash_point=first and first.point,
-            crash_attempt=first and first.attempt,
-            restart_crashes=self.crashes[1:],
+            crashes=self.crashes,
         )
 
 
-def run_schedule(schedule: FaultSchedule, invocation: Invocation | None = None, *, service_execute=None) -> ToolTrace:
-    """Authorise, confirm, execute and recover under ``schedule`` (the runtime's phases from t05 on);
-    never raises ``Crash``.  ``service_execute`` replaces the calendar service's idempotent execute
-    (a hook, see ``labkit.tools.run_state.ToolHooks``)."""
-    config, invocation = schedule.config(), invocation or fixture_invocation()
+def run_schedule(schedule: FaultSchedule, *, service_execute=None) -> ToolTrace:
+    """Authorise, confirm, execute and recover the §7.12 Invocation under ``schedule`` (the runtime's
+    phases from t05 on); never raises ``Crash``.  ``service_execute`` replaces the calendar service's
+    idempotent execute (a hook, see ``labkit.tools.run_state.ToolHooks``)."""
+    config, invocation = schedule.config(), fixture_invocation()
     hooks = ToolHooks(service_execute=service_execute)
     run = start_trace(config, hooks, InvocationMachine(State.VALIDATED), invocation=invocation)
     run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)

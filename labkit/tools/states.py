@@ -49,9 +49,19 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.OUTCOME_UNKNOWN: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.EXECUTING}),
     S.COMMITTED: frozenset({S.OBSERVED}),
 }
-#: states a call may end in: those with no move out, COMMITTED (a cancel after the commit ends there)
-#: and OUTCOME_UNKNOWN, terminal only when the budget ran out
-TERMINAL = frozenset(set(State) - TRANSITIONS.keys() | {S.COMMITTED, S.OUTCOME_UNKNOWN})
+#: (final state, request status) pairs a run may end in: COMMITTED when a cancel came after the
+#: commit, OUTCOME_UNKNOWN only when the budget ran out
+TERMINAL_OUTCOMES = {
+    ("OBSERVED", "completed"),
+    ("COMMITTED", "cancelled-after-commit"),
+    ("FAILED", "failed"),
+    ("PARSE_REJECTED", "rejected"),
+    ("VALIDATION_REJECTED", "rejected"),
+    ("AUTHORIZATION_DENIED", "denied"),
+    ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
+    ("CANCELLED", "cancelled"),
+    ("OUTCOME_UNKNOWN", "outcome_unknown"),
+}
 
 
 class IllegalTransition(ValueError):
@@ -97,7 +107,3 @@ class InvocationMachine:
         self.history.append((self.state.value, target.value, event_id))
         self.state = target
         return target
-
-    @property
-    def terminal(self) -> bool:
-        return self.state in TERMINAL

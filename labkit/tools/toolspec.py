@@ -16,7 +16,6 @@ says: ``"09:00\n"`` does not match ``^…$``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from labkit.core.strictjson import JSONInputError, import_jsonschema, loads, schema_validator
 
@@ -104,11 +103,11 @@ def find_tool(specs: list[ToolSpec], ref: str) -> ToolSpec:
     raise ValueError(f"unknown tool {ref!r}; offered: {[s.ref for s in specs]}")
 
 
-def load_toolspec(path: str | Path | None = None) -> ToolSpec:
-    """Read and check the stored ToolSpec (default ``fixtures/tools/toolspec.json``)."""
+def load_toolspec() -> ToolSpec:
+    """Read and check the stored ToolSpec, ``fixtures/tools/toolspec.json``."""
     from labkit.core.fixtures import fixtures_root, read_json
 
-    return check_toolspec(read_json(Path(path) if path else fixtures_root() / "tools" / "toolspec.json"))
+    return check_toolspec(read_json(fixtures_root() / "tools" / "toolspec.json"))
 
 
 class ProposalError(ValueError):
@@ -129,22 +128,9 @@ def parse_arguments(raw: bytes) -> dict:
     return value
 
 
-@dataclass(frozen=True)
-class ValidationReport:
-    """``errors``: (JSON path, message) pairs, empty when the arguments are valid."""
-
-    validator: str
-    format_checker: bool
-    errors: tuple[tuple[str, str], ...]
-
-    @property
-    def valid(self) -> bool:
-        return not self.errors
-
-
-def validate_arguments(spec: ToolSpec, arguments: dict) -> ValidationReport:
-    """Check ``arguments`` against ``spec.input_schema`` (formats asserted)."""
+def validate_arguments(spec: ToolSpec, arguments: dict) -> tuple[tuple[str, str], ...]:
+    """Check ``arguments`` against ``spec.input_schema`` (Draft 2020-12, formats asserted): the errors
+    as (JSON path, message) pairs, none when the arguments are valid."""
     validator = schema_validator(spec.input_schema)
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
-    found = tuple(("/" + "/".join(str(p) for p in e.path), e.message) for e in errors)
-    return ValidationReport(VALIDATOR_NAME, True, found)
+    return tuple(("/" + "/".join(str(p) for p in e.path), e.message) for e in errors)

@@ -21,8 +21,9 @@ from __future__ import annotations
 from labkit.core.events import read_jsonl
 from labkit.core.fixtures import fixture_path
 from labkit.reader.players.base import one_of
-from labkit.tools.executor import CRASH_POINTS
+from labkit.tools.executor import CRASH_POINTS, CrashPlan
 from labkit.tools.faults import FAULTS, SCENARIOS, faulty_config
+from labkit.tools.fixture import golden_file
 from labkit.tools.runtime import run_tool_trace
 from labkit.trace.divergence import first_divergence
 
@@ -36,7 +37,7 @@ HAPPY_DESCRIPTION = "the happy path: every check passes and the event is created
 
 
 def golden_events(name: str) -> list[dict]:
-    return read_jsonl(fixture_path("traces/tool.jsonl" if name == "happy" else f"traces/tool-{name}.jsonl"))
+    return read_jsonl(fixture_path("traces", golden_file(name)))
 
 
 def event_row(event: dict) -> list[str]:
@@ -73,7 +74,7 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
 def run_scenario(name: str, crash: str | None = None):
     config = faulty_config(None if name == "happy" else name)
     if crash:
-        config = config.replace(crash_point=crash)
+        config = config.replace(crashes=(CrashPlan(crash),))
     return run_tool_trace(config)
 
 

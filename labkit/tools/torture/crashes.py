@@ -76,7 +76,6 @@ def draw_schedule(rng: random.Random, number: int, timed: bool = False) -> Crash
 @dataclass
 class Incarnation:
     mode: str
-    kill_at: int | None
     kill_after: float | None = None  # a timer kill: seconds after the child was ready
     ending: str = "error"  # killed | done | refused | error
     statements: int | None = None  # where it was killed, or how many it ran (None: killed on a timer)
@@ -90,7 +89,7 @@ class Incarnation:
 def run_child(ctx, job: dict) -> Incarnation:
     """Start one incarnation in a child process; kill it (SIGKILL) when it halts at its kill point,
     or when its timer (``job["kill_after"]`` seconds after it reported ready) runs out."""
-    here = Incarnation(job["mode"], job.get("kill_at"), job.get("kill_after"))
+    here = Incarnation(job["mode"], job.get("kill_after"))
     ours, proc = start_child(ctx, incarnation, job)
     deadline = None
     try:

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.core import strictjson
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.normalize import Invocation
-from labkit.tools.states import TRANSITIONS, State
+from labkit.tools.states import TERMINAL_OUTCOMES, TRANSITIONS, State
 from labkit.tools.torture.workload import key_prefix
 
 INVARIANTS = {
@@ -37,16 +38,6 @@ INVARIANTS = {
     "a refusal to another",
     "integrity": "PRAGMA integrity_check is ok on every store file",
     "runtime_ran": "no incarnation ended in an unexpected error",
-}
-#: (final state, request status) pairs a run may end in
-TERMINAL_OUTCOMES = {
-    ("OBSERVED", "completed"),
-    ("COMMITTED", "cancelled-after-commit"),
-    ("FAILED", "failed"),
-    ("AUTHORIZATION_DENIED", "denied"),
-    ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
-    ("CANCELLED", "cancelled"),
-    ("OUTCOME_UNKNOWN", "outcome_unknown"),
 }
 __doc__ += "\n".join(f"\n* ``{name}``: {text}" for name, text in INVARIANTS.items())
 COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
@@ -72,15 +63,13 @@ class Snapshot:
 
 def take(journals: list[Path], service: Path) -> Snapshot:
     """The snapshot of the store files (each opened, checked and closed again)."""
-    missing = [path for path in [*journals, service] if not path.is_file()]
+    paths = [*journals, service]
+    missing = [path for path in paths if not path.is_file()]
     if missing:
         raise FileNotFoundError(f"store file {missing[0]} does not exist")
-    dbs = [sqlite3.connect(str(path), isolation_level=None, timeout=30.0) for path in [*journals, service]]
-    try:
-        return read(dbs[:-1], dbs[-1], [p.name for p in [*journals, service]])
-    finally:
-        for db in dbs:
-            db.close()
+    with ExitStack() as stack:
+        dbs = [stack.enter_context(closing(sqlite3.connect(str(p), isolation_level=None, timeout=30.0))) for p in paths]
+        return read(dbs[:-1], dbs[-1], [p.name for p in paths])
 
 
 def _rows(db: sqlite3.Connection, sql: str, *json_columns: str) -> list[dict]:

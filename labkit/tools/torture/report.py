@@ -61,26 +61,22 @@ class TortureReport:
     race_results: list[dict] = field(default_factory=list)
     checks: Counter = field(default_factory=Counter)
     violations: list[tuple[str, str]] = field(default_factory=list)
+    schedules: int = 0
+    kills: int = 0  # before a counted statement or on a timer
+    timer_kills: int = 0
+    restarts: int = 0
+    settled: int = 0  # OUTCOME_UNKNOWN endings a later query settled
 
-    @property
-    def schedules(self) -> int:
-        return len(self.runs)
-
-    @property
-    def kills(self) -> int:
-        return sum(run.kills for run in self.runs)
-
-    @property
-    def timer_kills(self) -> int:
-        return sum(run.kills for run in self.runs if run.schedule.timed)
-
-    @property
-    def restarts(self) -> int:
-        return sum(len(run.incarnations) - 1 for run in self.runs)
-
-    @property
-    def settled(self) -> int:
-        return sum(run.settle is not None for run in self.runs)
+    def add(self, run: ScheduleRun) -> None:
+        """Count in one crash schedule's run: its kills, restarts, checks and violations."""
+        self.runs.append(run)
+        self.schedules += 1
+        self.kills += run.kills
+        self.timer_kills += run.kills if run.schedule.timed else 0
+        self.restarts += len(run.incarnations) - 1
+        self.settled += run.settle is not None
+        self.checks.update(run.checks)
+        self.violations += run.violations
 
     @property
     def ok(self) -> bool:
@@ -134,9 +130,7 @@ def run_torture(
         statement_runs = crash_runs(ctx, kills, seed, Path(where) / "crashes", variant, keep)
         timer_runs = crash_runs(ctx, timer_kills, seed, Path(where) / "timer", variant, keep, timed=True)
         for run in itertools.chain(statement_runs, timer_runs):
-            report.runs.append(run)
-            report.checks.update(run.checks)
-            report.violations += run.violations
+            report.add(run)
         if races:
             results, errors, snap = run_races(ctx, clients, races, Path(where) / "races", variant)
             report.race_results = results

@@ -46,9 +46,7 @@ def make_invocation(invocation_id: str, minute: int = 0) -> Invocation:
     """inv_01's arguments with another ID and the start moved to 09:``minute``."""
     if not 0 <= minute < 60:
         raise ValueError(f"minute must be in 0..59, got {minute}")
-    base = fixture_invocation()
-    args = {**base.normalized_arguments, "start": f"2026-07-20T09:{minute:02d}:00+08:00"}
-    return Invocation(invocation_id, base.tool, args, base.subject, base.required_capability)
+    return fixture_invocation().with_arguments(invocation_id, start=f"2026-07-20T09:{minute:02d}:00+08:00")
 
 
 def key_prefix(invocation_id: str) -> str:
