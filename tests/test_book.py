@@ -80,7 +80,7 @@ def test_fixtures_match_their_recipes():
     its fixtures byte for byte; the tools recipe also refuses weights that miss a summary case."""
     from labkit.cli import fixtures as recipes
 
-    problems = recipes.check()
+    problems = fixtures.check(recipes.recipes())
     assert not problems, "fixtures differ from their recipes:\n" + "\n".join(problems)
 
 
@@ -98,13 +98,13 @@ def test_deterministic_npz_and_clear_error_on_corruption(tmp_path):
 
 
 def test_every_notebook_pair_is_in_step():
-    problems = notebooks.check_pairs()
+    problems = notebooks.check_pairs(REPO)
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.slow
 def test_toc_is_complete_and_every_page_parses_offline():
-    problems = book.check()
+    problems = book.check(REPO)
     assert not problems, "\n".join(problems)
 
 
@@ -158,8 +158,8 @@ def test_a_broken_toc_entry_is_caught(book_copy):
 
 
 def test_every_citation_resolves_and_the_pages_cite_something():
-    assert not book.citation_problems(), "\n".join(book.citation_problems())
-    keys, problems = book.bibliography_keys()
+    assert not book.citation_problems(REPO), "\n".join(book.citation_problems(REPO))
+    keys, problems = book.bibliography_keys(REPO)
     assert not problems and len(keys) >= 18, (problems, sorted(keys))
     cited = set()
     for md in (REPO / "notebooks").rglob("*.md"):

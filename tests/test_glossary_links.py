@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_no_page_uses_a_term_role_or_carries_hover_text():
-    assert glossary.problems() == []
+    assert glossary.problems(REPO) == []
 
 
 def test_every_term_has_a_hover_text_an_abbr_title_can_hold():
@@ -91,8 +91,8 @@ def test_every_page_round_trips_through_its_hover_text():
 def test_jupyterlab_shows_the_hover_text_and_saves_the_page_without_it(tmp_path):
     """The book's contents manager: a page read has its hover text; saved unedited it is still the
     book's page (no working copy), saved edited its working copy holds no hover text."""
+    from labkit.cli.lab import working_copy
     from labkit.cli.lab_contents import BookContentsManager
-    from labkit.cli.reset import working_copy
 
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns("players"))
     shutil.copy(REPO / "myst.yml", tmp_path / "myst.yml")

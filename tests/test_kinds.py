@@ -118,12 +118,13 @@ def test_a_fourth_kind_is_picked_up_by_the_catalogue_and_the_contracts(echo):
 
 def test_a_fourth_kind_is_picked_up_by_the_fixture_recipes(echo, tmp_path):
     from labkit.cli import fixtures
+    from labkit.core import fixtures as core_fixtures
 
     assert fixtures.recipes(["echo"]) == {"echo": build_echo}
     assert list(fixtures.recipes(["tool", "tools"])) == ["tools"]  # a kind's name stands for its folder
     with pytest.raises(ValueError, match="unknown recipe 'audio'"):
         fixtures.recipes(["audio"])
-    assert fixtures.build(["echo"], tmp_path) == ["echo/word.txt"]
+    assert core_fixtures.build(fixtures.recipes(["echo"]), tmp_path) == ["echo/word.txt"]
 
 
 def test_the_registry_refuses_a_second_kind_of_a_name_or_prefix(echo):

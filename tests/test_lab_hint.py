@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from labkit.cli import lab
-from labkit.cli.lab_hint import defined_names, where_defined
+from labkit.cli.lab import defined_names, where_defined
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "notebooks" / "07-traces" / "03-text-token-by-token.md"
@@ -76,7 +76,7 @@ def test_where_a_name_is_defined(cells, where):
 
 
 def test_the_hint_counts_the_cells_of_the_readers_working_copy(tmp_path):
-    from labkit.cli.lab_hint import page_cells
+    from labkit.cli.lab import page_cells
 
     (tmp_path / "myst.yml").write_text("version: 1\n")
     (tmp_path / "notebooks").mkdir()

@@ -134,7 +134,7 @@ def test_a_changed_number_in_a_page_is_reported(book_copy):
 def test_every_player_bundles_into_one_module_without_imports():
     from labkit.reader.players import bundle
 
-    assert devtools.module_problems() == []
+    assert devtools.module_problems(REPO) == []
     for name in PLAYERS:
         text = bundle(name, data={"player": name})
         assert "import " not in text and "_shared.mjs" in text  # inlined, named in a comment

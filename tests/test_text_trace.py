@@ -189,8 +189,9 @@ def test_fresh_run_equals_golden_trace_event_by_event(run):
 
 def test_text_fixtures_match_their_recipe():
     from labkit.cli import fixtures as recipes
+    from labkit.core import fixtures
 
-    assert recipes.check(["text"]) == []
+    assert fixtures.check(recipes.recipes(["text"])) == []
 
 
 def test_the_fitted_head_check_allows_a_kernel_but_catches_another_recipe(tmp_path):

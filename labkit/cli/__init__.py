@@ -1,4 +1,5 @@
-"""The ``labkit`` command: each subcommand is a module with ``configure(parser)`` and ``run(args) -> int``.
+"""The ``labkit`` command: each subcommand is a module with ``configure(parser)`` and ``run(args) -> int``
+(or, kept in the module of a command it belongs with, ``configure_<name>`` and ``run_<name>``: ``HOMES``).
 
 A new command is its module plus one line in ``TRACE_COMMANDS``, ``KIND_COMMANDS`` or ``TOP_COMMANDS``;
 ``labkit trace KIND`` has one subcommand per registered trace kind (``labkit.trace.kinds``).
@@ -28,6 +29,8 @@ TOP_COMMANDS = {
     "class-copy": "write a copy of the book without its answer key (solutions/)",
     "grade": "check a folder of hand-ins in the sandbox; one CSV row per student and exercise",
 }
+#: a command kept in the module of the command it belongs with: command → that module
+HOMES = {"diff": "trace", "faults": "labs", "reset": "lab"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,9 +45,10 @@ def _add(subparsers, name: str, help_text: str, load: bool) -> None:
     """Register a command; import its module (to add its arguments) only when ``load``."""
     parser = subparsers.add_parser(name, help=help_text, description=help_text)
     if load:
-        target = importlib.import_module(f"labkit.cli.{name.replace('-', '')}")
-        target.configure(parser)
-        parser.set_defaults(_run=target.run)
+        target = importlib.import_module(f"labkit.cli.{HOMES.get(name, name.replace('-', ''))}")
+        suffix = f"_{name}" if name in HOMES else ""
+        getattr(target, f"configure{suffix}")(parser)
+        parser.set_defaults(_run=getattr(target, f"run{suffix}"))
 
 
 def _add_kinds(kinds, chosen: str | None) -> None:
@@ -80,11 +84,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"labkit {__version__}")
     parser.set_defaults(_run=lambda args: parser.print_help())  # a bare ``labkit``: the help, status 0
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    trace = commands.add_parser(
-        "trace",
-        help="run or compare the execution traces of chapter 7",
-        description="Run or compare the execution traces of chapter 7.",
-    )
+    about = "run or compare the execution traces of chapter 7"
+    trace = commands.add_parser("trace", help=about, description=about)
     kinds = trace.add_subparsers(title="traces", metavar="KIND", parser_class=_Parser)
     if top in (None, "trace") and kind not in TRACE_COMMANDS:
         _add_kinds(kinds, kind)

@@ -23,14 +23,6 @@ def recipes(names: list[str] | None = None) -> dict[str, fixtures.Recipe]:
     return {name: known[name] for name in dict.fromkeys(names)}
 
 
-def build(names: list[str] | None = None, dest=None) -> list[str]:
-    return fixtures.build(recipes(names), dest)
-
-
-def check(names: list[str] | None = None) -> list[str]:
-    return fixtures.check(recipes(names))
-
-
 def configure(parser) -> None:
     parser.add_argument(
         "action",
@@ -48,9 +40,9 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     if args.action == "build":
-        for rel in build(args.only):
+        for rel in fixtures.build(recipes(args.only)):
             print(f"wrote fixtures/{rel}")
         return 0
-    problems = check(args.only)
+    problems = fixtures.check(recipes(args.only))
     print("\n".join(f"MISMATCH {line}" for line in problems) or "fixtures match their recipes")
     return 1 if problems else 0

@@ -117,10 +117,8 @@ def change_markdown(notebook: dict, change) -> None:
 def pages(root: Path) -> list[Path]:
     """Every page source of the book at ``root`` but the glossary."""
     glossary = root / "notebooks" / "glossary.md"
-    found = (root / "notebooks").rglob("*.md")
-    return sorted(
-        p for p in found if ".ipynb_checkpoints" not in p.parts and "players" not in p.parts and p != glossary
-    )
+    found = (p for p in (root / "notebooks").rglob("*.md") if p != glossary)
+    return sorted(p for p in found if ".ipynb_checkpoints" not in p.parts and "players" not in p.parts)
 
 
 def page_problems(page: Path, glossary: Path, entries: dict[str, str]) -> list[str]:
@@ -142,11 +140,8 @@ def page_problems(page: Path, glossary: Path, entries: dict[str, str]) -> list[s
     return found
 
 
-def problems(root: Path | None = None) -> list[str]:
+def problems(root: Path) -> list[str]:
     """Every problem of the glossary links of the book at ``root``."""
-    from labkit.core.fixtures import book_root
-
-    root = book_root(root)
     glossary = root / "notebooks" / "glossary.md"
     entries = glossary_entries(glossary)
     found = []

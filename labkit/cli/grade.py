@@ -70,7 +70,7 @@ def hand_ins(folder: Path) -> dict[str, list[Path]]:
 def defined_names(path: Path) -> set[str]:
     """The names ``path`` binds at its top level (``def``, assignments, imports), read without running it
     (a file that does not parse defines nothing here; checking it reports the syntax error)."""
-    from labkit.cli.lab_hint import bound_names
+    from labkit.cli.lab import bound_names
 
     try:
         return bound_names(path.read_text(encoding="utf-8", errors="replace"))

@@ -1,9 +1,14 @@
-"""``labkit lab`` (``make lab`` runs it): open the book in JupyterLab at its first page.
+"""``labkit lab`` (``make lab`` runs it): open the book in JupyterLab at its first page; the reader's
+working copies and ``labkit reset``; the kernel extension that names the cell a page run out of order needs.
 
 The one place for the flags, standard library only: the book's ``jupyter/overrides.json`` as the
 settings folder of this run, its contents manager (``lab_contents.py``), every Jupyter, IPython and
 matplotlib folder under the book's ``build/`` (the runtime folder, which holds the token, private),
-``lab_hint`` loaded in every kernel, ``--allow-root`` only when asked or announced when run as root.
+this module loaded in every kernel as an extension, ``--allow-root`` only when asked or announced when run as root.
+
+A reader's edits of ``notebooks/…/page.md`` live in ``my-edits/notebooks/…/page.ipynb``
+(``lab_contents.py``); ``labkit reset PAGE | --all`` sets that copy aside as ``page.before-reset.ipynb``
+(one undo); with no argument it lists the pages that have edits.
 """
 
 from __future__ import annotations
@@ -11,21 +16,25 @@ from __future__ import annotations
 import importlib.util
 import os
 import subprocess
+import symtable
 import sys
 from pathlib import Path
 
+from labkit.core.strictjson import read_json_file
+
 PREFACE = Path("notebooks") / "00-preface.md"
 SETTINGS = Path("jupyter") / "overrides.json"  # the one copy, in the book
-KERNEL_CONFIG = "c.InteractiveShellApp.extensions = ['labkit.cli.lab_hint']\n"
+KERNEL_CONFIG = "c.InteractiveShellApp.extensions = ['labkit.cli.lab']\n"
+EDITS = "my-edits"  # the reader's working copies, beside notebooks/ (kept out of git)
+PAGES = "notebooks"
+PAGE_SUFFIXES = (".md", ".ipynb")
+SET_ASIDE = ".before-reset.ipynb"
+FRONT_MATTER = b"---\njupytext:"  # how every page's .md begins (CONTRIBUTING: start from the preface's)
+BOOK_HELP = "the book's folder (default: this folder or the nearest one above it)"
 
 
 def configure(parser) -> None:
-    parser.add_argument(
-        "--book",
-        type=Path,
-        metavar="PATH",
-        help="the book's folder (default: this folder or the nearest one above it)",
-    )
+    parser.add_argument("--book", type=Path, metavar="PATH", help=BOOK_HELP)
     parser.add_argument("--allow-root", action="store_true", help="let JupyterLab run as root (as it asks)")
     parser.add_argument("--port", type=int, help="the port to serve on (default: JupyterLab's, 8888 or the next free)")
     parser.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
@@ -57,14 +66,16 @@ def run(args) -> int:
         return 0
 
 
-def find_book(given: Path | None) -> Path:
+def find_book(given: Path | None, command: str = "lab") -> Path:
     """The book's folder: ``given``, else the current folder or the nearest one above it."""
     from labkit.core.fixtures import book_root
 
     try:
         folder = book_root(given)
     except FileNotFoundError as exc:
-        raise ValueError(f"{'--book: ' if given is not None else ''}{exc} (labkit lab --book PATH)") from None
+        raise ValueError(f"{'--book: ' if given is not None else ''}{exc} (labkit {command} --book PATH)") from None
+    if command == "reset":
+        return folder
     if not (folder / PREFACE).is_file() or not (folder / SETTINGS).is_file():
         raise ValueError(f"--book must be the book's folder (with {PREFACE.as_posix()} and {SETTINGS.as_posix()})")
     return folder
@@ -112,3 +123,147 @@ def lab_command(
     ]
     flags = {f"--port={port}": port is not None, "--no-browser": no_browser, "--allow-root": allow_root}
     return [*command, *(flag for flag, given in flags.items() if given), *extra, PREFACE.as_posix()]
+
+
+# -- the reader's working copies (``my-edits/``) and ``labkit reset`` --
+
+
+def book_of(file: Path) -> Path | None:
+    """The book a file belongs to: the folder above it holding ``myst.yml`` and ``notebooks/``."""
+    folders = Path(file).resolve().parents
+    return next((f for f in folders if (f / "myst.yml").is_file() and (f / PAGES).is_dir()), None)
+
+
+def is_page(file: Path) -> bool:
+    """``file`` is a page the book ships: a notebook (``.md``/``.ipynb``) under a book's notebooks/
+    whose MyST source starts with the book's front matter (a reader's own new notebook does not)."""
+    file, book = Path(file).resolve(), book_of(file)
+    if file.suffix not in PAGE_SUFFIXES or not file.is_file() or book is None or (book / PAGES) not in file.parents:
+        return False
+    source = file.with_suffix(".md")
+    return source.is_file() and source.read_bytes().startswith(FRONT_MATTER)
+
+
+def book_pages(book: Path) -> list[Path]:
+    """Every page (its ``.md``) of the book at ``book``, sorted; checkpoints left out."""
+    found = (p for p in (book / PAGES).rglob("*.md") if ".ipynb_checkpoints" not in p.parts)
+    return sorted(p for p in found if p.read_bytes().startswith(FRONT_MATTER))
+
+
+def working_copy(page: Path) -> Path:
+    """Where the reader's edits of ``page`` (its ``.md`` or ``.ipynb``) are kept."""
+    page = Path(page).resolve()
+    book = book_of(page)
+    return book / EDITS / page.relative_to(book).with_suffix(".ipynb")
+
+
+def set_aside(copy: Path) -> Path:
+    """Move a working copy out of the way (replacing an earlier one set aside), stamped now: an
+    open page then reads as changed on disk, and JupyterLab asks before saving the edits again."""
+    aside = copy.replace(copy.with_name(copy.stem + SET_ASIDE))
+    os.utime(aside)
+    return aside
+
+
+def edited_pages(book: Path) -> list[Path]:
+    """The pages (their ``.md``) that have a working copy."""
+    found = sorted((book / EDITS).rglob("*.ipynb")) if (book / EDITS).is_dir() else []
+    pages = [book / copy.relative_to(book / EDITS).with_suffix(".md") for copy in found]
+    return [page for page in pages if is_page(page)]  # a copy set aside names no page
+
+
+def page_path(book: Path, given: str) -> Path:
+    """``given`` (a page's .md or .ipynb, from here or from the book's folder) as the page's .md."""
+    for candidate in (Path(given).resolve(), (book / given).resolve()):
+        if is_page(candidate) and book_of(candidate) == book:
+            return candidate.with_suffix(".md")
+    raise ValueError(f"PAGE must be a page of the book (a .md or .ipynb under {book / PAGES}), got {given!r}")
+
+
+def configure_reset(parser) -> None:
+    parser.add_argument("page", nargs="?", metavar="PAGE", help="the page to reset (its .md or .ipynb)")
+    parser.add_argument("--all", action="store_true", help="reset every page that has edits")
+    parser.add_argument("--book", type=Path, metavar="PATH", help=BOOK_HELP)
+
+
+def run_reset(args) -> int:
+    book = find_book(args.book, "reset")
+    if args.all and args.page:
+        raise ValueError("give PAGE or --all, not both")
+    edited = edited_pages(book)
+    if not args.all and not args.page:
+        for page in edited:
+            print(page.relative_to(book).as_posix())
+        print(f"{len(edited)} page(s) with edits; labkit reset PAGE (or --all) brings a page back", flush=True)
+        return 0
+    for page in edited if args.all else [page_path(book, args.page)]:
+        copy, name = working_copy(page), page.relative_to(book).as_posix()
+        if copy.is_file():
+            print(f"{name}: back to the book's page; your edits are in {set_aside(copy).relative_to(book)}")
+        else:
+            print(f"{name}: already the book's page (no edits)")
+    print("reload an open page in JupyterLab: File → Reload Notebook from Disk")
+    return 0
+
+
+# -- the kernel extension: a ``NameError`` names the cell to run first (``%load_ext labkit.cli.lab``) --
+# The page is the notebook whose path JupyterLab sets as ``__session__``; its cells are read from the
+# reader's working copy or the paired ``.ipynb``.  Any other error is left as it is.
+
+
+def bound_names(source: str) -> set[str]:
+    """The names Python ``source`` binds at its top level (not inside functions or classes), read from
+    its symbol table: assignments, ``def``, ``class``, imports, loop, ``with`` and ``except`` targets."""
+    table = symtable.symtable(source, "<cell>", "exec")
+    return {symbol.get_name() for symbol in table.get_symbols() if symbol.is_assigned() or symbol.is_imported()}
+
+
+def defined_names(source: str) -> set[str]:
+    """The names a cell binds in the notebook's namespace (its magics read as IPython reads them)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        return bound_names(TransformerManager().transform_cell(source))
+    except SyntaxError:
+        return set()
+
+
+def where_defined(cells: list[dict], name: str) -> str | None:
+    """ "cell N (under “heading”)" for the first code cell of ``cells`` that defines ``name``."""
+    heading = None
+    for number, cell in enumerate(cells, start=1):
+        source = "".join(cell.get("source", ""))
+        if cell.get("cell_type") == "markdown":
+            titles = [line.lstrip("#").strip() for line in source.splitlines() if line.startswith("#")]
+            heading = titles[-1] if titles else heading
+        elif cell.get("cell_type") == "code" and name in defined_names(source):
+            return f"cell {number}" + (f" (under “{heading}”)" if heading else "")
+    return None
+
+
+def page_cells(session: str) -> list[dict]:
+    """The cells of the page at ``session`` (its ``.md`` or ``.ipynb``) as the reader has it: the
+    reader's working copy when there is one, else the paired ``.ipynb``."""
+    page = Path(session)
+    stored = working_copy(page) if is_page(page) and working_copy(page).is_file() else page.with_suffix(".ipynb")
+    return read_json_file(stored)["cells"] if stored.is_file() else []
+
+
+def hint(shell, name: str) -> str | None:
+    session = shell.user_ns.get("__session__")
+    place = where_defined(page_cells(session), name) if session else None
+    return f"run the page from the top (Run → Run All Cells): `{name}` is defined in {place}" if place else None
+
+
+def load_ipython_extension(shell) -> None:
+    def on_name_error(shell, etype, value, tb, tb_offset=None):
+        found = getattr(value, "name", None) and hint(shell, value.name)
+        if found:
+            value.args = (f"{value.args[0] if value.args else value} — {found}",)
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+    shell.set_custom_exc((NameError,), on_name_error)
+
+
+def unload_ipython_extension(shell) -> None:
+    shell.set_custom_exc((), None)

@@ -20,7 +20,7 @@ from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from traitlets import default
 
 from labkit.cli import glossary
-from labkit.cli.reset import EDITS, SET_ASIDE, is_page, set_aside, working_copy
+from labkit.cli.lab import EDITS, SET_ASIDE, is_page, set_aside, working_copy
 
 
 def kernel_language_info() -> dict:

@@ -1,8 +1,8 @@
-"""``labkit labs``: run the eight mechanism labs of chapter 11 and write their JSON report.
+"""``labkit labs`` and ``labkit faults``: run the eight mechanism labs of chapter 11, or its
+fault-injection supplement, and write the JSON report.
 
 Exit status 0 when every check passes, 1 when one fails (the report, ``"status": "failed"``, is
-still written), 2 on bad arguments.  ``labkit faults`` writes its report the same way
-(``add_output``, ``finish``).
+still written), 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from labkit.cli.trace import output_file  # checked while parsing: a folder or u
 from labkit.labs import DEFAULT_SAMPLES, MAX_SAMPLES, MIN_SAMPLES, samples_out_of_range
 
 DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
+FAULTS_OUTPUT = Path("build") / "reports" / "fault-injection.json"
 
 
 def add_output(parser, default: Path) -> None:
@@ -74,3 +75,38 @@ def run(args: argparse.Namespace) -> int:
     from labkit.labs.report import labs_report
 
     return finish(labs_report(samples=args.samples), args.output, summary_lines)
+
+
+def configure_faults(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Run the fault-injection supplement of chapter 11 (bandwidth budget, unequal-rank gradients, "
+        "cache faults, wrong rejection fallback) and write its JSON report."
+    )
+    add_output(parser, FAULTS_OUTPUT)
+
+
+def faults_summary_lines(report: dict) -> list[str]:
+    """The short summary printed after a passing ``labkit faults``."""
+    ranks, wrong = report["unequal_rank_gradients"], report["wrong_rejection_fallback"]
+    return [
+        "PASS: fault-injection supplement (4 checks)",
+        *(
+            f"Bandwidth lower bound, batch {c['batch']}: {c['lower_bound_ms']!r} ms, "
+            f"≤ {c['aggregate_token_rate_ceiling']:.2f} tok/s aggregate"
+            for c in report["bandwidth_budget"]["cases"]
+        ),
+        f"Unequal ranks: naive average {ranks['naive_average']!r}, "
+        f"global token average {ranks['global_token_average']!r}",
+        *(
+            f"Cache fault {c['mode']}: max logit error {c['max_absolute_logit_error']:.3e}"
+            for c in report["cache_faults"]["cases"]
+        ),
+        f"Wrong rejection fallback: output {wrong['wrong_output']}, "
+        f"TV distance {wrong['wrong_total_variation_distance']!r}",
+    ]
+
+
+def run_faults(args: argparse.Namespace) -> int:
+    from labkit.labs.report import faults_report
+
+    return finish(faults_report(), args.output, faults_summary_lines)

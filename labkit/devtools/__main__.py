@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from labkit.cli import glossary
-from labkit.cli.reset import book_pages
+from labkit.cli.lab import book_pages
 from labkit.core.fixtures import book_root
 from labkit.devtools import book, notebooks
 

@@ -48,8 +48,7 @@ def load_config(root: Path | None = None) -> dict:
     return yaml.safe_load((book_root(root) / "myst.yml").read_text(encoding="utf-8"))  # book_root: it exists
 
 
-def toc_problems(root: Path | None = None) -> list[str]:
-    root = book_root(root)
+def toc_problems(root: Path) -> list[str]:
     config = load_config(root)
     listed = toc_files(config)
     problems = [] if listed else ["myst.yml has no table of contents"]
@@ -70,9 +69,8 @@ _CITE_ROLE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]*)`")
 _BIB_ENTRY = re.compile(r"^@\w+\s*\{\s*([^,\s]+)\s*,", re.MULTILINE)
 
 
-def bibliography_keys(root: Path | None = None) -> tuple[set[str], list[str]]:
+def bibliography_keys(root: Path) -> tuple[set[str], list[str]]:
     """Every entry key of the ``project.bibliography`` files, and the problems finding them."""
-    root = book_root(root)
     found = {rel: root / rel for rel in load_config(root).get("project", {}).get("bibliography") or []}
     keys = {key for path in found.values() if path.exists() for key in _BIB_ENTRY.findall(path.read_text("utf-8"))}
     return keys, [
@@ -100,10 +98,9 @@ def hand_written_sources(text: str) -> list[str]:
     return found + [match.group(0).split("\n")[0].strip() for match in _CITING_LIST.finditer(text + "\n")]
 
 
-def citation_problems(root: Path | None = None) -> list[str]:
+def citation_problems(root: Path) -> list[str]:
     """A citation whose key no bibliography file holds, a chapter page that cites nothing, and a
     page that cites and also lists its sources by hand, page by page (the ``.ipynb`` the book builds)."""
-    root = book_root(root)
     config = load_config(root)
     keys, problems = bibliography_keys(root)
     bibliography = ", ".join(config.get("project", {}).get("bibliography") or ["none listed"])
@@ -146,9 +143,8 @@ def site_content(root: Path, timeout: int = 120) -> tuple[Path, str]:
     return root / "_build" / "site" / "content", proc.stdout + "\n" + proc.stderr
 
 
-def myst_problems(root: Path | None = None, timeout: int = 120) -> list[str]:
+def myst_problems(root: Path, timeout: int = 120) -> list[str]:
     """Parse and cross-reference every page with mystmd, offline."""
-    root = book_root(root)
     try:
         content, printed = site_content(root, timeout)
     except FileNotFoundError as err:
@@ -202,11 +198,10 @@ def build_site(root: Path, repository: str | None = None) -> int:
         config.write_text(original, encoding="utf-8")
 
 
-def player_problems(root: Path | None = None) -> list[str]:
+def player_problems(root: Path) -> list[str]:
     """Every page's ``{anywidget}`` players: the player's module exists and bundles, the page's
     bundle exists, holds the current code and carries the player's data
     (``labkit.devtools.players``)."""
-    root = book_root(root)
     modules = players.module_problems(root) if (root / "labkit").is_dir() else []
     return modules + players.structure_problems(root)
 
@@ -239,11 +234,10 @@ def link_problems(content: Path) -> list[str]:
     return problems
 
 
-def check(root: Path | None = None) -> list[str]:
+def check(root: Path) -> list[str]:
     """Build what the site needs offline and report every problem: the toc, the citations, what
     mystmd says of each page, and the players (their page bundles are written first, as the
     published build does; they are build products, not files of the repository)."""
-    root = book_root(root)
     problems = toc_problems(root)
     with contextlib.suppress(ValueError, OSError):  # a player that does not bundle: player_problems names it
         players.pages(root)

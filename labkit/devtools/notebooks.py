@@ -12,8 +12,7 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
-from labkit.cli.reset import book_pages
-from labkit.core.fixtures import book_root
+from labkit.cli.lab import book_pages
 
 KERNEL_TIMEOUT = 300
 
@@ -48,9 +47,8 @@ def pair_problems(md: Path) -> list[str]:
     return problems
 
 
-def check_pairs(root: Path | None = None) -> list[str]:
+def check_pairs(root: Path) -> list[str]:
     """Every page of the book at ``root`` out of step with its ``.ipynb``, and every ``.ipynb`` with no page."""
-    root = book_root(root)
     problems = [problem for md in book_pages(root) for problem in pair_problems(md)]
     for ipynb in sorted((root / "notebooks").rglob("*.ipynb")):
         if ".ipynb_checkpoints" not in ipynb.parts and not ipynb.with_suffix(".md").exists():

@@ -97,9 +97,8 @@ def sources(root: Path) -> Path:
     return folder if folder.is_dir() else FOLDER
 
 
-def module_problems(root: Path | None = None) -> list[str]:
+def module_problems(root: Path) -> list[str]:
     """Each registered player's module: present, bundles (its imports exist), exports a default."""
-    root = book_root(root)
     problems = []
     folder = sources(root)
     for name in PLAYERS:
@@ -150,10 +149,9 @@ def _exported(name: str, options: str) -> str:
     return json.dumps(export(name, **strictjson.loads(options, "player options")), allow_nan=False)
 
 
-def structure_problems(root: Path | None = None) -> list[str]:
+def structure_problems(root: Path) -> list[str]:
     """Cheap checks (no runtime): every embed names a registered player at its bundle's path,
     the bundle exists, holds the current player code and carries data for that player."""
-    root = book_root(root)
     problems = []
     for embed in embeds(root):
         text = None if embed.unusable else embed.text
@@ -177,10 +175,9 @@ def _rebuilt(embed: Embed, data: dict, root: Path) -> str | None:
         return None  # reported by module_problems
 
 
-def pages(root: Path | None = None) -> list[str]:
+def pages(root: Path) -> list[str]:
     """Write every embed's bundle (each exporter runs once a process); the pages themselves are
     only read.  Returns the bundles that changed."""
-    root = book_root(root)
     changed = []
     for embed in embeds(root):
         if embed.unusable:
@@ -215,7 +212,7 @@ def difference(stored, fresh, path: str = "data") -> str | None:
     return next((where for where in (difference(a, b, at) for at, a, b in inner) if where), None)
 
 
-def stale_pages(root: Path | None = None) -> list[str]:
+def stale_pages(root: Path) -> list[str]:
     """Embeds whose carried data differs from what the exporters compute now (runs the runtimes)."""
     problems = []
     for embed in embeds(root):
@@ -229,6 +226,6 @@ def stale_pages(root: Path | None = None) -> list[str]:
     return problems
 
 
-def check(root: Path | None = None) -> list[str]:
+def check(root: Path) -> list[str]:
     """Every problem of the players and their page bundles (runs the exporters)."""
     return module_problems(root) + structure_problems(root) + stale_pages(root)

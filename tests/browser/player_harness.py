@@ -16,6 +16,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from labkit.core.fixtures import book_root
 from labkit.devtools import players
 
 HARNESS = Path(__file__).resolve().parent / "harness"
@@ -69,9 +70,9 @@ class _Handler(SimpleHTTPRequestHandler):
 
 class HarnessServer:
     def __init__(self, root: Path | None = None):
-        self.root = root
+        self.root = book_root(root)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(HARNESS)))
-        self.httpd.root = root
+        self.httpd.root = self.root
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
