@@ -160,12 +160,14 @@ class GaussianFit(NamedTuple):
     reverse_kl: float  # KL(q ‖ p) of the fitted q, nats
 
 
-def normal_mass(x, mean: float, std: float) -> np.ndarray:
-    """N(mean, std²) evaluated on ``x`` [X] and normalised to sum 1 → [X]."""
-    if not std > 0:
+def normal_mass(x, mean, std) -> np.ndarray:
+    """N(mean, std²) evaluated on ``x`` [X] and normalised to sum 1 → [X] (array ``mean`` and
+    ``std`` broadcast in front of X: one row per candidate)."""
+    mean, sigma = np.asarray(mean, dtype=np.float64)[..., None], np.asarray(std, dtype=np.float64)[..., None]
+    if not np.all(sigma > 0):
         raise ValueError(f"std must be > 0, got {std!r}")
-    density = np.exp(-0.5 * ((np.asarray(x, dtype=np.float64) - mean) / std) ** 2)
-    return density / density.sum()
+    density = np.exp(-0.5 * ((np.asarray(x, dtype=np.float64) - mean) / sigma) ** 2)
+    return density / density.sum(axis=-1, keepdims=True)
 
 
 def bimodal_target(x=GRID, modes=MODES) -> np.ndarray:
@@ -190,7 +192,7 @@ def fit_gaussian(direction: str, x=GRID, target=None, means=MEANS, stds=STDS) ->
         raise ValueError(f"direction must be 'forward' (KL(p ‖ q)) or 'reverse' (KL(q ‖ p)), got {direction!r}")
     p = bimodal_target(x) if target is None else np.asarray(target, dtype=np.float64)
     means, stds = np.asarray(means, dtype=np.float64), np.asarray(stds, dtype=np.float64)
-    q = np.stack([normal_mass(x, mean, std) for mean in means for std in stds])  # candidates [M·S, X], means outer
+    q = normal_mass(x, means[:, None], stds[None, :]).reshape(-1, len(x))  # candidates [M·S, X], means outer
     forward = _kl_rows(p[None, :], q)
     reverse = _kl_rows(q, p[None, :])
     best = int(np.argmin(forward if direction == "forward" else reverse))
