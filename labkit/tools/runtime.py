@@ -75,7 +75,7 @@ def run_tool_trace(
     execute) — how the book's exercises run a reader's function inside the real runtime.
     ``decoder`` and ``spec`` (default: the fixtures') save loading them again."""
     config, hooks = checked_run_arguments(config, hooks, ToolRunConfig, ToolHooks)
-    spec = find_tool([spec or load_toolspec()], config.tool)
+    spec = find_tool(spec or load_toolspec(), config.tool)
     artifacts = {
         "model_id": CONFIG.model_id,
         "template_id": TEMPLATE_ID,

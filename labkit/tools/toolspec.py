@@ -89,18 +89,16 @@ def check_toolspec(spec: dict) -> ToolSpec:
     return ToolSpec(spec["name"], spec["version"], spec["side_effect_class"], schema)
 
 
-def find_tool(specs: list[ToolSpec], ref: str) -> ToolSpec:
-    """The offered ToolSpec named ``name@version``; an unknown name or version is an error."""
+def find_tool(spec: ToolSpec, ref: str) -> ToolSpec:
+    """``spec``, the one tool offered, if ``ref`` (``name@version``) names it; another name or version is an error."""
     if not isinstance(ref, str) or "@" not in ref:
         raise ValueError(f"a tool reference must look like 'name@version', got {ref!r}")
-    for spec in specs:
-        if spec.ref == ref:
-            return spec
-    name = ref.split("@", 1)[0]
-    versions = [s.version for s in specs if s.name == name]
-    if versions:
-        raise ValueError(f"tool {name!r} has no version {ref.split('@', 1)[1]!r}; offered versions: {versions}")
-    raise ValueError(f"unknown tool {ref!r}; offered: {[s.ref for s in specs]}")
+    name, version = ref.split("@", 1)
+    if spec.name == name and spec.version != version:
+        raise ValueError(f"tool {name!r} has no version {version!r}; offered versions: {[spec.version]}")
+    if spec.ref != ref:
+        raise ValueError(f"unknown tool {ref!r}; offered: {[spec.ref]}")
+    return spec
 
 
 def load_toolspec() -> ToolSpec:
