@@ -1,28 +1,17 @@
 """The external calendar: its own store, its own clock, its own idempotency table (§7.13).
 
-``CalendarService.create_event`` is the commit boundary: when it returns an event ID the
-event exists.  Idempotency follows the payment APIs' rules:
+``CalendarService.create_event`` is the commit boundary: when it returns an event ID the event exists.
+Idempotency follows the payment APIs' rules (``idempotent_execute``): the same key and digest get the
+stored result and nothing executes again; the same key with another digest is an ``IdempotencyConflict``.
+Commits and deterministic refusals (unknown tool version, wrong scope) are stored; transient failures
+("not committed", "unavailable") are not, so a retry with the same key may execute.  The key's lookup
+and its first execution share one ``BEGIN IMMEDIATE`` transaction (two clients racing with one key
+cannot both find it free), and an event is written with its idempotency row (no crash leaves one alone).
 
-* same key, same request digest  → the stored result again; nothing executes a second time;
-* same key, different digest     → ``IdempotencyConflict``; nothing executes;
-* stored results: committed events and deterministic refusals (unknown tool version, wrong
-  scope) — a retry would get the same answer, so it gets the stored one.  The store and
-  the idempotency table live in SQLite.  The key's lookup and its first execution run in one
-  ``BEGIN IMMEDIATE`` transaction, so two clients racing with one key cannot both find it
-  free: one commits, the other waits and gets the stored result.  An event is written with
-  its idempotency row in that transaction, so no crash leaves one without the other.  Transient
-  failures ("not committed", "unavailable") are *not* stored: the request never began
-  executing, so a retry with the same key may execute it.
-
-Event IDs come from the service's own counter written in base 36 (the fixture's counter
-starts at 8498 = "6K2"); ``committed_at`` from its own clock, which ticks once per request.
-
-``ServiceTransport`` sits between the runtime and the service and plays a per-attempt plan of
-network outcomes (``OUTCOMES``, each explained beside it).  A duplicated answer stays in the
-network and arrives *before* the answer to the next request, so every answer carries
-``reply_to`` — the request's ``key#attempt`` — and the runtime drops an answer to another request
-instead of believing it.  Queries by key go through a second channel with its own plan
-(``QUERY_OUTCOMES``; ``unavailable`` raises ``QueryUnavailable``: the lookup could not be made).
+Event IDs are the service's counter in base 36 (from 8498 = "6K2"), ``committed_at`` its clock, which
+ticks once per request.  ``ServiceTransport`` plays a per-attempt plan of network outcomes (``OUTCOMES``)
+and one of lookups by key (``QUERY_OUTCOMES``); every answer names its request in ``reply_to``
+(``key#attempt``), so the runtime drops a duplicated answer to an earlier request instead of believing it.
 """
 
 from __future__ import annotations

@@ -1,32 +1,19 @@
 """Execution under a retry budget: idempotency keys, the commit boundary, crash points.
 
-``Executor.execute`` moves a PREPARED Invocation through EXECUTING to COMMITTED (or to an
-honest failure), one attempt at a time:
+``Executor.execute`` moves a PREPARED Invocation through EXECUTING to COMMITTED, or to an honest
+failure, one attempt at a time.  Each attempt journals ``→ EXECUTING`` with its idempotency key and
+request digest before the request leaves.  ``ok`` is the commit; "not committed" or "unavailable" leads
+to another attempt **with the same key**; no answer leads to OUTCOME_UNKNOWN and a query by that key
+(found → COMMITTED, absent → NOT_COMMITTED; the query failing → the next attempt resends the same key,
+which the service replays if it committed).  An answer naming another request (``reply_to``) is dropped.
+A spent budget ends FAILED after "not committed", and OUTCOME_UNKNOWN with the key to query when nobody
+knows, never a guess; after an unsettled OUTCOME_UNKNOWN, a "not committed" answer speaks for its own
+attempt only and leads back to a query.  Nothing is sent unless the approval's digest is the Invocation's.
 
-1. journal ``→ EXECUTING`` with the attempt's idempotency key and request digest;
-2. send the request; the service's answer decides the next state:
-   ``ok`` → COMMITTED (the commit boundary); ``not_committed``/``unavailable`` →
-   NOT_COMMITTED and, within the budget, another attempt **with the same key**; no answer →
-   OUTCOME_UNKNOWN, then a query by the same key: found → COMMITTED, absent → NOT_COMMITTED,
-   the query itself failing → still OUTCOME_UNKNOWN, and the next attempt resends **the same
-   key** (safe: a committed key is replayed, never executed twice);
-   an answer whose ``reply_to`` names another request (a duplicated answer to an earlier
-   attempt) is dropped, never believed;
-3. the budget spent without a commit → FAILED when the last answer said "not committed",
-   OUTCOME_UNKNOWN with the key to query when nobody knows — never a guess.  A "not
-   committed" or "unavailable" answer speaks only for its own attempt: after an earlier
-   attempt with the same key ended OUTCOME_UNKNOWN (and no query settled it), it leads back
-   to OUTCOME_UNKNOWN and a query, never to NOT_COMMITTED.
-
-Nothing is sent unless the approval's digest equals the Invocation's digest.
-
-Two broken policies exist to show what the rules protect: ``new_key_per_attempt`` (a new
-idempotency key per attempt, and a blind retry after a timeout) and
-``journal_before_send=False`` (the attempt is journaled only after the request went out, so a
-process killed in between leaves an event no journal record authorised).
-
-``CrashPlan(point, attempt)`` kills the runtime (raises ``Crash``) at one of
-``CRASH_POINTS`` of one attempt; ``labkit.tools.recovery.recover`` resumes from the journal.
+Two broken policies show what the rules protect: ``new_key_per_attempt`` (a new key per attempt, a
+blind retry after a timeout) and ``journal_before_send=False`` (a kill between the send and the journal
+leaves an event no journal record authorised).  ``CrashPlan`` kills the runtime (``Crash``) at one of
+``CRASH_POINTS``; ``labkit.tools.recovery`` resumes from the journal.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""Recipe for trace three's fixtures (``labkit fixtures build`` runs ``build``).
+"""Recipe for trace three's fixtures (``labkit fixtures build`` runs ``build``): the §7.10 ToolSpec,
+toy-tool-tokenizer-v1's pieces, the toy-tool-decoder-v1 weights and the golden traces.
 
-Writes, under the fixtures root:
-
-* ``tools/toolspec.json``            — the §7.10 ToolSpec;
-* ``tools/tokenizer.json``           — toy-tool-tokenizer-v1's 256 pieces in ID order;
-* ``tools/toy-tool-decoder-v1.npz``  — the weights, with the output head fitted so that the
-  real forward pass and masked greedy decoding produce the §7.11 arguments and, for each
-  tool result of ``SUMMARY_CASES``, its summary — §7.14's sentence for §7.13's result (the
-  recipe runs the decoder afterwards and refuses weights that do not);
-* ``traces/tool.jsonl`` and ``traces/tool-<scenario>.jsonl`` — the golden traces.
-
-The targets below are the chapter's values; the recipe fits to them, the runtime computes.
+The output head is fitted so that the real forward pass and masked greedy decoding produce the §7.11
+arguments and, for each tool result of ``SUMMARY_CASES``, its summary (§7.14's sentence for §7.13's
+result); the recipe runs the decoder afterwards and refuses weights that do not.  The targets below are
+the chapter's values; the recipe fits to them, the runtime computes.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """A durable journal of Invocation state transitions (SQLite from the standard library).
 
-The runtime writes every transition **before** the side effect it authorises: the row
-``PREPARED → EXECUTING`` (with the idempotency key and request digest) is committed to the
-journal before the request leaves for the calendar service.  After a crash, ``recover``
-(``labkit.tools.recovery``) reads the journal back and resolves each open Invocation.  The
-tables are ``SCHEMA``: one row per Invocation, one per transition.
-
-``path=":memory:"`` keeps the journal in memory (for fast property tests); a file path
-survives the process, which is what a real crash needs.  A journal file is a
-``labkit.tools.store.Store`` of kind ``JOURNAL`` (what it refuses is there); its errors are ``JournalError``s.
+The runtime writes every transition **before** the side effect it authorises: ``PREPARED → EXECUTING``
+(with the idempotency key and request digest) is committed before the request leaves for the calendar
+service, and after a crash ``labkit.tools.recovery`` reads the journal back.  The tables are ``SCHEMA``.
+A file path survives the process (what a real crash needs), ``":memory:"`` does not (for fast property
+tests).  A journal file is a ``labkit.tools.store.Store`` of kind ``JOURNAL``; its errors are ``JournalError``s.
 """
 
 from __future__ import annotations

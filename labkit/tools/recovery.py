@@ -1,21 +1,15 @@
 """Restart after a crash: read the journal, resolve every open Invocation, execute nothing blindly.
 
-For each Invocation in the journal, by its last journaled state:
+By its last journaled state: PREPARED with an approval executes from the next attempt; EXECUTING (the
+crash came before an answer was recorded) becomes OUTCOME_UNKNOWN; OUTCOME_UNKNOWN is queried **by the
+same idempotency key** (a stored ``ok`` → COMMITTED, nothing → NOT_COMMITTED, the query failing → the
+next attempt with the same key if the budget allows, else it stays, terminal); NOT_COMMITTED takes the
+next attempt with the same key or ends FAILED; COMMITTED reads its result back from the journal.
 
-* PREPARED with an approval → execute from the next attempt (the executor checks the digest);
-* EXECUTING (the crash came before an answer was recorded) → OUTCOME_UNKNOWN: nobody knows
-  whether the request reached the service;
-* OUTCOME_UNKNOWN → query the service **by the same idempotency key**: a stored ``ok`` →
-  COMMITTED; nothing stored → NOT_COMMITTED; the query failing → the next attempt with the
-  same key if the budget allows, else OUTCOME_UNKNOWN stays (terminal, with the key to query);
-* NOT_COMMITTED → the next attempt with the same key if the budget allows, else FAILED;
-* COMMITTED → the committed result, read back from the journal; a terminal state stays as it is.
-
-``execute_and_recover`` is trace three's one execute-and-recover path: the happy run's execute
-phase, the fault schedules (``labkit.tools.schedules``) and every incarnation of the crash
-harness (``labkit.tools.torture``) run an Invocation through it.  ``verify_approvals`` refuses,
-before anything is queried or sent, a journal in which an approved digest does not match its
-Invocation (the journal was edited, or belongs to other code).
+``execute_and_recover`` is trace three's one execute-and-recover path: the happy run, the fault
+schedules (``labkit.tools.schedules``) and every incarnation of the crash harness take it.
+``verify_approvals`` refuses, before anything is queried or sent, a journal whose approved digest does
+not match its Invocation (the journal was edited, or belongs to other code).
 """
 
 from __future__ import annotations

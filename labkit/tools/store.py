@@ -1,20 +1,13 @@
 """A durable SQLite store (the runtime's journal, the calendar's store) that names its file and its trouble.
 
-``Store(path, kind, timeout)`` opens an autocommit connection to ``path``.  A new (or empty) file
-gets the kind's schema, ``PRAGMA user_version`` and ``PRAGMA application_id`` (each kind of store
-has its own, so a journal is never taken for a calendar store).  An existing file is refused with
-the kind's error (a ``StoreError``, itself a ``ValueError``) before anything reads or writes it
-when it is not a SQLite database or is damaged (``PRAGMA quick_check``), belongs to another kind of
-store or to another program (``application_id``), was written under another schema version
-(``user_version``), or holds other columns than this version's under the same version.
-
-After the open, every ``sqlite3`` error of a statement comes out as the kind's error naming the
-file and what to do: read-only, disk full, locked by another process, tables of another version.
-``transaction()`` rolls back only a transaction that is still open, so the real error is never
-masked by "cannot rollback - no transaction is active".
-
-A process killed in the middle of a transaction leaves a hot rollback journal next to the file;
-SQLite rolls it back when the file is opened again, so that is not damage.
+``Store(path, kind, timeout)`` opens an autocommit connection.  A new file gets the kind's schema,
+``PRAGMA user_version`` and ``PRAGMA application_id`` (one per kind, so a journal is never taken for a
+calendar store).  An existing file is refused with the kind's error (a ``StoreError``, a ``ValueError``)
+before anything reads or writes it when it is not an intact SQLite database (``PRAGMA quick_check``),
+belongs to another kind or program, or holds another schema version or other columns.  Afterwards every
+``sqlite3`` error comes out as the kind's error naming the file and what to do (``TROUBLES``).
+``transaction()`` rolls back only a transaction still open, so the real error is never masked by "cannot
+rollback".  A hot rollback journal left by a killed process is rolled back by SQLite on the next open.
 """
 
 from __future__ import annotations

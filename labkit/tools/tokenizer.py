@@ -1,36 +1,15 @@
 """Trace three's text: toy-tool-tokenizer-v1 (``ToolTokenizer``) and toy-tool-template-v1 (``ToolTemplate``).
 
-The tokenizer: 256 pieces, greedy longest match, control tokens by exact name.  Layout of the vocabulary (IDs):
+The tokenizer's 256 pieces (``vocabulary``): the control tokens, never produced by ordinary text; every
+printable ASCII character, so any JSON document the grammar allows can be spelled; the multi-character
+and Chinese pieces of ``PIECES``; reserved control tokens up to 255.  Encoding is greedy, longest match
+first; a character no piece covers raises ``ValueError`` naming it and its position.
 
-* ``0–10``  control tokens, never produced by ordinary text: ``<|pad|>``, ``<|bos|>``,
-  ``<|eos|>``, the role markers ``<|system|>``, ``<|tools|>``, ``<|user|>``,
-  ``<|assistant|>``, ``<|tool_result|>``, the message end ``<|end|>`` and the tool-call
-  brackets ``<|tool_call|>`` … ``<|call_end|>``;
-* ``11–105`` every printable ASCII character (space to ``~``), one piece each, so any
-  ASCII text — and every JSON document the grammar allows — can be spelled;
-* ``106–…``  the multi-character and Chinese pieces of ``PIECES`` below: JSON key pieces of
-  the tool call and the tool result, words of the system prompt and tool signature,
-  the Chinese words of the user message and of the summary;
-* the rest up to 255 are ``<|reserved_k|>`` control tokens (never produced).
-
-Encoding is greedy: at each position the longest piece that matches wins.  A character
-that no piece covers raises ``ValueError`` naming it and its position.
-
-The template: how messages, the ToolSpec and tool results become model input.
-
-A conversation is rendered as ``<|bos|>`` and then one block per message::
-
-    <|system|>{instruction}<|end|>
-    <|tools|>{signature of every offered ToolSpec}<|end|>
-    <|user|>{text}<|end|>
-    <|assistant|><|tool_call|>{arguments JSON}<|call_end|>      (a proposal)
-    <|tool_result|>{tool message JSON}<|end|>
-    <|assistant|>                                             (generation prompt)
-
-For a tool call the generation prompt is ``<|assistant|><|tool_call|>``: the runtime opens
-the call and the model writes only the arguments.  Every render of a longer conversation
-starts with the exact tokens of the shorter one, which is what lets the second model call
-reuse the first call's prefix cache (§7.14).
+The template renders ``<|bos|>`` and one block per message: system, tools (one signature per ToolSpec),
+user, the proposal ``<|assistant|><|tool_call|>{arguments}<|call_end|>``, the tool result, and the
+generation prompt ``<|assistant|>``.  For a tool call the runtime opens the call and the model writes
+only the arguments.  A longer conversation's render starts with the exact tokens of the shorter one,
+which lets the second model call reuse the first call's prefix cache (§7.14).
 """
 
 from __future__ import annotations
@@ -72,15 +51,9 @@ PIECES = (
 
 @lru_cache(maxsize=1)
 def vocabulary() -> tuple[str, ...]:
-    """All 256 pieces in ID order (reserved control tokens fill the tail)."""
-    pieces = list(CONTROL) + list(ASCII) + list(PIECES)
-    duplicates = sorted({p for p in pieces if pieces.count(p) > 1})
-    if duplicates:
-        raise ValueError(f"{TOKENIZER_ID} lists pieces twice: {duplicates}")
-    if len(pieces) > VOCAB_SIZE:
-        raise ValueError(f"{TOKENIZER_ID} has {len(pieces)} pieces, more than {VOCAB_SIZE}")
-    pieces += [f"<|reserved_{k}|>" for k in range(VOCAB_SIZE - len(pieces))]
-    return tuple(pieces)
+    """All 256 pieces in ID order (reserved control tokens fill the tail; the tests hold them distinct)."""
+    pieces = (*CONTROL, *ASCII, *PIECES)
+    return pieces + tuple(f"<|reserved_{k}|>" for k in range(VOCAB_SIZE - len(pieces)))
 
 
 class ToolTokenizer:

@@ -1,18 +1,11 @@
-"""One torture run: crash schedules until ``kills`` kills, then ``races`` rounds of racing clients.
+"""One torture run (``run_torture``, which is ``labkit trace tool torture``): crash schedules until
+``kills`` kills, then ``races`` rounds of racing clients, summed up in a ``TortureReport``.
 
-``run_torture(kills, clients, races, seed, timer_kills=…)`` returns a ``TortureReport``: the
-schedules, kills (before a counted statement, and on a timer), restarts and later queries of
-the crash part, the requests of the races, and for every invariant how often it was checked
-and every violation found.  ``lines()`` prints it; ``ok`` is False when any promise broke.
-
-Children start with ``forkserver`` where the platform has it (a fork, not a fresh interpreter)
-and ``spawn`` elsewhere.  The stores live in a fresh temporary directory, in memory
-(``/dev/shm``) when there is one: a SIGKILL loses nothing the process had handed to the
-operating system, so fsyncs (which guard against a power cut, not a kill) would only slow it.
-
-For a reader to follow one killed-and-recovered execution: ``pick_recovered`` finds a kill at
-the worst moment (the calendar had committed while the journal still said EXECUTING),
-``timeline`` what each incarnation did for that invocation, ``journal_rows`` its journal rows.
+Children start with ``forkserver`` where the platform has it (a fork, not a fresh interpreter) and
+``spawn`` elsewhere.  The stores live in a fresh temporary directory, in memory (``/dev/shm``) when
+there is one: a SIGKILL loses nothing the process had handed to the operating system, so fsyncs (which
+guard against a power cut, not a kill) would only slow it.  ``pick_recovered``, ``timeline`` and
+``journal_rows`` let a reader follow one killed-and-recovered execution.
 """
 
 from __future__ import annotations
@@ -52,6 +45,8 @@ def scratch_dir() -> tempfile.TemporaryDirectory:
 
 @dataclass
 class TortureReport:
+    """What a run counted, per invariant its checks and violations; ``lines()`` prints it, ``ok`` says all held."""
+
     seed: int
     service: str
     runtime: str
