@@ -224,17 +224,13 @@ def answer(run: ToolTrace) -> None:
     second = run.second_call = second_model_call(
         run.decoder, run.spec, run.config.user_text, run.first_call, run.tool_message, reuse, zone
     )
-    rec.emit(
-        "model runtime",
-        "model.started",
-        0,
-        {
-            **model_started_payload(second, {**run.artifacts, "sampler": ANSWER_STRATEGY}),
-            "tool_call_id": PROPOSAL_ID,
-            "tool_result_status": result["status"],
-            "tool_result_event_id": result["event_id"],
-        },
-    )
+    started = model_started_payload(second, {**run.artifacts, "sampler": ANSWER_STRATEGY})
+    seen = {
+        "tool_call_id": PROPOSAL_ID,
+        "tool_result_status": result["status"],
+        "tool_result_event_id": result["event_id"],
+    }
+    rec.emit("model runtime", "model.started", 0, {**started, **seen})
     decoded = second.decode
     rec.emit(
         "transport",
