@@ -58,8 +58,7 @@ CALENDAR_STORE = StoreKind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERS
 
 
 def base36(number: int) -> str:
-    if number < 0:
-        raise ValueError(f"number must be >= 0, got {number}")
+    """An event number (FIRST_EVENT_NUMBER plus the events stored, never negative) in base 36."""
     return np.base_repr(number, 36)
 
 

@@ -90,8 +90,7 @@ class InvocationMachine:
     def resume(cls, journal, invocation_id: str) -> InvocationMachine:
         """A fresh machine (after a restart) in the state the journal last recorded."""
         entry = journal.entry(invocation_id)
-        history = [tuple(t) for t in journal.transitions(invocation_id)]
-        return cls(State(entry.state), history, journal, invocation_id)
+        return cls(State(entry.state), journal.transitions(invocation_id), journal, invocation_id)
 
     def move(self, target: State | str, event_id: str | None = None, detail: dict | None = None) -> State:
         target = State(target)
