@@ -44,23 +44,19 @@ def propose(run: ToolTrace) -> None:
     # the bytes the parser receives: the decoder's own, or (``not_json``) their first half
     run.arguments_bytes = generated[: len(generated) // 2] if config.proposal_tamper == "not_json" else generated
     steps = first.decode.steps
-    rec.emit(
-        "decoder",
-        "proposal.generated",
-        len(steps),
-        {
-            "model_call_id": first.model_call_id,
-            "proposal_id": PROPOSAL_ID,
-            "state": run.state,
-            "generated_tokens": len(steps),
-            "token_ids": list(first.decode.token_ids),
-            "allowed_counts": [s.allowed_count for s in steps],
-            "forced_steps": sum(s.forced for s in steps),
-            "arguments_utf8_hex": generated.hex(),
-            "finish_reason": first.decode.finish_reason,
-            "final_cache_length": first.cache.length,
-        },
-    )
+    proposal = {
+        "model_call_id": first.model_call_id,
+        "proposal_id": PROPOSAL_ID,
+        "state": run.state,
+        "generated_tokens": len(steps),
+        "token_ids": list(first.decode.token_ids),
+        "allowed_counts": [s.allowed_count for s in steps],
+        "forced_steps": sum(s.forced for s in steps),
+        "arguments_utf8_hex": generated.hex(),
+        "finish_reason": first.decode.finish_reason,
+        "final_cache_length": first.cache.length,
+    }
+    rec.emit("decoder", "proposal.generated", len(steps), proposal)
 
 
 def parse(run: ToolTrace) -> str | None:
@@ -231,30 +227,12 @@ def answer(run: ToolTrace) -> None:
         "tool_result_event_id": result["event_id"],
     }
     rec.emit("model runtime", "model.started", 0, {**started, **seen})
-    decoded = second.decode
-    rec.emit(
-        "transport",
-        "text.delta",
-        len(decoded.steps),
-        {
-            "model_call_id": second.model_call_id,
-            "deltas": [s.piece for s in decoded.steps if s.chosen_id != second.slots.eos_id],
-            "token_ids": list(decoded.token_ids),
-            "utf8_hex": decoded.text.encode("utf-8").hex(),
-        },
-    )
-    rec.emit(
-        "runtime",
-        "response.completed",
-        None,
-        {
-            "model_call_id": second.model_call_id,
-            "finish_reason": decoded.finish_reason,
-            "text": decoded.text,
-            "output_tokens": len(decoded.token_ids),
-            "final_cache_length": second.cache.length,
-        },
-    )
+    decoded, call = second.decode, {"model_call_id": second.model_call_id}
+    deltas = [s.piece for s in decoded.steps if s.chosen_id != second.slots.eos_id]
+    streamed = {"deltas": deltas, "token_ids": list(decoded.token_ids), "utf8_hex": decoded.text.encode("utf-8").hex()}
+    rec.emit("transport", "text.delta", len(decoded.steps), {**call, **streamed})
+    completed = {"finish_reason": decoded.finish_reason, "text": decoded.text, "output_tokens": len(decoded.token_ids)}
+    rec.emit("runtime", "response.completed", None, {**call, **completed, "final_cache_length": second.cache.length})
     run.answer = decoded.text
 
 
