@@ -1,11 +1,9 @@
 """What a torture run executes, and one incarnation of the runtime that executes it.
 
 The work: invocations like §7.12's inv_01 (``make_invocation``), each with its own request ID and
-so its own idempotency keys, journaled up to PREPARED with their approved digest (``approve``).
-Two variants are deliberately broken, to prove the harness can fail: service ``no_idempotency``
-(every request executes, so a duplicated delivery, a resend after a lost answer or a racing
-client makes a second event) and runtime ``journal_after_send`` (a kill between the send and the
-journal leaves an event no journal record authorised).
+so its own idempotency keys, journaled up to PREPARED with their approved digest (``approve``);
+``SERVICES`` and ``RUNTIMES`` name the sound variant and a deliberately broken one of each, to prove
+the harness can fail.
 
 ``incarnation(job, conn)``, a child process, opens the stores in ``job["dir"]`` and runs every
 invocation of the journal: ``mode="execute"`` executes the approved PREPARED ones
