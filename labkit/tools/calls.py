@@ -1,13 +1,10 @@
-"""Trace three's two model calls on toy-tool-decoder-v1 (§7.11, §7.14).
+"""Trace three's two model calls on toy-tool-decoder-v1 (§7.11, §7.14): ``first_model_call`` (mc_01,
+under the schema grammar's mask) and ``second_model_call`` (mc_02, reusing mc_01's prefix cache,
+under the answer-slot mask).
 
-mc_01 prefills the 86-token prompt and decodes the proposal's arguments greedily under the
-schema grammar's mask; mc_02 reuses mc_01's cache for the identical prefix, prefills the
-rest (the proposal and the tool message) and decodes the answer under the answer-slot mask.
-``model_started_payload`` is what a ``model.started`` event records of a call.
-
-Both decode with ``greedy_decode``, which is model-agnostic: it takes the first raw logits [V], a
-``feed`` function that appends one chosen token and returns the next raw logits [V], and a
-``mask_for(text)`` function that returns the allowed tokens [V] for the output so far.  Each step picks
+Both decode with ``greedy_decode``, which is model-agnostic: the first raw logits [V], a ``feed``
+that appends one chosen token and returns the next raw logits [V], and ``mask_for(text)`` → the
+allowed tokens [V] for the output so far.  Each step picks
 
     y_t = argmax_v { raw_logits_t[v] : allowed_t[v] }      (ties → the lowest ID)
 
