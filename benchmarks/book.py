@@ -38,7 +38,6 @@ def make_environment(repo: Path = REPO) -> dict[str, str]:
         "PYTHONHASHSEED": "0",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         "JUPYTER_PLATFORM_DIRS": "1",
-        "PYTHONPYCACHEPREFIX": str(build / "pycache"),
     }
     for key in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
         Path(env[key]).mkdir(parents=True, exist_ok=True)
