@@ -43,10 +43,6 @@ class DecodeStep:
     def allowed_count(self) -> int:
         return len(self.allowed_ids)
 
-    @property
-    def forced(self) -> bool:
-        return len(self.allowed_ids) == 1
-
 
 @dataclass(frozen=True)
 class DecodeResult:

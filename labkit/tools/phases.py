@@ -51,7 +51,7 @@ def propose(run: ToolTrace) -> None:
         "generated_tokens": len(steps),
         "token_ids": list(first.decode.token_ids),
         "allowed_counts": [s.allowed_count for s in steps],
-        "forced_steps": sum(s.forced for s in steps),
+        "forced_steps": sum(s.allowed_count == 1 for s in steps),  # one token allowed: the mask chose
         "arguments_utf8_hex": generated.hex(),
         "finish_reason": first.decode.finish_reason,
         "final_cache_length": first.cache.length,
@@ -131,17 +131,12 @@ def confirm(run: ToolTrace) -> str | None:
     try:
         check_confirmation(confirmation, run.presented, known, matches=run.hooks.digest_matches)
     except ConfirmationError as exc:
-        run.enter(
-            State.CONFIRMATION_REJECTED,
-            "confirmation",
-            "confirmation.rejected",
-            **decided,
-            approved_digest=confirmation.invocation_digest,
-            presented_invocation_id=run.presented.invocation_id,
-            presented_digest=invocation_digest(run.presented),
-            digest_matches=False,
-            reason=str(exc),
-        )
+        presented = {
+            "presented_invocation_id": run.presented.invocation_id,
+            "presented_digest": invocation_digest(run.presented),
+        }
+        rejected = {**decided, "approved_digest": approved, **presented, "digest_matches": False, "reason": str(exc)}
+        run.enter(State.CONFIRMATION_REJECTED, "confirmation", "confirmation.rejected", **rejected)
         return "needs_new_confirmation"
     approval = {"invocation_digest": confirmation.invocation_digest, "digest_matches": True}
     run.report("confirmation", "confirmation.approved", **decided, **approval)
