@@ -234,18 +234,15 @@ def answer(run: ToolTrace) -> None:
 def close_trace(run: ToolTrace, status: str) -> ToolTrace:
     """The last event: the request status, the calendar's state and the Invocation's history."""
     service, run.request_status = run.service, status
-    run.report(
-        "tracing",
-        "trace.closed",
-        request_status=status,
-        external_commit=bool(service.store),
-        commit={
-            "calendar_events": sorted(service.store),
-            "events_for_key": service.events_with_key(f"{run.config.request_id}:create-event:1"),
-            "executions": service.executions,
-        },
-        state_history=[f"{a}→{b}" for a, b, _ in run.machine.history],
-    )
+    events, key = sorted(service.store), f"{run.config.request_id}:create-event:1"
+    commit = {
+        "calendar_events": events,
+        "events_for_key": service.events_with_key(key),
+        "executions": service.executions,
+    }
+    history = [f"{a}→{b}" for a, b, _ in run.machine.history]
+    closed = {"request_status": status, "external_commit": bool(events), "commit": commit, "state_history": history}
+    run.report("tracing", "trace.closed", **closed)
     return run
 
 
