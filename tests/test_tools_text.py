@@ -45,7 +45,7 @@ def test_arguments_are_26_pieces_plus_call_end_makes_27():
 def test_unknown_character_error_names_it_and_its_position():
     with pytest.raises(ValueError, match=r"no piece for '€' \(U\+20AC\) at position 2"):
         TOK.encode("ab€")
-    with pytest.raises(ValueError, match="token id must be in"):
+    with pytest.raises(ValueError, match=r"ids must lie in \[0, 255\], got values from 256 to 256"):
         TOK.decode([256])
 
 

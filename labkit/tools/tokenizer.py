@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from labkit.core.guards import token_ids
 from labkit.tools.toolspec import ToolSpec
 
 TOKENIZER_ID = "toy-tool-tokenizer-v1"
@@ -93,11 +94,7 @@ class ToolTokenizer:
 
     def decode(self, ids) -> str:
         """Token IDs → text; control tokens come back as their ``<|name|>``."""
-        ids = [int(token) for token in ids]
-        for token in ids:
-            if not 0 <= token < self.vocab_size:
-                raise ValueError(f"token id must be in [0, {self.vocab_size}), got {token}")
-        return "".join(self.pieces[token] for token in ids)
+        return "".join(self.pieces[token] for token in token_ids("ids", ids, self.vocab_size))
 
 
 @lru_cache(maxsize=1)
