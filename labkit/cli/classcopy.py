@@ -20,18 +20,9 @@ from pathlib import Path
 #: the answer key, left out of a class copy
 ANSWER_KEY = "solutions"
 #: never copied when git cannot say what is tracked (build state, caches, environments)
-SKIPPED = {
-    ".git",
-    ".venv",
-    "build",
-    "_build",
-    "__pycache__",
-    ".pytest_cache",
-    ".hypothesis",
-    ".ipynb_checkpoints",
-    "browser-screenshots",
-    "node_modules",
-}
+SKIPPED = frozenset(
+    ".git .venv build _build __pycache__ .pytest_cache .hypothesis .ipynb_checkpoints browser-screenshots node_modules".split()
+)
 
 
 def configure(parser) -> None:

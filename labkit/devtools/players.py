@@ -8,12 +8,8 @@ A page embeds a player with MyST's directive, whose path names the player:
     ```
 
 The body (small JSON, often ``{}``) holds the options of the player's exporter,
-``labkit.reader.players.<player>.static_data(**options)``.  The bundle the path names is a
-build product, beside the page in a ``players/`` folder git ignores; a page's ``.md`` is never
-written.  No table of pages: the pages are read for their directives.  ``pages`` writes each
-embed's bundle (the player's module carrying the exporter's data); ``check`` reports player
-modules that do not bundle, embeds that name no registered player or another path, missing or
-stale bundles.
+``labkit.reader.players.<player>.static_data(**options)``.  The bundle the path names is a build
+product, beside the page in a ``players/`` folder git ignores; the pages are only read (no table of them).
 """
 
 from __future__ import annotations
