@@ -60,7 +60,8 @@ class Embed:
 
     @property
     def text(self) -> str | None:
-        return self.path.read_text(encoding="utf-8") if self.path.is_file() else None
+        """The bundle as it is now (None: missing, or the directive names none)."""
+        return self.path.read_text(encoding="utf-8") if not self.unusable and self.path.is_file() else None
 
 
 def embeds(root: Path | None = None) -> list[Embed]:
@@ -150,7 +151,7 @@ def structure_problems(root: Path) -> list[str]:
     the bundle exists, holds the current player code and carries data for that player."""
     problems = []
     for embed in embeds(root):
-        text = None if embed.unusable else embed.text
+        text = embed.text
         if text is None:
             missing = f"{embed.page}: the {embed.name} player's module {embed.esm} does not exist; {HINT}"
             problems.append(embed.unusable or missing)
@@ -212,8 +213,7 @@ def stale_pages(root: Path) -> list[str]:
     """Embeds whose carried data differs from what the exporters compute now (runs the runtimes)."""
     problems = []
     for embed in embeds(root):
-        text = None if embed.unusable else embed.text
-        stored = None if text is None else module_data(text)
+        stored = module_data(embed.text or "")
         if stored is None:
             continue  # reported by structure_problems
         where = difference(stored, expected_data(embed.name, embed.options))
