@@ -60,8 +60,7 @@ class Embed:
 
     @property
     def text(self) -> str | None:
-        """The bundle as it is now (None: missing, or the directive names none)."""
-        return self.path.read_text(encoding="utf-8") if not self.unusable and self.path.is_file() else None
+        return self.path.read_text(encoding="utf-8") if self.path.is_file() else None
 
 
 def embeds(root: Path | None = None) -> list[Embed]:
@@ -151,7 +150,7 @@ def structure_problems(root: Path) -> list[str]:
     the bundle exists, holds the current player code and carries data for that player."""
     problems = []
     for embed in embeds(root):
-        text = embed.text
+        text = None if embed.unusable else embed.text
         if text is None:
             missing = f"{embed.page}: the {embed.name} player's module {embed.esm} does not exist; {HINT}"
             problems.append(embed.unusable or missing)
@@ -213,7 +212,7 @@ def stale_pages(root: Path) -> list[str]:
     """Embeds whose carried data differs from what the exporters compute now (runs the runtimes)."""
     problems = []
     for embed in embeds(root):
-        stored = module_data(embed.text or "")
+        stored = None if embed.unusable else module_data(embed.text or "")
         if stored is None:
             continue  # reported by structure_problems
         where = difference(stored, expected_data(embed.name, embed.options))
