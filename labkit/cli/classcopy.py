@@ -21,7 +21,8 @@ from pathlib import Path
 ANSWER_KEY = "solutions"
 #: never copied when git cannot say what is tracked (build state, caches, environments)
 SKIPPED = frozenset(
-    ".git .venv build _build __pycache__ .pytest_cache .hypothesis .ipynb_checkpoints browser-screenshots node_modules".split()
+    "build _build browser-screenshots __pycache__ .pytest_cache .hypothesis .ipynb_checkpoints".split()
+    + ".git .venv node_modules".split()
 )
 
 
