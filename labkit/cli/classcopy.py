@@ -20,10 +20,18 @@ from pathlib import Path
 #: the answer key, left out of a class copy
 ANSWER_KEY = "solutions"
 #: never copied when git cannot say what is tracked (build state, caches, environments)
-SKIPPED = frozenset(
-    "build _build browser-screenshots __pycache__ .pytest_cache .hypothesis .ipynb_checkpoints".split()
-    + ".git .venv node_modules".split()
-)
+SKIPPED = {
+    ".git",
+    ".venv",
+    "build",
+    "_build",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ipynb_checkpoints",
+    "browser-screenshots",
+    "node_modules",
+}
 
 
 def configure(parser) -> None:
