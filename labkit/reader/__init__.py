@@ -8,6 +8,7 @@ import inspect
 import io
 import textwrap
 import unicodedata
+from dataclasses import dataclass
 from html import escape
 
 from labkit.core.guards import holds_float
@@ -17,6 +18,7 @@ from labkit.reader.style import plt
 __all__ = ["PNG", "SourceView", "Table", "fmt", "fmt_bound", "plt", "rounded", "show_source"]
 
 
+@dataclass(frozen=True)
 class SourceView:
     """A function's or class's real source, rendered as a code block in notebooks.
 
@@ -24,10 +26,9 @@ class SourceView:
     the code that runs changes.
     """
 
-    def __init__(self, source: str, qualname: str, module: str):
-        self.source = source
-        self.qualname = qualname
-        self.module = module
+    source: str
+    qualname: str
+    module: str
 
     def __repr__(self) -> str:
         return f"# {self.module}.{self.qualname}\n{self.source}"
