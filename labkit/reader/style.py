@@ -77,4 +77,3 @@ def plt():
 
     use_book_style()
     return pyplot
-
