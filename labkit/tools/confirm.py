@@ -18,11 +18,11 @@ new digest, which the old confirmation does not match: execution needs a new app
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from labkit.core.events import digest_bytes as sha256_digest  # "sha256:<64 hex>", as every digest of the book
 from labkit.tools.normalize import Invocation
 
 
@@ -57,10 +57,6 @@ def canonical_json(value) -> bytes:
     import rfc8785
 
     return rfc8785.dumps(value)
-
-
-def sha256_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def invocation_digest(invocation: Invocation) -> str:
