@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from labkit.core.guards import real_number
 from labkit.core.runtime import Config, Hooks
 from labkit.diffusion.ddim import SPACINGS, inference_timesteps
 from labkit.diffusion.denoiser import DENOISER_ID
@@ -64,8 +65,7 @@ class DiffusionConfig(Config):
             raise ValueError("prompt and negative_prompt must be str")
         if self.timestep_spacing not in SPACINGS:
             raise ValueError(f"timestep_spacing must be one of {SPACINGS}, got {self.timestep_spacing!r}")
-        if isinstance(self.eta, bool) or not isinstance(self.eta, (int, float)) or not self.eta >= 0:
-            raise ValueError(f"eta must be a number >= 0, got {self.eta!r}")
+        real_number("eta", self.eta, 0.0, expected="a number >= 0")
         check_guidance_scale(self.guidance_scale)  # the kernel's own check of w (the one check there is)
         if sorted(self.cfg_order) != sorted(CFG_ORDER):
             raise ValueError(f"cfg_order must be a permutation of {CFG_ORDER}, got {self.cfg_order!r}")

@@ -62,9 +62,6 @@ class Tokenizer:
             )
         return np.array(ids + [0] * (self.max_length - len(ids)), dtype=np.int64)  # <pad> = 0
 
-    def decode(self, ids) -> list[str]:
-        return [self.vocab[int(i)] for i in np.asarray(ids).reshape(-1)]
-
 
 @dataclass(frozen=True)
 class TextEncoder:
