@@ -119,14 +119,8 @@ def estimator_moments(sampled, other) -> dict[str, tuple[float, float]]:
     support = q > 0
     if np.any(p[support] == 0):
         raise ValueError("other is 0 where sampled is not: log r = −∞ and KL(q ‖ p) is infinite")
-    weights = q[support]
     values = kl_estimators(np.log(p[support] / q[support]))
-    moments = {}
-    for name in ESTIMATORS:
-        mean = float(np.sum(weights * values[name]))
-        std = float(np.sqrt(np.sum(weights * (values[name] - mean) ** 2)))
-        moments[name] = (mean, std)
-    return moments
+    return {name: moments(values[name], q[support]) for name in ESTIMATORS}
 
 
 # --- fitting one Gaussian to a two-mode target: forward KL covers the mass, reverse KL picks a mode

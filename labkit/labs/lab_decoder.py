@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from labkit.core.guards import is_integer
 from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
 from labkit.nn.configs import book_config
 
@@ -84,7 +85,7 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
     lower triangle of the [T_new, T] rectangle anchored at its top-left corner.
     """
     tokens = lab_tokens()
-    if not isinstance(cached, (int, np.integer)) or not 0 <= cached < tokens.size:
+    if not is_integer(cached) or not 0 <= cached < tokens.size:
         raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")
     if mask not in MASK_KINDS:
         raise ValueError(f"mask must be one of {list(MASK_KINDS)}, got {mask!r}")

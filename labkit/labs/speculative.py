@@ -135,7 +135,7 @@ def expected_tokens_per_target_call(alpha, k: int):
     So tokens = 1 + (accepted drafts) and E = Σ_{j=0..k} α^j; α = 1 gives k + 1.
     """
     a = np.asarray(alpha, dtype=np.float64)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+    if not is_integer(k) or k < 0:
         raise ValueError(f"k must be an integer number of drafted tokens ≥ 0, got {k!r}")
     if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
         raise ValueError(f"alpha must be an acceptance rate in [0, 1], got {a.tolist()}")
