@@ -111,8 +111,7 @@ def call_scheduler_step(step, latent, epsilon, t, prev_t, table):
     """Call ``hooks.scheduler_step`` and check that it returns (z_prev, x̂₀) of the latent's shape."""
     result = step(latent, epsilon, int(t), None if prev_t is None else int(prev_t), table)
     if not isinstance(result, tuple | list) or len(result) != 2:
-        got = type(result).__name__ + (f" of length {len(result)}" if isinstance(result, tuple | list) else "")
-        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {got}")
+        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {type(result).__name__}")
     names = ("z_prev", "x0_hat")
     return tuple(of_latent_shape("scheduler_step", n, a, latent) for n, a in zip(names, result, strict=True))
 

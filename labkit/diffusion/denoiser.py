@@ -100,15 +100,12 @@ class LatentDenoiser:
         added = np.tensordot(gates, self.deltas.astype(np.float64), axes=1)
         return self.base.astype(np.float64) + self.params.conditional_strength * added
 
-    def blur_sigma(self, timestep: int) -> float:
-        """σ_blur = b_max · (t / (T − 1))² latent pixels."""
-        return float(self.params.blur_max * (timestep / (len(self.schedule) - 1)) ** 2)
-
     def predict_x0(self, latent, timestep: int, gates) -> np.ndarray:
         """x̂₀ of one latent [4, 64, 64] at timestep t with concept gates [K] → float64 [4, 64, 64]."""
         a = float(self.schedule[timestep])
         s2 = self.params.texture_std**2
-        mean = gaussian_blur(self.expected_picture(gates), self.blur_sigma(timestep))  # μ_t
+        blur = self.params.blur_max * (timestep / (len(self.schedule) - 1)) ** 2  # σ_blur = b_max · (t / (T − 1))²
+        mean = gaussian_blur(self.expected_picture(gates), blur)  # μ_t
         gain = np.sqrt(a) * s2 / (a * s2 + 1.0 - a)  # g_t
         return mean + gain * (np.asarray(latent, dtype=np.float64) - np.sqrt(a) * mean)
 
