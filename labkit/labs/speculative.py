@@ -75,9 +75,8 @@ def speculative_mass(p, q) -> SpeculativeMass:
 
 def wrong_fallback_output(p, q) -> np.ndarray:
     """The buggy law q·α + β·p: a rejected draft is replaced by a fresh draw from p, not r. [V]."""
-    target, _ = _pair(p, q)
-    mass = speculative_mass(p, q)
-    return mass.accepted_mass + mass.reject_probability * target
+    mass = speculative_mass(p, q)  # checks p and q
+    return mass.accepted_mass + mass.reject_probability * np.asarray(p, dtype=np.float64)
 
 
 class MonteCarlo(NamedTuple):
