@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.core.guards import real_array, real_values
+from labkit.core.guards import real_array, real_values, token_ids
 from labkit.diffusion.ddim import alphas_cumprod
 from labkit.diffusion.scene import gaussian_blur
 from labkit.nn import attention
@@ -124,8 +124,7 @@ class LatentDenoiser:
                 f"timestep_batch must be integers of shape [{b}], got {timestep_batch.dtype} "
                 f"{list(timestep_batch.shape)}"
             )
-        if timestep_batch.min() < 0 or timestep_batch.max() >= len(self.schedule):
-            raise ValueError(f"timesteps must lie in [0, {len(self.schedule) - 1}], got {timestep_batch.tolist()}")
+        token_ids("timesteps", timestep_batch, len(self.schedule))  # in [0, 999]
         width = self.concept_queries.shape[1]
         if condition_batch.ndim != 3 or condition_batch.shape[0] != b or condition_batch.shape[2] != width:
             raise ValueError(f"condition_batch must be [{b}, T, {width}], got {list(condition_batch.shape)}")
