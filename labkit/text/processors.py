@@ -75,8 +75,7 @@ class SamplingConfig:
         if self.processor_order is None:
             named = tuple(stage_of(n) if on.get(stage_of(n)) else n for n in DEFAULT_ORDER)
             object.__setattr__(self, "processor_order", named)
-        unknown = [name for name in self.processor_order if stage_of(name) not in PROCESSORS]
-        if unknown:
+        if unknown := [name for name in self.processor_order if stage_of(name) not in PROCESSORS]:
             raise ValueError(
                 f"processor_order names unknown processor {unknown[0]!r}; expected names from {list(DEFAULT_ORDER)}"
             )
