@@ -3,13 +3,8 @@
 Two pre-norm layers, 2 heads × 4 (multi-head: as many key/value heads as query heads),
 width 8, SwiGLU width 12, vocabulary 17, pairwise RoPE (base 10000), RMSNorm eps 1e-6.
 It has no checkpoint: its weights are Gaussian draws from ``default_rng(11)``, taken in
-the source's order so every figure of the chapter comes out the same.
-
-``attention_state`` is the attention of lab 03's cached decode step (the attention player draws it):
-the lab decoder fed its 7 tokens with k of them already in the cache, under the causal (bottom-right
-aligned) mask or the decoder's ``top_left_rectangular_mask`` fault.
-
-    attention_state(cached=3).weights                                 # [H, Tq, Tk]
+the source's order so every figure of the chapter comes out the same.  ``attention_state`` is
+the attention of lab 03's cached decode step, which the attention player draws.
 """
 
 from __future__ import annotations
