@@ -13,6 +13,12 @@ export MPLBACKEND          := module://matplotlib_inline.backend_inline
 export PYTHONHASHSEED      := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export JUPYTER_PLATFORM_DIRS := 1
+# An environment that says PYTHONDONTWRITEBYTECODE would make every test process, kernel and
+# `labkit` subprocess compile labkit again: there, byte code is cached under build/ instead.
+ifdef PYTHONDONTWRITEBYTECODE
+unexport PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX := $(CURDIR)/build/pycache
+endif
 
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib && chmod 700 build/jupyter/runtime)

@@ -208,8 +208,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     # Measure as an installed package runs: with bytecode caches (pip compiles them; an editable
     # install writes them on first import). An environment that forbids them (PYTHONDONTWRITEBYTECODE)
-    # would make every timed process compile labkit again, a cost no reader pays.
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    # would make every timed process compile labkit again, a cost no reader pays: there they go
+    # under build/pycache, as `make` puts them.
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(__file__).resolve().parents[1] / "build" / "pycache"))
     result = measure(
         args.only,
         quick=args.quick,

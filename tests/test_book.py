@@ -309,7 +309,9 @@ def test_the_fixtures_are_package_data_and_only_a_clone_is_rebuilt(tmp_path, mon
     package = tmp_path / "labkit"
     package.mkdir()
     (package / "fixtures").write_text("../fixtures\n", encoding="utf-8")
-    monkeypatch.setattr(fixtures.resources, "files", lambda name: package)
+    import importlib.resources
+
+    monkeypatch.setattr(importlib.resources, "files", lambda name: package)
     monkeypatch.delenv("LABKIT_FIXTURES", raising=False)
     assert fixtures.fixtures_root() == (tmp_path / "fixtures").resolve()
     with pytest.raises(FileNotFoundError, match="LABKIT_FIXTURES"):

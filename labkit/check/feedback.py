@@ -21,24 +21,17 @@ FAIL_COLOUR = "#cf222e"
 MORE_PROMPT = "result.more() shows the rule and a precise hint"
 
 
-def short_float(value: float, digits: int | None = SIGNIFICANT) -> str:
-    """``value`` with ``digits`` significant digits, no trailing zeros (inf and nan spelled out);
-    ``digits=None``: the shortest text that reads back as exactly ``value``."""
-    if digits is None:
-        return repr(float(value))
-    from labkit.reader.numbers import fmt  # the book's one number formatter
-
-    return fmt(float(value), digits=digits)
-
-
 def _shape(value: Any, digits: int | None) -> Any:
-    """``value`` with every float replaced by its short text (lists, tuples, dicts, arrays)."""
+    """``value`` with every float replaced by its text at ``digits`` significant digits (``fmt``, the
+    book's one number formatter; ``None``: the shortest text that reads back as exactly the value)."""
     if isinstance(value, float):
-        return _Raw(short_float(value, digits))
+        from labkit.reader.numbers import fmt
+
+        return _Raw(repr(float(value)) if digits is None else fmt(float(value), digits=digits))
     if isinstance(value, np.generic):
         return _shape(value.item(), digits)
     if isinstance(value, np.ndarray):
-        floats = {"float_kind": lambda v: short_float(v, digits)} if np.issubdtype(value.dtype, np.floating) else None
+        floats = {"float_kind": lambda v: _shape(v, digits)} if np.issubdtype(value.dtype, np.floating) else None
         return _Raw(np.array2string(value, threshold=40, separator=", ", formatter=floats))
     if isinstance(value, (list, tuple)):
         items = [_shape(v, digits) for v in value]

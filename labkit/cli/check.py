@@ -56,14 +56,14 @@ def run(args) -> int:
     specs = check.exercises()
     if args.name is None:
         if args.file or args.function:
-            return _fail("name the exercise to check the file against: labkit check NAME --file PATH")
+            return fail("name the exercise to check the file against: labkit check NAME --file PATH")
         for name, spec in specs.items():
             if args.page and args.page not in spec.page:
                 continue
             print(f"{name}({', '.join(spec.signature)})  {spec.kind}  [{spec.page}]\n    {spec.task}")
         return 0
     if args.name not in specs:
-        return _fail(f"no exercise {args.name!r}; `labkit check` lists the {len(specs)} exercises")
+        return fail(f"no exercise {args.name!r}; `labkit check` lists the {len(specs)} exercises")
     spec = specs[args.name]
     if args.file is None:
         print(
@@ -75,7 +75,7 @@ def run(args) -> int:
     if verdict.printed:
         print(f"{args.file.name} printed:\n{verdict.printed}", file=sys.stderr)
     if verdict.status == "could not check":
-        return _fail(f"could not check: {verdict.text}")
+        return fail(f"could not check: {verdict.text}")
     level = 2 if args.more else verdict.result.level
     print(feedback.as_text(verdict.result, level, prompt="run again with --more for the rule and a precise hint"))
     return 0 if verdict.status == "passed" else 1
@@ -111,6 +111,6 @@ def check_file(spec, path: Path, name: str, seconds: float = 60.0) -> Verdict:
     return Verdict("passed" if result.passed else "failed", first, result, box.printed)
 
 
-def _fail(message: str) -> int:
-    print(f"labkit check: {message}", file=sys.stderr)
+def fail(message: str, command: str = "check") -> int:
+    print(f"labkit {command}: {message}", file=sys.stderr)
     return 2

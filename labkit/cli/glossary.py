@@ -82,19 +82,14 @@ def _hovers(glossary: Path, version: tuple[int, int]) -> dict[str, str]:
     return {html_id(term): summary(definition) for term, definition in glossary_entries(glossary).items()}
 
 
-def hover_texts(glossary: Path) -> dict[str, str]:
-    """Anchor → hover text of every entry of the glossary page at ``glossary`` (none: empty)."""
-    glossary = Path(glossary).resolve()
-    stat = glossary.stat() if glossary.is_file() else None
-    return {} if stat is None else _hovers(glossary, (stat.st_mtime_ns, stat.st_size))
-
-
 def with_hover(text: str, page: Path) -> str:
     """``text`` of the page at ``page`` with each glossary link's text wrapped in an ``{abbr}``
-    holding its entry's first sentence (a link to an unknown entry is left as it is)."""
+    holding its entry's first sentence (a link to an unknown entry or glossary is left as it is)."""
 
     def add(m: re.Match) -> str:
-        hover = hover_texts(Path(page).parent / m.group(2)).get(m.group(3))
+        glossary = (Path(page).parent / m.group(2)).resolve()
+        stat = glossary.stat() if glossary.is_file() else None
+        hover = stat and _hovers(glossary, (stat.st_mtime_ns, stat.st_size)).get(m.group(3))
         if hover is None:
             return m.group(0)
         return f"[{{abbr}}`{' '.join(m.group(1).split())} ({hover})`]({m.group(2)}#{m.group(3)})"

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 
-from labkit.cli.check import seconds
+from labkit.cli.check import fail, seconds
 
 COLUMNS = ("student", "exercise", "status", "message")
 
@@ -37,13 +36,13 @@ def run(args) -> int:
 
     specs = check.exercises()
     if not args.folder.is_dir():
-        return _fail(f"FOLDER must be a folder of hand-ins, got {str(args.folder)!r}")
+        return fail(f"FOLDER must be a folder of hand-ins, got {str(args.folder)!r}", "grade")
     unknown = sorted(set(args.exercise or ()) - set(specs))
     if unknown:
-        return _fail(f"--exercise names no exercise: {', '.join(unknown)} (`labkit check` lists them)")
+        return fail(f"--exercise names no exercise: {', '.join(unknown)} (`labkit check` lists them)", "grade")
     handins = hand_ins(args.folder)
     if not handins:
-        return _fail(f"{args.folder} holds no hand-in (<student>.py files or <student>/ folders of .py files)")
+        return fail(f"{args.folder} holds no hand-in (<student>.py files or <student>/ folders of .py files)", "grade")
     rows = grade(handins, specs, args.exercise, args.timeout)
     with open(args.out, "w", newline="", encoding="utf-8") as out:
         if args.out.suffix == ".json":
@@ -97,8 +96,3 @@ def grade(handins: dict[str, list[Path]], specs: dict, exercises: list[str] | No
             verdict = check_file(specs[name], where, name, seconds)
             rows.append((student, name, verdict.status, verdict.text))
     return rows
-
-
-def _fail(message: str) -> int:
-    print(f"labkit grade: {message}", file=sys.stderr)
-    return 2

@@ -15,12 +15,10 @@ from pathlib import Path
 from labkit.cli.trace import output_file  # checked while parsing: a folder or unwritable place is refused
 from labkit.labs import DEFAULT_SAMPLES, MAX_SAMPLES, MIN_SAMPLES, samples_out_of_range
 
-DEFAULT_OUTPUT = Path("build") / "reports" / "mechanism-labs.json"
-FAULTS_OUTPUT = Path("build") / "reports" / "fault-injection.json"
 
-
-def add_output(parser, default: Path) -> None:
-    """The ``--output PATH`` option: where the JSON report goes."""
+def add_output(parser, report: str) -> None:
+    """The ``--output PATH`` option: where the JSON report goes (default ``build/reports/<report>.json``)."""
+    default = Path("build") / "reports" / f"{report}.json"
     help_text = f"where to write the report (default: {default})"
     parser.add_argument("--output", type=output_file, default=default, metavar="PATH", help=help_text)
 
@@ -51,7 +49,7 @@ def _samples(text: str) -> int:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_output(parser, DEFAULT_OUTPUT)
+    add_output(parser, "mechanism-labs")
     samples_help = (
         f"Monte Carlo samples of the speculative lab, {MIN_SAMPLES}–{MAX_SAMPLES} (default: {DEFAULT_SAMPLES})"
     )
@@ -82,7 +80,7 @@ def configure_faults(parser: argparse.ArgumentParser) -> None:
         "Run the fault-injection supplement of chapter 11 (bandwidth budget, unequal-rank gradients, "
         "cache faults, wrong rejection fallback) and write its JSON report."
     )
-    add_output(parser, FAULTS_OUTPUT)
+    add_output(parser, "fault-injection")
 
 
 def faults_summary_lines(report: dict) -> list[str]:

@@ -58,7 +58,6 @@ class CouldNotCheck(BaseException):
     A ``BaseException``, so a checker's ``except Exception`` never turns it into a verdict."""
 
 
-# ------------------------------------------------------------------------------ the parent
 class Sandbox:
     """``with Sandbox(path, name) as box:`` — ``box.candidate`` is what the checker is handed."""
 

@@ -199,9 +199,8 @@ def build_site(root: Path, repository: str | None = None) -> int:
 
 
 def player_problems(root: Path) -> list[str]:
-    """Every page's ``{anywidget}`` players: the player's module exists and bundles, the page's
-    bundle exists, holds the current code and carries the player's data
-    (``labkit.devtools.players``)."""
+    """Every page's ``{anywidget}`` players: each module bundles, each page's bundle holds the
+    current code and the player's data (``labkit.devtools.players``)."""
     modules = players.module_problems(root) if (root / "labkit").is_dir() else []
     return modules + players.structure_problems(root)
 
@@ -242,6 +241,5 @@ def check(root: Path) -> list[str]:
     with contextlib.suppress(ValueError, OSError):  # a player that does not bundle: player_problems names it
         players.pages(root)
     if not problems:
-        problems += citation_problems(root)
-        problems += myst_problems(root)
+        problems += citation_problems(root) + myst_problems(root)
     return problems + player_problems(root)

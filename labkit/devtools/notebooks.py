@@ -61,15 +61,14 @@ def build(md: Path, timeout: int = KERNEL_TIMEOUT) -> Path:
     md = Path(md).resolve()
     nb = jupytext.read(md)
     nb.metadata = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}}
-    client = NotebookClient(
+    NotebookClient(
         nb,
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(md.parent)}},
         record_timing=False,
         store_widget_state=False,
-    )
-    client.execute()
+    ).execute()
     stem = f"{md.parent.name}-{md.stem}"[-56:].strip("-")
     for index, cell in enumerate(nb.cells):
         # stable ids, unique across the book: regenerated notebooks stay diff-quiet and

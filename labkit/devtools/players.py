@@ -8,12 +8,8 @@ A page embeds a player with MyST's directive, whose path names the player:
     ```
 
 The body (small JSON, often ``{}``) holds the options of the player's exporter,
-``labkit.reader.players.<player>.static_data(**options)``.  The bundle the path names is a
-build product, beside the page in a ``players/`` folder git ignores; a page's ``.md`` is never
-written.  No table of pages: the pages are read for their directives.  ``pages`` writes each
-embed's bundle (the player's module carrying the exporter's data); ``check`` reports player
-modules that do not bundle, embeds that name no registered player or another path, missing or
-stale bundles.
+``labkit.reader.players.<player>.static_data(**options)``.  The bundle the path names is a build
+product, beside the page in a ``players/`` folder git ignores; the pages are only read (no table of them).
 """
 
 from __future__ import annotations
@@ -216,8 +212,7 @@ def stale_pages(root: Path) -> list[str]:
     """Embeds whose carried data differs from what the exporters compute now (runs the runtimes)."""
     problems = []
     for embed in embeds(root):
-        text = None if embed.unusable else embed.text
-        stored = None if text is None else module_data(text)
+        stored = None if embed.unusable else module_data(embed.text or "")
         if stored is None:
             continue  # reported by structure_problems
         where = difference(stored, expected_data(embed.name, embed.options))

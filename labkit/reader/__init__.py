@@ -8,6 +8,7 @@ import inspect
 import io
 import textwrap
 import unicodedata
+from dataclasses import dataclass
 from html import escape
 
 from labkit.core.guards import holds_float
@@ -17,6 +18,7 @@ from labkit.reader.style import plt
 __all__ = ["PNG", "SourceView", "Table", "fmt", "fmt_bound", "plt", "rounded", "show_source"]
 
 
+@dataclass(frozen=True)
 class SourceView:
     """A function's or class's real source, rendered as a code block in notebooks.
 
@@ -24,10 +26,9 @@ class SourceView:
     the code that runs changes.
     """
 
-    def __init__(self, source: str, qualname: str, module: str):
-        self.source = source
-        self.qualname = qualname
-        self.module = module
+    source: str
+    qualname: str
+    module: str
 
     def __repr__(self) -> str:
         return f"# {self.module}.{self.qualname}\n{self.source}"
@@ -69,7 +70,7 @@ class Table:
 
     def __init__(self, rows, headers, title: str | None = None):
         self.headers = [str(h) for h in headers]
-        self.rows = [[_cell(v) for v in row] for row in rows]
+        self.rows = [[fmt(v) if holds_float(v) else str(v) for v in row] for row in rows]
         for row in self.rows:
             if len(row) != len(self.headers):
                 raise ValueError(f"every row needs {len(self.headers)} cells, got {len(row)}: {row}")
@@ -92,10 +93,6 @@ class Table:
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in self.rows)
         caption = f"<caption>{escape(self.title)}</caption>" if self.title else ""
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _cell(value) -> str:
-    return fmt(value) if holds_float(value) else str(value)
 
 
 def _width(text: str) -> int:
@@ -122,11 +119,7 @@ class PNG:
         self.width = width
         self.alt = alt
         self.natural_size = Image.open(io.BytesIO(self.data)).size  # (width, height)
-
-    @property
-    def height(self) -> int:
-        natural_width, natural_height = self.natural_size
-        return round(natural_height * self.width / natural_width)
+        self.height = round(self.natural_size[1] * width / self.natural_size[0])
 
     def __repr__(self) -> str:
         natural_width, natural_height = self.natural_size

@@ -18,12 +18,6 @@ FLOAT64_DIGITS = 6
 FLOAT32_DECIMALS = 4
 
 
-def _float_text(value: float, digits: int) -> str:
-    """``repr`` of the value cut to ``digits`` significant digits (``0.598139``, ``1e-05``,
-    ``1.0``); never ``-0.0``."""
-    return repr(float(format(float(value), f".{digits}g")) + 0.0)
-
-
 def fmt(value, digits: int | None = None) -> str:
     """A value as a stored output may show it, the same on every CPU, kernel and thread count.
 
@@ -39,8 +33,8 @@ def fmt(value, digits: int | None = None) -> str:
     if isinstance(value, np.floating) and value.dtype.itemsize < 8:
         text = f"{float(value):.{FLOAT32_DECIMALS}f}"
         return text[1:] if text.startswith("-") and float(text) == 0 else text
-    if isinstance(value, float | np.floating):
-        return _float_text(value, digits or FLOAT64_DIGITS)
+    if isinstance(value, float | np.floating):  # the repr of the cut value (0.598139, 1e-05, 1.0), + 0.0: never -0.0
+        return repr(float(format(float(value), f".{digits or FLOAT64_DIGITS}g")) + 0.0)
     if isinstance(value, np.ndarray):
         value = list(value)
     if isinstance(value, list | tuple):
@@ -70,14 +64,8 @@ def rounded(value, bounds: dict | None = None):
     error), cut like any other float."""
     bounds = bounds or {}
     if isinstance(value, dict):
-        return {
-            k: (
-                fmt_bound(v, bounds[k])
-                if k in bounds and isinstance(v, float | np.floating) and v <= bounds[k]
-                else rounded(v, bounds)
-            )
-            for k, v in value.items()
-        }
+        within = {k for k, v in value.items() if k in bounds and isinstance(v, float | np.floating) and v <= bounds[k]}
+        return {k: fmt_bound(v, bounds[k]) if k in within else rounded(v, bounds) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return type(value)(rounded(v, bounds) for v in value)
     if isinstance(value, np.ndarray):

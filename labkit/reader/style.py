@@ -77,14 +77,3 @@ def plt():
 
     use_book_style()
     return pyplot
-
-
-def new_figure(pyplot: bool, size: tuple[float, float]):
-    """A figure in the book style: through pyplot for a page's cell (shown by ``plt.show()``),
-    or detached (a test that lays it out without pyplot)."""
-    if pyplot:
-        return plt().figure(figsize=size, layout="constrained")
-    from matplotlib.figure import Figure
-
-    use_book_style()
-    return Figure(figsize=size, layout="constrained")

@@ -23,10 +23,7 @@ def agree(source, computed, tolerance: float) -> bool:
     relative of ``source`` (equal infinities agree), the shapes equal."""
     try:
         ref, got = np.asarray(source, dtype=float), np.asarray(computed, dtype=float)
-        with np.errstate(invalid="ignore"):  # inf − inf: equal infinities agree
-            near = np.abs(got - ref) <= tolerance + SCRIPT_RUN_RTOL * np.abs(ref)
-            close = (got == ref) | (np.isfinite(ref) & near)
-        return ref.shape == got.shape and bool(np.all(close))
+        return ref.shape == got.shape and bool(np.allclose(got, ref, rtol=SCRIPT_RUN_RTOL, atol=tolerance))
     except (TypeError, ValueError):
         return False
 

@@ -178,11 +178,16 @@ def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True)
     each event a box numbered by its event ID and coloured by its state, the row's last
     event type and state under the scenario's name.  The exact events are printed below the
     figure on the page."""
+    from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
-    from labkit.reader.style import new_figure
+    from labkit.reader.style import plt, use_book_style
 
-    fig = new_figure(pyplot, SCENARIO_FIGURE_SIZE)
+    if pyplot:  # a page's cell, shown by plt.show()
+        fig = plt().figure(figsize=SCENARIO_FIGURE_SIZE, layout="constrained")
+    else:  # detached: a test lays it out without pyplot
+        use_book_style()
+        fig = Figure(figsize=SCENARIO_FIGURE_SIZE, layout="constrained")
     ax = fig.add_subplot()
     longest = max(len(events) for _, events in rows)
     for row, (name, events) in enumerate(rows):

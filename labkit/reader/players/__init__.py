@@ -45,8 +45,7 @@ def export(name: str, **options) -> dict:
 
 
 IMPORT = re.compile(r'^import \{(?P<names>[^}]*)\} from "\./_shared\.mjs";\n', re.M)
-EXPORT = re.compile(r"^export (?=(?:function|const) )", re.M)
-EXPORTED = re.compile(r"^export (?:function|const) (\w+)", re.M)
+EXPORT = re.compile(r"^export (?=(?:function|const) (\w+))", re.M)  # its group: the exported name
 EMPTY = "const EMBEDDED = null;"
 
 
@@ -61,7 +60,7 @@ def bundle(name: str, data: dict | None = None, folder: Path = FOLDER) -> str:
     if len(imports) != 1:
         raise ValueError(f'{file}: expected one line `import {{ … }} from "./_shared.mjs";`')
     wanted = {n.strip() for n in imports[0]["names"].split(",") if n.strip()}
-    unknown = sorted(wanted - set(EXPORTED.findall(shared)))
+    unknown = sorted(wanted - set(EXPORT.findall(shared)))
     if unknown:
         raise ValueError(f"{file} imports {unknown}, which {SHARED} does not export")
     if shared.count(EMPTY) != 1:

@@ -51,19 +51,17 @@ def fault_data(kind: str, fault: str, golden: list[dict]) -> dict:
     }
 
 
-def static_data(kinds=None) -> dict:
-    """Every fault of every kind in ``kinds`` (default: all three traces)."""
+def static_data() -> dict:
+    """Every fault of every trace kind."""
     out = {}
-    for kind in kinds or list(catalogue.KINDS):
+    for kind in catalogue.KINDS:
         golden = catalogue.golden(kind)
         out[kind] = {
             "golden": timeline(golden),
             "faults": {f: fault_data(kind, f, golden) for f in catalogue.faults(kind)},
         }
-    first = next(iter(out))
-    start = START if START[0] in out else (first, next(iter(out[first]["faults"])))
     return {
         "title": "First divergence: golden and faulty trace side by side",
         "kinds": out,
-        "start": list(start),
+        "start": list(START),
     }

@@ -17,21 +17,17 @@ from labkit.reader.players.base import one_of, significant
 START = "reset_rope_position"
 
 
-def check_rows(case: FaultCase) -> list[list]:
-    """[check, passed, what it saw] for the three checks of one fault case."""
-    distinct = case.distinct_layer_keys_passed
-    return [
-        ["shape", case.shape_check_passed, f"shapes {case.cache_shapes}"],
-        ["logit", case.logit_allclose_passed, f"max error {case.per_position_error.max():.3g}"],
-        ["distinct_layer", distinct, "keys differ" if distinct else "layer 1 = layer 0"],
-    ]
-
-
 def mode_data(case: FaultCase) -> dict:
+    """One mode's case: its errors, what caught it and [check, passed, what it saw] of the three checks."""
+    distinct = case.distinct_layer_keys_passed
     return {
         "errors": significant(case.per_position_error, 3),  # they span 1e-16 … 1
         "caught_by": case.caught_by,
-        "checks": check_rows(case),
+        "checks": [
+            ["shape", case.shape_check_passed, f"shapes {case.cache_shapes}"],
+            ["logit", case.logit_allclose_passed, f"max error {case.per_position_error.max():.3g}"],
+            ["distinct_layer", distinct, "keys differ" if distinct else "layer 1 = layer 0"],
+        ],
     }
 
 

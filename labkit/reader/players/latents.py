@@ -54,9 +54,11 @@ def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
     return b32(buffer.getvalue())
 
 
-def run_frames(run, vae) -> list[dict]:
-    """One frame per state of ``run`` (a ``DiffusionRun``): step 0 (the noise) … the end."""
-    frames = []
+def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
+    """One frame per state of ``run`` (a ``DiffusionRun``; none: the loop run at that guidance
+    scale): step 0 (the noise) … the end."""
+    run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)), root=root)
+    vae, frames = load_models(root)[2], []
     for step, (t, latent) in enumerate(run.latents):
         z = np.asarray(latent[0], dtype=np.float64)  # [4, 64, 64]
         source = latent if step == 0 else run.x0_hats[step - 1]
@@ -73,12 +75,6 @@ def run_frames(run, vae) -> list[dict]:
             }
         )
     return frames
-
-
-def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
-    """The frames of ``run``, or of the loop run at that guidance scale when there is none."""
-    run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)), root=root)
-    return run_frames(run, load_models(root)[2])
 
 
 def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
