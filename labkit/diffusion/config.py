@@ -40,7 +40,6 @@ class DiffusionConfig(Config):
     prediction_type: ClassVar[str] = "epsilon"
     latent_shape: ClassVar[tuple[int, ...]] = (1, 4, 64, 64)
     latent_dtype: ClassVar[str] = "float32"
-    image_shape: ClassVar[tuple[int, ...]] = (1, 3, 512, 512)
     sampler: ClassVar[str] = "ddim-v1"
     prng: ClassVar[str] = "Philox4x32-10"
     normal_transform: ClassVar[str] = "box-muller-v1"

@@ -65,8 +65,7 @@ def run(p=P, q=Q) -> dict:
     Checks: both directions ≥ 0 and different, KL(p ‖ p) = 0 exactly, infinity on a
     reference that rules out an outcome p allows.
     """
-    p = as_distribution("p", p)
-    q = as_distribution("q", q)
+    p, q = same_outcomes(("p", p), ("q", q))
     forward = kl_divergence(p, q)
     reverse = kl_divergence(q, p)
     require(forward >= 0 and reverse >= 0, f"kl: divergences must be ≥ 0, got forward {forward!r}, reverse {reverse!r}")
