@@ -80,10 +80,6 @@ class LatentDenoiser:
             shape = ", ".join(map(str, self.base.shape))
             raise ValueError(f"deltas must be [{k}, {shape}], got {list(self.deltas.shape)}")
 
-    @property
-    def latent_shape(self) -> tuple[int, ...]:
-        return tuple(self.base.shape)
-
     def gates(self, condition) -> np.ndarray:
         """w_k for one condition [12, width] → float64 [K] (step 1 of the docstring)."""
         c = real_values("condition", condition, finite=True)
@@ -115,9 +111,9 @@ class LatentDenoiser:
         timestep_batch = np.asarray(timestep_batch)
         condition_batch = real_array("condition_batch", condition_batch)
         b = latent_batch.shape[0] if latent_batch.ndim else 0
-        if latent_batch.ndim != 4 or latent_batch.shape[1:] != self.latent_shape:
+        if latent_batch.ndim != 4 or latent_batch.shape[1:] != self.base.shape:
             raise ValueError(
-                f"latent_batch must be [B, {', '.join(map(str, self.latent_shape))}], got {list(latent_batch.shape)}"
+                f"latent_batch must be [B, {', '.join(map(str, self.base.shape))}], got {list(latent_batch.shape)}"
             )
         if timestep_batch.shape != (b,) or timestep_batch.dtype.kind not in "iu":
             raise ValueError(
