@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from labkit.core.guards import real_number
 from labkit.core.runtime import Config, Hooks
 from labkit.diffusion.ddim import SPACINGS, inference_timesteps
 from labkit.diffusion.denoiser import DENOISER_ID
@@ -39,7 +40,6 @@ class DiffusionConfig(Config):
     prediction_type: ClassVar[str] = "epsilon"
     latent_shape: ClassVar[tuple[int, ...]] = (1, 4, 64, 64)
     latent_dtype: ClassVar[str] = "float32"
-    image_shape: ClassVar[tuple[int, ...]] = (1, 3, 512, 512)
     sampler: ClassVar[str] = "ddim-v1"
     prng: ClassVar[str] = "Philox4x32-10"
     normal_transform: ClassVar[str] = "box-muller-v1"
@@ -64,8 +64,7 @@ class DiffusionConfig(Config):
             raise ValueError("prompt and negative_prompt must be str")
         if self.timestep_spacing not in SPACINGS:
             raise ValueError(f"timestep_spacing must be one of {SPACINGS}, got {self.timestep_spacing!r}")
-        if isinstance(self.eta, bool) or not isinstance(self.eta, (int, float)) or not self.eta >= 0:
-            raise ValueError(f"eta must be a number >= 0, got {self.eta!r}")
+        real_number("eta", self.eta, 0.0, expected="a number >= 0")
         check_guidance_scale(self.guidance_scale)  # the kernel's own check of w (the one check there is)
         if sorted(self.cfg_order) != sorted(CFG_ORDER):
             raise ValueError(f"cfg_order must be a permutation of {CFG_ORDER}, got {self.cfg_order!r}")
@@ -111,8 +110,7 @@ def call_scheduler_step(step, latent, epsilon, t, prev_t, table):
     """Call ``hooks.scheduler_step`` and check that it returns (z_prev, x̂₀) of the latent's shape."""
     result = step(latent, epsilon, int(t), None if prev_t is None else int(prev_t), table)
     if not isinstance(result, tuple | list) or len(result) != 2:
-        got = type(result).__name__ + (f" of length {len(result)}" if isinstance(result, tuple | list) else "")
-        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {got}")
+        raise ValueError(f"hooks.scheduler_step must return a pair (z_prev, x0_hat), got {type(result).__name__}")
     names = ("z_prev", "x0_hat")
     return tuple(of_latent_shape("scheduler_step", n, a, latent) for n, a in zip(names, result, strict=True))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.core.guards import is_integer, is_number, real_array, real_number
+from labkit.core.guards import is_integer, real_array, real_number
 
 NUM_TRAIN_TIMESTEPS = 1000
 BETA_START = 0.00085
@@ -52,13 +52,10 @@ def inference_timesteps(num_inference_steps: int, spacing: str = "trailing") -> 
 
 def previous_alpha_bars(timesteps: list[int], table: np.ndarray) -> list[tuple[float, float]]:
     """(ᾱ_t, ᾱ_prev) for each visited timestep; the last one's ᾱ_prev is 1.0."""
-    pairs = []
-    for index, t in enumerate(timesteps):
-        if not 0 <= t < len(table):
-            raise ValueError(f"timestep {t} is outside the schedule's [0, {len(table) - 1}]")
-        prev = timesteps[index + 1] if index + 1 < len(timesteps) else None
-        pairs.append((float(table[t]), FINAL_ALPHA_BAR if prev is None else float(table[prev])))
-    return pairs
+    if outside := [t for t in timesteps if not 0 <= t < len(table)]:
+        raise ValueError(f"timestep {outside[0]} is outside the schedule's [0, {len(table) - 1}]")
+    alpha_bars = [float(table[t]) for t in timesteps]
+    return list(zip(alpha_bars, [*alpha_bars[1:], FINAL_ALPHA_BAR], strict=True))
 
 
 def ddim_sigma(alpha_bar_t: float, alpha_bar_prev: float, eta: float) -> float:
@@ -109,12 +106,9 @@ def _sample_and_epsilon(sample, epsilon) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_alpha(name: str, value) -> float:
-    """A real number in [MIN_ALPHA_BAR, 1]: not a string, not a bool, not NaN."""
-    if not is_number(value):
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
-    if not 0.0 < value <= 1.0:
-        raise ValueError(f"{name} must be in (0, 1], got {value}")
-    return real_number(name, value, MIN_ALPHA_BAR, 1.0)
+    """A real number in (0, 1], and not below MIN_ALPHA_BAR: not a string, not a bool, not NaN."""
+    value = real_number(name, value, 0.0, 1.0, open_low=True, expected="in (0, 1]")
+    return real_number(name, value, MIN_ALPHA_BAR)  # 1e-300 is in (0, 1] but no usable ᾱ
 
 
 def _step_numbers(alpha_bar_t, alpha_bar_prev, eta) -> tuple[float, float, float]:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from labkit.core.guards import real_array, real_values
+from labkit.core.guards import real_array, real_values, token_ids
 from labkit.diffusion.ddim import alphas_cumprod
 from labkit.diffusion.scene import gaussian_blur
 from labkit.nn import attention
@@ -80,10 +80,6 @@ class LatentDenoiser:
             shape = ", ".join(map(str, self.base.shape))
             raise ValueError(f"deltas must be [{k}, {shape}], got {list(self.deltas.shape)}")
 
-    @property
-    def latent_shape(self) -> tuple[int, ...]:
-        return tuple(self.base.shape)
-
     def gates(self, condition) -> np.ndarray:
         """w_k for one condition [12, width] → float64 [K] (step 1 of the docstring)."""
         c = real_values("condition", condition, finite=True)
@@ -100,15 +96,12 @@ class LatentDenoiser:
         added = np.tensordot(gates, self.deltas.astype(np.float64), axes=1)
         return self.base.astype(np.float64) + self.params.conditional_strength * added
 
-    def blur_sigma(self, timestep: int) -> float:
-        """σ_blur = b_max · (t / (T − 1))² latent pixels."""
-        return float(self.params.blur_max * (timestep / (len(self.schedule) - 1)) ** 2)
-
     def predict_x0(self, latent, timestep: int, gates) -> np.ndarray:
         """x̂₀ of one latent [4, 64, 64] at timestep t with concept gates [K] → float64 [4, 64, 64]."""
         a = float(self.schedule[timestep])
         s2 = self.params.texture_std**2
-        mean = gaussian_blur(self.expected_picture(gates), self.blur_sigma(timestep))  # μ_t
+        blur = self.params.blur_max * (timestep / (len(self.schedule) - 1)) ** 2  # σ_blur = b_max · (t / (T − 1))²
+        mean = gaussian_blur(self.expected_picture(gates), blur)  # μ_t
         gain = np.sqrt(a) * s2 / (a * s2 + 1.0 - a)  # g_t
         return mean + gain * (np.asarray(latent, dtype=np.float64) - np.sqrt(a) * mean)
 
@@ -118,17 +111,16 @@ class LatentDenoiser:
         timestep_batch = np.asarray(timestep_batch)
         condition_batch = real_array("condition_batch", condition_batch)
         b = latent_batch.shape[0] if latent_batch.ndim else 0
-        if latent_batch.ndim != 4 or latent_batch.shape[1:] != self.latent_shape:
+        if latent_batch.ndim != 4 or latent_batch.shape[1:] != self.base.shape:
             raise ValueError(
-                f"latent_batch must be [B, {', '.join(map(str, self.latent_shape))}], got {list(latent_batch.shape)}"
+                f"latent_batch must be [B, {', '.join(map(str, self.base.shape))}], got {list(latent_batch.shape)}"
             )
         if timestep_batch.shape != (b,) or timestep_batch.dtype.kind not in "iu":
             raise ValueError(
                 f"timestep_batch must be integers of shape [{b}], got {timestep_batch.dtype} "
                 f"{list(timestep_batch.shape)}"
             )
-        if timestep_batch.min() < 0 or timestep_batch.max() >= len(self.schedule):
-            raise ValueError(f"timesteps must lie in [0, {len(self.schedule) - 1}], got {timestep_batch.tolist()}")
+        token_ids("timesteps", timestep_batch, len(self.schedule))  # in [0, 999]
         width = self.concept_queries.shape[1]
         if condition_batch.ndim != 3 or condition_batch.shape[0] != b or condition_batch.shape[2] != width:
             raise ValueError(f"condition_batch must be [{b}, T, {width}], got {list(condition_batch.shape)}")

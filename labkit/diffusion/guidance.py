@@ -19,10 +19,7 @@ from labkit.core.guards import real_array, real_number
 def check_guidance_scale(guidance_scale) -> float:
     """w as a float: a finite real number >= 0 (not a bool, not a string).  The runtimes call
     this before any work, so a bad scale is refused before the network runs."""
-    try:
-        return real_number("guidance_scale", guidance_scale, 0.0) + 0.0  # + 0.0: no −0
-    except ValueError:
-        raise ValueError(f"guidance_scale must be a number >= 0, got {guidance_scale!r:.60}") from None
+    return real_number("guidance_scale", guidance_scale, 0.0, expected="a number >= 0") + 0.0  # + 0.0: no −0
 
 
 def classifier_free_guidance(epsilon_batch, guidance_scale: float) -> np.ndarray:

@@ -86,7 +86,6 @@ class PhiloxNormalStream:
                 f"to_normals must be a function (words uint32 [B, 4]) -> normals [4B], got {type(to_normals).__name__}"
             )
         self.to_normals = blocks_to_normals if to_normals is None else to_normals
-        self.seed = seed
         self.key = seed_to_key(seed)
         if not is_integer(counter) or counter < 0:
             raise ValueError(f"counter must be a non-negative integer, got {counter!r}")

@@ -95,11 +95,9 @@ def seed_to_key(seed: int) -> np.ndarray:
 
     ``seed`` must be an integer in [0, 2⁶⁴); 314159 becomes key (314159, 0).
     """
-    if not is_integer(seed):
+    if not is_integer(seed) or not 0 <= int(seed) < 2**64:
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     seed = int(seed)
-    if not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be an integer in [0, 2**64), got {seed}")
     return np.array([seed & 0xFFFFFFFF, seed >> 32], dtype=np.uint32)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.guards import token_ids
 from labkit.nn import rms_norm
 
 TEXT_ENCODER_ID = "toy-text-encoder-v2"
@@ -62,9 +63,6 @@ class Tokenizer:
             )
         return np.array(ids + [0] * (self.max_length - len(ids)), dtype=np.int64)  # <pad> = 0
 
-    def decode(self, ids) -> list[str]:
-        return [self.vocab[int(i)] for i in np.asarray(ids).reshape(-1)]
-
 
 @dataclass(frozen=True)
 class TextEncoder:
@@ -87,11 +85,9 @@ class TextEncoder:
 
     def encode_ids(self, ids) -> np.ndarray:
         """c = RMSNorm(E[x] + P): IDs int [B, 12] → embeddings float32 [B, 12, 768]."""
-        ids = np.asarray(ids)
+        ids = token_ids("ids", ids, len(self.tokenizer.vocab))
         if ids.ndim != 2 or ids.shape[1] != self.tokenizer.max_length:
             raise ValueError(f"ids must have shape [B, {self.tokenizer.max_length}], got {list(ids.shape)}")
-        if ids.dtype.kind not in "iu" or ids.min() < 0 or ids.max() >= len(self.tokenizer.vocab):
-            raise ValueError(f"ids must be integers in [0, {len(self.tokenizer.vocab) - 1}]")
         hidden = self.token_embedding[ids].astype(np.float64) + self.position_embedding.astype(np.float64)
         return rms_norm(hidden).astype(np.float32)
 

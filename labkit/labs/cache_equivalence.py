@@ -132,9 +132,7 @@ class FaultCase:
     @cached_property
     def shape_check_passed(self) -> bool:
         wanted = (1, LAB_CONFIG.n_kv_heads, self.expected.shape[0], LAB_CONFIG.head_dim)
-        return all(
-            k.shape == wanted and v.shape == wanted for k, v in zip(self.cache.keys, self.cache.values, strict=True)
-        )
+        return all(array.shape == wanted for array in self.cache.keys + self.cache.values)
 
     @cached_property
     def logit_allclose_passed(self) -> bool:

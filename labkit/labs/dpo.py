@@ -93,8 +93,7 @@ def run(
 
     stepped = loss_at(policy - step_size * exact_grad)
     require(stepped < loss, f"dpo: one gradient step should lower the loss {loss!r}, got {stepped!r}")
-    both_lower = policy + shift
-    counterexample = loss_at(both_lower)
+    counterexample = loss_at(policy + shift)
     require(
         counterexample < loss,
         f"dpo: lowering both answers ({shift.tolist()}) should still lower the loss {loss!r}, got {counterexample!r}",

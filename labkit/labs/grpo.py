@@ -97,8 +97,7 @@ def dual_clip_objective(ratio, advantage, clip: float = CLIP, dual: float = 3.0)
 
 def clip_gradient(ratio, advantage, clip: float = CLIP) -> np.ndarray:
     """∂J/∂ρ of the clipped objective: Â where the unclipped term is chosen, 0 where clipped; [N] → [N]."""
-    rho = np.asarray(ratio, dtype=np.float64)
-    adv = np.asarray(advantage, dtype=np.float64)
+    rho, adv = _ratio_and_advantage(ratio, advantage, clip)
     clipped = ppo_clip_objective(rho, adv, clip) != rho * adv
     return np.where(clipped, 0.0, adv)
 
@@ -156,8 +155,7 @@ def run(
         rtol=1e-7,
     )
 
-    rho = np.asarray(ratio, dtype=np.float64)
-    adv = np.asarray(advantage, dtype=np.float64)
+    rho, adv = _ratio_and_advantage(ratio, advantage, clip)
     objective = ppo_clip_objective(rho, adv, clip)
     require_close(
         "grpo clipped objective vs its case-by-case reading", objective, _clip_by_case(rho, adv, clip), rtol=1e-12

@@ -65,8 +65,7 @@ def run(p=P, q=Q) -> dict:
     Checks: both directions ≥ 0 and different, KL(p ‖ p) = 0 exactly, infinity on a
     reference that rules out an outcome p allows.
     """
-    p = as_distribution("p", p)
-    q = as_distribution("q", q)
+    p, q = same_outcomes(("p", p), ("q", q))
     forward = kl_divergence(p, q)
     reverse = kl_divergence(q, p)
     require(forward >= 0 and reverse >= 0, f"kl: divergences must be ≥ 0, got forward {forward!r}, reverse {reverse!r}")
@@ -119,14 +118,8 @@ def estimator_moments(sampled, other) -> dict[str, tuple[float, float]]:
     support = q > 0
     if np.any(p[support] == 0):
         raise ValueError("other is 0 where sampled is not: log r = −∞ and KL(q ‖ p) is infinite")
-    weights = q[support]
     values = kl_estimators(np.log(p[support] / q[support]))
-    moments = {}
-    for name in ESTIMATORS:
-        mean = float(np.sum(weights * values[name]))
-        std = float(np.sqrt(np.sum(weights * (values[name] - mean) ** 2)))
-        moments[name] = (mean, std)
-    return moments
+    return {name: moments(values[name], q[support]) for name in ESTIMATORS}
 
 
 # --- fitting one Gaussian to a two-mode target: forward KL covers the mass, reverse KL picks a mode

@@ -3,13 +3,8 @@
 Two pre-norm layers, 2 heads × 4 (multi-head: as many key/value heads as query heads),
 width 8, SwiGLU width 12, vocabulary 17, pairwise RoPE (base 10000), RMSNorm eps 1e-6.
 It has no checkpoint: its weights are Gaussian draws from ``default_rng(11)``, taken in
-the source's order so every figure of the chapter comes out the same.
-
-``attention_state`` is the attention of lab 03's cached decode step (the attention player draws it):
-the lab decoder fed its 7 tokens with k of them already in the cache, under the causal (bottom-right
-aligned) mask or the decoder's ``top_left_rectangular_mask`` fault.
-
-    attention_state(cached=3).weights                                 # [H, Tq, Tk]
+the source's order so every figure of the chapter comes out the same.  ``attention_state`` is
+the attention of lab 03's cached decode step, which the attention player draws.
 """
 
 from __future__ import annotations
@@ -19,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from labkit.core.guards import is_integer
 from labkit.nn import Decoder, DecoderFaults, DecoderWeights, KVCache
 from labkit.nn.configs import book_config
 
@@ -84,7 +80,7 @@ def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> At
     lower triangle of the [T_new, T] rectangle anchored at its top-left corner.
     """
     tokens = lab_tokens()
-    if not isinstance(cached, (int, np.integer)) or not 0 <= cached < tokens.size:
+    if not is_integer(cached) or not 0 <= cached < tokens.size:
         raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")
     if mask not in MASK_KINDS:
         raise ValueError(f"mask must be one of {list(MASK_KINDS)}, got {mask!r}")

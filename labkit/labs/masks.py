@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_difference, require_close
+from labkit.nn.attention import causal_allowed
 
 #: the finite-difference step of the ``ce_gradient`` check and the tolerance it holds the analytic gradient to
 STEP = 1e-5
@@ -40,12 +41,8 @@ def run_ce_gradient() -> dict:
     logits = np.array([[np.log(2.0), 0.0, 0.0]])  # [N=1, V=3]
     targets = np.array([2])
     valid = np.ones(1, dtype=bool)
-
-    def loss_of(z: np.ndarray) -> float:
-        return masked_cross_entropy(z, targets, valid)[0]
-
     loss, analytic = masked_cross_entropy(logits, targets, valid)
-    numeric = finite_difference(loss_of, logits, step=STEP)
+    numeric = finite_difference(lambda z: masked_cross_entropy(z, targets, valid)[0], logits, step=STEP)
     require_close("CE gradient vs finite differences", analytic, numeric, atol=ABS_TOLERANCE, rtol=RELATIVE_TOLERANCE)
     return {
         "loss_nat": loss,
@@ -74,9 +71,8 @@ def document_causal_allowed(document_ids) -> np.ndarray:
     """[T] document IDs → allowed [T, T]: key j ≤ query i and both in the same document."""
     ids = _as_document_ids(document_ids)
     position = np.arange(ids.size)
-    not_future = position[np.newaxis, :] <= position[:, np.newaxis]
     same_document = ids[np.newaxis, :] == ids[:, np.newaxis]
-    return not_future & same_document
+    return causal_allowed(position, position) & same_document
 
 
 def sft_prediction_mask(assistant_target) -> np.ndarray:

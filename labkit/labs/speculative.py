@@ -75,9 +75,8 @@ def speculative_mass(p, q) -> SpeculativeMass:
 
 def wrong_fallback_output(p, q) -> np.ndarray:
     """The buggy law q·α + β·p: a rejected draft is replaced by a fresh draw from p, not r. [V]."""
-    target, _ = _pair(p, q)
-    mass = speculative_mass(p, q)
-    return mass.accepted_mass + mass.reject_probability * target
+    mass = speculative_mass(p, q)  # checks p and q
+    return mass.accepted_mass + mass.reject_probability * np.asarray(p, dtype=np.float64)
 
 
 class MonteCarlo(NamedTuple):
@@ -135,7 +134,7 @@ def expected_tokens_per_target_call(alpha, k: int):
     So tokens = 1 + (accepted drafts) and E = Σ_{j=0..k} α^j; α = 1 gives k + 1.
     """
     a = np.asarray(alpha, dtype=np.float64)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+    if not is_integer(k) or k < 0:
         raise ValueError(f"k must be an integer number of drafted tokens ≥ 0, got {k!r}")
     if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
         raise ValueError(f"alpha must be an acceptance rate in [0, 1], got {a.tolist()}")

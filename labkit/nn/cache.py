@@ -68,10 +68,7 @@ class KVCache:
         return k, v
 
     def copy(self) -> KVCache:
-        twin = KVCache(self.n_layers)
-        twin.keys = [None if k is None else k.copy() for k in self.keys]
-        twin.values = [None if v is None else v.copy() for v in self.values]
-        return twin
+        return self.truncated(self.length)
 
     def truncated(self, length: int) -> KVCache:
         """A copy holding only the first ``length`` positions (for prefix reuse)."""

@@ -11,12 +11,7 @@ def rms_norm(x: np.ndarray, eps: float = 1e-6, *, checked: bool = False) -> np.n
     Returns an array of the same shape and dtype (float32 or float64, finite; eps > 0).
     ``checked``: the caller has checked ``x`` and ``eps`` already (the decoder does).
     """
-    if not checked:
-        x, eps = _norm_arguments(x, eps)
+    if not checked:  # float16 is refused: x² overflows it from |x| = 256 and the norm turns to zeros
+        x, eps = real_array("x", x, min_bits=32), real_number("eps", eps, 0.0, open_low=True)
     mean_square = (x * x).sum(axis=-1, keepdims=True) / x.shape[-1]  # mean of x² over d
     return x / np.sqrt(mean_square + np.asarray(eps, dtype=x.dtype))
-
-
-def _norm_arguments(x, eps) -> tuple[np.ndarray, float]:
-    """float16 is refused: x² overflows it from |x| = 256 and the norm turns to zeros."""
-    return real_array("x", x, min_bits=32), real_number("eps", eps, 0.0, open_low=True)

@@ -10,9 +10,14 @@ def rope_angles(
 ) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin of the rotation angles, each [T, d_h/2]:
     angle[t, i] = positions[t] · base^(−2i/d_h).  Compute once, rotate many heads/layers."""
-    positions, base = _angle_arguments(positions, head_dim, base)
+    positions = np.asarray(positions)
+    if positions.dtype.kind not in "uif" or (positions.dtype.kind == "f" and not np.isfinite(positions).all()):
+        raise ValueError(f"positions must be finite real numbers, got dtype {positions.dtype}")
+    if not is_integer(head_dim) or head_dim < 2 or head_dim % 2:
+        raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
+    base = real_number("base", base, 1.0, open_low=True)
     inverse_frequency = base ** (-np.arange(0, head_dim, 2) / head_dim)  # [d_h/2]
-    angle = np.asarray(positions)[:, None] * inverse_frequency[None, :]  # [T, d_h/2]
+    angle = positions[:, None] * inverse_frequency[None, :]  # [T, d_h/2]
     return np.cos(angle).astype(dtype, copy=False), np.sin(angle).astype(dtype, copy=False)
 
 
@@ -58,13 +63,3 @@ def _rope_arguments(x, positions, base, angles) -> tuple[np.ndarray, tuple[np.nd
     if cos.shape != (positions.shape[0], head_dim // 2):
         raise ValueError(f"angles must be [T, d_h/2] = [{positions.shape[0]}, {head_dim // 2}], got {list(cos.shape)}")
     return x, (cos, sin)
-
-
-def _angle_arguments(positions, head_dim, base) -> tuple[np.ndarray, float]:
-    """Positions: finite real [T]; head_dim: an even integer >= 2; base: a finite number > 1."""
-    positions = np.asarray(positions)
-    if positions.dtype.kind not in "uif" or (positions.dtype.kind == "f" and not np.isfinite(positions).all()):
-        raise ValueError(f"positions must be finite real numbers, got dtype {positions.dtype}")
-    if not is_integer(head_dim) or head_dim < 2 or head_dim % 2:
-        raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
-    return positions, real_number("base", base, 1.0, open_low=True)

@@ -290,20 +290,9 @@ class Decoder:
             gate = z @ layer["gate"]
             silu = gate / (1 + np.exp(-gate))
             x = x + (silu * (z @ layer["up"])) @ layer["down"]
-            records.append(
-                LayerRecord(
-                    layer=i,
-                    residual_in=residual_in,
-                    q=list(q.shape),
-                    k=list(k.shape),
-                    v=list(v.shape),
-                    score=list(weights.shape),
-                    residual_out=list(x.shape),
-                    cache_k=None if cache is None else list(keys.shape),
-                    cache_v=None if cache is None else list(values.shape),
-                    attention_weights=weights if keep_attention else None,
-                )
-            )
+            shapes = [list(a.shape) for a in (q, k, v, weights, x)]  # q, k, v, score, residual_out
+            cached = (None, None) if cache is None else (list(keys.shape), list(values.shape))
+            records.append(LayerRecord(i, residual_in, *shapes, *cached, weights if keep_attention else None))
         logits = rms_norm(x, cfg.norm_eps, checked=True) @ w.output  # [B, T, V]
         if not np.isfinite(logits).all():  # the one finiteness check of the pass: NaN and ∞ propagate to here
             raise ValueError(f"{cfg.model_id}: the forward pass overflowed {cfg.dtype} (non-finite logits)")

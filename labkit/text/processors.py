@@ -75,8 +75,7 @@ class SamplingConfig:
         if self.processor_order is None:
             named = tuple(stage_of(n) if on.get(stage_of(n)) else n for n in DEFAULT_ORDER)
             object.__setattr__(self, "processor_order", named)
-        unknown = [name for name in self.processor_order if stage_of(name) not in PROCESSORS]
-        if unknown:
+        if unknown := [name for name in self.processor_order if stage_of(name) not in PROCESSORS]:
             raise ValueError(
                 f"processor_order names unknown processor {unknown[0]!r}; expected names from {list(DEFAULT_ORDER)}"
             )
@@ -208,11 +207,9 @@ def resolve_processors(overrides: Mapping[str, Callable] | None = None) -> dict[
     ``overrides`` maps a name of ``PROCESSORS`` to a function of the same signature,
     ``(logits [V], context) -> logits [V]``; the configured order still decides when it runs.
     """
-    # a disabled stage (``temperature_disabled``) runs its processor: a disabled transform is the identity
-    aliases = [name for name in DEFAULT_ORDER if name != stage_of(name)]
     table = dict(PROCESSORS)
     for name, fn in (overrides or {}).items():
-        if name not in PROCESSORS and name not in aliases:
+        if name not in PROCESSORS:
             raise ValueError(
                 f"processors overrides a processor named {name!r}; expected names from {sorted(PROCESSORS)}"
             )
@@ -221,7 +218,6 @@ def resolve_processors(overrides: Mapping[str, Callable] | None = None) -> dict[
                 f"processors[{name!r}] must be a function (logits, context) -> logits, got {type(fn).__name__}"
             )
         table[name] = fn
-    table.update({name: table[stage_of(name)] for name in aliases if name not in (overrides or {})})
     return table
 
 
@@ -237,8 +233,8 @@ def apply_processors(
         raise ValueError(f"raw_logits must be one row [V], got shape {list(raw_logits.shape)}")
     table = resolve_processors(processors)
     out = raw_logits
-    for name in context.config.processor_order:
-        out = table[name](out, context)
+    for name in context.config.processor_order:  # temperature_disabled runs temperature: off, it is the identity
+        out = table[stage_of(name)](out, context)
     return out
 
 

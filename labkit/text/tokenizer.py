@@ -37,11 +37,6 @@ class Tokenizer:
     def __init__(self, tokenizer_id: str, pieces: list[str], special_ids: list[int]):
         if len(set(pieces)) != len(pieces):
             raise ValueError(f"tokenizer {tokenizer_id}: pieces must be distinct")
-        for i in special_ids:
-            if not 0 <= i < len(pieces):
-                raise ValueError(f"special id {i} outside the vocabulary [0, {len(pieces)})")
-            if not pieces[i]:
-                raise ValueError(f"special token {i} must have a name, got {pieces[i]!r}")
         self.tokenizer_id = tokenizer_id
         self.pieces = list(pieces)
         self.special_ids = frozenset(special_ids)
@@ -103,7 +98,3 @@ class Tokenizer:
         if not 0 <= int(token_id) < self.vocab_size:
             raise ValueError(f"token_id must be in [0, {self.vocab_size}), got {token_id}")
         return self.pieces[int(token_id)].encode(encoding)
-
-    def decode_bytes(self, ids, encoding: str = "utf-8") -> bytes:
-        """IDs → the concatenated bytes of their pieces (special tokens included as tags)."""
-        return b"".join(self.piece_bytes(i, encoding) for i in ids)
