@@ -64,7 +64,7 @@ def test_denoiser_shapes_and_errors(models):
     assert eps.shape == (2, 4, 64, 64) and eps.dtype == np.float32
     with pytest.raises(ValueError, match=r"timestep_batch must be integers of shape \[2\]"):
         denoiser(z, np.array([999]), c)
-    with pytest.raises(ValueError, match=r"timesteps must lie in \[0, 999\]"):
+    with pytest.raises(ValueError, match=r"timestep_batch must lie in \[0, 999\]"):
         denoiser(z, np.array([1000, 1000]), c)
     with pytest.raises(ValueError, match="latent_batch must be"):
         denoiser(z[:, :3], np.array([999, 999]), c)

@@ -243,6 +243,7 @@ def test_a_journal_entry_whose_approved_digest_does_not_match_is_refused(ctx, tm
     "bad, message",
     [
         (lambda: run_torture(kills=-1), "kills must be an integer >= 0"),
+        (lambda: run_torture(kills=True), "kills must be an integer >= 0"),
         (lambda: run_torture(kills=0, clients=0), "clients must be an integer >= 1"),
         (lambda: run_torture(kills=0, service="trusting"), "service must be one of"),
         (lambda: run_torture(kills=0, runtime="yolo"), "runtime must be one of"),

@@ -120,7 +120,7 @@ class LatentDenoiser:
                 f"timestep_batch must be integers of shape [{b}], got {timestep_batch.dtype} "
                 f"{list(timestep_batch.shape)}"
             )
-        token_ids("timesteps", timestep_batch, len(self.schedule))  # in [0, 999]
+        token_ids("timestep_batch", timestep_batch, len(self.schedule))  # each t in [0, 999]
         width = self.concept_queries.shape[1]
         if condition_batch.ndim != 3 or condition_batch.shape[0] != b or condition_batch.shape[2] != width:
             raise ValueError(f"condition_batch must be [{b}, T, {width}], got {list(condition_batch.shape)}")

@@ -19,6 +19,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labkit.core.guards import is_integer
 from labkit.tools.states import State
 from labkit.tools.torture.crashes import ScheduleRun, crash_runs
 from labkit.tools.torture.invariants import INVARIANTS, Snapshot, asked, race_checks
@@ -115,7 +116,7 @@ def run_torture(
     every invariant.  ``root`` keeps the files there."""
     checked = (("kills", kills, 0), ("timer_kills", timer_kills, 0), ("clients", clients, 1), ("races", races, 0))
     for name, value, low in checked:
-        if not isinstance(value, int) or value < low:
+        if not is_integer(value) or value < low:  # True is not a count
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     named(SERVICES, "service", service)  # a clear error for an unknown name, before any child starts
     named(RUNTIMES, "runtime", runtime)
