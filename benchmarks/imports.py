@@ -28,7 +28,11 @@ MODULES = (
 )
 #: Statements timed beside the plain imports: label → (module that must exist, statement).
 STATEMENTS = {
-    "labkit.cli (build the labkit parser)": ("labkit.cli", "from labkit.cli import build_parser; build_parser()")
+    "labkit.cli (build the labkit parser)": ("labkit.cli", "from labkit.cli import build_parser; build_parser()"),
+    "jsonschema as labkit imports it (no unused format plugins)": (
+        "labkit.core.strictjson",
+        "from labkit.core.strictjson import import_jsonschema; import_jsonschema()",
+    ),
 }
 
 
