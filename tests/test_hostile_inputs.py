@@ -563,7 +563,7 @@ KERNEL_CASES = {
     ),
     "denoiser timestep 1000": (
         lambda: _denoiser()(np.zeros((1, 4, 64, 64)), np.array([1000]), np.ones((1, 12, 768))),
-        "timesteps",
+        "timestep_batch must lie in",
     ),
     "denoiser float timesteps": (
         lambda: _denoiser()(np.zeros((1, 4, 64, 64)), np.array([999.0]), np.ones((1, 12, 768))),
