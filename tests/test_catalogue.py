@@ -34,6 +34,14 @@ def test_correct_run_equals_golden(kind):
     assert first_divergence(catalogue.golden(kind), catalogue.run(kind)) is None
 
 
+def test_an_edited_run_leaves_the_next_run_alone():
+    edited = catalogue.run("tool")
+    payload = next(e["payload"] for e in edited if e["payload"])
+    payload[next(iter(payload))] = "edited by a reader"
+    edited[0]["event_type"] = "edited"
+    assert first_divergence(catalogue.golden("tool"), catalogue.run("tool")) is None
+
+
 def test_a_declaration_only_matches_its_own_divergence():
     declared = FirstDivergence("e05", "discrete_state", "masked_ids", S.PROCESSORS)
     assert declared.matches(FirstDivergence("e05", "discrete_state", "masked_ids (length)", S.PROCESSORS))

@@ -8,6 +8,7 @@ with the kind's golden trace under ``fixtures/``.
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 
 from labkit.core.faults import Fault
@@ -28,8 +29,9 @@ def _run_cached(kind: str, fault: str | None) -> tuple:
 
 def run(kind: str, fault: str | None = None) -> list[dict]:
     """The events of one run of ``kind`` with the named fault (None: the correct run); an
-    unknown fault is refused before anything runs (``TraceKind.faulty_config``)."""
-    return [dict(e) for e in _run_cached(kind, fault)]
+    unknown fault is refused before anything runs (``TraceKind.faulty_config``).  Each call returns
+    its own copy, so a reader who edits an event (a payload too) never edits the next run."""
+    return copy.deepcopy(list(_run_cached(kind, fault)))
 
 
 def golden(kind: str) -> list[dict]:
