@@ -125,3 +125,11 @@ def test_importing_the_diffusion_package_stays_cheap():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", f"import labkit.diffusion pulled in {out.strip()}"
+
+
+def test_the_shared_models_cannot_be_edited_in_place(models):
+    encoder, denoiser, vae = models
+    for array in (encoder.token_embedding, denoiser.deltas, vae.mixing):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 0.0
+    assert load_models() is models  # the same objects every run of the session uses

@@ -40,8 +40,12 @@ from labkit.diffusion.vae import encode_png, load_vae, png_zlib_version, to_uint
 
 @lru_cache(maxsize=4)
 def load_models(root: str | Path | None = None):
-    """(text encoder, denoiser, VAE) from ``root`` (default ``fixtures/diffusion``), cached."""
-    return load_text_encoder(root), load_denoiser(root), load_vae(root)
+    """(text encoder, denoiser, VAE) from ``root`` (default ``fixtures/diffusion``), cached: every run of
+    the session shares them, so their arrays are read-only (an edit raises instead of changing later runs)."""
+    models = load_text_encoder(root), load_denoiser(root), load_vae(root)
+    for array in (value for model in models for value in vars(model).values() if isinstance(value, np.ndarray)):
+        array.flags.writeable = False
+    return models
 
 
 def _tensor(array, level: str, position=None, *, digest: bool = False, values: int = 0) -> dict:
