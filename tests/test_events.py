@@ -7,6 +7,7 @@ import pytest
 
 from labkit.core import events
 from labkit.core.events import TraceError, TraceRecorder
+from labkit.core.fixtures import fixture_path
 
 
 def small_trace():
@@ -45,6 +46,17 @@ def test_schema_is_valid_draft_2020_12():
     from jsonschema import Draft202012Validator
 
     Draft202012Validator.check_schema(events.envelope_schema())
+
+
+def test_editing_the_schema_a_reader_is_given_changes_no_check():
+    handed = events.envelope_schema()
+    handed["properties"]["logical_step"]["type"] = "string"
+    handed["additionalProperties"] = True
+    event = events.read_jsonl(fixture_path("traces", "text.jsonl"))[0]
+    for check in (events.check_envelope_fields, events.validate_envelope):
+        with pytest.raises(events.TraceError, match="logical_step"):
+            check(dict(event, logical_step="one"))
+    assert events.envelope_schema() != handed
 
 
 @pytest.mark.parametrize(

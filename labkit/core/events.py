@@ -11,6 +11,7 @@ written into it: two runs of the same trace differ in time but not in events.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import time
@@ -34,14 +35,18 @@ class TraceError(ValueError):
 
 
 @lru_cache(maxsize=1)
-def envelope_schema() -> dict:
-    """The Draft 2020-12 JSON Schema of one envelope."""
+def _schema() -> dict:
     return loads(resources.files("labkit.core").joinpath("events.schema.json").read_bytes(), "events.schema.json")
+
+
+def envelope_schema() -> dict:
+    """The Draft 2020-12 JSON Schema of one envelope: a copy, so editing it changes no check."""
+    return copy.deepcopy(_schema())
 
 
 @lru_cache(maxsize=1)
 def _validator():
-    return schema_validator(envelope_schema())
+    return schema_validator(_schema())
 
 
 _JSON_TYPES = {"string": str, "integer": int, "null": type(None), "object": dict}
@@ -70,7 +75,7 @@ def check_envelope_fields(event: dict) -> dict:
     extra = sorted(set(event) - set(ENVELOPE_FIELDS))
     if extra:
         raise TraceError(f"{at}: Additional properties are not allowed ({extra})")
-    for name, spec in envelope_schema()["properties"].items():
+    for name, spec in _schema()["properties"].items():
         value, kinds = event[name], spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
         if not of_type(value, tuple(_JSON_TYPES[k] for k in kinds)):
             raise TraceError(f"{at}: field {name!r}: {value!r} is not of type {' or '.join(kinds)}")
