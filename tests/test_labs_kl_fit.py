@@ -57,3 +57,10 @@ def test_estimators_per_sample_signs_and_values():
     assert values["k3"][0] == pytest.approx(0.5 - 1 + math.log(2), abs=1e-15)
     with pytest.raises(ValueError, match="log_ratio must be finite"):
         kl.kl_estimators([0.0, -np.inf])
+
+
+def test_the_shared_grid_cannot_be_edited_in_place():
+    x = kl.GRID
+    with pytest.raises(ValueError, match="read-only"):
+        x *= 2.0  # what a reader may try on page 08: it would move every later fit's default
+    assert kl.GRID[0] == -8.0 and kl.GRID[-1] == 8.0

@@ -136,8 +136,9 @@ def estimator_moments(sampled, other) -> dict[str, tuple[float, float]]:
 # are the discrete ones above.  No optimiser: an exhaustive search over
 # ``MEANS`` × ``STDS`` returns grid values, which print the same on every machine.
 
-#: Support of the densities: [X] = 321 points on [−8, 8], spacing 0.05.
+#: Support of the densities: [X] = 321 points on [−8, 8], spacing 0.05; read-only, as every fit's default.
 GRID = np.linspace(-8.0, 8.0, 321)
+GRID.flags.writeable = False
 #: The target's two modes: (weight, mean, std).  Unequal weights so the reverse fit has one answer.
 MODES = ((0.4, -2.5, 0.6), (0.6, 2.0, 0.8))
 #: Candidate (μ, σ) of the one-Gaussian model: μ in steps of 0.1, σ in steps of 0.05.
