@@ -78,3 +78,13 @@ def test_unknown_kind_and_fault_are_named():
         catalogue.faults("audio")
     with pytest.raises(ValueError, match="unknown text fault 'nope'"):
         catalogue.run("text", "nope")
+
+
+def test_the_fault_tables_and_the_state_machine_are_read_only():
+    from labkit.tools.states import TRANSITIONS, State
+
+    with pytest.raises(TypeError):
+        TRANSITIONS[State.PROPOSED] = frozenset(State)  # a reader loosening the machine
+    for kind in catalogue.KINDS:
+        with pytest.raises(TypeError):
+            catalogue.KINDS[kind].faults["new"] = None  # the runs of every later cell would see it

@@ -107,14 +107,15 @@ class Fault:
         return config.replace(**self.changes)
 
 
-def catalogue(*faults: Fault) -> dict[str, Fault]:
-    """Name → fault, in declaration order; a name given twice is refused."""
+def catalogue(*faults: Fault) -> Mapping[str, Fault]:
+    """Name → fault, in declaration order, read-only (a reader's edit cannot change the book's
+    runs); a name given twice is refused."""
     table: dict[str, Fault] = {}
     for fault in faults:
         if fault.name in table:
             raise ValueError(f"fault {fault.name!r} is declared twice")
         table[fault.name] = fault
-    return table
+    return MappingProxyType(table)
 
 
 def configure(faults: Mapping[str, Fault], kind: str, name: str | None, base):

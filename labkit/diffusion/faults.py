@@ -11,7 +11,7 @@ from __future__ import annotations
 from labkit.core import faults as S
 from labkit.core.faults import Fault, FirstDivergence, catalogue
 
-FAULTS: dict[str, Fault] = catalogue(
+FAULTS = catalogue(
     Fault(
         "cfg_order_swapped",
         "the CFG batch is built positive-first while the split still reads negative-first, "

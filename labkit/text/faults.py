@@ -28,7 +28,7 @@ _MISORDERED = (
 )
 assert set(_MISORDERED) == set(DEFAULT_ORDER)
 
-FAULTS: dict[str, Fault] = catalogue(
+FAULTS = catalogue(
     Fault(
         "perturbed_weight",
         "one entry of layer 0's value projection is off by +0.5 (a corrupted checkpoint)",

@@ -22,7 +22,7 @@ def _branch(event_id: str, suspect: str) -> FirstDivergence:
     return FirstDivergence(event_id, "event_type_and_parent", "event_type", suspect)
 
 
-FAULTS: dict[str, Fault] = catalogue(
+FAULTS = catalogue(
     # §7.15: the field is injected after decoding: t01's bytes are the model's own, t02 records
     # the proposal the runtime holds (with notify_all), and t03 rejects it
     Fault(

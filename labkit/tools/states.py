@@ -12,8 +12,10 @@ when a query finds the commit that already happened).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 
 
 class State(StrEnum):
@@ -38,30 +40,35 @@ class State(StrEnum):
 
 
 S = State
-TRANSITIONS: dict[State, frozenset[State]] = {
-    S.PROPOSED: frozenset({S.PARSED, S.PARSE_REJECTED}),
-    S.PARSED: frozenset({S.VALIDATED, S.VALIDATION_REJECTED}),
-    S.VALIDATED: frozenset({S.AUTHORIZED, S.AUTHORIZATION_DENIED}),
-    S.AUTHORIZED: frozenset({S.PREPARED}),
-    S.PREPARED: frozenset({S.EXECUTING, S.CONFIRMATION_REJECTED, S.CANCELLED}),
-    S.EXECUTING: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.OUTCOME_UNKNOWN}),
-    S.NOT_COMMITTED: frozenset({S.EXECUTING, S.FAILED}),
-    S.OUTCOME_UNKNOWN: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.EXECUTING}),
-    S.COMMITTED: frozenset({S.OBSERVED}),
-}
+#: every legal move, read-only: a reader's edit cannot loosen the machine
+TRANSITIONS: Mapping[State, frozenset[State]] = MappingProxyType(
+    {
+        S.PROPOSED: frozenset({S.PARSED, S.PARSE_REJECTED}),
+        S.PARSED: frozenset({S.VALIDATED, S.VALIDATION_REJECTED}),
+        S.VALIDATED: frozenset({S.AUTHORIZED, S.AUTHORIZATION_DENIED}),
+        S.AUTHORIZED: frozenset({S.PREPARED}),
+        S.PREPARED: frozenset({S.EXECUTING, S.CONFIRMATION_REJECTED, S.CANCELLED}),
+        S.EXECUTING: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.OUTCOME_UNKNOWN}),
+        S.NOT_COMMITTED: frozenset({S.EXECUTING, S.FAILED}),
+        S.OUTCOME_UNKNOWN: frozenset({S.COMMITTED, S.NOT_COMMITTED, S.EXECUTING}),
+        S.COMMITTED: frozenset({S.OBSERVED}),
+    }
+)
 #: (final state, request status) pairs a run may end in: COMMITTED when a cancel came after the
 #: commit, OUTCOME_UNKNOWN only when the budget ran out
-TERMINAL_OUTCOMES = {
-    ("OBSERVED", "completed"),
-    ("COMMITTED", "cancelled-after-commit"),
-    ("FAILED", "failed"),
-    ("PARSE_REJECTED", "rejected"),
-    ("VALIDATION_REJECTED", "rejected"),
-    ("AUTHORIZATION_DENIED", "denied"),
-    ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
-    ("CANCELLED", "cancelled"),
-    ("OUTCOME_UNKNOWN", "outcome_unknown"),
-}
+TERMINAL_OUTCOMES = frozenset(
+    {
+        ("OBSERVED", "completed"),
+        ("COMMITTED", "cancelled-after-commit"),
+        ("FAILED", "failed"),
+        ("PARSE_REJECTED", "rejected"),
+        ("VALIDATION_REJECTED", "rejected"),
+        ("AUTHORIZATION_DENIED", "denied"),
+        ("CONFIRMATION_REJECTED", "needs_new_confirmation"),
+        ("CANCELLED", "cancelled"),
+        ("OUTCOME_UNKNOWN", "outcome_unknown"),
+    }
+)
 
 
 class IllegalTransition(ValueError):
