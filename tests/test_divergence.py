@@ -135,8 +135,8 @@ def test_cli_exit_codes(tmp_path):
     a = write_jsonl(text_trace(), tmp_path / "a.jsonl")
     b = write_jsonl(mutated(("payload", "token_id"), 15, 2), tmp_path / "b.jsonl")
 
-    def run(*args):
-        command = [sys.executable, "-m", "labkit", "trace", "diff", *map(str, args)]
+    def run(first, second):
+        command = [sys.executable, "-m", "labkit", "trace", "diff", str(first), str(second)]
         return subprocess.run(command, capture_output=True, text=True)
 
     same = run(a, a)
