@@ -5,6 +5,11 @@ pushed through the same nbval path with the same flags, from the same folder: ke
 pytest start and nbval's comparison, with no book in them. ``book / floor`` is the cost of
 the book's own work; the target is ≤ 1.5.
 
+The *figures floor* adds to each of those notebooks what a page that draws pays before any of
+its own work: the book's pyplot (``labkit.reader.style.plt``) and one trivial figure for each
+picture the page stores.  ``figures floor / floor`` is the share of the target that matplotlib
+alone takes.
+
 Per-cell times come from pytest's JUnit XML (``time`` = setup + call + teardown, so a
 notebook's first cell carries its kernel start).
 """
@@ -71,6 +76,36 @@ def write_floor_notebooks(folder: Path, count: int) -> list[Path]:
         path = folder / f"floor-{i:02d}.ipynb"
         nbformat.write(nb, path)
         paths.append(path)
+    return paths
+
+
+#: what a page that draws pays before its own work: the book's pyplot, then a trivial figure per picture
+FIGURE_IMPORT = "from labkit.reader.style import plt as book_pyplot\n\nplt = book_pyplot()"
+FIGURE_CELL = "# NBVAL_IGNORE_OUTPUT\nfig, ax = plt.subplots()\nax.plot([0, 1], [0, 1])\nplt.show()"
+
+
+def pictures(notebook: Path) -> int:
+    """How many pictures (``image/png`` outputs) the stored ``notebook`` shows."""
+    import nbformat
+
+    cells = nbformat.read(notebook, as_version=4).cells
+    return sum("image/png" in out.get("data", {}) for c in cells if c.cell_type == "code" for out in c.outputs)
+
+
+def write_figures_floor_notebooks(folder: Path, counts: list[int]) -> list[Path]:
+    """One floor notebook per entry of ``counts``; one whose count is n > 0 also imports the book's
+    pyplot and draws n trivial figures (their outputs are not compared, only the ``2``)."""
+    import nbformat
+
+    if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in counts):
+        raise ValueError(f"counts must be integers ≥ 0, got {counts!r}")
+    paths = write_floor_notebooks(folder, len(counts))
+    for path, n in zip(paths, counts, strict=True):
+        if n:
+            nb = nbformat.read(path, as_version=4)
+            figures = [nbformat.v4.new_code_cell(FIGURE_CELL) for _ in range(n)]  # each its own cell ID
+            nb.cells[1:] = [nbformat.v4.new_code_cell(FIGURE_IMPORT), *figures]
+            nbformat.write(nb, path)
     return paths
 
 
@@ -162,6 +197,8 @@ def unavailable(reason: str) -> dict:
         "notebooks": 0,
         "wall_seconds": None,
         "floor_seconds": None,
+        "figures_floor_seconds": None,
+        "figures_ratio": None,
         "failed_cells": [],
         "time_split": None,
         "ratio": None,
@@ -172,7 +209,8 @@ def unavailable(reason: str) -> dict:
 
 
 def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dict:
-    """Wall time of nbval over the book and over as many trivial notebooks, interleaved."""
+    """Wall time of nbval over the book, over as many trivial notebooks and over the figures floor,
+    interleaved."""
     paths = list(notebooks) if notebooks is not None else book_notebooks(repo)
     if not paths:
         return unavailable("no notebooks under notebooks/")
@@ -182,6 +220,8 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
     try:
         floor = write_floor_notebooks(scratch / "floor", len(paths))
         floor_rel = [p.relative_to(repo) for p in floor]
+        drawn = write_figures_floor_notebooks(scratch / "figures", [pictures(repo / p) for p in paths])
+        drawn_rel = [p.relative_to(repo) for p in drawn]
         junits: list[tuple[Path, float]] = []
 
         def book_run() -> float:
@@ -194,8 +234,11 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
         def floor_run() -> float:
             return run_command(nbval_command(floor_rel), cwd=repo, env=env)
 
+        def figures_run() -> float:
+            return run_command(nbval_command(drawn_rel), cwd=repo, env=env)
+
         try:
-            stats = interleaved({"floor": floor_run, "book": book_run}, repeats)
+            stats = interleaved({"floor": floor_run, "figures": figures_run, "book": book_run}, repeats)
         except CommandFailed as exc:
             return unavailable(f"nbval failed: {exc}")
         failed = sorted({f for j, _ in junits for f in junit_failures(j)})
@@ -219,6 +262,8 @@ def book_reexecution(repeats: int = 3, repo: Path = REPO, notebooks=None) -> dic
         "notebooks": len(paths),
         "wall_seconds": stats["book"],
         "floor_seconds": stats["floor"],
+        "figures_floor_seconds": stats["figures"],
+        "figures_ratio": ratio(stats["figures"], stats["floor"]),
         "failed_cells": failed,
         "time_split": split,
         "ratio": book_ratio,

@@ -186,12 +186,17 @@ def book_split_rows(result: dict) -> list[list[str]]:
     if split is None:
         return []
     n = b["notebooks"]
-    return [
+    rows = [
         ["first cell of each page (kernel start, imports, setup)", f"{split['first_cells_seconds']:.1f}"],
         ["every other cell", f"{split['other_cells_seconds']:.1f}"],
         ["outside cells (pytest start, collection, kernel shutdown)", f"{split['outside_cells_seconds']:.1f}"],
         [f"the floor: {n} one-cell notebooks, all included", f"{b['floor_seconds']['median']:.1f}"],
     ]
+    drawn = b.get("figures_floor_seconds")  # references before 2026-12-02 have no figures floor
+    if drawn:
+        label = f"the floor with the book's pyplot and trivial figures ({b['figures_ratio']:.2f} × the floor)"
+        rows.append([label, f"{drawn['median']:.1f}"])
+    return rows
 
 
 def labs_table_rows(result: dict) -> list[list[str]]:

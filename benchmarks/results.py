@@ -106,6 +106,8 @@ def summary_rows(result: dict) -> list[dict]:
             "s",
         )
     )
+    if "figures_ratio" in book:  # references before 2026-12-02 have no figures floor
+        rows.append(_row("book: floor with the book's figures / floor", book["figures_ratio"], "×"))
     labs = result["labs"]
     rows.append(
         _row(

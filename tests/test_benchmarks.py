@@ -180,6 +180,20 @@ def test_floor_notebooks_are_one_cell_with_a_stored_output(tmp_path):
         book.write_floor_notebooks(tmp_path, 0)
 
 
+def test_the_figures_floor_adds_the_pyplot_import_and_one_figure_per_stored_picture(tmp_path):
+    import nbformat
+
+    paths = book.write_figures_floor_notebooks(tmp_path, [0, 2])
+    plain, drawing = (nbformat.read(p, as_version=4) for p in paths)
+    assert [c.source for c in plain.cells] == ["1 + 1"]
+    assert [c.source for c in drawing.cells] == ["1 + 1", book.FIGURE_IMPORT, book.FIGURE_CELL, book.FIGURE_CELL]
+    with pytest.raises(ValueError, match="counts must be integers ≥ 0"):
+        book.write_figures_floor_notebooks(tmp_path / "again", [1, -1])
+    # the counts come from the stored pages: page 05 of the traces shows three pictures, the preface none
+    assert book.pictures(REPO / "notebooks/07-traces/05-diffusion-denoising-and-decoding.ipynb") == 3
+    assert book.pictures(REPO / "notebooks/00-preface.ipynb") == 0
+
+
 def test_nbval_command_uses_the_flags_of_make_test_serially():
     argv = book.nbval_command(["a.ipynb"], Path("j.xml"))
     assert argv[1:3] == ["-m", "pytest"]
