@@ -43,7 +43,7 @@ class DiffusionConfig(Config):
     sampler: ClassVar[str] = "ddim-v1"
     prng: ClassVar[str] = "Philox4x32-10"
     normal_transform: ClassVar[str] = "box-muller-v1"
-    png_encoder: ClassVar[str] = "pillow-png-z6-v1"
+    png_encoder: ClassVar[str] = "pillow-png-z1-v1"
 
     prompt: str = PROMPT
     negative_prompt: str = ""
