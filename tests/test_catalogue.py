@@ -88,3 +88,16 @@ def test_the_fault_tables_and_the_state_machine_are_read_only():
     for kind in catalogue.KINDS:
         with pytest.raises(TypeError):
             catalogue.KINDS[kind].faults["new"] = None  # the runs of every later cell would see it
+
+
+def test_the_tables_pages_hand_out_are_read_only():
+    from labkit.labs.cache_equivalence import MODES
+    from labkit.text.model import SOURCE_LOGITS
+    from labkit.tools.torture.invariants import INVARIANTS
+
+    with pytest.raises(TypeError):
+        MODES["correct"] = "reset_rope_position"  # page 05's loop would report a broken decoder as correct
+    with pytest.raises(TypeError):
+        SOURCE_LOGITS[1][14] = 0.0  # pages 02 and 03 would compare the run with a number the source never gave
+    with pytest.raises(TypeError):
+        del INVARIANTS["integrity"]  # page 10's table would drop a promise the harness still checks

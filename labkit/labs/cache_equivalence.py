@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from types import MappingProxyType
 
 import numpy as np
 
@@ -100,13 +101,15 @@ def run() -> dict:
     }
 
 
-#: source mode name → labkit ``DecoderFaults`` name (None: no fault)
-MODES: dict[str, str | None] = {
-    "correct": None,
-    "reset_rope_position": "reset_rope_position",
-    "copy_layer1_cache_to_layer2": "copy_layer0_cache_to_layer1",
-    "top_left_rectangular_mask": "top_left_rectangular_mask",
-}
+#: source mode name → labkit ``DecoderFaults`` name (None: no fault); read-only, as page 05 hands it out
+MODES = MappingProxyType(
+    {
+        "correct": None,
+        "reset_rope_position": "reset_rope_position",
+        "copy_layer1_cache_to_layer2": "copy_layer0_cache_to_layer1",
+        "top_left_rectangular_mask": "top_left_rectangular_mask",
+    }
+)
 
 
 @dataclass

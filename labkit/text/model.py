@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -32,14 +33,17 @@ from labkit.nn.configs import book_config
 CONFIG = book_config("toy-decoder-v1")
 WEIGHTS_FILE = "toy-decoder-v1.npz"
 
-#: §7.2–7.4: the raw logits the source lists at each selection step t, {token ID: logit}.
-SOURCE_LOGITS: dict[int, dict[int, float]] = {
-    1: {14: 4.20, 15: 3.80, 17: 1.10},
-    2: {15: 5.00},
-    3: {16: 4.70},
-    4: {17: 5.30},
-    5: {18: 6.00},
-}
+#: §7.2–7.4: the raw logits the source lists at each selection step t, {token ID: logit} (read-only:
+#: pages 02 and 03 compare the run with it)
+SOURCE_LOGITS = MappingProxyType(
+    {
+        1: MappingProxyType({14: 4.20, 15: 3.80, 17: 1.10}),
+        2: MappingProxyType({15: 5.00}),
+        3: MappingProxyType({16: 4.70}),
+        4: MappingProxyType({17: 5.30}),
+        5: MappingProxyType({18: 6.00}),
+    }
+)
 #: the prompt of §7.3 and the greedy selections that lead from one decision state to the next
 PROMPT_IDS = (1, 2, 7, 3, 4, 8, 9, 10, 11, 12, 5, 6)
 SELECTIONS = (14, 15, 16, 17, 18)

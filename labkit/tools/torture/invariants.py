@@ -19,6 +19,7 @@ from collections import defaultdict
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from labkit.core import strictjson
 from labkit.tools.confirm import invocation_digest
@@ -26,19 +27,21 @@ from labkit.tools.normalize import Invocation
 from labkit.tools.states import TERMINAL_OUTCOMES, TRANSITIONS, State
 from labkit.tools.torture.workload import key_prefix
 
-INVARIANTS = {
-    "one_event_per_commit": "exactly one calendar event per approved invocation that reached COMMITTED",
-    "no_event_without_commit": "no event for an invocation that did not reach COMMITTED",
-    "events_authorised": "no event without a journal record that authorised it (checked at every kill)",
-    "legal_path": "the journal's transitions form a legal path of the state machine",
-    "unknown_settled": "every OUTCOME_UNKNOWN is settled by a later query, which executes nothing",
-    "restart_queries_first": "a restart asks by key before sending for an invocation it finds "
-    "EXECUTING or OUTCOME_UNKNOWN",
-    "one_commit_per_key": "racing clients: one commit per key, the stored response to the same digest, "
-    "a refusal to another",
-    "integrity": "PRAGMA integrity_check is ok on every store file",
-    "runtime_ran": "no incarnation ended in an unexpected error",
-}
+INVARIANTS = MappingProxyType(
+    {
+        "one_event_per_commit": "exactly one calendar event per approved invocation that reached COMMITTED",
+        "no_event_without_commit": "no event for an invocation that did not reach COMMITTED",
+        "events_authorised": "no event without a journal record that authorised it (checked at every kill)",
+        "legal_path": "the journal's transitions form a legal path of the state machine",
+        "unknown_settled": "every OUTCOME_UNKNOWN is settled by a later query, which executes nothing",
+        "restart_queries_first": "a restart asks by key before sending for an invocation it finds "
+        "EXECUTING or OUTCOME_UNKNOWN",
+        "one_commit_per_key": "racing clients: one commit per key, the stored response to the same digest, "
+        "a refusal to another",
+        "integrity": "PRAGMA integrity_check is ok on every store file",
+        "runtime_ran": "no incarnation ended in an unexpected error",
+    }
+)
 __doc__ += "\n".join(f"\n* ``{name}``: {text}" for name, text in INVARIANTS.items())
 COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
 
