@@ -120,6 +120,20 @@ def test_read_jsonl_reports_the_bad_line(tmp_path):
         events.read_jsonl(tmp_path / "missing.jsonl")
 
 
+def test_a_golden_trace_is_read_once_and_each_reader_gets_its_own_copy(tmp_path, monkeypatch):
+    first = events.read_golden("text.jsonl")
+    assert first == events.read_jsonl(fixture_path("traces", "text.jsonl"))
+    first[0]["payload"]["edited"] = True  # a reader's edit stays in the reader's copy
+    assert "edited" not in events.read_golden("text.jsonl")[0]["payload"]
+    lines = fixture_path("traces", "text.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "text.jsonl").write_text("".join(lines), encoding="utf-8")
+    monkeypatch.setenv("LABKIT_FIXTURES", str(tmp_path))
+    assert len(events.read_golden("text.jsonl")) == len(lines)
+    (tmp_path / "traces" / "text.jsonl").write_text("".join(lines[:3]), encoding="utf-8")
+    assert len(events.read_golden("text.jsonl")) == 3  # a changed file is read again
+
+
 def test_tensor_summary_shape_dtype_position_digest_and_stats():
     ids = np.array([[1, 2, 7]], dtype=np.int64)
     summary = events.tensor_summary(ids, position=[0, 2], digest=True)

@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from labkit.check import feedback
-from labkit.core.events import read_jsonl
-from labkit.core.fixtures import fixture_path
+from labkit.core.events import read_golden
 
 
 class CandidateProblem(Exception):
@@ -226,7 +225,7 @@ def compare_cases(candidate, cases, reference, *, atol=1e-12, outputs=("result",
 
 def golden(filename: str, first: int | None = None) -> list[dict]:
     """The golden trace ``fixtures/traces/<filename>`` (its first ``first`` events)."""
-    return read_jsonl(fixture_path("traces", filename))[:first]
+    return read_golden(filename)[:first]
 
 
 def compare_traces(case: str, expected: list[dict], got: list[dict]) -> CheckResult | None:

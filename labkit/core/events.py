@@ -235,6 +235,22 @@ def read_jsonl(path: str | Path) -> list[dict]:
         raise TraceError(f"{path.name}: {exc}") from None
 
 
+def read_golden(filename: str) -> list[dict]:
+    """The golden trace ``fixtures/traces/<filename>``, read and validated once while the file is
+    unchanged; each call parses its own copy (the checkers and pages read it again and again)."""
+    from labkit.core.fixtures import fixture_path
+
+    path = fixture_path("traces", filename)
+    stat = path.stat()
+    return [json.loads(line) for line in _validated_lines(str(path), stat.st_mtime_ns, stat.st_size)]
+
+
+@lru_cache(maxsize=64)
+def _validated_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
+    read_jsonl(path)  # the strict reader and the envelope checks, once
+    return tuple(line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip())
+
+
 def digest_bytes(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 

@@ -36,10 +36,9 @@ def run(kind: str, fault: str | None = None) -> list[dict]:
 
 def golden(kind: str) -> list[dict]:
     """The stored golden trace of ``kind``: ``fixtures/traces/<kind>.jsonl``."""
-    from labkit.core.events import read_jsonl
-    from labkit.core.fixtures import fixture_path
+    from labkit.core.events import read_golden
 
-    return read_jsonl(fixture_path("traces", f"{_kind(kind).name}.jsonl"))
+    return read_golden(f"{_kind(kind).name}.jsonl")
 
 
 def diagnose(kind: str, fault: str):

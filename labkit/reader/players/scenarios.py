@@ -18,8 +18,7 @@ test checks equal the golden trace.
 
 from __future__ import annotations
 
-from labkit.core.events import read_jsonl
-from labkit.core.fixtures import fixture_path
+from labkit.core.events import read_golden
 from labkit.reader.players.base import one_of
 from labkit.tools.executor import CRASH_POINTS, CrashPlan
 from labkit.tools.faults import FAULTS, SCENARIOS, faulty_config
@@ -37,7 +36,7 @@ HAPPY_DESCRIPTION = "the happy path: every check passes and the event is created
 
 
 def golden_events(name: str) -> list[dict]:
-    return read_jsonl(fixture_path("traces", golden_file(name)))
+    return read_golden(golden_file(name))
 
 
 def event_row(event: dict) -> list[str]:
