@@ -242,7 +242,7 @@ def read_golden(filename: str) -> list[dict]:
 
     path = fixture_path("traces", filename)
     stat = path.stat()
-    return [json.loads(line) for line in _validated_lines(str(path), stat.st_mtime_ns, stat.st_size)]
+    return [loads(line, filename) for line in _validated_lines(str(path), stat.st_mtime_ns, stat.st_size)]
 
 
 @lru_cache(maxsize=64)
