@@ -80,10 +80,9 @@ def check_toolspec(spec: dict) -> ToolSpec:
         raise ValueError(f"ToolSpec field 'input_schema' must be an object, got {type(schema).__name__}")
     if schema.get("$schema") != DRAFT_2020_12:
         raise ValueError(f"ToolSpec input_schema.$schema must be {DRAFT_2020_12!r}, got {schema.get('$schema')!r}")
-    jsonschema = import_jsonschema()
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
+        schema_validator(schema)  # checked against the metaschema once; validate_arguments reuses it
+    except import_jsonschema().SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "(root)"
         raise ValueError(f"ToolSpec input_schema is not valid Draft 2020-12 at {where}: {exc.message}") from None
     return ToolSpec(spec["name"], spec["version"], spec["side_effect_class"], schema)
