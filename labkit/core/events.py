@@ -247,8 +247,8 @@ def read_golden(filename: str) -> list[dict]:
 
 @lru_cache(maxsize=64)
 def _validated_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
-    read_jsonl(path)  # the strict reader and the envelope checks, once
-    return tuple(line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip())
+    """The file read once, by the strict reader with the envelope checks, kept as one line per event."""
+    return tuple(dumps_event(event) for event in read_jsonl(path))
 
 
 def digest_bytes(data: bytes) -> str:
