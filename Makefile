@@ -43,12 +43,12 @@ lab: $(STAMP)
 ## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval.
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS) --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg tests notebooks
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(wildcard answer_key) notebooks
 
 ## The edit-test loop: the unit tests without the `slow` marker (no notebook, no subprocess-heavy
 ## test, no wheel build, no class copy, no torture run); `make test` runs those too.
 test-fast: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS) -q -m "not slow" tests
+	$(PY) -m pytest $(PYTEST_ARGS) -q -m "not slow" tests $(wildcard answer_key)
 
 ## What floats can change, under other OpenBLAS kernels, single-threaded: a stored output or a
 ## test that depends on the last bits of one machine's BLAS fails here (see CONTRIBUTING.md,
@@ -102,7 +102,7 @@ book-check: $(STAMP)
 	$(PY) -m labkit.devtools check
 
 ## Style: ruff's rules (line length, complexity) and its formatter, checked not applied.
-LINTED := labkit tests benchmarks $(wildcard solutions)
+LINTED := labkit tests benchmarks $(wildcard answer_key)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)

@@ -9,12 +9,12 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The answer key: a class copy (`labkit class-copy`) leaves solutions/ out, and the tests that
-# need it skip with this message instead of failing.
-ANSWER_KEY = REPO / "solutions"
+# The answer key: a class copy leaves answer_key/ out. Tests that need the key live in
+# answer_key/tests/; the few here that read a worked solution skip with this message.
+ANSWER_KEY = REPO / "answer_key" / "solutions"
 ANSWER_KEY_MISSING = (
-    "solutions/ (the answer key) is not in this copy of the book — a class "
-    "copy: the tests that run the reference solutions are skipped"
+    "answer_key/ (the answer key) is not in this copy of the book — a class "
+    "copy: the tests that run the worked solutions are skipped"
 )
 
 
@@ -29,7 +29,7 @@ def _load_solution(stem: str):
 
 @pytest.fixture
 def answer_key():
-    """``answer_key("labs_i")`` → the module solutions/labs_i.py; skips when solutions/ is absent."""
+    """``answer_key("labs_i")`` → the module answer_key/solutions/labs_i.py; skips when it is absent."""
     if not ANSWER_KEY.is_dir():
         pytest.skip(ANSWER_KEY_MISSING)
     return _load_solution

@@ -1,10 +1,11 @@
-"""Self-checking exercises: ``labkit.check.<exercise>(answer)``.
+"""Self-checking exercises: ``labkit.check.<exercise>(answer)``; ``labkit.check.reveal(name)``.
 
-Four kinds: *predict* (commit to a number, ID, shape, event or verdict before running), *diagnose*
-(find the first divergence of a faulty trace or function), *extend* (a variant the page does not
-show and the kit does not contain), *derive* (a closed form worked out by hand). Each is data —
-``exercises.toml`` — joined to the Python that computes its answer, reference, cases or runs (the
-other modules, found on first use) and run by one engine, ``core``.
+Four kinds: *predict* (commit to a number, ID, shape, event or verdict before running: a self-test the
+next cell answers), *diagnose* (find the first divergence of a faulty trace or function), *extend* (a
+variant the page does not show and the kit does not contain), *derive* (a closed form worked out by
+hand). Each is data — ``exercises.toml`` — joined to its public check (the properties a right answer
+must have), run by one engine, ``core``. What knows a graded answer — references, values, hidden cases —
+is the teacher's key (``answer_key/`` beside the kit, never inside it): a class copy leaves it out.
 """
 
 from __future__ import annotations
@@ -12,20 +13,28 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from labkit.check.core import CheckResult, Exercise, catalogue, declare_faults, registry
+from labkit.check.core import CheckResult, Exercise, Revealed, registry
 
-__all__ = ["CheckResult", "Exercise", "exercises"]
+__all__ = ["CheckResult", "Exercise", "exercises", "reveal"]
+
+#: the engine's own modules; every other module of this package holds exercises' public checks
+ENGINE = ("core", "grading", "feedback")
 
 
 def exercises() -> dict[str, Exercise]:
     """Every exercise of the book, by name."""
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in ("core", "grading", "feedback") and not info.name.startswith("_"):
+        if info.name not in ENGINE and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
-    declare_faults()
-    if unwritten := sorted(set(catalogue()) - set(registry)):
-        raise ValueError(f"exercises.toml lists exercises no module declares: {unwritten}")
-    return dict(sorted(registry.items()))
+    return dict(sorted(registry().items()))
+
+
+def reveal(name: str) -> Revealed:
+    """Show the answer of exercise ``name`` on purpose (it is then recorded as revealed)."""
+    specs = exercises()
+    if name not in specs:
+        raise ValueError(f"name must be an exercise of the book, got {name!r}; `labkit check` lists them")
+    return specs[name].reveal()
 
 
 def __getattr__(name: str):

@@ -1,18 +1,20 @@
 """The one engine every exercise runs on: an ``Exercise`` is data, graded here.
 
 Its entry in ``exercises.toml`` says what it asks (kind, task, signature), how it compares
-(tolerance; atol, outputs, which first) and its two hint levels (the idea; the rule and where it
-breaks, never the answer). ``value``, ``function``, ``table`` and ``trace`` join an entry to the
-function of its name they decorate, which computes the rest:
+(tolerance; atol, outputs, which first), its two hint levels (the idea; the rule and where it
+breaks, never the answer) and its points. The code that judges it is attached by decorators, each
+to the catalogue's exercise of the decorated function's name:
 
-* a **value** (a prediction or a derivation): ``answer()``, what the real kernels compute; the verdict
-  shows the run, ``why``; an entry with a ``fault`` is answered by that fault's first divergence;
-* **cases**: the reader's function against a hidden ``reference`` (or a table's answers) on ``cases()``;
-* **runs**: the reader's piece inside a real runtime, ``runs()`` giving (label, reference events or
-  None, ``run(piece) -> events``), failing at the trace's first divergence or where the piece and the
-  real one part (``lockstep``). ``hook(candidate)`` is the piece a run (or the cases) calls.
+* ``@properties`` — the public check, in ``labkit/check/``: what the reader's function must satisfy,
+  needing no stored answer (a finite-difference gradient, a mask's invariants, cached = full
+  attention, the trace's first divergence). ``check(piece) -> CheckResult | None`` (None: all hold).
+* ``@value`` — ``answer()``, what the real kernels compute. In the kit only for a prediction (a
+  self-test the page's next cell answers anyway); a graded value's answer lives in the teacher's key.
+* ``@function(cases)`` (a hidden reference), ``@table`` (cases with their answers), ``@trace`` (runs
+  inside a real runtime) — the teacher's key (``answer_key/``), never the kit: they add hidden cases.
 
-Hint state lives on each exercise object: a second wrong run of the same exercise shows level 2.
+A verdict never carries the expected value: ``reveal()`` shows it (from the key, or a prediction's run)
+and marks the exercise revealed. Hint state lives on each exercise: a second wrong run shows level 2.
 """
 
 from __future__ import annotations
@@ -20,17 +22,19 @@ from __future__ import annotations
 import inspect
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
 from labkit.check import feedback, grading
-from labkit.check.grading import CandidateProblem, CheckResult, failure, passed
-
-registry: dict[str, Exercise] = {}
+from labkit.check.grading import CandidateProblem, CheckResult, NotAttempted, failure, passed
 
 KINDS = ("predict", "diagnose", "extend", "derive")
+#: what the key (or, for a prediction, the kit) attaches: the parts that know the answer
+ANSWER_PARTS = ("answer", "reference", "cases", "runs")
+KEY_MISSING = "the answer key is not here (a class copy leaves it out): your teacher grades this one"
 
 
 @dataclass(eq=False)
@@ -44,45 +48,66 @@ class Exercise:
     idea: str
     rule: str = ""
     signature: tuple[str, ...] = ()  # empty: the reader hands in a value
-    answer: Callable[[], Any] | None = None
+    points: float | None = None  # None: 1, or 0 for a prediction (a self-test)
     why: str = ""
     tolerance: float = 0.0
     relative: bool = False
-    cases: Callable[[], list] = list
-    reference: Callable | None = None
-    runs: Callable[[], list] = list
-    hook: Callable | None = None
-    cases_first: bool = False
     atol: float = 1e-12
     outputs: tuple[str, ...] = ("result",)
     first: str | None = None
+    # the public check and how the reader's function is called
+    properties: Callable[[Any], CheckResult | None] | None = None
+    hook: Callable | None = None
     agree: Callable[[Any, Any], str | None] | None = None
+    # what knows the answer: the key's (a prediction's answer is the kit's)
+    answer: Callable[[], Any] | None = None
+    cases: Callable[[], list] | None = None
+    reference: Callable | None = None
+    runs: Callable[[], list] | None = None
+    cases_first: bool = False
     wrong_runs: int = field(default=0, repr=False)
+    revealed: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"exercise {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if not self.task or not self.idea:
             raise ValueError(f"exercise {self.name!r} needs a task and an idea (the first-level hint)")
+        if self.points is None:
+            self.points = 0.0 if self.kind == "predict" else 1.0
+        if not (isinstance(self.points, int | float) and self.points >= 0):
+            raise ValueError(f"exercise {self.name!r}: points must be a number ≥ 0, got {self.points!r}")
 
     @property
     def is_value(self) -> bool:
         """A prediction or a derived value (``check.name(value)``), not a function."""
         return not self.signature
 
+    @property
+    def graded(self) -> bool:
+        """Counted in a class's grade (a prediction is a self-test unless a teacher gives it points)."""
+        return self.points > 0
+
+    @property
+    def keyed(self) -> bool:
+        """Whether what knows the answer is here (the key loaded, or a prediction)."""
+        return any(getattr(self, part) is not None for part in ANSWER_PARTS)
+
     def __call__(self, candidate) -> CheckResult:
         try:
             self._admit(candidate)
             result = self._grade_value(candidate) if self.is_value else self._grade_function(candidate)
+        except NotAttempted as stub:
+            return CheckResult(self.name, False, str(stub), status="not attempted")
         except CandidateProblem as problem:
-            return CheckResult(self.name, False, str(problem))
-        result.exercise = self.name
+            return CheckResult(self.name, False, str(problem), revealed=self.revealed)
+        result.exercise, result.revealed = self.name, self.revealed
         return self._escalate(result)
 
     def _admit(self, candidate) -> None:
         """Refuse what cannot be graded: a stub value, a function for a value, the wrong signature."""
         if self.is_value and candidate is Ellipsis:
-            raise CandidateProblem("not yet answered: replace the `...` with your value and run the check again")
+            raise NotAttempted("not yet answered: replace the `...` with your value and run the check again")
         if self.is_value and callable(candidate):
             raise CandidateProblem("this exercise takes a value (your prediction), not a function")
         if self.is_value:
@@ -100,21 +125,32 @@ class Exercise:
             raise CandidateProblem(f"your function takes ({names}) but the exercise calls it with ({wanted})") from None
 
     def _grade_value(self, candidate) -> CheckResult:
+        found = self.properties(candidate) if self.properties else None
+        if found is not None:
+            return found
+        if self.answer is None:
+            return CheckResult(self.name, False, f"your value is recorded; {KEY_MISSING}", status="unverified")
         expected = self.answer()
         allowed = self.tolerance * abs(expected) if self.relative else self.tolerance
-        ok, got = grading.agrees(candidate, expected, allowed)
-        shown = self.why.format(answer=expected)
+        ok, got = grading.agrees(candidate, expected, allowed, self.agree)
         if ok:
-            return passed(f"right — {shown}")
+            return passed(f"right — {self.why.format(answer=expected)}" if self.why else "right")
         rule = f"within ±{feedback.short(allowed)} of the run" if allowed else "exactly what the run gives"
-        return failure(f"the run disagrees — {shown}", where="your value", rule=rule, got=got, expected=expected)
+        return failure("the run disagrees with your value", rule=rule, got=got)
 
     def _grade_function(self, candidate) -> CheckResult:
         piece = self.hook or (lambda reader: reader)
-        direct = self._grade_cases(piece(candidate)) if self.cases_first else None
+        found = self.properties(piece(candidate)) if self.properties else None
+        if found is not None:
+            return found
+        if not self.keyed:
+            if self.properties:
+                return passed("every property the checker tests holds")
+            return CheckResult(self.name, False, f"your function runs; {KEY_MISSING}", status="unverified")
+        direct = self._grade_cases(piece(candidate)) if self.cases_first and self.cases else None
         if direct is not None and not direct.passed:
             return direct
-        runs = self.runs()
+        runs = self.runs() if self.runs else []
         for label, expected, run in runs:
             reader = piece(candidate)
             try:
@@ -124,8 +160,11 @@ class Exercise:
             failed = None if expected is None else grading.compare_traces(label, expected, events)
             if failed is not None or (failed := getattr(reader, "divergence", None)) is not None:
                 return failed
-        direct = direct or self._grade_cases(piece(candidate))
-        return passed("every run reproduces its reference run") if direct.passed and runs else direct
+        if direct is None and self.cases:
+            direct = self._grade_cases(piece(candidate))
+        if direct is not None and not direct.passed:
+            return direct
+        return passed("every run reproduces its reference run" if runs else direct.message)
 
     def _grade_cases(self, piece) -> CheckResult:
         compare = {"atol": self.atol, "outputs": self.outputs, "first": self.first, "agree": self.agree}
@@ -134,8 +173,8 @@ class Exercise:
     def _escalate(self, result: CheckResult) -> CheckResult:
         """Attach the idea (and the rule, unless the grading gave a precise one); a second wrong
         answer in a row shows level 2. A stub or a crash is not an attempt at the idea."""
-        if result.passed:
-            self.wrong_runs = 0
+        if result.passed or result.status == "unverified":
+            self.wrong_runs = 0 if result.passed else self.wrong_runs
             return result
         result.concept = result.concept or self.idea
         result.hint = result.hint or self.rule or None
@@ -143,26 +182,44 @@ class Exercise:
         result.level = 2 if self.wrong_runs >= 2 else 1
         return result
 
+    def reveal(self) -> Revealed:
+        """The answer — the value and the run that gives it, or the reference's code — shown on
+        purpose, and the exercise marked revealed (every later verdict says so)."""
+        if self.answer is not None:
+            value = self.answer()
+            shown = self.why.format(answer=value) if self.why else feedback.short(value, None)
+            text = f"{feedback.short(value, None)} — {shown}"
+        elif self.reference is not None:
+            text = inspect.getsource(self.reference)
+        elif self.cases is not None:
+            text = "\n".join(f"{label}: {feedback.short(rows[0])}" for label, _, *rows in self.cases())
+        else:
+            raise LookupError(f"{self.name}: {KEY_MISSING}")
+        self.revealed = True
+        return Revealed(self.name, text)
+
     def __repr__(self) -> str:
         what = f"({', '.join(self.signature)})" if self.signature else " = <your value>"
-        return f"{self.kind} exercise {self.name}{what} — {self.task} [{self.page}]"
+        points = f", {feedback.short(self.points)} point(s)" if self.graded else ", a self-test"
+        return f"{self.kind} exercise {self.name}{what} — {self.task} [{self.page}{points}]"
 
 
-def register(spec: Exercise) -> Exercise:
-    if spec.name in registry:
-        raise ValueError(f"exercise {spec.name!r} is registered twice")
-    registry[spec.name] = spec
-    return spec
+@dataclass(frozen=True)
+class Revealed:
+    """An answer shown because the reader asked for it."""
 
+    exercise: str
+    text: str
 
-def reset_attempts() -> None:
-    """Forget every wrong run (the next wrong answer of each exercise shows level 1 again)."""
-    for spec in registry.values():
-        spec.wrong_runs = 0
+    def __repr__(self) -> str:
+        return f"revealed — {self.exercise} (recorded as revealed):\n{self.text}"
 
 
 CATALOGUE = Path(__file__).with_name("exercises.toml")
 _TEXTS = ("task", "idea", "rule", "why")
+_DATA = (
+    {f.name for f in fields(Exercise)} - set(ANSWER_PARTS) - {"properties", "hook", "agree", "wrong_runs", "revealed"}
+)
 
 
 @lru_cache(maxsize=1)
@@ -177,15 +234,61 @@ def catalogue() -> dict[str, dict]:
     }
 
 
-def _declare(declared: Callable, **code) -> Exercise:
-    """The exercise named after ``declared``: its catalogue entry, graded with ``code``."""
-    if declared.__name__ not in catalogue():
-        raise ValueError(f"exercise {declared.__name__!r} has no entry in {CATALOGUE.name}")
-    data = catalogue()[declared.__name__]
-    reference = code.get("reference")
-    if reference is declared and tuple(inspect.signature(reference).parameters) != data.get("signature"):
-        raise ValueError(f"exercise {declared.__name__!r}: the reference's parameters differ from its signature")
-    return register(Exercise(declared.__name__, **data, **code))
+@lru_cache(maxsize=1)
+def registry() -> dict[str, Exercise]:
+    """Every exercise of the catalogue, by name; a fault prediction is answered by its fault's first
+    divergence, the rest by what the decorators attach."""
+    made = {}
+    for name, data in catalogue().items():
+        unknown = set(data) - _DATA - {"fault", "read"}
+        if unknown:
+            raise ValueError(f"exercises.toml: {name} has fields no exercise reads: {sorted(unknown)}")
+        exercise = Exercise(name, **{k: v for k, v in data.items() if k in _DATA})
+        if "fault" in data:
+            exercise.answer = partial(_first_divergence, *data["fault"], data["read"])
+        made[name] = exercise
+    return made
+
+
+def attach(name: str, **parts) -> Exercise:
+    """Join ``parts`` (code that judges) to the catalogue's exercise ``name``; each part once."""
+    exercise = registry().get(name)
+    if exercise is None:
+        raise ValueError(f"exercise {name!r} has no entry in {CATALOGUE.name}")
+    for part, code in parts.items():
+        if getattr(exercise, part) not in (None, False) and getattr(exercise, part) is not code:
+            raise ValueError(f"exercise {name!r}: its {part} is attached twice")
+        setattr(exercise, part, code)
+    return exercise
+
+
+def from_the_key(code) -> bool:
+    """Whether ``code`` was attached from outside the kit (the teacher's key), not by ``labkit``."""
+    return not getattr(code, "__module__", "labkit").startswith("labkit")
+
+
+@contextmanager
+def without_key():
+    """Every exercise as a class copy sees it: the parts the key attached set aside, then put back."""
+    kept = {
+        (name, part): getattr(exercise, part)
+        for name, exercise in registry().items()
+        for part in ANSWER_PARTS
+        if from_the_key(getattr(exercise, part))
+    }
+    for name, part in kept:
+        setattr(registry()[name], part, None)
+    try:
+        yield
+    finally:
+        for (name, part), code in kept.items():
+            setattr(registry()[name], part, code)
+
+
+def reset_attempts() -> None:
+    """Forget every wrong run and reveal (the next wrong answer of each exercise shows level 1 again)."""
+    for exercise in registry().values():
+        exercise.wrong_runs, exercise.revealed = 0, False
 
 
 def _first_divergence(kind: str, fault: str, read: tuple[str, ...]):
@@ -197,34 +300,41 @@ def _first_divergence(kind: str, fault: str, read: tuple[str, ...]):
     return found[0] if len(found) == 1 else tuple(found)
 
 
-def declare_faults() -> None:
-    """Register every catalogue entry whose answer is a fault's first divergence: it needs no code."""
-    for name, data in catalogue().items():
-        if "fault" in data and name not in registry:
-            fields = {k: v for k, v in data.items() if k not in ("fault", "read")}
-            register(Exercise(name, **fields, answer=partial(_first_divergence, *data["fault"], data["read"])))
+def properties(**code) -> Callable[[Callable], Exercise]:
+    """Declare the decorated ``check(piece) -> CheckResult | None`` as the public check of the exercise
+    of its name (``code``: the ``hook`` the reader's function is called through, an ``agree``)."""
+    return lambda check: attach(check.__name__, properties=check, **code)
 
 
 def value(answer: Callable[[], Any]) -> Exercise:
-    """Declare ``answer()`` — what the real kernels compute — as the value exercise of its name."""
-    return _declare(answer, answer=answer)
+    """Declare ``answer()`` — what the real kernels compute — as the answer of the exercise of its name."""
+    return attach(answer.__name__, answer=answer)
 
 
 def function(cases: Callable[[], list], **code) -> Callable[[Callable], Exercise]:
-    """Declare the decorated hidden reference as the function exercise of its name on ``cases()``
+    """Declare the decorated hidden reference of the exercise of its name, compared on ``cases()``
     (``code``: the ``hook`` the reader's function is called through, the ``agree`` comparison)."""
-    return lambda reference: _declare(reference, reference=reference, cases=cases, **code)
+
+    def declare(reference: Callable) -> Exercise:
+        wanted = catalogue().get(reference.__name__, {}).get("signature")
+        if tuple(inspect.signature(reference).parameters) != wanted:
+            raise ValueError(f"exercise {reference.__name__!r}: the reference's parameters differ from its signature")
+        return attach(reference.__name__, reference=reference, cases=cases, **code)
+
+    return declare
 
 
 def table(**code) -> Callable[[Callable], Exercise]:
-    """Declare the decorated ``cases()`` — (label, args, expected) rows — as the function exercise of its name."""
-    return lambda rows: _declare(rows, cases=rows, **code)
+    """Declare the decorated ``cases()`` — (label, args, expected) rows — as the exercise of its name."""
+    return lambda rows: attach(rows.__name__, cases=rows, **code)
 
 
 def trace(runs: Callable[[], list] | None = None, **code):
     """Declare the decorated ``runs()`` as the exercise of its name inside a real runtime (``code``:
     ``hook``, direct ``cases`` and their ``reference``)."""
-    return _declare(runs, runs=runs, **code) if runs else lambda found: _declare(found, runs=found, **code)
+    if runs:
+        return attach(runs.__name__, runs=runs, **code)
+    return lambda found: attach(found.__name__, runs=found, **code)
 
 
 def hooked(kind: str, hook: str, fault: str | None = None, config=None, **resources) -> Callable[[Any], list[dict]]:

@@ -1,7 +1,7 @@
 """How a verdict reads: level 1 (the first wrong run) shows where the answer diverges, both values and
 the idea to revisit; level 2 (``result.more()``, or a second wrong run) adds the rule and where it breaks.
-Numbers are short (4 significant digits, ``labkit.reader.numbers.fmt``) but never hide the difference:
-0.2 against 0.19999999999999996 shows the last digits, since that *is* the divergence.
+Numbers are short (6 significant digits, ``labkit.reader.numbers.fmt``). A verdict shows the reader's
+own value, never the expected one: that takes ``reveal``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,12 @@ LIMIT = 200
 #: colours of the verdict mark (GitHub's success and danger greens and reds: legible on white)
 PASS_COLOUR = "#1a7f37"
 FAIL_COLOUR = "#cf222e"
+#: a task still open (GitHub's muted grey: 6.4:1 on white)
+OPEN_COLOUR = "#57606a"
 
 MORE_PROMPT = "result.more() shows the rule and a precise hint"
+#: the mark of a verdict that is not a failure of the idea: the template untouched, or only the key can judge
+MARKS = {"not attempted": "…", "unverified": "?"}
 
 
 def _shape(value: Any, digits: int | None) -> Any:
@@ -55,22 +59,6 @@ def short(value: Any, digits: int | None = SIGNIFICANT) -> str:
     return text if len(text) <= LIMIT else text[: LIMIT - 1] + "…"
 
 
-def short_pair(got: Any, expected: Any) -> tuple[str, str]:
-    """Both values short, with just enough digits that two different values read differently."""
-    for digits in (SIGNIFICANT, 6, 9, 12, None):
-        pair = short(got, digits), short(expected, digits)
-        if pair[0] != pair[1] or _same(got, expected):
-            return pair
-    return pair
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
-    except Exception:
-        return a == b
-
-
 def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]]:
     """The (label, text) rows of a failed result at ``level`` (1 or 2); ``prompt`` says how to ask
     for level 2."""
@@ -80,8 +68,7 @@ def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]
     if level >= 2 and result.rule:
         rows.append(("rule", result.rule))
     if result.where or result.rule:
-        got, expected = short_pair(result.got, result.expected)
-        rows += [("your value", got), ("expected", expected)]
+        rows.append(("your value", short(result.got, 6)))
     concept = result.concept
     if concept and (level < 2 or concept != result.hint):
         rows.append(("idea", concept))
@@ -94,18 +81,22 @@ def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]
 
 def as_text(result, level: int, prompt: str = MORE_PROMPT) -> str:
     """The verdict as plain text (the ``repr`` of a result)."""
+    revealed = " (revealed)" if result.revealed else ""
     if result.passed:
-        return f"✔ {result.exercise}: {result.message}"
-    head = f"✘ {result.exercise}: {result.message}"
+        return f"✔ {result.exercise}{revealed}: {result.message}"
+    head = f"{MARKS.get(result.status, '✘')} {result.exercise}{revealed}: {result.message}"
     return "\n".join([head] + [f"  {label:<17}: {text}" for label, text in lines(result, level, prompt)])
 
 
 def as_html(result, level: int) -> str:
     """The verdict as HTML: a coloured mark, then label/value rows that wrap at words."""
     colour, mark = (PASS_COLOUR, "✔") if result.passed else (FAIL_COLOUR, "✘")
+    if result.status in MARKS:  # a task still to do, or one only the key judges: not a red failure
+        colour, mark = OPEN_COLOUR, MARKS[result.status]
+    revealed = " (revealed)" if result.revealed else ""
     head = (
         f'<div style="font-weight:600"><span style="color:{colour}">{mark}</span> '
-        f"<code>{html.escape(result.exercise)}</code>: {html.escape(result.message)}</div>"
+        f"<code>{html.escape(result.exercise)}</code>{revealed}: {html.escape(result.message)}</div>"
     )
     rows = [] if result.passed else lines(result, level)
     cells = "".join(
@@ -123,7 +114,7 @@ def as_html(result, level: int) -> str:
 
 
 def _cell(label: str, text: str) -> str:
-    if label in ("your value", "expected"):
+    if label == "your value":
         return f"<code>{html.escape(text)}</code>"
     if label == "more":
         return f"<code>{html.escape(text.split(' ', 1)[0])}</code> {html.escape(text.split(' ', 1)[1])}"

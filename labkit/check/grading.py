@@ -25,10 +25,16 @@ class CandidateProblem(Exception):
     """The candidate cannot be checked (not implemented, wrong signature, crashed, bad output)."""
 
 
+class NotAttempted(CandidateProblem):
+    """The page's template is still there: a ``...`` value or a ``raise NotImplementedError``."""
+
+
 @dataclass
 class CheckResult:
-    """The verdict on one candidate. ``concept`` is the first-level hint (the idea to revisit);
-    ``rule`` and ``hint`` are the second level, shown by ``result.more()`` or a second wrong run."""
+    """The verdict on one candidate: where it fails and the reader's own value there, never the
+    expected one. ``concept`` is the first-level hint (the idea to revisit); ``rule`` and ``hint``
+    are the second level, shown by ``result.more()`` or a second wrong run. ``status`` is passed,
+    failed, not attempted (the template is still there) or unverified (only the key can judge it)."""
 
     exercise: str
     passed: bool
@@ -36,10 +42,18 @@ class CheckResult:
     where: str | None = None
     rule: str | None = None
     got: Any = None
-    expected: Any = None
     hint: str | None = None
     concept: str | None = None
     level: int = 1
+    status: str = ""
+    revealed: bool = False
+
+    def __post_init__(self) -> None:
+        self.status = self.status or ("passed" if self.passed else "failed")
+
+    @property
+    def attempted(self) -> bool:
+        return self.status != "not attempted"
 
     def __bool__(self) -> bool:
         return self.passed
@@ -61,7 +75,7 @@ def passed(message: str) -> CheckResult:
 
 
 def failure(message: str, **details) -> CheckResult:
-    """A failure (``where``, ``rule``, ``got``, ``expected``, ``hint``); the exercise fills in its name."""
+    """A failure (``where``, ``rule``, the reader's value ``got``, ``hint``); the exercise fills in its name."""
     return CheckResult("", False, message, **details)
 
 
@@ -74,7 +88,7 @@ def call(candidate, *args):
     except NotImplementedError as exc:
         detail = f" ({exc})" if str(exc) else ""
         replace_it = "replace the `raise NotImplementedError` with your code and run the check again"
-        raise CandidateProblem(f"not yet implemented{detail}: {replace_it}") from None
+        raise NotAttempted(f"not yet implemented{detail}: {replace_it}") from None
     except CandidateProblem:
         raise
     except Exception as exc:  # the reader's code failed: say where, without a traceback wall
@@ -145,25 +159,37 @@ def yes_or_no(candidate):
     return piece
 
 
-def agrees(candidate, expected, allowed: float) -> tuple[bool, Any]:
-    """A reader's value against the run's: numbers within ``allowed``, words ignoring case and
-    spaces, sequences item by item; (agrees, the value as read)."""
-    if isinstance(expected, bool | str):
-        if not isinstance(candidate, type(expected)):
-            asked = "True or False" if isinstance(expected, bool) else "with a string"
-            raise CandidateProblem(f"answer {asked}, got {type(candidate).__name__}")
-        same = candidate == expected if isinstance(expected, bool) else candidate.strip().casefold() == expected
-        return same, candidate
+def agrees(candidate, expected, allowed: float, agree=None) -> tuple[bool, Any]:
+    """A reader's value against the run's, type first: a number (an int, a float, a NumPy scalar or a
+    0-d array — never a string or a bool) within ``allowed``; True/False (NumPy's too); a word ignoring
+    case and spaces, or as ``agree(got, expected)`` judges it (None: the same); a sequence (a list, a
+    tuple or a 1-d array) item by item. Returns (agrees, the value as read)."""
+    if isinstance(expected, bool):
+        if not isinstance(candidate, bool | np.bool_):
+            raise CandidateProblem(f"answer True or False, got {type(candidate).__name__}")
+        return bool(candidate) == expected, bool(candidate)
+    if isinstance(expected, str):
+        if not isinstance(candidate, str):
+            raise CandidateProblem(f"answer with a word (a string), got {type(candidate).__name__}")
+        word = " ".join(candidate.split()).casefold()
+        return (word == expected if agree is None else agree(word, expected) is None), candidate
     if isinstance(expected, tuple | list):
-        if not isinstance(candidate, tuple | list) or len(candidate) != len(expected):
-            raise CandidateProblem(f"answer with {len(expected)} items, got {feedback.short(candidate)}")
-        return all(agrees(c, e, allowed)[0] for c, e in zip(candidate, expected, strict=True)), list(candidate)
+        items = candidate.tolist() if isinstance(candidate, np.ndarray) and candidate.ndim == 1 else candidate
+        if not isinstance(items, tuple | list) or len(items) != len(expected):
+            raise CandidateProblem(f"answer with {len(expected)} items (a list), got {feedback.short(candidate)}")
+        return all(agrees(c, e, allowed)[0] for c, e in zip(items, expected, strict=True)), list(items)
+    if isinstance(candidate, bool | np.bool_ | str | bytes) or not isinstance(
+        candidate, int | float | np.number | np.ndarray
+    ):
+        raise CandidateProblem(
+            f"your value must be one number, got {type(candidate).__name__} {feedback.short(candidate)}"
+        )
     try:
-        if isinstance(candidate, bool):
-            raise TypeError
         got = float(np.asarray(candidate, dtype=np.float64).reshape(()))
     except (TypeError, ValueError):
         raise CandidateProblem(f"your value must be one number, got {feedback.short(candidate)}") from None
+    if isinstance(expected, int) and not float(got).is_integer():
+        return False, got
     return abs(got - float(expected)) <= allowed, got
 
 
@@ -185,8 +211,7 @@ def _first_difference(got, expected, *, atol: float, where: str) -> CheckResult:
         return passed("matches the reference")
     index = tuple(int(i) for i in bad[0])
     message = f"{len(bad)} of {got.size} values differ"
-    got, expected = got[index].item(), expected[index].item()
-    return failure(message, where=f"{where}{list(index)}", rule="values within tolerance", got=got, expected=expected)
+    return failure(message, where=f"{where}{list(index)}", rule="values within tolerance", got=got[index].item())
 
 
 def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckResult:
@@ -194,13 +219,13 @@ def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckR
     where = f"case “{label}”, {what}"
     if agree is not None:
         message = agree(got, expected)
-        return passed("") if message is None else failure(message, where=where, got=got, expected=expected)
+        return passed("") if message is None else failure(message, where=where, got=got)
     expected = np.asarray(expected)
     got = as_array(got, what, dtype_kind="bool" if expected.dtype == bool else "number")
     if got.shape != expected.shape:
         shapes = list(expected.shape), list(got.shape)
         message = f"at {label}: {what} must have shape {shapes[0]}, got {shapes[1]}"
-        return failure(message, where=where, rule="shape", got=shapes[1], expected=shapes[0])
+        return failure(message, where=where, rule="shape", got=shapes[1])
     return _first_difference(got, expected, atol=atol, where=where)
 
 
@@ -238,9 +263,7 @@ def compare_traces(case: str, expected: list[dict], got: list[dict]) -> CheckRes
     event = div.event_b or div.event_a
     step = f" (step {event['logical_step']})" if event.get("logical_step") is not None else ""
     where = f"{event['event_id']} {event['event_type']}{step}, field {div.field} — {case}"
-    return failure(
-        "your run diverges from the reference run", where=where, rule=div.rule, got=div.value_b, expected=div.value_a
-    )
+    return failure("your run diverges from the reference run", where=where, rule=div.rule, got=div.value_b)
 
 
 class Diverged(Exception):

@@ -37,12 +37,12 @@ SOLVED = load_solutions()
 EXERCISES = check.exercises()
 
 
-def test_every_exercise_has_exactly_one_solution(answer_key):
+def test_every_exercise_has_exactly_one_solution():
     assert sorted(EXERCISES) == sorted(SOLVED), "exercises and solutions differ"
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
-def test_solution_passes(name, answer_key):
+def test_solution_passes(name):
     result = EXERCISES[name](SOLVED[name])
     assert result.passed, repr(result)
 
@@ -132,7 +132,7 @@ def test_every_page_has_a_predict_or_diagnose_exercise_and_a_third_extend_or_der
 
 
 @pytest.mark.parametrize("name", VALUES)
-def test_a_prediction_just_outside_its_tolerance_fails(name, answer_key):
+def test_a_prediction_just_outside_its_tolerance_fails(name):
     spec, answer = EXERCISES[name], SOLVED[name]
     expected = spec(answer)  # the right value passes (also in test_solution_passes)
     assert expected.passed, repr(expected)
@@ -229,7 +229,7 @@ def test_labkit_check_lists_each_exercise_with_its_kind(capsys):
 
 
 @pytest.mark.parametrize("name", VALUES)
-def test_no_hint_of_a_value_exercise_states_its_answer(name, answer_key):
+def test_no_hint_of_a_value_exercise_states_its_answer(name):
     spec = EXERCISES[name]
     expected = spec(_off(SOLVED[name], spec)).expected  # a wrong answer's verdict carries the run's value
     assert expected is not None
