@@ -139,7 +139,7 @@ class Exercise:
         return failure("the run disagrees with your value", rule=rule, got=got)
 
     def _grade_function(self, candidate) -> CheckResult:
-        piece = self.hook or (lambda reader: reader)
+        piece = self.hook or _guarded
         found = self.properties(piece(candidate)) if self.properties else None
         if found is not None:
             return found
@@ -202,6 +202,11 @@ class Exercise:
         what = f"({', '.join(self.signature)})" if self.signature else " = <your value>"
         points = f", {feedback.short(self.points)} point(s)" if self.graded else ", a self-test"
         return f"{self.kind} exercise {self.name}{what} — {self.task} [{self.page}{points}]"
+
+
+def _guarded(reader: Callable) -> Callable:
+    """The reader's function as the checks call it: a crash or a stub becomes a clear verdict."""
+    return partial(grading.call, reader)
 
 
 @dataclass(frozen=True)
