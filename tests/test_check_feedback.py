@@ -49,19 +49,19 @@ def test_every_exercise_has_an_idea_that_states_no_formula():
 
 
 @pytest.mark.parametrize(
-    "got, expected, shown",
+    "got, shown",
     [
-        (0.19999999999999996, 0.3, ("0.2", "0.3")),
-        (0.19999999999999996, 0.2, ("0.19999999999999996", "0.2")),  # as many digits as tell them apart
-        (0.123456789, 1.0, ("0.1235", "1.0")),
-        (float("-inf"), 2.5e-7, ("-inf", "2.5e-07")),
-        ([0.333333333, 2], (1, 0.5), ("[0.3333, 2]", "(1, 0.5)")),
-        (np.float32(1.25), np.float64(3.0), ("1.25", "3.0")),
-        (np.array([0.1234567, 1.0]), np.array([0.5, 1.0]), ("[0.1235, 1.0]", "[0.5, 1.0]")),
+        (0.19999999999999996, "0.2"),
+        (0.123456789, "0.123457"),
+        (float("-inf"), "-inf"),
+        ([0.333333333, 2], "[0.333333, 2]"),
+        (np.float32(1.25), "1.25"),
+        (np.array([0.1234567, 1.0]), "[0.123457, 1.0]"),
     ],
 )
-def test_values_are_short_but_never_hide_the_difference(got, expected, shown):
-    assert feedback.short_pair(got, expected) == shown
+def test_the_readers_value_is_shown_short(got, shown):
+    result = CheckResult("x", False, "m", where="w", got=got)
+    assert f"your value       : {shown}" in repr(result)
 
 
 def test_html_form_is_coloured_and_wraps_at_words():
@@ -72,17 +72,16 @@ def test_html_form_is_coloured_and_wraps_at_words():
         where="case a",
         rule="r",
         got=0.19999999999999996,
-        expected=0.3,
         hint="h",
         concept="the idea",
     )
     page = wrong._repr_html_()
     assert f'color:{feedback.FAIL_COLOUR}">✘' in page and "white-space:normal" in page
-    assert "word-break:normal" in page and "<code>0.2</code>" in page and "<code>0.3</code>" in page
+    assert "word-break:normal" in page and "<code>0.2</code>" in page
     right = CheckResult("rms_norm", True, "matches")._repr_html_()
     assert f'color:{feedback.PASS_COLOUR}">✔' in right and "<table" not in right
 
 
 def test_html_escapes_what_the_reader_returned():
-    result = CheckResult("x", False, "m", where="w", got="<script>", expected="ok")
+    result = CheckResult("x", False, "m", where="w", got="<script>")
     assert "<script>" not in result._repr_html_() and "&lt;script&gt;" in result._repr_html_()

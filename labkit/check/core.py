@@ -135,7 +135,8 @@ class Exercise:
         ok, got = grading.agrees(candidate, expected, allowed, self.agree)
         if ok:
             return passed(f"right — {self.why.format(answer=expected)}" if self.why else "right")
-        rule = f"within ±{feedback.short(allowed)} of the run" if allowed else "exactly what the run gives"
+        stated = f"{feedback.short(100 * self.tolerance)} %" if self.relative else feedback.short(allowed)
+        rule = f"within ±{stated} of the run" if allowed else "exactly what the run gives"
         return failure("the run disagrees with your value", rule=rule, got=got)
 
     def _grade_function(self, candidate) -> CheckResult:
