@@ -5,8 +5,9 @@ as it is is "not attempted"; what only the key can judge is "unverified"; values
 import numpy as np
 import pytest
 
+import labkit.check as check
 from labkit.check import feedback
-from labkit.check.core import Exercise
+from labkit.check.core import ANSWER_PARTS, Exercise, without_key
 from labkit.check.grading import CheckResult, failure
 
 SECRET = 0.7853981633974483  # π/4: its renderings must never reach a wrong answer's verdict
@@ -126,3 +127,12 @@ def test_second_wrong_run_shows_level_two_and_a_pass_resets_it():
     assert spec(0.5).level == 1 and spec(0.5).level == 2
     assert spec(...).status == "not attempted" and spec(0.5).level == 2  # a stub is not an attempt
     assert spec(SECRET).passed and spec(0.5).level == 1
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in check.exercises().items() if s.graded))
+def test_the_kit_alone_holds_nothing_that_knows_a_graded_answer(name):
+    """What knows a graded answer (a value, a reference, hidden cases, reference runs) comes from the
+    teacher's key, never from labkit: a class copy, which has no key, cannot yield it."""
+    with without_key():
+        spec = check.exercises()[name]
+        assert not spec.keyed, f"{name}: labkit itself holds {[p for p in ANSWER_PARTS if getattr(spec, p)]}"

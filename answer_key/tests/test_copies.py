@@ -130,14 +130,16 @@ def _passes(spec, candidate) -> bool:
         return False
 
 
-def _tried(spec, label: str, candidate) -> list[str]:
-    """The forms of ``candidate`` that pass ``spec``: as it is, then its output adapted."""
+def _tried(spec, label: str, candidate, ran: dict) -> list[str]:
+    """The forms of ``candidate`` that pass ``spec``: as it is, then its output adapted. A candidate
+    that ran on the checker's arguments is kept in ``ran`` (label → candidate) for compositions."""
     arity = len(spec.signature)
     recorder = Recorder(candidate, arity)
     if _passes(spec, recorder):
         return [label]
     if recorder.returned is None:
         return []
+    ran[label] = candidate
     passing = []
     for name, pick in _adapters(recorder.returned):
 
@@ -160,11 +162,11 @@ def test_no_kit_or_page_callable_passes_a_graded_function_exercise(name, tmp_pat
     arity = len(spec.signature)
     on_page = page_callables(ROOT / spec.page)
     candidates = {**{k: v for k, v in kit_callables().items() if _takes(v, arity)}, **on_page}
-    passing = [found for label, c in candidates.items() if _takes(c, arity) for found in _tried(spec, label, c)]
-    unary = {k: v for k, v in on_page.items() if _takes(v, 1)}
-    for (outer_label, outer), (inner_label, inner) in (
-        (o, i) for o in unary.items() for i in on_page.items() if _takes(i[1], arity)
-    ):
+    ran: dict[str, object] = {}
+    passing = [found for label, c in candidates.items() if _takes(c, arity) for found in _tried(spec, label, c, ran)]
+    outers = {k: v for k, v in on_page.items() if _takes(v, 1) and not inspect.isclass(v)}
+    inners = {k: v for k, v in ran.items() if k in on_page}
+    for (outer_label, outer), (inner_label, inner) in ((o, i) for o in outers.items() for i in inners.items()):
 
         def composed(*args, outer=outer, inner=inner):
             return outer(inner(*args))

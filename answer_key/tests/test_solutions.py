@@ -14,7 +14,6 @@ import pytest
 
 import labkit.check as check
 from labkit.check import feedback
-from labkit.check.core import without_key
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 
@@ -212,9 +211,3 @@ def test_a_wrong_values_verdict_does_not_depend_on_the_answer(name):
     verdicts = [(repr(e(wrong)), e(wrong)._repr_html_(), repr(e(wrong).more())) for e in (spec, twin)]
     assert not spec(wrong).passed and verdicts[0] == verdicts[1], f"{name}: the verdict depends on the answer"
     assert not hasattr(spec(wrong), "expected")
-
-
-@pytest.mark.parametrize("name", sorted(n for n, s in EXERCISES.items() if s.graded))
-def test_without_the_key_no_graded_exercise_knows_its_answer(name):
-    with without_key():
-        assert not EXERCISES[name].keyed, f"{name}: labkit itself holds what knows its answer"
