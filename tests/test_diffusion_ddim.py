@@ -55,6 +55,8 @@ def test_trailing_and_leading_timesteps():
         ({"eta": 0.5}, "needs noise of shape"),
         ({"eta": -1.0}, "eta must be >= 0"),
         ({"eta": 0.5, "noise": np.zeros(5)}, r"noise must have the sample's shape"),
+        # the review's case: σ² = 1.17 > 1 − ᾱ_prev = 0.36 used to return a step with σ clamped away
+        ({"eta": 2.0, "noise": np.zeros(2)}, r"eta=2.0 gives sigma²=1.17 > 1 − alpha_bar_prev = 0.36"),
     ],
 )
 def test_ddim_step_errors_name_the_argument(kwargs, message):
@@ -67,6 +69,12 @@ def test_ddim_step_errors_name_the_argument(kwargs, message):
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         ddim_step(**args)
+
+
+@pytest.mark.parametrize(("alpha_bar_t", "alpha_bar_prev"), [(0.25, 0.64), (0.0047, 0.05), (0.5, 0.999999), (0.9, 0.9)])
+def test_every_eta_up_to_one_keeps_the_direction_term_real(alpha_bar_t, alpha_bar_prev):
+    for eta in np.linspace(0.0, 1.0, 11):
+        ddim_step(np.ones(2), np.ones(2), alpha_bar_t, alpha_bar_prev, eta=eta, noise=np.zeros(2))
 
 
 def test_ddim_step_keeps_shape_and_dtype():

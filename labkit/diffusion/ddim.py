@@ -112,7 +112,8 @@ def _check_alpha(name: str, value) -> float:
 
 
 def _step_numbers(alpha_bar_t, alpha_bar_prev, eta) -> tuple[float, float, float]:
-    """(ᾱ_t, ᾱ_prev, η) as floats: ᾱ in (0, 1], η >= 0, and with η > 0 a step removes noise."""
+    """(ᾱ_t, ᾱ_prev, η) as floats: ᾱ in (0, 1], η >= 0, and with η > 0 a step removes noise and
+    σ² ≤ 1 − ᾱ_prev (the direction term's √(1 − ᾱ_prev − σ²) must be real: η ≤ 1 always is)."""
     a_t = _check_alpha("alpha_bar_t", alpha_bar_t)
     a_prev = _check_alpha("alpha_bar_prev", alpha_bar_prev)
     eta = real_number("eta", eta, 0.0)
@@ -120,6 +121,13 @@ def _step_numbers(alpha_bar_t, alpha_bar_prev, eta) -> tuple[float, float, float
         raise ValueError(
             f"with eta > 0, alpha_bar_prev must be >= alpha_bar_t (a step removes noise), "
             f"got alpha_bar_prev={a_prev} < alpha_bar_t={a_t}"
+        )
+    sigma = ddim_sigma(a_t, a_prev, eta)
+    if sigma**2 > (1.0 - a_prev) * (1.0 + 1e-12):
+        largest = eta * np.sqrt(1.0 - a_prev) / sigma
+        raise ValueError(
+            f"eta={eta} gives sigma²={sigma**2:.6g} > 1 − alpha_bar_prev = {1.0 - a_prev:.6g}: the step would need "
+            f"the square root of a negative number; eta must be at most {largest:.6g} here (0 ≤ eta ≤ 1 always works)"
         )
     return a_t, a_prev, eta
 

@@ -1,16 +1,18 @@
 """The answer-slot mask of the second model call: what mc_02 may write about a tool result.
 
-The second call must not state anything the tool result contradicts.  The runtime
-therefore reads the result's fields itself and derives the one sentence — the *frame* —
-the answer may become, every slot filled by copying:
+The second call must not state anything the tool result contradicts, nor anything the confirmed
+Invocation disagrees with.  The runtime therefore reads the result's fields itself and derives the
+one sentence — the *frame* — the answer may become, every slot filled by copying:
 
-* ``created`` — ``status`` is exactly ``ok`` with an event ID and a whole-minute ``start``
-  with an offset: date and time said in the runtime's time zone (``zoneinfo``), the title
-  copied from the proposal (a ``title`` the result echoes must be the same);
+* ``created`` — ``status`` is exactly ``ok`` with an event ID and a whole-minute ``start`` with an
+  offset of whole minutes, naming the instant the user approved (the Invocation's ``start``, when
+  known); no other field says otherwise (``committed`` false, an ``error``, another ``title`` or
+  ``tool_call_id``): date and time said in the runtime's time zone (``zoneinfo``), the title copied;
 * ``not_committed`` / ``unavailable`` — ``status`` is exactly that and the result carries
   no event ID and no start (the service wrote nothing);
-* ``unclear`` — anything else (another spelling of the status, a missing or empty field,
-  fields that disagree): the sentence says the outcome could not be confirmed.
+* ``unclear`` — anything else (another spelling of the status, a missing or empty field, fields
+  that disagree, a start the zone cannot say): the sentence says the outcome could not be confirmed.
+  A title the tokenizer cannot spell gives the same sentence without the title.
 
 The frame f = (f_1, …, f_n) is spelled by the tokenizer once; after k answer tokens with
 text ``s``:  allowed[v] = (f_1…f_k spells s and f_{k+1} = v),  allowed[EOS] = (s = f).
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -33,6 +35,29 @@ import numpy as np
 ANSWER_STRATEGY = "greedy_with_answer_slots"
 TIMEZONE = "Asia/Shanghai"  # §7.10: the runtime's zone, in which every time is said
 EVENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: the sentence when the title itself cannot be spelled
+UNCLEAR_UNTITLED = "无法确认创建提醒：请确认日历。"
+
+
+#: what t10 carries of the service's result into mc_02's prompt: the outcome, the event and its start —
+#: the facts the answer may state. ``committed_at``, the service's own clock, is not one of them (with it,
+#: mc_02's prompt would read 159 tokens instead of the chapter's 132).
+TOOL_MESSAGE_FIELDS = ("status", "event_id", "start")
+
+
+def tool_message(result: dict, call_id: str) -> dict:
+    """t10: the tool message for the service's ``result`` — ``call_id`` and ``TOOL_MESSAGE_FIELDS`` (an
+    event ID and a start the service did not send are None). Refused: an ``ok`` without an event ID or a
+    start, and a result whose other fields contradict its status (``committed``, ``error``)."""
+    if not isinstance(result, dict) or not isinstance(result.get("status"), str):
+        raise ValueError(f"the service's result must be a dict with a 'status' string, got {result!r}")
+    ok = result["status"] == "ok"
+    if ok and not all(k in result for k in TOOL_MESSAGE_FIELDS):
+        missing = [k for k in TOOL_MESSAGE_FIELDS if k not in result]
+        raise ValueError(f"the service's result says ok but lacks {missing}: {result!r}")
+    if result.get("committed", ok) is not ok or (ok and result.get("error") is not None):
+        raise ValueError(f"the service's result contradicts its status {result['status']!r}: {result!r}")
+    return {"tool_call_id": call_id, **{k: result.get(k) for k in TOOL_MESSAGE_FIELDS}}
 
 
 def clock_words(start: str, timezone: str = TIMEZONE) -> tuple[str, str]:
@@ -52,13 +77,22 @@ def clock_words(start: str, timezone: str = TIMEZONE) -> tuple[str, str]:
     return f"{local.year} 年 {local.month} 月 {local.day} 日", f"{half} {hour}:{local.minute:02d}"
 
 
-def start_moment(start) -> datetime | None:
-    """The instant ``start`` names; None without an offset or off a whole minute."""
+def start_moment(start, timezone: str = TIMEZONE) -> datetime | None:
+    """The instant ``start`` names; None without an offset, off a whole minute (in its own offset or
+    by an offset with seconds), or outside what ``timezone``'s calendar can say (year 1, year 9999)."""
     try:
         moment = datetime.fromisoformat(start)
     except (TypeError, ValueError):  # not a string, or not a date-time
         return None
-    return None if moment.tzinfo is None or moment.second or moment.microsecond else moment
+    if moment.tzinfo is None or moment.second or moment.microsecond:
+        return None
+    if moment.utcoffset() % timedelta(minutes=1):
+        return None  # +08:00:30: a whole minute there is 8:59:30 here
+    try:
+        moment.astimezone(ZoneInfo(timezone))
+    except (OverflowError, ValueError):
+        return None
+    return moment
 
 
 def frame_sentences(title: str, start: str | None = None, timezone: str = TIMEZONE) -> dict[str, str]:
@@ -73,27 +107,37 @@ def frame_sentences(title: str, start: str | None = None, timezone: str = TIMEZO
     return frames
 
 
-def result_kind(tool_message: dict, title: str) -> str:
-    """The one kind of sentence the result's fields allow (see the module docstring)."""
+def result_kind(tool_message: dict, title: str, approved_start: str | None = None, call_id: str | None = None) -> str:
+    """The one kind of sentence the result's fields allow, checked against the confirmed Invocation's
+    ``approved_start`` and the proposal's ``call_id`` when given (see the module docstring)."""
     if not isinstance(tool_message, dict):
         raise ValueError(f"tool_message must be a dict (the tool result), got {type(tool_message).__name__}")
     status, event_id, start = (tool_message.get(k) for k in ("status", "event_id", "start"))
     if tool_message.get("title", title) != title:
         return "unclear"  # the result speaks of another reminder than the proposal
+    if call_id is not None and tool_message.get("tool_call_id") != call_id:
+        return "unclear"  # the result answers another call, or does not say which
+    if tool_message.get("error") is not None or tool_message.get("committed", status == "ok") != (status == "ok"):
+        return "unclear"  # a field beside the status says otherwise
     if status == "ok":
-        evidence = isinstance(event_id, str) and EVENT_ID.fullmatch(event_id) and start_moment(start)
-        return "created" if evidence else "unclear"
+        moment = start_moment(start) if isinstance(event_id, str) and EVENT_ID.fullmatch(event_id) else None
+        approved = start_moment(approved_start) if approved_start is not None else moment
+        return "created" if moment is not None and moment == approved else "unclear"
     if status in ("not_committed", "unavailable") and event_id is None and start is None:
         return status
     return "unclear"
 
 
-def answer_frames(arguments: dict, tool_message: dict, timezone: str = TIMEZONE) -> dict[str, str]:
-    """The sentence mc_02 may write for ``tool_message``: {kind: sentence}, one entry."""
+def answer_frames(
+    arguments: dict, tool_message: dict, timezone: str = TIMEZONE, approved: dict | None = None
+) -> dict[str, str]:
+    """The sentence mc_02 may write for ``tool_message``: {kind: sentence}, one entry. ``approved``:
+    the confirmed Invocation's arguments and ``tool_call_id`` (its start is what the user approved)."""
     title = arguments.get("title") if isinstance(arguments, dict) else None
     if not isinstance(title, str) or not title:
         raise ValueError(f"arguments must carry the proposal's 'title', got {arguments!r}")
-    kind = result_kind(tool_message, title)
+    approved = approved or {}
+    kind = result_kind(tool_message, title, approved.get("start"), approved.get("tool_call_id"))
     start = tool_message["start"] if kind == "created" else None
     return {kind: frame_sentences(title, start, timezone)[kind]}
 
@@ -107,8 +151,14 @@ class AnswerSlots:
     eos_id: int
 
     @classmethod
-    def for_result(cls, arguments: dict, tool_message: dict, tokenizer, timezone: str = TIMEZONE) -> AnswerSlots:
-        return cls.of(answer_frames(arguments, tool_message, timezone), tokenizer)
+    def for_result(
+        cls, arguments: dict, tool_message: dict, tokenizer, timezone: str = TIMEZONE, approved: dict | None = None
+    ) -> AnswerSlots:
+        frames = answer_frames(arguments, tool_message, timezone, approved)
+        try:
+            return cls.of(frames, tokenizer)
+        except ValueError:  # a title the tokenizer cannot spell: say the outcome is unclear, untitled
+            return cls.of({"unclear": UNCLEAR_UNTITLED}, tokenizer)
 
     @classmethod
     def of(cls, frames: dict, tokenizer) -> AnswerSlots:

@@ -165,18 +165,26 @@ def prefill_with_reuse(decoder, cached_ids: np.ndarray, cache, ids: np.ndarray, 
 
 
 def second_model_call(
-    decoder, spec: ToolSpec, user_text: str, first: ModelCall, tool_message: dict, reuse=None, timezone=TIMEZONE
+    decoder,
+    spec: ToolSpec,
+    user_text: str,
+    first: ModelCall,
+    tool_message: dict,
+    reuse=None,
+    timezone=TIMEZONE,
+    approved: dict | None = None,
 ) -> ModelCall:
     """mc_02: reuse mc_01's cache for the identical prefix, prefill the rest (the proposal and
     the tool message), then greedy decoding under the answer-slot mask derived from the
-    proposal's arguments and ``tool_message``, times said in ``timezone`` (``labkit.tools.answer``)."""
+    proposal's arguments and ``tool_message``, checked against what the user ``approved`` (the
+    Invocation's arguments and the call ID), times said in ``timezone`` (``labkit.tools.answer``)."""
     import json
 
     tok, template = ToolTokenizer(), ToolTemplate()
     text = template.after_tool_result([spec], user_text, first.decode.text, tool_message)
     ids = np.array([tok.encode(text)])
     reused, prefill, cache = prefill_with_reuse(decoder, first.input_ids, first.cache, ids, reuse)
-    slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, tok, timezone)
+    slots = AnswerSlots.for_result(json.loads(first.decode.text), tool_message, tok, timezone, approved)
     first_logits = prefill.next_logits[0]
     decode = greedy_decode(
         first_logits,

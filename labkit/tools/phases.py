@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from functools import partial
 
-from labkit.tools.answer import ANSWER_STRATEGY
+from labkit.tools.answer import ANSWER_STRATEGY, tool_message
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.calls import first_model_call, model_started_payload, second_model_call
 from labkit.tools.confirm import (
@@ -203,8 +203,7 @@ def cancel_after_commit(run: ToolTrace) -> str | None:
 
 def observe(run: ToolTrace) -> None:
     """t10: the service's result becomes a tool message."""
-    result = run.result
-    run.tool_message = {"tool_call_id": PROPOSAL_ID, **{k: result[k] for k in ("status", "event_id", "start")}}
+    run.tool_message = tool_message(run.result, PROPOSAL_ID)
     run.enter(State.OBSERVED, "runtime", "result.encoded", side_effect=True, tool_message=run.tool_message)
 
 
@@ -212,8 +211,9 @@ def answer(run: ToolTrace) -> None:
     """t11–t13, mc_02: sees the tool result (reusing mc_01's prefix cache), then answers."""
     rec, result = run.rec, run.result
     reuse, zone = run.hooks.reusable_prefix, run.config.timezone
+    approved = {**run.presented.normalized_arguments, "tool_call_id": PROPOSAL_ID}
     second = run.second_call = second_model_call(
-        run.decoder, run.spec, run.config.user_text, run.first_call, run.tool_message, reuse, zone
+        run.decoder, run.spec, run.config.user_text, run.first_call, run.tool_message, reuse, zone, approved
     )
     started = model_started_payload(second, {**run.artifacts, "sampler": ANSWER_STRATEGY})
     seen = {
