@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 #: ``labkit trace COMMAND`` beside the kinds: command → help
@@ -105,7 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     try:
-        return int(args._run(args) or 0)
+        status = int(args._run(args) or 0)
+        sys.stdout.flush()  # a reader that stopped reading (``| head``) is found here, not at exit
+        return status
+    except BrokenPipeError:  # ``labkit check | head -c 10``: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush goes nowhere
+        return 0
     except (ValueError, FileNotFoundError, argparse.ArgumentTypeError) as exc:
         print(f"labkit: error: {exc}", file=sys.stderr)
         return 2
