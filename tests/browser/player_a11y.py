@@ -39,9 +39,9 @@ JS_A11Y = """() => {
           live: Array.from(root.querySelectorAll('[aria-live]')).map((n) => [n.getAttribute('aria-live'), n.textContent.trim()])};
 }"""
 
-#: the values of the player's inputs and pickers: which ones a key moved
-JS_VALUES = """() => Object.fromEntries(Array.from(window.playerEl.querySelectorAll('input[data-control], select[data-control]'))
-  .map((c) => [c.dataset.control, c.type === 'checkbox' ? String(c.checked) : c.value]))"""
+#: the values of the player's sliders and pickers: which ones a key moved
+JS_VALUES = """() => Object.fromEntries(Array.from(window.playerEl.querySelectorAll('input[type=range][data-control], select[data-control]'))
+  .map((c) => [c.dataset.control, c.value]))"""
 
 JS_CONTRAST = """() => {
   const root = window.playerEl.querySelector('.lk-player');

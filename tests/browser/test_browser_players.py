@@ -155,7 +155,7 @@ JS_LAYOUT = """(column) => {
     if (tops.size > 1) wrapped.push(parent.className || 'div');
   }
   const scrolls = Array.from(root.querySelectorAll('*')).filter(n => n !== root && n.scrollWidth > n.clientWidth + 1
-    && getComputedStyle(n).overflowX !== 'visible' && !n.classList.contains('lk-scroll'))
+    && getComputedStyle(n).overflowX !== 'visible' && !n.closest('.lk-scroll, .lk-sr'))
     .map(n => n.tagName + '.' + n.className);
   // a marked scroll region that scrolls says so: its cue (the next element) is shown
   const uncued = Array.from(root.querySelectorAll('.lk-scroll')).filter(n => n.scrollWidth > n.clientWidth + 1)
@@ -193,6 +193,8 @@ def test_player_fits_the_text_column_with_no_text_under_11px(context, harness, p
     """In the 725-px column and, on a 390-px phone, in its 364-px column: the player lays out for
     the width it has (it reflows, never shrinks its drawing, and scrolls only a marked timeline)."""
     page, _ = open_player(context, harness, page_md, name)
+    page.evaluate("(w) => { document.getElementById('host').style.width = w + 'px'; }", COLUMN_PX)
+    page.evaluate(JS_TWO_FRAMES)  # the harness is wider than the column when the player first draws
     problems = layout_problems(page, COLUMN_PX)
     page.evaluate("() => window.playerEl.querySelector('.lk-player').focus()")
     page.keyboard.press("End")  # the last step: a long timeline must have followed it
