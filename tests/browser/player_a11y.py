@@ -34,13 +34,15 @@ JS_A11Y = """() => {
     .filter((c) => !c.closest('[aria-hidden=true]') && !c.parentElement.closest('svg'))
     .map((c) => ({what: c.dataset.role || c.tagName.toLowerCase(), role: c.getAttribute('role') || '',
                   name: nameOf(c), description: refs(c, 'aria-describedby')}));
-  return {role: root.getAttribute('role'), name: nameOf(root), title: root.querySelector('.lk-title').textContent.trim(),
-          player: root.dataset.player, charts,
-          live: Array.from(root.querySelectorAll('[aria-live]')).map((n) => [n.getAttribute('aria-live'), n.textContent.trim()])};
+  const live = Array.from(root.querySelectorAll('[aria-live]'))
+    .map((n) => [n.getAttribute('aria-live'), n.textContent.trim()]);
+  const title = root.querySelector('.lk-title').textContent.trim();
+  return {role: root.getAttribute('role'), name: nameOf(root), title, player: root.dataset.player, charts, live};
 }"""
 
 #: the values of the player's sliders and pickers: which ones a key moved
-JS_VALUES = """() => Object.fromEntries(Array.from(window.playerEl.querySelectorAll('input[type=range][data-control], select[data-control]'))
+JS_VALUES = """() => Object.fromEntries(Array.from(
+  window.playerEl.querySelectorAll('input[type=range][data-control], select[data-control]'))
   .map((c) => [c.dataset.control, c.value]))"""
 
 JS_CONTRAST = """() => {
@@ -58,7 +60,11 @@ JS_CONTRAST = """() => {
   const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
   const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
-  const opacity = (el) => { let o = 1; for (let n = el; n && n !== root.parentNode; n = n.parentElement) o *= Number(getComputedStyle(n).opacity); return o; };
+  const opacity = (el) => {
+    let o = 1;
+    for (let n = el; n && n !== root.parentNode; n = n.parentElement) o *= Number(getComputedStyle(n).opacity);
+    return o;
+  };
   const htmlBackground = (el) => {
     const layers = [];
     for (let n = el; n; n = n.parentElement) {
@@ -72,11 +78,13 @@ JS_CONTRAST = """() => {
     const centre = new DOMPoint(box.x + box.width / 2, box.y + box.height / 2).matrixTransform(text.getCTM());
     let bg = htmlBackground(svg);
     for (const shape of svg.querySelectorAll('rect, circle, ellipse, path, polygon')) {
-      if (!(shape.compareDocumentPosition(text) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;  // painted above the text
+      // a shape after the text is painted above it
+      if (!(shape.compareDocumentPosition(text) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
       const style = getComputedStyle(shape), fill = parse(style.fill);
       if (!fill || style.visibility === 'hidden' || shape.closest('defs, pattern')) continue;
       const point = centre.matrixTransform(shape.getCTM().inverse());
-      if (shape.isPointInFill(point)) bg = over([...fill.slice(0, 3), fill[3] * Number(style.fillOpacity) * opacity(shape)], bg);
+      const alpha = fill[3] * Number(style.fillOpacity) * opacity(shape);
+      if (shape.isPointInFill(point)) bg = over([...fill.slice(0, 3), alpha], bg);
     }
     return bg;
   };
@@ -96,7 +104,8 @@ JS_CONTRAST = """() => {
   for (const canvas of root.querySelectorAll('canvas')) {
     for (const [pair, sample] of (window.canvasInk && window.canvasInk.get(canvas)) || []) {
       const [fg, bg] = pair.split('|').map(parse);
-      if (fg && bg) found.push([`canvas ${canvas.dataset.role || ''} ${sample}`, Math.round(ratio(over(fg, bg), bg) * 100) / 100]);
+      const r = fg && bg ? Math.round(ratio(over(fg, bg), bg) * 100) / 100 : null;
+      if (r !== null) found.push([`canvas ${canvas.dataset.role || ''} ${sample}`, r]);
     }
   }
   return found;

@@ -148,9 +148,9 @@ export function follow(box, x) {
 
 /** A long timeline's box (a .lk-scroll, the one kind of box that scrolls sideways, reachable with
  *  Tab and scrolled with the arrows) and the cue under it, shown while it is wider than the column. */
-export function scroller(role, label) {
+export function scroller(role, label, say = "⇆ wider than the column: scroll it sideways (it follows the step)") {
   const box = h("div", { class: "lk-scroll", "data-role": role, tabindex: 0, role: "region", "aria-label": label });
-  const cue = h("div", { class: "lk-scroll-cue", hidden: true }, "⇆ wider than the column: scroll it sideways (it follows the step)");
+  const cue = h("div", { class: "lk-scroll-cue", hidden: true }, say);
   return { box, cue };
 }
 

@@ -67,7 +67,7 @@ function skeleton(panel, width, root) {
     style: `position:absolute; left:${x0(k)}px; top:0; width:${block}px; height:${TOP + R * cell}px` }));
   const inner = h("div", { style: `position:relative; width:${RW}px; height:${H}px` }, labels, ...canvases);
   if (RW <= width) return { box: inner, titles, canvases };
-  const { box: scroll, cue } = scroller("heatmap-row", "attention heads, wider than the column");
+  const { box: scroll, cue } = scroller("heatmap-row", "attention heads, wider than the column", "⇆ wider than the column: scroll it sideways");
   scroll.append(inner);
   cue.hidden = false;
   return { box: h("div", {}, scroll, cue), titles, canvases };
