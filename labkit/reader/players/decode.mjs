@@ -102,7 +102,7 @@ function buildFigure(data, root, width) {
     lines.forEach((line, k) => { legend[k].textContent = line; });
     logitsAlt.textContent = `selected ${step.selected} ${pieces[step.selected]}; masked to −∞: ${step.masked.join(", ") || "none"}; `
       + `raw logits: ${step.raw.map((v, i) => `${i} ${pieces[i]} ${fmt(v, 2)}`).join(", ")}`;
-    cacheAlt.textContent = `cache length at step start: ${step.cache_start.join(", ")}; `
+    cacheAlt.textContent = `cache per layer when the step starts: ${step.cache_start.join(", ")}; `
       + (step.cache_after ? `after decode: ${step.cache_after.join(", ")}` : `no decode (finish: ${step.finish})`);
   }
   return { nodes: [svg, cache], show };
