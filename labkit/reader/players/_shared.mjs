@@ -41,15 +41,38 @@ export function modelData(model) {
 
 /** Show the data's title and run setup() in the player's ``root``, now and again whenever the
  *  kernel sets new data; returns the cleanup function (what a player's render() returns). */
-export function start(model, root, setup) {
+export function start(model, root, setup, relayout = null) {
   const handler = () => {
-    root.querySelector(".lk-title").textContent = modelData(model).title || "";
+    const title = modelData(model).title || "";
+    root.querySelector(".lk-title").textContent = title;
+    root.setAttribute("aria-label", title || root.dataset.player);  // the group is named by its title
     setup();
   };
   handler();
-  if (typeof model.on !== "function") return () => {};
+  const stopResize = relayout ? onWidth(root, relayout) : () => {};
+  if (typeof model.on !== "function") return stopResize;
   model.on("change:data", handler);
-  return () => { if (typeof model.off === "function") model.off("change:data", handler); };
+  return () => { stopResize(); if (typeof model.off === "function") model.off("change:data", handler); };
+}
+
+/** The width a player's drawing has: its root's content box (``fallback`` before it is laid out). */
+export function widthOf(root, fallback = 700) {
+  const style = getComputedStyle(root);
+  const inner = root.clientWidth - parseFloat(style.paddingLeft || 0) - parseFloat(style.paddingRight || 0);
+  return inner > 40 ? Math.floor(inner) : fallback;
+}
+
+/** Call relayout(width) whenever the player's width changes (a phone, a resized panel): the player
+ *  lays its drawings out again for the width it has instead of shrinking them. */
+function onWidth(root, relayout) {
+  if (typeof ResizeObserver !== "function") return () => {};
+  let last = widthOf(root, 0);
+  const observer = new ResizeObserver(() => {
+    const now = widthOf(root, 0);
+    if (now && now !== last) { last = now; relayout(now); }
+  });
+  observer.observe(root);
+  return () => observer.disconnect();
 }
 
 /** Ask the kernel for a state the data does not hold (Python: Player.request → recompute). */
@@ -119,11 +142,49 @@ export function fmt(value, digits = 2) {
  *  a long timeline follows the current step instead of leaving it out of view. */
 export function follow(box, x) {
   box.scrollLeft = Math.max(0, x - box.clientWidth / 2);
+  const cue = box.nextElementSibling;
+  if (cue && cue.classList.contains("lk-scroll-cue")) cue.hidden = box.scrollWidth <= box.clientWidth + 1;
+}
+
+/** A long timeline's box (a .lk-scroll, the one kind of box that scrolls sideways, reachable with
+ *  Tab and scrolled with the arrows) and the cue under it, shown while it is wider than the column. */
+export function scroller(role, label, say = "⇆ wider than the column: scroll it sideways (it follows the step)") {
+  const box = h("div", { class: "lk-scroll", "data-role": role, tabindex: 0, role: "region", "aria-label": label });
+  const cue = h("div", { class: "lk-scroll-cue", hidden: true }, say);
+  return { box, cue };
+}
+
+let described = 0;
+
+/** Make ``node`` (an SVG or a canvas) an image named ``name``, described by a visually hidden text
+ *  (returned: the player writes the drawing's values into it at each draw). */
+export function describe(root, node, name) {
+  const id = `lk-alt-${++described}-${Math.random().toString(36).slice(2, 8)}`;
+  const text = h("div", { class: "lk-sr", id, "data-role": "alt" });
+  root.querySelector(".lk-alts").append(text);
+  node.setAttribute("role", "img");
+  node.setAttribute("aria-label", name);
+  node.setAttribute("aria-describedby", id);
+  return text;
+}
+
+/** The text colour that reads best on ``background`` (#rrggbb or rgb(…)): black or white, whichever
+ *  contrasts more (at least 4.58:1 on any background). */
+export function ink(background) {
+  const c = background.startsWith("#") ? [1, 3, 5].map((i) => parseInt(background.slice(i, i + 2), 16))
+    : background.match(/\d+/g).slice(0, 3).map(Number);
+  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  return 1.05 / (lum + 0.05) >= (lum + 0.05) / 0.05 ? "#fff" : "#000";
 }
 
 /** Mark a finished draw (tests wait for the counter; hosts ignore it). */
-export function painted(root) {
+export function painted(root, say = null) {
   root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
+  if (say !== null) {
+    const status = root.querySelector(".lk-status");
+    if (status.textContent !== say) status.textContent = say;
+  }
 }
 
 /** The players' font stack: the system's UI font, then any Chinese font the reader has. */
@@ -144,12 +205,18 @@ const BASE_CSS = `
 .lk-player .lk-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0 6px; }
 .lk-player button { font: inherit; padding: 2px 10px; border: 1px solid #999; border-radius: 4px; background: #f4f4f4; cursor: pointer; }
 .lk-player button[disabled] { opacity: 0.45; cursor: default; }
-.lk-player button.lk-on { background: #dd8452; color: #fff; border-color: #b8683a; }
+.lk-player button.lk-on { background: #b5532a; color: #fff; border-color: #8f3f1e; }
 .lk-player select, .lk-player input { font: inherit; }
 .lk-player .lk-label { color: #333; }
-.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", "Noto Sans CJK SC", "WenQuanYi Micro Hei", monospace; font-size: 11px; white-space: pre-wrap; margin: 4px 0 0; }
+.lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", "Noto Sans CJK SC", "WenQuanYi Micro Hei", monospace; font-size: 11px; white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0 0; }
 .lk-player svg text { font-family: ${FONT}; }
 .lk-player .lk-scroll { overflow-x: auto; max-width: 100%; }
+.lk-player .lk-scroll-cue { font-size: 12px; color: #555; margin: 2px 0 4px; }
+.lk-player .lk-scroll-cue[hidden] { display: none; }
+.lk-player .lk-sr { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden;
+  clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; border: 0; }
+.lk-player .lk-panels { display: flex; flex-wrap: wrap; gap: 8px; }
+.lk-player .lk-panels > svg { flex: none; }
 `;
 
 /** The player's frame: a root div with the book's style and the player's ``kind`` class, and
@@ -160,8 +227,12 @@ const BASE_CSS = `
 export function frame(el, name, css = "", steps = "", kind = "") {
   el.replaceChildren();
   const root = h("div", { class: `lk-player ${kind}`.trim(), "data-player": name, "data-steps": steps, tabindex: 0,
-                          role: "group", "aria-label": name });
-  root.append(h("style", { text: BASE_CSS + css }), h("div", { class: "lk-title" }));
+                          role: "group", style: "position: relative" });
+  // the title (also the group's name, set by start), a polite live region that says each new state
+  // in a few words (painted(root, say)), and the drawings' text descriptions (describe)
+  root.append(h("style", { text: BASE_CSS + css }), h("div", { class: "lk-title" }),
+              h("div", { class: "lk-sr lk-status", "aria-live": "polite", "data-role": "status" }),
+              h("div", { class: "lk-sr lk-alts" }));
   root.addEventListener("keydown", (event) => { event.stopPropagation(); stepKey(root, event); });
   el.append(root);
   return root;
@@ -176,8 +247,10 @@ function stepKey(root, event) {
   if (!move || (event.target !== root && event.target.tagName !== "BUTTON")) return;
   event.preventDefault();
   const control = (name) => root.querySelector(`[data-control="${name}"]`);
-  const slider = root.querySelector('input[type="range"][data-control]');
-  if (slider && Math.abs(move) === Infinity) {
+  // Home/End move the control the arrows move: the step slider of a stepper, else the named one
+  const named = control((root.dataset.steps || "").split(" ")[0]);
+  const slider = named && named.tagName !== "BUTTON" ? null : control("step");
+  if (slider && slider.type === "range" && Math.abs(move) === Infinity) {
     slider.value = move < 0 ? slider.min : slider.max;
     slider.dispatchEvent(new Event("input", { bubbles: true }));
     return;

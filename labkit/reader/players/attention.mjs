@@ -4,7 +4,7 @@
 // lab decoder's decode step with k cached tokens under the causal (bottom-right) or the
 // top-left rectangular mask.  Data: labkit.reader.players.attention.
 
-import { h, s, modelData, start, fmt, textWidth, FONT, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, fmt, textWidth, FONT, painted, frame, describe, ink, widthOf, scroller } from "./_shared.mjs";
 
 /** A compact viridis ramp (5 stops), value 0…1 → "rgb(…)". */
 const RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
@@ -16,42 +16,62 @@ function viridis(v) {
 
 // A panel's skeleton (labels, one canvas per head) is built once per shape and labels; a change
 // of panel only repaints the canvases, so the labels (CJK pieces in trace one) are never laid out
-// again.  Every text is 11 px: the heads sit side by side in the 725-px text column, the cells
+// again.  Every text is 11 px: as many heads sit side by side as the player's width holds with
+// cells of at least 22 px (all of them in the 725-px text column; one a row on a phone), the cells
 // as large as that leaves (22–34 px), a weight written without its leading zero (.25 = 0.25).
-const COLUMN = 700, GAP = 16, PAD = 8, TOP = 20, TEXT = 11;
+const COLUMN = 700, GAP = 16, PAD = 8, TOP = 20, TEXT = 11, MIN_CELL = 22;
 
 function cellText(kind, v) {
   if (kind === "mask") return "1";
   return v >= 0.995 ? "1" : fmt(v, 2).slice(1);
 }
 
-function skeleton(panel) {
+function skeleton(panel, width, root) {
   const R = panel.rows.length, C = panel.cols.length, n = panel.heads.length;
   const left = Math.ceil(Math.max(...panel.rows.map((r) => textWidth(r)))) + 10;
   // the column labels run down-left at 60° from their column: as tall as the longest is wide · sin 60°
   const bottom = Math.ceil(Math.max(...panel.cols.map((c) => textWidth(c))) * Math.sin(Math.PI / 3)) + 16;
-  const cell = Math.max(22, Math.min(34, Math.floor((COLUMN - left - PAD - (n - 1) * GAP) / (n * C))));
-  const block = C * cell, W = left + n * block + (n - 1) * GAP + PAD, H = TOP + R * cell + bottom;
-  const x0 = (k) => left + k * (block + GAP);
+  const fits = (k) => Math.floor((width - left - PAD - (k - 1) * GAP) / (k * C));
+  let perRow = n;
+  while (perRow > 1 && fits(perRow) < MIN_CELL) perRow -= 1;
+  const cell = Math.max(MIN_CELL, Math.min(34, fits(perRow)));
+  const block = C * cell, H = TOP + R * cell + bottom;
+  const x0 = (k) => left + (k % perRow) * (block + GAP);
+  const ratio = Math.max(1, Math.round(globalThis.devicePixelRatio || 1));
+  const boxes = [];
+  for (let first = 0; first < n; first += perRow) boxes.push(rowOfHeads(panel, first, Math.min(n, first + perRow)));
+  const alts = panel.heads.map(() => null);
+  const box = h("div", {}, ...boxes.map((b) => b.box));
+  const titles = boxes.flatMap((b) => b.titles), canvases = boxes.flatMap((b) => b.canvases);
+  canvases.forEach((canvas, k) => { alts[k] = describe(root, canvas, `head ${k}: ${panel.kind === "mask" ? "mask" : "attention weights"}, rows ${panel.rows.length} queries, columns ${panel.cols.length} keys`); });
+  // one row of heads (from first to end): its labels (SVG) under its cells (a canvas per head);
+  // too narrow for even one head at 22-px cells, it scrolls sideways (a marked box, with its cue)
+  function rowOfHeads(panel, first, end) {
+    const count = end - first, RW = left + count * block + (count - 1) * GAP + PAD;
   // two layers: the labels (SVG, never touched again) under the cells (canvases, repainted per
   // panel), so a change costs no text layout at all
-  const labels = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "aria-hidden": "true" });
-  const titles = panel.heads.map((head, k) => s("text", { x: x0(k), y: 13, "font-size": TEXT, "font-weight": 600 }));
+  const labels = s("svg", { width: RW, height: H, viewBox: `0 0 ${RW} ${H}`, "aria-hidden": "true" });
+  const titles = panel.heads.slice(first, end).map((head, k) => s("text", { x: x0(k), y: 13, "font-size": TEXT, "font-weight": 600 }));
   labels.append(...titles);
   panel.rows.forEach((label, i) => {
     labels.append(s("text", { x: left - 4, y: TOP + i * cell + cell / 2 + 4, "text-anchor": "end", "font-size": TEXT }, label));
   });
-  for (let k = 0; k < n; k++) {
+  for (let k = 0; k < count; k++) {
     panel.cols.forEach((label, j) => {
       const x = x0(k) + j * cell + cell / 2, y = TOP + R * cell + 8;
       labels.append(s("text", { x, y, "font-size": TEXT, "text-anchor": "end", transform: `rotate(-60 ${x} ${y})` }, label));
     });
   }
-  const ratio = Math.max(1, Math.round(globalThis.devicePixelRatio || 1));
-  const canvases = panel.heads.map((head, k) => h("canvas", {
-    width: block * ratio, height: (TOP + R * cell) * ratio, role: "img", "data-role": "heatmap",
+  const canvases = panel.heads.slice(first, end).map((head, k) => h("canvas", {
+    width: block * ratio, height: (TOP + R * cell) * ratio, "data-role": "heatmap",
     style: `position:absolute; left:${x0(k)}px; top:0; width:${block}px; height:${TOP + R * cell}px` }));
-  const box = h("div", { style: `position:relative; width:${W}px; height:${H}px` }, labels, ...canvases);
+  const inner = h("div", { style: `position:relative; width:${RW}px; height:${H}px` }, labels, ...canvases);
+  if (RW <= width) return { box: inner, titles, canvases };
+  const { box: scroll, cue } = scroller("heatmap-row", "attention heads, wider than the column", "⇆ wider than the column: scroll it sideways");
+  scroll.append(inner);
+  cue.hidden = false;
+  return { box: h("div", {}, scroll, cue), titles, canvases };
+  }
   function show(panel2, key) {
     panel2.heads.forEach((head, k) => {
       const canvas = canvases[k], ctx = canvas.getContext("2d");
@@ -66,13 +86,19 @@ function skeleton(panel) {
         ctx.fillStyle = v === null ? "#e0e0e0" : panel2.kind === "mask" ? "#4c72b0" : viridis(v);
         ctx.fillRect(x, y, cell - 1, cell - 1);
         if (v !== null) {
-          ctx.fillStyle = panel2.kind === "mask" || v < 0.6 ? "#fff" : "#000";
+          ctx.fillStyle = panel2.kind === "mask" ? "#fff" : ink(viridis(v));
           ctx.fillText(cellText(panel2.kind, v), x + cell / 2 - 0.5, y + cell / 2);
         }
       }));
       canvas.dataset.state = `${key}/${k}`;
       canvas.dataset.blocked = String(head.values.flat().filter((v) => v === null).length);
       canvas.dataset.cells = JSON.stringify(head.values.map((row) => row.map((v) => (v === null ? 0 : 1))));
+      alts[k].textContent = `${head.title}: ` + head.values.map((row, i) => {
+        const seen = row.map((v, j) => [v, j]).filter(([v]) => v !== null);
+        if (panel2.kind === "mask") return `${panel.rows[i]} sees ${seen.map(([, j]) => panel.cols[j]).join(" ")}`;
+        const [v, j] = seen.reduce((a, b) => (b[0] > a[0] ? b : a), [-1, -1]);
+        return `${panel.rows[i]} most on ${panel.cols[j]} (${fmt(v, 2)})`;
+      }).join("; ");
     });
   }
   return { box, show };
@@ -80,6 +106,7 @@ function skeleton(panel) {
 
 function render({ model, el }) {
   const root = frame(el, "attention", "", "", "lk-att");
+  let width = widthOf(root);
   const group = h("select", { "data-control": "group", "aria-label": "view", onchange: () => { buildControls(); draw(); } });
   const controlBox = h("span", { class: "lk-controls", style: "margin:0" });
   const caption = h("div", { class: "lk-label", "data-role": "caption" });
@@ -114,15 +141,15 @@ function render({ model, el }) {
     const choice = pickers.map((p) => p.value).join("|"), panel = g && g.panels[choice];
     if (!panel) { heads.replaceChildren(); painted(root); return; }
     caption.textContent = panel.kind === "mask" ? panel.caption : `${panel.caption}; a cell's weight to 2 decimals (.25 = 0.25)`;
-    const key = `${group.value}/${panel.heads.length}/${panel.rows.join("\u0001")}|${panel.cols.join("\u0001")}`;
-    if (!skeletons.has(key)) skeletons.set(key, skeleton(panel));
+    const key = `${width}/${group.value}/${panel.heads.length}/${panel.rows.join("\u0001")}|${panel.cols.join("\u0001")}`;
+    if (!skeletons.has(key)) skeletons.set(key, skeleton(panel, Math.min(COLUMN, width), root));
     const view = skeletons.get(key);
     view.show(panel, choice);
     if (heads.firstChild !== view.box) heads.replaceChildren(view.box);
-    painted(root);
+    painted(root, `${g.title}: ${pickers.map((p) => p.value).join(", ")}`);
   }
 
-  return start(model, root, setup);
+  return start(model, root, setup, (now) => { width = now; skeletons.clear(); root.querySelector(".lk-alts").replaceChildren(); draw(); });
 }
 
 export default { render };

@@ -3,18 +3,18 @@
 // against batch; right, the aggregate and per-request token-rate ceilings (log axes), the
 // dotted line B / (KV bytes per request).  Data: labkit.reader.players.bandwidth_calculator.
 
-import { h, s, modelData, start, kernelRow, pickerRow, choices, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, kernelRow, pickerRow, choices, fmt, painted, frame, describe } from "./_shared.mjs";
 
 const CSS = `
-.lk-bw .lk-panels { display: flex; gap: 8px; }
 .lk-bw input[type=number] { width: 7em; }
 `;
 const W = 330, H = 200, LEFT = 48, TOP = 14, BOTTOM = 30;
 const LABELS = { batch: "batch", bytes_per_param: "bytes / parameter", kv_bytes: "bytes / KV element",
                  context: "context (tokens)", kv_heads: "KV heads", tb: "bandwidth (TB/s)" };
 
-function panel(role, batches, series, ylabel) {
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": role });
+function panel(root, role, batches, series, ylabel) {
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": role });
+  const alt = describe(root, svg, `${ylabel} against batch (log axes)`);
   const x = (b) => LEFT + Math.log2(b) / Math.log2(batches[batches.length - 1]) * (W - LEFT - 10);
   for (const b of batches) svg.append(s("text", { x: x(b), y: H - BOTTOM + 13, "font-size": 11, "text-anchor": "middle", fill: "#555" }, String(b)));
   svg.append(s("text", { x: LEFT + (W - LEFT) / 2, y: H - 3, "font-size": 11, "text-anchor": "middle" }, "batch (requests)"),
@@ -35,6 +35,8 @@ function panel(role, batches, series, ylabel) {
     });
     guide.setAttribute("visibility", guideValue ? "visible" : "hidden");
     if (guideValue) { guide.setAttribute("y1", y(guideValue)); guide.setAttribute("y2", y(guideValue)); }
+    alt.textContent = batches.map((b, i) => `batch ${b}: ${columns.map((values) => fmt(values[i], 2)).join(", ")}`).join("; ")
+      + (guideValue ? `; dotted line at ${fmt(guideValue, 0)}` : "");
     [[0, 10 ** hi], [1, 10 ** lo]].forEach(([k, v]) => { ticks[k].setAttribute("y", y(v) + 4); ticks[k].textContent = fmt(v, v < 10 ? 2 : 0); });
   } };
 }
@@ -56,8 +58,9 @@ function render({ model, el }) {
     const options = { ...data.axes, batch: data.batches.map(String) };
     for (const [name, select] of Object.entries(pickers)) choices(select, options[name], data.start[name]);
     for (const [name, input] of Object.entries(inputs)) input.value = data.model[name];
-    views = [panel("time", data.batches, ["#4c72b0"], "ms per decode step (lower bound)"),
-             panel("rates", data.batches, ["#4c72b0", "#55a868"], "tokens/s (ceiling): total, per request")];
+    root.querySelector(".lk-alts").replaceChildren();
+    views = [panel(root, "time", data.batches, ["#4c72b0"], "ms per decode step (lower bound)"),
+             panel(root, "rates", data.batches, ["#4c72b0", "#55a868"], "tokens/s (ceiling): total, per request")];
     panels.replaceChildren(views[0].svg, views[1].svg);
     draw();
   }
@@ -73,7 +76,7 @@ function render({ model, el }) {
     numbers.textContent = `weights ${n(budget.weight_bytes)} B · KV ${n(budget.kv_bytes)} B per request · `
       + `read ${n(step[0])} B per step → ≥ ${fmt(step[1], 3)} ms, ≤ ${fmt(step[2], 2)} tok/s in total, `
       + `≤ ${fmt(step[3], 2)} per request · B / KV bytes = ${fmt(budget.limit, 0)}`;
-    painted(root);
+    painted(root, `batch ${pickers.batch.value}: at least ${fmt(step[1], 3)} ms per step, at most ${fmt(step[2], 2)} tokens/s in total`);
   }
 
   return start(model, root, setup);

@@ -2,7 +2,7 @@
 // the masked ones hatched at −∞, the selected token, the cache length per layer at the step
 // start and after the decode, and the events the step emitted.  Data: labkit.reader.players.decode.
 
-import { h, s, modelData, start, ask, picker, choices, stepper, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, ask, picker, choices, stepper, fmt, painted, frame, describe, widthOf } from "./_shared.mjs";
 
 const CSS = `
 .lk-decode .lk-bar { fill: #4c72b0; }
@@ -10,19 +10,23 @@ const CSS = `
 .lk-decode .lk-bar.lk-selected { fill: #dd8452; }
 .lk-decode .lk-after { fill: #55a868; }
 .lk-decode .lk-after.lk-none { fill: #c8c8c8; }
+.lk-decode .lk-figure { display: flex; flex-wrap: wrap; gap: 8px; }
+.lk-decode .lk-figure > svg { flex: none; }
 `;
 
 // The figure is built once per data (bars, labels, cache columns) and each step only moves
-// bars and rewrites labels: a step costs attribute updates, not a new SVG.
-function buildFigure(data) {
+// bars and rewrites labels: a step costs attribute updates, not a new SVG.  The logits are as wide
+// as the player allows (500 px at most; the cache columns go under them when both do not fit).
+function buildFigure(data, root, width) {
   const pieces = data.pieces, V = pieces.length, steps = data.steps;
-  const W = 500, H = 250, left = 40, bottom = 80, top = 14;
+  const W = Math.min(500, width), H = 250, left = 40, bottom = 80, top = 14;
   let hi = -Infinity, lo = -3;
   for (const st of steps) for (const v of st.raw) { hi = Math.max(hi, v); lo = Math.min(lo, v - 0.3); }
   hi += 0.8;
   const y = (v) => top + (hi - v) / (hi - lo) * (H - top - bottom);
   const bw = (W - left - 8) / V;
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "logits" });
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "logits" });
+  const logitsAlt = describe(root, svg, "raw logit of every vocabulary entry at this step");
   svg.append(s("defs", {}, s("pattern", { id: "lk-hatch", width: 5, height: 5, patternUnits: "userSpaceOnUse",
                                           patternTransform: "rotate(45)" },
     s("rect", { width: 5, height: 5, fill: "#e4e4e4" }), s("line", { x1: 0, y1: 0, x2: 0, y2: 5, stroke: "#999", "stroke-width": 1.5 }))));
@@ -38,7 +42,7 @@ function buildFigure(data) {
     const x = left + i * bw + 1;
     tips.push(s("title"));
     bars.push(s("rect", { class: "lk-bar", "data-id": i, x, width: bw - 2 }, tips[i]));
-    marks.push(s("text", { x: x + bw / 2 - 1, "text-anchor": "middle", "font-size": 11, fill: "#777" }));
+    marks.push(s("text", { x: x + bw / 2 - 1, "text-anchor": "middle", "font-size": 11, fill: "#595959" }));
     ticks.push(s("line", { x1: x, x2: x + bw - 2, stroke: "#000", "stroke-width": 2 }));
     names.push(s("text", { x: x + bw / 2, y: H - bottom + 10, "font-size": 11, "text-anchor": "end",
                            transform: `rotate(-60 ${x + bw / 2} ${H - bottom + 10})` }, `${i} ${pieces[i]}`));
@@ -48,7 +52,8 @@ function buildFigure(data) {
   const layers = steps[0].cache_start.length, CW = 170, most = Math.max(19, ...steps.flatMap((st) => st.cache_after || st.cache_start)) + 3;
   const cy = (v) => top + (1 - v / most) * (H - top - 40);
   const CH = H + 20;  // the legend's second line below the layer labels
-  const cache = s("svg", { width: CW, height: CH, viewBox: `0 0 ${CW} ${CH}`, role: "img", "data-role": "cache" });
+  const cache = s("svg", { width: CW, height: CH, viewBox: `0 0 ${CW} ${CH}`, "data-role": "cache" });
+  const cacheAlt = describe(root, cache, "cache length per layer, at the step start and after the decode");
   const gw = (CW - 20) / layers, columns = [];
   for (let l = 0; l < layers; l++) {
     const x0 = 14 + l * gw, pair = [];
@@ -95,6 +100,10 @@ function buildFigure(data) {
     });
     const lines = step.cache_after ? ["blue: step start", "green: after decode"] : [`no decode (finish: ${step.finish})`, ""];
     lines.forEach((line, k) => { legend[k].textContent = line; });
+    logitsAlt.textContent = `selected ${step.selected} ${pieces[step.selected]}; masked to −∞: ${step.masked.join(", ") || "none"}; `
+      + `raw logits: ${step.raw.map((v, i) => `${i} ${pieces[i]} ${fmt(v, 2)}`).join(", ")}`;
+    cacheAlt.textContent = `cache per layer when the step starts: ${step.cache_start.join(", ")}; `
+      + (step.cache_after ? `after decode: ${step.cache_after.join(", ")}` : `no decode (finish: ${step.finish})`);
   }
   return { nodes: [svg, cache], show };
 }
@@ -107,7 +116,7 @@ function render({ model, el }) {
   const cacheLabel = h("div", { class: "lk-label", "data-role": "cache" });
   const selectedLabel = h("div", { class: "lk-label", "data-role": "selected" });
   const textLabel = h("div", { class: "lk-label", "data-role": "text" });
-  const figure = h("div", { style: "display:flex; gap:8px" });
+  const figure = h("div", { class: "lk-figure" });
   const events = h("pre", { class: "lk-mono", "data-role": "events" });
   root.append(h("div", { class: "lk-controls" }, ...controls.nodes, faultPicker),
               cacheLabel, selectedLabel, textLabel, figure, events);
@@ -141,16 +150,18 @@ function render({ model, el }) {
       + (step.cache_after ? ` → after decode: ${step.cache_after.join(", ")}` : ` → no decode (finish: ${step.finish})`);
     selectedLabel.textContent = `selected: ${step.selected} ${pieces[step.selected]}; masked: [${step.masked.join(", ")}]`;
     textLabel.textContent = `streamed so far: ${step.text || "(nothing)"}`;
-    if (!view || view.data !== data) {
-      view = { data, ...buildFigure(data) };
+    const width = widthOf(root);
+    if (!view || view.data !== data || view.width !== width) {
+      if (view) root.querySelector(".lk-alts").replaceChildren();
+      view = { data, width, ...buildFigure(data, root, width) };
       figure.replaceChildren(...view.nodes);
     }
     view.show(step);
     events.textContent = step.events.map((e) => `${e[0]} ${e[1]}  ${e[2]}`).join("\n");
-    painted(root);
+    painted(root, `${controls.text.textContent}: selected ${step.selected} ${pieces[step.selected]}`);
   }
 
-  return start(model, root, setup);
+  return start(model, root, setup, () => draw());
 }
 
 export default { render };

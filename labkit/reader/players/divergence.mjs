@@ -3,13 +3,13 @@
 // the events after it faded (consequences, not new causes), with its rule, field, both
 // values and the suspect.  Data: labkit.reader.players.divergence.
 
-import { h, s, modelData, start, follow, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, follow, painted, frame, describe, scroller } from "./_shared.mjs";
 
 const CSS = `
 .lk-div .lk-before { fill: #4c72b0; }
 .lk-div .lk-first { fill: #c44e52; }
 .lk-div .lk-after { fill: #999; opacity: 0.45; }
-.lk-div .lk-faded { opacity: 0.45; }
+.lk-div .lk-faded { fill: #6e6e6e; }
 .lk-div table { border-collapse: collapse; margin-top: 4px; }
 .lk-div td { padding: 1px 8px 1px 0; vertical-align: top; }
 .lk-div td:first-child { color: #666; }
@@ -17,11 +17,12 @@ const CSS = `
 
 // One SVG per trace kind, sized for its longest run; a fault change only re-labels and
 // re-colours the circles it already has (no new elements per change).
-function buildTimelines(kind) {
+function buildTimelines(root, kind) {
   const runs = Object.values(kind.faults).map((f) => f.events.length);
   const n = Math.max(kind.golden.length, ...runs), step = 30, left = 24;
   const W = left + n * step + 150, H = 170;
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "timelines" });
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "timelines" });
+  const alt = describe(root, svg, "the golden trace and the faulty run, event by event");
   const marker = s("line", { y1: 10, y2: H - 8, stroke: "#c44e52", "stroke-dasharray": "3 3" });
   svg.append(marker);
   const rows = [54, 124].map((y, r) => {
@@ -45,6 +46,9 @@ function buildTimelines(kind) {
     const split = found ? found.index : n;
     marker.setAttribute("visibility", found ? "visible" : "hidden");
     if (found) { marker.setAttribute("x1", left + found.index * step); marker.setAttribute("x2", left + found.index * step); }
+    alt.textContent = [[kind.golden, "golden"], [events2, `faulty: ${faultName}`]]
+      .map(([events, label]) => `${label}: ${events.map(([id, type]) => `${id} ${type}`).join(", ")}`).join("; ")
+      + (found ? `; first divergence at event #${found.index}` : "; no divergence");
     [[kind.golden, "golden"], [events2, `faulty: ${faultName}`]].forEach(([events, label], r) => {
       const row = rows[r];
       row.name.textContent = label;
@@ -78,10 +82,10 @@ function render({ model, el }) {
   const kindPicker = h("select", { "data-control": "kind", "aria-label": "trace", onchange: () => pickKind(kindPicker.value) });
   const faultPicker = h("select", { "data-control": "fault", "aria-label": "fault", onchange: () => draw() });
   const description = h("div", { class: "lk-label", "data-role": "description" });
-  const figure = h("div", { class: "lk-scroll", "data-role": "follows-step" });
+  const { box: figure, cue } = scroller("follows-step", "the two traces, event by event");
   const verdict = h("div", { "data-role": "verdict" });
   root.append(h("div", { class: "lk-controls" }, h("label", {}, "trace ", kindPicker), h("label", {}, "fault ", faultPicker)),
-              description, figure, verdict);
+              description, figure, cue, verdict);
 
   function pickKind(kind, fault) {
     const kinds = modelData(model).kinds || {};
@@ -107,7 +111,8 @@ function render({ model, el }) {
     const found = entry.divergence;
     description.textContent = `${faultPicker.value}: ${entry.description}`;
     if (!view || view.kind !== kind) {
-      view = { kind, ...buildTimelines(kind) };
+      root.querySelector(".lk-alts").replaceChildren();
+      view = { kind, ...buildTimelines(root, kind) };
       figure.replaceChildren(view.svg);
     }
     view.show(entry.events, found, faultPicker.value);
@@ -121,10 +126,10 @@ function render({ model, el }) {
         h("table", {}, row("rule", found.rule), row("field", found.field), row("golden", found.golden),
           row(`faulty (${faultPicker.value})`, found.faulty), row("suspect", found.suspect)));
     }
-    painted(root);
+    painted(root, `${faultPicker.value}: ` + (found ? `first divergence at event #${found.index}, ${found.field}` : "no divergence"));
   }
 
-  return start(model, root, setup);
+  return start(model, root, setup, () => draw());
 }
 
 export default { render };

@@ -3,17 +3,17 @@
 // pair's point; right, how hard the pair still pushes, β·σ(−m).  Every number was computed by
 // labkit.labs.dpo (data: labkit.reader.players.dpo_margin); a kernel adds values outside the grid.
 
-import { h, s, modelData, start, kernelRow, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, kernelRow, fmt, painted, frame, describe } from "./_shared.mjs";
 
 const CSS = `
-.lk-dpo .lk-panels { display: flex; gap: 8px; }
 .lk-dpo input[type=range] { width: 120px; }
 .lk-dpo input[type=number] { width: 5em; }
 `;
 const W = 330, H = 200, LEFT = 44, TOP = 14, BOTTOM = 34;
 
-function panel(role, label, deltas) {
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": role });
+function panel(root, role, label, deltas) {
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": role });
+  const alt = describe(root, svg, `${label} against Δ from ${deltas[0]} to ${deltas[deltas.length - 1]} nats`);
   const x = (d) => LEFT + (d - deltas[0]) / (deltas[deltas.length - 1] - deltas[0]) * (W - LEFT - 8);
   for (const d of [-15, -10, -5, 0, 5, 10, 15]) {
     svg.append(s("line", { x1: x(d), x2: x(d), y1: TOP, y2: H - BOTTOM, stroke: d === 0 ? "#aaa" : "#eee" }),
@@ -32,6 +32,9 @@ function panel(role, label, deltas) {
     dot.setAttribute("cx", x(Math.max(deltas[0], Math.min(deltas[deltas.length - 1], at))));
     dot.setAttribute("cy", y(value));
     top.textContent = fmt(hi, 2);
+    const every = Math.max(1, Math.round(values.length / 7));
+    alt.textContent = `the pair at Δ ${fmt(at, 2)}: ${label} ${fmt(value, 4)}; the curve: `
+      + values.filter((v, i) => i % every === 0).map((v, i) => `Δ ${fmt(deltas[i * every], 1)}: ${fmt(v, 3)}`).join(", ");
   } };
 }
 
@@ -60,7 +63,8 @@ function render({ model, el }) {
       sliders[name].max = String(axis.length - 1);
       sliders[name].value = String(Math.max(0, axis.indexOf(data.start[name])));
     }
-    views = [panel("loss", "DPO loss L (nats)", data.deltas), panel("pull", "β·σ(−m)", data.deltas)];
+    root.querySelector(".lk-alts").replaceChildren();
+    views = [panel(root, "loss", "DPO loss L (nats)", data.deltas), panel(root, "pull", "β·σ(−m)", data.deltas)];
     panels.replaceChildren(views[0].svg, views[1].svg);
     draw();
   }
@@ -75,7 +79,7 @@ function render({ model, el }) {
       + `loss ${fmt(loss, 4)} · gradient [${fmt(gw, 4)}, ${fmt(gl, 4)}]`;
     views[0].show(curve.loss, delta, loss);
     views[1].show(curve.pull, delta, Math.abs(gw));
-    painted(root);
+    painted(root, `β ${value.beta}, chosen ${value.chosen}, rejected ${value.rejected}: margin ${fmt(margin, 4)}, loss ${fmt(loss, 4)}`);
   }
 
   return start(model, root, setup);

@@ -2,7 +2,7 @@
 // error| of the cached decode against the full pass on one log axis (the dashed line is the
 // tolerance), and the three checks with their verdicts.  Data: labkit.reader.players.fault_modes.
 
-import { h, s, modelData, start, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, painted, frame, describe, widthOf, textWidth } from "./_shared.mjs";
 
 const CSS = `
 .lk-cf .lk-bar { fill: #55a868; }
@@ -13,24 +13,27 @@ const CSS = `
 `;
 const LO = -17, HI = 2;  // log10 of the axis: every mode's errors (1e-16 … 1.6) on one scale
 
-function buildFigure(n) {
-  const W = 520, H = 210, left = 56, top = 10, bottom = 36;
+// As wide as the player allows, 520 px at most.
+function buildFigure(root, n, width) {
+  const W = Math.min(520, width), H = 210, left = 56, top = 10, bottom = 36;
   const y = (v) => top + (HI - Math.log10(Math.max(v, 10 ** LO))) / (HI - LO) * (H - top - bottom);
   const bw = (W - left - 10) / n;
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "errors" });
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "errors" });
+  const alt = describe(root, svg, "max |cached − full| logit error per decode position, log axis, against the tolerance");
   for (let e = LO + 1; e <= HI; e += 3) {
     svg.append(s("line", { x1: left, x2: W - 6, y1: y(10 ** e), y2: y(10 ** e), stroke: "#eee" }),
                s("text", { x: left - 4, y: y(10 ** e) + 4, "text-anchor": "end", "font-size": 11, fill: "#555" }, `1e${e}`));
   }
   const tolerance = s("line", { x1: left, x2: W - 6, stroke: "#666", "stroke-dasharray": "4 3" });
   const toleranceLabel = s("text", { x: W - 8, "text-anchor": "end", "font-size": 11, fill: "#444" });
+  const plate = s("rect", { fill: "#fff", "fill-opacity": 0.9, height: 14, rx: 2 });  // the label reads over the bars
   const bars = [], tips = [];
   for (let i = 0; i < n; i++) {
     tips.push(s("title"));
     bars.push(s("rect", { class: "lk-bar", x: left + i * bw + 3, width: bw - 6 }, tips[i]));
     svg.append(s("text", { x: left + (i + 0.5) * bw, y: H - bottom + 14, "text-anchor": "middle", "font-size": 11 }, String(i)));
   }
-  svg.append(...bars, tolerance, toleranceLabel,
+  svg.append(...bars, tolerance, plate, toleranceLabel,
              s("text", { x: left + (W - left) / 2, y: H - 4, "text-anchor": "middle", "font-size": 11 }, "decode position"));
   function show(mode, tol) {
     const y0 = y(10 ** LO);
@@ -44,6 +47,9 @@ function buildFigure(n) {
     tolerance.setAttribute("y2", y(tol));
     toleranceLabel.setAttribute("y", y(tol) - 3);
     toleranceLabel.textContent = `tolerance ${tol.toExponential(0)}`;
+    const wide = textWidth(toleranceLabel.textContent) + 6;
+    plate.setAttribute("x", W - 8 - wide + 3); plate.setAttribute("width", wide); plate.setAttribute("y", y(tol) - 14);
+    alt.textContent = `tolerance ${tol.toExponential(0)}; ` + mode.errors.map((e, i) => `position ${i}: ${e.toExponential(2)}`).join(", ");
   }
   return { svg, show };
 }
@@ -68,18 +74,20 @@ function render({ model, el }) {
   function draw() {
     const data = modelData(model), mode = (data.modes || {})[picker.value];
     if (!mode) { painted(root); return; }
-    if (!view || view.n !== mode.errors.length) {
-      view = { n: mode.errors.length, ...buildFigure(mode.errors.length) };
+    const width = widthOf(root);
+    if (!view || view.n !== mode.errors.length || view.width !== width) {
+      root.querySelector(".lk-alts").replaceChildren();
+      view = { n: mode.errors.length, width, ...buildFigure(root, mode.errors.length, width) };
       figure.replaceChildren(view.svg);
     }
     view.show(mode, data.tolerance);
     caught.textContent = `caught by: ${mode.caught_by.length ? mode.caught_by.join(", ") : "nothing (correct)"}`;
     checks.replaceChildren(...mode.checks.map(([name, passed, seen]) =>
       h("tr", {}, h("td", {}, name), h("td", { class: passed ? "" : "lk-fail" }, passed ? "pass" : "FAIL"), h("td", {}, seen))));
-    painted(root);
+    painted(root, `${picker.value}: ${caught.textContent}`);
   }
 
-  return start(model, root, setup);
+  return start(model, root, setup, () => draw());
 }
 
 export default { render };

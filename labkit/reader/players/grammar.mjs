@@ -2,7 +2,7 @@
 // logits (the chosen piece in orange), the JSON so far, and the allowed-set size of every step
 // on a log strip (the current step marked).  Data: labkit.reader.players.grammar.
 
-import { h, s, modelData, start, stepper, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, stepper, fmt, painted, frame, describe, widthOf, textWidth } from "./_shared.mjs";
 
 const CSS = `
 .lk-gram .lk-bar { fill: #4c72b0; } .lk-gram .lk-bar.lk-chosen { fill: #dd8452; }
@@ -10,9 +10,13 @@ const CSS = `
 .lk-gram .lk-json { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; word-break: break-all; }
 `;
 
-function buildFigure(data) {
-  const W = 680, H = 230, left = 150, rows = 10, rowH = 15, top = 8, stripTop = 170;
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "allowed" });
+// As wide as the player allows (680 px at most); the names' column as wide as the longest name.
+function buildFigure(root, data, width) {
+  const names0 = data.steps.flatMap((st) => st.best.map((b) => `${b[0]} ${b[1]}`));
+  const W = Math.min(680, width), H = 244, rows = 10, rowH = 15, top = 8, stripTop = 190;
+  const left = Math.min(150, Math.ceil(Math.max(60, ...names0.map((n) => textWidth(n)))) + 10);
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "allowed" });
+  const alt = describe(root, svg, "the best allowed raw logits of this step, and the allowed-set size of every step");
   const lo = Math.min(0, ...data.steps.flatMap((st) => st.best.map((b) => b[2])));
   const hi = Math.max(...data.steps.flatMap((st) => st.best.map((b) => b[2])));
   const x = (v) => left + (v - lo) / (hi - lo) * (W - left - 60);
@@ -33,7 +37,7 @@ function buildFigure(data) {
     svg.append(bar);
     return bar;
   });
-  svg.append(s("text", { x: left - 6, y: stripTop + 30, "font-size": 11, "text-anchor": "end" }, "allowed per step (log)"));
+  svg.append(s("text", { x: left, y: stripTop - 4, "font-size": 11 }, "allowed tokens per step (log)"));
   function show(step, index) {
     step.best.forEach((b, r) => {
       bars[r].setAttribute("visibility", "visible");
@@ -48,6 +52,8 @@ function buildFigure(data) {
       bars[r].setAttribute("visibility", "hidden"); names[r].textContent = ""; values[r].textContent = "";
     }
     counts.forEach((bar, i) => bar.setAttribute("class", "lk-count" + (i === index ? " lk-now" : "")));
+    alt.textContent = `best allowed: ${step.best.map((b) => `${b[0]} ${b[1]} ${fmt(b[2], 2)}`).join(", ")}; `
+      + `allowed per step: ${data.counts.join(", ")} (this is step ${index + 1})`;
   }
   return { svg, show };
 }
@@ -64,8 +70,7 @@ function render({ model, el }) {
 
   function setup() {
     const data = modelData(model);
-    view = buildFigure(data);
-    figure.replaceChildren(view.svg);
+    view = null;
     draw();
   }
 
@@ -81,11 +86,17 @@ function render({ model, el }) {
     allowed.textContent = `allowed: ${step.allowed} of ${data.vocabulary} tokens` + (step.allowed === 1 ? " (forced)" : "");
     chosen.textContent = `chosen: ${step.chosen[0]} ${step.chosen[1]}`;
     json.textContent = `JSON so far: ${step.json}`;
+    const width = widthOf(root);
+    if (!view || view.data !== data || view.width !== width) {
+      root.querySelector(".lk-alts").replaceChildren();
+      view = { data, width, ...buildFigure(root, data, width) };
+      figure.replaceChildren(view.svg);
+    }
     view.show(step, index);
-    painted(root);
+    painted(root, `${steps.text.textContent}: ${chosen.textContent}, ${allowed.textContent}`);
   }
 
-  return start(model, root, setup);
+  return start(model, root, setup, () => draw());
 }
 
 export default { render };

@@ -2,30 +2,38 @@
 // with the population std (ddof 0), with the sample std (ddof 1), and r − mean (no std), and
 // the rewards themselves.  Every number from labkit.labs.grpo (data: labkit.reader.players.grpo_group).
 
-import { h, s, modelData, start, kernelRow, picker, choices, labelled, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, kernelRow, picker, choices, labelled, fmt, painted, frame, describe, widthOf, textWidth } from "./_shared.mjs";
 
 const CSS = `
 .lk-grpo .lk-d0 { fill: #4c72b0; } .lk-grpo .lk-d1 { fill: #dd8452; } .lk-grpo .lk-c { fill: #999; }
 .lk-grpo .lk-r { fill: #8172b3; }
 .lk-grpo input[type=text] { width: 10em; }
 `;
+const TOP_LINE = 13;
 const SERIES = [["population", "lk-d0", "ddof 0 (population)"], ["sample", "lk-d1", "ddof 1 (sample)"], ["centred", "lk-c", "r − mean (no std)"]];
 
-function buildFigure(k) {
-  const W = 470, H = 220, left = 40, top = 24, bottom = 30, mid = top + (H - top - bottom) / 2;
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "advantages" });
+// The advantages are as wide as the player allows (470 px at most); the rewards go under them
+// when both do not fit, and the legend takes two lines when one does not.
+function buildFigure(root, k, width) {
+  const W = Math.min(470, width), legend = SERIES.map((x) => x[2]).join(" · "), oneLine = textWidth(legend) + 8 <= W;
+  const H = 220, left = 40, top = oneLine ? 24 : 24 + TOP_LINE, bottom = 30, mid = top + (H - top - bottom) / 2;
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "advantages" });
+  const alt = describe(root, svg, "each answer's advantage: ddof 0, ddof 1 and r − mean");
   const gw = (W - left - 10) / k, bw = gw / 4;
   svg.append(s("line", { x1: left, x2: W - 6, y1: mid, y2: mid, stroke: "#333" }));
   const scale = [s("text", { x: left - 4, y: top + 4, "font-size": 11, "text-anchor": "end" }),
                  s("text", { x: left - 4, y: H - bottom + 4, "font-size": 11, "text-anchor": "end" })];
-  svg.append(...scale, s("text", { x: left, y: 12, "font-size": 11 }, SERIES.map((x) => x[2]).join(" · ")));
+  if (oneLine) svg.append(...scale, s("text", { x: 4, y: 12, "font-size": 11 }, legend));
+  else svg.append(...scale, s("text", { x: 4, y: 12, "font-size": 11 }, SERIES.slice(0, 2).map((x) => x[2]).join(" · ")),
+                  s("text", { x: W - 4, y: 12 + TOP_LINE, "font-size": 11, "text-anchor": "end" }, SERIES[2][2]));
   const bars = SERIES.map(([, cls], j) => Array.from({ length: k }, (_, i) => {
     const bar = s("rect", { class: cls, x: left + i * gw + (j + 0.5) * bw, width: bw - 2 }, s("title"));
     svg.append(bar);
     return bar;
   }));
   for (let i = 0; i < k; i++) svg.append(s("text", { x: left + (i + 0.5) * gw, y: H - 8, "font-size": 11, "text-anchor": "middle" }, `answer ${i}`));
-  const RW = 160, rewards = s("svg", { width: RW, height: H, viewBox: `0 0 ${RW} ${H}`, role: "img", "data-role": "rewards" });
+  const RW = 160, rewards = s("svg", { width: RW, height: H, viewBox: `0 0 ${RW} ${H}`, "data-role": "rewards" });
+  const rewardsAlt = describe(root, rewards, "the group's rewards");
   rewards.append(s("text", { x: 8, y: 12, "font-size": 11 }, "rewards"));
   const rbars = Array.from({ length: k }, (_, i) => {
     const bar = s("rect", { class: "lk-r", x: 10 + i * (RW - 20) / k + 3, width: (RW - 20) / k - 6 }, s("title"));
@@ -48,6 +56,8 @@ function buildFigure(k) {
       rbars[i].setAttribute("height", Math.max(1, h0));
       rbars[i].firstChild.textContent = `answer ${i}: reward ${fmt(v, 2)}`;
     });
+    alt.textContent = st.population.map((v, i) => `answer ${i}: ${SERIES.map(([name, , label]) => `${label} ${fmt(st[name][i], 4)}`).join(", ")}`).join("; ");
+    rewardsAlt.textContent = st.rewards.map((v, i) => `answer ${i}: ${fmt(v, 2)}`).join(", ");
   }
   return { nodes: [svg, rewards], show };
 }
@@ -60,7 +70,7 @@ function render({ model, el }) {
   const live = kernelRow(model, "another group", { rewards: typed },
                          () => ({ rewards: typed.value.trim().split(/[\s,]+/).map(Number), eps: Number(eps.value) }));
   const numbers = h("div", { class: "lk-label", "data-role": "numbers" });
-  const figure = h("div", { style: "display:flex; gap:8px" });
+  const figure = h("div", { class: "lk-panels" });
   root.append(h("div", { class: "lk-controls" }, labelled("rewards", group), labelled("ε", eps)), live,
               numbers, figure);
   let view = null;
@@ -76,18 +86,20 @@ function render({ model, el }) {
   function draw() {
     const st = modelData(model).states[`${group.value}|${eps.value}`];
     if (!st) { painted(root); return; }
-    if (!view || view.k !== st.rewards.length) {
-      view = { k: st.rewards.length, ...buildFigure(st.rewards.length) };
+    const width = widthOf(root);
+    if (!view || view.k !== st.rewards.length || view.width !== width) {
+      root.querySelector(".lk-alts").replaceChildren();
+      view = { k: st.rewards.length, width, ...buildFigure(root, st.rewards.length, width) };
       figure.replaceChildren(...view.nodes);
     }
     view.show(st);
     const list = (v) => `[${v.map((x) => (x === 0 ? "0" : x.toPrecision(6)).replace("-", "−")).join(", ")}]`;
     numbers.textContent = `std ${fmt(st.stds[0], 4)} (ddof 0), ${fmt(st.stds[1], 4)} (ddof 1) · `
       + `ddof 0: ${list(st.population)} · ddof 1: ${list(st.sample)}`;
-    painted(root);
+    painted(root, `rewards ${group.value}, ε ${eps.value}: ddof 0 ${list(st.population)}`);
   }
 
-  return start(model, root, setup);
+  return start(model, root, setup, () => draw());
 }
 
 export default { render };

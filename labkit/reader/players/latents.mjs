@@ -3,7 +3,7 @@
 // ±2.5 — beside the decoded x̂₀ preview of that step, which replaces the previous frame.
 // Data: labkit.reader.players.latents.
 
-import { h, modelData, start, kernelRow, labelled, fmt, painted, frame } from "./_shared.mjs";
+import { h, modelData, start, kernelRow, labelled, fmt, painted, frame, describe } from "./_shared.mjs";
 
 const CSS = `
 .lk-lat .lk-grid { display: grid; grid-template-columns: repeat(2, 140px) 200px; gap: 6px 10px; align-items: start; }
@@ -11,6 +11,14 @@ const CSS = `
 .lk-lat img.lk-preview { width: 192px; height: 192px; image-rendering: auto; }
 .lk-lat .lk-cap { font-size: 11px; color: #444; }
 .lk-lat .lk-previewcell { grid-column: 3; grid-row: 1 / span 2; }
+.lk-lat { container-type: inline-size; }
+/* narrower than the three columns (a phone): the preview, the point of the viewer, first and
+   across, the four channels two by two under it */
+@container (max-width: 520px) {
+  .lk-lat .lk-grid { grid-template-columns: repeat(2, 140px); }
+  .lk-lat .lk-previewcell { grid-column: 1 / span 2; grid-row: 1; }
+  .lk-lat .lk-channel { grid-row: auto !important; }
+}
 `;
 
 /** Blue–white–red, as labkit's diverging colours: a 256-entry RGBA table for codes 0…255. */
@@ -57,11 +65,11 @@ function render({ model, el }) {
   const label = h("div", { class: "lk-label", "data-role": "label" });
   const grid = h("div", { class: "lk-grid" });
   const caption = h("div", { class: "lk-cap" }, "channels of z_t coloured from their values: blue − · white 0 · red + (±2.5); "
-    + "right: the decoded preview of the step, replacing the previous frame");
+    + "beside them (above, on a narrow page): the decoded preview of the step, replacing the previous frame");
   root.append(h("div", { class: "lk-controls" }, back, h("label", {}, "DDIM step ", slider), next,
               labelled("guidance", scale)), live, label, grid, caption);
 
-  let canvases = [], captions = [], names = [], previewCell = null, cache = new Map(), images = new Map();
+  let alts = [], canvases = [], captions = [], names = [], previewCell = null, cache = new Map(), images = new Map();
 
   function setup() {
     const data = modelData(model);
@@ -74,13 +82,15 @@ function render({ model, el }) {
     slider.value = String(start.step ?? frames.length - 1);
     const size = data.size;
     grid.replaceChildren();
-    canvases = []; captions = []; names = []; cache = new Map(); images = new Map();
+    canvases = []; captions = []; names = []; alts = []; cache = new Map(); images = new Map();
+    root.querySelector(".lk-alts").replaceChildren();
     data.channels.forEach((name, c) => {
       const canvas = h("canvas", { width: size, height: size, "data-channel": c });
+      alts.push(describe(root, canvas, `channel ${name} of z_t, coloured from its values`));
       const cap = h("div", { class: "lk-cap" });
       const head = h("div", { class: "lk-cap" }, h("b", {}, `channel ${name}`));
       canvases.push(canvas); captions.push(cap); names.push(head);
-      grid.append(h("div", { style: `grid-column:${c % 2 + 1}; grid-row:${Math.floor(c / 2) + 1}` }, head, canvas, cap));
+      grid.append(h("div", { class: "lk-channel", style: `grid-column:${c % 2 + 1}; grid-row:${Math.floor(c / 2) + 1}` }, head, canvas, cap));
     });
     previewCell = h("div", { class: "lk-previewcell" });
     grid.append(previewCell);
@@ -122,10 +132,12 @@ function render({ model, el }) {
       canvas.dataset.state = `${scale.value}/${index}`;
       const [mean, std, lo, hi] = f.stats[c];
       captions[c].textContent = `mean ${fmt(mean, 4)} · std ${fmt(std, 4)} · min ${fmt(lo, 4)} · max ${fmt(hi, 4)}`;
+      alts[c].textContent = `${f.name}: ${captions[c].textContent}`;
     });
-    previewCell.replaceChildren(h("div", { class: "lk-cap" }, h("b", {}, `preview of ${f.name}`)), images.get(`${scale.value}/${index}`),
+    const cell = previewCell;
+    cell.replaceChildren(h("div", { class: "lk-cap" }, h("b", {}, `preview of ${f.name}`)), images.get(`${scale.value}/${index}`),
                                 h("div", { class: "lk-cap" }, f.preview_of));
-    painted(root);
+    painted(root, `step ${index} of ${frames.length - 1}, ${f.name}, guidance ${scale.value}`);
   }
 
   return start(model, root, setup);

@@ -3,17 +3,17 @@
 // IDs, the targets and the prediction mask i → i+1.  Every state was computed by
 // labkit.labs.masks (data: labkit.reader.players.mask_editor); nothing is decided here.
 
-import { h, s, modelData, start, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, painted, frame, describe } from "./_shared.mjs";
 
 const CSS = `
 .lk-mask .lk-on { fill: #6a9fd4; } .lk-mask .lk-off { fill: #f2f2f2; }
 .lk-mask .lk-yes { fill: #7fc47f; } .lk-mask .lk-no { fill: #f2f2f2; } .lk-mask .lk-doc1 { fill: #d9ead3; } .lk-mask .lk-doc0 { fill: #fff; }
-.lk-mask .lk-panels { display: flex; gap: 12px; }
+.lk-mask .lk-panels { gap: 12px; }
 `;
 const CELL = 24;
 
 function grid(n, rows, left, top, w) {
-  const svg = s("svg", { width: w, height: top + rows * CELL + 22, viewBox: `0 0 ${w} ${top + rows * CELL + 22}`, role: "img" });
+  const svg = s("svg", { width: w, height: top + rows * CELL + 22, viewBox: `0 0 ${w} ${top + rows * CELL + 22}` });
   const cells = [], labels = [];
   for (let r = 0; r < rows; r++) for (let c = 0; c < n; c++) {
     const x = left + c * CELL, y = top + r * CELL;
@@ -42,6 +42,8 @@ function render({ model, el }) {
   ["document ID", "target token", "prediction i→i+1"].forEach((name, r) =>
     rows.svg.append(s("text", { x: 124, y: 18 + r * CELL + CELL / 2 + 3, "font-size": 11, "text-anchor": "end" }, name)));
   panels.append(allowed.svg, rows.svg);
+  const allowedAlt = describe(root, allowed.svg, "allowed[i, j]: which earlier tokens j each token i attends to");
+  const rowsAlt = describe(root, rows.svg, "document ID, target token and prediction mask per position");
   root.append(h("div", { class: "lk-controls" }, h("label", {}, "example ", preset)),
               h("div", { class: "lk-controls" }, "new document after token: ", ...splits.map((c, i) => h("label", {}, c, String(i)))),
               h("div", { class: "lk-controls" }, "assistant target: ", ...targets.map((c, j) => h("label", {}, c, String(j)))),
@@ -85,8 +87,12 @@ function render({ model, el }) {
       rows.labels[16 + j].textContent = j < 7 ? (predicted ? "1" : "0") : "";
     }
     const supervised = [0, 1, 2, 3, 4, 5, 6].filter((i) => (prediction >> i) & 1);
+    allowedAlt.textContent = data.allowed[split].map((row, i) =>
+      `token ${i} attends to ${[0, 1, 2, 3, 4, 5, 6, 7].filter((j) => (row >> j) & 1).join(" ")}`).join("; ");
+    rowsAlt.textContent = `document IDs ${data.ids[split].join(" ")}; targets ${[0, 1, 2, 3, 4, 5, 6, 7].map((j) => (chosen >> j) & 1).join(" ")}; `
+      + `prediction i→i+1 ${[0, 1, 2, 3, 4, 5, 6].map((i) => (prediction >> i) & 1).join(" ")}`;
     summary.textContent = `prediction mask [${[0, 1, 2, 3, 4, 5, 6].map((i) => (prediction >> i) & 1).join(", ")}] · supervised positions [${supervised.join(", ")}]`;
-    painted(root);
+    painted(root, `supervised positions ${supervised.join(", ") || "none"}`);
   }
 
   return start(model, root, setup);

@@ -4,7 +4,7 @@
 // Step through the events: the current one is outlined and the journal rows written up to
 // it are listed.  Data: labkit.reader.players.scenarios.
 
-import { h, s, modelData, start, ask, picker, choices, labelled, stepper, follow, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, ask, picker, choices, labelled, stepper, follow, painted, frame, describe, scroller, ink } from "./_shared.mjs";
 
 const FAILED = new Set(["PARSE_REJECTED", "VALIDATION_REJECTED", "AUTHORIZATION_DENIED", "CONFIRMATION_REJECTED",
                         "CANCELLED", "NOT_COMMITTED", "OUTCOME_UNKNOWN", "FAILED"]);
@@ -12,7 +12,7 @@ const CSS = `
 .lk-scn rect.lk-box { stroke: #777; stroke-width: 0.6; }
 .lk-scn rect.lk-box.lk-current { stroke: #dd8452; stroke-width: 3; }
 .lk-scn .lk-journal td { padding: 0 10px 0 0; font-family: ui-monospace, monospace; font-size: 11px; }
-.lk-scn .lk-journal tr.lk-future { color: #bbb; }
+.lk-scn .lk-journal tr.lk-future { color: #6e6e6e; font-style: italic; }
 `;
 const BOX = 104, GAP = 6, LEFT = 8;
 
@@ -26,20 +26,23 @@ function colour(row, index, commit) {
   return "#dbe4f3";
 }
 
-function buildTimeline(entry) {
+function buildTimeline(root, entry) {
   const events = entry.events, W = LEFT + events.length * (BOX + GAP) + 10, H = 112, y = 30;
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "timeline" });
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "timeline" });
+  const alt = describe(root, svg, "the scenario's events, coloured by state, with the commit boundary");
+  alt.textContent = events.map(([id, type, state], i) => `${id} ${type} ${state}` + (i === entry.commit ? " (commit boundary)" : "")).join("; ");
   const boxes = events.map((row, i) => {
     const x = LEFT + i * (BOX + GAP);
     const [id, type, state] = row;
     const [head, tail] = type.includes(".") ? [type.slice(0, type.indexOf(".") + 1), type.slice(type.indexOf(".") + 1)] : [type, ""];
-    const box = s("rect", { class: "lk-box", x, y, width: BOX, height: 58, rx: 5, fill: colour(row, i, entry.commit) },
+    const fill = colour(row, i, entry.commit), text = ink(fill);
+    const box = s("rect", { class: "lk-box", x, y, width: BOX, height: 58, rx: 5, fill },
                   s("title", {}, `${id} ${type} ${state}`));
     svg.append(box,
-      s("text", { x: x + BOX / 2, y: y + 12, "text-anchor": "middle", "font-size": 11, "font-weight": 600 }, id),
-      s("text", { x: x + BOX / 2, y: y + 24, "text-anchor": "middle", "font-size": 11 }, head),
-      s("text", { x: x + BOX / 2, y: y + 34, "text-anchor": "middle", "font-size": 11 }, tail.slice(0, 15)),
-      s("text", { x: x + BOX / 2, y: y + 50, "text-anchor": "middle", "font-size": 11, fill: "#333" }, state.toLowerCase().slice(0, 18)));
+      s("text", { x: x + BOX / 2, y: y + 12, "text-anchor": "middle", "font-size": 11, "font-weight": 600, fill: text }, id),
+      s("text", { x: x + BOX / 2, y: y + 24, "text-anchor": "middle", "font-size": 11, fill: text }, head),
+      s("text", { x: x + BOX / 2, y: y + 34, "text-anchor": "middle", "font-size": 11, fill: text }, tail.slice(0, 15)),
+      s("text", { x: x + BOX / 2, y: y + 50, "text-anchor": "middle", "font-size": 11, fill: text }, state.toLowerCase().slice(0, 18)));
     return box;
   });
   if (entry.commit !== null) {
@@ -63,11 +66,11 @@ function render({ model, el }) {
   const steps = stepper((i) => go(i));
   const description = h("div", { class: "lk-label", "data-role": "description" });
   const summary = h("div", { class: "lk-label", "data-role": "summary" });
-  const figure = h("div", { class: "lk-scroll", "data-role": "follows-step" });
+  const { box: figure, cue } = scroller("follows-step", "the scenario's events");
   const current = h("div", { "data-role": "current" });
   const journal = h("table", { class: "lk-journal", "data-role": "journal" });
   root.append(h("div", { class: "lk-controls" }, labelled("scenario", scenario), crash, ...steps.nodes),
-              description, summary, figure, current, h("div", { class: "lk-label" }, "journal (rows written so far in black):"), journal);
+              description, summary, figure, cue, current, h("div", { class: "lk-label" }, "journal (rows written so far in black; rows still to come in grey italics):"), journal);
 
   function setup() {
     const data = modelData(model);
@@ -89,7 +92,8 @@ function render({ model, el }) {
     const entry = (modelData(model).scenarios || {})[scenario.value];
     if (!entry) { painted(root); return; }
     if (!view || view.entry !== entry) {
-      view = { entry, ...buildTimeline(entry) };
+      root.querySelector(".lk-alts").replaceChildren();
+      view = { entry, ...buildTimeline(root, entry) };
       figure.replaceChildren(view.svg);
       description.textContent = `${scenario.value}: ${entry.description}`;
       const d = entry.divergence;
@@ -108,10 +112,10 @@ function render({ model, el }) {
     const seen = new Set(entry.events.slice(0, index + 1).map((row) => row[0]));
     journal.replaceChildren(...entry.journal.map(([from, to, event]) =>
       h("tr", { class: seen.has(event) ? "" : "lk-future" }, h("td", {}, event || "—"), h("td", {}, `${from || "∅"} → ${to}`))));
-    painted(root);
+    painted(root, `${steps.text.textContent}: ${id} ${type}, state ${state || "(none)"}; ${side}`);
   }
 
-  return start(model, root, setup);
+  return start(model, root, setup, () => draw());
 }
 
 export default { render };

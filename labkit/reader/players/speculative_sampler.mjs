@@ -3,18 +3,18 @@
 // a seeded Monte Carlo run beside p.  Every number from labkit.labs.speculative
 // (data: labkit.reader.players.speculative_sampler); a kernel recomputes for another p and q.
 
-import { h, s, modelData, start, kernelRow, pickerRow, choices, fmt, painted, frame } from "./_shared.mjs";
+import { h, s, modelData, start, kernelRow, pickerRow, choices, fmt, painted, frame, describe } from "./_shared.mjs";
 
 const CSS = `
 .lk-spec .lk-acc { fill: #4c72b0; } .lk-spec .lk-refill { fill: #dd8452; } .lk-spec .lk-wrong { fill: #c44e52; }
 .lk-spec .lk-p { fill: #bbb; } .lk-spec .lk-ok { fill: #55a868; } .lk-spec .lk-bad { fill: #c44e52; }
-.lk-spec .lk-panels { display: flex; gap: 8px; }
 .lk-spec input[type=text] { width: 9em; }
 `;
 const W = 330, H = 200, LEFT = 36, TOP = 12, BOTTOM = 28;
 
-function panel(role, v, bars, marked) {
-  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": role });
+function panel(root, role, v, bars, marked, name) {
+  const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": role });
+  const alt = describe(root, svg, name);
   const gw = (W - LEFT - 8) / v, made = [];
   const top = s("text", { x: LEFT - 4, y: TOP + 4, "font-size": 11, "text-anchor": "end", fill: "#555" });
   svg.append(s("line", { x1: LEFT, x2: W - 6, y1: H - BOTTOM, y2: H - BOTTOM, stroke: "#333" }), top,
@@ -25,7 +25,7 @@ function panel(role, v, bars, marked) {
   }
   const marks = Array.from({ length: marked ? v : 0 }, (_, i) => s("line", { x1: LEFT + i * gw + 4, x2: LEFT + (i + 1) * gw - 4, stroke: "#000", "stroke-width": 2 }));
   svg.append(...marks);
-  return { svg, made, marks, top };
+  return { svg, made, marks, top, alt };
 }
 
 function render({ model, el }) {
@@ -45,7 +45,9 @@ function render({ model, el }) {
     for (const [name, select] of Object.entries(pickers)) choices(select, data.axes[name], data.start[name], show[name]);
     pText.value = data.p.join(" "); qText.value = data.q.join(" ");
     const v = data.p.length;
-    views = [panel("exact", v, [[0.15, 0.7], [0.15, 0.7]], true), panel("observed", v, [[0.1, 0.38], [0.52, 0.38]], false)];
+    root.querySelector(".lk-alts").replaceChildren();
+    views = [panel(root, "exact", v, [[0.15, 0.7], [0.15, 0.7]], true, "the exact law of the output token: accepted draft and refill, target p marked"),
+             panel(root, "observed", v, [[0.1, 0.38], [0.52, 0.38]], false, "a seeded Monte Carlo run beside the target p")];
     panels.replaceChildren(views[0].svg, views[1].svg);
     draw();
   }
@@ -71,10 +73,14 @@ function render({ model, el }) {
       views[0].marks[i].setAttribute("y1", y(p)); views[0].marks[i].setAttribute("y2", y(p));
     });
     for (const view of views) view.top.textContent = fmt(hi, 2);
+    views[0].alt.textContent = data.p.map((p, i) => `token ${i}: accepted ${fmt(ex.accepted[i], 4)} + refill ${fmt(ex.refill[i], 4)} `
+      + `= ${fmt(ex.output[i], 4)}, target ${fmt(p, 4)}`).join("; ");
+    views[1].alt.textContent = data.p.map((p, i) => `token ${i}: observed ${fmt(mc.observed[i], 6)}, target ${fmt(p, 4)}`).join("; ");
     numbers.textContent = `α = [${data.alpha.map((a) => fmt(a, 4)).join(", ")}] · β = ${fmt(ex.beta, 4)} · exact output [${ex.output.map((o) => fmt(o, 4)).join(", ")}]`
       + ` · TV to p ${fmt(ex.tv, 4)} · seed ${pickers.seed.value}: acceptance ${fmt(mc.acceptance, 4)}, observed [${mc.observed.map((o) => fmt(o, 6)).join(", ")}],`
       + ` max ${fmt(mc.sigmas, 1)} σ (check allows ${fmt(data.sigma_bound, 1)})`;
-    painted(root);
+    painted(root, `seed ${pickers.seed.value}, ${pickers.draws.value} draws: observed [${mc.observed.map((o) => fmt(o, 4)).join(", ")}], `
+      + `${mc.sigmas < data.sigma_bound ? "within" : "fails"} the check`);
   }
 
   return start(model, root, setup);
