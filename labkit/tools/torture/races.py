@@ -51,7 +51,9 @@ def race_client(job: dict, barrier, conn) -> None:
     results = []
     try:
         client = job["client"]
-        journal, service = open_stores(Path(job["dir"]), f"journal-{client}.sqlite", job["service"], LOCK_SECONDS)
+        journal, service = open_stores(
+            Path(job["dir"]), f"journal-{client}.sqlite", job["service"], LOCK_SECONDS, new_journal=True
+        )
         for number in range(job["rounds"]):
             invocations = round_invocations(number, client, job["clients"])
             digests = [approve(journal, invocation, 1) for invocation in invocations]

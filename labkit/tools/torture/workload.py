@@ -83,11 +83,16 @@ def named(table: dict, what: str, name: str):
     return table[name]
 
 
-def open_stores(where: Path, journal_file: str, service: str, timeout: float) -> tuple[Journal, CalendarService]:
-    """The journal ``journal_file`` and the calendar's store in ``where``, the service executing as ``service``."""
+def open_stores(
+    where: Path, journal_file: str, service: str, timeout: float, *, new_journal: bool = False
+) -> tuple[Journal, CalendarService]:
+    """The journal ``journal_file`` and the calendar's store in ``where`` (both must exist, the journal
+    unless ``new_journal``), the service executing as ``service``; refused when the two disagree."""
     execute = named(SERVICES, "service", service)
-    journal = Journal(where / journal_file, timeout=timeout)
-    return journal, CalendarService(CLOCK, path=str(where / SERVICE_FILE), execute=execute, timeout=timeout)
+    journal = Journal(where / journal_file, timeout=timeout, create=new_journal)
+    calendar = CalendarService(CLOCK, path=str(where / SERVICE_FILE), execute=execute, timeout=timeout, create=False)
+    journal.check_against(calendar)
+    return journal, calendar
 
 
 def executor_for(transport, invocation_id: str, retry_budget: int, runtime: str) -> Executor:
