@@ -29,6 +29,7 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from labkit.core import strictjson
@@ -228,6 +229,7 @@ def _master(db: sqlite3.Connection) -> list[MasterRow]:
     return sorted(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"), key=str)
 
 
+@lru_cache(maxsize=8)
 def _expected_master(schema: str) -> list[MasterRow]:
     with closing(sqlite3.connect(":memory:")) as scratch:
         scratch.executescript(schema)
