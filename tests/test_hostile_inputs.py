@@ -254,7 +254,10 @@ def test_strict_reader_refuses(name):
 
 
 def test_strict_reader_near_misses():
-    assert loads("[" * MAX_DEPTH + "]" * MAX_DEPTH, "x") == loads("[" * MAX_DEPTH + "]" * MAX_DEPTH, "x")
+    deepest = []
+    for _ in range(MAX_DEPTH - 1):
+        deepest = [deepest]
+    assert loads("[" * MAX_DEPTH + "]" * MAX_DEPTH, "x") == deepest  # MAX_DEPTH lists, each inside the next
     assert loads("1.7976931348623157e308", "x") == 1.7976931348623157e308
     assert loads('"\\ud83d\\ude00"', "x") == "😀"
     assert loads('{"a": 1, "A": 2}', "x") == {"a": 1, "A": 2}

@@ -23,9 +23,12 @@ def test_cached_logits_equal_full_recompute(dtype, tol, n_q, n_kv):
     full = model.full_logits(ids)
     result, cache = model.prefill(ids[:, :5])
     steps = [result.next_logits] + [model.decode_step(ids[:, t], cache).next_logits for t in range(5, 8)]
-    cached = np.stack(steps[:-1], axis=1)
-    gap = float(np.max(np.abs(cached - full[:, 4:7])))
-    assert gap <= tol, f"cached vs full recompute differ by {gap:.3g} (> {tol})"
+    cached = np.stack(steps, axis=1)  # positions 4, 5, 6 and 7: the last step too
+    assert cached.shape == full[:, 4:8].shape
+    gaps = np.max(np.abs(cached - full[:, 4:8]), axis=(0, 2))
+    assert gaps.max() <= tol, (
+        f"cached vs full recompute differ by {gaps.max():.3g} (> {tol}) at position {4 + gaps.argmax()}"
+    )
     assert cache.length == 8 and full.dtype == np.dtype(dtype)
 
 
@@ -60,10 +63,15 @@ def test_each_decode_fault_keeps_shapes_but_breaks_logits(fault):
 
 
 def test_rope_rotates_pairs_and_preserves_norm():
-    x = np.arange(8, dtype=np.float64).reshape(1, 2, 4)
+    x = np.arange(1, 9, dtype=np.float64).reshape(1, 2, 4)
     out = rope(x, np.array([0, 3]))
     assert np.array_equal(out[:, 0], x[:, 0])
     assert np.allclose(np.linalg.norm(out, axis=-1), np.linalg.norm(x, axis=-1))
+    # by hand: pair i = (x[2i], x[2i+1]) as the complex number x[2i] + j·x[2i+1], turned by 3 · 10000^(−2i/4)
+    pairs = x[0, 1, 0::2] + 1j * x[0, 1, 1::2]
+    turned = pairs * np.exp(1j * 3 * 10000.0 ** (-np.arange(2) * 2 / 4))
+    expected = np.stack([turned.real, turned.imag], axis=-1).reshape(4)
+    assert np.allclose(out[0, 1], expected, atol=1e-12), (out[0, 1], expected)
     with pytest.raises(ValueError, match="positions must be"):
         rope(x, np.array([0]))
 

@@ -12,6 +12,10 @@ Event IDs are the service's counter in base 36 (from 8498 = "6K2"), ``committed_
 ticks once per request.  ``ServiceTransport`` plays a per-attempt plan of network outcomes (``OUTCOMES``)
 and one of lookups by key (``QUERY_OUTCOMES``); every answer names its request in ``reply_to``
 (``key#attempt``), so the runtime drops a duplicated answer to an earlier request instead of believing it.
+
+The store trusts nothing it reads back: ``labkit.tools.calendar_store`` checks every row at open, and
+``stored`` and ``store`` check each row again as they read it.  A blank title, or a start without its
+UTC offset, is refused like a wrong scope (a stored refusal).
 """
 
 from __future__ import annotations
@@ -22,8 +26,14 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from labkit.core import strictjson
-from labkit.tools.store import Store, StoreError, StoreKind
+from labkit.tools.calendar_store import (  # noqa: F401 — CalendarStoreError and the schema are named from here too
+    CALENDAR_STORE,
+    SERVICE_SCHEMA,
+    SERVICE_SCHEMA_VERSION,
+    CalendarStoreError,
+    record_problems,
+)
+from labkit.tools.store import Store, json_object
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
@@ -39,22 +49,6 @@ OUTCOMES = (
     "not_committed_duplicated",  # the "not committed" answer arrives twice
 )
 QUERY_OUTCOMES = ("answer", "unavailable")
-SERVICE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, idempotency_key TEXT NOT NULL,
-                                   record_json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, request_digest TEXT NOT NULL,
-                                        response_json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-"""
-#: ``PRAGMA user_version`` of a calendar store file
-SERVICE_SCHEMA_VERSION = 1
-
-
-class CalendarStoreError(StoreError):
-    """The calendar's store file cannot be used (the message names it and what to do); application_id "LKC1"."""
-
-
-CALENDAR_STORE = StoreKind("calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError)
 
 
 def base36(number: int) -> str:
@@ -93,10 +87,12 @@ class CalendarService:
     """A simulated external calendar whose store and idempotency table live in SQLite: ``path`` is
     ":memory:" (default) or a file, which survives a crash of the runtime."""
 
-    def __init__(self, clock_start: str, path: str = ":memory:", execute=None, timeout: float = 5.0):
+    def __init__(
+        self, clock_start: str, path: str = ":memory:", execute=None, timeout: float = 5.0, *, create: bool = True
+    ):
         self.clock_start, self.path = datetime.fromisoformat(clock_start), str(path)  # a bad clock fails first
         self.execute = execute or idempotent_execute  # (desk, key, request_digest, request) -> response
-        self.db = Store(self.path, CALENDAR_STORE, timeout)
+        self.db = Store(self.path, CALENDAR_STORE, timeout, create=create)
         with self.db.transaction():
             self.db.execute("INSERT OR IGNORE INTO counters VALUES ('requests', 0), ('executions', 0)")
 
@@ -119,10 +115,16 @@ class CalendarService:
 
     @property
     def store(self) -> dict[str, dict]:
-        return {
-            row[0]: strictjson.loads(row[1], "calendar")
-            for row in self.db.execute("SELECT event_id, record_json FROM events ORDER BY event_id")
-        }
+        """event ID → its record, each checked against its row as it is read."""
+        found = {}
+        for event_id, key, record_json in self.db.execute("SELECT * FROM events ORDER BY event_id"):
+            record, problems = json_object(record_json, f"event {event_id!r}'s record_json")
+            if record is not None and (record.get("event_id"), record.get("idempotency_key")) != (event_id, key):
+                problems.append(f"event {event_id!r} under key {key!r} holds the record of another event or key")
+            if problems:
+                raise self.db.refuse("holds an event it cannot trust", problems)
+            found[event_id] = record
+        return found
 
     def now(self) -> str:
         return (self.clock_start + timedelta(seconds=max(self.requests - 1, 0))).isoformat()
@@ -149,6 +151,9 @@ class CalendarService:
         if request.scope not in SCOPES:
             detail = f"scope {request.scope!r} is not served"
             return self._remember(request, {"status": "error", "code": "unknown_scope", "detail": detail})
+        refused = _argument_problem(request.normalized_arguments)
+        if refused:
+            return self._remember(request, {"status": "error", "code": "invalid_arguments", "detail": refused})
         if not commit:
             return {"status": "not_committed", "committed": False}
         with self.db.transaction():  # event + idempotency record: one transaction
@@ -174,11 +179,30 @@ class CalendarService:
         """The idempotency record of a key: {"request_digest", "response"}, or None."""
         sql = "SELECT request_digest, response_json FROM idempotency WHERE key = ?"
         row = self.db.execute(sql, (idempotency_key,)).fetchone()
-        return None if row is None else {"request_digest": row[0], "response": strictjson.loads(row[1], "calendar")}
+        if row is None:
+            return None
+        response, problems = record_problems(idempotency_key, *row)
+        if problems:
+            raise self.db.refuse("holds an idempotency record it cannot trust", problems)
+        return {"request_digest": row[0], "response": response}
 
     def events_with_key(self, idempotency_key: str) -> list[str]:
         sql = "SELECT event_id FROM events WHERE idempotency_key = ? ORDER BY event_id"
         return [row[0] for row in self.db.execute(sql, (idempotency_key,))]
+
+
+def _argument_problem(arguments: dict) -> str | None:
+    """Why the service refuses these arguments (a blank title, a start without its UTC offset), or None."""
+    title, start = arguments.get("title"), arguments.get("start")
+    if not isinstance(title, str) or not title.strip():
+        return f"title must be a non-blank text, got {title!r}"
+    try:
+        aware = datetime.fromisoformat(start).utcoffset() is not None
+    except (TypeError, ValueError):
+        aware = False
+    if not aware:
+        return f"start must be an RFC 3339 date-time with its UTC offset (no local time is guessed), got {start!r}"
+    return None
 
 
 class ServiceDesk:

@@ -1,21 +1,38 @@
-"""A durable SQLite store (the runtime's journal, the calendar's store) that names its file and its trouble.
+"""A durable SQLite store (the runtime's journal, the calendar's store) that trusts nothing it cannot verify.
 
-``Store(path, kind, timeout)`` opens an autocommit connection.  A new file gets the kind's schema,
-``PRAGMA user_version`` and ``PRAGMA application_id`` (one per kind, so a journal is never taken for a
-calendar store).  An existing file is refused with the kind's error (a ``StoreError``, a ``ValueError``)
-before anything reads or writes it when it is not an intact SQLite database (``PRAGMA quick_check``),
-belongs to another kind or program, or holds another schema version or other columns.  Afterwards every
-``sqlite3`` error comes out as the kind's error naming the file and what to do (``TROUBLES``).
-``transaction()`` rolls back only a transaction still open, so the real error is never masked by "cannot
-rollback".  A hot rollback journal left by a killed process is rolled back by SQLite on the next open.
+``Store(path, kind, timeout, create=True)`` opens an autocommit connection.  A file that does not exist yet
+gets the kind's schema, ``PRAGMA user_version`` and ``PRAGMA application_id`` (one per kind, so a journal
+is never taken for a calendar store); with ``create=False`` (a restart) a missing file is refused.  An
+existing file is refused with the kind's error (a ``StoreError``, a ``ValueError``) naming it and what to do,
+before anything reads or writes it, when it is
+
+1. empty (zero bytes: a store labkit wrote never is) or not a regular file;
+2. not an intact SQLite database: ``PRAGMA integrity_check`` (every page, every index against its
+   table — ``quick_check`` skips the indexes) and a size that is a whole number of its pages;
+3. of another kind or program (``application_id``) or schema version (``user_version``);
+4. of another schema: every row of ``sqlite_master`` (tables, indexes, triggers, views and their SQL)
+   must be the kind's own — an extra trigger could book twice behind the runtime's back;
+5. inconsistent by the kind's own rules (``StoreKind.check``: a journal's states and paths, a calendar's
+   events against its idempotency records).
+
+Afterwards every ``sqlite3`` error comes out as the kind's error naming the file and what to do
+(``TROUBLES``).  ``transaction()`` rolls back only a transaction still open, so the real error is never
+masked by "cannot rollback".  A hot rollback journal (``<file>-journal``) left by a killed process is
+rolled back by SQLite on the next open; a store whose ``-journal`` was lost after a kill mid-commit may
+hold half a commit, which checks 2 and 5 refuse (``tests/test_stores_torn_commits.py`` tears every commit).
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+
+from labkit.core import strictjson
 
 
 class StoreError(ValueError):
@@ -33,6 +50,8 @@ class StoreKind:
     version: int  # PRAGMA user_version
     application_id: int  # PRAGMA application_id: which kind of store a file is
     error: type[StoreError] = StoreError
+    #: the kind's own consistency rules, run on an existing file at open: (connection, path) → problems
+    check: Callable[[sqlite3.Connection, str], list[str]] | None = None
 
     def __post_init__(self):
         KNOWN_IDS[self.application_id] = self.what
@@ -50,15 +69,40 @@ TROUBLES = (
 )
 
 
+#: what to do with a store that cannot be trusted
+RESTORE = "restore it together with its -journal file from where it came, or move it aside to start a fresh one"
+SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+#: the runtime's keys (``<request_id>:create-event:<attempt>``); a service takes any printable key
+IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9_.-]{1,200}:create-event:[1-9][0-9]{0,5}")
+SERVICE_KEY = re.compile(r"[!-~]{1,255}")
+
+
+def problem_with(value, expected: str, ok: bool) -> list[str]:
+    """[] when ``ok``, else the one problem "<expected>, got <value>" (for the kinds' checks)."""
+    return [] if ok else [f"{expected}, got {value!r}"[:200]]
+
+
+def json_object(text, where: str) -> tuple[dict | None, list[str]]:
+    """(the parsed object, []) or (None, [the problem]): JSON text read by the strict reader, and an object."""
+    if not isinstance(text, str):
+        return None, [f"{where} must be JSON text, got {type(text).__name__}"]
+    try:
+        value = strictjson.loads(text, where)
+    except ValueError as exc:
+        return None, [str(exc)[:200]]
+    return (value, []) if isinstance(value, dict) else (None, [f"{where} must be a JSON object, got {text[:40]!r}"])
+
+
 class Store:
     """An autocommit connection to one checked store file; sqlite3 errors become ``kind.error``."""
 
-    def __init__(self, path: str | Path, kind: StoreKind, timeout: float = 5.0):
+    def __init__(self, path: str | Path, kind: StoreKind, timeout: float = 5.0, *, create: bool = True):
         if timeout < 0:
             raise ValueError(f"timeout must be >= 0 seconds, got {timeout}")
         self.path, self.kind, self.timeout = str(path), kind, timeout
+        target = self.path if self.path == ":memory:" else self._existing_file(create)
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=timeout)
+            self.db = sqlite3.connect(target, isolation_level=None, timeout=timeout, uri=target.startswith("file:"))
         except sqlite3.Error as exc:
             raise self.trouble(exc, "cannot be opened") from exc
         try:
@@ -73,6 +117,30 @@ class Store:
         except BaseException:
             self.db.close()
             raise
+
+    def _existing_file(self, create: bool) -> str:
+        """The file's URI for sqlite3 (``mode=rw``: SQLite must never create a store that should exist)."""
+        file, kind = Path(self.path), self.kind
+        if not file.exists() and not file.is_symlink():
+            if create:
+                return self.path
+            raise kind.error(
+                f"{kind.what} {self.path} does not exist; a restart needs the {kind.what} the run wrote — "
+                f"restore it (with its -journal file, if any), or start the run afresh"
+            )
+        if not file.is_file():
+            raise kind.error(f"{kind.what} {self.path} is not a regular file; expected a SQLite file written by labkit")
+        if file.stat().st_size == 0:
+            raise kind.error(
+                f"{kind.what} {self.path} is empty (0 bytes), which a store labkit wrote never is: the file was "
+                f"truncated or replaced; {RESTORE}"
+            )
+        return file.resolve().as_uri() + "?mode=rw"
+
+    def refuse(self, what: str, problems: list[str]) -> StoreError:
+        """The kind's error for a store that cannot be trusted: the file, the first problems, what to do."""
+        shown = "; ".join(problems[:3]) + (f"; … ({len(problems)} problems)" if len(problems) > 3 else "")
+        return self.kind.error(f"{self.kind.what} {self.path} {what}: {shown}; {RESTORE}")
 
     def trouble(self, exc: sqlite3.Error, doing: str = "failed") -> StoreError:
         """The kind's error for ``exc``: the file, what went wrong and what to do."""
@@ -113,12 +181,7 @@ class Store:
     def _check_or_create(self) -> None:
         kind, db = self.kind, self.db
         if self.path != ":memory:":
-            problems = [row[0] for row in db.execute("PRAGMA quick_check")]
-            if problems != ["ok"]:
-                raise kind.error(
-                    f"{kind.what} {self.path} is damaged (truncated or corrupt): {'; '.join(problems[:3])}; "
-                    f"expected an intact SQLite file"
-                )
+            self._check_intact()
         if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
             db.executescript(
                 f"BEGIN IMMEDIATE; {kind.schema}; PRAGMA user_version = {int(kind.version)}; "
@@ -136,19 +199,51 @@ class Store:
                 f"{kind.what} {self.path} has schema version {version}, this labkit reads version {kind.version}; "
                 f"migrate it or start a fresh {kind.what}"
             )
-        if _columns(db) != _expected_columns(kind.schema):
+        differences = schema_differences(_master(db), _expected_master(kind.schema))
+        if differences:
             raise kind.error(
-                f"{kind.what} {self.path} has other columns than version {kind.version}'s under the same "
-                f"user_version; it was written by another labkit — start a fresh {kind.what}"
+                f"{kind.what} {self.path} has another schema than version {kind.version}'s under the same "
+                f"user_version ({'; '.join(differences[:3])}); it was written by another labkit or changed by "
+                f"hand — start a fresh {kind.what}"
             )
+        problems = kind.check(db, self.path) if kind.check else []
+        if problems:
+            raise self.refuse("contradicts itself (half a commit, or an edit by hand)", problems)
+
+    def _check_intact(self) -> None:
+        """``integrity_check`` (every page and every index entry) and a whole number of pages."""
+        problems = [row[0] for row in self.db.execute("PRAGMA integrity_check")]
+        if problems != ["ok"]:
+            raise self.refuse("is damaged (truncated or corrupt; integrity_check)", problems)
+        pages, size = (self.db.execute(f"PRAGMA {name}").fetchone()[0] for name in ("page_count", "page_size"))
+        on_disk = Path(self.path).stat().st_size
+        if pages and on_disk != pages * size:
+            raise self.refuse("is damaged", [f"{on_disk} bytes on disk for {pages} pages of {size} bytes"])
 
 
-def _columns(db: sqlite3.Connection) -> dict[str, list[str]]:
-    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-    return {t: [r[1] for r in db.execute(f'PRAGMA table_info("{t}")')] for t in tables if not t.startswith("sqlite_")}
+#: a row of ``sqlite_master`` without its rootpage: (type, name, tbl_name, sql)
+MasterRow = tuple[str, str, str, str | None]
 
 
-def _expected_columns(schema: str) -> dict[str, list[str]]:
+def _master(db: sqlite3.Connection) -> list[MasterRow]:
+    return sorted(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"), key=str)
+
+
+@lru_cache(maxsize=8)
+def _expected_master(schema: str) -> list[MasterRow]:
     with closing(sqlite3.connect(":memory:")) as scratch:
         scratch.executescript(schema)
-        return _columns(scratch)
+        return _master(scratch)
+
+
+def schema_differences(found: list[MasterRow], expected: list[MasterRow]) -> list[str]:
+    """What differs between a file's ``sqlite_master`` and the kind's, one line per object."""
+    mine, theirs = {(t, n): sql for t, n, _, sql in expected}, {(t, n): sql for t, n, _, sql in found}
+    lines = [f"an extra {t} {n!r}" for t, n in sorted(set(theirs) - set(mine))]
+    lines += [f"no {t} {n!r}" for t, n in sorted(set(mine) - set(theirs))]
+    lines += [
+        f"{t} {n!r} has other columns or SQL" if t == "table" else f"{t} {n!r} has other SQL"
+        for (t, n), sql in sorted(theirs.items())
+        if (t, n) in mine and mine[(t, n)] != sql
+    ]
+    return lines

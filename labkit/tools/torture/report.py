@@ -35,7 +35,7 @@ def context(start_method: str | None = None):
         raise ValueError(f"start_method must be one of {methods}, got {method!r}")
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["labkit.tools.torture.workload", "labkit.tools.torture.races"])
+        ctx.set_forkserver_preload(["labkit.tools.torture.preload", "labkit.tools.torture.races"])
     return ctx
 
 
@@ -110,16 +110,20 @@ def run_torture(
     start_method: str | None = None,
     root: str | Path | None = None,
     timer_kills: int = 0,
+    interleave: bool = False,
 ) -> TortureReport:
     """Kill the runtime ``kills`` times before a counted statement and ``timer_kills`` times on a
-    timer across seeded crash schedules, then race ``clients`` clients for ``races`` rounds; check
-    every invariant.  ``root`` keeps the files there."""
+    timer across seeded crash schedules, then race ``clients`` clients for ``races`` rounds (``interleave``:
+    two clients, interleaved at the service's seams, ``labkit.tools.torture.races``); check every
+    invariant.  ``root`` keeps the files there."""
     checked = (("kills", kills, 0), ("timer_kills", timer_kills, 0), ("clients", clients, 1), ("races", races, 0))
     for name, value, low in checked:
         if not is_integer(value) or value < low:  # True is not a count
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     named(SERVICES, "service", service)  # a clear error for an unknown name, before any child starts
     named(RUNTIMES, "runtime", runtime)
+    if interleave and clients != 2:
+        raise ValueError(f"deterministic interleavings take exactly 2 clients, got clients={clients}")
     ctx, variant = context(start_method), {"service": service, "runtime": runtime}
     report, keep = TortureReport(seed, service, runtime, clients, races), root is not None
     with nullcontext(root) if keep else scratch_dir() as where:
@@ -128,7 +132,9 @@ def run_torture(
         for run in itertools.chain(statement_runs, timer_runs):
             report.add(run)
         if races:
-            results, errors, snap = run_races(ctx, clients, races, Path(where) / "races", variant)
+            results, errors, snap = run_races(
+                ctx, clients, races, Path(where) / "races", variant, interleave=interleave
+            )
             report.race_results = results
             for name, problems in race_checks(results, errors, snap).items():
                 report.checks[name] += 1

@@ -2,8 +2,9 @@
 
 The work: invocations like §7.12's inv_01 (``make_invocation``), each with its own request ID and
 so its own idempotency keys, journaled up to PREPARED with their approved digest (``approve``);
-``SERVICES`` and ``RUNTIMES`` name the sound variant and a deliberately broken one of each, to prove
-the harness can fail.
+``SERVICES`` and ``RUNTIMES`` name the sound variant and deliberately broken ones (a service without its
+lookup by key, one whose lookup and execution are two transactions; a runtime that journals after it
+sends), to prove the harness can fail.
 
 ``incarnation(job, conn)``, a child process, opens the stores in ``job["dir"]`` and runs every
 invocation of the journal: ``mode="execute"`` executes the approved PREPARED ones
@@ -23,7 +24,13 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.tools.calendar_service import CalendarService, CreateRequest, ServiceDesk, ServiceTransport
+from labkit.tools.calendar_service import (
+    CalendarService,
+    CreateRequest,
+    ServiceDesk,
+    ServiceTransport,
+    idempotent_execute,
+)
 from labkit.tools.confirm import ConfirmationError, invocation_digest
 from labkit.tools.executor import Executor
 from labkit.tools.fixture import fixture_invocation
@@ -68,8 +75,36 @@ def always_perform(desk: ServiceDesk, key: str, request_digest: str, request: Cr
     return desk.perform(request)
 
 
+class _SplitDesk:
+    """What ``split_transactions`` gives ``idempotent_execute``: a lookup that commits its transaction."""
+
+    def __init__(self, desk, db):
+        self.desk, self.db = desk, db
+
+    def stored(self, key: str):
+        found = self.desk.stored(key)
+        self.db.execute("COMMIT")  # the lookup's transaction ends here; the execution begins its own
+        return found
+
+    def perform(self, request: CreateRequest) -> dict:
+        return self.desk.perform(request)
+
+
+def split_transactions(desk, key: str, request_digest: str, request: CreateRequest) -> dict:
+    """The broken service: the key's lookup and its first execution in two transactions, so a client
+    that comes in between finds the key free too (the same rules as ``idempotent_execute`` otherwise)."""
+    inner = desk
+    while not isinstance(inner, ServiceDesk):  # through the harness's seams to the service's own desk
+        inner = inner.desk
+    db = inner._service.db
+    try:
+        return idempotent_execute(_SplitDesk(desk, db), key, request_digest, request)
+    finally:
+        db.execute("BEGIN IMMEDIATE")  # create_event ends with a COMMIT: give it a transaction to end
+
+
 #: name → the calendar service's execute (None: the library's idempotent one)
-SERVICES = {"idempotent": None, "no_idempotency": always_perform}
+SERVICES = {"idempotent": None, "no_idempotency": always_perform, "split_transactions": split_transactions}
 #: name → keyword arguments of ``labkit.tools.executor.Executor``
 RUNTIMES = {"journal_first": {}, "journal_after_send": {"journal_before_send": False}}
 #: the sound variant: the job keys a child reads its service and runtime from
@@ -83,11 +118,16 @@ def named(table: dict, what: str, name: str):
     return table[name]
 
 
-def open_stores(where: Path, journal_file: str, service: str, timeout: float) -> tuple[Journal, CalendarService]:
-    """The journal ``journal_file`` and the calendar's store in ``where``, the service executing as ``service``."""
+def open_stores(
+    where: Path, journal_file: str, service: str, timeout: float, *, new_journal: bool = False
+) -> tuple[Journal, CalendarService]:
+    """The journal ``journal_file`` and the calendar's store in ``where`` (both must exist, the journal
+    unless ``new_journal``), the service executing as ``service``; refused when the two disagree."""
     execute = named(SERVICES, "service", service)
-    journal = Journal(where / journal_file, timeout=timeout)
-    return journal, CalendarService(CLOCK, path=str(where / SERVICE_FILE), execute=execute, timeout=timeout)
+    journal = Journal(where / journal_file, timeout=timeout, create=new_journal)
+    calendar = CalendarService(CLOCK, path=str(where / SERVICE_FILE), execute=execute, timeout=timeout, create=False)
+    journal.check_against(calendar)
+    return journal, calendar
 
 
 def executor_for(transport, invocation_id: str, retry_budget: int, runtime: str) -> Executor:
