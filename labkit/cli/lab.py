@@ -13,6 +13,8 @@ A reader's edits of ``notebooks/…/page.md`` live in ``my-edits/notebooks/…/p
 
 from __future__ import annotations
 
+import functools
+import gc
 import importlib.util
 import os
 import subprocess
@@ -25,6 +27,9 @@ from labkit.core.strictjson import read_json_file
 PREFACE = Path("notebooks") / "00-preface.md"
 SETTINGS = Path("jupyter") / "overrides.json"  # the one copy, in the book
 KERNEL_CONFIG = "c.InteractiveShellApp.extensions = ['labkit.cli.lab']\n"
+#: a kernel nobody is connected to (its tab closed without shutting it down, the browser gone) is
+#: shut down after 30 idle minutes: a student's session holds only the pages open in it
+KERNEL_CULLING = {"cull_idle_timeout": 1800, "cull_interval": 300}
 EDITS = "my-edits"  # the reader's working copies, beside notebooks/ (kept out of git)
 PAGES = "notebooks"
 PAGE_SUFFIXES = (".md", ".ipynb")
@@ -120,6 +125,8 @@ def lab_command(
         f"--LabApp.app_settings_dir={(book / SETTINGS).parent}",
         # pages open unmodified and the file browser lists one entry per page
         "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
+        # a page's kernel is shut down when its tab closes (overrides.json); one left idle is culled
+        *(f"--MappingKernelManager.{name}={value}" for name, value in KERNEL_CULLING.items()),
     ]
     flags = {f"--port={port}": port is not None, "--no-browser": no_browser, "--allow-root": allow_root}
     return [*command, *(flag for flag, given in flags.items() if given), *extra, PREFACE.as_posix()]
@@ -255,7 +262,34 @@ def hint(shell, name: str) -> str | None:
     return f"run the page from the top (Run → Run All Cells): `{name}` is defined in {place}" if place else None
 
 
+def give_back_freed_memory(*_) -> None:
+    """Return the heap's freed pages to the system after a cell (glibc's ``malloc_trim``): without it a
+    page run again holds the high-water mark of every earlier run (page 07-10: 215 MB after one run,
+    332 MB after two; 224 MB with this)."""
+    libc = _glibc()
+    if libc is not None:
+        gc.collect()  # what a cycle still holds cannot be given back
+        libc.malloc_trim(0)
+
+
+@functools.cache
+def _glibc():
+    """The C library when it is glibc (it has ``malloc_trim``), else None (macOS, Windows, musl)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+    return libc if hasattr(libc, "malloc_trim") else None
+
+
 def load_ipython_extension(shell) -> None:
+    shell.events.register("post_run_cell", give_back_freed_memory)
+
     def on_name_error(shell, etype, value, tb, tb_offset=None):
         found = getattr(value, "name", None) and hint(shell, value.name)
         if found:
@@ -267,3 +301,4 @@ def load_ipython_extension(shell) -> None:
 
 def unload_ipython_extension(shell) -> None:
     shell.set_custom_exc((), None)
+    shell.events.unregister("post_run_cell", give_back_freed_memory)
