@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.check.core import attach, properties, value
-from labkit.check.grading import CandidateProblem, as_array, call, failure, unpack
+from labkit.check.grading import CandidateProblem, NotAttempted, as_array, call, failure, unpack
 from labkit.labs import dpo, masks
 from labkit.labs.common import finite_difference, log_softmax, masked_cross_entropy
 from labkit.nn import attention
@@ -68,7 +68,12 @@ def _against_finite_differences(candidate, cases, loss, what: str):
     for label, args in cases:
         point = args[0]
         copies = (a.copy() if isinstance(a, np.ndarray) else a for a in args)
-        got = as_array(call(candidate, *copies), what, shape=point.shape, dtype_kind="number")
+        try:
+            got = as_array(call(candidate, *copies), what, shape=point.shape, dtype_kind="number")
+        except NotAttempted:
+            raise
+        except CandidateProblem as problem:
+            raise CandidateProblem(f"case “{label}”: {problem}") from None
         numeric = finite_difference(lambda z, rest=args[1:]: loss(z, *rest), point)
         bad = np.argwhere(~(np.abs(got - numeric) <= FD_ATOL))
         if bad.size:

@@ -116,7 +116,7 @@ def cache_length_after_step_3() -> int:
     return int(cache.length)
 
 
-def real_cache_bytes(config, batch: int, positions: int) -> int:
+def _measured_bytes(config, batch: int, positions: int) -> int:
     """The bytes a real ``Decoder(config)`` cache holds after a prefill of [batch, positions] tokens: the sum
     of every layer's key and value arrays' ``nbytes`` (the weights are seeded draws; they do not matter)."""
     generator = np.random.default_rng(0)
@@ -143,7 +143,7 @@ def kv_cache_bytes(candidate):
         if (
             isinstance(got, bool | np.bool_)
             or not isinstance(got, int | float | np.number)
-            or got != real_cache_bytes(*args)
+            or got != _measured_bytes(*args)
         ):
             return failure(
                 "a real cache of this configuration holds another number of bytes",
