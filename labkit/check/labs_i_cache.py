@@ -6,6 +6,7 @@ faulty ones. The predictions' answers are the lab decoder's own runs. References
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -163,12 +164,19 @@ def _near_copy(cache: KVCache, noise: float) -> KVCache:
     return copied
 
 
+@functools.cache
+def _decoded_caches() -> tuple[KVCache, KVCache]:
+    """The caches of the correct lab decoder and of copy_layer1_cache_to_layer2 after the seven lab tokens
+    (run once; every check hands out copies)."""
+    return run_case("correct").cache, run_case("copy_layer1_cache_to_layer2").cache
+
+
 @properties(hook=yes_or_no)
 def distinct_layer_keys(piece):
-    correct, copied = run_case("correct").cache, run_case("copy_layer1_cache_to_layer2").cache
+    correct, copied = _decoded_caches()
     cases = [
-        ("the correct lab decoder's cache after 7 steps", correct, True),
-        ("the cache of copy_layer1_cache_to_layer2", copied, False),
+        ("the correct lab decoder's cache after 7 steps", correct.copy(), True),
+        ("the cache of copy_layer1_cache_to_layer2", copied.copy(), False),
         ("layer 1 = a copy of layer 0's array", _near_copy(correct, 0.0), False),
         ("layer 1 = layer 0 + 1e-13 (rounding noise)", _near_copy(correct, 1e-13), False),
     ]
