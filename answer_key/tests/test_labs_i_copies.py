@@ -18,6 +18,8 @@ import pytest
 import labkit.check as check
 from labkit.check.core import reset_attempts
 
+pytestmark = pytest.mark.slow  # some minutes of candidates: out of `make test-fast`, in `make test`
+
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = check.exercises()
 PAGES = {
