@@ -29,20 +29,6 @@ lost_response_first_event = "t09"
 cfg_swap_divergence = ("d00", "cfg_batch_order[0]")
 # page 12: eight fixed events, a selection and a delta per token, a decode step between two tokens
 three_token_event_count = 8 + 2 * 3 + 2 * (3 - 1)
-# lab 01: −ln(1/3); gradient [1/3 − 1, 1/3, 1/3]
-uniform_row_loss = math.log(3)
-uniform_row_gradient = (-2 / 3, 1 / 3, 1 / 3)
-# lab 02: 7 predictions, 2 borders
-packed_zero_predictions = 2
-# lab 03: scores 10/√2 and 0
-scaled_query_weight = 1 / (1 + math.exp(-10 / math.sqrt(2)))
-# lab 04: 4 + 3 positions; 2 (K, V) · 2 layers · 2 heads · 7 · 4 · 8 bytes
-cache_length_after_step_3 = 7
-lab_cache_bytes = 2 * 2 * 2 * 7 * 4 * 8
-# lab 06: margin m = 1 > 0, so a larger β·m lowers −log σ(β·m); ∂L/∂π_w = −β·σ(−β·m)
-dpo_loss_when_beta_doubles = "falls"
-_g = -0.5 / (1 + math.exp(0.5))
-dpo_gradient_at_point = (_g, -_g)
 # lab 07: (1 − 1/8)/√(7/64) = √7; for ρ = 5, ρÂ = −10 < c·Â = −6
 lone_success_advantage = math.sqrt(7)
 dual_clip_value = -6.0

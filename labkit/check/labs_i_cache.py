@@ -1,0 +1,210 @@
+"""The public checks of chapter 11's labs 04 and 05 (the KV cache): the reader's cached step, run as every
+layer's attention of the lab decoder, keeps the cache append-only and gives the full pass's logits; a cache's
+size is what real caches of that configuration hold; a check accepts the correct decoder and refuses the
+faulty ones. The predictions' answers are the lab decoder's own runs. References and hidden cases: the key.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+import numpy as np
+
+from labkit.check.core import properties, value
+from labkit.check.grading import CandidateProblem, as_array, call, failure, unpack, yes_or_no
+from labkit.labs.cache_equivalence import MODES, run_case
+from labkit.labs.lab_decoder import lab_decoder, lab_tokens
+from labkit.nn import Decoder, DecoderWeights, KVCache, rms_norm, rope
+from labkit.nn.configs import book_config
+
+# --- 04: the cached step inside the lab decoder, the cache's size, predictions ----------------
+
+
+class _Stopped(Exception):
+    """The reader's step broke the cache's append-only invariant: its failure, carried out of the run."""
+
+    def __init__(self, result):
+        super().__init__(result.where)
+        self.result = result
+
+
+def decode_with_attention_step(step, model, tokens) -> np.ndarray:
+    """Logits [T, V] of ``tokens`` decoded one at a time through ``model``'s layers (multi-head, as the lab
+    decoder: as many key/value heads as query heads), with
+    ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` as the cached
+    attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h]); the rest
+    is the model's own weights and labkit.nn's functions, in the order of ``Decoder.forward``."""
+    cfg, weights = model.config, model.weights
+    empty = np.zeros((1, cfg.n_kv_heads, 0, cfg.head_dim), dtype=np.dtype(cfg.dtype))
+    cached = [(empty, empty) for _ in range(cfg.n_layers)]  # per layer: (K, V)
+    logits = np.empty((len(tokens), cfg.vocab_size), dtype=np.dtype(cfg.dtype))
+    for t, token in enumerate(np.asarray(tokens)):
+        hidden, position = weights.embedding[[[int(token)]]], np.array([t])  # [1, 1, d], [1]
+        for layer, w in enumerate(weights.layers):
+            z = rms_norm(hidden, cfg.norm_eps)
+            q, k, v = (model._split_heads(z @ w[name], cfg.n_kv_heads) for name in ("q", "k", "v"))
+            q, k = rope(q, position, cfg.rope_base), rope(k, position, cfg.rope_base)
+            attended, *cached[layer] = step(t, layer, q, *cached[layer], k, v)
+            hidden = hidden + model._merge_heads(attended) @ w["o"]
+            z = rms_norm(hidden, cfg.norm_eps)  # then x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down
+            gate = z @ w["gate"]
+            hidden = hidden + (gate * (z @ w["up"]) / (1.0 + np.exp(-gate))) @ w["down"]
+        logits[t] = (rms_norm(hidden, cfg.norm_eps) @ weights.output)[0, 0]
+    return logits
+
+
+def _appending(candidate, tokens):
+    """The reader's step as the driver's, stopping at the first step whose cache is not the old one
+    with the new entry appended, or whose output is not [1, H, 1, d_h]."""
+
+    def step(t, layer, q, cache_k, cache_v, k_new, v_new):
+        args = (q, cache_k, cache_v, k_new, v_new)
+        got = unpack(call(candidate, *(a.copy() for a in args)), ("output", "keys", "values"))
+        place = f"decode step {t} (token {int(tokens[t])} at position {t}), layer {layer}"
+        try:
+            output = as_array(got[0], "output", shape=q.shape, dtype_kind="number")
+            for name, old, new, seen in (("keys", cache_k, k_new, got[1]), ("values", cache_v, v_new, got[2])):
+                seen = as_array(seen, name, shape=old.shape[:2] + (t + 1,) + old.shape[3:], dtype_kind="number")
+                if not np.array_equal(seen, np.concatenate([old, new], axis=2)):
+                    rule = "the cached positions stay as they were and the new entry comes last"
+                    raise _Stopped(
+                        failure(
+                            "your cache is not the old one plus the new entry",
+                            where=f"{place}, {name}",
+                            rule=rule,
+                            got=seen[0, 0, :, 0].tolist(),
+                        )
+                    )
+        except CandidateProblem as problem:
+            raise CandidateProblem(f"at {place}: {problem}") from None
+        return output, got[1], got[2]
+
+    return step
+
+
+@properties()
+def cached_attention_step(candidate):
+    model = lab_decoder()
+    for label, tokens in (
+        ("the lab's seven tokens", lab_tokens()),
+        ("tokens [16, 0, 7, 7, 3]", np.array([16, 0, 7, 7, 3])),
+    ):
+        try:
+            stepped = decode_with_attention_step(_appending(candidate, tokens), model, tokens)
+        except _Stopped as stopped:
+            return stopped.result
+        full = model.full_logits(tokens[None, :])[0]
+        off = np.flatnonzero(np.max(np.abs(stepped - full), axis=1) > 1e-10)
+        if off.size:
+            t = int(off[0])
+            where = f"{label}, logits at position {t}"
+            return failure(
+                "your cached logits differ from the full pass",
+                where=where,
+                rule="cached decode = one full pass, within 1e-10",
+                got=stepped[t, :3].tolist(),
+            )
+    return None
+
+
+@value
+def cache_length_after_step_3() -> int:
+    model, tokens = lab_decoder(), lab_tokens()
+    _, cache = model.prefill(tokens[None, :4])
+    for position in range(4, 7):
+        model.decode_step(tokens[None, position : position + 1], cache)
+    return int(cache.length)
+
+
+def _measured_bytes(config, batch: int, positions: int) -> int:
+    """The bytes a real ``Decoder(config)`` cache holds after a prefill of [batch, positions] tokens: the sum
+    of every layer's key and value arrays' ``nbytes`` (the weights are seeded draws; they do not matter)."""
+    generator = np.random.default_rng(0)
+    arrays = {name: generator.normal(0.0, 0.1, shape) for name, shape in config.weight_shapes().items()}
+    model = Decoder(config, DecoderWeights.from_arrays(arrays, config))
+    _, cache = model.prefill(np.zeros((batch, positions), dtype=np.int64))
+    return int(sum(k.nbytes + v.nbytes for k, v in zip(cache.keys, cache.values, strict=True)))
+
+
+def _size_cases():
+    lab, grouped, tool = (book_config(name) for name in ("lab-decoder", "toy-decoder-v1", "toy-tool-decoder-v1"))
+    return [
+        ("the lab decoder, 1 sequence of 7 tokens", (lab, 1, 7)),
+        ("toy-decoder-v1 (2 query heads share 1 KV head, float32), 2 × 5", (grouped, 2, 5)),
+        ("toy-tool-decoder-v1 (4 query heads, 2 KV heads), 3 × 4", (tool, 3, 4)),
+        ("the lab decoder in float32, 2 × 3", (replace(lab, dtype="float32"), 2, 3)),
+    ]
+
+
+@properties()
+def kv_cache_bytes(candidate):
+    for label, args in _size_cases():
+        got = call(candidate, *args)
+        if (
+            isinstance(got, bool | np.bool_)
+            or not isinstance(got, int | float | np.number)
+            or got != _measured_bytes(*args)
+        ):
+            return failure(
+                "a real cache of this configuration holds another number of bytes",
+                where=f"case “{label}”",
+                rule="the sum of the cache arrays' nbytes",
+                got=got,
+            )
+    return None
+
+
+# --- 05: the two checks that catch the cache faults ------------------------------------------
+
+
+def _near_copy(cache: KVCache, noise: float) -> KVCache:
+    copied = cache.copy()
+    copied.keys[1] = copied.keys[0] + noise
+    return copied
+
+
+@functools.cache
+def _decoded_caches() -> tuple[KVCache, KVCache]:
+    """The caches of the correct lab decoder and of copy_layer1_cache_to_layer2 after the seven lab tokens
+    (run once; every check hands out copies)."""
+    return run_case("correct").cache, run_case("copy_layer1_cache_to_layer2").cache
+
+
+@properties(hook=yes_or_no)
+def distinct_layer_keys(piece):
+    correct, copied = _decoded_caches()
+    cases = [
+        ("the correct lab decoder's cache after 7 steps", correct.copy(), True),
+        ("the cache of copy_layer1_cache_to_layer2", copied.copy(), False),
+        ("layer 1 = a copy of layer 0's array", _near_copy(correct, 0.0), False),
+        ("layer 1 = layer 0 + 1e-13 (rounding noise)", _near_copy(correct, 1e-13), False),
+    ]
+    for label, cache, right in cases:
+        if piece(cache) is not right:
+            rule = "each layer computes its own keys; a copy, or a copy up to rounding, is not distinct"
+            return failure("your check judges this cache wrongly", where=f"case “{label}”", rule=rule, got=not right)
+    return None
+
+
+@properties(hook=yes_or_no)
+def cached_path_agrees(piece):
+    tokens = lab_tokens()
+    cases = [
+        (f"decoder {mode}, the lab's tokens", lab_decoder(fault), tokens, fault is None)
+        for mode, fault in MODES.items()
+    ]
+    cases += [
+        ("decoder correct, tokens [16, 0, 7, 7]", lab_decoder(), np.array([16, 0, 7, 7]), True),
+        (
+            "decoder top_left_rectangular_mask, one token (every fault is invisible at position 0)",
+            lab_decoder("top_left_rectangular_mask"),
+            tokens[:1],
+            True,
+        ),
+    ]
+    for label, model, ids, right in cases:
+        if piece(model, ids.copy()) is not right:
+            rule = "step-by-step decode from an empty cache against one full pass, allclose at 1e-12"
+            return failure("your check judges this decoder wrongly", where=f"case “{label}”", rule=rule, got=not right)
+    return None
