@@ -8,10 +8,6 @@ def min_p_filter(logits, min_p):
     return np.where(z - z.max() >= np.log(min_p), z, -np.inf)
 
 
-def jittered_backoff(attempt, base_ms, cap_ms, u):
-    return u * min(cap_ms, base_ms * 2**attempt)
-
-
 def sliding_window_mask(document_ids, window):
     ids = np.asarray(document_ids)
     distance = np.arange(ids.size)[:, None] - np.arange(ids.size)[None, :]

@@ -1,0 +1,238 @@
+"""The key of trace three's graded exercises (pages 07–11): hidden cases beyond the public properties —
+other schemas, other canonical forms, other schedules and clients, other herds, mysteries from faults
+the catalogue does not hold — and a reference for ``reveal``. Attached on ``import answer_key``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import unicodedata
+from functools import lru_cache
+
+import numpy as np
+
+from labkit.check import trace_three_runs as runs
+from labkit.check import trace_three_service as service
+from labkit.check.core import function, trace
+from labkit.check.grading import Diverged
+from labkit.tools.calendar_service import IdempotencyConflict
+from labkit.tools.confirm import canonical_json, request_digest
+from labkit.tools.fixture import fixture_invocation
+from labkit.tools.tokenizer import ToolTokenizer
+from labkit.trace import kinds
+
+# -- page 07: integer_field_mask -----------------------------------------------------------------
+
+#: schemas the public check does not probe: other bounds and steps, a one-number range, the chapter's
+HIDDEN_SCHEMAS = (
+    {"type": "integer", "minimum": 7, "maximum": 700, "multipleOf": 7},
+    {"type": "integer", "minimum": 100, "maximum": 1000, "multipleOf": 50},
+    {"type": "integer", "minimum": 0, "maximum": 95, "multipleOf": 5},
+    {"type": "integer", "minimum": 30, "maximum": 30},
+    {"type": "integer", "minimum": 1, "maximum": 1440},
+)
+
+
+def _field_cases():
+    pieces = tuple(ToolTokenizer().pieces)
+    cases = []
+    for schema in HIDDEN_SCHEMAS:
+        for value in ("", "0", "1", "3", "7", "10", "14", "30", "35", "69", "70", "100", "105", "144", "1000"):
+            label = f"{schema['minimum']}…{schema['maximum']} step {schema.get('multipleOf', 1)}, value {value!r}"
+            cases.append((label, (value, pieces, schema)))
+    return cases
+
+
+@function(_field_cases)
+def integer_field_mask(value_so_far, pieces, schema):
+    step = schema.get("multipleOf", 1)
+    numbers = [str(n) for n in range(schema["minimum"], schema["maximum"] + 1) if n % step == 0]
+    viable = [any(n.startswith(value_so_far + p) for n in numbers) if p.isdigit() else False for p in pieces]
+    closes = [p == "}" and value_so_far in numbers for p in pieces]
+    return np.array(viable) | np.array(closes)
+
+
+# -- page 08: canonical_witness ------------------------------------------------------------------
+
+
+def top_level_sorted_json(value) -> bytes:
+    """Only the outer object's keys sorted."""
+    outer = dict(sorted(value.items())) if isinstance(value, dict) else value
+    return json.dumps(outer, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def list_items_unsorted_json(value) -> bytes:
+    """Keys sorted in objects inside objects, but an object inside a list kept as built."""
+
+    def sort(v):
+        return {k: sort(x) for k, x in sorted(v.items())} if isinstance(v, dict) else v
+
+    return json.dumps(sort(value), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def nfc_json(value) -> bytes:
+    """RFC 8785 after every string is brought to Unicode NFC (two strings, one spelling)."""
+
+    def nfc(v):
+        if isinstance(v, str):
+            return unicodedata.normalize("NFC", v)
+        if isinstance(v, dict):
+            return {nfc(k): nfc(x) for k, x in v.items()}
+        return [nfc(x) for x in v] if isinstance(v, list) else v
+
+    return canonical_json(nfc(value))
+
+
+def _witness_reference(canonicalise):
+    pairs = [({"a": 1, "b": 2}, {"b": 2, "a": 1}), ({"x": {"a": 1, "b": 2}}, {"x": {"b": 2, "a": 1}})]
+    pairs += [([{"a": 1, "b": 2}], [{"b": 2, "a": 1}]), (1, 1.0), ({"a": None}, {}), ("é", "e\u0301")]
+    disagree = [
+        (a, b) for a, b in pairs if (canonicalise(a) == canonicalise(b)) != (canonical_json(a) == canonical_json(b))
+    ]
+    return disagree[0] if disagree else None
+
+
+@trace(reference=_witness_reference)
+def canonical_witness():
+    def run_with(form):
+        def check(candidate):
+            found = runs.witness_holds(candidate, form, f"canonical form {form.__name__}", flawed=True)
+            if found is not None:
+                raise Diverged(found)
+
+        return check
+
+    return [
+        (f"canonical form {f.__name__}", None, run_with(f))
+        for f in (top_level_sorted_json, list_items_unsorted_json, nfc_json)
+    ]
+
+
+# -- page 10: fingerprinted_execute, jittered_backoff --------------------------------------------
+
+
+def _more_clients():
+    honest = fixture_invocation().normalized_arguments
+    moved = {**honest, "start": "2026-07-20T10:00:00+08:00"}
+    return [
+        (
+            "a refused change leaves the key's record as it was",
+            [
+                ("req-3:1", request_digest(honest), honest, "perform"),
+                ("req-3:1", request_digest(moved), moved, "refuse"),
+                ("req-3:1", request_digest(honest), honest, "replay"),
+            ],
+        ),
+        (
+            "two keys, one lying about the other's parameters",
+            [
+                ("req-4:1", request_digest(honest), honest, "perform"),
+                ("req-5:1", request_digest(honest), moved, "perform"),
+                ("req-4:1", request_digest(moved), honest, "replay"),
+            ],
+        ),
+    ]
+
+
+def _execute_reference(service, key, request_digest_declared, request):
+    fingerprint = request_digest(request.normalized_arguments)
+    record = service.stored(key)
+    if record is None:
+        return service.perform(dataclasses.replace(request, request_digest=fingerprint))
+    if record["request_digest"] != fingerprint:
+        raise IdempotencyConflict(key)
+    return record["response"]
+
+
+@trace(reference=_execute_reference)
+def fingerprinted_execute():
+    def schedules(candidate):
+        service.service_under_schedules(candidate, (424242, 10))
+
+    def clients(candidate):
+        service.service_against_clients(candidate, _more_clients)
+
+    return [("ten more schedules, another seed", None, schedules), ("more clients", None, clients)]
+
+
+HIDDEN_HERDS = (
+    runs.Herd(clients=50, base_ms=100.0, cap_ms=5000.0, slot_ms=10.0, attempts=10, seed=11),
+    runs.Herd(clients=30, base_ms=20.0, cap_ms=2000.0, slot_ms=5.0, attempts=10, seed=3),
+)
+
+
+def _backoff_reference(attempt, base_ms, cap_ms, u):
+    return u * min(cap_ms, base_ms * 2**attempt)  # full jitter: the window grows, is capped, and u spreads it
+
+
+@trace(reference=_backoff_reference)
+def jittered_backoff():
+    def run_with(herd):
+        def check(candidate):
+            found = runs.backoff_bounds(candidate, herd)
+            found = found if found is not None else runs.herd_gets_through(candidate, herd)
+            if found is not None:
+                raise Diverged(found)
+
+        return check
+
+    return [(f"a herd of {herd}", None, run_with(herd)) for herd in HIDDEN_HERDS]
+
+
+# -- page 11: reproduce_the_fault ------------------------------------------------------------------
+
+#: mysteries the catalogue does not hold: (kind, the config change that makes them)
+HIDDEN_MYSTERIES = (
+    ("diffusion", {"num_inference_steps": 3}),
+    ("tool", {"request_id": "req-7"}),
+    ("text", {"sampling": {"minimum_output_tokens": 3}}),
+    ("tool", {"subject": "user-7"}),
+)
+
+
+def _reproduce_reference(kind, golden, mystery):
+    """Read the first divergence, then the config field that feeds that event (the worked solution's table)."""
+    from labkit.trace.divergence import first_divergence
+
+    div = first_divergence(golden, mystery)
+    event, key = div.event_b, div.field.split(" ")[0].split("[")[0]
+    if event["event_type"] == "authorization.denied":
+        held = event["payload"]["reason"].split("holds ")[1]
+        return {"capabilities": tuple(c.strip(" '[]") for c in held.split(","))}
+    value = event["payload"]
+    for part in key.split("."):
+        value = value[part]
+    if key == "scheduler.timesteps":
+        return {"num_inference_steps": len(value)}
+    if key == "idempotency_key":
+        return {"request_id": value.split(":")[0]}
+    if key.startswith(("scheduler.", "invocation.")):
+        return {key.split(".")[1]: value}
+    if kind == "text" and key in ("tie_break", "minimum_output_tokens"):
+        return {"sampling": {key: value}}
+    return {key: value}
+
+
+@lru_cache(maxsize=8)
+def _mystery(number: int) -> list[dict]:
+    """The hidden mystery ``number``'s events (computed once; the reader gets a copy)."""
+    kind, change = HIDDEN_MYSTERIES[number]
+    found = kinds.kind(kind)
+    resources = {"decoder": runs.decoder()} if kind == "tool" else {}
+    return found.run(found.config().replace(**copy.deepcopy(change)), None, **resources).events
+
+
+@trace(reference=_reproduce_reference)
+def reproduce_the_fault():
+    def run_with(number, kind):
+        def check(candidate):
+            mystery = _mystery(number)
+            result = runs.reproduces(candidate, kind, mystery, f"hidden mystery {number} ({kind})")
+            if result is not None:
+                raise Diverged(result)
+
+        return check
+
+    return [(f"hidden mystery {n} ({k})", None, run_with(n, k)) for n, (k, _) in enumerate(HIDDEN_MYSTERIES)]

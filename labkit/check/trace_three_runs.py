@@ -1,0 +1,230 @@
+"""The properties behind trace three's public checks (``labkit.check.trace_three``): a field mask
+inside the real decode and against the definition of a viable prefix, a canonical form's witness, a
+retry policy in a herd of clients, a config change replayed against a mystery trace. Each returns
+None (the property holds) or a failure naming the place and the reader's value; none knows an answer.
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+import math
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from labkit.check.core import hooked
+from labkit.check.grading import CandidateProblem, Diverged, as_array, call, failure, unpack
+from labkit.tools.calls import grammar_for, proposal_mask
+from labkit.tools.confirm import canonical_json
+from labkit.tools.model import load_decoder
+from labkit.tools.tokenizer import ToolTokenizer
+from labkit.tools.toolspec import load_toolspec
+from labkit.trace import catalogue, kinds
+from labkit.trace.divergence import first_divergence
+
+FIELD = "duration_minutes"
+_MARKER = f'"{FIELD}":'
+VIABLE = "allowed[v] ⇔ some number the schema accepts starts with value_so_far + piece (or, for `}`, is value_so_far)"
+
+
+@lru_cache(maxsize=1)
+def decoder():
+    return load_decoder()
+
+
+def hooked_tool_run(hook: str, piece, fault: str | None = None) -> list[dict]:
+    """The events of trace three (scenario ``fault``) with ``piece`` as its hook ``hook``."""
+    return hooked("tool", hook, fault, decoder=decoder())(piece)
+
+
+# -- a field mask ----------------------------------------------------------------------------------
+
+
+def _mask(candidate, value: str, schema: dict) -> np.ndarray:
+    pieces = tuple(ToolTokenizer().pieces)
+    got = call(candidate, value, pieces, dict(schema))
+    return as_array(got, "the returned mask", shape=(len(pieces),), dtype_kind="bool")
+
+
+class FieldMask:
+    """The reader's field mask in place of the schema grammar's inside the real grammar-masked decode:
+    at each step inside the field it must allow what the grammar allows; the first difference stops the run."""
+
+    def __init__(self, candidate, schema: dict, case: str):
+        self.candidate, self.schema, self.case = candidate, schema, case
+        self.grammar = proposal_mask(grammar_for(load_toolspec()))
+        self.step = 0
+
+    def __call__(self, text: str) -> np.ndarray:
+        self.step += 1
+        reference = self.grammar(text)
+        at = text.find(_MARKER)
+        if at < 0 or "}" in text[at:]:
+            return reference  # outside the field: the library's grammar
+        value = text[at + len(_MARKER) :]
+        got = _mask(self.candidate, value, self.schema)
+        differ = np.flatnonzero(got != reference)
+        if differ.size:
+            token = int(differ[0])
+            piece = ToolTokenizer().pieces[token]
+            raise Diverged(
+                failure(
+                    f"your mask differs from the schema grammar at {differ.size} token(s) of this step",
+                    where=f"{self.case}: decode step {self.step}, value so far {value!r}, token {token} {piece!r}",
+                    rule=VIABLE,
+                    got=bool(got[token]),
+                )
+            )
+        return got
+
+
+def field_mask_properties(candidate, schema: dict) -> object | None:
+    """At every value a decode can reach under ``schema``, the reader's mask allows exactly the
+    pieces after which the value can still be completed (digits) or is complete (``}``)."""
+    low, high, step = schema["minimum"], schema["maximum"], schema.get("multipleOf", 1)
+    numbers = {str(n) for n in range(low, high + 1) if n % step == 0}
+    reachable = {n[:i] for n in numbers for i in range(len(n))}
+    case = f"duration_minutes in {low}…{high}" + (f" in steps of {step}" if step != 1 else "")
+    pieces = ToolTokenizer().pieces
+    for value in sorted(reachable, key=lambda v: (len(v), v)):
+        got = _mask(candidate, value, schema)
+        for token, piece in enumerate(pieces):
+            viable = (piece == "}" and value in numbers) or (piece.isdigit() and (value + piece) in reachable | numbers)
+            if bool(got[token]) != viable:
+                what = "allows a piece after which no number" if got[token] else "forbids a piece after which a number"
+                return failure(
+                    f"your mask {what} the schema accepts can be written",
+                    where=f"{case}: value so far {value!r}, token {token} {piece!r}",
+                    rule=VIABLE,
+                    got=bool(got[token]),
+                )
+    return None
+
+
+# -- a canonical form's witness --------------------------------------------------------------------
+
+
+def witness_holds(candidate, form, case: str, *, flawed: bool):
+    """The reader's ``(a, b)`` for canonical form ``form``: ``form`` and RFC 8785 disagree on whether
+    a and b are the same document; None for a form that has no such pair."""
+    got = call(candidate, form)
+    if got is None:
+        if flawed:
+            return failure("this canonical form has a witness: you returned None", where=case, rule=_SAME, got=None)
+        return None
+    a, b = unpack(got, ("a", "b"))
+    try:
+        same_meaning = canonical_json(a) == canonical_json(b)
+        same_bytes = form(copy.deepcopy(a)) == form(copy.deepcopy(b))
+    except Exception as exc:  # noqa: BLE001 - the reader's values are not JSON documents
+        raise CandidateProblem(f"at {case}: a and b must be JSON values ({type(exc).__name__}: {exc})") from None
+    if same_meaning == same_bytes:
+        agree = "the same document" if same_meaning else "two documents"
+        message = f"RFC 8785 and this form agree: both see {agree}" + ("" if flawed else " (it is RFC 8785 itself)")
+        return failure(message, where=case, rule=_SAME, got=(a, b))
+    return None
+
+
+_SAME = "a witness: the form spells one document two ways, or two documents one way (RFC 8785 decides which)"
+
+
+# -- a retry policy in a herd ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Herd:
+    """``clients`` fail together at t = 0 against a service that serves one request per ``slot_ms``
+    slot (two in one slot both fail); each retries after the reader's delay, at most ``attempts`` times."""
+
+    clients: int
+    base_ms: float
+    cap_ms: float
+    slot_ms: float
+    attempts: int
+    seed: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.clients} clients, base_ms {self.base_ms:g}, cap_ms {self.cap_ms:g}, "
+            f"one request per {self.slot_ms:g} ms, {self.attempts} retries each"
+        )
+
+
+def _delay(candidate, attempt: int, herd: Herd, u: float) -> float:
+    got = call(candidate, attempt, herd.base_ms, herd.cap_ms, u)
+    if isinstance(got, bool | np.bool_) or not isinstance(got, int | float | np.integer | np.floating):
+        raise CandidateProblem(f"your delay must be a number of ms, got {type(got).__name__} {got!r:.40}")
+    return float(got)
+
+
+def backoff_bounds(candidate, herd: Herd):
+    """Every delay is a finite number in [0, cap_ms]; the first retry waits at most base_ms."""
+    for attempt in range(12):
+        for u in (0.0, 0.25, 0.5, 0.75, 0.999):
+            delay = _delay(candidate, attempt, herd, u)
+            ceiling = herd.base_ms if attempt == 0 else herd.cap_ms
+            if not (math.isfinite(delay) and 0.0 <= delay <= ceiling):
+                name = "base_ms (the first retry)" if attempt == 0 else "cap_ms"
+                return failure(
+                    f"a delay outside [0, {name}]",
+                    where=f"retry {attempt}, u = {u}, base_ms {herd.base_ms:g}, cap_ms {herd.cap_ms:g}",
+                    rule="0 ≤ delay ≤ cap_ms always, and ≤ base_ms for retry 0",
+                    got=delay,
+                )
+    return None
+
+
+def herd_gets_through(candidate, herd: Herd):
+    """Every client of the herd gets a request through within its retries."""
+    rng = random.Random(herd.seed)
+    sends = [(0.0, client, 0) for client in range(herd.clients)]  # (time, client, retries so far)
+    delays: dict[int, list[float]] = {c: [] for c in range(herd.clients)}
+    while sends:
+        heapq.heapify(sends)
+        slot = math.floor(sends[0][0] / herd.slot_ms)
+        arriving = [heapq.heappop(sends) for _ in range(len(sends)) if math.floor(sends[0][0] / herd.slot_ms) == slot]
+        if len(arriving) == 1:
+            continue  # served
+        for t, client, retries in arriving:
+            if retries == herd.attempts:
+                return failure(
+                    f"client {client} collided on every one of its {herd.attempts} retries",
+                    where=f"a herd of {herd}: client {client}, at {t:.0f} ms",
+                    rule="clients that fail together must not retry together, and the spread must grow",
+                    got=[round(d, 1) for d in delays[client]],
+                )
+            delay = _delay(candidate, retries, herd, rng.random())
+            delays[client].append(delay)
+            sends.append((t + max(delay, 0.0), client, retries + 1))
+    return None
+
+
+# -- a config change against a mystery -------------------------------------------------------------
+
+
+def reproduces(candidate, kind: str, mystery: list[dict], case: str):
+    """The reader's config change, applied to ``kind``'s fixture config, gives the mystery trace."""
+    golden = catalogue.golden(kind)
+    change = call(candidate, kind, golden, copy.deepcopy(mystery))
+    if not isinstance(change, dict) or not change:
+        raise CandidateProblem(f"at {case}: return the config change as a dict {{field: value}}, got {change!r:.60}")
+    found = kinds.kind(kind)
+    try:
+        config = found.config().replace(**copy.deepcopy(change))
+        resources = {"decoder": decoder()} if kind == "tool" else {}
+        events = found.run(config, None, **resources).events
+    except Exception as exc:  # noqa: BLE001 - a change the runtime refuses is the reader's to fix
+        raise CandidateProblem(f"at {case}: the run with your change {change!r:.80} failed: {exc}") from None
+    div = first_divergence(mystery, events)
+    if div is None:
+        return None
+    event = div.event_a or div.event_b
+    return failure(
+        "the run with your change is not the mystery trace",
+        where=f"{case}: {event['event_id']} {event['event_type']}, field {div.field}",
+        rule=div.rule,
+        got=change,
+    )
