@@ -57,19 +57,25 @@ def integer_field_mask(value_so_far, pieces, schema):
 # -- page 08: canonical_witness ------------------------------------------------------------------
 
 
+def _spelled(value, sorts, depth: int = 0, in_list: bool = False) -> str:
+    """RFC 8785's spelling of numbers and strings, with objects' keys sorted only where ``sorts(depth, in_list)``."""
+    if isinstance(value, dict):
+        keys = sorted(value) if sorts(depth, in_list) else list(value)
+        members = (json.dumps(k, ensure_ascii=False) + ":" + _spelled(value[k], sorts, depth + 1) for k in keys)
+        return "{" + ",".join(members) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_spelled(v, sorts, depth + 1, in_list=True) for v in value) + "]"
+    return canonical_json(value).decode()
+
+
 def top_level_sorted_json(value) -> bytes:
-    """Only the outer object's keys sorted."""
-    outer = dict(sorted(value.items())) if isinstance(value, dict) else value
-    return json.dumps(outer, separators=(",", ":"), ensure_ascii=False).encode()
+    """RFC 8785, but only the outer object's keys sorted."""
+    return _spelled(value, lambda depth, in_list: depth == 0).encode()
 
 
 def list_items_unsorted_json(value) -> bytes:
-    """Keys sorted in objects inside objects, but an object inside a list kept as built."""
-
-    def sort(v):
-        return {k: sort(x) for k, x in sorted(v.items())} if isinstance(v, dict) else v
-
-    return json.dumps(sort(value), separators=(",", ":"), ensure_ascii=False).encode()
+    """RFC 8785, but an object inside a list keeps its keys as built."""
+    return _spelled(value, lambda depth, in_list: not in_list).encode()
 
 
 def nfc_json(value) -> bytes:

@@ -205,17 +205,31 @@ def herd_gets_through(candidate, herd: Herd):
 # -- a config change against a mystery -------------------------------------------------------------
 
 
+_RUNS: dict[tuple[str, str], list[dict]] = {}
+
+
+def _run_with(kind: str, change: dict) -> list[dict]:
+    """The events of ``kind``'s fixture config changed by ``change`` (a run is a function of its config:
+    the same change, spelled the same, is run once)."""
+    key = (kind, repr(change))
+    if key not in _RUNS:
+        found = kinds.kind(kind)
+        config = found.config().replace(**copy.deepcopy(change))
+        resources = {"decoder": decoder()} if kind == "tool" else {}
+        _RUNS[key] = found.run(config, None, **resources).events
+        while len(_RUNS) > 64:
+            _RUNS.pop(next(iter(_RUNS)))
+    return _RUNS[key]
+
+
 def reproduces(candidate, kind: str, mystery: list[dict], case: str):
     """The reader's config change, applied to ``kind``'s fixture config, gives the mystery trace."""
     golden = catalogue.golden(kind)
     change = call(candidate, kind, golden, copy.deepcopy(mystery))
     if not isinstance(change, dict) or not change:
         raise CandidateProblem(f"at {case}: return the config change as a dict {{field: value}}, got {change!r:.60}")
-    found = kinds.kind(kind)
     try:
-        config = found.config().replace(**copy.deepcopy(change))
-        resources = {"decoder": decoder()} if kind == "tool" else {}
-        events = found.run(config, None, **resources).events
+        events = _run_with(kind, change)
     except Exception as exc:  # noqa: BLE001 - a change the runtime refuses is the reader's to fix
         raise CandidateProblem(f"at {case}: the run with your change {change!r:.80} failed: {exc}") from None
     div = first_divergence(mystery, events)
