@@ -142,7 +142,7 @@ def _more_clients():
     ]
 
 
-def _execute_reference(service, key, request_digest_declared, request):
+def _execute_reference(service, key, declared_digest, request):
     fingerprint = request_digest(request.normalized_arguments)
     record = service.stored(key)
     if record is None:

@@ -63,7 +63,7 @@ reuse_for_other_request = 76
 # -- page 10 -------------------------------------------------------------------------------------
 
 
-def fingerprinted_execute(service, key, request_digest_declared, request):
+def fingerprinted_execute(service, key, declared_digest, request):
     fingerprint = request_digest(request.normalized_arguments)  # the service's own, never the client's word
     record = service.stored(key)
     if record is None:
