@@ -155,12 +155,12 @@ def _execute_reference(service, key, declared_digest, request):
 @trace(reference=_execute_reference)
 def fingerprinted_execute():
     def schedules(candidate):
-        service.service_under_schedules(candidate, (424242, 10))
+        service.service_under_schedules(candidate, (424242, 6))
 
     def clients(candidate):
         service.service_against_clients(candidate, _more_clients)
 
-    return [("ten more schedules, another seed", None, schedules), ("more clients", None, clients)]
+    return [("six more schedules, another seed", None, schedules), ("more clients", None, clients)]
 
 
 HIDDEN_HERDS = (
