@@ -6,7 +6,6 @@ the catalogue does not hold — and a reference for ``reveal``. Attached on ``im
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import unicodedata
 from functools import lru_cache
@@ -146,7 +145,7 @@ def _execute_reference(service, key, declared_digest, request):
     fingerprint = request_digest(request.normalized_arguments)
     record = service.stored(key)
     if record is None:
-        return service.perform(dataclasses.replace(request, request_digest=fingerprint))
+        return service.perform(request, fingerprint)
     if record["request_digest"] != fingerprint:
         raise IdempotencyConflict(key)
     return record["response"]

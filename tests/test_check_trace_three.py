@@ -133,7 +133,7 @@ def test_trusting_the_declared_digest_is_caught_by_a_changed_request_under_the_s
     def trusts_the_client(service, key, request_digest, request):
         record = service.stored(key)
         if record is None:
-            return service.perform(request)
+            return service.perform(request, request_digest)
         if record["request_digest"] != request_digest:
             raise IdempotencyConflict(key)
         return record["response"]
@@ -144,7 +144,9 @@ def test_trusting_the_declared_digest_is_caught_by_a_changed_request_under_the_s
 
 
 def test_an_execute_without_a_lookup_breaks_a_promise_when_the_request_arrives_twice():
-    result = verdict("fingerprinted_execute", lambda service, key, request_digest, request: service.perform(request))
+    result = verdict(
+        "fingerprinted_execute", lambda service, key, request_digest, request: service.perform(request, request_digest)
+    )
     assert result.where.startswith("the request delivered twice"), result.where
     assert "2 events" in result.got
 
@@ -152,17 +154,22 @@ def test_an_execute_without_a_lookup_breaks_a_promise_when_the_request_arrives_t
 def test_an_execute_that_refuses_every_known_key_fails_the_golden_scenario_of_a_retry():
     def always_conflict(service, key, request_digest, request):
         if service.stored(key) is None:
-            return service.perform(request)
+            return service.perform(request, request_digest)
         raise IdempotencyConflict(key)
 
     result = verdict("fingerprinted_execute", always_conflict)
     assert result.where and result.got is not None
 
 
+def test_perform_without_the_digest_its_record_holds_is_the_readers_error_by_name():
+    result = verdict("fingerprinted_execute", lambda service, key, request_digest, request: service.perform(request))
+    assert "missing 1 required positional argument: 'request_digest'" in result.message
+
+
 def test_an_execute_returning_the_whole_record_is_refused_with_what_to_return():
     def whole_record(service, key, request_digest, request):
         record = service.stored(key)
-        return service.perform(request) if record is None else record
+        return service.perform(request, request_digest) if record is None else record
 
     result = verdict("fingerprinted_execute", whole_record)
     assert "got a dict with keys ['request_digest', 'response']" in result.message

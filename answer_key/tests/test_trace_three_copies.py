@@ -131,30 +131,45 @@ def test_canonical_witness_is_not_found_among_the_kits_documents(candidate):
 # -- fingerprinted_execute: the kit's service, adapted ----------------------------------------------
 
 
+class _AsTheRuntimesDesk:
+    """The exercise's service as the runtime's desk: perform stores the request's own digest."""
+
+    def __init__(self, service, digest):
+        self.service, self.digest = service, digest
+
+    def stored(self, key):
+        return self.service.stored(key)
+
+    def perform(self, request):
+        return self.service.perform(request, self.digest)
+
+
+def _kit_declared(service, key, declared, request):
+    return calendar_service.idempotent_execute(_AsTheRuntimesDesk(service, declared), key, declared, request)
+
+
 def _kit_with_fingerprint(service, key, declared, request):
-    return calendar_service.idempotent_execute(service, key, request_digest(request.normalized_arguments), request)
+    fingerprint = request_digest(request.normalized_arguments)
+    return calendar_service.idempotent_execute(_AsTheRuntimesDesk(service, declared), key, fingerprint, request)
 
 
 def _kit_refusing_a_lie(service, key, declared, request):
     if declared != request_digest(request.normalized_arguments):
         raise calendar_service.IdempotencyConflict(key)
-    return calendar_service.idempotent_execute(service, key, declared, request)
-
-
-def _kit_storing_the_fingerprint_only_on_replay(service, key, declared, request):
-    fingerprint = request_digest(request.normalized_arguments)
-    return calendar_service.idempotent_execute(service, key, fingerprint, dataclasses.replace(request))
+    return _kit_declared(service, key, declared, request)
 
 
 @pytest.mark.parametrize(
     "candidate",
     [
         calendar_service.idempotent_execute,
+        _kit_declared,
         _kit_with_fingerprint,
         _kit_refusing_a_lie,
-        _kit_storing_the_fingerprint_only_on_replay,
-        lambda service, key, declared, request: service.perform(request),
-        lambda service, key, declared, request: (service.stored(key) or {}).get("response") or service.perform(request),
+        lambda service, key, declared, request: service.perform(request, declared),
+        lambda service, key, declared, request: (
+            (service.stored(key) or {}).get("response") or service.perform(request, declared)
+        ),
     ],
 )
 def test_fingerprinted_execute_is_not_the_kits_execute(candidate):

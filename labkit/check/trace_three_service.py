@@ -6,6 +6,7 @@ request digest cannot be trusted. A broken promise stops the run (``Diverged``);
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from functools import lru_cache
 
@@ -21,13 +22,35 @@ from labkit.tools.schedules import CANCELS, FaultSchedule, invariant_violations,
 PROMISE = "the service's fingerprint of the parameters decides: new key → perform; same → stored; other → conflict"
 
 
+class Service:
+    """What the reader's execute is handed for one request: the key's record, and the first execution
+    of a request, whose record holds the digest the service chose (the runtime's desk stores the
+    request's own, the client's declaration)."""
+
+    def __init__(self, desk):
+        self._desk = desk
+
+    def stored(self, key: str) -> dict | None:
+        """The idempotency record of ``key``: {"request_digest": …, "response": {…}}, or None."""
+        return self._desk.stored(key)
+
+    def perform(self, request, request_digest: str) -> dict:
+        """Execute ``request`` for the first time; its record holds ``request_digest``."""
+        if not (isinstance(request_digest, str) and request_digest.startswith("sha256:")):
+            raise CandidateProblem(f"perform's request_digest must be a 'sha256:…' digest, got {request_digest!r:.60}")
+        return self._desk.perform(dataclasses.replace(request, request_digest=request_digest))
+
+    def __repr__(self) -> str:
+        return "Service(stored(key), perform(request, request_digest))"
+
+
 def service_piece(candidate):
     """The reader's execute as the service's: an IdempotencyConflict is the service's refusal, any
     other error or a response without a status is the reader's to fix."""
 
     def piece(desk, key, digest, request):
         try:
-            response = call(candidate, desk, key, digest, request)
+            response = call(candidate, Service(desk), key, digest, request)
         except CandidateProblem as problem:
             if "raised IdempotencyConflict" in str(problem):
                 raise IdempotencyConflict(str(problem)) from None
