@@ -53,10 +53,30 @@ def _digits_mask(numbers_of):
     return mask
 
 
-def test_a_mask_that_ignores_the_step_is_caught_at_the_first_digit_of_the_stepped_field():
+def test_a_mask_that_ignores_the_step_is_caught_closing_the_first_number_off_the_step():
     in_range = _digits_mask(lambda s: {str(n) for n in range(s["minimum"], s["maximum"] + 1)})
     result = verdict("integer_field_mask", in_range)
-    assert result.where == "duration_minutes in 15…240 in steps of 15: value so far '', token 32 '5'"
+    assert result.where == "duration_minutes in 15…240 in steps of 15: value so far '20', token 104 '}'"
+    assert result.got is True
+
+
+def test_a_mask_that_forgets_the_multi_digit_pieces_is_caught_where_one_is_on_the_way():
+    digits_only = _digits_mask(lambda s: {str(n) for n in range(s["minimum"], s["maximum"] + 1) if n % 15 == 0})
+    result = verdict("integer_field_mask", lambda v, p, s: digits_only(v, p, s) & (np.char.str_len(p) == 1))
+    assert result.where.startswith("the chapter's request (1…1440): decode step 25, value so far ''"), result.where
+    assert result.got is False
+
+
+def test_a_mask_that_allows_a_dead_end_is_caught_at_the_piece_that_starts_it():
+    in_steps = _digits_mask(lambda s: {str(n) for n in range(s["minimum"], s["maximum"] + 1, s.get("multipleOf", 1))})
+
+    def with_a_dead_end(value_so_far, pieces, schema):
+        allowed = in_steps(value_so_far, pieces, schema)
+        allowed[pieces.index("8")] |= value_so_far == "" and "multipleOf" in schema  # no multiple of 15 starts 8…
+        return allowed
+
+    result = verdict("integer_field_mask", with_a_dead_end)
+    assert result.where == "duration_minutes in 15…240 in steps of 15: value so far '', token 35 '8'"
     assert result.got is True
 
 

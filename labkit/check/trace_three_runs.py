@@ -6,6 +6,7 @@ None (the property holds) or a failure naming the place and the reader's value; 
 
 from __future__ import annotations
 
+import collections
 import copy
 import heapq
 import math
@@ -81,27 +82,94 @@ class FieldMask:
         return got
 
 
-def field_mask_properties(candidate, schema: dict) -> object | None:
-    """At every value a decode can reach under ``schema``, the reader's mask allows exactly the
-    pieces after which the value can still be completed (digits) or is complete (``}``)."""
-    low, high, step = schema["minimum"], schema["maximum"], schema.get("multipleOf", 1)
-    numbers = {str(n) for n in range(low, high + 1) if n % step == 0}
-    reachable = {n[:i] for n in numbers for i in range(len(n))}
-    case = f"duration_minutes in {low}…{high}" + (f" in steps of {step}" if step != 1 else "")
-    pieces = ToolTokenizer().pieces
-    for value in sorted(reachable, key=lambda v: (len(v), v)):
-        got = _mask(candidate, value, schema)
-        for token, piece in enumerate(pieces):
-            viable = (piece == "}" and value in numbers) or (piece.isdigit() and (value + piece) in reachable | numbers)
-            if bool(got[token]) != viable:
-                what = "allows a piece after which no number" if got[token] else "forbids a piece after which a number"
-                return failure(
-                    f"your mask {what} the schema accepts can be written",
-                    where=f"{case}: value so far {value!r}, token {token} {piece!r}",
-                    rule=VIABLE,
-                    got=bool(got[token]),
+def _accepted(value: str, schema: dict) -> bool:
+    """A whole JSON integer (no sign, no leading zero) that the schema accepts."""
+    if not value.isdigit() or (value[0] == "0" and value != "0"):
+        return False
+    number = int(value)
+    return schema["minimum"] <= number <= schema["maximum"] and number % schema.get("multipleOf", 1) == 0
+
+
+def _mask_problem(case: str, value: str, token: int, allowed: bool, what: str):
+    piece = ToolTokenizer().pieces[token]
+    return failure(
+        f"your mask {what}",
+        where=f"{case}: value so far {value!r}, token {token} {piece!r}",
+        rule=VIABLE,
+        got=allowed,
+    )
+
+
+class _ReadersMask:
+    """The reader's mask under one schema, asked once per value."""
+
+    def __init__(self, candidate, schema: dict):
+        self.candidate, self.schema, self.pieces = candidate, schema, ToolTokenizer().pieces
+        self.masks: dict[str, np.ndarray] = {}
+        self.closes: dict[str, bool] = {}
+        self.longest = len(str(schema["maximum"]))
+
+    def __call__(self, value: str) -> np.ndarray:
+        if value not in self.masks:
+            self.masks[value] = _mask(self.candidate, value, self.schema)
+        return self.masks[value]
+
+    def can_close(self, value: str) -> bool:
+        """Some path the mask allows from ``value`` ends at an allowed `}` (none goes on for ever)."""
+        if value not in self.closes:
+            if len(value) > self.longest:
+                self.closes[value] = False
+            else:
+                allowed = self(value)
+                digits = (self.pieces[t] for t in np.flatnonzero(allowed) if self.pieces[t].isdigit())
+                self.closes[value] = bool(allowed[self.pieces.index("}")]) or any(
+                    self.can_close(value + d) for d in digits
                 )
+        return self.closes[value]
+
+
+def _unsound(mask: _ReadersMask, case: str):
+    """Every value the reader's mask lets a decode reach: a `}` only after an accepted number, only
+    digits otherwise, and never a digit after which no allowed path closes."""
+    queue, seen = collections.deque([""]), {""}
+    while queue:  # the shortest values first: the report names the first place a decode reaches
+        value = queue.popleft()
+        for token in np.flatnonzero(mask(value)):
+            piece = mask.pieces[token]
+            if piece == "}" and not _accepted(value, mask.schema):
+                return _mask_problem(case, value, token, True, "closes a number the schema does not accept")
+            if piece != "}" and not piece.isdigit():
+                return _mask_problem(case, value, token, True, "allows a piece that is neither digits nor `}`")
+            if piece.isdigit() and not mask.can_close(value + piece):
+                return _mask_problem(case, value, token, True, "allows a piece after which no accepted number ends")
+            if piece.isdigit() and value + piece not in seen:
+                seen.add(value + piece)
+                queue.append(value + piece)
     return None
+
+
+def _incomplete(mask: _ReadersMask, case: str):
+    """Every accepted number can be written along the mask, by any of its pieces, and closed."""
+    low, high, step = mask.schema["minimum"], mask.schema["maximum"], mask.schema.get("multipleOf", 1)
+    for number in (str(n) for n in range(low, high + 1) if n % step == 0):
+        for at in range(len(number) + 1):
+            written, rest = number[:at], number[at:] or "}"
+            for token, piece in enumerate(mask.pieces):
+                if (piece.isdigit() or piece == "}") and rest.startswith(piece) and not mask(written)[token]:
+                    return _mask_problem(
+                        case, written, token, False, "forbids a piece on the way to an accepted number"
+                    )
+    return None
+
+
+def field_mask_properties(candidate, schema: dict):
+    """Two properties of the reader's own mask under ``schema``: sound (every path it allows ends at a
+    `}` after a number the schema accepts) and complete (every accepted number can be written along it)."""
+    case = f"duration_minutes in {schema['minimum']}…{schema['maximum']}"
+    case += f" in steps of {schema['multipleOf']}" if "multipleOf" in schema else ""
+    mask = _ReadersMask(candidate, schema)
+    found = _unsound(mask, case)
+    return found if found is not None else _incomplete(mask, case)
 
 
 # -- a canonical form's witness --------------------------------------------------------------------
