@@ -106,6 +106,15 @@ def test_a_mask_that_wants_every_prefix_in_range_is_caught_inside_the_chapters_d
     assert result.where.startswith("the chapter's request (1…1440): decode step"), result.where
 
 
+def test_a_mask_that_takes_the_maximum_as_exclusive_is_caught_where_it_cannot_close_the_maximum():
+    below_the_top = _digits_mask(
+        lambda s: {str(n) for n in range(s["minimum"], s["maximum"] + ("multipleOf" not in s), s.get("multipleOf", 1))}
+    )
+    result = verdict("integer_field_mask", below_the_top)
+    assert result.where == "duration_minutes in 15…240 in steps of 15: value so far '2', token 31 '4'"
+    assert result.got is False
+
+
 def test_a_mask_that_never_closes_is_caught_at_the_closing_brace_of_the_chapters_10():
     closes_never = _digits_mask(lambda s: {str(n) for n in range(s["minimum"], s["maximum"] + 1)})
     result = verdict("integer_field_mask", lambda v, p, s: closes_never(v, p, s) & (np.array(p) != "}"))
