@@ -1,6 +1,7 @@
 """The key of trace three's graded exercises (pages 07–11): hidden cases beyond the public properties —
 other schemas, other canonical forms, other schedules and clients, other herds, mysteries from faults
-the catalogue does not hold — and a reference for ``reveal``. Attached on ``import answer_key``.
+the catalogue does not hold. The reference ``reveal`` shows is the worked solution
+(``answer_key/solutions/trace_three.py``). Attached on ``import answer_key``.
 """
 
 from __future__ import annotations
@@ -10,13 +11,11 @@ import json
 import unicodedata
 from functools import lru_cache
 
-import numpy as np
-
+from answer_key.solutions import trace_three as worked
 from labkit.check import trace_three_runs as runs
 from labkit.check import trace_three_service as service
 from labkit.check.core import function, trace
 from labkit.check.grading import Diverged
-from labkit.tools.calendar_service import IdempotencyConflict
 from labkit.tools.confirm import canonical_json, request_digest
 from labkit.tools.fixture import fixture_invocation
 from labkit.tools.tokenizer import ToolTokenizer
@@ -44,13 +43,7 @@ def _field_cases():
     return cases
 
 
-@function(_field_cases)
-def integer_field_mask(value_so_far, pieces, schema):
-    step = schema.get("multipleOf", 1)
-    numbers = [str(n) for n in range(schema["minimum"], schema["maximum"] + 1) if n % step == 0]
-    viable = [any(n.startswith(value_so_far + p) for n in numbers) if p.isdigit() else False for p in pieces]
-    closes = [p == "}" and value_so_far in numbers for p in pieces]
-    return np.array(viable) | np.array(closes)
+function(_field_cases)(worked.integer_field_mask)  # the hidden reference is the worked solution
 
 
 # -- page 08: canonical_witness ------------------------------------------------------------------
@@ -90,16 +83,7 @@ def nfc_json(value) -> bytes:
     return canonical_json(nfc(value))
 
 
-def _witness_reference(canonicalise):
-    pairs = [({"a": 1, "b": 2}, {"b": 2, "a": 1}), ({"x": {"a": 1, "b": 2}}, {"x": {"b": 2, "a": 1}})]
-    pairs += [([{"a": 1, "b": 2}], [{"b": 2, "a": 1}]), (1, 1.0), ({"a": None}, {}), ("é", "e\u0301")]
-    disagree = [
-        (a, b) for a, b in pairs if (canonicalise(a) == canonicalise(b)) != (canonical_json(a) == canonical_json(b))
-    ]
-    return disagree[0] if disagree else None
-
-
-@trace(reference=_witness_reference)
+@trace(reference=worked.canonical_witness)
 def canonical_witness():
     def run_with(form):
         def check(candidate):
@@ -141,17 +125,7 @@ def _more_clients():
     ]
 
 
-def _execute_reference(service, key, declared_digest, request):
-    fingerprint = request_digest(request.normalized_arguments)
-    record = service.stored(key)
-    if record is None:
-        return service.perform(request, fingerprint)
-    if record["request_digest"] != fingerprint:
-        raise IdempotencyConflict(key)
-    return record["response"]
-
-
-@trace(reference=_execute_reference)
+@trace(reference=worked.fingerprinted_execute)
 def fingerprinted_execute():
     def schedules(candidate):
         service.service_under_schedules(candidate, (424242, 6))
@@ -168,11 +142,7 @@ HIDDEN_HERDS = (
 )
 
 
-def _backoff_reference(attempt, base_ms, cap_ms, u):
-    return u * min(cap_ms, base_ms * 2**attempt)  # full jitter: the window grows, is capped, and u spreads it
-
-
-@trace(reference=_backoff_reference)
+@trace(reference=worked.jittered_backoff)
 def jittered_backoff():
     def run_with(herd):
         def check(candidate):
@@ -197,29 +167,6 @@ HIDDEN_MYSTERIES = (
 )
 
 
-def _reproduce_reference(kind, golden, mystery):
-    """Read the first divergence, then the config field that feeds that event (the worked solution's table)."""
-    from labkit.trace.divergence import first_divergence
-
-    div = first_divergence(golden, mystery)
-    event, key = div.event_b, div.field.split(" ")[0].split("[")[0]
-    if event["event_type"] == "authorization.denied":
-        held = event["payload"]["reason"].split("holds ")[1]
-        return {"capabilities": tuple(c.strip(" '[]") for c in held.split(","))}
-    value = event["payload"]
-    for part in key.split("."):
-        value = value[part]
-    if key == "scheduler.timesteps":
-        return {"num_inference_steps": len(value)}
-    if key == "idempotency_key":
-        return {"request_id": value.split(":")[0]}
-    if key.startswith(("scheduler.", "invocation.")):
-        return {key.split(".")[1]: value}
-    if kind == "text" and key in ("tie_break", "minimum_output_tokens"):
-        return {"sampling": {key: value}}
-    return {key: value}
-
-
 @lru_cache(maxsize=8)
 def _mystery(number: int) -> list[dict]:
     """The hidden mystery ``number``'s events (computed once; the reader gets a copy)."""
@@ -229,7 +176,7 @@ def _mystery(number: int) -> list[dict]:
     return found.run(found.config().replace(**copy.deepcopy(change)), None, **resources).events
 
 
-@trace(reference=_reproduce_reference)
+@trace(reference=worked.reproduce_the_fault)
 def reproduce_the_fault():
     def run_with(number, kind):
         def check(candidate):
