@@ -172,3 +172,20 @@ def test_reveal_shows_the_keys_reference_and_records_it(name):
     shown = check.reveal(name)
     assert "def " in shown.text and check.exercises()[name].revealed
     check.exercises()[name].revealed = False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    ["integer_field_mask", "canonical_witness", "fingerprinted_execute", "jittered_backoff", "reproduce_the_fault"],
+)
+def test_the_worked_solution_passes_from_a_file_in_the_sandbox(name, capsys):
+    """What `labkit check --file` and `labkit grade` do: the answer runs in a child process and the
+    checker's objects (a service, a request, a canonical form) cross as handles."""
+    from pathlib import Path
+
+    from labkit.cli import main
+
+    worked = Path(__file__).resolve().parents[1] / "solutions" / "trace_three.py"
+    assert main(["check", name, "--file", str(worked)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.startswith(f"✔ {name}")
