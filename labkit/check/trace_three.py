@@ -160,20 +160,18 @@ def _payload_key(field: str) -> str:
     return re.split(r"[.\[ ]", field, maxsplit=1)[0]
 
 
-def _swap_spellings(candidate):
-    """Accept the field as the event shows it (its payload key) as well as the divergence's path."""
+@properties()
+def cfg_swap_divergence(candidate):
+    """Accept the field as the event shows it (its payload key) beside the divergence's path, which the
+    engine compares with the answer; anything else goes on to that comparison."""
     div = catalogue.diagnose("diffusion", "cfg_order_swapped")
     if not isinstance(candidate, tuple | list) or len(candidate) != 2 or not all(isinstance(c, str) for c in candidate):
         return None  # the engine names the problem
     event, field = (" ".join(c.split()).casefold() for c in candidate)
-    if event == (div.event_a or div.event_b)["event_id"] and field == _payload_key(div.field).casefold():
-        return passed(f"right — {(div.event_a or div.event_b)['event_id']}, field {div.field}")
+    event_id = (div.event_a or div.event_b)["event_id"]
+    if event == event_id and field == _payload_key(div.field).casefold():
+        return passed(f"right — {event_id}, field {div.field}")
     return None
-
-
-@properties()
-def cfg_swap_divergence(candidate):
-    return _swap_spellings(candidate)
 
 
 # -- page 12: three_token_event_count --------------------------------------------------------------
