@@ -17,18 +17,6 @@ cfg_scale_one = "conditional"
 # page 06: x̂₀ = (1 − √0.75)/0.5, z₁ = 0.8·x̂₀ + 0.6·1 (and the mirror image)
 _x0 = (1 - math.sqrt(0.75)) / 0.5
 x0_fed_as_epsilon = (0.8 * _x0 + 0.6, -(0.8 * _x0 + 0.6))
-# page 07: the proposal is first read when it is parsed
-extra_field_first_event = "t02"
-# page 08: canonical JSON sorts the keys
-digest_changes_on_reorder = False
-# page 09: the template and schema, up to where the user text differs
-reuse_for_other_request = 76
-# page 10: the commit happened; the client's record of it is the first to differ
-lost_response_first_event = "t09"
-# page 11: the batch order is recorded in the condition event
-cfg_swap_divergence = ("d00", "cfg_batch_order[0]")
-# page 12: eight fixed events, a selection and a delta per token, a decode step between two tokens
-three_token_event_count = 8 + 2 * 3 + 2 * (3 - 1)
 # lab 07: (1 − 1/8)/√(7/64) = √7; for ρ = 5, ρÂ = −10 < c·Â = −6
 lone_success_advantage = math.sqrt(7)
 dual_clip_value = -6.0

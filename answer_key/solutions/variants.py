@@ -8,10 +8,6 @@ def min_p_filter(logits, min_p):
     return np.where(z - z.max() >= np.log(min_p), z, -np.inf)
 
 
-def jittered_backoff(attempt, base_ms, cap_ms, u):
-    return u * min(cap_ms, base_ms * 2**attempt)
-
-
 def rloo_advantages(rewards):
     r = np.asarray(rewards, dtype=np.float64)
     others = (r.sum(axis=-1, keepdims=True) - r) / (r.shape[-1] - 1)

@@ -1,0 +1,183 @@
+"""Trace three's exercises (pages 07–12): the public checks — properties a right answer must have,
+needing no stored answer — the pages' material (the canonical forms page 08 shows) and the answers
+of the predictions, which the page's next cell reveals anyway. What knows a graded answer (hidden
+cases, references) is the teacher's key, ``answer_key/trace_three.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+from labkit.check import trace_three_runs as runs
+from labkit.check import trace_three_service as service
+from labkit.check.core import properties, value
+from labkit.check.grading import Diverged, compare_traces, golden, passed
+from labkit.tools.calls import common_prefix
+from labkit.tools.confirm import canonical_json, request_digest
+from labkit.tools.fixture import fixture_invocation, golden_file
+from labkit.tools.tokenizer import ToolTemplate, ToolTokenizer
+from labkit.tools.toolspec import load_toolspec
+from labkit.trace import catalogue, kinds
+
+# -- page 07: integer_field_mask ------------------------------------------------------------------
+
+#: the schemas the public check probes besides the chapter's: steps the kit's grammar does not know
+STEPPED = ({"type": "integer", "minimum": 15, "maximum": 240, "multipleOf": 15},)
+
+
+def _field_mask_in_the_decode(candidate):
+    """The reader's mask for ``duration_minutes`` inside the chapter's grammar-masked decode."""
+    spec = load_toolspec()
+    field = dict(spec.input_schema["properties"][runs.FIELD])
+    mask = runs.FieldMask(candidate, field, "the chapter's request (1…1440)")
+    try:
+        events = runs.hooked_tool_run("proposal_mask", mask)
+    except Diverged as diverged:
+        return diverged.result
+    return compare_traces("the chapter's request vs the golden trace", golden(golden_file("happy")), events)
+
+
+@properties()
+def integer_field_mask(candidate):
+    found = _field_mask_in_the_decode(candidate)
+    for schema in STEPPED:
+        if found is not None:
+            return found  # a failed CheckResult is falsy: never chain checks with `or`
+        found = runs.field_mask_properties(candidate, schema)
+    return found
+
+
+# -- page 07: extra_field_first_event is a fault prediction (exercises.toml) ----------------------
+
+# -- page 08: canonical_witness -----------------------------------------------------------------
+
+
+def unsorted_json(value) -> bytes:
+    """Compact JSON, keys in the order the dict was built."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def repr_numbers_json(value) -> bytes:
+    """Compact JSON, keys sorted at every depth; numbers as Python writes them."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True).encode()
+
+
+def nulls_dropped_json(value) -> bytes:
+    """Keys sorted at every depth, numbers as RFC 8785 writes them, members whose value is null left out."""
+
+    def strip(v):
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items() if x is not None}
+        return [strip(x) for x in v] if isinstance(v, list) else v
+
+    return canonical_json(strip(value))
+
+
+#: the canonical forms page 08 shows, by name; RFC 8785 itself is the one without a witness
+CANONICAL_FORMS = {
+    "unsorted_json": unsorted_json,
+    "repr_numbers_json": repr_numbers_json,
+    "nulls_dropped_json": nulls_dropped_json,
+    "rfc8785": canonical_json,
+}
+
+
+@properties()
+def canonical_witness(candidate):
+    for name, form in CANONICAL_FORMS.items():
+        found = runs.witness_holds(candidate, form, f"canonical form {name}", flawed=form is not canonical_json)
+        if found is not None:
+            return found
+    return None
+
+
+@value
+def digest_changes_on_reorder() -> bool:
+    arguments = fixture_invocation().normalized_arguments  # the chapter's Invocation, from the fixtures
+    return request_digest(arguments) != request_digest(dict(reversed(list(arguments.items()))))
+
+
+# -- page 09: reuse_for_other_request ----------------------------------------------------------
+
+#: the request the cache of page 09's prediction was built for
+OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
+
+
+@value
+def reuse_for_other_request() -> int:
+    prompt = ToolTemplate().tool_call_prompt([load_toolspec()], OTHER_USER_TEXT)
+    second_call = kinds.run("tool", None, decoder=runs.decoder()).second_call  # the chapter's happy path
+    return int(common_prefix(np.array([ToolTokenizer().encode(prompt)]), second_call.input_ids))
+
+
+# -- page 10: fingerprinted_execute, jittered_backoff -------------------------------------------
+
+
+@properties()
+def fingerprinted_execute(candidate):
+    try:
+        for scenario in ("happy", "timeout_before_commit", "response_lost_after_commit"):
+            found = service.service_in_scenario(candidate, scenario)
+            if found is not None:
+                return found
+        service.service_under_schedules(candidate, service.SCHEDULES)
+        service.service_against_clients(candidate, service.clients)
+    except Diverged as diverged:
+        return diverged.result
+    return None
+
+
+#: the herd the public check sends: clients, base_ms, cap_ms, slot_ms, attempts, seed
+HERD = runs.Herd(clients=20, base_ms=100.0, cap_ms=5000.0, slot_ms=10.0, attempts=8, seed=7)
+
+
+@properties()
+def jittered_backoff(candidate):
+    found = runs.backoff_bounds(candidate, HERD)
+    return found if found is not None else runs.herd_gets_through(candidate, HERD)
+
+
+# -- page 11: reproduce_the_fault, cfg_swap_divergence -----------------------------------------
+
+#: the mysteries the public check hands over: faults of the catalogue (the key adds faults it does not hold)
+CATALOGUE_MYSTERIES = (("text", "tie_break_last_index"), ("diffusion", "eta_positive"), ("tool", "unauthorized"))
+
+
+@properties()
+def reproduce_the_fault(candidate):
+    for number, (kind, fault) in enumerate(CATALOGUE_MYSTERIES):
+        found = runs.reproduces(candidate, kind, catalogue.run(kind, fault), f"mystery {number} ({kind})")
+        if found is not None:
+            return found
+    return None
+
+
+def _payload_key(field: str) -> str:
+    """``cfg_batch_order[0]`` → ``cfg_batch_order``: the key of the event's payload a field path starts with."""
+    return re.split(r"[.\[ ]", field, maxsplit=1)[0]
+
+
+@properties()
+def cfg_swap_divergence(candidate):
+    """Accept the field as the event shows it (its payload key) beside the divergence's path, which the
+    engine compares with the answer; anything else goes on to that comparison."""
+    div = catalogue.diagnose("diffusion", "cfg_order_swapped")
+    if not isinstance(candidate, tuple | list) or len(candidate) != 2 or not all(isinstance(c, str) for c in candidate):
+        return None  # the engine names the problem
+    event, field = (" ".join(c.split()).casefold() for c in candidate)
+    event_id = (div.event_a or div.event_b)["event_id"]
+    if event == event_id and field == _payload_key(div.field).casefold():
+        return passed(f"right — {event_id}, field {div.field}")
+    return None
+
+
+# -- page 12: three_token_event_count --------------------------------------------------------------
+
+
+@value
+def three_token_event_count() -> int:
+    text = kinds.kind("text")
+    return len(text.run(text.config(max_output_tokens=3)).events)

@@ -1,0 +1,314 @@
+"""The properties behind trace three's public checks (``labkit.check.trace_three``): a field mask
+inside the real decode and against the definition of a viable prefix, a canonical form's witness, a
+retry policy in a herd of clients, a config change replayed against a mystery trace. Each returns
+None (the property holds) or a failure naming the place and the reader's value; none knows an answer.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import heapq
+import math
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from labkit.check.core import hooked
+from labkit.check.grading import CandidateProblem, Diverged, as_array, call, failure, unpack
+from labkit.tools.calls import grammar_for, proposal_mask
+from labkit.tools.confirm import canonical_json
+from labkit.tools.model import load_decoder
+from labkit.tools.tokenizer import ToolTokenizer
+from labkit.tools.toolspec import load_toolspec
+from labkit.trace import catalogue, kinds
+from labkit.trace.divergence import first_divergence
+
+FIELD = "duration_minutes"
+_MARKER = f'"{FIELD}":'
+VIABLE = "allowed[v] ⇔ some number the schema accepts starts with value_so_far + piece (or, for `}`, is value_so_far)"
+
+
+@lru_cache(maxsize=1)
+def decoder():
+    return load_decoder()
+
+
+def hooked_tool_run(hook: str, piece, fault: str | None = None) -> list[dict]:
+    """The events of trace three (scenario ``fault``) with ``piece`` as its hook ``hook``."""
+    return hooked("tool", hook, fault, decoder=decoder())(piece)
+
+
+# -- a field mask ----------------------------------------------------------------------------------
+
+
+def _mask(candidate, value: str, schema: dict) -> np.ndarray:
+    pieces = tuple(ToolTokenizer().pieces)
+    got = call(candidate, value, pieces, dict(schema))
+    return as_array(got, "the returned mask", shape=(len(pieces),), dtype_kind="bool")
+
+
+class FieldMask:
+    """The reader's field mask in place of the schema grammar's inside the real grammar-masked decode:
+    at each step inside the field it must allow what the grammar allows; the first difference stops the run."""
+
+    def __init__(self, candidate, schema: dict, case: str):
+        self.candidate, self.schema, self.case = candidate, schema, case
+        self.grammar = proposal_mask(grammar_for(load_toolspec()))
+        self.step = 0
+
+    def __call__(self, text: str) -> np.ndarray:
+        self.step += 1
+        reference = self.grammar(text)
+        at = text.find(_MARKER)
+        if at < 0 or "}" in text[at:]:
+            return reference  # outside the field: the library's grammar
+        value = text[at + len(_MARKER) :]
+        got = _mask(self.candidate, value, self.schema)
+        differ = np.flatnonzero(got != reference)
+        if differ.size:
+            token = int(differ[0])
+            piece = ToolTokenizer().pieces[token]
+            raise Diverged(
+                failure(
+                    f"your mask differs from the schema grammar at {differ.size} token(s) of this step",
+                    where=f"{self.case}: decode step {self.step}, value so far {value!r}, token {token} {piece!r}",
+                    rule=VIABLE,
+                    got=bool(got[token]),
+                )
+            )
+        return got
+
+
+def _accepted(value: str, schema: dict) -> bool:
+    """A whole JSON integer (no sign, no leading zero) that the schema accepts."""
+    if not value.isdigit() or (value[0] == "0" and value != "0"):
+        return False
+    number = int(value)
+    return schema["minimum"] <= number <= schema["maximum"] and number % schema.get("multipleOf", 1) == 0
+
+
+def _mask_problem(case: str, value: str, token: int, allowed: bool, what: str):
+    piece = ToolTokenizer().pieces[token]
+    return failure(
+        f"your mask {what}",
+        where=f"{case}: value so far {value!r}, token {token} {piece!r}",
+        rule=VIABLE,
+        got=allowed,
+    )
+
+
+class _ReadersMask:
+    """The reader's mask under one schema, asked once per value."""
+
+    def __init__(self, candidate, schema: dict):
+        self.candidate, self.schema, self.pieces = candidate, schema, ToolTokenizer().pieces
+        self.masks: dict[str, np.ndarray] = {}
+        self.closes: dict[str, bool] = {}
+        self.longest = len(str(schema["maximum"]))
+
+    def __call__(self, value: str) -> np.ndarray:
+        if value not in self.masks:
+            self.masks[value] = _mask(self.candidate, value, self.schema)
+        return self.masks[value]
+
+    def can_close(self, value: str) -> bool:
+        """Some path the mask allows from ``value`` ends at an allowed `}` (none goes on for ever)."""
+        if value not in self.closes:
+            if len(value) > self.longest:
+                self.closes[value] = False
+            else:
+                allowed = self(value)
+                digits = (self.pieces[t] for t in np.flatnonzero(allowed) if self.pieces[t].isdigit())
+                self.closes[value] = bool(allowed[self.pieces.index("}")]) or any(
+                    self.can_close(value + d) for d in digits
+                )
+        return self.closes[value]
+
+
+def _unsound(mask: _ReadersMask, case: str):
+    """Every value the reader's mask lets a decode reach: a `}` only after an accepted number, only
+    digits otherwise, and never a digit after which no allowed path closes."""
+    queue, seen = collections.deque([""]), {""}
+    while queue:  # the shortest values first: the report names the first place a decode reaches
+        value = queue.popleft()
+        for token in np.flatnonzero(mask(value)):
+            piece = mask.pieces[token]
+            if piece == "}" and not _accepted(value, mask.schema):
+                return _mask_problem(case, value, token, True, "closes a number the schema does not accept")
+            if piece != "}" and not piece.isdigit():
+                return _mask_problem(case, value, token, True, "allows a piece that is neither digits nor `}`")
+            if piece.isdigit() and not mask.can_close(value + piece):
+                return _mask_problem(case, value, token, True, "allows a piece after which no accepted number ends")
+            if piece.isdigit() and value + piece not in seen:
+                seen.add(value + piece)
+                queue.append(value + piece)
+    return None
+
+
+def _incomplete(mask: _ReadersMask, case: str):
+    """Every accepted number can be written along the mask, by any of its pieces, and closed."""
+    low, high, step = mask.schema["minimum"], mask.schema["maximum"], mask.schema.get("multipleOf", 1)
+    for number in (str(n) for n in range(low, high + 1) if n % step == 0):
+        for at in range(len(number) + 1):
+            written, rest = number[:at], number[at:] or "}"
+            for token, piece in enumerate(mask.pieces):
+                if (piece.isdigit() or piece == "}") and rest.startswith(piece) and not mask(written)[token]:
+                    return _mask_problem(
+                        case, written, token, False, "forbids a piece on the way to an accepted number"
+                    )
+    return None
+
+
+def field_mask_properties(candidate, schema: dict):
+    """Two properties of the reader's own mask under ``schema``: sound (every path it allows ends at a
+    `}` after a number the schema accepts) and complete (every accepted number can be written along it)."""
+    case = f"duration_minutes in {schema['minimum']}…{schema['maximum']}"
+    case += f" in steps of {schema['multipleOf']}" if "multipleOf" in schema else ""
+    mask = _ReadersMask(candidate, schema)
+    found = _unsound(mask, case)
+    return found if found is not None else _incomplete(mask, case)
+
+
+# -- a canonical form's witness --------------------------------------------------------------------
+
+
+def witness_holds(candidate, form, case: str, *, flawed: bool):
+    """The reader's ``(a, b)`` for canonical form ``form``: ``form`` and RFC 8785 disagree on whether
+    a and b are the same document; None for a form that has no such pair."""
+    got = call(candidate, form)
+    if got is None:
+        if flawed:
+            return failure("this canonical form has a witness: you returned None", where=case, rule=_SAME, got=None)
+        return None
+    a, b = unpack(got, ("a", "b"))
+    try:
+        same_meaning = canonical_json(a) == canonical_json(b)
+        same_bytes = form(copy.deepcopy(a)) == form(copy.deepcopy(b))
+    except Exception as exc:  # noqa: BLE001 - the reader's values are not JSON documents
+        raise CandidateProblem(f"at {case}: a and b must be JSON values ({type(exc).__name__}: {exc})") from None
+    if same_meaning == same_bytes:
+        agree = "the same document" if same_meaning else "two documents"
+        message = f"RFC 8785 and this form agree: both see {agree}" + ("" if flawed else " (it is RFC 8785 itself)")
+        return failure(message, where=case, rule=_SAME, got=(a, b))
+    return None
+
+
+_SAME = "a witness: the form spells one document two ways, or two documents one way (RFC 8785 decides which)"
+
+
+# -- a retry policy in a herd ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Herd:
+    """``clients`` fail together at t = 0 against a service that serves one request per ``slot_ms``
+    slot (two in one slot both fail); each retries after the reader's delay, at most ``attempts`` times."""
+
+    clients: int
+    base_ms: float
+    cap_ms: float
+    slot_ms: float
+    attempts: int
+    seed: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.clients} clients, base_ms {self.base_ms:g}, cap_ms {self.cap_ms:g}, "
+            f"one request per {self.slot_ms:g} ms, {self.attempts} retries each"
+        )
+
+
+def _delay(candidate, attempt: int, herd: Herd, u: float) -> float:
+    got = call(candidate, attempt, herd.base_ms, herd.cap_ms, u)
+    if isinstance(got, bool | np.bool_) or not isinstance(got, int | float | np.integer | np.floating):
+        raise CandidateProblem(f"your delay must be a number of ms, got {type(got).__name__} {got!r:.40}")
+    return float(got)
+
+
+def backoff_bounds(candidate, herd: Herd):
+    """Every delay is a finite number in [0, cap_ms]; the first retry waits at most base_ms."""
+    for attempt in range(12):
+        for u in (0.0, 0.25, 0.5, 0.75, 0.999):
+            delay = _delay(candidate, attempt, herd, u)
+            ceiling = herd.base_ms if attempt == 0 else herd.cap_ms
+            if not (math.isfinite(delay) and 0.0 <= delay <= ceiling):
+                name = "base_ms (the first retry)" if attempt == 0 else "cap_ms"
+                return failure(
+                    f"a delay outside [0, {name}]",
+                    where=f"retry {attempt}, u = {u}, base_ms {herd.base_ms:g}, cap_ms {herd.cap_ms:g}",
+                    rule="0 ≤ delay ≤ cap_ms always, and ≤ base_ms for retry 0",
+                    got=delay,
+                )
+    return None
+
+
+def herd_gets_through(candidate, herd: Herd):
+    """Every client of the herd gets a request through within its retries."""
+    rng = random.Random(herd.seed)
+    sends = [(0.0, client, 0) for client in range(herd.clients)]  # (time, client, retries so far)
+    delays: dict[int, list[float]] = {c: [] for c in range(herd.clients)}
+    while sends:
+        heapq.heapify(sends)
+        slot = math.floor(sends[0][0] / herd.slot_ms)
+        arriving = [heapq.heappop(sends) for _ in range(len(sends)) if math.floor(sends[0][0] / herd.slot_ms) == slot]
+        if len(arriving) == 1:
+            continue  # served
+        for t, client, retries in arriving:
+            if retries == herd.attempts:
+                return failure(
+                    f"client {client} collided on every one of its {herd.attempts} retries",
+                    where=f"a herd of {herd}: client {client}, at {t:.0f} ms",
+                    rule="clients that fail together must not retry together, and the spread must grow",
+                    got=[round(d, 1) for d in delays[client]],
+                )
+            delay = _delay(candidate, retries, herd, rng.random())
+            delays[client].append(delay)
+            sends.append((t + max(delay, 0.0), client, retries + 1))
+    return None
+
+
+# -- a config change against a mystery -------------------------------------------------------------
+
+
+_RUNS: dict[tuple[str, str], list[dict]] = {}
+
+
+def _run_with(kind: str, change: dict) -> list[dict]:
+    """The events of ``kind``'s fixture config changed by ``change`` (a run is a function of its config:
+    the same change, spelled the same, is run once)."""
+    key = (kind, repr(change))
+    if key not in _RUNS:
+        found = kinds.kind(kind)
+        config = found.config().replace(**copy.deepcopy(change))
+        if hasattr(config, "journal_path"):  # a change never makes the checker write a file
+            config = config.replace(journal_path=":memory:")
+        resources = {"decoder": decoder()} if kind == "tool" else {}
+        _RUNS[key] = found.run(config, None, **resources).events
+        while len(_RUNS) > 64:
+            _RUNS.pop(next(iter(_RUNS)))
+    return _RUNS[key]
+
+
+def reproduces(candidate, kind: str, mystery: list[dict], case: str):
+    """The reader's config change, applied to ``kind``'s fixture config, gives the mystery trace."""
+    golden = catalogue.golden(kind)
+    change = call(candidate, kind, golden, copy.deepcopy(mystery))
+    if not isinstance(change, dict) or not change:
+        raise CandidateProblem(f"at {case}: return the config change as a dict {{field: value}}, got {change!r:.60}")
+    try:
+        events = _run_with(kind, change)
+    except Exception as exc:  # noqa: BLE001 - a change the runtime refuses is the reader's to fix
+        raise CandidateProblem(f"at {case}: the run with your change {change!r:.80} failed: {exc}") from None
+    div = first_divergence(mystery, events)
+    if div is None:
+        return None
+    event = div.event_a or div.event_b
+    return failure(
+        "the run with your change is not the mystery trace",
+        where=f"{case}: {event['event_id']} {event['event_type']}, field {div.field}",
+        rule=div.rule,
+        got=change,
+    )
