@@ -7,6 +7,7 @@ own value, never the expected one: that takes ``reveal``.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -119,3 +120,14 @@ def _cell(label: str, text: str) -> str:
     if label == "more":
         return f"<code>{html.escape(text.split(' ', 1)[0])}</code> {html.escape(text.split(' ', 1)[1])}"
     return html.escape(text)
+
+
+@dataclass(frozen=True)
+class Revealed:
+    """An answer shown because the reader asked for it (``Exercise.reveal``)."""
+
+    exercise: str
+    text: str
+
+    def __repr__(self) -> str:
+        return f"revealed — {self.exercise} (recorded as revealed):\n{self.text}"

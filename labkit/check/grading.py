@@ -165,6 +165,8 @@ def agrees(candidate, expected, allowed: float, agree=None) -> tuple[bool, Any]:
     case and spaces, or as ``agree(got, expected)`` judges it (None: the same); a sequence (a list, a
     tuple or a 1-d array) item by item. Returns (agrees, the value as read)."""
     if isinstance(expected, bool):
+        if isinstance(candidate, np.ndarray) and candidate.shape == () and candidate.dtype == bool:
+            candidate = candidate.item()
         if not isinstance(candidate, bool | np.bool_):
             raise CandidateProblem(f"answer True or False, got {type(candidate).__name__}")
         return bool(candidate) == expected, bool(candidate)
