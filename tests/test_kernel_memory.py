@@ -26,7 +26,7 @@ def _run_page(client, cells: list[str]) -> None:
 
 
 @pytest.mark.skipif(lab._glibc() is None, reason="malloc_trim is glibc's (Linux)")
-def test_a_page_run_three_times_keeps_the_memory_of_about_one_run():
+def test_a_page_run_again_keeps_the_memory_of_about_one_run():
     from jupyter_client.manager import start_new_kernel
 
     notebook = json.loads(PAGE.read_text(encoding="utf-8"))
@@ -36,13 +36,13 @@ def test_a_page_run_three_times_keeps_the_memory_of_about_one_run():
         _run_page(client, ["%load_ext labkit.cli.lab", "import matplotlib; matplotlib.use('Agg')"])
         pid = manager.provisioner.process.pid
         sizes = []
-        for _ in range(3):
+        for _ in range(2):
             _run_page(client, cells)
             sizes.append(_rss_mb(pid))
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
-    assert sizes[2] - sizes[0] < 25, f"the kernel grew from {sizes[0]:.0f} to {sizes[2]:.0f} MB over two more runs"
+    assert sizes[1] - sizes[0] < 20, f"the kernel grew from {sizes[0]:.0f} to {sizes[1]:.0f} MB when the page ran again"
 
 
 def test_closed_pages_shut_their_kernels_and_idle_ones_are_culled():
