@@ -3,11 +3,6 @@
 import numpy as np
 
 
-def min_p_filter(logits, min_p):
-    z = np.asarray(logits, dtype=np.float64)
-    return np.where(z - z.max() >= np.log(min_p), z, -np.inf)
-
-
 def jittered_backoff(attempt, base_ms, cap_ms, u):
     return u * min(cap_ms, base_ms * 2**attempt)
 

@@ -13,7 +13,6 @@ from labkit.core.fixtures import fixture_path, read_json
 from labkit.diffusion import DiffusionConfig, ddim_step
 from labkit.diffusion.guidance import classifier_free_guidance
 from labkit.diffusion.normal import blocks_to_normals
-from labkit.nn import rms_norm
 from labkit.tools.calls import common_prefix
 from labkit.tools.confirm import request_digest
 from labkit.tools.fixture import fixture_invocation
@@ -23,28 +22,6 @@ from labkit.trace import catalogue, kinds
 
 #: the request the cache of page 09's prediction was built for
 OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
-
-
-@value
-def rms_norm_row() -> float:
-    return float(rms_norm(np.array([[3.0, 4.0, 0.0, 0.0]]), 1e-6)[0, 0])
-
-
-def _min_p_cases():
-    rng = np.random.default_rng(29)
-    return [
-        ("seeded logits [16], min_p = 0.1", (rng.normal(size=16) * 3, 0.1)),
-        ("logits in the thousands, min_p = 0.5", (np.array([1000.0, 999.5, 990.0, 1000.0]), 0.5)),
-        ("min_p = 1: only the maxima stay", (np.array([2.0, 1.0, 2.0, -1.0]), 1.0)),
-        ("a row with −∞ already masked", (np.array([0.0, -np.inf, -0.5, -3.0]), 0.2)),
-    ]
-
-
-@function(_min_p_cases)
-def min_p_filter(logits, min_p):
-    z = np.asarray(logits, dtype=np.float64)
-    keep = z - np.max(z) >= np.log(min_p)  # p_i / p_max = exp(z_i − z_max)
-    return np.where(keep, z, -np.inf)
 
 
 @value
@@ -105,34 +82,6 @@ def _backoff_cases():
 @function(_backoff_cases)
 def jittered_backoff(attempt, base_ms, cap_ms, u):
     return u * min(cap_ms, base_ms * 2.0**attempt)  # full jitter on the capped exponential
-
-
-def _chain(*pairs: tuple[str, str | None]) -> list[dict]:
-    """A trace of events (ID, parent ID) with every other field fixed."""
-    fields = {"trace_id": "trace-x", "component": "c", "event_type": "a.b", "logical_step": None, "payload": {}}
-    return [{**fields, "event_id": e, "parent_event_id": p} for e, p in pairs]
-
-
-def _chains():
-    return [
-        ("a well-formed chain", (_chain(("e00", None), ("e01", "e00"), ("e02", "e01")),)),
-        ("a parent that points forward", (_chain(("e00", None), ("e01", "e02"), ("e02", "e00")),)),
-        ("a parent that does not exist", (_chain(("e00", None), ("e01", "e00"), ("e02", "e09")),)),
-        ("a second root", (_chain(("e00", None), ("e01", None), ("e02", "e01")),)),
-        ("a tree, not a chain", (_chain(("e00", None), ("e01", "e00"), ("e02", "e00"), ("e03", "e01")),)),
-    ]
-
-
-@function(_chains, agree=exactly)
-def bad_parents(events):
-    seen: set[str] = set()
-    bad = []
-    for index, event in enumerate(events):
-        parent = event["parent_event_id"]
-        if (parent is None and index > 0) or (parent is not None and parent not in seen):
-            bad.append(event["event_id"])
-        seen.add(event["event_id"])
-    return bad
 
 
 #: the mysteries handed to the reader's function, in order: (kind, fault)
