@@ -73,6 +73,8 @@ def _hidden_histories():
     return [
         ("V = 50, n = 4, a random history of 40 tokens", (row, loop, 4)),
         ("V = 50, n = 2, the same history", (row, loop, 2)),
+        ("V = 50, n = 2, tokens above 20", (row, (30, 41, 30, 41, 30, 7), 2)),
+        ("V = 50, n = 3, tokens above 20", (row, (49, 22, 35, 49, 22), 3)),
         ("n = 5 with 4 tokens selected", (row, (1, 2, 3, 4), 5)),
         ("n = 1, nothing selected", (row, (), 1)),
         ("n = 3, the tail overlaps itself: 7 7 7", (row, (7, 7, 7), 3)),
