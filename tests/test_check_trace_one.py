@@ -144,7 +144,7 @@ def test_largest_min_p_through_a_softmax_overflows_in_the_thousands():
         return float(np.sort(p)[-k] / p.max())
 
     result = check.largest_min_p(through_softmax)
-    assert not result.passed and result.where == "case “logits in the thousands, k = 2”", result.where
+    assert not result.passed and result.where == "case “logits in the thousands, k = 3”", result.where
     assert np.isnan(result.got)
 
 

@@ -220,7 +220,7 @@ def min_p_cases() -> list[tuple[str, tuple]]:
     rng = np.random.default_rng(31)
     return [
         ("seeded logits [16], k = 4", (rng.normal(size=16) * 3, 4)),
-        ("logits in the thousands, k = 2", (np.array([1000.0, 999.5, 990.0, 1000.0, 985.0]), 3)),
+        ("logits in the thousands, k = 3", (np.array([1000.0, 999.5, 990.0, 1000.0, 985.0]), 3)),
         ("k = 1", (np.array([0.3, 2.0, -1.0]), 1)),
         ("a tie at the k-th place", (np.array([2.0, 1.0, 1.0, -0.5]), 2)),
         ("entries already −∞, k = 3", (np.array([0.0, -np.inf, -0.5, -3.0, -np.inf]), 3)),
