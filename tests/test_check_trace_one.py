@@ -25,16 +25,16 @@ def class_copy():
 
 
 @pytest.mark.parametrize(
-    ("name", "wrong", "right"),
+    ("name", "wrong"),
     [
-        ("rms_norm_row", 1.2 + 0.011, np.float32(1.2)),
-        ("eos_fault_first_event", "e06", "e05"),
-        ("eos_in_control_step", 1, np.int64(5)),
-        ("eos_in_control_step", 4, 5.0),
+        ("rms_norm_row", 1.2 + 0.011),
+        ("rms_norm_row", 0.6),
+        ("eos_fault_first_event", "e06"),
+        ("eos_in_control_step", 4),
     ],
 )
-def test_a_prediction_is_graded_without_the_key(name, wrong, right):
-    assert check.exercises()[name](right).passed
+def test_a_prediction_is_graded_without_the_key(name, wrong):
+    """A self-test is judged in a class copy (failed, not "unverified"), and it counts for no grade."""
     result = check.exercises()[name](wrong)
     assert not result.passed and result.status == "failed" and result.got == wrong, repr(result)
     assert check.exercises()[name].points == 0

@@ -57,6 +57,12 @@ def test_eos_in_control_step_grades_the_selection(form):
     assert not check.eos_in_control_step(4).passed and not check.eos_in_control_step(5.5).passed
 
 
+@pytest.mark.parametrize("form", ["e05", "E05", " e05 "])
+def test_eos_fault_first_event_takes_the_id_in_any_case_and_spacing(form):
+    assert check.eos_fault_first_event(form).passed
+    assert not check.eos_fault_first_event("e04").passed and not check.eos_fault_first_event(5).passed
+
+
 # -- hidden cases catch what fits only the public ones -------------------------------------------
 
 
