@@ -19,6 +19,7 @@ from labkit.check.grading import CandidateProblem, as_array, call, compare_trace
 from labkit.check.trace_one_decode import cached_equals_full, decode_step, without_ledger
 from labkit.core.events import validate_envelope
 from labkit.nn import rms_norm
+from labkit.text.model import CONFIG
 from labkit.text.processors import SamplingConfig
 from labkit.text.runtime import TextTraceConfig, run_text_trace
 from labkit.trace import catalogue, kinds
@@ -177,7 +178,8 @@ def _looping_verdict(candidate, n: int) -> object | None:
             continue
         base = set(config.sampling.control_ids) | ({config.sampling.eos_id} if len(selected) < 12 else set())
         wanted = sorted(
-            base | {t for t in range(20) if _repeats((*selected, t), n) and not _repeats(tuple(selected), n)}
+            base
+            | {t for t in range(CONFIG.vocab_size) if _repeats((*selected, t), n) and not _repeats(tuple(selected), n)}
         )
         if event["payload"]["masked_ids"] != wanted:
             where = f"{event['event_id']} token.selected (step {event['logical_step']}), field masked_ids — n = {n}"
