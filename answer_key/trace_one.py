@@ -9,6 +9,7 @@ from labkit.check.core import attach, function, trace
 from labkit.check.grading import Diverged, exactly
 from labkit.check.trace_one import damaged_trace, looping_request
 from labkit.check.trace_one_decode import cached_equals_full, without_ledger
+from labkit.nn import attention, rms_norm, rope
 from labkit.text.processors import SamplingConfig
 from labkit.text.runtime import TextTraceConfig, run_text_trace
 from labkit.tools.model import load_decoder as load_tool_decoder
@@ -167,12 +168,35 @@ def _hidden_decoders(reader):
     return []
 
 
+def decode_one_reference(decoder, cache, token_id):
+    """One cached decode step from the parts (what ``reveal("decode_one")`` shows)."""
+    cfg, weights = decoder.config, decoder.weights
+    position = np.array([cache.length])  # step-start convention: the token sits at L = cache length
+
+    def heads(x, n):  # [1, 1, n·d_h] → [1, n, 1, d_h]
+        return x.reshape(1, 1, n, cfg.head_dim).transpose(0, 2, 1, 3)
+
+    x = weights.embedding[[[token_id]]]  # [1, 1, d]
+    for index, layer in enumerate(weights.layers):
+        z = rms_norm(x, cfg.norm_eps)
+        q = rope(heads(z @ layer["q"], cfg.n_q_heads), position, cfg.rope_base)
+        k = rope(heads(z @ layer["k"], cfg.n_kv_heads), position, cfg.rope_base)
+        keys, values = cache.append(index, k, heads(z @ layer["v"], cfg.n_kv_heads))  # [1, H_kv, L + 1, d_h]
+        keys, values = (np.repeat(a, cfg.group_size, axis=1) for a in (keys, values))  # head h reads h // group
+        mixed, _ = attention(q, keys, values, np.ones((1, keys.shape[-2]), dtype=bool))
+        x = x + mixed.transpose(0, 2, 1, 3).reshape(1, 1, -1) @ layer["o"]
+        z = rms_norm(x, cfg.norm_eps)
+        gate = z @ layer["gate"]
+        x = x + (gate / (1 + np.exp(-gate)) * (z @ layer["up"])) @ layer["down"]  # SwiGLU
+    return (rms_norm(x, cfg.norm_eps) @ weights.output)[0, 0]
+
+
 def _hooked(config):
     text = kinds.kind("text")
     return lambda reader: without_ledger(text.run(config, text.hooks(decode_step=reader)).events)
 
 
-@trace
+@trace(reference=decode_one_reference)
 def decode_one():
     longer = TextTraceConfig(max_output_tokens=14, sampling=SamplingConfig(minimum_output_tokens=14))
     other = TextTraceConfig(user="为什么天空是蓝色？", max_output_tokens=5)

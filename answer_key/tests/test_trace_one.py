@@ -33,6 +33,20 @@ def test_the_worked_solution_passes_with_the_key_and_without_it(name, mine):
         assert exercise(getattr(mine, name)).status == "passed"  # every check of this group is public
 
 
+@pytest.mark.parametrize("name", MINE)
+def test_reveal_shows_each_answer_from_the_key_and_records_it(name):
+    shown = check.reveal(name)
+    assert shown.text and check.exercises()[name].revealed
+    with without_key():
+        if name in GRADED:
+            with pytest.raises(LookupError):
+                check.reveal(name)
+
+
+def test_the_key_reference_of_decode_one_passes():
+    assert check.decode_one(check.exercises()["decode_one"].reference).passed
+
+
 def test_the_graded_exercises_are_graded_and_the_predictions_are_not():
     for name in GRADED:
         assert check.exercises()[name].graded and check.exercises()[name].keyed
