@@ -3,12 +3,6 @@ with what the real kernels and runtimes compute)."""
 
 import math
 
-# preface: [3, 4, 0, 0] has mean square 25/4, root 2.5
-rms_norm_row = 3 / 2.5
-# page 02: the first event whose content depends on the EOS mask is the first token.selected
-eos_fault_first_event = "e05"
-# page 03: the raw logits agree; the first selection whose masked IDs differ
-eos_in_control_step = 1
 # page 04: 1·4·64·64 = 16384 normals, four per block
 philox_blocks_for_latent = 16384 // 4
 # page 05: ε_u + w(ε_c − ε_u) = ε_c + (w − 1)(ε_c − ε_u), w = 5

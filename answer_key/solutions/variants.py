@@ -3,11 +3,6 @@
 import numpy as np
 
 
-def min_p_filter(logits, min_p):
-    z = np.asarray(logits, dtype=np.float64)
-    return np.where(z - z.max() >= np.log(min_p), z, -np.inf)
-
-
 def rloo_advantages(rewards):
     r = np.asarray(rewards, dtype=np.float64)
     others = (r.sum(axis=-1, keepdims=True) - r) / (r.shape[-1] - 1)
