@@ -28,7 +28,7 @@ def configure(parser) -> None:
     parser.add_argument("--exercise", action="append", metavar="NAME", help="grade this one (repeat; default: all)")
     parser.add_argument("--points", type=Path, metavar="TOML", help="the teacher's points: `name = points` lines")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="students graded at once (cores)")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="limit per exercise (30)")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="limit per exercise (10)")
     parser.add_argument(
         "--unsafe-no-sandbox",
         action="store_true",
@@ -130,6 +130,18 @@ def exercise_points(catalogue: dict, override: Path | None) -> dict[str, float]:
     return points
 
 
+def _die_with_grader() -> None:
+    """A worker dies with the grader (a SIGKILL of the grader leaves no worker grading on), and so, through
+    bwrap's ``--die-with-parent``, does its sandbox."""
+    import ctypes
+    import signal
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() == 1:  # the grader died before the line above
+        os._exit(1)
+
+
 def _grade_class(setup: grading.Setup, found: dict, workers: int) -> tuple[list[dict], list[str]]:
     """Every student's result, in the order of their names: saved ones read back, the others graded in parallel."""
     read = {student: handins.read(student, files) for student, files in found.items()}
@@ -140,7 +152,8 @@ def _grade_class(setup: grading.Setup, found: dict, workers: int) -> tuple[list[
 
         sandbox.pids_cgroups()  # made once here, shared by the workers
     lost = []
-    with ProcessPoolExecutor(max_workers=min(workers, max(len(todo), 1)), mp_context=get_context("fork")) as pool:
+    size = min(workers, max(len(todo), 1))
+    with ProcessPoolExecutor(max_workers=size, mp_context=get_context("fork"), initializer=_die_with_grader) as pool:
         futures = {pool.submit(grading.grade_student, setup, handin): handin.student for handin in todo}
         for done, future in enumerate(as_completed(futures), start=1):
             student = futures[future]

@@ -37,7 +37,7 @@ class Setup:
 
     exercises: tuple[str, ...]
     state: Path
-    limits: Limits = Limits(seconds=30.0, cpu_seconds=120, processes=32, open_files=256)
+    limits: Limits = Limits(seconds=10.0, cpu_seconds=120, processes=32, open_files=256)
     sandboxed: bool = True
     key: str = field(init=False, default="")
 
