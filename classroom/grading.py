@@ -120,8 +120,13 @@ def _box(setup: Setup, staged: str, names: list[str]):
 
 
 def _row(status: str, message: str, feedback: str = "") -> dict:
-    message = " ".join(str(message).split())[:1000]
-    return {"status": status, "message": message, "feedback": feedback or message}
+    """A row; the hand-in's words (an exception's message) lose their control characters and are cut short."""
+    message = " ".join(printable(message).split())[:1000]
+    return {"status": status, "message": message, "feedback": printable(feedback, keep="\n")[:5000] or message}
+
+
+def printable(text: str, keep: str = "") -> str:
+    return "".join(c if c.isprintable() or c in keep else " " for c in str(text))
 
 
 def _grade_exercise(spec, box: Runner, name: str) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import uuid
@@ -59,7 +60,12 @@ ATTACKS = {
     "    except OSError:\n        pass\n\ndef jittered_backoff(attempt, base_ms, cap_ms, u):\n    time.sleep(3600)\n",
     "parser_bomb": "x = " + "[" * 10_000 + "]" * 10_000 + "\n",
     "gigabyte_output": "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(chunk)\n",
-    "fork_bomb": "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+    "fork_bomb": "import os, time\nn = 0\nfor _ in range(500):\n    try:\n        if os.fork() == 0:\n"
+    "            time.sleep(30)\n            os._exit(0)\n        n += 1\n    except OSError:\n        break\n"
+    "while True:\n    try:\n        os.fork()\n    except OSError:\n        break\n\n"
+    "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    raise ValueError('forked %d' % n)\n",
+    "network": "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'pwned')\n"
+    "except OSError:\n    pass\n",
     "full_disk": "import os\nn = 0\ntry:\n    while True:\n        with open('/scratch/fill%d' % n, 'wb') as f:\n"
     "            f.write(b'x' * ((1 << 20) - 1))\n        n += 1\nexcept OSError:\n    pass\n"
     "for folder in ('/tmp', '/', '/handin', '{outside}'):\n    try:\n"
@@ -74,6 +80,7 @@ WRAPS_THE_RIGHT_ANSWER = {
     "pidfd_kill",
     "prlimit_grader",
     "full_disk",
+    "network",
 }
 
 
@@ -92,10 +99,13 @@ def graded(tmp_path_factory):
     for folder in (handins, outside, out.parent):
         folder.mkdir()
     key = _key_file()
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
     right = key.read_text(encoding="utf-8")
     (handins / "ada.py").write_text(right)
     (handins / "=HYPERLINK(1+2).py").write_text(right)
     fill = {"key": str(key), "classmate": str(handins / "ada.py"), "out": str(out), "outside": str(outside)}
+    fill["port"] = str(listener.getsockname()[1])
     for name, text in ATTACKS.items():
         text = text.replace("{target}", str(outside / name))
         for field, value in fill.items():
@@ -107,7 +117,13 @@ def graded(tmp_path_factory):
         [*command, "--timeout", "3", "--workers", "2"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
     )
     rows = list(csv.DictReader(out.open(encoding="utf-8"))) if out.is_file() else []
-    return {"done": done, "rows": {r["student"]: r for r in rows}, "base": base, "outside": outside, "key": right}
+    try:
+        reached = listener.accept()[0].recv(100)
+    except BlockingIOError:
+        reached = b""
+    listener.close()
+    found = {"done": done, "rows": {r["student"]: r for r in rows}, "base": base, "outside": outside, "key": right}
+    return found | {"reached": reached}
 
 
 def _outputs(base: Path) -> str:
@@ -131,6 +147,11 @@ def test_an_attack_stays_inside_its_sandbox(graded, attack):
         assert row["status"] != "passed", row
     if attack == "parser_bomb":
         assert row["status"] in ("does not parse", "could not check"), row
+    if attack == "network":
+        assert graded["reached"] == b"", "a hand-in reached the grader's machine over the network"
+    if attack == "fork_bomb":  # the processes it could start: the sandbox's limit, not the machine's
+        forked = int(row["message"].split("forked ")[1].split()[0])
+        assert forked < 32, row
 
 
 def test_no_secret_and_no_key_reaches_any_output(graded):
