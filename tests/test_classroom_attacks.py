@@ -43,11 +43,13 @@ ATTACKS = {
     "             lambda: os.mknod('{target}.node', stat.S_IFREG | 0o644),\n"
     "             lambda: os.setxattr('{classmate}', 'user.pwned', b'1')):\n"
     "    try:\n        make()\n    except OSError:\n        pass\n",
-    "reads_classmate_key_environment": "import os\nseen = []\n"
-    "for path in ('{classmate}', '{key}', '/proc/1/environ', '/proc/self/environ',\n"
-    "             '/proc/%d/environ' % os.getppid()):\n"
-    "    try:\n        seen.append(open(path, 'rb').read().decode('latin-1'))\n    except OSError as exc:\n"
-    "        seen.append(str(exc))\nseen.append(repr(dict(os.environ)))\nprint(seen)\n\n"
+    "reads_classmate_key_environment": "import glob, os\nseen = []\n"
+    "for path in ['{classmate}', '{key}', *glob.glob('/proc/*/environ')]:\n"
+    "    try:\n        text = open(path, 'rb').read().decode('latin-1')\n    except OSError as exc:\n"
+    "        text = str(exc)\n    secret = [s for s in text.split('\\0') if 'SECRET' in s or 'TOKEN' in s]\n"
+    "    seen.append(' '.join(secret) or text[:300])\n"
+    "seen.insert(0, ' '.join(f'{k}={v}' for k, v in os.environ.items() if 'SECRET' in k or 'TOKEN' in k))\n"
+    "print(seen)\n\n"
     "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    raise ValueError(' '.join(seen))\n",
     "imports_classmate": "from ada import jittered_backoff  # noqa\n",
     "pidfd_kill": "import os, signal\nfor pid in range(1, 4096):\n    if pid == os.getpid():\n        continue\n"
