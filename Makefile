@@ -79,10 +79,12 @@ test-portable: $(STAMP)
 browser-test: $(STAMP)
 	scripts/browser-test.sh
 
-## Benchmarks: a table on screen and benchmarks/results/latest.json (a few minutes).
+## Benchmarks: a table on screen and benchmarks/results/latest.json (a few minutes), then grading a class
+## of 100 hand-ins in sandboxes (benchmarks/grading.py, about 2 minutes on 2 cores).
 bench: $(STAMP)
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 	$(PY) benchmarks/players.py
+	$(PY) benchmarks/grading.py
 
 ## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
 notebooks: $(STAMP)

@@ -9,7 +9,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The answer key: a class copy (`labkit class-copy`) leaves solutions/ out, and the tests that
+# The answer key: a class copy (`make class-copy`) leaves solutions/ out, and the tests that
 # need it skip with this message instead of failing.
 ANSWER_KEY = REPO / "solutions"
 ANSWER_KEY_MISSING = (

@@ -94,8 +94,7 @@ def test_a_grader_killed_mid_run_resumes_to_the_same_csv(tmp_path):
     assert not killed.exists() and 2 <= len(list(state.glob("*.json"))) < len(kinds)
     again = _grade(tmp_path / "handins", killed, *chosen)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.count("passed\n") + again.stdout.count("passed") < 2 * len(kinds)  # some were skipped
-    assert f"/{len(kinds)}]" not in again.stdout
+    assert f"/{len(kinds)}]" not in again.stdout  # the students already written were skipped
     assert killed.read_bytes() == whole.read_bytes()
 
 
