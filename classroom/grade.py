@@ -68,7 +68,13 @@ def run(args) -> int:
     paths["state"].mkdir(exist_ok=True)
     setup = grading.Setup(chosen, paths["state"], sandboxed=sandboxed)
     setup = replace(setup, limits=replace(setup.limits, seconds=args.timeout))
-    results, lost = _grade_class(setup, found, args.workers)
+    try:
+        results, lost = _grade_class(setup, found, args.workers)
+    except KeyboardInterrupt:
+        saved = len(list(paths["state"].glob("*.json")))
+        print(f"classroom grade: interrupted; {saved} results are saved in {paths['state']}/:", file=sys.stderr)
+        print("run the same command again to grade the others", file=sys.stderr)
+        return 130
     table = report.write_all(args.out, results, points)
     counts = {s: sum(r["status"] == s for r in table) for s in report.STATUSES}
     said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
@@ -155,14 +161,25 @@ def _grade_class(setup: grading.Setup, found: dict, workers: int) -> tuple[list[
     size = min(workers, max(len(todo), 1))
     with ProcessPoolExecutor(max_workers=size, mp_context=get_context("fork"), initializer=_die_with_grader) as pool:
         futures = {pool.submit(grading.grade_student, setup, handin): handin.student for handin in todo}
-        for done, future in enumerate(as_completed(futures), start=1):
-            student = futures[future]
-            try:
-                results[student] = future.result()
-            except (BrokenProcessPool, OSError) as problem:  # a worker lost (killed, out of memory)
-                print(f"[{done}/{len(todo)}] {student}: not graded ({type(problem).__name__}: {problem})", flush=True)
-                lost.append(student)
-                continue
-            passed = sum(r["status"] == "passed" for r in results[student]["rows"])
-            print(f"[{done}/{len(todo)}] {student}: {passed} of {len(setup.exercises)} passed", flush=True)
+        try:
+            _collect(futures, results, lost, len(setup.exercises))
+        except KeyboardInterrupt:  # stop the workers now (their sandboxes die with them), not after the queue
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.kill()
+            raise
     return [r for r in results.values() if r is not None], lost
+
+
+def _collect(futures: dict, results: dict, lost: list, exercises: int) -> None:
+    """Each student's result as their worker finishes (a lost worker's students go to ``lost``)."""
+    todo = len(futures)
+    for done, future in enumerate(as_completed(futures), start=1):
+        student = futures[future]
+        try:
+            results[student] = future.result()
+        except (BrokenProcessPool, OSError) as problem:  # a worker lost (killed, out of memory)
+            print(f"[{done}/{todo}] {student}: not graded ({type(problem).__name__}: {problem})", flush=True)
+            lost.append(student)
+            continue
+        passed = sum(r["status"] == "passed" for r in results[student]["rows"])
+        print(f"[{done}/{todo}] {student}: {passed} of {exercises} passed", flush=True)
