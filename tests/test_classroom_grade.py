@@ -1,15 +1,13 @@
-"""``python -m classroom grade``: a generated class graded whole (CSV, scores, feedback), a run killed
-and resumed, and the teacher-facing details (points, safe cells, the output path, the wire's types)."""
+"""``python -m classroom grade``: a generated class graded whole (CSV, scores, feedback), and the
+teacher-facing details (points, safe cells, the output path, the wire's types)."""
 
 from __future__ import annotations
 
 import csv
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -49,7 +47,7 @@ def test_a_generated_class_gets_a_row_per_student_and_exercise_scores_and_feedba
     dealt = make_class(tmp_path / "handins", len(kinds), kinds)
     out = tmp_path / "out" / "grades.csv"
     out.parent.mkdir()
-    done = _grade(tmp_path / "handins", out, "--timeout", "3")
+    done = _grade(tmp_path / "handins", out, "--timeout", "5")
     assert done.returncode == 0, done.stderr[-2000:]
     rows, exercises = _rows(out), grade.graded(check.exercises())
     assert len(rows) == len(kinds) * len(exercises)
@@ -67,35 +65,6 @@ def test_a_generated_class_gets_a_row_per_student_and_exercise_scores_and_feedba
         text = path.read_text(encoding="utf-8")
         assert text.startswith("# Feedback: s0") and "Score:" in text
         assert not any(line.strip().startswith("expected") for line in text.splitlines()), path.name
-
-
-@pytest.mark.slow
-@needs_bwrap
-def test_a_grader_killed_mid_run_resumes_to_the_same_csv(tmp_path):
-    _needs_key()
-    kinds = ("right", "wrong", "slow", "template", "right", "slow", "wrong", "slow")
-    dealt = make_class(tmp_path / "handins", len(kinds), tuple(k if k != "slow" else "wrong" for k in kinds))
-    for student, kind in zip(dealt, kinds, strict=True):
-        if kind == "slow":  # a hand-in that takes a second to load: the kill lands mid-run
-            (tmp_path / "handins" / f"{student}.py").write_text("import time\ntime.sleep(1)\njittered_backoff = 0\n")
-    chosen = ("--exercise", "jittered_backoff", "--exercise", "min_p_filter")
-    whole = tmp_path / "whole" / "grades.csv"
-    whole.parent.mkdir()
-    assert _grade(tmp_path / "handins", whole, *chosen).returncode == 0
-    killed = tmp_path / "killed" / "grades.csv"
-    killed.parent.mkdir()
-    running = _grade(tmp_path / "handins", killed, *chosen, wait=False)
-    state = report.outputs(killed)["state"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(list(state.glob("*.json"))) < 2:
-        time.sleep(0.05)
-    os.kill(running.pid, signal.SIGKILL)
-    running.communicate()
-    assert not killed.exists() and 2 <= len(list(state.glob("*.json"))) < len(kinds)
-    again = _grade(tmp_path / "handins", killed, *chosen)
-    assert again.returncode == 0, again.stderr
-    assert f"/{len(kinds)}]" not in again.stdout  # the students already written were skipped
-    assert killed.read_bytes() == whole.read_bytes()
 
 
 def test_grade_refuses_bad_arguments_by_name(tmp_path, capsys):

@@ -45,13 +45,15 @@ OPERATIONS = {
 #: what never crosses to the answer, not even as a handle
 UNSHAREABLE = (types.ModuleType, type, types.FunctionType, types.CodeType, types.FrameType, types.TracebackType)
 UNSHAREABLE += (types.GeneratorType, types.CoroutineType)
+#: an exercise's calls together may take this many times the limit (each call: the limit)
+EXERCISE_SPAN = 4
 #: the kit's own folder's parent: the child imports this very labkit
 KIT_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 @dataclass(frozen=True)
 class Limits:
-    seconds: float = 60.0  # wall clock for loading the files, and again for each exercise's calls
+    seconds: float = 60.0  # wall clock for loading the files, for handing over an answer, and for each call
     memory_mb: int = 2048  # address space of the child
     output_kb: int = 1024  # what the child may print, and the largest file it may write
     cpu_seconds: int = 0  # processor time of the whole child (0: ``seconds`` + 1)
@@ -97,6 +99,7 @@ class Runner:
         self.files, self.limits, self.wanted = [str(Path(f).resolve()) for f in files], limits, tuple(wanted)
         self.objects: dict[int, object] = {}
         self.printed, self.defined, self.problems = "", {}, []
+        self._ends = float("inf")
         self.process = None
 
     # -- what a subclass changes: where the child runs
@@ -150,6 +153,7 @@ class Runner:
         """The answer's ``name``: its value, or a stand-in whose calls run in the child; :class:`Unusable`
         when the files do not give one."""
         self.deadline = time.monotonic() + self.limits.seconds
+        self._ends = self.deadline + EXERCISE_SPAN * self.limits.seconds
         self._send({"op": "get", "name": name})
         head, blobs = self._receive()
         if head.get("op") == "unusable":
@@ -197,6 +201,9 @@ class Runner:
 
     def call(self, name: str, args: tuple, kwargs: dict):
         """Run the answer's ``name`` on ``args``; serve the child's questions about this side's objects meanwhile."""
+        # the limit counts the answer's time, call by call (the checker's own work between calls is not the
+        # answer's: a busy machine must not fail an honest answer), within a bound for the whole exercise
+        self.deadline = min(time.monotonic() + self.limits.seconds, self._ends)
         blobs: list[bytes] = []
         args, kwargs = self._encode(args, blobs), self._encode(kwargs, blobs)
         self._send({"op": "call", "name": name, "args": args, "kwargs": kwargs}, blobs)
