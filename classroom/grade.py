@@ -153,6 +153,7 @@ def _grade_class(setup: grading.Setup, found: dict, workers: int) -> tuple[list[
     read = {student: handins.read(student, files) for student, files in found.items()}
     results = {student: grading.saved(setup, handin) for student, handin in read.items()}
     todo = [handin for student, handin in read.items() if results[student] is None]
+    handins.sweep_stale()
     if todo and setup.sandboxed:
         from classroom import sandbox
 

@@ -89,9 +89,13 @@ def _read_regular(path: Path) -> bytes:
     return bytes(data)
 
 
+#: staged hand-ins: ``classroom-handin-<grader's pid>-…`` in the temporary folder
+STAGED = "classroom-handin-"
+
+
 def stage(handin: HandIn) -> tuple[str, list[str]]:
     """Write the hand-in's bytes into a new private folder: (folder, relative names) for the sandbox."""
-    folder = tempfile.mkdtemp(prefix="classroom-handin-")
+    folder = tempfile.mkdtemp(prefix=f"{STAGED}{os.getppid()}-")
     os.chmod(folder, 0o755)
     names = []
     for name, data in handin.files.items():
@@ -109,3 +113,23 @@ def safe_name(student: str) -> str:
     (two students whose names differ only in unsafe characters never share a file)."""
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", student).strip("._")[:60] or "student"
     return f"{readable}-{hashlib.sha256(student.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+
+
+def sweep_stale() -> None:
+    """Remove the staged hand-ins of graders that were killed (SIGKILL leaves no time to clean up)."""
+    import shutil
+
+    for folder in Path(tempfile.gettempdir()).glob(f"{STAGED}*-*"):
+        owner = folder.name[len(STAGED) :].split("-", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

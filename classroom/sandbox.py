@@ -92,6 +92,10 @@ def pids_cgroups() -> Path | None:
     if os.geteuid() != 0:
         return None
     for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        for stale in base.glob("classroom-*"):  # a killed grader's groups (no process is left in them)
+            owner = stale.name.removeprefix("classroom-")
+            if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+                _remove_base(stale, os.getpid())
         mine = base / f"classroom-{os.getpid()}"
         with suppress(OSError):
             mine.mkdir(exist_ok=True)
