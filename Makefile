@@ -23,7 +23,7 @@ endif
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib && chmod 700 build/jupyter/runtime)
 
-.PHONY: lab test test-fast test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy clean
+.PHONY: lab test test-fast test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy grade clean
 
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
@@ -79,10 +79,12 @@ test-portable: $(STAMP)
 browser-test: $(STAMP)
 	scripts/browser-test.sh
 
-## Benchmarks: a table on screen and benchmarks/results/latest.json (a few minutes).
+## Benchmarks: a table on screen and benchmarks/results/latest.json (a few minutes), then grading a class
+## of 100 hand-ins in sandboxes (benchmarks/grading.py, about 2 minutes on 2 cores).
 bench: $(STAMP)
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 	$(PY) benchmarks/players.py
+	$(PY) benchmarks/grading.py
 
 ## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
 notebooks: $(STAMP)
@@ -102,7 +104,7 @@ book-check: $(STAMP)
 	$(PY) -m labkit.devtools check
 
 ## Style: ruff's rules (line length, complexity) and its formatter, checked not applied.
-LINTED := labkit tests benchmarks $(wildcard answer_key)
+LINTED := labkit classroom tests benchmarks $(wildcard answer_key)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
@@ -110,7 +112,14 @@ lint: $(STAMP)
 ## A copy of the book for a class, without the answer key: make class-copy DEST=../class-copy
 class-copy: $(STAMP)
 	$(if $(DEST),,$(error give the copy a folder: make class-copy DEST=../class-copy))
-	$(VENV)/bin/labkit class-copy $(DEST)
+	$(PY) -m classroom copy $(DEST)
+
+## Grade a folder of hand-ins, each in its own sandbox (bubblewrap): make grade HANDINS=handins OUT=grades.csv
+## (GRADE_ARGS=… passes more, e.g. --points points.toml or --workers 4).
+grade: $(STAMP)
+	$(if $(HANDINS),,$(error name the hand-ins: make grade HANDINS=handins OUT=grades.csv))
+	$(if $(OUT),,$(error name the grades file: make grade HANDINS=handins OUT=grades.csv))
+	$(PY) -m classroom grade $(HANDINS) --out $(OUT) $(GRADE_ARGS)
 
 clean:
 	rm -rf build _build .pytest_cache

@@ -324,7 +324,7 @@ def test_the_fixtures_are_package_data_and_only_a_clone_is_rebuilt(tmp_path, mon
 
 
 def test_a_class_copy_keeps_the_fixtures_link(tmp_path):
-    from labkit.cli.classcopy import class_copy
+    from classroom.classcopy import class_copy
 
     class_copy(REPO, tmp_path / "copy")
     link = tmp_path / "copy" / "labkit" / "fixtures"

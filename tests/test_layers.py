@@ -194,6 +194,33 @@ def test_a_kernel_loads_only_the_kernels_it_uses(module):
     assert "labkit.diffusion.pipeline" not in loaded and "labkit.diffusion.fixture" not in loaded
 
 
+CLASSROOM = ROOT / "classroom"
+
+
+def _imported_packages(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add((node.module or "").split(".")[0])
+    return found
+
+
+def test_labkit_never_imports_the_class_tools_or_the_key():
+    """``classroom/`` (the class's tools) and ``answer_key/`` sit beside labkit and import it; labkit never
+    imports them (a reader's kit holds no grader and no key), not even inside a function."""
+    found = {m: _imported_packages(p) & {"classroom", "answer_key"} for m, p in MODULES.items()}
+    assert not {m: names for m, names in found.items() if names}
+
+
+def test_the_class_tools_import_labkit_and_stay_short():
+    modules = sorted(CLASSROOM.rglob("*.py"))
+    assert modules and any("labkit" in _imported_packages(p) for p in modules)
+    long = {p.name: n for p in modules if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"classroom modules over {MAX_LINES} lines: {long}"
+
+
 def test_no_module_is_over_the_line_limit():
     long = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     stale = sorted(set(BEING_SPLIT) - set(long))

@@ -98,6 +98,8 @@ def test_the_wheel_holds_labkit_and_its_fixtures_and_no_benchmarks(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"labkit"}, top
+    # the class's tools and the teacher's key run from the clone, never from a reader's install
+    assert not [n for n in names if n.startswith(("classroom/", "answer_key/", "solutions/"))]
     stored = {p.relative_to(REPO / "fixtures").as_posix() for p in (REPO / "fixtures").rglob("*") if p.is_file()}
     packaged = {name.removeprefix("labkit/fixtures/") for name in names if name.startswith("labkit/fixtures/")}
     assert stored <= packaged, sorted(stored - packaged)

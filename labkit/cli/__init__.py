@@ -3,6 +3,7 @@
 
 A new command is its module plus one line in ``TRACE_COMMANDS``, ``KIND_COMMANDS`` or ``TOP_COMMANDS``;
 ``labkit trace KIND`` has one subcommand per registered trace kind (``labkit.trace.kinds``).
+A class's tools (the class copy, grading hand-ins) are not here: ``python -m classroom`` (a sibling package).
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ TOP_COMMANDS = {
     "check": "list the exercises, or check a solution file against one",
     "lab": "open the book in JupyterLab at its first page (what `make lab` does)",
     "reset": "bring a page, or every page, back to the book's original (your edits set aside)",
-    "class-copy": "write a copy of the book without its answer key (solutions/)",
-    "grade": "check a folder of hand-ins in the sandbox; one CSV row per student and exercise",
 }
 #: a command kept in the module of the command it belongs with: command → that module
 HOMES = {"diff": "trace", "faults": "labs", "reset": "lab"}

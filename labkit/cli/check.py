@@ -5,8 +5,9 @@
     labkit check min_p_filter                 one exercise: what to write
     labkit check min_p_filter --file answer.py  run answer.py's min_p_filter through the checker
 
-The answer runs in a child process under limits (``labkit.cli.sandbox``); the checker and its
-verdict stay in this one.  Exit status: 0 when the answer passes (or for a listing), 1 when it
+The answer runs in a child process under limits (``labkit.cli.runner``: the reader's own code, on the
+reader's own account — no sandbox, which only grading a class needs: ``python -m classroom grade``);
+the checker and its verdict stay in this one.  Exit status: 0 when the answer passes (or for a listing), 1 when it
 does not, 2 when it could not be checked (unknown exercise, unreadable file, no such function
 in it, a limit overrun, the answer's process ending before it gave a result).
 """
@@ -92,23 +93,25 @@ class Verdict:
 
 
 def check_file(spec, path: Path, name: str, seconds: float = 60.0) -> Verdict:
-    """Run ``path``'s ``name`` through ``spec`` with the answer in a sandboxed child process."""
+    """Run ``path``'s ``name`` through ``spec`` with the answer in a child process under limits."""
     from labkit.check import feedback
-    from labkit.cli import sandbox
+    from labkit.cli import runner
 
     path = Path(path)
     if not path.is_file():
         return Verdict("could not check", f"--file must be an existing Python file, got {str(path)!r}")
-    box = sandbox.Sandbox(path, name, sandbox.Limits(seconds=seconds))
+    child = runner.Runner([path], runner.Limits(seconds=seconds), wanted=(name,))
     try:
-        with box:
-            result = spec(box.candidate)
-    except sandbox.CouldNotCheck as problem:
-        return Verdict("could not check", str(problem), printed=box.printed)
+        with child:
+            result = spec(child.candidate(name))
+    except runner.Unusable as problem:
+        return Verdict("could not check", str(problem), printed=child.printed)
+    except runner.CouldNotCheck as problem:
+        return Verdict("could not check", str(problem), printed=child.printed)
     except Exception as problem:  # the checker choked on what the answer sent: never a pass
         return Verdict("could not check", f"the checker failed on this answer ({type(problem).__name__}: {problem})")
     first = feedback.as_text(result, 1, prompt="").splitlines()[0]
-    return Verdict("passed" if result.passed else "failed", first, result, box.printed)
+    return Verdict("passed" if result.passed else "failed", first, result, child.printed)
 
 
 def fail(message: str, command: str = "check") -> int:

@@ -1,9 +1,11 @@
-"""The wire between the checker's process and the answer's (``labkit.cli.sandbox``).
+"""The wire between the checker's process and the answer's (``labkit.cli.runner``; ``classroom.sandbox``).
 
 A message is a JSON header and the bytes of the arrays it names, each written by
 ``numpy.save(allow_pickle=False)``: reading one never runs code.  Plain data crosses by value;
 any other object crosses as a handle (``{"t": "ref", "id": …}``) that the sender resolves, and
-an exception as its name and message (``rebuilt``).
+an exception as its name and message (``rebuilt``).  The checker's side reads and writes with a
+deadline on non-blocking descriptors: an answer that stops reading, shrinks its pipe or sends
+without end cannot hang the checker.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def encode(value, blobs: list[bytes], ref, depth: int = 0):
         raise TypeError("the value is nested more than 40 levels deep")
     if value is None or isinstance(value, (bool, str)):
         return value
+    if value is Ellipsis:  # an unchanged page template (`ANSWER = ...`): the checker says "not yet answered"
+        return {"t": "ellipsis"}
     if isinstance(value, (np.ndarray, np.generic)) and np.asarray(value).dtype != object:
         buffer = io.BytesIO()
         np.save(buffer, np.asarray(value), allow_pickle=False)
@@ -68,16 +72,25 @@ def decode(data, blobs: list[bytes], deref):
         return {decode(k, blobs, deref): decode(v, blobs, deref) for k, v in body}
     if kind == "bytes" and isinstance(body, str):
         return bytes.fromhex(body)
+    if kind == "ellipsis":
+        return Ellipsis
     if kind == "ref" and isinstance(data.get("id"), int):
         return deref(data["id"])
     raise ValueError(f"unexpected {kind!r} on the wire")
 
 
-def send(fd: int, head: dict, blobs: list[bytes] = ()) -> None:
+def send(fd: int, head: dict, blobs: list[bytes] = (), deadline: float | None = None) -> None:
+    """Write one message; with a ``deadline`` (a non-blocking ``fd``), ``TimeoutError`` when the other
+    side has not taken it all by then."""
     head = json.dumps({**head, "sizes": [len(b) for b in blobs]}).encode()
-    data = struct.pack("!Q", len(head)) + head + b"".join(blobs)
+    data = memoryview(struct.pack("!Q", len(head)) + head + b"".join(blobs))
     while data:
-        data = data[os.write(fd, data) :]
+        if deadline is not None and not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
+            raise TimeoutError
+        try:
+            data = data[os.write(fd, data[: 1 << 16]) :]
+        except BlockingIOError:
+            continue
 
 
 def receive(fd: int, deadline: float | None = None) -> tuple[dict, list[bytes]]:
@@ -95,15 +108,18 @@ def receive(fd: int, deadline: float | None = None) -> tuple[dict, list[bytes]]:
 
 
 def _read(fd: int, count: int, deadline: float | None) -> bytes:
-    data = b""
+    data = bytearray()
     while len(data) < count:
         if deadline is not None and not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
             raise TimeoutError
-        chunk = os.read(fd, min(count - len(data), 1 << 20))
+        try:
+            chunk = os.read(fd, min(count - len(data), 1 << 20))
+        except BlockingIOError:
+            continue
         if not chunk:
             raise EOFError
         data += chunk
-    return data
+    return bytes(data)
 
 
 def rebuilt(head: dict, where: str = "") -> Exception:
