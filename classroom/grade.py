@@ -53,7 +53,7 @@ def run(args) -> int:
         points = exercise_points(catalogue, args.points)
     except ValueError as exc:
         return fail(str(exc))
-    chosen = tuple(dict.fromkeys(args.exercise)) if args.exercise else graded(catalogue)
+    chosen = tuple(dict.fromkeys(args.exercise)) if args.exercise else graded(points)
     found = handins.find(args.handins)
     if not found:
         return fail(f"HANDINS {str(args.handins)!r} holds no hand-in (<student>.py files or <student>/ folders)")
@@ -112,15 +112,15 @@ def _no_sandbox() -> str | None:
     return sandbox.unavailable()
 
 
-def graded(catalogue: dict) -> tuple[str, ...]:
-    """The exercises a class is graded on: every one the catalogue marks graded (all, until the engine says)."""
-    return tuple(name for name, spec in catalogue.items() if getattr(spec, "graded", True))
+def graded(points: dict[str, float]) -> tuple[str, ...]:
+    """The exercises a class is graded on: every one with points (a prediction, a self-test, has none
+    unless the teacher's file gives it some)."""
+    return tuple(name for name, worth in points.items() if worth > 0)
 
 
 def exercise_points(catalogue: dict, override: Path | None) -> dict[str, float]:
-    """Points per exercise: the catalogue's (``Exercise.points``; 1 until the engine has them), then the
-    teacher's file."""
-    points = {name: float(getattr(spec, "points", 1.0)) for name, spec in catalogue.items()}
+    """Points per exercise: the catalogue's (``Exercise.points``: 1, a prediction 0), then the teacher's file."""
+    points = {name: float(spec.points) for name, spec in catalogue.items()}
     if override is None:
         return points
     try:

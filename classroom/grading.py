@@ -26,9 +26,6 @@ from labkit.cli.runner import CouldNotCheck, Limits, Runner, Unusable
 MAX_STARTS = 3
 #: the result file's layout; a file of another version is graded again
 VERSION = 1
-#: what a verdict says when the reader's stub or the page's ``...`` was left in place (until
-#: ``CheckResult.attempted`` lands in the engine)
-NOT_ATTEMPTED = ("not yet implemented", "not yet answered")
 
 
 @dataclass(frozen=True)
@@ -144,29 +141,23 @@ def _grade_exercise(spec, box: Runner, name: str) -> dict:
         raise
     except Exception as problem:  # the checker choked on what the answer sent: never a pass
         return _row("could not check", f"the checker failed on this answer ({type(problem).__name__})")
-    attempted = getattr(result, "attempted", True) and not any(s in result.message for s in NOT_ATTEMPTED)
-    status = "passed" if result.passed else "failed" if attempted else "not attempted"
     text = student_view(result)
-    return _row(status, text.splitlines()[0] if text else status, text)
+    return _row(result.status, text.splitlines()[0] if text else result.status, text)
 
 
 def student_view(result) -> str:
-    """The verdict as the student may read it: level 1 (where it diverges, the idea), never the expected value."""
+    """The verdict as the student may read it: level 1 (where it diverges, their value, the idea); a
+    verdict never carries the expected value."""
     from labkit.check import feedback
 
-    with suppress(TypeError, ValueError):
-        result = replace(result, expected=None, level=1)
-    lines = feedback.as_text(result, 1, prompt="ask your teacher for the rule").splitlines()
-    return "\n".join(line for line in lines if not line.strip().startswith("expected"))
+    return feedback.as_text(replace(result, level=1), 1, prompt="ask your teacher for the rule")
 
 
 def _fresh_attempts() -> None:
     """Each student's verdict starts at the first hint level (the engine counts wrong tries)."""
-    from labkit.check import core
+    from labkit.check.core import reset_attempts
 
-    reset = getattr(core, "reset_attempts", None)
-    if reset is not None:
-        reset()
+    reset_attempts()
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -35,7 +35,7 @@ def run(args) -> int:
     if unknown:
         raise ValueError(f"--exercise names no exercise: {', '.join(unknown)} (`labkit check` lists them)")
     points = grade.exercise_points(catalogue, args.points)
-    chosen = tuple(dict.fromkeys(args.exercise)) if args.exercise else grade.graded(catalogue)
+    chosen = tuple(dict.fromkeys(args.exercise)) if args.exercise else grade.graded(points)
     if args.dest.exists() and not args.dest.is_dir():
         raise ValueError(f"DEST must be a folder, got {str(args.dest)!r}")
     args.dest.mkdir(parents=True, exist_ok=True)

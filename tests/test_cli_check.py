@@ -13,18 +13,18 @@ from labkit.cli import main
 WRONG_BACKOFF = """import numpy as np
 
 def jittered_backoff(attempt, base_ms, cap_ms, u):
-    return min(cap_ms, u * base_ms * 2**attempt)
+    return min(cap_ms, base_ms * 2**attempt)  # no jitter: the herd retries in lockstep
 """
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[1] / "answer_key" / "solutions"
 
 
 @pytest.fixture
 def right_backoff():
-    """The answer key's file that holds jittered_backoff (read from solutions/, never copied here: a test file holding
-    a passing answer would be left out of a class copy)."""
-    if not (SOLUTIONS / "variants.py").is_file():
-        pytest.skip("solutions/ (the answer key) is not in this copy")
-    return (SOLUTIONS / "variants.py").read_text()
+    """The answer key's file that holds jittered_backoff (read from answer_key/, never copied here: tests/ ships
+    to students)."""
+    if not (SOLUTIONS / "trace_three.py").is_file():
+        pytest.skip("answer_key/ (the answer key) is not in this copy")
+    return (SOLUTIONS / "trace_three.py").read_text()
 
 
 @pytest.fixture(autouse=True)
@@ -225,7 +225,7 @@ def test_the_checkers_objects_stay_in_the_parent_and_answer_through_handles(caps
     """The answer key's cached_path_agrees is handed the lab decoder and asks it for a cache: the
     decoder and the cache stay here, the child holds handles to them."""
     if not (SOLUTIONS / "labs_i.py").is_file():
-        pytest.skip("solutions/ (the answer key) is not in this copy")
+        pytest.skip("answer_key/ (the answer key) is not in this copy")
     assert main(["check", "cached_path_agrees", "--file", str(SOLUTIONS / "labs_i.py")]) == 0
 
 
