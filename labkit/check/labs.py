@@ -14,7 +14,6 @@ from labkit.labs.cache_equivalence import MODES, cached_logits, full_logits, run
 from labkit.labs.causal_attention import PERTURB_FROM, PREFIX_SEED
 from labkit.labs.common import masked_cross_entropy
 from labkit.labs.dpo import dpo_gradient
-from labkit.labs.grpo import dual_clip_objective, group_advantages
 from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 from labkit.labs.masks import packing_prediction_mask
 from labkit.nn import KVCache, attention, causal_allowed, rms_norm, rope
@@ -230,27 +229,3 @@ def dpo_loss_when_beta_doubles() -> str:
 @value
 def dpo_gradient_at_point() -> list[float]:
     return [float(g) for g in dpo_gradient((-1.0, -2.0), (-1.5, -1.5), 0.5)]
-
-
-def _reward_groups():
-    return [
-        ("the lab's three groups", (np.array([[0.0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0]]),)),
-        ("one success in eight", (np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]),)),
-        ("two answers", (np.array([[3.0, -1.0]]),)),
-    ]
-
-
-@function(_reward_groups)
-def rloo_advantages(rewards):
-    r = np.asarray(rewards, dtype=np.float64)
-    return r - (r.sum(axis=-1, keepdims=True) - r) / (r.shape[-1] - 1)
-
-
-@value
-def lone_success_advantage() -> float:
-    return float(group_advantages(np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]), ddof=0, eps=0.0)[0, 0])
-
-
-@value
-def dual_clip_value() -> float:
-    return float(dual_clip_objective(np.array([5.0]), np.array([-2.0]), 0.2, 3.0)[0])
