@@ -50,7 +50,7 @@ def rloo_advantages(piece):
         base = as_array(call(piece, rewards.copy()), "advantages", rewards.shape, dtype_kind="number")
         sums = base.sum(axis=-1)
         if not np.allclose(sums, 0.0, rtol=0, atol=1e-9):
-            g = int(np.argmax(np.abs(sums)))
+            g = int(np.flatnonzero(np.abs(sums) > 1e-9)[0])
             return failure("a group's advantages do not sum to zero", where=f"case “{label}”, group {g}", got=sums[g])
         k, step = rewards.shape[-1], 0.5
         for i in range(k):
