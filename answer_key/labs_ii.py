@@ -19,18 +19,24 @@ from labkit.labs.speculative import speculative_mass
 
 def _reward_groups():
     rng = np.random.default_rng(2027)
+    many = rng.normal(size=(4, 5))
+    many_valid = rng.random((4, 5)) < 0.7
+    many_valid[3] = [True, False, False, False, False]  # one valid answer: no baseline
+    many[~many_valid] = np.nan
+    sixteen = (rng.random((1, 16)) < 0.3).astype(float)
     return [
-        ("hidden: one group of three", (np.array([[2.0, 0.0, 1.0]]),)),
-        ("hidden: four groups of five", (rng.normal(size=(4, 5)),)),
-        ("hidden: a group of sixteen 0/1 rewards", ((rng.random((1, 16)) < 0.3).astype(float),)),
-        ("hidden: two groups of two", (np.array([[1.0, 1.0], [0.0, 5.0]]),)),
+        ("hidden: one group of three, all valid", (np.array([[2.0, 0.0, 1.0]]), np.ones((1, 3), bool))),
+        ("hidden: four groups of five, some answers invalid (NaN)", (many, many_valid)),
+        ("hidden: sixteen 0/1 rewards, all valid", (sixteen, np.ones((1, 16), bool))),
+        ("hidden: a group with no valid answer", (np.full((1, 3), np.nan), np.zeros((1, 3), bool))),
     ]
 
 
 @function(_reward_groups)
-def rloo_advantages(rewards):
-    r = np.asarray(rewards, dtype=np.float64)
-    return r - (r.sum(axis=-1, keepdims=True) - r) / (r.shape[-1] - 1)  # the others' mean, K − 1 of them
+def rloo_advantages(rewards, valid):
+    r = np.where(valid, rewards, 0.0)
+    n = valid.sum(axis=-1, keepdims=True)
+    return np.where(valid & (n >= 2), r - (r.sum(axis=-1, keepdims=True) - r) / np.maximum(n - 1, 1), 0.0)
 
 
 def _success_rates():

@@ -29,13 +29,51 @@ def _caught(result, where: str, got=None) -> None:
 # --- 07 ---------------------------------------------------------------------------------------------------
 
 
+def _leave_one_out(r, valid):
+    """The leave-one-out advantage of the valid answers, NaN kept out of the sums (no zeroing)."""
+    r = np.where(valid, r, 0.0)
+    n = valid.sum(axis=-1, keepdims=True)
+    return np.where(valid, r - (r.sum(axis=-1, keepdims=True) - r) / np.maximum(n - 1, 1), 0.0)
+
+
 def test_rloo_that_keeps_the_answer_in_its_baseline_is_caught_where_a_reward_moves():
-    _caught(check.rloo_advantages(lambda r: r - r.mean(axis=-1, keepdims=True)), "case “the lab's three groups”", 0.375)
+    def centred(r, valid):
+        return r - r.mean(axis=-1, keepdims=True)
+
+    _caught(check.rloo_advantages(centred), "case “the lab's three groups, every answer valid”", 0.375)
 
 
 def test_rloo_that_divides_by_k_instead_of_k_minus_1_does_not_sum_to_zero():
-    result = check.rloo_advantages(lambda r: r - (r.sum(axis=-1, keepdims=True) - r) / r.shape[-1])
-    _caught(result, "case “the lab's three groups”, group 0", 0.5)
+    result = check.rloo_advantages(lambda r, valid: r - (r.sum(axis=-1, keepdims=True) - r) / r.shape[-1])
+    _caught(result, "case “the lab's three groups, every answer valid”, group 0", 0.5)
+
+
+def test_rloo_that_ignores_the_mask_is_caught_on_the_cut_off_answers():
+    def unmasked(r, valid):
+        return r - (r.sum(axis=-1, keepdims=True) - r) / (r.shape[-1] - 1)
+
+    _caught(
+        check.rloo_advantages(unmasked), "case “one success in eight, the last two answers cut off”, advantage [0, 6]"
+    )
+
+
+def test_rloo_that_lets_a_nan_reward_through_is_told_so():
+    def nan_through(r, valid):
+        n = valid.sum(axis=-1, keepdims=True)
+        masked = r * valid  # NaN · 0 is NaN
+        return np.where(valid, masked - (masked.sum(axis=-1, keepdims=True) - masked) / np.maximum(n - 1, 1), 0.0)
+
+    result = check.rloo_advantages(nan_through)
+    _caught(result, "case “two groups of five, the invalid rewards NaN”, advantage [0, 0]")
+    assert "NaN" in result.message
+
+
+def test_rloo_that_gives_a_lone_valid_answer_an_advantage_is_caught():
+    _caught(
+        check.rloo_advantages(_leave_one_out),
+        "case “a group with one valid answer beside a full one”, advantage [0, 0]",
+        3.0,
+    )
 
 
 def test_informative_probability_that_forgets_the_all_wrong_group_is_caught_at_p_0():

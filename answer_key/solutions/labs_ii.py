@@ -18,10 +18,12 @@ def informative_group_probability(p, k):
 dual_clip_value = -6.0
 
 
-def rloo_advantages(rewards):
-    r = np.asarray(rewards, dtype=np.float64)
-    others = (r.sum(axis=-1, keepdims=True) - r) / (r.shape[-1] - 1)
-    return r - others
+def rloo_advantages(rewards, valid):
+    valid = np.asarray(valid, dtype=bool)
+    r = np.where(valid, np.asarray(rewards, dtype=np.float64), 0.0)  # an invalid reward never reaches a sum
+    n = valid.sum(axis=-1, keepdims=True)
+    others = (r.sum(axis=-1, keepdims=True) - r) / np.maximum(n - 1, 1)
+    return np.where(valid & (n >= 2), r - others, 0.0)
 
 
 # --- 08 KL divergence -----------------------------------------------------------------------------------
