@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from labkit.labs import report as reports
+
 # --- 07 GRPO and the PPO clip ---------------------------------------------------------------------------
 
 
@@ -123,16 +125,7 @@ def loss_scale_factors(token_counts):
 
 # --- 12 the reports ---------------------------------------------------------------------------------------
 
-LAB_NAMES = [
-    "ce_gradient",
-    "masks",
-    "causal_attention",
-    "cache_equivalence",
-    "dpo",
-    "grpo",
-    "kl",
-    "speculative_sampling",
-]  # the first item of each (name, runner) pair of reports.LABS
+LAB_NAMES = [name for name, _ in reports.LABS]  # reports.LABS holds (name, runner) pairs
 
 
 def report_problems(report):
