@@ -9,14 +9,6 @@ rms_norm_row = 3 / 2.5
 eos_fault_first_event = "e05"
 # page 03: the raw logits agree; the first selection whose masked IDs differ
 eos_in_control_step = 1
-# page 04: 1·4·64·64 = 16384 normals, four per block
-philox_blocks_for_latent = 16384 // 4
-# page 05: ε_u + w(ε_c − ε_u) = ε_c + (w − 1)(ε_c − ε_u), w = 5
-cfg_other_convention = 5 - 1
-cfg_scale_one = "conditional"
-# page 06: x̂₀ = (1 − √0.75)/0.5, z₁ = 0.8·x̂₀ + 0.6·1 (and the mirror image)
-_x0 = (1 - math.sqrt(0.75)) / 0.5
-x0_fed_as_epsilon = (0.8 * _x0 + 0.6, -(0.8 * _x0 + 0.6))
 # page 07: the proposal is first read when it is parsed
 extra_field_first_event = "t02"
 # page 08: canonical JSON sorts the keys
@@ -59,7 +51,5 @@ quantised_batch8_ms = (7e9 + 8 * 2 * 32 * 8192 * 8 * 128) / 1e12 * 1000
 moved_token_naive_average = (-0.5 + 2.5 / 7) / 2
 # lab 13
 doubling_factor = 2**2
-# page 04: the counter is recorded with the first latent
-counter_offset_first_event = "d01"
 # lab 08: q puts mass on the third outcome, which p rules out: KL(q ‖ p) is infinite
 finite_direction = "pq"

@@ -9,10 +9,6 @@ import numpy as np
 from labkit.check import tools
 from labkit.check.core import function, table, value
 from labkit.check.grading import exactly
-from labkit.core.fixtures import fixture_path, read_json
-from labkit.diffusion import DiffusionConfig, ddim_step
-from labkit.diffusion.guidance import classifier_free_guidance
-from labkit.diffusion.normal import blocks_to_normals
 from labkit.nn import rms_norm
 from labkit.tools.calls import common_prefix
 from labkit.tools.confirm import request_digest
@@ -45,32 +41,6 @@ def min_p_filter(logits, min_p):
     z = np.asarray(logits, dtype=np.float64)
     keep = z - np.max(z) >= np.log(min_p)  # p_i / p_max = exp(z_i − z_max)
     return np.where(keep, z, -np.inf)
-
-
-@value
-def philox_blocks_for_latent() -> int:
-    per_block = blocks_to_normals(np.full((1, 4), 7, dtype=np.uint32)).size
-    return int(np.prod(DiffusionConfig().latent_shape)) // per_block
-
-
-@value
-def cfg_other_convention() -> float:
-    return float(DiffusionConfig().guidance_scale) - 1.0
-
-
-@value
-def cfg_scale_one() -> str:
-    eps = np.random.default_rng(5).normal(size=(2, 4, 8, 8))
-    guided = classifier_free_guidance(eps, 1.0)
-    row = next(i for i in range(2) if np.allclose(guided[0], eps[i]))
-    return "conditional" if DiffusionConfig().cfg_order[row] == "positive" else "unconditional"
-
-
-@value
-def x0_fed_as_epsilon() -> list[float]:
-    fx = read_json(fixture_path("diffusion", "ddim-2d-subfixture.json"))
-    z_prev, _ = ddim_step(np.array(fx["z_2"]), np.array([1.0, -1.0]), fx["alpha_bar"]["2"], fx["alpha_bar"]["1"])
-    return [float(v) for v in np.ravel(z_prev)]
 
 
 @value
