@@ -56,14 +56,23 @@ def _drawn(shape, counter: int) -> np.ndarray:
     return PhiloxNormalStream(DiffusionConfig().seed, counter).normals(int(np.prod(shape))).values
 
 
+@lru_cache(maxsize=1)
+def _shared_rows() -> tuple:
+    """(label, (shape, a, b), how many numbers the two real draws have in common)."""
+    return tuple(
+        (
+            f"shape {list(shape)}, counters {a} and {b}",
+            (shape, a, b),
+            np.intersect1d(_drawn(shape, a), _drawn(shape, b)).size,
+        )
+        for shape, a, b in SHARED_CASES
+    )
+
+
 @properties()
 def shared_latent_numbers(count):
     """The reader's count equals the numbers two real draws have in common."""
-    rows = []
-    for shape, a, b in SHARED_CASES:
-        common = np.intersect1d(_drawn(shape, a), _drawn(shape, b)).size
-        rows.append((f"shape {list(shape)}, counters {a} and {b}", (shape, a, b), common))
-    found = compare_cases(count, rows, None, atol=0.0)
+    found = compare_cases(count, _shared_rows(), None, atol=0.0)
     return None if found.passed else found
 
 
@@ -89,7 +98,8 @@ GUIDED = (
 )
 
 
-def _guided_cases() -> list:
+@lru_cache(maxsize=1)
+def _guided_cases() -> tuple:
     """(label, (batch, ε̂), (s, w)) on seeded float64 batches [2, 4, 8, 8]: the check guides them itself."""
     rng = np.random.default_rng(7)
     rows = []
@@ -97,7 +107,7 @@ def _guided_cases() -> list:
         batch = rng.normal(size=(2, 4, 8, 8))
         batch[1].reshape(-1)[:agree] = batch[0].reshape(-1)[:agree]
         rows.append((label, (batch, classifier_free_guidance(batch, scale)), (scale, scale - 1.0)))
-    return rows
+    return tuple(rows)  # compare_cases hands the reader a deep copy of each case
 
 
 @lru_cache(maxsize=1)
@@ -114,7 +124,7 @@ def recover_guidance_scale(scales):
     """(s, w) equal the scale the check guided with, on float64 batches and on the trace's float32 step."""
     scale = DiffusionConfig().guidance_scale
     for rows, atol in (
-        (_guided_cases(), 1e-6),
+        (list(_guided_cases()), 1e-6),
         ([("the trace's step 1 (float32)", _trace_step_one(), (scale, scale - 1))], 1e-4),
     ):
         found = compare_cases(scales, rows, None, atol=atol, outputs=("s", "w"), first="s")
