@@ -17,8 +17,11 @@ from labkit.diffusion.guidance import classifier_free_guidance
 
 
 def _counters():
-    """Shapes and counters no real draw of the public check covers (too large to draw, or past 2³²)."""
+    """Shapes and counters the public check's real draws do not cover: a batch, past 2³², and windows that
+    run past 2⁶⁴, which Philox's 128-bit counter allows but the book's stream never draws (so a reader
+    who simulates with the kit instead of deriving fails here)."""
     return [
+        ("[1, 4, 64, 64], counters 2⁶⁴ − 100 and 2⁶⁴ − 50", ((1, 4, 64, 64), 2**64 - 100, 2**64 - 50)),
         ("three latents in a batch, counters 0 and 4096 (the fault's offset)", ((3, 4, 64, 64), 0, 4096)),
         ("[1, 4, 128, 128], counters 0 and 16383", ((1, 4, 128, 128), 0, 16383)),
         ("[1, 4, 96, 128], counters 2³² − 10 and 2³² + 2000", ((1, 4, 96, 128), 2**32 - 10, 2**32 + 2000)),

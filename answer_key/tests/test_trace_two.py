@@ -177,7 +177,22 @@ def test_a_table_of_the_public_counts_fails_the_hidden_cases():
 
     seen = {(s, a, b): np.intersect1d(_drawn(s, a), _drawn(s, b)).size for s, a, b in SHARED_CASES}
     result = _fits_the_public_cases("shared_latent_numbers", lambda s, a, b: seen.get((tuple(s), a, b), 0))
-    assert not result.passed and result.where.startswith("case “three latents in a batch"), repr(result)
+    assert not result.passed and result.where.startswith("case “[1, 4, 64, 64], counters 2⁶⁴"), repr(result)
+
+
+def test_a_simulation_with_the_books_stream_passes_the_public_check_but_not_the_key():
+    """Drawing both latents and counting is what the public check does; the derivation also answers
+    for windows the book's stream never draws (its counters stop at 2⁶⁴; Philox's go on to 2¹²⁸)."""
+    from labkit.diffusion.normal import PhiloxNormalStream
+
+    def simulated(shape, a, b):
+        def draw(counter):
+            return PhiloxNormalStream(314159, counter).normals(math.prod(shape)).values
+
+        return np.intersect1d(draw(a), draw(b)).size
+
+    result = _fits_the_public_cases("shared_latent_numbers", simulated)
+    assert not result.passed and "past 2**64" in result.message, repr(result)
 
 
 def test_a_scale_read_at_one_late_entry_fails_the_hidden_cases():
