@@ -28,16 +28,24 @@ HOSTILE = (
     "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
     "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    while True:\n        pass\n",
     "print('x' * (1 << 30))\n",
-    f"KEY = open({str(REPO / 'solutions' / 'variants.py')!r}).read()\n",
+    f"KEY = open({str(REPO / 'answer_key' / 'solutions' / 'trace_three.py')!r}).read()\n",
 )
 
 
 def key_files() -> list[Path]:
-    """The answer key's solution files (``answer_key/solutions/``, or ``solutions/`` before the move)."""
-    for folder in (REPO / "answer_key" / "solutions", REPO / "solutions"):
-        if folder.is_dir():
-            return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
-    raise FileNotFoundError("no answer key (answer_key/solutions/ or solutions/): a class cannot be generated")
+    """The answer key's solution files (``answer_key/solutions/``)."""
+    folder = REPO / "answer_key" / "solutions"
+    if not folder.is_dir():
+        raise FileNotFoundError("no answer key (answer_key/solutions/): a class cannot be generated")
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def key_file_of(name: str) -> Path:
+    """The solution file that defines exercise ``name``'s worked answer."""
+    found = [p for p in key_files() if f"def {name}(" in p.read_text(encoding="utf-8")]
+    if not found:
+        raise FileNotFoundError(f"no solution file of the answer key defines {name}")
+    return found[0]
 
 
 def _wrong(specs: dict) -> str:
