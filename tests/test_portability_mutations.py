@@ -56,8 +56,17 @@ def _ddim_with_sign_flipped(z_t, epsilon, t, prev_t, alpha_bars):
     return previous.astype(z_t.dtype), estimate.astype(z_t.dtype)
 
 
+def _v_step_with_sign_flipped(z_t, v, t, prev_t, alpha_bars):
+    a, b = np.sqrt(alpha_bars[t]), np.sqrt(1.0 - alpha_bars[t])
+    signal_prev = 1.0 if prev_t is None else alpha_bars[prev_t]
+    z, velocity = z_t.astype(np.float64), np.asarray(v, dtype=np.float64)
+    estimate, eps = a * z - b * velocity, b * z + a * velocity
+    previous = np.sqrt(signal_prev) * estimate - np.sqrt(1.0 - signal_prev) * eps  # the bug: − for +
+    return previous.astype(z_t.dtype), estimate.astype(z_t.dtype)
+
+
 def test_ddim_with_a_sign_flipped_fails_the_exercise_check_and_the_7_8_sub_fixture():
-    result = check.ddim_update(_ddim_with_sign_flipped)
+    result = check.ddim_v_update(_v_step_with_sign_flipped)
     assert not result.passed, f"a flipped DDIM sign passed the checker: {result!r}"
     fx = read_json(fixture_path("diffusion", "ddim-2d-subfixture.json"))
     a = {int(k): v for k, v in fx["alpha_bar"].items()}
