@@ -7,8 +7,8 @@ import pytest
 
 from labkit.core.events import read_golden
 from labkit.trace import catalogue
-from labkit.trace.clauses import CLAUSES, check_contract
-from labkit.trace.kinds import CONTRACT_ROWS
+from labkit.trace.clauses import check_contract
+from labkit.trace.kinds import CONTRACT_ROWS, KINDS
 
 
 def _golden(kind: str) -> list[dict]:
@@ -21,11 +21,11 @@ def _event(events: list[dict], event_id: str) -> dict:
 
 def test_every_kind_checks_every_row_of_the_table_in_its_order():
     rows = [row for row, _ in CONTRACT_ROWS]
-    for clauses in CLAUSES.values():
-        assert [c.row for c in clauses] == rows
+    for name in KINDS:
+        assert [c.row for c in KINDS[name].clauses] == rows, name
 
 
-@pytest.mark.parametrize("kind", sorted(CLAUSES))
+@pytest.mark.parametrize("kind", ["text", "diffusion", "tool"])
 def test_the_golden_trace_keeps_its_contract(kind):
     assert check_contract(kind, _golden(kind)) == []
 
@@ -101,7 +101,9 @@ def test_a_trace_missing_a_field_is_a_breach_not_a_traceback():
     assert {b.row for b in check_contract("text", events)} >= {"termination"}
 
 
-@pytest.mark.parametrize(("kind", "events", "message"), [("audio", [], "kind must be one of"), ("text", {}, "events")])
+@pytest.mark.parametrize(
+    ("kind", "events", "message"), [("audio", [], "unknown trace kind 'audio'"), ("text", {}, "events")]
+)
 def test_bad_arguments_are_named(kind, events, message):
     with pytest.raises(ValueError, match=message):
         check_contract(kind, events)

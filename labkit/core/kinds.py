@@ -99,6 +99,8 @@ class TraceKind:
     outputs: Mapping[str, tuple[str, Callable[[Any, Path], Path]]] = field(default_factory=dict)
     #: (name, what it is) of the correct run, when the kind calls it a scenario (``--scenario``)
     baseline: tuple[str, str] | None = None
+    #: its contract as clauses on its events (``labkit.core.clauses``; ``labkit.trace.clauses``)
+    clauses: tuple = ()
 
     def __post_init__(self):
         if self.contract.kind != self.name:

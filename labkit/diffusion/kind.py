@@ -6,6 +6,7 @@ from __future__ import annotations
 from labkit.core import faults as S
 from labkit.core.events import digest_bytes
 from labkit.core.kinds import TraceContract
+from labkit.diffusion.clauses import CLAUSES as clauses
 from labkit.diffusion.config import DiffusionConfig as config
 from labkit.diffusion.config import DiffusionHooks as hooks
 from labkit.diffusion.config import DiffusionRun

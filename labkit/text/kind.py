@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from labkit.core import faults as S
 from labkit.core.kinds import TraceContract
+from labkit.text.clauses import CLAUSES as clauses
 from labkit.text.config import TextHooks as hooks
 from labkit.text.config import TextRun
 from labkit.text.config import TextTraceConfig as config

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from labkit.core import faults as S
 from labkit.core.kinds import TraceContract
+from labkit.tools.clauses import CLAUSES as clauses
 from labkit.tools.faults import FAULTS as faults
 from labkit.tools.faults import HAPPY
 from labkit.tools.fixture import build as build_fixture
