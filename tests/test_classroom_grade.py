@@ -49,7 +49,7 @@ def test_a_generated_class_gets_a_row_per_student_and_exercise_scores_and_feedba
     out.parent.mkdir()
     done = _grade(tmp_path / "handins", out, "--timeout", "5")
     assert done.returncode == 0, done.stderr[-2000:]
-    rows, exercises = _rows(out), grade.graded(check.exercises())
+    rows, exercises = _rows(out), grade.graded(grade.exercise_points(check.exercises(), None))
     assert len(rows) == len(kinds) * len(exercises)
     status = {kind: {r["status"] for r in rows if dealt[r["student"]] == kind} for kind in kinds}
     assert status["right"] == {"passed"} and status["template"] == {"not attempted"}

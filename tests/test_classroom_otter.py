@@ -26,13 +26,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_autograder_holds_one_test_per_exercise_worth_its_points(tmp_path):
-    path = otter.write_autograder(tmp_path / "autograder.zip", {"jittered_backoff": 3.0, "min_p_filter": 1.0})
+    path = otter.write_autograder(tmp_path / "autograder.zip", {"jittered_backoff": 3.0, "largest_min_p": 1.0})
     archive = zipfile.ZipFile(path)
     assert sorted(archive.namelist()) == [
         "otter_config.json",
         "requirements.txt",
         "tests/jittered_backoff.py",
-        "tests/min_p_filter.py",
+        "tests/largest_min_p.py",
     ]
     namespace: dict = {}
     exec(archive.read("tests/jittered_backoff.py").decode(), namespace)

@@ -46,7 +46,7 @@ def test_a_grader_killed_mid_run_resumes_to_the_same_csv(tmp_path):
     for student, kind in zip(dealt, kinds, strict=True):
         if kind == "slow":  # a hand-in that takes a second to load: the kill lands mid-run
             (tmp_path / "handins" / f"{student}.py").write_text("import time\ntime.sleep(1)\njittered_backoff = 0\n")
-    chosen = ("--exercise", "jittered_backoff", "--exercise", "min_p_filter")
+    chosen = ("--exercise", "jittered_backoff", "--exercise", "largest_min_p")
     whole = tmp_path / "whole" / "grades.csv"
     whole.parent.mkdir()
     assert _grade(tmp_path / "handins", whole, *chosen).returncode == 0

@@ -247,3 +247,13 @@ def test_the_wire_never_unpickles_and_keeps_types(tmp_path):
     np.save(pickled, np.array([{"code": "run me"}], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError, match="pickle"):
         decode({"t": "array", "i": 0}, [pickled.getvalue()], deref=None)
+
+
+def test_reveal_shows_a_predictions_answer_and_refuses_a_graded_one_without_the_key(capsys):
+    assert main(["check", "x0_fed_as_epsilon", "--reveal"]) == 0
+    assert "revealed — x0_fed_as_epsilon" in capsys.readouterr().out
+    from labkit.check.core import without_key
+
+    with without_key():
+        assert main(["check", "largest_min_p", "--reveal"]) == 2
+    assert "the answer key is not here" in capsys.readouterr().err

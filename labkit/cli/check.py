@@ -2,8 +2,9 @@
 
     labkit check                              every exercise, with its signature and page
     labkit check --page 11-labs               the exercises of some pages
-    labkit check min_p_filter                 one exercise: what to write
-    labkit check min_p_filter --file answer.py  run answer.py's min_p_filter through the checker
+    labkit check largest_min_p                 one exercise: what to write
+    labkit check largest_min_p --file answer.py  run answer.py's largest_min_p through the checker
+    labkit check x0_fed_as_epsilon --reveal    the answer, on purpose (a prediction's; a graded one's needs the key)
 
 The answer runs in a child process under limits (``labkit.cli.runner``: the reader's own code, on the
 reader's own account — no sandbox, which only grading a class needs: ``python -m classroom grade``);
@@ -34,8 +35,21 @@ def configure(parser) -> None:
     )
     parser.add_argument("--page", help="only the exercises of pages whose path contains this text")
     parser.add_argument(
+        "--reveal", action="store_true", help="show the answer on purpose (a prediction's, or any with the key loaded)"
+    )
+    parser.add_argument(
         "--timeout", type=seconds, default=60.0, metavar="SECONDS", help="wall-clock limit for the answer (default 60)"
     )
+
+
+def _reveal(spec) -> int:
+    """Print the answer of ``spec``: a prediction's run, or — where the teacher's key is loaded — any."""
+    try:
+        print(repr(spec.reveal()))
+    except LookupError as missing:
+        hint = f'in the full book: python -c "import answer_key, labkit.check as c; print(c.reveal({spec.name!r}))"'
+        return fail(f"{missing} ({hint})")
+    return 0
 
 
 def seconds(text: str) -> float:
@@ -66,6 +80,8 @@ def run(args) -> int:
     if args.name not in specs:
         return fail(f"no exercise {args.name!r}; `labkit check` lists the {len(specs)} exercises")
     spec = specs[args.name]
+    if args.reveal:
+        return _reveal(spec)
     if args.file is None:
         print(
             f"{spec.name}({', '.join(spec.signature)})  [{spec.page}]\n    {spec.task}\n"
