@@ -1927,8 +1927,9 @@ ROWS: list[Row] = [
         "尚未确认",
         "t08's side_effect in the chapter's words (True 是, False 否, anything else 尚未确认)",
         lambda r: side_effect_word(pay(r.tt, "t08")["side_effect"]),
-        mismatch="t08 records side_effect = false ('否'), where the chapter says 尚未确认 (not yet confirmed); "
-        "no page says so",
+        book=Departure(
+            "否", "08-tool-proposal-to-commit.md", "At t08 the chapter says the side effect is *not yet confirmed*"
+        ),
     ),
     row(
         "7.13",
@@ -1974,8 +1975,11 @@ ROWS: list[Row] = [
         {"tool_call_id": "p_01", **RESULT},
         "t10's tool message (the result's fields, and the call it answers)",
         lambda r: pay(r.tt, "t10")["tool_message"],
-        mismatch="t10's tool message drops committed_at from the result (labkit/tools/phases.py); no page says "
-        "which fields it carries or why (issue 44: with all four fields mc_02 would read 159 tokens, not 132)",
+        book=Departure(
+            {"tool_call_id": "p_01", **{k: v for k, v in RESULT.items() if k != "committed_at"}},
+            "09-tool-second-call.md",
+            "§7.13's result also holds `committed_at`, the service's own clock",
+        ),
     ),
     row(
         "7.13",
