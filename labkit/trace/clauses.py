@@ -1,7 +1,8 @@
 """§7.16–7.17 as a check: a trace against its kind's state/update/terminal contract.
 
-§7.17 compares two traces by asking, before any value, whether each kind's contract — the seven
-rows of the §7.16 table — is kept. Each kind declares its clauses (``labkit.core.clauses.Clause``,
+§7.17 asks whether each kind's state/update/terminal contract — the seven contract rows of the
+§7.16 table — is kept; this book asks it before it compares any value (its order, not the
+chapter's). Each kind declares its clauses (``labkit.core.clauses.Clause``,
 in ``labkit/<domain>/clauses.py``); ``check_contract(kind, events)`` returns the broken ones in row
 order, each naming the row, what the clause says and the first event that breaks it.
 """
