@@ -49,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     mode = b.add_mutually_exclusive_group()
     mode.add_argument("--prose", action="store_true", help="copy Markdown cells only (no execution)")
     mode.add_argument("--site", action="store_true", help="the players' page bundles, then myst build --html")
-    b.add_argument("--repository", help="with --site: the GitHub owner/name the launch button opens on Binder")
+    b.add_argument(
+        "--repository",
+        help="with --site: the GitHub owner/name the site links to and opens on Binder"
+        " (default: $GITHUB_REPOSITORY, else the clone's GitHub origin)",
+    )
     c = sub.add_parser("check", help="check the whole book offline; exit 1 on any problem")
     for command in (b, c):
         command.add_argument("--book", type=Path, help="the book's folder (default: this folder or the nearest above)")
