@@ -48,7 +48,11 @@ def stub_theme(root: Path) -> None:
     that name mystmd also writes the site manifest, ``_build/site/config.json``, offline."""
     folder = root / "_build" / "templates" / "site" / "myst" / "book-theme"
     folder.mkdir(parents=True)
-    (folder / "template.yml").write_text("jtex: v1\ntitle: stand-in for the book theme\n", encoding="utf-8")
+    (folder / "template.yml").write_text(
+        "jtex: v1\ntitle: stand-in for the book theme\n"
+        "options:\n  - type: string\n    id: logo_text\n  - type: file\n    id: style\n",  # as the book theme's
+        encoding="utf-8",
+    )
 
 
 def manifest(root: Path) -> dict:
@@ -124,6 +128,14 @@ def test_every_citation_links_to_its_page_reference_list(site):
         assert {n["data"]["cite"] for n in links} == set(listed) == cited, location
         cited_pages += bool(cited)
     assert cited_pages >= 10
+
+
+@pytest.mark.slow
+def test_the_site_carries_its_own_stylesheet(site):
+    root, _ = site
+    style = manifest(root)["options"]["style"]
+    served = root / "_build" / "site" / "public" / style.lstrip("/")
+    assert served.read_text(encoding="utf-8") == (REPO / "myst" / "site.css").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
