@@ -20,7 +20,7 @@ import yaml
 
 from labkit.core import strictjson
 from labkit.core.fixtures import book_root
-from labkit.devtools import players, publish
+from labkit.devtools import assets, players, publish
 
 _MESSAGE = re.compile(r"^(⛔️|⚠️)\s*(.*)$")
 _THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "ENOTFOUND")
@@ -181,7 +181,23 @@ def build_site(root: Path, repository: str | None = None) -> int:
         config.write_text(original, encoding="utf-8")
     if status == 0 and repository:
         publish.edit_source_links(root / "_build" / "html", repository)
-    return status
+    return self_contained(root / "_build" / "html", root / "build" / "npm") if status == 0 else status
+
+
+def self_contained(html: Path, cache: Path) -> int:
+    """Serve what the built site at ``html`` asks CDNs for from the site, and its CJK web font."""
+    base_url = os.environ.get("BASE_URL", "")
+    try:
+        served = assets.localise(html, cache, base_url)
+        font = assets.cjk_font(html)
+    except RuntimeError as err:
+        print(f"the site would need a CDN or a CJK font on the reader's machine: {err}", file=sys.stderr)
+        return 1
+    print(
+        "served from the site: " + (", ".join(sorted({f"{a.package}@{a.version}" for a in served})) or "no CDN asset")
+    )
+    print(f"CJK web font: {font.parent.relative_to(html)}" if font else "no CJK text: no CJK web font")
+    return 0
 
 
 def player_problems(root: Path) -> list[str]:
