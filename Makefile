@@ -95,7 +95,8 @@ fixtures: $(STAMP)
 	$(VENV)/bin/labkit fixtures build
 
 ## The published static site (downloads the book theme: needs the internet).
-## The players' page bundles (build products, git-ignored) are written first.
+## The players' page bundles (build products, git-ignored) are written first; after mystmd, the
+## theme's CDN assets (npm registry, cached in build/npm) and a CJK web font are served from the site.
 book: $(STAMP)
 	$(PY) -m labkit.devtools build --site
 
