@@ -16,13 +16,14 @@ stylesheet, ``myst/site.css``, which imports ``vendor/cjk/cjk.css``, name it).
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from labkit.core import strictjson
 
 #: the files of a built site that can hold an asset's address
 TEXT_SUFFIXES = (".html", ".js", ".mjs", ".css", ".json")
@@ -106,7 +107,7 @@ def _npm_pack(spec: str, cache: Path) -> tuple[Path, str] | None:
     )
     if proc.returncode != 0:
         return None
-    [packed] = json.loads(proc.stdout)
+    [packed] = strictjson.loads(proc.stdout)
     tarball, served = cache / packed["filename"], packed["version"]
     folder = cache / f"{packed['name'].replace('/', '+')}@{served}"
     staging = folder.with_name(folder.name + ".partial")
