@@ -55,6 +55,7 @@ def test_citation_cff_has_the_required_keys_and_the_release():
     datetime.date.fromisoformat(cff["date-released"])
     preferred = cff["preferred-citation"]
     assert preferred["type"] == "book" and preferred["title"] == cff["title"] and preferred["authors"]
+    assert preferred["edition"] == cff["version"] and preferred["year"] == cff["date-released"][:4]
 
 
 def test_the_changelog_latest_release_is_the_version_and_the_citations_date():
