@@ -23,7 +23,7 @@ endif
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib && chmod 700 build/jupyter/runtime)
 
-.PHONY: lab test test-fast test-portable browser-test bench setup notebooks fixtures book book-check lint class-copy grade clean
+.PHONY: lab test test-fast test-portable browser-test bench setup notebooks fixtures book pdf book-check lint class-copy grade clean
 
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
@@ -95,9 +95,16 @@ fixtures: $(STAMP)
 	$(VENV)/bin/labkit fixtures build
 
 ## The published static site (downloads the book theme: needs the internet).
-## The players' page bundles (build products, git-ignored) are written first.
+## The players' page bundles (build products, git-ignored) are written first; after mystmd, the
+## theme's CDN assets (npm registry, cached in build/npm) and a CJK web font are served from the site.
+## The PDF first (offline: myst build --tex, XeLaTeX; apt-get install --no-install-recommends texlive-xetex).
 book: $(STAMP)
+	$(PY) -m labkit.devtools build --pdf
 	$(PY) -m labkit.devtools build --site
+
+## The book as a PDF, offline: _build/pdf/inside-one-generation.pdf (about 45 s).
+pdf: $(STAMP)
+	$(PY) -m labkit.devtools build --pdf
 
 ## Check every page offline: notebook pairs, glossary links, toc, parse errors, references, players.
 book-check: $(STAMP)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from labkit.devtools import book, players
+from labkit.devtools import book, players, publish
 
 REPO = Path(__file__).resolve().parents[1]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -48,7 +48,11 @@ def stub_theme(root: Path) -> None:
     that name mystmd also writes the site manifest, ``_build/site/config.json``, offline."""
     folder = root / "_build" / "templates" / "site" / "myst" / "book-theme"
     folder.mkdir(parents=True)
-    (folder / "template.yml").write_text("jtex: v1\ntitle: stand-in for the book theme\n", encoding="utf-8")
+    (folder / "template.yml").write_text(
+        "jtex: v1\ntitle: stand-in for the book theme\n"
+        "options:\n  - type: string\n    id: logo_text\n  - type: file\n    id: style\n",  # as the book theme's
+        encoding="utf-8",
+    )
 
 
 def manifest(root: Path) -> dict:
@@ -127,6 +131,14 @@ def test_every_citation_links_to_its_page_reference_list(site):
 
 
 @pytest.mark.slow
+def test_the_site_carries_its_own_stylesheet(site):
+    root, _ = site
+    style = manifest(root)["options"]["style"]
+    served = root / "_build" / "site" / "public" / style.lstrip("/")
+    assert served.read_text(encoding="utf-8") == (REPO / "myst" / "site.css").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
 def test_without_a_repository_the_book_has_no_launch_button(site):
     root, pages = site
     [project] = manifest(root)["projects"]
@@ -135,50 +147,113 @@ def test_without_a_repository_the_book_has_no_launch_button(site):
         assert "OWNER" not in path.read_text(encoding="utf-8"), f"{path.name} points at a placeholder"
 
 
+PROBE = "version: 1\nproject:\n  title: Probe\n  toc:\n    - file: page.md\nsite:\n  template: book-theme\n"
+
+
 @pytest.mark.slow
-def test_with_a_repository_the_launch_button_opens_it_on_binder(tmp_path):
-    config = "version: 1\nproject:\n  title: Probe\n  toc:\n    - file: page.md\nsite:\n  template: book-theme\n"
-    (tmp_path / "myst.yml").write_text(book.launch_config(config, "reader/inside-one-generation"), encoding="utf-8")
+def test_with_a_repository_the_site_links_to_it_and_opens_it_on_binder(tmp_path):
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    (tmp_path / "myst.yml").write_text(publish.publish_config(PROBE, "reader/inside-one-generation"), encoding="utf-8")
     (tmp_path / "page.md").write_text("# Probe\n\nOne page.\n", encoding="utf-8")
     stub_theme(tmp_path)
-    printed = book.site_content(tmp_path)[1]
-    [project] = manifest(tmp_path)["projects"]
+    content, printed = book.site_content(tmp_path)
+    site = manifest(tmp_path)
+    [project] = site["projects"]
     assert project["thebe"]["binder"]["repo"] == "reader/inside-one-generation", printed[-2000:]
     assert project["thebe"]["binder"]["url"] == "https://mybinder.org/"
+    url = "https://github.com/reader/inside-one-generation"
+    assert project["github"] == url
+    [action] = site["actions"]
+    assert (action["title"], action["url"], action["internal"]) == ("Report an issue", f"{url}/issues/new", False)
+    [page] = [json.loads(p.read_text(encoding="utf-8")) for p in content.glob("*.json")]
+    assert page["frontmatter"]["edit_url"] == f"{url}/edit/main/page.md", page["frontmatter"]
 
 
-def test_the_launch_button_is_added_to_the_config_only_with_a_repository():
+def test_the_repository_links_are_added_to_the_config_only_with_a_repository():
     text = (REPO / "myst.yml").read_text(encoding="utf-8")
-    assert book.launch_config(text, None) == text
-    assert "jupyter" not in yaml.safe_load(text)["project"]
-    published = yaml.safe_load(book.launch_config(text, "reader/inside-one-generation"))
+    assert publish.publish_config(text, None) == text
+    assert "jupyter" not in yaml.safe_load(text)["project"] and "github" not in yaml.safe_load(text)["project"]
+    published = yaml.safe_load(publish.publish_config(text, "reader/inside-one-generation"))
     assert published["project"].pop("jupyter") == {"binder": {"repo": "reader/inside-one-generation"}}
+    assert published["project"].pop("github") == "https://github.com/reader/inside-one-generation"
+    assert published["site"].pop("actions") == [
+        {"title": "Report an issue", "url": "https://github.com/reader/inside-one-generation/issues/new"}
+    ]
     assert published == yaml.safe_load(text)
-    for bad in ("", "inside-one-generation", "a/b/c", "reader/book name", "reader/book\n"):
+    for bad in ("", "inside-one-generation", "a/b/c", "reader/book name", "reader/book\n", "OWNER"):
         with pytest.raises(ValueError, match="repository must be a GitHub repository as owner/name"):
-            book.launch_config(text, bad)
+            publish.publish_config(text, bad)
 
 
-def test_build_site_writes_the_launch_button_for_the_build_only(tmp_path, monkeypatch):
+def test_the_repository_is_the_given_one_else_github_actions_else_the_origin_remote(tmp_path):
+    assert publish.repository_of(tmp_path, "reader/book", {"GITHUB_REPOSITORY": "ci/book"}) == "reader/book"
+    assert publish.repository_of(tmp_path, None, {"GITHUB_REPOSITORY": "ci/book"}) == "ci/book"
+    assert publish.repository_of(tmp_path, None, {}) is None  # not a clone
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert publish.repository_of(tmp_path, None, {}) is None  # no origin
+    for remote, expected in [
+        ("https://github.com/reader/inside-one-generation.git", "reader/inside-one-generation"),
+        ("git@github.com:reader/inside-one-generation.git", "reader/inside-one-generation"),
+        ("https://github.com/reader/book", "reader/book"),
+        ("https://gitlab.com/reader/book.git", None),
+        ("/work/main", None),
+    ]:
+        subprocess.run(["git", "-C", str(tmp_path), "remote", "remove", "origin"], capture_output=True)
+        subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True)
+        assert publish.repository_of(tmp_path, None, {}) == expected, remote
+    with pytest.raises(ValueError, match="owner/name"):
+        publish.repository_of(tmp_path, None, {"GITHUB_REPOSITORY": "not a repository"})
+
+
+def test_edit_links_point_at_the_page_md(tmp_path):
+    url = "https://github.com/reader/book"
+    (tmp_path / "page.html").write_text(
+        f'<a href="{url}/edit/main/notebooks/07-traces/01-trace-record.ipynb">Edit</a>'
+        f'<a href="{url}/blob/main/notebooks/00-preface.ipynb">Source</a>'
+        f'<a href="https://github.com/other/book/edit/main/x.ipynb">other</a>',
+        encoding="utf-8",
+    )
+    (tmp_path / "page.json").write_text(json.dumps({"edit_url": f"{url}/edit/main/notebooks/glossary.ipynb"}))
+    (tmp_path / "figure.png").write_bytes(b"\x89PNG.ipynb")
+    assert publish.edit_source_links(tmp_path, "reader/book") == 2
+    html = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert f"{url}/edit/main/notebooks/07-traces/01-trace-record.md" in html
+    assert f"{url}/blob/main/notebooks/00-preface.md" in html
+    assert "https://github.com/other/book/edit/main/x.ipynb" in html
+    assert json.loads((tmp_path / "page.json").read_text())["edit_url"].endswith("notebooks/glossary.md")
+    assert publish.edit_source_links(tmp_path, "reader/book") == 0
+
+
+def test_build_site_writes_the_repository_for_the_build_only(tmp_path, monkeypatch):
     config = tmp_path / "myst.yml"
     config.write_text((REPO / "myst.yml").read_text(encoding="utf-8"), encoding="utf-8")
     original = config.read_text(encoding="utf-8")
     seen = []
+    git = subprocess.run
 
-    def myst(args, cwd):
+    def myst(args, cwd=None, **kwargs):
+        if args[0] != "myst":  # publish.repository_of asks git
+            return git(args, cwd=cwd, **kwargs)
         seen.append(yaml.safe_load((Path(cwd) / "myst.yml").read_text(encoding="utf-8"))["project"].get("jupyter"))
         return subprocess.CompletedProcess(args, 0)
 
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
     monkeypatch.setattr(players, "pages", lambda root: [])
     monkeypatch.setattr(book, "myst_executable", lambda: "myst")
     monkeypatch.setattr(book.subprocess, "run", myst)
     assert book.build_site(tmp_path, "reader/inside-one-generation") == 0
-    assert book.build_site(tmp_path) == 0
-    assert seen == [{"binder": {"repo": "reader/inside-one-generation"}}, None]
+    assert book.build_site(tmp_path) == 0  # tmp_path is no clone: no repository known
+    monkeypatch.setenv("GITHUB_REPOSITORY", "ci/inside-one-generation")
+    assert book.build_site(tmp_path) == 0  # the Pages workflow's own repository, by default
+    assert seen == [
+        {"binder": {"repo": "reader/inside-one-generation"}},
+        None,
+        {"binder": {"repo": "ci/inside-one-generation"}},
+    ]
     assert config.read_text(encoding="utf-8") == original
     with pytest.raises(ValueError, match="owner/name"):
         book.build_site(tmp_path, "OWNER")
-    assert len(seen) == 2 and config.read_text(encoding="utf-8") == original
+    assert len(seen) == 3 and config.read_text(encoding="utf-8") == original
 
 
 def test_the_cli_takes_a_repository_for_the_site_only():

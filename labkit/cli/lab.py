@@ -17,6 +17,7 @@ import functools
 import gc
 import importlib.util
 import os
+import shlex
 import subprocess
 import symtable
 import sys
@@ -36,6 +37,14 @@ PAGE_SUFFIXES = (".md", ".ipynb")
 SET_ASIDE = ".before-reset.ipynb"
 FRONT_MATTER = b"---\njupytext:"  # how every page's .md begins (CONTRIBUTING: start from the preface's)
 BOOK_HELP = "the book's folder (default: this folder or the nearest one above it)"
+#: what JupyterLab's File menu calls reloading an open page (a .md opened as a notebook is a
+#: "Markdown File" to it: ``Reload %1 from Disk`` with the file type's name)
+RELOAD = "File → Reload Markdown File from Disk"
+#: a terminal's shell: a login shell (as JupyterLab starts one when it has no terminal), whose
+#: profile may set PATH anew, then the environment's bin folder in front (``labkit`` is there)
+#: and the same shell, interactive
+LOGIN_THEN_BOOK_PATH = 'PATH="$LABKIT_BIN${PATH:+:$PATH}"; export PATH; exec "$0" -i'
+POSIX_SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
 
 
 def configure(parser) -> None:
@@ -108,13 +117,34 @@ def lab_environment(book: Path) -> dict[str, str]:
         "PYTHONHASHSEED": "0",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         "JUPYTER_PLATFORM_DIRS": "1",
+        # `labkit check` and `labkit reset` in JupyterLab's terminal (and `!labkit` in a page) are
+        # this environment's, whether it was activated (pip) or not (make lab)
+        "PATH": os.pathsep.join([bin_dir(), *(p for p in os.environ.get("PATH", "").split(os.pathsep) if p)]),
+        "LABKIT_BIN": bin_dir(),
     }
+
+
+def bin_dir() -> str:
+    """The folder of this environment's commands (``labkit``, ``jupyter``): where its Python is."""
+    return str(Path(sys.executable).parent)
+
+
+def terminal_shell(environ: dict[str, str]) -> list[str] | None:
+    """The shell command of JupyterLab's terminals (None on Windows: the server's PATH reaches
+    them as it is).  JupyterLab starts a login shell when it is not run from a terminal, and a
+    login shell's profile (Debian's /etc/profile) sets PATH anew: this one puts the book's
+    environment in front after the profile ran."""
+    if os.name == "nt":
+        return None
+    shell = environ.get("SHELL") or "/bin/sh"
+    return [shell, "-l", "-c", LOGIN_THEN_BOOK_PATH, shell] if Path(shell).name in POSIX_SHELLS else [shell]
 
 
 def lab_command(
     book: Path, port: int | None = None, no_browser: bool = False, extra: list[str] = (), allow_root: bool = False
 ) -> list[str]:
-    """``python -m jupyterlab`` serving ``book`` with its settings and contents manager, at the preface."""
+    """``python -m jupyterlab`` serving ``book`` with its settings and contents manager, at the preface
+    (the page it opens, and the address it prints)."""
     if importlib.util.find_spec("jupyterlab") is None:
         raise ValueError('labkit lab needs JupyterLab: pip install "labkit[read]"')
     command = [
@@ -127,7 +157,12 @@ def lab_command(
         "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
         # a page's kernel is shut down when its tab closes (overrides.json); one left idle is culled
         *(f"--MappingKernelManager.{name}={value}" for name, value in KERNEL_CULLING.items()),
+        # the address JupyterLab prints (and its root /) opens the preface, not the Launcher
+        f"--LabApp.default_url=/lab/tree/{PREFACE.as_posix()}",
     ]
+    shell = terminal_shell(dict(os.environ))
+    if shell:
+        command.append(f"--ServerApp.terminado_settings=shell_command={shlex.join(shell)}")
     flags = {f"--port={port}": port is not None, "--no-browser": no_browser, "--allow-root": allow_root}
     return [*command, *(flag for flag, given in flags.items() if given), *extra, PREFACE.as_posix()]
 
@@ -145,6 +180,8 @@ def is_page(file: Path) -> bool:
     """``file`` is a page the book ships: a notebook (``.md``/``.ipynb``) under a book's notebooks/
     whose MyST source starts with the book's front matter (a reader's own new notebook does not)."""
     file, book = Path(file).resolve(), book_of(file)
+    if ".ipynb_checkpoints" in file.parts:  # JupyterLab's checkpoint of a page is no page
+        return False
     if file.suffix not in PAGE_SUFFIXES or not file.is_file() or book is None or (book / PAGES) not in file.parents:
         return False
     source = file.with_suffix(".md")
@@ -209,7 +246,7 @@ def run_reset(args) -> int:
             print(f"{name}: back to the book's page; your edits are in {set_aside(copy).relative_to(book)}")
         else:
             print(f"{name}: already the book's page (no edits)")
-    print("reload an open page in JupyterLab: File → Reload Notebook from Disk")
+    print(f"reload an open page in JupyterLab: {RELOAD}")
     return 0
 
 

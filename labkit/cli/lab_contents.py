@@ -95,7 +95,7 @@ class BookContentsManager(AsyncTextFileContentsManager):
         return await self.get(path, content=False)
 
     async def restore_checkpoint(self, checkpoint_id, path):
-        """*Revert Notebook to Checkpoint* on a page: back to the book's page, edits set aside."""
+        """*Revert Markdown File to Checkpoint* on a page: back to the book's page, edits set aside."""
         path = path.strip("/")
         page = Path(self._get_os_path(path))
         copy = self._copy_of(page)

@@ -1,6 +1,7 @@
 """The book's one maintenance entry point.
 
-``build`` regenerates pages' ``.ipynb`` (``--prose``: Markdown cells only; ``--site``: the static site),
+``build`` regenerates pages' ``.ipynb`` (``--prose``: Markdown cells only; ``--site``: the static site;
+``--pdf``: the book as a PDF),
 ``check`` checks the book offline.  Nothing it runs writes into a page's ``.md``.
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from labkit.cli import glossary
 from labkit.cli.lab import book_pages
 from labkit.core.fixtures import book_root
-from labkit.devtools import book, notebooks
+from labkit.devtools import book, notebooks, pdf
 
 
 def build_pages(root: Path, paths: list[Path], prose: bool) -> int:
@@ -49,7 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     mode = b.add_mutually_exclusive_group()
     mode.add_argument("--prose", action="store_true", help="copy Markdown cells only (no execution)")
     mode.add_argument("--site", action="store_true", help="the players' page bundles, then myst build --html")
-    b.add_argument("--repository", help="with --site: the GitHub owner/name the launch button opens on Binder")
+    mode.add_argument("--pdf", action="store_true", help="the book as a PDF, offline (myst build --tex, XeLaTeX)")
+    b.add_argument(
+        "--repository",
+        help="with --site: the GitHub owner/name the site links to and opens on Binder"
+        " (default: $GITHUB_REPOSITORY, else the clone's GitHub origin)",
+    )
     c = sub.add_parser("check", help="check the whole book offline; exit 1 on any problem")
     for command in (b, c):
         command.add_argument("--book", type=Path, help="the book's folder (default: this folder or the nearest above)")
@@ -60,8 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         print(err, file=sys.stderr)
         return 2
     if args.action == "build":
-        if args.site and args.paths:
-            parser.error("build --site builds the whole book; give no pages")
+        if (args.site or args.pdf) and args.paths:
+            parser.error("build --site and --pdf build the whole book; give no pages")
+        if args.pdf:
+            return pdf.main(root)
         if args.repository is not None and not args.site:
             parser.error("--repository is for build --site (the launch button of the published book)")
         if not args.site:

@@ -1,8 +1,8 @@
 """The offline book check (toc, players, citations, every page parsed, every reference resolved) and the site build.
 
 The check asks that every chapter page cite a source, and runs ``myst build --site`` with mystmd pointed at
-a closed loopback port, so it never reaches the network.  ``build --site`` is ``myst build --html``; given
-a repository it adds a Binder launch button.
+a closed loopback port, so it never reaches the network.  ``build --site`` is ``myst build --html``, with the
+links of the repository it is built from (``labkit.devtools.publish``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import yaml
 
 from labkit.core import strictjson
 from labkit.core.fixtures import book_root
-from labkit.devtools import players
+from labkit.devtools import assets, players, publish
 
 _MESSAGE = re.compile(r"^(⛔️|⚠️)\s*(.*)$")
 _THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "ENOTFOUND")
@@ -160,42 +160,44 @@ def myst_problems(root: Path, timeout: int = 120) -> list[str]:
     return problems
 
 
-_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-
-
-def launch_config(text: str, repository: str | None) -> str:
-    """``myst.yml``'s text with a launch button that opens ``repository`` (GitHub's ``owner/name``)
-    on Binder: the project's ``jupyter: binder: repo:``.  With no repository, ``text`` unchanged."""
-    if repository is None:
-        return text
-    if not _REPOSITORY.fullmatch(repository):
-        raise ValueError(f"repository must be a GitHub repository as owner/name, got {repository!r}")
-    lines = text.splitlines(keepends=True)
-    if "project:\n" not in lines:
-        raise ValueError("myst.yml has no top-level project: key to add the launch button to")
-    if any(line.startswith("  jupyter:") for line in lines):
-        raise ValueError("myst.yml already sets project.jupyter; give no repository")
-    at = lines.index("project:\n") + 1
-    return "".join(lines[:at] + ["  jupyter:\n", "    binder:\n", f"      repo: {repository}\n"] + lines[at:])
-
-
 def build_site(root: Path, repository: str | None = None) -> int:
     """The players' page bundles, then ``myst build --html`` (downloads the theme: needs the
-    internet), with a launch button to ``repository`` if one is given (``myst.yml`` carries it
-    for the build only)."""
+    internet), with the repository's links and launch button (``publish``) when the repository
+    the site is built from is known (``myst.yml`` carries them for the build only)."""
+    repository = publish.repository_of(root, repository)
     config = root / "myst.yml"
     original = config.read_text(encoding="utf-8")
-    published = launch_config(original, repository)
+    published = publish.publish_config(original, repository)
     print("\n".join(players.pages(root)) or "every page's player data is current")
     myst = myst_executable()
     if myst is None:
         print("mystmd is not installed (pip install mystmd)", file=sys.stderr)
         return 1
+    print(f"the site links to {repository} and opens it on Binder" if repository else "no repository known: no links")
     config.write_text(published, encoding="utf-8")
     try:
-        return subprocess.run([myst, "build", "--html"], cwd=root).returncode
+        status = subprocess.run([myst, "build", "--html"], cwd=root).returncode
     finally:
         config.write_text(original, encoding="utf-8")
+    if status == 0 and repository:
+        publish.edit_source_links(root / "_build" / "html", repository)
+    return self_contained(root / "_build" / "html", root / "build" / "npm") if status == 0 else status
+
+
+def self_contained(html: Path, cache: Path) -> int:
+    """Serve what the built site at ``html`` asks CDNs for from the site, and its CJK web font."""
+    base_url = os.environ.get("BASE_URL", "")
+    try:
+        served = assets.localise(html, cache, base_url)
+        font = assets.cjk_font(html)
+    except RuntimeError as err:
+        print(f"the site would need a CDN or a CJK font on the reader's machine: {err}", file=sys.stderr)
+        return 1
+    print(
+        "served from the site: " + (", ".join(sorted({f"{a.package}@{a.version}" for a in served})) or "no CDN asset")
+    )
+    print(f"CJK web font: {font.parent.relative_to(html)}" if font else "no CJK text: no CJK web font")
+    return 0
 
 
 def player_problems(root: Path) -> list[str]:

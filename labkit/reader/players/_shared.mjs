@@ -81,13 +81,38 @@ export function ask(model, request) {
   model.save_changes();
 }
 
+/** What is wrong with a kernel row's inputs (label → input) and the request made of them: an
+ *  empty input, or a number in the request that is not one; null when nothing is. */
+export function requestProblem(inputs, request) {
+  const empty = Object.entries(inputs).find(([, input]) => !String(input.value ?? "").trim());
+  if (empty) return `give ${empty[0]} a value`;
+  const numbers = (v) => (Array.isArray(v) ? v.flatMap(numbers)
+    : v && typeof v === "object" ? Object.values(v).flatMap(numbers) : [v]);
+  const bad = Object.entries(request || {}).find(([, v]) => numbers(v).some((x) => typeof x === "number" && !Number.isFinite(x)));
+  return bad ? `${bad[0]}: not a number (${Object.keys(inputs).join(", ")})` : null;
+}
+
 /** The row of a player a kernel backs (hidden without one): ``what`` the kernel would compute,
- *  the inputs (label → input) and a "compute" button that asks it for request(). */
+ *  the inputs (label → input) and a "compute" button that asks it for request().  An input that
+ *  cannot make a request, or the kernel's error (the model's "error", when it sets one), is said
+ *  in the row, not only in JupyterLab's log. */
 export function kernelRow(model, what, inputs, request) {
-  const run = h("button", { type: "button", onclick: () => ask(model, request()) }, "compute");
+  const said = h("span", { class: "lk-error", role: "alert", "data-role": "error" });
+  const say = (text) => { said.textContent = text || ""; };
+  const run = h("button", { type: "button", onclick: () => {
+    let asked = null;
+    try { asked = request(); } catch (err) { say(String(err && err.message || err)); return; }
+    const problem = requestProblem(inputs, asked);
+    say(problem);
+    if (!problem) ask(model, asked);
+  } }, "compute");
   const row = h("div", { class: "lk-controls" }, `${what} (the kernel computes it): `,
-                ...Object.entries(inputs).map(([label, input]) => labelled(label, input)), run);
+                ...Object.entries(inputs).map(([label, input]) => labelled(label, input)), run, said);
   row.style.display = model.get("live") ? "" : "none";
+  if (typeof model.on === "function") {
+    model.on("change:error", () => say(model.get("error")));
+    model.on("change:data", () => say(model.get("error")));
+  }
   return row;
 }
 
@@ -208,6 +233,7 @@ const BASE_CSS = `
 .lk-player button.lk-on { background: #b5532a; color: #fff; border-color: #8f3f1e; }
 .lk-player select, .lk-player input { font: inherit; }
 .lk-player .lk-label { color: #333; }
+.lk-player .lk-error { color: #a4161a; font-weight: 600; }
 .lk-player .lk-mono { font-family: ui-monospace, "DejaVu Sans Mono", "Noto Sans CJK SC", "WenQuanYi Micro Hei", monospace; font-size: 11px; white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0 0; }
 .lk-player svg text { font-family: ${FONT}; }
 .lk-player .lk-scroll { overflow-x: auto; max-width: 100%; }
