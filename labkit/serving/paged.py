@@ -8,8 +8,8 @@ list of its blocks in position order, and position p lives at
 
 A block belongs to one table or, shared as a common prefix, to several: ``refcount[b]`` is the
 number of tables holding b, a block with refcount 0 is on the free list and nowhere else, and
-a shared block is full and never written again (a write would change another request's past).
-``audit(tables)`` checks all three; the scheduler (``labkit.serving.engine``) is held to it.
+a shared block is full and never written again (a write would change another request's past),
+and only a full, live block is offered as a prefix.  ``audit(tables)`` checks them all; the scheduler (``labkit.serving.engine``) is held to it.
 
 Pool arrays: keys, values ``[L, capacity, H_kv, block_size, d_h]``.
 """
@@ -121,3 +121,5 @@ class BlockPool:
             )
             assert (self.refcount[block] == 0) == (block in self.free), f"block {block}: refcount vs free list"
         assert len(set(self.free)) == len(self.free), "a block is on the free list twice"
+        for tokens, block in self.prefix.items():  # a prefix is whole blocks, and only a live block is one
+            assert len(tokens) % self.block_size == 0 and self.refcount[block] > 0, f"prefix entry of block {block}"
