@@ -9,7 +9,8 @@ list of its blocks in position order, and position p lives at
 A block belongs to one table or, shared as a common prefix, to several: ``refcount[b]`` is the
 number of tables holding b, a block with refcount 0 is on the free list and nowhere else, and
 a shared block is full and never written again (a write would change another request's past),
-and only a full, live block is offered as a prefix.  ``audit(tables)`` checks them all; the scheduler (``labkit.serving.engine``) is held to it.
+and only a full, live block is offered as a prefix.  ``audit(tables)`` checks them all; the
+scheduler (``labkit.serving.engine``) is held to it.
 
 Pool arrays: keys, values ``[L, capacity, H_kv, block_size, d_h]``.
 """
