@@ -12,6 +12,7 @@ import pytest
 from labkit.serving.paged import BlockPool
 from labkit.serving.trace_one import LOGIT_TOLERANCE, OTHERS, other_config, run_batch
 from labkit.text.runtime import run_text_trace
+from labkit.text.variants import VARIANTS
 from labkit.trace.divergence import first_divergence
 
 
@@ -105,3 +106,13 @@ def test_a_cached_prefix_always_leaves_the_last_token_to_compute():
     assert pool.cached_prefix([1, 2, 3, 4, 5]) == [first, second]
     assert pool.cached_prefix([1, 2, 3, 4]) == [first]  # all four cached, but token 4's logits are needed
     assert pool.cached_prefix([9, 2, 3]) == []
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_each_streaming_variant_of_trace_one_runs_in_the_batch_as_it_runs_alone(name):
+    """The stop hold-back, the UTF-8 wait and the disconnect (abort → its blocks released once, the
+    pool audited every step) are the request's business: the batch changes none of its events."""
+    run = run_batch(trace_config=VARIANTS[name].config())
+    found = first_divergence(run_text_trace(VARIANTS[name].config()).events, run.events)
+    assert found is None, found
+    assert run.pool.in_use == 0 and not run.pool.refcount.any()

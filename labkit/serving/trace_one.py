@@ -132,8 +132,24 @@ class BatchRun:
 
     @property
     def events(self) -> list[dict]:
-        """Trace one's events, recorded inside the batch."""
-        return self.clients["req-text-001"].rec.events
+        """Trace one's events, recorded inside the batch (its client is the first)."""
+        return next(iter(self.clients.values())).rec.events
+
+    def cost_rows(self) -> list[dict]:
+        """The cost model, one row per engine step: tokens fed (the budget's use), chunks,
+        blocks in use of the capacity, preemptions and who left."""
+        return [
+            {
+                "step": r.step,
+                "tokens": sum(n for _, _, n in r.chunks),
+                "chunks": [f"{rid}:{start}+{n}" for rid, start, n in r.chunks],
+                "blocks_in_use": r.blocks_in_use,
+                "capacity": self.pool.capacity,
+                "preempted": r.preempted,
+                "finished": r.finished,
+            }
+            for r in self.reports
+        ]
 
 
 def other_config(request_id: str, user: str, max_output_tokens: int) -> TextTraceConfig:
@@ -145,23 +161,27 @@ def run_batch(
     block_size: int = BLOCK_SIZE,
     token_budget: int = TOKEN_BUDGET,
     *,
+    trace_config: TextTraceConfig | None = None,
     root=None,
     audit: bool = True,
     on_step=None,
 ) -> BatchRun:
-    """Trace one and ``OTHERS`` through one engine until all leave; ``audit``: check the pool's
-    invariants after every step; ``on_step(engine, report)`` sees each step (tests, the player)."""
-    tokenizer, template = Tokenizer.load(root), Template.load(root)
+    """Trace one (``trace_config``: a variant of it, e.g. a client that disconnects) and ``OTHERS``
+    through one engine until all leave; ``audit``: check the pool's invariants after every step;
+    ``on_step(engine, report)`` sees each step (tests, a player)."""
+    trace_config = TextTraceConfig() if trace_config is None else trace_config
+    tokenizer, template = Tokenizer.load(root, trace_config.vocabulary), Template.load(root)
+    others_tokenizer = Tokenizer.load(root)  # the others' prompts in toy-tokenizer-v1 (a split vocabulary decodes only)
     decoder = Decoder(CONFIG, load_weights(root))
     pool = BlockPool(capacity, block_size, CONFIG.n_layers, CONFIG.n_kv_heads, CONFIG.head_dim, CONFIG.dtype)
     engine = Engine(decoder, pool, token_budget)
-    trace_one = TraceOneClient(TextTraceConfig(), tokenizer, template)
-    clients, requests = {"req-text-001": trace_one}, {}
-    arrivals = {0: [("req-text-001", trace_one.enc.input_ids[0].tolist(), trace_one)]}
+    trace_one = TraceOneClient(trace_config, tokenizer, template)
+    clients, requests = {trace_config.request_id: trace_one}, {}
+    arrivals = {0: [(trace_config.request_id, trace_one.enc.input_ids[0].tolist(), trace_one)]}
     for request_id, user, max_tokens, joins in OTHERS:
         config = other_config(request_id, user, max_tokens)
         clients[request_id] = GreedyClient(config)
-        prompt = tokenizer.encode(template.render(config.system, config.user))
+        prompt = others_tokenizer.encode(template.render(config.system, config.user))
         arrivals.setdefault(joins, []).append((request_id, prompt, clients[request_id]))
     reports = []
     while engine.steps == 0 or not engine.idle or any(s >= engine.steps for s in arrivals):
