@@ -5,15 +5,15 @@
 // block table, the chunks fed against the token budget, and who was preempted or left.
 // Data: labkit.reader.players.scheduler.
 
-import { h, s, modelData, start, painted, frame, describe, stepper, picker, choices, labelled } from "./_shared.mjs";
+import { h, s, modelData, start, painted, frame, describe, stepper, picker, choices, labelled, widthOf } from "./_shared.mjs";
 
 const CSS = `
 .lk-sched table { border-collapse: collapse; margin-top: 4px; }
 .lk-sched td { padding: 1px 10px 1px 0; vertical-align: top; }
 .lk-sched .lk-pre { color: #c44e52; font-weight: 700; }
 `;
-const COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#8172b3"];
-const FREE = "#eeeeee", CELL = 30;
+const COLOURS = ["#1f4e8c", "#a0471a", "#2b6e3a", "#5b4a91"];  // white text and white ground both read ≥ 4.5:1
+const FREE = "#eeeeee";
 
 function render({ model, el }) {
   const root = frame(el, "scheduler", CSS, "next back", "lk-sched");
@@ -37,7 +37,8 @@ function render({ model, el }) {
   }
 
   function drawPool(data, step) {
-    const n = step.blocks.length, W = n * CELL + 2, H = CELL + 16;
+    const n = step.blocks.length, CELL = Math.max(20, Math.min(30, Math.floor((widthOf(root) - 4) / n)));
+    const W = n * CELL + 2, H = CELL + 16;
     const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
     const alt = describe(root, svg, "the pool's blocks and the requests holding them");
     step.blocks.forEach((owners, b) => {
@@ -45,8 +46,8 @@ function render({ model, el }) {
       svg.append(s("rect", { x: 1 + b * CELL, y: 1, width: CELL - 3, height: CELL - 3, fill, stroke: "#555" },
                    s("title", {}, owners.length ? `block ${b}: ${owners.join(", ")} (refcount ${owners.length})` : `block ${b}: free`)),
                  s("text", { x: 1 + b * CELL + (CELL - 3) / 2, y: CELL / 2 + 4, "text-anchor": "middle", "font-size": 12,
-                             fill: owners.length ? "#fff" : "#999" }, owners.length > 1 ? `×${owners.length}` : owners.length ? "" : "·"),
-                 s("text", { x: 1 + b * CELL + (CELL - 3) / 2, y: H - 2, "text-anchor": "middle", "font-size": 10 }, String(b)));
+                             fill: owners.length ? "#fff" : "#555" }, owners.length > 1 ? `×${owners.length}` : owners.length ? "" : "·"),
+                 s("text", { x: 1 + b * CELL + (CELL - 3) / 2, y: H - 2, "text-anchor": "middle", "font-size": 11 }, String(b)));
     });
     alt.textContent = step.blocks.map((o, b) => `block ${b}: ${o.length ? o.join(" and ") : "free"}`).join("; ");
     pool.replaceChildren(svg);
