@@ -61,7 +61,7 @@ PORTABLE_TESTS := $(wildcard tests/test_nn*.py tests/test_diffusion_*.py tests/t
     tests/test_labs_*.py tests/test_check*.py tests/test_tools_answer.py tests/test_tools_grammar.py \
     tests/test_tools_model.py tests/test_tools_summary_faithful.py tests/test_chapter7_figures.py \
     tests/test_contracts_716.py tests/test_divergence.py tests/test_events.py tests/test_players.py \
-    tests/test_portability_mutations.py) \
+    tests/test_portability_mutations.py tests/test_serving.py) \
     tests/test_book.py::test_fixtures_match_their_recipes \
     tests/test_book.py::test_deterministic_npz_and_clear_error_on_corruption
 PORTABLE_SKIP := --deselect tests/test_divergence.py::test_cli_exit_codes \

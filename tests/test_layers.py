@@ -194,6 +194,22 @@ def test_a_kernel_loads_only_the_kernels_it_uses(module):
     assert "labkit.diffusion.pipeline" not in loaded and "labkit.diffusion.fixture" not in loaded
 
 
+def test_the_serving_layer_sits_above_the_domains_and_its_paged_cache_is_a_kernel():
+    """Issue 45: the engine composes trace one's runtime (a domain) with the kernels; the paged cache
+    is a mechanism a page shows, so importing it loads core and nothing else of labkit."""
+    layers = layer_diagram()
+    assert layer_of("labkit.serving.engine", layers)[1] == "serving"
+    assert layer_of("labkit.serving.paged", layers)[1] == "kernels"
+    rank = {m: layer_of(m, layers)[0] for m in ("labkit.text.runtime", "labkit.serving.engine", "labkit.trace.kinds")}
+    assert rank["labkit.text.runtime"] < rank["labkit.serving.engine"] < rank["labkit.trace.kinds"]
+    code = "import sys, labkit.serving.paged\nprint(' '.join(sorted(m for m in sys.modules if m.startswith('labkit'))))"
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT)
+    assert {layer_of(m, layers)[1] for m in loaded.stdout.split() if m not in ("labkit", "labkit.serving")} == {
+        "core",
+        "kernels",
+    }
+
+
 CLASSROOM = ROOT / "classroom"
 
 

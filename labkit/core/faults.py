@@ -27,6 +27,7 @@ PROCESSORS = "logits processors or tie-break"
 DETOKENIZER = "tokenizer decoder (detokenizer) or transport"
 STOP_CONDITIONS = "stop conditions (EOS / minimum length / max tokens)"
 TEXT_ARTIFACTS = "artifact versions (model, tokenizer or template ID)"
+CLIENT_DISCONNECT = "request lifecycle (the client disconnected: abort and release)"
 # trace two (diffusion)
 TEXT_ENCODER = "text encoder or prompt tokenizer"
 CONDITIONS = "prompt tokenizer, negative prompt or CFG batch order"

@@ -38,12 +38,22 @@ class TextTraceConfig(Config):
     weight_perturbation: WeightPerturbation | None = None
     detokenizer_encoding: str = "utf-8"
     batch_slot: int = 0
+    #: the vocabulary file in the fixture folder (``toy-tokenizer-v1-split.json``: a byte-level variant)
+    vocabulary: str = "tokenizer.json"
+    #: the client disconnects after this many deltas (None: it reads to the end)
+    disconnect_after_deltas: int | None = None
 
     def __post_init__(self):
         if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:
             raise ValueError(f"max_output_tokens must be an integer >= 1, got {self.max_output_tokens!r}")
         if any(not isinstance(s, str) or not s for s in self.stop_sequences):
             raise ValueError(f"stop_sequences must be non-empty strings, got {list(self.stop_sequences)}")
+        if self.disconnect_after_deltas is not None and not (
+            isinstance(self.disconnect_after_deltas, int) and self.disconnect_after_deltas >= 1
+        ):
+            raise ValueError(
+                f"disconnect_after_deltas must be an integer >= 1 or None, got {self.disconnect_after_deltas!r}"
+            )
         try:
             "".encode(self.detokenizer_encoding)
         except LookupError:
@@ -106,14 +116,11 @@ class TextRun:
     finish_reason: str
     cache_final_length: int
     events: list[dict]
+    returned_bytes: bytes = b""  # every delta sent, the final flush included
 
     @property
     def selected(self) -> list[int]:
         return [s.selected for s in self.steps]
-
-    @property
-    def returned_bytes(self) -> bytes:
-        return b"".join(s.delta_bytes for s in self.steps if s.delta_bytes is not None)
 
     @property
     def text(self) -> str:

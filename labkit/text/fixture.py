@@ -86,4 +86,17 @@ def build(dest: Path) -> list[str]:
     )
     write_jsonl(run_text_trace(root=folder).events, Path(dest) / "traces" / "text.jsonl")
     written = ["tokenizer.json", "template.json", WEIGHTS_FILE, "toy-decoder-v1.json"]
-    return [*(f"text/{name}" for name in written), "traces/text.jsonl"]
+    return [*(f"text/{name}" for name in written), "traces/text.jsonl", *_variants(Path(dest), tokenizer)]
+
+
+def _variants(dest: Path, tokenizer: dict) -> list[str]:
+    """Issue 45's variants of trace one: the split vocabulary and one golden trace each."""
+    from labkit.text.runtime import run_text_trace
+    from labkit.text.variants import SPLIT_VOCABULARY, VARIANTS, split_vocabulary
+
+    write_json(dest / "text" / SPLIT_VOCABULARY, split_vocabulary(tokenizer["vocab"]))
+    written = [f"text/{SPLIT_VOCABULARY}"]
+    for name, variant in VARIANTS.items():
+        write_jsonl(run_text_trace(variant.config(), root=dest / "text").events, dest / "traces" / f"text-{name}.jsonl")
+        written.append(f"traces/text-{name}.jsonl")
+    return written

@@ -37,10 +37,12 @@ contract = TraceContract(
         ("token.selected", "discrete_state"): S.PROCESSORS,
         ("stream.delta", "discrete_state"): S.DETOKENIZER,
         ("generation.draining", "discrete_state"): S.STOP_CONDITIONS,
+        ("request.accepted", "discrete_state"): S.STOP_CONDITIONS,
         ("*", "artifact_ids"): S.TEXT_ARTIFACTS,
     },
     component_suspects={"transport": S.DETOKENIZER, "decoder": S.PROCESSORS, "model": S.MODEL_PATH},
     decision_events=("token.selected",),
+    branch_suspects={"client.disconnected": S.CLIENT_DISCONNECT, "stop.matched": S.STOP_CONDITIONS},
 )
 
 

@@ -25,6 +25,7 @@ from labkit.nn import Decoder, KVCache
 from labkit.text.config import TOP_VALUES, StepRecord, TextHooks, TextRun, TextTraceConfig
 from labkit.text.model import CONFIG, load_weights
 from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
+from labkit.text.streamer import Streamer
 from labkit.text.template import Template
 from labkit.text.tokenizer import Tokenizer
 
@@ -53,7 +54,7 @@ def run_text_trace(
     trace one's fixtures to load from (default ``fixtures/text``).
     """
     config, hooks = checked_run_arguments(config, hooks, TextTraceConfig, TextHooks)
-    tokenizer, template = Tokenizer.load(root), Template.load(root)
+    tokenizer, template = Tokenizer.load(root, config.vocabulary), Template.load(root)
     weights = load_weights(root)
     if config.weight_perturbation is not None:
         weights = config.weight_perturbation.apply(weights)
@@ -85,6 +86,7 @@ def run_text_trace(
         loop.finish_reason,
         loop.cache.length,
         rec.events,
+        loop.returned,
     )
 
 
@@ -99,6 +101,7 @@ class _Loop:
     returned: bytes = b""
     sequence_no: int = 0
     finish_reason: str = "length"
+    streamer: Streamer | None = None  # made at the first streamed token, from the request's stop strings
 
 
 def request_events(rec: TraceRecorder, config: TextTraceConfig, template: Template, tokenizer: Tokenizer):
@@ -203,23 +206,40 @@ def select_token(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop, step:
 def stream_token(
     rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokenizer, loop: _Loop, record: StepRecord
 ) -> None:
-    """stream.delta: the token's bytes go to the client; a stop sequence they complete ends the text."""
-    record.delta_bytes = tokenizer.piece_bytes(record.selected, config.detokenizer_encoding)
-    rec.emit(
-        "transport",
-        "stream.delta",
-        record.step,
-        {
-            "sequence_no": loop.sequence_no,
-            "token_id": record.selected,
-            "utf8_hex": record.delta_bytes.hex(),
-            "byte_length": len(record.delta_bytes),
-        },
-    )
+    """stream.delta: the token's bytes pass the streamer (the UTF-8 wait and the stop hold-back,
+    ``labkit.text.streamer``) and what it releases goes to the client; a stop it matches ends the text;
+    a client that disconnects (``disconnect_after_deltas``) aborts the request."""
+    loop.streamer = loop.streamer or Streamer(config.stop_sequences)
+    out = loop.streamer.push(tokenizer.piece_bytes(record.selected))  # the vocabulary's UTF-8 bytes
+    record.delta_bytes = out.text.encode(config.detokenizer_encoding)
+    kept = {"held_back": out.held_back, "pending_utf8_hex": out.pending.hex()}
+    if record.delta_bytes:
+        _send(rec, loop, record.step, record.selected, record.delta_bytes, kept if _can_hold(config, tokenizer) else {})
+    elif out.stop is None:  # every byte of this token is held or pending: nothing is sent
+        rec.emit("transport", "stream.held", record.step, {"token_id": record.selected, **kept})
+    if out.stop is not None:
+        discarded = out.discarded.encode("utf-8").hex()
+        stop = {"stop_sequence": out.stop, "token_id": record.selected, "discarded_utf8_hex": discarded}
+        rec.emit("detokenizer", "stop.matched", record.step, stop)
+        loop.finish_reason = "stop"
+    elif record.delta_bytes and loop.sequence_no == config.disconnect_after_deltas:
+        rec.emit("transport", "client.disconnected", record.step, {"after_sequence_no": loop.sequence_no - 1})
+        loop.finish_reason = "abort"
+    else:
+        loop.finish_reason = "length"
+
+
+def _can_hold(config: TextTraceConfig, tokenizer: Tokenizer) -> bool:
+    """A request whose streamer can keep text back records what it keeps (trace one's cannot)."""
+    return bool(config.stop_sequences) or tokenizer.splits_characters
+
+
+def _send(rec: TraceRecorder, loop: _Loop, step: int, token_id: int | None, data: bytes, kept: dict) -> None:
+    """One stream.delta to the client, numbered 0, 1, 2, …"""
+    payload = {"sequence_no": loop.sequence_no, "token_id": token_id, "utf8_hex": data.hex(), "byte_length": len(data)}
+    rec.emit("transport", "stream.delta", step, payload | kept)
     loop.sequence_no += 1
-    loop.returned += record.delta_bytes
-    hit_stop = any(loop.returned.endswith(s.encode("utf-8")) for s in config.stop_sequences)
-    loop.finish_reason = "stop" if hit_stop else "length"
+    loop.returned += data
 
 
 def decode_token(rec: TraceRecorder, decoder: Decoder, loop: _Loop, record: StepRecord, decode_step=None) -> None:
@@ -247,23 +267,33 @@ def decode_token(rec: TraceRecorder, decoder: Decoder, loop: _Loop, record: Step
 
 
 def terminal_events(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop) -> None:
-    """Draining, the completed response and the released resources."""
+    """Draining (after the flush of held text), the completed response, and the released resources;
+    an aborted request drains nothing and sends nothing more, and its resources are released all the same."""
     last, cache = loop.steps[-1].step, loop.cache
-    rec.emit("scheduler", "generation.draining", last, {"finish_reason": loop.finish_reason, "state": "DRAINING"})
-    rec.emit(
-        "gateway",
-        "response.completed",
-        last,
-        {
-            "state": "FINISHED",
-            "finish_reason": loop.finish_reason,
-            "sequence_no": loop.sequence_no,
-            "output_tokens_selected": len(loop.steps),
-            "output_tokens_returned": loop.sequence_no,
-            "utf8_hex": loop.returned.hex(),
-        },
-    )
-    rec.emit(
+    if loop.finish_reason == "abort":
+        aborted = {"state": "ABORTED", "finish_reason": "abort", "sequence_no": loop.sequence_no}
+        aborted |= {"output_tokens_selected": len(loop.steps), "utf8_hex": loop.returned.hex()}
+        rec.emit("gateway", "request.aborted", last, aborted)
+    else:
+        if loop.finish_reason != "stop" and loop.streamer is not None:  # EOS or length: send the held text
+            flushed = loop.streamer.finish().text.encode(config.detokenizer_encoding)
+            if flushed:
+                _send(rec, loop, last, None, flushed, {"held_back": "", "pending_utf8_hex": ""})
+        rec.emit("scheduler", "generation.draining", last, {"finish_reason": loop.finish_reason, "state": "DRAINING"})
+        rec.emit(
+            "gateway",
+            "response.completed",
+            last,
+            {
+                "state": "FINISHED",
+                "finish_reason": loop.finish_reason,
+                "sequence_no": loop.sequence_no,
+                "output_tokens_selected": len(loop.steps),
+                "output_tokens_returned": loop.sequence_no,
+                "utf8_hex": loop.returned.hex(),
+            },
+        )
+    rec.emit(  # on every path, exactly once: the slot and the cache go back
         "scheduler",
         "resources.released",
         last,

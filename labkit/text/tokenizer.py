@@ -5,6 +5,10 @@ recognised only as whole tags; the others (§7.2's ``EOS`` and ``reserved``) no 
 encodes to.  Every other span of text is cut into the longest piece of the vocabulary
 that matches at the current character (greedy longest match).  Text that no piece
 covers is an error: the toy vocabulary has no byte fallback.
+
+A variant vocabulary (``toy-tokenizer-v1-split``, issue 45) stores some pieces as bytes
+(``utf8_hex`` in the file) that end or begin inside a character, as a byte-level BPE does;
+they are used in decoding only (no prompt needs them), and ``splits_characters`` says so.
 """
 
 from __future__ import annotations
@@ -34,22 +38,24 @@ class Encoding:
 class Tokenizer:
     """A vocabulary ``pieces[id]`` plus the set of special IDs; see the module docstring."""
 
-    def __init__(self, tokenizer_id: str, pieces: list[str], special_ids: list[int]):
+    def __init__(self, tokenizer_id: str, pieces: list[str | bytes], special_ids: list[int]):
         if len(set(pieces)) != len(pieces):
             raise ValueError(f"tokenizer {tokenizer_id}: pieces must be distinct")
         self.tokenizer_id = tokenizer_id
         self.pieces = list(pieces)
         self.special_ids = frozenset(special_ids)
         self._id_of = {piece: i for i, piece in enumerate(pieces)}
-        self._plain = sorted((p for i, p in enumerate(pieces) if i not in self.special_ids), key=len, reverse=True)
+        self._plain = sorted(
+            (p for i, p in enumerate(pieces) if i not in self.special_ids and isinstance(p, str)), key=len, reverse=True
+        )
 
     @classmethod
-    def load(cls, root: str | Path | None = None) -> Tokenizer:
-        """Load ``tokenizer.json`` from ``root`` (default: ``fixtures/text``)."""
-        data = read_json(fixture_dir("text", root) / "tokenizer.json")
+    def load(cls, root: str | Path | None = None, name: str = "tokenizer.json") -> Tokenizer:
+        """Load the vocabulary file ``name`` from ``root`` (default: ``fixtures/text/tokenizer.json``)."""
+        data = read_json(fixture_dir("text", root) / name)
         try:
             vocab = sorted(data["vocab"], key=lambda e: e["id"])
-            pieces = [e["piece"] for e in vocab]
+            pieces = [bytes.fromhex(e["utf8_hex"]) if "utf8_hex" in e else e["piece"] for e in vocab]
             if [e["id"] for e in vocab] != list(range(len(vocab))):
                 raise ValueError("tokenizer vocab ids must be 0, 1, …, V−1 without gaps")
             special = [e["id"] for e in vocab if e.get("special")]
@@ -94,7 +100,14 @@ class Tokenizer:
         return Encoding(ids, mask, positions)
 
     def piece_bytes(self, token_id: int, encoding: str = "utf-8") -> bytes:
-        """One token's bytes; ``encoding`` exists so a broken detokenizer can be configured."""
+        """One token's bytes; ``encoding`` exists so a broken detokenizer can be configured
+        (a byte piece is its bytes, whatever the codec)."""
         if not 0 <= int(token_id) < self.vocab_size:
             raise ValueError(f"token_id must be in [0, {self.vocab_size}), got {token_id}")
-        return self.pieces[int(token_id)].encode(encoding)
+        piece = self.pieces[int(token_id)]
+        return piece if isinstance(piece, bytes) else piece.encode(encoding)
+
+    @property
+    def splits_characters(self) -> bool:
+        """Some piece is bytes that end or begin inside a UTF-8 character."""
+        return any(isinstance(p, bytes) for p in self.pieces)

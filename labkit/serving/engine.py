@@ -1,0 +1,183 @@
+"""A continuous-batching scheduler over the paged KV cache: requests join and leave at any step.
+
+Each engine step (after vLLM's scheduler, in miniature):
+
+1. **running first.** Each running request, in admission order, gets its next chunk: the tokens
+   it knows but has not computed (one, when decoding), at most the step's token budget.  Its
+   table grows to ⌈(computed + n) / block_size⌉ blocks; when the pool is empty the request
+   admitted last is **preempted**: its blocks are released, its computed count drops to 0, and
+   it waits at the head of the queue to be **recomputed** (its prompt and its generated tokens
+   fed again; greedy decoding then picks the same tokens).
+2. **then the waiting**, in order, while the budget and free blocks last (none after a
+   preemption): a request first takes the live blocks of its longest cached whole-block prefix
+   (refcount + 1, those positions are not computed again), then a chunk of the rest:
+   **chunked prefill** when the budget is smaller than its prompt.
+3. one ``forward_batch`` over all chunks; a request whose chunk reached its last known token
+   hands the logits to its client, which picks the next token or finishes it; a finished request
+   releases every block it holds, once.
+
+A request's tokens never depend on its batch: attention reads only its own blocks, and the
+numbers the batch can move (``labkit.serving.batch``) stay far below the argmax margins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from labkit.nn import Decoder
+from labkit.serving.batch import Chunk, forward_batch
+from labkit.serving.paged import BlockPool
+
+
+@dataclass
+class Request:
+    """One request: its tokens (prompt, then generated), its block table and how many are computed.
+
+    ``client(result) -> (token, finished)`` is asked whenever every known token is computed:
+    ``result`` is the ``ForwardResult`` of the chunk that got there (next logits: ``result.next_logits``)."""
+
+    request_id: str
+    prompt: list[int]
+    client: Callable
+    tokens: list[int] = field(default_factory=list)
+    table: list[int] = field(default_factory=list)
+    computed: int = 0
+    state: str = "WAITING"
+    preemptions: int = 0
+    shared: int = 0  # positions taken from cached prefix blocks instead of computed
+
+    def __post_init__(self):
+        if not self.prompt:
+            raise ValueError(f"prompt of {self.request_id} must hold at least one token")
+        self.tokens = list(self.prompt)
+
+
+@dataclass
+class StepReport:
+    """What one engine step did: chunks run (request, start, n), preemptions, finishes, blocks in use."""
+
+    step: int
+    chunks: list[tuple[str, int, int]]
+    admitted: list[tuple[str, int]]  # (request, positions taken from shared prefix blocks)
+    preempted: list[str]
+    finished: list[str]
+    blocks_in_use: int
+    tables: dict[str, list[int]]
+
+
+class Engine:
+    """``add`` requests, ``step`` until idle; see the module docstring for one step."""
+
+    def __init__(self, decoder: Decoder, pool: BlockPool, token_budget: int):
+        if not isinstance(token_budget, int) or token_budget < 1:
+            raise ValueError(f"token_budget must be an integer >= 1, got {token_budget!r}")
+        self.decoder, self.pool, self.token_budget = decoder, pool, token_budget
+        self.waiting: list[Request] = []
+        self.running: list[Request] = []
+        self.steps = 0
+
+    def add(self, request: Request) -> None:
+        self.waiting.append(request)
+
+    @property
+    def idle(self) -> bool:
+        return not self.waiting and not self.running
+
+    def step(self) -> StepReport:
+        budget, preempted, plan = self.token_budget, [], []
+        for request in list(self.running):
+            if request.state != "RUNNING":  # preempted earlier in this step, to make room
+                continue
+            n = min(len(request.tokens) - request.computed, budget)
+            if n == 0:  # the budget is spent: it runs next step
+                continue
+            while not self._grow(request, request.computed + n):
+                victim = self.running[-1]  # the request admitted last makes room
+                self._preempt(victim)
+                preempted.append(victim.request_id)
+                if victim is request:
+                    break
+            if request.state == "RUNNING":
+                plan.append((request, n))
+                budget -= n
+        admissions = 0
+        while self.waiting and budget > 0 and not preempted and self._admit(self.waiting[0], budget, plan):
+            budget -= plan[-1][1]
+            admissions += 1
+        if not plan and self.waiting:
+            need = self.pool.blocks_for(min(len(self.waiting[0].tokens), self.token_budget))
+            raise ValueError(
+                f"capacity must hold {need} blocks for {self.waiting[0].request_id}, got {self.pool.capacity}"
+            )
+        admitted = [(r.request_id, r.shared) for r, _ in plan[len(plan) - admissions :]]
+        finished = self._run(plan)
+        self.steps += 1
+        tables = {r.request_id: list(r.table) for r in self.running}
+        chunks = [(r.request_id, start, n) for r, start, n in self._ran]
+        return StepReport(self.steps - 1, chunks, admitted, preempted, finished, self.pool.in_use, tables)
+
+    def _grow(self, request: Request, positions: int) -> bool:
+        """Extend the table to hold ``positions``; False (and nothing taken) when blocks run out."""
+        need = self.pool.blocks_for(positions) - len(request.table)
+        if need > len(self.pool.free):
+            return False
+        request.table += [self.pool.allocate() for _ in range(max(need, 0))]
+        return True
+
+    def _preempt(self, request: Request) -> None:
+        """Release every block (recompute later): computed = 0, back to the head of the queue."""
+        for block in request.table:
+            self.pool.release(block)
+        request.table, request.computed, request.state = [], 0, "WAITING"
+        request.preemptions += 1
+        self.running.remove(request)
+        self.waiting.insert(0, request)
+
+    def _admit(self, request: Request, budget: int, plan: list) -> bool:
+        """Take the cached prefix, then blocks for a chunk of ≤ budget tokens; False: it waits."""
+        prefix = self.pool.cached_prefix(request.tokens)
+        n = min(len(request.tokens) - len(prefix) * self.pool.block_size, budget)
+        if self.pool.blocks_for(len(prefix) * self.pool.block_size + n) - len(prefix) > len(self.pool.free):
+            return False
+        request.table = [self.pool.share(block) for block in prefix]  # refcount + 1 each: shared, not copied
+        request.computed = request.shared = len(prefix) * self.pool.block_size
+        self._grow(request, request.computed + n)
+        self.waiting.remove(request)
+        self.running.append(request)
+        request.state = "RUNNING"
+        plan.append((request, n))
+        return True
+
+    def _run(self, plan: list) -> list[str]:
+        """The one forward pass; then each request that reached its last known token asks its client."""
+        self._ran = [(r, r.computed, n) for r, n in plan]
+        if not plan:
+            return []
+        chunks = [Chunk(r.tokens[start : start + n], start, r.table) for r, start, n in self._ran]
+        results = forward_batch(self.decoder, self.pool, chunks)
+        finished = []
+        for (request, start, n), result in zip(self._ran, results, strict=True):
+            request.computed = start + n
+            self._remember_full_blocks(request, start)
+            if request.computed < len(request.tokens):  # a chunk of a longer prefill: nothing to pick yet
+                continue
+            token, done = request.client(result)
+            request.tokens.append(token)
+            if done:
+                self._finish(request)
+                finished.append(request.request_id)
+        return finished
+
+    def _remember_full_blocks(self, request: Request, start: int) -> None:
+        """Blocks filled by this chunk become shareable prefixes (keyed by every token up to their end)."""
+        b = self.pool.block_size
+        for index in range(start // b, request.computed // b):
+            self.pool.remember(tuple(request.tokens[: (index + 1) * b]), request.table[index])
+
+    def _finish(self, request: Request) -> None:
+        """Release every block the request holds, exactly once."""
+        for block in request.table:
+            self.pool.release(block)
+        request.table, request.state = [], "FINISHED"
+        self.running.remove(request)

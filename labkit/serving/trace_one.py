@@ -1,0 +1,196 @@
+"""Trace one as one request among many: the batch of issue 45 and the clients that pick tokens.
+
+``run_batch()`` runs trace one (joins at step 0) with two other requests of the same model through
+the continuous-batching engine on a paged cache: ``long`` (a 20-token prompt, joins at step 1,
+takes trace one's first block as a shared prefix and is prefilled in chunks) and ``late`` (joins
+at step 2, shares ``long``'s first two blocks, and is the one preempted when blocks run out, then
+recomputed).  Trace one's events are recorded by the runtime's own phase functions
+(``labkit.text.runtime``) fed with the batch's results, so they can be compared with the solo
+run's event by event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from labkit.core.events import TraceRecorder
+from labkit.nn import Decoder
+from labkit.nn.transformer import ForwardResult
+from labkit.serving.engine import Engine, Request, StepReport
+from labkit.serving.paged import BlockPool
+from labkit.text import runtime as phases
+from labkit.text.config import TextTraceConfig
+from labkit.text.model import CONFIG, load_weights
+from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
+from labkit.text.template import Template
+from labkit.text.tokenizer import Tokenizer
+
+#: the other two requests: (request_id, user text, max_output_tokens, joins at step)
+OTHERS = (
+    ("req-long", "天空是蓝色。短波蓝光的散射通常更强。天空为什么是蓝色？", 2, 1),
+    ("req-late", "天空是蓝色。为什么？", 5, 2),
+)
+CAPACITY, BLOCK_SIZE, TOKEN_BUDGET = 10, 4, 12
+#: |batched − solo| bound on a raw logit: float32 GEMMs over another number of rows (batch.py)
+LOGIT_TOLERANCE = 1e-5
+
+
+class GreedyClient:
+    """The runtime's processors and greedy selection for one request: ``(result) -> (token, finished)``."""
+
+    def __init__(self, config: TextTraceConfig):
+        self.config, self.selected, self.logits = config, [], []
+
+    def __call__(self, result: ForwardResult) -> tuple[int, bool]:
+        raw = result.next_logits[0]  # [V]
+        sampling = self.config.sampling
+        processed = apply_processors(raw, ProcessorContext(sampling, tuple(self.selected)), resolve_processors())
+        token = greedy_select(processed, sampling.tie_break)
+        self.selected.append(token)
+        self.logits.append(raw)
+        return token, token == sampling.eos_id or len(self.selected) == self.config.max_output_tokens
+
+
+class _Given:
+    """Stands in for the decoder in the runtime's phases: returns the batch's result for this request."""
+
+    def __init__(self, result: ForwardResult, view: PagedView):
+        self.result, self.view = result, view
+
+    def prefill(self, input_ids, keep_attention=False):
+        self.view.length = int(self.result.positions[-1]) + 1
+        return self.result, self.view
+
+    def decode_step(self, token_ids, cache):
+        self.view.length += 1
+        return self.result
+
+
+@dataclass
+class PagedView:
+    """Trace one's cache as the runtime reads it (length, per-layer shapes), over its block table."""
+
+    n_layers: int
+    n_kv_heads: int
+    head_dim: int
+    length: int = 0
+
+    def layer_length(self, layer: int) -> int:
+        return self.length
+
+    def shapes(self) -> list[dict]:
+        shape = [1, self.n_kv_heads, self.length, self.head_dim]
+        return [{"K": shape, "V": shape} for _ in range(self.n_layers)]
+
+
+@dataclass
+class TraceOneClient:
+    """Trace one's runtime, one event group per batch result: prefill, then decode → select → stream."""
+
+    config: TextTraceConfig
+    tokenizer: Tokenizer
+    template: Template
+    rec: TraceRecorder = field(init=False)
+    loop: object = None
+
+    def __post_init__(self):
+        self.rec = TraceRecorder(self.config.trace_id, prefix="e")
+        self.rendered, self.enc = phases.request_events(self.rec, self.config, self.template, self.tokenizer)
+        self.view = PagedView(CONFIG.n_layers, CONFIG.n_kv_heads, CONFIG.head_dim)
+
+    def __call__(self, result: ForwardResult) -> tuple[int, bool]:
+        if self.loop is None:  # the whole prompt in one chunk, as the solo prefill (never chunked, never shared)
+            _, self.loop = phases.prefill_event(self.rec, _Given(result, self.view), self.enc)
+        else:
+            phases.decode_token(self.rec, _Given(result, self.view), self.loop, self.loop.steps[-1])
+        loop, step = self.loop, len(self.loop.steps) + 1
+        record = phases.select_token(self.rec, self.config, loop, step, resolve_processors())
+        if record.selected != self.config.sampling.eos_id:
+            phases.stream_token(self.rec, self.config, self.tokenizer, loop, record)
+        going = loop.finish_reason == "length" and step < self.config.max_output_tokens
+        if not going:
+            phases.terminal_events(self.rec, self.config, loop)
+        return record.selected, not going
+
+    @property
+    def selected(self) -> list[int]:
+        return [s.selected for s in self.loop.steps]
+
+    @property
+    def logits(self) -> list[np.ndarray]:
+        return [s.raw_logits for s in self.loop.steps]
+
+
+@dataclass
+class BatchRun:
+    reports: list[StepReport]
+    requests: dict[str, Request]
+    clients: dict[str, object]
+    pool: BlockPool
+
+    @property
+    def events(self) -> list[dict]:
+        """Trace one's events, recorded inside the batch (its client is the first)."""
+        return next(iter(self.clients.values())).rec.events
+
+    def cost_rows(self) -> list[dict]:
+        """The cost model, one row per engine step: tokens fed (the budget's use), chunks,
+        blocks in use of the capacity, preemptions and who left."""
+        return [
+            {
+                "step": r.step,
+                "tokens": sum(n for _, _, n in r.chunks),
+                "chunks": [f"{rid}:{start}+{n}" for rid, start, n in r.chunks],
+                "blocks_in_use": r.blocks_in_use,
+                "capacity": self.pool.capacity,
+                "preempted": r.preempted,
+                "finished": r.finished,
+            }
+            for r in self.reports
+        ]
+
+
+def other_config(request_id: str, user: str, max_output_tokens: int) -> TextTraceConfig:
+    return TextTraceConfig(request_id=request_id, user=user, max_output_tokens=max_output_tokens)
+
+
+def run_batch(
+    capacity: int = CAPACITY,
+    block_size: int = BLOCK_SIZE,
+    token_budget: int = TOKEN_BUDGET,
+    *,
+    trace_config: TextTraceConfig | None = None,
+    root=None,
+    audit: bool = True,
+    on_step=None,
+) -> BatchRun:
+    """Trace one (``trace_config``: a variant of it, e.g. a client that disconnects) and ``OTHERS``
+    through one engine until all leave; ``audit``: check the pool's invariants after every step;
+    ``on_step(engine, report)`` sees each step (tests, a player)."""
+    trace_config = TextTraceConfig() if trace_config is None else trace_config
+    tokenizer, template = Tokenizer.load(root, trace_config.vocabulary), Template.load(root)
+    others_tokenizer = Tokenizer.load(root)  # the others' prompts in toy-tokenizer-v1 (a split vocabulary decodes only)
+    decoder = Decoder(CONFIG, load_weights(root))
+    pool = BlockPool(capacity, block_size, CONFIG.n_layers, CONFIG.n_kv_heads, CONFIG.head_dim, CONFIG.dtype)
+    engine = Engine(decoder, pool, token_budget)
+    trace_one = TraceOneClient(trace_config, tokenizer, template)
+    clients, requests = {trace_config.request_id: trace_one}, {}
+    arrivals = {0: [(trace_config.request_id, trace_one.enc.input_ids[0].tolist(), trace_one)]}
+    for request_id, user, max_tokens, joins in OTHERS:
+        config = other_config(request_id, user, max_tokens)
+        clients[request_id] = GreedyClient(config)
+        prompt = others_tokenizer.encode(template.render(config.system, config.user))
+        arrivals.setdefault(joins, []).append((request_id, prompt, clients[request_id]))
+    reports = []
+    while engine.steps == 0 or not engine.idle or any(s >= engine.steps for s in arrivals):
+        for request_id, prompt, client in arrivals.get(engine.steps, []):
+            requests[request_id] = Request(request_id, prompt, client)
+            engine.add(requests[request_id])
+        reports.append(engine.step())
+        if audit:
+            pool.audit([r.table for r in requests.values()])
+        if on_step is not None:
+            on_step(engine, reports[-1])
+    return BatchRun(reports, requests, clients, pool)

@@ -1,0 +1,151 @@
+"""Trace one at the streaming edge (issue 45): real requests that differ from the fixture's, not faults.
+
+Each variant is a change of ``TextTraceConfig`` that a client or a deployment may make; its golden
+trace is ``fixtures/traces/text-<name>.jsonl`` (written by ``labkit.text.fixture``) and its first
+divergence from trace one (``labkit.trace.divergence.first_divergence``) is declared beside it:
+
+* ``stop_inside_token``  — stop ``光的`` spans tokens 14 | 15 and ends inside 15 (的散射); the
+  streamer holds back len(stop) − 1 = 1 character, so 光 is never sent: the client gets 短波蓝,
+  ``finish_reason = stop``;
+* ``length_with_stop``   — stop ``更强？`` never matches; three tokens allowed: the 2 characters held
+  back at step 3 (更强) are flushed when the length limit ends the text, ``finish_reason = length``;
+* ``split_character``    — the byte-level vocabulary ``toy-tokenizer-v1-split`` cuts 蓝 = e8 93 9d
+  after e8 93: token 14 sends only 短波, token 15 completes 蓝 and sends 蓝光的散射; the same text
+  reaches the client in other deltas;
+* ``disconnect_after_two_deltas`` — the client goes after the second delta: no decode follows, the
+  request is ABORTED (never FINISHED) and its resources are released once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from labkit.core import faults as S
+from labkit.core.faults import FirstDivergence
+from labkit.text.config import TextTraceConfig
+
+SPLIT_VOCABULARY = "toy-tokenizer-v1-split.json"
+#: token 14 短波蓝光 and 15 的散射 re-cut as bytes: 短波 + e8 93 | 9d + 光的散射 (蓝 = e8 93 9d)
+SPLIT_PIECES = {14: "短波".encode() + b"\xe8\x93", 15: b"\x9d" + "光的散射".encode()}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named request: what it changes (``config`` fields), what it shows, where it first differs."""
+
+    name: str
+    what: str
+    changes: dict
+    first_divergence: FirstDivergence
+
+    def config(self) -> TextTraceConfig:
+        return TextTraceConfig().replace(**self.changes)
+
+
+VARIANTS = {
+    v.name: v
+    for v in (
+        Variant(
+            "stop_inside_token",
+            "stop 光的 spans tokens 14 | 15 and ends inside 15: 光 is held back and never sent",
+            {"stop_sequences": ("光的",)},
+            FirstDivergence("e00", "discrete_state", "stop_sequences", S.STOP_CONDITIONS),
+        ),
+        Variant(
+            "length_with_stop",
+            "stop 更强？ never matches; the length limit (3 tokens) flushes the 2 held characters 更强",
+            {"stop_sequences": ("更强？",), "max_output_tokens": 3},
+            FirstDivergence("e00", "discrete_state", "max_output_tokens", S.STOP_CONDITIONS),
+        ),
+        Variant(
+            "split_character",
+            "a byte-level vocabulary splits 蓝 = e8 93 | 9d over tokens 14 and 15: the delta waits for 9d",
+            {"vocabulary": SPLIT_VOCABULARY},
+            FirstDivergence("e02", "artifact_ids", "artifacts.tokenizer_id", S.TEXT_ARTIFACTS),
+        ),
+        Variant(
+            "disconnect_after_two_deltas",
+            "the client disconnects after the second delta: abort, no decode, resources released once",
+            {"disconnect_after_deltas": 2},
+            FirstDivergence("e11", "event_type_and_parent", "event_type", S.CLIENT_DISCONNECT),
+        ),
+    )
+}
+
+
+def split_vocabulary(vocab: list[dict]) -> dict:
+    """toy-tokenizer-v1's entries ``vocab`` with 14 and 15 re-cut as bytes (``SPLIT_PIECES``)."""
+    entries = [
+        {"id": e["id"], "utf8_hex": SPLIT_PIECES[e["id"]].hex(), "special": False} if e["id"] in SPLIT_PIECES else e
+        for e in vocab
+    ]
+    assert b"".join(SPLIT_PIECES.values()) == "短波蓝光的散射".encode(), "the re-cut keeps the text"
+    return {
+        "tokenizer_id": "toy-tokenizer-v1-split",
+        "algorithm": "as toy-tokenizer-v1; pieces given as utf8_hex are byte strings used in decoding only",
+        "notes": [
+            "A variant of toy-tokenizer-v1 for issue 45: IDs 14 and 15 are re-cut as a byte-level BPE "
+            "would, 短波 + e8 93 | 9d + 光的散射, so 蓝 (e8 93 9d) is split over two tokens.",
+            "The model is toy-decoder-v1 unchanged: the IDs it selects are the same, their bytes differ.",
+        ],
+        "vocab": entries,
+    }
+
+
+def _payloads(run, event_type: str) -> list[dict]:
+    return [e["payload"] for e in run.events if e["event_type"] == event_type]
+
+
+def stop_never_sent(run):
+    """The stop string, and everything after it, never reaches the client; finish_reason is stop."""
+    stop = run.config.stop_sequences[0]
+    text = run.returned_bytes.decode("utf-8")
+    return stop not in text and run.finish_reason == "stop", f"returned {text!r}, finish {run.finish_reason}"
+
+
+def held_back_is_len_stop_minus_one(run):
+    """While no stop has matched, each delta holds back exactly len(stop) − 1 characters (fewer only
+    when the text is shorter)."""
+    hold = max(len(s) for s in run.config.stop_sequences) - 1
+    held = [p["held_back"] for p in _payloads(run, "stream.delta") if p["token_id"] is not None]
+    return all(len(h) == hold for h in held), f"held back {held}, hold {hold}"
+
+
+def held_text_flushed_at_the_end(run):
+    """A text ended by EOS or length sends what it held: the last delta carries no token."""
+    last = _payloads(run, "stream.delta")[-1]
+    return run.finish_reason in ("eos", "length") and last["token_id"] is None, f"last delta {last}"
+
+
+def every_delta_is_whole_utf8(run):
+    """No delta ends (or starts) inside a character: each decodes strictly as UTF-8."""
+    deltas = [bytes.fromhex(p["utf8_hex"]) for p in _payloads(run, "stream.delta")]
+    try:
+        texts = [d.decode("utf-8") for d in deltas]
+    except UnicodeDecodeError as exc:
+        return False, f"a delta is not whole UTF-8: {exc}"
+    return True, f"deltas {texts}"
+
+
+def aborted_and_released_once(run):
+    """A disconnected client: no decode after the disconnect, ABORTED and never FINISHED, one release."""
+    types = [e["event_type"] for e in run.events]
+    cut = types.index("client.disconnected") if "client.disconnected" in types else len(types)
+    states = [e["payload"].get("state") for e in run.events]
+    ok = "decode.started" not in types[cut:] and "ABORTED" in states and "FINISHED" not in states
+    return ok and types.count("resources.released") == 1, f"after the disconnect {types[cut:]}"
+
+
+CHECKS = {
+    "stop_inside_token": (stop_never_sent, held_back_is_len_stop_minus_one, every_delta_is_whole_utf8),
+    "length_with_stop": (held_back_is_len_stop_minus_one, held_text_flushed_at_the_end, every_delta_is_whole_utf8),
+    "split_character": (every_delta_is_whole_utf8,),
+    "disconnect_after_two_deltas": (aborted_and_released_once, every_delta_is_whole_utf8),
+}
+
+
+def check_variant(name: str, run) -> list[tuple[str, bool, str]]:
+    """[(check, passed, detail)] for variant ``name``'s run (its own assertions, beside §7.5's eight)."""
+    if name not in CHECKS:
+        raise ValueError(f"name must be one of {sorted(CHECKS)}, got {name!r}")
+    return [(check.__name__, *check(run)) for check in CHECKS[name]]
