@@ -207,14 +207,6 @@ def test_the_stale_claim_is_recognised():
     assert not stale_claims("A player spends no kernel time on a step.")
 
 
-@pytest.mark.parametrize(
-    "rel",
-    [
-        pytest.param(rel, marks=pytest.mark.xfail(strict=False, reason="fixed on the preface's branch"))
-        if rel == PREFACE
-        else rel
-        for rel in _prose_files()
-    ],
-)
+@pytest.mark.parametrize("rel", _prose_files())
 def test_no_page_or_readme_says_a_player_needs_a_kernel(rel):
     assert stale_claims((REPO / rel).read_text(encoding="utf-8")) == []

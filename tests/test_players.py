@@ -607,3 +607,14 @@ def test_old_player_code_in_a_page_bundle_fails_the_book_check(book_copy):
         "notebooks/07-traces/10-tool-failures.md: ./players/10-tool-failures.scenarios.mjs holds "
         "old scenarios player code; run `python -m labkit.devtools check`"
     ], problems
+
+
+def test_a_request_the_kernel_cannot_compute_is_said_in_the_player_not_raised():
+    from labkit.reader.players.base import player
+
+    live = player("bandwidth_calculator")
+    before = dict(live.data)
+    live.request = {"n_params": "many"}
+    assert live.error and live.data == before
+    live.request = {}
+    assert live.data == before

@@ -69,6 +69,8 @@ class Player(anywidget.AnyWidget):
     data = traitlets.Dict().tag(sync=True)
     live = traitlets.Bool(True).tag(sync=True)
     request = traitlets.Dict().tag(sync=True)
+    #: what the kernel said of the last request it could not compute ("" after one it could)
+    error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, name: str, data: dict, **kwargs):
         self._name = name
@@ -78,8 +80,15 @@ class Player(anywidget.AnyWidget):
         self.observe(self._on_request, names="request")
 
     def _on_request(self, change) -> None:
-        if change["new"]:
-            self.data = self.recompute(dict(change["new"]))
+        if not change["new"]:
+            return
+        try:
+            data = self.recompute(dict(change["new"]))
+        except (ValueError, TypeError) as refused:  # a request the kernel cannot compute: said in the player
+            self.error = str(refused)
+            return
+        self.error = ""
+        self.data = data
 
     def recompute(self, request: dict) -> dict:
         """New data for the reader's ``request``: the module's ``recompute`` (none: every state
