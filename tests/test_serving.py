@@ -116,3 +116,16 @@ def test_each_streaming_variant_of_trace_one_runs_in_the_batch_as_it_runs_alone(
     found = first_divergence(run_text_trace(VARIANTS[name].config()).events, run.events)
     assert found is None, found
     assert run.pool.in_use == 0 and not run.pool.refcount.any()
+
+
+def test_the_scheduler_player_shows_the_engines_run(batch):
+    """Player data is the engine's run: chunks, preemptions, block owners (refcount = owners) per step."""
+    from labkit.reader.players import export
+
+    data = export("scheduler")
+    run = data["runs"][str(data["start"])]
+    assert [s["chunks"] for s in run["steps"]] == [[list(c) for c in r.chunks] for r in batch.reports]
+    assert [s["preempted"] for s in run["steps"]] == [r.preempted for r in batch.reports]
+    shared = run["steps"][2]["blocks"]
+    assert sorted(shared[0]) == ["req-late", "req-long", "req-text-001"]  # block 0: the common prefix, refcount 3
+    assert run["selected"] == {rid: c.selected for rid, c in batch.clients.items()}
