@@ -54,7 +54,13 @@ class StoreKind:
     check: Callable[[sqlite3.Connection, str], list[str]] | None = None
 
     def __post_init__(self):
-        KNOWN_IDS[self.application_id] = self.what
+        number = self.application_id
+        if not isinstance(self.what, str) or not isinstance(number, int) or isinstance(number, bool) or number == 0:
+            raise TypeError(
+                f"a store kind needs a name and a nonzero int application_id (0 is SQLite's 'none'), "
+                f"got what={self.what!r}, application_id={number!r}"
+            )
+        KNOWN_IDS[number] = self.what
 
 
 #: what an sqlite3 message means, and what to do about it
