@@ -27,10 +27,19 @@ def _writable(folder: Path, what: str) -> None:
 
 
 def output_file(text: str) -> Path:
-    """An argparse type: a file to (over)write — not a folder, in a place that can be written."""
+    """An argparse type: a file to (over)write — not a folder, a FIFO, a device or a link loop, with a
+    name the file system takes, in a place that can be written — checked before any work is done."""
     path = Path(text)
-    if not text or path.is_dir():
+    try:
+        folder, exists, regular = path.is_dir(), path.exists(), path.is_file()
+        path.resolve()  # a link that points back at itself raises here
+    except (OSError, RuntimeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise argparse.ArgumentTypeError(f"cannot write the file {text[:80]!r}: {why}") from None
+    if not text or folder:
         raise argparse.ArgumentTypeError(f"expected a file to write, got {'a folder' if text else 'nothing'} {text!r}")
+    if exists and not regular:  # /dev/full, a FIFO nobody reads, a socket
+        raise argparse.ArgumentTypeError(f"expected a regular file to write, got {text!r} (a device, FIFO or socket)")
     _writable(path.parent, f"the file {path.name!r}")
     return path
 

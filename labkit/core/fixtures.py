@@ -149,10 +149,22 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
 
 
 def write_json(path: str | Path, data) -> Path:
-    """Pretty, stable JSON (sorted only where the caller sorted; UTF-8; trailing newline)."""
+    """Pretty, stable JSON (sorted only where the caller sorted; UTF-8; trailing newline), written
+    whole or not at all: a temporary file beside it, then renamed (a full disk leaves the old file)."""
+    import os
+    import tempfile
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise ValueError(f"could not write {str(path)!r}: {exc.strerror or exc}") from None
     return path
 
 
