@@ -112,6 +112,10 @@ class DecoderWeights:
                 )
             if array.dtype.kind != "f":
                 raise ValueError(f"weight {name!r} must be floating point, got {array.dtype}")
+            if array.dtype.itemsize < dtype.itemsize:  # float16 cast up is not the model's weights
+                raise ValueError(
+                    f"weight {name!r} of {config.model_id} must be {dtype} (the model's), got {array.dtype}"
+                )
             if np.count_nonzero(np.isfinite(array)) != array.size:
                 raise ValueError(f"weight {name!r} of {config.model_id} contains NaN or infinity")
             checked[name] = array.astype(dtype, copy=False)

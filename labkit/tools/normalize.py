@@ -81,7 +81,18 @@ def local_start(local_date: str, local_time: str, tz_name: str) -> datetime:
     round_trip = wall.astimezone(UTC).astimezone(zone)
     if round_trip.replace(tzinfo=None) != wall.replace(tzinfo=None):
         raise ValueError(f"{local_date} {local_time} does not exist in {tz_name} (a clock change skips it)")
+    earlier, later = wall.utcoffset(), wall.replace(fold=1).utcoffset()
+    if earlier != later:  # the hour a clock change repeats: two instants, and the user approved one sentence
+        raise ValueError(
+            f"{local_date} {local_time} occurs twice in {tz_name} (a clock change repeats it, at UTC offsets "
+            f"{_offset(earlier)} and {_offset(later)}): the start must say which"
+        )
     return wall
+
+
+def _offset(delta) -> str:
+    minutes = int(delta.total_seconds()) // 60
+    return f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 def normalize(
