@@ -1,7 +1,17 @@
 """Helpers shared by several test modules (import as ``from _helpers import …``)."""
 
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+#: the classroom tests that run hand-ins need bubblewrap
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 
 
 def assert_matches_source(name: str, computed: dict, source: dict) -> None:
@@ -62,3 +72,21 @@ CHAPTER_INVOCATION = {
     "subject": "user-42",
     "required_capability": "calendar.write:primary",
 }
+
+
+def grade_class(handins: Path, out: Path, *extra: str, wait: bool = True):
+    """``python -m classroom grade HANDINS --out OUT`` with two workers (a Popen when ``wait`` is False)."""
+    command = [sys.executable, "-m", "classroom", "grade", str(handins), "--out", str(out), "--workers", "2", *extra]
+    if not wait:
+        return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def needs_key() -> None:
+    """Skip where the answer key is not (a class copy): a class cannot be generated there."""
+    from benchmarks.grading import key_files
+
+    try:
+        key_files()
+    except FileNotFoundError:
+        pytest.skip("the answer key is not in this copy")

@@ -5,49 +5,30 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _helpers import grade_class, needs_bwrap, needs_key
 
-from benchmarks.grading import key_files, make_class
+from benchmarks.grading import make_class
 from classroom import grade, report
-
-REPO = Path(__file__).resolve().parents[1]
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
-
-
-def _grade(handins: Path, out: Path, *extra: str, wait: bool = True):
-    command = [sys.executable, "-m", "classroom", "grade", str(handins), "--out", str(out), "--workers", "2", *extra]
-    if not wait:
-        return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
 def _rows(out: Path) -> list[dict]:
     return list(csv.DictReader(out.open(encoding="utf-8")))
 
 
-def _needs_key():
-    try:
-        key_files()
-    except FileNotFoundError:
-        pytest.skip("the answer key is not in this copy")
-
-
 @pytest.mark.slow
 @needs_bwrap
 def test_a_generated_class_gets_a_row_per_student_and_exercise_scores_and_feedback(tmp_path):
-    _needs_key()
+    needs_key()
     import labkit.check as check
 
     kinds = ("right", "partly", "wrong", "syntax", "empty", "template", "hostile")
     dealt = make_class(tmp_path / "handins", len(kinds), kinds)
     out = tmp_path / "out" / "grades.csv"
     out.parent.mkdir()
-    done = _grade(tmp_path / "handins", out, "--timeout", "5")
+    done = grade_class(tmp_path / "handins", out, "--timeout", "5")
     assert done.returncode == 0, done.stderr[-2000:]
     rows, exercises = _rows(out), grade.graded(grade.exercise_points(check.exercises(), None))
     assert len(rows) == len(kinds) * len(exercises)

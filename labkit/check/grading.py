@@ -2,7 +2,7 @@
 
 A value against the run's (``agrees``); a function against a reference on cases, first case and index
 that differ (``compare_cases``); events against the reference trace, first divergence (``compare_traces``);
-the reader's piece against the real one inside a run (``lockstep``, stopping it with ``Diverged``). The
+a piece inside a run stops it with ``Diverged`` where it parts from the real one. The
 reader's code never lets an exception out: it becomes a ``CandidateProblem`` naming the reader's line.
 """
 
@@ -274,19 +274,3 @@ class Diverged(Exception):
     def __init__(self, result: CheckResult):
         super().__init__(result.where)
         self.result = result
-
-
-def lockstep(candidate, reference, args, *, where, **compare):
-    """The reader's piece and the real one on the same ``args`` inside a run: raise ``Diverged`` where
-    they differ (a problem names ``where``); else the real piece's result, so the run goes on along
-    the reference path. ``compare`` as in ``compare_cases``."""
-    expected = reference(*copy.deepcopy(args))
-    try:
-        verdict = compare_cases(candidate, [(where, args, expected)], None, **compare)
-    except CandidateProblem as problem:
-        if "not yet implemented" in str(problem):
-            raise
-        raise CandidateProblem(f"at {where}: {problem}") from None
-    if not verdict.passed:
-        raise Diverged(verdict)
-    return expected
