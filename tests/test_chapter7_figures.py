@@ -101,7 +101,7 @@ def test_7_12_the_confirmation_card_shows_time_title_calendar_and_zone(tool_run)
     card = confirmation_card(tool_run.invocation, "Asia/Shanghai")
     assert card == [
         "Create event “带护照” in calendar primary",
-        "When: 2026-07-20 09:00 (Asia/Shanghai), 10 min",
+        "When: 2026-07-20 09:00 UTC+08:00 (Asia/Shanghai), 10 min",
         f"Invocation inv_01, digest {digest(CHAPTER_INVOCATION)[:19]}…",
     ]
     t06 = next(e for e in tool_run.events if e["event_id"] == "t06")["payload"]

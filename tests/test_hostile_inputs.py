@@ -673,6 +673,9 @@ TITLE_CASES = {
     "word joiner": "会\u2060议",
     "private use": "会议\ue000",
     "soft hyphen": "会\u00ad议",
+    "spaces only": "   ",
+    "ideographic space only": "\u3000",
+    "no-break spaces only": "\u00a0\u00a0",
 }
 
 
@@ -693,7 +696,7 @@ def test_normalisation_refuses_hidden_characters_in_the_title(name):
 
 
 def test_free_text_near_misses():
-    for text in ("带护照", "👨\u200d👩\u200d👧", "क्\u200dष", "a b", "é"):
+    for text in ("带护照", "👨\u200d👩\u200d👧", "क्\u200dष", "a b", "é", " 带护照 ", "\u3000x"):
         assert free_text("title", text) == text
     for text in ("a \u200d b", "\u200d", "a\u200d", 7, None, b"title"):
         with pytest.raises(ValueError, match="title"):

@@ -15,9 +15,17 @@ from labkit.cli import glossary
 from labkit.cli.lab import book_pages
 from labkit.core.fixtures import book_root
 from labkit.devtools import book, notebooks, pdf
+from labkit.reader.style import find_cjk_font
 
 
 def build_pages(root: Path, paths: list[Path], prose: bool) -> int:
+    if not prose and find_cjk_font() is None:  # the style stays quiet without one: every token a □
+        print(
+            "no font with Chinese glyphs is installed, so every figure would store the traces' tokens as □: "
+            "install one (apt-get install fonts-wqy-microhei) and build again",
+            file=sys.stderr,
+        )
+        return 2
     for path in paths or book_pages(root):
         path = Path(path).with_suffix(".md") if Path(path).suffix == ".ipynb" else Path(path)
         if not path.exists():

@@ -15,7 +15,7 @@ from labkit.core.guards import holds_float
 from labkit.reader.numbers import fmt, fmt_bound, rounded
 from labkit.reader.style import plt
 
-__all__ = ["PNG", "SourceView", "Table", "fmt", "fmt_bound", "plt", "rounded", "show_source"]
+__all__ = ["PNG", "Chart", "SourceView", "Table", "fmt", "fmt_bound", "plt", "rounded", "show_figure", "show_source"]
 
 
 @dataclass(frozen=True)
@@ -131,3 +131,38 @@ class PNG:
             f'<img src="data:image/png;base64,{encoded}" width="{self.width}" '
             f'height="{self.height}" alt="{escape(self.alt)}">'
         )
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A drawn figure with its text alternative: ``<img alt>`` in HTML (JupyterLab, the static
+    book), and the alternative alone as ``text/plain`` — what a screen reader, a text-only host
+    and the stored notebook hold, so a stored output changes when the description does, not with
+    the pixels a machine's fonts draw."""
+
+    png: bytes
+    alt: str
+
+    def __repr__(self) -> str:
+        return self.alt
+
+    def _repr_png_(self) -> bytes:  # what the PDF and a host without HTML take
+        return self.png
+
+    def _repr_html_(self) -> str:
+        width = int.from_bytes(self.png[16:20], "big")  # IHDR: shown at its own size, as an inline figure is
+        encoded = base64.b64encode(self.png).decode("ascii")
+        return f'<img src="data:image/png;base64,{encoded}" width="{width}" alt="{escape(self.alt)}">'
+
+
+def show_figure(alt: str, fig=None) -> Chart:
+    """The current figure (or ``fig``) as a ``Chart`` described by ``alt`` — what it shows, in a
+    sentence or two, written with the figure — and closed, so the cell shows it once."""
+    if not isinstance(alt, str) or not alt.strip() or alt.lstrip().startswith("<Figure"):
+        raise ValueError(f"alt must say what the figure shows, got {alt!r}")
+    pyplot = plt()
+    fig = pyplot.gcf() if fig is None else fig
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight")
+    pyplot.close(fig)
+    return Chart(buffer.getvalue(), " ".join(alt.split()))

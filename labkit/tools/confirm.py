@@ -68,12 +68,15 @@ def request_digest(normalized_arguments: dict) -> str:
 
 
 def confirmation_card(invocation: Invocation, tz_name: str) -> list[str]:
-    """What the user sees, line by line: title, target calendar, the normalised time in ``tz_name``, the digest."""
+    """What the user sees, line by line: title, target calendar, the normalised time in ``tz_name``
+    with its UTC offset (a wall-clock time alone names two instants in the hour a clock change
+    repeats), the digest."""
     args = invocation.normalized_arguments
     start = datetime.fromisoformat(args["start"]).astimezone(ZoneInfo(tz_name))
+    offset = start.strftime("%z")  # "+0800"
     return [
         f"Create event “{args['title']}” in calendar {args['calendar_id']}",
-        f"When: {start:%Y-%m-%d %H:%M} ({tz_name}), {args['duration_minutes']} min",
+        f"When: {start:%Y-%m-%d %H:%M} UTC{offset[:3]}:{offset[3:]} ({tz_name}), {args['duration_minutes']} min",
         f"Invocation {invocation.invocation_id}, digest {invocation_digest(invocation)[:19]}…",
     ]
 

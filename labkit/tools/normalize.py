@@ -56,9 +56,12 @@ def parse_clock(clock: str) -> datetime:
 
 
 def free_text(name: str, text: str) -> str:
-    """``text`` unchanged when every character shows; otherwise ``ValueError`` naming the first."""
+    """``text`` unchanged when every character shows and one at least is more than a space;
+    otherwise ``ValueError`` naming the first hidden character (or saying the text is blank)."""
     if not isinstance(text, str):
         raise ValueError(f"{name} must be a string, got {type(text).__name__}")
+    if text.isspace():  # a card that says “   ” asks the user to approve nothing they can read
+        raise ValueError(f"{name} must be visible text, got only spaces ({text!r})")
     for index, ch in enumerate(text):
         category = unicodedata.category(ch)
         joiner = ch in "\u200c\u200d" and 0 < index < len(text) - 1

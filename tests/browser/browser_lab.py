@@ -390,6 +390,32 @@ JS_CLOSE_LAUNCHERS = """() => {
 
 JS_OPEN = """async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }"""
 
+
+def process_tree_mb(pid: int) -> tuple[float, int]:
+    """(resident MB of ``pid`` and every process below it, how many of them are kernels): what a
+    hub counts against one user, the server and the kernels of the pages left open."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended while we looked
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    tree, grew = {pid}, True
+    while grew:
+        below = {child for child, parent in parents.items() if parent in tree} - tree
+        tree |= below
+        grew = bool(below)
+    total, kernels = 0.0, 0
+    for member in tree:
+        try:
+            total += int(Path(f"/proc/{member}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            kernels += "ipykernel" in Path(f"/proc/{member}/cmdline").read_text(errors="replace")
+        except OSError:
+            continue
+    return total, kernels
+
+
 JS_CLOSE_CURRENT = """async () => {
   const w = window.jupyterapp.shell.currentWidget;
   if (!w) return;

@@ -29,16 +29,20 @@ from browser_lab import (
     open_page,
     opened_unmodified,
     overrides_problem,
+    process_tree_mb,
     run_all,
 )
 
 ENABLED = os.environ.get("LABKIT_BROWSER_TESTS") == "1"
 SCREENSHOTS = REPO / "browser-screenshots"
 VIEWPORT = {"width": 1280, "height": 900}
+# (page, resident MB of the JupyterLab server and its kernels, kernels alive) after each page's Run All
+SESSION_MEMORY: list[tuple[str, float, int]] = []
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "browser: drives JupyterLab in Chromium (slow)")
+    config.addinivalue_line("markers", "after_pages: runs once every page has run (reads what they left)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -51,6 +55,8 @@ def pytest_collection_modifyitems(config, items):
         rank = pages.index(md) if md in pages else -1
         if "pip_only_env" in item.fixturenames:
             rank = len(pages)  # last: its environment installs while the pages run
+        if item.get_closest_marker("after_pages"):
+            rank = len(pages) + 1
         return (rank, kind)
 
     browser_items = [i for i in items if i.get_closest_marker("browser")]
@@ -186,6 +192,7 @@ class Notebooks:
         run_all(page)
         page.wait_for_timeout(300)  # let images decode before they are measured
         self.current = RunPage(md, page, page.evaluate(JS_OUTPUT_PROBLEMS), shot, opened, page.evaluate(JS_FIGURES))
+        SESSION_MEMORY.append((md, *process_tree_mb(self.server.process.pid)))
         return self.current
 
     def close(self) -> None:
