@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from booktools import players as devtools
 from labkit.core.fixtures import book_root
-from labkit.devtools import players as devtools
 from labkit.reader.players import PLAYERS
 from labkit.reader.players.base import player as live_player
 from labkit.reader.players.base import r4
@@ -558,7 +558,7 @@ def book_copy(tmp_path):
 
 
 def test_a_missing_player_module_fails_the_book_check(book_copy):
-    from labkit.devtools import book
+    from booktools import book
 
     devtools.pages(book_copy)
     assert book.player_problems(book_copy) == []
@@ -574,7 +574,7 @@ def test_a_missing_player_module_fails_the_book_check(book_copy):
 
 
 def test_missing_player_data_fails_the_book_check(book_copy):
-    from labkit.devtools import book
+    from booktools import book
 
     devtools.pages(book_copy)
     module = book_copy / "notebooks/07-traces/players/11-comparing-traces.divergence.mjs"
@@ -588,7 +588,7 @@ def test_missing_player_data_fails_the_book_check(book_copy):
 
 
 def test_old_player_code_in_a_page_bundle_fails_the_book_check(book_copy):
-    from labkit.devtools import book
+    from booktools import book
 
     devtools.pages(book_copy)
     module = book_copy / "labkit/reader/players/_shared.mjs"
@@ -605,7 +605,7 @@ def test_old_player_code_in_a_page_bundle_fails_the_book_check(book_copy):
     problems = book.player_problems(book_copy)
     assert problems == [
         "notebooks/07-traces/10-tool-failures.md: ./players/10-tool-failures.scenarios.mjs holds "
-        "old scenarios player code; run `python -m labkit.devtools check`"
+        "old scenarios player code; run `python -m booktools check`"
     ], problems
 
 
