@@ -16,9 +16,7 @@ import sys
 #: ``labkit trace COMMAND`` beside the kinds: command → help
 TRACE_COMMANDS = {"diff": "first divergence between two traces"}
 #: ``labkit trace KIND COMMAND``: (kind, command) → help
-KIND_COMMANDS = {
-    ("tool", "torture"): "kill the runtime at random statements and race clients on one key; check the invariants",
-}
+KIND_COMMANDS: dict[tuple[str, str], str] = {}
 
 #: ``labkit COMMAND``: command → help
 TOP_COMMANDS = {
