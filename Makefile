@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml jupyter/overrides.json
 
 setup: $(STAMP)
 
-## Open the book in JupyterLab at its first page: `labkit lab` (labkit/cli/lab.py) holds the flags.
+## Open the book in JupyterLab at its first page: `labkit lab` (booklab/launcher.py) holds the flags.
 ## The pages are never written; a reader's edits go to my-edits/ (`labkit reset PAGE|--all`).
 lab: $(STAMP)
 	$(VENV)/bin/labkit lab $(LAB_ARGS)
@@ -111,7 +111,7 @@ book-check: $(STAMP)
 	$(PY) -m booktools check
 
 ## Style: ruff's rules (line length, complexity) and its formatter, checked not applied.
-LINTED := labkit classroom booktools tests benchmarks $(wildcard answer_key)
+LINTED := labkit classroom booktools booklab harness tests benchmarks $(wildcard answer_key)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)

@@ -11,9 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from booklab import glossary
+from booklab.edits import book_pages
 from booktools import book, notebooks, pdf
-from labkit.cli import glossary
-from labkit.cli.lab import book_pages
 from labkit.core.fixtures import book_root
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.cli import lab, main
+from booklab import launcher as lab
+from labkit.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,12 +50,12 @@ def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp
     assert f"--LabApp.app_settings_dir={book.resolve() / 'jupyter'}" in command  # the book's one copy
     assert "--port=8123 --no-browser" in command and "--ServerApp.token=" in command
     # the same contents manager as make lab: pages open unmodified, one file-browser entry per page
-    assert "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager" in command
+    assert "--ServerApp.contents_manager_class=booklab.contents.BookContentsManager" in command
     assert command.endswith("notebooks/00-preface.md")
     # the token's folder is private; every kernel loads the out-of-order hint
     assert (book / "build" / "jupyter" / "runtime").stat().st_mode & 0o777 == 0o700
     kernel_config = book / "build" / "ipython" / "profile_default" / "ipython_kernel_config.py"
-    assert "'labkit.cli.lab'" in kernel_config.read_text()
+    assert "'booklab.kernel'" in kernel_config.read_text()
 
 
 def test_allow_root_only_when_asked_or_announced(tmp_path, capsys, monkeypatch):
