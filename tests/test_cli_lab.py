@@ -108,3 +108,25 @@ def test_make_keeps_the_runtime_folder_private(tmp_path):
     shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
     subprocess.run(["make", "-n", "clean"], cwd=tmp_path, capture_output=True, check=True)
     assert (tmp_path / "build" / "jupyter" / "runtime").stat().st_mode & 0o777 == 0o700
+
+
+def test_the_chinese_edition_opens_its_preface_or_says_it_is_missing(tmp_path, capsys):
+    book = tmp_path / "book"
+    for name, text in (("myst.yml", "version: 1"), (lab.PREFACE, "# preface"), (lab.SETTINGS, "{}")):
+        (book / name).parent.mkdir(parents=True, exist_ok=True)
+        (book / name).write_text(text, encoding="utf-8")
+    assert lab.first_page(book, "en") == lab.PREFACE and capsys.readouterr().err == ""
+    assert lab.first_page(book, "zh") == lab.PREFACE, "no zh/ tree yet: the English preface"
+    err = capsys.readouterr().err
+    assert "no zh edition yet" in err and "zh/notebooks/00-preface.md" in err and len(err.splitlines()) == 1
+    zh = book / "zh" / "notebooks" / "00-preface.md"
+    zh.parent.mkdir(parents=True)
+    zh.write_text("# 前言", encoding="utf-8")
+    assert lab.first_page(book, "zh") == Path("zh/notebooks/00-preface.md")
+    command = lab.lab_command(book, page=lab.first_page(book, "zh"))
+    assert (
+        command[-1] == "zh/notebooks/00-preface.md"
+        and "--LabApp.default_url=/lab/tree/zh/notebooks/00-preface.md" in command
+    )
+    with pytest.raises(ValueError, match="--edition must be one of"):
+        lab.first_page(book, "fr")
