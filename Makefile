@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml jupyter/overrides.json
 
 setup: $(STAMP)
 
-## Open the book in JupyterLab at its first page: `labkit lab` (labkit/cli/lab.py) holds the flags.
+## Open the book in JupyterLab at its first page: `labkit lab` (booklab/launcher.py) holds the flags.
 ## The pages are never written; a reader's edits go to my-edits/ (`labkit reset PAGE|--all`).
 lab: $(STAMP)
 	$(VENV)/bin/labkit lab $(LAB_ARGS)
@@ -88,7 +88,7 @@ bench: $(STAMP)
 
 ## Regenerate every .ipynb from its .md and execute it (NB=path.md for one page).
 notebooks: $(STAMP)
-	$(PY) -m labkit.devtools build $(NB)
+	$(PY) -m booktools build $(NB)
 
 ## Rebuild fixtures/ from the recipes in labkit.
 fixtures: $(STAMP)
@@ -99,19 +99,19 @@ fixtures: $(STAMP)
 ## theme's CDN assets (npm registry, cached in build/npm) and a CJK web font are served from the site.
 ## The PDF first (offline: myst build --tex, XeLaTeX; apt-get install --no-install-recommends texlive-xetex).
 book: $(STAMP)
-	$(PY) -m labkit.devtools build --pdf
-	$(PY) -m labkit.devtools build --site
+	$(PY) -m booktools build --pdf
+	$(PY) -m booktools build --site
 
 ## The book as a PDF, offline: _build/pdf/inside-one-generation.pdf (about 45 s).
 pdf: $(STAMP)
-	$(PY) -m labkit.devtools build --pdf
+	$(PY) -m booktools build --pdf
 
 ## Check every page offline: notebook pairs, glossary links, toc, parse errors, references, players.
 book-check: $(STAMP)
-	$(PY) -m labkit.devtools check
+	$(PY) -m booktools check
 
 ## Style: ruff's rules (line length, complexity) and its formatter, checked not applied.
-LINTED := labkit classroom tests benchmarks $(wildcard answer_key)
+LINTED := labkit classroom booktools booklab harness tests benchmarks $(wildcard answer_key)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)

@@ -116,14 +116,11 @@ def _load_baseline():
 
 def per_lab(repeats: int) -> list[dict]:
     """Each lab alone, in this process: labkit's ``run()`` vs the baseline's function (ms)."""
-    import pkgutil
-
     from labkit.labs.report import FAULTS, LABS
 
     baseline = _load_baseline()
     rows = []
-    for key, target in (*LABS, *FAULTS):
-        lab = pkgutil.resolve_name(target)
+    for key, lab in (*LABS, *FAULTS):
         plain = getattr(baseline, BASELINE_FUNCTIONS[key])
         if key == "speculative_sampling":
             contenders = {

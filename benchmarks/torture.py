@@ -1,6 +1,6 @@
 """Trace three under real crashes and racing clients: one torture run and its figures.
 
-``torture_run(kills, races)`` runs ``labkit.tools.torture.report.run_torture`` once (seed 0,
+``torture_run(kills, races)`` runs ``harness.report.run_torture`` once (seed 0,
 3 clients) and reports its counts, its violations (0 expected) and its wall time.  The full
 benchmark kills the runtime 2,000 times and races 200 rounds; ``--quick`` does the bounded
 run of ``make test`` (200 kills, 50 rounds).
@@ -35,7 +35,7 @@ def unavailable(reason: str) -> dict:
 
 
 def torture_run(kills: int, races: int, seed: int = 0) -> dict:
-    from labkit.tools.torture.report import run_torture
+    from harness.report import run_torture
 
     started = time.perf_counter()
     report = run_torture(kills=kills, clients=CLIENTS, races=races, seed=seed)

@@ -388,7 +388,7 @@ def test_player_table_reads_a_stored_result_and_judges_each_host_on_its_target(t
 
 def test_the_stored_player_reference_covers_every_embedded_player():
     from benchmarks import players
-    from labkit.devtools.players import embeds
+    from booktools.players import embeds
 
     stored = {r["player"] for r in players.load_reference()["harness"]["players"]}
     expected = {f"{e.name}@{e.page.rsplit('/', 1)[-1].removesuffix('.md')}" for e in embeds()}

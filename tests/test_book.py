@@ -4,6 +4,7 @@ Each tampering test damages a copy of the book and shows that the suite's own ch
 """
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,8 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from booktools import book, notebooks
 from labkit.core import fixtures
-from labkit.devtools import book, notebooks
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -253,14 +254,16 @@ def test_hand_editing_a_stored_number_fails_nbval(book_copy):
 
 
 @pytest.mark.slow
-def test_the_devtools_entry_point_says_where_it_looks_outside_a_book(tmp_path):
+def test_the_booktools_entry_point_says_where_it_looks_outside_a_book(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # booktools runs from the clone, here from elsewhere
     proc = subprocess.run(
-        [sys.executable, "-m", "labkit.devtools", "check"], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, "-m", "booktools", "check"], cwd=tmp_path, capture_output=True, text=True, env=env
     )
     assert proc.returncode == 2 and str(tmp_path) in proc.stderr and "myst.yml" in proc.stderr, proc.stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "labkit.devtools", "build", "--book", str(REPO), "notebooks/nope.md"],
+        [sys.executable, "-m", "booktools", "build", "--book", str(REPO), "notebooks/nope.md"],
         cwd=tmp_path,
+        env=env,
         capture_output=True,
         text=True,
     )
@@ -269,7 +272,7 @@ def test_the_devtools_entry_point_says_where_it_looks_outside_a_book(tmp_path):
 
 @pytest.mark.slow
 def test_the_devtools_check_gathers_pairs_glossary_links_and_the_book(book_copy, monkeypatch):
-    from labkit.devtools import __main__ as devtools
+    from booktools import __main__ as devtools
 
     monkeypatch.setattr(book, "check", lambda root: ["a book problem"])
     assert devtools.check(book_copy) == ["book: a book problem"]

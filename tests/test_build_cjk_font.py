@@ -3,7 +3,7 @@ plot style stays quiet when no such font is installed, so nothing said so): the 
 
 from pathlib import Path
 
-import labkit.devtools.__main__ as devtools
+import booktools.__main__ as devtools
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from labkit.devtools import book
+from booktools import book
 from labkit.diffusion.ddim import ddim_step
 from labkit.text.processors import ProcessorContext, SamplingConfig, apply_processors
 from labkit.text.runtime import run_text_trace

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.cli import lab, main
+from booklab import launcher as lab
+from labkit.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,12 +50,12 @@ def test_dry_run_keeps_state_in_the_books_build_folder_and_opens_the_preface(tmp
     assert f"--LabApp.app_settings_dir={book.resolve() / 'jupyter'}" in command  # the book's one copy
     assert "--port=8123 --no-browser" in command and "--ServerApp.token=" in command
     # the same contents manager as make lab: pages open unmodified, one file-browser entry per page
-    assert "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager" in command
+    assert "--ServerApp.contents_manager_class=booklab.contents.BookContentsManager" in command
     assert command.endswith("notebooks/00-preface.md")
     # the token's folder is private; every kernel loads the out-of-order hint
     assert (book / "build" / "jupyter" / "runtime").stat().st_mode & 0o777 == 0o700
     kernel_config = book / "build" / "ipython" / "profile_default" / "ipython_kernel_config.py"
-    assert "'labkit.cli.lab'" in kernel_config.read_text()
+    assert "'booklab.kernel'" in kernel_config.read_text()
 
 
 def test_allow_root_only_when_asked_or_announced(tmp_path, capsys, monkeypatch):
@@ -107,3 +108,25 @@ def test_make_keeps_the_runtime_folder_private(tmp_path):
     shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
     subprocess.run(["make", "-n", "clean"], cwd=tmp_path, capture_output=True, check=True)
     assert (tmp_path / "build" / "jupyter" / "runtime").stat().st_mode & 0o777 == 0o700
+
+
+def test_the_chinese_edition_opens_its_preface_or_says_it_is_missing(tmp_path, capsys):
+    book = tmp_path / "book"
+    for name, text in (("myst.yml", "version: 1"), (lab.PREFACE, "# preface"), (lab.SETTINGS, "{}")):
+        (book / name).parent.mkdir(parents=True, exist_ok=True)
+        (book / name).write_text(text, encoding="utf-8")
+    assert lab.first_page(book, "en") == lab.PREFACE and capsys.readouterr().err == ""
+    assert lab.first_page(book, "zh") == lab.PREFACE, "no zh/ tree yet: the English preface"
+    err = capsys.readouterr().err
+    assert "no zh edition yet" in err and "zh/notebooks/00-preface.md" in err and len(err.splitlines()) == 1
+    zh = book / "zh" / "notebooks" / "00-preface.md"
+    zh.parent.mkdir(parents=True)
+    zh.write_text("# 前言", encoding="utf-8")
+    assert lab.first_page(book, "zh") == Path("zh/notebooks/00-preface.md")
+    command = lab.lab_command(book, page=lab.first_page(book, "zh"))
+    assert (
+        command[-1] == "zh/notebooks/00-preface.md"
+        and "--LabApp.default_url=/lab/tree/zh/notebooks/00-preface.md" in command
+    )
+    with pytest.raises(ValueError, match="--edition must be one of"):
+        lab.first_page(book, "fr")

@@ -19,20 +19,24 @@ from pathlib import Path
 
 import pytest
 
-from labkit.cli import lab, main
+from booklab import edits
+from booklab import launcher as lab
+from labkit.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 FRONT = "---\njupytext:\n  formats: ipynb,md:myst\n---\n"
 
 
 def book_copy(tmp_path: Path) -> Path:
-    """A folder ``labkit lab`` serves: myst.yml, the preface, the settings."""
+    """A folder ``labkit lab`` serves: myst.yml, the preface, the settings, and the book's JupyterLab
+    (``booklab/``, which comes with the clone)."""
     book = tmp_path / "book"
     (book / "notebooks").mkdir(parents=True)
     (book / "jupyter").mkdir()
     shutil.copy(REPO / "myst.yml", book / "myst.yml")
     shutil.copy(REPO / lab.PREFACE, book / lab.PREFACE)
     shutil.copy(REPO / lab.SETTINGS, book / lab.SETTINGS)
+    shutil.copytree(REPO / "booklab", book / "booklab", ignore=shutil.ignore_patterns("__pycache__"))
     return book
 
 
@@ -147,10 +151,10 @@ def test_the_reload_menu_item_is_named_as_jupyterlab_names_it_for_a_page(capsys,
     assert "Reload %1 from Disk" in bundles and '"Markdown File"' in bundles.replace("__(", "(")
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "Reload Notebook from Disk" not in readme and "Reload Markdown File from Disk" in readme
-    assert lab.RELOAD == "File → Reload Markdown File from Disk"
+    assert edits.RELOAD == "File → Reload Markdown File from Disk"
     book = book_copy(tmp_path)
     assert main(["reset", "--all", "--book", str(book)]) == 0
-    assert lab.RELOAD in capsys.readouterr().out
+    assert edits.RELOAD in capsys.readouterr().out
 
 
 def test_reset_lists_no_jupyterlab_checkpoint_as_an_edited_page(tmp_path, capsys):
@@ -159,12 +163,12 @@ def test_reset_lists_no_jupyterlab_checkpoint_as_an_edited_page(tmp_path, capsys
     checkpoints.mkdir()
     (checkpoints / "00-preface-checkpoint.md").write_text(FRONT + "# a checkpoint\n", encoding="utf-8")
     for copy in ("notebooks/00-preface.ipynb", "notebooks/.ipynb_checkpoints/00-preface-checkpoint.ipynb"):
-        (book / lab.EDITS / copy).parent.mkdir(parents=True, exist_ok=True)
-        (book / lab.EDITS / copy).write_text('{"cells": []}', encoding="utf-8")
+        (book / edits.EDITS / copy).parent.mkdir(parents=True, exist_ok=True)
+        (book / edits.EDITS / copy).write_text('{"cells": []}', encoding="utf-8")
     assert main(["reset", "--book", str(book)]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert listed[:-1] == ["notebooks/00-preface.md"], listed
-    assert not lab.is_page(checkpoints / "00-preface-checkpoint.md")
+    assert not edits.is_page(checkpoints / "00-preface-checkpoint.md")
 
 
 @pytest.mark.parametrize("name", ["my-answers.py", "my-answers-week2.py"])

@@ -1,5 +1,5 @@
 """Glossary terms on pages are plain links that JupyterLab and the static book both resolve; the
-hover text is made when a page is read, never written into it (``labkit.cli.glossary``,
+hover text is made when a page is read, never written into it (``booklab.glossary``,
 which checks them too; ``make book-check`` checks that mystmd reaches each entry)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import asyncio
 import shutil
 from pathlib import Path
 
-from labkit.cli import glossary
-from labkit.cli.glossary import glossary_entries, html_id, summary
+from booklab import glossary
+from booklab.glossary import glossary_entries, html_id, summary
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -91,8 +91,8 @@ def test_every_page_round_trips_through_its_hover_text():
 def test_jupyterlab_shows_the_hover_text_and_saves_the_page_without_it(tmp_path):
     """The book's contents manager: a page read has its hover text; saved unedited it is still the
     book's page (no working copy), saved edited its working copy holds no hover text."""
-    from labkit.cli.lab import working_copy
-    from labkit.cli.lab_contents import BookContentsManager
+    from booklab.contents import BookContentsManager
+    from booklab.edits import working_copy
 
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns("players"))
     shutil.copy(REPO / "myst.yml", tmp_path / "myst.yml")

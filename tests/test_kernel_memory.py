@@ -3,12 +3,14 @@ kernel held 226 MB after one Run All and 449 MB after five): the book's kernel e
 heap's freed pages back after every cell, a closed page's kernel is shut down, an idle one culled."""
 
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
 
-from labkit.cli import lab
+from booklab import kernel
+from booklab import launcher as lab
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,15 +27,16 @@ def _run_page(client, cells: list[str]) -> None:
         assert reply["content"]["status"] == "ok", reply["content"]
 
 
-@pytest.mark.skipif(lab._glibc() is None, reason="malloc_trim is glibc's (Linux)")
+@pytest.mark.skipif(kernel._glibc() is None, reason="malloc_trim is glibc's (Linux)")
 def test_a_page_run_again_keeps_the_memory_of_about_one_run():
     from jupyter_client.manager import start_new_kernel
 
     notebook = json.loads(PAGE.read_text(encoding="utf-8"))
     cells = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
-    manager, client = start_new_kernel(kernel_name="python3", cwd=str(PAGE.parent))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # booklab runs from the clone, as under `labkit lab`
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(PAGE.parent), env=env)
     try:
-        _run_page(client, ["%load_ext labkit.cli.lab", "import matplotlib; matplotlib.use('Agg')"])
+        _run_page(client, ["%load_ext booklab.kernel", "import matplotlib; matplotlib.use('Agg')"])
         pid = manager.provisioner.process.pid
         sizes = []
         for _ in range(2):

@@ -240,7 +240,6 @@ BAD_ARGUMENTS = [
     (["trace", "tool", "--scenario", "nope"], "--scenario", "happy"),
     (["trace", "tool", "--fault", "happy"], "--fault", "extra_field"),
     (["trace", "tool", "--scenario", "extra_field", "--fault", "not_json"], "--scenario", "not both"),
-    (["trace", "tool", "torture", "--keep", "{file}"], "--keep", "a-file.txt"),
 ]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.cli.lab_contents import BookContentsManager, kernel_language_info, with_kernel_language_info
+from booklab.contents import BookContentsManager, kernel_language_info, with_kernel_language_info
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -81,8 +81,8 @@ def test_saving_a_page_that_was_only_run_writes_nothing(book):
 
 
 def test_a_readers_edit_is_kept_in_its_working_copy_and_reset_sets_it_aside(book, capsys):
+    from booklab.edits import working_copy
     from labkit.cli import main
-    from labkit.cli.lab import working_copy
 
     root = Path(book.root_dir)
     before = _files(root)
@@ -121,14 +121,14 @@ def test_undoing_every_edit_brings_the_page_back(book):
     nb["cells"][0]["source"] = original
     asyncio.run(book.save({"type": "notebook", "format": "json", "content": nb}, PAGE))
     assert asyncio.run(book.get(PAGE))["content"]["cells"][0]["source"] == original
-    from labkit.cli.lab import edited_pages
+    from booklab.edits import edited_pages
 
     assert edited_pages(Path(book.root_dir)) == []
 
 
 def test_reset_refuses_what_is_not_a_page_and_resets_all_without_touching_other_files(book, tmp_path):
+    from booklab.edits import edited_pages
     from labkit.cli import main
-    from labkit.cli.lab import edited_pages
 
     assert main(["reset", "--book", str(tmp_path), "README.md"]) == 2  # not a page: named error
     nb = asyncio.run(book.get(PAGE))["content"]
@@ -161,7 +161,7 @@ def test_a_book_below_the_servers_root_is_kept_the_same_way(tmp_path):
 
 def test_revert_to_checkpoint_brings_the_books_page_back(book):
     """JupyterLab's File → Revert Notebook to Checkpoint: the edits are set aside, the book untouched."""
-    from labkit.cli.lab import working_copy
+    from booklab.edits import working_copy
 
     root = Path(book.root_dir)
     before = _files(root)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.cli import lab
-from labkit.cli.lab import defined_names, where_defined
+from booklab import launcher as lab
+from booklab.kernel import defined_names, where_defined
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "notebooks" / "07-traces" / "03-text-token-by-token.md"
@@ -24,7 +24,8 @@ def run_in_kernel(tmp_path, session: Path | None, code: list[str]) -> list[dict]
     profile = tmp_path / "ipython" / "profile_default"
     profile.mkdir(parents=True)
     (profile / "ipython_kernel_config.py").write_text(lab.KERNEL_CONFIG, encoding="utf-8")
-    env = {"IPYTHONDIR": str(tmp_path / "ipython"), "MPLBACKEND": "agg"}
+    # booklab runs from the clone: `labkit lab` puts the book's folder on the kernels' path
+    env = {"IPYTHONDIR": str(tmp_path / "ipython"), "MPLBACKEND": "agg", "PYTHONPATH": str(REPO)}
     if session is not None:
         env["JPY_SESSION_NAME"] = str(session)  # what JupyterLab gives a notebook's kernel
     manager, client = start_new_kernel(kernel_name="python3", env={**os.environ, **env}, cwd=str(tmp_path))
@@ -76,7 +77,7 @@ def test_where_a_name_is_defined(cells, where):
 
 
 def test_the_hint_counts_the_cells_of_the_readers_working_copy(tmp_path):
-    from labkit.cli.lab import page_cells
+    from booklab.kernel import page_cells
 
     (tmp_path / "myst.yml").write_text("version: 1\n")
     (tmp_path / "notebooks").mkdir()

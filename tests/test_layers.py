@@ -223,11 +223,35 @@ def _imported_packages(path: Path) -> set[str]:
     return found
 
 
-def test_labkit_never_imports_the_class_tools_or_the_key():
-    """``classroom/`` (the class's tools) and ``answer_key/`` sit beside labkit and import it; labkit never
-    imports them (a reader's kit holds no grader and no key), not even inside a function."""
-    found = {m: _imported_packages(p) & {"classroom", "answer_key"} for m, p in MODULES.items()}
-    assert not {m: names for m, names in found.items() if names}
+#: the packages beside labkit in the book's clone: each imports labkit, labkit imports none of them
+SIBLINGS = ("booktools", "harness", "booklab", "classroom", "answer_key", "benchmarks")
+
+
+def labkit_imports_of_siblings(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module → the sibling packages it imports anywhere in its file (function-level imports included)."""
+    found = {m: _imported_packages(p) & set(SIBLINGS) for m, p in modules.items()}
+    return {m: names for m, names in found.items() if names}
+
+
+def test_labkit_never_imports_a_package_beside_it():
+    """The book's maintenance tools, the crash/race harness, the book's JupyterLab, the class's tools, the
+    teacher's key and the benchmarks sit beside labkit and import it; labkit never imports them, not even
+    inside a function (``labkit lab`` loads booklab from the book's folder: ``labkit.cli.load``)."""
+    for sibling in SIBLINGS:
+        assert (ROOT / sibling / "__init__.py").is_file(), f"{sibling}/ is no package beside labkit"
+    assert labkit_imports_of_siblings(MODULES) == {}
+
+
+def test_the_sibling_check_sees_an_import_inside_a_function(tmp_path):
+    module = tmp_path / "probe.py"
+    module.write_text("def f():\n    from booklab.launcher import run\n    import harness.report\n")
+    assert labkit_imports_of_siblings({"labkit.probe": module}) == {"labkit.probe": {"booklab", "harness"}}
+
+
+def test_every_sibling_imports_labkit():
+    for sibling in SIBLINGS:
+        modules = sorted((ROOT / sibling).rglob("*.py"))
+        assert any("labkit" in _imported_packages(p) for p in modules), f"{sibling}/ does not import labkit"
 
 
 def test_the_class_tools_import_labkit_and_stay_short():

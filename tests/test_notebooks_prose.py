@@ -1,4 +1,4 @@
-"""``python -m labkit.devtools build --prose``: a Markdown-only edit reaches the .ipynb
+"""``python -m booktools build --prose``: a Markdown-only edit reaches the .ipynb
 without re-executing it; a code edit is refused."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labkit.devtools.notebooks import pair_problems, sync_prose
+from booktools.notebooks import pair_problems, sync_prose
 
 REPO = Path(__file__).resolve().parents[1]
 

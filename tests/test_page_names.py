@@ -3,7 +3,7 @@
 "Run `f(…)`", "call `f`", "try `f`", "use `f`", "pass … to `f`": the name ``f`` at the root of the
 span must be bound by one of the page's code cells (the names Run All leaves in the kernel:
 assignments, ``def``, ``class``, imports; read with the out-of-order hint's own reader,
-``labkit.cli.lab.defined_names``) or be a builtin."""
+``booklab.kernel.defined_names``) or be a builtin."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from labkit.cli.lab import defined_names
+from booklab.kernel import defined_names
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = sorted(p for p in (REPO / "notebooks").rglob("*.md") if ".ipynb_checkpoints" not in p.parts)

@@ -1,4 +1,4 @@
-"""The book as a PDF, built offline (issue 47, item 5): ``python -m labkit.devtools build --pdf`` in a
+"""The book as a PDF, built offline (issue 47, item 5): ``python -m booktools build --pdf`` in a
 copy of the book; the PDF has every page, the traces' Chinese tokens in an embedded CJK font, the
 formulas and the figures, and the pages ``pdftoppm`` draws are not blank."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.devtools import pdf
+from booktools import pdf
 
 REPO = Path(__file__).resolve().parents[1]
 POPPLER = all(shutil.which(tool) for tool in ("pdftoppm", "pdftotext", "pdfinfo", "pdffonts"))

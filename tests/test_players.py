@@ -6,6 +6,7 @@ module or data is missing."""
 from __future__ import annotations
 
 import ast
+import importlib
 import io
 import shutil
 import sys
@@ -15,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from booktools import players as devtools
 from labkit.core.fixtures import book_root
-from labkit.devtools import players as devtools
-from labkit.reader.players import PLAYERS
 from labkit.reader.players.base import player as live_player
-from labkit.reader.players.base import r4
+from labkit.reader.players.catalog import PLAYERS
+from labkit.reader.players.data import r4
 
 REPO = book_root(Path(__file__).resolve().parents[1])
 
@@ -76,7 +77,7 @@ def test_a_registered_player_is_picked_up_by_the_bundles_the_book_and_the_harnes
     )
     (book_copy / devtools.SOURCES / "probe.mjs").write_text(PROBE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(PLAYERS, "probe", "probe_player")
+    monkeypatch.setitem(PLAYERS, "probe", importlib.import_module("probe_player"))
     page = book_copy / "notebooks/99-probe.md"
     page.write_text('# Probe\n\n```{anywidget} ./players/99-probe.probe.mjs\n{"word": "短波"}\n```\n', encoding="utf-8")
 
@@ -106,7 +107,7 @@ def _string_tables(tree):
 
 
 def test_no_table_of_player_names_outside_the_registry():
-    registry = REPO / "labkit/reader/players/__init__.py"
+    registry = REPO / "labkit/reader/players/catalog.py"
     names = set(PLAYERS)
     tables = []
     for folder in ("labkit", "tests", "benchmarks"):
@@ -339,7 +340,7 @@ def test_attention_data_is_the_runs_weights_and_masks():
 
 def test_cache_fault_data_is_every_modes_run():
     from labkit.labs.cache_equivalence import MODES, run_case
-    from labkit.reader.players.base import significant
+    from labkit.reader.players.data import significant
 
     data = data_of("fault_modes")
     assert list(data["modes"]) == list(MODES) and data["start"] == "reset_rope_position"
@@ -400,7 +401,7 @@ def test_dpo_player_computes_a_point_outside_the_grid_with_the_kernel():
 
 def test_grpo_data_is_group_advantages_for_every_group():
     from labkit.labs import grpo
-    from labkit.reader.players.base import significant
+    from labkit.reader.players.data import significant
     from labkit.reader.players.grpo_group import DIGITS
 
     sig6 = partial(significant, digits=DIGITS)
@@ -423,7 +424,7 @@ def test_grpo_data_is_group_advantages_for_every_group():
 
 def test_grpo_player_computes_a_typed_group_with_the_kernel():
     from labkit.labs import grpo
-    from labkit.reader.players.base import significant
+    from labkit.reader.players.data import significant
     from labkit.reader.players.grpo_group import DIGITS
 
     sig6 = partial(significant, digits=DIGITS)
@@ -558,7 +559,7 @@ def book_copy(tmp_path):
 
 
 def test_a_missing_player_module_fails_the_book_check(book_copy):
-    from labkit.devtools import book
+    from booktools import book
 
     devtools.pages(book_copy)
     assert book.player_problems(book_copy) == []
@@ -574,7 +575,7 @@ def test_a_missing_player_module_fails_the_book_check(book_copy):
 
 
 def test_missing_player_data_fails_the_book_check(book_copy):
-    from labkit.devtools import book
+    from booktools import book
 
     devtools.pages(book_copy)
     module = book_copy / "notebooks/07-traces/players/11-comparing-traces.divergence.mjs"
@@ -588,7 +589,7 @@ def test_missing_player_data_fails_the_book_check(book_copy):
 
 
 def test_old_player_code_in_a_page_bundle_fails_the_book_check(book_copy):
-    from labkit.devtools import book
+    from booktools import book
 
     devtools.pages(book_copy)
     module = book_copy / "labkit/reader/players/_shared.mjs"
@@ -605,7 +606,7 @@ def test_old_player_code_in_a_page_bundle_fails_the_book_check(book_copy):
     problems = book.player_problems(book_copy)
     assert problems == [
         "notebooks/07-traces/10-tool-failures.md: ./players/10-tool-failures.scenarios.mjs holds "
-        "old scenarios player code; run `python -m labkit.devtools check`"
+        "old scenarios player code; run `python -m booktools check`"
     ], problems
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.races import SEAMS, run_races
+from harness.report import context, run_torture, scratch_dir
 from labkit.tools.torture.invariants import race_checks
-from labkit.tools.torture.races import SEAMS, run_races
-from labkit.tools.torture.report import context, run_torture, scratch_dir
 
 # Slow tier (child processes): out of `make test-fast`, in `make test`.
 pytestmark = pytest.mark.slow

@@ -120,7 +120,7 @@ def test_each_streaming_variant_of_trace_one_runs_in_the_batch_as_it_runs_alone(
 
 def test_the_scheduler_player_shows_the_engines_run(batch):
     """Player data is the engine's run: chunks, preemptions, block owners (refcount = owners) per step."""
-    from labkit.reader.players import export
+    from labkit.reader.players.catalog import export
 
     data = export("scheduler")
     run = data["runs"][str(data["start"])]

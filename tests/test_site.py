@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from labkit.devtools import book, players, publish
+from booktools import book, players, publish
 
 REPO = Path(__file__).resolve().parents[1]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -258,7 +258,7 @@ def test_build_site_writes_the_repository_for_the_build_only(tmp_path, monkeypat
 
 def test_the_cli_takes_a_repository_for_the_site_only():
     proc = subprocess.run(
-        [sys.executable, "-m", "labkit.devtools", "build", "--book", str(REPO), "--repository", "reader/book"],
+        [sys.executable, "-m", "booktools", "build", "--book", str(REPO), "--repository", "reader/book"],
         capture_output=True,
         text=True,
     )

@@ -1,5 +1,5 @@
 """A static site that needs no CDN (issue 47, item 2): what the built site asks CDNs for is served
-from the site (``labkit.devtools.assets.localise``: npm packages at the version asked for), and a
+from the site (``booktools.assets.localise``: npm packages at the version asked for), and a
 CJK web font of the characters the site uses is made at build time (``cjk_font``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.devtools import assets
+from booktools import assets
 
 REPO = Path(__file__).resolve().parents[1]
 #: what the book theme's root and its site package link (myst-theme: themes/book/app/root.tsx,

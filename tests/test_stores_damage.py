@@ -13,12 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.tools.calendar_service import CalendarService, CalendarStoreError, CreateRequest, ServiceTransport
-from labkit.tools.confirm import request_digest
-from labkit.tools.journal import Journal, JournalError
-from labkit.tools.store import StoreError
-from labkit.tools.torture.crashes import CrashSchedule, prepare
-from labkit.tools.torture.workload import (
+from harness.crashes import CrashSchedule, prepare
+from harness.workload import (
     CLOCK,
     JOURNAL_FILE,
     SERVICE_FILE,
@@ -26,6 +22,10 @@ from labkit.tools.torture.workload import (
     open_stores,
     run_invocations,
 )
+from labkit.tools.calendar_service import CalendarService, CalendarStoreError, CreateRequest, ServiceTransport
+from labkit.tools.confirm import request_digest
+from labkit.tools.journal import Journal, JournalError
+from labkit.tools.store import StoreError
 
 
 @pytest.fixture(scope="module")

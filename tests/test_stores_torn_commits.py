@@ -1,6 +1,6 @@
 """A kill at every page write of a commit, then the ``-journal`` lost: refused or one event, never two.
 
-``labkit.tools.torture.torn`` records every commit of one approved invocation's execution (the journal's
+``harness.torn`` records every commit of one approved invocation's execution (the journal's
 and the calendar's) and rebuilds the file each subset of the commit's page writes leaves behind, without
 the ``-journal`` that would roll it back.  A restart on each must refuse the store by name, or recover to
 exactly one event; without the stores' open-time checks 8 of these cases booked twice and 8 ended
@@ -9,8 +9,8 @@ COMMITTED with no event.
 
 import pytest
 
-from labkit.tools.torture import torn
-from labkit.tools.torture.crashes import CrashSchedule, prepare
+from harness import torn
+from harness.crashes import CrashSchedule, prepare
 
 # Slow tier (a torture run, in-process): out of `make test-fast`, in `make test`.
 pytestmark = pytest.mark.slow

@@ -255,13 +255,13 @@ def test_an_unavailable_answer_after_an_unresolved_unknown_does_not_mean_not_com
 
 def test_the_happy_run_the_schedules_and_the_crash_harness_share_one_execute_path():
     """One execute-and-recover path, one set of invariants (issue: three drivers, two invariant sets)."""
+    import harness.crashes as crashes
+    import harness.races as races
     import labkit.tools.schedules as schedules
-    import labkit.tools.torture.crashes as crashes
-    import labkit.tools.torture.races as races
+    from harness import workload as child
     from labkit.tools import phases, recovery
     from labkit.tools import phases as happy
     from labkit.tools.torture import invariants
-    from labkit.tools.torture import workload as child
 
     assert happy.execute_and_recover is child.execute_and_recover is recovery.execute_and_recover
     assert races.execute_and_recover is recovery.execute_and_recover

@@ -11,11 +11,11 @@ import sqlite3
 
 import pytest
 
+from harness.workload import CLOCK, make_invocation
 from labkit.tools.calendar_service import CalendarService, CalendarStoreError, CreateRequest
 from labkit.tools.confirm import request_digest
 from labkit.tools.journal import SCHEMA, Journal, JournalError
 from labkit.tools.store import StoreError
-from labkit.tools.torture.workload import CLOCK, make_invocation
 
 
 def _request(key="k1", minute=0):

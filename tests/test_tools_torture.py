@@ -1,4 +1,4 @@
-"""Trace three under real crashes and racing clients (``labkit.tools.torture``).
+"""Trace three under real crashes and racing clients (``harness/``, beside labkit).
 
 The bounded run kills the runtime's child processes with SIGKILL at least 200 times and
 races 3 clients on one key for 50 rounds; every invariant must hold.  The deliberately
@@ -9,20 +9,23 @@ Bad store files and a tampered approval are refused before anything is sent.
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from _helpers import timed
 
+from harness.crashes import CrashSchedule, crash_runs, prepare, run_child, run_schedule
+from harness.report import context, journal_rows, pick_recovered, run_torture, timeline
+from harness.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, VARIANT
 from labkit.tools.calendar_service import CalendarService
 from labkit.tools.confirm import ConfirmationError
 from labkit.tools.journal import Journal
 from labkit.tools.recovery import recover
 from labkit.tools.store import StoreError
-from labkit.tools.torture.crashes import CrashSchedule, crash_runs, prepare, run_child, run_schedule
 from labkit.tools.torture.invariants import INVARIANTS, take
-from labkit.tools.torture.report import context, journal_rows, pick_recovered, run_torture, timeline
-from labkit.tools.torture.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, VARIANT
 
 # Slow tier: out of `make test-fast`, in `make test` (see CONTRIBUTING, test tiers).
 pytestmark = pytest.mark.slow
@@ -85,12 +88,12 @@ def test_a_runtime_that_journals_after_the_send_is_caught(ctx):
 
 
 def test_the_cli_exits_non_zero_on_a_violation(capsys):
-    from labkit.cli import main
+    from harness.__main__ import main
 
-    assert main(["trace", "tool", "torture", "--kills", "6", "--races", "2", "--seed", "1"]) == 0
+    assert main(["--kills", "6", "--races", "2", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "all invariants held" in out and "kills (SIGKILL)" in out
-    assert main(["trace", "tool", "torture", "--kills", "0", "--races", "3", "--service", "no_idempotency"]) == 1
+    assert main(["--kills", "0", "--races", "3", "--service", "no_idempotency"]) == 1
     assert "one_commit_per_key" in capsys.readouterr().out
 
 
@@ -274,9 +277,9 @@ def test_two_clients_cannot_both_find_a_key_free(tmp_path):
     response — were lookup and execution two transactions, B would execute too (two events)."""
     import threading
 
+    from harness.workload import make_invocation
     from labkit.tools.calendar_service import CreateRequest, idempotent_execute
     from labkit.tools.confirm import request_digest
-    from labkit.tools.torture.workload import make_invocation
 
     path = str(tmp_path / "calendar.sqlite")
     b_done = threading.Event()
@@ -348,7 +351,30 @@ def test_a_service_without_its_idempotency_check_is_caught_under_timer_kills():
 
 
 def test_the_cli_runs_timer_kills(capsys):
-    from labkit.cli import main
+    from harness.__main__ import main
 
-    assert main(["trace", "tool", "torture", "--kills", "0", "--timer-kills", "5", "--races", "0"]) == 0
+    assert main(["--kills", "0", "--timer-kills", "5", "--races", "0"]) == 0
     assert "all invariants held" in capsys.readouterr().out
+
+
+def test_a_bad_keep_folder_is_one_line_and_exit_2_before_any_work(tmp_path, capsys):
+    from harness.__main__ import main
+
+    (tmp_path / "a-file.txt").write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        main(["--keep", str(tmp_path / "a-file.txt")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "--keep" in err and "a-file.txt" in err and "Traceback" not in err, err
+
+
+@pytest.mark.slow
+def test_python_m_harness_runs_from_the_clone():
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "--kills", "2", "--races", "1"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0 and "all invariants held" in proc.stdout, proc.stdout + proc.stderr

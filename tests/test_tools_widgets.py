@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from labkit.reader.players.base import r4  # noqa: E402
+from labkit.reader.players.data import r4  # noqa: E402
 from labkit.reader.players.grammar import static_data as grammar_data  # noqa: E402
 from labkit.reader.traces import draw_prefix_reuse, draw_state_machine  # noqa: E402
 from labkit.tools.runtime import run_tool_trace  # noqa: E402

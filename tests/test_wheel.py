@@ -99,7 +99,8 @@ def test_the_wheel_holds_labkit_and_its_fixtures_and_no_benchmarks(wheel):
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"labkit"}, top
     # the class's tools and the teacher's key run from the clone, never from a reader's install
-    assert not [n for n in names if n.startswith(("classroom/", "answer_key/", "solutions/"))]
+    siblings = ("classroom/", "answer_key/", "solutions/", "booktools/", "harness/", "booklab/", "benchmarks/")
+    assert not [n for n in names if n.startswith(siblings)]
     stored = {p.relative_to(REPO / "fixtures").as_posix() for p in (REPO / "fixtures").rglob("*") if p.is_file()}
     packaged = {name.removeprefix("labkit/fixtures/") for name in names if name.startswith("labkit/fixtures/")}
     assert stored <= packaged, sorted(stored - packaged)
@@ -139,6 +140,20 @@ def test_every_command_without_a_page_runs_from_an_empty_folder_as_in_the_clone(
         for name, data in written.items():
             assert data == (GOLDEN / GOLDEN_OF[name]).read_bytes(), f"{command}: {name} is not the golden trace"
     assert {name for *_, written in results.values() for name in written} == set(GOLDEN_OF)
+
+
+def test_labkit_lab_from_the_wheel_says_in_one_line_that_it_comes_with_the_clone(installed, tmp_path):
+    for command in (["lab"], ["reset", "--all"], ["lab", "--book", str(tmp_path)]):
+        proc = subprocess.run(
+            [str(installed / "bin" / "labkit"), *command],
+            cwd=tmp_path,
+            env=_environment(installed / "bin"),
+            capture_output=True,
+            text=True,
+        )
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and "comes with the book's clone" in lines[0], proc.stderr
+        assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
 def test_fixtures_build_outside_a_clone_says_what_to_do(installed, tmp_path):

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
-from labkit.devtools import book
+from booktools import book
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -67,7 +67,7 @@ def test_pages_workflow_builds_the_html_site_and_deploys_it_on_every_push_to_mai
     (job,) = workflow["jobs"].values()
     uses = [step.get("uses", "").split("@")[0] for step in job["steps"]]
     runs = _run_lines(job)
-    assert "python -m labkit.devtools build --site" in runs
+    assert "python -m booktools build --site" in runs
     # the players' page bundles are build products: written before the site is built
     site = inspect.getsource(book.build_site)
     assert 0 <= site.find("players.pages(root)") < site.find('"build", "--html"')
@@ -79,7 +79,7 @@ def test_pages_workflow_builds_the_html_site_and_deploys_it_on_every_push_to_mai
 
 def test_pages_workflow_gives_the_launch_button_the_repository_it_builds():
     (job,) = _load("pages.yml")["jobs"].values()
-    (step,) = [s for s in job["steps"] if "labkit.devtools build --site" in s.get("run", "")]
+    (step,) = [s for s in job["steps"] if "booktools build --site" in s.get("run", "")]
     assert step["run"].endswith('build --site --repository "$REPOSITORY"'), step["run"]
     assert step["env"] == {"REPOSITORY": "${{ github.repository }}"}  # GitHub's own variable
 

@@ -90,7 +90,7 @@ def test_an_exercise_without_a_catalogue_entry_is_refused_by_name():
 
 
 def test_every_chapter_page_has_a_registered_exercise():
-    from labkit.devtools import book
+    from booktools import book
 
     exempt = {
         "notebooks/glossary.md",  # a reference page, not a chapter

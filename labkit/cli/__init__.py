@@ -1,9 +1,14 @@
-"""The ``labkit`` command: each subcommand is a module with ``configure(parser)`` and ``run(args) -> int``
-(or, kept in the module of a command it belongs with, ``configure_<name>`` and ``run_<name>``: ``HOMES``).
+"""The ``labkit`` command.  Every command is a module with ``configure(parser)`` and ``run(args) -> int``,
+named by one line of a table: ``COMMANDS`` (``labkit NAME``), ``TRACE_COMMANDS`` (``labkit trace NAME``) or
+``BOOK_COMMANDS`` (the commands that come with the book's clone).  A command's module is imported when that
+command runs and not before (``load``, the CLI's one lazy point), so ``labkit --help`` imports none of them and
+one command never pays for another.  ``labkit trace KIND`` has one subcommand per registered trace kind
+(``labkit.trace.kinds``).
 
-A new command is its module plus one line in ``TRACE_COMMANDS``, ``KIND_COMMANDS`` or ``TOP_COMMANDS``;
-``labkit trace KIND`` has one subcommand per registered trace kind (``labkit.trace.kinds``).
-A class's tools (the class copy, grading hand-ins) are not here: ``python -m classroom`` (a sibling package).
+``labkit lab`` and ``labkit reset`` are the book's JupyterLab: their modules are in ``booklab/``, a package
+beside labkit in the book's clone that labkit never imports by name; ``load`` takes it from the book's folder
+(``labkit.core.fixtures.import_from_book``), and a labkit installed without the clone says so in one line.
+A class's tools (the class copy, grading hand-ins) are not here either: ``python -m classroom``.
 """
 
 from __future__ import annotations
@@ -12,25 +17,37 @@ import argparse
 import importlib
 import os
 import sys
+from dataclasses import dataclass
+from types import ModuleType
 
-#: ``labkit trace COMMAND`` beside the kinds: command → help
-TRACE_COMMANDS = {"diff": "first divergence between two traces"}
-#: ``labkit trace KIND COMMAND``: (kind, command) → help
-KIND_COMMANDS = {
-    ("tool", "torture"): "kill the runtime at random statements and race clients on one key; check the invariants",
-}
+from labkit import __version__
 
-#: ``labkit COMMAND``: command → help
-TOP_COMMANDS = {
-    "labs": "run the eight mechanism labs of chapter 11 and write their JSON report",
-    "faults": "run the fault-injection supplement and write its JSON report",
-    "fixtures": "build the fixtures, or check them against their recipes",
-    "check": "list the exercises, or check a solution file against one",
-    "lab": "open the book in JupyterLab at its first page (what `make lab` does)",
-    "reset": "bring a page, or every page, back to the book's original (your edits set aside)",
+
+@dataclass(frozen=True)
+class Command:
+    """A command: its one-line help and the module (``configure``, ``run``) that runs it."""
+
+    help: str
+    module: str
+
+
+#: ``labkit COMMAND``
+COMMANDS = {
+    "labs": Command("run the eight mechanism labs of chapter 11 and write their JSON report", "labkit.cli.labs"),
+    "faults": Command("run the fault-injection supplement and write its JSON report", "labkit.cli.faults"),
+    "fixtures": Command("build the fixtures, or check them against their recipes", "labkit.cli.fixtures"),
+    "check": Command("list the exercises, or check a solution file against one", "labkit.cli.check"),
 }
-#: a command kept in the module of the command it belongs with: command → that module
-HOMES = {"diff": "trace", "faults": "labs", "reset": "lab"}
+#: ``labkit trace COMMAND`` beside the kinds
+TRACE_COMMANDS = {"diff": Command("first divergence between two traces", "labkit.cli.diff")}
+#: ``labkit COMMAND`` for the commands that come with the book's clone (``booklab/`` in the book's folder)
+BOOK_COMMANDS = {
+    "lab": Command("open the book in JupyterLab at its first page (what `make lab` does)", "booklab.launcher"),
+    "reset": Command(
+        "bring a page, or every page, back to the book's original (your edits set aside)", "booklab.edits"
+    ),
+}
+ABOUT_TRACE = "run or compare the execution traces of chapter 7"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,19 +58,45 @@ class _Parser(argparse.ArgumentParser):
         raise ValueError(f"{self.prog}: error: {message}")
 
 
-def _add(subparsers, name: str, help_text: str, load: bool) -> None:
-    """Register a command; import its module (to add its arguments) only when ``load``."""
-    parser = subparsers.add_parser(name, help=help_text, description=help_text)
-    if load:
-        target = importlib.import_module(f"labkit.cli.{HOMES.get(name, name.replace('-', ''))}")
-        suffix = f"_{name}" if name in HOMES else ""
-        getattr(target, f"configure{suffix}")(parser)
-        parser.set_defaults(_run=getattr(target, f"run{suffix}"))
+def _given_book(argv: list[str]) -> str | None:
+    """The ``--book PATH`` of a book command's arguments, read before they are parsed."""
+    for index, word in enumerate(argv):
+        if word.startswith("--book="):
+            return word.split("=", 1)[1]
+        if word == "--book" and index + 1 < len(argv):
+            return argv[index + 1]
+    return None
+
+
+def load(name: str, command: Command, argv: list[str]) -> ModuleType:
+    """The module of ``command`` (imported now: the CLI's one lazy point).  A book command's package is
+    taken from the book's folder (``--book``, else this folder or the nearest one above)."""
+    if name in BOOK_COMMANDS:
+        from labkit.core.fixtures import book_root, import_from_book  # numpy: not for ``labkit --help``
+
+        package = command.module.partition(".")[0]
+        try:
+            import_from_book(package, book_root(_given_book(argv)))
+        except (FileNotFoundError, ModuleNotFoundError):
+            raise ValueError(
+                f"labkit {name} comes with the book's clone ({package}/ beside labkit): run it inside a clone of "
+                "the book (git clone, then make lab), or give --book PATH"
+            ) from None
+    return importlib.import_module(command.module)
+
+
+def _add(subparsers, name: str, command: Command, chosen: bool, argv: list[str]) -> None:
+    """Register a command; import its module (to add its arguments) only when it is the one chosen."""
+    parser = subparsers.add_parser(name, help=command.help, description=command.help)
+    if chosen:
+        module = load(name, command, argv)
+        module.configure(parser)
+        parser.set_defaults(_run=module.run)
 
 
 def _add_kinds(kinds, chosen: str | None) -> None:
-    """One ``labkit trace KIND`` per registered kind, and the kinds' own commands.  Only the
-    chosen kind is imported (every kind when none is chosen, for the help)."""
+    """One ``labkit trace KIND`` per registered kind.  Only the chosen kind is imported (every kind
+    when none is chosen, for the help)."""
     from labkit.cli import trace
     from labkit.trace.kinds import KINDS
 
@@ -64,44 +107,37 @@ def _add_kinds(kinds, chosen: str | None) -> None:
         kind = KINDS[name]
         parser = kinds.add_parser(name, help=kind.help, description=kind.help)
         trace.configure(parser, kind)
-        extra = {command: entry for (owner, command), entry in KIND_COMMANDS.items() if owner == name}
-        if extra:
-            more = parser.add_subparsers(title="more", metavar="COMMAND", required=False)
-            for command, help_text in extra.items():
-                _add(more, command, help_text, load=True)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The argument parser.  Only the chosen command's module is imported (every module
-    for a bare ``labkit`` or ``--help``), so one command never pays for the others."""
-    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]  # ["trace", "text"]
+    """The argument parser.  Only the chosen command's module is imported (none for a bare ``labkit``
+    or ``--help``, which list the tables' help lines)."""
+    argv = sys.argv[1:] if argv is None else argv
+    words = [a for a in argv if not a.startswith("-")]  # ["trace", "text"]
     top, kind = [*words, None, None][:2]
     parser = argparse.ArgumentParser(
         prog="labkit", description="Inside One Generation: run the book's traces, labs and fixture recipes."
     )
-    from labkit import __version__
-
     parser.add_argument("--version", action="version", version=f"labkit {__version__}")
     parser.set_defaults(_run=lambda args: parser.print_help())  # a bare ``labkit``: the help, status 0
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    about = "run or compare the execution traces of chapter 7"
-    trace = commands.add_parser("trace", help=about, description=about)
+    trace = commands.add_parser("trace", help=ABOUT_TRACE, description=ABOUT_TRACE)
     kinds = trace.add_subparsers(title="traces", metavar="KIND", parser_class=_Parser)
-    if top in (None, "trace") and kind not in TRACE_COMMANDS:
+    if top == "trace" and kind not in TRACE_COMMANDS:
         _add_kinds(kinds, kind)
-    for name, help_text in TRACE_COMMANDS.items():
-        _add(kinds, name, help_text, top in (None, "trace") and kind in (None, name))
+    for name, command in TRACE_COMMANDS.items():
+        _add(kinds, name, command, top == "trace" and kind == name, argv)
     trace.set_defaults(_run=lambda args: (trace.print_help(), 2)[1])
-    for name, help_text in TOP_COMMANDS.items():
-        _add(commands, name, help_text, load=top in (None, name))
+    for name, command in {**COMMANDS, **BOOK_COMMANDS}.items():
+        _add(commands, name, command, top == name, argv)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser(argv)
     try:
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
-    except ValueError as exc:  # a bad argument (``_Parser.error``): one line, nothing ran
+    except ValueError as exc:  # a bad argument (``_Parser.error``) or a book command outside the book: one line
         print(exc, file=sys.stderr)
         return 2
     try:

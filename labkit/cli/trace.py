@@ -10,7 +10,6 @@ and one line saying what was expected.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -112,28 +111,3 @@ def run(args, kind) -> int:
     written += [write(result, getattr(args, o)) for o, (_, write) in kind.outputs.items() if getattr(args, o)]
     print("\n".join([*(f"wrote      {path}" for path in written), f"took       {seconds:.2f} s"]))
     return 0
-
-
-def configure_diff(parser) -> None:
-    parser.add_argument("a", type=Path, metavar="A.jsonl", help="the reference trace")
-    parser.add_argument("b", type=Path, metavar="B.jsonl", help="the trace to compare with it")
-
-
-def run_diff(args) -> int:
-    """Exit status: 0 identical, 1 diverged, 2 unusable input (missing or unreadable file, not a
-    trace, a line that is not strict JSON — NaN, a number overflowing to infinity, a duplicate
-    key, nesting too deep —, traces of different kinds), said in one line on stderr."""
-    from labkit.core.events import TraceError, read_jsonl
-    from labkit.trace.divergence import TraceKindMismatch, first_divergence
-
-    try:
-        a, b = read_jsonl(args.a), read_jsonl(args.b)
-        found = first_divergence(a, b)
-    except (TraceError, TraceKindMismatch, ValueError, OSError, RecursionError) as exc:
-        print(f"labkit trace diff: {' '.join(str(exc).split()) or type(exc).__name__}", file=sys.stderr)
-        return 2
-    if found is None:
-        print(f"identical: {len(a)} events, every rule passed")
-        return 0
-    print(found.describe())
-    return 1

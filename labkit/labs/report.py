@@ -8,12 +8,11 @@ supplement (``FAULTS``); both have the keys and nesting of the source's reports:
 
 A lab whose check fails raises ``labkit.labs.common.LabCheckFailed`` (an ``AssertionError``, as
 NumPy's ``assert_allclose`` raises); the report then says ``"status": "failed"`` and names the lab
-and the message instead of raising.  Lab modules are imported only when a report is built.
+and the message instead of raising.
 """
 
 from __future__ import annotations
 
-import pkgutil
 import platform
 import time
 from collections.abc import Callable, Mapping
@@ -22,7 +21,18 @@ from functools import partial
 
 import numpy as np
 
-from labkit.labs import DEFAULT_SAMPLES
+from labkit.labs import (
+    DEFAULT_SAMPLES,
+    bandwidth,
+    cache_equivalence,
+    causal_attention,
+    dpo,
+    grpo,
+    kl,
+    masks,
+    speculative,
+    unequal_rank,
+)
 from labkit.labs.common import check_samples
 
 LABS_SCOPE = "8 NumPy mechanism labs; no model training"
@@ -30,23 +40,23 @@ LABS_SCOPE = "8 NumPy mechanism labs; no model training"
 #: UTC+08:00 all year (no daylight saving since 1991), a fixed offset with no zone database to read.
 REPORT_TIME_ZONE = timezone(timedelta(hours=8), "Asia/Shanghai")
 
-#: (report key, ``module:function`` of the lab) in the order the labs report lists them.
+#: (report key, the lab's function) in the order the labs report lists them.
 LABS = (
-    ("ce_gradient", "labkit.labs.masks:run_ce_gradient"),
-    ("masks", "labkit.labs.masks:run"),
-    ("causal_attention", "labkit.labs.causal_attention:run"),
-    ("cache_equivalence", "labkit.labs.cache_equivalence:run"),
-    ("dpo", "labkit.labs.dpo:run"),
-    ("grpo", "labkit.labs.grpo:run"),
-    ("kl", "labkit.labs.kl:run"),
-    ("speculative_sampling", "labkit.labs.speculative:run"),
+    ("ce_gradient", masks.run_ce_gradient),
+    ("masks", masks.run),
+    ("causal_attention", causal_attention.run),
+    ("cache_equivalence", cache_equivalence.run),
+    ("dpo", dpo.run),
+    ("grpo", grpo.run),
+    ("kl", kl.run),
+    ("speculative_sampling", speculative.run),
 )
-#: (report key, ``module:function``) of the fault-injection supplement, in the source's order.
+#: (report key, the function) of the fault-injection supplement, in the source's order.
 FAULTS = (
-    ("bandwidth_budget", "labkit.labs.bandwidth:run"),
-    ("unequal_rank_gradients", "labkit.labs.unequal_rank:run"),
-    ("cache_faults", "labkit.labs.cache_equivalence:run_faults"),
-    ("wrong_rejection_fallback", "labkit.labs.speculative:run_wrong_fallback"),
+    ("bandwidth_budget", bandwidth.run),
+    ("unequal_rank_gradients", unequal_rank.run),
+    ("cache_faults", cache_equivalence.run_faults),
+    ("wrong_rejection_fallback", speculative.run_wrong_fallback),
 )
 
 
@@ -80,8 +90,7 @@ def runtime_info() -> dict:
 
 def _runners(table, samples: int = DEFAULT_SAMPLES) -> dict[str, Callable[[], dict]]:
     """Each lab's function by report key; the speculative lab draws ``samples``."""
-    labs = {key: pkgutil.resolve_name(lab) for key, lab in table}
-    return {key: partial(lab, samples=samples) if key == "speculative_sampling" else lab for key, lab in labs.items()}
+    return {key: partial(lab, samples=samples) if key == "speculative_sampling" else lab for key, lab in table}
 
 
 def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, dict]:

@@ -8,6 +8,7 @@ validation), ``tokenizer`` (and the template), ``model`` (toy-tool-decoder-v1), 
 execute-and-recover path every driver takes), ``answer`` (mc_02's mask) and ``calls`` (masked
 greedy decoding, the two model calls); ``run_state`` (the run and its hooks), ``phases`` and ``runtime``,
 ``faults``, ``fixture``.  Two more drivers take the same path: ``schedules`` (random
-fault schedules in process) and ``torture/`` (child processes under SIGKILLs and racing clients).
+fault schedules in process) and the crash/race harness beside the kit (``harness/``: child processes under
+SIGKILLs and racing clients); both check the promises of ``torture/invariants.py``.
 Submodules load on use.
 """

@@ -52,7 +52,7 @@ class Page:
 
 def toc_entries(root: Path = REPO) -> list[str]:
     """Every ``file:`` of the toc in ``myst.yml``, in reading order."""
-    from labkit.devtools.book import load_config, toc_files
+    from booktools.book import load_config, toc_files
 
     return toc_files(load_config(root))
 

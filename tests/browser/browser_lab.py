@@ -39,7 +39,7 @@ CHROMIUM_ARGS = [
 # What the reader's copy of the book holds: the pages, their pairing rule, the toc, the
 # JupyterLab settings and the measuring kit page 13 imports from the book's folder.  The
 # fixtures and labkit are reached through the installed (editable) package.
-COPIED = ("notebooks", "jupytext.toml", "myst.yml", "jupyter", "benchmarks")
+COPIED = ("notebooks", "jupytext.toml", "myst.yml", "jupyter", "benchmarks", "booklab", "harness")
 # Test-only JupyterLab user settings: never autosave (a browser run must not rewrite a page)
 # and keep every cell in the DOM so cells can be addressed by index.
 USER_SETTINGS = {
@@ -158,6 +158,8 @@ class LabServer:
             IPYTHONDIR=str(dirs["ipython"]),
             # share the build's font cache: a fresh one costs seconds per kernel
             MPLCONFIGDIR=str(REPO / "build" / "matplotlib"),
+            # the contents manager is booklab's, which runs from the clone (as `labkit lab` sets it)
+            PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(REPO)) if p),
             MPLBACKEND="module://matplotlib_inline.backend_inline",
             JUPYTER_PLATFORM_DIRS="1",
             PYTHONHASHSEED="0",
@@ -179,7 +181,7 @@ class LabServer:
             "--ServerApp.allow_root=True",
             "--LabApp.expose_app_in_browser=True",
             # as `make lab` and `labkit lab`: pages open unmodified, one entry per page
-            "--ServerApp.contents_manager_class=labkit.cli.lab_contents.BookContentsManager",
+            "--ServerApp.contents_manager_class=booklab.contents.BookContentsManager",
         ]
 
     def start(self, timeout: float = 60.0) -> None:

@@ -16,8 +16,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from booktools import players
 from labkit.core.fixtures import book_root
-from labkit.devtools import players
 
 HARNESS = Path(__file__).resolve().parent / "harness"
 

@@ -85,7 +85,7 @@ def test_runtime_python_satisfies_requires_python():
 
 def test_postbuild_gives_the_hub_the_jupyterlab_of_make_lab():
     """The contents manager and the kernels' extension that `labkit lab` (so `make lab`) sets."""
-    from labkit.cli import lab
+    from booklab import launcher as lab
 
     text = (BINDER / "postBuild").read_text(encoding="utf-8")
     command = lab.lab_command(REPO)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.cli import lab
+from booklab import edits
 
 pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ LABELS = """() => ['docmanager:reload', 'docmanager:restore-checkpoint'].map(
 def test_the_reload_item_is_named_as_the_file_menu_names_it(notebooks):
     page = notebooks.open(PREFACE)
     reload_label, revert_label = page.evaluate(LABELS)
-    assert lab.RELOAD == f"File → {reload_label}", reload_label
+    assert edits.RELOAD == f"File → {reload_label}", reload_label
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert f"*File → {reload_label}*" in readme, reload_label
     assert f"*File → {revert_label}*" in readme.replace("\n", " "), revert_label

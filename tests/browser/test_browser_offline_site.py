@@ -1,6 +1,6 @@
 """The static site with every non-local request blocked (issue 47, item 2), in Chromium: a page as
 the book theme writes it (the theme's CDN stylesheets and KaTeX's output, CJK tokens in the text and
-in a player's shadow root) after the build's ``labkit.devtools.assets`` step.  No request leaves
+in a player's shadow root) after the build's ``booktools.assets`` step.  No request leaves
 127.0.0.1, no formula shows twice (KaTeX's MathML copy hidden by its own stylesheet, served from the
 site) and the CJK text is drawn with the site's web font (never □ on a machine without a CJK font)."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.devtools import assets
+from booktools import assets
 
 pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]

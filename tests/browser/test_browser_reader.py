@@ -14,7 +14,7 @@ import pytest
 from browser_lab import JS_CLOSE_CURRENT, JS_CURRENT_KIND, JS_CURRENT_READY, opened_unmodified
 from conftest import VIEWPORT
 
-from labkit.cli.glossary import glossary_entries, html_id, summary
+from booklab.glossary import glossary_entries, html_id, summary
 
 PREFACE = "notebooks/00-preface.md"
 FIRST_PAGE = "notebooks/07-traces/01-trace-record.md"

@@ -20,7 +20,7 @@ import pytest
 from browser_book import REPO
 from browser_lab import JS_APP_READY, JS_CLOSE_CURRENT, JS_CLOSE_LAUNCHERS, LabServer, open_in_tab, run_all
 
-from labkit.cli import glossary
+from booklab import glossary
 
 pytestmark = pytest.mark.browser
 PAGES = [

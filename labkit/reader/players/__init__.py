@@ -2,7 +2,8 @@
 
 A player is an ES module ``<name>.mjs`` in this folder (the anywidget contract ``export default
 { render({ model, el }) }``, its helpers imported from ``_shared.mjs``) and a Python module holding
-its exporter (``base`` says what it holds).  The same module runs in JupyterLab (``base.player(name)``,
+its exporter (``base`` says what it holds), registered in ``catalog.PLAYERS``.  The same module runs in
+JupyterLab (``base.player(name)``,
 an anywidget), in the static book (MyST's ``{anywidget} ./players/<page stem>.<name>.mjs``, a bundle
 carrying the page's data) and in the browser test harness (``tests/browser/harness/``).  Nothing is
 drawn in the kernel.
@@ -19,30 +20,12 @@ by the page's data.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
 SHARED = "_shared.mjs"
-
-#: the registry: player name → the Python module holding its exporter.  A player is its two
-#: modules in this folder, ``<name>.mjs`` and ``<name>.py``: every ES module here but ``_shared.mjs``.
-PLAYERS = {path.stem: f"{__name__}.{path.stem}" for path in sorted(FOLDER.glob("*.mjs")) if path.name != SHARED}
-
-
-def module_name(name: str) -> str:
-    """Where player ``name``'s exporter is (the registry says), or an error naming the players."""
-    if name not in PLAYERS:
-        raise ValueError(f"unknown player {name!r}; expected one of {list(PLAYERS)}")
-    return PLAYERS[name]
-
-
-def export(name: str, **options) -> dict:
-    """Player ``name``'s data: its name (``"player"``) and its exporter's ``static_data(**options)``."""
-    return {"player": name, **importlib.import_module(module_name(name)).static_data(**options)}
-
 
 IMPORT = re.compile(r'^import \{(?P<names>[^}]*)\} from "\./_shared\.mjs";\n', re.M)
 EXPORT = re.compile(r"^export (?=(?:function|const) (\w+))", re.M)  # its group: the exported name
@@ -52,8 +35,9 @@ EMPTY = "const EMBEDDED = null;"
 def bundle(name: str, data: dict | None = None, folder: Path = FOLDER) -> str:
     """Player ``name``'s module as one file (``folder``: where the ``.mjs`` sources are), carrying
     ``data`` as compact ASCII JSON when given."""
-    module_name(name)
     file = f"{name}.mjs"
+    if name == SHARED.removesuffix(".mjs") or not (folder / file).is_file():
+        raise ValueError(f"no player {name!r}: {folder / file} is not a player's module")
     source = (folder / file).read_text(encoding="utf-8")
     shared = (folder / SHARED).read_text(encoding="utf-8")
     imports = list(IMPORT.finditer(source))

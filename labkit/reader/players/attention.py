@@ -23,7 +23,7 @@ import numpy as np
 from labkit.labs.lab_decoder import MASK_KINDS, attention_state, lab_tokens
 from labkit.labs.masks import PACKED_DOCUMENT_IDS, document_causal_allowed
 from labkit.nn.attention import causal_allowed
-from labkit.reader.players.base import one_of, r4
+from labkit.reader.players.data import one_of, r4
 from labkit.text.runtime import run_text_trace
 
 MASK_NAMES = {"causal": "causal (bottom-right)", "top-left rectangular": "top-left rectangular"}

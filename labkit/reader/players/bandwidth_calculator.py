@@ -12,7 +12,7 @@ computed when the page is built (in a kernel, ``recompute`` makes the grid for a
 from __future__ import annotations
 
 from labkit.labs.bandwidth import DecodeBudget
-from labkit.reader.players.base import grid, r4
+from labkit.reader.players.data import grid, r4
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128)
 AXES = {

@@ -3,7 +3,7 @@
 A player is its ES module ``<name>.mjs`` and its Python module, which holds the exporter
 ``static_data(**options)`` and, when the reader may ask the kernel for a state the data does not
 hold, ``recompute(data, request)``; both return the data but its ``"player"`` name, which the
-machinery adds (``labkit.reader.players.export``).  ``player(name, **options)`` makes the live
+machinery adds (``labkit.reader.players.catalog.export``).  ``player(name, **options)`` makes the live
 widget of any registered player; a page may pass objects it already computed (a run) as options.
 
 ``data`` is exactly what the static book's bundle carries, so the module cannot tell the two
@@ -11,56 +11,16 @@ hosts apart.  ``live`` tells the module that a kernel is listening: it then offe
 that need a new computation (a fault picker, a setting) and writes the reader's choice into
 ``request``; the kernel re-runs the real computation (``recompute``) and sets ``data`` again.
 
-Numbers go through ``r4`` (float32 values at most four decimals, the book's output policy).
+The exporters' helpers (``r4``, ``grid``, …) are in ``data``; the registry is ``catalog.PLAYERS``.
 """
 
 from __future__ import annotations
 
-import importlib
-import itertools
-import math
-
 import anywidget
-import numpy as np
 import traitlets
 
-from labkit.reader.players import bundle, export, module_name
-
-
-def r4(value) -> float | None:
-    """A float rounded to 4 decimals (None for ±∞/NaN: drawn as masked)."""
-    value = float(value)
-    if not math.isfinite(value):
-        return None
-    rounded = round(value, 4)
-    return 0.0 if rounded == 0 else rounded
-
-
-def significant(values, digits: int) -> list[float]:
-    """Floats at ``digits`` significant digits (an array is flattened first): for values spanning
-    orders of magnitude, where fixed decimals would hide the small ones."""
-    return [float(f"{float(v):.{digits}g}") for v in np.ravel(values)]
-
-
-def label(value) -> str:
-    """A value as a player's data names it: a float as ``%g`` (``-2``, ``0.2``, ``1e-08``), a tuple
-    as its values joined by spaces (a group of rewards: ``0 0 1 1``), anything else as ``str``."""
-    if isinstance(value, tuple):
-        return " ".join(label(float(v)) for v in value)
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def grid(axes: dict, compute) -> dict:
-    """``compute(*choice)`` for every choice of one value per axis (the first axis slowest), keyed
-    by the choice's labels joined with ``|``: the key the player looks the state up by."""
-    return {"|".join(map(label, choice)): compute(*choice) for choice in itertools.product(*axes.values())}
-
-
-def one_of(name: str, value, options, *, optional: bool = False):
-    """``value`` when it is one of ``options`` (or None, when ``optional``); else an error naming it."""
-    if value in options or (optional and value is None):
-        return value
-    raise ValueError(f"{name} must be one of {list(options)}{' or None' if optional else ''}, got {value!r}")
+from labkit.reader.players import bundle
+from labkit.reader.players.catalog import export, module_of
 
 
 class Player(anywidget.AnyWidget):
@@ -74,7 +34,7 @@ class Player(anywidget.AnyWidget):
 
     def __init__(self, name: str, data: dict, **kwargs):
         self._name = name
-        self._module = importlib.import_module(module_name(name))
+        self._module = module_of(name)
         self._esm = bundle(name)
         super().__init__(data=data, **kwargs)
         self.observe(self._on_request, names="request")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 
-from labkit.reader.players.base import one_of, r4
+from labkit.reader.players.data import one_of, r4
 from labkit.reader.traces import event_fields
 from labkit.text.faults import FAULTS
 from labkit.trace.kinds import run as run_kind

@@ -15,7 +15,7 @@ import numpy as np
 
 from labkit.core.guards import real_number
 from labkit.labs import dpo
-from labkit.reader.players.base import grid, label, r4
+from labkit.reader.players.data import grid, label, r4
 
 CHOSEN = tuple(float(v) for v in np.arange(-6.0, -0.25, 0.5))  # −6 … −0.5 nats, the lab's −2 and −3 on it
 BETAS = (0.05, 0.1, 0.2, 0.5, 1.0)

@@ -12,7 +12,7 @@ between them without a kernel.
 from __future__ import annotations
 
 from labkit.labs.cache_equivalence import ABS_TOLERANCE, MODES, FaultCase, run_case
-from labkit.reader.players.base import one_of, significant
+from labkit.reader.players.data import one_of, significant
 
 START = "reset_rope_position"
 

@@ -10,7 +10,7 @@ allowed-set sizes over all steps — read from the real constrained decode
 
 from __future__ import annotations
 
-from labkit.reader.players.base import r4
+from labkit.reader.players.data import r4
 from labkit.tools.runtime import run_tool_trace
 from labkit.tools.tokenizer import vocabulary
 

@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 
 from labkit.labs import grpo
-from labkit.reader.players.base import grid, label, significant
+from labkit.reader.players.data import grid, label, significant
 
 GROUPS = tuple(itertools.product((0.0, 1.0), repeat=4)) + ((0.7, 0.7, 0.7),)
 EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)

@@ -26,7 +26,7 @@ from PIL import Image
 from labkit.core.guards import real_number
 from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
 from labkit.diffusion.vae import to_uint8
-from labkit.reader.players.base import label, r4
+from labkit.reader.players.data import label, r4
 
 CHANNEL_NAMES = ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light")
 LIMIT = 2.5

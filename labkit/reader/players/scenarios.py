@@ -19,7 +19,7 @@ test checks equal the golden trace.
 from __future__ import annotations
 
 from labkit.core.events import read_golden
-from labkit.reader.players.base import one_of
+from labkit.reader.players.data import one_of
 from labkit.tools.executor import CRASH_POINTS, CrashPlan
 from labkit.tools.faults import FAULTS, SCENARIOS, faulty_config
 from labkit.tools.fixture import golden_file

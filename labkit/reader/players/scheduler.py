@@ -16,7 +16,7 @@ built; the static book switches between them without a kernel.
 
 from __future__ import annotations
 
-from labkit.reader.players.base import one_of
+from labkit.reader.players.data import one_of
 from labkit.serving.trace_one import BLOCK_SIZE, CAPACITY, TOKEN_BUDGET, run_batch
 
 CAPACITIES = (6, 8, 10, 12, 16)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import speculative
-from labkit.reader.players.base import grid
+from labkit.reader.players.data import grid
 
 DRAWS = (1_000, 10_000, 100_000, 200_000)
 SEEDS = (speculative.SEED, 1, 2, 3, 4)

@@ -25,7 +25,6 @@ from labkit.core import strictjson
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.normalize import Invocation
 from labkit.tools.states import TERMINAL_OUTCOMES, TRANSITIONS, State
-from labkit.tools.torture.workload import key_prefix
 
 INVARIANTS = MappingProxyType(
     {
@@ -44,6 +43,11 @@ INVARIANTS = MappingProxyType(
 )
 __doc__ += "\n".join(f"\n* ``{name}``: {text}" for name, text in INVARIANTS.items())
 COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
+
+
+def key_prefix(invocation_id: str) -> str:
+    """What every idempotency key of this invocation starts with (``req-<id>:create-event:<n>``)."""
+    return f"req-{invocation_id}:"
 
 
 @dataclass

@@ -11,10 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from labkit.cli import glossary
-from labkit.cli.lab import book_pages
+from booklab import glossary
+from booklab.edits import book_pages
+from booktools import book, notebooks, pdf
 from labkit.core.fixtures import book_root
-from labkit.devtools import book, notebooks, pdf
 from labkit.reader.style import find_cjk_font
 
 
@@ -51,7 +51,7 @@ def check(root: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labkit.devtools", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m booktools", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="action", required=True)
     b = sub.add_parser("build", help="regenerate pages' .ipynb (or, with --site, the static site)")
     b.add_argument("paths", nargs="*", type=Path, help="notebooks/*.md to build (default: all)")

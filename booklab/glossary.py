@@ -2,10 +2,10 @@
 
 A page links a term with a plain link, ``[KV cache](../glossary.md#term-kv-cache)`` (``{term}``
 does not resolve across pages in JupyterLab).  The hover text is a build product: the book's
-contents manager (``labkit.cli.lab_contents``) wraps the link's text in an ``{abbr}`` holding the
+contents manager (``booklab.contents``) wraps the link's text in an ``{abbr}`` holding the
 entry's first sentence as a page is read (``with_hover``) and takes it out before a save
 (``without_hover``); the static book's ``myst/md-page-links.mjs`` makes the link a reference.
-``problems`` (``python -m labkit.devtools check``) names a page that uses ``{term}``, links an
+``problems`` (``python -m booktools check``) names a page that uses ``{term}``, links an
 unknown entry, or carries a written hover text.
 """
 

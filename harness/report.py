@@ -1,4 +1,4 @@
-"""One torture run (``run_torture``, which is ``labkit trace tool torture``): crash schedules until
+"""One torture run (``run_torture``, which is ``python -m harness``): crash schedules until
 ``kills`` kills, then ``races`` rounds of racing clients, summed up in a ``TortureReport``.
 
 Children start with ``forkserver`` where the platform has it (a fork, not a fresh interpreter) and
@@ -13,18 +13,21 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import sys
 import tempfile
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.crashes import ScheduleRun, crash_runs
+from harness.races import run_races
+from harness.workload import RUNTIMES, SERVICES, named
 from labkit.core.guards import is_integer
 from labkit.tools.states import State
-from labkit.tools.torture.crashes import ScheduleRun, crash_runs
-from labkit.tools.torture.invariants import INVARIANTS, Snapshot, asked, race_checks
-from labkit.tools.torture.races import run_races
-from labkit.tools.torture.workload import RUNTIMES, SERVICES, key_prefix, named
+from labkit.tools.torture.invariants import INVARIANTS, Snapshot, asked, key_prefix, race_checks
+
+BOOK = str(Path(__file__).resolve().parents[1])  # the folder that holds harness/
 
 
 def context(start_method: str | None = None):
@@ -34,8 +37,12 @@ def context(start_method: str | None = None):
     if method not in methods:
         raise ValueError(f"start_method must be one of {methods}, got {method!r}")
     ctx = multiprocessing.get_context(method)
+    # the children import the harness by name: its folder (the book's clone) must be on their path,
+    # also when a page loaded it with import_from_book (the fork server and spawn copy sys.path)
+    if BOOK not in sys.path:
+        sys.path.append(BOOK)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["labkit.tools.torture.preload", "labkit.tools.torture.races"])
+        ctx.set_forkserver_preload(["harness.preload", "harness.races"])
     return ctx
 
 
@@ -114,7 +121,7 @@ def run_torture(
 ) -> TortureReport:
     """Kill the runtime ``kills`` times before a counted statement and ``timer_kills`` times on a
     timer across seeded crash schedules, then race ``clients`` clients for ``races`` rounds (``interleave``:
-    two clients, interleaved at the service's seams, ``labkit.tools.torture.races``); check every
+    two clients, interleaved at the service's seams, ``harness.races``); check every
     invariant.  ``root`` keeps the files there."""
     checked = (("kills", kills, 0), ("timer_kills", timer_kills, 0), ("clients", clients, 1), ("races", races, 0))
     for name, value, low in checked:

@@ -7,7 +7,7 @@
 - **Pages open clean.**  The notebook is handed over with the ``language_info`` the kernel will
   report (in memory), so starting the kernel marks no page unsaved.
 - **One entry per page.**  ``*.ipynb`` and ``my-edits`` join ``hide_globs``: the browser lists the ``.md``.
-- **Glossary hover text** is added as a page is read and taken out before a save (``labkit.cli.glossary``).
+- **Glossary hover text** is added as a page is read and taken out before a save (``booklab.glossary``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from jupyter_server.services.contents.largefilemanager import AsyncLargeFileMana
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from traitlets import default
 
-from labkit.cli import glossary
-from labkit.cli.lab import EDITS, SET_ASIDE, is_page, set_aside, working_copy
+from booklab import glossary
+from booklab.edits import EDITS, SET_ASIDE, is_page, set_aside, working_copy
 
 
 def kernel_language_info() -> dict:

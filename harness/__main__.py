@@ -1,9 +1,16 @@
-"""``labkit trace tool torture --kills N --timer-kills T --clients M --races R --seed S``: trace three under real
+"""``python -m harness --kills N --timer-kills T --clients M --races R --seed S``: trace three under real
 crashes (SIGKILL before seeded statements or on a timer, restart, recovery) and racing clients; the schedule count,
-kills, restarts and every invariant's result.  Exit status 1 when any invariant was violated.
+kills, restarts and every invariant's result.  Exit status 1 when any invariant was violated, 2 on a bad argument.
 """
 
 from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.report import run_torture
+from harness.workload import RUNTIMES, SERVICES, VARIANT
+from labkit.cli.trace import output_dir
 
 #: option → (default, metavar, help) of the counts ``run_torture`` takes (and checks)
 COUNTS = {
@@ -12,12 +19,10 @@ COUNTS = {
     "--clients": (3, "M", "client processes racing on one idempotency key"),
     "--races": (50, "R", "rounds of racing"),
 }
+HELP = "kill the runtime at random statements and race clients on one key; check the invariants"
 
 
 def configure(parser) -> None:
-    from labkit.cli.trace import output_dir
-    from labkit.tools.torture.workload import RUNTIMES, SERVICES, VARIANT
-
     for option, (default, metavar, text) in COUNTS.items():
         parser.add_argument(option, type=int, default=default, metavar=metavar, help=f"{text} (default {default})")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the crash schedules (default 0)")
@@ -36,9 +41,22 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from labkit.tools.torture.report import run_torture
-
     chosen = ("kills", "timer_kills", "clients", "races", "seed", "service", "runtime")
     report = run_torture(**{name: getattr(args, name) for name in chosen}, root=args.keep)
     print("\n".join(report.lines()))
     return 0 if report.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness", description=HELP)
+    configure(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"python -m harness: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

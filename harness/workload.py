@@ -52,11 +52,6 @@ def make_invocation(invocation_id: str, minute: int = 0) -> Invocation:
     return fixture_invocation().with_arguments(invocation_id, start=f"2026-07-20T09:{minute:02d}:00+08:00")
 
 
-def key_prefix(invocation_id: str) -> str:
-    """What every idempotency key of this invocation starts with (``req-<id>:create-event:<n>``)."""
-    return f"req-{invocation_id}:"
-
-
 def approve(journal: Journal, invocation: Invocation, retry_budget: int, approved: bool = True) -> str | None:
     """Journal the invocation up to PREPARED; store its digest as approved (unless ``approved`` is False)."""
     machine = InvocationMachine(State.VALIDATED)

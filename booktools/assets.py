@@ -179,7 +179,7 @@ def cjk_font(html: Path, extra: list[Path] = ()) -> Path | None:
     css = folder / "cjk.css"
     css.write_text(
         f"/* WenQuanYi Micro Hei (Apache-2.0 or GPL-3+ with font exception: LICENSE), the {len(text)} CJK\n"
-        f"   characters this site uses; made at build time by labkit.devtools.assets */\n"
+        f"   characters this site uses; made at build time by booktools.assets */\n"
         f'@font-face {{ font-family: "{CJK_FAMILY}"; src: url("wqy-microhei-subset.woff") format("woff");\n'
         f"  font-display: swap; unicode-range: {ranges}; }}\n",
         encoding="utf-8",

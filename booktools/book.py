@@ -2,7 +2,7 @@
 
 The check asks that every chapter page cite a source, and runs ``myst build --site`` with mystmd pointed at
 a closed loopback port, so it never reaches the network.  ``build --site`` is ``myst build --html``, with the
-links of the repository it is built from (``labkit.devtools.publish``).
+links of the repository it is built from (``booktools.publish``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import yaml
 
+from booktools import assets, players, publish
 from labkit.core import strictjson
 from labkit.core.fixtures import book_root
-from labkit.devtools import assets, players, publish
 
 _MESSAGE = re.compile(r"^(⛔️|⚠️)\s*(.*)$")
 _THEME_NOISE = ("api.mystmd.org", "127.0.0.1:9", "template", "ECONNREFUSED", "ENOTFOUND")
@@ -202,7 +202,7 @@ def self_contained(html: Path, cache: Path) -> int:
 
 def player_problems(root: Path) -> list[str]:
     """Every page's ``{anywidget}`` players: each module bundles, each page's bundle holds the
-    current code and the player's data (``labkit.devtools.players``)."""
+    current code and the player's data (``booktools.players``)."""
     modules = players.module_problems(root) if (root / "labkit").is_dir() else []
     return modules + players.structure_problems(root)
 

@@ -26,13 +26,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-from labkit.tools.calendar_service import CalendarService, CreateRequest, ServiceTransport, idempotent_execute
-from labkit.tools.confirm import request_digest
-from labkit.tools.recovery import execute_and_recover
-from labkit.tools.states import InvocationMachine
-from labkit.tools.store import StoreError
-from labkit.tools.torture.invariants import Snapshot, take
-from labkit.tools.torture.workload import (
+from harness.workload import (
     CLOCK,
     SERVICE_FILE,
     SERVICES,
@@ -43,6 +37,12 @@ from labkit.tools.torture.workload import (
     open_stores,
     start_child,
 )
+from labkit.tools.calendar_service import CalendarService, CreateRequest, ServiceTransport, idempotent_execute
+from labkit.tools.confirm import request_digest
+from labkit.tools.recovery import execute_and_recover
+from labkit.tools.states import InvocationMachine
+from labkit.tools.store import StoreError
+from labkit.tools.torture.invariants import Snapshot, take
 
 #: every CONFLICT_EVERY-th round, the last client presents the shared key with another digest
 CONFLICT_EVERY = 5

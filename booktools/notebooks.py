@@ -12,7 +12,7 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
-from labkit.cli.lab import book_pages
+from booklab.edits import book_pages
 
 KERNEL_TIMEOUT = 300
 

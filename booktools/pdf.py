@@ -15,7 +15,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from labkit.devtools import book, players
+from booktools import book, players
 
 PDF_NAME = "inside-one-generation.pdf"
 WRAPPER = Path("myst") / "pdf" / "book.tex"

@@ -24,12 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labkit.tools.calendar_service import OUTCOMES, QUERY_OUTCOMES, CalendarService
-from labkit.tools.journal import Journal
-from labkit.tools.states import State
-from labkit.tools.torture import invariants as inv
-from labkit.tools.torture.invariants import Snapshot, take
-from labkit.tools.torture.workload import (
+from harness.workload import (
     CLOCK,
     JOURNAL_FILE,
     SERVICE_FILE,
@@ -39,6 +34,11 @@ from labkit.tools.torture.workload import (
     make_invocation,
     start_child,
 )
+from labkit.tools.calendar_service import OUTCOMES, QUERY_OUTCOMES, CalendarService
+from labkit.tools.journal import Journal
+from labkit.tools.states import State
+from labkit.tools.torture import invariants as inv
+from labkit.tools.torture.invariants import Snapshot, take
 
 #: the network of one incarnation: mostly delivered, every fault of ServiceTransport possible
 NETWORK = ("deliver",) * 4 + OUTCOMES

@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.workload import JOURNAL_FILE, SERVICE_FILE, executor_for, open_stores, run_invocations
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.recovery import recover_invocation, verify_approvals
 from labkit.tools.store import StoreError
-from labkit.tools.torture.workload import JOURNAL_FILE, SERVICE_FILE, executor_for, open_stores, run_invocations
 
 ALL_SUBSETS_UP_TO = 8
 FILES = (JOURNAL_FILE, SERVICE_FILE)
