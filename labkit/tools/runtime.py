@@ -6,7 +6,8 @@ tokens, parse → validate → normalise → authorise → confirm → execute �
 state machine, the calendar service's commit, and the second call that reuses the first
 call's prefix cache before it writes the summary.  Every step is one event of the trace:
 the run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``).
-A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
+A fault is a change of the frozen ``ToolRunConfig``'s ``faults`` (``labkit.tools.faults``), read at its seam
+(``labkit.tools.seams``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from labkit.tools.model import CONFIG, load_decoder
 from labkit.tools.normalize import Invocation, normalize
 from labkit.tools.phases import PHASES, close_trace
 from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
+from labkit.tools.seams import ToolFaults
 from labkit.tools.tokenizer import TEMPLATE_ID, TOKENIZER_ID
 from labkit.tools.toolspec import ToolSpec, find_tool, load_toolspec
 
@@ -39,16 +41,9 @@ class ToolRunConfig(Config):
     request_id: str = "req-42"
     service_clock: str = "2026-07-19T14:00:04+08:00"
     retry_budget: int = 3
-    # -- scenario switches (all off on the happy path) --
-    proposal_tamper: str | None = None  # "extra_field" | "not_json"
-    edit_after_approval: tuple[tuple[str, str], ...] = ()
-    tamper_digest: bool = False
-    transport_plan: tuple[str, ...] = ()
-    query_plan: tuple[str, ...] = ()  # per query by key: "answer" | "unavailable"
-    new_key_per_attempt: bool = False
-    cancel_after_commit: bool = False
+    #: what goes wrong, each read at its seam (``labkit.tools.seams``; all off on the happy path)
+    faults: ToolFaults = ToolFaults()
     crashes: tuple = ()  # labkit.tools.executor.CrashPlans: the first incarnation's, then one per restart
-    cancel_before_execute: bool = False
     journal_path: str = ":memory:"  # a file makes the journal survive the process
 
     def invocation(self, spec: ToolSpec, arguments: dict) -> Invocation:
@@ -61,8 +56,8 @@ class ToolRunConfig(Config):
     def __post_init__(self):
         if self.retry_budget < 1:
             raise ValueError(f"retry_budget must be >= 1 attempt, got {self.retry_budget}")
-        if self.proposal_tamper not in (None, "extra_field", "not_json"):
-            raise ValueError(f"proposal_tamper must be None, 'extra_field' or 'not_json', got {self.proposal_tamper!r}")
+        if not isinstance(self.faults, ToolFaults):
+            raise ValueError(f"faults must be a ToolFaults, got {type(self.faults).__name__}")
 
 
 def run_tool_trace(

@@ -21,11 +21,10 @@ from labkit.tools.phases import EXECUTION
 from labkit.tools.recovery import recover_invocation
 from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
 from labkit.tools.runtime import ToolRunConfig
+from labkit.tools.seams import CANCELS, ToolFaults
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.torture import invariants
 from labkit.tools.torture.invariants import read
-
-CANCELS = ("none", "before_execute", "after_commit")
 
 
 @dataclass(frozen=True)
@@ -46,15 +45,15 @@ class FaultSchedule:
     def config(self) -> ToolRunConfig:
         """The happy run's config with this schedule's faults."""
         happy = ToolRunConfig()
-        return ToolRunConfig(
-            capabilities=happy.capabilities if self.authorized else happy.capabilities[:1],
+        faults = ToolFaults(
             tamper_digest=not self.confirmation_matches,
-            cancel_before_execute=self.cancel == "before_execute",
-            cancel_after_commit=self.cancel == "after_commit",
+            cancel=self.cancel,
             transport_plan=self.transport_plan,
             query_plan=self.query_plan,
-            retry_budget=self.retry_budget,
-            crashes=self.crashes,
+        )
+        capabilities = happy.capabilities if self.authorized else happy.capabilities[:1]
+        return ToolRunConfig(
+            capabilities=capabilities, retry_budget=self.retry_budget, faults=faults, crashes=self.crashes
         )
 
 
@@ -75,7 +74,7 @@ def invariant_violations(outcome: ToolTrace) -> list[str]:
     snap = read([outcome.journal.db.db], outcome.service.db.db)
     config = outcome.config
     granted = outcome.invocation.required_capability in config.capabilities
-    approved = granted and not (config.tamper_digest or config.cancel_before_execute)
+    approved = granted and not (config.faults.tamper_digest or config.faults.cancels("before_execute"))
     checks = {**invariants.run_checks(snap), "ending": invariants.ending(snap, outcome, approved)}
     return [f"{name}: {problem}" for name, problems in checks.items() for problem in problems]
 
