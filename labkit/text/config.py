@@ -42,6 +42,9 @@ class TextTraceConfig(Config):
     vocabulary: str = "tokenizer.json"
     #: the client disconnects after this many deltas (None: it reads to the end)
     disconnect_after_deltas: int | None = None
+    #: a fault of the runtime's count: the token about to be selected is counted as selected too
+    #: (the processors are told ``counted`` = selected + 1, so a minimum length lifts one step early)
+    eos_mask_counts_pending_token: bool = False
 
     def __post_init__(self):
         if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:

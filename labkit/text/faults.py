@@ -56,7 +56,7 @@ FAULTS = catalogue(
     Fault(
         "eos_before_minimum_length",
         "the minimum-length mask counts the token being chosen, so EOS is allowed at step 1",
-        {"sampling": {"eos_mask_counts_pending_token": True}},
+        {"eos_mask_counts_pending_token": True},
         FirstDivergence("e05", "discrete_state", "masked_ids", S.PROCESSORS),
     ),
     Fault(

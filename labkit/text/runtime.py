@@ -172,10 +172,9 @@ def prefill_event(rec: TraceRecorder, decoder: Decoder, enc):
 
 def select_token(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop, step: int, processors) -> StepRecord:
     """token.selected: the processors in their configured order, then greedy selection (§7.4)."""
-    sampling = config.sampling
-    processed = apply_processors(
-        loop.logits, ProcessorContext(sampling, tuple(s.selected for s in loop.steps)), processors
-    )
+    sampling, selected = config.sampling, tuple(s.selected for s in loop.steps)
+    counted = len(selected) + int(config.eos_mask_counts_pending_token)  # the seam the processors are told through
+    processed = apply_processors(loop.logits, ProcessorContext(sampling, selected, counted), processors)
     token = greedy_select(processed, sampling.tie_break)
     record = StepRecord(step, loop.cache.length, loop.logits, processed, token, None, None, [])
     loop.steps.append(record)

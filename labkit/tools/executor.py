@@ -37,7 +37,7 @@ from labkit.tools.states import InvocationMachine, State
 #: before_attempt: the approval (or the previous attempt's outcome) is journaled, this attempt
 #:     has not begun — for attempt 1 the restart finds PREPARED with an approved digest;
 #: after_journal_write: EXECUTING is journaled, nothing sent yet;
-#: after_send: the request reached the service; the runtime dies before it reads the answer;
+#: after_send: the request has left (the service may have it); the runtime dies before it reads any answer;
 #: after_service_commit: the service committed, the runtime dies before recording the answer;
 #: after_record: the attempt's outcome is journaled, the runtime dies before going on.
 CRASH_POINTS = ("before_attempt", "after_journal_write", "after_send", "after_service_commit", "after_record")

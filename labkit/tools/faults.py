@@ -83,7 +83,7 @@ FAULTS = catalogue(
     Fault(
         "cancel_after_commit",
         "the user cancels after t09; the event stays, the summary is skipped",
-        {"faults": {"cancel": "after_commit"}},
+        {"faults": {"cancel_at": "after_commit"}},
         _branch("t10", S.REQUEST_LIFECYCLE),
     ),
     Fault(

@@ -47,7 +47,7 @@ class FaultSchedule:
         happy = ToolRunConfig()
         faults = ToolFaults(
             tamper_digest=not self.confirmation_matches,
-            cancel=self.cancel,
+            cancel_at=self.cancel,
             transport_plan=self.transport_plan,
             query_plan=self.query_plan,
         )

@@ -8,7 +8,7 @@ decoder → parser          the decoder's bytes                         ``propos
 parser → validator        the parsed arguments                        ``proposal_tamper="extra_field"``
 the approval store        the digest the user approved                ``tamper_digest``
 presented for execution   the Invocation approved                     ``edit_after_approval``
-the client                no cancel                                   ``cancel``
+the client                no cancel                                   ``cancel_at``
 the transport             every request and query delivered           ``transport_plan``, ``query_plan``
 the key policy            one key per request, a query after doubt    ``new_key_per_attempt``
 the journal order         journal, then send                          ``journal_before_send=False``
@@ -70,7 +70,7 @@ class ToolFaults:
     proposal_tamper: str | None = None  # "extra_field" | "not_json"
     tamper_digest: bool = False  # the approval store holds another digest (last hex digit flipped)
     edit_after_approval: tuple[tuple[str, str], ...] = ()  # argument → value of the Invocation presented
-    cancel: str = "none"  # "before_execute" | "after_commit": the user cancels there
+    cancel_at: str = "none"  # "before_execute" | "after_commit": the user cancels there
     transport_plan: tuple[str, ...] = ()  # per attempt: labkit.tools.calendar_service.OUTCOMES
     query_plan: tuple[str, ...] = ()  # per query by key: "answer" | "unavailable"
     new_key_per_attempt: bool = False
@@ -78,8 +78,8 @@ class ToolFaults:
     def __post_init__(self):
         if self.proposal_tamper not in TAMPERS:
             raise ValueError(f"proposal_tamper must be one of {list(TAMPERS)}, got {self.proposal_tamper!r}")
-        if self.cancel not in CANCELS:
-            raise ValueError(f"cancel must be one of {list(CANCELS)}, got {self.cancel!r}")
+        if self.cancel_at not in CANCELS:
+            raise ValueError(f"cancel_at must be one of {list(CANCELS)}, got {self.cancel_at!r}")
 
     def parser_input(self, generated: bytes) -> bytes:
         """The bytes the parser receives: the decoder's own, or (``not_json``) their first half."""
@@ -100,7 +100,7 @@ class ToolFaults:
 
     def cancels(self, moment: str) -> bool:
         """Does the user cancel at ``moment`` (one of ``CANCELS``)?"""
-        return self.cancel == moment
+        return self.cancel_at == moment
 
     def transport(self, service) -> ServiceTransport:
         """The transport to ``service``, delivering as the plans say."""
