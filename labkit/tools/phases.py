@@ -3,9 +3,10 @@
 commit boundary (t08–t14) the execution with an idempotency key (and the recovery after a
 crash), the late cancellation, the observation the model reads and its second call.
 
-``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` in order on one ``ToolTrace``; each
-phase records its events and returns None to go on, or the request status the run ends with
-(``close_trace`` then records ``trace.closed``).  A page can ``show_source`` one phase.
+``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` on one ``ToolTrace`` through the one loop of
+every trace (``labkit.core.runtime.run_steps``); each phase records its events and returns None to go
+on, or the request status the run ends with (``close_trace`` then records ``trace.closed``).
+A page can ``show_source`` one phase.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from labkit.tools.calls import first_model_call, model_started_payload, second_m
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
-    authorize,
+    authorization_decision,
     check_confirmation,
     confirmation_card,
     invocation_digest,
@@ -29,9 +30,9 @@ from labkit.tools.recovery import execute_and_recover
 from labkit.tools.run_state import ToolTrace
 from labkit.tools.seams import idempotency_key
 from labkit.tools.states import State
+from labkit.tools.tokenizer import PROPOSAL_ID
 from labkit.tools.toolspec import VALIDATOR_NAME, ProposalError, parse_arguments, validate_arguments
 
-PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers
 CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
 RECOVERY_GUIDANCE = "the event exists; query it by event ID or idempotency key, or delete it with calendar.delete_event"
 
@@ -86,7 +87,7 @@ def validate(run: ToolTrace) -> str | None:
     return None
 
 
-def normalise(run: ToolTrace) -> None:
+def normalize(run: ToolTrace) -> None:
     """t04: the Invocation, in absolute time; from here on the journal records every state."""
     config = run.config
     invocation = run.invocation = config.invocation(run.spec, run.arguments)
@@ -101,9 +102,9 @@ def normalise(run: ToolTrace) -> None:
     )
 
 
-def authorise(run: ToolTrace) -> str | None:
+def authorize(run: ToolTrace) -> str | None:
     """t05: may this subject do this, on this calendar?"""
-    decision = authorize(run.invocation, run.config.subject, run.config.capabilities)
+    decision = authorization_decision(run.invocation, run.config.subject, run.config.capabilities)
     auth = {"subject": decision.subject, "capability": decision.capability, "scope": decision.scope}
     if not decision.allowed:
         run.enter(State.AUTHORIZATION_DENIED, "authorizer", "authorization.denied", **auth, reason=decision.reason)
@@ -248,8 +249,8 @@ PHASES = (
     propose,
     parse,
     validate,
-    normalise,
-    authorise,
+    normalize,
+    authorize,
     confirm,
     cancelled_before_execute,
     execute,
@@ -258,4 +259,4 @@ PHASES = (
     answer,
 )
 #: the phases from an Invocation to its observed result (what ``labkit.tools.schedules`` runs)
-EXECUTION = PHASES[PHASES.index(authorise) : PHASES.index(answer)]
+EXECUTION = PHASES[PHASES.index(authorize) : PHASES.index(answer)]

@@ -2,7 +2,7 @@
 
 ``run_tool_trace(ToolRunConfig())`` computes everything on the spot: the 86-token prompt,
 the prefill of toy-tool-decoder-v1, the grammar-masked greedy decode of the 27 proposal
-tokens, parse → validate → normalise → authorise → confirm → execute → observe on the
+tokens, parse → validate → normalize → authorize → confirm → execute → observe on the
 state machine, the calendar service's commit, and the second call that reuses the first
 call's prefix cache before it writes the summary.  Every step is one event of the trace:
 the run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``).
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.core.runtime import Config, checked_run_arguments
+from labkit.core.runtime import Config, checked_run_arguments, run_steps
 from labkit.tools.model import CONFIG, load_decoder
 from labkit.tools.normalize import Invocation, normalize
 from labkit.tools.phases import PHASES, close_trace
@@ -79,4 +79,4 @@ def run_tool_trace(
         "tool_version": spec.ref,
     }
     run = start_trace(config, hooks, spec=spec, decoder=decoder or load_decoder(), artifacts=artifacts)
-    return close_trace(run, next((s for s in (phase(run) for phase in PHASES) if s is not None), "completed"))
+    return close_trace(run, run_steps(PHASES, run) or "completed")

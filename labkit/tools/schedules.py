@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from labkit.core.runtime import run_steps
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.executor import CrashPlan, Executor
 from labkit.tools.fixture import fixture_invocation
@@ -65,7 +66,7 @@ def run_schedule(schedule: FaultSchedule, *, service_execute=None) -> ToolTrace:
     hooks = ToolHooks(service_execute=service_execute)
     run = start_trace(config, hooks, InvocationMachine(State.VALIDATED), invocation=invocation)
     run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
-    run.request_status = next((s for s in (phase(run) for phase in EXECUTION) if s is not None), "completed")
+    run.request_status = run_steps(EXECUTION, run) or "completed"
     return run
 
 
