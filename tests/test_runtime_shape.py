@@ -154,3 +154,29 @@ def test_the_steps_of_a_trace_are_looped_over_in_one_place():
 def test_a_second_step_loop_is_found():
     written_twice = "s = next((s for s in (phase(run) for phase in EXECUTION) if s is not None), 'completed')"
     assert step_loops(written_twice) == [1]
+
+
+def trace_section(text: str) -> list[str]:
+    """The lines of CONTRIBUTING.md's "A trace" section, between its ``<!-- a trace -->`` markers."""
+    parts = text.split("<!-- a trace -->")
+    assert len(parts) == 3, "CONTRIBUTING.md needs one 'A trace' section between two <!-- a trace --> markers"
+    return [line for line in parts[1].splitlines() if line.strip()]
+
+
+def test_contributing_describes_the_one_shape_in_at_most_30_lines():
+    lines = trace_section((LABKIT.parent / "CONTRIBUTING.md").read_text(encoding="utf-8"))
+    assert 5 <= len(lines) <= 30, f"'A trace' is {len(lines)} lines; the one shape fits in 30"
+    section = "\n".join(lines)
+    for name, config, _hooks, _run, result, _ in RUNTIMES:  # every registered kind's pieces, by their names
+        module, attribute = STEPS[name]
+        named = [config.__name__, result.__name__, f"{module.removeprefix('labkit.')}.{attribute}"]
+        missing = [n for n in named if f"`{n}`" not in section]
+        assert not missing, f"'A trace' does not name {missing} of the {name} trace"
+    assert "`run_steps(steps, run)`" in section and "`checked_run_arguments`" in section
+
+
+def test_the_section_count_can_fail():
+    long = "<!-- a trace -->\n" + "- a line\n" * 31 + "<!-- a trace -->"
+    assert len(trace_section(long)) == 31
+    with pytest.raises(AssertionError, match="needs one 'A trace' section"):
+        trace_section("no markers")
