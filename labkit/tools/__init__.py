@@ -6,7 +6,7 @@ validation), ``tokenizer`` (and the template), ``model`` (toy-tool-decoder-v1), 
 ``calendar_service`` (the external system), ``store`` and ``journal`` (SQLite), ``executor``
 (attempts, idempotency keys, crash points), ``recovery`` (``execute_and_recover``, the one
 execute-and-recover path every driver takes), ``answer`` (mc_02's mask) and ``calls`` (masked
-greedy decoding, the two model calls); ``run_state`` (the run and its hooks), ``phases`` and ``runtime``,
+greedy decoding, the two model calls); ``config`` (the config, the run and its hooks), ``phases`` and ``runtime``,
 ``faults``, ``fixture``.  Two more drivers take the same path: ``schedules`` (random
 fault schedules in process) and ``torture/`` (child processes under SIGKILLs and racing clients).
 Submodules load on use.

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from labkit.core import faults as suspects
 from labkit.core.faults import Fault, FirstDivergence, catalogue, configure
+from labkit.tools.config import ToolRunConfig
 from labkit.tools.executor import CrashPlan
-from labkit.tools.runtime import ToolRunConfig
 
 #: what the golden run (no fault) is
 HAPPY = "the §7.10–7.14 fixture: one proposal, one approval, one commit, one summary"

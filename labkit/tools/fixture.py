@@ -39,7 +39,7 @@ TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”�
 @cache
 def fixture_invocation() -> Invocation:
     """The §7.12 Invocation inv_01: §7.11's arguments normalised under the happy run's config."""
-    from labkit.tools.runtime import ToolRunConfig
+    from labkit.tools.config import ToolRunConfig
     from labkit.tools.toolspec import load_toolspec
 
     return ToolRunConfig().invocation(load_toolspec(), TARGET_ARGUMENTS)
@@ -75,7 +75,7 @@ def fitting_sequences(spec):
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
     from labkit.tools.answer import AnswerSlots, frame_sentences
     from labkit.tools.calls import grammar_for, proposal_mask
-    from labkit.tools.runtime import USER_TEXT
+    from labkit.tools.config import USER_TEXT
     from labkit.tools.tokenizer import ToolTemplate, ToolTokenizer
 
     tok, template = ToolTokenizer(), ToolTemplate()

@@ -7,10 +7,10 @@ from __future__ import annotations
 from labkit.core import faults as suspects
 from labkit.core.kinds import TraceContract, TraceKind
 from labkit.tools.clauses import CLAUSES
+from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace
 from labkit.tools.faults import FAULTS, HAPPY
 from labkit.tools.fixture import build
-from labkit.tools.run_state import ToolHooks
-from labkit.tools.runtime import ToolRunConfig, ToolTrace, run_tool_trace
+from labkit.tools.runtime import run_tool_trace
 
 CONTRACT = TraceContract(
     kind="tool",

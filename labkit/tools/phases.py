@@ -17,6 +17,7 @@ from functools import partial
 from labkit.tools.answer import ANSWER_STRATEGY, tool_message
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.calls import first_model_call, model_started_payload, second_model_call
+from labkit.tools.config import ToolTrace
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
@@ -27,7 +28,6 @@ from labkit.tools.confirm import (
 )
 from labkit.tools.executor import Crash, Executor
 from labkit.tools.recovery import execute_and_recover
-from labkit.tools.run_state import ToolTrace
 from labkit.tools.seams import idempotency_key
 from labkit.tools.states import State
 from labkit.tools.tokenizer import PROPOSAL_ID

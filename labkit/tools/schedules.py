@@ -16,12 +16,11 @@ from dataclasses import dataclass
 
 from labkit.core.runtime import run_steps
 from labkit.tools.calendar_service import ServiceTransport
+from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace, start_trace
 from labkit.tools.executor import CrashPlan, Executor
 from labkit.tools.fixture import fixture_invocation
 from labkit.tools.phases import EXECUTION
 from labkit.tools.recovery import recover_invocation
-from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
-from labkit.tools.runtime import ToolRunConfig
 from labkit.tools.seams import CANCELS, ToolFaults
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.torture import invariants
@@ -61,7 +60,7 @@ class FaultSchedule:
 def run_schedule(schedule: FaultSchedule, *, service_execute=None) -> ToolTrace:
     """Authorise, confirm, execute and recover the §7.12 Invocation under ``schedule`` (the runtime's
     phases from t05 on); never raises ``Crash``.  ``service_execute`` replaces the calendar service's
-    idempotent execute (a hook, see ``labkit.tools.run_state.ToolHooks``)."""
+    idempotent execute (a hook, see ``labkit.tools.config.ToolHooks``)."""
     config, invocation = schedule.config(), fixture_invocation()
     hooks = ToolHooks(service_execute=service_execute)
     run = start_trace(config, hooks, InvocationMachine(State.VALIDATED), invocation=invocation)
