@@ -165,9 +165,12 @@ class Executor:
     def _reply(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
         """Journal and send ``request`` (in the policy's order) and return its reply, dropping stale
         duplicates of earlier replies."""
-        response = self.policy.send(
-            lambda: self._begin_attempt(machine, invocation, request), lambda: self._send(request)
-        )
+        try:
+            response = self.policy.send(
+                lambda: self._begin_attempt(machine, invocation, request), lambda: self.transport.send(request)
+            )
+        finally:
+            self._crash_at("after_send", request.attempt)
         while response.get("reply_to", request.ref) != request.ref:
             stale = {"expected_reply_to": request.ref, "reply_to": response["reply_to"]}
             dropped = {"idempotency_key": request.idempotency_key, **stale, "dropped_status": response.get("status")}
@@ -188,12 +191,6 @@ class Executor:
         sent = {"idempotency_key": key, "request_digest": digest, "side_effect": False}
         self.report(machine, "executor", event, attempt, **started, **sent)
         self._crash_at("after_journal_write", attempt)
-
-    def _send(self, request: CreateRequest) -> dict:
-        try:
-            return self.transport.send(request)
-        finally:
-            self._crash_at("after_send", request.attempt)
 
     def resolve_unknown(self, machine: InvocationMachine, key: str, attempt: int | None) -> dict | None:
         """OUTCOME_UNKNOWN → query by the same key → COMMITTED or NOT_COMMITTED (never a blind retry);
