@@ -61,7 +61,7 @@ def test_run_takes_config_and_hooks_and_returns_a_run_with_events(name, config, 
     assert all(p.kind is p.KEYWORD_ONLY for p in parameters[2:]), f"{name}: resources must be keyword-only"
     assert inspect.signature(run).return_annotation in (result.__name__, result)
     fields = {f.name for f in dataclasses.fields(result)}
-    assert {"config", "events"} <= fields, f"{name}: {result.__name__} lacks config or events"
+    assert {"config", "rec", "events"} <= fields, f"{name}: {result.__name__} lacks config, rec or events"
 
 
 def _statements(function) -> int:
