@@ -37,6 +37,7 @@ from labkit.tools.fixture import fixture_invocation
 from labkit.tools.journal import Journal
 from labkit.tools.normalize import Invocation
 from labkit.tools.recovery import execute_and_recover, recover_invocation, verify_approvals
+from labkit.tools.seams import ExecutionPolicy
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.store import StoreError
 
@@ -101,7 +102,7 @@ def split_transactions(desk, key: str, request_digest: str, request: CreateReque
 #: name → the calendar service's execute (None: the library's idempotent one)
 SERVICES = {"idempotent": None, "no_idempotency": always_perform, "split_transactions": split_transactions}
 #: name → keyword arguments of ``labkit.tools.executor.Executor``
-RUNTIMES = {"journal_first": {}, "journal_after_send": {"journal_before_send": False}}
+RUNTIMES = {"journal_first": {}, "journal_after_send": {"policy": ExecutionPolicy(journal_before_send=False)}}
 #: the sound variant: the job keys a child reads its service and runtime from
 VARIANT = {"service": "idempotent", "runtime": "journal_first"}
 

@@ -4,7 +4,7 @@ trace by ``labkit.trace.divergence``, first diverges exactly where the fault dec
 
 import pytest
 
-from labkit.core import faults as S
+from labkit.core import faults as suspects
 from labkit.core.faults import FirstDivergence
 from labkit.trace import catalogue
 from labkit.trace.divergence import first_divergence
@@ -43,19 +43,19 @@ def test_an_edited_run_leaves_the_next_run_alone():
 
 
 def test_a_declaration_only_matches_its_own_divergence():
-    declared = FirstDivergence("e05", "discrete_state", "masked_ids", S.PROCESSORS)
-    assert declared.matches(FirstDivergence("e05", "discrete_state", "masked_ids (length)", S.PROCESSORS))
-    assert declared.matches(FirstDivergence("e05", "discrete_state", "masked_ids[2]", S.PROCESSORS))
+    declared = FirstDivergence("e05", "discrete_state", "masked_ids", suspects.PROCESSORS)
+    assert declared.matches(FirstDivergence("e05", "discrete_state", "masked_ids (length)", suspects.PROCESSORS))
+    assert declared.matches(FirstDivergence("e05", "discrete_state", "masked_ids[2]", suspects.PROCESSORS))
     for other in (
-        FirstDivergence("e06", "discrete_state", "masked_ids", S.PROCESSORS),
-        FirstDivergence("e05", "tensors", "masked_ids", S.PROCESSORS),
-        FirstDivergence("e05", "discrete_state", "masked_ids_more", S.PROCESSORS),
-        FirstDivergence("e05", "discrete_state", "tie_break", S.PROCESSORS),
-        FirstDivergence("e05", "discrete_state", "masked_ids", S.MODEL_PATH),
+        FirstDivergence("e06", "discrete_state", "masked_ids", suspects.PROCESSORS),
+        FirstDivergence("e05", "tensors", "masked_ids", suspects.PROCESSORS),
+        FirstDivergence("e05", "discrete_state", "masked_ids_more", suspects.PROCESSORS),
+        FirstDivergence("e05", "discrete_state", "tie_break", suspects.PROCESSORS),
+        FirstDivergence("e05", "discrete_state", "masked_ids", suspects.MODEL_PATH),
     ):
         assert not declared.matches(other), other
     with pytest.raises(ValueError, match="rule must be one of"):
-        FirstDivergence("e05", "discrete", "masked_ids", S.PROCESSORS)
+        FirstDivergence("e05", "discrete", "masked_ids", suspects.PROCESSORS)
 
 
 def test_every_declared_suspect_is_one_a_contract_can_name():
@@ -101,3 +101,28 @@ def test_the_tables_pages_hand_out_are_read_only():
         SOURCE_LOGITS[1][14] = 0.0  # pages 02 and 03 would compare the run with a number the source never gave
     with pytest.raises(TypeError):
         del INVARIANTS["integrity"]  # page 10's table would drop a promise the harness still checks
+
+
+def test_a_new_fault_of_trace_three_is_one_entry_of_its_catalogue(monkeypatch, capsys):
+    """A fault is data: one ``Fault`` line in ``labkit/tools/faults.py``'s catalogue (here: the same
+    catalogue with one more entry) reaches the catalogue, the CLI and the first-divergence check."""
+    import dataclasses
+
+    from labkit.cli import main
+    from labkit.core.faults import Fault
+    from labkit.core.faults import catalogue as make_catalogue
+    from labkit.tools import faults as tool_faults
+
+    early_cancel = Fault(
+        "cancel_before_execute",
+        "the user cancels after approving, before anything is sent",
+        {"faults": {"cancel_at": "before_execute"}},
+        FirstDivergence("t08", "event_type_and_parent", "event_type", suspects.COMMIT_BOUNDARY),
+    )
+    added = make_catalogue(*tool_faults.FAULTS.values(), early_cancel)
+    monkeypatch.setitem(catalogue.KINDS, "tool", dataclasses.replace(catalogue.KINDS["tool"], faults=added))
+    assert list(catalogue.faults("tool"))[-1] == "cancel_before_execute"
+    events = catalogue.run("tool", "cancel_before_execute")
+    assert events[8]["event_type"] == "request.cancelled" and events[-1]["payload"]["request_status"] == "cancelled"
+    assert early_cancel.expected.matches(first_divergence(catalogue.golden("tool"), events).at)
+    assert main(["trace", "tool", "--list-faults"]) == 0 and "cancel_before_execute" in capsys.readouterr().out

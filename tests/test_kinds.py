@@ -1,18 +1,17 @@
-"""A trace kind is one value (``labkit.core.kinds.TraceKind``) in one registry (``labkit.trace.kinds``).
+"""A trace kind is one value (``labkit.core.kinds.TraceKind``) in one plain table (``labkit.trace.kinds.KINDS``).
 
-A fourth, test-only kind registered here is picked up by the CLI, the catalogue, the §7.16
-contracts and the fixture recipes with no other file touched; and no module of labkit keeps
-a table of kind names outside the registry.
+A fourth, test-only kind added as one entry of that table is picked up by the CLI, the catalogue, the
+§7.16 contracts and the fixture recipes with no other file touched; and no module of labkit keeps a table
+of kind names outside the registry.
 """
 
 import ast
 import dataclasses
-import types
 from pathlib import Path
 
 import pytest
 
-from labkit.core import faults as S
+from labkit.core import faults as suspects
 from labkit.core.events import TraceRecorder, read_jsonl
 from labkit.core.faults import Fault, FirstDivergence, catalogue
 from labkit.core.kinds import TraceContract, TraceKind
@@ -66,14 +65,14 @@ ECHO = TraceKind(
         **{attr: f"echo's {attr}" for attr in ("initial_object", "model_state", "runtime_update")},
         **{attr: f"echo's {attr}" for attr in ("irreversible_point", "random_entry", "termination", "replay_core")},
         output_means="the same word",
-        suspects={("word.heard", "discrete_state"): S.DETOKENIZER},
+        suspects={("word.heard", "discrete_state"): suspects.DETOKENIZER},
     ),
     faults=catalogue(
         Fault(
             "other_word",
             "another word is heard",
             {"word": "回音"},
-            FirstDivergence("x00", "discrete_state", "word", S.DETOKENIZER),
+            FirstDivergence("x00", "discrete_state", "word", suspects.DETOKENIZER),
         )
     ),
     fixture="echo",
@@ -83,10 +82,11 @@ ECHO = TraceKind(
 
 
 @pytest.fixture
-def echo():
-    kinds.KINDS.declare("echo", ECHO)
+def echo(monkeypatch):
+    """The table's one new line, ``ECHO,`` (the table is a plain dict: a test adds the entry in place)."""
+    added = kinds.table([*kinds.KINDS.values(), ECHO])  # the table with the new line accepts it
+    monkeypatch.setitem(kinds.KINDS, "echo", added["echo"])
     yield ECHO
-    del kinds.KINDS["echo"]
 
 
 def test_a_fourth_kind_is_picked_up_by_the_cli(echo, tmp_path, capsys):
@@ -129,11 +129,10 @@ def test_a_fourth_kind_is_picked_up_by_the_fixture_recipes(echo, tmp_path):
 
 def test_the_registry_refuses_a_second_kind_of_a_name_or_prefix(echo):
     with pytest.raises(ValueError, match="registered twice"):
-        kinds.KINDS.declare("echo", ECHO)
-    with pytest.raises(ValueError, match="event prefix 'x' is taken"):
-        kinds.KINDS.declare(
-            "echo2", dataclasses.replace(ECHO, name="echo2", contract=dataclasses.replace(ECHO.contract, kind="echo2"))
-        )
+        kinds.table([*kinds.KINDS.values(), ECHO])
+    echo2 = dataclasses.replace(ECHO, name="echo2", contract=dataclasses.replace(ECHO.contract, kind="echo2"))
+    with pytest.raises(ValueError, match="trace kind 'echo2': event prefix 'x' is taken"):
+        kinds.table([*kinds.KINDS.values(), echo2])
     with pytest.raises(ValueError, match="unknown trace kind 'audio'"):
         kinds.kind("audio")
     with pytest.raises(ValueError, match="has the contract of 'echo'"):
@@ -177,8 +176,8 @@ def test_the_table_search_can_fail():
 
 
 def test_only_the_registry_names_the_kind_modules():
-    """The registry declares each ``labkit/*/kind.py`` once, by its dotted name; no other module
-    imports a kind module or names one."""
+    """The registry imports each ``labkit/*/kind.py`` once; no other module imports a kind module or
+    names one in a string (no module is found by its name at run time)."""
     declared, namers = [], {}
     for path in sorted((ROOT / "labkit").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
@@ -191,41 +190,6 @@ def test_only_the_registry_names_the_kind_modules():
             declared = namers.pop(rel, [])
     assert not namers, f"kind modules named outside the registry: {namers}"
     assert sorted(f"{m.replace('.', '/')}.py" for m in declared) == sorted(KIND_MODULES)
-
-
-def echo_module(**changes):
-    """A stand-in for a ``labkit/<domain>/kind.py``: ECHO's fields as module-level names."""
-    names = {item.name: getattr(ECHO, item.name) for item in dataclasses.fields(ECHO) if item.name != "name"}
-    return types.SimpleNamespace(__name__="labkit.echo.kind", **{**names, **changes})
-
-
-def test_a_declared_kind_module_is_imported_when_its_kind_is_first_used(monkeypatch):
-    imported = []
-    real = kinds.importlib.import_module
-    stand_ins = {"labkit.echo.kind": echo_module(contract=dataclasses.replace(ECHO.contract, event_prefix="e"))}
-    monkeypatch.setattr(
-        kinds.importlib, "import_module", lambda name: imported.append(name) or stand_ins.get(name) or real(name)
-    )
-    registry = kinds.Registry()
-    registry.declare("text", "labkit.text.kind")
-    registry.declare("diffusion", "labkit.diffusion.kind")
-    assert list(registry) == ["text", "diffusion"] and imported == []
-    assert registry["text"].name == "text" and imported == ["labkit.text.kind"]
-    assert registry["text"] is registry["text"] and imported == ["labkit.text.kind"]
-    with pytest.raises(ValueError, match="'text' is registered twice"):
-        registry.declare("text", "labkit.text.kind")
-    registry.declare("echo", "labkit.echo.kind")  # trace one's event prefix again
-    with pytest.raises(ValueError, match="trace kind 'echo': event prefix 'e' is taken"):
-        registry["echo"]
-
-
-def test_a_kind_module_declares_each_field_by_its_name():
-    assert TraceKind.declared_by("echo", echo_module()) == ECHO
-    no_hooks = echo_module()
-    del no_hooks.hooks
-    with pytest.raises(ValueError, match="labkit.echo.kind declares no 'hooks' for the trace kind 'echo'"):
-        TraceKind.declared_by("echo", no_hooks)
-    assert TraceKind.declared_by("echo", echo_module(baseline=("still", "the same word"))).baseline[0] == "still"
 
 
 # -- the trace commands check their arguments before any work -------------------------------

@@ -7,6 +7,7 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import pathlib
 import textwrap
 import typing
 
@@ -60,7 +61,7 @@ def test_run_takes_config_and_hooks_and_returns_a_run_with_events(name, config, 
     assert all(p.kind is p.KEYWORD_ONLY for p in parameters[2:]), f"{name}: resources must be keyword-only"
     assert inspect.signature(run).return_annotation in (result.__name__, result)
     fields = {f.name for f in dataclasses.fields(result)}
-    assert {"config", "events"} <= fields, f"{name}: {result.__name__} lacks config or events"
+    assert {"config", "rec", "events"} <= fields, f"{name}: {result.__name__} lacks config, rec or events"
 
 
 def _statements(function) -> int:
@@ -105,3 +106,77 @@ def test_a_bad_config_or_hook_is_one_exception_type(name, config, hooks, run, re
     if name != "tool":  # the tool runtime takes any ToolRunConfig-like object today
         with pytest.raises(ValueError, match=f"config must be a {config.__name__}, got str"):
             run("fast")
+
+
+#: each kind's steps, in event order: (module, name of the tuple)
+STEPS = {
+    "text": ("labkit.text.runtime", "STEPS"),
+    "diffusion": ("labkit.diffusion.pipeline", "STEPS"),
+    "tool": ("labkit.tools.phases", "PHASES"),
+}
+LABKIT = pathlib.Path(__file__).resolve().parents[1] / "labkit"
+
+
+@pytest.mark.parametrize(("name", "config", "hooks", "run", "result", "change"), RUNTIMES, ids=IDS)
+def test_the_runner_drives_a_tuple_of_steps_through_the_one_loop(name, config, hooks, run, result, change):
+    module, attribute = STEPS[name]
+    steps = getattr(importlib.import_module(module), attribute)
+    assert isinstance(steps, tuple) and len(steps) >= 4, f"{name}: {attribute} must be a tuple of steps"
+    for step in steps:
+        assert list(inspect.signature(step).parameters)[:1] == ["run"], f"{name}: {step.__name__} is not step(run)"
+    assert "run_steps(" in inspect.getsource(run), f"{name}: {run.__name__} does not call core.runtime.run_steps"
+
+
+def step_loops(source: str) -> list[int]:
+    """Lines where a loop over a tuple of steps (STEPS, PHASES, EXECUTION…) calls each step."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        loops = [(node.target, node.iter, node)] if isinstance(node, ast.For) else []
+        if isinstance(node, ast.GeneratorExp | ast.ListComp):
+            loops += [(g.target, g.iter, node) for g in node.generators]
+        for target, over, body in loops:
+            if isinstance(over, ast.Name) and over.id in ("STEPS", "PHASES", "EXECUTION", "steps"):
+                calls = [c for c in ast.walk(body) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)]
+                if isinstance(target, ast.Name) and any(c.func.id == target.id for c in calls):
+                    found.append(node.lineno)
+    return found
+
+
+def test_the_steps_of_a_trace_are_looped_over_in_one_place():
+    loops = {
+        str(path.relative_to(LABKIT)): lines
+        for path in sorted(LABKIT.rglob("*.py"))
+        if (lines := step_loops(path.read_text(encoding="utf-8")))
+    }
+    assert loops == {"core/runtime.py": loops.get("core/runtime.py")} and loops["core/runtime.py"], loops
+
+
+def test_a_second_step_loop_is_found():
+    written_twice = "s = next((s for s in (phase(run) for phase in EXECUTION) if s is not None), 'completed')"
+    assert step_loops(written_twice) == [1]
+
+
+def trace_section(text: str) -> list[str]:
+    """The lines of CONTRIBUTING.md's "A trace" section, between its ``<!-- a trace -->`` markers."""
+    parts = text.split("<!-- a trace -->")
+    assert len(parts) == 3, "CONTRIBUTING.md needs one 'A trace' section between two <!-- a trace --> markers"
+    return [line for line in parts[1].splitlines() if line.strip()]
+
+
+def test_contributing_describes_the_one_shape_in_at_most_30_lines():
+    lines = trace_section((LABKIT.parent / "CONTRIBUTING.md").read_text(encoding="utf-8"))
+    assert 5 <= len(lines) <= 30, f"'A trace' is {len(lines)} lines; the one shape fits in 30"
+    section = "\n".join(lines)
+    for name, config, _hooks, _run, result, _ in RUNTIMES:  # every registered kind's pieces, by their names
+        module, attribute = STEPS[name]
+        named = [config.__name__, result.__name__, f"{module.removeprefix('labkit.')}.{attribute}"]
+        missing = [n for n in named if f"`{n}`" not in section]
+        assert not missing, f"'A trace' does not name {missing} of the {name} trace"
+    assert "`run_steps(steps, run)`" in section and "`checked_run_arguments`" in section
+
+
+def test_the_section_count_can_fail():
+    long = "<!-- a trace -->\n" + "- a line\n" * 31 + "<!-- a trace -->"
+    assert len(trace_section(long)) == 31
+    with pytest.raises(AssertionError, match="needs one 'A trace' section"):
+        trace_section("no markers")

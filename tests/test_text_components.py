@@ -100,7 +100,7 @@ def test_minimum_length_mask_lifts_after_one_selected_token():
     raw = np.zeros(20, dtype=np.float32)
     assert np.isinf(minimum_length_eos_mask(raw, ctx())[18])
     assert minimum_length_eos_mask(raw, ctx(selected=[14]))[18] == 0
-    assert minimum_length_eos_mask(raw, ctx(eos_mask_counts_pending_token=True))[18] == 0
+    assert minimum_length_eos_mask(raw, ProcessorContext(SamplingConfig(), (), counted=1))[18] == 0
 
 
 def test_repetition_transforms_when_configured_on():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.core import faults as S
+from labkit.core import faults as suspects
 from labkit.text.faults import FAULTS
 from labkit.text.runtime import TextTraceConfig, run_text_trace
 from labkit.trace.divergence import first_divergence
@@ -50,7 +50,13 @@ def test_the_catalogue_has_at_least_five_faults_and_each_changes_the_config():
 def test_declared_suspects_follow_the_section_7_5_rules():
     for fault in FAULTS.values():
         at = fault.expected
-        expected = S.MODEL_PATH if at.rule == "tensors" else S.DETOKENIZER if at.event_id == "e06" else S.PROCESSORS
+        expected = (
+            suspects.MODEL_PATH
+            if at.rule == "tensors"
+            else suspects.DETOKENIZER
+            if at.event_id == "e06"
+            else suspects.PROCESSORS
+        )
         assert at.suspect == expected, f"{fault.name}: suspect {at.suspect!r}, §7.5 says {expected!r}"
 
 

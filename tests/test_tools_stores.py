@@ -158,3 +158,17 @@ def test_a_non_sqlite_file_is_refused_naming_it(tmp_path):
     with pytest.raises(JournalError, match="not an intact SQLite database") as caught:
         Journal(path)
     assert str(path) in str(caught.value)
+
+
+def test_store_kinds_are_one_plain_table_and_a_kind_has_no_side_effect():
+    from labkit.tools import store
+    from labkit.tools.calendar_store import CALENDAR_STORE
+    from labkit.tools.journal import JOURNAL
+
+    table = dict(store.STORE_KINDS)
+    assert table == {kind.application_id: kind.what for kind in (JOURNAL, CALENDAR_STORE)}
+    with pytest.raises(ValueError, match="application_id 0x4c4b5831 must be its line of STORE_KINDS"):
+        store.StoreKind("audit log", "", 1, 0x4C4B5831)
+    with pytest.raises(ValueError, match="store kind 'ledger': application_id 0x4c4b4a31"):
+        store.StoreKind("ledger", "", 1, JOURNAL.application_id)
+    assert store.STORE_KINDS == table, "declaring a kind changed the table"

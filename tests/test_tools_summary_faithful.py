@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from labkit.tools.answer import AnswerSlots, answer_frames
 from labkit.tools.calls import first_model_call, greedy_decode, second_model_call
+from labkit.tools.config import USER_TEXT
 from labkit.tools.model import load_decoder
-from labkit.tools.runtime import USER_TEXT
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import load_toolspec
 

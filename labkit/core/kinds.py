@@ -1,13 +1,13 @@
 """What a trace kind is, as one value: ``TraceKind`` (and its §7.16 contract, ``TraceContract``).
 
-A domain declares its kind in ``labkit/<domain>/kind.py``, one module-level name per field of
-``TraceKind``; ``labkit.trace.kinds`` registers it in one line.
+A domain declares its kind in ``labkit/<domain>/kind.py`` as one ``TraceKind`` value;
+``labkit.trace.kinds`` registers it in one line of its table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -105,17 +105,6 @@ class TraceKind:
     def __post_init__(self):
         if self.contract.kind != self.name:
             raise ValueError(f"trace kind {self.name!r} has the contract of {self.contract.kind!r}")
-
-    @classmethod
-    def declared_by(cls, name: str, module) -> TraceKind:
-        """The kind ``name`` as ``module`` declares it: each field under its own name
-        (``help``, ``config``, ``run``, …); a field with a default may be left out."""
-        declared = {item.name: getattr(module, item.name) for item in fields(cls) if hasattr(module, item.name)}
-        required = [item.name for item in fields(cls) if item.default is MISSING and item.default_factory is MISSING]
-        missing = [n for n in required if n not in declared and n != "name"]
-        if missing:
-            raise ValueError(f"{module.__name__} declares no {missing[0]!r} for the trace kind {name!r}")
-        return cls(**{**declared, "name": name})
 
     def faulty_config(self, name: str | None, base=None):
         """``base`` (default: the fixture run's config) with fault ``name`` applied (None: unchanged)."""

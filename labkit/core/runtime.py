@@ -1,5 +1,7 @@
-"""The one shape of the three trace runtimes: a frozen ``Config``, a frozen ``Hooks`` and
-``run(config=None, hooks=None, *, resources) -> Run`` (CONTRIBUTING.md, "Traces and events").
+"""The one shape of the three trace runtimes (CONTRIBUTING.md, "A trace"): a frozen ``Config``, a frozen
+``Hooks``, a mutable run that is the state its steps share (its ``config``, its recorder ``rec``, its
+``events``), an ordered tuple of steps each ``step(run) -> None | status``, and ``run_steps``, the one
+loop that drives them; ``run(config=None, hooks=None, *, resources) -> Run`` is a short function around it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,16 @@ class Hooks:
 
     def _acceptable(self, name: str, value: Any) -> bool:
         return callable(value)
+
+
+def run_steps(steps, run) -> str | None:
+    """Each ``step(run)`` in order, until one returns a status (the run ends there); that status,
+    or None when every step ran."""
+    for step in steps:
+        status = step(run)
+        if status is not None:
+            return status
+    return None
 
 
 def checked_run_arguments(config, hooks, config_type: type, hooks_type: type) -> tuple:

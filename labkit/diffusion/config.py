@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from labkit.core.events import TraceRecorder
 from labkit.core.guards import real_number
 from labkit.core.runtime import Config, Hooks
 from labkit.diffusion.ddim import SPACINGS, inference_timesteps
@@ -127,21 +128,30 @@ def of_latent_shape(hook: str, name: str, value, latent: np.ndarray) -> np.ndarr
 
 @dataclass
 class DiffusionRun:
-    """Everything one run computed, plus its events; arrays keep their §7.7 shapes."""
+    """One run: what its steps (``labkit.diffusion.pipeline.STEPS``) share while it runs — the recorder,
+    the hooks, the models, the noise stream — and everything it computed, plus its events; arrays keep
+    their §7.7 shapes."""
 
     config: DiffusionConfig
-    events: list[dict]
-    input_ids: np.ndarray  # int64 [2, 12], rows in cfg_order
-    condition_batch: np.ndarray  # float32 [2, 12, 768], rows in cfg_order
-    gates: dict[str, np.ndarray]  # concept gates per branch, float64 [6]
+    rec: TraceRecorder = field(repr=False)
+    hooks: DiffusionHooks = field(repr=False)
+    models: tuple = field(repr=False)  # (text encoder, denoiser, VAE)
+    events: list[dict] = field(init=False)  # the recorder's
+    input_ids: np.ndarray | None = None  # int64 [2, 12], rows in cfg_order
+    condition_batch: np.ndarray | None = None  # float32 [2, 12, 768], rows in cfg_order
+    gates: dict[str, np.ndarray] = field(default_factory=dict)  # concept gates per branch, float64 [6]
     #: (t, z_t float32 [1, 4, 64, 64]) from z_999 on; the last entry, z_0 after the final
     #: step, is tagged t = −1 because it belongs to no training timestep
-    latents: list[tuple[int, np.ndarray]]
+    latents: list[tuple[int, np.ndarray]] = field(default_factory=list)
+    stream: PhiloxNormalStream | None = field(default=None, repr=False)  # the noise stream, from the initial latent on
     x0_hats: list[np.ndarray] = field(default_factory=list)  # float32 [1, 4, 64, 64] per step
     epsilon_guided: list[np.ndarray] = field(default_factory=list)
     pixels: np.ndarray | None = None  # float32 [1, 3, 512, 512]
     image: np.ndarray | None = None  # uint8 [512, 512, 3]
     png: bytes = b""
+
+    def __post_init__(self):
+        self.events = self.rec.events
 
     def write_png(self, path: str | Path) -> Path:
         path = Path(path)

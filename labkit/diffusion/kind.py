@@ -1,25 +1,18 @@
-"""Trace two as a kind: this module's names are the fields of its ``labkit.core.kinds.TraceKind``
-(``TraceKind.declared_by``); ``labkit.trace.kinds`` declares it and imports it on first use."""
+"""Trace two as a kind: ``DIFFUSION``, one ``labkit.core.kinds.TraceKind`` (one line of ``labkit.trace.kinds``'s
+table)."""
 
 from __future__ import annotations
 
-from labkit.core import faults as S
+from labkit.core import faults as suspects
 from labkit.core.events import digest_bytes
-from labkit.core.kinds import TraceContract
-from labkit.diffusion.clauses import CLAUSES as clauses
-from labkit.diffusion.config import DiffusionConfig as config
-from labkit.diffusion.config import DiffusionHooks as hooks
-from labkit.diffusion.config import DiffusionRun
-from labkit.diffusion.faults import FAULTS as faults
-from labkit.diffusion.fixture import build as build_fixture
-from labkit.diffusion.pipeline import run_diffusion as run
+from labkit.core.kinds import TraceContract, TraceKind
+from labkit.diffusion.clauses import CLAUSES
+from labkit.diffusion.config import DiffusionConfig, DiffusionHooks, DiffusionRun
+from labkit.diffusion.faults import FAULTS
+from labkit.diffusion.fixture import build
+from labkit.diffusion.pipeline import run_diffusion
 
-help = "trace two: text to image through CFG and DDIM"
-fixture = "diffusion"
-#: ``labkit trace diffusion`` writes a trace only with ``--out``; ``--png`` writes the image
-writes_by_default = False
-outputs = {"png": ("write the final PNG to PATH", DiffusionRun.write_png)}
-contract = TraceContract(
+CONTRACT = TraceContract(
     kind="diffusion",
     event_prefix="d",
     initial_object="condition tensors + initial noise",
@@ -31,27 +24,31 @@ contract = TraceContract(
     replay_core="tensor shapes, the schedule, the RNG key and counter",
     output_means="one whole media object",
     suspects={
-        ("condition.encoded", "tensors"): S.TEXT_ENCODER,
-        ("condition.encoded", "discrete_state"): S.CONDITIONS,
-        ("latent.initialized", "rng_counter"): S.PRNG_KEY_MAPPING,
-        ("latent.initialized", "tensors"): S.PRNG_OR_NORMAL,
-        ("denoise.updated", "discrete_state"): S.SCHEDULE_CONFIGURATION,
-        ("denoise.updated", "tensors"): S.DENOISE_UPDATE,
-        ("denoise.updated", "rng_counter"): S.SAMPLER_NOISE,
-        ("vae.decoded", "tensors"): S.VAE_DECODE,
-        ("image.encoded", "tensors"): S.PNG_POSTPROCESS,
-        ("image.encoded", "discrete_state"): S.PNG_POSTPROCESS,
-        ("*", "artifact_ids"): S.DIFFUSION_ARTIFACTS,
+        ("condition.encoded", "tensors"): suspects.TEXT_ENCODER,
+        ("condition.encoded", "discrete_state"): suspects.CONDITIONS,
+        ("latent.initialized", "rng_counter"): suspects.PRNG_KEY_MAPPING,
+        ("latent.initialized", "tensors"): suspects.PRNG_OR_NORMAL,
+        ("denoise.updated", "discrete_state"): suspects.SCHEDULE_CONFIGURATION,
+        ("denoise.updated", "tensors"): suspects.DENOISE_UPDATE,
+        ("denoise.updated", "rng_counter"): suspects.SAMPLER_NOISE,
+        ("vae.decoded", "tensors"): suspects.VAE_DECODE,
+        ("image.encoded", "tensors"): suspects.PNG_POSTPROCESS,
+        ("image.encoded", "discrete_state"): suspects.PNG_POSTPROCESS,
+        ("*", "artifact_ids"): suspects.DIFFUSION_ARTIFACTS,
     },
-    component_suspects={"scheduler": S.DDIM_SCHEDULER, "sampler": S.DDIM_SCHEDULER, "vae": S.VAE_DECODER},
+    component_suspects={
+        "scheduler": suspects.DDIM_SCHEDULER,
+        "sampler": suspects.DDIM_SCHEDULER,
+        "vae": suspects.VAE_DECODER,
+    },
     field_suspects={
-        "cfg_batch_order": S.CFG_BATCH_ORDER,
-        "scheduler.timesteps": S.TIMESTEP_SPACING,
-        "scheduler.eta": S.SAMPLER_ETA,
-        "seed": S.SEED_MAPPING,
-        "tensors.z_": S.PRNG_COUNTER,
-        "latent_scaling": S.VAE_SCALING,
-        "tensors.png": S.PNG_ENCODER,
+        "cfg_batch_order": suspects.CFG_BATCH_ORDER,
+        "scheduler.timesteps": suspects.TIMESTEP_SPACING,
+        "scheduler.eta": suspects.SAMPLER_ETA,
+        "seed": suspects.SEED_MAPPING,
+        "tensors.z_": suspects.PRNG_COUNTER,
+        "latent_scaling": suspects.VAE_SCALING,
+        "tensors.png": suspects.PNG_ENCODER,
     },
 )
 
@@ -69,3 +66,20 @@ def summary(result: DiffusionRun, fault: str | None) -> list[str]:
         lines.append(f"{event['event_id']} {event['event_type']:22s} {detail}".rstrip())
     lines.append(f"png {digest_bytes(result.png)} ({len(result.png)} bytes)" + (f"; fault {fault}" if fault else ""))
     return lines
+
+
+DIFFUSION = TraceKind(
+    name="diffusion",
+    help="trace two: text to image through CFG and DDIM",
+    config=DiffusionConfig,
+    hooks=DiffusionHooks,
+    run=run_diffusion,
+    contract=CONTRACT,
+    faults=FAULTS,
+    fixture="diffusion",
+    build_fixture=build,
+    summary=summary,
+    writes_by_default=False,  # ``labkit trace diffusion`` writes a trace only with ``--out``
+    outputs={"png": ("write the final PNG to PATH", DiffusionRun.write_png)},
+    clauses=CLAUSES,
+)

@@ -1,6 +1,7 @@
 """Trace two, end to end: text → conditions → Philox latent → CFG + DDIM → VAE → PNG (§7.6–7.7).
 
-``run_diffusion(config)`` runs the fixed configuration of §7.6 and records events d00–d08:
+``run_diffusion(config)`` runs the fixed configuration of §7.6 and records events d00–d08, one
+step of ``STEPS`` per group (each ``step(run)``, driven by ``labkit.core.runtime.run_steps``):
 
     d00 condition.encoded    text IDs [1, 12] ×2        → condition_batch [2, 12, 768]
     d01 latent.initialized   seed, counter 0             → z_999 [1, 4, 64, 64]
@@ -12,14 +13,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from labkit.core.events import TraceRecorder, digest_bytes, tensor_summary
-from labkit.core.runtime import checked_run_arguments
+from labkit.core.runtime import checked_run_arguments, run_steps
 from labkit.diffusion.config import DiffusionConfig, DiffusionHooks, DiffusionRun, call_scheduler_step, of_latent_shape
 from labkit.diffusion.ddim import (
     BETA_END,
@@ -58,18 +58,6 @@ def _tensor(array, level: str, position=None, *, digest: bool = False, values: i
     return summary
 
 
-@dataclass(frozen=True)
-class DenoiseLoop:
-    """What every denoise step uses: hooks, denoiser, noise stream, ᾱ table and pairs, and the run it extends."""
-
-    hooks: DiffusionHooks
-    denoiser: object
-    stream: PhiloxNormalStream
-    schedule: np.ndarray  # ᾱ float64 [1000], read-only
-    alpha_bars: list[tuple[float, float]]  # (ᾱ_t, ᾱ_prev) of each step; ᾱ_prev = 1.0 after the last
-    run: DiffusionRun
-
-
 def run_diffusion(
     config: DiffusionConfig | None = None,
     hooks: DiffusionHooks | None = None,
@@ -88,23 +76,14 @@ def run_diffusion(
     config, hooks = checked_run_arguments(config, hooks, DiffusionConfig, DiffusionHooks)
     if hooks.scheduler_step is not None and config.eta != 0:
         raise ValueError(f"hooks.scheduler_step is a deterministic DDIM step (eta = 0); got eta={config.eta}")
-    encoder, denoiser, vae = load_models(root)
-    rec = TraceRecorder(config.trace_id, prefix="d")
-    run = encode_conditions(rec, config, encoder, denoiser)
-    stream = initial_latent(rec, hooks, run)
-    timesteps, schedule = config.timesteps, alphas_cumprod()
-    schedule.flags.writeable = False  # a hook may read the ᾱ table, never change it
-    loop = DenoiseLoop(hooks, denoiser, stream, schedule, previous_alpha_bars(timesteps, schedule), run)
-    for number, (t, prev_t) in enumerate(zip(timesteps, [*timesteps[1:], None], strict=True), start=1):
-        denoise_step(rec, loop, number, t, prev_t)
-    if decode:
-        decode_latent(rec, vae, run)
-        encode_image(rec, run)
+    run = DiffusionRun(config, TraceRecorder(config.trace_id, prefix="d"), hooks, load_models(root))
+    run_steps(STEPS if decode else STEPS[: STEPS.index(denoise) + 1], run)
     return run
 
 
-def encode_conditions(rec: TraceRecorder, config: DiffusionConfig, encoder, denoiser) -> DiffusionRun:
+def encode_conditions(run: DiffusionRun) -> None:
     """d00: c_neg and c_pos [1, 12, 768] each, batched in cfg_order (negative first)."""
+    (encoder, denoiser, _), config, rec = run.models, run.config, run.rec
     tokenizer, order = encoder.tokenizer, list(config.cfg_order)
     ids = {"positive": tokenizer.encode(config.prompt), "negative": tokenizer.encode(config.negative_prompt)}
     embeddings = {name: encoder.encode_ids(ids[name][None, :]) for name in ids}  # [1, 12, 768] each
@@ -129,15 +108,15 @@ def encode_conditions(rec: TraceRecorder, config: DiffusionConfig, encoder, deno
             },
         },
     )
-    gates = {name: denoiser.gates(embeddings[name][0]) for name in ("negative", "positive")}
-    return DiffusionRun(config, rec.events, np.stack([ids[name] for name in order]), condition_batch, gates, [])
+    run.gates = {name: denoiser.gates(embeddings[name][0]) for name in ("negative", "positive")}
+    run.input_ids, run.condition_batch = np.stack([ids[name] for name in order]), condition_batch
 
 
-def initial_latent(rec: TraceRecorder, hooks: DiffusionHooks, run: DiffusionRun) -> PhiloxNormalStream:
+def initial_latent(run: DiffusionRun) -> None:
     """d01: z_T [1, 4, 64, 64] from Philox4x32-10 + Box–Muller, counter from counter_start."""
-    config = run.config
+    config, rec = run.config, run.rec
     timesteps = config.timesteps
-    stream = PhiloxNormalStream(config.seed, config.counter_start, to_normals=hooks.words_to_normals)
+    stream = run.stream = PhiloxNormalStream(config.seed, config.counter_start, to_normals=run.hooks.words_to_normals)
     draw = stream.normals(int(np.prod(config.latent_shape)))
     latent = draw.values.reshape(config.latent_shape).astype(np.float32)
     rec.emit(
@@ -165,34 +144,42 @@ def initial_latent(rec: TraceRecorder, hooks: DiffusionHooks, run: DiffusionRun)
         },
     )
     run.latents.append((timesteps[0], latent))
-    return stream
 
 
-def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, number: int, t: int, prev_t: int | None) -> None:
-    """d02–d05, step ``number`` (1…) from timestep t to prev_t (None after the last): one CFG
-    network evaluation, then one DDIM step."""
-    run, hooks, (a_t, a_prev) = loop.run, loop.hooks, loop.alpha_bars[number - 1]
-    config, latent = run.config, run.latents[-1][1]
+def denoise(run: DiffusionRun) -> None:
+    """d02–d05: one ``denoise_step`` per timestep of the schedule."""
+    timesteps, schedule = run.config.timesteps, alphas_cumprod()
+    schedule.flags.writeable = False  # a hook may read the ᾱ table, never change it
+    alpha_bars = previous_alpha_bars(timesteps, schedule)  # (ᾱ_t, ᾱ_prev); ᾱ_prev = 1.0 after the last
+    for number, (t, prev_t) in enumerate(zip(timesteps, [*timesteps[1:], None], strict=True), start=1):
+        denoise_step(run, schedule, alpha_bars[number - 1], t, prev_t)
+
+
+def denoise_step(run: DiffusionRun, schedule: np.ndarray, alpha_bars: tuple, t: int, prev_t: int | None) -> None:
+    """One step from timestep t to prev_t (None after the last), with (ᾱ_t, ᾱ_prev) = ``alpha_bars``: one
+    CFG network evaluation, then one DDIM step."""
+    hooks, (a_t, a_prev), (_, denoiser, _) = run.hooks, alpha_bars, run.models
+    config, latent, number = run.config, run.latents[-1][1], len(run.x0_hats) + 1
     latent_batch = np.concatenate([latent, latent], axis=0)  # [2, 4, 64, 64]: the same z_t twice
     timestep_batch = np.array([t, t], dtype=np.int64)  # [2]
-    epsilon_batch = loop.denoiser(latent_batch, timestep_batch, run.condition_batch)  # [2, 4, 64, 64]
+    epsilon_batch = denoiser(latent_batch, timestep_batch, run.condition_batch)  # [2, 4, 64, 64]
     # ε̂ = ε_neg + w(ε_pos − ε_neg); the split assumes negative first, whatever cfg_order built
     guided = (hooks.cfg_combine or classifier_free_guidance)(epsilon_batch, float(config.guidance_scale))
     epsilon = of_latent_shape("cfg_combine", "epsilon_guided", guided, latent)
     sigma = ddim_sigma(a_t, a_prev, float(config.eta))
-    counter_before = loop.stream.counter
-    noise = loop.stream.normals(latent.size).values.reshape(latent.shape) if sigma > 0.0 else None
+    counter_before = run.stream.counter
+    noise = run.stream.normals(latent.size).values.reshape(latent.shape) if sigma > 0.0 else None
     if hooks.scheduler_step is None:
         new_latent, x0_hat = ddim_step(latent, epsilon, a_t, a_prev, eta=float(config.eta), noise=noise)
     else:
-        new_latent, x0_hat = call_scheduler_step(hooks.scheduler_step, latent, epsilon, t, prev_t, loop.schedule)
+        new_latent, x0_hat = call_scheduler_step(hooks.scheduler_step, latent, epsilon, t, prev_t, schedule)
     step_id, at = f"step-{number}", {"timestep": int(t)}
-    rec.emit(
+    run.rec.emit(
         "denoise_loop",
         "denoise.updated",
         number,
         {
-            "artifacts": {"denoiser_id": loop.denoiser.denoiser_id, "sampler": config.sampler},
+            "artifacts": {"denoiser_id": denoiser.denoiser_id, "sampler": config.sampler},
             "step_id": step_id,
             "timestep": int(t),
             "prev_timestep": None if prev_t is None else int(prev_t),
@@ -207,7 +194,7 @@ def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, number: int, t: int, pre
                 "condition_rows": list(config.cfg_order),
             },
             "preview": {"mode": "replace-frame", "step_id": step_id, "shows": "x0_hat"},
-            "rng": {"counter_before": counter_before, "counter_after": loop.stream.counter},
+            "rng": {"counter_before": counter_before, "counter_after": run.stream.counter},
             "tensors": {
                 "latent_batch": _tensor(latent_batch, "latent", at),
                 "epsilon_batch": _tensor(epsilon_batch, "latent", at),
@@ -222,11 +209,11 @@ def denoise_step(rec: TraceRecorder, loop: DenoiseLoop, number: int, t: int, pre
     run.epsilon_guided.append(epsilon)
 
 
-def decode_latent(rec: TraceRecorder, vae, run: DiffusionRun) -> None:
+def decode_latent(run: DiffusionRun) -> None:
     """d06 — VAE decode: z_0 / s, mix, upsample, tanh → pixels [1, 3, 512, 512] in [−1, 1]."""
-    latent = run.latents[-1][1]
+    latent, vae = run.latents[-1][1], run.models[2]
     run.pixels = vae.decode(latent, apply_scaling=run.config.vae_scaling)
-    rec.emit(
+    run.rec.emit(
         "vae",
         "vae.decoded",
         None,
@@ -243,9 +230,9 @@ def decode_latent(rec: TraceRecorder, vae, run: DiffusionRun) -> None:
     )
 
 
-def encode_image(rec: TraceRecorder, run: DiffusionRun) -> None:
+def encode_image(run: DiffusionRun) -> None:
     """d07 — uint8 pixels and the PNG, named by a result object; d08 — the response references it."""
-    image = to_uint8(run.pixels)
+    rec, image = run.rec, to_uint8(run.pixels)
     png = encode_png(image, dict(run.config.png_text) or None)
     digest = digest_bytes(png)
     image_id = "img-" + digest.split(":")[1][:16]
@@ -279,3 +266,7 @@ def encode_image(rec: TraceRecorder, run: DiffusionRun) -> None:
         {"image_ref": image_id, "commit": {"status": "FINISHED", "image_id": image_id, "digest": digest}},
     )
     run.image, run.png = image, png
+
+
+#: the steps of a run, in event order (``run_diffusion`` runs them; without ``decode``, up to ``denoise``)
+STEPS = (encode_conditions, initial_latent, denoise, decode_latent, encode_image)

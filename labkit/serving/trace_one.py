@@ -21,7 +21,7 @@ from labkit.nn.transformer import ForwardResult
 from labkit.serving.engine import Engine, Request, StepReport
 from labkit.serving.paged import BlockPool
 from labkit.text import runtime as phases
-from labkit.text.config import TextTraceConfig
+from labkit.text.config import TextRun, TextTraceConfig
 from labkit.text.model import CONFIG, load_weights
 from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
 from labkit.text.template import Template
@@ -92,35 +92,37 @@ class TraceOneClient:
     config: TextTraceConfig
     tokenizer: Tokenizer
     template: Template
-    rec: TraceRecorder = field(init=False)
-    loop: object = None
+    run: TextRun = field(init=False)
 
     def __post_init__(self):
-        self.rec = TraceRecorder(self.config.trace_id, prefix="e")
-        self.rendered, self.enc = phases.request_events(self.rec, self.config, self.template, self.tokenizer)
+        rec = TraceRecorder(self.config.trace_id, prefix="e")
+        self.run = TextRun(self.config, rec, self.tokenizer, self.template, None, resolve_processors())
+        phases.request_events(self.run)
         self.view = PagedView(CONFIG.n_layers, CONFIG.n_kv_heads, CONFIG.head_dim)
 
     def __call__(self, result: ForwardResult) -> tuple[int, bool]:
-        if self.loop is None:  # the whole prompt in one chunk, as the solo prefill (never chunked, never shared)
-            _, self.loop = phases.prefill_event(self.rec, _Given(result, self.view), self.enc)
+        run = self.run
+        run.decoder = _Given(result, self.view)
+        if run.cache is None:  # the whole prompt in one chunk, as the solo prefill (never chunked, never shared)
+            phases.prefill_event(run)
         else:
-            phases.decode_token(self.rec, _Given(result, self.view), self.loop, self.loop.steps[-1])
-        loop, step = self.loop, len(self.loop.steps) + 1
-        record = phases.select_token(self.rec, self.config, loop, step, resolve_processors())
+            phases.decode_token(run, run.steps[-1])
+        step = len(run.steps) + 1
+        record = phases.select_token(run, step)
         if record.selected != self.config.sampling.eos_id:
-            phases.stream_token(self.rec, self.config, self.tokenizer, loop, record)
-        going = loop.finish_reason == "length" and step < self.config.max_output_tokens
+            phases.stream_token(run, record)
+        going = run.finish_reason == "length" and step < self.config.max_output_tokens
         if not going:
-            phases.terminal_events(self.rec, self.config, loop)
+            phases.terminal_events(run)
         return record.selected, not going
 
     @property
     def selected(self) -> list[int]:
-        return [s.selected for s in self.loop.steps]
+        return self.run.selected
 
     @property
     def logits(self) -> list[np.ndarray]:
-        return [s.raw_logits for s in self.loop.steps]
+        return [s.raw_logits for s in self.run.steps]
 
 
 @dataclass
@@ -133,7 +135,7 @@ class BatchRun:
     @property
     def events(self) -> list[dict]:
         """Trace one's events, recorded inside the batch (its client is the first)."""
-        return next(iter(self.clients.values())).rec.events
+        return next(iter(self.clients.values())).run.events
 
     def cost_rows(self) -> list[dict]:
         """The cost model, one row per engine step: tokens fed (the budget's use), chunks,
@@ -177,7 +179,7 @@ def run_batch(
     engine = Engine(decoder, pool, token_budget)
     trace_one = TraceOneClient(trace_config, tokenizer, template)
     clients, requests = {trace_config.request_id: trace_one}, {}
-    arrivals = {0: [(trace_config.request_id, trace_one.enc.input_ids[0].tolist(), trace_one)]}
+    arrivals = {0: [(trace_config.request_id, trace_one.run.input_ids[0].tolist(), trace_one)]}
     for request_id, user, max_tokens, joins in OTHERS:
         config = other_config(request_id, user, max_tokens)
         clients[request_id] = GreedyClient(config)

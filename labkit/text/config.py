@@ -14,10 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from labkit.core.events import TraceRecorder
 from labkit.core.runtime import Config, Hooks
 from labkit.nn import DecoderFaults
 from labkit.text.model import WeightPerturbation
 from labkit.text.processors import SamplingConfig
+from labkit.text.streamer import Streamer
+from labkit.text.template import Template
 from labkit.text.tokenizer import Tokenizer
 
 TOP_VALUES = 3
@@ -42,6 +45,9 @@ class TextTraceConfig(Config):
     vocabulary: str = "tokenizer.json"
     #: the client disconnects after this many deltas (None: it reads to the end)
     disconnect_after_deltas: int | None = None
+    #: a fault of the runtime's count: the token about to be selected is counted as selected too
+    #: (the processors are told ``counted`` = selected + 1, so a minimum length lifts one step early)
+    eos_mask_counts_pending_token: bool = False
 
     def __post_init__(self):
         if not isinstance(self.max_output_tokens, int) or self.max_output_tokens < 1:
@@ -107,16 +113,36 @@ class StepRecord:
 
 @dataclass
 class TextRun:
+    """One run: what its steps (``labkit.text.runtime.STEPS``) share while it runs — the recorder, the
+    tokenizer and template, the decoder, the processors, the cache and the logits the next selection
+    reads — and what it leaves: the events, the rendered context, the prefill, the ledger, the bytes."""
+
     config: TextTraceConfig
-    tokenizer: Tokenizer
-    rendered_text: str
-    input_ids: np.ndarray
-    prefill: object  # labkit.nn.transformer.ForwardResult (attention kept)
-    steps: list[StepRecord]
-    finish_reason: str
-    cache_final_length: int
-    events: list[dict]
+    rec: TraceRecorder = field(repr=False)
+    tokenizer: Tokenizer = field(repr=False)
+    template: Template = field(repr=False)
+    decoder: Any = field(repr=False)  # labkit.nn.Decoder, or what stands in for it (labkit.serving)
+    processors: Mapping[str, Callable] = field(repr=False)  # the processor table, the reader's included
+    decode_step: Callable | None = field(default=None, repr=False)  # TextHooks.decode_step
+    events: list[dict] = field(init=False)  # the recorder's
+    rendered_text: str = ""
+    input_ids: np.ndarray | None = None
+    prefill: Any = None  # labkit.nn.transformer.ForwardResult (attention kept)
+    cache: Any = field(default=None, repr=False)  # labkit.nn.KVCache
+    logits: np.ndarray | None = field(default=None, repr=False)  # [V], the logits the next selection reads
+    position: int = 0  # the position those logits belong to
+    steps: list[StepRecord] = field(default_factory=list)
+    finish_reason: str = "length"
     returned_bytes: bytes = b""  # every delta sent, the final flush included
+    sequence_no: int = 0  # deltas sent so far
+    streamer: Streamer | None = field(default=None, repr=False)  # made at the first streamed token
+
+    def __post_init__(self):
+        self.events = self.rec.events
+
+    @property
+    def cache_final_length(self) -> int:
+        return self.cache.length
 
     @property
     def selected(self) -> list[int]:

@@ -1,21 +1,16 @@
-"""Trace one as a kind: this module's names are the fields of its ``labkit.core.kinds.TraceKind``
-(``TraceKind.declared_by``); ``labkit.trace.kinds`` declares it and imports it on first use."""
+"""Trace one as a kind: ``TEXT``, one ``labkit.core.kinds.TraceKind`` (one line of ``labkit.trace.kinds``'s table)."""
 
 from __future__ import annotations
 
-from labkit.core import faults as S
-from labkit.core.kinds import TraceContract
-from labkit.text.clauses import CLAUSES as clauses
-from labkit.text.config import TextHooks as hooks
-from labkit.text.config import TextRun
-from labkit.text.config import TextTraceConfig as config
-from labkit.text.faults import FAULTS as faults
-from labkit.text.fixture import build as build_fixture
-from labkit.text.runtime import run_text_trace as run
+from labkit.core import faults as suspects
+from labkit.core.kinds import TraceContract, TraceKind
+from labkit.text.clauses import CLAUSES
+from labkit.text.config import TextHooks, TextRun, TextTraceConfig
+from labkit.text.faults import FAULTS
+from labkit.text.fixture import build
+from labkit.text.runtime import run_text_trace
 
-help = "trace one: 天空为什么是蓝色？ from template to EOS"
-fixture = "text"
-contract = TraceContract(
+CONTRACT = TraceContract(
     kind="text",
     event_prefix="e",
     initial_object="12 prompt token IDs",
@@ -27,22 +22,26 @@ contract = TraceContract(
     replay_core="token IDs and the event sequence",
     output_means="incremental text",
     suspects={
-        ("input.tokenized", "discrete_state"): S.TEMPLATE_OR_TOKENIZER,
-        ("context.rendered", "discrete_state"): S.TEMPLATE,
-        ("prefill.completed", "tensors"): S.MODEL_PATH,
-        ("decode.completed", "tensors"): S.MODEL_PATH,
-        ("decode.started", "discrete_state"): S.DECODE_SCHEDULING,
-        ("decode.completed", "discrete_state"): S.KV_CACHE_BOOKKEEPING,
-        ("token.selected", "tensors"): S.MODEL_PATH,
-        ("token.selected", "discrete_state"): S.PROCESSORS,
-        ("stream.delta", "discrete_state"): S.DETOKENIZER,
-        ("generation.draining", "discrete_state"): S.STOP_CONDITIONS,
-        ("request.accepted", "discrete_state"): S.STOP_CONDITIONS,
-        ("*", "artifact_ids"): S.TEXT_ARTIFACTS,
+        ("input.tokenized", "discrete_state"): suspects.TEMPLATE_OR_TOKENIZER,
+        ("context.rendered", "discrete_state"): suspects.TEMPLATE,
+        ("prefill.completed", "tensors"): suspects.MODEL_PATH,
+        ("decode.completed", "tensors"): suspects.MODEL_PATH,
+        ("decode.started", "discrete_state"): suspects.DECODE_SCHEDULING,
+        ("decode.completed", "discrete_state"): suspects.KV_CACHE_BOOKKEEPING,
+        ("token.selected", "tensors"): suspects.MODEL_PATH,
+        ("token.selected", "discrete_state"): suspects.PROCESSORS,
+        ("stream.delta", "discrete_state"): suspects.DETOKENIZER,
+        ("generation.draining", "discrete_state"): suspects.STOP_CONDITIONS,
+        ("request.accepted", "discrete_state"): suspects.STOP_CONDITIONS,
+        ("*", "artifact_ids"): suspects.TEXT_ARTIFACTS,
     },
-    component_suspects={"transport": S.DETOKENIZER, "decoder": S.PROCESSORS, "model": S.MODEL_PATH},
+    component_suspects={
+        "transport": suspects.DETOKENIZER,
+        "decoder": suspects.PROCESSORS,
+        "model": suspects.MODEL_PATH,
+    },
     decision_events=("token.selected",),
-    branch_suspects={"client.disconnected": S.CLIENT_DISCONNECT, "stop.matched": S.STOP_CONDITIONS},
+    branch_suspects={"client.disconnected": suspects.CLIENT_DISCONNECT, "stop.matched": suspects.STOP_CONDITIONS},
 )
 
 
@@ -56,3 +55,18 @@ def summary(result: TextRun, fault: str | None) -> list[str]:
         f"returned   {result.text!r} ({len(result.returned_bytes)} bytes)",
         f"finish     {result.finish_reason}; final cache length {result.cache_final_length}",
     ]
+
+
+TEXT = TraceKind(
+    name="text",
+    help="trace one: 天空为什么是蓝色？ from template to EOS",
+    config=TextTraceConfig,
+    hooks=TextHooks,
+    run=run_text_trace,
+    contract=CONTRACT,
+    faults=FAULTS,
+    fixture="text",
+    build_fixture=build,
+    summary=summary,
+    clauses=CLAUSES,
+)

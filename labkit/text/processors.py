@@ -50,7 +50,6 @@ class SamplingConfig:
 
     control_ids: tokens never emitted (0–6 and 19 for toy-tokenizer-v1).
     eos_id / minimum_output_tokens: EOS is forbidden until that many tokens were selected.
-    eos_mask_counts_pending_token: a fault switch — count the token about to be selected too.
     grammar_allowed: None = no grammar for this request (pass-through).
     repetition_penalty (1 = off), frequency_penalty, presence_penalty (0 = off).
     temperature, top_k, top_p: None = disabled (greedy needs none of them).
@@ -60,7 +59,6 @@ class SamplingConfig:
     control_ids: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 19)
     eos_id: int = 18
     minimum_output_tokens: int = 1
-    eos_mask_counts_pending_token: bool = False
     grammar_allowed: tuple[int, ...] | None = None
     repetition_penalty: float = 1.0
     frequency_penalty: float = 0.0
@@ -118,10 +116,18 @@ class SamplingConfig:
 
 @dataclass(frozen=True)
 class ProcessorContext:
-    """The state a processor may read: the configuration and the IDs selected so far."""
+    """The state a processor may read: the configuration, the IDs selected so far and how many
+    tokens the request counts as selected (the runtime says; None: ``len(selected_so_far)``)."""
 
     config: SamplingConfig
     selected_so_far: tuple[int, ...] = field(default_factory=tuple)
+    counted: int | None = None
+
+    def __post_init__(self):
+        if self.counted is None:
+            object.__setattr__(self, "counted", len(self.selected_so_far))
+        if not (is_integer(self.counted) and self.counted >= 0):
+            raise ValueError(f"counted must be an integer >= 0 (tokens selected), got {self.counted!r}")
 
 
 def control_token_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
@@ -134,9 +140,8 @@ def control_token_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndar
 def minimum_length_eos_mask(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
     """logits[EOS] = −∞ while n_selected < minimum_output_tokens."""
     cfg = context.config
-    n_selected = len(context.selected_so_far) + (1 if cfg.eos_mask_counts_pending_token else 0)
     out = logits.copy()
-    if n_selected < cfg.minimum_output_tokens:
+    if context.counted < cfg.minimum_output_tokens:
         out[token_ids("eos_id", cfg.eos_id, logits.size)] = -np.inf
     return out
 

@@ -2,7 +2,8 @@
 
 ``run_text_trace(config, hooks)`` takes a frozen ``TextTraceConfig`` (and the ``TextHooks``
 a reader's function plugs into) and returns a ``TextRun``: the events e00–e24 (fault-free
-run) and the per-step ledger they were made from (both in ``labkit.text.config``).  The
+run) and the per-step ledger they were made from (both in ``labkit.text.config``).  The run is
+``STEPS`` (each ``step(run)``) driven by ``labkit.core.runtime.run_steps``.  The
 step-start convention of §7.3–7.4 holds throughout: when token t is selected the cache still
 holds 12 + t − 1 positions; a decode then feeds y_t at position = cache length; EOS ends the
 generation without a decode.
@@ -14,14 +15,13 @@ the terminal events.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from labkit.core.events import TraceRecorder, tensor_summary, top_values
-from labkit.core.runtime import checked_run_arguments
-from labkit.nn import Decoder, KVCache
+from labkit.core.runtime import checked_run_arguments, run_steps
+from labkit.nn import Decoder
 from labkit.text.config import TOP_VALUES, StepRecord, TextHooks, TextRun, TextTraceConfig
 from labkit.text.model import CONFIG, load_weights
 from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
@@ -59,54 +59,15 @@ def run_text_trace(
     if config.weight_perturbation is not None:
         weights = config.weight_perturbation.apply(weights)
     decoder = Decoder(CONFIG, weights, config.decoder_faults)
-    processors = resolve_processors(hooks.processors)
-
     rec = TraceRecorder(config.trace_id, prefix="e")
-    rendered, enc = request_events(rec, config, template, tokenizer)
-    prefill, loop = prefill_event(rec, decoder, enc)
-    for step in range(1, config.max_output_tokens + 1):
-        first_event = len(rec.events)
-        record = select_token(rec, config, loop, step, processors)
-        if record.selected != config.sampling.eos_id:  # EOS ends the text unstreamed
-            stream_token(rec, config, tokenizer, loop, record)
-        going = loop.finish_reason == "length" and step < config.max_output_tokens
-        if going:
-            decode_token(rec, decoder, loop, record, hooks.decode_step)
-        record.event_ids = [e["event_id"] for e in rec.events[first_event:]]
-        if not going:
-            break
-    terminal_events(rec, config, loop)
-    return TextRun(
-        config,
-        tokenizer,
-        rendered,
-        enc.input_ids,
-        prefill,
-        loop.steps,
-        loop.finish_reason,
-        loop.cache.length,
-        rec.events,
-        loop.returned,
-    )
+    run = TextRun(config, rec, tokenizer, template, decoder, resolve_processors(hooks.processors), hooks.decode_step)
+    run_steps(STEPS, run)
+    return run
 
 
-@dataclass
-class _Loop:
-    """What the selection steps carry from one to the next."""
-
-    cache: KVCache
-    logits: np.ndarray  # [V], the logits the next selection reads
-    position: int  # the position those logits belong to
-    steps: list[StepRecord] = field(default_factory=list)
-    returned: bytes = b""
-    sequence_no: int = 0
-    finish_reason: str = "length"
-    streamer: Streamer | None = None  # made at the first streamed token, from the request's stop strings
-
-
-def request_events(rec: TraceRecorder, config: TextTraceConfig, template: Template, tokenizer: Tokenizer):
-    """e00–e03, the fixed inputs: request accepted, context rendered, input tokenized, prefill
-    scheduled.  Returns (the rendered context, the encoding)."""
+def request_events(run: TextRun) -> None:
+    """e00–e03, the fixed inputs: request accepted, context rendered, input tokenized, prefill scheduled."""
+    config, rec, tokenizer = run.config, run.rec, run.tokenizer
     sampling = config.sampling
     rec.emit(
         "gateway",
@@ -120,14 +81,15 @@ def request_events(rec: TraceRecorder, config: TextTraceConfig, template: Templa
             "stop_sequences": list(config.stop_sequences),
         },
     )
-    rendered = template.render(config.system, config.user)
+    rendered = run.rendered_text = run.template.render(config.system, config.user)
     rec.emit(
         "application",
         "context.rendered",
         0,
-        {"artifacts": {"template_id": template.template_id}, "rendered_byte_length": len(rendered.encode("utf-8"))},
+        {"artifacts": {"template_id": run.template.template_id}, "rendered_byte_length": len(rendered.encode("utf-8"))},
     )
     enc = tokenizer.encode_batch_of_one(rendered)
+    run.input_ids = enc.input_ids
     rec.emit(
         "tokenizer",
         "input.tokenized",
@@ -144,15 +106,13 @@ def request_events(rec: TraceRecorder, config: TextTraceConfig, template: Templa
         },
     )
     rec.emit("scheduler", "prefill.started", 0, {"batch_slot": config.batch_slot, "logical_length": enc.length})
-    return rendered, enc
 
 
-def prefill_event(rec: TraceRecorder, decoder: Decoder, enc):
+def prefill_event(run: TextRun) -> None:
     """e04: one forward pass over the prompt fills the cache and gives the first logits [V]."""
-    prefill, cache = decoder.prefill(enc.input_ids, keep_attention=True)
-    logits = prefill.next_logits[0]  # [V]
-    position = int(prefill.positions[-1])
-    rec.emit(
+    prefill, cache = run.prefill, run.cache = run.decoder.prefill(run.input_ids, keep_attention=True)
+    run.logits, run.position = prefill.next_logits[0], int(prefill.positions[-1])  # [V] and its position
+    run.rec.emit(
         "model",
         "prefill.completed",
         0,
@@ -164,22 +124,37 @@ def prefill_event(rec: TraceRecorder, decoder: Decoder, enc):
             ],
             "embedding": prefill.embedding_shape,
             "ledger": _ledger(prefill, prefill=True),
-            "tensors": {"raw_logits": _logits_tensor(logits, position)},
+            "tensors": {"raw_logits": _logits_tensor(run.logits, run.position)},
         },
     )
-    return prefill, _Loop(cache, logits, position)
 
 
-def select_token(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop, step: int, processors) -> StepRecord:
+def generate(run: TextRun) -> None:
+    """e05…: token by token, select, stream and (unless the text ended) decode, until EOS, a stop, an
+    abort or max_output_tokens; each step's ledger keeps the IDs of its events."""
+    config = run.config
+    for step in range(1, config.max_output_tokens + 1):
+        first_event = len(run.events)
+        record = select_token(run, step)
+        if record.selected != config.sampling.eos_id:  # EOS ends the text unstreamed
+            stream_token(run, record)
+        going = run.finish_reason == "length" and step < config.max_output_tokens
+        if going:
+            decode_token(run, record)
+        record.event_ids = [e["event_id"] for e in run.events[first_event:]]
+        if not going:
+            break
+
+
+def select_token(run: TextRun, step: int) -> StepRecord:
     """token.selected: the processors in their configured order, then greedy selection (§7.4)."""
-    sampling = config.sampling
-    processed = apply_processors(
-        loop.logits, ProcessorContext(sampling, tuple(s.selected for s in loop.steps)), processors
-    )
+    config, selected = run.config, tuple(s.selected for s in run.steps)
+    sampling, counted = config.sampling, len(selected) + int(config.eos_mask_counts_pending_token)  # told at the seam
+    processed = apply_processors(run.logits, ProcessorContext(sampling, selected, counted), run.processors)
     token = greedy_select(processed, sampling.tie_break)
-    record = StepRecord(step, loop.cache.length, loop.logits, processed, token, None, None, [])
-    loop.steps.append(record)
-    rec.emit(
+    record = StepRecord(step, run.cache.length, run.logits, processed, token, None, None, [])
+    run.steps.append(record)
+    run.rec.emit(
         "decoder",
         "token.selected",
         step,
@@ -193,40 +168,39 @@ def select_token(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop, step:
             "cache_length": record.cache_at_start,
             "rng": {"counter_before": 0, "counter_after": 0},  # greedy draws no random numbers
             "tensors": {
-                "raw_logits": _logits_tensor(loop.logits, loop.position),
-                "processed_logits": _logits_tensor(processed, loop.position, stats=False),
+                "raw_logits": _logits_tensor(run.logits, run.position),
+                "processed_logits": _logits_tensor(processed, run.position, stats=False),
             },
         },
     )
     if token == sampling.eos_id:
-        loop.finish_reason = "eos"
+        run.finish_reason = "eos"
     return record
 
 
-def stream_token(
-    rec: TraceRecorder, config: TextTraceConfig, tokenizer: Tokenizer, loop: _Loop, record: StepRecord
-) -> None:
+def stream_token(run: TextRun, record: StepRecord) -> None:
     """stream.delta: the token's bytes pass the streamer (the UTF-8 wait and the stop hold-back,
     ``labkit.text.streamer``) and what it releases goes to the client; a stop it matches ends the text;
     a client that disconnects (``disconnect_after_deltas``) aborts the request."""
-    loop.streamer = loop.streamer or Streamer(config.stop_sequences)
-    out = loop.streamer.push(tokenizer.piece_bytes(record.selected))  # the vocabulary's UTF-8 bytes
+    config, rec = run.config, run.rec
+    run.streamer = run.streamer or Streamer(config.stop_sequences)
+    out = run.streamer.push(run.tokenizer.piece_bytes(record.selected))  # the vocabulary's UTF-8 bytes
     record.delta_bytes = out.text.encode(config.detokenizer_encoding)
     kept = {"held_back": out.held_back, "pending_utf8_hex": out.pending.hex()}
     if record.delta_bytes:
-        _send(rec, loop, record.step, record.selected, record.delta_bytes, kept if _can_hold(config, tokenizer) else {})
+        _send(run, record.step, record.selected, record.delta_bytes, kept if _can_hold(config, run.tokenizer) else {})
     elif out.stop is None:  # every byte of this token is held or pending: nothing is sent
         rec.emit("transport", "stream.held", record.step, {"token_id": record.selected, **kept})
     if out.stop is not None:
         discarded = out.discarded.encode("utf-8").hex()
         stop = {"stop_sequence": out.stop, "token_id": record.selected, "discarded_utf8_hex": discarded}
         rec.emit("detokenizer", "stop.matched", record.step, stop)
-        loop.finish_reason = "stop"
-    elif record.delta_bytes and loop.sequence_no == config.disconnect_after_deltas:
-        rec.emit("transport", "client.disconnected", record.step, {"after_sequence_no": loop.sequence_no - 1})
-        loop.finish_reason = "abort"
+        run.finish_reason = "stop"
+    elif record.delta_bytes and run.sequence_no == config.disconnect_after_deltas:
+        rec.emit("transport", "client.disconnected", record.step, {"after_sequence_no": run.sequence_no - 1})
+        run.finish_reason = "abort"
     else:
-        loop.finish_reason = "length"
+        run.finish_reason = "length"
 
 
 def _can_hold(config: TextTraceConfig, tokenizer: Tokenizer) -> bool:
@@ -234,63 +208,64 @@ def _can_hold(config: TextTraceConfig, tokenizer: Tokenizer) -> bool:
     return bool(config.stop_sequences) or tokenizer.splits_characters
 
 
-def _send(rec: TraceRecorder, loop: _Loop, step: int, token_id: int | None, data: bytes, kept: dict) -> None:
+def _send(run: TextRun, step: int, token_id: int | None, data: bytes, kept: dict) -> None:
     """One stream.delta to the client, numbered 0, 1, 2, …"""
-    payload = {"sequence_no": loop.sequence_no, "token_id": token_id, "utf8_hex": data.hex(), "byte_length": len(data)}
-    rec.emit("transport", "stream.delta", step, payload | kept)
-    loop.sequence_no += 1
-    loop.returned += data
+    payload = {"sequence_no": run.sequence_no, "token_id": token_id, "utf8_hex": data.hex(), "byte_length": len(data)}
+    run.rec.emit("transport", "stream.delta", step, payload | kept)
+    run.sequence_no += 1
+    run.returned_bytes += data
 
 
-def decode_token(rec: TraceRecorder, decoder: Decoder, loop: _Loop, record: StepRecord, decode_step=None) -> None:
-    """decode.started/completed: feed y_t at position = cache length; the next logits [V]."""
-    cache, token = loop.cache, record.selected
+def decode_token(run: TextRun, record: StepRecord) -> None:
+    """decode.started/completed: feed y_t at position = cache length; the next logits [V]
+    (``hooks.decode_step``, when given, computes them instead of the decoder's cached step)."""
+    cache, token, rec = run.cache, record.selected, run.rec
     rec.emit(
         "scheduler",
         "decode.started",
         record.step,
         {"consuming": token, "position": cache.length, "cache_length": cache.length},
     )
-    if decode_step is None:
-        result = decoder.decode_step([token], cache)
-        loop.logits, loop.position = result.next_logits[0], int(result.positions[-1])
+    if run.decode_step is None:
+        result = run.decoder.decode_step([token], cache)
+        run.logits, run.position = result.next_logits[0], int(result.positions[-1])
         ledger = _ledger(result, prefill=False)
     else:
-        loop.position = cache.length  # the position the token is fed at
-        loop.logits = _checked_row(decode_step(decoder, cache, token), CONFIG.vocab_size)
+        run.position = cache.length  # the position the token is fed at
+        run.logits = _checked_row(run.decode_step(run.decoder, cache, token), CONFIG.vocab_size)
         ledger = None
     record.cache_after = [cache.layer_length(i) for i in range(cache.n_layers)]
     completed = {"new_cache_length": cache.length, "cache_lengths": record.cache_after}
     completed |= {"ledger": ledger} if ledger is not None else {}  # a substituted decode step reports none
-    completed["tensors"] = {"raw_logits": _logits_tensor(loop.logits, loop.position)}
+    completed["tensors"] = {"raw_logits": _logits_tensor(run.logits, run.position)}
     rec.emit("model", "decode.completed", record.step, completed)
 
 
-def terminal_events(rec: TraceRecorder, config: TextTraceConfig, loop: _Loop) -> None:
+def terminal_events(run: TextRun) -> None:
     """Draining (after the flush of held text), the completed response, and the released resources;
     an aborted request drains nothing and sends nothing more, and its resources are released all the same."""
-    last, cache = loop.steps[-1].step, loop.cache
-    if loop.finish_reason == "abort":
-        aborted = {"state": "ABORTED", "finish_reason": "abort", "sequence_no": loop.sequence_no}
-        aborted |= {"output_tokens_selected": len(loop.steps), "utf8_hex": loop.returned.hex()}
+    config, rec, last, cache = run.config, run.rec, run.steps[-1].step, run.cache
+    if run.finish_reason == "abort":
+        aborted = {"state": "ABORTED", "finish_reason": "abort", "sequence_no": run.sequence_no}
+        aborted |= {"output_tokens_selected": len(run.steps), "utf8_hex": run.returned_bytes.hex()}
         rec.emit("gateway", "request.aborted", last, aborted)
     else:
-        if loop.finish_reason != "stop" and loop.streamer is not None:  # EOS or length: send the held text
-            flushed = loop.streamer.finish().text.encode(config.detokenizer_encoding)
+        if run.finish_reason != "stop" and run.streamer is not None:  # EOS or length: send the held text
+            flushed = run.streamer.finish().text.encode(config.detokenizer_encoding)
             if flushed:
-                _send(rec, loop, last, None, flushed, {"held_back": "", "pending_utf8_hex": ""})
-        rec.emit("scheduler", "generation.draining", last, {"finish_reason": loop.finish_reason, "state": "DRAINING"})
+                _send(run, last, None, flushed, {"held_back": "", "pending_utf8_hex": ""})
+        rec.emit("scheduler", "generation.draining", last, {"finish_reason": run.finish_reason, "state": "DRAINING"})
         rec.emit(
             "gateway",
             "response.completed",
             last,
             {
                 "state": "FINISHED",
-                "finish_reason": loop.finish_reason,
-                "sequence_no": loop.sequence_no,
-                "output_tokens_selected": len(loop.steps),
-                "output_tokens_returned": loop.sequence_no,
-                "utf8_hex": loop.returned.hex(),
+                "finish_reason": run.finish_reason,
+                "sequence_no": run.sequence_no,
+                "output_tokens_selected": len(run.steps),
+                "output_tokens_returned": run.sequence_no,
+                "utf8_hex": run.returned_bytes.hex(),
             },
         )
     rec.emit(  # on every path, exactly once: the slot and the cache go back
@@ -311,3 +286,7 @@ def _checked_row(logits, vocab_size: int) -> np.ndarray:
     if row.size != vocab_size or (row.ndim > 1 and any(n != 1 for n in row.shape[:-1])):
         raise ValueError(f"decode_step must return one row of logits [{vocab_size}], got shape {list(row.shape)}")
     return row.reshape(vocab_size)
+
+
+#: the steps of a run, in event order (``run_text_trace`` runs them)
+STEPS = (request_events, prefill_event, generate, terminal_events)

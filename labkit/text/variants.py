@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.core import faults as S
+from labkit.core import faults as suspects
 from labkit.core.faults import FirstDivergence
 from labkit.text.config import TextTraceConfig
 
@@ -49,25 +49,25 @@ VARIANTS = {
             "stop_inside_token",
             "stop 光的 spans tokens 14 | 15 and ends inside 15: 光 is held back and never sent",
             {"stop_sequences": ("光的",)},
-            FirstDivergence("e00", "discrete_state", "stop_sequences", S.STOP_CONDITIONS),
+            FirstDivergence("e00", "discrete_state", "stop_sequences", suspects.STOP_CONDITIONS),
         ),
         Variant(
             "length_with_stop",
             "stop 更强？ never matches; the length limit (3 tokens) flushes the 2 held characters 更强",
             {"stop_sequences": ("更强？",), "max_output_tokens": 3},
-            FirstDivergence("e00", "discrete_state", "max_output_tokens", S.STOP_CONDITIONS),
+            FirstDivergence("e00", "discrete_state", "max_output_tokens", suspects.STOP_CONDITIONS),
         ),
         Variant(
             "split_character",
             "a byte-level vocabulary splits 蓝 = e8 93 | 9d over tokens 14 and 15: the delta waits for 9d",
             {"vocabulary": SPLIT_VOCABULARY},
-            FirstDivergence("e02", "artifact_ids", "artifacts.tokenizer_id", S.TEXT_ARTIFACTS),
+            FirstDivergence("e02", "artifact_ids", "artifacts.tokenizer_id", suspects.TEXT_ARTIFACTS),
         ),
         Variant(
             "disconnect_after_two_deltas",
             "the client disconnects after the second delta: abort, no decode, resources released once",
             {"disconnect_after_deltas": 2},
-            FirstDivergence("e11", "event_type_and_parent", "event_type", S.CLIENT_DISCONNECT),
+            FirstDivergence("e11", "event_type_and_parent", "event_type", suspects.CLIENT_DISCONNECT),
         ),
     )
 }

@@ -35,7 +35,9 @@ class AuthorizationDecision:
     reason: str
 
 
-def authorize(invocation: Invocation, subject: str, capabilities: tuple[str, ...]) -> AuthorizationDecision:
+def authorization_decision(
+    invocation: Invocation, subject: str, capabilities: tuple[str, ...]
+) -> AuthorizationDecision:
     """May the caller ``subject``, holding ``capabilities``, execute ``invocation``?"""
     calendar_id = invocation.normalized_arguments["calendar_id"]
     capability, scope = invocation.required_capability, f"{invocation.subject}/{calendar_id}"

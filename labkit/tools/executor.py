@@ -10,10 +10,10 @@ A spent budget ends FAILED after "not committed", and OUTCOME_UNKNOWN with the k
 knows, never a guess; after an unsettled OUTCOME_UNKNOWN, a "not committed" answer speaks for its own
 attempt only and leads back to a query.  Nothing is sent unless the approval's digest is the Invocation's.
 
-Two broken policies show what the rules protect: ``new_key_per_attempt`` (a new key per attempt, a
-blind retry after a timeout) and ``journal_before_send=False`` (a kill between the send and the journal
-leaves an event no journal record authorised).  ``CrashPlan`` kills the runtime (``Crash``) at one of
-``CRASH_POINTS``; ``labkit.tools.recovery`` resumes from the journal.
+How keys are named and whether the journal comes before the send is the executor's ``policy``
+(``labkit.tools.seams.ExecutionPolicy``: the rules, or a broken policy that shows what they protect).
+``CrashPlan`` kills the runtime (``Crash``) at one of ``CRASH_POINTS``; ``labkit.tools.recovery``
+resumes from the journal.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ from labkit.tools.calendar_service import (
 )
 from labkit.tools.confirm import ConfirmationError, invocation_digest, request_digest
 from labkit.tools.normalize import Invocation
+from labkit.tools.seams import ExecutionPolicy
 from labkit.tools.states import InvocationMachine, State
 
 #: before_attempt: the approval (or the previous attempt's outcome) is journaled, this attempt
 #:     has not begun — for attempt 1 the restart finds PREPARED with an approved digest;
 #: after_journal_write: EXECUTING is journaled, nothing sent yet;
-#: after_send: the request left the process but dies with it (the service never sees it);
+#: after_send: the request has left (the service may have it); the runtime dies before it reads any answer;
 #: after_service_commit: the service committed, the runtime dies before recording the answer;
 #: after_record: the attempt's outcome is journaled, the runtime dies before going on.
 CRASH_POINTS = ("before_attempt", "after_journal_write", "after_send", "after_service_commit", "after_record")
@@ -67,15 +68,14 @@ class Executor:
     transport: ServiceTransport
     request_id: str
     retry_budget: int
-    new_key_per_attempt: bool = False
     crash: CrashPlan | None = None
     emit: Callable = lambda *event: None
     next_event_id: Callable[[], str | None] = lambda: None
-    journal_before_send: bool = True
+    policy: ExecutionPolicy = ExecutionPolicy()
 
     def key(self, attempt: int) -> str:
-        """The request's idempotency key; the broken policy mints one per attempt."""
-        return f"{self.request_id}:create-event:{attempt if self.new_key_per_attempt else 1}"
+        """The request's idempotency key (the policy's)."""
+        return self.policy.key(self.request_id, attempt)
 
     def _crash_at(self, point: str, attempt: int) -> None:
         if self.crash is not None and self.crash.point == point and self.crash.attempt in (None, attempt):
@@ -102,17 +102,16 @@ class Executor:
 
     def _outcome_unknown(self, machine: InvocationMachine, key: str, attempt: int, **reason) -> dict | None:
         """``→ OUTCOME_UNKNOWN`` for this attempt, then a query by the same key: the committed
-        result, or None (still unknown, or not committed).  The broken policy queries nothing:
-        it assumes "not committed" and retries blind."""
+        result, or None (still unknown, or not committed) — or, under a broken policy, an assumption."""
         unknown = {"idempotency_key": key, "side_effect": "unknown"}
         self._enter(
             machine, State.OUTCOME_UNKNOWN, "executor", "external.outcome_unknown", attempt, **unknown, **reason
         )
         self._crash_at("after_record", attempt)
-        if self.new_key_per_attempt:
-            self._enter(machine, State.NOT_COMMITTED, "executor", "external.assumed_not_committed", attempt, **unknown)
-            return None
-        return self.resolve_unknown(machine, key, attempt)
+        assumed = (machine, State.NOT_COMMITTED, "executor", "external.assumed_not_committed", attempt)
+        return self.policy.after_unknown(
+            lambda: self.resolve_unknown(machine, key, attempt), lambda: self._enter(*assumed, **unknown)
+        )
 
     def execute(
         self, machine: InvocationMachine, invocation: Invocation, approved_digest: str, first_attempt: int = 1
@@ -131,10 +130,6 @@ class Executor:
             self._crash_at("before_attempt", attempt)
             made, key = attempt, self.key(attempt)
             request = CreateRequest(key, digest, scope, invocation.tool, args, attempt)
-            if self.journal_before_send:
-                self._begin_attempt(machine, invocation, request)
-            self._crash_at("after_journal_write", attempt)
-            self._crash_at("after_send", attempt)
             try:
                 response = self._reply(machine, invocation, request)
             except TransportTimeout:
@@ -152,7 +147,7 @@ class Executor:
                 return result
             # no answer; or "not executed", which speaks for this attempt only: an earlier one with this key may
             # have committed
-            if response is None or (unknown and status != "error" and not self.new_key_per_attempt):
+            if response is None or (unknown and status != "error"):
                 unsettled = {"reason": f"the answer {status!r} does not settle an earlier attempt"} if response else {}
                 result = self._outcome_unknown(machine, key, attempt, **unsettled)
                 if result is not None:
@@ -168,8 +163,14 @@ class Executor:
         return self.exhausted(machine, made)
 
     def _reply(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
-        """Send ``request`` and return its reply, dropping stale duplicates of earlier replies."""
-        response = self._send(machine, invocation, request)
+        """Journal and send ``request`` (in the policy's order) and return its reply, dropping stale
+        duplicates of earlier replies."""
+        try:
+            response = self.policy.send(
+                lambda: self._begin_attempt(machine, invocation, request), lambda: self.transport.send(request)
+            )
+        finally:
+            self._crash_at("after_send", request.attempt)
         while response.get("reply_to", request.ref) != request.ref:
             stale = {"expected_reply_to": request.ref, "reply_to": response["reply_to"]}
             dropped = {"idempotency_key": request.idempotency_key, **stale, "dropped_status": response.get("status")}
@@ -189,14 +190,7 @@ class Executor:
         started = {"attempt": attempt, "scope": request.scope, "artifacts": {"tool_version": invocation.tool}}
         sent = {"idempotency_key": key, "request_digest": digest, "side_effect": False}
         self.report(machine, "executor", event, attempt, **started, **sent)
-
-    def _send(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
-        if self.journal_before_send:
-            return self.transport.send(request)
-        try:  # the broken order: the request leaves before the journal knows
-            return self.transport.send(request)
-        finally:
-            self._begin_attempt(machine, invocation, request)
+        self._crash_at("after_journal_write", attempt)
 
     def resolve_unknown(self, machine: InvocationMachine, key: str, attempt: int | None) -> dict | None:
         """OUTCOME_UNKNOWN → query by the same key → COMMITTED or NOT_COMMITTED (never a blind retry);

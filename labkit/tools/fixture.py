@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from labkit.tools.tokenizer import compact_json
+from labkit.tools.tokenizer import PROPOSAL_ID, compact_json
 
 if TYPE_CHECKING:
     from labkit.tools.normalize import Invocation
@@ -28,7 +28,7 @@ TARGET_ARGUMENTS = {
 }
 #: §7.13/§7.14: the tool message the second call reads, and its answer
 TARGET_TOOL_MESSAGE = {
-    "tool_call_id": "p_01",
+    "tool_call_id": PROPOSAL_ID,
     "status": "ok",
     "event_id": "evt_6K2",
     "start": "2026-07-20T09:00:00+08:00",
@@ -39,7 +39,7 @@ TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”�
 @cache
 def fixture_invocation() -> Invocation:
     """The §7.12 Invocation inv_01: §7.11's arguments normalised under the happy run's config."""
-    from labkit.tools.runtime import ToolRunConfig
+    from labkit.tools.config import ToolRunConfig
     from labkit.tools.toolspec import load_toolspec
 
     return ToolRunConfig().invocation(load_toolspec(), TARGET_ARGUMENTS)
@@ -51,7 +51,7 @@ def golden_file(scenario: str) -> str:
 
 
 def _ok(event_id: str, start: str) -> dict:
-    return {"tool_call_id": "p_01", "status": "ok", "event_id": event_id, "start": start}
+    return {"tool_call_id": PROPOSAL_ID, "status": "ok", "event_id": event_id, "start": start}
 
 
 #: (tool message, the summary mc_02 must write for it): the head is fitted on all of them at
@@ -65,8 +65,8 @@ SUMMARY_CASES = (
     (_ok("evt_7A1", "2026-07-25T07:15:00+08:00"), "已在 2026 年 7 月 25 日上午 7:15 创建“带护照”提醒。"),
     (_ok("evt_7B2", "2026-12-31T21:45:00+08:00"), "已在 2026 年 12 月 31 日下午 9:45 创建“带护照”提醒。"),
     (_ok("evt_6K2", "2026-07-20T18:00:00+08:00"), "已在 2026 年 7 月 20 日下午 6:00 创建“带护照”提醒。"),
-    ({"tool_call_id": "p_01", "status": "not_committed"}, "没有创建“带护照”提醒：日历未提交。"),
-    ({"tool_call_id": "p_01", "status": "unavailable"}, "暂时无法创建“带护照”提醒，请稍后再试。"),
+    ({"tool_call_id": PROPOSAL_ID, "status": "not_committed"}, "没有创建“带护照”提醒：日历未提交。"),
+    ({"tool_call_id": PROPOSAL_ID, "status": "unavailable"}, "暂时无法创建“带护照”提醒，请稍后再试。"),
 )
 
 
@@ -75,7 +75,7 @@ def fitting_sequences(spec):
     every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
     from labkit.tools.answer import AnswerSlots, frame_sentences
     from labkit.tools.calls import grammar_for, proposal_mask
-    from labkit.tools.runtime import USER_TEXT
+    from labkit.tools.config import USER_TEXT
     from labkit.tools.tokenizer import ToolTemplate, ToolTokenizer
 
     tok, template = ToolTokenizer(), ToolTemplate()

@@ -1,26 +1,18 @@
-"""Trace three as a kind: this module's names are the fields of its ``labkit.core.kinds.TraceKind``
-(``TraceKind.declared_by``); ``labkit.trace.kinds`` declares it and imports it on first use.
-
-Built on the tools package's public names (``run_tool_trace``, ``FAULTS``, ``HAPPY``, the
+"""Trace three as a kind: ``TOOL``, one ``labkit.core.kinds.TraceKind`` (one line of ``labkit.trace.kinds``'s
+table).  Built on the tools package's public names (``run_tool_trace``, ``FAULTS``, ``HAPPY``, the
 fixture recipe); ``labkit trace tool torture`` is a command of its own (``labkit.cli``)."""
 
 from __future__ import annotations
 
-from labkit.core import faults as S
-from labkit.core.kinds import TraceContract
-from labkit.tools.clauses import CLAUSES as clauses
-from labkit.tools.faults import FAULTS as faults
-from labkit.tools.faults import HAPPY
-from labkit.tools.fixture import build as build_fixture
-from labkit.tools.run_state import ToolHooks as hooks
-from labkit.tools.runtime import ToolRunConfig as config
-from labkit.tools.runtime import ToolTrace
-from labkit.tools.runtime import run_tool_trace as run
+from labkit.core import faults as suspects
+from labkit.core.kinds import TraceContract, TraceKind
+from labkit.tools.clauses import CLAUSES
+from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace
+from labkit.tools.faults import FAULTS, HAPPY
+from labkit.tools.fixture import build
+from labkit.tools.runtime import run_tool_trace
 
-help = "trace three: a confirmed, idempotent calendar tool call"
-fixture = "tools"
-baseline = ("happy", HAPPY)
-contract = TraceContract(
+CONTRACT = TraceContract(
     kind="tool",
     event_prefix="t",
     initial_object="messages + ToolSpec + subject",
@@ -32,32 +24,32 @@ contract = TraceContract(
     replay_core="the Invocation, the idempotency key and the commit status",
     output_means="natural language written after an external result",
     suspects={
-        ("proposal.generated", "discrete_state"): S.PROPOSAL_DECODING,
-        ("proposal.generated", "tensors"): S.MODEL_PATH,
+        ("proposal.generated", "discrete_state"): suspects.PROPOSAL_DECODING,
+        ("proposal.generated", "tensors"): suspects.MODEL_PATH,
         # the same bytes at t01 parse to other arguments at t02: they were changed past the grammar
-        ("proposal.parsed", "discrete_state"): S.ARGUMENTS_PAST_GRAMMAR,
-        ("schema.validated", "discrete_state"): S.SCHEMA_VALIDATION,
-        ("invocation.normalized", "discrete_state"): S.NORMALISER,
-        ("authorization.allowed", "discrete_state"): S.AUTHORISATION,
-        ("confirmation.requested", "discrete_state"): S.CONFIRMATION_BINDING,
-        ("confirmation.approved", "discrete_state"): S.CONFIRMATION_BINDING,
-        ("*", "external_commit"): S.COMMIT_BOUNDARY,
-        ("*", "artifact_ids"): S.TOOL_ARTIFACTS,
+        ("proposal.parsed", "discrete_state"): suspects.ARGUMENTS_PAST_GRAMMAR,
+        ("schema.validated", "discrete_state"): suspects.SCHEMA_VALIDATION,
+        ("invocation.normalized", "discrete_state"): suspects.NORMALISER,
+        ("authorization.allowed", "discrete_state"): suspects.AUTHORISATION,
+        ("confirmation.requested", "discrete_state"): suspects.CONFIRMATION_BINDING,
+        ("confirmation.approved", "discrete_state"): suspects.CONFIRMATION_BINDING,
+        ("*", "external_commit"): suspects.COMMIT_BOUNDARY,
+        ("*", "artifact_ids"): suspects.TOOL_ARTIFACTS,
     },
     component_suspects={
-        "executor": S.COMMIT_BOUNDARY,
-        "validator": S.SCHEMA_VALIDATION,
-        "confirmation": S.CONFIRMATION_BINDING,
-        "authorizer": S.AUTHORISATION,
-        "calendar service": S.EXTERNAL_SERVICE,
-        "runtime": S.REQUEST_LIFECYCLE,
-        "decoder": S.PROPOSAL_DECODING,
+        "executor": suspects.COMMIT_BOUNDARY,
+        "validator": suspects.SCHEMA_VALIDATION,
+        "confirmation": suspects.CONFIRMATION_BINDING,
+        "authorizer": suspects.AUTHORISATION,
+        "calendar service": suspects.EXTERNAL_SERVICE,
+        "runtime": suspects.REQUEST_LIFECYCLE,
+        "decoder": suspects.PROPOSAL_DECODING,
     },
     decision_events=("proposal.generated",),
     branch_suspects={
-        "schema.rejected": S.ARGUMENTS_PAST_GRAMMAR,
-        "proposal.rejected": S.PROPOSAL_BYTES_CUT,
-        "runtime.crashed": S.RUNTIME_CRASH,
+        "schema.rejected": suspects.ARGUMENTS_PAST_GRAMMAR,
+        "proposal.rejected": suspects.PROPOSAL_BYTES_CUT,
+        "runtime.crashed": suspects.RUNTIME_CRASH,
     },
 )
 
@@ -76,3 +68,19 @@ def summary(trace: ToolTrace, fault: str | None) -> list[str]:
     if trace.answer is not None:
         lines.append(f"answer     {trace.answer}")
     return lines
+
+
+TOOL = TraceKind(
+    name="tool",
+    help="trace three: a confirmed, idempotent calendar tool call",
+    config=ToolRunConfig,
+    hooks=ToolHooks,
+    run=run_tool_trace,
+    contract=CONTRACT,
+    faults=FAULTS,
+    fixture="tools",
+    build_fixture=build,
+    summary=summary,
+    baseline=("happy", HAPPY),
+    clauses=CLAUSES,
+)

@@ -3,9 +3,10 @@
 commit boundary (t08–t14) the execution with an idempotency key (and the recovery after a
 crash), the late cancellation, the observation the model reads and its second call.
 
-``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` in order on one ``ToolTrace``; each
-phase records its events and returns None to go on, or the request status the run ends with
-(``close_trace`` then records ``trace.closed``).  A page can ``show_source`` one phase.
+``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` on one ``ToolTrace`` through the one loop of
+every trace (``labkit.core.runtime.run_steps``); each phase records its events and returns None to go
+on, or the request status the run ends with (``close_trace`` then records ``trace.closed``).
+A page can ``show_source`` one phase.
 """
 
 from __future__ import annotations
@@ -16,21 +17,22 @@ from functools import partial
 from labkit.tools.answer import ANSWER_STRATEGY, tool_message
 from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.calls import first_model_call, model_started_payload, second_model_call
+from labkit.tools.config import ToolTrace
 from labkit.tools.confirm import (
     Confirmation,
     ConfirmationError,
-    authorize,
+    authorization_decision,
     check_confirmation,
     confirmation_card,
     invocation_digest,
 )
 from labkit.tools.executor import Crash, Executor
 from labkit.tools.recovery import execute_and_recover
-from labkit.tools.run_state import ToolTrace
+from labkit.tools.seams import idempotency_key
 from labkit.tools.states import State
+from labkit.tools.tokenizer import PROPOSAL_ID
 from labkit.tools.toolspec import VALIDATOR_NAME, ProposalError, parse_arguments, validate_arguments
 
-PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers
 CANCELLED_AFTER_COMMIT = "cancelled-after-commit"  # §7.13's request status
 RECOVERY_GUIDANCE = "the event exists; query it by event ID or idempotency key, or delete it with calendar.delete_event"
 
@@ -41,8 +43,7 @@ def propose(run: ToolTrace) -> None:
     first = run.first_call = first_model_call(run.decoder, run.spec, config.user_text, run.hooks.proposal_mask)
     rec.emit("model runtime", "model.started", 0, model_started_payload(first, run.artifacts))
     generated = first.decode.text.encode("utf-8")
-    # the bytes the parser receives: the decoder's own, or (``not_json``) their first half
-    run.arguments_bytes = generated[: len(generated) // 2] if config.proposal_tamper == "not_json" else generated
+    run.arguments_bytes = config.faults.parser_input(generated)  # the bytes the parser receives
     steps = first.decode.steps
     proposal = {
         "model_call_id": first.model_call_id,
@@ -67,8 +68,7 @@ def parse(run: ToolTrace) -> str | None:
         received = run.arguments_bytes.hex()
         run.enter(State.PARSE_REJECTED, "JSON parser", "proposal.rejected", received_utf8_hex=received, reason=str(exc))
         return "rejected"
-    # ``extra_field``: notify_all is injected after decoding — past the grammar, which only shaped the bytes
-    run.arguments = {**arguments, "notify_all": True} if run.config.proposal_tamper == "extra_field" else arguments
+    run.arguments = run.config.faults.parsed(arguments)  # what validation receives, past the grammar
     run.move(State.PARSED)
     parsed = {"proposal_id": PROPOSAL_ID, "state": run.state, "keys": list(run.arguments)}
     run.rec.emit("JSON parser", "proposal.parsed", None, parsed)
@@ -87,7 +87,7 @@ def validate(run: ToolTrace) -> str | None:
     return None
 
 
-def normalise(run: ToolTrace) -> None:
+def normalize(run: ToolTrace) -> None:
     """t04: the Invocation, in absolute time; from here on the journal records every state."""
     config = run.config
     invocation = run.invocation = config.invocation(run.spec, run.arguments)
@@ -102,9 +102,9 @@ def normalise(run: ToolTrace) -> None:
     )
 
 
-def authorise(run: ToolTrace) -> str | None:
+def authorize(run: ToolTrace) -> str | None:
     """t05: may this subject do this, on this calendar?"""
-    decision = authorize(run.invocation, run.config.subject, run.config.capabilities)
+    decision = authorization_decision(run.invocation, run.config.subject, run.config.capabilities)
     auth = {"subject": decision.subject, "capability": decision.capability, "scope": decision.scope}
     if not decision.allowed:
         run.enter(State.AUTHORIZATION_DENIED, "authorizer", "authorization.denied", **auth, reason=decision.reason)
@@ -121,12 +121,10 @@ def confirm(run: ToolTrace) -> str | None:
     card = confirmation_card(invocation, config.timezone)
     requested = {"invocation_id": invocation.invocation_id, "invocation_digest": digest, "card": card}
     run.enter(State.PREPARED, "confirmation", "confirmation.requested", **requested)
-    approved = digest[:-1] + ("1" if digest[-1] == "0" else "0") if config.tamper_digest else digest  # last hex flipped
+    approved = config.faults.stored_approval(digest)  # what the approval store gives back
     confirmation = run.confirmation = Confirmation("confirm_01", invocation.invocation_id, approved, "approve")
-    known, run.presented = {invocation.invocation_id: invocation}, invocation
-    if config.edit_after_approval:
-        run.presented = invocation.with_arguments("inv_02", **dict(config.edit_after_approval))
-        known[run.presented.invocation_id] = run.presented
+    run.presented = config.faults.presented(invocation)  # the Invocation presented for execution
+    known = {invocation.invocation_id: invocation, run.presented.invocation_id: run.presented}
     decided = {"confirmation_id": confirmation.confirmation_id, "decision": confirmation.decision}
     try:
         check_confirmation(confirmation, run.presented, known, matches=run.hooks.digest_matches)
@@ -143,9 +141,9 @@ def confirm(run: ToolTrace) -> str | None:
     return None
 
 
-def cancel_before_execute(run: ToolTrace) -> str | None:
+def cancelled_before_execute(run: ToolTrace) -> str | None:
     """A cancel that arrives before the execution: nothing was sent, nothing exists."""
-    if not run.config.cancel_before_execute:
+    if not run.config.faults.cancels("before_execute"):
         return None
     run.enter(State.CANCELLED, "runtime", "request.cancelled", side_effect=False)
     return "cancelled"
@@ -157,7 +155,7 @@ def execute(run: ToolTrace) -> str | None:
     (``execute_and_recover``: the one execute-and-recover path of trace three)."""
     config, approved = run.config, run.confirmation.invocation_digest
     run.journal.update(run.invocation.invocation_id, approved_digest=approved)
-    transport = ServiceTransport(run.service, config.transport_plan, config.query_plan)
+    transport = config.faults.transport(run.service)
     try:
         run.machine, run.result, run.restarts = execute_and_recover(
             run.journal, run.machine, run.presented, approved, incarnations(run, transport), partial(restarted, run)
@@ -176,7 +174,7 @@ def incarnations(run: ToolTrace, transport: ServiceTransport):
     """One Executor per incarnation of the runtime (the first, then each restart's); each may die
     at its own crash plan."""
     config = run.config
-    executor = partial(Executor, transport, config.request_id, config.retry_budget, config.new_key_per_attempt)
+    executor = partial(Executor, transport, config.request_id, config.retry_budget, policy=config.faults.policy)
     for crash in itertools.chain(config.crashes, itertools.repeat(None)):
         run.executor = executor(crash, emit=run.rec.emit, next_event_id=run.rec.next_event_id)
         yield run.executor
@@ -191,9 +189,9 @@ def restarted(run: ToolTrace, crashed: Crash) -> None:
     run.rec.emit("runtime", "runtime.recovered", None, {"journal_state": state, "journal_transitions": transitions})
 
 
-def cancel_after_commit(run: ToolTrace) -> str | None:
+def cancelled_after_commit(run: ToolTrace) -> str | None:
     """A cancel that arrives after the commit: the event exists, the summary is skipped."""
-    if not run.config.cancel_after_commit:
+    if not run.config.faults.cancels("after_commit"):
         return None
     commit = {"status": run.result["status"], "event_id": run.result["event_id"]}
     skipped = {"second_model_call": "skipped", "commit": commit, "guidance": RECOVERY_GUIDANCE}
@@ -234,7 +232,7 @@ def answer(run: ToolTrace) -> None:
 def close_trace(run: ToolTrace, status: str) -> ToolTrace:
     """The last event: the request status, the calendar's state and the Invocation's history."""
     service, run.request_status = run.service, status
-    events, key = sorted(service.store), f"{run.config.request_id}:create-event:1"
+    events, key = sorted(service.store), idempotency_key(run.config.request_id)
     commit = {
         "calendar_events": events,
         "events_for_key": service.events_with_key(key),
@@ -251,14 +249,14 @@ PHASES = (
     propose,
     parse,
     validate,
-    normalise,
-    authorise,
+    normalize,
+    authorize,
     confirm,
-    cancel_before_execute,
+    cancelled_before_execute,
     execute,
-    cancel_after_commit,
+    cancelled_after_commit,
     observe,
     answer,
 )
 #: the phases from an Invocation to its observed result (what ``labkit.tools.schedules`` runs)
-EXECUTION = PHASES[PHASES.index(authorise) : PHASES.index(answer)]
+EXECUTION = PHASES[PHASES.index(authorize) : PHASES.index(answer)]

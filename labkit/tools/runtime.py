@@ -2,67 +2,24 @@
 
 ``run_tool_trace(ToolRunConfig())`` computes everything on the spot: the 86-token prompt,
 the prefill of toy-tool-decoder-v1, the grammar-masked greedy decode of the 27 proposal
-tokens, parse → validate → normalise → authorise → confirm → execute → observe on the
+tokens, parse → validate → normalize → authorize → confirm → execute → observe on the
 state machine, the calendar service's commit, and the second call that reuses the first
 call's prefix cache before it writes the summary.  Every step is one event of the trace:
-the run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.run_state``).
-A fault is a change of the frozen ``ToolRunConfig`` (``labkit.tools.faults``).
+the run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.config``).
+A fault is a change of the frozen ``ToolRunConfig``'s ``faults`` (``labkit.tools.faults``), read at its seam
+(``labkit.tools.seams``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from labkit.core.runtime import Config, checked_run_arguments
+from labkit.core.runtime import checked_run_arguments, run_steps
+from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace, start_trace
 from labkit.tools.model import CONFIG, load_decoder
-from labkit.tools.normalize import Invocation, normalize
 from labkit.tools.phases import PHASES, close_trace
-from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
 from labkit.tools.tokenizer import TEMPLATE_ID, TOKENIZER_ID
 from labkit.tools.toolspec import ToolSpec, find_tool, load_toolspec
 
-USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"
 STRATEGY = "greedy_with_json_grammar"  # §7.10; what runs in mc_01 (mc_02: ANSWER_STRATEGY)
-
-
-@dataclass(frozen=True)
-class ToolRunConfig(Config):
-    """Everything a run of trace three depends on (§7.10), plus the scenario's changes."""
-
-    trace_id: str = "trace-tool-001"
-    clock: str = "2026-07-19T14:00:00+08:00"
-    timezone: str = "Asia/Shanghai"
-    subject: str = "user-42"
-    capabilities: tuple[str, ...] = ("calendar.read", "calendar.write:primary")
-    user_text: str = USER_TEXT
-    tool: str = "calendar.create_event@v1"  # the one tool offered (§7.10)
-    request_id: str = "req-42"
-    service_clock: str = "2026-07-19T14:00:04+08:00"
-    retry_budget: int = 3
-    # -- scenario switches (all off on the happy path) --
-    proposal_tamper: str | None = None  # "extra_field" | "not_json"
-    edit_after_approval: tuple[tuple[str, str], ...] = ()
-    tamper_digest: bool = False
-    transport_plan: tuple[str, ...] = ()
-    query_plan: tuple[str, ...] = ()  # per query by key: "answer" | "unavailable"
-    new_key_per_attempt: bool = False
-    cancel_after_commit: bool = False
-    crashes: tuple = ()  # labkit.tools.executor.CrashPlans: the first incarnation's, then one per restart
-    cancel_before_execute: bool = False
-    journal_path: str = ":memory:"  # a file makes the journal survive the process
-
-    def invocation(self, spec: ToolSpec, arguments: dict) -> Invocation:
-        """The Invocation inv_01 that validated ``arguments`` normalise to under this run's clock,
-        timezone and subject (§7.12)."""
-        return normalize(
-            spec, arguments, invocation_id="inv_01", clock=self.clock, tz_name=self.timezone, subject=self.subject
-        )
-
-    def __post_init__(self):
-        if self.retry_budget < 1:
-            raise ValueError(f"retry_budget must be >= 1 attempt, got {self.retry_budget}")
-        if self.proposal_tamper not in (None, "extra_field", "not_json"):
-            raise ValueError(f"proposal_tamper must be None, 'extra_field' or 'not_json', got {self.proposal_tamper!r}")
 
 
 def run_tool_trace(
@@ -70,7 +27,7 @@ def run_tool_trace(
 ) -> ToolTrace:
     """Run trace three under ``config``; returns the events t00… and everything computed.
 
-    ``hooks`` (``labkit.tools.run_state.ToolHooks``) substitutes pieces of the runtime (the
+    ``hooks`` (``labkit.tools.config.ToolHooks``) substitutes pieces of the runtime (the
     grammar mask, the digest binding test, the prefix reuse, the service's idempotent
     execute) — how the book's exercises run a reader's function inside the real runtime.
     ``decoder`` and ``spec`` (default: the fixtures') save loading them again."""
@@ -84,4 +41,4 @@ def run_tool_trace(
         "tool_version": spec.ref,
     }
     run = start_trace(config, hooks, spec=spec, decoder=decoder or load_decoder(), artifacts=artifacts)
-    return close_trace(run, next((s for s in (phase(run) for phase in PHASES) if s is not None), "completed"))
+    return close_trace(run, run_steps(PHASES, run) or "completed")

@@ -14,18 +14,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from labkit.core.runtime import run_steps
 from labkit.tools.calendar_service import ServiceTransport
+from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace, start_trace
 from labkit.tools.executor import CrashPlan, Executor
 from labkit.tools.fixture import fixture_invocation
 from labkit.tools.phases import EXECUTION
 from labkit.tools.recovery import recover_invocation
-from labkit.tools.run_state import ToolHooks, ToolTrace, start_trace
-from labkit.tools.runtime import ToolRunConfig
+from labkit.tools.seams import CANCELS, ToolFaults
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.torture import invariants
 from labkit.tools.torture.invariants import read
-
-CANCELS = ("none", "before_execute", "after_commit")
 
 
 @dataclass(frozen=True)
@@ -46,27 +45,27 @@ class FaultSchedule:
     def config(self) -> ToolRunConfig:
         """The happy run's config with this schedule's faults."""
         happy = ToolRunConfig()
-        return ToolRunConfig(
-            capabilities=happy.capabilities if self.authorized else happy.capabilities[:1],
+        faults = ToolFaults(
             tamper_digest=not self.confirmation_matches,
-            cancel_before_execute=self.cancel == "before_execute",
-            cancel_after_commit=self.cancel == "after_commit",
+            cancel_at=self.cancel,
             transport_plan=self.transport_plan,
             query_plan=self.query_plan,
-            retry_budget=self.retry_budget,
-            crashes=self.crashes,
+        )
+        capabilities = happy.capabilities if self.authorized else happy.capabilities[:1]
+        return ToolRunConfig(
+            capabilities=capabilities, retry_budget=self.retry_budget, faults=faults, crashes=self.crashes
         )
 
 
 def run_schedule(schedule: FaultSchedule, *, service_execute=None) -> ToolTrace:
     """Authorise, confirm, execute and recover the §7.12 Invocation under ``schedule`` (the runtime's
     phases from t05 on); never raises ``Crash``.  ``service_execute`` replaces the calendar service's
-    idempotent execute (a hook, see ``labkit.tools.run_state.ToolHooks``)."""
+    idempotent execute (a hook, see ``labkit.tools.config.ToolHooks``)."""
     config, invocation = schedule.config(), fixture_invocation()
     hooks = ToolHooks(service_execute=service_execute)
     run = start_trace(config, hooks, InvocationMachine(State.VALIDATED), invocation=invocation)
     run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
-    run.request_status = next((s for s in (phase(run) for phase in EXECUTION) if s is not None), "completed")
+    run.request_status = run_steps(EXECUTION, run) or "completed"
     return run
 
 
@@ -75,7 +74,7 @@ def invariant_violations(outcome: ToolTrace) -> list[str]:
     snap = read([outcome.journal.db.db], outcome.service.db.db)
     config = outcome.config
     granted = outcome.invocation.required_capability in config.capabilities
-    approved = granted and not (config.tamper_digest or config.cancel_before_execute)
+    approved = granted and not (config.faults.tamper_digest or config.faults.cancels("before_execute"))
     checks = {**invariants.run_checks(snap), "ending": invariants.ending(snap, outcome, approved)}
     return [f"{name}: {problem}" for name, problems in checks.items() for problem in problems]
 

@@ -39,8 +39,12 @@ class StoreError(ValueError):
     """A store file that cannot be used; the message names the file, the problem and what to do."""
 
 
-#: application_id → the kind's name, filled as kinds are declared (for "this file is a …")
-KNOWN_IDS: dict[int, str] = {}
+#: application_id → the store kind that writes it, one line per kind (for "this file is a …, not a …");
+#: a ``StoreKind`` whose line this is not is refused
+STORE_KINDS: dict[int, str] = {
+    0x4C4B4A31: "journal",  # "LKJ1": labkit.tools.journal.JOURNAL
+    0x4C4B4331: "calendar store",  # "LKC1": labkit.tools.calendar_store.CALENDAR_STORE
+}
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,11 @@ class StoreKind:
                 f"a store kind needs a name and a nonzero int application_id (0 is SQLite's 'none'), "
                 f"got what={self.what!r}, application_id={number!r}"
             )
-        KNOWN_IDS[number] = self.what
+        if STORE_KINDS.get(number) != self.what:
+            raise ValueError(
+                f"store kind {self.what!r}: application_id {number:#x} must be its line of STORE_KINDS, "
+                f"which has {STORE_KINDS.get(number)!r} there"
+            )
 
 
 #: what an sqlite3 message means, and what to do about it
@@ -196,7 +204,7 @@ class Store:
             return
         found = db.execute("PRAGMA application_id").fetchone()[0]
         if found != kind.application_id:
-            other = KNOWN_IDS.get(found)
+            other = STORE_KINDS.get(found)
             what = f"a {other}, not a {kind.what} — are the files swapped?" if other else "not a labkit store"
             raise kind.error(f"{kind.what} {self.path} is {what} (application_id {found}); expected a {kind.what}")
         version = db.execute("PRAGMA user_version").fetchone()[0]

@@ -28,6 +28,7 @@ CONTROL = (
     *("<|end|>", "<|tool_call|>", "<|call_end|>"),
 )
 ASCII = tuple(chr(c) for c in range(0x20, 0x7F))
+PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers (one vocabulary piece)
 
 #: multi-character pieces, one line of pieces per place they occur (documentation, not code paths)
 PIECES = (
@@ -35,7 +36,7 @@ PIECES = (
     *('{"', '":"', '","', '":', "calendar_id", "title", "local_date", "local_time", "duration_minutes", "primary"),
     *("2026", "-07", "-20", ":00", "10", "20"),
     # the tool result's JSON
-    *('{"tool_call_id":"', '","status":"', '","event_id":"', '","start":"', '"}', "p_01", "ok", "evt_6K2"),
+    *('{"tool_call_id":"', '","status":"', '","event_id":"', '","start":"', '"}', PROPOSAL_ID, "ok", "evt_6K2"),
     *(":00:00", "+08:00"),
     # the tool signature rendered from the ToolSpec
     *("calendar.create_event@v1", "write", "string", "date", "pattern", "integer", "required", "additional"),

@@ -1,51 +1,42 @@
-"""The registry of trace kinds: one ``KINDS.declare`` line per kind, no other list of kind names,
-and what each kind promises, the state/update/terminal contract of §7.16.
+"""The registry of trace kinds: ``KINDS``, one plain table of the kinds' ``TraceKind`` values (one line
+per kind, imported from its ``labkit/<domain>/kind.py``), and what each kind promises, the
+state/update/terminal contract of §7.16.
 
-The declaring module (``labkit/<domain>/kind.py``) is imported when the kind is first looked up,
-so ``labkit trace text`` pays for text's runtime and no other.  Traces of different kinds are never
-compared step by step; the table of §7.16 is generated from the kinds' contracts.
+Traces of different kinds are never compared step by step; the table of §7.16 is generated from the
+kinds' contracts.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections import UserDict
+from collections.abc import Iterable
 
 from labkit.core.kinds import TraceContract, TraceKind
+from labkit.diffusion.kind import DIFFUSION
+from labkit.text.kind import TEXT
+from labkit.tools.kind import TOOL
 
 
-class Registry(UserDict):
-    """Kind name → ``TraceKind``, in the book's order.  Iterating gives the names without
-    importing anything; looking a kind up imports its declaring module once."""
-
-    def __getitem__(self, name: str) -> TraceKind:
-        found = self.data[name]  # the kind, or the module that declares it while not imported yet
-        if isinstance(found, str):
-            found = TraceKind.declared_by(name, importlib.import_module(found))
-            self._refuse_a_taken_prefix(found)
-            self.data[name] = found
-        return found
-
-    def declare(self, name: str, module: str | TraceKind) -> None:
-        """Add the kind ``name``: the module that declares it (imported when the kind is first
-        used) or a ready ``TraceKind`` (whose event prefix must not be taken)."""
-        if name in self.data:
-            raise ValueError(f"trace kind {name!r} is registered twice")
-        if isinstance(module, TraceKind):
-            self._refuse_a_taken_prefix(module)
-        self.data[name] = module
-
-    def _refuse_a_taken_prefix(self, kind: TraceKind) -> None:
-        """A ValueError if another imported kind has ``kind``'s event prefix (a declared kind is
-        checked when it is imported)."""
-        for other in self.data.values():
-            if isinstance(other, TraceKind) and other.name != kind.name:
-                if other.contract.event_prefix == kind.contract.event_prefix:
-                    raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
+def table(kinds: Iterable[TraceKind]) -> dict[str, TraceKind]:
+    """Name → kind, in the order given; a name or an event prefix given twice is a ValueError."""
+    found: dict[str, TraceKind] = {}
+    for kind in kinds:
+        if kind.name in found:
+            raise ValueError(f"trace kind {kind.name!r} is registered twice")
+        taken = [k.name for k in found.values() if k.contract.event_prefix == kind.contract.event_prefix]
+        if taken:
+            raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
+        found[kind.name] = kind
+    return found
 
 
 #: kind name → ``TraceKind``, in the book's order
-KINDS = Registry()
+KINDS = table(
+    (
+        TEXT,
+        DIFFUSION,
+        TOOL,
+    )
+)
 
 
 def kind(name: str) -> TraceKind:
@@ -56,15 +47,11 @@ def kind(name: str) -> TraceKind:
 
 
 def run(name: str, fault: str | None = None, hooks=None, **resources):
-    """The one way to run any registered kind: its fixture config with ``fault`` applied (None:
-    the correct run), under ``hooks``; ``resources`` go to the kind's runner as keywords."""
+    """The one way to run any registered kind: its fixture config with ``fault`` applied (None: the correct
+    run), under ``hooks``; ``resources`` go to the kind's runner as keywords."""
     found = kind(name)
     return found.run(found.faulty_config(fault), hooks, **resources)
 
-
-KINDS.declare("text", "labkit.text.kind")
-KINDS.declare("diffusion", "labkit.diffusion.kind")
-KINDS.declare("tool", "labkit.tools.kind")
 
 #: rows of the §7.16 table: (contract attribute, the question it answers)
 CONTRACT_ROWS = (

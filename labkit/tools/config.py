@@ -1,7 +1,7 @@
-"""One run of trace three (``ToolTrace``): what its phases (``labkit.tools.phases``) share while it
-runs and what it leaves behind; and ``ToolHooks``, the pieces a reader (or a test) may substitute
-with their own function (``None`` keeps the library's piece).  The hooks are configuration, passed
-in — the library's modules are never patched.
+"""Trace three's configuration (``ToolRunConfig``, §7.10), one run of it (``ToolTrace``): what its
+phases (``labkit.tools.phases``) share while it runs and what it leaves behind; and ``ToolHooks``, the
+pieces a reader (or a test) may substitute with their own function (``None`` keeps the library's
+piece).  The hooks are configuration, passed in — the library's modules are never patched.
 """
 
 from __future__ import annotations
@@ -16,9 +16,45 @@ from labkit.tools.calls import ModelCall
 from labkit.tools.confirm import Confirmation
 from labkit.tools.executor import Executor
 from labkit.tools.journal import Journal
-from labkit.tools.normalize import Invocation
+from labkit.tools.normalize import Invocation, normalize
+from labkit.tools.seams import ToolFaults
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.toolspec import ToolSpec
+
+USER_TEXT = "明天上午九点提醒我带护照，提交前让我确认。"
+
+
+@dataclass(frozen=True)
+class ToolRunConfig(Config):
+    """Everything a run of trace three depends on (§7.10), plus the scenario's changes."""
+
+    trace_id: str = "trace-tool-001"
+    clock: str = "2026-07-19T14:00:00+08:00"
+    timezone: str = "Asia/Shanghai"
+    subject: str = "user-42"
+    capabilities: tuple[str, ...] = ("calendar.read", "calendar.write:primary")
+    user_text: str = USER_TEXT
+    tool: str = "calendar.create_event@v1"  # the one tool offered (§7.10)
+    request_id: str = "req-42"
+    service_clock: str = "2026-07-19T14:00:04+08:00"
+    retry_budget: int = 3
+    #: what goes wrong, each read at its seam (``labkit.tools.seams``; all off on the happy path)
+    faults: ToolFaults = ToolFaults()
+    crashes: tuple = ()  # labkit.tools.executor.CrashPlans: the first incarnation's, then one per restart
+    journal_path: str = ":memory:"  # a file makes the journal survive the process
+
+    def invocation(self, spec: ToolSpec, arguments: dict) -> Invocation:
+        """The Invocation inv_01 that validated ``arguments`` normalise to under this run's clock,
+        timezone and subject (§7.12)."""
+        return normalize(
+            spec, arguments, invocation_id="inv_01", clock=self.clock, tz_name=self.timezone, subject=self.subject
+        )
+
+    def __post_init__(self):
+        if self.retry_budget < 1:
+            raise ValueError(f"retry_budget must be >= 1 attempt, got {self.retry_budget}")
+        if not isinstance(self.faults, ToolFaults):
+            raise ValueError(f"faults must be a ToolFaults, got {type(self.faults).__name__}")
 
 
 @dataclass(frozen=True)
@@ -44,7 +80,7 @@ class ToolTrace:
     """The recorder, the pieces and the values one phase hands the next; after the run, its events,
     machine, Invocation(s), service, journal and answer."""
 
-    config: Config  # labkit.tools.runtime.ToolRunConfig
+    config: ToolRunConfig
     rec: TraceRecorder = field(repr=False)
     events: list[dict] = field(init=False)  # the recorder's
     machine: InvocationMachine
@@ -92,7 +128,9 @@ class ToolTrace:
         self.report(component, event_type, **payload)
 
 
-def start_trace(config: Config, hooks: ToolHooks, machine: InvocationMachine | None = None, **pieces) -> ToolTrace:
+def start_trace(
+    config: ToolRunConfig, hooks: ToolHooks, machine: InvocationMachine | None = None, **pieces
+) -> ToolTrace:
     """A fresh run: its recorder, an in-memory calendar service (with ``hooks.service_execute``)
     and the journal of ``config.journal_path``."""
     return ToolTrace(
