@@ -37,6 +37,20 @@ def _imported_constants() -> dict[str, str]:
     return found
 
 
+def _local_templates(tree: ast.Module, call: ast.Call) -> set[str]:
+    """The string constants assigned to ``text`` in the function holding ``call``."""
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef) and function.lineno <= call.lineno <= function.end_lineno:
+            inner = function
+    return {
+        node.value.value
+        for node in ast.walk(inner)
+        if isinstance(node, ast.Assign)
+        and getattr(node.targets[0], "id", None) == "text"
+        and isinstance(node.value, ast.Constant)
+    }
+
+
 def templates() -> tuple[set[str], list[str]]:
     """(every template ``say`` is called with, the calls whose argument is neither a constant nor known)."""
     import importlib
@@ -54,6 +68,8 @@ def templates() -> tuple[set[str], list[str]]:
             text = ast.unparse(arg)
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 found.add(arg.value)
+            elif isinstance(arg, ast.Name) and arg.id == "text":  # a local template: the assignment just before
+                found.update(_local_templates(tree, node))
             elif isinstance(arg, ast.Name) and arg.id in known:
                 found.add(known[arg.id])
             elif text in DYNAMIC:

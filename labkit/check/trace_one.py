@@ -131,7 +131,7 @@ def _repeats(tokens: tuple[int, ...], n: int) -> bool:
 
 def _ngram_verdict(label: str, logits: np.ndarray, selected: tuple[int, ...], n: int, got) -> object | None:
     """A new row of the input's dtype, unchanged or −∞ at each token, −∞ where appending repeats an n-gram."""
-    row = as_array(got, "the returned logits", shape=logits.shape, dtype_kind="float")
+    row = as_array(got, say("the returned logits"), shape=logits.shape, dtype_kind="float")
     if row.dtype != logits.dtype:
         raise CandidateProblem(
             say(

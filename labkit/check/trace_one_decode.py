@@ -126,7 +126,7 @@ def decode_step(candidate):
                 )
             )
         vocab = decoder.config.vocab_size
-        array = as_array(got, "the returned logits", dtype_kind="float")
+        array = as_array(got, say("the returned logits"), dtype_kind="float")
         if array.size != vocab or any(n != 1 for n in array.shape[:-1]):
             raise CandidateProblem(
                 say(

@@ -48,7 +48,7 @@ def hooked_tool_run(hook: str, piece, fault: str | None = None) -> list[dict]:
 def _mask(candidate, value: str, schema: dict) -> np.ndarray:
     pieces = tuple(ToolTokenizer().pieces)
     got = call(candidate, value, pieces, dict(schema))
-    return as_array(got, "the returned mask", shape=(len(pieces),), dtype_kind="bool")
+    return as_array(got, say("the returned mask"), shape=(len(pieces),), dtype_kind="bool")
 
 
 class FieldMask:
@@ -236,9 +236,11 @@ class Herd:
     seed: int
 
     def __str__(self) -> str:
-        return (
-            f"{self.clients} clients, base_ms {self.base_ms:g}, cap_ms {self.cap_ms:g}, "
-            f"one request per {self.slot_ms:g} ms, {self.attempts} retries each"
+        text = (
+            "{clients} clients, base_ms {base:g}, cap_ms {cap:g}, one request per {slot:g} ms, {attempts} retries each"
+        )
+        return say(
+            text, clients=self.clients, base=self.base_ms, cap=self.cap_ms, slot=self.slot_ms, attempts=self.attempts
         )
 
 
