@@ -24,6 +24,7 @@ import anywidget
 import numpy as np
 import traitlets
 
+from labkit.core import edition
 from labkit.reader.players import bundle, export, module_name
 
 
@@ -71,12 +72,15 @@ class Player(anywidget.AnyWidget):
     request = traitlets.Dict().tag(sync=True)
     #: what the kernel said of the last request it could not compute ("" after one it could)
     error = traitlets.Unicode("").tag(sync=True)
+    #: the edition's language, which the module's words are in (``labkit.core.edition``)
+    lang = traitlets.Unicode("en").tag(sync=True)
 
     def __init__(self, name: str, data: dict, **kwargs):
         self._name = name
         self._module = importlib.import_module(module_name(name))
-        self._esm = bundle(name)
-        super().__init__(data=data, **kwargs)
+        lang = kwargs.pop("lang", None) or edition.language()
+        self._esm = bundle(name, lang=lang)
+        super().__init__(data=data, lang=lang, **kwargs)
         self.observe(self._on_request, names="request")
 
     def _on_request(self, change) -> None:
