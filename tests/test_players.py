@@ -211,7 +211,7 @@ def test_divergence_data_is_the_catalogue_diagnosis():
         for fault, shown in entry["faults"].items():
             found = catalogue.diagnose(kind, fault)
             d = shown["divergence"]
-            assert (d["index"], d["rule"], d["field"], d["suspect"]) == (
+            assert (d["index"], d["rule"], d["field"], d["suspect"]["en"]) == (
                 found.index,
                 found.rule,
                 found.field,
@@ -297,7 +297,7 @@ def test_latent_data_is_the_ddim_run():
     from PIL import Image
 
     image = Image.open(io.BytesIO(unb32(frames[-1]["preview"])))
-    assert image.size == (64, 64) and frames[-1]["preview_of"] == "x̂₀ of step 4, decoded"
+    assert image.size == (64, 64) and frames[-1]["preview_of"]["en"] == "x̂₀ of step 4, decoded"
 
 
 def test_latent_recompute_names_a_bad_scale_and_reuses_a_computed_one():
@@ -352,12 +352,12 @@ def test_cache_fault_data_is_every_modes_run():
             ["distinct_layer", case.distinct_layer_keys_passed],
         ]
     rope = data["modes"]["reset_rope_position"]
-    assert rope["checks"][0][2] == "shapes [[2, 7, 4], [2, 7, 4]]" and len(rope["errors"]) == 7
+    assert rope["checks"][0][2]["en"] == "shapes [[2, 7, 4], [2, 7, 4]]" and len(rope["errors"]) == 7
     assert rope["errors"][0] < 1e-12, "position 0 is the same under a RoPE reset (angle 0 either way)"
     assert max(rope["errors"]) == 0.248  # 0.2477276305125953 at 3 significant digits
     assert rope["caught_by"] == ["logit"] and rope["checks"][1][1] is False
     copied = data["modes"]["copy_layer1_cache_to_layer2"]
-    assert copied["caught_by"] == ["logit", "distinct_layer"] and copied["checks"][2][2] == "layer 1 = layer 0"
+    assert copied["caught_by"] == ["logit", "distinct_layer"] and copied["checks"][2][2]["en"] == "layer 1 = layer 0"
     assert data["modes"]["correct"]["caught_by"] == [] and all(c[1] for c in data["modes"]["correct"]["checks"])
     with pytest.raises(ValueError, match="start must be one of"):
         devtools.expected_data("fault_modes", {"start": "no_such_mode"})

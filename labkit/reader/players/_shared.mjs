@@ -50,6 +50,12 @@ export function say(table, key, fields = {}) {
   return text.replace(/\{(\w+)\}/g, (all, name) => (name in fields ? String(fields[name]) : all));
 }
 
+/** A text of the data in the edition's language: an exporter writes a visible text either as a
+ *  string (the same in every language: data) or as {en, zh} (``base.words``). */
+export function pick(text) {
+  return text && typeof text === "object" ? text[language()] ?? text.en : text;
+}
+
 /** The words of the shared controls. */
 const CONTROL_WORDS = {
   en: { give: "give {name} a value", notNumber: "{name}: not a number ({inputs})", compute: "compute",
@@ -69,8 +75,7 @@ export function modelData(model) {
  *  kernel sets new data; returns the cleanup function (what a player's render() returns). */
 export function start(model, root, setup, relayout = null) {
   const handler = () => {
-    // the data's title is English; a player with a words table (root.lkWords) names itself in the edition's language
-    const title = (root.lkWords && language() !== "en" && say(root.lkWords, "title")) || modelData(model).title || "";
+    const title = pick(modelData(model).title) || "";  // {en, zh}: the exporter names the player in each language
     root.querySelector(".lk-title").textContent = title;
     root.setAttribute("aria-label", title || root.dataset.player);  // the group is named by its title
     setup();

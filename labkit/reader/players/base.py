@@ -51,6 +51,12 @@ def label(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def words(en: str, zh: str) -> dict[str, str]:
+    """A visible text of a player's data in each edition's language (the module shows the
+    edition's: ``pick`` in ``_shared.mjs``); data (token strings, IDs, numbers) stays a plain value."""
+    return {"en": en, "zh": zh}
+
+
 def grid(axes: dict, compute) -> dict:
     """``compute(*choice)`` for every choice of one value per axis (the first axis slowest), keyed
     by the choice's labels joined with ``|``: the key the player looks the state up by."""
@@ -103,7 +109,9 @@ class Player(anywidget.AnyWidget):
     def __repr__(self) -> str:
         # shown wherever the widget cannot be drawn (a page not yet run, an untrusted
         # notebook): one clear line, never an address or a trait dump
-        return f"{self.data.get('title', 'player')} — run the page to use this player"
+        # (in English in both editions: the stored outputs of a page are the same in both)
+        title = self.data.get("title", "player")
+        return f"{title['en'] if isinstance(title, dict) else title} — run the page to use this player"
 
 
 def player(name: str, **options) -> Player:

@@ -6,15 +6,13 @@ import { h, s, modelData, start, stepper, fmt, painted, frame, describe, widthOf
 
 // Every word the player shows, in each edition's language (the data's token strings stay as they are).
 const WORDS = {
-  en: { title: "Constrained proposal of mc_01, token by token",
-        figure: "the best allowed raw logits of this step, and the allowed-set size of every step",
+  en: { figure: "the best allowed raw logits of this step, and the allowed-set size of every step",
         axis: "raw logit (allowed tokens only)", stepAllowed: "step {step}: {count} allowed",
         strip: "allowed tokens per step (log)", bestAllowed: "best allowed: {best}; ",
         perStep: "allowed per step: {counts} (this is step {step})", slider: "proposal step",
         stepOf: "step {step} of {n}", allowed: "allowed: {allowed} of {vocabulary} tokens", forced: " (forced)",
         chosen: "chosen: {id} {piece}", json: "JSON so far: {json}" },
-  zh: { title: "mc_01 的受约束提议，逐 token",
-        figure: "这一步最好的几个可选原始 logits，以及每一步可选集合的大小",
+  zh: { figure: "这一步最好的几个可选原始 logits，以及每一步可选集合的大小",
         axis: "原始 logit（只含可选 token）", stepAllowed: "第 {step} 步：可选 {count} 个",
         strip: "每步可选 token 数（对数）", bestAllowed: "最好的可选：{best}；",
         perStep: "每步可选数：{counts}（当前第 {step} 步）", slider: "提议步",
@@ -78,7 +76,6 @@ function buildFigure(root, data, width) {
 
 function render({ model, el }) {
   const root = frame(el, "grammar", CSS, "next back", "lk-gram");
-  root.lkWords = WORDS;
   let index = 0, view = null;
   const steps = stepper((i) => go(i), say(WORDS, "slider"));
   const allowed = h("div", { class: "lk-label", "data-role": "allowed-label" });
