@@ -72,17 +72,11 @@ class FieldMask:
         if differ.size:
             token = int(differ[0])
             piece = ToolTokenizer().pieces[token]
+            fields = {"case": self.case, "step": self.step, "value": value, "token": token, "piece": piece}
             raise Diverged(
                 failure(
                     say("your mask differs from the schema grammar at {size} token(s) of this step", size=differ.size),
-                    where=say(
-                        "{case}: decode step {step}, value so far {value!r}, token {token} {piece!r}",
-                        case=self.case,
-                        step=self.step,
-                        value=value,
-                        token=token,
-                        piece=piece,
-                    ),
+                    where=say("{case}: decode step {step}, value so far {value!r}, token {token} {piece!r}", **fields),
                     rule=say(VIABLE),
                     got=bool(got[token]),
                 )
@@ -261,15 +255,10 @@ def backoff_bounds(candidate, herd: Herd):
             ceiling = herd.base_ms if attempt == 0 else herd.cap_ms
             if not (math.isfinite(delay) and 0.0 <= delay <= ceiling):
                 name = "base_ms (the first retry)" if attempt == 0 else "cap_ms"
+                fields = {"attempt": attempt, "u": u, "base_ms": herd.base_ms, "cap_ms": herd.cap_ms}
                 return failure(
                     say("a delay outside [0, {name}]", name=name),
-                    where=say(
-                        "retry {attempt}, u = {u}, base_ms {base_ms:g}, cap_ms {cap_ms:g}",
-                        attempt=attempt,
-                        u=u,
-                        base_ms=herd.base_ms,
-                        cap_ms=herd.cap_ms,
-                    ),
+                    where=say("retry {attempt}, u = {u}, base_ms {base_ms:g}, cap_ms {cap_ms:g}", **fields),
                     rule=say("0 ≤ delay ≤ cap_ms always, and ≤ base_ms for retry 0"),
                     got=delay,
                 )
@@ -289,12 +278,9 @@ def herd_gets_through(candidate, herd: Herd):
             continue  # served
         for t, client, retries in arriving:
             if retries == herd.attempts:
+                fields = {"client": client, "attempts": herd.attempts}
                 return failure(
-                    say(
-                        "client {client} collided on every one of its {attempts} retries",
-                        client=client,
-                        attempts=herd.attempts,
-                    ),
+                    say("client {client} collided on every one of its {attempts} retries", **fields),
                     where=say("a herd of {herd}: client {client}, at {t:.0f} ms", herd=herd, client=client, t=t),
                     rule=say("clients that fail together must not retry together, and the spread must grow"),
                     got=[round(d, 1) for d in delays[client]],
@@ -332,13 +318,8 @@ def reproduces(candidate, kind: str, mystery: list[dict], case: str):
     golden = catalogue.golden(kind)
     change = call(candidate, kind, golden, copy.deepcopy(mystery))
     if not isinstance(change, dict) or not change:
-        raise CandidateProblem(
-            say(
-                "at {case}: return the config change as a dict {{field: value}}, got {change!r:.60}",
-                case=case,
-                change=change,
-            )
-        )
+        text = "at {case}: return the config change as a dict {{field: value}}, got {change!r:.60}"
+        raise CandidateProblem(say(text, case=case, change=change))
     try:
         events = _run_with(kind, change)
     except Exception as exc:  # noqa: BLE001 - a change the runtime refuses is the reader's to fix
@@ -349,15 +330,10 @@ def reproduces(candidate, kind: str, mystery: list[dict], case: str):
     if div is None:
         return None
     event = div.event_a or div.event_b
+    fields = {"case": case, "event": event["event_id"], "event2": event["event_type"], "field": div.field}
     return failure(
         say("the run with your change is not the mystery trace"),
-        where=say(
-            "{case}: {event} {event2}, field {field}",
-            case=case,
-            event=event["event_id"],
-            event2=event["event_type"],
-            field=div.field,
-        ),
+        where=say("{case}: {event} {event2}, field {field}", **fields),
         rule=div.rule,
         got=change,
     )

@@ -271,14 +271,9 @@ class VStep:
             )
         except CandidateProblem as problem:
             if prev_t is None:
-                raise CandidateProblem(
-                    say(
-                        "{problem} — at t = {t}, the last step, prev_t is None: {LAST_STEP}",
-                        problem=problem,
-                        t=t,
-                        LAST_STEP=say(_LAST_STEP),
-                    )
-                ) from None
+                fields = {"problem": problem, "t": t, "LAST_STEP": say(_LAST_STEP)}
+                text = say("{problem} — at t = {t}, the last step, prev_t is None: {LAST_STEP}", **fields)
+                raise CandidateProblem(text) from None
             raise
         z_prev, x0_hat = (
             as_array(a, n, shape=z_t.shape, dtype_kind="float") for a, n in zip(got, ("z_prev", "x0_hat"), strict=True)
@@ -294,15 +289,11 @@ class VStep:
             far = np.argwhere(~np.isclose(np.float64(got), np.float64(want), rtol=0.0, atol=1e-4))
             if far.size:
                 index = tuple(int(i) for i in far[0])
+                fields = {"value": 1 + k, "k": k, "t": t, "label": label, "index": list(index)}
                 self.divergence = failure(
                     say("{label} differs from the library's beyond 1e-4", label=label),
                     where=say(
-                        "d{value:02d} denoise.updated (step {k}, t = {t}), {label}{index} — the chapter's run",
-                        value=1 + k,
-                        k=k,
-                        t=t,
-                        label=label,
-                        index=list(index),
+                        "d{value:02d} denoise.updated (step {k}, t = {t}), {label}{index} — the chapter's run", **fields
                     ),
                     rule=say("every number within 1e-4"),
                     got=float(got[index]),
@@ -333,14 +324,8 @@ def ddim_v_update(step):
         except CandidateProblem as problem:
             if row[1][3] is not None:
                 raise
-            raise CandidateProblem(
-                say(
-                    "{problem} — at “{row}”, the last step: {LAST_STEP}",
-                    problem=problem,
-                    row=row[0],
-                    LAST_STEP=say(_LAST_STEP),
-                )
-            ) from None
+            fields = {"problem": problem, "row": row[0], "LAST_STEP": say(_LAST_STEP)}
+            raise CandidateProblem(say("{problem} — at “{row}”, the last step: {LAST_STEP}", **fields)) from None
         if not found.passed:
             return found
     found = compare_cases(step, _chapter_cases(), None, atol=1e-6, **outputs)
