@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import io
+import json
+import re
 import shutil
 import sys
 from functools import partial
@@ -161,6 +163,85 @@ def test_a_bundle_is_valid_javascript():
             text=True,
         )
         assert proc.returncode == 0, (name, proc.stderr[-500:])
+
+
+# -- the Chinese edition's players ---------------------------------------------------------------
+#: a player module's own words table, the shared controls' one, and the texts that are code, not words
+_TABLE = re.compile(r"\nconst (?:WORDS|CONTROL_WORDS) = \{.*?\n\};", re.S)
+_CODE = re.compile(r"/\*.*?\*/|^\s*//[^\n]*|\nconst (?:BASE_)?CSS = `.*?`;", re.S | re.M)
+_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`')
+_PHRASE = re.compile(r"(?<![\w.$#-])[a-z]{2,}(?: [a-z]{2,})+(?![\w-])")
+_STEPS = {"next back", "back next"}  # the names of a stepper's controls (the root's data-steps)
+
+
+def english_phrases(source: str) -> list[str]:
+    """The string literals of a player's module outside its words table that hold English words in a row."""
+    code = _TABLE.sub("", _CODE.sub("", source))
+    bodies = (re.sub(r"\$\{[^}]*\}", " ", literal[1:-1]) for literal in _LITERAL.findall(code))
+    return [body for body in bodies if _PHRASE.search(body) and body not in _STEPS]
+
+
+def test_no_player_writes_an_english_phrase_outside_its_words_table():
+    from labkit.reader.players import FOLDER
+
+    for path in sorted(FOLDER.glob("*.mjs")):
+        assert english_phrases(path.read_text(encoding="utf-8")) == [], f"{path.name}: words outside WORDS"
+    assert english_phrases('const WORDS = {\n};\nh("b", {}, `no steps ${n}`);') == ["no steps  "]
+
+
+def test_every_players_words_speak_chinese_with_the_same_fields(tmp_path):
+    """Each player's zh bundle, run by node: its table {en, zh} has the same keys and {fields} in both
+    languages, the bundle speaks zh, and no Chinese entry leaves an English word (tests/_players_zh.py)."""
+    import json
+    import subprocess
+
+    from labkit.reader.players import bundle
+    from tests._players_zh import english_left
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (Debian: apt-get install nodejs)")
+    for name in PLAYERS:
+        (tmp_path / f"{name}.mjs").write_text(
+            bundle(name, lang="zh") + "\nexport const probe = { words: WORDS, said: language() };\n", encoding="utf-8"
+        )
+    script = "const out = {}; for (const n of %s) out[n] = (await import(`./${n}.mjs`)).probe;"
+    script += " console.log(JSON.stringify(out));"
+    proc = subprocess.run(
+        [node, "--input-type=module", "-e", script % json.dumps(list(PLAYERS))],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-800:]
+    fields = lambda text: sorted(re.findall(r"\{(\w+)\}", json.dumps(text, ensure_ascii=False)))  # noqa: E731
+    for name, probe in json.loads(proc.stdout).items():
+        en, zh = probe["words"]["en"], probe["words"]["zh"]
+        assert probe["said"] == "zh" and set(en) == set(zh), (name, set(en) ^ set(zh))
+        for key in en:
+            assert fields(en[key]) == fields(zh[key]), f"{name}.{key}: the fields differ between en and zh"
+            left = english_left(json.dumps(zh[key], ensure_ascii=False).replace('"', " "))
+            assert left == [], f"{name}.{key}: English left in {zh[key]!r}: {left}"
+
+
+@pytest.mark.slow  # every player's data
+def test_every_text_an_exporter_writes_is_in_both_languages_with_the_same_numbers():
+    """Every {en, zh} text of every page's player data: Chinese, no English word left but data, and the
+    same numbers as the English (a translation never changes a value)."""
+    from tests._players_zh import CJK, data_words, english_left, texts
+
+    number = re.compile(r"\d+(?:\.\d+)?")
+    embeds = {(e.name, json.dumps(e.options, sort_keys=True)) for e in devtools.embeds(REPO)}
+    assert {name for name, _ in embeds} == set(PLAYERS)
+    for name, options in sorted(embeds):
+        data = data_of(name, **json.loads(options))
+        assert isinstance(data["title"], dict), f"{name}: its title is in one language"
+        known = data_words(data)
+        for text in texts(data):
+            where = f"{name} {options}: {text['en']!r}"
+            assert CJK.search(text["zh"]) and english_left(text["zh"], known) == [], f"{where} → {text['zh']!r}"
+            assert sorted(number.findall(text["en"])) == sorted(number.findall(text["zh"])), f"{where}: numbers"
 
 
 # -- each exporter against its runtime ---------------------------------------------------------

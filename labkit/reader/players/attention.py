@@ -107,7 +107,7 @@ def masks_group() -> dict:
         "packed documents": panel(what, labels, labels, "mask", [("allowed[i, j]", packed, packed)]),
     }
     title = words("masks: causal and packed documents", "mask：因果与打包的文档")
-    return group(title, [("mask", words("mask", "mask"), list(panels))], panels)
+    return group(title, [("mask", "mask", list(panels))], panels)
 
 
 def decode_group(layer: int = 0) -> dict:
@@ -130,7 +130,7 @@ def decode_group(layer: int = 0) -> dict:
             panels[key] = panel(caption, state.query_positions, range(t_all), "weights", heads)
     controls = [
         ("cached", words("cached tokens", "已缓存 token"), [str(k) for k in range(lab_tokens().size)]),
-        ("alignment", words("mask", "mask"), list(MASK_NAMES.values())),
+        ("alignment", "mask", list(MASK_NAMES.values())),
     ]
     return group(
         words("decode: cached + new tokens (lab decoder)", "decode：已缓存 + 新 token（实验解码器）"), controls, panels

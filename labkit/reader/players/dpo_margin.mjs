@@ -15,8 +15,8 @@ const WORDS = {
   zh: { against: "{label}随 Δ 的变化，Δ 从 {from} 到 {to} nats", axis: "Δ（nats）",
         alt: "这一对在 Δ {delta}：{label} {value}；曲线：{curve}", chosen: "log π_θ(选中)",
         rejected: "log π_θ(拒绝)", another: "另一个 {label}", anotherPoint: "另一个点", loss: "DPO 损失 L（nats）",
-        numbers: "参考 [{reference}] · Δ {delta} · margin m {margin} · 损失 {loss} · 梯度 [{gw}, {gl}]",
-        status: "β {beta}，选中 {chosen}，拒绝 {rejected}：margin {margin}，损失 {loss}" },
+        numbers: "参考 [{reference}] · Δ {delta} · 间隔 m {margin} · 损失 {loss} · 梯度 [{gw}, {gl}]",
+        status: "β {beta}，选中 {chosen}，拒绝 {rejected}：间隔 {margin}，损失 {loss}" },
 };
 
 const CSS = `

@@ -45,7 +45,7 @@ def static_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, referen
     start = start or {"chosen": dpo.POLICY_LOG_PROBS[0], "rejected": dpo.POLICY_LOG_PROBS[1], "beta": dpo.BETA}
     return {
         "title": words(
-            "DPO: the loss and the push along the margin (lab 06)", "DPO：损失与沿 margin 的推力（实验 06）"
+            "DPO: the loss and the push along the margin (lab 06)", "DPO：损失与沿间隔的推力（实验 06）"
         ),
         "reference": [float(r) for r in reference],
         "axes": {
