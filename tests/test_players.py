@@ -203,7 +203,9 @@ def test_every_players_words_speak_chinese_with_the_same_fields(tmp_path):
         pytest.skip("node is not installed (Debian: apt-get install nodejs)")
     for name in PLAYERS:
         (tmp_path / f"{name}.mjs").write_text(
-            bundle(name, lang="zh") + "\nexport const probe = { words: WORDS, said: language() };\n", encoding="utf-8"
+            bundle(name, lang="zh")
+            + "\nexport const probe = { words: WORDS, controls: CONTROL_WORDS, said: language() };\n",
+            encoding="utf-8",
         )
     script = "const out = {}; for (const n of %s) out[n] = (await import(`./${n}.mjs`)).probe;"
     script += " console.log(JSON.stringify(out));"
@@ -216,7 +218,9 @@ def test_every_players_words_speak_chinese_with_the_same_fields(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-800:]
     fields = lambda text: sorted(re.findall(r"\{(\w+)\}", json.dumps(text, ensure_ascii=False)))  # noqa: E731
-    for name, probe in json.loads(proc.stdout).items():
+    probes = json.loads(proc.stdout)
+    probes["_shared"] = {"words": probes[next(iter(PLAYERS))]["controls"], "said": "zh"}
+    for name, probe in probes.items():
         en, zh = probe["words"]["en"], probe["words"]["zh"]
         assert probe["said"] == "zh" and set(en) == set(zh), (name, set(en) ^ set(zh))
         for key in en:

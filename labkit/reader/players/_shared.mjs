@@ -60,10 +60,10 @@ export function pick(text) {
 const CONTROL_WORDS = {
   en: { give: "give {name} a value", notNumber: "{name}: not a number ({inputs})", compute: "compute",
         kernel: "{what} (the kernel computes it): ", back: "◀ back", next: "next ▶",
-        wider: "⇆ wider than the column: scroll it sideways (it follows the step)" },
+        wider: "⇆ wider than the column: scroll it sideways (it follows the step)", refused: "{error}" },
   zh: { give: "请给 {name} 一个值", notNumber: "{name}：不是数（{inputs}）", compute: "计算",
         kernel: "{what}（由内核计算）：", back: "◀ 上一步", next: "下一步 ▶",
-        wider: "⇆ 比栏宽：左右滚动查看（它会跟随当前步）" },
+        wider: "⇆ 比栏宽：左右滚动查看（它会跟随当前步）", refused: "内核无法计算：{error}" },
 };
 
 /** The player's data: the model's "data" (a kernel's traitlet), else the data this copy carries. */
@@ -142,8 +142,10 @@ export function kernelRow(model, what, inputs, request) {
                 ...Object.entries(inputs).map(([label, input]) => labelled(label, input)), run, said);
   row.style.display = model.get("live") ? "" : "none";
   if (typeof model.on === "function") {
-    model.on("change:error", () => tell(model.get("error")));
-    model.on("change:data", () => tell(model.get("error")));
+    // what the kernel said stays as it said it (it names the argument); the frame is the edition's
+    const refusal = () => (model.get("error") ? say(CONTROL_WORDS, "refused", { error: model.get("error") }) : "");
+    model.on("change:error", () => tell(refusal()));
+    model.on("change:data", () => tell(refusal()));
   }
   return row;
 }
