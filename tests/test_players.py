@@ -48,6 +48,25 @@ def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_da
     assert devtools.pages(book_copy) == [], "a second build changes nothing"
 
 
+@pytest.mark.slow  # every player's data
+def test_a_pages_bundle_speaks_its_pages_edition(book_copy, monkeypatch):
+    """The bundle beside a page speaks the edition of the page's folder (its nearest .labkit-edition),
+    whatever folder the build runs in; the data is the same in both."""
+    from labkit.core import edition
+
+    monkeypatch.delenv(edition.VARIABLE, raising=False)
+    (book_copy / "notebooks" / "07-traces" / edition.MARKER).write_text("zh\n", encoding="utf-8")
+    edition.forget()
+    try:
+        devtools.pages(book_copy)
+        spoken = {e.page: re.findall(r'^const LANG = "(\w+)";$', e.text, re.M) for e in devtools.embeds(book_copy)}
+        assert devtools.structure_problems(book_copy) == []
+    finally:
+        edition.forget()
+    assert {p: s for p, s in spoken.items() if s != (["zh"] if p.startswith("notebooks/07-traces/") else ["en"])} == {}
+    assert {p.split("/")[1] for p, s in spoken.items() if s == ["zh"]} == {"07-traces"}
+
+
 def test_an_embed_that_names_no_player_or_another_path_is_reported(book_copy):
     page = book_copy / "notebooks/07-traces/03-text-token-by-token.md"
     text = page.read_text(encoding="utf-8")

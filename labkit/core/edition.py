@@ -19,14 +19,15 @@ VARIABLE = "LABKIT_LANG"
 MARKER = ".labkit-edition"
 
 
-def language() -> str:
-    """``"en"`` or ``"zh"``: the environment variable, else the nearest ``.labkit-edition``, else English."""
+def language(at: Path | None = None) -> str:
+    """``"en"`` or ``"zh"``: the environment variable, else the nearest ``.labkit-edition`` at or above
+    ``at`` (default: the current folder; a page's bundle passes the page's folder), else English."""
     chosen = os.environ.get(VARIABLE)
     if chosen is not None:
         if chosen.strip() not in LANGUAGES:
             raise ValueError(f"${VARIABLE} must be one of {list(LANGUAGES)} (or unset), got {chosen!r}")
         return chosen.strip()
-    return _from_marker(Path.cwd())
+    return _from_marker(Path(at).resolve() if at is not None else Path.cwd())
 
 
 @lru_cache(maxsize=8)
