@@ -78,7 +78,7 @@ LANG_LINE = re.compile(r'^const LANG = "[a-z]+";$', re.M)
 def speaking(text: str, lang: str) -> str:
     """A page's bundle ``text`` speaking ``lang`` (its one ``const LANG`` line set), or an error."""
     if len(LANG_LINE.findall(text)) != 1:
-        raise AssertionError("the bundle has no one `const LANG = \"…\";` line")
+        raise AssertionError('the bundle has no one `const LANG = "…";` line')
     return LANG_LINE.sub(f"const LANG = {json.dumps(lang)};", text)
 
 

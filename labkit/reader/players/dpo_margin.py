@@ -44,9 +44,7 @@ def static_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, referen
     chosen, rejected, betas = (sorted({float(v) for v in axis}) for axis in (chosen, rejected, betas))
     start = start or {"chosen": dpo.POLICY_LOG_PROBS[0], "rejected": dpo.POLICY_LOG_PROBS[1], "beta": dpo.BETA}
     return {
-        "title": words(
-            "DPO: the loss and the push along the margin (lab 06)", "DPO：损失与沿间隔的推力（实验 06）"
-        ),
+        "title": words("DPO: the loss and the push along the margin (lab 06)", "DPO：损失与沿间隔的推力（实验 06）"),
         "reference": [float(r) for r in reference],
         "axes": {
             "chosen": list(map(label, chosen)),
