@@ -722,3 +722,19 @@ def test_a_request_the_kernel_cannot_compute_is_said_in_the_player_not_raised():
     assert live.error and live.data == before
     live.request = {}
     assert live.data == before
+
+
+def test_the_kernels_widget_speaks_the_editions_language_and_its_text_fallback_stays_english(monkeypatch):
+    """The live widget's module and its ``lang`` trait follow the edition; ``repr`` (a stored output, the
+    same in both editions) names the player in English; a language the kit does not speak is refused."""
+    from labkit.core import edition
+    from labkit.reader.players import bundle
+    from labkit.reader.players.base import player
+
+    for lang in ("zh", "en"):
+        monkeypatch.setenv(edition.VARIABLE, lang)
+        live = player("mask_editor")
+        assert live.lang == lang and f"const LANG = {json.dumps(lang)};" in live._esm
+        assert repr(live) == "Masks of one packed row (lab 02) — run the page to use this player"
+    with pytest.raises(ValueError, match="lang must be one of"):
+        bundle("mask_editor", lang="fr")
