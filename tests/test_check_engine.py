@@ -26,8 +26,10 @@ def _renderings(value: float) -> set[str]:
     return {f"{value:g}", f"{value:.3g}", f"{value:.4f}", f"{value:.2f}", repr(value), feedback.short(value)}
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("wrong", [0.8, 0.77, 1, np.float32(0.9), np.array(0.5)])
-def test_a_wrong_value_shows_the_readers_value_and_never_the_answer(wrong):
+def test_a_wrong_value_shows_the_readers_value_and_never_the_answer(wrong, lang, monkeypatch):
+    monkeypatch.setenv("LABKIT_LANG", lang)
     spec = _value(answer=lambda: SECRET, why="π/4 = {answer:.4f}")
     result = spec(wrong)
     assert not result.passed and result.status == "failed"

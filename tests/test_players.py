@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import importlib
 import io
+import json
+import re
 import shutil
 import sys
 from functools import partial
@@ -45,6 +47,25 @@ def test_every_page_points_at_its_bundle_and_the_bundle_carries_the_exporters_da
     assert devtools.structure_problems(book_copy) == []
     assert devtools.stale_pages(book_copy) == []
     assert devtools.pages(book_copy) == [], "a second build changes nothing"
+
+
+@pytest.mark.slow  # every player's data
+def test_a_pages_bundle_speaks_its_pages_edition(book_copy, monkeypatch):
+    """The bundle beside a page speaks the edition of the page's folder (its nearest .labkit-edition),
+    whatever folder the build runs in; the data is the same in both."""
+    from labkit.core import edition
+
+    monkeypatch.delenv(edition.VARIABLE, raising=False)
+    (book_copy / "notebooks" / "07-traces" / edition.MARKER).write_text("zh\n", encoding="utf-8")
+    edition.forget()
+    try:
+        devtools.pages(book_copy)
+        spoken = {e.page: re.findall(r'^const LANG = "(\w+)";$', e.text, re.M) for e in devtools.embeds(book_copy)}
+        assert devtools.structure_problems(book_copy) == []
+    finally:
+        edition.forget()
+    assert {p: s for p, s in spoken.items() if s != (["zh"] if p.startswith("notebooks/07-traces/") else ["en"])} == {}
+    assert {p.split("/")[1] for p, s in spoken.items() if s == ["zh"]} == {"07-traces"}
 
 
 def test_an_embed_that_names_no_player_or_another_path_is_reported(book_copy):
@@ -164,6 +185,89 @@ def test_a_bundle_is_valid_javascript():
         assert proc.returncode == 0, (name, proc.stderr[-500:])
 
 
+# -- the Chinese edition's players ---------------------------------------------------------------
+#: a player module's own words table, the shared controls' one, and the texts that are code, not words
+_TABLE = re.compile(r"\nconst (?:WORDS|CONTROL_WORDS) = \{.*?\n\};", re.S)
+_CODE = re.compile(r"/\*.*?\*/|^\s*//[^\n]*|\nconst (?:BASE_)?CSS = `.*?`;", re.S | re.M)
+_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`')
+_PHRASE = re.compile(r"(?<![\w.$#-])[a-z]{2,}(?: [a-z]{2,})+(?![\w-])")
+_STEPS = {"next back", "back next"}  # the names of a stepper's controls (the root's data-steps)
+
+
+def english_phrases(source: str) -> list[str]:
+    """The string literals of a player's module outside its words table that hold English words in a row."""
+    code = _TABLE.sub("", _CODE.sub("", source))
+    bodies = (re.sub(r"\$\{[^}]*\}", " ", literal[1:-1]) for literal in _LITERAL.findall(code))
+    return [body for body in bodies if _PHRASE.search(body) and body not in _STEPS]
+
+
+def test_no_player_writes_an_english_phrase_outside_its_words_table():
+    from labkit.reader.players import FOLDER
+
+    for path in sorted(FOLDER.glob("*.mjs")):
+        assert english_phrases(path.read_text(encoding="utf-8")) == [], f"{path.name}: words outside WORDS"
+    assert english_phrases('const WORDS = {\n};\nh("b", {}, `no steps ${n}`);') == ["no steps  "]
+
+
+def test_every_players_words_speak_chinese_with_the_same_fields(tmp_path):
+    """Each player's zh bundle, run by node: its table {en, zh} has the same keys and {fields} in both
+    languages, the bundle speaks zh, and no Chinese entry leaves an English word (tests/_players_zh.py)."""
+    import json
+    import subprocess
+
+    from labkit.reader.players import bundle
+    from tests._players_zh import english_left
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (Debian: apt-get install nodejs)")
+    for name in PLAYERS:
+        (tmp_path / f"{name}.mjs").write_text(
+            bundle(name, lang="zh")
+            + "\nexport const probe = { words: WORDS, controls: CONTROL_WORDS, said: language() };\n",
+            encoding="utf-8",
+        )
+    script = "const out = {}; for (const n of %s) out[n] = (await import(`./${n}.mjs`)).probe;"
+    script += " console.log(JSON.stringify(out));"
+    proc = subprocess.run(
+        [node, "--input-type=module", "-e", script % json.dumps(list(PLAYERS))],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-800:]
+    fields = lambda text: sorted(re.findall(r"\{(\w+)\}", json.dumps(text, ensure_ascii=False)))  # noqa: E731
+    probes = json.loads(proc.stdout)
+    probes["_shared"] = {"words": probes[next(iter(PLAYERS))]["controls"], "said": "zh"}
+    for name, probe in probes.items():
+        en, zh = probe["words"]["en"], probe["words"]["zh"]
+        assert probe["said"] == "zh" and set(en) == set(zh), (name, set(en) ^ set(zh))
+        for key in en:
+            assert fields(en[key]) == fields(zh[key]), f"{name}.{key}: the fields differ between en and zh"
+            left = english_left(json.dumps(zh[key], ensure_ascii=False).replace('"', " "))
+            assert left == [], f"{name}.{key}: English left in {zh[key]!r}: {left}"
+
+
+@pytest.mark.slow  # every player's data
+def test_every_text_an_exporter_writes_is_in_both_languages_with_the_same_numbers():
+    """Every {en, zh} text of every page's player data: Chinese, no English word left but data, and the
+    same numbers as the English (a translation never changes a value)."""
+    from tests._players_zh import CJK, data_words, english_left, texts
+
+    number = re.compile(r"\d+(?:\.\d+)?")
+    embeds = {(e.name, json.dumps(e.options, sort_keys=True)) for e in devtools.embeds(REPO)}
+    assert {name for name, _ in embeds} == set(PLAYERS)
+    for name, options in sorted(embeds):
+        data = data_of(name, **json.loads(options))
+        assert isinstance(data["title"], dict), f"{name}: its title is in one language"
+        known = data_words(data)
+        for text in texts(data):
+            where = f"{name} {options}: {text['en']!r}"
+            assert CJK.search(text["zh"]) and english_left(text["zh"], known) == [], f"{where} → {text['zh']!r}"
+            assert sorted(number.findall(text["en"])) == sorted(number.findall(text["zh"])), f"{where}: numbers"
+
+
 # -- each exporter against its runtime ---------------------------------------------------------
 def test_decode_data_is_trace_one_token_by_token():
     from labkit.text.runtime import run_text_trace
@@ -212,7 +316,7 @@ def test_divergence_data_is_the_catalogue_diagnosis():
         for fault, shown in entry["faults"].items():
             found = catalogue.diagnose(kind, fault)
             d = shown["divergence"]
-            assert (d["index"], d["rule"], d["field"], d["suspect"]) == (
+            assert (d["index"], d["rule"], d["field"], d["suspect"]["en"]) == (
                 found.index,
                 found.rule,
                 found.field,
@@ -298,7 +402,7 @@ def test_latent_data_is_the_ddim_run():
     from PIL import Image
 
     image = Image.open(io.BytesIO(unb32(frames[-1]["preview"])))
-    assert image.size == (64, 64) and frames[-1]["preview_of"] == "x̂₀ of step 4, decoded"
+    assert image.size == (64, 64) and frames[-1]["preview_of"]["en"] == "x̂₀ of step 4, decoded"
 
 
 def test_latent_recompute_names_a_bad_scale_and_reuses_a_computed_one():
@@ -353,12 +457,12 @@ def test_cache_fault_data_is_every_modes_run():
             ["distinct_layer", case.distinct_layer_keys_passed],
         ]
     rope = data["modes"]["reset_rope_position"]
-    assert rope["checks"][0][2] == "shapes [[2, 7, 4], [2, 7, 4]]" and len(rope["errors"]) == 7
+    assert rope["checks"][0][2]["en"] == "shapes [[2, 7, 4], [2, 7, 4]]" and len(rope["errors"]) == 7
     assert rope["errors"][0] < 1e-12, "position 0 is the same under a RoPE reset (angle 0 either way)"
     assert max(rope["errors"]) == 0.248  # 0.2477276305125953 at 3 significant digits
     assert rope["caught_by"] == ["logit"] and rope["checks"][1][1] is False
     copied = data["modes"]["copy_layer1_cache_to_layer2"]
-    assert copied["caught_by"] == ["logit", "distinct_layer"] and copied["checks"][2][2] == "layer 1 = layer 0"
+    assert copied["caught_by"] == ["logit", "distinct_layer"] and copied["checks"][2][2]["en"] == "layer 1 = layer 0"
     assert data["modes"]["correct"]["caught_by"] == [] and all(c[1] for c in data["modes"]["correct"]["checks"])
     with pytest.raises(ValueError, match="start must be one of"):
         devtools.expected_data("fault_modes", {"start": "no_such_mode"})
@@ -619,3 +723,19 @@ def test_a_request_the_kernel_cannot_compute_is_said_in_the_player_not_raised():
     assert live.error and live.data == before
     live.request = {}
     assert live.data == before
+
+
+def test_the_kernels_widget_speaks_the_editions_language_and_its_text_fallback_stays_english(monkeypatch):
+    """The live widget's module and its ``lang`` trait follow the edition; ``repr`` (a stored output, the
+    same in both editions) names the player in English; a language the kit does not speak is refused."""
+    from labkit.core import edition
+    from labkit.reader.players import bundle
+    from labkit.reader.players.base import player
+
+    for lang in ("zh", "en"):
+        monkeypatch.setenv(edition.VARIABLE, lang)
+        live = player("mask_editor")
+        assert live.lang == lang and f"const LANG = {json.dumps(lang)};" in live._esm
+        assert repr(live) == "Masks of one packed row (lab 02) — run the page to use this player"
+    with pytest.raises(ValueError, match="lang must be one of"):
+        bundle("mask_editor", lang="fr")

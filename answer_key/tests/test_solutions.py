@@ -183,11 +183,13 @@ def _renderings(answer) -> set[str]:
     }
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", VALUES)
-def test_no_hint_of_a_value_exercise_states_its_answer(name):
+def test_no_hint_of_a_value_exercise_states_its_answer(name, lang, monkeypatch):
+    monkeypatch.setenv("LABKIT_LANG", lang)
     spec = EXERCISES[name]
     for text in _renderings(spec.answer()):
-        assert text not in spec.rule and text not in spec.idea, f"{name}: a hint states {text}"
+        assert text not in spec.text("rule") and text not in spec.text("idea"), f"{name}: a hint states {text}"
 
 
 def _another(answer):
@@ -201,8 +203,10 @@ def _another(answer):
     return answer - 7 if isinstance(answer, int) else answer - 3.7 * max(abs(answer), 1.0)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", [n for n in VALUES if not isinstance(SOLVED.get(n), bool)])
-def test_a_wrong_values_verdict_does_not_depend_on_the_answer(name):
+def test_a_wrong_values_verdict_does_not_depend_on_the_answer(name, lang, monkeypatch):
+    monkeypatch.setenv("LABKIT_LANG", lang)
     """The same wrong value judged against the real answer and against another: the verdicts read the
     same, so none of them can state the answer (a verdict never carries it until it is revealed)."""
     spec, wrong = EXERCISES[name], _off(SOLVED[name], EXERCISES[name])

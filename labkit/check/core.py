@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from labkit.check import feedback, grading
-from labkit.check.feedback import Revealed
-from labkit.check.grading import CandidateProblem, CheckResult, NotAttempted, failure, passed
+from labkit.check.feedback import Revealed, say
+from labkit.check.grading import KEY_MISSING, CandidateProblem, CheckResult, NotAttempted, failure, passed, unverified
 
 KINDS = ("predict", "diagnose", "extend", "derive")
 #: what the key (or, for a prediction, the kit) attaches: the parts that know the answer
 ANSWER_PARTS = ("answer", "reference", "cases", "runs")
-KEY_MISSING = "the answer key is not here (a class copy leaves it out): your teacher grades this one"
+SIGNATURE = "your function takes ({names}) but the exercise calls it with ({wanted})"
 
 
 @dataclass(eq=False)
@@ -108,13 +108,13 @@ class Exercise:
     def _admit(self, candidate) -> None:
         """Refuse what cannot be graded: a stub value, a function for a value, the wrong signature."""
         if self.is_value and candidate is Ellipsis:
-            raise NotAttempted("not yet answered: replace the `...` with your value and run the check again")
+            raise NotAttempted(say("not yet answered: replace the `...` with your value and run the check again"))
         if self.is_value and callable(candidate):
-            raise CandidateProblem("this exercise takes a value (your prediction), not a function")
+            raise CandidateProblem(say("this exercise takes a value (your prediction), not a function"))
         if self.is_value:
             return
         if not callable(candidate):
-            raise CandidateProblem(f"expected a function, got {type(candidate).__name__}")
+            raise CandidateProblem(say("expected a function, got {kind}", kind=type(candidate).__name__))
         try:
             signature = inspect.signature(candidate)
         except (TypeError, ValueError):  # a builtin without a signature: its call will tell
@@ -123,22 +123,23 @@ class Exercise:
             signature.bind(*self.signature)
         except TypeError:
             names, wanted = ", ".join(signature.parameters), ", ".join(self.signature)
-            raise CandidateProblem(f"your function takes ({names}) but the exercise calls it with ({wanted})") from None
+            raise CandidateProblem(say(SIGNATURE, names=names, wanted=wanted)) from None
 
     def _grade_value(self, candidate) -> CheckResult:
         found = self.properties(candidate) if self.properties else None
         if found is not None:
             return found
         if self.answer is None:
-            return CheckResult(self.name, False, f"your value is recorded; {KEY_MISSING}", status="unverified")
+            return unverified(self.name, say("your value is recorded"))
         expected = self.answer()
         allowed = self.tolerance * abs(expected) if self.relative else self.tolerance
         ok, got = grading.agrees(candidate, expected, allowed, self.agree)
         if ok:
-            return passed(f"right — {self.why.format(answer=expected)}" if self.why else "right")
+            why = self.text("why").format(answer=expected)
+            return passed(say("right — {why}", why=why) if why else say("right"))
         stated = f"{feedback.short(100 * self.tolerance)} %" if self.relative else feedback.short(allowed)
-        rule = f"within ±{stated} of the run" if allowed else "exactly what the run gives"
-        return failure("the run disagrees with your value", rule=rule, got=got)
+        rule = say("within ±{stated} of the run", stated=stated) if allowed else say("exactly what the run gives")
+        return failure(say("the run disagrees with your value"), rule=rule, got=got)
 
     def _grade_function(self, candidate) -> CheckResult:
         piece = self.hook or _guarded
@@ -147,8 +148,8 @@ class Exercise:
             return found
         if not self.keyed:
             if self.properties:
-                return passed("every property the checker tests holds")
-            return CheckResult(self.name, False, f"your function runs; {KEY_MISSING}", status="unverified")
+                return passed(say("every property the checker tests holds"))
+            return unverified(self.name, say("your function runs"))
         direct = self._grade_cases(piece(candidate)) if self.cases_first and self.cases else None
         if direct is not None and not direct.passed:
             return direct
@@ -166,7 +167,7 @@ class Exercise:
             direct = self._grade_cases(piece(candidate))
         if direct is not None and not direct.passed:
             return direct
-        return passed("every run reproduces its reference run" if runs else direct.message)
+        return passed(say("every run reproduces its reference run") if runs else direct.message)
 
     def _grade_cases(self, piece) -> CheckResult:
         compare = {"atol": self.atol, "outputs": self.outputs, "first": self.first, "agree": self.agree}
@@ -178,8 +179,8 @@ class Exercise:
         if result.passed or result.status == "unverified":
             self.wrong_runs = 0 if result.passed else self.wrong_runs
             return result
-        result.concept = result.concept or self.idea
-        result.hint = result.hint or self.rule or None
+        result.concept = result.concept or self.text("idea")
+        result.hint = result.hint or self.text("rule") or None
         self.wrong_runs += 1
         result.level = 2 if self.wrong_runs >= 2 else 1
         return result
@@ -189,21 +190,22 @@ class Exercise:
         purpose, and the exercise marked revealed (every later verdict says so)."""
         if self.answer is not None:
             value = self.answer()
-            shown = self.why.format(answer=value) if self.why else feedback.short(value, None)
+            shown = self.text("why").format(answer=value) if self.why else feedback.short(value, None)
             text = f"{feedback.short(value, None)} — {shown}"
         elif self.reference is not None:
             text = inspect.getsource(self.reference)
         elif self.cases is not None:
             text = "\n".join(f"{label}: {feedback.short(rows[0])}" for label, _, *rows in self.cases())
         else:
-            raise LookupError(f"{self.name}: {KEY_MISSING}")
+            raise LookupError(f"{self.name}: {say(KEY_MISSING)}")
         self.revealed = True
         return Revealed(self.name, text)
 
+    def text(self, part: str) -> str:  # task, idea, rule or why, in the edition's language
+        return feedback.exercise_text(self.name, part, getattr(self, part))
+
     def __repr__(self) -> str:
-        what = f"({', '.join(self.signature)})" if self.signature else " = <your value>"
-        points = f", {feedback.short(self.points)} point(s)" if self.graded else ", a self-test"
-        return f"{self.kind} exercise {self.name}{what} — {self.task} [{self.page}{points}]"
+        return feedback.describe(self)
 
 
 def _guarded(reader: Callable) -> Callable:

@@ -7,10 +7,15 @@ own value, never the expected one: that takes ``reveal``.
 from __future__ import annotations
 
 import html
+import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from labkit.core import edition
 
 SIGNIFICANT = 4
 LIMIT = 200
@@ -22,6 +27,34 @@ FAIL_COLOUR = "#cf222e"
 OPEN_COLOUR = "#57606a"
 
 MORE_PROMPT = "result.more() shows the rule and a precise hint"
+#: the labels of a verdict's rows (``lines``), shown in the edition's language
+LABELS = ("first divergence", "rule", "your value", "idea", "hint", "more")
+#: where the translations of the checks' words are: ``<language>.toml``, keyed by the English template
+WORDS = Path(__file__).resolve().parent
+
+
+def say(template: str, **fields) -> str:
+    """``template`` (English, the source text) in the edition's language, formatted with ``fields``:
+    every word a verdict shows goes through here (``labkit/check/zh.toml`` holds the Chinese)."""
+    return edition.translate(WORDS, template, **fields)
+
+
+@lru_cache(maxsize=4)
+def exercise_texts(lang: str) -> dict[str, dict[str, str]]:
+    """The exercises' texts in ``lang`` (``exercises.<lang>.toml``: ``[name]`` task, idea, rule, why, keyed
+    by the name in ``exercises.toml``), whitespace folded like the catalogue's."""
+    found = tomllib.loads((WORDS / f"exercises.{lang}.toml").read_text(encoding="utf-8"))
+    return {name: {k: " ".join(v.split()) for k, v in data.items()} for name, data in found.items()}
+
+
+def exercise_text(name: str, part: str, english: str) -> str:
+    """Exercise ``name``'s ``part`` in the edition's language (``english``, the catalogue's, when English)."""
+    lang = edition.language()
+    if lang == "en" or not english:
+        return english
+    return exercise_texts(lang).get(name, {}).get(part, english)
+
+
 #: the mark of a verdict that is not a failure of the idea: the template untouched, or only the key can judge
 MARKS = {"not attempted": "…", "unverified": "?"}
 
@@ -80,13 +113,20 @@ def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]
     return rows
 
 
-def as_text(result, level: int, prompt: str = MORE_PROMPT) -> str:
+def _padded(label: str, width: int = 17) -> str:
+    """``label`` in the edition's language, padded to ``width`` columns (a CJK character takes two)."""
+    shown = say(label)
+    return shown + " " * max(0, width - sum(2 if ord(c) > 0x2E80 else 1 for c in shown))
+
+
+def as_text(result, level: int, prompt: str | None = None) -> str:
     """The verdict as plain text (the ``repr`` of a result)."""
-    revealed = " (revealed)" if result.revealed else ""
+    revealed = say(" (revealed)") if result.revealed else ""
     if result.passed:
         return f"✔ {result.exercise}{revealed}: {result.message}"
     head = f"{MARKS.get(result.status, '✘')} {result.exercise}{revealed}: {result.message}"
-    return "\n".join([head] + [f"  {label:<17}: {text}" for label, text in lines(result, level, prompt)])
+    rows = lines(result, level, say(MORE_PROMPT) if prompt is None else prompt)
+    return "\n".join([head] + [f"  {_padded(label)}: {text}" for label, text in rows])
 
 
 def as_html(result, level: int) -> str:
@@ -94,15 +134,15 @@ def as_html(result, level: int) -> str:
     colour, mark = (PASS_COLOUR, "✔") if result.passed else (FAIL_COLOUR, "✘")
     if result.status in MARKS:  # a task still to do, or one only the key judges: not a red failure
         colour, mark = OPEN_COLOUR, MARKS[result.status]
-    revealed = " (revealed)" if result.revealed else ""
+    revealed = say(" (revealed)") if result.revealed else ""
     head = (
         f'<div style="font-weight:600"><span style="color:{colour}">{mark}</span> '
         f"<code>{html.escape(result.exercise)}</code>{revealed}: {html.escape(result.message)}</div>"
     )
-    rows = [] if result.passed else lines(result, level)
+    rows = [] if result.passed else lines(result, level, say(MORE_PROMPT))
     cells = "".join(
         f'<tr><th style="text-align:left;vertical-align:top;padding:1px 8px 1px 0;'
-        f'white-space:nowrap;font-weight:normal;color:#57606a">{html.escape(label)}</th>'
+        f'white-space:nowrap;font-weight:normal;color:#57606a">{html.escape(say(label))}</th>'
         f'<td style="text-align:left;padding:1px 0;white-space:normal;overflow-wrap:normal;'
         f'word-break:normal">{_cell(label, text)}</td></tr>'
         for label, text in rows
@@ -117,9 +157,19 @@ def as_html(result, level: int) -> str:
 def _cell(label: str, text: str) -> str:
     if label == "your value":
         return f"<code>{html.escape(text)}</code>"
-    if label == "more":
-        return f"<code>{html.escape(text.split(' ', 1)[0])}</code> {html.escape(text.split(' ', 1)[1])}"
+    if label == "more":  # the call (code), then what it shows
+        call, _, rest = text.partition(" ")
+        return f"<code>{html.escape(call)}</code> {html.escape(rest)}"
     return html.escape(text)
+
+
+def describe(exercise) -> str:
+    """One line on an exercise (the ``repr`` of an ``Exercise``): kind, name, signature, task, page, points."""
+    what = f"({', '.join(exercise.signature)})" if exercise.signature else say(" = <your value>")
+    graded = say(", {points} point(s)", points=short(exercise.points))
+    points = graded if exercise.graded else say(", a self-test")
+    kind = say("{kind} exercise", kind=say(exercise.kind))
+    return f"{kind} {exercise.name}{what} — {exercise.text('task')} [{exercise.page}{points}]"
 
 
 @dataclass(frozen=True)
@@ -130,4 +180,4 @@ class Revealed:
     text: str
 
     def __repr__(self) -> str:
-        return f"revealed — {self.exercise} (recorded as revealed):\n{self.text}"
+        return say("revealed — {exercise} (recorded as revealed):", exercise=self.exercise) + f"\n{self.text}"

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from labkit.check import feedback
+from labkit.check.feedback import say
 from labkit.core.events import read_golden
 
 
@@ -79,6 +80,16 @@ def failure(message: str, **details) -> CheckResult:
     return CheckResult("", False, message, **details)
 
 
+KEY_MISSING = "the answer key is not here (a class copy leaves it out): your teacher grades this one"
+
+
+def unverified(exercise: str, done: str) -> CheckResult:
+    """What only the key can judge: ``done`` (what the kit did) and who grades it."""
+    return CheckResult(
+        exercise, False, say("{done}; {missing}", done=done, missing=say(KEY_MISSING)), status="unverified"
+    )
+
+
 def call(candidate, *args):
     """Run the reader's function; every failure becomes a clear ``CandidateProblem`` (NumPy's
     overflow and invalid warnings are silenced: a NaN or an infinity is judged, not warned)."""
@@ -87,13 +98,20 @@ def call(candidate, *args):
             return candidate(*args)
     except NotImplementedError as exc:
         detail = f" ({exc})" if str(exc) else ""
-        replace_it = "replace the `raise NotImplementedError` with your code and run the check again"
-        raise NotAttempted(f"not yet implemented{detail}: {replace_it}") from None
+        replace_it = say("replace the `raise NotImplementedError` with your code and run the check again")
+        raise NotAttempted(
+            say("not yet implemented{detail}: {replace_it}", detail=detail, replace_it=replace_it)
+        ) from None
     except CandidateProblem:
         raise
     except Exception as exc:  # the reader's code failed: say where, without a traceback wall
         raise CandidateProblem(
-            f"your function raised {type(exc).__name__}: {exc}{_your_line(candidate, exc)}"
+            say(
+                "your function raised {kind}: {exc}{value}",
+                kind=type(exc).__name__,
+                exc=exc,
+                value=_your_line(candidate, exc),
+            )
         ) from None
 
 
@@ -110,9 +128,10 @@ def _your_line(candidate, exc: Exception) -> str:
     mine = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code.co_filename]
     if not mine:
         return ""
-    place = "cell" if "ipykernel" in code.co_filename or code.co_filename.startswith("<") else "file"
+    cell = "ipykernel" in code.co_filename or code.co_filename.startswith("<")
     text = f": `{mine[-1].line.strip()}`" if mine[-1].line else ""
-    return f" (line {mine[-1].lineno} of your {place}{text})"
+    place = say(" (line {line} of your cell{text})") if cell else say(" (line {line} of your file{text})")
+    return place.format(line=mine[-1].lineno, text=text)
 
 
 def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind: str | None = None):
@@ -122,28 +141,48 @@ def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind:
     try:
         array = np.asarray(value)
     except Exception:
-        raise CandidateProblem(f"{name} must be array-like, got {type(value).__name__}") from None
+        raise CandidateProblem(
+            say("{name} must be array-like, got {kind}", name=name, kind=type(value).__name__)
+        ) from None
     if array.dtype == object or (dtype_kind == "number" and array.dtype.kind not in "biuf"):
-        raise CandidateProblem(f"{name} must hold numbers, got {type(value).__name__} of dtype {array.dtype}")
+        raise CandidateProblem(
+            say(
+                "{name} must hold numbers, got {kind} of dtype {dtype}",
+                name=name,
+                kind=type(value).__name__,
+                dtype=array.dtype,
+            )
+        )
     if shape is not None and array.shape != tuple(shape):
-        raise CandidateProblem(f"{name} must have shape {list(shape)}, got {list(array.shape)}")
+        raise CandidateProblem(
+            say("{name} must have shape {shape}, got {shape2}", name=name, shape=list(shape), shape2=list(array.shape))
+        )
     if dtype_kind == "number":
         return array.astype(np.float64)
     if dtype_kind == "bool" and array.dtype != bool:
-        raise CandidateProblem(f"{name} must be a boolean array, got dtype {array.dtype}")
+        raise CandidateProblem(say("{name} must be a boolean array, got dtype {dtype}", name=name, dtype=array.dtype))
     if dtype_kind == "float" and not np.issubdtype(array.dtype, np.floating):
-        raise CandidateProblem(f"{name} must hold floating-point numbers, got dtype {array.dtype}")
+        raise CandidateProblem(
+            say("{name} must hold floating-point numbers, got dtype {dtype}", name=name, dtype=array.dtype)
+        )
     if np.issubdtype(array.dtype, np.floating) and np.isnan(array).any():
         first = [int(i) for i in np.argwhere(np.isnan(array))[0]]
-        raise CandidateProblem(f"{name} contains NaN (first at index {first})")
+        raise CandidateProblem(say("{name} contains NaN (first at index {first})", name=name, first=first))
     return array
 
 
 def unpack(value, names: tuple[str, ...]):
     """The candidate returned a tuple of ``len(names)`` items: check and return it."""
     if not isinstance(value, tuple | list) or len(value) != len(names):
-        length = f" of length {len(value)}" if isinstance(value, tuple | list) else ""
-        raise CandidateProblem(f"return a tuple ({', '.join(names)}), got {type(value).__name__}{length}")
+        length = say(" of length {count}", count=len(value)) if isinstance(value, tuple | list) else ""
+        raise CandidateProblem(
+            say(
+                "return a tuple ({names}), got {kind}{length}",
+                names=", ".join(names),
+                kind=type(value).__name__,
+                length=length,
+            )
+        )
     return value
 
 
@@ -153,7 +192,9 @@ def yes_or_no(candidate):
     def piece(*args) -> bool:
         answer = call(candidate, *args)
         if not isinstance(answer, bool | np.bool_):
-            raise CandidateProblem(f"your function must return True or False, got {type(answer).__name__}")
+            raise CandidateProblem(
+                say("your function must return True or False, got {kind}", kind=type(answer).__name__)
+            )
         return bool(answer)
 
     return piece
@@ -168,28 +209,40 @@ def agrees(candidate, expected, allowed: float, agree=None) -> tuple[bool, Any]:
         if isinstance(candidate, np.ndarray) and candidate.shape == () and candidate.dtype == bool:
             candidate = candidate.item()
         if not isinstance(candidate, bool | np.bool_):
-            raise CandidateProblem(f"answer True or False, got {type(candidate).__name__}")
+            raise CandidateProblem(say("answer True or False, got {kind}", kind=type(candidate).__name__))
         return bool(candidate) == expected, bool(candidate)
     if isinstance(expected, str):
         if not isinstance(candidate, str):
-            raise CandidateProblem(f"answer with a word (a string), got {type(candidate).__name__}")
+            raise CandidateProblem(say("answer with a word (a string), got {kind}", kind=type(candidate).__name__))
         word = " ".join(candidate.split()).casefold()
         return (word == expected if agree is None else agree(word, expected) is None), candidate
     if isinstance(expected, tuple | list):
         items = candidate.tolist() if isinstance(candidate, np.ndarray) and candidate.ndim == 1 else candidate
         if not isinstance(items, tuple | list) or len(items) != len(expected):
-            raise CandidateProblem(f"answer with {len(expected)} items (a list), got {feedback.short(candidate)}")
+            raise CandidateProblem(
+                say(
+                    "answer with {count} items (a list), got {candidate}",
+                    count=len(expected),
+                    candidate=feedback.short(candidate),
+                )
+            )
         return all(agrees(c, e, allowed)[0] for c, e in zip(items, expected, strict=True)), list(items)
     if isinstance(candidate, bool | np.bool_ | str | bytes) or not isinstance(
         candidate, int | float | np.number | np.ndarray
     ):
         raise CandidateProblem(
-            f"your value must be one number, got {type(candidate).__name__} {feedback.short(candidate)}"
+            say(
+                "your value must be one number, got {kind} {candidate}",
+                kind=type(candidate).__name__,
+                candidate=feedback.short(candidate),
+            )
         )
     try:
         got = float(np.asarray(candidate, dtype=np.float64).reshape(()))
     except (TypeError, ValueError):
-        raise CandidateProblem(f"your value must be one number, got {feedback.short(candidate)}") from None
+        raise CandidateProblem(
+            say("your value must be one number, got {candidate}", candidate=feedback.short(candidate))
+        ) from None
     if isinstance(expected, int) and not float(got).is_integer():
         return False, got
     return abs(got - float(expected)) <= allowed, got
@@ -198,7 +251,7 @@ def agrees(candidate, expected, allowed: float, agree=None) -> tuple[bool, Any]:
 def exactly(got, expected) -> str | None:
     """Whole values (IDs, words, lists of them) compared as they are: a failure's message, or None."""
     plain = got.tolist() if hasattr(got, "tolist") else list(got) if isinstance(got, tuple | list) else got
-    return None if plain == expected else "differs from the reference"
+    return None if plain == expected else say("differs from the reference")
 
 
 def _first_difference(got, expected, *, atol: float, where: str) -> CheckResult:
@@ -210,15 +263,20 @@ def _first_difference(got, expected, *, atol: float, where: str) -> CheckResult:
         infinite = np.isinf(got) & np.isinf(expected) & (np.sign(got) == np.sign(expected))
         bad = np.argwhere(~(np.isclose(got, expected, rtol=0.0, atol=atol) | infinite))
     if bad.size == 0:
-        return passed("matches the reference")
+        return passed(say("matches the reference"))
     index = tuple(int(i) for i in bad[0])
-    message = f"{len(bad)} of {got.size} values differ"
-    return failure(message, where=f"{where}{list(index)}", rule="values within tolerance", got=got[index].item())
+    message = say("{count} of {size} values differ", count=len(bad), size=got.size)
+    return failure(
+        message,
+        where=say("{where}{index}", where=where, index=list(index)),
+        rule=say("values within tolerance"),
+        got=got[index].item(),
+    )
 
 
 def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckResult:
     """One output of one case: ``agree``'s verdict, or numbers within ``atol`` and the same shape."""
-    where = f"case “{label}”, {what}"
+    where = say("case “{label}”, {what}", label=label, what=what)
     if agree is not None:
         message = agree(got, expected)
         return passed("") if message is None else failure(message, where=where, got=got)
@@ -226,8 +284,14 @@ def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckR
     got = as_array(got, what, dtype_kind="bool" if expected.dtype == bool else "number")
     if got.shape != expected.shape:
         shapes = list(expected.shape), list(got.shape)
-        message = f"at {label}: {what} must have shape {shapes[0]}, got {shapes[1]}"
-        return failure(message, where=where, rule="shape", got=shapes[1])
+        message = say(
+            "at {label}: {what} must have shape {shapes}, got {shapes2}",
+            label=label,
+            what=what,
+            shapes=shapes[0],
+            shapes2=shapes[1],
+        )
+        return failure(message, where=where, rule=say("shape"), got=shapes[1])
     return _first_difference(got, expected, atol=atol, where=where)
 
 
@@ -247,7 +311,7 @@ def compare_cases(candidate, cases, reference, *, atol=1e-12, outputs=("result",
             if not verdict.passed:
                 return verdict
         count += 1
-    return passed(f"matches on all {count} cases")
+    return passed(say("matches on all {count} cases", count=count))
 
 
 def golden(filename: str, first: int | None = None) -> list[dict]:
@@ -263,9 +327,16 @@ def compare_traces(case: str, expected: list[dict], got: list[dict]) -> CheckRes
     if div is None:
         return None
     event = div.event_b or div.event_a
-    step = f" (step {event['logical_step']})" if event.get("logical_step") is not None else ""
-    where = f"{event['event_id']} {event['event_type']}{step}, field {div.field} — {case}"
-    return failure("your run diverges from the reference run", where=where, rule=div.rule, got=div.value_b)
+    step = say(" (step {step})", step=event["logical_step"]) if event.get("logical_step") is not None else ""
+    where = say(
+        "{event_id} {event_type}{step}, field {field} — {case}",
+        event_id=event["event_id"],
+        event_type=event["event_type"],
+        step=step,
+        field=div.field,
+        case=case,
+    )
+    return failure(say("your run diverges from the reference run"), where=where, rule=div.rule, got=div.value_b)
 
 
 class Diverged(Exception):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.check.core import attach, properties, value
+from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, NotAttempted, as_array, call, failure, unpack
 from labkit.labs import dpo, masks
 from labkit.labs.common import finite_difference, log_softmax, masked_cross_entropy
@@ -73,16 +74,16 @@ def _against_finite_differences(candidate, cases, loss, what: str):
         except NotAttempted:
             raise
         except CandidateProblem as problem:
-            raise CandidateProblem(f"case “{label}”: {problem}") from None
+            raise CandidateProblem(say("case “{label}”: {problem}", label=label, problem=problem)) from None
         numeric = finite_difference(lambda z, rest=args[1:]: loss(z, *rest), point)
         bad = np.argwhere(~(np.abs(got - numeric) <= FD_ATOL))
         if bad.size:
             index = tuple(int(i) for i in bad[0])
-            where = f"case “{label}”, {what}{list(index)}"
+            where = say("case “{label}”, {what}{index}", label=label, what=what, index=list(index))
             return failure(
-                "your gradient disagrees with the loss's finite differences",
+                say("your gradient disagrees with the loss's finite differences"),
                 where=where,
-                rule=f"central differences of the loss, within ±{FD_ATOL:g}",
+                rule=say("central differences of the loss, within ±{FD_ATOL:g}", FD_ATOL=FD_ATOL),
                 got=got[index].item(),
             )
     return None
@@ -95,8 +96,10 @@ def masked_ce_gradient(candidate):
     if found is None:  # a row of weight 0 takes no part in the loss: its gradient is exactly 0
         got = np.asarray(call(candidate, *cases[1][1]))
         if np.any(got[1] != 0.0):
-            where = f"case “{cases[1][0]}”, gradient[1]"
-            return failure("a row of weight 0 moved", where=where, rule="exactly 0, not nearly", got=got[1].tolist())
+            where = say("case “{cases}”, gradient[1]", cases=cases[1][0])
+            return failure(
+                say("a row of weight 0 moved"), where=where, rule=say("exactly 0, not nearly"), got=got[1].tolist()
+            )
     return found
 
 
@@ -155,9 +158,9 @@ def _window_problem(allowed, ids, window):
     """(where, rule, got) of the first invariant of a sliding-window document mask ``allowed`` breaks."""
     i, j = np.indices(allowed.shape)
     for broken, rule in (
-        (allowed & (j > i), "no key in the future"),
-        (allowed & (ids[:, None] != ids[None, :]), "no key of another document"),
-        (allowed & (i - j >= window), "a key at distance ≥ window is outside the band"),
+        (allowed & (j > i), say("no key in the future")),
+        (allowed & (ids[:, None] != ids[None, :]), say("no key of another document")),
+        (allowed & (i - j >= window), say("a key at distance ≥ window is outside the band")),
     ):
         if broken.any():
             a, b = (int(x) for x in np.argwhere(broken)[0])
@@ -167,7 +170,8 @@ def _window_problem(allowed, ids, window):
     short = np.flatnonzero(allowed.sum(axis=1) != wanted)
     if short.size:
         row = int(short[0])
-        return f"row {row}", "a row keeps min(window, its place in its document + 1) keys", int(allowed[row].sum())
+        rule = say("a row keeps min(window, its place in its document + 1) keys")
+        return say("row {row}", row=row), rule, int(allowed[row].sum())
     return None
 
 
@@ -178,7 +182,12 @@ def sliding_window_mask(candidate):
         found = _window_problem(got, ids, window)
         if found is not None:
             where, rule, seen = found
-            return failure("the mask breaks an invariant", where=f"case “{label}”, {where}", rule=rule, got=seen)
+            return failure(
+                say("the mask breaks an invariant"),
+                where=say("case “{label}”, {where}", label=label, where=where),
+                rule=rule,
+                got=seen,
+            )
     return None
 
 
@@ -207,9 +216,9 @@ def _alibi_problem(output, weights, q, k, v, slope):
     future = np.triu(np.ones((t, t), dtype=bool), k=1)
     sums = weights.sum(axis=1)
     checks = (
-        (weights < 0, "weights are never negative"),
-        (np.abs(sums - 1.0)[:, None] > 1e-12, "each row of weights sums to 1"),
-        (future & (weights != 0.0), "no weight, not even a tiny one, on a future key"),
+        (weights < 0, say("weights are never negative")),
+        (np.abs(sums - 1.0)[:, None] > 1e-12, say("each row of weights sums to 1")),
+        (future & (weights != 0.0), say("no weight, not even a tiny one, on a future key")),
         (np.abs(output - weights @ v) > 1e-12 * max(1.0, float(np.abs(v).max())), "output = weights @ v"),
     )
     for broken, rule in checks:
@@ -247,7 +256,12 @@ def alibi_causal_attention(candidate):
         found = _alibi_problem(output, weights, q, k, v, slope)
         if found is not None:
             where, rule, seen = found
-            return failure("the attention breaks a property", where=f"case “{label}”, {where}", rule=rule, got=seen)
+            return failure(
+                say("the attention breaks a property"),
+                where=say("case “{label}”, {where}", label=label, where=where),
+                rule=rule,
+                got=seen,
+            )
     return None
 
 
@@ -294,8 +308,8 @@ def _direction(word: str, expected: str) -> str | None:
     """None when ``word`` (folded to lower case) is a form of ``expected``; else what is wrong."""
     said = next((key for key, forms in WORDS.items() if word.strip(" .!\"'") in forms), None)
     if said is None:
-        raise CandidateProblem(f"answer with a direction, 'rises' or 'falls', got {word!r}")
-    return None if said == expected else "the other direction"
+        raise CandidateProblem(say("answer with a direction, 'rises' or 'falls', got {word!r}", word=word))
+    return None if said == expected else say("the other direction")
 
 
 @value

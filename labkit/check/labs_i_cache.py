@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from labkit.check.core import properties, value
+from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, as_array, call, failure, unpack, yes_or_no
 from labkit.labs.cache_equivalence import MODES, run_case
 from labkit.labs.lab_decoder import lab_decoder, lab_tokens
@@ -67,17 +68,17 @@ def _appending(candidate, tokens):
             for name, old, new, seen in (("keys", cache_k, k_new, got[1]), ("values", cache_v, v_new, got[2])):
                 seen = as_array(seen, name, shape=old.shape[:2] + (t + 1,) + old.shape[3:], dtype_kind="number")
                 if not np.array_equal(seen, np.concatenate([old, new], axis=2)):
-                    rule = "the cached positions stay as they were and the new entry comes last"
+                    rule = say("the cached positions stay as they were and the new entry comes last")
                     raise _Stopped(
                         failure(
-                            "your cache is not the old one plus the new entry",
-                            where=f"{place}, {name}",
+                            say("your cache is not the old one plus the new entry"),
+                            where=say("{place}, {name}", place=place, name=name),
                             rule=rule,
                             got=seen[0, 0, :, 0].tolist(),
                         )
                     )
         except CandidateProblem as problem:
-            raise CandidateProblem(f"at {place}: {problem}") from None
+            raise CandidateProblem(say("at {place}: {problem}", place=place, problem=problem)) from None
         return output, got[1], got[2]
 
     return step
@@ -98,11 +99,11 @@ def cached_attention_step(candidate):
         off = np.flatnonzero(np.max(np.abs(stepped - full), axis=1) > 1e-10)
         if off.size:
             t = int(off[0])
-            where = f"{label}, logits at position {t}"
+            where = say("{label}, logits at position {t}", label=label, t=t)
             return failure(
-                "your cached logits differ from the full pass",
+                say("your cached logits differ from the full pass"),
                 where=where,
-                rule="cached decode = one full pass, within 1e-10",
+                rule=say("cached decode = one full pass, within 1e-10"),
                 got=stepped[t, :3].tolist(),
             )
     return None
@@ -147,9 +148,9 @@ def kv_cache_bytes(candidate):
             or got != _measured_bytes(*args)
         ):
             return failure(
-                "a real cache of this configuration holds another number of bytes",
-                where=f"case “{label}”",
-                rule="the sum of the cache arrays' nbytes",
+                say("a real cache of this configuration holds another number of bytes"),
+                where=say("case “{label}”", label=label),
+                rule=say("the sum of the cache arrays' nbytes"),
                 got=got,
             )
     return None
@@ -182,8 +183,13 @@ def distinct_layer_keys(piece):
     ]
     for label, cache, right in cases:
         if piece(cache) is not right:
-            rule = "each layer computes its own keys; a copy, or a copy up to rounding, is not distinct"
-            return failure("your check judges this cache wrongly", where=f"case “{label}”", rule=rule, got=not right)
+            rule = say("each layer computes its own keys; a copy, or a copy up to rounding, is not distinct")
+            return failure(
+                say("your check judges this cache wrongly"),
+                where=say("case “{label}”", label=label),
+                rule=rule,
+                got=not right,
+            )
     return None
 
 
@@ -205,6 +211,11 @@ def cached_path_agrees(piece):
     ]
     for label, model, ids, right in cases:
         if piece(model, ids.copy()) is not right:
-            rule = "step-by-step decode from an empty cache against one full pass, allclose at 1e-12"
-            return failure("your check judges this decoder wrongly", where=f"case “{label}”", rule=rule, got=not right)
+            rule = say("step-by-step decode from an empty cache against one full pass, allclose at 1e-12")
+            return failure(
+                say("your check judges this decoder wrongly"),
+                where=say("case “{label}”", label=label),
+                rule=rule,
+                got=not right,
+            )
     return None

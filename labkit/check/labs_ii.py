@@ -11,6 +11,7 @@ from functools import cache
 import numpy as np
 
 from labkit.check.core import properties, value
+from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, as_array, call, failure
 from labkit.labs import grpo, kl
 from labkit.nn.attention import softmax
@@ -19,11 +20,15 @@ from labkit.nn.attention import softmax
 def number(value, name: str) -> float:
     """The reader's ``value`` as one finite or infinite real number (a NumPy scalar or 0-d array too)."""
     if isinstance(value, bool | np.bool_ | str | bytes):
-        raise CandidateProblem(f"{name} must be one number, got {type(value).__name__}")
+        raise CandidateProblem(say("{name} must be one number, got {kind}", name=name, kind=type(value).__name__))
     try:
         return float(np.asarray(value, dtype=np.float64).reshape(()))
     except (TypeError, ValueError):
-        raise CandidateProblem(f"{name} must be one number, got {type(value).__name__} {value!r:.60}") from None
+        raise CandidateProblem(
+            say(
+                "{name} must be one number, got {kind} {value!r:.60}", name=name, kind=type(value).__name__, value=value
+            )
+        ) from None
 
 
 def close(got: float, want: float, atol: float) -> bool:
@@ -64,19 +69,23 @@ def rloo_advantages(piece):
         base = _advantages(piece, rewards, valid)
         if not np.isfinite(base).all():
             g, j = (int(v) for v in np.argwhere(~np.isfinite(base))[0])
-            where = f"case “{label}”, advantage [{g}, {j}]"
+            where = say("case “{label}”, advantage [{g}, {j}]", label=label, g=g, j=j)
             return failure(
-                "an advantage is NaN or infinite: an invalid reward reached a sum", where=where, got=base[g, j]
+                say("an advantage is NaN or infinite: an invalid reward reached a sum"), where=where, got=base[g, j]
             )
         silent = ~valid | (valid.sum(axis=-1, keepdims=True) < 2)
         if np.any(base[silent] != 0.0):
             g, j = (int(v) for v in np.argwhere(silent & (base != 0.0))[0])
-            where = f"case “{label}”, advantage [{g}, {j}] (no baseline can judge it)"
-            return failure("an answer without a baseline got an advantage", where=where, got=base[g, j])
+            where = say("case “{label}”, advantage [{g}, {j}] (no baseline can judge it)", label=label, g=g, j=j)
+            return failure(say("an answer without a baseline got an advantage"), where=where, got=base[g, j])
         sums = base.sum(axis=-1)
         if not np.allclose(sums, 0.0, rtol=0, atol=1e-9):
             g = int(np.flatnonzero(~np.isclose(sums, 0.0, rtol=0, atol=1e-9))[0])
-            return failure("a group's advantages do not sum to zero", where=f"case “{label}”, group {g}", got=sums[g])
+            return failure(
+                say("a group's advantages do not sum to zero"),
+                where=say("case “{label}”, group {g}", label=label, g=g),
+                got=sums[g],
+            )
         found = _moved_reward_problem(piece, label, rewards, valid, base)
         if found is not None:
             return found
@@ -96,8 +105,16 @@ def _moved_reward_problem(piece, label, rewards, valid, base):
         bad = np.argwhere(~np.isclose(change, want, rtol=0, atol=1e-9))
         if bad.size:
             h, j = (int(v) for v in bad[0])
-            where = f"case “{label}”, reward [{g}, {i}] raised by {step}: the change of advantage [{h}, {j}]"
-            return failure("a reward moves the advantages the wrong amount", where=where, got=change[h, j])
+            where = say(
+                "case “{label}”, reward [{g}, {i}] raised by {step}: the change of advantage [{h}, {j}]",
+                label=label,
+                g=g,
+                i=i,
+                step=step,
+                h=h,
+                j=j,
+            )
+            return failure(say("a reward moves the advantages the wrong amount"), where=where, got=change[h, j])
     return None
 
 
@@ -116,14 +133,14 @@ def informative_group_probability(piece):
     """No group of one answer, or of always-right or always-wrong answers, carries a signal; otherwise the
     probability agrees with groups sampled and run through ``grpo.group_advantages`` (within 6 SE)."""
     for p, k in ((0.0, 5), (1.0, 5), (0.4, 1)):
-        got = number(call(piece, p, k), "the probability")
+        got = number(call(piece, p, k), say("the probability"))
         if not close(got, 0.0, 1e-12):
-            return failure("such a group never teaches anything", where=f"p = {p}, k = {k}", got=got)
+            return failure(say("such a group never teaches anything"), where=say("p = {p}, k = {k}", p=p, k=k), got=got)
     for p, k in INFORMATIVE_CASES:
-        got, seen = number(call(piece, p, k), "the probability"), 1.0 - _uninformative_share(p, k)
+        got, seen = number(call(piece, p, k), say("the probability")), 1.0 - _uninformative_share(p, k)
         if not close(got, seen, 6 * np.sqrt(max(seen * (1 - seen), 1e-6) / 40_000)):
-            where = f"p = {p}, k = {k}: 40 000 sampled groups, more than 6 standard errors away"
-            return failure("the sampled groups disagree with your probability", where=where, got=got)
+            where = say("p = {p}, k = {k}: 40 000 sampled groups, more than 6 standard errors away", p=p, k=k)
+            return failure(say("the sampled groups disagree with your probability"), where=where, got=got)
     return None
 
 
@@ -166,8 +183,14 @@ def gaussian_kl(piece):
     for case in GAUSSIAN_CASES:
         got, summed = number(call(piece, *case), "KL"), gaussian_kl_on_grid(*case)
         if not close(got, summed, 1e-7 * (1 + summed)):
-            where = f"μ_p = {case[0]}, σ_p = {case[1]}, μ_q = {case[2]}, σ_q = {case[3]}"
-            return failure("the divergence summed on a grid disagrees", where=where, got=got)
+            where = say(
+                "μ_p = {case}, σ_p = {case2}, μ_q = {case3}, σ_q = {case4}",
+                case=case[0],
+                case2=case[1],
+                case3=case[2],
+                case4=case[3],
+            )
+            return failure(say("the divergence summed on a grid disagrees"), where=where, got=got)
     return None
 
 
@@ -187,14 +210,22 @@ def kl_from_logits(piece):
     for label, z_p, z_q in _logit_pairs():
         got = number(call(piece, z_p.copy(), z_q.copy()), "KL")
         if not np.isfinite(got) or got < -1e-12:
-            return failure("KL between two rows of finite logits is finite and ≥ 0", where=f"case “{label}”", got=got)
+            return failure(
+                say("KL between two rows of finite logits is finite and ≥ 0"),
+                where=say("case “{label}”", label=label),
+                got=got,
+            )
         same = number(call(piece, z_p.copy(), z_p.copy()), "KL")
         if not close(same, 0.0, 1e-9):
-            return failure("a row against itself is 0", where=f"case “{label}”, z_q = z_p", got=same)
+            return failure(
+                say("a row against itself is 0"), where=say("case “{label}”, z_q = z_p", label=label), got=same
+            )
         shifted = number(call(piece, z_p + 5.0, z_q - 3.0), "KL")
         if not close(shifted, got, 1e-9 * (1 + abs(got))):
             return failure(
-                "adding a constant to a row changed KL", where=f"case “{label}”, z_p + 5, z_q − 3", got=shifted
+                say("adding a constant to a row changed KL"),
+                where=say("case “{label}”, z_p + 5, z_q − 3", label=label),
+                got=shifted,
             )
         slope = softmax(z_q) - softmax(z_p)
         for j in range(z_q.size):
@@ -202,6 +233,6 @@ def kl_from_logits(piece):
             step[j] = 1e-4
             up, down = (number(call(piece, z_p.copy(), z_q + s), "KL") for s in (step, -step))
             if not close((up - down) / 2e-4, slope[j], 1e-5):
-                where = f"case “{label}”, ∂KL/∂z_q[{j}] by central differences"
-                return failure("the slope of your KL in z_q is off", where=where, got=(up - down) / 2e-4)
+                where = say("case “{label}”, ∂KL/∂z_q[{j}] by central differences", label=label, j=j)
+                return failure(say("the slope of your KL in z_q is off"), where=where, got=(up - down) / 2e-4)
     return None

@@ -13,7 +13,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from labkit.check.core import properties, value
-from labkit.check.grading import CandidateProblem, as_array, call, failure
+from labkit.check.feedback import say
+from labkit.check.grading import CandidateProblem, NotAttempted, as_array, call, failure
 from labkit.check.labs_ii import close, number
 from labkit.labs import MIN_SAMPLES, unequal_rank
 from labkit.labs import report as reports
@@ -49,17 +50,21 @@ def decode_step_lower_bound_ms(piece):
     for label, budget, contexts in decode_layouts():
         alone = []
         for context in sorted(set(contexts)):
-            got = number(call(piece, layout(budget), [context]), "the bound")
+            got = number(call(piece, layout(budget), [context]), say("the bound"))
             lab = DecodeBudget(**{**asdict(budget), "context": context}).step(1)["lower_bound_ms"]
             if not close(got, lab, 1e-9 * lab):
-                return failure("one request's bound differs from the lab's", where=f"{label}, [{context}]", got=got)
+                return failure(
+                    say("one request's bound differs from the lab's"),
+                    where=say("{label}, [{context}]", label=label, context=context),
+                    got=got,
+                )
             alone.append((context, got))
         weights_ms = budget.weight_bytes / budget.bandwidth_bytes_per_second * 1000
         batch = sum(dict(alone)[c] for c in contexts) - (len(contexts) - 1) * weights_ms
-        got = number(call(piece, layout(budget), list(contexts)), "the bound")
+        got = number(call(piece, layout(budget), list(contexts)), say("the bound"))
         if not close(got, batch, 1e-9 * batch):
-            where = f"{label}, contexts {list(contexts)}"
-            return failure("the batch does not read the weights once and each cache once", where=where, got=got)
+            where = say("{label}, contexts {contexts}", label=label, contexts=list(contexts))
+            return failure(say("the batch does not read the weights once and each cache once"), where=where, got=got)
     return None
 
 
@@ -93,8 +98,12 @@ def loss_scale_factors(piece):
         token_mean = sums.sum(axis=(1, 2)) / n.sum()
         bad = np.flatnonzero(~np.isclose(update, token_mean, rtol=1e-12, atol=1e-12))
         if bad.size:
-            where = f"case “{label}”, random gradient sums no. {bad[0]}: the update against the token mean"
-            return failure("the update is not the mean over every token", where=where, got=update[bad[0]])
+            where = say(
+                "case “{label}”, random gradient sums no. {bad}: the update against the token mean",
+                label=label,
+                bad=bad[0],
+            )
+            return failure(say("the update is not the mean over every token"), where=where, got=update[bad[0]])
     return None
 
 
@@ -138,14 +147,17 @@ def problems_of(candidate):
         try:
             problems = call(candidate, copy.deepcopy(report))
         except CandidateProblem as problem:
-            if "not yet implemented" in str(problem):
+            if isinstance(problem, NotAttempted):
                 raise
             return Raised(problem)
         if not isinstance(problems, list | tuple) or not all(isinstance(p, str) for p in problems):
-            holding = " holding non-strings" if isinstance(problems, list | tuple) else ""
+            holding = say(" holding non-strings") if isinstance(problems, list | tuple) else ""
             raise CandidateProblem(
-                "return a list of strings (one per problem, [] for a well-formed report), "
-                f"got {type(problems).__name__}{holding}"
+                say(
+                    "return a list of strings (one per problem, [] for a well-formed report), got {kind}{holding}",
+                    kind=type(problems).__name__,
+                    holding=holding,
+                )
             )
         return list(problems)
 
@@ -157,13 +169,13 @@ def judged(problems, deserved) -> str | None:
     if isinstance(problems, Raised):
         if deserved == NONE:
             raise CandidateProblem(problems)
-        return "a damaged report crashed your function"
+        return say("a damaged report crashed your function")
     if deserved == NONE:
-        return "a well-formed report was rejected" if problems else None
+        return say("a well-formed report was rejected") if problems else None
     if not problems:
-        return "a damaged report passed"
+        return say("a damaged report passed")
     key = deserved.split("'")[1] if deserved != SOME else None
-    return None if key is None or any(key in p for p in problems) else "the problem does not say where"
+    return None if key is None or any(key in p for p in problems) else say("the problem does not say where")
 
 
 def report_rows():
@@ -201,7 +213,7 @@ def report_problems(piece):
     for case, (report,), deserved in report_rows():
         message = judged(piece(report), deserved)
         if message is not None:
-            return failure(message, where=f"case “{case}”", got=piece(report))
+            return failure(message, where=say("case “{case}”", case=case), got=piece(report))
     return None
 
 
@@ -232,7 +244,9 @@ def growth_exponent(piece):
     for label, k, times in power_laws():
         got = number(call(piece, list(CONTEXTS), list(times)), "k")
         if not close(got, k, 1e-9):
-            return failure("the exponent of an exact power law is off", where=f"case “{label}”", got=got)
+            return failure(
+                say("the exponent of an exact power law is off"), where=say("case “{label}”", label=label), got=got
+            )
     wobbled = list(1e-3 * np.array(CONTEXTS) ** 1.5 * (1.0 + 0.1 * np.sin(np.arange(len(CONTEXTS)))))
     base = number(call(piece, list(CONTEXTS), wobbled), "k")
     order = [3, 0, 7, 5, 1, 6, 2, 4]
@@ -244,7 +258,11 @@ def growth_exponent(piece):
     for label, args in variants.items():
         got = number(call(piece, *args), "k")
         if not close(got, base, 1e-9):
-            return failure("k changed with the units or the order", where=f"a noisy T^1.5 curve, {label}", got=got)
+            return failure(
+                say("k changed with the units or the order"),
+                where=say("a noisy T^1.5 curve, {label}", label=label),
+                got=got,
+            )
     return None
 
 

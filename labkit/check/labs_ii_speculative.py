@@ -10,6 +10,7 @@ from functools import cache
 import numpy as np
 
 from labkit.check.core import properties, value
+from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, as_array, call, failure, unpack
 from labkit.check.labs_ii import close, number
 from labkit.labs import speculative
@@ -42,7 +43,14 @@ def verified_law(candidate):
         u, v = np.tile(np.repeat(mid, GRID), drafts.size), np.tile(mid, GRID * drafts.size)
         out = as_array(call(candidate, p.copy(), q.copy(), x.copy(), u, v), "tokens", x.shape)
         if out.dtype.kind not in "iu" or out.min() < 0 or out.max() >= p.size:
-            raise CandidateProblem(f"return token IDs (integers in 0 … {p.size - 1}), got {out.dtype} {out[:4]}…")
+            raise CandidateProblem(
+                say(
+                    "return token IDs (integers in 0 … {size}), got {dtype} {out}…",
+                    size=p.size - 1,
+                    dtype=out.dtype,
+                    out=out[:4],
+                )
+            )
         weight = np.repeat(q[drafts], GRID * GRID) / GRID**2
         return np.bincount(out, weights=weight, minlength=p.size), float(weight[out == x].sum())
 
@@ -56,11 +64,15 @@ def verify_draft(law):
         got, kept = law(p, q)
         bad = np.flatnonzero(np.abs(got - p) > 2.0 / GRID)
         if bad.size:
-            where = f"case “{label}”, P(output = {bad[0]}) against p({bad[0]}) = {p[bad[0]]:g}"
-            return failure("the output does not follow the target's law", where=where, got=got[bad[0]])
+            where = say(
+                "case “{label}”, P(output = {bad}) against p({bad}) = {p:g}", label=label, bad=bad[0], p=p[bad[0]]
+            )
+            return failure(say("the output does not follow the target's law"), where=where, got=got[bad[0]])
         best = float(np.minimum(p, q).sum())
         if kept < best - 2.0 / GRID:
-            return failure("the draft is kept less often than it could be", where=f"case “{label}”", got=kept)
+            return failure(
+                say("the draft is kept less often than it could be"), where=say("case “{label}”", label=label), got=kept
+            )
     return None
 
 
@@ -88,7 +100,7 @@ def second_draft(piece):
         problem = _second_verification_problem(p, q, accept, residual, rejected, first)
         if problem is not None:
             message, index, got = problem
-            return failure(message, where=f"case “{label}”, {index}", got=got)
+            return failure(message, where=say("case “{label}”, {index}", label=label, index=index), got=got)
     return None
 
 
@@ -96,18 +108,22 @@ def _second_verification_problem(p, q, accept, residual, rejected, first):
     """(message, where, the reader's value) of the first property that fails, or None."""
     if np.any((accept < -1e-12) | (accept > 1 + 1e-12)):
         i = int(np.argmax((accept < -1e-12) | (accept > 1 + 1e-12)))
-        return "an accept probability lies outside [0, 1]", f"accept[{i}]", accept[i]
+        return say("an accept probability lies outside [0, 1]"), f"accept[{i}]", accept[i]
     total = residual.sum()
     if np.any(residual < -1e-12) or not (abs(total - 1) < 1e-9 or (rejected < 1e-12 and abs(total) < 1e-12)):
-        return "the residual is not a law (≥ 0, summing to 1)", "Σ residual", total
+        return say("the residual is not a law (≥ 0, summing to 1)"), "Σ residual", total
     output = first.accepted_mass + first.reject_probability * (q * accept + rejected * residual)
     if not np.allclose(output, p, rtol=0, atol=1e-12):
         i = int(np.argmax(np.abs(output - p)))
-        return "the tree's output does not follow the target's law", f"P(output = {i}) = p({i}) = {p[i]:g}", output[i]
+        return (
+            say("the tree's output does not follow the target's law"),
+            f"P(output = {i}) = p({i}) = {p[i]:g}",
+            output[i],
+        )
     idle = (q > 0) & (accept < 1 - 1e-12) & (residual > 1e-12)
     if idle.any():
         i = int(np.argmax(idle))
-        return "a token is turned away as a draft yet owed by the residual", f"accept[{i}]", accept[i]
+        return say("a token is turned away as a draft yet owed by the residual"), f"accept[{i}]", accept[i]
     return None
 
 
@@ -142,14 +158,16 @@ def tokens_per_target_call(piece):
         ((0.7,) * 5, float(speculative.expected_tokens_per_target_call(0.7, 5))),
     ]
     for alphas, want in exact:
-        got = number(call(piece, list(alphas)), "tokens per call")
+        got = number(call(piece, list(alphas)), say("tokens per call"))
         if not close(got, want, 1e-9):
-            return failure("an exact case is off", where=f"alphas = {list(alphas)}", got=got)
+            return failure(say("an exact case is off"), where=say("alphas = {alphas}", alphas=list(alphas)), got=got)
     for alphas in POSITION_CASES:
-        (mean, error), got = simulated_tokens(alphas), number(call(piece, list(alphas)), "tokens per call")
+        (mean, error), got = simulated_tokens(alphas), number(call(piece, list(alphas)), say("tokens per call"))
         if not close(got, mean, 6 * error + 1e-12):
-            where = f"alphas = {list(alphas)}: 40 000 simulated rounds, more than 6 standard errors away"
-            return failure("the simulated sampler disagrees", where=where, got=got)
+            where = say(
+                "alphas = {alphas}: 40 000 simulated rounds, more than 6 standard errors away", alphas=list(alphas)
+            )
+            return failure(say("the simulated sampler disagrees"), where=where, got=got)
     return None
 
 
@@ -159,12 +177,14 @@ BREAK_EVEN_CASES = ((0.8, 4), (0.5, 3), (0.95, 8), (0.3, 1), (0.9, 2))
 @properties()
 def break_even_draft_cost(piece):
     """Drafts never kept pay at no cost; at your cost c the simulated speedup tokens / (c·k + 1) is 1."""
-    got = number(call(piece, 0.0, 3), "the cost")
+    got = number(call(piece, 0.0, 3), say("the cost"))
     if not close(got, 0.0, 1e-12):
-        return failure("drafts that are never kept cannot pay", where="alpha = 0, k = 3", got=got)
+        return failure(say("drafts that are never kept cannot pay"), where=say("alpha = 0, k = 3"), got=got)
     for alpha, k in BREAK_EVEN_CASES:
-        (mean, error), got = simulated_tokens((alpha,) * k), number(call(piece, alpha, k), "the cost")
+        (mean, error), got = simulated_tokens((alpha,) * k), number(call(piece, alpha, k), say("the cost"))
         if not close(got * k + 1, mean, 6 * error + 1e-12):
-            where = f"alpha = {alpha}, k = {k}: 40 000 simulated rounds, more than 6 standard errors away"
-            return failure("at your cost the speedup is not 1", where=where, got=got)
+            where = say(
+                "alpha = {alpha}, k = {k}: 40 000 simulated rounds, more than 6 standard errors away", alpha=alpha, k=k
+            )
+            return failure(say("at your cost the speedup is not 1"), where=where, got=got)
     return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.check.core import properties, value
+from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, as_array, call, compare_traces, failure, golden
 from labkit.check.trace_one_decode import cached_equals_full, decode_step, without_ledger
 from labkit.core.events import validate_envelope
@@ -75,25 +76,33 @@ def _cut_off_verdict(label: str, trace: list[dict], got) -> object | None:
     """None when ``got`` keeps a valid trace and every cut event has a cause; else the failure."""
     ids = [e["event_id"] for e in trace]
     if not isinstance(got, list | tuple) or any(not isinstance(i, str) for i in got):
-        raise CandidateProblem(f"return a list of event IDs (strings), got {type(got).__name__}")
+        raise CandidateProblem(say("return a list of event IDs (strings), got {kind}", kind=type(got).__name__))
     cut = list(got)
-    where = f"case “{label}”"
+    where = say("case “{label}”", label=label)
     if [i for i in ids if i in cut] != cut:
-        rule = "each ID once, an ID of the trace, in trace order"
-        return failure("your list is not a list of the trace's IDs in trace order", where=where, rule=rule, got=cut)
+        rule = say("each ID once, an ID of the trace, in trace order")
+        return failure(
+            say("your list is not a list of the trace's IDs in trace order"), where=where, rule=rule, got=cut
+        )
     seen: set[str] = set()
     for index, event in enumerate(trace):
         me, parent = event["event_id"], event["parent_event_id"]
         linked = parent is None if index == 0 else parent in seen
         if me not in cut and not linked:
-            rule = "every event you keep hangs from an earlier event you keep (the first event from none)"
+            rule = say("every event you keep hangs from an earlier event you keep (the first event from none)")
             return failure(
-                "an event you keep is not connected to the first event", where=f"{where}, {me}", rule=rule, got=cut
+                say("an event you keep is not connected to the first event"),
+                where=say("{where}, {me}", where=where, me=me),
+                rule=rule,
+                got=cut,
             )
         if me in cut and linked:
-            rule = "an event is cut only if its own link is broken or it hangs from a cut event"
+            rule = say("an event is cut only if its own link is broken or it hangs from a cut event")
             return failure(
-                "you cut an event whose parent is an earlier event you keep", where=f"{where}, {me}", rule=rule, got=cut
+                say("you cut an event whose parent is an earlier event you keep"),
+                where=say("{where}, {me}", where=where, me=me),
+                rule=rule,
+                got=cut,
             )
         if me not in cut:
             seen.add(me)
@@ -122,17 +131,23 @@ def _repeats(tokens: tuple[int, ...], n: int) -> bool:
 
 def _ngram_verdict(label: str, logits: np.ndarray, selected: tuple[int, ...], n: int, got) -> object | None:
     """A new row of the input's dtype, unchanged or −∞ at each token, −∞ where appending repeats an n-gram."""
-    row = as_array(got, "the returned logits", shape=logits.shape, dtype_kind="float")
+    row = as_array(got, say("the returned logits"), shape=logits.shape, dtype_kind="float")
     if row.dtype != logits.dtype:
-        raise CandidateProblem(f"the returned row must keep the logits' dtype {logits.dtype}, got {row.dtype}")
+        raise CandidateProblem(
+            say(
+                "the returned row must keep the logits' dtype {dtype}, got {dtype2}",
+                dtype=logits.dtype,
+                dtype2=row.dtype,
+            )
+        )
     for token in range(logits.size):
         repeats = not _repeats(selected, n) and _repeats((*selected, token), n)
         should = -np.inf if repeats else logits[token]
         if row[token] != should and not (np.isneginf(row[token]) and np.isneginf(should)):
-            rule = "−∞ where the token would complete an n-gram already selected, the logit itself elsewhere"
+            rule = say("−∞ where the token would complete an n-gram already selected, the logit itself elsewhere")
             return failure(
-                "your row differs from the masking rule",
-                where=f"case “{label}”, result[{token}]",
+                say("your row differs from the masking rule"),
+                where=say("case “{label}”, result[{token}]", label=label, token=token),
                 rule=rule,
                 got=float(row[token]),
             )
@@ -182,11 +197,16 @@ def _looping_verdict(candidate, n: int) -> object | None:
             | {t for t in range(CONFIG.vocab_size) if _repeats((*selected, t), n) and not _repeats(tuple(selected), n)}
         )
         if event["payload"]["masked_ids"] != wanted:
-            where = f"{event['event_id']} token.selected (step {event['logical_step']}), field masked_ids — n = {n}"
+            where = say(
+                "{event} token.selected (step {event2}), field masked_ids — n = {n}",
+                event=event["event_id"],
+                event2=event["logical_step"],
+                n=n,
+            )
             return failure(
-                "inside the runtime your mask hides other tokens",
+                say("inside the runtime your mask hides other tokens"),
                 where=where,
-                rule="discrete_state",
+                rule=say("discrete_state"),
                 got=event["payload"]["masked_ids"],
             )
         selected.append(event["payload"]["token_id"])
@@ -200,7 +220,7 @@ def no_repeat_ngram_mask(candidate):
         got = call(candidate, logits, selected, n)
         if not np.array_equal(logits, before):
             raise CandidateProblem(
-                "your function changed the logits it was given; return a new row (start from logits.copy())"
+                say("your function changed the logits it was given; return a new row (start from logits.copy())")
             )
         found = _ngram_verdict(label, logits, selected, n, got)
         if found is not None:
@@ -234,18 +254,21 @@ def largest_min_p(candidate):
     for label, (logits, k) in min_p_cases():
         got = call(candidate, logits.copy(), k)
         if isinstance(got, bool | np.bool_) or not isinstance(got, int | float | np.number | np.ndarray):
-            raise CandidateProblem(f"return one number (a min_p in (0, 1]), got {type(got).__name__}")
+            raise CandidateProblem(say("return one number (a min_p in (0, 1]), got {kind}", kind=type(got).__name__))
         m = float(np.asarray(got, dtype=np.float64).reshape(()))
-        where = f"case “{label}”"
+        where = say("case “{label}”", label=label)
         if not 0.0 < m <= 1.0:
-            return failure("a min_p lies in (0, 1]", where=where, rule="0 < min_p ≤ 1", got=m)
+            return failure(say("a min_p lies in (0, 1]"), where=where, rule=say("0 < min_p ≤ 1"), got=m)
         if survivors(logits, m * (1 - 1e-9)) < k:
             return failure(
-                "min-p at your value keeps fewer than k tokens", where=where, rule="at least k tokens kept", got=m
+                say("min-p at your value keeps fewer than k tokens"),
+                where=where,
+                rule=say("at least k tokens kept"),
+                got=m,
             )
         if m < 1 - 1e-9 and survivors(logits, min(1.0, m * (1 + 1e-9))) >= k:
-            rule = "the largest such min_p: a little above it, fewer than k tokens stay"
-            return failure("a larger min_p still keeps k tokens", where=where, rule=rule, got=m)
+            rule = say("the largest such min_p: a little above it, fewer than k tokens stay")
+            return failure(say("a larger min_p still keeps k tokens"), where=where, rule=rule, got=m)
     return None
 
 

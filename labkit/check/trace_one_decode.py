@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, as_array, call, failure
 from labkit.nn import Decoder, DecoderConfig, DecoderWeights
 
@@ -64,8 +65,11 @@ class DecoderParts:
     def __getattr__(self, attr: str):
         if attr in _DECODER_METHODS:
             raise CandidateProblem(
-                f"decoder.{attr} is the step you are writing: build decode_one from "
-                "decoder.config, decoder.weights and labkit.nn's rms_norm, rope and attention"
+                say(
+                    "decoder.{attr} is the step you are writing: build decode_one from "
+                    "decoder.config, decoder.weights and labkit.nn's rms_norm, rope and attention",
+                    attr=attr,
+                )
             )
         raise AttributeError(f"in this exercise the decoder offers only .config, .weights and .dtype, not .{attr}")
 
@@ -115,15 +119,22 @@ def decode_step(candidate):
         lengths = [cache.layer_length(i) for i in range(cache.n_layers)]
         if len(set(lengths)) != 1:
             raise CandidateProblem(
-                f"after your step the layers' caches hold different lengths {lengths}: "
-                "every layer appends its own new key and value row, once"
+                say(
+                    "after your step the layers' caches hold different lengths {lengths}: "
+                    "every layer appends its own new key and value row, once",
+                    lengths=lengths,
+                )
             )
         vocab = decoder.config.vocab_size
-        array = as_array(got, "the returned logits", dtype_kind="float")
+        array = as_array(got, say("the returned logits"), dtype_kind="float")
         if array.size != vocab or any(n != 1 for n in array.shape[:-1]):
             raise CandidateProblem(
-                f"decode_one must return the logits of the new position, shape [{vocab}] "
-                f"(or [1, {vocab}]), got {list(array.shape)}"
+                say(
+                    "decode_one must return the logits of the new position, shape [{vocab}] "
+                    "(or [1, {vocab}]), got {shape}",
+                    vocab=vocab,
+                    shape=list(array.shape),
+                )
             )
         return array.reshape(vocab)
 
@@ -181,13 +192,20 @@ def cached_equals_full(step, decoders=OTHER_DECODERS):
         for position in range(prompt_length, prompt_length + decodes):
             got = step(decoder, cache, ids[position])
             full = decoder.full_logits(np.array([ids[: position + 1]]))[0, -1]
-            where = f"{label}: the decode at position {position}"
+            where = say("{label}: the decode at position {position}", label=label, position=position)
             if cache.length != position + 1:
-                rule = "one row per layer per token"
-                return failure("your step leaves the cache at another length", where=where, rule=rule, got=cache.length)
+                rule = say("one row per layer per token")
+                return failure(
+                    say("your step leaves the cache at another length"), where=where, rule=rule, got=cache.length
+                )
             worst = int(np.argmax(np.abs(got - full)))
             if not abs(got[worst] - full[worst]) <= tolerance:
-                rule = f"the cached step equals the full pass within {tolerance:g}"
-                message = "your cached step differs from the full forward pass"
-                return failure(message, where=f"{where}, logits[{worst}]", rule=rule, got=float(got[worst]))
+                rule = say("the cached step equals the full pass within {tolerance:g}", tolerance=tolerance)
+                message = say("your cached step differs from the full forward pass")
+                return failure(
+                    message,
+                    where=say("{where}, logits[{worst}]", where=where, worst=worst),
+                    rule=rule,
+                    got=float(got[worst]),
+                )
     return None

@@ -14,6 +14,7 @@ import numpy as np
 from labkit.check import trace_three_runs as runs
 from labkit.check import trace_three_service as service
 from labkit.check.core import properties, value
+from labkit.check.feedback import say
 from labkit.check.grading import Diverged, compare_traces, golden, passed
 from labkit.tools.calls import common_prefix
 from labkit.tools.confirm import canonical_json, request_digest
@@ -170,7 +171,7 @@ def cfg_swap_divergence(candidate):
     event, field = (" ".join(c.split()).casefold() for c in candidate)
     event_id = (div.event_a or div.event_b)["event_id"]
     if event == event_id and field == _payload_key(div.field).casefold():
-        return passed(f"right — {event_id}, field {div.field}")
+        return passed(say("right — {event_id}, field {field}", event_id=event_id, field=div.field))
     return None
 
 

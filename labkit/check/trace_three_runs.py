@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from labkit.check.core import hooked
+from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, Diverged, as_array, call, failure, unpack
 from labkit.tools.calls import grammar_for, proposal_mask
 from labkit.tools.confirm import canonical_json
@@ -47,7 +48,7 @@ def hooked_tool_run(hook: str, piece, fault: str | None = None) -> list[dict]:
 def _mask(candidate, value: str, schema: dict) -> np.ndarray:
     pieces = tuple(ToolTokenizer().pieces)
     got = call(candidate, value, pieces, dict(schema))
-    return as_array(got, "the returned mask", shape=(len(pieces),), dtype_kind="bool")
+    return as_array(got, say("the returned mask"), shape=(len(pieces),), dtype_kind="bool")
 
 
 class FieldMask:
@@ -71,11 +72,12 @@ class FieldMask:
         if differ.size:
             token = int(differ[0])
             piece = ToolTokenizer().pieces[token]
+            fields = {"case": self.case, "step": self.step, "value": value, "token": token, "piece": piece}
             raise Diverged(
                 failure(
-                    f"your mask differs from the schema grammar at {differ.size} token(s) of this step",
-                    where=f"{self.case}: decode step {self.step}, value so far {value!r}, token {token} {piece!r}",
-                    rule=VIABLE,
+                    say("your mask differs from the schema grammar at {size} token(s) of this step", size=differ.size),
+                    where=say("{case}: decode step {step}, value so far {value!r}, token {token} {piece!r}", **fields),
+                    rule=say(VIABLE),
                     got=bool(got[token]),
                 )
             )
@@ -93,9 +95,11 @@ def _accepted(value: str, schema: dict) -> bool:
 def _mask_problem(case: str, value: str, token: int, allowed: bool, what: str):
     piece = ToolTokenizer().pieces[token]
     return failure(
-        f"your mask {what}",
-        where=f"{case}: value so far {value!r}, token {token} {piece!r}",
-        rule=VIABLE,
+        what,
+        where=say(
+            "{case}: value so far {value!r}, token {token} {piece!r}", case=case, value=value, token=token, piece=piece
+        ),
+        rule=say(VIABLE),
         got=allowed,
     )
 
@@ -137,11 +141,17 @@ def _unsound(mask: _ReadersMask, case: str):
         for token in np.flatnonzero(mask(value)):
             piece = mask.pieces[token]
             if piece == "}" and not _accepted(value, mask.schema):
-                return _mask_problem(case, value, token, True, "closes a number the schema does not accept")
+                return _mask_problem(
+                    case, value, token, True, say("your mask closes a number the schema does not accept")
+                )
             if piece != "}" and not piece.isdigit():
-                return _mask_problem(case, value, token, True, "allows a piece that is neither digits nor `}`")
+                return _mask_problem(
+                    case, value, token, True, say("your mask allows a piece that is neither digits nor `}`")
+                )
             if piece.isdigit() and not mask.can_close(value + piece):
-                return _mask_problem(case, value, token, True, "allows a piece after which no accepted number ends")
+                return _mask_problem(
+                    case, value, token, True, say("your mask allows a piece after which no accepted number ends")
+                )
             if piece.isdigit() and value + piece not in seen:
                 seen.add(value + piece)
                 queue.append(value + piece)
@@ -157,7 +167,7 @@ def _incomplete(mask: _ReadersMask, case: str):
             for token, piece in enumerate(mask.pieces):
                 if (piece.isdigit() or piece == "}") and rest.startswith(piece) and not mask(written)[token]:
                     return _mask_problem(
-                        case, written, token, False, "forbids a piece on the way to an accepted number"
+                        case, written, token, False, say("your mask forbids a piece on the way to an accepted number")
                     )
     return None
 
@@ -166,7 +176,7 @@ def field_mask_properties(candidate, schema: dict):
     """Two properties of the reader's own mask under ``schema``: sound (every path it allows ends at a
     `}` after a number the schema accepts) and complete (every accepted number can be written along it)."""
     case = f"duration_minutes in {schema['minimum']}…{schema['maximum']}"
-    case += f" in steps of {schema['multipleOf']}" if "multipleOf" in schema else ""
+    case += say(" in steps of {step}", step=schema["multipleOf"]) if "multipleOf" in schema else ""
     mask = _ReadersMask(candidate, schema)
     found = _unsound(mask, case)
     return found if found is not None else _incomplete(mask, case)
@@ -181,18 +191,23 @@ def witness_holds(candidate, form, case: str, *, flawed: bool):
     got = call(candidate, form)
     if got is None:
         if flawed:
-            return failure("this canonical form has a witness: you returned None", where=case, rule=_SAME, got=None)
+            return failure(
+                say("this canonical form has a witness: you returned None"), where=case, rule=say(_SAME), got=None
+            )
         return None
     a, b = unpack(got, ("a", "b"))
     try:
         same_meaning = canonical_json(a) == canonical_json(b)
         same_bytes = form(copy.deepcopy(a)) == form(copy.deepcopy(b))
     except Exception as exc:  # noqa: BLE001 - the reader's values are not JSON documents
-        raise CandidateProblem(f"at {case}: a and b must be JSON values ({type(exc).__name__}: {exc})") from None
+        raise CandidateProblem(
+            say("at {case}: a and b must be JSON values ({kind}: {exc})", case=case, kind=type(exc).__name__, exc=exc)
+        ) from None
     if same_meaning == same_bytes:
-        agree = "the same document" if same_meaning else "two documents"
-        message = f"RFC 8785 and this form agree: both see {agree}" + ("" if flawed else " (it is RFC 8785 itself)")
-        return failure(message, where=case, rule=_SAME, got=(a, b))
+        agree = say("the same document") if same_meaning else say("two documents")
+        message = say("RFC 8785 and this form agree: both see {agree}", agree=agree)
+        message += "" if flawed else say(" (it is RFC 8785 itself)")
+        return failure(message, where=case, rule=say(_SAME), got=(a, b))
     return None
 
 
@@ -215,16 +230,20 @@ class Herd:
     seed: int
 
     def __str__(self) -> str:
-        return (
-            f"{self.clients} clients, base_ms {self.base_ms:g}, cap_ms {self.cap_ms:g}, "
-            f"one request per {self.slot_ms:g} ms, {self.attempts} retries each"
+        text = (
+            "{clients} clients, base_ms {base:g}, cap_ms {cap:g}, one request per {slot:g} ms, {attempts} retries each"
+        )
+        return say(
+            text, clients=self.clients, base=self.base_ms, cap=self.cap_ms, slot=self.slot_ms, attempts=self.attempts
         )
 
 
 def _delay(candidate, attempt: int, herd: Herd, u: float) -> float:
     got = call(candidate, attempt, herd.base_ms, herd.cap_ms, u)
     if isinstance(got, bool | np.bool_) or not isinstance(got, int | float | np.integer | np.floating):
-        raise CandidateProblem(f"your delay must be a number of ms, got {type(got).__name__} {got!r:.40}")
+        raise CandidateProblem(
+            say("your delay must be a number of ms, got {kind} {got!r:.40}", kind=type(got).__name__, got=got)
+        )
     return float(got)
 
 
@@ -236,10 +255,11 @@ def backoff_bounds(candidate, herd: Herd):
             ceiling = herd.base_ms if attempt == 0 else herd.cap_ms
             if not (math.isfinite(delay) and 0.0 <= delay <= ceiling):
                 name = "base_ms (the first retry)" if attempt == 0 else "cap_ms"
+                fields = {"attempt": attempt, "u": u, "base_ms": herd.base_ms, "cap_ms": herd.cap_ms}
                 return failure(
-                    f"a delay outside [0, {name}]",
-                    where=f"retry {attempt}, u = {u}, base_ms {herd.base_ms:g}, cap_ms {herd.cap_ms:g}",
-                    rule="0 ≤ delay ≤ cap_ms always, and ≤ base_ms for retry 0",
+                    say("a delay outside [0, {name}]", name=name),
+                    where=say("retry {attempt}, u = {u}, base_ms {base_ms:g}, cap_ms {cap_ms:g}", **fields),
+                    rule=say("0 ≤ delay ≤ cap_ms always, and ≤ base_ms for retry 0"),
                     got=delay,
                 )
     return None
@@ -258,10 +278,11 @@ def herd_gets_through(candidate, herd: Herd):
             continue  # served
         for t, client, retries in arriving:
             if retries == herd.attempts:
+                fields = {"client": client, "attempts": herd.attempts}
                 return failure(
-                    f"client {client} collided on every one of its {herd.attempts} retries",
-                    where=f"a herd of {herd}: client {client}, at {t:.0f} ms",
-                    rule="clients that fail together must not retry together, and the spread must grow",
+                    say("client {client} collided on every one of its {attempts} retries", **fields),
+                    where=say("a herd of {herd}: client {client}, at {t:.0f} ms", herd=herd, client=client, t=t),
+                    rule=say("clients that fail together must not retry together, and the spread must grow"),
                     got=[round(d, 1) for d in delays[client]],
                 )
             delay = _delay(candidate, retries, herd, rng.random())
@@ -297,18 +318,22 @@ def reproduces(candidate, kind: str, mystery: list[dict], case: str):
     golden = catalogue.golden(kind)
     change = call(candidate, kind, golden, copy.deepcopy(mystery))
     if not isinstance(change, dict) or not change:
-        raise CandidateProblem(f"at {case}: return the config change as a dict {{field: value}}, got {change!r:.60}")
+        text = "at {case}: return the config change as a dict {{field: value}}, got {change!r:.60}"
+        raise CandidateProblem(say(text, case=case, change=change))
     try:
         events = _run_with(kind, change)
     except Exception as exc:  # noqa: BLE001 - a change the runtime refuses is the reader's to fix
-        raise CandidateProblem(f"at {case}: the run with your change {change!r:.80} failed: {exc}") from None
+        raise CandidateProblem(
+            say("at {case}: the run with your change {change!r:.80} failed: {exc}", case=case, change=change, exc=exc)
+        ) from None
     div = first_divergence(mystery, events)
     if div is None:
         return None
     event = div.event_a or div.event_b
+    fields = {"case": case, "event": event["event_id"], "event2": event["event_type"], "field": div.field}
     return failure(
-        "the run with your change is not the mystery trace",
-        where=f"{case}: {event['event_id']} {event['event_type']}, field {div.field}",
+        say("the run with your change is not the mystery trace"),
+        where=say("{case}: {event} {event2}, field {field}", **fields),
         rule=div.rule,
         got=change,
     )

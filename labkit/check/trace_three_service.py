@@ -10,6 +10,7 @@ import dataclasses
 import random
 from functools import lru_cache
 
+from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, Diverged, call, compare_traces, failure, golden
 from labkit.check.trace_three_runs import hooked_tool_run
 from labkit.tools.calendar_service import OUTCOMES, CalendarService, CreateRequest, IdempotencyConflict
@@ -19,6 +20,8 @@ from labkit.tools.fixture import fixture_invocation, golden_file
 from labkit.tools.runtime import ToolRunConfig
 from labkit.tools.schedules import CANCELS, FaultSchedule, invariant_violations, run_schedule
 
+#: what the service does with a request (a verdict names one of them)
+VERBS = ("perform", "refuse", "replay")
 PROMISE = "the service's fingerprint of the parameters decides: new key → perform; same → stored; other → conflict"
 
 
@@ -37,7 +40,12 @@ class Service:
     def perform(self, request, request_digest: str) -> dict:
         """Execute ``request`` for the first time; its record holds ``request_digest``."""
         if not (isinstance(request_digest, str) and request_digest.startswith("sha256:")):
-            raise CandidateProblem(f"perform's request_digest must be a 'sha256:…' digest, got {request_digest!r:.60}")
+            raise CandidateProblem(
+                say(
+                    "perform's request_digest must be a 'sha256:…' digest, got {request_digest!r:.60}",
+                    request_digest=request_digest,
+                )
+            )
         return self._desk.perform(dataclasses.replace(request, request_digest=request_digest))
 
     def __repr__(self) -> str:
@@ -52,12 +60,16 @@ def service_piece(candidate):
         try:
             response = call(candidate, Service(desk), key, digest, request)
         except CandidateProblem as problem:
-            if "raised IdempotencyConflict" in str(problem):
+            if "IdempotencyConflict" in str(problem):  # the reader's code raised it (in any language)
                 raise IdempotencyConflict(str(problem)) from None
             raise
         if not isinstance(response, dict) or "status" not in response:
-            shown = f"a dict with keys {sorted(response)}" if isinstance(response, dict) else repr(response)[:80]
-            raise CandidateProblem(f"execute must return a response dict with a 'status', got {shown}")
+            shown = (
+                say("a dict with keys {keys}", keys=sorted(response))
+                if isinstance(response, dict)
+                else repr(response)[:80]
+            )
+            raise CandidateProblem(say("execute must return a response dict with a 'status', got {shown}", shown=shown))
         return response
 
     return piece
@@ -107,10 +119,14 @@ def service_under_schedules(candidate, drawn: tuple[int, int]) -> None:
         outcome = run_schedule(schedule, service_execute=service_piece(candidate))
         problems = invariant_violations(outcome)
         if problems or _summary(outcome) != _runtime_summary(schedule):
-            message = "the run broke a promise" if problems else "the run ends otherwise than with a correct service"
-            where = f"{case}: transport {list(schedule.transport_plan)}"
+            message = (
+                say("the run broke a promise")
+                if problems
+                else say("the run ends otherwise than with a correct service")
+            )
+            where = say("{case}: transport {transport_plan}", case=case, transport_plan=list(schedule.transport_plan))
             raise Diverged(
-                failure(message, where=where, rule=PROMISE, got=problems[0] if problems else _summary(outcome))
+                failure(message, where=where, rule=say(PROMISE), got=problems[0] if problems else _summary(outcome))
             )
 
 
@@ -166,13 +182,28 @@ def service_against_clients(candidate, sequences) -> None:
                 first_event = first_event or answer.get("event_id")
             did = _what_it_did(answer, performed, first_event)
             if did != must:
-                where = f"{case}: request #{number} (key {key}, start {arguments['start'][11:16]})"
-                raise Diverged(failure(f"the service should {must} this request", where=where, rule=PROMISE, got=did))
+                where = say(
+                    "{case}: request #{number} (key {key}, start {arguments})",
+                    case=case,
+                    number=number,
+                    key=key,
+                    arguments=arguments["start"][11:16],
+                )
+                raise Diverged(
+                    failure(
+                        say("the service should {must} this request", must=say(must)),
+                        where=where,
+                        rule=say(PROMISE),
+                        got=did,
+                    )
+                )
 
 
 def _what_it_did(answer, performed: int, first_event: str | None) -> str:
     if answer == "refused":
-        return "refuse" if not performed else f"performed it {performed} time(s), then refused"
+        return "refuse" if not performed else say("performed it {performed} time(s), then refused", performed=performed)
     if performed:
-        return "perform" if performed == 1 else f"performed it {performed} times"
-    return "replay" if answer.get("event_id") == first_event else f"answered {answer!r:.80} without performing"
+        return "perform" if performed == 1 else say("performed it {performed} times", performed=performed)
+    if answer.get("event_id") == first_event:
+        return "replay"
+    return say("answered {answer!r:.80} without performing", answer=answer)

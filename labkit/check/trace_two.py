@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from labkit.check.core import attach, properties, value
+from labkit.check.feedback import say
 from labkit.check.grading import (
     CandidateProblem,
     NotAttempted,
@@ -81,7 +82,10 @@ def counter_offset_first_event(answer):
     """An event ID of trace two (d00 … d08), not an event type or a tensor's name."""
     if isinstance(answer, str) and not re.fullmatch(r"d0[0-8]", " ".join(answer.split()).casefold()):
         return failure(
-            "answer with an event ID of trace two", where="your value", rule="an ID from d00 to d08", got=answer
+            say("answer with an event ID of trace two"),
+            where=say("your value"),
+            rule=say("an ID from d00 to d08"),
+            got=answer,
         )
     return None
 
@@ -154,14 +158,17 @@ def _branch(word: str) -> str | None:
 
 
 def _same_branch(word: str, expected: str) -> str | None:
-    return None if _branch(word) == expected else "another branch"
+    return None if _branch(word) == expected else say("another branch")
 
 
 def _one_branch(answer):
     """A word that names one of the two predictions (not 'both', not a number in words)."""
     if isinstance(answer, str) and _branch(" ".join(answer.split()).casefold()) is None:
         return failure(
-            "name one of the two predictions", where="your value", rule="conditional or unconditional", got=answer
+            say("name one of the two predictions"),
+            where=say("your value"),
+            rule=say("conditional or unconditional"),
+            got=answer,
         )
     return None
 
@@ -233,7 +240,10 @@ def _dtype(step) -> object:
         dtype = getattr(got, "dtype", type(got))
         if dtype != np.float32:
             return failure(
-                f"{name} must keep z_t's dtype", where=f"float32 latent, {name}.dtype", rule="float32", got=str(dtype)
+                say("{name} must keep z_t's dtype", name=name),
+                where=say("float32 latent, {name}.dtype", name=name),
+                rule=say("float32"),
+                got=str(dtype),
             )
     return None
 
@@ -261,7 +271,9 @@ class VStep:
             )
         except CandidateProblem as problem:
             if prev_t is None:
-                raise CandidateProblem(f"{problem} — at t = {t}, the last step, prev_t is None: {_LAST_STEP}") from None
+                fields = {"problem": problem, "t": t, "LAST_STEP": say(_LAST_STEP)}
+                text = say("{problem} — at t = {t}, the last step, prev_t is None: {LAST_STEP}", **fields)
+                raise CandidateProblem(text) from None
             raise
         z_prev, x0_hat = (
             as_array(a, n, shape=z_t.shape, dtype_kind="float") for a, n in zip(got, ("z_prev", "x0_hat"), strict=True)
@@ -277,10 +289,13 @@ class VStep:
             far = np.argwhere(~np.isclose(np.float64(got), np.float64(want), rtol=0.0, atol=1e-4))
             if far.size:
                 index = tuple(int(i) for i in far[0])
+                fields = {"value": 1 + k, "k": k, "t": t, "label": label, "index": list(index)}
                 self.divergence = failure(
-                    f"{label} differs from the library's beyond 1e-4",
-                    where=f"d{1 + k:02d} denoise.updated (step {k}, t = {t}), {label}{list(index)} — the chapter's run",
-                    rule="every number within 1e-4",
+                    say("{label} differs from the library's beyond 1e-4", label=label),
+                    where=say(
+                        "d{value:02d} denoise.updated (step {k}, t = {t}), {label}{index} — the chapter's run", **fields
+                    ),
+                    rule=say("every number within 1e-4"),
                     got=float(got[index]),
                 )
                 return
@@ -309,7 +324,8 @@ def ddim_v_update(step):
         except CandidateProblem as problem:
             if row[1][3] is not None:
                 raise
-            raise CandidateProblem(f"{problem} — at “{row[0]}”, the last step: {_LAST_STEP}") from None
+            fields = {"problem": problem, "row": row[0], "LAST_STEP": say(_LAST_STEP)}
+            raise CandidateProblem(say("{problem} — at “{row}”, the last step: {LAST_STEP}", **fields)) from None
         if not found.passed:
             return found
     found = compare_cases(step, _chapter_cases(), None, atol=1e-6, **outputs)

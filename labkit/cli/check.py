@@ -42,13 +42,19 @@ def configure(parser) -> None:
     )
 
 
+def say(template: str, **fields) -> str:
+    from labkit.check.feedback import say
+
+    return say(template, **fields)
+
+
 def _reveal(spec) -> int:
     """Print the answer of ``spec``: a prediction's run, or — where the teacher's key is loaded — any."""
     try:
         print(repr(spec.reveal()))
     except LookupError as missing:
-        hint = f'in the full book: python -c "import answer_key, labkit.check as c; print(c.reveal({spec.name!r}))"'
-        return fail(f"{missing} ({hint})")
+        command = f'python -c "import answer_key, labkit.check as c; print(c.reveal({spec.name!r}))"'
+        return fail(say("{missing} (in the full book: {command})", missing=missing, command=command))
     return 0
 
 
@@ -71,30 +77,31 @@ def run(args) -> int:
     specs = check.exercises()
     if args.name is None:
         if args.file or args.function:
-            return fail("name the exercise to check the file against: labkit check NAME --file PATH")
+            return fail(say("name the exercise to check the file against: labkit check NAME --file PATH"))
         for name, spec in specs.items():
             if args.page and args.page not in spec.page:
                 continue
-            print(f"{name}({', '.join(spec.signature)})  {spec.kind}  [{spec.page}]\n    {spec.task}")
+            print(f"{name}({', '.join(spec.signature)})  {say(spec.kind)}  [{spec.page}]\n    {spec.text('task')}")
         return 0
     if args.name not in specs:
-        return fail(f"no exercise {args.name!r}; `labkit check` lists the {len(specs)} exercises")
+        return fail(
+            say("no exercise {name!r}; `labkit check` lists the {count} exercises", name=args.name, count=len(specs))
+        )
     spec = specs[args.name]
     if args.reveal:
         return _reveal(spec)
     if args.file is None:
-        print(
-            f"{spec.name}({', '.join(spec.signature)})  [{spec.page}]\n    {spec.task}\n"
-            f"check a solution with: labkit check {spec.name} --file my_answer.py"
-        )
+        print(f"{spec.name}({', '.join(spec.signature)})  [{spec.page}]\n    {spec.text('task')}")
+        print(say("check a solution with: labkit check {name} --file my_answer.py", name=spec.name))
         return 0
     verdict = check_file(spec, args.file, args.function or spec.name, args.timeout)
     if verdict.printed:
-        print(f"{args.file.name} printed:\n{verdict.printed}", file=sys.stderr)
+        print(say("{file} printed:", file=args.file.name) + f"\n{verdict.printed}", file=sys.stderr)
     if verdict.status == "could not check":
-        return fail(f"could not check: {verdict.text}")
+        return fail(say("could not check: {reason}", reason=verdict.text))
     level = 2 if args.more else verdict.result.level
-    print(feedback.as_text(verdict.result, level, prompt="run again with --more for the rule and a precise hint"))
+    prompt = say("run again with --more for the rule and a precise hint")
+    print(feedback.as_text(verdict.result, level, prompt=prompt))
     return 0 if verdict.status == "passed" else 1
 
 
@@ -115,7 +122,7 @@ def check_file(spec, path: Path, name: str, seconds: float = 60.0) -> Verdict:
 
     path = Path(path)
     if not path.is_file():
-        return Verdict("could not check", f"--file must be an existing Python file, got {str(path)!r}")
+        return Verdict("could not check", say("--file must be an existing Python file, got {path!r}", path=str(path)))
     child = runner.Runner([path], runner.Limits(seconds=seconds), wanted=(name,))
     try:
         with child:
@@ -125,7 +132,10 @@ def check_file(spec, path: Path, name: str, seconds: float = 60.0) -> Verdict:
     except runner.CouldNotCheck as problem:
         return Verdict("could not check", str(problem), printed=child.printed)
     except Exception as problem:  # the checker choked on what the answer sent: never a pass
-        return Verdict("could not check", f"the checker failed on this answer ({type(problem).__name__}: {problem})")
+        reason = say(
+            "the checker failed on this answer ({kind}: {problem})", kind=type(problem).__name__, problem=problem
+        )
+        return Verdict("could not check", reason)
     first = feedback.as_text(result, 1, prompt="").splitlines()[0]
     return Verdict("passed" if result.passed else "failed", first, result, child.printed)
 

@@ -4,12 +4,14 @@ module with a JSON model exactly as the static book's ``{anywidget}`` directive 
 ``HarnessServer`` serves ``harness/index.html``, the module each page's directive names (the
 bundle beside the page, ``<page dir>/players/…mjs``, carrying the page's data; the server
 writes the bundles first, as the book build does) as ``text/javascript``, and the directive's
-JSON body as the model — what the static book loads.
+JSON body as the model — what the static book loads.  ``HarnessServer(lang="zh")`` serves the
+bundles speaking another edition's language (the bundle's ``const LANG``), the data unchanged.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -60,6 +62,8 @@ class _Handler(SimpleHTTPRequestHandler):
                 page, _, name = path.removeprefix(prefix).rpartition("/")
                 found = directive(page, name.rsplit(".", 1)[0], self.server.root)
                 data = found[part] if part == "text" else json.dumps(found[part])
+                if part == "text":
+                    data = speaking(data, self.server.lang)
                 self._send(data.encode("utf-8"), kind)
                 return
         super().do_GET()
@@ -68,11 +72,22 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
+LANG_LINE = re.compile(r'^const LANG = "[a-z]+";$', re.M)
+
+
+def speaking(text: str, lang: str) -> str:
+    """A page's bundle ``text`` speaking ``lang`` (its one ``const LANG`` line set), or an error."""
+    if len(LANG_LINE.findall(text)) != 1:
+        raise AssertionError('the bundle has no one `const LANG = "…";` line')
+    return LANG_LINE.sub(f"const LANG = {json.dumps(lang)};", text)
+
+
 class HarnessServer:
-    def __init__(self, root: Path | None = None):
+    def __init__(self, root: Path | None = None, lang: str = "en"):
         self.root = book_root(root)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(HARNESS)))
         self.httpd.root = self.root
+        self.httpd.lang = lang
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -47,3 +47,18 @@ def test_compute_with_empty_or_invalid_input_says_so_in_the_player(browser):
     assert seen["invalid"][1] == 0 and "not a number" in seen["invalid"][0], seen
     assert seen["valid"] == ["", 1], seen
     assert seen["kernel"] == ["rewards must hold two numbers or more", "alert"], seen
+
+
+def test_the_kernel_row_speaks_the_editions_language(browser):
+    """In the Chinese edition the row's own words are Chinese; what the kernel said stays as it said it
+    (it names the argument), framed in Chinese."""
+    source = SHARED.read_text(encoding="utf-8").replace("const LANG = null;", 'const LANG = "zh";')
+    page = browser.new_page()
+    try:
+        page.set_content("<!doctype html><html><body></body></html>")
+        seen = page.evaluate(ROW, source)
+    finally:
+        page.close()
+    assert seen["empty"] == ["请给 rewards 一个值", 0], seen
+    assert seen["invalid"][1] == 0 and "不是数" in seen["invalid"][0], seen
+    assert seen["kernel"] == ["内核无法计算：rewards must hold two numbers or more", "alert"], seen

@@ -30,11 +30,15 @@ SHARED = "_shared.mjs"
 IMPORT = re.compile(r'^import \{(?P<names>[^}]*)\} from "\./_shared\.mjs";\n', re.M)
 EXPORT = re.compile(r"^export (?=(?:function|const) (\w+))", re.M)  # its group: the exported name
 EMPTY = "const EMBEDDED = null;"
+NO_LANGUAGE = "const LANG = null;"
+LANGUAGES = ("en", "zh")
 
 
-def bundle(name: str, data: dict | None = None, folder: Path = FOLDER) -> str:
+def bundle(name: str, data: dict | None = None, folder: Path = FOLDER, lang: str = "en") -> str:
     """Player ``name``'s module as one file (``folder``: where the ``.mjs`` sources are), carrying
-    ``data`` as compact ASCII JSON when given."""
+    ``data`` as compact ASCII JSON when given, and speaking ``lang`` (``en`` or ``zh``: the edition's)."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {list(LANGUAGES)}, got {lang!r}")
     file = f"{name}.mjs"
     if name == SHARED.removesuffix(".mjs") or not (folder / file).is_file():
         raise ValueError(f"no player {name!r}: {folder / file} is not a player's module")
@@ -47,9 +51,10 @@ def bundle(name: str, data: dict | None = None, folder: Path = FOLDER) -> str:
     unknown = sorted(wanted - set(EXPORT.findall(shared)))
     if unknown:
         raise ValueError(f"{file} imports {unknown}, which {SHARED} does not export")
-    if shared.count(EMPTY) != 1:
-        raise ValueError(f"{SHARED}: expected one line {EMPTY!r}")
-    inlined = EXPORT.sub("", shared)
+    for line in (EMPTY, NO_LANGUAGE):
+        if shared.count(line) != 1:
+            raise ValueError(f"{SHARED}: expected one line {line!r}")
+    inlined = EXPORT.sub("", shared).replace(NO_LANGUAGE, f"const LANG = {json.dumps(lang)};")
     if data is not None:
         text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
         inlined = inlined.replace(EMPTY, f"const EMBEDDED = {text};")

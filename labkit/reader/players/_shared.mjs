@@ -31,8 +31,40 @@ function fill(node, attrs, children) {
 }
 
 /** The static book's data: null here; the page's generated copy of this module carries it
- *  (`python -m labkit.devtools check` or `build --site` writes the copy beside the page). */
+ *  (`python -m booktools check` or `build --site` writes the copy beside the page). */
 const EMBEDDED = null;
+
+/** The edition's language ("en" or "zh"): null here; the bundle sets it (`bundle(name, lang=…)`:
+ *  the kernel's widget and the static page both carry it). */
+const LANG = null;
+
+/** The language the players speak: the bundle's, else English. */
+export function language() {
+  return LANG || "en";
+}
+
+/** ``table[language][key]`` (else the English), its {fields} filled: every word a player shows comes
+ *  from a table {en: {...}, zh: {...}}; data (token IDs, numbers, event JSON) stays as it is. */
+export function say(table, key, fields = {}) {
+  const text = (table[language()] || {})[key] ?? table.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (all, name) => (name in fields ? String(fields[name]) : all));
+}
+
+/** A text of the data in the edition's language: an exporter writes a visible text either as a
+ *  string (the same in every language: data) or as {en, zh} (``base.words``). */
+export function pick(text) {
+  return text && typeof text === "object" ? text[language()] ?? text.en : text;
+}
+
+/** The words of the shared controls. */
+const CONTROL_WORDS = {
+  en: { give: "give {name} a value", notNumber: "{name}: not a number ({inputs})", compute: "compute",
+        kernel: "{what} (the kernel computes it): ", back: "◀ back", next: "next ▶",
+        wider: "⇆ wider than the column: scroll it sideways (it follows the step)", refused: "{error}" },
+  zh: { give: "请给 {name} 一个值", notNumber: "{name}：不是数（{inputs}）", compute: "计算",
+        kernel: "{what}（由内核计算）：", back: "◀ 上一步", next: "下一步 ▶",
+        wider: "⇆ 比栏宽：左右滚动查看（它会跟随当前步）", refused: "内核无法计算：{error}" },
+};
 
 /** The player's data: the model's "data" (a kernel's traitlet), else the data this copy carries. */
 export function modelData(model) {
@@ -43,7 +75,7 @@ export function modelData(model) {
  *  kernel sets new data; returns the cleanup function (what a player's render() returns). */
 export function start(model, root, setup, relayout = null) {
   const handler = () => {
-    const title = modelData(model).title || "";
+    const title = pick(modelData(model).title) || "";  // {en, zh}: the exporter names the player in each language
     root.querySelector(".lk-title").textContent = title;
     root.setAttribute("aria-label", title || root.dataset.player);  // the group is named by its title
     setup();
@@ -85,11 +117,11 @@ export function ask(model, request) {
  *  empty input, or a number in the request that is not one; null when nothing is. */
 export function requestProblem(inputs, request) {
   const empty = Object.entries(inputs).find(([, input]) => !String(input.value ?? "").trim());
-  if (empty) return `give ${empty[0]} a value`;
+  if (empty) return say(CONTROL_WORDS, "give", { name: empty[0] });
   const numbers = (v) => (Array.isArray(v) ? v.flatMap(numbers)
     : v && typeof v === "object" ? Object.values(v).flatMap(numbers) : [v]);
   const bad = Object.entries(request || {}).find(([, v]) => numbers(v).some((x) => typeof x === "number" && !Number.isFinite(x)));
-  return bad ? `${bad[0]}: not a number (${Object.keys(inputs).join(", ")})` : null;
+  return bad ? say(CONTROL_WORDS, "notNumber", { name: bad[0], inputs: Object.keys(inputs).join(", ") }) : null;
 }
 
 /** The row of a player a kernel backs (hidden without one): ``what`` the kernel would compute,
@@ -98,20 +130,22 @@ export function requestProblem(inputs, request) {
  *  in the row, not only in JupyterLab's log. */
 export function kernelRow(model, what, inputs, request) {
   const said = h("span", { class: "lk-error", role: "alert", "data-role": "error" });
-  const say = (text) => { said.textContent = text || ""; };
+  const tell = (text) => { said.textContent = text || ""; };
   const run = h("button", { type: "button", onclick: () => {
     let asked = null;
-    try { asked = request(); } catch (err) { say(String(err && err.message || err)); return; }
+    try { asked = request(); } catch (err) { tell(String(err && err.message || err)); return; }
     const problem = requestProblem(inputs, asked);
-    say(problem);
+    tell(problem);
     if (!problem) ask(model, asked);
-  } }, "compute");
-  const row = h("div", { class: "lk-controls" }, `${what} (the kernel computes it): `,
+  } }, say(CONTROL_WORDS, "compute"));
+  const row = h("div", { class: "lk-controls" }, say(CONTROL_WORDS, "kernel", { what }),
                 ...Object.entries(inputs).map(([label, input]) => labelled(label, input)), run, said);
   row.style.display = model.get("live") ? "" : "none";
   if (typeof model.on === "function") {
-    model.on("change:error", () => say(model.get("error")));
-    model.on("change:data", () => say(model.get("error")));
+    // what the kernel said stays as it said it (it names the argument); the frame is the edition's
+    const refusal = () => (model.get("error") ? say(CONTROL_WORDS, "refused", { error: model.get("error") }) : "");
+    model.on("change:error", () => tell(refusal()));
+    model.on("change:data", () => tell(refusal()));
   }
   return row;
 }
@@ -143,8 +177,8 @@ export function pickerRow(labels, onchange) {
  *  text; go(i) is called with the step asked for (0-based), show(i, n) sets them to step i of n. */
 export function stepper(go, label = null) {
   let at = 0;
-  const back = h("button", { type: "button", "data-control": "back", onclick: () => go(at - 1) }, "◀ back");
-  const next = h("button", { type: "button", "data-control": "next", onclick: () => go(at + 1) }, "next ▶");
+  const back = h("button", { type: "button", "data-control": "back", onclick: () => go(at - 1) }, say(CONTROL_WORDS, "back"));
+  const next = h("button", { type: "button", "data-control": "next", onclick: () => go(at + 1) }, say(CONTROL_WORDS, "next"));
   const slider = label && h("input", { type: "range", min: 1, value: 1, "data-control": "step", "aria-label": label,
                                        oninput: () => go(Number(slider.value) - 1) });
   const text = h("span", { class: "lk-label" });
@@ -173,9 +207,9 @@ export function follow(box, x) {
 
 /** A long timeline's box (a .lk-scroll, the one kind of box that scrolls sideways, reachable with
  *  Tab and scrolled with the arrows) and the cue under it, shown while it is wider than the column. */
-export function scroller(role, label, say = "⇆ wider than the column: scroll it sideways (it follows the step)") {
+export function scroller(role, label, cueText = say(CONTROL_WORDS, "wider")) {
   const box = h("div", { class: "lk-scroll", "data-role": role, tabindex: 0, role: "region", "aria-label": label });
-  const cue = h("div", { class: "lk-scroll-cue", hidden: true }, say);
+  const cue = h("div", { class: "lk-scroll-cue", hidden: true }, cueText);
   return { box, cue };
 }
 
@@ -204,11 +238,11 @@ export function ink(background) {
 }
 
 /** Mark a finished draw (tests wait for the counter; hosts ignore it). */
-export function painted(root, say = null) {
+export function painted(root, announce = null) {
   root.dataset.frame = String(Number(root.dataset.frame || 0) + 1);
-  if (say !== null) {
+  if (announce !== null) {
     const status = root.querySelector(".lk-status");
-    if (status.textContent !== say) status.textContent = say;
+    if (status.textContent !== announce) status.textContent = announce;
   }
 }
 
@@ -253,7 +287,7 @@ const BASE_CSS = `
 export function frame(el, name, css = "", steps = "", kind = "") {
   el.replaceChildren();
   const root = h("div", { class: `lk-player ${kind}`.trim(), "data-player": name, "data-steps": steps, tabindex: 0,
-                          role: "group", style: "position: relative" });
+                          role: "group", style: "position: relative", lang: language() === "zh" ? "zh-Hans" : "en" });
   // the title (also the group's name, set by start), a polite live region that says each new state
   // in a few words (painted(root, say)), and the drawings' text descriptions (describe)
   root.append(h("style", { text: BASE_CSS + css }), h("div", { class: "lk-title" }),

@@ -4,7 +4,20 @@
 // lab decoder's decode step with k cached tokens under the causal (bottom-right) or the
 // top-left rectangular mask.  Data: labkit.reader.players.attention.
 
-import { h, s, modelData, start, fmt, textWidth, FONT, painted, frame, describe, ink, widthOf, scroller } from "./_shared.mjs";
+import { h, s, modelData, start, fmt, textWidth, FONT, painted, frame, describe, ink, widthOf, scroller, say, pick } from "./_shared.mjs";
+
+// Every word the player shows, in each edition's language (the groups' titles, the pickers' labels,
+// the captions and the heads' titles come with the data, in both: base.words).
+const WORDS = {
+  en: { alt: "head {k}: {what}, rows {rows} queries, columns {cols} keys", mask: "mask", weights: "attention weights",
+        row: "attention heads, wider than the column", cue: "⇆ wider than the column: scroll it sideways",
+        sees: "{row} sees {keys}", most: "{row} most on {col} ({v})", view: "view",
+        decimals: "{caption}; a cell's weight to 2 decimals (.25 = 0.25)" },
+  zh: { alt: "头 {k}：{what}，行为 {rows} 个查询，列为 {cols} 个键", mask: "mask", weights: "注意力权重",
+        row: "注意力头，比栏宽", cue: "⇆ 比栏宽：左右滚动查看",
+        sees: "{row} 看到 {keys}", most: "{row} 最关注 {col}（{v}）", view: "视图",
+        decimals: "{caption}；格中权重保留 2 位小数（.25 = 0.25）" },
+};
 
 /** A compact viridis ramp (5 stops), value 0…1 → "rgb(…)". */
 const RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
@@ -27,6 +40,7 @@ function cellText(kind, v) {
 }
 
 function skeleton(panel, width, root) {
+  panel = { ...panel, rows: panel.rows.map(pick), cols: panel.cols.map(pick) };
   const R = panel.rows.length, C = panel.cols.length, n = panel.heads.length;
   const left = Math.ceil(Math.max(...panel.rows.map((r) => textWidth(r)))) + 10;
   // the column labels run down-left at 60° from their column: as tall as the longest is wide · sin 60°
@@ -43,7 +57,7 @@ function skeleton(panel, width, root) {
   const alts = panel.heads.map(() => null);
   const box = h("div", {}, ...boxes.map((b) => b.box));
   const titles = boxes.flatMap((b) => b.titles), canvases = boxes.flatMap((b) => b.canvases);
-  canvases.forEach((canvas, k) => { alts[k] = describe(root, canvas, `head ${k}: ${panel.kind === "mask" ? "mask" : "attention weights"}, rows ${panel.rows.length} queries, columns ${panel.cols.length} keys`); });
+  canvases.forEach((canvas, k) => { alts[k] = describe(root, canvas, say(WORDS, "alt", { k, what: say(WORDS, panel.kind === "mask" ? "mask" : "weights"), rows: panel.rows.length, cols: panel.cols.length })); });
   // one row of heads (from first to end): its labels (SVG) under its cells (a canvas per head);
   // too narrow for even one head at 22-px cells, it scrolls sideways (a marked box, with its cue)
   function rowOfHeads(panel, first, end) {
@@ -67,7 +81,7 @@ function skeleton(panel, width, root) {
     style: `position:absolute; left:${x0(k)}px; top:0; width:${block}px; height:${TOP + R * cell}px` }));
   const inner = h("div", { style: `position:relative; width:${RW}px; height:${H}px` }, labels, ...canvases);
   if (RW <= width) return { box: inner, titles, canvases };
-  const { box: scroll, cue } = scroller("heatmap-row", "attention heads, wider than the column", "⇆ wider than the column: scroll it sideways");
+  const { box: scroll, cue } = scroller("heatmap-row", say(WORDS, "row"), say(WORDS, "cue"));
   scroll.append(inner);
   cue.hidden = false;
   return { box: h("div", {}, scroll, cue), titles, canvases };
@@ -75,7 +89,7 @@ function skeleton(panel, width, root) {
   function show(panel2, key) {
     panel2.heads.forEach((head, k) => {
       const canvas = canvases[k], ctx = canvas.getContext("2d");
-      titles[k].textContent = head.title;
+      titles[k].textContent = pick(head.title);
       ctx.setTransform(ratio, 0, 0, ratio, 0, TOP * ratio);  // the cells start under the head's title
       ctx.clearRect(0, 0, block, R * cell);
       ctx.font = `${TEXT}px ${FONT}`;
@@ -93,11 +107,11 @@ function skeleton(panel, width, root) {
       canvas.dataset.state = `${key}/${k}`;
       canvas.dataset.blocked = String(head.values.flat().filter((v) => v === null).length);
       canvas.dataset.cells = JSON.stringify(head.values.map((row) => row.map((v) => (v === null ? 0 : 1))));
-      alts[k].textContent = `${head.title}: ` + head.values.map((row, i) => {
+      alts[k].textContent = `${pick(head.title)}: ` + head.values.map((row, i) => {
         const seen = row.map((v, j) => [v, j]).filter(([v]) => v !== null);
-        if (panel2.kind === "mask") return `${panel.rows[i]} sees ${seen.map(([, j]) => panel.cols[j]).join(" ")}`;
+        if (panel2.kind === "mask") return say(WORDS, "sees", { row: panel.rows[i], keys: seen.map(([, j]) => panel.cols[j]).join(" ") });
         const [v, j] = seen.reduce((a, b) => (b[0] > a[0] ? b : a), [-1, -1]);
-        return `${panel.rows[i]} most on ${panel.cols[j]} (${fmt(v, 2)})`;
+        return say(WORDS, "most", { row: panel.rows[i], col: panel.cols[j], v: fmt(v, 2) });
       }).join("; ");
     });
   }
@@ -107,30 +121,30 @@ function skeleton(panel, width, root) {
 function render({ model, el }) {
   const root = frame(el, "attention", "", "", "lk-att");
   let width = widthOf(root);
-  const group = h("select", { "data-control": "group", "aria-label": "view", onchange: () => { buildControls(); draw(); } });
+  const group = h("select", { "data-control": "group", "aria-label": say(WORDS, "view"), onchange: () => { buildControls(); draw(); } });
   const controlBox = h("span", { class: "lk-controls", style: "margin:0" });
   const caption = h("div", { class: "lk-label", "data-role": "caption" });
   const heads = h("div", { class: "lk-heads" });
-  root.append(h("div", { class: "lk-controls" }, h("label", {}, "view ", group), controlBox), caption, heads);
+  root.append(h("div", { class: "lk-controls" }, h("label", {}, `${say(WORDS, "view")} `, group), controlBox), caption, heads);
   let pickers = [];
   const skeletons = new Map();
 
   function buildControls() {
     const data = modelData(model), g = data.groups[group.value], initial = data.initial || {};
     pickers = g.controls.map((c) => {
-      const picker = h("select", { "data-control": c.name, "aria-label": c.label, onchange: () => draw() },
-                       ...c.options.map((o) => h("option", { value: o }, o)));
+      const picker = h("select", { "data-control": c.name, "aria-label": pick(c.label), onchange: () => draw() },
+                       ...c.options.map((o, i) => h("option", { value: o }, pick((c.shown || [])[i] ?? o))));
       if (c.options.includes(initial[c.name])) picker.value = initial[c.name];
       return picker;
     });
-    controlBox.replaceChildren(...g.controls.map((c, k) => h("label", {}, `${c.label} `, pickers[k])));
+    controlBox.replaceChildren(...g.controls.map((c, k) => h("label", {}, `${pick(c.label)} `, pickers[k])));
     root.dataset.steps = g.controls.length ? g.controls[0].name : "";
   }
 
   function setup() {
     const data = modelData(model);
     const names = Object.keys(data.groups || {});
-    group.replaceChildren(...names.map((n) => h("option", { value: n }, data.groups[n].title)));
+    group.replaceChildren(...names.map((n) => h("option", { value: n }, pick(data.groups[n].title))));
     group.value = names.includes(data.start) ? data.start : names[0];
     buildControls();
     draw();
@@ -140,13 +154,13 @@ function render({ model, el }) {
     const g = modelData(model).groups[group.value];
     const choice = pickers.map((p) => p.value).join("|"), panel = g && g.panels[choice];
     if (!panel) { heads.replaceChildren(); painted(root); return; }
-    caption.textContent = panel.kind === "mask" ? panel.caption : `${panel.caption}; a cell's weight to 2 decimals (.25 = 0.25)`;
-    const key = `${width}/${group.value}/${panel.heads.length}/${panel.rows.join("\u0001")}|${panel.cols.join("\u0001")}`;
+    caption.textContent = panel.kind === "mask" ? pick(panel.caption) : say(WORDS, "decimals", { caption: pick(panel.caption) });
+    const key = `${width}/${group.value}/${panel.heads.length}/${panel.rows.map(pick).join("\u0001")}|${panel.cols.map(pick).join("\u0001")}`;
     if (!skeletons.has(key)) skeletons.set(key, skeleton(panel, Math.min(COLUMN, width), root));
     const view = skeletons.get(key);
     view.show(panel, choice);
     if (heads.firstChild !== view.box) heads.replaceChildren(view.box);
-    painted(root, `${g.title}: ${pickers.map((p) => p.value).join(", ")}`);
+    painted(root, `${pick(g.title)}: ${pickers.map((p) => p.selectedOptions[0]?.textContent ?? p.value).join(", ")}`);
   }
 
   return start(model, root, setup, (now) => { width = now; skeletons.clear(); root.querySelector(".lk-alts").replaceChildren(); draw(); });

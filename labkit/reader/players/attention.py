@@ -14,6 +14,7 @@ Three groups of views, each computed by the book's own functions:
               [{"name", "label", "options": [str]}], "panels": {"opt|opt": panel}}}}
     panel = {"caption", "rows": [labels], "cols": [labels], "kind": "weights" | "mask",
              "heads": [{"title", "values": [[4 dp | None (blocked)]]}]}
+    (a control's "shown": what each option shows; titles, labels and captions: ``base.words``)
 """
 
 from __future__ import annotations
@@ -23,10 +24,24 @@ import numpy as np
 from labkit.labs.lab_decoder import MASK_KINDS, attention_state, lab_tokens
 from labkit.labs.masks import PACKED_DOCUMENT_IDS, document_causal_allowed
 from labkit.nn.attention import causal_allowed
-from labkit.reader.players.data import one_of, r4
+from labkit.reader.players.data import one_of, r4, words
 from labkit.text.runtime import run_text_trace
 
 MASK_NAMES = {"causal": "causal (bottom-right)", "top-left rectangular": "top-left rectangular"}
+#: what a picker shows for an option (the option itself, English, keys the panels)
+SHOWN = {
+    "causal (bottom-right)": words("causal (bottom-right)", "因果（右下对齐）"),
+    "top-left rectangular": words("top-left rectangular", "左上对齐矩形"),
+    "causal": words("causal", "因果"),
+    "packed documents": words("packed documents", "打包的文档"),
+}
+
+
+def shown(option: str) -> str | dict:
+    """What a picker shows for ``option``: its words, else the option itself (a number)."""
+    if option.startswith("layer "):
+        return words(option, f"第 {option.removeprefix('layer ')} 层")
+    return SHOWN.get(option, option)
 
 
 def matrix(values: np.ndarray, allowed: np.ndarray) -> list[list[float | None]]:
@@ -35,20 +50,23 @@ def matrix(values: np.ndarray, allowed: np.ndarray) -> list[list[float | None]]:
     return [[r4(v) if k else None for v, k in zip(row, keep, strict=True)] for row, keep in rows]
 
 
-def panel(caption: str, rows, cols, kind: str, heads: list[tuple[str, np.ndarray, np.ndarray]]) -> dict:
+def panel(caption: dict, rows, cols, kind: str, heads: list[tuple[str | dict, np.ndarray, np.ndarray]]) -> dict:
     """One view: ``heads`` as (title, values [R, C], allowed [R, C])."""
     return {
         "caption": caption,
-        "rows": [str(r) for r in rows],
-        "cols": [str(c) for c in cols],
+        "rows": [r if isinstance(r, dict) else str(r) for r in rows],
+        "cols": [c if isinstance(c, dict) else str(c) for c in cols],
         "kind": kind,
         "heads": [{"title": title, "values": matrix(values, allowed)} for title, values, allowed in heads],
     }
 
 
-def group(title: str, controls: dict[str, list[str]], panels: dict) -> dict:
-    """A group of views; ``controls``: name → options (the panels' keys join one option of each)."""
-    pickers = [{"name": name, "label": label, "options": options} for (name, label), options in controls.items()]
+def group(title: dict, controls: list[tuple[str, dict, list[str]]], panels: dict) -> dict:
+    """A group of views; ``controls``: (name, label, options) (the panels' keys join one option of each)."""
+    pickers = [
+        {"name": name, "label": label, "options": options, "shown": [shown(o) for o in options]}
+        for name, label, options in controls
+    ]
     return {"title": title, "controls": pickers, "panels": panels}
 
 
@@ -60,24 +78,36 @@ def prefill_group(run=None) -> dict:
     for li, layer in enumerate(run.prefill.layers):
         weights = layer.attention_weights[0]  # [H, T, T]
         allowed = np.tril(np.ones(weights.shape[-2:], dtype=bool))
-        heads = [(f"query head {h} (reads KV head 0)", weights[h], allowed) for h in range(weights.shape[0])]
-        caption = f"trace one, prefill, layer {li}: each row (query) sums to 1 over the keys it may see"
+        heads = [
+            (words(f"query head {h} (reads KV head 0)", f"查询头 {h}（读 KV 头 0）"), weights[h], allowed)
+            for h in range(weights.shape[0])
+        ]
+        caption = words(
+            f"trace one, prefill, layer {li}: each row (query) sums to 1 over the keys it may see",
+            f"轨迹一，预填充，第 {li} 层：每一行（查询）在它能看到的键上加起来为 1",
+        )
         panels[f"layer {li}"] = panel(caption, labels, labels, "weights", heads)
-    return group("prefill attention (trace one)", {("layer", "layer"): list(panels)}, panels)
+    layer = ("layer", words("layer", "层"), list(panels))
+    return group(words("prefill attention (trace one)", "预填充注意力（轨迹一）"), [layer], panels)
 
 
 def masks_group() -> dict:
     """The causal mask and the packed-document mask of the lab's packed row."""
     ids = np.asarray(PACKED_DOCUMENT_IDS)
     t = np.arange(ids.size)
-    labels = [f"{i} (doc {d})" for i, d in zip(t, ids, strict=True)]
+    labels = [words(f"{i} (doc {d})", f"{i}（文档 {d}）") for i, d in zip(t, ids, strict=True)]
     causal, packed = causal_allowed(t, t), document_causal_allowed(ids)
-    what = f"packed documents {list(PACKED_DOCUMENT_IDS)}: j ≤ i and the same document (block-diagonal)"
+    what = words(
+        f"packed documents {list(PACKED_DOCUMENT_IDS)}: j ≤ i and the same document (block-diagonal)",
+        f"打包的文档 {list(PACKED_DOCUMENT_IDS)}：j ≤ i 且属于同一文档（块对角）",
+    )
+    causal_caption = words("causal: query i sees keys j ≤ i", "因果：查询 i 看到键 j ≤ i")
     panels = {
-        "causal": panel("causal: query i sees keys j ≤ i", labels, labels, "mask", [("allowed[i, j]", causal, causal)]),
+        "causal": panel(causal_caption, labels, labels, "mask", [("allowed[i, j]", causal, causal)]),
         "packed documents": panel(what, labels, labels, "mask", [("allowed[i, j]", packed, packed)]),
     }
-    return group("masks: causal and packed documents", {("mask", "mask"): list(panels)}, panels)
+    title = words("masks: causal and packed documents", "mask：因果与打包的文档")
+    return group(title, [("mask", "mask", list(panels))], panels)
 
 
 def decode_group(layer: int = 0) -> dict:
@@ -87,13 +117,24 @@ def decode_group(layer: int = 0) -> dict:
         for mask in MASK_KINDS:
             state = attention_state(cached, mask, layer)
             t_new, t_all = state.allowed.shape
-            caption = f"{cached} cached + {t_new} new tokens, {MASK_NAMES[mask]} mask, layer {layer} (grey: blocked)"
-            heads = [(f"layer {layer}, head {h}", w, state.allowed) for h, w in enumerate(state.weights)]
+            caption = words(
+                f"{cached} cached + {t_new} new tokens, {MASK_NAMES[mask]} mask, layer {layer} (grey: blocked)",
+                f"已缓存 {cached} 个 + 新 {t_new} 个 token，{SHOWN[MASK_NAMES[mask]]['zh']} mask，"
+                f"第 {layer} 层（灰色：被屏蔽）",
+            )
+            heads = [
+                (words(f"layer {layer}, head {h}", f"第 {layer} 层，头 {h}"), w, state.allowed)
+                for h, w in enumerate(state.weights)
+            ]
             key = f"{cached}|{MASK_NAMES[mask]}"
             panels[key] = panel(caption, state.query_positions, range(t_all), "weights", heads)
-    controls = {("cached", "cached tokens"): [str(k) for k in range(lab_tokens().size)]}
-    controls[("alignment", "mask")] = list(MASK_NAMES.values())
-    return group("decode: cached + new tokens (lab decoder)", controls, panels)
+    controls = [
+        ("cached", words("cached tokens", "已缓存 token"), [str(k) for k in range(lab_tokens().size)]),
+        ("alignment", "mask", list(MASK_NAMES.values())),
+    ]
+    return group(
+        words("decode: cached + new tokens (lab decoder)", "decode：已缓存 + 新 token（实验解码器）"), controls, panels
+    )
 
 
 def static_data(start: str = "decode", run=None) -> dict:
@@ -101,7 +142,7 @@ def static_data(start: str = "decode", run=None) -> dict:
     one_of("start", start, ("prefill", "masks", "decode"))
     groups = {"prefill": prefill_group(run), "masks": masks_group(), "decode": decode_group()}
     return {
-        "title": "Attention and masks",
+        "title": words("Attention and masks", "注意力与 mask"),
         "start": start,
         "groups": groups,
         "initial": {"cached": "3"},

@@ -12,7 +12,7 @@ computed when the page is built (in a kernel, ``recompute`` makes the grid for a
 from __future__ import annotations
 
 from labkit.labs.bandwidth import DecodeBudget
-from labkit.reader.players.data import grid, r4
+from labkit.reader.players.data import grid, r4, words
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128)
 AXES = {
@@ -45,7 +45,10 @@ def static_data(model: dict = MODEL) -> dict:
         return budget_data(DecodeBudget(**model, **layout, bandwidth_bytes_per_second=tb * 10**12))
 
     return {
-        "title": "Decode-step bandwidth budget (lab 10): a lower bound from arithmetic, not a measurement",
+        "title": words(
+            "Decode-step bandwidth budget (lab 10): a lower bound from arithmetic, not a measurement",
+            "decode 步的带宽预算（实验 10）：由算术得出的下界，不是测量值",
+        ),
         "model": dict(model),
         "axes": {name: [str(v) for v in values] for name, values in AXES.items()},
         "start": {name: str(values[0]) for name, values in AXES.items()} | {"batch": "8"},

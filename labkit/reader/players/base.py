@@ -19,6 +19,7 @@ from __future__ import annotations
 import anywidget
 import traitlets
 
+from labkit.core import edition
 from labkit.reader.players import bundle
 from labkit.reader.players.catalog import export, module_of
 
@@ -31,12 +32,15 @@ class Player(anywidget.AnyWidget):
     request = traitlets.Dict().tag(sync=True)
     #: what the kernel said of the last request it could not compute ("" after one it could)
     error = traitlets.Unicode("").tag(sync=True)
+    #: the edition's language, which the module's words are in (``labkit.core.edition``)
+    lang = traitlets.Unicode("en").tag(sync=True)
 
     def __init__(self, name: str, data: dict, **kwargs):
         self._name = name
         self._module = module_of(name)
-        self._esm = bundle(name)
-        super().__init__(data=data, **kwargs)
+        lang = kwargs.pop("lang", None) or edition.language()
+        self._esm = bundle(name, lang=lang)
+        super().__init__(data=data, lang=lang, **kwargs)
         self.observe(self._on_request, names="request")
 
     def _on_request(self, change) -> None:
@@ -59,7 +63,9 @@ class Player(anywidget.AnyWidget):
     def __repr__(self) -> str:
         # shown wherever the widget cannot be drawn (a page not yet run, an untrusted
         # notebook): one clear line, never an address or a trait dump
-        return f"{self.data.get('title', 'player')} — run the page to use this player"
+        # (in English in both editions: the stored outputs of a page are the same in both)
+        title = self.data.get("title", "player")
+        return f"{title['en'] if isinstance(title, dict) else title} — run the page to use this player"
 
 
 def player(name: str, **options) -> Player:

@@ -44,3 +44,9 @@ def one_of(name: str, value, options, *, optional: bool = False):
     if value in options or (optional and value is None):
         return value
     raise ValueError(f"{name} must be one of {list(options)}{' or None' if optional else ''}, got {value!r}")
+
+
+def words(en: str, zh: str) -> dict[str, str]:
+    """A visible text of a player's data in each edition's language (the module shows the
+    edition's: ``pick`` in ``_shared.mjs``); data (token strings, IDs, numbers) stays a plain value."""
+    return {"en": en, "zh": zh}

@@ -2,7 +2,34 @@
 // the masked ones hatched at −∞, the selected token, the cache length per layer at the step
 // start and after the decode, and the events the step emitted.  Data: labkit.reader.players.decode.
 
-import { h, s, modelData, start, ask, picker, choices, stepper, fmt, painted, frame, describe, widthOf } from "./_shared.mjs";
+import { h, s, modelData, start, ask, picker, choices, stepper, fmt, painted, frame, describe, widthOf, say } from "./_shared.mjs";
+
+// Every word the player shows, in each edition's language (token pieces, IDs, finish reasons,
+// fault names and events are data: they stay as they are).
+const WORDS = {
+  en: { logitsAlt: "raw logit of every vocabulary entry at this step", axis: "raw logit",
+        cacheAlt: "cache length per layer, at the step start and after the decode", layer: "layer {l}",
+        tip: "{id} {piece}: raw {raw}, processed {processed}", start: "blue: step start", after: "green: after decode",
+        noDecode: "no decode (finish: {finish})", none: "none",
+        selectedAlt: "selected {id} {piece}; masked to −∞: {masked}; raw logits: {raw}",
+        cacheStart: "cache per layer when the step starts: {cache}; ", afterDecode: "after decode: {cache}",
+        slider: "selection step", fault: "fault", noFault: "no fault", noSteps: "no steps",
+        stepOf: "selection step {step} of {n}", perLayer: "layer {l}: {n}",
+        cacheLabel: "cache length at step start: {n} ({perLayer})", arrowAfter: " → after decode: {cache}",
+        arrowNone: " → no decode (finish: {finish})", selected: "selected: {id} {piece}; masked: [{masked}]",
+        streamed: "streamed so far: {text}", nothing: "(nothing)", status: "{step}: selected {id} {piece}" },
+  zh: { logitsAlt: "这一步词表中每个条目的原始 logit", axis: "原始 logit",
+        cacheAlt: "每层的缓存长度：步首时与 decode 之后", layer: "第 {l} 层",
+        tip: "{id} {piece}：原始 {raw}，处理后 {processed}", start: "蓝：步首", after: "绿：decode 之后",
+        noDecode: "没有 decode（结束：{finish}）", none: "无",
+        selectedAlt: "选中 {id} {piece}；mask 为 −∞ 的：{masked}；原始 logits：{raw}",
+        cacheStart: "步首时每层的缓存：{cache}；", afterDecode: "decode 之后：{cache}",
+        slider: "选择步", fault: "失败注入", noFault: "不注入失败", noSteps: "没有步",
+        stepOf: "第 {step} 个选择步，共 {n} 个", perLayer: "第 {l} 层：{n}",
+        cacheLabel: "步首时的缓存长度：{n}（{perLayer}）", arrowAfter: " → decode 之后：{cache}",
+        arrowNone: " → 没有 decode（结束：{finish}）", selected: "选中：{id} {piece}；mask 掉的：[{masked}]",
+        streamed: "目前已流出的文本：{text}", nothing: "（无）", status: "{step}：选中 {id} {piece}" },
+};
 
 const CSS = `
 .lk-decode .lk-bar { fill: #4c72b0; }
@@ -26,7 +53,7 @@ function buildFigure(data, root, width) {
   const y = (v) => top + (hi - v) / (hi - lo) * (H - top - bottom);
   const bw = (W - left - 8) / V;
   const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "logits" });
-  const logitsAlt = describe(root, svg, "raw logit of every vocabulary entry at this step");
+  const logitsAlt = describe(root, svg, say(WORDS, "logitsAlt"));
   svg.append(s("defs", {}, s("pattern", { id: "lk-hatch", width: 5, height: 5, patternUnits: "userSpaceOnUse",
                                           patternTransform: "rotate(45)" },
     s("rect", { width: 5, height: 5, fill: "#e4e4e4" }), s("line", { x1: 0, y1: 0, x2: 0, y2: 5, stroke: "#999", "stroke-width": 1.5 }))));
@@ -36,7 +63,7 @@ function buildFigure(data, root, width) {
                s("text", { x: left - 4, y: y(v) + 3, "text-anchor": "end", "font-size": 11, fill: "#555" }, fmt(v, 0)));
   }
   const mid = top + (H - top - bottom) / 2;
-  svg.append(s("text", { x: 10, y: mid, "font-size": 11, transform: `rotate(-90 10 ${mid})`, "text-anchor": "middle" }, "raw logit"));
+  svg.append(s("text", { x: 10, y: mid, "font-size": 11, transform: `rotate(-90 10 ${mid})`, "text-anchor": "middle" }, say(WORDS, "axis")));
   const bars = [], marks = [], ticks = [], names = [], tips = [];
   for (let i = 0; i < V; i++) {
     const x = left + i * bw + 1;
@@ -53,7 +80,7 @@ function buildFigure(data, root, width) {
   const cy = (v) => top + (1 - v / most) * (H - top - 40);
   const CH = H + 20;  // the legend's second line below the layer labels
   const cache = s("svg", { width: CW, height: CH, viewBox: `0 0 ${CW} ${CH}`, "data-role": "cache" });
-  const cacheAlt = describe(root, cache, "cache length per layer, at the step start and after the decode");
+  const cacheAlt = describe(root, cache, say(WORDS, "cacheAlt"));
   const gw = (CW - 20) / layers, columns = [];
   for (let l = 0; l < layers; l++) {
     const x0 = 14 + l * gw, pair = [];
@@ -65,7 +92,7 @@ function buildFigure(data, root, width) {
       pair.push([rect, label]);
     }
     columns.push(pair);
-    cache.append(s("text", { x: x0 + gw / 2, y: H - 40 + 14, "font-size": 11, "text-anchor": "middle" }, `layer ${l}`));
+    cache.append(s("text", { x: x0 + gw / 2, y: H - 40 + 14, "font-size": 11, "text-anchor": "middle" }, say(WORDS, "layer", { l })));
   }
   // the legend in two lines: one would run past the 170-px drawing at 11 px
   const legend = [CH - 22, CH - 8].map((y) => s("text", { x: CW / 2, y, "font-size": 11, "text-anchor": "middle", fill: "#555" }));
@@ -79,7 +106,7 @@ function buildFigure(data, root, width) {
       bar.setAttribute("class", "lk-bar" + (isMasked ? " lk-masked" : "") + (i === step.selected ? " lk-selected" : ""));
       bar.setAttribute("y", Math.min(y0, y1));
       bar.setAttribute("height", Math.max(1, Math.abs(y1 - y0)));
-      tips[i].textContent = `${i} ${pieces[i]}: raw ${fmt(value, 4)}, processed ${fmt(processed, 4)}`;
+      tips[i].textContent = say(WORDS, "tip", { id: i, piece: pieces[i], raw: fmt(value, 4), processed: fmt(processed, 4) });
       marks[i].textContent = isMasked ? "−∞" : "";
       marks[i].setAttribute("y", Math.min(y0, y1) - 3);
       const tick = !isMasked && processed !== null && processed !== value;
@@ -98,12 +125,12 @@ function buildFigure(data, root, width) {
         label.textContent = value;
       }
     });
-    const lines = step.cache_after ? ["blue: step start", "green: after decode"] : [`no decode (finish: ${step.finish})`, ""];
+    const lines = step.cache_after ? [say(WORDS, "start"), say(WORDS, "after")] : [say(WORDS, "noDecode", { finish: step.finish }), ""];
     lines.forEach((line, k) => { legend[k].textContent = line; });
-    logitsAlt.textContent = `selected ${step.selected} ${pieces[step.selected]}; masked to −∞: ${step.masked.join(", ") || "none"}; `
-      + `raw logits: ${step.raw.map((v, i) => `${i} ${pieces[i]} ${fmt(v, 2)}`).join(", ")}`;
-    cacheAlt.textContent = `cache per layer when the step starts: ${step.cache_start.join(", ")}; `
-      + (step.cache_after ? `after decode: ${step.cache_after.join(", ")}` : `no decode (finish: ${step.finish})`);
+    logitsAlt.textContent = say(WORDS, "selectedAlt", { id: step.selected, piece: pieces[step.selected],
+      masked: step.masked.join(", ") || say(WORDS, "none"), raw: step.raw.map((v, i) => `${i} ${pieces[i]} ${fmt(v, 2)}`).join(", ") });
+    cacheAlt.textContent = say(WORDS, "cacheStart", { cache: step.cache_start.join(", ") })
+      + (step.cache_after ? say(WORDS, "afterDecode", { cache: step.cache_after.join(", ") }) : say(WORDS, "noDecode", { finish: step.finish }));
   }
   return { nodes: [svg, cache], show };
 }
@@ -111,8 +138,8 @@ function buildFigure(data, root, width) {
 function render({ model, el }) {
   const root = frame(el, "decode", CSS, "next back", "lk-decode");
   let index = 0, view = null;
-  const controls = stepper((i) => go(i), "selection step");
-  const faultPicker = picker("fault", "fault", () => ask(model, { fault: faultPicker.value || null }));
+  const controls = stepper((i) => go(i), say(WORDS, "slider"));
+  const faultPicker = picker("fault", say(WORDS, "fault"), () => ask(model, { fault: faultPicker.value || null }));
   const cacheLabel = h("div", { class: "lk-label", "data-role": "cache" });
   const selectedLabel = h("div", { class: "lk-label", "data-role": "selected" });
   const textLabel = h("div", { class: "lk-label", "data-role": "text" });
@@ -125,7 +152,7 @@ function render({ model, el }) {
     const data = modelData(model);
     const live = Boolean(model.get("live")) && Array.isArray(data.faults);
     faultPicker.style.display = live ? "" : "none";
-    if (live) choices(faultPicker, ["", ...data.faults], data.fault || "", (f) => f || "no fault");
+    if (live) choices(faultPicker, ["", ...data.faults], data.fault || "", (f) => f || say(WORDS, "noFault"));
     index = Math.min(index, Math.max(0, (data.steps || []).length - 1));
     draw();
   }
@@ -141,15 +168,15 @@ function render({ model, el }) {
   function draw() {
     const data = modelData(model);
     const steps = data.steps || [];
-    if (!steps.length) { figure.replaceChildren(h("div", {}, "no steps")); painted(root); return; }
+    if (!steps.length) { figure.replaceChildren(h("div", {}, say(WORDS, "noSteps"))); painted(root); return; }
     const step = steps[index], pieces = data.pieces;
-    controls.text.textContent = `selection step ${step.step} of ${steps.length}`;
+    controls.text.textContent = say(WORDS, "stepOf", { step: step.step, n: steps.length });
     controls.show(index, steps.length);
-    const perLayer = step.cache_start.map((n, l) => `layer ${l}: ${n}`).join(", ");
-    cacheLabel.textContent = `cache length at step start: ${step.cache_start[0]} (${perLayer})`
-      + (step.cache_after ? ` → after decode: ${step.cache_after.join(", ")}` : ` → no decode (finish: ${step.finish})`);
-    selectedLabel.textContent = `selected: ${step.selected} ${pieces[step.selected]}; masked: [${step.masked.join(", ")}]`;
-    textLabel.textContent = `streamed so far: ${step.text || "(nothing)"}`;
+    const perLayer = step.cache_start.map((n, l) => say(WORDS, "perLayer", { l, n })).join(", ");
+    cacheLabel.textContent = say(WORDS, "cacheLabel", { n: step.cache_start[0], perLayer })
+      + (step.cache_after ? say(WORDS, "arrowAfter", { cache: step.cache_after.join(", ") }) : say(WORDS, "arrowNone", { finish: step.finish }));
+    selectedLabel.textContent = say(WORDS, "selected", { id: step.selected, piece: pieces[step.selected], masked: step.masked.join(", ") });
+    textLabel.textContent = say(WORDS, "streamed", { text: step.text || say(WORDS, "nothing") });
     const width = widthOf(root);
     if (!view || view.data !== data || view.width !== width) {
       if (view) root.querySelector(".lk-alts").replaceChildren();
@@ -158,7 +185,7 @@ function render({ model, el }) {
     }
     view.show(step);
     events.textContent = step.events.map((e) => `${e[0]} ${e[1]}  ${e[2]}`).join("\n");
-    painted(root, `${controls.text.textContent}: selected ${step.selected} ${pieces[step.selected]}`);
+    painted(root, say(WORDS, "status", { step: controls.text.textContent, id: step.selected, piece: pieces[step.selected] }));
   }
 
   return start(model, root, setup, () => draw());

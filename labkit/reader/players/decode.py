@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 
-from labkit.reader.players.data import one_of, r4
+from labkit.reader.players.data import one_of, r4, words
 from labkit.reader.traces import event_fields
 from labkit.text.faults import FAULTS
 from labkit.trace.kinds import run as run_kind
@@ -50,7 +50,10 @@ def static_data(run=None, fault: str | None = None) -> dict:
     streamed = itertools.accumulate(record.delta_bytes or b"" for record in run.steps)  # the text so far
     steps = [step_data(run, record, text) for record, text in zip(run.steps, streamed, strict=True)]
     return {
-        "title": "Trace one, token by token" + (f" — fault: {fault}" if fault else ""),
+        "title": words(
+            "Trace one, token by token" + (f" — fault: {fault}" if fault else ""),
+            "轨迹一，逐 token" + (f" — 失败注入：{fault}" if fault else ""),
+        ),
         "pieces": list(run.tokenizer.pieces),
         "fault": fault,
         "faults": list(FAULTS),

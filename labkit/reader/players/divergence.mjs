@@ -3,7 +3,24 @@
 // the events after it faded (consequences, not new causes), with its rule, field, both
 // values and the suspect.  Data: labkit.reader.players.divergence.
 
-import { h, s, modelData, start, follow, painted, frame, describe, scroller } from "./_shared.mjs";
+import { h, s, modelData, start, follow, painted, frame, describe, scroller, say, pick } from "./_shared.mjs";
+
+// Every word the player shows, in each edition's language (event IDs and types, rules, fields,
+// values and fault names are data; the faults' descriptions and suspects come in both: base.words).
+const WORDS = {
+  en: { alt: "the golden trace and the faulty run, event by event", golden: "golden", faulty: "faulty: {fault}",
+        firstAt: "; first divergence at event #{index}", noDivergence: "no divergence", noEvent: "(no event)",
+        trace: "trace", fault: "fault", box: "the two traces, event by event",
+        identical: "identical traces: no divergence",
+        first: "first divergence at event #{index} ({a} vs {b}, {type})", rule: "rule", field: "field",
+        faultyRow: "faulty ({fault})", suspect: "suspect", status: "first divergence at event #{index}, {field}" },
+  zh: { alt: "黄金轨迹与注入失败的运行，逐个事件", golden: "黄金轨迹", faulty: "注入失败：{fault}",
+        firstAt: "；第一次分歧在事件 #{index}", noDivergence: "没有分歧", noEvent: "（没有事件）",
+        trace: "轨迹", fault: "失败注入", box: "两条轨迹，逐个事件",
+        identical: "两条轨迹相同：没有分歧",
+        first: "第一次分歧在事件 #{index}（{a} 对 {b}，{type}）", rule: "规则", field: "字段",
+        faultyRow: "注入失败（{fault}）", suspect: "嫌疑", status: "第一次分歧在事件 #{index}，{field}" },
+};
 
 const CSS = `
 .lk-div .lk-before { fill: #4c72b0; }
@@ -22,7 +39,7 @@ function buildTimelines(root, kind) {
   const n = Math.max(kind.golden.length, ...runs), step = 30, left = 24;
   const W = left + n * step + 150, H = 170;
   const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "timelines" });
-  const alt = describe(root, svg, "the golden trace and the faulty run, event by event");
+  const alt = describe(root, svg, say(WORDS, "alt"));
   const marker = s("line", { y1: 10, y2: H - 8, stroke: "#c44e52", "stroke-dasharray": "3 3" });
   svg.append(marker);
   const rows = [54, 124].map((y, r) => {
@@ -46,10 +63,10 @@ function buildTimelines(root, kind) {
     const split = found ? found.index : n;
     marker.setAttribute("visibility", found ? "visible" : "hidden");
     if (found) { marker.setAttribute("x1", left + found.index * step); marker.setAttribute("x2", left + found.index * step); }
-    alt.textContent = [[kind.golden, "golden"], [events2, `faulty: ${faultName}`]]
-      .map(([events, label]) => `${label}: ${events.map(([id, type]) => `${id} ${type}`).join(", ")}`).join("; ")
-      + (found ? `; first divergence at event #${found.index}` : "; no divergence");
-    [[kind.golden, "golden"], [events2, `faulty: ${faultName}`]].forEach(([events, label], r) => {
+    const named = [[kind.golden, say(WORDS, "golden")], [events2, say(WORDS, "faulty", { fault: faultName })]];
+    alt.textContent = named.map(([events, label]) => `${label}: ${events.map(([id, type]) => `${id} ${type}`).join(", ")}`).join("; ")
+      + (found ? say(WORDS, "firstAt", { index: found.index }) : `; ${say(WORDS, "noDivergence")}`);
+    named.forEach(([events, label], r) => {
       const row = rows[r];
       row.name.textContent = label;
       row.rule.setAttribute("x2", left + Math.max(0, events.length - 1) * step);
@@ -69,7 +86,7 @@ function buildTimelines(root, kind) {
       row.type.setAttribute("visibility", shown ? "visible" : "hidden");
       if (shown) {
         row.type.setAttribute("x", left + found.index * step + 9);
-        row.type.textContent = found.types[r] || "(no event)";
+        row.type.textContent = found.types[r] || say(WORDS, "noEvent");
       }
     });
   }
@@ -79,12 +96,12 @@ function buildTimelines(root, kind) {
 function render({ model, el }) {
   const root = frame(el, "divergence", CSS, "fault", "lk-div");
   let view = null;
-  const kindPicker = h("select", { "data-control": "kind", "aria-label": "trace", onchange: () => pickKind(kindPicker.value) });
-  const faultPicker = h("select", { "data-control": "fault", "aria-label": "fault", onchange: () => draw() });
+  const kindPicker = h("select", { "data-control": "kind", "aria-label": say(WORDS, "trace"), onchange: () => pickKind(kindPicker.value) });
+  const faultPicker = h("select", { "data-control": "fault", "aria-label": say(WORDS, "fault"), onchange: () => draw() });
   const description = h("div", { class: "lk-label", "data-role": "description" });
-  const { box: figure, cue } = scroller("follows-step", "the two traces, event by event");
+  const { box: figure, cue } = scroller("follows-step", say(WORDS, "box"));
   const verdict = h("div", { "data-role": "verdict" });
-  root.append(h("div", { class: "lk-controls" }, h("label", {}, "trace ", kindPicker), h("label", {}, "fault ", faultPicker)),
+  root.append(h("div", { class: "lk-controls" }, h("label", {}, `${say(WORDS, "trace")} `, kindPicker), h("label", {}, `${say(WORDS, "fault")} `, faultPicker)),
               description, figure, cue, verdict);
 
   function pickKind(kind, fault) {
@@ -109,7 +126,7 @@ function render({ model, el }) {
     const entry = kind && kind.faults[faultPicker.value];
     if (!entry) { figure.replaceChildren(); painted(root); return; }
     const found = entry.divergence;
-    description.textContent = `${faultPicker.value}: ${entry.description}`;
+    description.textContent = `${faultPicker.value}: ${pick(entry.description)}`;
     if (!view || view.kind !== kind) {
       root.querySelector(".lk-alts").replaceChildren();
       view = { kind, ...buildTimelines(root, kind) };
@@ -118,15 +135,16 @@ function render({ model, el }) {
     view.show(entry.events, found, faultPicker.value);
     follow(figure, found ? view.x(found.index) : 0);
     if (!found) {
-      verdict.replaceChildren(h("b", {}, "identical traces: no divergence"));
+      verdict.replaceChildren(h("b", {}, say(WORDS, "identical")));
     } else {
       const row = (k, v) => h("tr", {}, h("td", {}, k), h("td", { class: "lk-mono" }, v));
       verdict.replaceChildren(
-        h("div", {}, h("b", {}, `first divergence at event #${found.index} (${found.event_ids[0] || "—"} vs ${found.event_ids[1] || "—"}, ${found.types[0] || found.types[1]})`)),
-        h("table", {}, row("rule", found.rule), row("field", found.field), row("golden", found.golden),
-          row(`faulty (${faultPicker.value})`, found.faulty), row("suspect", found.suspect)));
+        h("div", {}, h("b", {}, say(WORDS, "first", { index: found.index, a: found.event_ids[0] || "—", b: found.event_ids[1] || "—",
+                                                         type: found.types[0] || found.types[1] }))),
+        h("table", {}, row(say(WORDS, "rule"), found.rule), row(say(WORDS, "field"), found.field), row(say(WORDS, "golden"), found.golden),
+          row(say(WORDS, "faultyRow", { fault: faultPicker.value }), found.faulty), row(say(WORDS, "suspect"), pick(found.suspect))));
     }
-    painted(root, `${faultPicker.value}: ` + (found ? `first divergence at event #${found.index}, ${found.field}` : "no divergence"));
+    painted(root, `${faultPicker.value}: ` + (found ? say(WORDS, "status", { index: found.index, field: found.field }) : say(WORDS, "noDivergence")));
   }
 
   return start(model, root, setup, () => draw());

@@ -14,10 +14,18 @@ Values are shortened reprs of the trace payloads (which hold rounded summaries, 
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
+from labkit.reader.players.data import words
 from labkit.trace import catalogue
 from labkit.trace.divergence import Divergence, _short, first_divergence
 
 START = ("text", "perturbed_weight")
+
+#: the faults' descriptions (by fault name) and the suspects (by their English) in Chinese
+ZH = tomllib.loads((Path(__file__).with_name("faults.zh.toml")).read_text(encoding="utf-8"))
+DESCRIPTIONS, SUSPECTS = ZH["descriptions"], ZH["suspects"]
 
 
 def timeline(events: list[dict]) -> list[list[str]]:
@@ -36,7 +44,7 @@ def divergence_summary(found: Divergence | None) -> dict | None:
         "field": found.field,
         "golden": _short(found.value_a),
         "faulty": _short(found.value_b),
-        "suspect": found.suspect,
+        "suspect": words(found.suspect, SUSPECTS.get(found.suspect, found.suspect)),
         "text": found.describe(),
     }
 
@@ -44,8 +52,9 @@ def divergence_summary(found: Divergence | None) -> dict | None:
 def fault_data(kind: str, fault: str, golden: list[dict]) -> dict:
     """One fault of one kind: its run's timeline and the first divergence from the golden trace."""
     faulty = catalogue.run(kind, fault)
+    description = catalogue.faults(kind)[fault].description
     return {
-        "description": catalogue.faults(kind)[fault].description,
+        "description": words(description, DESCRIPTIONS.get(fault, description)),
         "events": timeline(faulty),
         "divergence": divergence_summary(first_divergence(golden, faulty)),
     }
@@ -61,7 +70,9 @@ def static_data() -> dict:
             "faults": {f: fault_data(kind, f, golden) for f in catalogue.faults(kind)},
         }
     return {
-        "title": "First divergence: golden and faulty trace side by side",
+        "title": words(
+            "First divergence: golden and faulty trace side by side", "第一次分歧：黄金轨迹与注入失败的轨迹并排"
+        ),
         "kinds": out,
         "start": list(START),
     }

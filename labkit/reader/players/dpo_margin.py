@@ -15,7 +15,7 @@ import numpy as np
 
 from labkit.core.guards import real_number
 from labkit.labs import dpo
-from labkit.reader.players.data import grid, label, r4
+from labkit.reader.players.data import grid, label, r4, words
 
 CHOSEN = tuple(float(v) for v in np.arange(-6.0, -0.25, 0.5))  # −6 … −0.5 nats, the lab's −2 and −3 on it
 BETAS = (0.05, 0.1, 0.2, 0.5, 1.0)
@@ -44,7 +44,7 @@ def static_data(chosen=CHOSEN, rejected=CHOSEN, betas=BETAS, start=None, referen
     chosen, rejected, betas = (sorted({float(v) for v in axis}) for axis in (chosen, rejected, betas))
     start = start or {"chosen": dpo.POLICY_LOG_PROBS[0], "rejected": dpo.POLICY_LOG_PROBS[1], "beta": dpo.BETA}
     return {
-        "title": "DPO: the loss and the push along the margin (lab 06)",
+        "title": words("DPO: the loss and the push along the margin (lab 06)", "DPO：损失与沿间隔的推力（实验 06）"),
         "reference": [float(r) for r in reference],
         "axes": {
             "chosen": list(map(label, chosen)),

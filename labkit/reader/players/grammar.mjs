@@ -2,7 +2,23 @@
 // logits (the chosen piece in orange), the JSON so far, and the allowed-set size of every step
 // on a log strip (the current step marked).  Data: labkit.reader.players.grammar.
 
-import { h, s, modelData, start, stepper, fmt, painted, frame, describe, widthOf, textWidth } from "./_shared.mjs";
+import { h, s, modelData, start, stepper, fmt, painted, frame, describe, widthOf, textWidth, say } from "./_shared.mjs";
+
+// Every word the player shows, in each edition's language (the data's token strings stay as they are).
+const WORDS = {
+  en: { figure: "the best allowed raw logits of this step, and the allowed-set size of every step",
+        axis: "raw logit (allowed tokens only)", stepAllowed: "step {step}: {count} allowed",
+        strip: "allowed tokens per step (log)", bestAllowed: "best allowed: {best}; ",
+        perStep: "allowed per step: {counts} (this is step {step})", slider: "proposal step",
+        stepOf: "step {step} of {n}", allowed: "allowed: {allowed} of {vocabulary} tokens", forced: " (forced)",
+        chosen: "chosen: {id} {piece}", json: "JSON so far: {json}" },
+  zh: { figure: "这一步最好的几个可选原始 logits，以及每一步可选集合的大小",
+        axis: "原始 logit（只含可选 token）", stepAllowed: "第 {step} 步：可选 {count} 个",
+        strip: "每步可选 token 数（对数）", bestAllowed: "最好的可选：{best}；",
+        perStep: "每步可选数：{counts}（当前第 {step} 步）", slider: "提议步",
+        stepOf: "第 {step} 步，共 {n} 步", allowed: "可选：{vocabulary} 个 token 中的 {allowed} 个", forced: "（强制）",
+        chosen: "选中：{id} {piece}", json: "目前的 JSON：{json}" },
+};
 
 const CSS = `
 .lk-gram .lk-bar { fill: #4c72b0; } .lk-gram .lk-bar.lk-chosen { fill: #dd8452; }
@@ -16,12 +32,12 @@ function buildFigure(root, data, width) {
   const W = Math.min(680, width), H = 244, rows = 10, rowH = 15, top = 8, stripTop = 190;
   const left = Math.min(150, Math.ceil(Math.max(60, ...names0.map((n) => textWidth(n)))) + 10);
   const svg = s("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-role": "allowed" });
-  const alt = describe(root, svg, "the best allowed raw logits of this step, and the allowed-set size of every step");
+  const alt = describe(root, svg, say(WORDS, "figure"));
   const lo = Math.min(0, ...data.steps.flatMap((st) => st.best.map((b) => b[2])));
   const hi = Math.max(...data.steps.flatMap((st) => st.best.map((b) => b[2])));
   const x = (v) => left + (v - lo) / (hi - lo) * (W - left - 60);
   svg.append(s("line", { x1: x(0), x2: x(0), y1: top, y2: top + rows * rowH, stroke: "#888" }),
-             s("text", { x: left, y: top + rows * rowH + 14, "font-size": 11, fill: "#555" }, "raw logit (allowed tokens only)"));
+             s("text", { x: left, y: top + rows * rowH + 14, "font-size": 11, fill: "#555" }, say(WORDS, "axis")));
   const bars = [], names = [], values = [];
   for (let r = 0; r < rows; r++) {
     const y = top + r * rowH;
@@ -33,11 +49,11 @@ function buildFigure(root, data, width) {
   const n = data.counts.length, gw = (W - left - 10) / n, most = Math.log10(Math.max(...data.counts));
   const counts = data.counts.map((c, i) => {
     const height = 8 + 40 * Math.log10(c) / most;
-    const bar = s("rect", { class: "lk-count", x: left + i * gw + 1, width: gw - 2, y: stripTop + 48 - height, height }, s("title", {}, `step ${i + 1}: ${c} allowed`));
+    const bar = s("rect", { class: "lk-count", x: left + i * gw + 1, width: gw - 2, y: stripTop + 48 - height, height }, s("title", {}, say(WORDS, "stepAllowed", { step: i + 1, count: c })));
     svg.append(bar);
     return bar;
   });
-  svg.append(s("text", { x: left, y: stripTop - 4, "font-size": 11 }, "allowed tokens per step (log)"));
+  svg.append(s("text", { x: left, y: stripTop - 4, "font-size": 11 }, say(WORDS, "strip")));
   function show(step, index) {
     step.best.forEach((b, r) => {
       bars[r].setAttribute("visibility", "visible");
@@ -52,8 +68,8 @@ function buildFigure(root, data, width) {
       bars[r].setAttribute("visibility", "hidden"); names[r].textContent = ""; values[r].textContent = "";
     }
     counts.forEach((bar, i) => bar.setAttribute("class", "lk-count" + (i === index ? " lk-now" : "")));
-    alt.textContent = `best allowed: ${step.best.map((b) => `${b[0]} ${b[1]} ${fmt(b[2], 2)}`).join(", ")}; `
-      + `allowed per step: ${data.counts.join(", ")} (this is step ${index + 1})`;
+    alt.textContent = say(WORDS, "bestAllowed", { best: step.best.map((b) => `${b[0]} ${b[1]} ${fmt(b[2], 2)}`).join(", ") })
+      + say(WORDS, "perStep", { counts: data.counts.join(", "), step: index + 1 });
   }
   return { svg, show };
 }
@@ -61,7 +77,7 @@ function buildFigure(root, data, width) {
 function render({ model, el }) {
   const root = frame(el, "grammar", CSS, "next back", "lk-gram");
   let index = 0, view = null;
-  const steps = stepper((i) => go(i), "proposal step");
+  const steps = stepper((i) => go(i), say(WORDS, "slider"));
   const allowed = h("div", { class: "lk-label", "data-role": "allowed-label" });
   const chosen = h("div", { class: "lk-label", "data-role": "chosen" });
   const json = h("div", { class: "lk-json", "data-role": "json" });
@@ -81,11 +97,12 @@ function render({ model, el }) {
 
   function draw() {
     const data = modelData(model), step = data.steps[index];
-    steps.text.textContent = `step ${step.step} of ${data.steps.length}`;
+    steps.text.textContent = say(WORDS, "stepOf", { step: step.step, n: data.steps.length });
     steps.show(index, data.steps.length);
-    allowed.textContent = `allowed: ${step.allowed} of ${data.vocabulary} tokens` + (step.allowed === 1 ? " (forced)" : "");
-    chosen.textContent = `chosen: ${step.chosen[0]} ${step.chosen[1]}`;
-    json.textContent = `JSON so far: ${step.json}`;
+    allowed.textContent = say(WORDS, "allowed", { allowed: step.allowed, vocabulary: data.vocabulary })
+      + (step.allowed === 1 ? say(WORDS, "forced") : "");
+    chosen.textContent = say(WORDS, "chosen", { id: step.chosen[0], piece: step.chosen[1] });
+    json.textContent = say(WORDS, "json", { json: step.json });
     const width = widthOf(root);
     if (!view || view.data !== data || view.width !== width) {
       root.querySelector(".lk-alts").replaceChildren();

@@ -10,7 +10,7 @@ allowed-set sizes over all steps — read from the real constrained decode
 
 from __future__ import annotations
 
-from labkit.reader.players.data import r4
+from labkit.reader.players.data import r4, words
 from labkit.tools.runtime import run_tool_trace
 from labkit.tools.tokenizer import vocabulary
 
@@ -38,7 +38,7 @@ def static_data(first_call=None) -> dict:
             }
         )
     return {
-        "title": "Constrained proposal of mc_01, token by token",
+        "title": words("Constrained proposal of mc_01, token by token", "mc_01 的受约束提议，逐 token"),
         "vocabulary": len(pieces),
         "counts": [st["allowed"] for st in steps],
         "steps": steps,

@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 
 from labkit.labs import grpo
-from labkit.reader.players.data import grid, label, significant
+from labkit.reader.players.data import grid, label, significant, words
 
 GROUPS = tuple(itertools.product((0.0, 1.0), repeat=4)) + ((0.7, 0.7, 0.7),)
 EPSILONS = (1e-8, 1e-6, 1e-4, 1e-2, 1e-1)
@@ -39,7 +39,7 @@ def state(rewards, eps: float) -> dict:
 
 def static_data(groups=GROUPS, epsilons=EPSILONS, start=(grpo.REWARDS[0], grpo.EPSILON)) -> dict:
     return {
-        "title": "GRPO: one group's advantages (lab 07)",
+        "title": words("GRPO: one group's advantages (lab 07)", "GRPO：一组回答的优势（实验 07）"),
         "groups": [label(tuple(g)) for g in groups],
         "epsilons": [label(float(e)) for e in epsilons],
         "start": {"group": label(tuple(start[0])), "eps": label(float(start[1]))},

@@ -3,7 +3,28 @@
 // ±2.5 — beside the decoded x̂₀ preview of that step, which replaces the previous frame.
 // Data: labkit.reader.players.latents.
 
-import { h, modelData, start, kernelRow, labelled, fmt, painted, frame, describe } from "./_shared.mjs";
+import { h, modelData, start, kernelRow, labelled, fmt, painted, frame, describe, say, pick } from "./_shared.mjs";
+
+// Every word the player shows, in each edition's language (latent names such as z_999, channel
+// names and numbers are data; what a preview shows comes in both: base.words).
+const WORDS = {
+  en: { slider: "DDIM step", scale: "guidance scale", typed: "new guidance scale", another: "another guidance scale",
+        scaleInput: "scale", guidance: "guidance",
+        caption: "channels of z_t coloured from their values: blue − · white 0 · red + (±2.5); "
+          + "beside them (above, on a narrow page): the decoded preview of the step, replacing the previous frame",
+        channelAlt: "channel {name} of z_t, coloured from its values", channel: "channel {name}", preview: "preview: {what}",
+        label: "step {index}/{last} · {name} · guidance {scale} · preview: {what}",
+        stats: "mean {mean} · std {std} · min {lo} · max {hi}", previewOf: "preview of {name}",
+        status: "step {index} of {last}, {name}, guidance {scale}" },
+  zh: { slider: "DDIM 步", scale: "引导强度", typed: "新的引导强度", another: "另一个引导强度",
+        scaleInput: "强度", guidance: "引导",
+        caption: "z_t 的各通道按数值着色：蓝 − · 白 0 · 红 +（±2.5）；"
+          + "旁边（窄页面上在上方）：这一步解码后的预览，替换上一帧",
+        channelAlt: "z_t 的通道 {name}，按数值着色", channel: "通道 {name}", preview: "预览：{what}",
+        label: "第 {index}/{last} 步 · {name} · 引导 {scale} · 预览：{what}",
+        stats: "均值 {mean} · 标准差 {std} · 最小 {lo} · 最大 {hi}", previewOf: "{name} 的预览",
+        status: "第 {index} 步，共 {last} 步，{name}，引导 {scale}" },
+};
 
 const CSS = `
 .lk-lat .lk-grid { display: grid; grid-template-columns: repeat(2, 140px) 200px; gap: 6px 10px; align-items: start; }
@@ -56,18 +77,17 @@ function jpegUri(text) {
 
 function render({ model, el }) {
   const root = frame(el, "latents", CSS, "back next", "lk-lat");
-  const slider = h("input", { type: "range", min: 0, step: 1, "data-control": "step", "aria-label": "DDIM step", oninput: () => draw() });
+  const slider = h("input", { type: "range", min: 0, step: 1, "data-control": "step", "aria-label": say(WORDS, "slider"), oninput: () => draw() });
   const back = h("button", { type: "button", "data-control": "back", onclick: () => { slider.value = String(Number(slider.value) - 1); draw(); } }, "◀");
   const next = h("button", { type: "button", "data-control": "next", onclick: () => { slider.value = String(Number(slider.value) + 1); draw(); } }, "▶");
-  const scale = h("select", { "data-control": "guidance", "aria-label": "guidance scale", onchange: () => draw() });
-  const typed = h("input", { type: "number", min: 0, max: 20, step: 0.5, value: 2, style: "width:4em", "aria-label": "new guidance scale" });
-  const live = kernelRow(model, "another guidance scale", { scale: typed }, () => ({ guidance: Number(typed.value) }));
+  const scale = h("select", { "data-control": "guidance", "aria-label": say(WORDS, "scale"), onchange: () => draw() });
+  const typed = h("input", { type: "number", min: 0, max: 20, step: 0.5, value: 2, style: "width:4em", "aria-label": say(WORDS, "typed") });
+  const live = kernelRow(model, say(WORDS, "another"), { [say(WORDS, "scaleInput")]: typed }, () => ({ guidance: Number(typed.value) }));
   const label = h("div", { class: "lk-label", "data-role": "label" });
   const grid = h("div", { class: "lk-grid" });
-  const caption = h("div", { class: "lk-cap" }, "channels of z_t coloured from their values: blue − · white 0 · red + (±2.5); "
-    + "beside them (above, on a narrow page): the decoded preview of the step, replacing the previous frame");
-  root.append(h("div", { class: "lk-controls" }, back, h("label", {}, "DDIM step ", slider), next,
-              labelled("guidance", scale)), live, label, grid, caption);
+  const caption = h("div", { class: "lk-cap" }, say(WORDS, "caption"));
+  root.append(h("div", { class: "lk-controls" }, back, h("label", {}, `${say(WORDS, "slider")} `, slider), next,
+              labelled(say(WORDS, "guidance"), scale)), live, label, grid, caption);
 
   let alts = [], canvases = [], captions = [], names = [], previewCell = null, cache = new Map(), images = new Map();
 
@@ -86,9 +106,9 @@ function render({ model, el }) {
     root.querySelector(".lk-alts").replaceChildren();
     data.channels.forEach((name, c) => {
       const canvas = h("canvas", { width: size, height: size, "data-channel": c });
-      alts.push(describe(root, canvas, `channel ${name} of z_t, coloured from its values`));
+      alts.push(describe(root, canvas, say(WORDS, "channelAlt", { name })));
       const cap = h("div", { class: "lk-cap" });
-      const head = h("div", { class: "lk-cap" }, h("b", {}, `channel ${name}`));
+      const head = h("div", { class: "lk-cap" }, h("b", {}, say(WORDS, "channel", { name })));
       canvases.push(canvas); captions.push(cap); names.push(head);
       grid.append(h("div", { class: "lk-channel", style: `grid-column:${c % 2 + 1}; grid-row:${Math.floor(c / 2) + 1}` }, head, canvas, cap));
     });
@@ -96,7 +116,7 @@ function render({ model, el }) {
     grid.append(previewCell);
     for (const [key, list] of Object.entries(data.scales)) {
       list.forEach((f, i) => {
-        const img = h("img", { class: "lk-preview", alt: `preview: ${f.preview_of}`, src: jpegUri(f.preview) });
+        const img = h("img", { class: "lk-preview", alt: say(WORDS, "preview", { what: pick(f.preview_of) }), src: jpegUri(f.preview) });
         images.set(`${key}/${i}`, img);
       });
     }
@@ -125,19 +145,19 @@ function render({ model, el }) {
     back.disabled = index === 0;
     next.disabled = index === frames.length - 1;
     const f = frames[index];
-    label.textContent = `step ${index}/${frames.length - 1} · ${f.name} · guidance ${scale.value} · preview: ${f.preview_of}`;
+    label.textContent = say(WORDS, "label", { index, last: frames.length - 1, name: f.name, scale: scale.value, what: pick(f.preview_of) });
     const images_ = pixels(scale.value, index, f, data.size);
     canvases.forEach((canvas, c) => {
       canvas.getContext("2d").putImageData(images_[c], 0, 0);
       canvas.dataset.state = `${scale.value}/${index}`;
       const [mean, std, lo, hi] = f.stats[c];
-      captions[c].textContent = `mean ${fmt(mean, 4)} · std ${fmt(std, 4)} · min ${fmt(lo, 4)} · max ${fmt(hi, 4)}`;
+      captions[c].textContent = say(WORDS, "stats", { mean: fmt(mean, 4), std: fmt(std, 4), lo: fmt(lo, 4), hi: fmt(hi, 4) });
       alts[c].textContent = `${f.name}: ${captions[c].textContent}`;
     });
     const cell = previewCell;
-    cell.replaceChildren(h("div", { class: "lk-cap" }, h("b", {}, `preview of ${f.name}`)), images.get(`${scale.value}/${index}`),
-                                h("div", { class: "lk-cap" }, f.preview_of));
-    painted(root, `step ${index} of ${frames.length - 1}, ${f.name}, guidance ${scale.value}`);
+    cell.replaceChildren(h("div", { class: "lk-cap" }, h("b", {}, say(WORDS, "previewOf", { name: f.name }))), images.get(`${scale.value}/${index}`),
+                                h("div", { class: "lk-cap" }, pick(f.preview_of)));
+    painted(root, say(WORDS, "status", { index, last: frames.length - 1, name: f.name, scale: scale.value }));
   }
 
   return start(model, root, setup);

@@ -26,7 +26,7 @@ from PIL import Image
 from labkit.core.guards import real_number
 from labkit.diffusion.pipeline import DiffusionConfig, load_models, run_diffusion
 from labkit.diffusion.vae import to_uint8
-from labkit.reader.players.data import label, r4
+from labkit.reader.players.data import label, r4, words
 
 CHANNEL_NAMES = ("0 luminance", "1 red-cyan", "2 blue-yellow", "3 light")
 LIMIT = 2.5
@@ -71,7 +71,9 @@ def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
                 "latent": [b32(quantise(c).tobytes()) for c in z],
                 "stats": [[r4(c.mean()), r4(c.std()), r4(c.min()), r4(c.max())] for c in z],
                 "preview": preview_jpeg(image),
-                "preview_of": "the initial noise, decoded as is" if step == 0 else f"x̂₀ of step {step}, decoded",
+                "preview_of": words("the initial noise, decoded as is", "初始噪声，原样解码")
+                if step == 0
+                else words(f"x̂₀ of step {step}, decoded", f"第 {step} 步的 x̂₀，解码后"),
             }
         )
     return frames
@@ -83,7 +85,10 @@ def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) ->
     out = {label(float(g)): scale_frames(g, runs.get(float(g)), root) for g in scales}
     first = next(iter(out.values()))
     return {
-        "title": "DDIM, step by step: the four latent channels and the x̂₀ preview",
+        "title": words(
+            "DDIM, step by step: the four latent channels and the x̂₀ preview",
+            "DDIM，逐步查看：潜变量的四个通道与 x̂₀ 预览",
+        ),
         "channels": list(CHANNEL_NAMES),
         "size": SIZE,
         "limit": LIMIT,

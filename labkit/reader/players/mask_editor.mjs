@@ -3,7 +3,28 @@
 // IDs, the targets and the prediction mask i → i+1.  Every state was computed by
 // labkit.labs.masks (data: labkit.reader.players.mask_editor); nothing is decided here.
 
-import { h, s, modelData, start, painted, frame, describe } from "./_shared.mjs";
+import { h, s, modelData, start, painted, frame, describe, say, pick, language } from "./_shared.mjs";
+
+// Every word the player shows, in each edition's language (the example rows' names come in both:
+// the data's "names"; allowed[i, j] and the numbers stay as they are).
+const WORDS = {
+  en: { preset: "example row", split: "new document after token {i}", target: "token {j} is a target",
+        allowed: "allowed[i, j]: j ≤ i, same document", rows: ["document ID", "target token", "prediction i→i+1"],
+        allowedAlt: "allowed[i, j]: which earlier tokens j each token i attends to",
+        rowsAlt: "document ID, target token and prediction mask per position", example: "example",
+        splits: "new document after token: ", targets: "assistant target: ", attends: "token {i} attends to {js}",
+        rowsText: "document IDs {ids}; targets {targets}; prediction i→i+1 {prediction}",
+        summary: "prediction mask [{mask}] · supervised positions [{positions}]", status: "supervised positions {positions}",
+        none: "none" },
+  zh: { preset: "示例行", split: "在 token {i} 之后开始新文档", target: "token {j} 是目标",
+        allowed: "allowed[i, j]：j ≤ i，且属于同一文档", rows: ["文档 ID", "目标 token", "预测 i→i+1"],
+        allowedAlt: "allowed[i, j]：每个 token i 关注哪些更早的 token j",
+        rowsAlt: "每个位置的文档 ID、目标 token 与预测 mask", example: "示例",
+        splits: "在此 token 之后开始新文档：", targets: "助手目标：", attends: "token {i} 关注 {js}",
+        rowsText: "文档 ID {ids}；目标 {targets}；预测 i→i+1 {prediction}",
+        summary: "预测 mask [{mask}] · 受监督的位置 [{positions}]", status: "受监督的位置 {positions}",
+        none: "无" },
+};
 
 const CSS = `
 .lk-mask .lk-on { fill: #6a9fd4; } .lk-mask .lk-off { fill: #f2f2f2; }
@@ -28,25 +49,25 @@ function grid(n, rows, left, top, w) {
 
 function render({ model, el }) {
   const root = frame(el, "mask_editor", CSS, "preset", "lk-mask");
-  const preset = h("select", { "data-control": "preset", "aria-label": "example row", onchange: () => apply() });
+  const preset = h("select", { "data-control": "preset", "aria-label": say(WORDS, "preset"), onchange: () => apply() });
   const splits = [], targets = [];
-  for (let i = 0; i < 7; i++) splits.push(h("input", { type: "checkbox", "data-control": `split${i}`, "aria-label": `new document after token ${i}`, onchange: () => draw() }));
-  for (let j = 0; j < 8; j++) targets.push(h("input", { type: "checkbox", "data-control": `target${j}`, "aria-label": `token ${j} is a target`, onchange: () => draw() }));
+  for (let i = 0; i < 7; i++) splits.push(h("input", { type: "checkbox", "data-control": `split${i}`, "aria-label": say(WORDS, "split", { i }), onchange: () => draw() }));
+  for (let j = 0; j < 8; j++) targets.push(h("input", { type: "checkbox", "data-control": `target${j}`, "aria-label": say(WORDS, "target", { j }), onchange: () => draw() }));
   const summary = h("div", { class: "lk-label", "data-role": "supervised" });
   const panels = h("div", { class: "lk-panels" });
   const allowed = grid(8, 8, 40, 18, 40 + 8 * CELL + 6);
   allowed.svg.setAttribute("data-role", "allowed");
-  allowed.svg.append(s("text", { x: 40, y: 12, "font-size": 11 }, "allowed[i, j]: j ≤ i, same document"));
+  allowed.svg.append(s("text", { x: 40, y: 12, "font-size": 11 }, say(WORDS, "allowed")));
   const rows = grid(8, 3, 130, 18, 130 + 8 * CELL + 6);
   rows.svg.setAttribute("data-role", "masks");
-  ["document ID", "target token", "prediction i→i+1"].forEach((name, r) =>
+  (WORDS[language()] || WORDS.en).rows.forEach((name, r) =>
     rows.svg.append(s("text", { x: 124, y: 18 + r * CELL + CELL / 2 + 3, "font-size": 11, "text-anchor": "end" }, name)));
   panels.append(allowed.svg, rows.svg);
-  const allowedAlt = describe(root, allowed.svg, "allowed[i, j]: which earlier tokens j each token i attends to");
-  const rowsAlt = describe(root, rows.svg, "document ID, target token and prediction mask per position");
-  root.append(h("div", { class: "lk-controls" }, h("label", {}, "example ", preset)),
-              h("div", { class: "lk-controls" }, "new document after token: ", ...splits.map((c, i) => h("label", {}, c, String(i)))),
-              h("div", { class: "lk-controls" }, "assistant target: ", ...targets.map((c, j) => h("label", {}, c, String(j)))),
+  const allowedAlt = describe(root, allowed.svg, say(WORDS, "allowedAlt"));
+  const rowsAlt = describe(root, rows.svg, say(WORDS, "rowsAlt"));
+  root.append(h("div", { class: "lk-controls" }, h("label", {}, `${say(WORDS, "example")} `, preset)),
+              h("div", { class: "lk-controls" }, say(WORDS, "splits"), ...splits.map((c, i) => h("label", {}, c, String(i)))),
+              h("div", { class: "lk-controls" }, say(WORDS, "targets"), ...targets.map((c, j) => h("label", {}, c, String(j)))),
               summary, panels);
 
   function apply() {
@@ -58,7 +79,7 @@ function render({ model, el }) {
 
   function setup() {
     const data = modelData(model);
-    preset.replaceChildren(...Object.keys(data.presets).map((p) => h("option", { value: p }, p)));
+    preset.replaceChildren(...Object.keys(data.presets).map((p) => h("option", { value: p }, pick((data.names || {})[p] ?? p))));
     preset.value = data.start;
     apply();
   }
@@ -88,11 +109,11 @@ function render({ model, el }) {
     }
     const supervised = [0, 1, 2, 3, 4, 5, 6].filter((i) => (prediction >> i) & 1);
     allowedAlt.textContent = data.allowed[split].map((row, i) =>
-      `token ${i} attends to ${[0, 1, 2, 3, 4, 5, 6, 7].filter((j) => (row >> j) & 1).join(" ")}`).join("; ");
-    rowsAlt.textContent = `document IDs ${data.ids[split].join(" ")}; targets ${[0, 1, 2, 3, 4, 5, 6, 7].map((j) => (chosen >> j) & 1).join(" ")}; `
-      + `prediction i→i+1 ${[0, 1, 2, 3, 4, 5, 6].map((i) => (prediction >> i) & 1).join(" ")}`;
-    summary.textContent = `prediction mask [${[0, 1, 2, 3, 4, 5, 6].map((i) => (prediction >> i) & 1).join(", ")}] · supervised positions [${supervised.join(", ")}]`;
-    painted(root, `supervised positions ${supervised.join(", ") || "none"}`);
+      say(WORDS, "attends", { i, js: [0, 1, 2, 3, 4, 5, 6, 7].filter((j) => (row >> j) & 1).join(" ") })).join("; ");
+    rowsAlt.textContent = say(WORDS, "rowsText", { ids: data.ids[split].join(" "), targets: [0, 1, 2, 3, 4, 5, 6, 7].map((j) => (chosen >> j) & 1).join(" "),
+                                                   prediction: [0, 1, 2, 3, 4, 5, 6].map((i) => (prediction >> i) & 1).join(" ") });
+    summary.textContent = say(WORDS, "summary", { mask: [0, 1, 2, 3, 4, 5, 6].map((i) => (prediction >> i) & 1).join(", "), positions: supervised.join(", ") });
+    painted(root, say(WORDS, "status", { positions: supervised.join(", ") || say(WORDS, "none") }));
   }
 
   return start(model, root, setup);

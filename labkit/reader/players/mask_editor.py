@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import masks
+from labkit.reader.players.data import words
 
 T = 8
 
@@ -40,12 +41,23 @@ def static_data() -> dict:
     packed = bits(np.diff(masks.PACKED_DOCUMENT_IDS) != 0)
     sft_case = [False] + list(masks.SFT_ASSISTANT_TARGET)  # the source's SFT row, one token longer
     return {
-        "title": "Masks of one packed row (lab 02)",
+        "title": words("Masks of one packed row (lab 02)", "一个打包行的 mask（实验 02）"),
         "tokens": T,
         "presets": {
             "two packed documents, every token a target": [packed, 2**T - 1],
             "one document, assistant tokens 5–7 the targets": [0, bits(sft_case)],
             "packed documents, assistant tokens the targets": [packed, bits(sft_case)],
+        },
+        "names": {
+            "two packed documents, every token a target": words(
+                "two packed documents, every token a target", "两个打包的文档，每个 token 都是目标"
+            ),
+            "one document, assistant tokens 5–7 the targets": words(
+                "one document, assistant tokens 5–7 the targets", "一个文档，助手 token 5–7 是目标"
+            ),
+            "packed documents, assistant tokens the targets": words(
+                "packed documents, assistant tokens the targets", "打包的文档，助手 token 是目标"
+            ),
         },
         "start": "two packed documents, every token a target",
         "ids": [document_ids(s).tolist() for s in splits],

@@ -19,7 +19,8 @@ test checks equal the golden trace.
 from __future__ import annotations
 
 from labkit.core.events import read_golden
-from labkit.reader.players.data import one_of
+from labkit.reader.players.data import one_of, words
+from labkit.reader.players.divergence import DESCRIPTIONS
 from labkit.tools.executor import CRASH_POINTS, CrashPlan
 from labkit.tools.faults import FAULTS, SCENARIOS, faulty_config
 from labkit.tools.fixture import golden_file
@@ -32,7 +33,9 @@ DETAIL_FIELDS = ("attempt", "decision", "resolved_by", "side_effect", "finish_re
 ENTRY_FIELDS = ("attempts", "retry_budget", "state", "idempotency_key")
 START = "timeout_before_commit"
 #: what the player says of the golden run (the faults describe themselves in labkit.tools.faults)
-HAPPY_DESCRIPTION = "the happy path: every check passes and the event is created once"
+HAPPY_DESCRIPTION = words(
+    "the happy path: every check passes and the event is created once", "正常路径：每项检查都通过，日历事件只创建一次"
+)
 
 
 def golden_events(name: str) -> list[dict]:
@@ -56,7 +59,9 @@ def scenario_data(name: str, events: list[dict], run, happy: list[dict] | None) 
         entry = {field: getattr(record, field) for field in ENTRY_FIELDS}
     found = None if happy is None else first_divergence(happy, events)
     return {
-        "description": FAULTS[name].description if name in FAULTS else HAPPY_DESCRIPTION,
+        "description": words(FAULTS[name].description, DESCRIPTIONS.get(name, FAULTS[name].description))
+        if name in FAULTS
+        else dict(HAPPY_DESCRIPTION),
         "events": [event_row(e) for e in events],
         "commit": commit,
         "attempts": attempts,
@@ -87,7 +92,7 @@ def static_data(runs: dict | None = None) -> dict:
         run = runs[name] if name in runs else run_scenario(name)
         scenarios[name] = scenario_data(name, golden_events(name), run, None if name == "happy" else happy)
     return {
-        "title": "Trace three: every scenario, event by event",
+        "title": words("Trace three: every scenario, event by event", "轨迹三：每个场景，逐个事件"),
         "start": START,
         "scenarios": scenarios,
         "crash_points": list(CRASH_POINTS),
@@ -104,5 +109,6 @@ def recompute(data: dict, request: dict) -> dict:
     run = run_scenario(name, crash)
     label = f"{name} + crash {crash}"
     entry = scenario_data(name, run.events, run, golden_events("happy"))
-    entry["description"] += f"; the runtime also crashes {crash.replace('_', ' ')}"
+    entry["description"]["en"] += f"; the runtime also crashes {crash.replace('_', ' ')}"
+    entry["description"]["zh"] += f"；运行时还会崩溃：{crash}"
     return {**data, "start": label, "scenarios": {**data["scenarios"], label: entry}}

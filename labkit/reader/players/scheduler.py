@@ -16,7 +16,7 @@ built; the static book switches between them without a kernel.
 
 from __future__ import annotations
 
-from labkit.reader.players.data import one_of
+from labkit.reader.players.data import one_of, words
 from labkit.serving.trace_one import BLOCK_SIZE, CAPACITY, TOKEN_BUDGET, run_batch
 
 CAPACITIES = (6, 8, 10, 12, 16)
@@ -51,7 +51,10 @@ def static_data(start: int = CAPACITY) -> dict:
     one_of("start", start, CAPACITIES)
     runs = {str(c): run_data(c) for c in CAPACITIES}
     return {
-        "title": "One request among many: a continuous-batching engine on a paged KV cache",
+        "title": words(
+            "One request among many: a continuous-batching engine on a paged KV cache",
+            "众多请求中的一个：分页 KV 缓存上的连续批处理引擎",
+        ),
         "start": start,
         "block_size": BLOCK_SIZE,
         "token_budget": TOKEN_BUDGET,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.labs import speculative
-from labkit.reader.players.data import grid
+from labkit.reader.players.data import grid, words
 
 DRAWS = (1_000, 10_000, 100_000, 200_000)
 SEEDS = (speculative.SEED, 1, 2, 3, 4)
@@ -54,7 +54,7 @@ def run(p, q, fallback: str, draws: int, seed: int) -> dict:
 
 def static_data(p=speculative.TARGET, q=speculative.DRAFT) -> dict:
     return {
-        "title": "Speculative sampling on one prefix (lab 09)",
+        "title": words("Speculative sampling on one prefix (lab 09)", "一个前缀上的推测采样（实验 09）"),
         "p": r6(p),
         "q": r6(q),
         "alpha": r6(speculative.speculative_mass(p, q).accept_probability),
