@@ -1,0 +1,104 @@
+"""The editions in the book's maintenance commands: build (sync), check, and the published site.
+
+``python -m labkit.devtools build --edition zh [PAGE …]`` syncs the edition's pages
+(``labkit.devtools.edition``); ``check`` adds each edition's problems (its toc mirrors the English
+one, every English page has its page, code and outputs identical, the edition's own offline book
+check: toc, citations, cross-references, players) and warns, without failing, when an English
+page's prose changed after its translation was synced.  ``build --site`` publishes each edition
+under ``/<lang>/`` of the English site.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+from labkit.cli import glossary
+from labkit.cli.lab import book_pages
+from labkit.devtools import book, edition, notebooks
+
+
+def build_pages(root: Path, lang: str, paths: list[Path], prose: bool) -> int:
+    """Sync the given pages of edition ``lang`` (default: every page it has); 1 on a refused page."""
+    try:
+        base = edition.edition_root(root, lang)
+    except edition.EditionError as err:
+        print(err, file=sys.stderr)
+        return 2
+    if not (base / "myst.yml").is_file():
+        print(f"the book has no {lang} edition ({base}/myst.yml)", file=sys.stderr)
+        return 2
+    status = 0
+    for path in paths or book_pages(base):
+        path = Path(path).with_suffix(".md")
+        if not path.is_file() and (base / path).is_file():
+            path = base / path  # NB=notebooks/X.md names the edition's page too
+        print(f"syncing {path}" + ("" if prose else " (executing it in its own folder)"), flush=True)
+        try:
+            edition.sync(root, lang, path, execute=not prose)
+        except edition.EditionError as err:
+            print(err, file=sys.stderr)
+            status = 1
+    return status
+
+
+def toc_mirror_problems(root: Path, lang: str) -> list[str]:
+    """The edition's toc lists the English toc's pages, in the same order."""
+    english = book.toc_files(book.load_config(root))
+    ours = book.toc_files(yaml.safe_load((root / lang / "myst.yml").read_text(encoding="utf-8")))
+    if ours == english:
+        return []
+    extra, missing = sorted(set(ours) - set(english)), [f for f in english if f not in ours]
+    detail = (
+        f"missing {missing[:5]}" if missing else f"not in the English toc {extra[:5]}" if extra else "in another order"
+    )
+    return [f"{lang}/myst.yml: its toc does not mirror myst.yml's ({detail})"]
+
+
+def problems(root: Path) -> list[str]:
+    """Every problem of every edition the book carries, each prefixed with the edition."""
+    found = []
+    for lang in edition.editions(root):
+        base = root / lang
+        lines = toc_mirror_problems(root, lang)
+        missing = edition.missing_pages(root, lang)
+        lines += [f"{len(missing)} English pages have no {lang} page: {', '.join(missing)}"] if missing else []
+        for page in book_pages(base):
+            lines += edition.identity_problems(root, lang, page)
+        lines += [f"notebooks: {line}" for line in notebooks.check_pairs(base)]
+        lines += [f"glossary: {line}" for line in glossary.problems(base)]
+        with edition.language(lang):
+            lines += [f"book: {line}" for line in book.check(base)]
+        found += [f"{lang}: {line}" for line in lines]
+    return found
+
+
+def warnings(root: Path) -> list[str]:
+    """Pages whose English prose changed after their translation was synced (not failures)."""
+    return [f"{lang}: {line}" for lang in edition.editions(root) for line in edition.stale(root, lang)]
+
+
+def build_sites(root: Path, repository: str | None) -> int:
+    """Each edition's site, built like the English one with ``BASE_URL`` + ``/<lang>``, then
+    placed at ``_build/html/<lang>/`` of the English site (which ``build --site`` built first)."""
+    site = root / "_build" / "html"
+    status = 0
+    for lang in edition.editions(root):
+        base = os.environ.get("BASE_URL", "").rstrip("/")
+        before = os.environ.get("BASE_URL")
+        os.environ["BASE_URL"] = f"{base}/{lang}"
+        try:
+            with edition.language(lang):
+                status = book.build_site(root / lang, repository) or status
+        finally:
+            os.environ.pop("BASE_URL") if before is None else os.environ.__setitem__("BASE_URL", before)
+        built = root / lang / "_build" / "html"
+        if status == 0 and built.is_dir():
+            shutil.rmtree(site / lang, ignore_errors=True)
+            shutil.copytree(built, site / lang)
+            print(f"the {lang} edition: {site / lang}")
+    return status
