@@ -153,6 +153,23 @@ def test_nbval_s_view_of_an_output_ignores_images_and_model_ids_and_sanitizes():
     assert edition.output_difference([a], [b], "p") is not None  # stored outputs: exactly the English ones
     b["data"]["text/plain"] = "<Axes>"
     assert edition.output_difference([a], [b], "p", nbval=config) is not None
+    # a kernel may send one cell's prints in one piece or in two: nbval joins them, so does the sync
+    split, whole = [stream("a\n"), stream("b\n")], [stream("a\nb\n")]
+    assert edition.output_difference(split, whole, "p", nbval=config) is None
+    assert edition.output_difference(split, [stream("a\nc\n")], "p", nbval=config) is not None
+    assert edition.output_difference(split, whole, "p") is not None
+
+
+def test_a_localised_output_is_replaced_in_place_whatever_the_prints_around_it(book):
+    english = nbformat.read(book / "notebooks" / "a.ipynb", as_version=4)
+    english.cells[-1].outputs = [
+        nbformat.from_dict(o) for o in (stream("x\n"), stream("y\n"), verdict_output("… demo: no"))
+    ]
+    fresh = nbformat.read(zh_stored(book), as_version=4)
+    fresh.cells[-1].outputs = [nbformat.from_dict(o) for o in (stream("x\ny\n"), verdict_output("… demo: 否"))]
+    composed = edition.compose(english, jupytext.read(book / "zh" / "notebooks" / "a.md"), fresh)
+    texts = [o.get("text") or o["data"]["text/plain"] for o in composed.cells[-1].outputs]
+    assert texts == ["x\n", "y\n", "… demo: 否"]
 
 
 def test_the_manifest_records_the_english_prose_and_a_changed_paragraph_is_a_warning(book):

@@ -144,10 +144,25 @@ def as_nbval_sees(output, config: Path) -> dict:
     return found
 
 
+def coalesced(outputs: list) -> list:
+    """``outputs`` with each run of prints to one stream joined into one output (as nbval compares them)."""
+    joined = []
+    for output in outputs:
+        last = joined[-1] if joined else None
+        if output.get("output_type") == "stream" and last and last.get("output_type") == "stream":
+            if last.get("name") == output.get("name"):
+                last["text"] = "".join(last["text"]) + "".join(output["text"])
+                continue
+        joined.append(dict(output) if output.get("output_type") == "stream" else output)
+    return joined
+
+
 def output_difference(english: list, translated: list, where: str, nbval: Path | None = None) -> str | None:
     """Why a zh cell's outputs are not the English cell's, modulo localised outputs (None: they agree).
     Stored outputs must be the English ones exactly; a fresh run as nbval compares them (``nbval``:
-    its sanitizers' file)."""
+    its sanitizers' file), which joins the consecutive prints a kernel happened to send apart."""
+    if nbval:
+        english, translated = coalesced(english), coalesced(translated)
     if len(english) != len(translated):
         return f"{where}: {len(translated)} outputs, the English page stores {len(english)}"
     same = (lambda a, b: as_nbval_sees(a, nbval) == as_nbval_sees(b, nbval)) if nbval else (lambda a, b: a == b)
@@ -213,11 +228,9 @@ def compose(english, translated, fresh=None):
             cells.append(markdown)
             continue
         stored = nbformat.from_dict(dict(next(en_code)))
-        if new_code is not None:
-            ran = next(new_code)
-            stored.outputs = [
-                b if localised(a) is not None else a for a, b in zip(stored.outputs, ran.outputs, strict=False)
-            ]
+        if new_code is not None:  # the k-th localised output of the English cell ← the fresh cell's k-th
+            fresh_ones = iter([o for o in next(new_code).outputs if localised(o) is not None])
+            stored.outputs = [next(fresh_ones, o) if localised(o) is not None else o for o in stored.outputs]
         cells.append(stored)
     result = nbformat.from_dict(dict(english))
     result.cells = cells
