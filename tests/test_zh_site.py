@@ -5,13 +5,14 @@ the link is not a link the theme routes inside its own site."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from labkit.devtools import book, edition, players
+from labkit.devtools import book, edition, edition_book, players
 
 REPO = Path(__file__).resolve().parents[1]
 LINK = "labkit-edition-link"
@@ -99,3 +100,26 @@ def test_the_counterpart_url_carries_the_base_url(tmp_path):
     en, zh, index = json.loads(out.stdout)
     expected = "/book/zh/dpo" if (REPO / "zh" / "notebooks" / "11-labs" / "06-dpo.ipynb").exists() else "/book/zh/"
     assert (en["url"], zh["url"], index["url"]) == (expected, "/book/dpo", "/book/")
+
+
+def test_the_published_site_puts_the_chinese_edition_under_zh(tmp_path, monkeypatch):
+    """`build --site`: the Chinese project is built with BASE_URL + /zh, in Chinese, and placed at
+    _build/html/zh/ of the English site (mystmd itself needs the internet for the theme: stubbed)."""
+    (tmp_path / "zh").mkdir()
+    (tmp_path / "zh" / "myst.yml").write_text("version: 1\n", encoding="utf-8")
+    (tmp_path / "zh" / edition.MARKER).write_text("zh\n", encoding="utf-8")
+    seen = []
+
+    def build_site(root, repository):
+        seen.append((root, repository, os.environ.get("BASE_URL"), os.environ.get("LABKIT_LANG")))
+        (root / "_build" / "html").mkdir(parents=True)
+        (root / "_build" / "html" / "index.html").write_text("<html lang=zh>", encoding="utf-8")
+        return 0
+
+    monkeypatch.setattr(book, "build_site", build_site)
+    monkeypatch.setenv("BASE_URL", "/book/")
+    monkeypatch.delenv("LABKIT_LANG", raising=False)
+    assert edition_book.build_sites(tmp_path, "owner/name") == 0
+    assert seen == [(tmp_path / "zh", "owner/name", "/book/zh", "zh")]
+    assert (tmp_path / "_build" / "html" / "zh" / "index.html").read_text(encoding="utf-8") == "<html lang=zh>"
+    assert os.environ["BASE_URL"] == "/book/" and "LABKIT_LANG" not in os.environ

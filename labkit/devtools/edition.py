@@ -199,17 +199,23 @@ def identity_problems(root: Path, lang: str, page: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def language(lang: str):
-    """The kit speaks ``lang`` in this process and the kernels it starts, for the block."""
-    before = os.environ.get("LABKIT_LANG")
-    os.environ["LABKIT_LANG"] = lang
+def environment(**values: str):
+    """The environment variables ``values`` set for the block (this process and what it starts)."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop("LABKIT_LANG", None)
-        else:
-            os.environ["LABKIT_LANG"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def language(lang: str):
+    """The kit speaks ``lang`` in this process and the kernels it starts, for the block."""
+    return environment(LABKIT_LANG=lang)
 
 
 def compose(english, translated, fresh=None):

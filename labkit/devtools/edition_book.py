@@ -89,13 +89,8 @@ def build_sites(root: Path, repository: str | None) -> int:
     status = 0
     for lang in edition.editions(root):
         base = os.environ.get("BASE_URL", "").rstrip("/")
-        before = os.environ.get("BASE_URL")
-        os.environ["BASE_URL"] = f"{base}/{lang}"
-        try:
-            with edition.language(lang):
-                status = book.build_site(root / lang, repository) or status
-        finally:
-            os.environ.pop("BASE_URL") if before is None else os.environ.__setitem__("BASE_URL", before)
+        with edition.environment(BASE_URL=f"{base}/{lang}", LABKIT_LANG=lang):
+            status = book.build_site(root / lang, repository) or status
         built = root / lang / "_build" / "html"
         if status == 0 and built.is_dir():
             shutil.rmtree(site / lang, ignore_errors=True)
