@@ -233,3 +233,17 @@ def test_the_sync_executes_the_zh_page_in_chinese_and_refuses_data_that_changes(
     with pytest.raises(edition.EditionError, match=r"code cell 3, output 0: differs from the English page's"):
         edition.sync(book, "zh", zh)
     assert out.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_a_cell_that_fails_only_in_the_edition_is_named_not_a_traceback(book):
+    fails = '```{code-cell} ipython3\nassert os.environ.get("LABKIT_LANG") != "zh", "only English"\n```\n'
+    for md, prose in ((book / "notebooks" / "a.md", "English"), (book / "zh" / "notebooks" / "a.md", "中文")):
+        md.write_text(page(prose, VERDICT, fails), encoding="utf-8")
+    english_notebook(book / "notebooks" / "a.md", [[verdict_output("… demo: not yet answered")], []])
+    run = [sys.executable, "-m", "labkit.devtools", "build", "--book", str(book), "--edition", "zh"]
+    proc = subprocess.run(run, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "zh/notebooks/a.md: a cell failed when the page ran in Chinese in its folder:" in proc.stderr
+    assert "AssertionError: only English" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert not (book / "zh" / "notebooks" / "a.ipynb").exists()

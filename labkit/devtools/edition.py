@@ -28,6 +28,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from nbclient.exceptions import CellExecutionError
 
 from labkit.cli.lab import book_pages
 from labkit.devtools import notebooks
@@ -264,7 +265,13 @@ def sync(root: Path, lang: str, page: Path, execute: bool = True) -> Path:
     before = out.read_bytes() if out.is_file() else None
     if execute:
         with language(lang):
-            fresh = nbformat.read(notebooks.build(page), as_version=4)
+            try:
+                fresh = nbformat.read(notebooks.build(page), as_version=4)
+            except CellExecutionError as err:  # the English page runs: the zh page's folder or language broke it
+                failed = f"{err.ename}: {err.evalue}"
+                raise EditionError(
+                    f"{name}: a cell failed when the page ran in Chinese in its folder: {failed}"
+                ) from err
         _restore(out, before)  # written only once it agrees with the English page
     elif out.is_file():
         fresh = nbformat.read(out, as_version=4)
