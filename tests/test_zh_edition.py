@@ -247,3 +247,17 @@ def test_a_cell_that_fails_only_in_the_edition_is_named_not_a_traceback(book):
     assert "zh/notebooks/a.md: a cell failed when the page ran in Chinese in its folder:" in proc.stderr
     assert "AssertionError: only English" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert not (book / "zh" / "notebooks" / "a.ipynb").exists()
+
+
+def test_book_check_warns_about_a_changed_english_paragraph_without_failing(book, monkeypatch, capsys):
+    from labkit.devtools import __main__ as devtools
+
+    zh_stored(book)
+    edition.sync(book, "zh", book / "zh" / "notebooks" / "a.md", execute=False)
+    monkeypatch.setattr(devtools, "check", lambda root: [])  # the rest of the check: tests/test_book.py
+    english = book / "notebooks" / "a.md"
+    english.write_text(english.read_text("utf-8").replace("# English", "# English, revised"), encoding="utf-8")
+    assert devtools.main(["check", "--book", str(book)]) == 0
+    printed = capsys.readouterr()
+    assert "warning: zh: zh/notebooks/a.md: the English page notebooks/a.md changed its prose" in printed.err
+    assert "book check passed" in printed.out
