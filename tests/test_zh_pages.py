@@ -19,13 +19,13 @@ PAGES = [page.relative_to(ZH).as_posix() for page in book_pages(ZH)] if ZH.is_di
 
 
 def test_every_english_page_has_its_chinese_page():
-    missing = edition.missing_pages(REPO, "zh")
+    missing = edition_book.missing_pages(REPO, "zh")
     assert not missing, f"{len(missing)} English pages have no page in zh/: " + ", ".join(missing)
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_a_chinese_page_has_the_english_code_cells_and_stored_outputs(page):
-    problems = edition.identity_problems(REPO, "zh", ZH / page)
+    problems = edition_book.identity_problems(REPO, "zh", ZH / page)
     assert not problems, "\n".join(problems)
 
 

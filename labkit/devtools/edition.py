@@ -72,12 +72,6 @@ def rel(root: Path, path: Path) -> str:
     return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
 
 
-def missing_pages(root: Path, lang: str) -> list[str]:
-    """The English pages (relative to the book) that have no page in edition ``lang``."""
-    base = edition_root(root, lang)
-    return [rel(root, md) for md in book_pages(root) if not (base / md.relative_to(root)).is_file()]
-
-
 # -- code cells and prose ------------------------------------------------------------------------
 
 
@@ -176,26 +170,6 @@ def output_difference(english: list, translated: list, where: str, nbval: Path |
     return None
 
 
-def identity_problems(root: Path, lang: str, page: Path) -> list[str]:
-    """Page ``page`` of edition ``lang`` against its English page: code of the ``.md`` and the
-    ``.ipynb``, every stored output (localised ones by their verdict/widget)."""
-    english_md = english_page(root, lang, page)
-    name = rel(root, Path(page).with_suffix(".md"))
-    if not english_md.is_file():
-        return [f"{name}: no English page {rel(root, english_md)}"]
-    found = [code_difference(jupytext.read(english_md), jupytext.read(page), name)]
-    zh_ipynb, en_ipynb = Path(page).with_suffix(".ipynb"), english_md.with_suffix(".ipynb")
-    if not zh_ipynb.is_file() or not en_ipynb.is_file():
-        return [p for p in found if p] + [f"{name}: no .ipynb to compare; run `make zh NB={name}`"]
-    english, translated = nbformat.read(en_ipynb, as_version=4), nbformat.read(zh_ipynb, as_version=4)
-    found.append(code_difference(english, translated, rel(root, zh_ipynb)))
-    en_code = [c for c in english.cells if c.cell_type == "code"]
-    zh_code = [c for c in translated.cells if c.cell_type == "code"]
-    for number, (a, b) in enumerate(zip(en_code, zh_code, strict=False), 1):
-        found.append(output_difference(a.get("outputs", []), b.get("outputs", []), f"{name}: code cell {number}"))
-    return [problem for problem in found if problem]
-
-
 # -- the sync ------------------------------------------------------------------------------------
 
 
@@ -280,17 +254,34 @@ def sync(root: Path, lang: str, page: Path, execute: bool = True) -> Path:
     else:
         raise EditionError(f"{name}: no stored .ipynb to keep localised outputs from; run `make zh NB={name}`")
     composed = compose(english, translated, fresh)
+    problem = disagreement(english, fresh, name, Path(root) / SANITIZE if execute else None)
+    if problem:
+        raise EditionError(problem)
+    nbformat.write(composed, out)
+    record(root, lang, {rel(root, english_md): prose_hash(english_md)})
+    return out
+
+
+def disagreement(english, fresh, name: str, nbval: Path | None) -> str | None:
+    """Where ``fresh`` (the zh page run now, compared as nbval does with ``nbval``'s sanitizers; or,
+    with None, the zh .ipynb stored before) disagrees with the English page's stored outputs.  A
+    stored one lends only its localised outputs, which must still be the English page's verdicts."""
     en_code = [c for c in english.cells if c.cell_type == "code"]
     zh_code = [c for c in fresh.cells if c.cell_type == "code"]
     for number, (a, b) in enumerate(zip(en_code, zh_code, strict=True), 1):
         where = f"{name}: code cell {number}"
-        config = Path(root) / SANITIZE if execute else None
-        problem = output_difference(a.get("outputs", []), b.get("outputs", []), where, config)
-        if problem:
-            raise EditionError(problem)
-    nbformat.write(composed, out)
-    record(root, lang, {rel(root, english_md): prose_hash(english_md)})
-    return out
+        if nbval:
+            problem = output_difference(a.get("outputs", []), b.get("outputs", []), where, nbval)
+            if problem:
+                return problem
+            continue
+        kept = [[localised(o) for o in c.get("outputs", []) if localised(o)] for c in (a, b)]
+        if kept[0] != kept[1]:
+            return (
+                f"{where}: the English page now stores {kept[0] or 'none'}, the Chinese .ipynb {kept[1] or 'none'};"
+                f" run `make zh NB={name}` (it executes the page)"
+            )
+    return None
 
 
 def _restore(path: Path, content: bytes | None) -> None:

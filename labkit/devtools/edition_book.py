@@ -15,6 +15,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import jupytext
+import nbformat
 import yaml
 
 from labkit.cli import glossary
@@ -46,6 +48,34 @@ def build_pages(root: Path, lang: str, paths: list[Path], prose: bool) -> int:
     return status
 
 
+def missing_pages(root: Path, lang: str) -> list[str]:
+    """The English pages (relative to the book) that have no page in edition ``lang``."""
+    base = edition.edition_root(root, lang)
+    return [edition.rel(root, md) for md in book_pages(root) if not (base / md.relative_to(root)).is_file()]
+
+
+def identity_problems(root: Path, lang: str, page: Path) -> list[str]:
+    """Page ``page`` of edition ``lang`` against its English page: code of the ``.md`` and the
+    ``.ipynb``, every stored output (localised ones by their verdict/widget)."""
+    english_md = edition.english_page(root, lang, page)
+    name = edition.rel(root, Path(page).with_suffix(".md"))
+    if not english_md.is_file():
+        return [f"{name}: no English page {edition.rel(root, english_md)}"]
+    found = [edition.code_difference(jupytext.read(english_md), jupytext.read(page), name)]
+    zh_ipynb, en_ipynb = Path(page).with_suffix(".ipynb"), english_md.with_suffix(".ipynb")
+    if not zh_ipynb.is_file() or not en_ipynb.is_file():
+        return [p for p in found if p] + [f"{name}: no .ipynb to compare; run `make zh NB={name}`"]
+    english, translated = nbformat.read(en_ipynb, as_version=4), nbformat.read(zh_ipynb, as_version=4)
+    found.append(edition.code_difference(english, translated, edition.rel(root, zh_ipynb)))
+    en_code = [c for c in english.cells if c.cell_type == "code"]
+    zh_code = [c for c in translated.cells if c.cell_type == "code"]
+    for number, (a, b) in enumerate(zip(en_code, zh_code, strict=False), 1):
+        found.append(
+            edition.output_difference(a.get("outputs", []), b.get("outputs", []), f"{name}: code cell {number}")
+        )
+    return [problem for problem in found if problem]
+
+
 def toc_mirror_problems(root: Path, lang: str) -> list[str]:
     """The edition's toc lists the English toc's pages, in the same order."""
     english = book.toc_files(book.load_config(root))
@@ -65,10 +95,10 @@ def problems(root: Path) -> list[str]:
     for lang in edition.editions(root):
         base = root / lang
         lines = toc_mirror_problems(root, lang)
-        missing = edition.missing_pages(root, lang)
+        missing = missing_pages(root, lang)
         lines += [f"{len(missing)} English pages have no {lang} page: {', '.join(missing)}"] if missing else []
         for page in book_pages(base):
-            lines += edition.identity_problems(root, lang, page)
+            lines += identity_problems(root, lang, page)
         lines += [f"notebooks: {line}" for line in notebooks.check_pairs(base)]
         lines += [f"glossary: {line}" for line in glossary.problems(base)]
         with edition.language(lang):
