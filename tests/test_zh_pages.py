@@ -59,3 +59,15 @@ def test_a_broken_toc_mirror_is_named(tmp_path):
     (tmp_path / "zh" / "myst.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     (problem,) = edition_book.toc_mirror_problems(tmp_path, "zh")
     assert "missing ['notebooks/07-traces/03-text-token-by-token.ipynb']" in problem
+
+
+def test_explanatory_bullets_that_cite_on_one_line_are_no_hand_written_sources_list():
+    """A Chinese paragraph stays on one line (a line break between two Chinese characters shows as a
+    space), so a bullet's citation lands on its first line; a bold lead-in marks it as an explanation."""
+    bullets = (
+        "- **用哪个组。** 有些方案在整个批次上做标准化（REINFORCE++ {cite:p}`hu2025reinforcepp`）。\n"
+        "- **是否要除。** “Dr. GRPO”的分析 {cite:p}`liu2025drgrpo` 认为这会带来偏差。\n"
+    )
+    assert book.hand_written_sources(bullets) == []
+    listed = "- A. Author, *A Paper* {cite:p}`song2021ddim` — what it shows.\n- B. Author {cite:p}`ho2020ddpm`\n"
+    assert book.hand_written_sources(listed) == ["- A. Author, *A Paper* {cite:p}`song2021ddim` — what it shows."]
