@@ -261,3 +261,11 @@ def test_book_check_warns_about_a_changed_english_paragraph_without_failing(book
     printed = capsys.readouterr()
     assert "warning: zh: zh/notebooks/a.md: the English page notebooks/a.md changed its prose" in printed.err
     assert "book check passed" in printed.out
+
+
+def test_an_edition_with_no_page_yet_is_one_problem_naming_the_pages(book):
+    import shutil
+
+    shutil.rmtree(book / "zh" / "notebooks")
+    assert edition_book.problems(book) == ["zh: 1 English pages have no zh page: notebooks/a.md"]
+    assert edition_book.warnings(book) == []

@@ -48,6 +48,8 @@ def edition_links(content: Path) -> dict[str, list[dict]]:
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
+    if not (REPO / "zh" / "notebooks").is_dir():
+        pytest.skip("the Chinese edition has no pages yet (test_zh_pages.py names them)")
     root = copy_of_both_editions(tmp_path_factory.mktemp("both"))
     built = {}
     for lang, folder in (("en", root), ("zh", root / "zh")):

@@ -97,6 +97,9 @@ def problems(root: Path) -> list[str]:
         lines = toc_mirror_problems(root, lang)
         missing = missing_pages(root, lang)
         lines += [f"{len(missing)} English pages have no {lang} page: {', '.join(missing)}"] if missing else []
+        if not (base / "notebooks").is_dir():  # no page yet: nothing else to check
+            found += [f"{lang}: {line}" for line in lines]
+            continue
         for page in book_pages(base):
             lines += identity_problems(root, lang, page)
         lines += [f"notebooks: {line}" for line in notebooks.check_pairs(base)]
