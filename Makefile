@@ -23,7 +23,7 @@ endif
 PYTEST_ARGS ?= -n 2 --dist loadscope
 $(shell mkdir -p build/jupyter/config build/jupyter/runtime build/ipython build/matplotlib && chmod 700 build/jupyter/runtime)
 
-.PHONY: lab test test-fast test-portable browser-test bench setup notebooks fixtures book pdf book-check lint class-copy grade clean
+.PHONY: lab test test-fast test-portable browser-test bench setup notebooks zh fixtures book pdf book-check lint class-copy grade clean
 
 $(STAMP): pyproject.toml jupyter/overrides.json
 	$(PYTHON) -m venv $(VENV)
@@ -40,10 +40,12 @@ setup: $(STAMP)
 lab: $(STAMP)
 	$(VENV)/bin/labkit lab $(LAB_ARGS)
 
-## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval.
+## Everything the book promises: unit tests, fixtures, pairing, the offline book check, nbval
+## over both editions (a zh page's kernel runs in its folder, where zh/.labkit-edition makes the
+## kit speak Chinese: its stored verdicts are Chinese, every other output the English page's).
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS) --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(wildcard answer_key) notebooks
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(wildcard answer_key) notebooks $(wildcard zh/notebooks)
 
 ## The edit-test loop: the unit tests without the `slow` marker (no notebook, no subprocess-heavy
 ## test, no wheel build, no class copy, no torture run); `make test` runs those too.
@@ -55,7 +57,10 @@ test-fast: $(STAMP)
 ## numbers). It runs every notebook and the test files that compute numbers (kernels, traces,
 ## labs, checkers, players' data, fixtures against their recipes); the checks of the book's
 ## structure, the CLI plumbing, the class copy, the crash harness and the wheel compute no float
-## and run once, in `make test`.
+## and run once, in `make test`.  English pages only: a zh page runs the same code cells and stores
+## the same outputs (tests/test_zh_pages.py checks it byte for byte), so a float that moves under
+## another kernel moves in the English page first; running zh/notebooks too would double the time
+## and test no other number.
 PORTABLE_KERNELS ?= Prescott Sandybridge
 PORTABLE_TESTS := $(wildcard tests/test_nn*.py tests/test_diffusion_*.py tests/test_text_*.py \
     tests/test_labs_*.py tests/test_check*.py tests/test_tools_answer.py tests/test_tools_grammar.py \
@@ -90,11 +95,19 @@ bench: $(STAMP)
 notebooks: $(STAMP)
 	$(PY) -m booktools build $(NB)
 
+## The Chinese edition: sync zh/notebooks/*.md into their .ipynb (NB=zh/notebooks/….md for one page):
+## refuses a page whose code cells differ from the English page's, executes it in Chinese, keeps the
+## English outputs but the localised ones, and records the English prose in zh/synced.toml
+## (ZH_ARGS=--prose: no kernel, the stored Chinese verdicts kept).
+zh: $(STAMP)
+	$(PY) -m booktools build --edition zh $(ZH_ARGS) $(NB)
+
 ## Rebuild fixtures/ from the recipes in labkit.
 fixtures: $(STAMP)
 	$(VENV)/bin/labkit fixtures build
 
-## The published static site (downloads the book theme: needs the internet).
+## The published static site (downloads the book theme: needs the internet): the English edition
+## at /, then the Chinese one (zh/myst.yml) at /zh/ of the same site, each page linking to its counterpart.
 ## The players' page bundles (build products, git-ignored) are written first; after mystmd, the
 ## theme's CDN assets (npm registry, cached in build/npm) and a CJK web font are served from the site.
 ## The PDF first (offline: myst build --tex, XeLaTeX; apt-get install --no-install-recommends texlive-xetex).
@@ -106,7 +119,9 @@ book: $(STAMP)
 pdf: $(STAMP)
 	$(PY) -m booktools build --pdf
 
-## Check every page offline: notebook pairs, glossary links, toc, parse errors, references, players.
+## Check every page offline: notebook pairs, glossary links, toc, parse errors, references, players,
+## for both editions; the zh pages' code and outputs against the English ones (a failure), and a
+## warning naming each zh page whose English prose changed after it was synced.
 book-check: $(STAMP)
 	$(PY) -m booktools check
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from booklab import glossary
 from booklab.edits import book_pages
-from booktools import book, notebooks, pdf
+from booktools import book, edition_book, notebooks, pdf
 from labkit.core.fixtures import book_root
 from labkit.reader.style import find_cjk_font
 
@@ -47,7 +47,7 @@ def check(root: Path) -> list[str]:
     """Every problem of the book at ``root``, each line prefixed with what found it."""
     found = [f"notebooks: {line}" for line in notebooks.check_pairs(root)]
     found += [f"glossary: {line}" for line in glossary.problems(root)]
-    return found + [f"book: {line}" for line in book.check(root)]
+    return found + [f"book: {line}" for line in book.check(root)] + edition_book.problems(root)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--prose", action="store_true", help="copy Markdown cells only (no execution)")
     mode.add_argument("--site", action="store_true", help="the players' page bundles, then myst build --html")
     mode.add_argument("--pdf", action="store_true", help="the book as a PDF, offline (myst build --tex, XeLaTeX)")
+    b.add_argument("--edition", choices=["zh"], help="sync pages of the Chinese edition (zh/notebooks/*.md)")
     b.add_argument(
         "--repository",
         help="with --site: the GitHub owner/name the site links to and opens on Binder"
@@ -76,17 +77,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "build":
         if (args.site or args.pdf) and args.paths:
             parser.error("build --site and --pdf build the whole book; give no pages")
+        if args.edition and (args.site or args.pdf):
+            parser.error("--edition is for building pages; build --site publishes every edition")
         if args.pdf:
             return pdf.main(root)
         if args.repository is not None and not args.site:
             parser.error("--repository is for build --site (the launch button of the published book)")
+        if args.edition:
+            return edition_book.build_pages(root, args.edition, args.paths, args.prose)
         if not args.site:
             return build_pages(root, args.paths, args.prose)
         try:
-            return book.build_site(root, args.repository)
+            return book.build_site(root, args.repository) or edition_book.build_sites(root, args.repository)
         except ValueError as err:
             parser.error(str(err))
     problems = check(root)
+    for line in edition_book.warnings(root):
+        print(f"warning: {line}", file=sys.stderr)
     print("\n".join(problems) or "book check passed: pairs, glossary links, toc, pages, references, players")
     return 1 if problems else 0
 

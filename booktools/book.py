@@ -88,7 +88,11 @@ def cited_keys(text: str) -> list[str]:
 _SOURCES_HEADING = re.compile(
     r"^#{1,6}[ \t]+(?:primary sources|sources|references|bibliography|further reading)[ \t]*$", re.I | re.M
 )
-_CITING_LIST = re.compile(r"(?:^[ \t]*(?:[-*+]|\d+[.)])[ \t][^\n]*\{cite[^\n]*\n(?:[ \t]+\S[^\n]*\n)*){2,}", re.M)
+# An item that opens with a bold lead-in (`- **Which group.** …`) is an explanation that cites, not
+# a source entry: a Chinese paragraph is kept on one line, so its citation is on the item's first line.
+_CITING_LIST = re.compile(
+    r"(?:^[ \t]*(?:[-*+]|\d+[.)])[ \t](?!\*\*)[^\n]*\{cite[^\n]*\n(?:[ \t]+\S[^\n]*\n)*){2,}", re.M
+)
 
 
 def hand_written_sources(text: str) -> list[str]:

@@ -62,9 +62,13 @@ def book_root(given: str | Path | None = None) -> Path:
     else:
         here = Path.cwd().resolve()
         candidates = [here, *here.parents]
-    for folder in candidates:
-        if (folder / "myst.yml").is_file() and (folder / "notebooks").is_dir():
-            return folder
+    books = [f for f in candidates if (f / "myst.yml").is_file() and (f / "notebooks").is_dir()]
+    # an edition's project (zh/, marked by .labkit-edition) inside the book is not the book: the
+    # kernel of a zh page, run in its folder, finds the clone's benchmarks/ and fixtures
+    if given is None and len(books) > 1 and (books[0] / ".labkit-edition").is_file():
+        return books[1]
+    if books:
+        return books[0]
     where = str(candidates[0]) if given is not None else f"{candidates[0]} or any folder above it"
     raise FileNotFoundError(
         f"no book at {where} (a book's folder holds myst.yml and notebooks/); "
