@@ -13,9 +13,9 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from classroom import classcopy
 from booklab.edits import book_pages
 from booktools import edition
+from classroom import classcopy
 
 REPO = Path(__file__).resolve().parents[1]
 CALL = re.compile(r"\bcheck\.([a-z_][a-z0-9_]*)\(")

@@ -14,8 +14,8 @@ import jupytext
 import nbformat
 import pytest
 
-from labkit.core.fixtures import book_root
 from booktools import edition, edition_book
+from labkit.core.fixtures import book_root
 
 REPO = Path(__file__).resolve().parents[1]
 FRONT = (REPO / "notebooks" / "00-preface.md").read_text(encoding="utf-8").split("\n---\n", 1)[0] + "\n---\n"
