@@ -38,6 +38,7 @@ EDITIONS = ("zh",)
 MARKER = ".labkit-edition"
 MANIFEST = "synced.toml"
 CHECK_CLASS = 'class="labkit-check"'
+FIGURE_CLASS = 'class="labkit-figure"'
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: the book's nbval sanitizers (relative to the book), which the sync applies as `make test` does
 SANITIZE = Path("tests") / "nbval_sanitize.cfg"
@@ -103,10 +104,13 @@ def prose_hash(md: Path) -> str:
 
 def localised(output) -> str | None:
     """What a localised output must keep across editions (None: an output that must be identical):
-    a check verdict keeps its mark and exercise, a player's widget view keeps its model."""
+    a check verdict keeps its mark and exercise, a player's widget view keeps its model, a figure
+    (``labkit.reader.Chart``) its place: its pixels are the English figure's, its description the edition's."""
     data = output.get("data", {})
     if WIDGET_VIEW in data:
         return "widget " + str(sorted(data[WIDGET_VIEW].items()))
+    if FIGURE_CLASS in "".join(data.get("text/html", "")):  # a figure's description is in the edition's language
+        return "figure"
     if CHECK_CLASS in data.get("text/html", ""):
         match = _VERDICT.match(str(data.get("text/plain", "")))
         return "verdict " + (" ".join(match.groups()) if match else "(none)")

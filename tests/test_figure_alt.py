@@ -54,3 +54,42 @@ def test_a_chart_carries_its_description_in_every_form():
     assert chart._repr_png_().startswith(b"\x89PNG")
     assert 'alt="A rising line, from (0, 0) to (1, 1)."' in chart._repr_html_()
     assert not pyplot.get_fignums(), "the figure stays open and the cell would show it twice"
+
+
+def _alts_in_pages() -> list[tuple[str, str]]:
+    import ast
+
+    import jupytext
+
+    found = []
+    for md in sorted((ROOT / "notebooks").rglob("*.md")):
+        for cell in jupytext.read(md).cells:
+            if cell.cell_type != "code" or "show_figure(" not in cell.source:
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show_figure":
+                    found.append((md.name, " ".join(node.args[0].value.split())))
+    return found
+
+
+def test_every_figure_has_its_description_in_chinese():
+    import tomllib
+
+    catalogue = tomllib.loads((ROOT / "labkit" / "reader" / "zh.toml").read_text(encoding="utf-8"))
+    alts = _alts_in_pages()
+    assert len(alts) >= 20, alts
+    missing = [(page, alt[:50]) for page, alt in alts if not re.search("[\u4e00-\u9fff]", catalogue.get(alt, ""))]
+    assert not missing, f"figures without a Chinese description in labkit/reader/zh.toml: {missing}"
+    stale = set(catalogue) - {alt for _, alt in alts}
+    assert not stale, f"labkit/reader/zh.toml describes figures no page draws: {[s[:50] for s in stale]}"
+
+
+def test_the_chinese_edition_shows_the_chinese_description(monkeypatch):
+    from labkit.core import edition
+
+    page, alt = _alts_in_pages()[0]
+    monkeypatch.setenv("LABKIT_LANG", "zh")
+    edition.forget()
+    pyplot = plt()
+    chart = show_figure(alt, pyplot.figure(figsize=(1, 1), dpi=20))
+    assert re.search("[\u4e00-\u9fff]", repr(chart)) and 'class="labkit-figure"' in chart._repr_html_(), page

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from labkit.core import edition
 from labkit.core.guards import holds_float
 from labkit.reader.numbers import fmt, fmt_bound, rounded
 from labkit.reader.style import plt
@@ -162,12 +163,16 @@ class Chart:
     def _repr_html_(self) -> str:
         width = int.from_bytes(self.png[16:20], "big")  # IHDR: shown at its own size, as an inline figure is
         encoded = base64.b64encode(self.png).decode("ascii")
-        return f'<img src="data:image/png;base64,{encoded}" width="{width}" alt="{escape(self.alt)}">'
+        return (
+            f'<img class="labkit-figure" src="data:image/png;base64,{encoded}" width="{width}" '
+            f'alt="{escape(self.alt)}">'
+        )
 
 
 def show_figure(alt: str, fig=None) -> Chart:
     """The current figure (or ``fig``) as a ``Chart`` described by ``alt`` — what it shows, in a
-    sentence or two, written with the figure — and closed, so the cell shows it once."""
+    sentence or two, written with the figure — and closed, so the cell shows it once.  In the
+    Chinese edition the description is the one ``labkit/reader/zh.toml`` pairs with ``alt``."""
     if not isinstance(alt, str) or not alt.strip() or alt.lstrip().startswith("<Figure"):
         raise ValueError(f"alt must say what the figure shows, got {alt!r}")
     pyplot = plt()
@@ -175,4 +180,4 @@ def show_figure(alt: str, fig=None) -> Chart:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", bbox_inches="tight")
     pyplot.close(fig)
-    return Chart(buffer.getvalue(), " ".join(alt.split()))
+    return Chart(buffer.getvalue(), edition.translate(Path(__file__).parent, " ".join(alt.split())))
