@@ -6,8 +6,9 @@ lockfile: myst-to-html, KaTeX, axe-core) with ``npm ci`` into ``build/browser/ax
 lockfile (a stamp holds the lockfile's hash).  ``build_site`` writes the players' bundles (as the
 book build does), builds the content JSON in a scratch copy of the book (so the repository's
 ``_build`` is never touched), renders every page, and adds what the site serves beside the pages:
-the public files (figures, players' bundles), ``myst/site.css``, KaTeX's stylesheet from the site
-(``labkit.devtools.assets.localise``, as the build serves it) and the CJK web font.
+the public files (figures, players' bundles), ``myst/site.css`` and KaTeX's stylesheet from the site
+(``labkit.devtools.assets.localise``, as the build serves it).  The content JSON is kept in
+``build/browser/axe-content`` until a file mystmd reads (or mystmd's version) changes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import importlib.metadata
 import json
 import shutil
 import subprocess
@@ -26,6 +28,8 @@ from labkit.devtools import assets, book, players
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).resolve().parent / "harness" / "axe"
 NPM_FOLDER = REPO / "build" / "browser" / "axe-npm"
+#: the last content JSON built, by what it was built from (``content_json``)
+CONTENT_CACHE = REPO / "build" / "browser" / "axe-content"
 #: what mystmd needs to build the site's content JSON
 BOOK_FILES = ("myst.yml", "references.bib", "myst", "notebooks")
 #: the rules the check runs: WCAG 2.0, 2.1 and 2.2, levels A and AA
@@ -73,9 +77,24 @@ def npm_folder(folder: Path = NPM_FOLDER) -> Path:
     return folder
 
 
-def content_json(scratch: Path) -> Path:
-    """Every page's content JSON, built offline in a copy of the book at ``scratch``."""
+def book_digest() -> str:
+    """What the content JSON is made from: mystmd's version and every file mystmd reads."""
+    digest = hashlib.sha256(importlib.metadata.version("mystmd").encode())
+    for name in BOOK_FILES:
+        source = REPO / name
+        for path in sorted([source] if source.is_file() else source.rglob("*")):
+            if path.is_file() and ".ipynb_checkpoints" not in path.parts:
+                digest.update(path.relative_to(REPO).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def content_json(scratch: Path, cache: Path = CONTENT_CACHE) -> Path:
+    """Every page's content JSON (``<site>/content``, beside ``<site>/public``), built offline in a
+    copy of the book at ``scratch``; kept in ``cache`` for as long as no file mystmd reads changes."""
     players.pages(REPO)  # the players' bundles, as the book build writes them first
+    kept = cache / book_digest()
+    if (kept / "content").is_dir():
+        return kept / "content"
     scratch.mkdir(parents=True, exist_ok=True)
     for name in BOOK_FILES:
         source = REPO / name
@@ -86,12 +105,18 @@ def content_json(scratch: Path) -> Path:
     content, printed = book.site_content(scratch, timeout=300)
     if not content.is_dir() or not any(content.glob("*.json")):
         raise RuntimeError(f"mystmd wrote no content JSON:\n{printed[-3000:]}")
-    return content
+    shutil.rmtree(cache, ignore_errors=True)  # one book's content kept, never a pile of them
+    partial = cache.with_name(cache.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(content.parent, partial / kept.name)
+    partial.replace(cache)
+    return kept / "content"
 
 
 def build_site(scratch: Path, npm: Path) -> tuple[Path, dict[str, str]]:
     """The rendered site's folder and, for every page, its content JSON's ``location`` (the
-    ``.ipynb`` it was built from, e.g. ``notebooks/11-labs/06-dpo.ipynb``) → its file in the site."""
+    ``.ipynb`` it was built from, e.g. ``notebooks/11-labs/06-dpo.ipynb``) → its file in the site.
+    The site's CJK web font is not made: it changes no glyph's colour, size or place axe checks."""
     content = content_json(scratch / "book")
     public = content.parent / "public"
     site = scratch / "site"
@@ -100,8 +125,6 @@ def build_site(scratch: Path, npm: Path) -> tuple[Path, dict[str, str]]:
     _run(["node", str(npm / "render-page.mjs"), str(site), str(public), *map(str, pages)], npm, "render-page.mjs")
     shutil.copy(REPO / "myst" / "site.css", site / "site.css")
     assets.localise(site, REPO / "build" / "npm")
-    if assets.CJK_FONT.is_file():
-        assets.cjk_font(site)
     where = {}
     for page in pages:
         location = json.loads(page.read_text(encoding="utf-8")).get("location", "")

@@ -11,7 +11,17 @@ whatever its impact, is written to ``browser-screenshots/axe/<page>.json``.
 from __future__ import annotations
 
 import pytest
-from axe_site import REPO, SiteServer, blocking, build_site, check_pages, npm_folder, run_axe, write_report
+from axe_site import (
+    REPO,
+    SiteServer,
+    axe_result,
+    blocking,
+    build_site,
+    check_pages,
+    npm_folder,
+    start_axe,
+    write_report,
+)
 from player_controls import embed_key
 from player_harness import HarnessServer, embeds
 from test_browser_players import open_player
@@ -23,6 +33,7 @@ pytestmark = pytest.mark.browser
 REPORTS = REPO / "browser-screenshots" / "axe"
 TOC = book.toc_files(book.load_config(REPO))
 EMBEDS = embeds()
+SIDE_BY_SIDE = 3
 WIDTHS = {"1280": {"width": 1280, "height": 900}, "390": {"width": 390, "height": 844}}
 
 
@@ -39,7 +50,7 @@ def page_results(tmp_path_factory, browser, axe_npm):
     try:
         with SiteServer(site) as server:
             urls = {toc_file: f"{server.base}/{where[toc_file]}" for toc_file in TOC if toc_file in where}
-            yield check_pages(context, urls, axe_npm)
+            yield check_pages(context, urls, axe_npm, SIDE_BY_SIDE)
     finally:
         context.close()
 
@@ -59,21 +70,34 @@ def test_page_has_no_serious_or_critical_axe_violation(page_results, toc_file):
 
 
 @pytest.fixture(scope="module")
-def harness():
-    with HarnessServer() as server:
-        yield server
+def player_results(browser, axe_npm):
+    """Every player in its static harness checked by axe at each width (three side by side):
+    (page, player, width) → {"violations": [...], "errors": [console errors]}."""
+    results = {}
+    with HarnessServer() as harness:
+        for width, viewport in WIDTHS.items():
+            context = browser.new_context(viewport=viewport, locale="en-US", timezone_id="UTC")
+            try:
+                for start in range(0, len(EMBEDS), SIDE_BY_SIDE):
+                    opened = [
+                        (embed, *open_player(context, harness, *embed))
+                        for embed in EMBEDS[start : start + SIDE_BY_SIDE]
+                    ]
+                    for _, page, _ in opened:
+                        start_axe(page, axe_npm)
+                    for (page_md, name), page, errors in opened:
+                        results[page_md, name, width] = {"violations": axe_result(page), "errors": errors}
+                        page.close()
+            finally:
+                context.close()
+    return results
 
 
 @pytest.mark.parametrize("width", list(WIDTHS))
 @pytest.mark.parametrize(("page_md", "name"), EMBEDS, ids=[embed_key(p, n) for p, n in EMBEDS])
-def test_player_has_no_serious_or_critical_axe_violation(browser, harness, axe_npm, page_md, name, width):
-    context = browser.new_context(viewport=WIDTHS[width], locale="en-US", timezone_id="UTC")
-    try:
-        page, errors = open_player(context, harness, page_md, name)
-        violations = run_axe(page, axe_npm)
-    finally:
-        context.close()
-    report = write_report(REPORTS, f"player__{embed_key(page_md, name)}__{width}", violations)
-    assert errors == [], f"{name}: console errors: {errors}"
-    found = blocking(violations)
+def test_player_has_no_serious_or_critical_axe_violation(player_results, page_md, name, width):
+    result = player_results[page_md, name, width]
+    report = write_report(REPORTS, f"player__{embed_key(page_md, name)}__{width}", result["violations"])
+    assert result["errors"] == [], f"{name}: console errors: {result['errors']}"
+    found = blocking(result["violations"])
     assert found == [], f"{name} at {width} px: serious or critical axe violations ({report}):\n" + "\n".join(found)
