@@ -101,3 +101,93 @@ def test_player_has_no_serious_or_critical_axe_violation(player_results, page_md
     assert result["errors"] == [], f"{name}: console errors: {result['errors']}"
     found = blocking(result["violations"])
     assert found == [], f"{name} at {width} px: serious or critical axe violations ({report}):\n" + "\n".join(found)
+
+
+def _output(data: dict, kind: str = "display_data") -> dict:
+    return {"type": "output", "jupyter_data": {"output_type": kind, "data": data}, "children": []}
+
+
+#: one page with every kind of node the renderer draws its own way
+CONTENT = {
+    "slug": "sample",
+    "location": "/notebooks/sample.ipynb",
+    "frontmatter": {"title": "Sample <page>"},
+    "mdast": {
+        "type": "root",
+        "children": [
+            {"type": "heading", "depth": 2, "identifier": "part", "children": [{"type": "text", "value": "Part"}]},
+            {"type": "inlineMath", "value": "x^2"},
+            {
+                "type": "math",
+                "value": "y",
+                "html": "<span class='katex-display'>Y</span>",
+                "enumerator": "3",
+                "html_id": "eq-y",
+            },
+            {
+                "type": "details",
+                "children": [
+                    {"type": "summary", "children": [{"type": "text", "value": "More"}]},
+                    {"type": "paragraph", "children": [{"type": "text", "value": "inside"}]},
+                ],
+            },
+            {"type": "code", "value": "hidden_source()", "visibility": "hide", "executable": True},
+            {
+                "type": "outputs",
+                "children": [
+                    _output({"image/png": {"path": "/fig.png"}, "text/plain": {"content": "a bar chart of 3 bars"}}),
+                    _output(
+                        {
+                            "text/html": {"content": "<table id='t'><tr><td>1</td></tr></table>"},
+                            "text/markdown": {"content": "| 1 |"},
+                            "text/plain": {"content": "T"},
+                        },
+                        "execute_result",
+                    ),
+                    _output({"text/plain": {"content": "plain <text>"}}, "execute_result"),
+                    {
+                        "type": "output",
+                        "jupyter_data": {"output_type": "stream", "name": "stdout", "text": "printed\n"},
+                    },
+                ],
+            },
+            {"type": "anywidget", "esm": "/sample.decode.mjs", "model": {}},
+        ],
+    },
+}
+
+
+def test_render_page_draws_a_page_as_the_theme_does(tmp_path, axe_npm):
+    import json
+    import subprocess
+
+    page = tmp_path / "sample.json"
+    page.write_text(json.dumps(CONTENT), encoding="utf-8")
+    render = [str(axe_npm / "render-page.mjs"), str(tmp_path / "out"), str(tmp_path / "public")]
+    subprocess.run(["node", *render, str(page)], check=True, capture_output=True, text=True)
+    html = (tmp_path / "out" / "sample.html").read_text(encoding="utf-8")
+    expected = [
+        '<html lang="en">',
+        "<title>Sample &lt;page&gt;</title>",
+        "<h1>Sample &lt;page&gt;</h1>",
+        '<h2 id="part">Part</h2>',
+        'class="katex"',  # inline math without mystmd's HTML: KaTeX from npm
+        "<span class='katex-display'>Y</span>",
+        '<a href="#eq-y" title="Link to this Equation">(3)</a>',
+        "<details><summary>More</summary><div><p>inside</p></div></details>",
+        "<details><summary>Source</summary>",
+        '<img src="/fig.png" alt="a bar chart of 3 bars">',  # the theme's rule: text/plain is the alt
+        "<table id='t'>",  # text/html over text/markdown and text/plain
+        '<div class="font-mono text-sm whitespace-pre-wrap">plain &lt;text&gt;</div>',
+        '<pre class="text-sm font-thin font-system">printed\n</pre>',
+        'data-name="outputs-container"',
+        '<div role="region" aria-label="decode player"',  # no bundle in the site: a named placeholder
+        "https://cdn.jsdelivr.net/npm/katex@0.15.2/dist/katex.min.css",
+        '<link rel="stylesheet" href="/site.css">',
+    ]
+    assert [part for part in expected if part not in html] == [], html[:4000]
+    assert html.count("<h1") == 1
+
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    broken = subprocess.run(["node", *render, str(tmp_path / "broken.json")], capture_output=True, text=True)
+    assert broken.returncode == 2 and "CONTENT.json" in broken.stderr and "broken.json" in broken.stderr, broken.stderr

@@ -87,8 +87,9 @@ function mathHtml(node, displayMode) {
 function math(h, node) {
   const id = node.html_id || node.identifier || undefined;
   const parts = [h(node, 'div', { class: 'math-body' }, [raw(mathHtml(node, true))])];
-  if (node.enumerator) {
-    const link = h(node, 'a', { href: `#${id}`, title: 'Link to this Equation' }, [u('text', `(${node.enumerator})`)]);
+  if (node.mystEnumerator) {
+    const number = `(${node.mystEnumerator})`;
+    const link = h(node, 'a', { href: `#${id}`, title: 'Link to this Equation' }, [u('text', number)]);
     parts.push(h(node, 'div', { class: 'math-number' }, [link]));
   }
   return h(node, 'div', { id, class: 'math-display' }, parts);
@@ -218,9 +219,18 @@ for (const body of document.querySelectorAll('.myst-code-body')) {
 window.playersDone = true;
 `;
 
+// myst-to-html numbers the equations again, its own way: the theme shows mystmd's numbers.
+function keepNumbers(node) {
+  if (!node || typeof node !== 'object') return;
+  if (node.type === 'math') node.mystEnumerator = node.enumerator;
+  for (const child of node.children || []) keepNumbers(child);
+}
+
 export function renderPage(content, pub) {
   const title = (content.frontmatter && content.frontmatter.title) || content.slug;
-  const body = mystToHtml(structuredClone(content.mdast), {
+  const tree = structuredClone(content.mdast);
+  keepNumbers(tree);
+  const body = mystToHtml(tree, {
     hast: { allowDangerousHtml: true, handlers: handlers(pub) },
     formatHtml: false,
     stringifyHtml: { allowDangerousHtml: true },
