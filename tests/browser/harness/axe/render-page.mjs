@@ -9,7 +9,8 @@
 //   as the build does);
 // - prose with myst-to-html's mystToHast, its handlers replaced where the theme differs:
 //   math is the KaTeX HTML mystmd rendered (the theme's server rendering; KaTeX from npm when a
-//   node has none), display math in the theme's flex box with its "(n)" equation link;
+//   node has none), display math in the theme's flex box with its "(n)" equation link (mystmd's
+//   numbers: myst-to-html's own numbering is undone);
 //   <details> keep their content; a citation group is a <span> with the theme's classes;
 // - a code cell as the theme's CodeBlock: a body that becomes a focusable region named "code
 //   block content" only when it scrolls (the theme's useIsScrollable), hidden when removed,
@@ -24,17 +25,19 @@
 // - a player (an `anywidget` node): its bundle from the site, loaded as the theme loads it (the
 //   module's render({ model, el }) into an element inside an open shadow root, the model the
 //   directive's JSON body); when the bundle is not in the site, a placeholder region named by
-//   the player.
+//   the player's name (from the bundle's file name: the player's own title is drawn by its code).
 //
 // What differs from the real theme: no navigation, table of contents, header, footer, search,
 // launch or download buttons, no "copy" button or heading "#" links, no syntax colouring (code
-// is plain text), no frontmatter block (authors, licence, subtitle), no dark mode, and the
-// theme's Tailwind classes are approximated by the few rules in THEME_CSS (a 725 px column).
+// is plain text), no frontmatter block (authors, licence, subtitle), no dark mode, an HTML
+// output is not passed through JupyterLab's sanitizer, and the theme's Tailwind classes are
+// approximated by the few rules in THEME_CSS (its preflight's images no wider than the column,
+// a 725 px column).
 // Those parts are the theme's, not the book's: the axe check covers what the book puts in a page.
 //
-// Usage: node render-page.mjs OUT_DIR PUBLIC_DIR CONTENT.json...  writes OUT_DIR/<slug>.html
-// for each page (the index page as index.html); PUBLIC_DIR is the site's public folder (where
-// the players' bundles are).
+// Usage: node render-page.mjs OUT_DIR PUBLIC_DIR CONTENT.json...  writes OUT_DIR/<name>.html
+// for each CONTENT.json named <name>.json (mystmd names it by the page's slug, the
+// index page index.json); PUBLIC_DIR is the site's public folder (where the players' bundles are).
 import fs from 'node:fs';
 import path from 'node:path';
 import { mystToHtml } from 'myst-to-html';
@@ -255,10 +258,6 @@ ${body}
 </body>
 </html>
 `;
-}
-
-export function pageName(content) {
-  return content.slug === 'index' || !content.slug ? 'index' : content.slug;
 }
 
 function main(argv) {
