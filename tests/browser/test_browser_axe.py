@@ -6,6 +6,9 @@ writes, rendered as the theme shows it (``harness/axe/render-page.mjs``: what it
 theme's, said there), served from 127.0.0.1 and opened in Chromium with its players drawn.  Each
 player is also checked in its static harness at 1280 px and at a 390 px phone.  Every violation,
 whatever its impact, is written to ``browser-screenshots/axe/<page>.json``.
+
+The fixtures are session-wide: the suite orders its tests page by page (conftest), so these tests
+run between other modules' and a module-wide fixture would be built again after each of them.
 """
 
 from __future__ import annotations
@@ -37,12 +40,12 @@ SIDE_BY_SIDE = 3
 WIDTHS = {"1280": {"width": 1280, "height": 900}, "390": {"width": 390, "height": 844}}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def axe_npm():
     return npm_folder()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def page_results(tmp_path_factory, browser, axe_npm):
     """Every toc page checked by axe (side by side, as ``check_pages`` does): toc file → result."""
     site, where = build_site(tmp_path_factory.mktemp("axe"), axe_npm)
@@ -50,7 +53,7 @@ def page_results(tmp_path_factory, browser, axe_npm):
     try:
         with SiteServer(site) as server:
             urls = {toc_file: f"{server.base}/{where[toc_file]}" for toc_file in TOC if toc_file in where}
-            yield check_pages(context, urls, axe_npm, SIDE_BY_SIDE)
+            return check_pages(context, urls, axe_npm, SIDE_BY_SIDE)
     finally:
         context.close()
 
@@ -69,7 +72,7 @@ def test_page_has_no_serious_or_critical_axe_violation(page_results, toc_file):
     assert found == [], f"{toc_file}: serious or critical axe violations ({report}):\n" + "\n".join(found)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def player_results(browser, axe_npm):
     """Every player in its static harness checked by axe at each width (three side by side):
     (page, player, width) → {"violations": [...], "errors": [console errors]}."""
