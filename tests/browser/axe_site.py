@@ -7,7 +7,7 @@ lockfile (a stamp holds the lockfile's hash).  ``build_site`` writes the players
 book build does), builds the content JSON in a scratch copy of the book (so the repository's
 ``_build`` is never touched), renders every page, and adds what the site serves beside the pages:
 the public files (figures, players' bundles), ``myst/site.css`` and KaTeX's stylesheet from the site
-(``labkit.devtools.assets.localise``, as the build serves it).  The content JSON is kept in
+(``booktools.assets.localise``, as the build serves it).  The content JSON is kept in
 ``build/browser/axe-content`` until a file mystmd reads (or mystmd's version) changes.
 """
 
@@ -23,7 +23,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from labkit.devtools import assets, book, players
+from booktools import assets, book, players
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).resolve().parent / "harness" / "axe"

@@ -29,7 +29,7 @@ from player_controls import embed_key
 from player_harness import HarnessServer, embeds
 from test_browser_players import open_player
 
-from labkit.devtools import book
+from booktools import book
 
 pytestmark = pytest.mark.browser
 

@@ -1,11 +1,11 @@
 // One page of the static book as a standalone HTML page, for the browser suite's axe check
 // (tests/browser/test_browser_axe.py).  The book theme (myst-theme's book-theme) cannot be
 // fetched offline, so `myst build --html` cannot run here; this renders the content JSON that
-// `myst build --site` writes (labkit.devtools.book.site_content) the way the theme shows it:
+// `myst build --site` writes (booktools.book.site_content) the way the theme shows it:
 //
 // - the title (frontmatter) as <title> and the only <h1>, the page inside <main><article>,
 //   <html lang="en">, the site's stylesheet (/site.css, myst/site.css) and KaTeX's stylesheet at
-//   the theme's CDN address (the test rewrites it to the site's copy with labkit.devtools.assets,
+//   the theme's CDN address (the test rewrites it to the site's copy with booktools.assets,
 //   as the build does);
 // - prose with myst-to-html's mystToHast, its handlers replaced where the theme differs:
 //   math is the KaTeX HTML mystmd rendered (the theme's server rendering; KaTeX from npm when a
