@@ -39,7 +39,7 @@ CHROMIUM_ARGS = [
 # What the reader's copy of the book holds: the pages, their pairing rule, the toc, the
 # JupyterLab settings and the measuring kit page 13 imports from the book's folder.  The
 # fixtures and labkit are reached through the installed (editable) package.
-COPIED = ("notebooks", "jupytext.toml", "myst.yml", "jupyter", "benchmarks", "booklab", "harness")
+COPIED = ("notebooks", "zh", "jupytext.toml", "myst.yml", "jupyter", "benchmarks", "booklab", "harness")
 # Test-only JupyterLab user settings: never autosave (a browser run must not rewrite a page)
 # and keep every cell in the DOM so cells can be addressed by index.
 USER_SETTINGS = {
