@@ -49,3 +49,23 @@ def test_a_command_imports_only_the_heavy_modules_it_uses(command, tmp_path):
     code, loaded, domains = json.loads(done.stdout.strip().splitlines()[-1])
     assert code == 0, done.stderr
     assert set(loaded) == COMMANDS[command], f"labkit {command} imported {loaded}"
+
+
+HELP_PROBE = """
+import contextlib, io, json, sys
+from labkit.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    main(sys.argv[1:])
+print(json.dumps(sorted(m for m in ("numpy", "labkit.labs.report") if m in sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("command", ["labs", "faults", "check"])
+def test_a_command_s_help_imports_no_numpy(command, tmp_path):
+    """``labkit COMMAND --help`` builds the command's parser only: the work (the labs, NumPy) is imported by
+    ``run`` at the CLI's one lazy point."""
+    done = subprocess.run(
+        [sys.executable, "-c", HELP_PROBE, command, "--help"], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [], f"labkit {command} --help imported them"

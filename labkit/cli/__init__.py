@@ -1,8 +1,10 @@
 """The ``labkit`` command.  Every command is a module with ``configure(parser)`` and ``run(args) -> int``,
 named by one line of a table: ``COMMANDS`` (``labkit NAME``), ``TRACE_COMMANDS`` (``labkit trace NAME``) or
 ``BOOK_COMMANDS`` (the commands that come with the book's clone).  A command's module is imported when that
-command runs and not before (``load``, the CLI's one lazy point), so ``labkit --help`` imports none of them and
-one command never pays for another.  ``labkit trace KIND`` has one subcommand per registered trace kind
+command runs and not before (``lazy``, the CLI's one lazy point), so ``labkit --help`` imports none of them and
+one command never pays for another.  A command whose work is heavier than its parser keeps only the parser and a
+thin ``run`` in its module, and takes the module of its work with ``lazy`` in that ``run`` (``labkit labs``), so
+``labkit labs --help`` does not import NumPy either.  ``labkit trace KIND`` has one subcommand per registered trace kind
 (``labkit.trace.kinds``).
 
 ``labkit lab`` and ``labkit reset`` are the book's JupyterLab: their modules are in ``booklab/``, a package
@@ -68,6 +70,11 @@ def _given_book(argv: list[str]) -> str | None:
     return None
 
 
+def lazy(module: str) -> ModuleType:
+    """``module``, imported now: the CLI's one lazy point (a command's module, or the work of a thin ``run``)."""
+    return importlib.import_module(module)
+
+
 def load(name: str, command: Command, argv: list[str]) -> ModuleType:
     """The module of ``command`` (imported now: the CLI's one lazy point).  A book command's package is
     taken from the book's folder (``--book``, else this folder or the nearest one above)."""
@@ -82,7 +89,7 @@ def load(name: str, command: Command, argv: list[str]) -> ModuleType:
                 f"labkit {name} comes with the book's clone ({package}/ beside labkit): run it inside a clone of "
                 "the book (git clone, then make lab), or give --book PATH"
             ) from None
-    return importlib.import_module(command.module)
+    return lazy(command.module)
 
 
 def _add(subparsers, name: str, command: Command, chosen: bool, argv: list[str]) -> None:
