@@ -31,15 +31,15 @@ def test_fault_first_diverges_where_it_declares(kind, fault):
 
 @pytest.mark.parametrize("kind", list(catalogue.KINDS))
 def test_correct_run_equals_golden(kind):
-    assert first_divergence(catalogue.golden(kind), catalogue.run(kind)) is None
+    assert first_divergence(catalogue.golden(kind), catalogue.run_events(kind)) is None
 
 
 def test_an_edited_run_leaves_the_next_run_alone():
-    edited = catalogue.run("tool")
+    edited = catalogue.run_events("tool")
     payload = next(e["payload"] for e in edited if e["payload"])
     payload[next(iter(payload))] = "edited by a reader"
     edited[0]["event_type"] = "edited"
-    assert first_divergence(catalogue.golden("tool"), catalogue.run("tool")) is None
+    assert first_divergence(catalogue.golden("tool"), catalogue.run_events("tool")) is None
 
 
 def test_a_declaration_only_matches_its_own_divergence():
@@ -77,7 +77,7 @@ def test_unknown_kind_and_fault_are_named():
     with pytest.raises(ValueError, match="unknown trace kind 'audio'"):
         catalogue.faults("audio")
     with pytest.raises(ValueError, match="unknown text fault 'nope'"):
-        catalogue.run("text", "nope")
+        catalogue.run_events("text", "nope")
 
 
 def test_the_fault_tables_and_the_state_machine_are_read_only():
@@ -122,7 +122,7 @@ def test_a_new_fault_of_trace_three_is_one_entry_of_its_catalogue(monkeypatch, c
     added = make_catalogue(*tool_faults.FAULTS.values(), early_cancel)
     monkeypatch.setitem(catalogue.KINDS, "tool", dataclasses.replace(catalogue.KINDS["tool"], faults=added))
     assert list(catalogue.faults("tool"))[-1] == "cancel_before_execute"
-    events = catalogue.run("tool", "cancel_before_execute")
+    events = catalogue.run_events("tool", "cancel_before_execute")
     assert events[8]["event_type"] == "request.cancelled" and events[-1]["payload"]["request_status"] == "cancelled"
     assert early_cancel.expected.matches(first_divergence(catalogue.golden("tool"), events).at)
     assert main(["trace", "tool", "--list-faults"]) == 0 and "cancel_before_execute" in capsys.readouterr().out

@@ -63,7 +63,7 @@ def side_effect_events_after_checks(run) -> bool:
 
 
 def test_no_tool_run_reports_a_side_effect_before_validation_authorisation_confirmation_and_execution():
-    runs = {name: catalogue.run("tool", name) for name in [None, *catalogue.faults("tool")]}
+    runs = {name: catalogue.run_events("tool", name) for name in [None, *catalogue.faults("tool")]}
     early = [name for name, run in runs.items() if not side_effect_events_after_checks(run)]
     assert not early, f"side effect before the checks in {early}"
     golden = catalogue.golden("tool")
@@ -75,7 +75,7 @@ def test_faults_stopped_by_a_check_never_send_a_request():
     stopped = [
         name
         for name in catalogue.faults("tool")
-        if not any(e["event_type"] == "invocation.started" for e in catalogue.run("tool", name))
+        if not any(e["event_type"] == "invocation.started" for e in catalogue.run_events("tool", name))
     ]
     assert stopped == ["extra_field", "not_json", "confirmation_mismatch", "tampered_digest", "unauthorized"]
 

@@ -277,7 +277,7 @@ SUSPECT_WORDS = {
 
 def diagnosis(r: Runs, fault: str, premise: Callable[[dict, dict], bool]) -> list:
     """[the rule's premise holds?, the first divergence from trace one, its suspect in the chapter's words]."""
-    faulty = catalogue.run("text", fault)
+    faulty = catalogue.run_events("text", fault)
     found = first_divergence(r.text.events, faulty)
     by_id = {e["event_id"]: e for e in faulty}
     return [premise(r.te, by_id), found.event_ids[0], SUSPECT_WORDS.get(found.suspect, found.suspect)]

@@ -12,8 +12,7 @@ from labkit.core.events import read_jsonl
 from labkit.core.fixtures import fixture_path
 from labkit.diffusion.vae import png_zlib_version
 from labkit.trace.divergence import first_divergence
-from labkit.trace.kinds import kind
-from labkit.trace.kinds import run as run_kind
+from labkit.trace.kinds import kind, run_kind
 
 
 @pytest.fixture(scope="module")

@@ -108,7 +108,7 @@ def test_a_fourth_kind_is_picked_up_by_the_catalogue_and_the_contracts(echo):
     from labkit.trace.divergence import first_divergence
 
     assert "echo" in trace_catalogue.KINDS and list(trace_catalogue.faults("echo")) == ["other_word"]
-    correct, faulty = trace_catalogue.run("echo"), trace_catalogue.run("echo", "other_word")
+    correct, faulty = trace_catalogue.run_events("echo"), trace_catalogue.run_events("echo", "other_word")
     found = first_divergence(correct, faulty)
     assert ECHO.faults["other_word"].expected.matches(found.at), found.at
     assert kinds.kind("echo").contract is ECHO.contract and kinds.contract_for(correct) is ECHO.contract

@@ -322,7 +322,7 @@ def test_divergence_data_is_the_catalogue_diagnosis():
                 found.field,
                 found.suspect,
             )
-            assert shown["events"] == [[e["event_id"], e["event_type"]] for e in catalogue.run(kind, fault)]
+            assert shown["events"] == [[e["event_id"], e["event_type"]] for e in catalogue.run_events(kind, fault)]
     first = kinds["text"]["faults"]["perturbed_weight"]["divergence"]
     assert (first["event_ids"], first["types"], first["rule"]) == (["e04", "e04"], ["prefill.completed"] * 2, "tensors")
 

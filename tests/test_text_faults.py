@@ -14,8 +14,7 @@ from labkit.core import faults as suspects
 from labkit.text.faults import FAULTS
 from labkit.text.runtime import TextTraceConfig, run_text_trace
 from labkit.trace.divergence import first_divergence
-from labkit.trace.kinds import kind
-from labkit.trace.kinds import run as run_kind
+from labkit.trace.kinds import kind, run_kind
 
 
 def diverges_at(golden: list[dict], faulty: list[dict]) -> tuple[str, str, str] | None:

@@ -217,7 +217,7 @@ def test_the_fitted_head_check_allows_a_kernel_but_catches_another_recipe(tmp_pa
 
 def test_the_page_checks_pass_on_the_golden_run_and_fail_on_a_faulty_one(run):
     from labkit.text.assertions import check_reproduction
-    from labkit.trace.kinds import run as run_kind
+    from labkit.trace.kinds import run_kind
 
     assert [ok for _, ok, _ in check_reproduction(run)] == [True] * 8
     faulty = run_kind("text", "eos_in_control_mask")

@@ -32,7 +32,7 @@ def test_the_golden_trace_keeps_its_contract(kind):
 
 @pytest.mark.parametrize("fault", sorted(catalogue.faults("tool")))
 def test_each_tool_scenario_keeps_its_contract_but_the_double_booking(fault):
-    breaches = check_contract("tool", catalogue.run("tool", fault))
+    breaches = check_contract("tool", catalogue.run_events("tool", fault))
     if fault == "new_key_second_attempt":  # a second key, a second event: one commit, two for the request
         assert [(b.row, b.event_id) for b in breaches] == [("replay_core", "t17")]
     else:

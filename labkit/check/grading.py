@@ -19,7 +19,6 @@ import numpy as np
 
 from labkit.check import feedback
 from labkit.check.feedback import say
-from labkit.core.events import read_golden
 
 
 class CandidateProblem(Exception):
@@ -312,11 +311,6 @@ def compare_cases(candidate, cases, reference, *, atol=1e-12, outputs=("result",
                 return verdict
         count += 1
     return passed(say("matches on all {count} cases", count=count))
-
-
-def golden(filename: str, first: int | None = None) -> list[dict]:
-    """The golden trace ``fixtures/traces/<filename>`` (its first ``first`` events)."""
-    return read_golden(filename)[:first]
 
 
 def compare_traces(case: str, expected: list[dict], got: list[dict]) -> CheckResult | None:

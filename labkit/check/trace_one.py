@@ -16,9 +16,9 @@ import numpy as np
 
 from labkit.check.core import properties, value
 from labkit.check.feedback import say
-from labkit.check.grading import CandidateProblem, as_array, call, compare_traces, failure, golden
+from labkit.check.grading import CandidateProblem, as_array, call, compare_traces, failure
 from labkit.check.trace_one_decode import cached_equals_full, decode_step, without_ledger
-from labkit.core.events import validate_envelope
+from labkit.core.events import read_golden, validate_envelope
 from labkit.nn import rms_norm
 from labkit.text.model import CONFIG
 from labkit.text.processors import SamplingConfig
@@ -36,8 +36,8 @@ def rms_norm_row() -> float:
 @value
 def eos_in_control_step() -> int:
     """The first logical step whose selected token differs from the golden run's."""
-    golden_run = [e for e in golden("text.jsonl") if e["event_type"] == "token.selected"]
-    faulty = [e for e in kinds.run("text", "eos_in_control_mask").events if e["event_type"] == "token.selected"]
+    golden_run = [e for e in read_golden("text.jsonl") if e["event_type"] == "token.selected"]
+    faulty = [e for e in kinds.run_kind("text", "eos_in_control_mask").events if e["event_type"] == "token.selected"]
     return next(
         a["logical_step"]
         for a, b in zip(golden_run, faulty, strict=False)
@@ -283,7 +283,7 @@ def shorter_request() -> TextTraceConfig:
 @properties(hook=decode_step)
 def decode_one(step):
     runs = [
-        ("the chapter's request vs the golden trace", golden("text.jsonl"), None),
+        ("the chapter's request vs the golden trace", read_golden("text.jsonl"), None),
         ("the question without its question mark (11 input IDs) vs the library's run", None, shorter_request()),
     ]
     for label, expected, config in runs:

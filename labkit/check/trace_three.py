@@ -15,7 +15,8 @@ from labkit.check import trace_three_runs as runs
 from labkit.check import trace_three_service as service
 from labkit.check.core import properties, value
 from labkit.check.feedback import say
-from labkit.check.grading import Diverged, compare_traces, golden, passed
+from labkit.check.grading import Diverged, compare_traces, passed
+from labkit.core.events import read_golden
 from labkit.tools.calls import common_prefix
 from labkit.tools.confirm import canonical_json, request_digest
 from labkit.tools.fixture import fixture_invocation, golden_file
@@ -38,7 +39,7 @@ def _field_mask_in_the_decode(candidate):
         events = runs.hooked_tool_run("proposal_mask", mask)
     except Diverged as diverged:
         return diverged.result
-    return compare_traces("the chapter's request vs the golden trace", golden(golden_file("happy")), events)
+    return compare_traces("the chapter's request vs the golden trace", read_golden(golden_file("happy")), events)
 
 
 @properties()
@@ -110,7 +111,7 @@ OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
 @value
 def reuse_for_other_request() -> int:
     prompt = ToolTemplate().tool_call_prompt([load_toolspec()], OTHER_USER_TEXT)
-    second_call = kinds.run("tool", None, decoder=runs.decoder()).second_call  # the chapter's happy path
+    second_call = kinds.run_kind("tool", None, decoder=runs.decoder()).second_call  # the chapter's happy path
     return int(common_prefix(np.array([ToolTokenizer().encode(prompt)]), second_call.input_ids))
 
 
@@ -150,7 +151,7 @@ CATALOGUE_MYSTERIES = (("text", "tie_break_last_index"), ("diffusion", "eta_posi
 @properties()
 def reproduce_the_fault(candidate):
     for number, (kind, fault) in enumerate(CATALOGUE_MYSTERIES):
-        found = runs.reproduces(candidate, kind, catalogue.run(kind, fault), f"mystery {number} ({kind})")
+        found = runs.reproduces(candidate, kind, catalogue.run_events(kind, fault), f"mystery {number} ({kind})")
         if found is not None:
             return found
     return None

@@ -11,8 +11,9 @@ import random
 from functools import lru_cache
 
 from labkit.check.feedback import say
-from labkit.check.grading import CandidateProblem, Diverged, call, compare_traces, failure, golden
+from labkit.check.grading import CandidateProblem, Diverged, call, compare_traces, failure
 from labkit.check.trace_three_runs import hooked_tool_run
+from labkit.core.events import read_golden
 from labkit.tools.calendar_service import OUTCOMES, CalendarService, CreateRequest, IdempotencyConflict
 from labkit.tools.confirm import request_digest
 from labkit.tools.executor import CRASH_POINTS, CrashPlan
@@ -78,7 +79,7 @@ def service_piece(candidate):
 def service_in_scenario(candidate, scenario: str):
     """The reader's service in scenario ``scenario`` of trace three, against its golden trace."""
     events = hooked_tool_run("service_execute", service_piece(candidate), None if scenario == "happy" else scenario)
-    return compare_traces(f"scenario {scenario} vs its golden trace", golden(golden_file(scenario)), events)
+    return compare_traces(f"scenario {scenario} vs its golden trace", read_golden(golden_file(scenario)), events)
 
 
 def schedules(seed: int, drawn: int) -> list[tuple[str, FaultSchedule]]:

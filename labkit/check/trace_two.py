@@ -26,9 +26,9 @@ from labkit.check.grading import (
     compare_cases,
     compare_traces,
     failure,
-    golden,
     unpack,
 )
+from labkit.core.events import read_golden
 from labkit.core.fixtures import fixture_path, read_json
 from labkit.diffusion.config import DiffusionConfig, DiffusionHooks
 from labkit.diffusion.ddim import alphas_cumprod, ddim_step
@@ -307,7 +307,7 @@ def _in_the_loop(candidate):
     step = VStep(candidate)
     with np.errstate(all="ignore"):
         events = run_diffusion(None, hooks=DiffusionHooks(scheduler_step=step), decode=False).events
-    diverged = compare_traces("trace two with your v-step", golden("diffusion.jsonl", 6), events)
+    diverged = compare_traces("trace two with your v-step", read_golden("diffusion.jsonl")[:6], events)
     return step.divergence if diverged is None else diverged  # a failed CheckResult is falsy: no `or`
 
 

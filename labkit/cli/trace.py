@@ -92,7 +92,7 @@ def _fault(args, kind) -> str | None:
 def run(args, kind) -> int:
     from labkit.core.events import write_jsonl
     from labkit.core.faults import fault_lines
-    from labkit.trace.kinds import run as run_kind
+    from labkit.trace.kinds import run_kind
 
     if args.list_faults:
         first = [f"{kind.baseline[0]:28s} {kind.baseline[1]}"] if kind.baseline else []

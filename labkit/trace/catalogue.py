@@ -14,7 +14,7 @@ from functools import lru_cache
 from labkit.core.faults import Fault
 from labkit.trace.kinds import KINDS as KINDS  # re-exported: kind name → TraceKind
 from labkit.trace.kinds import kind as _kind
-from labkit.trace.kinds import run as run_kind
+from labkit.trace.kinds import run_kind
 
 
 def faults(kind: str) -> dict[str, Fault]:
@@ -27,7 +27,7 @@ def _run_cached(kind: str, fault: str | None) -> tuple:
     return tuple(run_kind(kind, fault).events)
 
 
-def run(kind: str, fault: str | None = None) -> list[dict]:
+def run_events(kind: str, fault: str | None = None) -> list[dict]:
     """The events of one run of ``kind`` with the named fault (None: the correct run); an
     unknown fault is refused before anything runs (``TraceKind.faulty_config``).  Each call returns
     its own copy, so a reader who edits an event (a payload too) never edits the next run."""
@@ -45,4 +45,4 @@ def diagnose(kind: str, fault: str):
     """The first divergence between the golden trace and a run with ``fault``."""
     from labkit.trace.divergence import first_divergence
 
-    return first_divergence(golden(kind), run(kind, fault))
+    return first_divergence(golden(kind), run_events(kind, fault))

@@ -46,7 +46,7 @@ def kind(name: str) -> TraceKind:
     return KINDS[name]
 
 
-def run(name: str, fault: str | None = None, hooks=None, **resources):
+def run_kind(name: str, fault: str | None = None, hooks=None, **resources):
     """The one way to run any registered kind: its fixture config with ``fault`` applied (None: the correct
     run), under ``hooks``; ``resources`` go to the kind's runner as keywords."""
     found = kind(name)

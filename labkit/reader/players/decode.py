@@ -18,7 +18,7 @@ import itertools
 from labkit.reader.players.data import one_of, r4, words
 from labkit.reader.traces import event_fields
 from labkit.text.faults import FAULTS
-from labkit.trace.kinds import run as run_kind
+from labkit.trace.kinds import run_kind
 
 
 def step_data(run, record, streamed: bytes) -> dict:

@@ -51,7 +51,7 @@ def divergence_summary(found: Divergence | None) -> dict | None:
 
 def fault_data(kind: str, fault: str, golden: list[dict]) -> dict:
     """One fault of one kind: its run's timeline and the first divergence from the golden trace."""
-    faulty = catalogue.run(kind, fault)
+    faulty = catalogue.run_events(kind, fault)
     description = catalogue.faults(kind)[fault].description
     return {
         "description": words(description, DESCRIPTIONS.get(fault, description)),
