@@ -1,5 +1,7 @@
 """The two JSON reports and their commands: keys, order, numbers, failure exit, refused samples."""
 
+import ast
+import inspect
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -192,3 +194,15 @@ def test_faults_command_exits_non_zero_when_a_check_fails(tmp_path, capsys, monk
     assert "FAIL: lab 'bandwidth_budget': bandwidth KV bytes vs 2**30: element value is 1073741825.0" in err
     written = json.loads(out.read_text(encoding="utf-8"))
     assert written["status"] == "failed" and written["failed_lab"] == "bandwidth_budget"
+
+
+def test_the_discrepancy_bounds_are_the_labs_tolerances_not_copies():
+    """Each bound a page shows a measure against is the constant its lab checks with (one source)."""
+    tree = ast.parse(inspect.getsource(report))
+    bounds = next(
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "DISCREPANCY_BOUNDS" for t in node.targets)
+    )
+    typed = [ast.unparse(v) for v in bounds.values if isinstance(v, ast.Constant)]
+    assert not typed, f"DISCREPANCY_BOUNDS types tolerances its labs hold: {typed}"

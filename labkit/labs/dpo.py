@@ -17,6 +17,7 @@ import numpy as np
 
 from labkit.core.guards import real_number, real_values
 from labkit.labs.common import finite_difference, max_abs_difference, require, require_close
+from labkit.labs.masks import ABS_TOLERANCE, RELATIVE_TOLERANCE
 
 #: The source's pair: policy log-probs [chosen, rejected], reference log-probs, β.
 POLICY_LOG_PROBS = (-2.0, -3.0)
@@ -89,7 +90,9 @@ def run(
     loss = loss_at(policy)
     exact_grad = dpo_gradient(policy, reference, beta)
     fd_grad = finite_difference(loss_at, policy)
-    require_close("dpo analytic gradient vs finite difference", exact_grad, fd_grad, atol=1e-9, rtol=1e-8)
+    require_close(
+        "dpo analytic gradient vs finite difference", exact_grad, fd_grad, atol=ABS_TOLERANCE, rtol=RELATIVE_TOLERANCE
+    )
 
     stepped = loss_at(policy - step_size * exact_grad)
     require(stepped < loss, f"dpo: one gradient step should lower the loss {loss!r}, got {stepped!r}")

@@ -23,6 +23,7 @@ from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_
 from labkit.nn.attention import causal_allowed
 
 #: the finite-difference step of the ``ce_gradient`` check and the tolerance it holds the analytic gradient to
+#: (the masks and DPO labs' gradient checks too; the report's ``DISCREPANCY_BOUNDS`` reads it)
 STEP = 1e-5
 ABS_TOLERANCE = 1e-9
 RELATIVE_TOLERANCE = 1e-8
@@ -116,7 +117,9 @@ def run() -> dict:
     """The ``masks`` object of the source report."""
     case = masked_case()
     gradient, numeric = case["gradient"], case["numeric_gradient"]
-    require_close("masked CE gradient vs finite differences", gradient, numeric, atol=1e-9, rtol=1e-8)
+    require_close(
+        "masked CE gradient vs finite differences", gradient, numeric, atol=ABS_TOLERANCE, rtol=RELATIVE_TOLERANCE
+    )
     sft_positions = np.flatnonzero(sft_prediction_mask(np.array(SFT_ASSISTANT_TARGET)))
     return {
         "masked_loss_nat": case["loss"],

@@ -63,13 +63,13 @@ FAULTS = (
 #: Discrepancy measures of both reports → the tolerance their lab checks them against.  Their
 #: last bits belong to the machine (BLAS kernel, thread count), so a page shows them against
 #: the tolerance (``labkit.reader.rounded(report, bounds=DISCREPANCY_BOUNDS)``: ``≤ 1e-12 ✓``);
-#: the JSON report keeps the full value.
+#: the JSON report keeps the full value.  The tolerances are the labs' own constants, not copies.
 DISCREPANCY_BOUNDS = {
-    "max_abs_gradient_error": 1e-9,  # ce_gradient, masks, dpo: atol 1e-9
-    "full_vs_cached_max_abs_logit_error": 1e-12,  # cache_equivalence: atol 1e-12
-    "prefix_vs_cached_max_abs_logit_error": 1e-12,
-    "max_absolute_logit_error": 1e-12,  # cache_faults: atol 1e-12
-    "exact_max_abs_error": 1e-14,  # speculative_sampling: atol 1e-14
+    "max_abs_gradient_error": masks.ABS_TOLERANCE,  # ce_gradient, masks, dpo
+    "full_vs_cached_max_abs_logit_error": cache_equivalence.ABS_TOLERANCE,
+    "prefix_vs_cached_max_abs_logit_error": cache_equivalence.ABS_TOLERANCE,
+    "max_absolute_logit_error": cache_equivalence.ABS_TOLERANCE,  # cache_faults
+    "exact_max_abs_error": speculative.EXACT_TOLERANCE,  # speculative_sampling
 }
 
 

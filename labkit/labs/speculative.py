@@ -151,13 +151,17 @@ def accepted_length_law(alpha: float, k: int) -> np.ndarray:
     return law
 
 
+#: how far an exact output law may stand from the target p (float64 rounding; ``DISCREPANCY_BOUNDS`` reads it)
+EXACT_TOLERANCE = 1e-14
+
+
 def require_exact_law(what: str, mass: SpeculativeMass, target: np.ndarray) -> None:
-    """Require that ``mass.output`` (the exact output law ``what``) equals the target p to 1e-14,
+    """Require that ``mass.output`` (the exact output law ``what``) equals the target p to ``EXACT_TOLERANCE``,
     and that the rule does as well in every edge case of ``EDGE_CASES``."""
-    require_close(f"{what} vs target p", mass.output, target, atol=1e-14)
+    require_close(f"{what} vs target p", mass.output, target, atol=EXACT_TOLERANCE)
     for name, edge_p, edge_q in EDGE_CASES:
         edge_law = speculative_mass(edge_p, edge_q).output
-        require_close(f"{what} vs target p ({name} case)", edge_law, np.asarray(edge_p), atol=1e-14)
+        require_close(f"{what} vs target p ({name} case)", edge_law, np.asarray(edge_p), atol=EXACT_TOLERANCE)
 
 
 def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> dict:
