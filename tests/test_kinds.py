@@ -15,7 +15,7 @@ from labkit.core import faults as suspects
 from labkit.core.events import TraceRecorder, read_jsonl
 from labkit.core.faults import Fault, FirstDivergence, catalogue
 from labkit.core.kinds import TraceContract, TraceKind
-from labkit.core.runtime import Config, Hooks
+from labkit.core.runtime import Config, Hooks, hook
 from labkit.trace import kinds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,8 +29,7 @@ class EchoConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class EchoHooks(Hooks):
-    shout: object = None
-    SIGNATURES = {"shout": "a function (word) -> word"}
+    shout: object = hook("a function (word) -> word")
 
 
 @dataclasses.dataclass

@@ -28,18 +28,22 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
+def hook(signature: str):
+    """A field of a ``Hooks`` dataclass, ``None`` by default, and what its function takes and returns,
+    written once (``hook("a function (word) -> word")``): a wrong value is refused quoting it."""
+    return dataclasses.field(default=None, metadata={"signature": signature})
+
+
 class Hooks:
     """Base of the runtimes' frozen hook dataclasses: every field is ``None`` (the library's
-    piece) or a function; ``SIGNATURES`` names what each function takes and returns."""
-
-    SIGNATURES: dict[str, str] = {}
+    piece) or a function, declared with ``hook(signature)``, which names what it takes and returns."""
 
     def __post_init__(self):
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
             if value is not None and not self._acceptable(item.name, value):
                 raise ValueError(
-                    f"hooks.{item.name} must be {self.SIGNATURES.get(item.name, 'a function')} "
+                    f"hooks.{item.name} must be {item.metadata.get('signature', 'a function')} "
                     f"or None, got {type(value).__name__}"
                 )
 

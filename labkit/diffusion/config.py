@@ -16,7 +16,7 @@ import numpy as np
 
 from labkit.core.events import TraceRecorder
 from labkit.core.guards import real_number
-from labkit.core.runtime import Config, Hooks
+from labkit.core.runtime import Config, Hooks, hook
 from labkit.diffusion.ddim import SPACINGS, inference_timesteps
 from labkit.diffusion.denoiser import DENOISER_ID
 from labkit.diffusion.guidance import check_guidance_scale
@@ -80,31 +80,22 @@ class DiffusionConfig(Config):
 @dataclass(frozen=True)
 class DiffusionHooks(Hooks):
     """Substitutes for pieces of ``run_diffusion`` (the exercises use them); ``None`` keeps the library's.
-
-    * ``words_to_normals(words)``: Philox words uint32 [B, 4] → normals [4B] in stream order
-      (library: ``normal.blocks_to_normals``); used for the initial latent and any η > 0 noise;
-    * ``cfg_combine(epsilon_batch, guidance_scale)``: ε for the CFG batch [2, 4, 64, 64]
-      (rows in the book's order: negative, positive) → ε̂ [1, 4, 64, 64]
-      (library: ``guidance.classifier_free_guidance``);
-    * ``scheduler_step(z_t, epsilon, t, prev_t, alpha_bars)``: one deterministic DDIM step
-      (η = 0) at timestep ``t``; ``prev_t`` is the next timestep of the loop or ``None`` after
-      the last one; ``alpha_bars`` is the read-only ᾱ table float64 [1000].  Returns
-      (z_prev, x̂₀), each of z_t's shape [1, 4, 64, 64] (library: ``ddim.ddim_step`` with
-      ᾱ_prev = 1.0 after the last timestep).
+    What each takes and returns is its ``hook(...)``; what it replaces is above it.
 
     What a hook returns is recorded as is (shape and dtype included), so a comparison with
     the golden trace shows where it departs; a wrong shape is refused with a ``ValueError``.
     """
 
-    words_to_normals: Callable | None = None
-    cfg_combine: Callable | None = None
-    scheduler_step: Callable | None = None
-
-    SIGNATURES = {
-        "words_to_normals": "a function (words) -> normals",
-        "cfg_combine": "a function (epsilon_batch, guidance_scale) -> epsilon_guided",
-        "scheduler_step": "a function (z_t, epsilon, t, prev_t, alpha_bars) -> (z_prev, x0_hat)",
-    }
+    #: Philox words in stream order (library: ``normal.blocks_to_normals``); used for the initial latent and
+    #: any η > 0 noise
+    words_to_normals: Callable | None = hook("a function (words uint32 [B, 4]) -> normals [4B]")
+    #: ε for the CFG batch [2, 4, 64, 64] (rows in the book's order: negative, positive) → ε̂ [1, 4, 64, 64]
+    #: (library: ``guidance.classifier_free_guidance``)
+    cfg_combine: Callable | None = hook("a function (epsilon_batch, guidance_scale) -> epsilon_guided")
+    #: one deterministic DDIM step (η = 0) at timestep ``t``; ``prev_t`` is the next timestep of the loop or
+    #: ``None`` after the last one; ``alpha_bars`` is the read-only ᾱ table float64 [1000]; z_prev and x0_hat
+    #: have z_t's shape [1, 4, 64, 64] (library: ``ddim.ddim_step`` with ᾱ_prev = 1.0 after the last timestep)
+    scheduler_step: Callable | None = hook("a function (z_t, epsilon, t, prev_t, alpha_bars) -> (z_prev, x0_hat)")
 
 
 def call_scheduler_step(step, latent, epsilon, t, prev_t, table):

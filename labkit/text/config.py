@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from labkit.core.events import TraceRecorder
-from labkit.core.runtime import Config, Hooks
+from labkit.core.runtime import Config, Hooks, hook
 from labkit.nn import DecoderFaults
 from labkit.text.model import WeightPerturbation
 from labkit.text.processors import SamplingConfig
@@ -69,21 +69,17 @@ class TextTraceConfig(Config):
 @dataclass(frozen=True)
 class TextHooks(Hooks):
     """Substitutes for pieces of ``run_text_trace`` (the exercises use them); ``None`` keeps the library's.
+    What each takes and returns is its ``hook(...)``; what it replaces is above it."""
 
-    * ``processors``: ``{name: fn}`` replaces logits processors by name, each ``fn(logits [V], context) ->
-      logits [V]`` (``processors.resolve_processors``); the configured order still decides when each runs;
-    * ``decode_step(decoder, cache, token_id) -> logits [V]`` replaces the decoder's cached step: it feeds
-      ``token_id`` at position = cache length and appends to ``cache``.  The runtime records those logits
-      and the cache lengths it finds afterwards (the per-layer ``ledger`` stays inside the function).
-    """
-
-    processors: Mapping[str, Callable] | None = None
-    decode_step: Callable | None = None
-
-    SIGNATURES = {
-        "processors": "a mapping {processor name: function (logits, context) -> logits}",
-        "decode_step": "a function (decoder, cache, token_id) -> logits",
-    }
+    #: replaces logits processors by name (``processors.resolve_processors``); the configured order still
+    #: decides when each runs
+    processors: Mapping[str, Callable] | None = hook(
+        "a mapping {processor name: function (logits [V], context) -> logits [V]}"
+    )
+    #: replaces the decoder's cached step: it feeds ``token_id`` at position = cache length and appends to
+    #: ``cache``.  The runtime records those logits and the cache lengths it finds afterwards (the per-layer
+    #: ``ledger`` stays inside the function)
+    decode_step: Callable | None = hook("a function (decoder, cache, token_id) -> logits [V]")
 
     def _acceptable(self, name: str, value: Any) -> bool:
         return isinstance(value, Mapping) if name == "processors" else callable(value)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from labkit.core.events import TraceRecorder
-from labkit.core.runtime import Config, Hooks
+from labkit.core.runtime import Config, Hooks, hook
 from labkit.tools.calendar_service import CalendarService
 from labkit.tools.calls import ModelCall
 from labkit.tools.confirm import Confirmation
@@ -59,20 +59,16 @@ class ToolRunConfig(Config):
 
 @dataclass(frozen=True)
 class ToolHooks(Hooks):
-    """What each substitute replaces is beside it; what it takes and returns is in ``SIGNATURES``."""
+    """What each substitute replaces is above it; what it takes and returns is its ``hook(...)``."""
 
-    proposal_mask: Callable | None = None  # ``SchemaGrammar.mask`` in mc_01's decode, given the text so far
-    digest_matches: Callable | None = None  # the binding test inside ``check_confirmation``
-    reusable_prefix: Callable | None = None  # ``common_prefix``: how much of mc_01's cache mc_02 reuses
+    #: ``SchemaGrammar.mask`` in mc_01's decode, given the text so far
+    proposal_mask: Callable | None = hook("a function (text) -> allowed [V] bool")
+    #: the binding test inside ``check_confirmation``
+    digest_matches: Callable | None = hook("a function (confirmation, invocation) -> bool")
+    #: ``common_prefix``: how much of mc_01's cache mc_02 reuses
+    reusable_prefix: Callable | None = hook("a function (cached_ids, new_ids) -> int")
     #: the idempotency decision of ``CalendarService.create_event`` (desk: a ``calendar_service.ServiceDesk``)
-    service_execute: Callable | None = None
-
-    SIGNATURES = {
-        "proposal_mask": "a function (text) -> allowed [V] bool",
-        "digest_matches": "a function (confirmation, invocation) -> bool",
-        "reusable_prefix": "a function (cached_ids, new_ids) -> int",
-        "service_execute": "a function (desk, key, request_digest, request) -> response",
-    }
+    service_execute: Callable | None = hook("a function (desk, key, request_digest, request) -> response")
 
 
 @dataclass
