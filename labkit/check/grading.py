@@ -51,10 +51,6 @@ class CheckResult:
     def __post_init__(self) -> None:
         self.status = self.status or ("passed" if self.passed else "failed")
 
-    @property
-    def attempted(self) -> bool:
-        return self.status != "not attempted"
-
     def __bool__(self) -> bool:
         return self.passed
 

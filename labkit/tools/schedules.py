@@ -6,8 +6,7 @@ outcome per attempt, the outcome of each lookup by key, crashes of the runtime a
 confirmation that does not match.  ``run_schedule`` runs the happy run's own phases from t05 on
 (``labkit.tools.phases.EXECUTION``) on the §7.12 Invocation under the schedule's ``ToolRunConfig``;
 ``invariant_violations`` checks on its stores the promises of ``labkit.tools.torture.invariants``
-(the crash harness checks the same); ``resolve_later`` settles an OUTCOME_UNKNOWN ending by a
-query by key, without executing.
+(the crash harness checks the same).
 """
 
 from __future__ import annotations
@@ -15,12 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labkit.core.runtime import run_steps
-from labkit.tools.calendar_service import ServiceTransport
 from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace, start_trace
-from labkit.tools.executor import CrashPlan, Executor
+from labkit.tools.executor import CrashPlan
 from labkit.tools.fixture import fixture_invocation
 from labkit.tools.phases import EXECUTION
-from labkit.tools.recovery import recover_invocation
 from labkit.tools.seams import CANCELS, ToolFaults
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.torture import invariants
@@ -77,13 +74,3 @@ def invariant_violations(outcome: ToolTrace) -> list[str]:
     approved = granted and not (config.faults.tamper_digest or config.faults.cancels("before_execute"))
     checks = {**invariants.run_checks(snap), "ending": invariants.ending(snap, outcome, approved)}
     return [f"{name}: {problem}" for name, problems in checks.items() for problem in problems]
-
-
-def resolve_later(outcome: ToolTrace) -> tuple[str, dict | None]:
-    """Settle an OUTCOME_UNKNOWN ending once the service answers again: a restart with a healthy
-    transport queries by the journaled key.  Returns (state, result); executes nothing new."""
-    config = outcome.config
-    healthy = Executor(ServiceTransport(outcome.service), config.request_id, config.retry_budget)
-    machine, result = recover_invocation(outcome.journal, healthy, outcome.invocation.invocation_id)
-    outcome.machine = machine
-    return machine.state.value, result
