@@ -137,11 +137,14 @@ class PNG:
         return f"PNG {natural_width}×{natural_height} px, shown {self.width}×{self.height}"
 
     def _repr_html_(self) -> str:
-        encoded = base64.b64encode(self.data).decode("ascii")
-        return (
-            f'<img src="data:image/png;base64,{encoded}" width="{self.width}" '
-            f'height="{self.height}" alt="{escape(self.alt)}">'
-        )
+        return _img(self.data, self.alt, f'width="{self.width}" height="{self.height}"')
+
+
+def _img(png: bytes, alt: str, size: str, css_class: str = "") -> str:
+    """PNG bytes as an ``<img>`` the output itself carries (``size``: its width and height attributes)."""
+    classes = f'class="{css_class}" ' if css_class else ""
+    encoded = base64.b64encode(png).decode("ascii")
+    return f'<img {classes}src="data:image/png;base64,{encoded}" {size} alt="{escape(alt)}">'
 
 
 @dataclass(frozen=True)
@@ -162,11 +165,7 @@ class Chart:
 
     def _repr_html_(self) -> str:
         width = int.from_bytes(self.png[16:20], "big")  # IHDR: shown at its own size, as an inline figure is
-        encoded = base64.b64encode(self.png).decode("ascii")
-        return (
-            f'<img class="labkit-figure" src="data:image/png;base64,{encoded}" width="{width}" '
-            f'alt="{escape(self.alt)}">'
-        )
+        return _img(self.png, self.alt, f'width="{width}"', "labkit-figure")
 
 
 def show_figure(alt: str, fig=None) -> Chart:
