@@ -1,9 +1,5 @@
-"""Static views of the traces, drawn once by matplotlib (pictures, not players): trace one's
-event lines and first logits, trace three's state machine, prefix reuse and scenarios side by side.
-
-The steppers are players (``labkit.reader.players``); these are the page figures.  matplotlib is
-imported inside functions so importing stays cheap.
-"""
+"""The traces' static page figures, drawn by matplotlib (the steppers are players): trace one's event
+lines and first logits, trace three's state machine, prefix reuse and scenarios side by side."""
 
 from __future__ import annotations
 
@@ -173,21 +169,15 @@ def event_color(event: dict) -> str:
 SCENARIO_FIGURE_SIZE = (8.4, 4.9)  # 840 × 490 px at 100 dpi: JupyterLab's output width, unscaled
 
 
-def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True):
-    """One row per scenario at a size JupyterLab shows unscaled (every text 8 pt or more):
-    each event a box numbered by its event ID and coloured by its state, the row's last
-    event type and state under the scenario's name.  The exact events are printed below the
-    figure on the page."""
-    from matplotlib.figure import Figure
+def scenarios_figure(rows: list[tuple[str, list[dict]]]):
+    """One row per scenario at a size JupyterLab shows unscaled (every text 8 pt or more): each event a
+    box numbered by its event ID and coloured by its state, the row's last event type and state under
+    the scenario's name (the page prints the exact events below it)."""
     from matplotlib.patches import Patch
 
-    from labkit.reader.style import plt, use_book_style
+    from labkit.reader.style import plt
 
-    if pyplot:  # a page's cell, shown by plt.show()
-        fig = plt().figure(figsize=SCENARIO_FIGURE_SIZE, layout="constrained")
-    else:  # detached: a test lays it out without pyplot
-        use_book_style()
-        fig = Figure(figsize=SCENARIO_FIGURE_SIZE, layout="constrained")
+    fig = plt().figure(figsize=SCENARIO_FIGURE_SIZE, layout="constrained")
     ax = fig.add_subplot()
     longest = max(len(events) for _, events in rows)
     for row, (name, events) in enumerate(rows):

@@ -1,21 +1,11 @@
-"""Players: the book's interactive views, drawn in the browser from data computed by the kernels.
+"""Players: the book's interactive views, drawn in the browser from data the kernels computed
+(CONTRIBUTING.md, "Players"): an ES module ``<name>.mjs`` here and its exporter ``<name>.py``, registered
+in ``catalog.PLAYERS``; the kernel's widget is ``base.player(name)``.
 
-A player is an ES module ``<name>.mjs`` in this folder (the anywidget contract ``export default
-{ render({ model, el }) }``, its helpers imported from ``_shared.mjs``) and a Python module holding
-its exporter (``base`` says what it holds), registered in ``catalog.PLAYERS``.  The same module runs in
-JupyterLab (``base.player(name)``,
-an anywidget), in the static book (MyST's ``{anywidget} ./players/<page stem>.<name>.mjs``, a bundle
-carrying the page's data) and in the browser test harness (``tests/browser/harness/``).  Nothing is
-drawn in the kernel.
-
-Neither host can follow the ``./_shared.mjs`` import: anywidget ships ``_esm`` to the browser as one
-string, and MyST's ``{anywidget}`` directive copies one module file to the site.  ``bundle`` is the
-book's whole build step for them: the import line is replaced by the shared module's text (its
-``export`` keywords dropped) and, for a page of the static book, the shared ``const EMBEDDED = null;``
-by the page's data.
-
-    bundle("decode")                 # what the kernel's widget loads
-    bundle("decode", data={...})     # what a page of the static book loads
+``bundle`` is the one build step: neither host follows a module's ``./_shared.mjs`` import (anywidget
+ships ``_esm`` as one string, MyST's ``{anywidget}`` copies one file), so the import line is replaced by
+the shared module's text (its ``export`` keywords dropped) and, for a page of the static book,
+``const EMBEDDED = null;`` by the page's data.
 """
 
 from __future__ import annotations

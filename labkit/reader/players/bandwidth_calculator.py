@@ -1,7 +1,5 @@
-"""The bandwidth calculator of lab 10: the streaming-read lower bound of one decode step and
-the token-rate ceilings, for every choice of batch, bytes per parameter, bytes per KV element,
-context, KV heads and bandwidth on the page's grid — each a ``labkit.labs.bandwidth.DecodeBudget``
-computed when the page is built (in a kernel, ``recompute`` makes the grid for another model).
+"""The bandwidth calculator's data (lab 10): a ``labkit.labs.bandwidth.DecodeBudget`` for every choice on
+the page's grid (a kernel makes the grid for another model).
 
     data = {"player": "bandwidth_calculator", "title", "model": {"n_params", "n_layers", "head_dim"},
             "axes": {name: [str]}, "start": {name: str}, "batches": [B],

@@ -1,6 +1,5 @@
-"""What the players' exporters share: numbers as the book shows them (``r4``, ``significant``), the
-labels and grids their data is keyed by (``label``, ``grid``) and the check of a named option (``one_of``).
-Numbers go through ``r4`` (float32 values at most four decimals, the book's output policy)."""
+"""What the players' exporters share: numbers as the book shows them (``r4``, ``significant``), the labels
+and grids their data is keyed by (``label``, ``grid``), a named option's check and texts in both editions."""
 
 from __future__ import annotations
 
@@ -47,6 +46,5 @@ def one_of(name: str, value, options, *, optional: bool = False):
 
 
 def words(en: str, zh: str) -> dict[str, str]:
-    """A visible text of a player's data in each edition's language (the module shows the
-    edition's: ``pick`` in ``_shared.mjs``); data (token strings, IDs, numbers) stays a plain value."""
+    """A text of a player's data in both editions (``pick`` in ``_shared.mjs`` shows the edition's)."""
     return {"en": en, "zh": zh}

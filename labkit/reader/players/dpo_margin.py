@@ -1,7 +1,6 @@
-"""The DPO margin player of lab 06: the policy's two log-probs and β on a grid; the loss curve
-L(Δ) and the push β·σ(−m) for each β, and the pair's margin, loss and gradient at each grid
-point, every number from ``labkit.labs.dpo``'s kernels when the page is built (in a kernel,
-``recompute`` adds values outside the grid).
+"""The DPO margin player's data (lab 06): the loss curve L(Δ) and the push β·σ(−m) for each β, and the
+pair's margin, loss and gradient at each grid point of (β, log π_w, log π_l), from ``labkit.labs.dpo``
+(a kernel adds values outside the grid).
 
     data = {"player": "dpo_margin", "title", "reference": [2], "axes": {"chosen": [str], "rejected": [str],
             "beta": [str]}, "start": {axis: str}, "deltas": [N],

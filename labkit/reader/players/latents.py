@@ -1,13 +1,8 @@
-"""The DDIM latent player: the four channels of z_t after each step (999 → 749 → 499 → 249 → end),
-the decoded x̂₀ preview of each step, at each guidance scale a page computed.
-
-Latents travel as data, not pictures: each channel, subsampled to 32 × 32, is quantised to
-uint8 over [−2.5, 2.5] (the viewer's colour limit) and base32-encoded (letters and digits
-only: mystmd 1.11 stalls on directive bodies holding many base64 strings); the player
-colours it in the browser.  Each channel also carries its exact statistics (mean, std, min, max at
-4 decimals, from the full 64 × 64 channel).  The preview is the VAE decoding of the step's
-x̂₀ (of the initial noise at step 0), a 64 × 64 JPEG (its bytes base32-encoded; the player
-makes the data URI) — the one picture made in the kernel, as a preview stream would send it.
+"""The DDIM latent player's data: z_t's four channels after each step and the decoded x̂₀ preview, at
+each guidance scale a page computed.  Latents travel as data, not pictures: each channel, subsampled to
+32 × 32, quantised to uint8 over [−2.5, 2.5] and base32-encoded (mystmd 1.11 stalls on directive bodies
+holding many base64 strings), with its exact statistics (from the full 64 × 64 channel).  The preview,
+the VAE decoding of the step's x̂₀ (of the noise at step 0), is a 64 × 64 JPEG, base32-encoded.
 
     data = {"player": "latents", "channels": [4 names], "size": 32, "limit": 2.5,
             "start": {"guidance": "5", "step": 4},

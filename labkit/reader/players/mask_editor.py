@@ -1,14 +1,11 @@
-"""The mask editor of lab 02: a packed row of eight tokens, split into documents anywhere and
-with any tokens as assistant targets; the document-causal attention [8, 8], the packing and
-SFT prediction masks and what is supervised.  Every one of the 2⁷ splits × 2⁸ target choices
-is computed by ``labkit.labs.masks`` when the page is built (the whole state space of the row).
+"""The mask editor's data (lab 02): for every one of the 2⁷ splits of a packed row of eight tokens into
+documents and the 2⁸ choices of assistant targets, the masks ``labkit.labs.masks`` computes.  A split is
+7 bits (bit i: a new document starts after token i), targets 8 bits (bit j: token j is a target), a
+prediction mask 7 bits (bit i: prediction i → i+1 is supervised).
 
-    data = {"player": "mask_editor", "title", "tokens": 8, "presets": {name: [split, targets]},
+    data = {"player": "mask_editor", "title", "tokens": 8, "presets": {name: [split, targets]}, "names",
             "start": name, "ids": [128 × [8]], "allowed": [128 × [8 row bitmasks]], "packing": [128 bitmasks],
             "sft": [256 bitmasks], "prediction": hex string, two digits per (split · 256 + targets)}
-
-A split is 7 bits (bit i: a new document starts after token i); targets 8 bits (bit j: token j
-is an assistant target); a prediction mask 7 bits (bit i: prediction i → i+1 is supervised).
 """
 
 from __future__ import annotations
