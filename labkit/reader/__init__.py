@@ -1,8 +1,6 @@
 """Presentation: show the code that runs, tables, PNGs, the book's plot style (``style``), the tables
 made from lower layers' rows (``tables``), the trace figures (``traces``) and the players (``players``)."""
 
-from __future__ import annotations
-
 import base64
 import inspect
 import io

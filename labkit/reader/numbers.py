@@ -1,8 +1,6 @@
 """The book's one number formatter (CONTRIBUTING.md, "Numbers in stored outputs"): what a stored output
 may show of a float, so that it reads the same on every CPU, BLAS kernel and thread count."""
 
-from __future__ import annotations
-
 import numpy as np
 
 #: Significant digits of a float64 value in a stored output: a different BLAS kernel moves a

@@ -1,7 +1,5 @@
 """The book's plot style: a CJK font when one is installed, quiet when none is."""
 
-from __future__ import annotations
-
 import contextlib
 import logging
 import warnings

@@ -1,7 +1,5 @@
 """The book's tables made from the rows the labs and the cross-trace layer return."""
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.core.guards import holds_float

@@ -1,8 +1,6 @@
 """The traces' static page figures, drawn by matplotlib (the steppers are players): trace one's event
 lines and first logits, trace three's state machine, prefix reuse and scenarios side by side."""
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.tools.states import TRANSITIONS, State
@@ -101,19 +99,10 @@ def draw_state_machine(ax, path: list[str] | None = None) -> None:
         for target in targets:
             (x0, y0), (x1, y1) = _LAYOUT[source], _LAYOUT[target]
             on = (source.value, target.value) in moves
-            ax.annotate(
-                "",
-                xy=(x1, y1),
-                xytext=(x0, y0),
-                arrowprops={
-                    "arrowstyle": "-|>",
-                    "color": "#dd8452" if on else "#b0b0b0",
-                    "lw": 2.0 if on else 0.8,
-                    "shrinkA": 22,
-                    "shrinkB": 22,
-                    "connectionstyle": "arc3,rad=0.15" if y0 != y1 or x1 < x0 else "arc3",
-                },
-            )
+            bend = "arc3,rad=0.15" if y0 != y1 or x1 < x0 else "arc3"
+            line = {"color": "#dd8452", "lw": 2.0} if on else {"color": "#b0b0b0", "lw": 0.8}
+            arrow = {"arrowstyle": "-|>", "shrinkA": 22, "shrinkB": 22, "connectionstyle": bend, **line}
+            ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops=arrow)
     for state, (x, y) in _LAYOUT.items():
         failure = y != 0
         face = "#f6d5c3" if state.value in visited else ("#f2f2f2" if failure else "#dbe4f3")

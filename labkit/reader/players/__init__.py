@@ -8,8 +8,6 @@ the shared module's text (its ``export`` keywords dropped) and, for a page of th
 ``const EMBEDDED = null;`` by the page's data.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path

@@ -9,8 +9,6 @@ already cached, under the causal or the top-left mask, layer 0 (``lab_decoder.at
              "heads": [{"title", "values": [[4 dp | None (blocked)]]}]}
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.labs.lab_decoder import MASK_KINDS, attention_state, lab_tokens

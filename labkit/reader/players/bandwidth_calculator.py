@@ -7,8 +7,6 @@ the page's grid (a kernel makes the grid for another model).
                         "limit", "steps": [[read_bytes, lower_bound_ms, aggregate, per_request]] (per batch)}}}
 """
 
-from __future__ import annotations
-
 from labkit.labs.bandwidth import DecodeBudget
 from labkit.reader.players.data import grid, r4, words
 

@@ -4,8 +4,6 @@ the module that a kernel listens: it then offers the controls that need a new co
 the reader's choice into ``request``; the kernel re-runs the real computation (the exporter's
 ``recompute``) and sets ``data`` again."""
 
-from __future__ import annotations
-
 import anywidget
 import traitlets
 
@@ -25,12 +23,12 @@ class Player(anywidget.AnyWidget):
     #: the edition's language, which the module's words are in (``labkit.core.edition``)
     lang = traitlets.Unicode("en").tag(sync=True)
 
-    def __init__(self, name: str, data: dict, **kwargs):
+    def __init__(self, name: str, data: dict):
         self._name = name
         self._module = module_of(name)
-        lang = kwargs.pop("lang", None) or edition.language()
+        lang = edition.language()
         self._esm = bundle(name, lang=lang)
-        super().__init__(data=data, lang=lang, **kwargs)
+        super().__init__(data=data, lang=lang)
         self.observe(self._on_request, names="request")
 
     def _on_request(self, change) -> None:

@@ -1,8 +1,6 @@
 """The players' registry: name → the module of its exporter, ``static_data(**options)`` (and, when the kernel
 computes states outside the data, ``recompute(data, request)``), both returning the data but its name."""
 
-from __future__ import annotations
-
 from types import ModuleType
 
 from labkit.reader.players import (

@@ -1,8 +1,6 @@
 """What the players' exporters share: numbers as the book shows them (``r4``, ``significant``), the labels
 and grids their data is keyed by (``label``, ``grid``), a named option's check and texts in both editions."""
 
-from __future__ import annotations
-
 import itertools
 import math
 

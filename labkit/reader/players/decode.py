@@ -8,8 +8,6 @@ kernel's ``request = {"fault": name | None}`` re-runs trace one with that fault 
                        "events": [[event_id, event_type, "k=v …"]]}]}
 """
 
-from __future__ import annotations
-
 import itertools
 
 from labkit.reader.players.data import one_of, r4, words

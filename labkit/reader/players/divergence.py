@@ -9,8 +9,6 @@ trace and the first divergence (``labkit.trace.divergence``); values are shorten
                                     "suspect", "text"}}}}}}
 """
 
-from __future__ import annotations
-
 import tomllib
 from pathlib import Path
 

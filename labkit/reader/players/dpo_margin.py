@@ -8,8 +8,6 @@ pair's margin, loss and gradient at each grid point of (β, log π_w, log π_l),
             "points": {"beta|chosen|rejected": [margin, loss, ∂L/∂log π_w, ∂L/∂log π_l]}}
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.core.guards import real_number

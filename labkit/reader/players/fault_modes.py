@@ -5,8 +5,6 @@ data = {"player": "fault_modes", "title", "start": mode, "tolerance": 1e-12,
                          "checks": [[name, passed, what it saw]]}}}
 """
 
-from __future__ import annotations
-
 from labkit.labs.cache_equivalence import ABS_TOLERANCE, MODES, FaultCase, run_case
 from labkit.reader.players.data import one_of, significant, words
 

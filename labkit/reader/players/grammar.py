@@ -5,8 +5,6 @@ data = {"player": "grammar", "title", "vocabulary": V, "counts": [27],
                    "chosen": [id, label], "json": text so far}]}
 """
 
-from __future__ import annotations
-
 from labkit.reader.players.data import r4, words
 from labkit.tools.runtime import run_tool_trace
 from labkit.tools.tokenizer import vocabulary

@@ -7,8 +7,6 @@ page's 0.7 0.7 0.7, with the population std (ddof 0), the sample std (ddof 1) an
             "population": [K], "sample": [K], "centred": [K], "stds": [ddof 0, ddof 1]}}}
 """
 
-from __future__ import annotations
-
 import itertools
 
 import numpy as np

@@ -10,8 +10,6 @@ the VAE decoding of the step's x̂₀ (of the noise at step 0), is a 64 × 64 JP
                               "preview": base32 JPEG bytes, "preview_of"}, …]}}
 """
 
-from __future__ import annotations
-
 import base64
 import io
 
@@ -49,11 +47,11 @@ def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
     return b32(buffer.getvalue())
 
 
-def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
+def scale_frames(guidance: float, run=None) -> list[dict]:
     """One frame per state of ``run`` (a ``DiffusionRun``; none: the loop run at that guidance
     scale): step 0 (the noise) … the end."""
-    run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)), root=root)
-    vae, frames = load_models(root)[2], []
+    run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)))
+    vae, frames = load_models()[2], []
     for step, (t, latent) in enumerate(run.latents):
         z = np.asarray(latent[0], dtype=np.float64)  # [4, 64, 64]
         source = latent if step == 0 else run.x0_hats[step - 1]
@@ -74,10 +72,10 @@ def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
     return frames
 
 
-def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
+def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0) -> dict:
     """Frames at every guidance scale in ``scales`` (``runs``: scale → DiffusionRun already made)."""
     runs = dict(runs or {})
-    out = {label(float(g)): scale_frames(g, runs.get(float(g)), root) for g in scales}
+    out = {label(float(g)): scale_frames(g, runs.get(float(g))) for g in scales}
     first = next(iter(out.values()))
     return {
         "title": words(

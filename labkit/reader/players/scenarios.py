@@ -12,8 +12,6 @@ its first divergence from the happy path.
                 "divergence": None | {"event_id", "rule", "field"}}}}
 """
 
-from __future__ import annotations
-
 from labkit.core.events import read_golden
 from labkit.reader.players.data import one_of, words
 from labkit.reader.players.divergence import DESCRIPTIONS

@@ -9,8 +9,6 @@ capacity of ``CAPACITIES`` run by the real engine (``labkit.serving.trace_one.ru
                      "tables": {id: [blocks]}}], "selected": {id: [token IDs]}}}}
 """
 
-from __future__ import annotations
-
 from labkit.reader.players.data import one_of, words
 from labkit.serving.trace_one import BLOCK_SIZE, CAPACITY, TOKEN_BUDGET, run_batch
 

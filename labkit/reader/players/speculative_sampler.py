@@ -8,8 +8,6 @@ every number of draws and seed, from ``labkit.labs.speculative`` (a kernel recom
             "sigma_bound": 6.0}
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.labs import speculative
