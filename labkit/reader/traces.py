@@ -51,8 +51,7 @@ def plot_first_logits(run):
     bars = ax.bar(ids, view.raw_logits, color=colors, edgecolor="#555555", linewidth=0.5)
     for i in masked:
         bars[i].set_hatch("///")
-        top = max(view.raw_logits[i], 0.0)
-        ax.text(i, top + 0.15, "−∞", ha="center", va="bottom", fontsize=7, color="#777777")
+        ax.text(i, max(view.raw_logits[i], 0.0) + 0.15, "−∞", ha="center", va="bottom", fontsize=7, color="#777777")
     allowed = [i for i in ids if i not in masked]
     ax.plot(allowed, view.processed_logits[allowed], "k_", markersize=9)
     ax.axhline(0, color="#888888", linewidth=0.6)

@@ -12,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+from labkit.core.edition import LANGUAGES
+
 FOLDER = Path(__file__).resolve().parent
 SHARED = "_shared.mjs"
 
@@ -19,7 +21,6 @@ IMPORT = re.compile(r'^import \{(?P<names>[^}]*)\} from "\./_shared\.mjs";\n', r
 EXPORT = re.compile(r"^export (?=(?:function|const) (\w+))", re.M)  # its group: the exported name
 EMPTY = "const EMBEDDED = null;"
 NO_LANGUAGE = "const LANG = null;"
-LANGUAGES = ("en", "zh")
 
 
 def bundle(name: str, data: dict | None = None, folder: Path = FOLDER, lang: str = "en") -> str:
