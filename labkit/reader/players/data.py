@@ -10,10 +10,7 @@ import numpy as np
 def r4(value) -> float | None:
     """A float rounded to 4 decimals (None for ±∞/NaN: drawn as masked)."""
     value = float(value)
-    if not math.isfinite(value):
-        return None
-    rounded = round(value, 4)
-    return 0.0 if rounded == 0 else rounded
+    return round(value, 4) + 0.0 if math.isfinite(value) else None  # + 0.0: never -0.0
 
 
 def significant(values, digits: int) -> list[float]:
