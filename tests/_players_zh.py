@@ -27,7 +27,7 @@ CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def is_words(value) -> bool:
-    """An exporter's text in each language (``labkit.reader.players.base.words``)."""
+    """An exporter's text in each language (``labkit.reader.players.data.words``)."""
     return isinstance(value, dict) and set(value) == {"en", "zh"}
 
 

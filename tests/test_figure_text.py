@@ -36,7 +36,7 @@ def scenarios():
         (n, run_tool_trace(faulty_config(None if n == "happy" else n), decoder=decoder, spec=spec).events)
         for n in names
     ]
-    return scenarios_figure(rows, pyplot=False)
+    return scenarios_figure(rows)
 
 
 FIGURES = {"page 10: the scenarios side by side": scenarios}
@@ -66,7 +66,13 @@ def text_problems(fig) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_figure_is_readable_at_jupyterlab_width(name):
-    assert text_problems(FIGURES[name]()) == []
+    import matplotlib.pyplot as plt
+
+    fig = FIGURES[name]()
+    try:
+        assert text_problems(fig) == []
+    finally:
+        plt.close(fig)
 
 
 def test_the_check_sees_small_and_cut_text():

@@ -1,8 +1,6 @@
 """Presentation: show the code that runs, tables, PNGs, the book's plot style (``style``), the tables
 made from lower layers' rows (``tables``), the trace figures (``traces``) and the players (``players``)."""
 
-from __future__ import annotations
-
 import base64
 import inspect
 import io
@@ -23,11 +21,8 @@ __all__ = ["PNG", "Chart", "SourceView", "Table", "fmt", "fmt_bound", "plt", "ro
 
 @dataclass(frozen=True)
 class SourceView:
-    """A function's or class's real source, rendered as a code block in notebooks.
-
-    ``text/plain`` is the source itself, so a stored notebook output changes exactly when
-    the code that runs changes.
-    """
+    """A function's or class's real source as a code block; ``text/plain`` is the source itself, so a
+    stored output changes exactly when the code that runs changes."""
 
     source: str
     qualname: str
@@ -40,9 +35,8 @@ class SourceView:
         return f"`{self.module}.{self.qualname}`\n\n```python\n{self.source}\n```"
 
     def _repr_html_(self) -> str:
-        """The same code block as self-contained HTML (inline styles), for hosts that show
-        ``text/markdown`` as raw text (the static book's theme): the name, then the source,
-        highlighted by Pygments (ipywidgets brings it, through IPython)."""
+        """The same block as HTML with inline styles, for hosts that show ``text/markdown`` raw (the static
+        book's theme); Pygments comes with ipywidgets, through IPython."""
         from pygments import highlight
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
@@ -56,8 +50,7 @@ class SourceView:
 
 
 def _from_the_book(module: str) -> bool:
-    """``module`` is labkit's, or belongs to a package of the book's clone that a page loaded
-    (``labkit.core.fixtures.import_from_book``: the crash/race harness)."""
+    """``module`` is labkit's, or a book package a page loaded (``fixtures.import_from_book``: the harness)."""
     top = sys.modules.get(module.partition(".")[0])
     init = Path(getattr(top, "__file__", None) or "")
     return module.startswith("labkit") or (init.name == "__init__.py" and (init.parents[1] / "myst.yml").is_file())
@@ -112,16 +105,11 @@ def _width(text: str) -> int:
 
 
 class PNG:
-    """PNG bytes displayed ``width`` CSS pixels wide (height in proportion), in JupyterLab and in
-    the static book alike: IPython's ``Image(data, width=N)`` keeps the width in the output's
-    metadata, which the static book's theme ignores; an ``<img width>`` element carries it in the
-    output itself.  ``text/plain`` names the size only, so a stored output does not change with
-    the bytes.
-    """
+    """PNG bytes shown ``width`` CSS pixels wide in JupyterLab and the static book alike: IPython's
+    ``Image(data, width=N)`` keeps the width in metadata, which the book's theme ignores; an ``<img width>``
+    carries it in the output.  ``text/plain`` names the size only, so it does not change with the bytes."""
 
     def __init__(self, data: bytes, width: int, alt: str = ""):
-        from PIL import Image
-
         if not isinstance(data, (bytes, bytearray)) or not bytes(data).startswith(b"\x89PNG\r\n\x1a\n"):
             raise ValueError(f"data must be the bytes of a PNG file, got {type(data).__name__}")
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
@@ -129,12 +117,11 @@ class PNG:
         self.data = bytes(data)
         self.width = width
         self.alt = alt
-        self.natural_size = Image.open(io.BytesIO(self.data)).size  # (width, height)
+        self.natural_size = (int.from_bytes(self.data[16:20], "big"), int.from_bytes(self.data[20:24], "big"))  # IHDR
         self.height = round(self.natural_size[1] * width / self.natural_size[0])
 
     def __repr__(self) -> str:
-        natural_width, natural_height = self.natural_size
-        return f"PNG {natural_width}×{natural_height} px, shown {self.width}×{self.height}"
+        return "PNG {}×{} px, shown {}×{}".format(*self.natural_size, self.width, self.height)
 
     def _repr_html_(self) -> str:
         return _img(self.data, self.alt, f'width="{self.width}" height="{self.height}"')
@@ -149,10 +136,9 @@ def _img(png: bytes, alt: str, size: str, css_class: str = "") -> str:
 
 @dataclass(frozen=True)
 class Chart:
-    """A drawn figure with its text alternative: ``<img alt>`` in HTML (JupyterLab, the static
-    book), and the alternative alone as ``text/plain`` — what a screen reader, a text-only host
-    and the stored notebook hold, so a stored output changes when the description does, not with
-    the pixels a machine's fonts draw."""
+    """A drawn figure with its text alternative: ``<img alt>`` in HTML, the alternative alone as
+    ``text/plain`` (a screen reader's, a text-only host's, the stored notebook's), so a stored output
+    changes with the description, not with the pixels a machine's fonts draw."""
 
     png: bytes
     alt: str
@@ -169,9 +155,8 @@ class Chart:
 
 
 def show_figure(alt: str, fig=None) -> Chart:
-    """The current figure (or ``fig``) as a ``Chart`` described by ``alt`` — what it shows, in a
-    sentence or two, written with the figure — and closed, so the cell shows it once.  In the
-    Chinese edition the description is the one ``labkit/reader/zh.toml`` pairs with ``alt``."""
+    """The current figure (or ``fig``), closed, as a ``Chart`` described by ``alt`` (what it shows, in a
+    sentence or two); the Chinese edition's description is the one ``zh.toml`` pairs with ``alt``."""
     if not isinstance(alt, str) or not alt.strip() or alt.lstrip().startswith("<Figure"):
         raise ValueError(f"alt must say what the figure shows, got {alt!r}")
     pyplot = plt()

@@ -1,12 +1,5 @@
-"""The book's one number formatter (CONTRIBUTING.md, "Numbers in stored outputs").
-
-What a stored output may show of a float, so that it reads the same on every CPU, BLAS kernel
-and thread count: ``fmt`` for one value, ``rounded`` for a whole report, ``fmt_bound`` for a
-discrepancy measure against its tolerance.  ``labkit.reader.Table`` and
-``labkit.reader.tables.versus_source`` print every float through ``fmt``.
-"""
-
-from __future__ import annotations
+"""The book's one number formatter (CONTRIBUTING.md, "Numbers in stored outputs"): what a stored output
+may show of a float, so that it reads the same on every CPU, BLAS kernel and thread count."""
 
 import numpy as np
 
@@ -19,13 +12,9 @@ FLOAT32_DECIMALS = 4
 
 
 def fmt(value, digits: int | None = None) -> str:
-    """A value as a stored output may show it, the same on every CPU, kernel and thread count.
-
-    Integers, booleans, strings and None print exactly; a float64 prints with ``digits``
-    significant digits (default ``FLOAT64_DIGITS``), a float32/float16 with ``FLOAT32_DECIMALS``
-    decimals.  Lists, tuples and arrays print element-wise as ``[a, b]`` (tuples as ``(a, b)``).
-    Negative zero prints as 0.
-    """
+    """A value as a stored output may show it: integers, booleans, strings and None exactly; a float64
+    at ``digits`` (default ``FLOAT64_DIGITS``) significant digits, a float32/float16 at ``FLOAT32_DECIMALS``
+    decimals, never ``-0``; lists, tuples and arrays element-wise (``[a, b]``, ``(a, b)``)."""
     if value is None or isinstance(value, str | bool | np.bool_):
         return str(value)
     if isinstance(value, int | np.integer):
@@ -44,11 +33,8 @@ def fmt(value, digits: int | None = None) -> str:
 
 
 def fmt_bound(value: float, bound: float) -> str:
-    """A discrepancy (max |a − b|, an error, a residual) against its stated tolerance.
-
-    ``≤ 1e-12 ✓`` when ``value ≤ bound``; otherwise the value to two digits and ``✗``.  The
-    value's last bits are a property of the machine, so only the verdict is shown.
-    """
+    """A discrepancy (max |a − b|, an error, a residual) against its tolerance: ``≤ 1e-12 ✓`` within it,
+    else the value to two digits and ``✗`` (its last bits belong to the machine: only the verdict is shown)."""
     if not bound >= 0:
         raise ValueError(f"bound must be a non-negative float, got {bound!r}")
     if float(value) <= bound:
@@ -57,11 +43,9 @@ def fmt_bound(value: float, bound: float) -> str:
 
 
 def rounded(value, bounds: dict | None = None):
-    """A JSON-like value (dicts, lists, floats…) with every float cut as ``fmt`` shows it, for
-    showing a report in a stored output (the full-precision value stays in the report).  ``bounds``
-    maps a key to its tolerance: that key's float, when within it, becomes ``fmt_bound(value,
-    tolerance)`` (``≤ 1e-12 ✓``, a discrepancy measure); beyond it, it is a real figure (a fault's
-    error), cut like any other float."""
+    """A JSON-like value with every float cut as ``fmt`` shows it (the report keeps full precision).
+    ``bounds`` maps a key to its tolerance: that key's float, when within it, becomes ``fmt_bound``'s
+    verdict; beyond it, it is a real figure (a fault's error), cut like any other float."""
     bounds = bounds or {}
     if isinstance(value, dict):
         within = {k for k, v in value.items() if k in bounds and isinstance(v, float | np.floating) and v <= bounds[k]}

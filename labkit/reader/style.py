@@ -1,8 +1,6 @@
-"""The book's plot style: a CJK font when one is installed, quiet when none is, and
-book-style figures for the pages."""
+"""The book's plot style: a CJK font when one is installed, quiet when none is."""
 
-from __future__ import annotations
-
+import contextlib
 import logging
 import warnings
 
@@ -19,36 +17,24 @@ CJK_FONT_NAMES = (
 _CJK_FILE_HINTS = ("wqy", "notosanscjk", "noto-cjk", "sourcehansans", "droidsansfallback")
 
 
-def _known_cjk_font() -> str | None:
-    from matplotlib import font_manager
-
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONT_NAMES if name in known), None)
-
-
 def find_cjk_font() -> str | None:
     """Name of an installed font with Chinese glyphs, registering system files if needed."""
     from matplotlib import font_manager
 
-    if found := _known_cjk_font():
-        return found
-    # A font installed after matplotlib built its cache is not listed yet: look for it.
-    for path in font_manager.findSystemFonts():
-        lowered = path.lower().replace("_", "").replace(" ", "")
-        if any(hint in lowered for hint in _CJK_FILE_HINTS):
-            try:
-                font_manager.fontManager.addfont(path)
-            except Exception:  # an unreadable font file is simply skipped
-                continue
-    return _known_cjk_font()
+    manager = font_manager.fontManager
+    if not set(CJK_FONT_NAMES) & {f.name for f in manager.ttflist}:
+        # A font installed after matplotlib built its cache is not listed yet: look for it.
+        for path in font_manager.findSystemFonts():
+            if any(hint in path.lower().replace("_", "").replace(" ", "") for hint in _CJK_FILE_HINTS):
+                with contextlib.suppress(Exception):  # an unreadable font file is simply skipped
+                    manager.addfont(path)
+    known = {f.name for f in manager.ttflist}
+    return next((name for name in CJK_FONT_NAMES if name in known), None)
 
 
 def use_book_style() -> str | None:
-    """Set the book's plot style; return the CJK font used, or None.
-
-    Without a CJK font, Chinese labels render as boxes but no warning reaches the stored
-    notebook outputs (missing-glyph warnings are silenced).
-    """
+    """Set the book's plot style; return the CJK font used, or None (then Chinese labels render as boxes,
+    and the missing-glyph warnings are silenced so that none reaches a stored output)."""
     import matplotlib
 
     font = find_cjk_font()

@@ -1,10 +1,4 @@
-"""The book's tables made from the rows lower layers return.
-
-The labs and the cross-trace layer compute rows; this module is where they become a
-``labkit.reader.Table`` for a page.
-"""
-
-from __future__ import annotations
+"""The book's tables made from the rows the labs and the cross-trace layer return."""
 
 import numpy as np
 
@@ -28,17 +22,13 @@ def agree(source, computed, tolerance: float) -> bool:
         return False
 
 
-def versus_source(rows, title: str | None = None, reference: str = "source's script, run") -> Table:
-    """A "source / labkit computes" table for a notebook, under the book's number policy.
-
-    rows: (quantity, reference value, computed value, tolerance) tuples; the reference is typed
-    from the chapter, the computed value comes from a lab's ``run()``.  Integers, booleans,
-    strings and their lists must be equal ("exact"); floats must ``agree`` — the verdict never
-    depends on the last bits.  Chapter 11 prints code, not results, so by default the reference
-    column is headed "source's script, run": what the chapter's script computed when it was run
-    once, on one machine.  A discrepancy measure (a float reference at most ``tolerance`` > 0,
-    e.g. max |cached − full|) shows the reference as the script prints it (``4.441e-16``) and the
-    computed value against its tolerance (``≤ 1e-12 ✓``); every other float, ``fmt``."""
+def versus_source(rows, title: str | None = None) -> Table:
+    """A "source / labkit computes" table: ``rows`` of (quantity, the source's value, a lab's value,
+    tolerance).  Integers, booleans, strings and their lists must be equal ("exact"); floats must
+    ``agree``.  Chapter 11 prints code, not results: the reference is what the chapter's script computed
+    when it was run once ("source's script, run").  A discrepancy measure (a float reference at most
+    ``tolerance`` > 0, e.g. max |cached − full|) shows the reference as the script prints it
+    (``4.441e-16``) and the computed value against its tolerance (``≤ 1e-12 ✓``)."""
     out = []
     for quantity, source, computed, tolerance in rows:
         if not holds_float(source) and not holds_float(computed):
@@ -50,7 +40,7 @@ def versus_source(rows, title: str | None = None, reference: str = "source's scr
             out.append([quantity, f"{source:.3e}", fmt_bound(abs(float(computed)), tolerance), verdict])
         else:
             out.append([quantity, fmt(source), fmt(computed), verdict])
-    return Table(out, ["quantity", reference, "labkit computes", "agree"], title)
+    return Table(out, ["quantity", "source's script, run", "labkit computes", "agree"], title)
 
 
 def state_table() -> Table:

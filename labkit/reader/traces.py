@@ -1,11 +1,5 @@
-"""Static views of the traces, drawn once by matplotlib (pictures, not players): trace one's
-event lines and first logits, trace three's state machine, prefix reuse and scenarios side by side.
-
-The steppers are players (``labkit.reader.players``); these are the page figures.  matplotlib is
-imported inside functions so importing stays cheap.
-"""
-
-from __future__ import annotations
+"""The traces' static page figures, drawn by matplotlib (the steppers are players): trace one's event
+lines and first logits, trace three's state machine, prefix reuse and scenarios side by side."""
 
 import numpy as np
 
@@ -57,8 +51,7 @@ def plot_first_logits(run):
     bars = ax.bar(ids, view.raw_logits, color=colors, edgecolor="#555555", linewidth=0.5)
     for i in masked:
         bars[i].set_hatch("///")
-        top = max(view.raw_logits[i], 0.0)
-        ax.text(i, top + 0.15, "−∞", ha="center", va="bottom", fontsize=7, color="#777777")
+        ax.text(i, max(view.raw_logits[i], 0.0) + 0.15, "−∞", ha="center", va="bottom", fontsize=7, color="#777777")
     allowed = [i for i in ids if i not in masked]
     ax.plot(allowed, view.processed_logits[allowed], "k_", markersize=9)
     ax.axhline(0, color="#888888", linewidth=0.6)
@@ -105,19 +98,10 @@ def draw_state_machine(ax, path: list[str] | None = None) -> None:
         for target in targets:
             (x0, y0), (x1, y1) = _LAYOUT[source], _LAYOUT[target]
             on = (source.value, target.value) in moves
-            ax.annotate(
-                "",
-                xy=(x1, y1),
-                xytext=(x0, y0),
-                arrowprops={
-                    "arrowstyle": "-|>",
-                    "color": "#dd8452" if on else "#b0b0b0",
-                    "lw": 2.0 if on else 0.8,
-                    "shrinkA": 22,
-                    "shrinkB": 22,
-                    "connectionstyle": "arc3,rad=0.15" if y0 != y1 or x1 < x0 else "arc3",
-                },
-            )
+            bend = "arc3,rad=0.15" if y0 != y1 or x1 < x0 else "arc3"
+            line = {"color": "#dd8452", "lw": 2.0} if on else {"color": "#b0b0b0", "lw": 0.8}
+            arrow = {"arrowstyle": "-|>", "shrinkA": 22, "shrinkB": 22, "connectionstyle": bend, **line}
+            ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops=arrow)
     for state, (x, y) in _LAYOUT.items():
         failure = y != 0
         face = "#f6d5c3" if state.value in visited else ("#f2f2f2" if failure else "#dbe4f3")
@@ -173,21 +157,15 @@ def event_color(event: dict) -> str:
 SCENARIO_FIGURE_SIZE = (8.4, 4.9)  # 840 × 490 px at 100 dpi: JupyterLab's output width, unscaled
 
 
-def scenarios_figure(rows: list[tuple[str, list[dict]]], *, pyplot: bool = True):
-    """One row per scenario at a size JupyterLab shows unscaled (every text 8 pt or more):
-    each event a box numbered by its event ID and coloured by its state, the row's last
-    event type and state under the scenario's name.  The exact events are printed below the
-    figure on the page."""
-    from matplotlib.figure import Figure
+def scenarios_figure(rows: list[tuple[str, list[dict]]]):
+    """One row per scenario at a size JupyterLab shows unscaled (every text 8 pt or more): each event a
+    box numbered by its event ID and coloured by its state, the row's last event type and state under
+    the scenario's name (the page prints the exact events below it)."""
     from matplotlib.patches import Patch
 
-    from labkit.reader.style import plt, use_book_style
+    from labkit.reader.style import plt
 
-    if pyplot:  # a page's cell, shown by plt.show()
-        fig = plt().figure(figsize=SCENARIO_FIGURE_SIZE, layout="constrained")
-    else:  # detached: a test lays it out without pyplot
-        use_book_style()
-        fig = Figure(figsize=SCENARIO_FIGURE_SIZE, layout="constrained")
+    fig = plt().figure(figsize=SCENARIO_FIGURE_SIZE, layout="constrained")
     ax = fig.add_subplot()
     longest = max(len(events) for _, events in rows)
     for row, (name, events) in enumerate(rows):

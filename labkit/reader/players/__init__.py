@@ -1,28 +1,18 @@
-"""Players: the book's interactive views, drawn in the browser from data computed by the kernels.
+"""Players: the book's interactive views, drawn in the browser from data the kernels computed
+(CONTRIBUTING.md, "Players"): an ES module ``<name>.mjs`` here and its exporter ``<name>.py``, registered
+in ``catalog.PLAYERS``; the kernel's widget is ``base.player(name)``.
 
-A player is an ES module ``<name>.mjs`` in this folder (the anywidget contract ``export default
-{ render({ model, el }) }``, its helpers imported from ``_shared.mjs``) and a Python module holding
-its exporter (``base`` says what it holds), registered in ``catalog.PLAYERS``.  The same module runs in
-JupyterLab (``base.player(name)``,
-an anywidget), in the static book (MyST's ``{anywidget} ./players/<page stem>.<name>.mjs``, a bundle
-carrying the page's data) and in the browser test harness (``tests/browser/harness/``).  Nothing is
-drawn in the kernel.
-
-Neither host can follow the ``./_shared.mjs`` import: anywidget ships ``_esm`` to the browser as one
-string, and MyST's ``{anywidget}`` directive copies one module file to the site.  ``bundle`` is the
-book's whole build step for them: the import line is replaced by the shared module's text (its
-``export`` keywords dropped) and, for a page of the static book, the shared ``const EMBEDDED = null;``
-by the page's data.
-
-    bundle("decode")                 # what the kernel's widget loads
-    bundle("decode", data={...})     # what a page of the static book loads
+``bundle`` is the one build step: neither host follows a module's ``./_shared.mjs`` import (anywidget
+ships ``_esm`` as one string, MyST's ``{anywidget}`` copies one file), so the import line is replaced by
+the shared module's text (its ``export`` keywords dropped) and, for a page of the static book,
+``const EMBEDDED = null;`` by the page's data.
 """
-
-from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+
+from labkit.core.edition import LANGUAGES
 
 FOLDER = Path(__file__).resolve().parent
 SHARED = "_shared.mjs"
@@ -31,7 +21,6 @@ IMPORT = re.compile(r'^import \{(?P<names>[^}]*)\} from "\./_shared\.mjs";\n', r
 EXPORT = re.compile(r"^export (?=(?:function|const) (\w+))", re.M)  # its group: the exported name
 EMPTY = "const EMBEDDED = null;"
 NO_LANGUAGE = "const LANG = null;"
-LANGUAGES = ("en", "zh")
 
 
 def bundle(name: str, data: dict | None = None, folder: Path = FOLDER, lang: str = "en") -> str:

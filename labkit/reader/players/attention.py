@@ -1,23 +1,13 @@
-"""The attention/mask viewer: attention weights and masks as heatmaps, drawn in the browser.
-
-Three groups of views, each computed by the book's own functions:
-
-- ``prefill``: trace one's prefill attention, per layer and query head, [12 queries, 12 keys]
-  (``labkit.text.runtime.run_text_trace``);
-- ``masks``: the causal mask and the packed-document mask of the lab row
-  (``labkit.nn.attention.causal_allowed``, ``labkit.labs.masks.document_causal_allowed``);
-- ``decode``: the lab decoder fed its 7 tokens with k of them already cached, with the causal
-  (bottom-right aligned) or the top-left rectangular mask, layer 0, both heads
-  (``labkit.labs.lab_decoder.attention_state``).
+"""The attention/mask viewer's data, each view computed by the book's own functions: ``prefill``, trace
+one's prefill attention per layer and query head [12 queries, 12 keys] (``run_text_trace``); ``masks``,
+the causal and packed-document masks of the lab row; ``decode``, the lab decoder fed its 7 tokens with k
+already cached, under the causal or the top-left mask, layer 0 (``lab_decoder.attention_state``).
 
     data = {"player": "attention", "start": group, "groups": {group: {"title", "controls":
-              [{"name", "label", "options": [str]}], "panels": {"opt|opt": panel}}}}
+              [{"name", "label", "options": [str], "shown"}], "panels": {"opt|opt": panel}}}}
     panel = {"caption", "rows": [labels], "cols": [labels], "kind": "weights" | "mask",
              "heads": [{"title", "values": [[4 dp | None (blocked)]]}]}
-    (a control's "shown": what each option shows; titles, labels and captions: ``base.words``)
 """
-
-from __future__ import annotations
 
 import numpy as np
 

@@ -1,15 +1,11 @@
-"""The bandwidth calculator of lab 10: the streaming-read lower bound of one decode step and
-the token-rate ceilings, for every choice of batch, bytes per parameter, bytes per KV element,
-context, KV heads and bandwidth on the page's grid — each a ``labkit.labs.bandwidth.DecodeBudget``
-computed when the page is built (in a kernel, ``recompute`` makes the grid for another model).
+"""The bandwidth calculator's data (lab 10): a ``labkit.labs.bandwidth.DecodeBudget`` for every choice on
+the page's grid (a kernel makes the grid for another model).
 
     data = {"player": "bandwidth_calculator", "title", "model": {"n_params", "n_layers", "head_dim"},
             "axes": {name: [str]}, "start": {name: str}, "batches": [B],
             "budgets": {"bytes_per_param|kv_bytes|context|kv_heads|tb": {"weight_bytes", "kv_bytes",
                         "limit", "steps": [[read_bytes, lower_bound_ms, aggregate, per_request]] (per batch)}}}
 """
-
-from __future__ import annotations
 
 from labkit.labs.bandwidth import DecodeBudget
 from labkit.reader.players.data import grid, r4, words

@@ -1,20 +1,8 @@
-"""The kernel side of every player: one ``anywidget.AnyWidget`` with one synced ``data`` dict.
-
-A player is its ES module ``<name>.mjs`` and its Python module, which holds the exporter
-``static_data(**options)`` and, when the reader may ask the kernel for a state the data does not
-hold, ``recompute(data, request)``; both return the data but its ``"player"`` name, which the
-machinery adds (``labkit.reader.players.catalog.export``).  ``player(name, **options)`` makes the live
-widget of any registered player; a page may pass objects it already computed (a run) as options.
-
-``data`` is exactly what the static book's bundle carries, so the module cannot tell the two
-hosts apart.  ``live`` tells the module that a kernel is listening: it then offers the controls
-that need a new computation (a fault picker, a setting) and writes the reader's choice into
-``request``; the kernel re-runs the real computation (``recompute``) and sets ``data`` again.
-
-The exporters' helpers (``r4``, ``grid``, …) are in ``data``; the registry is ``catalog.PLAYERS``.
-"""
-
-from __future__ import annotations
+"""The kernel side of every player: one ``anywidget.AnyWidget`` with one synced ``data`` dict, exactly
+what the static book's bundle carries, so the module cannot tell the two hosts apart.  ``live`` tells
+the module that a kernel listens: it then offers the controls that need a new computation and writes
+the reader's choice into ``request``; the kernel re-runs the real computation (the exporter's
+``recompute``) and sets ``data`` again."""
 
 import anywidget
 import traitlets
@@ -35,12 +23,12 @@ class Player(anywidget.AnyWidget):
     #: the edition's language, which the module's words are in (``labkit.core.edition``)
     lang = traitlets.Unicode("en").tag(sync=True)
 
-    def __init__(self, name: str, data: dict, **kwargs):
+    def __init__(self, name: str, data: dict):
         self._name = name
         self._module = module_of(name)
-        lang = kwargs.pop("lang", None) or edition.language()
+        lang = edition.language()
         self._esm = bundle(name, lang=lang)
-        super().__init__(data=data, lang=lang, **kwargs)
+        super().__init__(data=data, lang=lang)
         self.observe(self._on_request, names="request")
 
     def _on_request(self, change) -> None:
@@ -55,19 +43,17 @@ class Player(anywidget.AnyWidget):
         self.data = data
 
     def recompute(self, request: dict) -> dict:
-        """New data for the reader's ``request``: the module's ``recompute`` (none: every state
-        is in the data already)."""
+        """New data for ``request``: the module's ``recompute`` (none: every state is in the data)."""
         recompute = getattr(self._module, "recompute", None)
         return self.data if recompute is None else {"player": self._name, **recompute(self.data, request)}
 
     def __repr__(self) -> str:
-        # shown wherever the widget cannot be drawn (a page not yet run, an untrusted
-        # notebook): one clear line, never an address or a trait dump
-        # (in English in both editions: the stored outputs of a page are the same in both)
+        # where the widget cannot be drawn (a page not yet run, an untrusted notebook): one clear
+        # line, in English in both editions (a page's stored outputs are the same in both)
         title = self.data.get("title", "player")
         return f"{title['en'] if isinstance(title, dict) else title} — run the page to use this player"
 
 
 def player(name: str, **options) -> Player:
-    """The live player ``name`` over ``static_data(**options)`` of its module."""
+    """The live player ``name`` over its module's ``static_data(**options)`` (a page may pass a run it made)."""
     return Player(name, export(name, **options))

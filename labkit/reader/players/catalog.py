@@ -1,8 +1,5 @@
-"""The players' registry: each player's name and the module holding its exporter (``static_data(**options)``
-and, when the kernel computes states outside the data, ``recompute(data, request)``).  A player is its two
-modules in this folder, ``<name>.mjs`` and ``<name>.py``, and one line here."""
-
-from __future__ import annotations
+"""The players' registry: name → the module of its exporter, ``static_data(**options)`` (and, when the kernel
+computes states outside the data, ``recompute(data, request)``), both returning the data but its name."""
 
 from types import ModuleType
 
@@ -22,7 +19,6 @@ from labkit.reader.players import (
     speculative_sampler,
 )
 
-#: player name → the module of its exporter
 PLAYERS: dict[str, ModuleType] = {
     "attention": attention,
     "bandwidth_calculator": bandwidth_calculator,

@@ -1,8 +1,5 @@
-"""What the players' exporters share: numbers as the book shows them (``r4``, ``significant``), the
-labels and grids their data is keyed by (``label``, ``grid``) and the check of a named option (``one_of``).
-Numbers go through ``r4`` (float32 values at most four decimals, the book's output policy)."""
-
-from __future__ import annotations
+"""What the players' exporters share: numbers as the book shows them (``r4``, ``significant``), the labels
+and grids their data is keyed by (``label``, ``grid``), a named option's check and texts in both editions."""
 
 import itertools
 import math
@@ -13,10 +10,7 @@ import numpy as np
 def r4(value) -> float | None:
     """A float rounded to 4 decimals (None for ±∞/NaN: drawn as masked)."""
     value = float(value)
-    if not math.isfinite(value):
-        return None
-    rounded = round(value, 4)
-    return 0.0 if rounded == 0 else rounded
+    return round(value, 4) + 0.0 if math.isfinite(value) else None  # + 0.0: never -0.0
 
 
 def significant(values, digits: int) -> list[float]:
@@ -47,6 +41,5 @@ def one_of(name: str, value, options, *, optional: bool = False):
 
 
 def words(en: str, zh: str) -> dict[str, str]:
-    """A visible text of a player's data in each edition's language (the module shows the
-    edition's: ``pick`` in ``_shared.mjs``); data (token strings, IDs, numbers) stays a plain value."""
+    """A text of a player's data in both editions (``pick`` in ``_shared.mjs`` shows the edition's)."""
     return {"en": en, "zh": zh}

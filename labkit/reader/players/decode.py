@@ -1,8 +1,5 @@
-"""The decode stepper: trace one, token by token (raw logits, masks, choice, cache, events).
-
-``static_data(run, fault)`` turns a real ``TextRun`` (default: trace one with ``fault``, None =
-correct) into the player's data; in a kernel, ``request = {"fault": name | None}`` re-runs trace
-one with that fault (``labkit.text.faults``).
+"""The decode stepper's data: a real ``TextRun`` (default: trace one, with ``fault``) token by token; a
+kernel's ``request = {"fault": name | None}`` re-runs trace one with that fault (``labkit.text.faults``).
 
     data = {"player": "decode", "title": …, "pieces": [V str], "fault": None | name, "faults": [names],
             "steps": [{"step", "raw": [V] (4 dp), "masked": [ids], "processed": [V] (None = −∞),
@@ -10,8 +7,6 @@ one with that fault (``labkit.text.faults``).
                        "text": streamed so far, "finish": None | reason,
                        "events": [[event_id, event_type, "k=v …"]]}]}
 """
-
-from __future__ import annotations
 
 import itertools
 

@@ -1,18 +1,13 @@
-"""The first-divergence explorer: golden and faulty trace side by side, the first divergent
-event, its rule, field, both values and the suspect, for every named fault of every trace.
+"""The first-divergence explorer's data: for every named fault of every trace, its run beside the golden
+trace and the first divergence (``labkit.trace.divergence``); values are shortened reprs.
 
-    data = {"player": "divergence", "kinds": {kind: {
+    data = {"player": "divergence", "start": [kind, fault], "kinds": {kind: {
               "golden": [[event_id, event_type], …],
               "faults": {name: {"description", "events": [[event_id, event_type], …],
                                 "divergence": None | {"index", "event_ids": [golden, faulty],
                                     "types": [golden, faulty], "rule", "field", "golden", "faulty",
-                                    "suspect", "text"}}}}},
-            "start": [kind, fault]}
-
-Values are shortened reprs of the trace payloads (which hold rounded summaries, never raw floats).
+                                    "suspect", "text"}}}}}}
 """
-
-from __future__ import annotations
 
 import tomllib
 from pathlib import Path

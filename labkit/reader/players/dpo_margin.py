@@ -1,15 +1,12 @@
-"""The DPO margin player of lab 06: the policy's two log-probs and β on a grid; the loss curve
-L(Δ) and the push β·σ(−m) for each β, and the pair's margin, loss and gradient at each grid
-point, every number from ``labkit.labs.dpo``'s kernels when the page is built (in a kernel,
-``recompute`` adds values outside the grid).
+"""The DPO margin player's data (lab 06): the loss curve L(Δ) and the push β·σ(−m) for each β, and the
+pair's margin, loss and gradient at each grid point of (β, log π_w, log π_l), from ``labkit.labs.dpo``
+(a kernel adds values outside the grid).
 
     data = {"player": "dpo_margin", "title", "reference": [2], "axes": {"chosen": [str], "rejected": [str],
             "beta": [str]}, "start": {axis: str}, "deltas": [N],
             "curves": {beta: {"loss": [N], "pull": [N]}},
             "points": {"beta|chosen|rejected": [margin, loss, ∂L/∂log π_w, ∂L/∂log π_l]}}
 """
-
-from __future__ import annotations
 
 import numpy as np
 

@@ -1,15 +1,9 @@
-"""The cache-fault player of lab 05: pick a fault mode; the per-position logit error against the
-full pass and the three checks, each mode run by ``labkit.labs.cache_equivalence.run_case``.
+"""The cache-fault player's data (lab 05): every fault mode run by ``cache_equivalence.run_case``.
 
-The modes are few, so every one is run when the page is built and the static book switches
-between them without a kernel.
-
-    data = {"player": "fault_modes", "title", "start": mode, "tolerance": 1e-12,
-            "modes": {mode: {"errors": [T] (3 significant digits), "caught_by": [names],
-                             "checks": [[name, passed, what it saw]]}}}
+data = {"player": "fault_modes", "title", "start": mode, "tolerance": 1e-12,
+        "modes": {mode: {"errors": [T] (3 significant digits), "caught_by": [names],
+                         "checks": [[name, passed, what it saw]]}}}
 """
-
-from __future__ import annotations
 
 from labkit.labs.cache_equivalence import ABS_TOLERANCE, MODES, FaultCase, run_case
 from labkit.reader.players.data import one_of, significant, words

@@ -1,14 +1,9 @@
-"""The grammar stepper of trace three: the 27 proposal tokens of mc_01, each step's allowed
-set (the best allowed raw logits, the chosen piece highlighted), the JSON so far, and the
-allowed-set sizes over all steps — read from the real constrained decode
-(``labkit.tools.runtime.run_tool_trace().first_call``) when the page is built.
+"""The grammar stepper's data: mc_01's constrained decode (``run_tool_trace().first_call``), step by step.
 
-    data = {"player": "grammar", "title", "vocabulary": V, "counts": [27],
-            "steps": [{"step", "allowed": n, "best": [[id, label, raw logit]] (≤ 10),
-                       "chosen": [id, label], "json": text so far}]}
+data = {"player": "grammar", "title", "vocabulary": V, "counts": [27],
+        "steps": [{"step", "allowed": n, "best": [[id, label, raw logit]] (≤ 10),
+                   "chosen": [id, label], "json": text so far}]}
 """
-
-from __future__ import annotations
 
 from labkit.reader.players.data import r4, words
 from labkit.tools.runtime import run_tool_trace

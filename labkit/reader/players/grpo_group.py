@@ -1,14 +1,11 @@
-"""The GRPO group player of lab 07: one group's rewards and ε; the advantages Â with the
-population std (ddof 0), with the sample std (ddof 1), and r − mean, each from
-``labkit.labs.grpo.group_advantages`` when the page is built, for every group of four 0/1
-rewards and the page's 0.7 0.7 0.7 (in a kernel, ``recompute`` adds a group the reader types).
+"""The GRPO group player's data (lab 07): the advantages Â of every group of four 0/1 rewards and the
+page's 0.7 0.7 0.7, with the population std (ddof 0), the sample std (ddof 1) and r − mean, from
+``labkit.labs.grpo.group_advantages`` (a kernel adds a group the reader types).
 
     data = {"player": "grpo_group", "title", "groups": ["0 0 1 1", …], "epsilons": ["1e-08", …],
             "start": {"group", "eps"}, "states": {"<group>|<eps>": {"rewards": [K],
             "population": [K], "sample": [K], "centred": [K], "stds": [ddof 0, ddof 1]}}}
 """
-
-from __future__ import annotations
 
 import itertools
 

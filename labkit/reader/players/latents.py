@@ -1,21 +1,14 @@
-"""The DDIM latent player: the four channels of z_t after each step (999 → 749 → 499 → 249 → end),
-the decoded x̂₀ preview of each step, at each guidance scale a page computed.
-
-Latents travel as data, not pictures: each channel, subsampled to 32 × 32, is quantised to
-uint8 over [−2.5, 2.5] (the viewer's colour limit) and base32-encoded (letters and digits
-only: mystmd 1.11 stalls on directive bodies holding many base64 strings); the player
-colours it in the browser.  Each channel also carries its exact statistics (mean, std, min, max at
-4 decimals, from the full 64 × 64 channel).  The preview is the VAE decoding of the step's
-x̂₀ (of the initial noise at step 0), a 64 × 64 JPEG (its bytes base32-encoded; the player
-makes the data URI) — the one picture made in the kernel, as a preview stream would send it.
+"""The DDIM latent player's data: z_t's four channels after each step and the decoded x̂₀ preview, at
+each guidance scale a page computed.  Latents travel as data, not pictures: each channel, subsampled to
+32 × 32, quantised to uint8 over [−2.5, 2.5] and base32-encoded (mystmd 1.11 stalls on directive bodies
+holding many base64 strings), with its exact statistics (from the full 64 × 64 channel).  The preview,
+the VAE decoding of the step's x̂₀ (of the noise at step 0), is a 64 × 64 JPEG, base32-encoded.
 
     data = {"player": "latents", "channels": [4 names], "size": 32, "limit": 2.5,
             "start": {"guidance": "5", "step": 4},
             "scales": {"5": [{"step", "t", "name", "latent": [4 base32], "stats": [[mean, std, min, max] × 4],
                               "preview": base32 JPEG bytes, "preview_of"}, …]}}
 """
-
-from __future__ import annotations
 
 import base64
 import io
@@ -54,11 +47,11 @@ def preview_jpeg(image: np.ndarray, size: int = PREVIEW) -> str:
     return b32(buffer.getvalue())
 
 
-def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
+def scale_frames(guidance: float, run=None) -> list[dict]:
     """One frame per state of ``run`` (a ``DiffusionRun``; none: the loop run at that guidance
     scale): step 0 (the noise) … the end."""
-    run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)), root=root)
-    vae, frames = load_models(root)[2], []
+    run = run or run_diffusion(DiffusionConfig().replace(guidance_scale=float(guidance)))
+    vae, frames = load_models()[2], []
     for step, (t, latent) in enumerate(run.latents):
         z = np.asarray(latent[0], dtype=np.float64)  # [4, 64, 64]
         source = latent if step == 0 else run.x0_hats[step - 1]
@@ -79,10 +72,10 @@ def scale_frames(guidance: float, run=None, root=None) -> list[dict]:
     return frames
 
 
-def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0, root=None) -> dict:
+def static_data(runs=None, scales=PAGE_SCALES, start: float = 5.0) -> dict:
     """Frames at every guidance scale in ``scales`` (``runs``: scale → DiffusionRun already made)."""
     runs = dict(runs or {})
-    out = {label(float(g)): scale_frames(g, runs.get(float(g)), root) for g in scales}
+    out = {label(float(g)): scale_frames(g, runs.get(float(g))) for g in scales}
     first = next(iter(out.values()))
     return {
         "title": words(

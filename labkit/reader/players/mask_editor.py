@@ -1,17 +1,12 @@
-"""The mask editor of lab 02: a packed row of eight tokens, split into documents anywhere and
-with any tokens as assistant targets; the document-causal attention [8, 8], the packing and
-SFT prediction masks and what is supervised.  Every one of the 2⁷ splits × 2⁸ target choices
-is computed by ``labkit.labs.masks`` when the page is built (the whole state space of the row).
+"""The mask editor's data (lab 02): for every one of the 2⁷ splits of a packed row of eight tokens into
+documents and the 2⁸ choices of assistant targets, the masks ``labkit.labs.masks`` computes.  A split is
+7 bits (bit i: a new document starts after token i), targets 8 bits (bit j: token j is a target), a
+prediction mask 7 bits (bit i: prediction i → i+1 is supervised).
 
-    data = {"player": "mask_editor", "title", "tokens": 8, "presets": {name: [split, targets]},
+    data = {"player": "mask_editor", "title", "tokens": 8, "presets": {name: [split, targets]}, "names",
             "start": name, "ids": [128 × [8]], "allowed": [128 × [8 row bitmasks]], "packing": [128 bitmasks],
             "sft": [256 bitmasks], "prediction": hex string, two digits per (split · 256 + targets)}
-
-A split is 7 bits (bit i: a new document starts after token i); targets 8 bits (bit j: token j
-is an assistant target); a prediction mask 7 bits (bit i: prediction i → i+1 is supervised).
 """
-
-from __future__ import annotations
 
 import numpy as np
 
@@ -40,26 +35,18 @@ def static_data() -> dict:
     sft = [bits(masks.sft_prediction_mask(targets(c))) for c in choices]
     packed = bits(np.diff(masks.PACKED_DOCUMENT_IDS) != 0)
     sft_case = [False] + list(masks.SFT_ASSISTANT_TARGET)  # the source's SFT row, one token longer
+    names = [
+        words("two packed documents, every token a target", "两个打包的文档，每个 token 都是目标"),
+        words("one document, assistant tokens 5–7 the targets", "一个文档，助手 token 5–7 是目标"),
+        words("packed documents, assistant tokens the targets", "打包的文档，助手 token 是目标"),
+    ]
+    presets = [[packed, 2**T - 1], [0, bits(sft_case)], [packed, bits(sft_case)]]
     return {
         "title": words("Masks of one packed row (lab 02)", "一个打包行的 mask（实验 02）"),
         "tokens": T,
-        "presets": {
-            "two packed documents, every token a target": [packed, 2**T - 1],
-            "one document, assistant tokens 5–7 the targets": [0, bits(sft_case)],
-            "packed documents, assistant tokens the targets": [packed, bits(sft_case)],
-        },
-        "names": {
-            "two packed documents, every token a target": words(
-                "two packed documents, every token a target", "两个打包的文档，每个 token 都是目标"
-            ),
-            "one document, assistant tokens 5–7 the targets": words(
-                "one document, assistant tokens 5–7 the targets", "一个文档，助手 token 5–7 是目标"
-            ),
-            "packed documents, assistant tokens the targets": words(
-                "packed documents, assistant tokens the targets", "打包的文档，助手 token 是目标"
-            ),
-        },
-        "start": "two packed documents, every token a target",
+        "presets": {name["en"]: preset for name, preset in zip(names, presets, strict=True)},
+        "names": {name["en"]: name for name in names},
+        "start": names[0]["en"],
         "ids": [document_ids(s).tolist() for s in splits],
         "allowed": [[bits(row) for row in masks.document_causal_allowed(document_ids(s))] for s in splits],
         "packing": packing,

@@ -1,6 +1,6 @@
-"""The tool-call scenario player: every scenario's golden trace as a timeline of states,
-with the commit boundary, the attempts (retries), the journal rows written so far and the
-first divergence from the happy path.
+"""The tool-call scenario player's data: each scenario's golden trace (``fixtures/traces/tool-<name>.jsonl``),
+the journal from running it (``run_tool_trace``, whose events a test checks equal the golden trace) and
+its first divergence from the happy path.
 
     data = {"player": "scenarios", "start": name, "crash_points": [..] (offered when a kernel listens),
             "scenarios": {name: {"description", "events": [[id, type, state, detail], …],
@@ -10,13 +10,7 @@ first divergence from the happy path.
                 "entry": {"attempts", "retry_budget", "state", "idempotency_key"} | None,
                 "final_state", "request_status",
                 "divergence": None | {"event_id", "rule", "field"}}}}
-
-The events are the stored golden traces (``fixtures/traces/tool-<name>.jsonl``); the journal
-comes from running the scenario (``labkit.tools.runtime.run_tool_trace``), whose events a
-test checks equal the golden trace.
 """
-
-from __future__ import annotations
 
 from labkit.core.events import read_golden
 from labkit.reader.players.data import one_of, words

@@ -1,10 +1,5 @@
-"""The scheduler player (issue 45): trace one among two other requests, step by step, on a paged
-KV cache.  Pick a capacity in blocks; each engine step shows the chunks fed (tokens of the budget),
-every block of the pool with the requests holding it (two or more: a shared prefix, refcount > 1),
-each request's block table, and who was preempted or left.
-
-Every capacity is run by the real engine (``labkit.serving.trace_one.run_batch``) when the page is
-built; the static book switches between them without a kernel.
+"""The scheduler player's data (issue 45): trace one among two other requests on a paged KV cache, every
+capacity of ``CAPACITIES`` run by the real engine (``labkit.serving.trace_one.run_batch``).
 
     data = {"player": "scheduler", "title", "start": capacity, "block_size", "token_budget",
             "requests": [ids, trace one first],
@@ -13,8 +8,6 @@ built; the static book switches between them without a kernel.
                      "blocks": [[ids holding block b] for b in 0…capacity−1],
                      "tables": {id: [blocks]}}], "selected": {id: [token IDs]}}}}
 """
-
-from __future__ import annotations
 
 from labkit.reader.players.data import one_of, words
 from labkit.serving.trace_one import BLOCK_SIZE, CAPACITY, TOKEN_BUDGET, run_batch

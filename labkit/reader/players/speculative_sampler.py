@@ -1,8 +1,5 @@
-"""The speculative sampler of lab 09: draft-then-verify on one prefix, the exact law split into
-the accepted draft and the rejection refill, and seeded Monte Carlo runs beside the target.
-Every state — the fallback (residual or the wrong refill from p), the number of draws and the
-seed — is computed by ``labkit.labs.speculative`` when the page is built (in a kernel,
-``recompute`` makes them for another target and draft).
+"""The speculative sampler's data (lab 09): the exact law for each fallback and seeded Monte Carlo runs for
+every number of draws and seed, from ``labkit.labs.speculative`` (a kernel recomputes for another p and q).
 
     data = {"player": "speculative_sampler", "title", "p": [V], "q": [V], "alpha": [V],
             "axes": {"fallback": [..], "draws": [..], "seed": [..]}, "start": {axis: str},
@@ -10,8 +7,6 @@ seed — is computed by ``labkit.labs.speculative`` when the page is built (in a
             "runs": {"fallback|draws|seed": {"observed": [V], "acceptance", "sigmas"}},
             "sigma_bound": 6.0}
 """
-
-from __future__ import annotations
 
 import numpy as np
 
