@@ -32,11 +32,8 @@ NOTE = "advantages are frozen numeric values; this is not an actor training loop
 
 
 def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray:
-    """Â = (r − mean(r)) / (std_ddof(r) + ε) within each group; ``rewards``: [G, K] → [G, K].
-
-    ddof 0 divides the squared deviations by K (population std), ddof 1 by K − 1 (sample std).
-    A group whose rewards are all equal gets zero advantage: it carries no learning signal.
-    """
+    """Â = (r − mean(r)) / (std_ddof(r) + ε) within each group (ddof 0: population std, 1: sample std);
+    ``rewards``: [G, K] → [G, K].  A group of equal rewards gets zero advantage: it carries no signal."""
     r = _group_rewards(rewards, ddof, eps)  # [G, K] float64
     centred = r - r.mean(axis=1, keepdims=True)  # r − mean(r)
     spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps  # std_ddof(r) + ε
@@ -49,11 +46,9 @@ def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray
 
 def _group_rewards(rewards, ddof: int, eps: float) -> np.ndarray:
     """Finite rewards [G, K] as float64; ddof 0 or 1 (1 needs K ≥ 2); eps finite and ≥ 0."""
-    r = real_values("rewards", rewards)
+    r = real_values("rewards", rewards, finite=True)
     if r.ndim != 2 or r.shape[1] < 1:
         raise ValueError(f"rewards must be [G, K] (groups × answers), got shape {list(r.shape)}")
-    if not np.all(np.isfinite(r)):
-        raise ValueError(f"rewards must be finite, got {r.tolist()}")
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof!r}")
     if ddof == 1 and r.shape[1] < 2:
@@ -83,11 +78,8 @@ def _ratio_and_advantage(ratio, advantage, clip: float) -> tuple[np.ndarray, np.
 
 
 def dual_clip_objective(ratio, advantage, clip: float = CLIP, dual: float = 3.0) -> np.ndarray:
-    """Dual-clip PPO: for Â < 0 the clipped objective is also floored at dual·Â; [N] → [N].
-
-    J_dual = max(J, dual·Â) where Â < 0, J elsewhere (dual > 1).  Plain PPO's J is unbounded
-    below for Â < 0 as ρ grows: one stale token with a huge ratio would dominate the batch.
-    """
+    """J_dual = max(J, dual·Â) where Â < 0, J elsewhere (dual > 1); [N] → [N].  Plain PPO's J is unbounded
+    below for Â < 0 as ρ grows: one stale token with a huge ratio would dominate the batch."""
     if not dual > 1:
         raise ValueError(f"dual must be > 1 (the floor sits at dual·Â below the clip), got {dual!r}")
     adv = np.asarray(advantage, dtype=np.float64)
