@@ -156,11 +156,8 @@ def require_exact_law(what: str, mass: SpeculativeMass, target: np.ndarray) -> N
 
 
 def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> dict:
-    """The speculative-sampling lab; returns the source report's ``speculative_sampling`` object.
-
-    Checks: the exact law equals p (1e-14) here and in the edge cases; the Monte Carlo
-    frequencies of ``samples`` ≥ 10 000 steps lie within six standard errors of p.
-    """
+    """The source report's ``speculative_sampling`` object.  Checks: the exact law equals p here and in the
+    edge cases; the Monte Carlo frequencies lie within six standard errors of p."""
     samples = check_samples(samples)
     target, draft = _pair(p, q)
     mass = speculative_mass(target, draft)
