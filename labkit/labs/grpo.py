@@ -46,9 +46,11 @@ def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray
 
 def _group_rewards(rewards, ddof: int, eps: float) -> np.ndarray:
     """Finite rewards [G, K] as float64; ddof 0 or 1 (1 needs K ≥ 2); eps finite and ≥ 0."""
-    r = real_values("rewards", rewards, finite=True)
+    r = real_values("rewards", rewards)
     if r.ndim != 2 or r.shape[1] < 1:
         raise ValueError(f"rewards must be [G, K] (groups × answers), got shape {list(r.shape)}")
+    if not np.all(np.isfinite(r)):
+        raise ValueError(f"rewards must be finite, got {r.tolist()}")
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {ddof!r}")
     if ddof == 1 and r.shape[1] < 2:

@@ -140,15 +140,15 @@ class ToolTemplate:
 
     template_id = TEMPLATE_ID
 
-    def head(self, specs: list[ToolSpec], user_text: str) -> str:
+    def tool_call_prompt(self, specs: list[ToolSpec], user_text: str) -> str:
+        """mc_01's input: the system instruction, one signature per tool, the user message, the opened call."""
         if not specs:
             raise ValueError("specs must offer at least one ToolSpec, got none")
         signatures = "\n".join(render_signature(s) for s in specs)
-        return f"<|bos|><|system|>{SYSTEM_INSTRUCTION}<|end|><|tools|>{signatures}<|end|><|user|>{user_text}<|end|>"
-
-    def tool_call_prompt(self, specs: list[ToolSpec], user_text: str) -> str:
-        """mc_01's input: the conversation so far and the opened tool call."""
-        return self.head(specs, user_text) + "<|assistant|><|tool_call|>"
+        return (
+            f"<|bos|><|system|>{SYSTEM_INSTRUCTION}<|end|><|tools|>{signatures}<|end|><|user|>{user_text}<|end|>"
+            "<|assistant|><|tool_call|>"
+        )
 
     def after_tool_result(self, specs: list[ToolSpec], user_text: str, arguments_text: str, tool_message: dict) -> str:
         """mc_02's input: mc_01's input, the proposal, the tool message, the answer prompt."""
