@@ -109,12 +109,9 @@ def run(
     advantage=ADVANTAGES,
     clip: float = CLIP,
 ) -> dict:
-    """The GRPO / PPO-clip lab; returns the source report's ``grpo`` object.
-
-    Checks: a group of two 0s and two 1s standardises to ±1 (within 3e-8, the ε's effect);
-    equal-reward groups get exactly 0; reordering answers reorders advantages; the clipped
-    objective equals its case-by-case reading.
-    """
+    """The source report's ``grpo`` object.  Checks: a half-0, half-1 group standardises to ±1 (within
+    3e-8, the ε's effect), equal rewards to 0; reordering answers reorders advantages; the clipped
+    objective equals its case-by-case reading."""
     r = np.asarray(rewards, dtype=np.float64)
     population = group_advantages(r, ddof=0, eps=eps)
     sample = group_advantages(r, ddof=1, eps=eps)
