@@ -38,8 +38,8 @@ def tool_message(result: dict, call_id: str) -> dict:
     if not isinstance(result, dict) or not isinstance(result.get("status"), str):
         raise ValueError(f"the service's result must be a dict with a 'status' string, got {result!r}")
     ok = result["status"] == "ok"
-    if ok and not all(k in result for k in TOOL_MESSAGE_FIELDS):
-        missing = [k for k in TOOL_MESSAGE_FIELDS if k not in result]
+    missing = [k for k in TOOL_MESSAGE_FIELDS if k not in result]
+    if ok and missing:
         raise ValueError(f"the service's result says ok but lacks {missing}: {result!r}")
     if result.get("committed", ok) is not ok or (ok and result.get("error") is not None):
         raise ValueError(f"the service's result contradicts its status {result['status']!r}: {result!r}")
