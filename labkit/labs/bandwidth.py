@@ -8,9 +8,7 @@ its whole KV cache.  With bandwidth B (bytes/s), that reading alone takes
     read_bytes   = weight_bytes + batch · kv_bytes
     t_step ≥ read_bytes / B,    tokens/s ≤ batch / t_step (all requests),  ≤ 1 / t_step (each)
 
-This is a *lower bound* on step time and a *ceiling* on token rate, computed from arithmetic
-on assumed sizes: no kernel is run and nothing is measured.  Real steps also pay for compute,
-activations, launch overheads and imperfect bandwidth use.
+Arithmetic on assumed sizes, nothing measured: real steps also pay for compute, activations, launches.
 """
 
 from __future__ import annotations
@@ -67,8 +65,7 @@ class DecodeBudget:
 
 
 def run(batches=(1, 8)) -> dict:
-    """The bandwidth supplement for the source's 7B layout; returns the source report's ``bandwidth_budget``
-    object.  Check: its KV cache is exactly 2³⁰ bytes per request."""
+    """The source report's ``bandwidth_budget`` object (7B layout; check: its KV cache is 2³⁰ bytes a request)."""
     budget = DecodeBudget()
     kv = budget.kv_bytes_per_request
     require(kv == 2**30, f"bandwidth: the 7B layout's KV cache should be 2**30 bytes per request, got {kv}")

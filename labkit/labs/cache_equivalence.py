@@ -1,25 +1,14 @@
 """Labs 04 and 05: a KV cache changes the cost of decoding, never its logits — unless it is broken.
 
-The lab decoder reads tokens [1, 5, 3, 8, 2, 9, 4] three ways:
-- *full*: one forward pass over all seven tokens, causal mask, no cache;
-- *cached*: seven decode steps from an empty cache, each feeding one token at
-  position ``cache.length`` and attending to every cached key;
-- *prefix recompute*: for each t, a fresh full pass over tokens[:t+1], keeping its last row.
-All three give the same [7, 17] logits up to float64 rounding (1e-12).  The cache holds, per
-layer, keys and values [B, H, T, d_h] = [1, 2, 7, 4]; the report drops the batch axis.
+The lab decoder reads its seven tokens three ways — one full causal pass; seven cached decode steps;
+for each t a fresh full pass over tokens[:t+1] — and all three give the same [7, 17] logits up to float64
+rounding (1e-12).  Per layer the cache holds keys and values [B, H, T, d_h] = [1, 2, 7, 4].
 
-The supplement ``cache_faults`` (``run_faults``, lab 05): three cache bugs that keep every shape right
-and still change the logits.  Each broken decoder is the lab decoder with one ``DecoderFaults`` switch on
-(configuration, not a patch); it decodes the tokens step by step and is compared with the correct full
-forward pass.  Three checks run on every case:
-
-- shape check: each layer's cache is [H, T, d_h] = [2, 7, 4] for keys and values;
-- logit check: cached logits allclose to the full pass (atol = rtol = 1e-12);
-- distinct-layer check: layer 0's and layer 1's cached keys are not allclose.
-
-The report keeps the source's mode names; the source numbers its layers from 1, labkit
-from 0, so the source's ``copy_layer1_cache_to_layer2`` is labkit's
-``copy_layer0_cache_to_layer1``.
+The supplement ``cache_faults`` (lab 05): three cache bugs, each one ``DecoderFaults`` switch, that keep
+every shape right and still change the logits; each faulty decoder's cached logits are compared with the
+correct full pass by three checks (``FaultCase``): shapes, logits allclose, layers' keys distinct.
+The source numbers layers from 1, labkit from 0: its ``copy_layer1_cache_to_layer2`` is labkit's
+``copy_layer0_cache_to_layer1`` (``MODES``).
 """
 
 from __future__ import annotations
@@ -129,7 +118,6 @@ class FaultCase:
 
     @property
     def cache_shapes(self) -> list[list[int]]:
-        """Per-layer key shapes [H, T, d_h] (batch axis of the [1, H, T, d_h] cache dropped)."""
         return per_sequence_cache_shapes(self.cache)
 
     @cached_property
@@ -168,11 +156,8 @@ class FaultCase:
 
 
 def run_case(mode: str, expected: np.ndarray | None = None) -> FaultCase:
-    """Decode the lab tokens with the fault the source calls ``mode`` and compare with the full pass.
-
-    ``expected``: the correct decoder's full-pass logits [T, V] when the caller has them
-    (they are the same for every mode); None computes them.
-    """
+    """Decode the lab tokens with the fault the source calls ``mode``, to compare with the full pass
+    ``expected`` [T, V] (the same for every mode; None computes it)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
     tokens = lab_tokens()

@@ -28,10 +28,8 @@ def hand_example() -> tuple[np.ndarray, np.ndarray]:
 
 
 def prefix_check() -> dict:
-    """Self-attention of a seeded [1, 5, 4] sequence, with and without its future disturbed.
-
-    Returns the outputs [1, 5, 4] and weights [1, 5, 5] of both runs and the mask [5, 5].
-    """
+    """Self-attention of a seeded x [1, 5, 4], with and without its future disturbed: both runs' outputs
+    [1, 5, 4] and weights [1, 5, 5], and the mask [5, 5]."""
     x = np.random.default_rng(PREFIX_SEED).normal(size=(1, 5, 4))
     allowed = causal_allowed(np.arange(5), np.arange(5))
     output, weights = attention(x, x, x, allowed)

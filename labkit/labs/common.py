@@ -1,6 +1,4 @@
-"""What the chapter-11 labs share: their checks (``require``, ``require_close``, raising
-``LabCheckFailed``; ``check_samples``) and numeric helpers: log-softmax, masked cross-entropy,
-finite differences and ``max_abs_difference`` (softmax is ``labkit.nn.attention.softmax``)."""
+"""What the chapter-11 labs share: their checks, raising ``LabCheckFailed``, and numeric helpers."""
 
 from __future__ import annotations
 
@@ -23,11 +21,7 @@ def require(condition: bool, message: str) -> None:
 
 
 def require_close(what: str, actual, expected, atol: float = 0.0, rtol: float = 0.0) -> None:
-    """Element-wise |actual − expected| ≤ atol + rtol·|expected|, else name the first bad element.
-
-    ``actual`` and ``expected``: arrays of one shape (scalars allowed).  The message says which
-    element, both values, the difference and the tolerance allowed there.
-    """
+    """Element-wise |actual − expected| ≤ atol + rtol·|expected| (one shape), else name the first bad element."""
     a = np.asarray(actual, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64)
     if a.shape != e.shape:
@@ -62,14 +56,12 @@ def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def masked_cross_entropy(logits: np.ndarray, targets: np.ndarray, valid: np.ndarray) -> tuple[float, np.ndarray]:
-    """Mean cross-entropy over the supervised rows and its gradient with respect to ``logits``.
+    """Mean cross-entropy over the supervised rows, in nats, and its gradient [N, V].
 
     logits: [N, V] float; targets: [N] integer token IDs; valid: [N] boolean (row supervised).
 
         L = −(1/M) Σ_{n: valid_n} log softmax(z_n)[y_n],        M = Σ_n valid_n
-        ∂L/∂z_n = valid_n · (softmax(z_n) − onehot(y_n)) / M
-
-    Returns (L in nats, gradient [N, V]).  An unsupervised row gets an all-zero gradient.
+        ∂L/∂z_n = valid_n · (softmax(z_n) − onehot(y_n)) / M     (0 on an unsupervised row)
     """
     z, y, mask = _ce_arguments(logits, targets, valid)
     n_rows, supervised = z.shape[0], int(np.count_nonzero(mask))  # N, M
@@ -102,10 +94,7 @@ def _ce_arguments(logits, targets, valid) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def finite_difference(fn: Callable[[np.ndarray], float], x: np.ndarray, step: float = 1e-5) -> np.ndarray:
-    """Central differences ∂f/∂x_i ≈ (f(x + h·e_i) − f(x − h·e_i)) / 2h for every element of ``x``.
-
-    fn maps an array shaped like ``x`` to a float; returns a float64 array shaped like ``x``.
-    """
+    """Central differences ∂f/∂x_i ≈ (f(x + h·e_i) − f(x − h·e_i)) / 2h: float64, shaped like ``x``."""
     step = real_number("step", step, 0, open_low=True, expected="a positive float")
     point = real_values("x", x, finite=True)
     flat = point.reshape(-1)

@@ -69,12 +69,8 @@ def run(
     step_size: float = STEP_SIZE,
     shift=BOTH_LOWER_SHIFT,
 ) -> dict:
-    """The DPO lab: loss, analytic vs finite-difference gradient, one descent step, the counterexample.
-
-    Returns the source report's ``dpo`` object; raises ``LabCheckFailed`` if the analytic
-    gradient misses the finite difference, the step fails to lower the loss, or the
-    both-lower shift fails to lower it.
-    """
+    """The source report's ``dpo`` object: loss, analytic vs finite-difference gradient, one descent step,
+    the counterexample (each step and the both-lower shift must lower the loss)."""
     policy, reference, beta = _checked(policy, reference, beta)
     step_size = real_number("step_size", step_size, 0, open_low=True, expected="a positive finite number")
     shift = np.asarray(shift, dtype=np.float64)

@@ -32,11 +32,8 @@ NOTE = "advantages are frozen numeric values; this is not an actor training loop
 
 
 def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray:
-    """Â = (r − mean(r)) / (std_ddof(r) + ε) within each group; ``rewards``: [G, K] → [G, K].
-
-    ddof 0 divides the squared deviations by K (population std), ddof 1 by K − 1 (sample std).
-    A group whose rewards are all equal gets zero advantage: it carries no learning signal.
-    """
+    """Â = (r − mean(r)) / (std_ddof(r) + ε) within each group (ddof 0: population std, 1: sample std);
+    ``rewards``: [G, K] → [G, K].  A group of equal rewards gets zero advantage: it carries no signal."""
     r = _group_rewards(rewards, ddof, eps)  # [G, K] float64
     centred = r - r.mean(axis=1, keepdims=True)  # r − mean(r)
     spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps  # std_ddof(r) + ε
@@ -83,11 +80,8 @@ def _ratio_and_advantage(ratio, advantage, clip: float) -> tuple[np.ndarray, np.
 
 
 def dual_clip_objective(ratio, advantage, clip: float = CLIP, dual: float = 3.0) -> np.ndarray:
-    """Dual-clip PPO: for Â < 0 the clipped objective is also floored at dual·Â; [N] → [N].
-
-    J_dual = max(J, dual·Â) where Â < 0, J elsewhere (dual > 1).  Plain PPO's J is unbounded
-    below for Â < 0 as ρ grows: one stale token with a huge ratio would dominate the batch.
-    """
+    """J_dual = max(J, dual·Â) where Â < 0, J elsewhere (dual > 1); [N] → [N].  Plain PPO's J is unbounded
+    below for Â < 0 as ρ grows: one stale token with a huge ratio would dominate the batch."""
     if not dual > 1:
         raise ValueError(f"dual must be > 1 (the floor sits at dual·Â below the clip), got {dual!r}")
     adv = np.asarray(advantage, dtype=np.float64)
@@ -115,12 +109,9 @@ def run(
     advantage=ADVANTAGES,
     clip: float = CLIP,
 ) -> dict:
-    """The GRPO / PPO-clip lab; returns the source report's ``grpo`` object.
-
-    Checks: a group of two 0s and two 1s standardises to ±1 (within 3e-8, the ε's effect);
-    equal-reward groups get exactly 0; reordering answers reorders advantages; the clipped
-    objective equals its case-by-case reading.
-    """
+    """The source report's ``grpo`` object.  Checks: a half-0, half-1 group standardises to ±1 (within
+    3e-8, the ε's effect), equal rewards to 0; reordering answers reorders advantages; the clipped
+    objective equals its case-by-case reading."""
     r = np.asarray(rewards, dtype=np.float64)
     population = group_advantages(r, ddof=0, eps=eps)
     sample = group_advantages(r, ddof=1, eps=eps)

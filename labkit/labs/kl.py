@@ -27,26 +27,24 @@ ZERO_SUPPORT_Q = (1.0, 0.0)
 ZERO_SUPPORT_NOTE = "positive p on zero q gives infinity"
 
 
-def as_distribution(name: str, values, atol: float = 1e-8) -> np.ndarray:
-    """``values`` as a float64 probability vector [V]: finite, ≥ 0, summing to 1 within ``atol``."""
-    dist = real_values(name, values)
-    if dist.ndim != 1 or dist.size == 0:
-        raise ValueError(f"{name} must be a 1-D probability vector, got shape {list(dist.shape)}")
-    if not (np.isfinite(dist) & (dist >= 0)).all():
-        raise ValueError(f"{name} must hold finite probabilities ≥ 0, got {dist.tolist()}")
-    total = float(dist.sum())
-    if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=atol):
-        raise ValueError(f"{name} must sum to 1, got {dist.tolist()} summing to {total!r}")
-    return dist
-
-
-def same_outcomes(first: tuple[str, object], second: tuple[str, object]) -> tuple[np.ndarray, np.ndarray]:
-    """Two (name, values) probability vectors over the same outcomes, checked and returned: [V] each."""
-    (name_a, a), (name_b, b) = first, second
-    a, b = as_distribution(name_a, a), as_distribution(name_b, b)
-    if a.shape != b.shape:
-        raise ValueError(f"{name_a} and {name_b} must cover the same outcomes, got {a.size} and {b.size}")
-    return a, b
+def same_outcomes(*named: tuple[str, object], atol: float = 1e-8) -> tuple[np.ndarray, ...]:
+    """(name, values) probability vectors over the same outcomes: finite, ≥ 0, summing to 1 within ``atol``."""
+    dists = []
+    for name, values in named:
+        dist = real_values(name, values)
+        if dist.ndim != 1 or dist.size == 0:
+            raise ValueError(f"{name} must be a 1-D probability vector, got shape {list(dist.shape)}")
+        if not (np.isfinite(dist) & (dist >= 0)).all():
+            raise ValueError(f"{name} must hold finite probabilities ≥ 0, got {dist.tolist()}")
+        total = float(dist.sum())
+        if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=atol):
+            raise ValueError(f"{name} must sum to 1, got {dist.tolist()} summing to {total!r}")
+        if dists and dist.shape != dists[0].shape:
+            raise ValueError(
+                f"{named[0][0]} and {name} must cover the same outcomes, got {dists[0].size} and {dist.size}"
+            )
+        dists.append(dist)
+    return tuple(dists)
 
 
 def kl_divergence(p, q) -> float:
@@ -60,11 +58,8 @@ def kl_divergence(p, q) -> float:
 
 
 def run(p=P, q=Q) -> dict:
-    """The KL lab; returns the source report's ``kl`` object.
-
-    Checks: both directions ≥ 0 and different, KL(p ‖ p) = 0 exactly, infinity on a
-    reference that rules out an outcome p allows.
-    """
+    """The source report's ``kl`` object.  Checks: both directions ≥ 0 and different, KL(p ‖ p) = 0
+    exactly, infinity on a reference that rules out an outcome p allows."""
     p, q = same_outcomes(("p", p), ("q", q))
     forward = kl_divergence(p, q)
     reverse = kl_divergence(q, p)
@@ -87,20 +82,12 @@ def run(p=P, q=Q) -> dict:
     }
 
 
-# --- estimating KL from samples (Schulman's k1, k2, k3) ----------------------------------
-#
-# A trainer never sums over the vocabulary of every sequence: it sees samples x ~ q (the
-# model's own tokens) and the log-ratio log r(x), r = p(x)/q(x).  Three per-sample estimators
-# of KL(q ‖ p) = E_q[−log r]:
-#     k1 = −log r                 unbiased, can be negative, high variance
-#     k2 = ½·(log r)²             ≥ 0, biased (low bias when p ≈ q)
-#     k3 = (r − 1) − log r        ≥ 0, unbiased because E_q[r] = 1 (GRPO's in-loss KL term)
-
-ESTIMATORS = ("k1", "k2", "k3")
-
-
 def kl_estimators(log_ratio) -> dict[str, np.ndarray]:
-    """Per-sample estimators of KL(q ‖ p) from ``log_ratio`` = log(p(x)/q(x)), x ~ q: [N] → {name: [N]}."""
+    """Schulman's per-sample estimators of KL(q ‖ p) = E_q[−log r] from samples x ~ q (a trainer's own
+    tokens) and ``log_ratio`` = log r(x) = log(p(x)/q(x)): [N] → {name: [N]}.
+        k1 = −log r             unbiased, can be negative, high variance
+        k2 = ½·(log r)²         ≥ 0, biased (low bias when p ≈ q)
+        k3 = (r − 1) − log r    ≥ 0, unbiased because E_q[r] = 1 (GRPO's in-loss KL term)"""
     log_r = np.asarray(log_ratio, dtype=np.float64)
     if not np.all(np.isfinite(log_r)):
         raise ValueError(f"log_ratio must be finite (p(x) > 0 wherever q samples), got {log_r.tolist()}")
@@ -119,22 +106,13 @@ def estimator_moments(sampled, other) -> dict[str, tuple[float, float]]:
     if np.any(p[support] == 0):
         raise ValueError("other is 0 where sampled is not: log r = −∞ and KL(q ‖ p) is infinite")
     values = kl_estimators(np.log(p[support] / q[support]))
-    return {name: moments(values[name], q[support]) for name in ESTIMATORS}
+    return {name: moments(estimates, q[support]) for name, estimates in values.items()}
 
 
-# --- fitting one Gaussian to a two-mode target: forward KL covers the mass, reverse KL picks a mode
-#
-# Target p is a mixture of two normals on a grid; the model q is one normal N(μ, σ²).  The two
-# fits minimise, over a grid of (μ, σ), the two directions (named by the roles, target first):
-#
-#     forward  KL(p ‖ q) = Σ p·log(p/q)    weighted by the target: q must cover every place p
-#                                           has mass → mass-covering (moment matching: μ, σ of p)
-#     reverse  KL(q ‖ p) = Σ q·log(q/p)    weighted by the model: q is punished wherever p is
-#                                           thin → mode-seeking (q sits on one mode)
-#
-# Densities are evaluated on ``GRID`` and normalised to probability vectors [X], so the two KLs
-# are the discrete ones above.  No optimiser: an exhaustive search over
-# ``MEANS`` × ``STDS`` returns grid values, which print the same on every machine.
+# --- one Gaussian q = N(μ, σ²) fitted to a two-mode target p, both as probability vectors on ``GRID``:
+#     forward  KL(p ‖ q) = Σ p·log(p/q)   weighted by the target → mass-covering (μ, σ of p)
+#     reverse  KL(q ‖ p) = Σ q·log(q/p)   weighted by the model → mode-seeking (q sits on one mode)
+# No optimiser: an exhaustive search over MEANS × STDS returns grid values, the same on every machine.
 
 #: Support of the densities: [X] = 321 points on [−8, 8], spacing 0.05; read-only, as every fit's default.
 GRID = np.linspace(-8.0, 8.0, 321)

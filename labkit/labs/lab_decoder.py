@@ -1,11 +1,5 @@
-"""The chapter-11 lab decoder: the book's one transformer with a tiny float64 configuration.
-
-Two pre-norm layers, 2 heads × 4 (multi-head: as many key/value heads as query heads),
-width 8, SwiGLU width 12, vocabulary 17, pairwise RoPE (base 10000), RMSNorm eps 1e-6.
-It has no checkpoint: its weights are Gaussian draws from ``default_rng(11)``, taken in
-the source's order so every figure of the chapter comes out the same.  ``attention_state`` is
-the attention of lab 03's cached decode step, which the attention player draws.
-"""
+"""The chapter-11 lab decoder: the book's one transformer with a tiny float64 configuration (``lab-decoder``:
+2 layers, 2 heads × 4, width 8, SwiGLU 12, vocabulary 17) and no checkpoint: seeded Gaussian weights."""
 
 from __future__ import annotations
 
@@ -43,8 +37,7 @@ def lab_decoder(fault: str | None = None) -> Decoder:
 
 @functools.cache
 def _shared_weights() -> DecoderWeights:
-    """``lab_weights()``, drawn and checked once, its arrays read-only: every lab decoder shares
-    them (each ``Decoder`` gets its own containers)."""
+    """``lab_weights()`` drawn once, read-only, shared by every lab decoder."""
     weights = lab_weights()
     for array in weights.to_arrays().values():
         array.flags.writeable = False
@@ -60,9 +53,8 @@ MASK_KINDS = ("causal", "top-left rectangular")
 
 
 class AttentionState(NamedTuple):
-    """Attention of the new tokens of one lab-decoder step: ``cached`` tokens already sit in the
-    cache, the other T_new = 7 − cached are fed at once.  weights [H, T_new, T] (rows: new
-    queries, columns: every key), allowed [T_new, T], query_positions [T_new]."""
+    """Attention of the T_new = 7 − ``cached`` tokens fed at once: weights [H, T_new, T], allowed [T_new, T],
+    query_positions [T_new]."""
 
     cached: int
     mask: str
@@ -73,12 +65,8 @@ class AttentionState(NamedTuple):
 
 
 def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> AttentionState:
-    """Run the lab decoder on its tokens with ``cached`` of them prefilled; keep layer ``layer``'s weights.
-
-    mask "causal": query at position p sees keys 0…p (bottom-right aligned);
-    mask "top-left rectangular": the decoder's ``top_left_rectangular_mask`` fault, the
-    lower triangle of the [T_new, T] rectangle anchored at its top-left corner.
-    """
+    """Lab 03's step for the attention player: the lab tokens with ``cached`` of them prefilled, layer ``layer``'s
+    attention under the causal mask or the decoder's ``top_left_rectangular_mask`` fault."""
     tokens = lab_tokens()
     if not is_integer(cached) or not 0 <= cached < tokens.size:
         raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")

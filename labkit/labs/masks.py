@@ -1,18 +1,12 @@
 """Labs 01 and 02: the gradient of cross-entropy, and which positions are supervised and which keys
 each query may see.
 
-``run_ce_gradient`` checks that the gradient of cross-entropy is softmax minus one-hot, by finite
-differences: one row of logits z = [ln 2, 0, 0] with target 2 gives softmax(z) = [1/2, 1/4, 1/4],
-so L = −log(1/4) = ln 4 and ∂L/∂z = [1/2, 1/4, 1/4] − [0, 0, 1] = [0.5, 0.25, −0.75].
+``run_ce_gradient``: z = [ln 2, 0, 0], target 2 → softmax [1/2, 1/4, 1/4], L = ln 4 and
+∂L/∂z = softmax − onehot = [0.5, 0.25, −0.75], checked by finite differences.
 
-Three masks, three different jobs:
-- the *loss mask* picks the rows of [N, V] logits that count in the mean cross-entropy;
-- when two documents are *packed* in one row, prediction i (of token i+1 from token i) is
-  supervised only if both tokens belong to the same document, and query i may attend to
-  key j only if j ≤ i *and* both are in the same document (document-causal attention);
-- in SFT only assistant tokens are targets; target flags live on the original token
-  positions, and prediction i targets token i+1, so the prediction mask is the target
-  flags shifted left by one.
+Three masks, three jobs: the *loss mask* picks the rows of [N, V] logits that count; in a *packed*
+row prediction i (token i → i+1) and attention i → j stay inside one document; in SFT the
+prediction mask is the assistant-target flags shifted left by one.
 """
 
 from __future__ import annotations
@@ -22,8 +16,7 @@ import numpy as np
 from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_difference, require_close
 from labkit.nn.attention import causal_allowed
 
-#: the finite-difference step of the ``ce_gradient`` check and the tolerance it holds the analytic gradient to
-#: (the masks and DPO labs' gradient checks too; the report's ``DISCREPANCY_BOUNDS`` reads it)
+#: the finite-difference step of the ``ce_gradient`` check and the tolerance of every gradient check (dpo too)
 STEP = 1e-5
 ABS_TOLERANCE = 1e-9
 RELATIVE_TOLERANCE = 1e-8
@@ -77,10 +70,7 @@ def document_causal_allowed(document_ids) -> np.ndarray:
 
 
 def sft_prediction_mask(assistant_target) -> np.ndarray:
-    """[T] assistant-target flags on token positions → [T−1] flags on prediction positions.
-
-    Prediction i is supervised when token i+1 is an assistant target.
-    """
+    """[T] assistant-target flags on token positions → [T−1]: prediction i is supervised when token i+1 is."""
     flags = np.asarray(assistant_target)
     if flags.ndim != 1 or flags.size < 2 or flags.dtype != np.bool_:
         raise ValueError(

@@ -1,14 +1,9 @@
-"""The two JSON reports of chapter 11.
-
-``labs_report`` runs the eight mechanism labs (``LABS``), ``faults_report`` the fault-injection
-supplement (``FAULTS``); both have the keys and nesting of the source's reports:
+"""The two JSON reports of chapter 11, with the keys and nesting of the source's:
 
     labs:   {status, scope, timestamp_shanghai, runtime, elapsed_seconds, labs: {name: object}}
     faults: {status, timestamp_shanghai, runtime, <one key per supplement object>}
 
-A lab whose check fails raises ``labkit.labs.common.LabCheckFailed`` (an ``AssertionError``, as
-NumPy's ``assert_allclose`` raises); the report then says ``"status": "failed"`` and names the lab
-and the message instead of raising.
+A failed lab check (an ``AssertionError``) makes ``"status": "failed"`` naming the lab, not a raise.
 """
 
 from __future__ import annotations
@@ -36,8 +31,7 @@ from labkit.labs import (
 from labkit.labs.common import check_samples
 
 LABS_SCOPE = "8 NumPy mechanism labs; no model training"
-#: Reports are stamped in the source's time zone, as the source writes it: Asia/Shanghai is
-#: UTC+08:00 all year (no daylight saving since 1991), a fixed offset with no zone database to read.
+#: Asia/Shanghai, as the source stamps its reports: UTC+08:00 all year (no DST since 1991), no zone database.
 REPORT_TIME_ZONE = timezone(timedelta(hours=8), "Asia/Shanghai")
 
 #: (report key, the lab's function) in the order the labs report lists them.
@@ -60,10 +54,8 @@ FAULTS = (
 )
 
 
-#: Discrepancy measures of both reports → the tolerance their lab checks them against.  Their
-#: last bits belong to the machine (BLAS kernel, thread count), so a page shows them against
-#: the tolerance (``labkit.reader.rounded(report, bounds=DISCREPANCY_BOUNDS)``: ``≤ 1e-12 ✓``);
-#: the JSON report keeps the full value.  The tolerances are the labs' own constants, not copies.
+#: Discrepancy measures → their lab's tolerance.  Their last bits belong to the machine (BLAS, threads), so a
+#: page shows them against it (``rounded(report, bounds=DISCREPANCY_BOUNDS)``: ``≤ 1e-12 ✓``); the JSON keeps all.
 DISCREPANCY_BOUNDS = {
     "max_abs_gradient_error": masks.ABS_TOLERANCE,  # ce_gradient, masks, dpo
     "full_vs_cached_max_abs_logit_error": cache_equivalence.ABS_TOLERANCE,
@@ -74,7 +66,7 @@ DISCREPANCY_BOUNDS = {
 
 
 def shanghai_timestamp(now: datetime | None = None) -> str:
-    """ISO-8601 time in Asia/Shanghai (UTC+08:00), e.g. ``2026-11-29T23:41:17.971152+08:00``."""
+    """ISO-8601 time in Asia/Shanghai, e.g. ``2026-11-29T23:41:17.971152+08:00``."""
     return (now.astimezone(REPORT_TIME_ZONE) if now is not None else datetime.now(REPORT_TIME_ZONE)).isoformat()
 
 
@@ -88,14 +80,8 @@ def runtime_info() -> dict:
     }
 
 
-def _runners(table, samples: int = DEFAULT_SAMPLES) -> dict[str, Callable[[], dict]]:
-    """Each lab's function by report key; the speculative lab draws ``samples``."""
-    return {key: partial(lab, samples=samples) if key == "speculative_sampling" else lab for key, lab in table}
-
-
 def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, dict]:
-    """Run each lab in order; stop at the first failed check: (results, ``failed_lab`` and
-    ``failure`` of the check that failed, or nothing)."""
+    """Run each lab in order up to the first failed check: (results, its ``failed_lab`` and ``failure`` or {})."""
     results = {}
     for key, lab in runners.items():
         try:
@@ -106,14 +92,11 @@ def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, dict]:
 
 
 def labs_report(samples: int = DEFAULT_SAMPLES, runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
-    """Run the eight mechanism labs; the source's report object (``status`` "passed" or "failed").
-
-    ``runners`` replaces the lab table (tests use it to make a check fail).  On a failed check
-    the report carries ``failed_lab`` and ``failure`` and the labs finished before it.
-    """
+    """Run the eight mechanism labs (``runners`` replaces ``LABS``); the source's report object."""
     samples = check_samples(samples)
     start = time.perf_counter()
-    results, failed = _run_all(runners if runners is not None else _runners(LABS, samples))
+    speculative_with_samples = {"speculative_sampling": partial(speculative.run, samples=samples)}
+    results, failed = _run_all(runners if runners is not None else {**dict(LABS), **speculative_with_samples})
     return {
         "status": "failed" if failed else "passed",
         "scope": LABS_SCOPE,
@@ -126,11 +109,8 @@ def labs_report(samples: int = DEFAULT_SAMPLES, runners: Mapping[str, Callable[[
 
 
 def faults_report(runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
-    """Run the fault-injection supplement; the source's report object, one key per object.
-
-    The source's supplement report has no ``scope`` and no ``elapsed_seconds``; neither has this.
-    """
-    results, failed = _run_all(runners if runners is not None else _runners(FAULTS))
+    """Run the fault-injection supplement (no ``scope``, no ``elapsed_seconds``: the source's has none)."""
+    results, failed = _run_all(runners if runners is not None else dict(FAULTS))
     return {
         "status": "failed" if failed else "passed",
         "timestamp_shanghai": shanghai_timestamp(),
@@ -141,8 +121,7 @@ def faults_report(runners: Mapping[str, Callable[[], dict]] | None = None) -> di
 
 
 def without_volatile_fields(report: Mapping) -> dict:
-    """A copy of ``report`` without the wall clock (``timestamp_shanghai``, ``elapsed_seconds``) and the
-    machine (of ``runtime`` only ``dtype`` stays): what is the same on every run and machine, what a page may store."""
+    """``report`` without the wall clock and the machine (of ``runtime`` only ``dtype``): what a page may store."""
     kept = {k: v for k, v in report.items() if k not in ("timestamp_shanghai", "elapsed_seconds")}
     if "runtime" in kept:
         kept["runtime"] = {"dtype": kept["runtime"]["dtype"]}

@@ -7,17 +7,11 @@ from the residual r = max(p − q, 0) / Σ max(p − q, 0).  Token by token the 
     P(out = x) = q(x)·α(x) + β·r(x),      β = 1 − Σ_y q(y)·α(y)   (the rejection probability)
                = min(p(x), q(x)) + max(p(x) − q(x), 0) = p(x)
 
-A token the draft never proposes (q(x) = 0) is never divided by: α is irrelevant there and
-its mass comes from the residual alone.  ``simulate`` draws the same process.
+A token the draft never proposes (q(x) = 0) is never divided by: its mass comes from the residual alone.
 
-The supplement ``wrong_rejection_fallback`` (``run_wrong_fallback``) is the tempting shortcut of
-refilling a rejected draft from the target p itself instead of the residual r.  Its output law
-
-    P_wrong(x) = q(x)·α(x) + β·p(x)
-
-counts the overlap min(p, q) twice: tokens the draft already over-proposes gain mass.  Its distance
-from p is reported as L1 = Σ|P_wrong − p| and total variation TV = L1 / 2, by exact enumeration
-of the mass at one prefix (no sampling).
+The supplement ``wrong_rejection_fallback`` refills a rejected draft from p itself instead of r:
+P_wrong(x) = q(x)·α(x) + β·p(x) counts the overlap min(p, q) twice; its distance from p is reported as
+L1 = Σ|P_wrong − p| and TV = L1 / 2, by exact enumeration at one prefix.
 """
 
 from __future__ import annotations
@@ -54,7 +48,7 @@ class SpeculativeMass(NamedTuple):
 
 
 def _pair(p, q) -> tuple[np.ndarray, np.ndarray]:
-    """(target p, draft q): probability vectors [V] over one vocabulary."""
+    """(target p, draft q), checked: [V] each."""
     return same_outcomes(("p (target)", p), ("q (draft)", q))
 
 
@@ -80,8 +74,6 @@ def wrong_fallback_output(p, q) -> np.ndarray:
 
 
 class MonteCarlo(NamedTuple):
-    """One simulated run of ``samples`` single-prefix steps."""
-
     tokens: np.ndarray  # [samples] output token IDs
     accepted: np.ndarray  # [samples] bool, the draft token was kept
     observed: np.ndarray  # [V] empirical output frequencies
@@ -143,7 +135,7 @@ def expected_tokens_per_target_call(alpha, k: int):
 
 
 def accepted_length_law(alpha: float, k: int) -> np.ndarray:
-    """P(tokens per target call = n) for n = 1 … k+1 → [k+1]; the law ``expected_tokens…`` averages."""
+    """P(tokens per target call = n) for n = 1 … k+1 → [k+1]."""
     expected_tokens_per_target_call(alpha, k)  # validates alpha and k
     n = np.arange(k + 1)  # accepted drafts before the stop
     law = alpha**n * (1 - alpha)
@@ -151,13 +143,12 @@ def accepted_length_law(alpha: float, k: int) -> np.ndarray:
     return law
 
 
-#: how far an exact output law may stand from the target p (float64 rounding; ``DISCREPANCY_BOUNDS`` reads it)
+#: how far an exact output law may stand from the target p (float64 rounding)
 EXACT_TOLERANCE = 1e-14
 
 
 def require_exact_law(what: str, mass: SpeculativeMass, target: np.ndarray) -> None:
-    """Require that ``mass.output`` (the exact output law ``what``) equals the target p to ``EXACT_TOLERANCE``,
-    and that the rule does as well in every edge case of ``EDGE_CASES``."""
+    """Require ``mass.output`` = p to ``EXACT_TOLERANCE``, and the same of the rule in every ``EDGE_CASES``."""
     require_close(f"{what} vs target p", mass.output, target, atol=EXACT_TOLERANCE)
     for name, edge_p, edge_q in EDGE_CASES:
         edge_law = speculative_mass(edge_p, edge_q).output
@@ -165,11 +156,8 @@ def require_exact_law(what: str, mass: SpeculativeMass, target: np.ndarray) -> N
 
 
 def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> dict:
-    """The speculative-sampling lab; returns the source report's ``speculative_sampling`` object.
-
-    Checks: the exact law equals p (1e-14) here and in the edge cases; the Monte Carlo
-    frequencies of ``samples`` ≥ 10 000 steps lie within six standard errors of p.
-    """
+    """The source report's ``speculative_sampling`` object.  Checks: the exact law equals p here and in the
+    edge cases; the Monte Carlo frequencies lie within six standard errors of p."""
     samples = check_samples(samples)
     target, draft = _pair(p, q)
     mass = speculative_mass(target, draft)
@@ -202,11 +190,8 @@ def run(samples: int = DEFAULT_SAMPLES, p=TARGET, q=DRAFT, seed: int = SEED) -> 
 
 
 def run_wrong_fallback() -> dict:
-    """The wrong-fallback supplement; returns the source report's ``wrong_rejection_fallback`` object.
-
-    Checks: the correct rule reproduces p (1e-14), here and in the edge cases; the wrong rule's
-    mass is a probability vector and differs from p (here β > 0 and r ≠ p).
-    """
+    """The source report's ``wrong_rejection_fallback`` object.  Checks: the correct rule reproduces p,
+    here and in the edge cases; the wrong rule's mass sums to 1 and differs from p."""
     target, draft = np.array(TARGET), np.array(DRAFT)
     mass = speculative_mass(target, draft)
     wrong = wrong_fallback_output(target, draft)

@@ -54,11 +54,8 @@ def _targets(rank_targets) -> list[np.ndarray]:
 
 
 def run(rank_targets=RANK_TARGETS, learning_rate: float = LEARNING_RATE, w: float = START_W) -> dict:
-    """The unequal-rank supplement; returns the source report's ``unequal_rank_gradients`` object.
-
-    Checks: the compensated all-reduce equals the global token mean exactly; one step along
-    it lowers the global loss.
-    """
+    """The source report's ``unequal_rank_gradients`` object.  Checks: the compensated all-reduce equals
+    the global token mean; one step along it lowers the global loss."""
     ranks = _targets(rank_targets)
     learning_rate = real_number("learning_rate", learning_rate, 0, open_low=True, expected="a positive finite number")
     p = sigmoid(w)

@@ -1,24 +1,13 @@
 """The answer-slot mask of the second model call: what mc_02 may write about a tool result.
 
-The second call must not state anything the tool result contradicts, nor anything the confirmed
-Invocation disagrees with.  The runtime therefore reads the result's fields itself and derives the
-one sentence — the *frame* — the answer may become, every slot filled by copying:
-
-* ``created`` — ``status`` is exactly ``ok`` with an event ID and a whole-minute ``start`` with an
-  offset of whole minutes, naming the instant the user approved (the Invocation's ``start``, when
-  known); no other field says otherwise (``committed`` false, an ``error``, another ``title`` or
-  ``tool_call_id``): date and time said in the runtime's time zone (``zoneinfo``), the title copied;
-* ``not_committed`` / ``unavailable`` — ``status`` is exactly that and the result carries
-  no event ID and no start (the service wrote nothing);
-* ``unclear`` — anything else (another spelling of the status, a missing or empty field, fields
-  that disagree, a start the zone cannot say): the sentence says the outcome could not be confirmed.
-  A title the tokenizer cannot spell gives the same sentence without the title.
+mc_02 must state nothing the tool result or the confirmed Invocation contradicts, so the runtime reads
+the result's fields itself (``result_kind``) and derives the one sentence — the *frame* — the answer may
+become: ``created`` (date and time said in the runtime's zone, the title copied), ``not_committed``,
+``unavailable``, or ``unclear`` for anything else (also, untitled, when the title cannot be spelled).
 
 The frame f = (f_1, …, f_n) is spelled by the tokenizer once; after k answer tokens with
 text ``s``:  allowed[v] = (f_1…f_k spells s and f_{k+1} = v),  allowed[EOS] = (s = f).
-The model still runs its forward pass and picks every token by masked greedy; what it may
-pick follows from the result.  ``frame_sentences`` spells every kind (the recipe fits the
-head with the chapter's three competing, so its own reading can be shown).  ``mask`` → [V].
+The model still runs its forward pass and picks every token by masked greedy.
 """
 
 from __future__ import annotations
@@ -30,8 +19,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-#: what the runtime calls the decoding of mc_02.  §7.10 says greedy_with_json_grammar for both
-#: calls; mc_02 writes a sentence, not JSON, so the runtime names the mask that really runs.
+#: §7.10 says greedy_with_json_grammar for both calls; mc_02 writes a sentence, so it names its own mask.
 ANSWER_STRATEGY = "greedy_with_answer_slots"
 TIMEZONE = "Asia/Shanghai"  # §7.10: the runtime's zone, in which every time is said
 EVENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -39,21 +27,19 @@ EVENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 UNCLEAR_UNTITLED = "无法确认创建提醒：请确认日历。"
 
 
-#: what t10 carries of the service's result into mc_02's prompt: the outcome, the event and its start —
-#: the facts the answer may state. ``committed_at``, the service's own clock, is not one of them (with it,
-#: mc_02's prompt would read 159 tokens instead of the chapter's 132).
+#: what t10 carries of the service's result into mc_02's prompt: the facts the answer may state; not
+#: ``committed_at``, the service's own clock (with it mc_02's prompt would be 159 tokens, not the chapter's 132).
 TOOL_MESSAGE_FIELDS = ("status", "event_id", "start")
 
 
 def tool_message(result: dict, call_id: str) -> dict:
-    """t10: the tool message for the service's ``result`` — ``call_id`` and ``TOOL_MESSAGE_FIELDS`` (an
-    event ID and a start the service did not send are None). Refused: an ``ok`` without an event ID or a
-    start, and a result whose other fields contradict its status (``committed``, ``error``)."""
+    """t10: ``call_id`` and the result's ``TOOL_MESSAGE_FIELDS`` (None when not sent); refused: an ``ok``
+    lacking one, a result whose ``committed`` or ``error`` contradicts its status."""
     if not isinstance(result, dict) or not isinstance(result.get("status"), str):
         raise ValueError(f"the service's result must be a dict with a 'status' string, got {result!r}")
     ok = result["status"] == "ok"
-    if ok and not all(k in result for k in TOOL_MESSAGE_FIELDS):
-        missing = [k for k in TOOL_MESSAGE_FIELDS if k not in result]
+    missing = [k for k in TOOL_MESSAGE_FIELDS if k not in result]
+    if ok and missing:
         raise ValueError(f"the service's result says ok but lacks {missing}: {result!r}")
     if result.get("committed", ok) is not ok or (ok and result.get("error") is not None):
         raise ValueError(f"the service's result contradicts its status {result['status']!r}: {result!r}")
@@ -109,7 +95,11 @@ def frame_sentences(title: str, start: str | None = None, timezone: str = TIMEZO
 
 def result_kind(tool_message: dict, title: str, approved_start: str | None = None, call_id: str | None = None) -> str:
     """The one kind of sentence the result's fields allow, checked against the confirmed Invocation's
-    ``approved_start`` and the proposal's ``call_id`` when given (see the module docstring)."""
+    ``approved_start`` and the proposal's ``call_id`` when given.
+
+    ``created``: status exactly ``ok``, an event ID, a whole-minute start naming the approved instant, no
+    field saying otherwise; ``not_committed`` / ``unavailable``: that status and no event ID nor start
+    (the service wrote nothing); ``unclear``: anything else."""
     if not isinstance(tool_message, dict):
         raise ValueError(f"tool_message must be a dict (the tool result), got {type(tool_message).__name__}")
     status, event_id, start = (tool_message.get(k) for k in ("status", "event_id", "start"))
@@ -131,8 +121,8 @@ def result_kind(tool_message: dict, title: str, approved_start: str | None = Non
 def answer_frames(
     arguments: dict, tool_message: dict, timezone: str = TIMEZONE, approved: dict | None = None
 ) -> dict[str, str]:
-    """The sentence mc_02 may write for ``tool_message``: {kind: sentence}, one entry. ``approved``:
-    the confirmed Invocation's arguments and ``tool_call_id`` (its start is what the user approved)."""
+    """{kind: sentence}, the one sentence mc_02 may write for ``tool_message``; ``approved``: the confirmed
+    Invocation's arguments and ``tool_call_id``."""
     title = arguments.get("title") if isinstance(arguments, dict) else None
     if not isinstance(title, str) or not title:
         raise ValueError(f"arguments must carry the proposal's 'title', got {arguments!r}")

@@ -1,14 +1,9 @@
-"""Trace three's two model calls on toy-tool-decoder-v1 (§7.11, §7.14): ``first_model_call`` (mc_01,
-under the schema grammar's mask) and ``second_model_call`` (mc_02, reusing mc_01's prefix cache,
-under the answer-slot mask).
-
-Both decode with ``greedy_decode``, which is model-agnostic: the first raw logits [V], a ``feed``
-that appends one chosen token and returns the next raw logits [V], and ``mask_for(text)`` → the
-allowed tokens [V] for the output so far.  Each step picks
+"""Trace three's two model calls on toy-tool-decoder-v1: mc_01 under the schema grammar's mask (§7.11),
+mc_02 reusing mc_01's prefix cache, under the answer-slot mask (§7.14).  Both decode greedily:
 
     y_t = argmax_v { raw_logits_t[v] : allowed_t[v] }      (ties → the lowest ID)
 
-and stops after a stop token or at ``max_tokens`` (finish reason ``length``).
+until a stop token or ``max_tokens`` (finish reason ``length``).
 """
 
 from __future__ import annotations
@@ -60,7 +55,8 @@ def greedy_decode(
     stop_ids: dict[int, str],
     max_tokens: int,
 ) -> DecodeResult:
-    """Masked greedy decoding; ``stop_ids`` maps each stop token to its finish reason."""
+    """Masked greedy decoding from raw logits [V]: ``feed(token)`` → the next [V], ``mask_for(text)`` →
+    allowed [V] for the output so far; ``stop_ids`` maps each stop token to its finish reason."""
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
     logits = np.asarray(first_logits, dtype=np.float64).reshape(-1)
@@ -119,9 +115,7 @@ def proposal_mask(grammar: SchemaGrammar):
 
 
 def first_model_call(decoder, spec: ToolSpec, user_text: str, mask_for=None) -> ModelCall:
-    """mc_01: prefill the prompt, then grammar-masked greedy decoding of the arguments.
-
-    ``mask_for(text) -> allowed [V]`` replaces the schema grammar's mask (a hook)."""
+    """mc_01: prefill the prompt, then greedy decoding of the arguments under the grammar's mask or ``mask_for``."""
     tok, template = ToolTokenizer(), ToolTemplate()
     ids = np.array([tok.encode(template.tool_call_prompt([spec], user_text))])
     prefill, cache = decoder.prefill(ids)
@@ -142,12 +136,9 @@ def common_prefix(a, b) -> int:
 
 
 def prefill_with_reuse(decoder, cached_ids: np.ndarray, cache, ids: np.ndarray, reuse=None):
-    """Reuse ``cache`` (built over ``cached_ids`` [1, T_a] and maybe more) for the identical
-    prefix of ``ids`` [1, T_b]; prefill only the rest.  Returns (reused, ForwardResult, cache).
-
-    ``reuse(cached_ids [T_a], ids [T_b]) -> int`` decides how many positions are reused
-    (default ``common_prefix``; a hook may replace it).  Positions < reused keep their K/V;
-    positions reused…T_b−1 go through the forward pass."""
+    """Keep ``cache``'s K/V (built over ``cached_ids`` [1, T_a]) for the first ``reuse(cached_ids [T_a], ids [T_b])``
+    positions of ``ids`` [1, T_b] (default ``common_prefix``; a hook may replace it), prefill the rest.
+    Returns (reused, ForwardResult, cache)."""
     reuse = reuse or common_prefix
     reused = reuse(np.asarray(cached_ids).reshape(-1).copy(), np.asarray(ids).reshape(-1).copy())
     if isinstance(reused, bool) or not isinstance(reused, int | np.integer):
@@ -209,12 +200,9 @@ def grammar_for(spec: ToolSpec) -> SchemaGrammar:
 
 
 def model_started_payload(call: ModelCall, artifacts: dict) -> dict:
-    """Shapes read off the tensors (§7.11/§7.14) and summaries of IDs and raw logits.
-
-    ``residual_shape`` is the logical residual stream [B, positions held after the prefill,
-    d] (batch and width from the prefilled residual tensor, positions from the K cache);
-    ``prefilled_residual_shape`` is the residual tensor this call really computed — [1, 46, 16]
-    for mc_02, whose first 86 positions come from mc_01's cache."""
+    """Shapes read off the tensors (§7.11/§7.14) and summaries of IDs and raw logits.  ``residual_shape`` is
+    the logical stream [B, positions cached, d]; ``prefilled_residual_shape`` what this call computed —
+    [1, 46, 16] for mc_02, whose first 86 positions come from mc_01's cache."""
     layers = call.prefill.layers
     t = call.input_token_count
     prefilled = layers[-1].residual_out

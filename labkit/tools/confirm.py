@@ -1,19 +1,11 @@
 """The two gates before execution: authorisation (t05) and digest-bound confirmation (t06, t07),
-and the request digest of the idempotency record.
-
-Authorisation: allowed iff the Invocation is for this subject, the subject holds the required
-capability (``calendar.write:<calendar_id>``) and the scope ``<subject>/<calendar_id>`` is one the
-tool may write.  The decision names the check that failed.
-
-Canonical form: RFC 8785 (JSON Canonicalization Scheme) via the ``rfc8785`` package —
-keys sorted by UTF-16 code units, no whitespace, ECMAScript number spelling, UTF-8.
-Hash: SHA-256, written ``sha256:<64 hex>``.
+and the request digest of the idempotency record.  JCS is RFC 8785 (keys sorted by UTF-16 code units,
+no whitespace, ECMAScript numbers, UTF-8):
 
     invocation_digest = SHA-256(JCS(invocation))                   (§7.12)
     request_digest    = SHA-256(JCS(invocation.normalized_arguments))   (§7.13)
 
-A confirmation approves one digest.  Changing any argument makes a new Invocation with a
-new digest, which the old confirmation does not match: execution needs a new approval.
+A confirmation approves one digest: a changed argument makes a new Invocation, which needs a new approval.
 """
 
 from __future__ import annotations
@@ -38,7 +30,8 @@ class AuthorizationDecision:
 def authorization_decision(
     invocation: Invocation, subject: str, capabilities: tuple[str, ...]
 ) -> AuthorizationDecision:
-    """May the caller ``subject``, holding ``capabilities``, execute ``invocation``?"""
+    """May ``subject``, holding ``capabilities``, execute ``invocation``: is it theirs, is
+    ``calendar.write:<calendar_id>`` held, does it cover the scope ``<subject>/<calendar_id>``?"""
     calendar_id = invocation.normalized_arguments["calendar_id"]
     capability, scope = invocation.required_capability, f"{invocation.subject}/{calendar_id}"
 
@@ -103,11 +96,8 @@ def digest_matches(confirmation: Confirmation, invocation: Invocation) -> bool:
 def check_confirmation(
     confirmation: Confirmation, invocation: Invocation, known_invocations: dict[str, Invocation], matches=None
 ) -> None:
-    """Raise unless ``confirmation`` approves exactly ``invocation`` (by ID and digest).
-
-    ``matches(confirmation, invocation) -> bool`` replaces the binding test (a hook): when it
-    says False the confirmation is refused with the reason below; when True, only the
-    unknown-invocation check still applies."""
+    """Raise unless ``confirmation`` approves exactly ``invocation`` (by ID and digest).  A hook
+    ``matches(confirmation, invocation) -> bool`` replaces the binding test below the unknown-ID check."""
     if confirmation.invocation_id not in known_invocations:
         raise ConfirmationError(
             f"confirmation {confirmation.confirmation_id} names unknown invocation {confirmation.invocation_id!r}"

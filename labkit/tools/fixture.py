@@ -1,10 +1,6 @@
-"""Recipe for trace three's fixtures (``labkit fixtures build`` runs ``build``): the §7.10 ToolSpec,
-toy-tool-tokenizer-v1's pieces, the toy-tool-decoder-v1 weights and the golden traces.
-
-The output head is fitted so that the real forward pass and masked greedy decoding produce the §7.11
-arguments and, for each tool result of ``SUMMARY_CASES``, its summary (§7.14's sentence for §7.13's
-result); the recipe runs the decoder afterwards and refuses weights that do not.  The targets below are
-the chapter's values; the recipe fits to them, the runtime computes.
+"""Recipe for trace three's fixtures: the §7.10 ToolSpec, the tokenizer's pieces, the toy-tool-decoder-v1
+weights, fitted so that the real decode writes the §7.11 arguments and each summary of ``SUMMARY_CASES``
+(refused otherwise), and the golden traces.  The targets are the chapter's; the runtime computes.
 """
 
 from __future__ import annotations
@@ -71,8 +67,7 @@ SUMMARY_CASES = (
 
 
 def fitting_sequences(spec):
-    """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and of mc_02's answer to
-    every tool result of ``SUMMARY_CASES`` (under the answer-slot mask the runtime uses)."""
+    """(prompt IDs, target IDs, allowed masks) of mc_01's proposal and mc_02's answer to each ``SUMMARY_CASES``."""
     from labkit.tools.answer import AnswerSlots, frame_sentences
     from labkit.tools.calls import grammar_for, proposal_mask
     from labkit.tools.config import USER_TEXT

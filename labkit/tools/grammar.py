@@ -12,13 +12,12 @@ expression for the compact JSON spelling (no whitespace, keys in ``properties`` 
 * integer: ``minimum``…``maximum`` as a digit-range expression; boolean: ``true|false``.
 
 A prefix is *viable* when ``regex.fullmatch(pattern, prefix, partial=True)`` matches: some
-continuation completes it.  At a decode step with output text ``s`` the mask is
+continuation completes it.  At a decode step with output text ``s`` the mask [V] is
 
     allowed[v] = viable(s + piece(v))      for ordinary pieces v
     allowed[stop] = fullmatch(pattern, s)   the document is complete
 
-so every document the masked decoder stops on matches the pattern, hence parses and
-validates.  Shapes: ``mask`` returns a boolean vector [V].
+so every document the masked decoder stops on parses and validates.
 """
 
 from __future__ import annotations
@@ -136,7 +135,7 @@ def _object_regex(schema: dict, where: str) -> str:
 
 @dataclass
 class SchemaGrammar:
-    """A compiled schema grammar; ``mask(text, pieces, stop_id)`` gives the allowed tokens."""
+    """A compiled schema grammar."""
 
     pattern: str
     _cache: dict = field(default_factory=dict, repr=False)

@@ -1,18 +1,11 @@
-"""toy-tool-decoder-v1: the book's one transformer with trace three's configuration.
+"""toy-tool-decoder-v1: the book's one transformer with §7.10's configuration (L=2, d=16, H_q=4, H_kv=2,
+d_h=4, V=256, float32) and fixture weights made by ``fit_weights``: seeded normal matrices, then the output
+head W_out [d, V] fitted so that at every decision state s (final hidden z_s [d], target y_s, allowed A_s)
 
-The configuration is fixed by §7.10 (L=2, d=16, H_q=4, H_kv=2, d_h=4, V=256, float32).
-The weights are a fixture (``fixtures/tools/toy-tool-decoder-v1.npz``) made by
-``fit_weights``: every matrix except the output head is drawn from a seeded normal
-distribution; the output head W_out [d, V] is then fitted so that, at every *decision
-state* of the two model calls, the intended token has the largest raw logit among the
-tokens the step allows:
+    z_s·W_out[:, y_s]  ≥  z_s·W_out[:, j] + margin     for all j ∈ A_s, j ≠ y_s
 
-    for each decision state s with final hidden z_s = RMSNorm(x_s) [d], target y_s and
-    allowed set A_s:   z_s·W_out[:, y_s]  ≥  z_s·W_out[:, j] + margin   for all j ∈ A_s, j ≠ y_s
-
-(a multiclass perceptron with a margin; 16 dimensions cannot fix every logit, but only the
-winner among the allowed tokens matters).  The runtime never fits anything: it loads the
-stored weights and computes.
+(a multiclass perceptron: 16 dimensions cannot fix every logit, only the allowed winner matters).
+The runtime never fits: it loads the stored weights.
 """
 
 from __future__ import annotations
@@ -61,11 +54,8 @@ def final_hidden(weights: DecoderWeights, input_ids: np.ndarray) -> np.ndarray:
 def fit_output_head(
     states: np.ndarray, targets: np.ndarray, allowed: np.ndarray, margin: float = MARGIN, max_epochs: int = 5000
 ) -> np.ndarray:
-    """W_out [d, V] with z_s·(w_{y_s} − w_j) ≥ margin for every allowed competitor j.
-
-    states [S, d], targets [S], allowed [S, V] (boolean).  Raises if the states cannot
-    be separated within ``max_epochs`` (then the architecture or the seed must change).
-    """
+    """W_out [d, V] with z_s·(w_{y_s} − w_j) ≥ margin for every allowed competitor j; states [S, d],
+    targets [S], allowed [S, V] (boolean).  Raises if not separated within ``max_epochs``."""
     states = np.round(np.asarray(states, dtype=np.float64), 4)  # insensitive to last-bit BLAS noise
     n_states, width = states.shape
     w = np.zeros((width, allowed.shape[1]))
@@ -86,12 +76,8 @@ def fit_output_head(
 
 
 def decision_states(weights: DecoderWeights, sequences) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Teacher-forced decision states of every (prompt IDs, target IDs, allowed masks) sequence.
-
-    The state deciding target t_k is the final hidden at the position of the token before
-    it; W_out does not influence the hidden states, so they can be computed before fitting.
-    Returns states [S, d], targets [S], allowed [S, V].
-    """
+    """Teacher-forced states [S, d], targets [S], allowed [S, V] of (prompt IDs, target IDs, allowed masks)
+    sequences: target t_k's state is the final hidden before it (W_out does not change it)."""
     states, targets, allowed = [], [], []
     for prompt, target, masks in sequences:
         ids = list(prompt) + list(target[:-1])

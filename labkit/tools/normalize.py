@@ -2,11 +2,9 @@
 
     start = local_date + local_time in the runtime's IANA timezone, as RFC 3339 with offset
 
-``zoneinfo`` supplies the offset (tzdata is a dependency), so 2026-07-20 09:00 in
-Asia/Shanghai becomes ``2026-07-20T09:00:00+08:00``.  A local time that does not exist
-(a daylight-saving gap) or that is not after the reference clock is refused, and so is free
-text holding what a reader of the calendar cannot see: control characters, line separators,
-bidirectional overrides and invisible format characters (a zero-width joiner or non-joiner
+2026-07-20 09:00 in Asia/Shanghai becomes ``2026-07-20T09:00:00+08:00``.  Refused: a local time a clock
+change skips or repeats, or not after the reference clock; free text hiding what a reader of the calendar
+cannot see (controls, separators, bidi overrides, invisible format characters; a zero-width (non-)joiner
 only between two visible characters, where scripts and emoji need it).
 """
 

@@ -1,15 +1,12 @@
 """Trace three's text: toy-tool-tokenizer-v1 (``ToolTokenizer``) and toy-tool-template-v1 (``ToolTemplate``).
 
-The tokenizer's 256 pieces (``vocabulary``): the control tokens, never produced by ordinary text; every
-printable ASCII character, so any JSON document the grammar allows can be spelled; the multi-character
-and Chinese pieces of ``PIECES``; reserved control tokens up to 255.  Encoding is greedy, longest match
-first; a character no piece covers raises ``ValueError`` naming it and its position.
+The tokenizer's 256 pieces: the control tokens, never produced by ordinary text; every printable ASCII
+character, so any JSON document the grammar allows can be spelled; ``PIECES``; reserved control tokens.
+Encoding is greedy, longest match first.
 
-The template renders ``<|bos|>`` and one block per message: system, tools (one signature per ToolSpec),
-user, the proposal ``<|assistant|><|tool_call|>{arguments}<|call_end|>``, the tool result, and the
-generation prompt ``<|assistant|>``.  For a tool call the runtime opens the call and the model writes
-only the arguments.  A longer conversation's render starts with the exact tokens of the shorter one,
-which lets the second model call reuse the first call's prefix cache (§7.14).
+The template renders one block per message; for a tool call the runtime opens the call and the model
+writes only the arguments.  A longer conversation's render starts with the exact tokens of the shorter
+one, which lets the second model call reuse the first call's prefix cache (§7.14).
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ CONTROL = (
 ASCII = tuple(chr(c) for c in range(0x20, 0x7F))
 PROPOSAL_ID = "p_01"  # mc_01's one proposal, which the tool message answers (one vocabulary piece)
 
-#: multi-character pieces, one line of pieces per place they occur (documentation, not code paths)
+#: multi-character pieces, grouped by where they occur
 PIECES = (
     # the tool call's JSON: keys, separators, and the value pieces the proposal uses
     *('{"', '":"', '","', '":', "calendar_id", "title", "local_date", "local_time", "duration_minutes", "primary"),
@@ -143,15 +140,15 @@ class ToolTemplate:
 
     template_id = TEMPLATE_ID
 
-    def head(self, specs: list[ToolSpec], user_text: str) -> str:
+    def tool_call_prompt(self, specs: list[ToolSpec], user_text: str) -> str:
+        """mc_01's input: the system instruction, one signature per tool, the user message, the opened call."""
         if not specs:
             raise ValueError("specs must offer at least one ToolSpec, got none")
         signatures = "\n".join(render_signature(s) for s in specs)
-        return f"<|bos|><|system|>{SYSTEM_INSTRUCTION}<|end|><|tools|>{signatures}<|end|><|user|>{user_text}<|end|>"
-
-    def tool_call_prompt(self, specs: list[ToolSpec], user_text: str) -> str:
-        """mc_01's input: the conversation so far and the opened tool call."""
-        return self.head(specs, user_text) + "<|assistant|><|tool_call|>"
+        return (
+            f"<|bos|><|system|>{SYSTEM_INSTRUCTION}<|end|><|tools|>{signatures}<|end|><|user|>{user_text}<|end|>"
+            "<|assistant|><|tool_call|>"
+        )
 
     def after_tool_result(self, specs: list[ToolSpec], user_text: str, arguments_text: str, tool_message: dict) -> str:
         """mc_02's input: mc_01's input, the proposal, the tool message, the answer prompt."""

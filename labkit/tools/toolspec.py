@@ -1,16 +1,8 @@
-"""The ToolSpec of §7.10: ``calendar.create_event@v1`` and the checks every ToolSpec passes.
+"""The ToolSpec of §7.10, ``calendar.create_event@v1`` (``fixtures/tools/toolspec.json``), the checks every
+ToolSpec passes, and the proposal's argument bytes parsed (t02, strict JSON) and validated (t03).
 
-The spec is data (``fixtures/tools/toolspec.json``); ``build_calendar_toolspec`` is the
-recipe that writes it, assembled field by field so that the stored JSON keeps the key
-order of §7.10.  ``load_toolspec`` reads a spec back and refuses one whose ``input_schema``
-is not a valid Draft 2020-12 schema.
-
-A proposal's argument bytes are parsed (t02) and validated against the spec (t03) here too.
-Parsing is strict (``labkit.core.strictjson``): duplicate keys, ``NaN``, bytes that are not
-UTF-8 and absurd nesting are refused before any schema sees them.  Validation uses
-jsonschema's Draft 2020-12 validator *with* a format checker, so ``format: date`` is enforced
-(``2026-02-30`` fails), not merely annotated, and ``pattern`` follows ECMA-262 as JSON Schema
-says: ``"09:00\n"`` does not match ``^…$``.
+Validation asserts formats (``2026-02-30`` fails ``format: date``, not merely annotated) and ``pattern``
+follows ECMA-262 as JSON Schema says: ``"09:00\n"`` does not match ``^…$``.
 """
 
 from __future__ import annotations
@@ -29,7 +21,7 @@ def _string(**constraints) -> dict:
 
 
 def build_calendar_toolspec() -> dict:
-    """calendar.create_event@v1 with the five required arguments of §7.10."""
+    """calendar.create_event@v1 with the five required arguments, in §7.10's key order."""
     properties = {
         "calendar_id": _string(enum=["primary"]),
         "title": _string(minLength=1, maxLength=80),
