@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.fixtures import fixture_dir, load_arrays, read_json
 from labkit.core.guards import real_array, real_values, token_ids
 from labkit.diffusion.ddim import alphas_cumprod
 from labkit.diffusion.scene import gaussian_blur
@@ -136,8 +137,6 @@ class LatentDenoiser:
 
 def load_denoiser(root: str | Path | None = None) -> LatentDenoiser:
     """Load toy-latent-denoiser-v3 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import fixture_dir, load_arrays, read_json
-
     folder = fixture_dir("diffusion", root)
     meta = read_json(folder / f"{DENOISER_ID}.json")
     arrays = load_arrays(folder / f"{DENOISER_ID}.npz")

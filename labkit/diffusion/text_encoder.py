@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.fixtures import fixture_dir, load_arrays, read_json
 from labkit.core.guards import token_ids
 from labkit.nn import rms_norm
 
@@ -99,8 +100,6 @@ class TextEncoder:
 
 def load_text_encoder(root: str | Path | None = None) -> TextEncoder:
     """Load toy-text-encoder-v2 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import fixture_dir, load_arrays, read_json
-
     folder = fixture_dir("diffusion", root)
     meta = read_json(folder / f"{TEXT_ENCODER_ID}.json")
     arrays = load_arrays(folder / f"{TEXT_ENCODER_ID}.npz")

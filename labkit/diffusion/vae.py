@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.fixtures import fixture_dir, read_json
 from labkit.core.guards import real_array
 
 VAE_ID = "toy-vae-v1"
@@ -128,8 +129,6 @@ def png_zlib_version() -> str:
 
 def load_vae(root: str | Path | None = None) -> VAEDecoder:
     """Load toy-vae-v1 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import fixture_dir, read_json
-
     meta = read_json(fixture_dir("diffusion", root) / f"{VAE_ID}.json")
     return VAEDecoder(
         np.array(meta["mixing"], dtype=np.float64),
