@@ -1,9 +1,7 @@
 """toy-latent-denoiser-v3: predicts the noise ε in a latent, given the timestep and the text.
 
-Not a trained network: a hand-built denoiser modelled on the ideal (posterior-mean)
-denoiser of a small, known family of pictures, so that every number can be explained.  For one
-batch element with latent z_t, timestep t and
-condition c [12, 768]:
+Not a trained network: the ideal (posterior-mean) denoiser of a small, known family of pictures,
+so that every number can be explained.  For one latent z_t, timestep t and condition c [12, 768]:
 
 1. **Read the text** (cross-attention from six concept queries to the 12 text tokens):
 
@@ -49,7 +47,7 @@ DENOISER_ID = "toy-latent-denoiser-v3"
 
 @dataclass(frozen=True)
 class DenoiserParams:
-    """Scalars of the denoiser (see the module docstring for their role)."""
+    """The denoiser's scalars, named in the module docstring."""
 
     concepts: tuple[str, ...]
     query_scale: float  # τ

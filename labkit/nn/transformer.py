@@ -9,12 +9,8 @@ One implementation serves the whole book: the chapter-11 lab decoder, toy-decode
     x = x + Attention(q, [cache; k], [cache; v], allowed)·W_o
     z = RMSNorm(x);  x = x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down
 
-and the head reads logits = RMSNorm(x)·W_out.
-
-Faults are configuration (``DecoderFaults``), never patches, and never branches of the
-forward pass: ``decode`` (the incremental path) asks them for the positions and mask it
-feeds and lets them touch the cache afterwards, so a correct full forward pass stays
-available as the reference the faulty cache path is compared with.
+and the head reads logits = RMSNorm(x)·W_out.  Faults (``DecoderFaults``) act only in ``decode``, the
+incremental path, so the full forward pass stays the reference the faulty cache path is compared with.
 """
 
 from __future__ import annotations
@@ -65,16 +61,8 @@ class DecoderConfig:
         return self.n_q_heads // self.n_kv_heads
 
     def weight_shapes(self) -> dict[str, tuple[int, ...]]:
-        d, f, dh = self.width, self.ffn_width, self.head_dim
-        per_layer = {
-            "q": (d, self.n_q_heads * dh),
-            "k": (d, self.n_kv_heads * dh),
-            "v": (d, self.n_kv_heads * dh),
-            "o": (self.n_q_heads * dh, d),
-            "gate": (d, f),
-            "up": (d, f),
-            "down": (f, d),
-        }
+        d, f, q, kv = self.width, self.ffn_width, self.n_q_heads * self.head_dim, self.n_kv_heads * self.head_dim
+        per_layer = {"q": (d, q), "k": (d, kv), "v": (d, kv), "o": (q, d), "gate": (d, f), "up": (d, f), "down": (f, d)}
         shapes = {"embedding": (self.vocab_size, d), "output": (d, self.vocab_size)}
         for i in range(self.n_layers):
             shapes.update({f"layers.{i}.{name}": shape for name, shape in per_layer.items()})
