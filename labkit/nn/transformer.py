@@ -93,19 +93,15 @@ class DecoderWeights:
         dtype = np.dtype(config.dtype)
         checked = {}
         for name, shape in expected.items():
-            array = np.asarray(arrays[name])
+            array, weight = np.asarray(arrays[name]), f"weight {name!r} of {config.model_id}"
             if array.shape != shape:
-                raise ValueError(
-                    f"weight {name!r} of {config.model_id} must have shape {list(shape)}, got {list(array.shape)}"
-                )
+                raise ValueError(f"{weight} must have shape {list(shape)}, got {list(array.shape)}")
             if array.dtype.kind != "f":
-                raise ValueError(f"weight {name!r} must be floating point, got {array.dtype}")
+                raise ValueError(f"{weight} must be floating point, got {array.dtype}")
             if array.dtype.itemsize < dtype.itemsize:  # float16 cast up is not the model's weights
-                raise ValueError(
-                    f"weight {name!r} of {config.model_id} must be {dtype} (the model's), got {array.dtype}"
-                )
+                raise ValueError(f"{weight} must be {dtype} (the model's), got {array.dtype}")
             if np.count_nonzero(np.isfinite(array)) != array.size:
-                raise ValueError(f"weight {name!r} of {config.model_id} contains NaN or infinity")
+                raise ValueError(f"{weight} contains NaN or infinity")
             checked[name] = array.astype(dtype, copy=False)
         layers = [{name: checked[f"layers.{i}.{name}"] for name in LAYER_WEIGHT_NAMES} for i in range(config.n_layers)]
         return cls(embedding=checked["embedding"], output=checked["output"], layers=layers)
