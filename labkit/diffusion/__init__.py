@@ -1,27 +1,19 @@
 """Trace two (source §7.6–7.9): text to image through CFG and DDIM on toy latent models.
 
-The kernels (``philox``, ``normal``, ``ddim``, ``guidance``) import nothing of the runtime, and this
-package loads the pipeline only when one of its names is first used, so ``import labkit.diffusion.ddim``
-stays a kernel import.
+The pipeline's names load it on first use, so that ``import labkit.diffusion.ddim`` stays a kernel import
+(the pipeline brings the text encoder, ``labkit.nn`` and the recorder: some 30 ms more).
 """
 
 from importlib import import_module
 
-_LAZY = {
-    "alphas_cumprod": "labkit.diffusion.ddim",
-    "ddim_step": "labkit.diffusion.ddim",
-    "inference_timesteps": "labkit.diffusion.ddim",
-    "philox4x32_10": "labkit.diffusion.philox",
-    "seed_to_key": "labkit.diffusion.philox",
-    "DiffusionConfig": "labkit.diffusion.pipeline",
-    "DiffusionRun": "labkit.diffusion.pipeline",
-    "run_diffusion": "labkit.diffusion.pipeline",
-}
+from labkit.diffusion.ddim import alphas_cumprod, ddim_step, inference_timesteps
+from labkit.diffusion.philox import philox4x32_10, seed_to_key
 
-__all__ = sorted(_LAZY)
+PIPELINE_NAMES = ("DiffusionConfig", "DiffusionRun", "run_diffusion")
+__all__ = ["alphas_cumprod", "ddim_step", "inference_timesteps", "philox4x32_10", "seed_to_key", *PIPELINE_NAMES]
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
+    if name in PIPELINE_NAMES:
+        return getattr(import_module("labkit.diffusion.pipeline"), name)
     raise AttributeError(f"module 'labkit.diffusion' has no attribute {name!r}")

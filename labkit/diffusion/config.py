@@ -1,9 +1,4 @@
-"""Trace two's configuration (§7.6), the hooks a reader's function plugs into, and what a run leaves behind.
-
-``DiffusionConfig`` is the fixed configuration every field of which ``run_diffusion``
-(``labkit.diffusion.pipeline``) honours; a fault is another ``DiffusionConfig``
-(``labkit.diffusion.faults``).  ``DiffusionRun`` holds the events and the arrays a page shows.
-"""
+"""Trace two's configuration (§7.6), the hooks a reader's function plugs into, and the run's state."""
 
 from __future__ import annotations
 
@@ -30,10 +25,8 @@ CFG_ORDER = ("negative", "positive")
 
 @dataclass(frozen=True)
 class DiffusionConfig(Config):
-    """The configuration of §7.6; every field is honoured by ``run_diffusion``.
-
-    The models, sampler, PRNG, PNG encoder and shapes of §7.6 are the only ones the book's fixtures
-    provide: they are constants of every run (class attributes), not fields to change."""
+    """The configuration of §7.6.  The models, sampler, PRNG, PNG encoder and shapes are the only ones the
+    fixtures provide: constants of every run (class attributes), not fields to change."""
 
     text_encoder_id: ClassVar[str] = TEXT_ENCODER_ID
     denoiser_id: ClassVar[str] = DENOISER_ID
@@ -80,21 +73,14 @@ class DiffusionConfig(Config):
 @dataclass(frozen=True)
 class DiffusionHooks(Hooks):
     """Substitutes for pieces of ``run_diffusion`` (the exercises use them); ``None`` keeps the library's.
-    What each takes and returns is its ``hook(...)``; what it replaces is above it.
+    What a hook returns is recorded as is, so a comparison with the golden trace shows where it departs."""
 
-    What a hook returns is recorded as is (shape and dtype included), so a comparison with
-    the golden trace shows where it departs; a wrong shape is refused with a ``ValueError``.
-    """
-
-    #: Philox words in stream order (library: ``normal.blocks_to_normals``); used for the initial latent and
-    #: any η > 0 noise
+    #: replaces ``normal.blocks_to_normals``: the initial latent and any η > 0 noise
     words_to_normals: Callable | None = hook("a function (words uint32 [B, 4]) -> normals [4B]")
-    #: ε for the CFG batch [2, 4, 64, 64] (rows in the book's order: negative, positive) → ε̂ [1, 4, 64, 64]
-    #: (library: ``guidance.classifier_free_guidance``)
+    #: replaces ``guidance.classifier_free_guidance``: ε batch [2, 4, 64, 64] (negative, positive) → ε̂ [1, 4, 64, 64]
     cfg_combine: Callable | None = hook("a function (epsilon_batch, guidance_scale) -> epsilon_guided")
-    #: one deterministic DDIM step (η = 0) at timestep ``t``; ``prev_t`` is the next timestep of the loop or
-    #: ``None`` after the last one; ``alpha_bars`` is the read-only ᾱ table float64 [1000]; z_prev and x0_hat
-    #: have z_t's shape [1, 4, 64, 64] (library: ``ddim.ddim_step`` with ᾱ_prev = 1.0 after the last timestep)
+    #: replaces ``ddim.ddim_step`` (η = 0): ``prev_t`` is None after the last timestep, ``alpha_bars`` the
+    #: read-only ᾱ table float64 [1000]; z_prev and x0_hat have z_t's shape [1, 4, 64, 64]
     scheduler_step: Callable | None = hook("a function (z_t, epsilon, t, prev_t, alpha_bars) -> (z_prev, x0_hat)")
 
 
@@ -119,9 +105,7 @@ def of_latent_shape(hook: str, name: str, value, latent: np.ndarray) -> np.ndarr
 
 @dataclass
 class DiffusionRun:
-    """One run: what its steps (``labkit.diffusion.pipeline.STEPS``) share while it runs — the recorder,
-    the hooks, the models, the noise stream — and everything it computed, plus its events; arrays keep
-    their §7.7 shapes."""
+    """One run: what its steps (``pipeline.STEPS``) share and what they computed, in §7.7's shapes."""
 
     config: DiffusionConfig
     rec: TraceRecorder = field(repr=False)

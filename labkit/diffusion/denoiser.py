@@ -1,9 +1,7 @@
 """toy-latent-denoiser-v3: predicts the noise ε in a latent, given the timestep and the text.
 
-Not a trained network: a hand-built denoiser modelled on the ideal (posterior-mean)
-denoiser of a small, known family of pictures, so that every number can be explained.  For one
-batch element with latent z_t, timestep t and
-condition c [12, 768]:
+Not a trained network: the ideal (posterior-mean) denoiser of a small, known family of pictures,
+so that every number can be explained.  For one latent z_t, timestep t and condition c [12, 768]:
 
 1. **Read the text** (cross-attention from six concept queries to the 12 text tokens):
 
@@ -38,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.fixtures import fixture_dir, load_arrays, read_json
 from labkit.core.guards import real_array, real_values, token_ids
 from labkit.diffusion.ddim import alphas_cumprod
 from labkit.diffusion.scene import gaussian_blur
@@ -48,7 +47,7 @@ DENOISER_ID = "toy-latent-denoiser-v3"
 
 @dataclass(frozen=True)
 class DenoiserParams:
-    """Scalars of the denoiser (see the module docstring for their role)."""
+    """The denoiser's scalars, named in the module docstring."""
 
     concepts: tuple[str, ...]
     query_scale: float  # τ
@@ -136,8 +135,6 @@ class LatentDenoiser:
 
 def load_denoiser(root: str | Path | None = None) -> LatentDenoiser:
     """Load toy-latent-denoiser-v3 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import fixture_dir, load_arrays, read_json
-
     folder = fixture_dir("diffusion", root)
     meta = read_json(folder / f"{DENOISER_ID}.json")
     arrays = load_arrays(folder / f"{DENOISER_ID}.npz")

@@ -1,10 +1,5 @@
-"""Trace two's fault catalogue: each fault is a changed ``DiffusionConfig``, nothing else.
-
-Each entry says what it changes and where a first-divergence comparison against the golden
-trace must stop (``labkit.core.faults.FirstDivergence``): the event, the rule that fails
-(configuration shows as ``discrete_state`` before a single tensor is computed), the payload
-field and the suspect component.
-"""
+"""Trace two's fault catalogue: each fault is a changed ``DiffusionConfig``, nothing else (a changed
+configuration shows as ``discrete_state`` before a single tensor is computed)."""
 
 from __future__ import annotations
 

@@ -9,53 +9,34 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.events import write_jsonl
+from labkit.core.fixtures import save_arrays, write_json
+from labkit.diffusion.denoiser import DENOISER_ID
+from labkit.diffusion.pipeline import run_diffusion
 from labkit.diffusion.scene import CONCEPTS, gaussian_blur, paint_layers
+from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID
+from labkit.diffusion.vae import VAE_ID, VAEDecoder
 
 WIDTH = 768
 MAX_LENGTH = 12
 RECIPE_SEED = 20261129
 
-#: word → concepts it names (the pieces of the trace's prompt come first)
-LEXICON: dict[str, list[str]] = {
-    "雨夜": ["rain", "night"],
-    "车站": ["station"],
-    "，": [],
-    "一把": [],
-    "留在": [],
-    "长椅": ["bench"],
-    "上的": [],
-    "红伞": ["umbrella"],
-    "纪实": ["documentary"],
-    "摄影": ["documentary"],
-    "。": [],
-    "雨": ["rain"],
-    "夜": ["night"],
-    "夜晚": ["night"],
-    "下雨": ["rain"],
-    "站台": ["station"],
-    "站": ["station"],
-    "车": [],
-    "椅子": ["bench"],
-    "椅": ["bench"],
-    "长": [],
-    "伞": ["umbrella"],
-    "雨伞": ["umbrella"],
-    "红": [],
-    "照片": ["documentary"],
-    "上": [],
-    "的": [],
-    "在": [],
-    "一": [],
-    "把": [],
-    "留": [],
-    "晴天": [],
-    "白天": [],
-    "海边": [],
-    "城市": [],
-    "街道": [],
-    "猫": [],
-    "一只": [],
+#: the vocabulary's words in order: the pieces of the trace's prompt first
+WORDS = (
+    "雨夜 车站 ， 一把 留在 长椅 上的 红伞 纪实 摄影 。 "
+    "雨 夜 夜晚 下雨 站台 站 车 椅子 椅 长 伞 雨伞 红 照片 上 的 在 一 把 留 晴天 白天 海边 城市 街道 猫 一只"
+).split()
+#: concept → the words that name it
+NAMES = {
+    "rain": "雨夜 雨 下雨",
+    "night": "雨夜 夜 夜晚",
+    "station": "车站 站台 站",
+    "bench": "长椅 椅子 椅",
+    "umbrella": "红伞 伞 雨伞",
+    "documentary": "纪实 摄影 照片",
 }
+#: word → concepts it names
+LEXICON = {word: [concept for concept, named in NAMES.items() if word in named.split()] for word in WORDS}
 
 VAE_SCALING_FACTOR = 0.18215
 #: (M / s) in diffusion-latent units: rows R, G, B; columns luminance, red–cyan, blue–yellow, light
@@ -90,10 +71,6 @@ def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def build_models(rng: np.random.Generator) -> dict[str, tuple[dict, dict | None]]:
     """Model ID → (its JSON meta, its arrays or None): the text encoder, the denoiser, the VAE."""
-    from labkit.diffusion.denoiser import DENOISER_ID
-    from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID
-    from labkit.diffusion.vae import VAE_ID, VAEDecoder
-
     queries = _unit(rng, len(CONCEPTS))
     vocab = ["<pad>", "<unk>", *LEXICON]
     noise = _unit(rng, len(vocab))
@@ -147,10 +124,6 @@ def build_models(rng: np.random.Generator) -> dict[str, tuple[dict, dict | None]
 
 def build(dest: Path) -> list[str]:
     """Write trace two's fixtures under ``dest``; return their paths relative to ``dest``."""
-    from labkit.core.events import write_jsonl
-    from labkit.core.fixtures import save_arrays, write_json
-    from labkit.diffusion.pipeline import run_diffusion
-
     dest = Path(dest)
     folder = dest / "diffusion"
     written = []

@@ -23,11 +23,8 @@ def check_guidance_scale(guidance_scale) -> float:
 
 
 def classifier_free_guidance(epsilon_batch, guidance_scale: float) -> np.ndarray:
-    """ε̂ from the CFG batch: epsilon_batch [2, C, H, W] rows (negative, positive) → [1, C, H, W].
-
-    The result keeps the batch's dtype (float32 in trace two); the batch must be a finite
-    float array, since an integer one would round w (5.5 would act as 5).
-    """
+    """ε̂ from the CFG batch: epsilon_batch [2, C, H, W] rows (negative, positive) → [1, C, H, W], in the
+    batch's dtype (a finite float array: an integer one would round w, 5.5 acting as 5)."""
     batch = real_array("epsilon_batch", epsilon_batch)
     if batch.ndim < 1 or batch.shape[0] != 2:
         raise ValueError(

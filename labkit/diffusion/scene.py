@@ -1,13 +1,8 @@
 """The picture the toy denoiser knows: a rainy-night station with a red umbrella on a bench.
 
-Drawn procedurally at latent resolution (64 × 64) in RGB ∈ [−1, 1] plus a ``light``
-channel for things that glow (lamps and their wet reflections).  The scene is painted in
-concept layers, each on top of the previous canvas:
-
-    night → station → rain → bench → umbrella → documentary
-
-``paint_layers()`` returns the canvas after each layer, so the difference between two
-consecutive canvases is what one concept adds.  Used by the fixture recipe only.
+Drawn at latent resolution (64 × 64) in RGB ∈ [−1, 1] plus a ``light`` channel (lamps and their wet
+reflections), in concept layers night → station → rain → bench → umbrella → documentary: the difference
+between two consecutive canvases is what one concept adds (the fixture recipe's deltas).
 """
 
 from __future__ import annotations

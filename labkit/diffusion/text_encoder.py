@@ -1,17 +1,15 @@
 """toy-text-encoder-v2: a word-piece tokenizer and a 768-wide text encoder (source §7.7).
 
-Tokenizer: greedy longest match over a small fixed vocabulary (``<pad>`` = 0, ``<unk>`` = 1);
-each prompt becomes at most ``max_length`` = 12 IDs and is padded with ``<pad>`` to 12, so the
-empty negative prompt becomes twelve ``<pad>`` IDs.
+Tokenizer: greedy longest match over a small fixed vocabulary (``<pad>`` = 0, ``<unk>`` = 1), padded
+with ``<pad>`` to ``max_length`` = 12 IDs (the empty negative prompt is twelve ``<pad>``).
 
 Encoder, for IDs x [B, 12]:
 
     h = E[x] + P          E: token embeddings [V, 768], P: position embeddings [12, 768]
     c = RMSNorm(h)        c: [B, 12, 768], float32
 
-The embedding of a word that names something the toy denoiser can draw (rain, night, a
-station, a bench, a red umbrella, a documentary look) points along that concept's
-direction; other words and ``<pad>`` point nowhere in particular.
+A word that names a concept the toy denoiser can draw (rain, night, station, bench, umbrella,
+documentary) is embedded along that concept's direction; other words and ``<pad>`` point anywhere.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.fixtures import fixture_dir, load_arrays, read_json
 from labkit.core.guards import token_ids
 from labkit.nn import rms_norm
 
@@ -99,8 +98,6 @@ class TextEncoder:
 
 def load_text_encoder(root: str | Path | None = None) -> TextEncoder:
     """Load toy-text-encoder-v2 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import fixture_dir, load_arrays, read_json
-
     folder = fixture_dir("diffusion", root)
     meta = read_json(folder / f"{TEXT_ENCODER_ID}.json")
     arrays = load_arrays(folder / f"{TEXT_ENCODER_ID}.npz")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from labkit.core.fixtures import fixture_dir, read_json
 from labkit.core.guards import real_array
 
 VAE_ID = "toy-vae-v1"
@@ -71,10 +72,8 @@ class VAEDecoder:
         return np.tanh(up)[None].astype(np.float32)
 
     def encode_rgb(self, rgb, light) -> np.ndarray:
-        """Exact inverse at latent resolution (used by the fixture recipe).
-
-        rgb float [3, H, W] in (−1, 1), light float [H, W] → diffusion latent float64 [4, H, W].
-        """
+        """Exact inverse at latent resolution, for the fixture recipe: rgb float [3, H, W] in (−1, 1),
+        light float [H, W] → diffusion latent float64 [4, H, W]."""
         rgb = np.asarray(rgb, dtype=np.float64)
         light = np.asarray(light, dtype=np.float64)
         mixing = self.mixing / self.scaling_factor  # M·(z/s) = (M/s)·z
@@ -100,10 +99,8 @@ PNG_SETTINGS = {"format": "PNG", "compress_level": 1, "optimize": False}
 
 
 def encode_png(image, text_chunks: dict[str, str] | None = None) -> bytes:
-    """image uint8 [H, W, 3] → PNG bytes with fixed settings (same pixels, same bytes).
-
-    ``text_chunks`` adds tEXt chunks (the ``png_timestamp`` fault uses it).
-    """
+    """image uint8 [H, W, 3] → PNG bytes with fixed settings (same pixels, same bytes); ``text_chunks``
+    adds tEXt chunks (the ``png_timestamp`` fault)."""
     from PIL import Image, PngImagePlugin
 
     image = np.asarray(image)
@@ -128,11 +125,6 @@ def png_zlib_version() -> str:
 
 def load_vae(root: str | Path | None = None) -> VAEDecoder:
     """Load toy-vae-v1 from ``root`` (default: ``fixtures/diffusion``)."""
-    from labkit.core.fixtures import fixture_dir, read_json
-
     meta = read_json(fixture_dir("diffusion", root) / f"{VAE_ID}.json")
-    return VAEDecoder(
-        np.array(meta["mixing"], dtype=np.float64),
-        np.array(meta["bias"], dtype=np.float64),
-        float(meta["scaling_factor"]),
-    )
+    mixing, bias = (np.array(meta[name], dtype=np.float64) for name in ("mixing", "bias"))
+    return VAEDecoder(mixing, bias, float(meta["scaling_factor"]))

@@ -1,9 +1,5 @@
-"""The book's decoders: one transformer, three configurations, side by side.
-
-The chapter-11 lab decoder is multi-head and float64 (H_kv = H_q); the two trace models,
-toy-decoder-v1 (trace one) and toy-tool-decoder-v1 (trace three), use grouped-query
-attention in float32.  Every one uses RoPE base 10000 and RMSNorm eps 1e-6.
-"""
+"""The book's three decoders side by side: the lab's is multi-head (H_kv = H_q) in float64, the two
+traces' use grouped-query attention in float32; all keep RoPE base 10000 and RMSNorm eps 1e-6."""
 
 from __future__ import annotations
 

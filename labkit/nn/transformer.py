@@ -9,12 +9,8 @@ One implementation serves the whole book: the chapter-11 lab decoder, toy-decode
     x = x + Attention(q, [cache; k], [cache; v], allowed)·W_o
     z = RMSNorm(x);  x = x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down
 
-and the head reads logits = RMSNorm(x)·W_out.
-
-Faults are configuration (``DecoderFaults``), never patches, and never branches of the
-forward pass: ``decode`` (the incremental path) asks them for the positions and mask it
-feeds and lets them touch the cache afterwards, so a correct full forward pass stays
-available as the reference the faulty cache path is compared with.
+and the head reads logits = RMSNorm(x)·W_out.  Faults (``DecoderFaults``) act only in ``decode``, the
+incremental path, so the full forward pass stays the reference the faulty cache path is compared with.
 """
 
 from __future__ import annotations
@@ -65,16 +61,8 @@ class DecoderConfig:
         return self.n_q_heads // self.n_kv_heads
 
     def weight_shapes(self) -> dict[str, tuple[int, ...]]:
-        d, f, dh = self.width, self.ffn_width, self.head_dim
-        per_layer = {
-            "q": (d, self.n_q_heads * dh),
-            "k": (d, self.n_kv_heads * dh),
-            "v": (d, self.n_kv_heads * dh),
-            "o": (self.n_q_heads * dh, d),
-            "gate": (d, f),
-            "up": (d, f),
-            "down": (f, d),
-        }
+        d, f, q, kv = self.width, self.ffn_width, self.n_q_heads * self.head_dim, self.n_kv_heads * self.head_dim
+        per_layer = {"q": (d, q), "k": (d, kv), "v": (d, kv), "o": (q, d), "gate": (d, f), "up": (d, f), "down": (f, d)}
         shapes = {"embedding": (self.vocab_size, d), "output": (d, self.vocab_size)}
         for i in range(self.n_layers):
             shapes.update({f"layers.{i}.{name}": shape for name, shape in per_layer.items()})
@@ -105,19 +93,15 @@ class DecoderWeights:
         dtype = np.dtype(config.dtype)
         checked = {}
         for name, shape in expected.items():
-            array = np.asarray(arrays[name])
+            array, weight = np.asarray(arrays[name]), f"weight {name!r} of {config.model_id}"
             if array.shape != shape:
-                raise ValueError(
-                    f"weight {name!r} of {config.model_id} must have shape {list(shape)}, got {list(array.shape)}"
-                )
+                raise ValueError(f"{weight} must have shape {list(shape)}, got {list(array.shape)}")
             if array.dtype.kind != "f":
-                raise ValueError(f"weight {name!r} must be floating point, got {array.dtype}")
+                raise ValueError(f"{weight} must be floating point, got {array.dtype}")
             if array.dtype.itemsize < dtype.itemsize:  # float16 cast up is not the model's weights
-                raise ValueError(
-                    f"weight {name!r} of {config.model_id} must be {dtype} (the model's), got {array.dtype}"
-                )
+                raise ValueError(f"{weight} must be {dtype} (the model's), got {array.dtype}")
             if np.count_nonzero(np.isfinite(array)) != array.size:
-                raise ValueError(f"weight {name!r} of {config.model_id} contains NaN or infinity")
+                raise ValueError(f"{weight} contains NaN or infinity")
             checked[name] = array.astype(dtype, copy=False)
         layers = [{name: checked[f"layers.{i}.{name}"] for name in LAYER_WEIGHT_NAMES} for i in range(config.n_layers)]
         return cls(embedding=checked["embedding"], output=checked["output"], layers=layers)
