@@ -51,7 +51,7 @@ export function say(table, key, fields = {}) {
 }
 
 /** A text of the data in the edition's language: an exporter writes a visible text either as a
- *  string (the same in every language: data) or as {en, zh} (``base.words``). */
+ *  string (the same in every language: data) or as {en, zh} (``data.words``). */
 export function pick(text) {
   return text && typeof text === "object" ? text[language()] ?? text.en : text;
 }

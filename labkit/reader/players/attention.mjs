@@ -7,7 +7,7 @@
 import { h, s, modelData, start, fmt, textWidth, FONT, painted, frame, describe, ink, widthOf, scroller, say, pick } from "./_shared.mjs";
 
 // Every word the player shows, in each edition's language (the groups' titles, the pickers' labels,
-// the captions and the heads' titles come with the data, in both: base.words).
+// the captions and the heads' titles come with the data, in both: data.words).
 const WORDS = {
   en: { alt: "head {k}: {what}, rows {rows} queries, columns {cols} keys", mask: "mask", weights: "attention weights",
         row: "attention heads, wider than the column", cue: "⇆ wider than the column: scroll it sideways",

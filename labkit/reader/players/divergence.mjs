@@ -6,7 +6,7 @@
 import { h, s, modelData, start, follow, painted, frame, describe, scroller, say, pick } from "./_shared.mjs";
 
 // Every word the player shows, in each edition's language (event IDs and types, rules, fields,
-// values and fault names are data; the faults' descriptions and suspects come in both: base.words).
+// values and fault names are data; the faults' descriptions and suspects come in both: data.words).
 const WORDS = {
   en: { alt: "the golden trace and the faulty run, event by event", golden: "golden", faulty: "faulty: {fault}",
         firstAt: "; first divergence at event #{index}", noDivergence: "no divergence", noEvent: "(no event)",

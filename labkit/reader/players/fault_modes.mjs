@@ -5,7 +5,7 @@
 import { h, s, modelData, start, painted, frame, describe, widthOf, textWidth, say, pick } from "./_shared.mjs";
 
 // Every word the player shows, in each edition's language (mode and check names, numbers are data;
-// what a check saw comes in both: base.words).
+// what a check saw comes in both: data.words).
 const WORDS = {
   en: { alt: "max |cached − full| logit error per decode position, log axis, against the tolerance",
         axis: "decode position", tip: "position {i}: max |cached − full| logit {e}", tolerance: "tolerance {tol}",

@@ -6,7 +6,7 @@
 import { h, modelData, start, kernelRow, labelled, fmt, painted, frame, describe, say, pick } from "./_shared.mjs";
 
 // Every word the player shows, in each edition's language (latent names such as z_999, channel
-// names and numbers are data; what a preview shows comes in both: base.words).
+// names and numbers are data; what a preview shows comes in both: data.words).
 const WORDS = {
   en: { slider: "DDIM step", scale: "guidance scale", typed: "new guidance scale", another: "another guidance scale",
         scaleInput: "scale", guidance: "guidance",

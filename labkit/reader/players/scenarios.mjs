@@ -7,7 +7,7 @@
 import { h, s, modelData, start, ask, picker, choices, labelled, stepper, follow, painted, frame, describe, scroller, ink, say, pick } from "./_shared.mjs";
 
 // Every word the player shows, in each edition's language (event IDs, types, states, scenario and
-// crash-point names and journal rows are data; the descriptions come in both: base.words).
+// crash-point names and journal rows are data; the descriptions come in both: data.words).
 const WORDS = {
   en: { alt: "the scenario's events, coloured by state, with the commit boundary", atCommit: " (commit boundary)",
         commit: "commit boundary: the side effect exists from here", retry: "retry: attempt {n}", attempt: "attempt {n}",
