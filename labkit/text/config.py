@@ -1,10 +1,5 @@
-"""Trace one's configuration (§7.2), the hooks a reader's function plugs into, and what a run leaves behind.
-
-``TextTraceConfig`` is frozen; a fault is another config (``labkit.text.faults``).
-``StepRecord`` is one selection step's ledger (raw and processed logits, the masks, the
-choice, the cache lengths); ``TextRun`` holds the events and the ledger
-(``labkit.text.runtime.run_text_trace`` makes it).
-"""
+"""Trace one's configuration (§7.2; a fault is another config, ``labkit.text.faults``), the hooks a reader's
+function plugs into, and the run its steps share (``labkit.text.runtime``)."""
 
 from __future__ import annotations
 
@@ -68,8 +63,7 @@ class TextTraceConfig(Config):
 
 @dataclass(frozen=True)
 class TextHooks(Hooks):
-    """Substitutes for pieces of ``run_text_trace`` (the exercises use them); ``None`` keeps the library's.
-    What each takes and returns is its ``hook(...)``; what it replaces is above it."""
+    """Substitutes for pieces of ``run_text_trace`` (the exercises use them); ``None`` keeps the library's."""
 
     #: replaces logits processors by name (``processors.resolve_processors``); the configured order still
     #: decides when each runs
@@ -87,11 +81,8 @@ class TextHooks(Hooks):
 
 @dataclass
 class StepRecord:
-    """One selection step t: what the selector saw and what followed.
-
-    raw_logits, processed_logits: [V]; cache_at_start: positions cached when t was
-    selected; cache_after: per-layer lengths after the decode (None when none ran).
-    """
+    """One selection step t: raw and processed logits [V]; cache_at_start: positions cached when t was
+    selected; cache_after: per-layer lengths after the decode (None when none ran)."""
 
     step: int
     cache_at_start: int
@@ -109,9 +100,7 @@ class StepRecord:
 
 @dataclass
 class TextRun:
-    """One run: what its steps (``labkit.text.runtime.STEPS``) share while it runs — the recorder, the
-    tokenizer and template, the decoder, the processors, the cache and the logits the next selection
-    reads — and what it leaves: the events, the rendered context, the prefill, the ledger, the bytes."""
+    """One run: what its steps share while it runs and what it leaves (events, prefill, ledger, bytes)."""
 
     config: TextTraceConfig
     rec: TraceRecorder = field(repr=False)

@@ -1,18 +1,13 @@
 """The logits processors of trace one and greedy selection.
 
-Every processor has one signature::
-
-    processor(logits: ndarray [V], context: ProcessorContext) -> ndarray [V]
-
-and returns a new array (the input is never changed).  A mask writes −∞ where a token is
-forbidden; a disabled transform returns its input unchanged.  §7.2 fixes the order:
+Every processor is ``processor(logits [V], context: ProcessorContext) -> logits [V]`` and returns a new
+array: a mask writes −∞ where a token is forbidden, a disabled transform returns its input.  §7.2's order:
 
     control_token_mask → minimum_length_eos_mask → grammar_mask
     → repetition_transforms → temperature_disabled → truncation_disabled
 
-and greedy selection then takes the first index of the maximum (a documented tie-break).
-A transform stage is listed under its own name when configured (``temperature``,
-``truncation``) and as ``<name>_disabled`` when it is off, as the chapter lists greedy's.
+then greedy takes the first index of the maximum (a documented tie-break).  A transform stage is listed as
+``temperature`` when configured and as ``temperature_disabled`` when off, as the chapter lists greedy's.
 """
 
 from __future__ import annotations
@@ -46,14 +41,9 @@ TIE_BREAKS = ("first_index", "last_index")
 
 @dataclass(frozen=True)
 class SamplingConfig:
-    """What the processors and the selector are told (§7.2 values as defaults).
-
-    control_ids: tokens never emitted (0–6 and 19 for toy-tokenizer-v1).
-    eos_id / minimum_output_tokens: EOS is forbidden until that many tokens were selected.
-    grammar_allowed: None = no grammar for this request (pass-through).
-    repetition_penalty (1 = off), frequency_penalty, presence_penalty (0 = off).
-    temperature, top_k, top_p: None = disabled (greedy needs none of them).
-    """
+    """What the processors and the selector are told (§7.2 values as defaults).  control_ids: tokens never
+    emitted; EOS is masked until minimum_output_tokens were selected; grammar_allowed None: no grammar;
+    repetition_penalty 1, frequency/presence_penalty 0, temperature/top_k/top_p None: off."""
 
     processor_order: tuple[str, ...] | None = None  # None: DEFAULT_ORDER, named by the config
     control_ids: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 19)
@@ -207,11 +197,8 @@ PROCESSORS = {
 
 
 def resolve_processors(overrides: Mapping[str, Callable] | None = None) -> dict[str, Callable]:
-    """The processor table with some entries replaced (e.g. by a reader's own function).
-
-    ``overrides`` maps a name of ``PROCESSORS`` to a function of the same signature,
-    ``(logits [V], context) -> logits [V]``; the configured order still decides when it runs.
-    """
+    """The processor table with some entries (name → function of the same signature) replaced; the
+    configured order still decides when each runs."""
     table = dict(PROCESSORS)
     for name, fn in (overrides or {}).items():
         if name not in PROCESSORS:
@@ -230,9 +217,7 @@ def apply_processors(
     raw_logits: np.ndarray, context: ProcessorContext, processors: Mapping[str, Callable] | None = None
 ) -> np.ndarray:
     """Run the configured order on raw logits [V]; returns processed logits [V].
-
-    ``processors`` optionally replaces some processors by name (see ``resolve_processors``).
-    """
+    ``processors`` optionally replaces some processors by name (see ``resolve_processors``)."""
     raw_logits = real_array("raw_logits", raw_logits)
     if raw_logits.ndim != 1:
         raise ValueError(f"raw_logits must be one row [V], got shape {list(raw_logits.shape)}")
