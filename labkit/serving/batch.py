@@ -1,20 +1,12 @@
 """One forward pass over a ragged batch: every scheduled request's chunk, flattened into one sequence.
 
-The book's decoder (``labkit.nn.transformer``) run as a serving engine runs it: the tokens of all
-chunks are one ``[1, N, d]`` stream, so every projection and the SwiGLU are *one* matrix product
-for the whole batch, while attention stays per request, over that request's keys read through
-its block table (``BlockPool.gather``), with the causal mask at its own positions.
-
-What batching can change, and what it cannot:
-
-* attention, softmax and RMSNorm reduce over one request's keys or one row's features, in the
-  same order whatever else is in the batch: batch-invariant here;
-* the products ``z·W`` (BLAS GEMM over N rows) may pick another kernel or blocking for another N,
-  and a row's dot products may then be summed in another order: a float32 logit can move in its
-  last bits (~1e-6), never enough to flip this model's argmax (its margins are ≥ 0.03).
-  Real engines add split-K attention (FlashDecoding) whose split depends on the batch; a
-  batch-invariant engine fixes every reduction order and pays for it in throughput
-  (He et al., Thinking Machines 2025).
+The book's decoder run as a serving engine runs it: all chunks' tokens are one ``[1, N, d]`` stream, so
+every projection and the SwiGLU are *one* matrix product, while attention stays per request, over its keys
+read through its block table, causal at its own positions.  Attention, softmax and RMSNorm reduce in the
+same order whatever the batch; a GEMM over another N may sum a row in another order, moving a float32
+logit in its last bits (~1e-6), never enough to flip this model's argmax (margins ≥ 0.03).  Real engines
+add split-K attention whose split depends on the batch; a batch-invariant engine fixes every reduction
+order and pays in throughput (He et al., Thinking Machines 2025).
 """
 
 from __future__ import annotations
