@@ -186,13 +186,10 @@ def truncation(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
     return out
 
 
+#: name → processor, each under its function's name
 PROCESSORS = {
-    "control_token_mask": control_token_mask,
-    "minimum_length_eos_mask": minimum_length_eos_mask,
-    "grammar_mask": grammar_mask,
-    "repetition_transforms": repetition_transforms,
-    "temperature": temperature,
-    "truncation": truncation,
+    p.__name__: p
+    for p in (control_token_mask, minimum_length_eos_mask, grammar_mask, repetition_transforms, temperature, truncation)
 }
 
 
