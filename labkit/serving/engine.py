@@ -143,9 +143,8 @@ class Engine:
         return True
 
     def _run(self, ran: list) -> list[str]:
-        """The one forward pass over (request, start, n); then each request that reached its last known
-        token asks its client.  Blocks a chunk filled become shareable prefixes (keyed by every token up
-        to their end)."""
+        """The one forward pass over (request, start, n); full blocks become shareable prefixes (keyed by
+        every token up to their end); each request that reached its last known token asks its client."""
         if not ran:
             return []
         chunks = [Chunk(r.tokens[start : start + n], start, r.table) for r, start, n in ran]

@@ -49,12 +49,9 @@ class TextTraceConfig(Config):
             raise ValueError(f"max_output_tokens must be an integer >= 1, got {self.max_output_tokens!r}")
         if any(not isinstance(s, str) or not s for s in self.stop_sequences):
             raise ValueError(f"stop_sequences must be non-empty strings, got {list(self.stop_sequences)}")
-        if self.disconnect_after_deltas is not None and not (
-            isinstance(self.disconnect_after_deltas, int) and self.disconnect_after_deltas >= 1
-        ):
-            raise ValueError(
-                f"disconnect_after_deltas must be an integer >= 1 or None, got {self.disconnect_after_deltas!r}"
-            )
+        disconnect = self.disconnect_after_deltas
+        if disconnect is not None and not (isinstance(disconnect, int) and disconnect >= 1):
+            raise ValueError(f"disconnect_after_deltas must be an integer >= 1 or None, got {disconnect!r}")
         try:
             "".encode(self.detokenizer_encoding)
         except LookupError:
@@ -65,14 +62,12 @@ class TextTraceConfig(Config):
 class TextHooks(Hooks):
     """Substitutes for pieces of ``run_text_trace`` (the exercises use them); ``None`` keeps the library's."""
 
-    #: replaces logits processors by name (``processors.resolve_processors``); the configured order still
-    #: decides when each runs
+    #: replaces logits processors by name (``processors.resolve_processors``), run in the configured order
     processors: Mapping[str, Callable] | None = hook(
         "a mapping {processor name: function (logits [V], context) -> logits [V]}"
     )
-    #: replaces the decoder's cached step: it feeds ``token_id`` at position = cache length and appends to
-    #: ``cache``.  The runtime records those logits and the cache lengths it finds afterwards (the per-layer
-    #: ``ledger`` stays inside the function)
+    #: replaces the decoder's cached step: feed ``token_id`` at position = cache length, append to ``cache``;
+    #: the runtime records the logits and the cache lengths after it (no per-layer ``ledger``)
     decode_step: Callable | None = hook("a function (decoder, cache, token_id) -> logits [V]")
 
     def _acceptable(self, name: str, value: Any) -> bool:

@@ -63,10 +63,8 @@ def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:
 
 
 def target_logits(seed: int = FIT_SEED) -> np.ndarray:
-    """targets [5, V]: the listed logits, and seeded unlisted ones below them.
-
-    Step 1: unlisted < 1.10 − 0.3 (below the third place).  Steps 2–5: unlisted < top − 0.8.
-    """
+    """targets [5, V]: the listed logits, seeded unlisted ones below them: at step 1 < 1.10 − 0.3 (below
+    the third place), at steps 2–5 < top − 0.8."""
     rng = np.random.default_rng(seed + 1)
     rows = []
     for step, listed in SOURCE_LOGITS.items():

@@ -158,11 +158,8 @@ def compare_events(a: dict, b: dict, contract: TraceContract) -> tuple[str, str,
 
 
 def first_divergence(a: list[dict], b: list[dict]) -> Divergence | None:
-    """The first divergence between traces ``a`` and ``b`` of one kind, or None if identical.
-
-    Raises ``TraceKindMismatch`` for traces of different kinds and ``TraceError`` for a
-    malformed trace.
-    """
+    """The first divergence between traces ``a`` and ``b`` of one kind, or None if identical
+    (``TraceKindMismatch`` for traces of different kinds, ``TraceError`` for a malformed one)."""
     a, b = validate_trace(a), validate_trace(b)
     contract_a, contract_b = contract_for(a), contract_for(b)
     if contract_a.kind != contract_b.kind:
