@@ -81,10 +81,8 @@ class Engine:
     def step(self) -> StepReport:
         budget, preempted, plan = self.token_budget, [], []
         for request in list(self.running):
-            if request.state != "RUNNING":  # preempted earlier in this step, to make room
-                continue
             n = min(len(request.tokens) - request.computed, budget)
-            if n == 0:  # the budget is spent: it runs next step
+            if request.state != "RUNNING" or n == 0:  # preempted in this step to make room, or no budget left
                 continue
             while not self._grow(request, request.computed + n):
                 victim = self.running[-1]  # the request admitted last makes room
@@ -95,16 +93,15 @@ class Engine:
             if request.state == "RUNNING":
                 plan.append((request, n))
                 budget -= n
-        admissions = 0
+        first_admitted = len(plan)
         while self.waiting and budget > 0 and not preempted and self._admit(self.waiting[0], budget, plan):
             budget -= plan[-1][1]
-            admissions += 1
         if not plan and self.waiting:
             need = self.pool.blocks_for(min(len(self.waiting[0].tokens), self.token_budget))
             raise ValueError(
                 f"capacity must hold {need} blocks for {self.waiting[0].request_id}, got {self.pool.capacity}"
             )
-        admitted = [(r.request_id, r.shared) for r, _ in plan[len(plan) - admissions :]]
+        admitted = [(r.request_id, r.shared) for r, _ in plan[first_admitted:]]
         ran = [(r, r.computed, n) for r, n in plan]
         finished = self._run(ran)
         self.steps += 1

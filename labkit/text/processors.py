@@ -214,7 +214,9 @@ def apply_processors(
     raw_logits: np.ndarray, context: ProcessorContext, processors: Mapping[str, Callable] | None = None
 ) -> np.ndarray:
     """Run the configured order on raw logits [V]; returns processed logits [V].
-    ``processors`` optionally replaces some processors by name (see ``resolve_processors``)."""
+
+    ``processors`` optionally replaces some processors by name (see ``resolve_processors``).
+    """
     raw_logits = real_array("raw_logits", raw_logits)
     if raw_logits.ndim != 1:
         raise ValueError(f"raw_logits must be one row [V], got shape {list(raw_logits.shape)}")
