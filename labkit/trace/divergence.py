@@ -64,16 +64,10 @@ class Divergence:
     def describe(self) -> str:
         a, b = self.event_ids
         what = (self.event_a or self.event_b or {}).get("event_type", "?")
-        return "\n".join(
-            [
-                f"first divergence in the {self.kind} trace at event #{self.index} ({a or '—'} vs {b or '—'}, {what})",
-                f"  rule    : {self.rule}",
-                f"  field   : {self.field}",
-                f"  A       : {_short(self.value_a)}",
-                f"  B       : {_short(self.value_b)}",
-                f"  suspect : {self.suspect}",
-            ]
-        )
+        rows = {"rule": self.rule, "field": self.field, "A": _short(self.value_a), "B": _short(self.value_b)}
+        rows["suspect"] = self.suspect
+        header = f"first divergence in the {self.kind} trace at event #{self.index} ({a or '—'} vs {b or '—'}, {what})"
+        return "\n".join([header, *(f"  {name:<8}: {value}" for name, value in rows.items())])
 
     __str__ = describe
 

@@ -17,8 +17,7 @@ def table(kinds: Iterable[TraceKind]) -> dict[str, TraceKind]:
     for kind in kinds:
         if kind.name in found:
             raise ValueError(f"trace kind {kind.name!r} is registered twice")
-        taken = [k.name for k in found.values() if k.contract.event_prefix == kind.contract.event_prefix]
-        if taken:
+        if any(k.contract.event_prefix == kind.contract.event_prefix for k in found.values()):
             raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
         found[kind.name] = kind
     return found
