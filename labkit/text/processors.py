@@ -75,11 +75,8 @@ class SamplingConfig:
         for name in self.processor_order:
             stage = stage_of(name)
             if stage in on and on[stage] == name.endswith(DISABLED):
-                raise ValueError(
-                    f"processor_order lists {name!r} but {stage} is "
-                    f"{'configured' if on[stage] else 'off'}; name it "
-                    f"{(stage if on[stage] else stage + DISABLED)!r}"
-                )
+                state, wanted = ("configured", stage) if on[stage] else ("off", stage + DISABLED)
+                raise ValueError(f"processor_order lists {name!r} but {stage} is {state}; name it {wanted!r}")
         self._check_ids_and_numbers()
         if self.tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {self.tie_break!r}")

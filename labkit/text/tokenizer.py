@@ -39,9 +39,8 @@ class Tokenizer:
         self.pieces = list(pieces)
         self.special_ids = frozenset(special_ids)
         self._id_of = {piece: i for i, piece in enumerate(pieces)}
-        self._plain = sorted(
-            (p for i, p in enumerate(pieces) if i not in self.special_ids and isinstance(p, str)), key=len, reverse=True
-        )
+        plain = [p for i, p in enumerate(pieces) if i not in self.special_ids and isinstance(p, str)]
+        self._plain = sorted(plain, key=len, reverse=True)  # longest first: the first match is the longest
 
     @classmethod
     def load(cls, root: str | Path | None = None, name: str = "tokenizer.json") -> Tokenizer:
