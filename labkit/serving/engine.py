@@ -145,11 +145,11 @@ class Engine:
         if not ran:
             return []
         chunks = [Chunk(r.tokens[start : start + n], start, r.table) for r, start, n in ran]
-        finished, b = [], self.pool.block_size
+        finished, block_size = [], self.pool.block_size
         for (request, start, n), result in zip(ran, forward_batch(self.decoder, self.pool, chunks), strict=True):
             request.computed = start + n
-            for index in range(start // b, request.computed // b):
-                self.pool.remember(tuple(request.tokens[: (index + 1) * b]), request.table[index])
+            for index in range(start // block_size, request.computed // block_size):
+                self.pool.remember(tuple(request.tokens[: (index + 1) * block_size]), request.table[index])
             if request.computed < len(request.tokens):  # a chunk of a longer prefill: nothing to pick yet
                 continue
             token, done = request.client(result)
