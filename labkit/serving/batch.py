@@ -1,20 +1,12 @@
 """One forward pass over a ragged batch: every scheduled request's chunk, flattened into one sequence.
 
-The book's decoder (``labkit.nn.transformer``) run as a serving engine runs it: the tokens of all
-chunks are one ``[1, N, d]`` stream, so every projection and the SwiGLU are *one* matrix product
-for the whole batch, while attention stays per request, over that request's keys read through
-its block table (``BlockPool.gather``), with the causal mask at its own positions.
-
-What batching can change, and what it cannot:
-
-* attention, softmax and RMSNorm reduce over one request's keys or one row's features, in the
-  same order whatever else is in the batch: batch-invariant here;
-* the products ``z·W`` (BLAS GEMM over N rows) may pick another kernel or blocking for another N,
-  and a row's dot products may then be summed in another order: a float32 logit can move in its
-  last bits (~1e-6), never enough to flip this model's argmax (its margins are ≥ 0.03).
-  Real engines add split-K attention (FlashDecoding) whose split depends on the batch; a
-  batch-invariant engine fixes every reduction order and pays for it in throughput
-  (He et al., Thinking Machines 2025).
+The book's decoder run as a serving engine runs it: all chunks' tokens are one ``[1, N, d]`` stream, so
+every projection and the SwiGLU are *one* matrix product, while attention stays per request, over its keys
+read through its block table, causal at its own positions.  Attention, softmax and RMSNorm reduce in the
+same order whatever the batch; a GEMM over another N may sum a row in another order, moving a float32
+logit in its last bits (~1e-6), never enough to flip this model's argmax (margins ≥ 0.03).  Real engines
+add split-K attention whose split depends on the batch; a batch-invariant engine fixes every reduction
+order and pays in throughput (He et al., Thinking Machines 2025).
 """
 
 from __future__ import annotations
@@ -27,7 +19,7 @@ from labkit.nn import Decoder
 from labkit.nn.attention import attention, causal_allowed
 from labkit.nn.norm import rms_norm
 from labkit.nn.rope import rope, rope_angles
-from labkit.nn.transformer import ForwardResult, LayerRecord
+from labkit.nn.transformer import ForwardResult, LayerRecord, _per_query_head
 from labkit.serving.paged import BlockPool
 
 
@@ -81,13 +73,7 @@ def _attend(decoder: Decoder, pool: BlockPool, chunk: Chunk, layer: int, q, k, v
     v = decoder._split_heads(v, cfg.n_kv_heads)
     pool.write(chunk.table, layer, start, k, v)
     keys, values = pool.gather(chunk.table, layer, start + n)  # [1, H_kv, start + n, d_h]
-    group = cfg.group_size  # query head h reads key/value head h // group
-    out, weights = attention(
-        q,
-        np.repeat(keys, group, axis=1),
-        np.repeat(values, group, axis=1),
-        causal_allowed(positions, np.arange(start + n)),
-        checked=True,
-    )
+    keys_per_q, values_per_q = _per_query_head(keys, values, cfg.group_size)  # query head h reads h // group
+    out, weights = attention(q, keys_per_q, values_per_q, causal_allowed(positions, np.arange(start + n)), checked=True)
     shapes = [list(a.shape) for a in (q, k, v, weights)] + [None, list(keys.shape), list(values.shape)]
     return decoder._merge_heads(out), shapes

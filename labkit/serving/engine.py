@@ -1,23 +1,18 @@
-"""A continuous-batching scheduler over the paged KV cache: requests join and leave at any step.
+"""A continuous-batching scheduler over the paged KV cache (vLLM's, in miniature): requests join and leave
+at any step.  One engine step:
 
-Each engine step (after vLLM's scheduler, in miniature):
+1. **running first**, in admission order: each gets its next chunk (the tokens it knows but has not
+   computed, one when decoding), within the step's token budget; its table grows to ⌈(computed + n) / B⌉
+   blocks, and when the pool is empty the request admitted last is **preempted** (blocks released,
+   computed = 0, back at the head of the queue to be **recomputed**: greedy then picks the same tokens);
+2. **then the waiting**, in order, while budget and blocks last (none after a preemption): a request takes
+   the live blocks of its longest cached whole-block prefix (refcount + 1, not computed again), then a
+   chunk of the rest (**chunked prefill** when the budget is smaller than its prompt);
+3. one ``forward_batch`` over all chunks; a request whose chunk reached its last known token asks its client
+   for the next token or its end; a finished request releases every block it holds, once.
 
-1. **running first.** Each running request, in admission order, gets its next chunk: the tokens
-   it knows but has not computed (one, when decoding), at most the step's token budget.  Its
-   table grows to ⌈(computed + n) / block_size⌉ blocks; when the pool is empty the request
-   admitted last is **preempted**: its blocks are released, its computed count drops to 0, and
-   it waits at the head of the queue to be **recomputed** (its prompt and its generated tokens
-   fed again; greedy decoding then picks the same tokens).
-2. **then the waiting**, in order, while the budget and free blocks last (none after a
-   preemption): a request first takes the live blocks of its longest cached whole-block prefix
-   (refcount + 1, those positions are not computed again), then a chunk of the rest:
-   **chunked prefill** when the budget is smaller than its prompt.
-3. one ``forward_batch`` over all chunks; a request whose chunk reached its last known token
-   hands the logits to its client, which picks the next token or finishes it; a finished request
-   releases every block it holds, once.
-
-A request's tokens never depend on its batch: attention reads only its own blocks, and the
-numbers the batch can move (``labkit.serving.batch``) stay far below the argmax margins.
+A request's tokens never depend on its batch: attention reads only its own blocks, and the numbers the
+batch can move (``labkit.serving.batch``) stay far below the argmax margins.
 """
 
 from __future__ import annotations
@@ -32,10 +27,9 @@ from labkit.serving.paged import BlockPool
 
 @dataclass
 class Request:
-    """One request: its tokens (prompt, then generated), its block table and how many are computed.
-
-    ``client(result) -> (token, finished)`` is asked whenever every known token is computed:
-    ``result`` is the ``ForwardResult`` of the chunk that got there (next logits: ``result.next_logits``)."""
+    """One request: its tokens (prompt, then generated), its block table and how many are computed;
+    ``client(result) -> (token, finished)`` is asked with the ``ForwardResult`` of the chunk that computed
+    every known token."""
 
     request_id: str
     prompt: list[int]
@@ -87,10 +81,8 @@ class Engine:
     def step(self) -> StepReport:
         budget, preempted, plan = self.token_budget, [], []
         for request in list(self.running):
-            if request.state != "RUNNING":  # preempted earlier in this step, to make room
-                continue
             n = min(len(request.tokens) - request.computed, budget)
-            if n == 0:  # the budget is spent: it runs next step
+            if request.state != "RUNNING" or n == 0:  # preempted in this step to make room, or no budget left
                 continue
             while not self._grow(request, request.computed + n):
                 victim = self.running[-1]  # the request admitted last makes room
@@ -101,20 +93,20 @@ class Engine:
             if request.state == "RUNNING":
                 plan.append((request, n))
                 budget -= n
-        admissions = 0
+        first_admitted = len(plan)
         while self.waiting and budget > 0 and not preempted and self._admit(self.waiting[0], budget, plan):
             budget -= plan[-1][1]
-            admissions += 1
         if not plan and self.waiting:
             need = self.pool.blocks_for(min(len(self.waiting[0].tokens), self.token_budget))
             raise ValueError(
                 f"capacity must hold {need} blocks for {self.waiting[0].request_id}, got {self.pool.capacity}"
             )
-        admitted = [(r.request_id, r.shared) for r, _ in plan[len(plan) - admissions :]]
-        finished = self._run(plan)
+        admitted = [(r.request_id, r.shared) for r, _ in plan[first_admitted:]]
+        ran = [(r, r.computed, n) for r, n in plan]
+        finished = self._run(ran)
         self.steps += 1
         tables = {r.request_id: list(r.table) for r in self.running}
-        chunks = [(r.request_id, start, n) for r, start, n in self._ran]
+        chunks = [(r.request_id, start, n) for r, start, n in ran]
         return StepReport(self.steps - 1, chunks, admitted, preempted, finished, self.pool.in_use, tables)
 
     def _grow(self, request: Request, positions: int) -> bool:
@@ -127,11 +119,9 @@ class Engine:
 
     def _preempt(self, request: Request) -> None:
         """Release every block (recompute later): computed = 0, back to the head of the queue."""
-        for block in request.table:
-            self.pool.release(block)
-        request.table, request.computed, request.state = [], 0, "WAITING"
+        self._release(request, "WAITING")
+        request.computed = 0
         request.preemptions += 1
-        self.running.remove(request)
         self.waiting.insert(0, request)
 
     def _admit(self, request: Request, budget: int, plan: list) -> bool:
@@ -149,35 +139,29 @@ class Engine:
         plan.append((request, n))
         return True
 
-    def _run(self, plan: list) -> list[str]:
-        """The one forward pass; then each request that reached its last known token asks its client."""
-        self._ran = [(r, r.computed, n) for r, n in plan]
-        if not plan:
+    def _run(self, ran: list) -> list[str]:
+        """The one forward pass over (request, start, n); full blocks become shareable prefixes (keyed by
+        every token up to their end); each request that reached its last known token asks its client."""
+        if not ran:
             return []
-        chunks = [Chunk(r.tokens[start : start + n], start, r.table) for r, start, n in self._ran]
-        results = forward_batch(self.decoder, self.pool, chunks)
-        finished = []
-        for (request, start, n), result in zip(self._ran, results, strict=True):
+        chunks = [Chunk(r.tokens[start : start + n], start, r.table) for r, start, n in ran]
+        finished, block_size = [], self.pool.block_size
+        for (request, start, n), result in zip(ran, forward_batch(self.decoder, self.pool, chunks), strict=True):
             request.computed = start + n
-            self._remember_full_blocks(request, start)
+            for index in range(start // block_size, request.computed // block_size):
+                self.pool.remember(tuple(request.tokens[: (index + 1) * block_size]), request.table[index])
             if request.computed < len(request.tokens):  # a chunk of a longer prefill: nothing to pick yet
                 continue
             token, done = request.client(result)
             request.tokens.append(token)
             if done:
-                self._finish(request)
+                self._release(request, "FINISHED")
                 finished.append(request.request_id)
         return finished
 
-    def _remember_full_blocks(self, request: Request, start: int) -> None:
-        """Blocks filled by this chunk become shareable prefixes (keyed by every token up to their end)."""
-        b = self.pool.block_size
-        for index in range(start // b, request.computed // b):
-            self.pool.remember(tuple(request.tokens[: (index + 1) * b]), request.table[index])
-
-    def _finish(self, request: Request) -> None:
-        """Release every block the request holds, exactly once."""
+    def _release(self, request: Request, state: str) -> None:
+        """Let go of every block the request holds, exactly once; it leaves the running list."""
         for block in request.table:
             self.pool.release(block)
-        request.table, request.state = [], "FINISHED"
+        request.table, request.state = [], state
         self.running.remove(request)

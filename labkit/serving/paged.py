@@ -1,18 +1,11 @@
 """A paged KV cache: fixed-size blocks, a block table per request, a free list, reference counts.
 
-PagedAttention's idea (Kwon et al. 2023, vLLM): the cache is not one array per request but a
-pool of ``capacity`` blocks of ``block_size`` positions; a request holds a *block table*, the
-list of its blocks in position order, and position p lives at
-
-    block = table[p // block_size],   offset = p % block_size.
-
-A block belongs to one table or, shared as a common prefix, to several: ``refcount[b]`` is the
-number of tables holding b, a block with refcount 0 is on the free list and nowhere else, and
-a shared block is full and never written again (a write would change another request's past),
-and only a full, live block is offered as a prefix.  ``audit(tables)`` checks them all; the
-scheduler (``labkit.serving.engine``) is held to it.
-
-Pool arrays: keys, values ``[L, capacity, H_kv, block_size, d_h]``.
+PagedAttention (Kwon et al. 2023, vLLM): a pool of ``capacity`` blocks of ``block_size`` positions, keys
+and values ``[L, capacity, H_kv, block_size, d_h]``; a request's *block table* lists its blocks in position
+order, position p at block = table[p // block_size], offset = p % block_size.  ``refcount[b]`` is the number
+of tables holding b; refcount 0 means on the free list and nowhere else; a shared block is full and never
+written again (that would change another request's past); only a full, live block is offered as a prefix.
+``audit(tables)`` checks them all.
 """
 
 from __future__ import annotations

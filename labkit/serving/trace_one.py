@@ -1,12 +1,11 @@
-"""Trace one as one request among many: the batch of issue 45 and the clients that pick tokens.
+"""Trace one as one request among many: the batch of issue 45.
 
-``run_batch()`` runs trace one (joins at step 0) with two other requests of the same model through
-the continuous-batching engine on a paged cache: ``long`` (a 20-token prompt, joins at step 1,
-takes trace one's first block as a shared prefix and is prefilled in chunks) and ``late`` (joins
-at step 2, shares ``long``'s first two blocks, and is the one preempted when blocks run out, then
-recomputed).  Trace one's events are recorded by the runtime's own phase functions
-(``labkit.text.runtime``) fed with the batch's results, so they can be compared with the solo
-run's event by event.
+``run_batch()`` runs trace one (joins at step 0) with two other requests of the same model through the
+continuous-batching engine on a paged cache: ``long`` (a 20-token prompt, joins at step 1, takes trace one's
+first block as a shared prefix and is prefilled in chunks) and ``late`` (joins at step 2, shares ``long``'s
+first two blocks, and is the one preempted when blocks run out, then recomputed).  Each request's events are
+recorded by the runtime's own steps (``labkit.text.runtime``) fed with the batch's results, so trace one's can
+be compared with the solo run's event by event.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from labkit.serving.paged import BlockPool
 from labkit.text import runtime as phases
 from labkit.text.config import TextRun, TextTraceConfig
 from labkit.text.model import CONFIG, load_weights
-from labkit.text.processors import ProcessorContext, apply_processors, greedy_select, resolve_processors
+from labkit.text.processors import resolve_processors
 from labkit.text.template import Template
 from labkit.text.tokenizer import Tokenizer
 
@@ -37,57 +36,35 @@ CAPACITY, BLOCK_SIZE, TOKEN_BUDGET = 10, 4, 12
 LOGIT_TOLERANCE = 1e-5
 
 
-class GreedyClient:
-    """The runtime's processors and greedy selection for one request: ``(result) -> (token, finished)``."""
-
-    def __init__(self, config: TextTraceConfig):
-        self.config, self.selected, self.logits = config, [], []
-
-    def __call__(self, result: ForwardResult) -> tuple[int, bool]:
-        raw = result.next_logits[0]  # [V]
-        sampling = self.config.sampling
-        processed = apply_processors(raw, ProcessorContext(sampling, tuple(self.selected)), resolve_processors())
-        token = greedy_select(processed, sampling.tie_break)
-        self.selected.append(token)
-        self.logits.append(raw)
-        return token, token == sampling.eos_id or len(self.selected) == self.config.max_output_tokens
-
-
+@dataclass
 class _Given:
-    """Stands in for the decoder in the runtime's phases: returns the batch's result for this request."""
+    """Stands in for the decoder and its cache in the runtime's steps: it hands over the batch's result
+    for this request and reports the cache as the runtime reads it (length, per-layer shapes)."""
 
-    def __init__(self, result: ForwardResult, view: PagedView):
-        self.result, self.view = result, view
+    result: ForwardResult | None = None
+    length: int = 0
+    n_layers: int = CONFIG.n_layers
 
     def prefill(self, input_ids, keep_attention=False):
-        self.view.length = int(self.result.positions[-1]) + 1
-        return self.result, self.view
+        self.length = int(self.result.positions[-1]) + 1
+        return self.result, self
 
     def decode_step(self, token_ids, cache):
-        self.view.length += 1
+        self.length += 1
         return self.result
-
-
-@dataclass
-class PagedView:
-    """Trace one's cache as the runtime reads it (length, per-layer shapes), over its block table."""
-
-    n_layers: int
-    n_kv_heads: int
-    head_dim: int
-    length: int = 0
 
     def layer_length(self, layer: int) -> int:
         return self.length
 
     def shapes(self) -> list[dict]:
-        shape = [1, self.n_kv_heads, self.length, self.head_dim]
+        shape = [1, CONFIG.n_kv_heads, self.length, CONFIG.head_dim]
         return [{"K": shape, "V": shape} for _ in range(self.n_layers)]
 
 
 @dataclass
 class TraceOneClient:
-    """Trace one's runtime, one event group per batch result: prefill, then decode → select → stream."""
+    """A request's runtime, one event group per batch result: prefill, then decode → select → stream;
+    ``(result) -> (token, finished)``, as the engine asks its clients."""
 
     config: TextTraceConfig
     tokenizer: Tokenizer
@@ -96,14 +73,13 @@ class TraceOneClient:
 
     def __post_init__(self):
         rec = TraceRecorder(self.config.trace_id, prefix="e")
-        self.run = TextRun(self.config, rec, self.tokenizer, self.template, None, resolve_processors())
+        self.run = TextRun(self.config, rec, self.tokenizer, self.template, _Given(), resolve_processors())
         phases.request_events(self.run)
-        self.view = PagedView(CONFIG.n_layers, CONFIG.n_kv_heads, CONFIG.head_dim)
 
     def __call__(self, result: ForwardResult) -> tuple[int, bool]:
         run = self.run
-        run.decoder = _Given(result, self.view)
-        if run.cache is None:  # the whole prompt in one chunk, as the solo prefill (never chunked, never shared)
+        run.decoder.result = result
+        if run.cache is None:  # the whole prompt, as the solo prefill
             phases.prefill_event(run)
         else:
             phases.decode_token(run, run.steps[-1])
@@ -129,7 +105,7 @@ class TraceOneClient:
 class BatchRun:
     reports: list[StepReport]
     requests: dict[str, Request]
-    clients: dict[str, object]
+    clients: dict[str, TraceOneClient]
     pool: BlockPool
 
     @property
@@ -172,23 +148,19 @@ def run_batch(
     through one engine until all leave; ``audit``: check the pool's invariants after every step;
     ``on_step(engine, report)`` sees each step (tests, a player)."""
     trace_config = TextTraceConfig() if trace_config is None else trace_config
-    tokenizer, template = Tokenizer.load(root, trace_config.vocabulary), Template.load(root)
-    others_tokenizer = Tokenizer.load(root)  # the others' prompts in toy-tokenizer-v1 (a split vocabulary decodes only)
+    template = Template.load(root)
+    trace_one = TraceOneClient(trace_config, Tokenizer.load(root, trace_config.vocabulary), template)
+    clients, joins = {trace_config.request_id: trace_one}, {trace_config.request_id: 0}
+    for request_id, user, max_tokens, step in OTHERS:  # their prompts in toy-tokenizer-v1 (a split one decodes only)
+        clients[request_id] = TraceOneClient(other_config(request_id, user, max_tokens), Tokenizer.load(root), template)
+        joins[request_id] = step
     decoder = Decoder(CONFIG, load_weights(root))
     pool = BlockPool(capacity, block_size, CONFIG.n_layers, CONFIG.n_kv_heads, CONFIG.head_dim, CONFIG.dtype)
-    engine = Engine(decoder, pool, token_budget)
-    trace_one = TraceOneClient(trace_config, tokenizer, template)
-    clients, requests = {trace_config.request_id: trace_one}, {}
-    arrivals = {0: [(trace_config.request_id, trace_one.run.input_ids[0].tolist(), trace_one)]}
-    for request_id, user, max_tokens, joins in OTHERS:
-        config = other_config(request_id, user, max_tokens)
-        clients[request_id] = GreedyClient(config)
-        prompt = others_tokenizer.encode(template.render(config.system, config.user))
-        arrivals.setdefault(joins, []).append((request_id, prompt, clients[request_id]))
-    reports = []
-    while engine.steps == 0 or not engine.idle or any(s >= engine.steps for s in arrivals):
-        for request_id, prompt, client in arrivals.get(engine.steps, []):
-            requests[request_id] = Request(request_id, prompt, client)
+    engine, requests, reports = Engine(decoder, pool, token_budget), {}, []
+    while engine.steps == 0 or not engine.idle or len(requests) < len(clients):
+        for request_id in [r for r, step in joins.items() if step == engine.steps]:
+            prompt = clients[request_id].run.input_ids[0].tolist()
+            requests[request_id] = Request(request_id, prompt, clients[request_id])
             engine.add(requests[request_id])
         reports.append(engine.step())
         if audit:

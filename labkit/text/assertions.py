@@ -6,7 +6,7 @@ check explains itself.  (The test suite asserts the same facts independently.)
 
 from __future__ import annotations
 
-SOURCE_INPUT_IDS = [1, 2, 7, 3, 4, 8, 9, 10, 11, 12, 5, 6]
+from labkit.text.model import PROMPT_IDS
 
 
 def _of(run, event_type: str) -> list[dict]:
@@ -15,7 +15,7 @@ def _of(run, event_type: str) -> list[dict]:
 
 def input_ids_fixed(run):
     ids = run.input_ids.tolist()[0]
-    return ids == SOURCE_INPUT_IDS, f"input IDs {ids}"
+    return ids == list(PROMPT_IDS), f"input IDs {ids}"
 
 
 def prefill_cache_12(run):

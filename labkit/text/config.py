@@ -1,10 +1,5 @@
-"""Trace one's configuration (§7.2), the hooks a reader's function plugs into, and what a run leaves behind.
-
-``TextTraceConfig`` is frozen; a fault is another config (``labkit.text.faults``).
-``StepRecord`` is one selection step's ledger (raw and processed logits, the masks, the
-choice, the cache lengths); ``TextRun`` holds the events and the ledger
-(``labkit.text.runtime.run_text_trace`` makes it).
-"""
+"""Trace one's configuration (§7.2; a fault is another config, ``labkit.text.faults``), the hooks a reader's
+function plugs into, and the run its steps share (``labkit.text.runtime``)."""
 
 from __future__ import annotations
 
@@ -54,12 +49,9 @@ class TextTraceConfig(Config):
             raise ValueError(f"max_output_tokens must be an integer >= 1, got {self.max_output_tokens!r}")
         if any(not isinstance(s, str) or not s for s in self.stop_sequences):
             raise ValueError(f"stop_sequences must be non-empty strings, got {list(self.stop_sequences)}")
-        if self.disconnect_after_deltas is not None and not (
-            isinstance(self.disconnect_after_deltas, int) and self.disconnect_after_deltas >= 1
-        ):
-            raise ValueError(
-                f"disconnect_after_deltas must be an integer >= 1 or None, got {self.disconnect_after_deltas!r}"
-            )
+        disconnect = self.disconnect_after_deltas
+        if disconnect is not None and not (isinstance(disconnect, int) and disconnect >= 1):
+            raise ValueError(f"disconnect_after_deltas must be an integer >= 1 or None, got {disconnect!r}")
         try:
             "".encode(self.detokenizer_encoding)
         except LookupError:
@@ -68,17 +60,14 @@ class TextTraceConfig(Config):
 
 @dataclass(frozen=True)
 class TextHooks(Hooks):
-    """Substitutes for pieces of ``run_text_trace`` (the exercises use them); ``None`` keeps the library's.
-    What each takes and returns is its ``hook(...)``; what it replaces is above it."""
+    """Substitutes for pieces of ``run_text_trace`` (the exercises use them); ``None`` keeps the library's."""
 
-    #: replaces logits processors by name (``processors.resolve_processors``); the configured order still
-    #: decides when each runs
+    #: replaces logits processors by name (``processors.resolve_processors``), run in the configured order
     processors: Mapping[str, Callable] | None = hook(
         "a mapping {processor name: function (logits [V], context) -> logits [V]}"
     )
-    #: replaces the decoder's cached step: it feeds ``token_id`` at position = cache length and appends to
-    #: ``cache``.  The runtime records those logits and the cache lengths it finds afterwards (the per-layer
-    #: ``ledger`` stays inside the function)
+    #: replaces the decoder's cached step: feed ``token_id`` at position = cache length, append to ``cache``;
+    #: the runtime records the logits and the cache lengths after it (no per-layer ``ledger``)
     decode_step: Callable | None = hook("a function (decoder, cache, token_id) -> logits [V]")
 
     def _acceptable(self, name: str, value: Any) -> bool:
@@ -87,11 +76,8 @@ class TextHooks(Hooks):
 
 @dataclass
 class StepRecord:
-    """One selection step t: what the selector saw and what followed.
-
-    raw_logits, processed_logits: [V]; cache_at_start: positions cached when t was
-    selected; cache_after: per-layer lengths after the decode (None when none ran).
-    """
+    """One selection step t: raw and processed logits [V]; cache_at_start: positions cached when t was
+    selected; cache_after: per-layer lengths after the decode (None when none ran)."""
 
     step: int
     cache_at_start: int
@@ -109,9 +95,7 @@ class StepRecord:
 
 @dataclass
 class TextRun:
-    """One run: what its steps (``labkit.text.runtime.STEPS``) share while it runs — the recorder, the
-    tokenizer and template, the decoder, the processors, the cache and the logits the next selection
-    reads — and what it leaves: the events, the rendered context, the prefill, the ledger, the bytes."""
+    """One run: what its steps share while it runs and what it leaves (events, prefill, ledger, bytes)."""
 
     config: TextTraceConfig
     rec: TraceRecorder = field(repr=False)

@@ -1,8 +1,4 @@
-"""The named faults of trace one: each is a change of ``TextTraceConfig``, nothing else.
-
-A fault never patches a module; it is a configuration a real deployment could end up
-with (a bad checkpoint, a cache bug, a misordered or misconfigured processor list, a
-detokenizer on the wrong codec).  ``labkit trace text --fault NAME`` runs one.
+"""The named faults of trace one: each a change of ``TextTraceConfig`` a real deployment could end up with.
 
 The §7.5 rules say where each should first show:
   * same input IDs, different e04/decode logits  → model or numeric path;

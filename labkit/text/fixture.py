@@ -9,6 +9,10 @@ from pathlib import Path
 
 from labkit.core.events import write_jsonl
 from labkit.core.fixtures import save_arrays, write_json
+from labkit.text.model import CONFIG, FIT_SEED, SOURCE_LOGITS, WEIGHTS_FILE, fit_weights
+from labkit.text.runtime import run_text_trace
+from labkit.text.template import TEMPLATE_V1
+from labkit.text.variants import SPLIT_VOCABULARY, VARIANTS, split_vocabulary
 
 #: toy-tokenizer-v1.  IDs 1–12 are forced by the source's input_ids, 14–19 by §7.2;
 #: 0 and 13 are our choice (see TOKENIZER_NOTES).
@@ -50,11 +54,8 @@ TOKENIZER_NOTES = [
 
 
 def build(dest: Path) -> list[str]:
-    """Write the text fixtures under ``dest``; return the paths written, relative to it."""
-    from labkit.text.model import CONFIG, FIT_SEED, SOURCE_LOGITS, WEIGHTS_FILE, fit_weights
-    from labkit.text.runtime import run_text_trace
-    from labkit.text.template import TEMPLATE_V1
-
+    """Write the text fixtures under ``dest`` (issue 45's split vocabulary and variants' golden traces
+    included); return the paths written, relative to it."""
     folder = Path(dest) / "text"
     tokenizer = {
         "tokenizer_id": "toy-tokenizer-v1",
@@ -84,19 +85,10 @@ def build(dest: Path) -> list[str]:
             },
         },
     )
-    write_jsonl(run_text_trace(root=folder).events, Path(dest) / "traces" / "text.jsonl")
-    written = ["tokenizer.json", "template.json", WEIGHTS_FILE, "toy-decoder-v1.json"]
-    return [*(f"text/{name}" for name in written), "traces/text.jsonl", *_variants(Path(dest), tokenizer)]
-
-
-def _variants(dest: Path, tokenizer: dict) -> list[str]:
-    """Issue 45's variants of trace one: the split vocabulary and one golden trace each."""
-    from labkit.text.runtime import run_text_trace
-    from labkit.text.variants import SPLIT_VOCABULARY, VARIANTS, split_vocabulary
-
-    write_json(dest / "text" / SPLIT_VOCABULARY, split_vocabulary(tokenizer["vocab"]))
-    written = [f"text/{SPLIT_VOCABULARY}"]
-    for name, variant in VARIANTS.items():
-        write_jsonl(run_text_trace(variant.config(), root=dest / "text").events, dest / "traces" / f"text-{name}.jsonl")
-        written.append(f"traces/text-{name}.jsonl")
-    return written
+    write_json(folder / SPLIT_VOCABULARY, split_vocabulary(tokenizer["vocab"]))
+    written = ["tokenizer.json", "template.json", WEIGHTS_FILE, "toy-decoder-v1.json", SPLIT_VOCABULARY]
+    traces = {"text": run_text_trace(root=folder)}
+    traces |= {f"text-{name}": run_text_trace(variant.config(), root=folder) for name, variant in VARIANTS.items()}
+    for name, run in traces.items():
+        write_jsonl(run.events, Path(dest) / "traces" / f"{name}.jsonl")
+    return [*(f"text/{name}" for name in written), *(f"traces/{name}.jsonl" for name in traces)]

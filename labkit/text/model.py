@@ -1,19 +1,12 @@
-"""toy-decoder-v1: its configuration, loading its stored weights, and the recipe that fits them.
-
-The model is ``labkit.nn.Decoder`` (the book's one transformer) with B=1, L=2, d=8,
-H_q=2, H_kv=1 (both query heads read the one key/value head), d_h=4, V=20, float32.
-
-How the weights were chosen (``fit_weights``, run only by the fixture recipe):
+"""toy-decoder-v1 (``labkit.nn.Decoder`` with L=2, d=8, H_q=2, H_kv=1, d_h=4, V=20, float32): its
+configuration, its stored weights, and the recipe that fits them (``fit_weights``, fixture recipe only):
 
 1. every layer matrix and the embedding are drawn from a seeded normal distribution;
-2. the model is run on the five decision states of §7.4 — the 12 prompt tokens, then
-   the prompt followed by 14, 14 15, 14 15 16 and 14 15 16 17 — and the final normalised
-   hidden state h_t ∈ R⁸ of each state is collected into H [5, 8];
-3. a target row of 20 logits is written per step: the source's listed logits, and for
-   every unlisted token a seeded value safely below them;
-4. the output head W_out [8, 20] solves H·W_out = targets by least squares.  The five
-   states are linearly independent in R⁸, so the solution is exact up to float32
-   rounding; one correction step absorbs that rounding.
+2. the final normalised hidden state h_t ∈ R⁸ at each of the five decision states of §7.4 (the 12
+   prompt tokens, then followed by 14, 14 15, 14 15 16 and 14 15 16 17) is collected into H [5, 8];
+3. a target row of 20 logits per step: the source's listed logits, every other one seeded below them;
+4. the head W_out [8, 20] solves H·W_out = targets by least squares: the five states are independent
+   in R⁸, so it is exact up to float32 rounding, which a correction step absorbs.
 
 The runtime never sees the targets: it loads the stored weights and computes.
 """
@@ -51,8 +44,7 @@ FIT_SEED = 20260701
 
 
 def load_weights(root: str | Path | None = None) -> DecoderWeights:
-    """Read and check the stored weights from ``root`` (default: ``fixtures/text``): every name,
-    shape [list], finite float32 values."""
+    """The stored weights from ``root`` (default: ``fixtures/text``), every name, shape and value checked."""
     return DecoderWeights.from_arrays(load_arrays(fixture_dir("text", root) / WEIGHTS_FILE), CONFIG)
 
 
@@ -70,18 +62,9 @@ def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:
     return DecoderWeights.from_arrays({k: v.astype(np.float32) for k, v in arrays.items()}, CONFIG)
 
 
-def decision_states(weights: DecoderWeights) -> np.ndarray:
-    """H [5, d]: RMSNorm(x) of the last position at each of the five selection steps, read by
-    the real decoder through the head W_out = [I_d | 0] (logits = h·W_out: the first d *are* h_t)."""
-    eye = np.eye(CONFIG.width, CONFIG.vocab_size, dtype=np.float32)
-    return _logits_at_decision_states(weights, eye)[:, : CONFIG.width]
-
-
 def target_logits(seed: int = FIT_SEED) -> np.ndarray:
-    """targets [5, V]: the listed logits, and seeded unlisted ones below them.
-
-    Step 1: unlisted < 1.10 − 0.3 (below the third place).  Steps 2–5: unlisted < top − 0.8.
-    """
+    """targets [5, V]: the listed logits, seeded unlisted ones below them: at step 1 < 1.10 − 0.3 (below
+    the third place), at steps 2–5 < top − 0.8."""
     rng = np.random.default_rng(seed + 1)
     rows = []
     for step, listed in SOURCE_LOGITS.items():
@@ -96,9 +79,9 @@ def target_logits(seed: int = FIT_SEED) -> np.ndarray:
 def fit_weights(seed: int = FIT_SEED) -> tuple[DecoderWeights, dict]:
     """Seeded layers, then W_out [d, V] from H [5, d]·W_out = targets [5, V]; see module doc.
     Returns the weights and a report: the rank of H and max |logit − target|."""
-    rng = np.random.default_rng(seed)
-    weights = _seeded_layers(rng)
-    h = decision_states(weights)  # [5, d]
+    weights = _seeded_layers(np.random.default_rng(seed))
+    eye = np.eye(CONFIG.width, CONFIG.vocab_size, dtype=np.float32)  # W_out = [I_d | 0]: the first d logits *are* h_t
+    h = _logits_at_decision_states(weights, eye)[:, : CONFIG.width]  # H [5, d], RMSNorm(x) of the last position
     rank = int(np.linalg.matrix_rank(h))
     if rank != len(SELECTIONS):
         raise ValueError(f"decision states must be independent; rank {rank} < {len(SELECTIONS)}")

@@ -1,18 +1,13 @@
 """The logits processors of trace one and greedy selection.
 
-Every processor has one signature::
-
-    processor(logits: ndarray [V], context: ProcessorContext) -> ndarray [V]
-
-and returns a new array (the input is never changed).  A mask writes −∞ where a token is
-forbidden; a disabled transform returns its input unchanged.  §7.2 fixes the order:
+Every processor is ``processor(logits [V], context: ProcessorContext) -> logits [V]`` and returns a new
+array: a mask writes −∞ where a token is forbidden, a disabled transform returns its input.  §7.2's order:
 
     control_token_mask → minimum_length_eos_mask → grammar_mask
     → repetition_transforms → temperature_disabled → truncation_disabled
 
-and greedy selection then takes the first index of the maximum (a documented tie-break).
-A transform stage is listed under its own name when configured (``temperature``,
-``truncation``) and as ``<name>_disabled`` when it is off, as the chapter lists greedy's.
+then greedy takes the first index of the maximum (a documented tie-break).  A transform stage is listed as
+``temperature`` when configured and as ``temperature_disabled`` when off, as the chapter lists greedy's.
 """
 
 from __future__ import annotations
@@ -46,14 +41,9 @@ TIE_BREAKS = ("first_index", "last_index")
 
 @dataclass(frozen=True)
 class SamplingConfig:
-    """What the processors and the selector are told (§7.2 values as defaults).
-
-    control_ids: tokens never emitted (0–6 and 19 for toy-tokenizer-v1).
-    eos_id / minimum_output_tokens: EOS is forbidden until that many tokens were selected.
-    grammar_allowed: None = no grammar for this request (pass-through).
-    repetition_penalty (1 = off), frequency_penalty, presence_penalty (0 = off).
-    temperature, top_k, top_p: None = disabled (greedy needs none of them).
-    """
+    """What the processors and the selector are told (§7.2 values as defaults).  control_ids: tokens never
+    emitted; EOS is masked until minimum_output_tokens were selected; grammar_allowed None: no grammar;
+    repetition_penalty 1, frequency/presence_penalty 0, temperature/top_k/top_p None: off."""
 
     processor_order: tuple[str, ...] | None = None  # None: DEFAULT_ORDER, named by the config
     control_ids: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 19)
@@ -85,11 +75,8 @@ class SamplingConfig:
         for name in self.processor_order:
             stage = stage_of(name)
             if stage in on and on[stage] == name.endswith(DISABLED):
-                raise ValueError(
-                    f"processor_order lists {name!r} but {stage} is "
-                    f"{'configured' if on[stage] else 'off'}; name it "
-                    f"{(stage if on[stage] else stage + DISABLED)!r}"
-                )
+                state, wanted = ("configured", stage) if on[stage] else ("off", stage + DISABLED)
+                raise ValueError(f"processor_order lists {name!r} but {stage} is {state}; name it {wanted!r}")
         self._check_ids_and_numbers()
         if self.tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {self.tie_break!r}")
@@ -196,22 +183,16 @@ def truncation(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
     return out
 
 
+#: name → processor, each under its function's name
 PROCESSORS = {
-    "control_token_mask": control_token_mask,
-    "minimum_length_eos_mask": minimum_length_eos_mask,
-    "grammar_mask": grammar_mask,
-    "repetition_transforms": repetition_transforms,
-    "temperature": temperature,
-    "truncation": truncation,
+    p.__name__: p
+    for p in (control_token_mask, minimum_length_eos_mask, grammar_mask, repetition_transforms, temperature, truncation)
 }
 
 
 def resolve_processors(overrides: Mapping[str, Callable] | None = None) -> dict[str, Callable]:
-    """The processor table with some entries replaced (e.g. by a reader's own function).
-
-    ``overrides`` maps a name of ``PROCESSORS`` to a function of the same signature,
-    ``(logits [V], context) -> logits [V]``; the configured order still decides when it runs.
-    """
+    """The processor table with some entries (name → function of the same signature) replaced; the
+    configured order still decides when each runs."""
     table = dict(PROCESSORS)
     for name, fn in (overrides or {}).items():
         if name not in PROCESSORS:

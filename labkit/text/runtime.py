@@ -1,16 +1,9 @@
-"""Trace one, run for real: template → tokens → prefill → processors → greedy → decode → EOS.
+"""Trace one, run for real (§7.2–7.5): template → tokens → prefill → processors → greedy → decode → EOS.
 
-``run_text_trace(config, hooks)`` takes a frozen ``TextTraceConfig`` (and the ``TextHooks``
-a reader's function plugs into) and returns a ``TextRun``: the events e00–e24 (fault-free
-run) and the per-step ledger they were made from (both in ``labkit.text.config``).  The run is
-``STEPS`` (each ``step(run)``) driven by ``labkit.core.runtime.run_steps``.  The
-step-start convention of §7.3–7.4 holds throughout: when token t is selected the cache still
-holds 12 + t − 1 positions; a decode then feeds y_t at position = cache length; EOS ends the
-generation without a decode.
-
-``logical_step`` is 0 for the request phase (e00–e04), t for the events of selection step
-t (token.selected, stream.delta, and the decode that consumes y_t), and the last step for
-the terminal events.
+``run_text_trace`` drives ``STEPS`` through ``labkit.core.runtime.run_steps``.  The step-start convention of
+§7.3–7.4 holds throughout: when token t is selected the cache still holds 12 + t − 1 positions; a decode then
+feeds y_t at position = cache length; EOS ends the generation without a decode.  ``logical_step`` is 0 for
+e00–e04, t for the events of selection step t, and the last step for the terminal events.
 """
 
 from __future__ import annotations
@@ -32,9 +25,7 @@ from labkit.text.tokenizer import Tokenizer
 
 def _logits_tensor(row: np.ndarray, position: int, *, stats: bool = True) -> dict:
     """A [1, V] logits summary: shape, dtype, position, stats (finite rows), top values."""
-    summary = tensor_summary(row[None, :], position, stats=stats)
-    summary["values"] = top_values(row, TOP_VALUES)
-    return summary
+    return tensor_summary(row[None, :], position, stats=stats) | {"values": top_values(row, TOP_VALUES)}
 
 
 def _ledger(result, *, prefill: bool) -> list[dict]:
@@ -47,12 +38,8 @@ def _ledger(result, *, prefill: bool) -> list[dict]:
 def run_text_trace(
     config: TextTraceConfig | None = None, hooks: TextHooks | None = None, *, root: str | Path | None = None
 ) -> TextRun:
-    """Run trace one under ``config`` (default: the fault-free fixture run).
-
-    ``hooks`` (``labkit.text.config.TextHooks``) lets a reader's own processor or decode
-    step run inside the real runtime; without them nothing changes.  ``root``: the folder of
-    trace one's fixtures to load from (default ``fixtures/text``).
-    """
+    """Run trace one under ``config`` (default: the fault-free fixture run), a reader's ``hooks`` inside it;
+    ``root``: the folder of trace one's fixtures (default ``fixtures/text``)."""
     config, hooks = checked_run_arguments(config, hooks, TextTraceConfig, TextHooks)
     tokenizer, template = Tokenizer.load(root, config.vocabulary), Template.load(root)
     weights = load_weights(root)
@@ -67,44 +54,22 @@ def run_text_trace(
 
 def request_events(run: TextRun) -> None:
     """e00–e03, the fixed inputs: request accepted, context rendered, input tokenized, prefill scheduled."""
-    config, rec, tokenizer = run.config, run.rec, run.tokenizer
-    sampling = config.sampling
-    rec.emit(
-        "gateway",
-        "request.accepted",
-        0,
-        {
-            "request_id": config.request_id,
-            "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"},
-            "max_output_tokens": config.max_output_tokens,
-            "minimum_output_tokens": sampling.minimum_output_tokens,
-            "stop_sequences": list(config.stop_sequences),
-        },
-    )
-    rendered = run.rendered_text = run.template.render(config.system, config.user)
-    rec.emit(
-        "application",
-        "context.rendered",
-        0,
-        {"artifacts": {"template_id": run.template.template_id}, "rendered_byte_length": len(rendered.encode("utf-8"))},
-    )
+    config, rec, tokenizer, template = run.config, run.rec, run.tokenizer, run.template
+    accepted = {"request_id": config.request_id, "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"}}
+    accepted["max_output_tokens"] = config.max_output_tokens
+    accepted["minimum_output_tokens"] = config.sampling.minimum_output_tokens
+    accepted["stop_sequences"] = list(config.stop_sequences)
+    rec.emit("gateway", "request.accepted", 0, accepted)
+    rendered = run.rendered_text = template.render(config.system, config.user)
+    rendered_length = len(rendered.encode("utf-8"))
+    rendered_payload = {"artifacts": {"template_id": template.template_id}, "rendered_byte_length": rendered_length}
+    rec.emit("application", "context.rendered", 0, rendered_payload)
     enc = tokenizer.encode_batch_of_one(rendered)
     run.input_ids = enc.input_ids
-    rec.emit(
-        "tokenizer",
-        "input.tokenized",
-        0,
-        {
-            "artifacts": {"tokenizer_id": tokenizer.tokenizer_id},
-            "input_ids": enc.input_ids,
-            "attention_mask": enc.attention_mask,
-            "position_ids": enc.position_ids,
-            "tensors": {
-                name: tensor_summary(getattr(enc, name), [0, enc.length - 1], digest=True)
-                for name in ("input_ids", "attention_mask", "position_ids")
-            },
-        },
-    )
+    names = ("input_ids", "attention_mask", "position_ids")
+    tokenized = {"artifacts": {"tokenizer_id": tokenizer.tokenizer_id}} | {n: getattr(enc, n) for n in names}
+    tokenized["tensors"] = {n: tensor_summary(getattr(enc, n), [0, enc.length - 1], digest=True) for n in names}
+    rec.emit("tokenizer", "input.tokenized", 0, tokenized)
     rec.emit("scheduler", "prefill.started", 0, {"batch_slot": config.batch_slot, "logical_length": enc.length})
 
 
@@ -112,21 +77,13 @@ def prefill_event(run: TextRun) -> None:
     """e04: one forward pass over the prompt fills the cache and gives the first logits [V]."""
     prefill, cache = run.prefill, run.cache = run.decoder.prefill(run.input_ids, keep_attention=True)
     run.logits, run.position = prefill.next_logits[0], int(prefill.positions[-1])  # [V] and its position
-    run.rec.emit(
-        "model",
-        "prefill.completed",
-        0,
-        {
-            "cache_length": cache.length,
-            "cache": [
-                {"layer": i, **shape, "positions": [0, cache.layer_length(i) - 1]}
-                for i, shape in enumerate(cache.shapes())
-            ],
-            "embedding": prefill.embedding_shape,
-            "ledger": _ledger(prefill, prefill=True),
-            "tensors": {"raw_logits": _logits_tensor(run.logits, run.position)},
-        },
-    )
+    layers = [
+        {"layer": i, **shape, "positions": [0, cache.layer_length(i) - 1]} for i, shape in enumerate(cache.shapes())
+    ]
+    completed = {"cache_length": cache.length, "cache": layers, "embedding": prefill.embedding_shape}
+    completed["ledger"] = _ledger(prefill, prefill=True)
+    completed["tensors"] = {"raw_logits": _logits_tensor(run.logits, run.position)}
+    run.rec.emit("model", "prefill.completed", 0, completed)
 
 
 def generate(run: TextRun) -> None:
@@ -154,25 +111,15 @@ def select_token(run: TextRun, step: int) -> StepRecord:
     token = greedy_select(processed, sampling.tie_break)
     record = StepRecord(step, run.cache.length, run.logits, processed, token, None, None, [])
     run.steps.append(record)
-    run.rec.emit(
-        "decoder",
-        "token.selected",
-        step,
-        {
-            "step": step,
-            "token_id": token,
-            "reason": "greedy_argmax",
-            "tie_break": sampling.tie_break,
-            "processor_order": list(sampling.processor_order),
-            "masked_ids": record.masked_ids,
-            "cache_length": record.cache_at_start,
-            "rng": {"counter_before": 0, "counter_after": 0},  # greedy draws no random numbers
-            "tensors": {
-                "raw_logits": _logits_tensor(run.logits, run.position),
-                "processed_logits": _logits_tensor(processed, run.position, stats=False),
-            },
-        },
-    )
+    chosen = {"step": step, "token_id": token, "reason": "greedy_argmax", "tie_break": sampling.tie_break}
+    chosen |= {"processor_order": list(sampling.processor_order), "masked_ids": record.masked_ids}
+    chosen["cache_length"] = record.cache_at_start
+    chosen["rng"] = {"counter_before": 0, "counter_after": 0}  # greedy draws no random numbers
+    chosen["tensors"] = {
+        "raw_logits": _logits_tensor(run.logits, run.position),
+        "processed_logits": _logits_tensor(processed, run.position, stats=False),
+    }
+    run.rec.emit("decoder", "token.selected", step, chosen)
     if token == sampling.eos_id:
         run.finish_reason = "eos"
     return record
@@ -187,8 +134,9 @@ def stream_token(run: TextRun, record: StepRecord) -> None:
     out = run.streamer.push(run.tokenizer.piece_bytes(record.selected))  # the vocabulary's UTF-8 bytes
     record.delta_bytes = out.text.encode(config.detokenizer_encoding)
     kept = {"held_back": out.held_back, "pending_utf8_hex": out.pending.hex()}
-    if record.delta_bytes:
-        _send(run, record.step, record.selected, record.delta_bytes, kept if _can_hold(config, run.tokenizer) else {})
+    if record.delta_bytes:  # a streamer that can keep text back records what it keeps (trace one's cannot)
+        can_hold = config.stop_sequences or run.tokenizer.splits_characters
+        _send(run, record.step, record.selected, record.delta_bytes, kept if can_hold else {})
     elif out.stop is None:  # every byte of this token is held or pending: nothing is sent
         rec.emit("transport", "stream.held", record.step, {"token_id": record.selected, **kept})
     if out.stop is not None:
@@ -203,11 +151,6 @@ def stream_token(run: TextRun, record: StepRecord) -> None:
         run.finish_reason = "length"
 
 
-def _can_hold(config: TextTraceConfig, tokenizer: Tokenizer) -> bool:
-    """A request whose streamer can keep text back records what it keeps (trace one's cannot)."""
-    return bool(config.stop_sequences) or tokenizer.splits_characters
-
-
 def _send(run: TextRun, step: int, token_id: int | None, data: bytes, kept: dict) -> None:
     """One stream.delta to the client, numbered 0, 1, 2, …"""
     payload = {"sequence_no": run.sequence_no, "token_id": token_id, "utf8_hex": data.hex(), "byte_length": len(data)}
@@ -220,23 +163,18 @@ def decode_token(run: TextRun, record: StepRecord) -> None:
     """decode.started/completed: feed y_t at position = cache length; the next logits [V]
     (``hooks.decode_step``, when given, computes them instead of the decoder's cached step)."""
     cache, token, rec = run.cache, record.selected, run.rec
-    rec.emit(
-        "scheduler",
-        "decode.started",
-        record.step,
-        {"consuming": token, "position": cache.length, "cache_length": cache.length},
-    )
+    started = {"consuming": token, "position": cache.length, "cache_length": cache.length}
+    rec.emit("scheduler", "decode.started", record.step, started)
     if run.decode_step is None:
         result = run.decoder.decode_step([token], cache)
         run.logits, run.position = result.next_logits[0], int(result.positions[-1])
-        ledger = _ledger(result, prefill=False)
+        ledger = {"ledger": _ledger(result, prefill=False)}
     else:
         run.position = cache.length  # the position the token is fed at
         run.logits = _checked_row(run.decode_step(run.decoder, cache, token), CONFIG.vocab_size)
-        ledger = None
+        ledger = {}  # a substituted decode step reports none
     record.cache_after = [cache.layer_length(i) for i in range(cache.n_layers)]
-    completed = {"new_cache_length": cache.length, "cache_lengths": record.cache_after}
-    completed |= {"ledger": ledger} if ledger is not None else {}  # a substituted decode step reports none
+    completed = {"new_cache_length": cache.length, "cache_lengths": record.cache_after, **ledger}
     completed["tensors"] = {"raw_logits": _logits_tensor(run.logits, run.position)}
     rec.emit("model", "decode.completed", record.step, completed)
 
@@ -245,39 +183,22 @@ def terminal_events(run: TextRun) -> None:
     """Draining (after the flush of held text), the completed response, and the released resources;
     an aborted request drains nothing and sends nothing more, and its resources are released all the same."""
     config, rec, last, cache = run.config, run.rec, run.steps[-1].step, run.cache
-    if run.finish_reason == "abort":
-        aborted = {"state": "ABORTED", "finish_reason": "abort", "sequence_no": run.sequence_no}
-        aborted |= {"output_tokens_selected": len(run.steps), "utf8_hex": run.returned_bytes.hex()}
-        rec.emit("gateway", "request.aborted", last, aborted)
-    else:
-        if run.finish_reason != "stop" and run.streamer is not None:  # EOS or length: send the held text
-            flushed = run.streamer.finish().text.encode(config.detokenizer_encoding)
-            if flushed:
-                _send(run, last, None, flushed, {"held_back": "", "pending_utf8_hex": ""})
+    aborted = run.finish_reason == "abort"
+    if run.finish_reason in ("eos", "length") and run.streamer is not None:  # send the held text
+        flushed = run.streamer.finish().text.encode(config.detokenizer_encoding)
+        if flushed:
+            _send(run, last, None, flushed, {"held_back": "", "pending_utf8_hex": ""})
+    if not aborted:
         rec.emit("scheduler", "generation.draining", last, {"finish_reason": run.finish_reason, "state": "DRAINING"})
-        rec.emit(
-            "gateway",
-            "response.completed",
-            last,
-            {
-                "state": "FINISHED",
-                "finish_reason": run.finish_reason,
-                "sequence_no": run.sequence_no,
-                "output_tokens_selected": len(run.steps),
-                "output_tokens_returned": run.sequence_no,
-                "utf8_hex": run.returned_bytes.hex(),
-            },
-        )
-    rec.emit(  # on every path, exactly once: the slot and the cache go back
-        "scheduler",
-        "resources.released",
-        last,
-        {
-            "batch_slot": config.batch_slot,
-            "cache_final_length": cache.length,
-            "cache_lengths": [cache.layer_length(i) for i in range(cache.n_layers)],
-        },
-    )
+    ended = {"state": "ABORTED" if aborted else "FINISHED", "finish_reason": run.finish_reason}
+    ended |= {"sequence_no": run.sequence_no, "output_tokens_selected": len(run.steps)}
+    if not aborted:
+        ended["output_tokens_returned"] = run.sequence_no
+    ended["utf8_hex"] = run.returned_bytes.hex()
+    rec.emit("gateway", "request.aborted" if aborted else "response.completed", last, ended)
+    lengths = [cache.layer_length(i) for i in range(cache.n_layers)]
+    released = {"batch_slot": config.batch_slot, "cache_final_length": cache.length, "cache_lengths": lengths}
+    rec.emit("scheduler", "resources.released", last, released)  # on every path, exactly once
 
 
 def _checked_row(logits, vocab_size: int) -> np.ndarray:

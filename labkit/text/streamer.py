@@ -1,19 +1,10 @@
 """Trace one's streamer: token bytes in, client deltas out (detokenize → stop check → send).
 
-Two waits stand between a selected token and the client:
-
-1. **the UTF-8 wait.** A token may end inside a character (a byte-level vocabulary splits
-   蓝 = e8 93 9d over two tokens). Bytes after the last whole character stay *pending*
-   until the token that completes the character arrives.
-2. **the stop hold-back.** With stop strings, the last len(stop) − 1 characters of the text
-   may be the start of a stop that the next token completes, so they are *held*, not sent.
-   OpenAI's ``stop`` and vLLM (``include_stop_str_in_output=False``, the default) leave the
-   stop string out of the output; a server that returned it would need no hold-back.
-
-A stop is matched in the decoded text, across token boundaries, and it may end inside a
-token: the text is cut where the stop begins, and the rest of that token is never sent.
-When the generation ends another way (EOS, length) the held characters are flushed.
-Without stop strings, and with pieces that are whole characters, every token is sent at once.
+Two waits stand between a token and the client: **the UTF-8 wait** (bytes after the last whole
+character stay *pending* until a later token completes it: 蓝 = e8 93 | 9d) and **the stop hold-back**
+(the last len(stop) − 1 characters may begin a stop the next token completes, so they are *held*;
+OpenAI's ``stop`` and vLLM's default leave the stop out of the output).  A stop may end inside a
+token: the text is cut where it begins and the rest is never sent.  EOS or length flushes what is held.
 """
 
 from __future__ import annotations
@@ -47,7 +38,7 @@ class Delta:
 
 
 class Streamer:
-    """The incremental detokenizer and stop matcher of one request (see the module docstring)."""
+    """The incremental detokenizer and stop matcher of one request."""
 
     def __init__(self, stop_sequences: tuple[str, ...] = ()):
         if any(not isinstance(s, str) or not s for s in stop_sequences):

@@ -1,14 +1,8 @@
-"""toy-tokenizer-v1: special tokens, longest-match pieces, and IDs back to UTF-8 bytes.
+"""toy-tokenizer-v1 (20 IDs): whole ``<tag>`` specials, greedy longest match, IDs back to UTF-8 bytes.
 
-The vocabulary has 20 entries (IDs 0–19).  Special tokens written ``<name>`` are
-recognised only as whole tags; the others (§7.2's ``EOS`` and ``reserved``) no text
-encodes to.  Every other span of text is cut into the longest piece of the vocabulary
-that matches at the current character (greedy longest match).  Text that no piece
-covers is an error: the toy vocabulary has no byte fallback.
-
-A variant vocabulary (``toy-tokenizer-v1-split``, issue 45) stores some pieces as bytes
-(``utf8_hex`` in the file) that end or begin inside a character, as a byte-level BPE does;
-they are used in decoding only (no prompt needs them), and ``splits_characters`` says so.
+Specials without a tag (§7.2's ``EOS`` and ``reserved``) no text encodes to; text no piece covers is an
+error (no byte fallback).  The variant ``toy-tokenizer-v1-split`` (issue 45) stores some pieces as bytes
+that end or begin inside a character, as a byte-level BPE does, used in decoding only.
 """
 
 from __future__ import annotations
@@ -36,7 +30,7 @@ class Encoding:
 
 
 class Tokenizer:
-    """A vocabulary ``pieces[id]`` plus the set of special IDs; see the module docstring."""
+    """A vocabulary ``pieces[id]`` plus the set of special IDs."""
 
     def __init__(self, tokenizer_id: str, pieces: list[str | bytes], special_ids: list[int]):
         if len(set(pieces)) != len(pieces):
@@ -45,9 +39,8 @@ class Tokenizer:
         self.pieces = list(pieces)
         self.special_ids = frozenset(special_ids)
         self._id_of = {piece: i for i, piece in enumerate(pieces)}
-        self._plain = sorted(
-            (p for i, p in enumerate(pieces) if i not in self.special_ids and isinstance(p, str)), key=len, reverse=True
-        )
+        plain = [p for i, p in enumerate(pieces) if i not in self.special_ids and isinstance(p, str)]
+        self._plain = sorted(plain, key=len, reverse=True)  # longest first: the first match is the longest
 
     @classmethod
     def load(cls, root: str | Path | None = None, name: str = "tokenizer.json") -> Tokenizer:
@@ -100,8 +93,7 @@ class Tokenizer:
         return Encoding(ids, mask, positions)
 
     def piece_bytes(self, token_id: int, encoding: str = "utf-8") -> bytes:
-        """One token's bytes; ``encoding`` exists so a broken detokenizer can be configured
-        (a byte piece is its bytes, whatever the codec)."""
+        """One token's bytes (a byte piece is its bytes; ``encoding``: a broken detokenizer's codec)."""
         if not 0 <= int(token_id) < self.vocab_size:
             raise ValueError(f"token_id must be in [0, {self.vocab_size}), got {token_id}")
         piece = self.pieces[int(token_id)]

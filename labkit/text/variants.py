@@ -1,19 +1,7 @@
 """Trace one at the streaming edge (issue 45): real requests that differ from the fixture's, not faults.
 
-Each variant is a change of ``TextTraceConfig`` that a client or a deployment may make; its golden
-trace is ``fixtures/traces/text-<name>.jsonl`` (written by ``labkit.text.fixture``) and its first
-divergence from trace one (``labkit.trace.divergence.first_divergence``) is declared beside it:
-
-* ``stop_inside_token``  — stop ``光的`` spans tokens 14 | 15 and ends inside 15 (的散射); the
-  streamer holds back len(stop) − 1 = 1 character, so 光 is never sent: the client gets 短波蓝,
-  ``finish_reason = stop``;
-* ``length_with_stop``   — stop ``更强？`` never matches; three tokens allowed: the 2 characters held
-  back at step 3 (更强) are flushed when the length limit ends the text, ``finish_reason = length``;
-* ``split_character``    — the byte-level vocabulary ``toy-tokenizer-v1-split`` cuts 蓝 = e8 93 9d
-  after e8 93: token 14 sends only 短波, token 15 completes 蓝 and sends 蓝光的散射; the same text
-  reaches the client in other deltas;
-* ``disconnect_after_two_deltas`` — the client goes after the second delta: no decode follows, the
-  request is ABORTED (never FINISHED) and its resources are released once.
+Each variant is a change of ``TextTraceConfig`` a client or a deployment may make, with its golden trace
+``fixtures/traces/text-<name>.jsonl``, its first divergence from trace one and its own checks.
 """
 
 from __future__ import annotations

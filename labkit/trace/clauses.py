@@ -1,11 +1,6 @@
-"""§7.16–7.17 as a check: a trace against its kind's state/update/terminal contract.
-
-§7.17 asks whether each kind's state/update/terminal contract — the seven contract rows of the
-§7.16 table — is kept; this book asks it before it compares any value (its order, not the
-chapter's). Each kind declares its clauses (``labkit.core.clauses.Clause``,
-in ``labkit/<domain>/clauses.py``); ``check_contract(kind, events)`` returns the broken ones in row
-order, each naming the row, what the clause says and the first event that breaks it.
-"""
+"""§7.16–7.17 as a check: a trace against the seven rows of its kind's state/update/terminal contract,
+asked before any value is compared (the book's order, not the chapter's); each kind declares its clauses
+in ``labkit/<domain>/clauses.py``."""
 
 from __future__ import annotations
 

@@ -64,16 +64,10 @@ class Divergence:
     def describe(self) -> str:
         a, b = self.event_ids
         what = (self.event_a or self.event_b or {}).get("event_type", "?")
-        return "\n".join(
-            [
-                f"first divergence in the {self.kind} trace at event #{self.index} ({a or '—'} vs {b or '—'}, {what})",
-                f"  rule    : {self.rule}",
-                f"  field   : {self.field}",
-                f"  A       : {_short(self.value_a)}",
-                f"  B       : {_short(self.value_b)}",
-                f"  suspect : {self.suspect}",
-            ]
-        )
+        rows = {"rule": self.rule, "field": self.field, "A": _short(self.value_a), "B": _short(self.value_b)}
+        rows["suspect"] = self.suspect
+        header = f"first divergence in the {self.kind} trace at event #{self.index} ({a or '—'} vs {b or '—'}, {what})"
+        return "\n".join([header, *(f"  {name:<8}: {value}" for name, value in rows.items())])
 
     __str__ = describe
 
@@ -158,11 +152,8 @@ def compare_events(a: dict, b: dict, contract: TraceContract) -> tuple[str, str,
 
 
 def first_divergence(a: list[dict], b: list[dict]) -> Divergence | None:
-    """The first divergence between traces ``a`` and ``b`` of one kind, or None if identical.
-
-    Raises ``TraceKindMismatch`` for traces of different kinds and ``TraceError`` for a
-    malformed trace.
-    """
+    """The first divergence between traces ``a`` and ``b`` of one kind, or None if identical
+    (``TraceKindMismatch`` for traces of different kinds, ``TraceError`` for a malformed one)."""
     a, b = validate_trace(a), validate_trace(b)
     contract_a, contract_b = contract_for(a), contract_for(b)
     if contract_a.kind != contract_b.kind:

@@ -1,10 +1,5 @@
-"""The registry of trace kinds: ``KINDS``, one plain table of the kinds' ``TraceKind`` values (one line
-per kind, imported from its ``labkit/<domain>/kind.py``), and what each kind promises, the
-state/update/terminal contract of §7.16.
-
-Traces of different kinds are never compared step by step; the table of §7.16 is generated from the
-kinds' contracts.
-"""
+"""The registry of trace kinds: ``KINDS``, one line per kind's ``TraceKind`` (imported from its
+``labkit/<domain>/kind.py``), and the §7.16 table generated from the kinds' contracts."""
 
 from __future__ import annotations
 
@@ -22,8 +17,7 @@ def table(kinds: Iterable[TraceKind]) -> dict[str, TraceKind]:
     for kind in kinds:
         if kind.name in found:
             raise ValueError(f"trace kind {kind.name!r} is registered twice")
-        taken = [k.name for k in found.values() if k.contract.event_prefix == kind.contract.event_prefix]
-        if taken:
+        if any(k.contract.event_prefix == kind.contract.event_prefix for k in found.values()):
             raise ValueError(f"trace kind {kind.name!r}: event prefix {kind.contract.event_prefix!r} is taken")
         found[kind.name] = kind
     return found
@@ -47,8 +41,8 @@ def kind(name: str) -> TraceKind:
 
 
 def run_kind(name: str, fault: str | None = None, hooks=None, **resources):
-    """The one way to run any registered kind: its fixture config with ``fault`` applied (None: the correct
-    run), under ``hooks``; ``resources`` go to the kind's runner as keywords."""
+    """Run kind ``name``'s fixture config with ``fault`` applied (None: the correct run) under ``hooks``;
+    ``resources`` go to its runner as keywords."""
     found = kind(name)
     return found.run(found.faulty_config(fault), hooks, **resources)
 
@@ -79,8 +73,7 @@ def contract_for(events: list[dict]) -> TraceContract:
 
 
 def state_rows() -> tuple[list[str], list[list[str]]]:
-    """The §7.16 comparison, generated from the registered contracts: (headers, rows).
-    ``labkit.reader.tables.state_table()`` shows it as a table."""
+    """The §7.16 comparison of the registered contracts: (headers, rows)."""
     contracts = [kind.contract for kind in KINDS.values()]
     rows = [[question] + [getattr(c, attr) for c in contracts] for attr, question in CONTRACT_ROWS]
     rows.append(["What “output” means"] + [c.output_means for c in contracts])
