@@ -24,7 +24,7 @@ from types import MappingProxyType
 from labkit.core import strictjson
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.normalize import Invocation
-from labkit.tools.states import TERMINAL_OUTCOMES, TRANSITIONS, State
+from labkit.tools.states import COMMITTED, TERMINAL_OUTCOMES, TRANSITIONS, State
 
 INVARIANTS = MappingProxyType(
     {
@@ -42,7 +42,6 @@ INVARIANTS = MappingProxyType(
     }
 )
 __doc__ += "\n".join(f"\n* ``{name}``: {text}" for name, text in INVARIANTS.items())
-COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
 
 
 def key_prefix(invocation_id: str) -> str:
