@@ -1,12 +1,7 @@
-"""The phases of one run of trace three, one function per group of events (t00–t14), and
-``PHASES``, their order: the proposal up to the confirmation (t00–t07), then at and after the
-commit boundary (t08–t14) the execution with an idempotency key (and the recovery after a
-crash), the late cancellation, the observation the model reads and its second call.
-
-``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` on one ``ToolTrace`` through the one loop of
-every trace (``labkit.core.runtime.run_steps``); each phase records its events and returns None to go
-on, or the request status the run ends with (``close_trace`` then records ``trace.closed``).
-A page can ``show_source`` one phase.
+"""The phases of one run of trace three, one function per group of events (t00–t14), in ``PHASES``:
+the proposal up to the confirmation (t00–t07), then the execution with an idempotency key (and the
+recovery after a crash), the late cancellation, the observation and the second model call.  Each records
+its events and returns None to go on, or the request status the run ends with (``close_trace``: t14).
 """
 
 from __future__ import annotations
@@ -92,14 +87,9 @@ def normalize(run: ToolTrace) -> None:
     config = run.config
     invocation = run.invocation = config.invocation(run.spec, run.arguments)
     run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
-    run.report(
-        "normalizer",
-        "invocation.normalized",
-        invocation_id=invocation.invocation_id,
-        reference_clock=config.clock,
-        timezone=config.timezone,
-        invocation=invocation.to_json(),
-    )
+    clock = {"reference_clock": config.clock, "timezone": config.timezone}
+    normalized = {"invocation_id": invocation.invocation_id, **clock, "invocation": invocation.to_json()}
+    run.report("normalizer", "invocation.normalized", **normalized)
 
 
 def authorize(run: ToolTrace) -> str | None:
@@ -150,9 +140,8 @@ def cancelled_before_execute(run: ToolTrace) -> str | None:
 
 
 def execute(run: ToolTrace) -> str | None:
-    """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
-    A crash (``config.crashes``) is followed by a restart that recovers from the journal
-    (``execute_and_recover``: the one execute-and-recover path of trace three)."""
+    """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.  After a
+    crash (``config.crashes``) a restart recovers from the journal (``execute_and_recover``)."""
     config, approved = run.config, run.confirmation.invocation_digest
     run.journal.update(run.invocation.invocation_id, approved_digest=approved)
     transport = config.faults.transport(run.service)
@@ -171,8 +160,7 @@ def execute(run: ToolTrace) -> str | None:
 
 
 def incarnations(run: ToolTrace, transport: ServiceTransport):
-    """One Executor per incarnation of the runtime (the first, then each restart's); each may die
-    at its own crash plan."""
+    """One Executor per incarnation of the runtime (the first, then each restart's), each with its crash plan."""
     config = run.config
     executor = partial(Executor, transport, config.request_id, config.retry_budget, policy=config.faults.policy)
     for crash in itertools.chain(config.crashes, itertools.repeat(None)):
@@ -181,7 +169,7 @@ def incarnations(run: ToolTrace, transport: ServiceTransport):
 
 
 def restarted(run: ToolTrace, crashed: Crash) -> None:
-    """The runtime died mid-execution; a restarted one is about to resolve the Invocation from the journal."""
+    """The runtime died; a restarted one is about to resolve the Invocation from the journal."""
     journal, invocation_id = run.journal, run.invocation.invocation_id
     state = journal.entry(invocation_id).state
     run.rec.emit("runtime", "runtime.crashed", None, {"journal_state": state, "reason": str(crashed)})
@@ -244,19 +232,9 @@ def close_trace(run: ToolTrace, status: str) -> ToolTrace:
     return run
 
 
-#: the phases of a run, in event order (``run_tool_trace`` runs them until one ends the request)
-PHASES = (
-    propose,
-    parse,
-    validate,
-    normalize,
-    authorize,
-    confirm,
-    cancelled_before_execute,
-    execute,
-    cancelled_after_commit,
-    observe,
-    answer,
-)
+#: the phases up to the confirmation (t00–t07), then the whole run in event order (``run_tool_trace`` runs
+#: them until one ends the request)
+PROPOSAL = (propose, parse, validate, normalize, authorize, confirm)
+PHASES = (*PROPOSAL, cancelled_before_execute, execute, cancelled_after_commit, observe, answer)
 #: the phases from an Invocation to its observed result (what ``labkit.tools.schedules`` runs)
 EXECUTION = PHASES[PHASES.index(authorize) : PHASES.index(answer)]

@@ -1,15 +1,10 @@
 """The promises of trace three's execute path, checked on what the store files hold.
 
-``take(journals, service)`` opens each file (``read`` takes open connections: the in-memory stores
-of a fault schedule), lets SQLite roll back a transaction a killed process left half done (what
-any restart does first), runs ``PRAGMA integrity_check`` and reads the journal's invocations and
-transitions and the calendar's events and idempotency records with plain SQL — none of the
-runtime's code.  The ``Snapshot`` is plain data, so a check can run on any moment of a run.
-
-The one set of invariants, each a function of snapshots returning its violations (an empty list:
-the promise held): the crash harness checks them on the files after every kill and at the end,
-the racing clients at the end, the fault schedules (``labkit.tools.schedules``) on their in-memory
-stores (``run_checks`` and ``ending``).  ``INVARIANTS`` names them for the report:
+``take(journals, service)`` opens the files (``read``: open connections, a fault schedule's in-memory
+stores), letting SQLite roll back what a killed process left half done, and reads them with plain SQL —
+none of the runtime's code — into a ``Snapshot`` of plain data.  Each invariant is a function of
+snapshots returning its violations ([]: the promise held), checked by the crash harness after every kill
+and at the end, by the racing clients, and by the fault schedules (``run_checks`` and ``ending``):
 """
 
 from __future__ import annotations
@@ -68,7 +63,7 @@ class Snapshot:
 
 
 def take(journals: list[Path], service: Path) -> Snapshot:
-    """The snapshot of the store files (each opened, checked and closed again)."""
+    """The snapshot of the store files (each opened and closed again)."""
     paths = [*journals, service]
     missing = [path for path in paths if not path.is_file()]
     if missing:
