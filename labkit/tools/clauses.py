@@ -25,12 +25,9 @@ def _starts_from_the_messages(events: Events) -> str | None:
 
 
 def _calls_have_their_own_ids(events: Events) -> str | None:
-    seen = set()
-    for event in (e for e in events if e["event_type"] == "model.started"):
-        if event["payload"]["model_call_id"] in seen:
-            return event["event_id"]
-        seen.add(event["payload"]["model_call_id"])
-    return None
+    started = [e for e in events if e["event_type"] == "model.started"]
+    ids = [e["payload"]["model_call_id"] for e in started]
+    return next((e["event_id"] for n, e in enumerate(started) if ids[n] in ids[:n]), None)
 
 
 def _commit_after_approval(events: Events) -> str | None:

@@ -104,15 +104,13 @@ class Store:
             raise self.trouble(exc, "cannot be opened") from exc
         try:
             self._check_or_create()
-        except sqlite3.DatabaseError as exc:
+        except BaseException as exc:
             self.db.close()
-            if type(exc) is not sqlite3.DatabaseError:  # OperationalError & co: locked, read-only, …
+            if type(exc) is sqlite3.DatabaseError:
+                what = f"is not an intact SQLite database ({exc}); expected a file written by labkit"
+                raise kind.error(f"{kind.what} {self.path} {what}") from exc
+            if isinstance(exc, sqlite3.DatabaseError):  # OperationalError & co: locked, read-only, …
                 raise self.trouble(exc, "cannot be read") from exc
-            raise kind.error(
-                f"{kind.what} {self.path} is not an intact SQLite database ({exc}); expected a file written by labkit"
-            ) from exc
-        except BaseException:
-            self.db.close()
             raise
 
     def _existing_file(self, create: bool) -> str:
