@@ -237,11 +237,9 @@ class Journal:
             keys = self.sent_keys(entry.invocation_id)
             held = sorted(e for k in keys for e in by_key.get(k, []))
             if entry.state in COMMITTED:
-                committed = self.committed_result(entry.invocation_id) or {}
-                if committed.get("event_id") not in held:
-                    problems.append(
-                        f"{entry.invocation_id} committed {committed.get('event_id')}, the calendar holds {held}"
-                    )
+                event = (self.committed_result(entry.invocation_id) or {}).get("event_id")
+                if event not in held:
+                    problems.append(f"{entry.invocation_id} committed {event}, the calendar holds {held}")
             stems = {k.rsplit(":", 1)[0] + ":" for k in keys}
             unsent = sorted(k for k in by_key if k and k not in keys and any(k.startswith(s) for s in stems))
             problems += [

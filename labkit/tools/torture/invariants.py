@@ -132,11 +132,8 @@ def events_authorised(snap: Snapshot) -> list[str]:
         approved = entry["approved_digest"]
         if t["to"] == State.EXECUTING.value and approved == invocation_digest(Invocation(**entry["invocation"])):
             keys.add(t["detail"].get("idempotency_key"))
-    return [
-        f"event {event} (key {key}) has no journal record that authorised it"
-        for event, key in snap.events
-        if key not in keys
-    ]
+    unauthorised = [(event, key) for event, key in snap.events if key not in keys]
+    return [f"event {event} (key {key}) has no journal record that authorised it" for event, key in unauthorised]
 
 
 def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
@@ -159,10 +156,8 @@ def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
             elif results[(journal, inv)][-1:] != events:
                 one.append(f"{inv} committed {results[(journal, inv)][-1:]} but the calendar holds {events}")
         elif events and entry["state"] != State.OUTCOME_UNKNOWN.value:
-            none.append(
-                f"{inv} ended {entry['state']} (approved: {entry['approved_digest'] is not None}) "
-                f"but the calendar holds {events}"
-            )
+            approved = entry["approved_digest"] is not None
+            none.append(f"{inv} ended {entry['state']} (approved: {approved}) but the calendar holds {events}")
     return one, none
 
 
@@ -231,10 +226,9 @@ def one_commit_per_key(results: list[dict], snap: Snapshot) -> list[str]:
         committed = snap.stored.get(key, {}).get("request_digest")
         for r in requests:
             expected = ("COMMITTED", mine[0]) if r["request_digest"] == committed else ("FAILED", None)
-            if (r["state"], r["event_id"]) != expected:
-                problems.append(
-                    f"key {key}, client {r['client']}: got {(r['state'], r['event_id'])}, expected {expected}"
-                )
+            got = (r["state"], r["event_id"])
+            if got != expected:
+                problems.append(f"key {key}, client {r['client']}: got {got}, expected {expected}")
     if snap.executions != len(by_key):
         problems.append(f"{snap.executions} executions for {len(by_key)} keys")
     return problems
