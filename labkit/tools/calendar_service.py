@@ -1,19 +1,12 @@
 """The external calendar: its own store, its own clock, its own idempotency table (§7.13).
 
-``CalendarService.create_event`` is the commit boundary: when it returns an event ID the event exists.
-``idempotent_execute`` follows the payment APIs' rules: the same key and digest get the stored result and
-nothing executes again; the same key with another digest is an ``IdempotencyConflict``.  Commits and
-deterministic refusals (unknown tool version or scope, a blank title, a start without its UTC offset) are
-stored; transient failures are not, so a retry with the same key may execute.  The key's lookup and its
-first execution share one ``BEGIN IMMEDIATE`` transaction (two racing clients cannot both find it free),
-and an event is written with its idempotency row.  Event IDs are the service's counter in base 36,
-``committed_at`` its clock, which ticks once per request.
-
-``ServiceTransport`` plays per-attempt network outcomes (``OUTCOMES``) and lookups (``QUERY_OUTCOMES``);
-an answer names its request (``reply_to``: ``key#attempt``), so the runtime drops a stale duplicate.
-The store trusts nothing it reads back (``calendar_problems`` at open, ``stored``/``store`` per row): an
-event is held three times under one key (row, record, stored response) and counted, so half a commit or
-a flipped bit is refused, never believed.
+``create_event`` is the commit boundary; ``idempotent_execute`` follows the payment APIs' rules (same key
+and digest → the stored result; another digest → ``IdempotencyConflict``).  Commits and deterministic
+refusals are stored, transient failures are not.  A key's lookup and first execution share one
+``BEGIN IMMEDIATE`` transaction (racing clients cannot both find it free); an event is written with its
+idempotency row.  ``ServiceTransport`` plays planned network outcomes; an answer names its request
+(``reply_to``), so a stale duplicate is dropped.  Nothing read back is trusted (``calendar_problems`` at
+open, ``stored``/``store`` per row): half a commit or a flipped bit is refused, never believed.
 """
 
 from __future__ import annotations
@@ -194,8 +187,7 @@ class CalendarService:
         return (self.clock_start + timedelta(seconds=max(self.requests - 1, 0))).isoformat()
 
     def create_event(self, request: CreateRequest, *, commit: bool = True) -> dict:
-        """Execute (or replay) one request as ``self.execute(desk, key, request_digest, request)`` decides;
-        ``commit=False`` answers "not committed"."""
+        """Execute or replay one request as ``self.execute`` decides; ``commit=False``: "not committed"."""
         self.tick()
         with self.db.transaction():  # the key's lookup and its first execution: one transaction
             response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest, request)
@@ -204,8 +196,7 @@ class CalendarService:
         return response
 
     def perform(self, request: CreateRequest, *, commit: bool = True) -> dict:
-        """The first execution of a request (the idempotency table is not consulted here): refusals
-        are stored under the key, "not committed" is not, a commit is stored with its event."""
+        """A first execution (no lookup): a refusal or a commit is stored under the key, "not committed" is not."""
         refused = _refusal(request)
         if refused:
             return self._remember(request, {"status": "error", "code": refused[0], "detail": refused[1]})
@@ -247,8 +238,7 @@ class CalendarService:
 
 
 def _refusal(request: CreateRequest) -> tuple[str, str] | None:
-    """(code, detail) of a refusal the service stores (an unknown tool version or scope, a blank title, a
-    start without its UTC offset: no local time is guessed), or None."""
+    """(code, detail) of a refusal the service stores (no local time is guessed for a start), or None."""
     title, start = request.normalized_arguments.get("title"), request.normalized_arguments.get("start")
     if request.tool_version != TOOL_VERSION:
         return "unknown_tool_version", f"expected {TOOL_VERSION}, got {request.tool_version}"
@@ -298,8 +288,7 @@ def idempotent_execute(desk: ServiceDesk, key: str, request_digest: str, request
 
 @dataclass
 class ServiceTransport:
-    """Delivers requests to the service following ``plan`` (one outcome per attempt) and
-    queries following ``query_plan`` (one outcome per query); answers wait in ``inbox``."""
+    """Delivers each request and query as ``plan`` and ``query_plan`` say; answers wait in ``inbox``."""
 
     service: CalendarService
     plan: tuple[str, ...] = ()

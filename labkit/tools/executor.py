@@ -1,15 +1,10 @@
 """Execution under a retry budget: idempotency keys, the commit boundary, crash points.
 
-``Executor.execute`` moves a PREPARED Invocation through EXECUTING to COMMITTED or an honest failure, one
-attempt at a time; each journals ``→ EXECUTING`` with its key and request digest before the request leaves.
-``ok`` commits; "not committed" or "unavailable" → another attempt **with the same key**; no answer →
-OUTCOME_UNKNOWN and a query by that key (found → COMMITTED, absent → NOT_COMMITTED, failing → the next
-attempt resends the key, which the service replays if it committed).  A spent budget ends FAILED after
-"not committed", or OUTCOME_UNKNOWN with the key to query: never a guess.  After an unsettled
-OUTCOME_UNKNOWN a "not committed" speaks for its own attempt only; an answer naming another request
-(``reply_to``) is dropped; nothing is sent unless the approval's digest is the Invocation's.  Key naming
-and journal order are the ``policy`` (``labkit.tools.seams.ExecutionPolicy``); ``CrashPlan`` kills the
-runtime at one of ``CRASH_POINTS`` and ``labkit.tools.recovery`` resumes from the journal.
+``Executor.execute`` takes a PREPARED Invocation one attempt at a time to COMMITTED or an honest failure;
+each attempt journals ``→ EXECUTING`` with its key before the request leaves and reuses the key of the
+attempts before it.  No answer means OUTCOME_UNKNOWN and a query by that key, never a guess; an answer
+naming another request (``reply_to``) is dropped.  Key naming and journal order are the ``policy``
+(``labkit.tools.seams``); ``CrashPlan`` kills the runtime at one of ``CRASH_POINTS``.
 """
 
 from __future__ import annotations

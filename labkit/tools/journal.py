@@ -1,11 +1,8 @@
-"""A durable journal of Invocation state transitions (SQLite, a ``labkit.tools.store.Store`` of kind ``JOURNAL``).
+"""The durable journal of Invocation state transitions (a ``labkit.tools.store.Store`` of kind ``JOURNAL``).
 
-Every transition is written **before** the side effect it authorises: ``→ EXECUTING``, with the
-idempotency key and request digest, commits before the request leaves; after a crash
-``labkit.tools.recovery`` reads it back.  A file survives the process, ``":memory:"`` does not.
-Nothing read back is trusted more than input: ``journal_problems`` checks every row and every path at
-open, ``entry``/``transitions``/``committed_result`` each row again as they read it, and
-``check_against(service)`` refuses a calendar store that contradicts the journal.
+Every transition is written **before** the side effect it authorises (``→ EXECUTING`` and its key commit
+before the request leaves).  Nothing read back is trusted: ``journal_problems`` checks every row and path
+at open, the readers each row again, and ``check_against`` refuses a calendar store that contradicts it.
 """
 
 from __future__ import annotations
@@ -226,9 +223,8 @@ class Journal:
         return {d["idempotency_key"] for d in details if isinstance(d.get("idempotency_key"), str)}
 
     def check_against(self, service) -> None:
-        """Refuse (``JournalError`` naming both files) a calendar store that contradicts this journal: a
-        commit it does not hold under the invocation's keys, or an event under one of its keys' stems
-        (``<request_id>:create-event:``) that no move to EXECUTING sent."""
+        """Refuse a calendar store that does not hold a commit of this journal under its keys, or holds an event
+        under one of its keys' stems (``<request_id>:create-event:``) that no move to EXECUTING sent."""
         by_key = defaultdict(list)
         for event_id, record in service.store.items():
             by_key[record.get("idempotency_key")].append(event_id)

@@ -104,8 +104,7 @@ def authorize(run: ToolTrace) -> str | None:
 
 
 def confirm(run: ToolTrace) -> str | None:
-    """t06–t07: the user approves a card bound to the Invocation's digest; the Invocation
-    presented for execution must be the one approved."""
+    """t06–t07: the user approves a card bound to the digest of the Invocation presented for execution."""
     config, invocation = run.config, run.invocation
     digest = invocation_digest(invocation)
     card = confirmation_card(invocation, config.timezone)

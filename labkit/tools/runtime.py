@@ -19,8 +19,7 @@ STRATEGY = "greedy_with_json_grammar"  # §7.10; what runs in mc_01 (mc_02: ANSW
 def run_tool_trace(
     config: ToolRunConfig | None = None, hooks: ToolHooks | None = None, *, decoder=None, spec: ToolSpec | None = None
 ) -> ToolTrace:
-    """Run trace three under ``config``, with ``hooks`` substituting pieces of the runtime; ``decoder`` and
-    ``spec`` (default: the fixtures') save loading them again."""
+    """Run trace three; ``decoder`` and ``spec`` (default: the fixtures') save loading them again."""
     config, hooks = checked_run_arguments(config, hooks, ToolRunConfig, ToolHooks)
     spec = find_tool(spec or load_toolspec(), config.tool)
     artifacts = {

@@ -47,8 +47,7 @@ class FaultSchedule:
 
 
 def run_schedule(schedule: FaultSchedule, *, service_execute=None) -> ToolTrace:
-    """Authorise, confirm, execute and recover the §7.12 Invocation under ``schedule`` (never raises
-    ``Crash``); ``service_execute`` is the hook ``ToolHooks.service_execute``."""
+    """Authorise, confirm, execute and recover the §7.12 Invocation under ``schedule`` (never a ``Crash``)."""
     config, invocation = schedule.config(), fixture_invocation()
     hooks = ToolHooks(service_execute=service_execute)
     run = start_trace(config, hooks, InvocationMachine(State.VALIDATED), invocation=invocation)

@@ -1,13 +1,10 @@
 """A durable SQLite store (the runtime's journal, the calendar's store) that trusts nothing it cannot verify.
 
-``Store(path, kind)`` gives a new file the kind's schema, ``PRAGMA user_version`` and ``application_id``
-(``create=False``, a restart, refuses a missing file).  An existing file is refused with the kind's error,
-naming it and what to do, before anything reads or writes it, when it is empty or not a regular file; not
-an intact database (``PRAGMA integrity_check``: every page and index, which ``quick_check`` skips, and a
-whole number of pages); of another kind (``application_id``) or version; of another schema (an extra
-trigger could book twice behind the runtime's back); or against the kind's own rules (``StoreKind.check``).
-A ``-journal`` lost after a kill mid-commit leaves half a commit, which those checks refuse
-(``tests/test_stores_torn_commits.py``).  Later ``sqlite3`` errors become the kind's error (``TROUBLES``).
+``Store(path, kind)`` gives a new file the kind's schema, ``user_version`` and ``application_id``.  An
+existing file is refused by name, before anything reads it, when it is empty, damaged (``integrity_check``:
+every page and index, which ``quick_check`` skips; a whole number of pages), of another kind, version or
+schema (an extra trigger could book twice), or against the kind's own rules (``StoreKind.check``): so half
+a commit left by a lost ``-journal`` is refused.  Later ``sqlite3`` errors become the kind's error.
 """
 
 from __future__ import annotations

@@ -106,8 +106,7 @@ def integrity(snap: Snapshot) -> list[str]:
 
 
 def legal_path(snap: Snapshot) -> list[str]:
-    """Each invocation's transitions chain (one's target is the next one's source), every move is
-    allowed by ``TRANSITIONS`` and the last target is the journaled state."""
+    """Each invocation's moves chain, each is in ``TRANSITIONS``, and the last ends in the journaled state."""
     problems, paths = [], defaultdict(list)
     for t in snap.transitions:
         paths[(t["journal"], t["invocation_id"])].append(t)
@@ -137,9 +136,8 @@ def events_authorised(snap: Snapshot) -> list[str]:
 
 
 def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
-    """(one_event_per_commit, no_event_without_commit): the events under an invocation's journaled
-    keys — exactly one, the one its COMMITTED move names, if it committed; none if it did not (an
-    OUTCOME_UNKNOWN ending may hold its event: ``unknown_settled`` checks a later query finds it)."""
+    """(one_event_per_commit, no_event_without_commit): under a committed invocation's keys the one event its
+    commit names; none under another's (OUTCOME_UNKNOWN may hold one: ``unknown_settled`` checks it)."""
     keys, results = defaultdict(set), defaultdict(list)  # (journal, invocation) → its attempts' keys, commits
     for t in snap.transitions:
         if t["to"] == State.EXECUTING.value:
@@ -172,8 +170,7 @@ def run_checks(snap: Snapshot) -> dict[str, list[str]]:
 
 
 def ending(snap: Snapshot, outcome, approved: bool) -> list[str]:
-    """An in-process run's ending (a fault schedule's ``outcome``): documented and terminal, the
-    journal's state, and no request sent when nothing was ``approved``."""
+    """A fault schedule's ending: documented, the journal's, and no request sent unless ``approved``."""
     problems, ended = [], (outcome.final_state, outcome.request_status)
     if ended not in TERMINAL_OUTCOMES:
         problems.append(f"undocumented ending {ended}")
