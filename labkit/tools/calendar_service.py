@@ -82,9 +82,8 @@ def event_problems(event_id, key, record_json, responses: dict) -> list[str]:
     problems += problem_with(event_id, f"an event ID must match {EVENT_ID.pattern}", good)
     answer = responses.get(key) or {}
     if (answer.get("status"), answer.get("event_id")) != ("ok", event_id):
-        problems.append(
-            f"event {event_id!r} under key {key!r}: the key's stored response is {answer or None} (half a commit?)"
-        )
+        where = f"event {event_id!r} under key {key!r}"
+        problems.append(f"{where}: the key's stored response is {answer or None} (half a commit?)")
     return problems
 
 

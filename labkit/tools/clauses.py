@@ -50,13 +50,11 @@ def _answer_after_result(events: Events) -> str | None:
 
 
 def _closes_on_the_commit(events: Events) -> str | None:
-    commits = [e["payload"]["commit"] for e in events if e["event_type"] == "external.committed"]
+    commits = [e["payload"]["commit"]["event_id"] for e in events if e["event_type"] == "external.committed"]
     for closed in (e for e in events if e["event_type"] == "trace.closed"):
         held = closed["payload"]
         # an outcome the runtime never learned (t09 unknown) is the calendar's to tell, not the trace's
-        if commits and (
-            held["external_commit"] is not True or held["commit"]["events_for_key"] != [commits[-1]["event_id"]]
-        ):
+        if commits and (held["external_commit"] is not True or held["commit"]["events_for_key"] != commits[-1:]):
             return closed["event_id"]
     return None
 

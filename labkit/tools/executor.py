@@ -87,9 +87,8 @@ class Executor:
 
     def _not_committed(self, machine, key: str, attempt: int | None, event_type="external.not_committed", **payload):
         """``→ NOT_COMMITTED`` on the calendar service's word: this request created no event."""
-        self._enter(
-            machine, State.NOT_COMMITTED, "calendar service", event_type, attempt, idempotency_key=key, **payload
-        )
+        said = {"idempotency_key": key, **payload}
+        self._enter(machine, State.NOT_COMMITTED, "calendar service", event_type, attempt, **said)
 
     def _outcome_unknown(self, machine: InvocationMachine, key: str, attempt: int, **reason) -> dict | None:
         """``→ OUTCOME_UNKNOWN``, then what the policy does: a query by the same key (the result or None)."""
