@@ -142,9 +142,8 @@ class Executor:
                     return result
                 unknown = machine.state is State.OUTCOME_UNKNOWN
                 continue
-            self._not_committed(
-                machine, key, attempt, commit={k: response[k] for k in ("status", "code") if k in response}
-            )
+            said = {k: response[k] for k in ("status", "code") if k in response}
+            self._not_committed(machine, key, attempt, commit=said)
             self._crash_at("after_record", attempt)
             if status == "error":
                 break

@@ -18,8 +18,7 @@ from labkit.core.guards import is_integer
 from labkit.tools.states import COMMITTED, TRANSITIONS, State
 from labkit.tools.store import IDEMPOTENCY_KEY, SHA256, Store, StoreError, StoreKind, json_object, problem_with
 
-#: ``PRAGMA user_version`` of a journal file this module reads and writes
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # PRAGMA user_version of a journal file this module reads and writes
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS invocations (
     invocation_id   TEXT PRIMARY KEY,
@@ -40,8 +39,6 @@ CREATE TABLE IF NOT EXISTS transitions (
     detail_json   TEXT NOT NULL
 );
 """
-
-
 STATE_OF = "SELECT state FROM invocations WHERE invocation_id = ?"
 
 
