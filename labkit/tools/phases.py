@@ -201,12 +201,8 @@ def answer(run: ToolTrace) -> None:
         run.decoder, run.spec, run.config.user_text, run.first_call, run.tool_message, reuse, zone, approved
     )
     started = model_started_payload(second, {**run.artifacts, "sampler": ANSWER_STRATEGY})
-    seen = {
-        "tool_call_id": PROPOSAL_ID,
-        "tool_result_status": result["status"],
-        "tool_result_event_id": result["event_id"],
-    }
-    rec.emit("model runtime", "model.started", 0, {**started, **seen})
+    seen = {"tool_result_status": result["status"], "tool_result_event_id": result["event_id"]}
+    rec.emit("model runtime", "model.started", 0, {**started, "tool_call_id": PROPOSAL_ID, **seen})
     decoded, call = second.decode, {"model_call_id": second.model_call_id}
     deltas = [s.piece for s in decoded.steps if s.chosen_id != second.slots.eos_id]
     streamed = {"deltas": deltas, "token_ids": list(decoded.token_ids), "utf8_hex": decoded.text.encode("utf-8").hex()}
@@ -219,12 +215,8 @@ def answer(run: ToolTrace) -> None:
 def close_trace(run: ToolTrace, status: str) -> ToolTrace:
     """The last event: the request status, the calendar's state and the Invocation's history."""
     service, run.request_status = run.service, status
-    events, key = sorted(service.store), idempotency_key(run.config.request_id)
-    commit = {
-        "calendar_events": events,
-        "events_for_key": service.events_with_key(key),
-        "executions": service.executions,
-    }
+    events, for_key = sorted(service.store), service.events_with_key(idempotency_key(run.config.request_id))
+    commit = {"calendar_events": events, "events_for_key": for_key, "executions": service.executions}
     history = [f"{a}→{b}" for a, b, _ in run.machine.history]
     closed = {"request_status": status, "external_commit": bool(events), "commit": commit, "state_history": history}
     run.report("tracing", "trace.closed", **closed)
