@@ -162,7 +162,7 @@ def test_a_non_sqlite_file_is_refused_naming_it(tmp_path):
 
 def test_store_kinds_are_one_plain_table_and_a_kind_has_no_side_effect():
     from labkit.tools import store
-    from labkit.tools.calendar_store import CALENDAR_STORE
+    from labkit.tools.calendar_service import CALENDAR_STORE
     from labkit.tools.journal import JOURNAL
 
     table = dict(store.STORE_KINDS)

@@ -1,39 +1,25 @@
 """The external calendar: its own store, its own clock, its own idempotency table (§7.13).
 
-``CalendarService.create_event`` is the commit boundary: when it returns an event ID the event exists.
-Idempotency follows the payment APIs' rules (``idempotent_execute``): the same key and digest get the
-stored result and nothing executes again; the same key with another digest is an ``IdempotencyConflict``.
-Commits and deterministic refusals (unknown tool version, wrong scope) are stored; transient failures
-("not committed", "unavailable") are not, so a retry with the same key may execute.  The key's lookup
-and its first execution share one ``BEGIN IMMEDIATE`` transaction (two clients racing with one key
-cannot both find it free), and an event is written with its idempotency row (no crash leaves one alone).
-
-Event IDs are the service's counter in base 36 (from 8498 = "6K2"), ``committed_at`` its clock, which
-ticks once per request.  ``ServiceTransport`` plays a per-attempt plan of network outcomes (``OUTCOMES``)
-and one of lookups by key (``QUERY_OUTCOMES``); every answer names its request in ``reply_to``
-(``key#attempt``), so the runtime drops a duplicated answer to an earlier request instead of believing it.
-
-The store trusts nothing it reads back: ``labkit.tools.calendar_store`` checks every row at open, and
-``stored`` and ``store`` check each row again as they read it.  A blank title, or a start without its
-UTC offset, is refused like a wrong scope (a stored refusal).
+``create_event`` is the commit boundary; ``idempotent_execute`` follows the payment APIs' rules (same key
+and digest → the stored result; another digest → ``IdempotencyConflict``).  Commits and deterministic
+refusals are stored, transient failures are not.  A key's lookup and first execution share one
+``BEGIN IMMEDIATE`` transaction (racing clients cannot both find it free); an event is written with its
+idempotency row.  ``ServiceTransport`` plays planned network outcomes; an answer names its request
+(``reply_to``), so a stale duplicate is dropped.  Nothing read back is trusted (``calendar_problems`` at
+open, ``stored``/``store`` per row): half a commit or a flipped bit is refused, never believed.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
 
-from labkit.tools.calendar_store import (  # noqa: F401 — CalendarStoreError and the schema are named from here too
-    CALENDAR_STORE,
-    SERVICE_SCHEMA,
-    SERVICE_SCHEMA_VERSION,
-    CalendarStoreError,
-    record_problems,
-)
-from labkit.tools.store import Store, json_object
+from labkit.tools.store import SERVICE_KEY, SHA256, Store, StoreError, StoreKind, json_object, problem_with
 
 TOOL_VERSION = "calendar.create_event@v1"
 FIRST_EVENT_NUMBER = 8498  # base 36 "6K2"
@@ -49,6 +35,80 @@ OUTCOMES = (
     "not_committed_duplicated",  # the "not committed" answer arrives twice
 )
 QUERY_OUTCOMES = ("answer", "unavailable")
+EVENT_ID = re.compile(r"evt_[0-9A-Z]{1,12}")
+STATUSES = ("ok", "error")  # what a stored response may say ("not committed" is never stored)
+SERVICE_SCHEMA_VERSION = 1  # PRAGMA user_version of a calendar store file
+SERVICE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, idempotency_key TEXT NOT NULL,
+                                   record_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, request_digest TEXT NOT NULL,
+                                        response_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+
+class CalendarStoreError(StoreError):
+    """The calendar's store file cannot be used (the message names it and what to do)."""
+
+
+def record_problems(key, request_digest, response_json) -> tuple[dict | None, list[str]]:
+    """(the stored response, problems) of one ``idempotency`` row."""
+    where = f"the stored response of key {key!r}"
+    printable = isinstance(key, str) and SERVICE_KEY.fullmatch(key) is not None
+    problems = problem_with(
+        key, f"an idempotency key must be printable ASCII without spaces ({SERVICE_KEY.pattern})", printable
+    )
+    good = isinstance(request_digest, str) and SHA256.fullmatch(request_digest) is not None
+    problems += problem_with(request_digest, f"the request digest of key {key!r} must match {SHA256.pattern}", good)
+    response, bad = json_object(response_json, where)
+    if response is not None and response.get("status") not in STATUSES:
+        bad.append(f"{where} must have a status in {list(STATUSES)}, got {response.get('status')!r}")
+    return response, problems + bad
+
+
+def event_record(event_id, key, record_json) -> tuple[dict | None, list[str]]:
+    """(the record, problems) of one ``events`` row: a JSON object naming its own event ID and key."""
+    record, problems = json_object(record_json, f"event {event_id!r}'s record_json")
+    if record is not None and (record.get("event_id"), record.get("idempotency_key")) != (event_id, key):
+        named = f"{record.get('event_id')!r}, key {record.get('idempotency_key')!r}"
+        problems.append(f"event {event_id!r} under key {key!r} holds a record of {named}")
+    return record, problems
+
+
+def event_problems(event_id, key, record_json, responses: dict) -> list[str]:
+    """One ``events`` row against the key's stored response (``responses``: key → response)."""
+    problems = event_record(event_id, key, record_json)[1]
+    good = isinstance(event_id, str) and EVENT_ID.fullmatch(event_id) is not None
+    problems += problem_with(event_id, f"an event ID must match {EVENT_ID.pattern}", good)
+    answer = responses.get(key) or {}
+    if (answer.get("status"), answer.get("event_id")) != ("ok", event_id):
+        where = f"event {event_id!r} under key {key!r}"
+        problems.append(f"{where}: the key's stored response is {answer or None} (half a commit?)")
+    return problems
+
+
+def calendar_problems(db: sqlite3.Connection, path: str) -> list[str]:
+    """Every row of an existing calendar store, each event against its key's record (run at open)."""
+    responses, problems = {}, []
+    for key, request_digest, response_json in db.execute("SELECT * FROM idempotency"):
+        responses[key], bad = record_problems(key, request_digest, response_json)
+        problems += bad
+    events = db.execute("SELECT * FROM events").fetchall()
+    for event_id, key, record_json in events:
+        problems += event_problems(event_id, key, record_json, responses)
+    held = {event_id for event_id, _, _ in events}
+    for key, response in responses.items():
+        if response and response.get("status") == "ok" and response.get("event_id") not in held:
+            problems.append(f"key {key!r} says it committed {response.get('event_id')!r}, which no event row holds")
+    counted = (dict(db.execute("SELECT name, value FROM counters")) or {"executions": len(events)}).get("executions")
+    if counted != len(events):
+        problems.append(f"the executions counter says {counted!r}, the store holds {len(events)} events")
+    return problems
+
+
+CALENDAR_STORE = StoreKind(
+    "calendar store", SERVICE_SCHEMA, SERVICE_SCHEMA_VERSION, 0x4C4B4331, CalendarStoreError, calendar_problems
+)
 
 
 def base36(number: int) -> str:
@@ -84,8 +144,7 @@ class CreateRequest:
 
 
 class CalendarService:
-    """A simulated external calendar whose store and idempotency table live in SQLite: ``path`` is
-    ":memory:" (default) or a file, which survives a crash of the runtime."""
+    """A simulated external calendar whose SQLite store is ":memory:" or a file (which survives a crash)."""
 
     def __init__(
         self, clock_start: str, path: str = ":memory:", execute=None, timeout: float = 5.0, *, create: bool = True
@@ -96,7 +155,6 @@ class CalendarService:
         with self.db.transaction():
             self.db.execute("INSERT OR IGNORE INTO counters VALUES ('requests', 0), ('executions', 0)")
 
-    # -- counters and views ------------------------------------------------------------
     def _counter(self, name: str) -> int:
         return self.db.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0]
 
@@ -118,9 +176,7 @@ class CalendarService:
         """event ID → its record, each checked against its row as it is read."""
         found = {}
         for event_id, key, record_json in self.db.execute("SELECT * FROM events ORDER BY event_id"):
-            record, problems = json_object(record_json, f"event {event_id!r}'s record_json")
-            if record is not None and (record.get("event_id"), record.get("idempotency_key")) != (event_id, key):
-                problems.append(f"event {event_id!r} under key {key!r} holds the record of another event or key")
+            record, problems = event_record(event_id, key, record_json)
             if problems:
                 raise self.db.refuse("holds an event it cannot trust", problems)
             found[event_id] = record
@@ -129,12 +185,8 @@ class CalendarService:
     def now(self) -> str:
         return (self.clock_start + timedelta(seconds=max(self.requests - 1, 0))).isoformat()
 
-    # -- the API -----------------------------------------------------------------------
     def create_event(self, request: CreateRequest, *, commit: bool = True) -> dict:
-        """Execute (or replay) one create request; ``commit=False`` answers "not committed".
-
-        The idempotency decision is ``self.execute(desk, key, request_digest, request)``
-        (``idempotent_execute`` unless another function was configured)."""
+        """Execute or replay one request as ``self.execute`` decides; ``commit=False``: "not committed"."""
         self.tick()
         with self.db.transaction():  # the key's lookup and its first execution: one transaction
             response = self.execute(ServiceDesk(self, commit), request.idempotency_key, request.request_digest, request)
@@ -143,17 +195,10 @@ class CalendarService:
         return response
 
     def perform(self, request: CreateRequest, *, commit: bool = True) -> dict:
-        """The first execution of a request (the idempotency table is not consulted here): refusals
-        are stored under the key, "not committed" is not, a commit is stored with its event."""
-        if request.tool_version != TOOL_VERSION:
-            detail = f"expected {TOOL_VERSION}, got {request.tool_version}"
-            return self._remember(request, {"status": "error", "code": "unknown_tool_version", "detail": detail})
-        if request.scope not in SCOPES:
-            detail = f"scope {request.scope!r} is not served"
-            return self._remember(request, {"status": "error", "code": "unknown_scope", "detail": detail})
-        refused = _argument_problem(request.normalized_arguments)
+        """A first execution (no lookup): a refusal or a commit is stored under the key, "not committed" is not."""
+        refused = _refusal(request)
         if refused:
-            return self._remember(request, {"status": "error", "code": "invalid_arguments", "detail": refused})
+            return self._remember(request, {"status": "error", "code": refused[0], "detail": refused[1]})
         if not commit:
             return {"status": "not_committed", "committed": False}
         with self.db.transaction():  # event + idempotency record: one transaction
@@ -191,26 +236,26 @@ class CalendarService:
         return [row[0] for row in self.db.execute(sql, (idempotency_key,))]
 
 
-def _argument_problem(arguments: dict) -> str | None:
-    """Why the service refuses these arguments (a blank title, a start without its UTC offset), or None."""
-    title, start = arguments.get("title"), arguments.get("start")
+def _refusal(request: CreateRequest) -> tuple[str, str] | None:
+    """(code, detail) of a refusal the service stores (no local time is guessed for a start), or None."""
+    title, start = request.normalized_arguments.get("title"), request.normalized_arguments.get("start")
+    if request.tool_version != TOOL_VERSION:
+        return "unknown_tool_version", f"expected {TOOL_VERSION}, got {request.tool_version}"
+    if request.scope not in SCOPES:
+        return "unknown_scope", f"scope {request.scope!r} is not served"
     if not isinstance(title, str) or not title.strip():
-        return f"title must be a non-blank text, got {title!r}"
+        return "invalid_arguments", f"title must be a non-blank text, got {title!r}"
     try:
         aware = datetime.fromisoformat(start).utcoffset() is not None
     except (TypeError, ValueError):
         aware = False
-    if not aware:
-        return f"start must be an RFC 3339 date-time with its UTC offset (no local time is guessed), got {start!r}"
-    return None
+    offset = "start must be an RFC 3339 date-time with its UTC offset (no local time is guessed)"
+    return None if aware else ("invalid_arguments", f"{offset}, got {start!r}")
 
 
 class ServiceDesk:
-    """What an idempotent execute may use for one request: the table and the first execution.
-
-    ``stored(key)`` → {"request_digest": …, "response": {…}} or None;
-    ``perform(request)`` → the response of executing the request for the first time
-    (refusals stored, "not committed" not stored, a commit stored with its event)."""
+    """What an idempotent execute may use for one request: ``stored(key)`` → {"request_digest", "response"}
+    or None; ``perform(request)`` → the response of its first execution (``CalendarService.perform``)."""
 
     def __init__(self, service: CalendarService, commit: bool):
         self._service, self._commit = service, commit
@@ -242,8 +287,7 @@ def idempotent_execute(desk: ServiceDesk, key: str, request_digest: str, request
 
 @dataclass
 class ServiceTransport:
-    """Delivers requests to the service following ``plan`` (one outcome per attempt) and
-    queries following ``query_plan`` (one outcome per query); answers wait in ``inbox``."""
+    """Delivers each request and query as ``plan`` and ``query_plan`` say; answers wait in ``inbox``."""
 
     service: CalendarService
     plan: tuple[str, ...] = ()

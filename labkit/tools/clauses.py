@@ -25,12 +25,9 @@ def _starts_from_the_messages(events: Events) -> str | None:
 
 
 def _calls_have_their_own_ids(events: Events) -> str | None:
-    seen = set()
-    for event in (e for e in events if e["event_type"] == "model.started"):
-        if event["payload"]["model_call_id"] in seen:
-            return event["event_id"]
-        seen.add(event["payload"]["model_call_id"])
-    return None
+    started = [e for e in events if e["event_type"] == "model.started"]
+    ids = [e["payload"]["model_call_id"] for e in started]
+    return next((e["event_id"] for n, e in enumerate(started) if ids[n] in ids[:n]), None)
 
 
 def _commit_after_approval(events: Events) -> str | None:
@@ -53,13 +50,11 @@ def _answer_after_result(events: Events) -> str | None:
 
 
 def _closes_on_the_commit(events: Events) -> str | None:
-    commits = [e["payload"]["commit"] for e in events if e["event_type"] == "external.committed"]
+    commits = [e["payload"]["commit"]["event_id"] for e in events if e["event_type"] == "external.committed"]
     for closed in (e for e in events if e["event_type"] == "trace.closed"):
         held = closed["payload"]
         # an outcome the runtime never learned (t09 unknown) is the calendar's to tell, not the trace's
-        if commits and (
-            held["external_commit"] is not True or held["commit"]["events_for_key"] != [commits[-1]["event_id"]]
-        ):
+        if commits and (held["external_commit"] is not True or held["commit"]["events_for_key"] != commits[-1:]):
             return closed["event_id"]
     return None
 

@@ -1,7 +1,5 @@
-"""Trace three's configuration (``ToolRunConfig``, §7.10), one run of it (``ToolTrace``): what its
-phases (``labkit.tools.phases``) share while it runs and what it leaves behind; and ``ToolHooks``, the
-pieces a reader (or a test) may substitute with their own function (``None`` keeps the library's
-piece).  The hooks are configuration, passed in — the library's modules are never patched.
+"""Trace three's configuration (``ToolRunConfig``, §7.10), its hooks (``ToolHooks``: a reader's function
+in place of a piece of the runtime) and one run of it (``ToolTrace``: what the phases share and leave behind).
 """
 
 from __future__ import annotations
@@ -44,8 +42,7 @@ class ToolRunConfig(Config):
     journal_path: str = ":memory:"  # a file makes the journal survive the process
 
     def invocation(self, spec: ToolSpec, arguments: dict) -> Invocation:
-        """The Invocation inv_01 that validated ``arguments`` normalise to under this run's clock,
-        timezone and subject (§7.12)."""
+        """inv_01, ``arguments`` normalised under this run's clock, timezone and subject (§7.12)."""
         return normalize(
             spec, arguments, invocation_id="inv_01", clock=self.clock, tz_name=self.timezone, subject=self.subject
         )
@@ -73,8 +70,7 @@ class ToolHooks(Hooks):
 
 @dataclass
 class ToolTrace:
-    """The recorder, the pieces and the values one phase hands the next; after the run, its events,
-    machine, Invocation(s), service, journal and answer."""
+    """The recorder, the pieces and what one phase hands the next; after the run, what it left behind."""
 
     config: ToolRunConfig
     rec: TraceRecorder = field(repr=False)
@@ -127,8 +123,7 @@ class ToolTrace:
 def start_trace(
     config: ToolRunConfig, hooks: ToolHooks, machine: InvocationMachine | None = None, **pieces
 ) -> ToolTrace:
-    """A fresh run: its recorder, an in-memory calendar service (with ``hooks.service_execute``)
-    and the journal of ``config.journal_path``."""
+    """A fresh run: its recorder, an in-memory calendar service and the journal of ``config.journal_path``."""
     return ToolTrace(
         config,
         TraceRecorder(config.trace_id, prefix="t"),

@@ -1,19 +1,10 @@
 """Execution under a retry budget: idempotency keys, the commit boundary, crash points.
 
-``Executor.execute`` moves a PREPARED Invocation through EXECUTING to COMMITTED, or to an honest
-failure, one attempt at a time.  Each attempt journals ``→ EXECUTING`` with its idempotency key and
-request digest before the request leaves.  ``ok`` is the commit; "not committed" or "unavailable" leads
-to another attempt **with the same key**; no answer leads to OUTCOME_UNKNOWN and a query by that key
-(found → COMMITTED, absent → NOT_COMMITTED; the query failing → the next attempt resends the same key,
-which the service replays if it committed).  An answer naming another request (``reply_to``) is dropped.
-A spent budget ends FAILED after "not committed", and OUTCOME_UNKNOWN with the key to query when nobody
-knows, never a guess; after an unsettled OUTCOME_UNKNOWN, a "not committed" answer speaks for its own
-attempt only and leads back to a query.  Nothing is sent unless the approval's digest is the Invocation's.
-
-How keys are named and whether the journal comes before the send is the executor's ``policy``
-(``labkit.tools.seams.ExecutionPolicy``: the rules, or a broken policy that shows what they protect).
-``CrashPlan`` kills the runtime (``Crash``) at one of ``CRASH_POINTS``; ``labkit.tools.recovery``
-resumes from the journal.
+``Executor.execute`` takes a PREPARED Invocation one attempt at a time to COMMITTED or an honest failure;
+each attempt journals ``→ EXECUTING`` with its key before the request leaves and reuses the key of the
+attempts before it.  No answer means OUTCOME_UNKNOWN and a query by that key, never a guess; an answer
+naming another request (``reply_to``) is dropped.  Key naming and journal order are the ``policy``
+(``labkit.tools.seams``); ``CrashPlan`` kills the runtime at one of ``CRASH_POINTS``.
 """
 
 from __future__ import annotations
@@ -86,7 +77,7 @@ class Executor:
         machine.move(state, self.next_event_id(), detail)
 
     def report(self, machine: InvocationMachine, component: str, event_type: str, attempt, /, **payload) -> None:
-        """Emit ``event_type``; its payload opens with the machine's state."""
+        """Emit ``event_type``, its payload opening with the machine's state."""
         self.emit(component, event_type, attempt, {"state": machine.state.value, **payload})
 
     def _enter(self, machine: InvocationMachine, state: State, component: str, event_type: str, attempt, /, **payload):
@@ -96,13 +87,11 @@ class Executor:
 
     def _not_committed(self, machine, key: str, attempt: int | None, event_type="external.not_committed", **payload):
         """``→ NOT_COMMITTED`` on the calendar service's word: this request created no event."""
-        self._enter(
-            machine, State.NOT_COMMITTED, "calendar service", event_type, attempt, idempotency_key=key, **payload
-        )
+        said = {"idempotency_key": key, **payload}
+        self._enter(machine, State.NOT_COMMITTED, "calendar service", event_type, attempt, **said)
 
     def _outcome_unknown(self, machine: InvocationMachine, key: str, attempt: int, **reason) -> dict | None:
-        """``→ OUTCOME_UNKNOWN`` for this attempt, then a query by the same key: the committed
-        result, or None (still unknown, or not committed) — or, under a broken policy, an assumption."""
+        """``→ OUTCOME_UNKNOWN``, then what the policy does: a query by the same key (the result or None)."""
         unknown = {"idempotency_key": key, "side_effect": "unknown"}
         self._enter(
             machine, State.OUTCOME_UNKNOWN, "executor", "external.outcome_unknown", attempt, **unknown, **reason
@@ -145,8 +134,7 @@ class Executor:
                 result = self.committed(machine, response, key, attempt, resolved_by="response")
                 self._crash_at("after_record", attempt)
                 return result
-            # no answer; or "not executed", which speaks for this attempt only: an earlier one with this key may
-            # have committed
+            # no answer; or "not executed", which speaks for this attempt only (an earlier one may have committed)
             if response is None or (unknown and status != "error"):
                 unsettled = {"reason": f"the answer {status!r} does not settle an earlier attempt"} if response else {}
                 result = self._outcome_unknown(machine, key, attempt, **unsettled)
@@ -154,17 +142,15 @@ class Executor:
                     return result
                 unknown = machine.state is State.OUTCOME_UNKNOWN
                 continue
-            self._not_committed(
-                machine, key, attempt, commit={k: response[k] for k in ("status", "code") if k in response}
-            )
+            said = {k: response[k] for k in ("status", "code") if k in response}
+            self._not_committed(machine, key, attempt, commit=said)
             self._crash_at("after_record", attempt)
             if status == "error":
                 break
         return self.exhausted(machine, made)
 
     def _reply(self, machine: InvocationMachine, invocation: Invocation, request: CreateRequest) -> dict:
-        """Journal and send ``request`` (in the policy's order) and return its reply, dropping stale
-        duplicates of earlier replies."""
+        """Journal and send ``request`` (in the policy's order); its reply, stale duplicates dropped."""
         try:
             response = self.policy.send(
                 lambda: self._begin_attempt(machine, invocation, request), lambda: self.transport.send(request)
@@ -214,8 +200,8 @@ class Executor:
         return response
 
     def exhausted(self, machine: InvocationMachine, attempts: int) -> None:
-        """The budget is spent.  After "not committed": FAILED, no event.  After an unresolved
-        OUTCOME_UNKNOWN: stay there and say which key to query — the event may exist."""
+        """The budget is spent: FAILED after "not committed"; after an unresolved OUTCOME_UNKNOWN stay
+        there and say which key to query (the event may exist)."""
         spent = {"attempts": attempts, "retry_budget": self.retry_budget}
         if machine.state is not State.OUTCOME_UNKNOWN:
             self._enter(machine, State.FAILED, "executor", "retry.exhausted", None, **spent, side_effect=False)

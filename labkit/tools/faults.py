@@ -1,10 +1,6 @@
-"""The named faults of trace three: each is a change of ``ToolRunConfig`` (its ``faults``, read at the
-seams of ``labkit.tools.seams``, or its crash plans), nothing else.
-
-``labkit trace tool --fault NAME`` runs one; the golden traces of all of them are stored as
-``fixtures/traces/tool-NAME.jsonl`` beside the happy path's ``tool.jsonl``.  Most faults
-change the branch the runtime takes, so their first divergence is an event type
-(``event_type_and_parent``) at the step that refuses, fails or crashes.
+"""The named faults of trace three, each a change of ``ToolRunConfig`` (its ``faults``, read at the seams
+of ``labkit.tools.seams``, or its crash plans); golden traces ``fixtures/traces/tool-NAME.jsonl``.  Most
+change the branch the runtime takes: their first divergence is an event type where it refuses or fails.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""A durable journal of Invocation state transitions (SQLite from the standard library).
+"""The durable journal of Invocation state transitions (a ``labkit.tools.store.Store`` of kind ``JOURNAL``).
 
-The runtime writes every transition **before** the side effect it authorises: ``PREPARED → EXECUTING``
-(with the idempotency key and request digest) is committed before the request leaves for the calendar
-service, and after a crash ``labkit.tools.recovery`` reads the journal back.  The tables are ``SCHEMA``.
-A file path survives the process (what a real crash needs), ``":memory:"`` does not (for fast property
-tests).  A journal file is a ``labkit.tools.store.Store`` of kind ``JOURNAL``; its errors are ``JournalError``s.
-
-Nothing read back is trusted more than input: at open ``journal_problems`` checks every row (a known
-state, the Invocation as strict JSON naming its row, an integer budget and attempt count, digests and
-idempotency keys of their format) and every path (a chain of legal moves ending in the row's state, the
-row's key the one its last move to EXECUTING sent), and ``entry``/``transitions``/``committed_result``
-check each row again as they read it.  ``check_against(service)`` refuses a journal and a calendar store
-that contradict each other: a commit the calendar does not hold, or an event under one of the journal's
-keys that no move to EXECUTING sent.
+Every transition is written **before** the side effect it authorises (``→ EXECUTING`` and its key commit
+before the request leaves).  Nothing read back is trusted: ``journal_problems`` checks every row and path
+at open, the readers each row again, and ``check_against`` refuses a calendar store that contradicts it.
 """
 
 from __future__ import annotations
@@ -25,11 +15,10 @@ from pathlib import Path
 
 from labkit.core import strictjson
 from labkit.core.guards import is_integer
-from labkit.tools.states import TRANSITIONS, State
+from labkit.tools.states import COMMITTED, TRANSITIONS, State
 from labkit.tools.store import IDEMPOTENCY_KEY, SHA256, Store, StoreError, StoreKind, json_object, problem_with
 
-#: ``PRAGMA user_version`` of a journal file this module reads and writes
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # PRAGMA user_version of a journal file this module reads and writes
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS invocations (
     invocation_id   TEXT PRIMARY KEY,
@@ -50,8 +39,6 @@ CREATE TABLE IF NOT EXISTS transitions (
     detail_json   TEXT NOT NULL
 );
 """
-
-
 STATE_OF = "SELECT state FROM invocations WHERE invocation_id = ?"
 
 
@@ -59,15 +46,9 @@ class JournalError(StoreError):
     """The journal file cannot be used (the message names it and what to do)."""
 
 
-COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
-
-
 def _format(value, pattern, what: str) -> list[str]:
-    return problem_with(
-        value,
-        f"{what} must be None or match {pattern.pattern}",
-        value is None or (isinstance(value, str) and pattern.fullmatch(value) is not None),
-    )
+    ok = value is None or (isinstance(value, str) and pattern.fullmatch(value) is not None)
+    return problem_with(value, f"{what} must be None or match {pattern.pattern}", ok)
 
 
 def row_problems(row: tuple) -> list[str]:
@@ -83,9 +64,8 @@ def row_problems(row: tuple) -> list[str]:
     )
     good = is_integer(attempts) and is_integer(budget) and 0 <= attempts <= budget
     problems += problem_with(attempts, f"{where}: attempts must be an integer in [0, retry_budget]", good)
-    problems += _format(approved, SHA256, f"{where}: approved_digest") + _format(
-        request_digest, SHA256, f"{where}: request_digest"
-    )
+    for value, pattern, column in ((approved, SHA256, "approved_digest"), (request_digest, SHA256, "request_digest")):
+        problems += _format(value, pattern, f"{where}: {column}")
     problems += _format(key, IDEMPOTENCY_KEY, f"{where}: idempotency_key")
     sent = key is not None and IDEMPOTENCY_KEY.fullmatch(str(key)) and is_integer(attempts)
     if sent and not 1 <= int(key.rsplit(":", 1)[1]) <= attempts:
@@ -105,11 +85,8 @@ def path_problems(entries: dict[str, tuple], moves: list[tuple]) -> list[str]:
         problems += bad + problem_with(
             invocation_id, f"{where}: the invocation must be in the journal", invocation_id in entries
         )
-        if (
-            before not in set(State)
-            or after not in set(State)
-            or State(after) not in TRANSITIONS.get(State(before), ())
-        ):
+        legal = before in set(State) and after in set(State) and State(after) in TRANSITIONS.get(State(before), ())
+        if not legal:
             problems.append(f"{where}: {before!r} → {after!r} is not a move of the state machine")
         elif paths[invocation_id] and paths[invocation_id][-1][0] != before:
             problems.append(f"{where} starts from {before}, the move before it ended in {paths[invocation_id][-1][0]}")
@@ -243,9 +220,8 @@ class Journal:
         return {d["idempotency_key"] for d in details if isinstance(d.get("idempotency_key"), str)}
 
     def check_against(self, service) -> None:
-        """Refuse (``JournalError`` naming both files) a calendar store that contradicts this journal: a
-        commit it does not hold under the invocation's keys, or an event under one of its keys' stems
-        (``<request_id>:create-event:``) that no move to EXECUTING sent."""
+        """Refuse a calendar store that does not hold a commit of this journal under its keys, or holds an event
+        under one of its keys' stems (``<request_id>:create-event:``) that no move to EXECUTING sent."""
         by_key = defaultdict(list)
         for event_id, record in service.store.items():
             by_key[record.get("idempotency_key")].append(event_id)
@@ -254,11 +230,9 @@ class Journal:
             keys = self.sent_keys(entry.invocation_id)
             held = sorted(e for k in keys for e in by_key.get(k, []))
             if entry.state in COMMITTED:
-                committed = self.committed_result(entry.invocation_id) or {}
-                if committed.get("event_id") not in held:
-                    problems.append(
-                        f"{entry.invocation_id} committed {committed.get('event_id')}, the calendar holds {held}"
-                    )
+                event = (self.committed_result(entry.invocation_id) or {}).get("event_id")
+                if event not in held:
+                    problems.append(f"{entry.invocation_id} committed {event}, the calendar holds {held}")
             stems = {k.rsplit(":", 1)[0] + ":" for k in keys}
             unsent = sorted(k for k in by_key if k and k not in keys and any(k.startswith(s) for s in stems))
             problems += [

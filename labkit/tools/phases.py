@@ -1,12 +1,7 @@
-"""The phases of one run of trace three, one function per group of events (t00–t14), and
-``PHASES``, their order: the proposal up to the confirmation (t00–t07), then at and after the
-commit boundary (t08–t14) the execution with an idempotency key (and the recovery after a
-crash), the late cancellation, the observation the model reads and its second call.
-
-``labkit.tools.runtime.run_tool_trace`` runs ``PHASES`` on one ``ToolTrace`` through the one loop of
-every trace (``labkit.core.runtime.run_steps``); each phase records its events and returns None to go
-on, or the request status the run ends with (``close_trace`` then records ``trace.closed``).
-A page can ``show_source`` one phase.
+"""The phases of one run of trace three, one function per group of events (t00–t14), in ``PHASES``:
+the proposal up to the confirmation (t00–t07), then the execution with an idempotency key (and the
+recovery after a crash), the late cancellation, the observation and the second model call.  Each records
+its events and returns None to go on, or the request status the run ends with (``close_trace``: t14).
 """
 
 from __future__ import annotations
@@ -92,14 +87,9 @@ def normalize(run: ToolTrace) -> None:
     config = run.config
     invocation = run.invocation = config.invocation(run.spec, run.arguments)
     run.machine.attach(run.journal, invocation.to_json(), config.retry_budget)
-    run.report(
-        "normalizer",
-        "invocation.normalized",
-        invocation_id=invocation.invocation_id,
-        reference_clock=config.clock,
-        timezone=config.timezone,
-        invocation=invocation.to_json(),
-    )
+    clock = {"reference_clock": config.clock, "timezone": config.timezone}
+    normalized = {"invocation_id": invocation.invocation_id, **clock, "invocation": invocation.to_json()}
+    run.report("normalizer", "invocation.normalized", **normalized)
 
 
 def authorize(run: ToolTrace) -> str | None:
@@ -114,8 +104,7 @@ def authorize(run: ToolTrace) -> str | None:
 
 
 def confirm(run: ToolTrace) -> str | None:
-    """t06–t07: the user approves a card bound to the Invocation's digest; the Invocation
-    presented for execution must be the one approved."""
+    """t06–t07: the user approves a card bound to the digest of the Invocation presented for execution."""
     config, invocation = run.config, run.invocation
     digest = invocation_digest(invocation)
     card = confirmation_card(invocation, config.timezone)
@@ -150,9 +139,8 @@ def cancelled_before_execute(run: ToolTrace) -> str | None:
 
 
 def execute(run: ToolTrace) -> str | None:
-    """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.
-    A crash (``config.crashes``) is followed by a restart that recovers from the journal
-    (``execute_and_recover``: the one execute-and-recover path of trace three)."""
+    """t08–t09: execute with an idempotency key; the commit boundary is the service's event ID.  After a
+    crash (``config.crashes``) a restart recovers from the journal (``execute_and_recover``)."""
     config, approved = run.config, run.confirmation.invocation_digest
     run.journal.update(run.invocation.invocation_id, approved_digest=approved)
     transport = config.faults.transport(run.service)
@@ -171,8 +159,7 @@ def execute(run: ToolTrace) -> str | None:
 
 
 def incarnations(run: ToolTrace, transport: ServiceTransport):
-    """One Executor per incarnation of the runtime (the first, then each restart's); each may die
-    at its own crash plan."""
+    """One Executor per incarnation of the runtime (the first, then each restart's), each with its crash plan."""
     config = run.config
     executor = partial(Executor, transport, config.request_id, config.retry_budget, policy=config.faults.policy)
     for crash in itertools.chain(config.crashes, itertools.repeat(None)):
@@ -181,7 +168,7 @@ def incarnations(run: ToolTrace, transport: ServiceTransport):
 
 
 def restarted(run: ToolTrace, crashed: Crash) -> None:
-    """The runtime died mid-execution; a restarted one is about to resolve the Invocation from the journal."""
+    """The runtime died; a restarted one is about to resolve the Invocation from the journal."""
     journal, invocation_id = run.journal, run.invocation.invocation_id
     state = journal.entry(invocation_id).state
     run.rec.emit("runtime", "runtime.crashed", None, {"journal_state": state, "reason": str(crashed)})
@@ -214,12 +201,8 @@ def answer(run: ToolTrace) -> None:
         run.decoder, run.spec, run.config.user_text, run.first_call, run.tool_message, reuse, zone, approved
     )
     started = model_started_payload(second, {**run.artifacts, "sampler": ANSWER_STRATEGY})
-    seen = {
-        "tool_call_id": PROPOSAL_ID,
-        "tool_result_status": result["status"],
-        "tool_result_event_id": result["event_id"],
-    }
-    rec.emit("model runtime", "model.started", 0, {**started, **seen})
+    seen = {"tool_result_status": result["status"], "tool_result_event_id": result["event_id"]}
+    rec.emit("model runtime", "model.started", 0, {**started, "tool_call_id": PROPOSAL_ID, **seen})
     decoded, call = second.decode, {"model_call_id": second.model_call_id}
     deltas = [s.piece for s in decoded.steps if s.chosen_id != second.slots.eos_id]
     streamed = {"deltas": deltas, "token_ids": list(decoded.token_ids), "utf8_hex": decoded.text.encode("utf-8").hex()}
@@ -232,31 +215,17 @@ def answer(run: ToolTrace) -> None:
 def close_trace(run: ToolTrace, status: str) -> ToolTrace:
     """The last event: the request status, the calendar's state and the Invocation's history."""
     service, run.request_status = run.service, status
-    events, key = sorted(service.store), idempotency_key(run.config.request_id)
-    commit = {
-        "calendar_events": events,
-        "events_for_key": service.events_with_key(key),
-        "executions": service.executions,
-    }
+    events, for_key = sorted(service.store), service.events_with_key(idempotency_key(run.config.request_id))
+    commit = {"calendar_events": events, "events_for_key": for_key, "executions": service.executions}
     history = [f"{a}→{b}" for a, b, _ in run.machine.history]
     closed = {"request_status": status, "external_commit": bool(events), "commit": commit, "state_history": history}
     run.report("tracing", "trace.closed", **closed)
     return run
 
 
-#: the phases of a run, in event order (``run_tool_trace`` runs them until one ends the request)
-PHASES = (
-    propose,
-    parse,
-    validate,
-    normalize,
-    authorize,
-    confirm,
-    cancelled_before_execute,
-    execute,
-    cancelled_after_commit,
-    observe,
-    answer,
-)
+#: the phases up to the confirmation (t00–t07), then the whole run in event order (``run_tool_trace`` runs
+#: them until one ends the request)
+PROPOSAL = (propose, parse, validate, normalize, authorize, confirm)
+PHASES = (*PROPOSAL, cancelled_before_execute, execute, cancelled_after_commit, observe, answer)
 #: the phases from an Invocation to its observed result (what ``labkit.tools.schedules`` runs)
 EXECUTION = PHASES[PHASES.index(authorize) : PHASES.index(answer)]

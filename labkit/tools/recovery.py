@@ -6,10 +6,8 @@ same idempotency key** (a stored ``ok`` → COMMITTED, nothing → NOT_COMMITTED
 next attempt with the same key if the budget allows, else it stays, terminal); NOT_COMMITTED takes the
 next attempt with the same key or ends FAILED; COMMITTED reads its result back from the journal.
 
-``execute_and_recover`` is trace three's one execute-and-recover path: the happy run, the fault
-schedules (``labkit.tools.schedules``) and every incarnation of the crash harness take it.
-``verify_approvals`` refuses, before anything is queried or sent, a journal whose approved digest does
-not match its Invocation (the journal was edited, or belongs to other code).
+``execute_and_recover`` is the one execute-and-recover path: the happy run, the fault schedules and the
+crash harness take it.  ``verify_approvals`` refuses a journal whose approval is for another digest.
 """
 
 from __future__ import annotations
@@ -30,9 +28,8 @@ def execute_and_recover(
     executors: Iterator[Executor],
     on_crash: Callable | None = None,
 ) -> tuple[InvocationMachine, dict | None, int]:
-    """Execute with the first executor; after each ``Crash`` a restart (``on_crash(crash)``, then the
-    next executor) resolves the Invocation from the journal — and may crash again.
-    Returns (machine, committed result or None, restarts)."""
+    """(machine, committed result or None, restarts): execute with the first executor; after each ``Crash``
+    a restart (``on_crash(crash)``, the next executor) resolves the Invocation from the journal."""
     restarts = 0
     while True:
         try:

@@ -1,13 +1,7 @@
 """Trace three, run: two model calls around a confirmed, idempotent calendar write (t00–t14).
 
-``run_tool_trace(ToolRunConfig())`` computes everything on the spot: the 86-token prompt,
-the prefill of toy-tool-decoder-v1, the grammar-masked greedy decode of the 27 proposal
-tokens, parse → validate → normalize → authorize → confirm → execute → observe on the
-state machine, the calendar service's commit, and the second call that reuses the first
-call's prefix cache before it writes the summary.  Every step is one event of the trace:
-the run is ``PHASES`` of ``labkit.tools.phases`` on one ``ToolTrace`` (``labkit.tools.config``).
-A fault is a change of the frozen ``ToolRunConfig``'s ``faults`` (``labkit.tools.faults``), read at its seam
-(``labkit.tools.seams``).
+``run_tool_trace(ToolRunConfig())`` computes everything on the spot: ``PHASES`` of ``labkit.tools.phases``
+on one ``ToolTrace``; a fault is a change of the config's ``faults``, read at its seam (``labkit.tools.seams``).
 """
 
 from __future__ import annotations
@@ -25,12 +19,7 @@ STRATEGY = "greedy_with_json_grammar"  # §7.10; what runs in mc_01 (mc_02: ANSW
 def run_tool_trace(
     config: ToolRunConfig | None = None, hooks: ToolHooks | None = None, *, decoder=None, spec: ToolSpec | None = None
 ) -> ToolTrace:
-    """Run trace three under ``config``; returns the events t00… and everything computed.
-
-    ``hooks`` (``labkit.tools.config.ToolHooks``) substitutes pieces of the runtime (the
-    grammar mask, the digest binding test, the prefix reuse, the service's idempotent
-    execute) — how the book's exercises run a reader's function inside the real runtime.
-    ``decoder`` and ``spec`` (default: the fixtures') save loading them again."""
+    """Run trace three; ``decoder`` and ``spec`` (default: the fixtures') save loading them again."""
     config, hooks = checked_run_arguments(config, hooks, ToolRunConfig, ToolHooks)
     spec = find_tool(spec or load_toolspec(), config.tool)
     artifacts = {

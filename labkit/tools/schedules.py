@@ -1,12 +1,9 @@
 """Random fault schedules for the execution half of trace three (no model needed).
 
-A ``FaultSchedule`` fixes everything that can go wrong after the proposal: the transport's
-outcome per attempt, the outcome of each lookup by key, crashes of the runtime at any crash point
-(each restart may crash again), a cancellation, the retry budget, a missing capability and a
-confirmation that does not match.  ``run_schedule`` runs the happy run's own phases from t05 on
-(``labkit.tools.phases.EXECUTION``) on the §7.12 Invocation under the schedule's ``ToolRunConfig``;
-``invariant_violations`` checks on its stores the promises of ``labkit.tools.torture.invariants``
-(the crash harness checks the same).
+A ``FaultSchedule`` fixes what can go wrong after the proposal (transport and lookup outcomes, crashes at
+any crash point, a cancellation, the budget, a missing capability, a mismatched confirmation);
+``run_schedule`` runs the happy run's own phases from t05 on (``labkit.tools.phases.EXECUTION``) on the
+§7.12 Invocation, and ``invariant_violations`` checks the promises of ``labkit.tools.torture.invariants``.
 """
 
 from __future__ import annotations
@@ -21,7 +18,6 @@ from labkit.tools.phases import EXECUTION
 from labkit.tools.seams import CANCELS, ToolFaults
 from labkit.tools.states import InvocationMachine, State
 from labkit.tools.torture import invariants
-from labkit.tools.torture.invariants import read
 
 
 @dataclass(frozen=True)
@@ -42,12 +38,8 @@ class FaultSchedule:
     def config(self) -> ToolRunConfig:
         """The happy run's config with this schedule's faults."""
         happy = ToolRunConfig()
-        faults = ToolFaults(
-            tamper_digest=not self.confirmation_matches,
-            cancel_at=self.cancel,
-            transport_plan=self.transport_plan,
-            query_plan=self.query_plan,
-        )
+        plans = {"transport_plan": self.transport_plan, "query_plan": self.query_plan}
+        faults = ToolFaults(tamper_digest=not self.confirmation_matches, cancel_at=self.cancel, **plans)
         capabilities = happy.capabilities if self.authorized else happy.capabilities[:1]
         return ToolRunConfig(
             capabilities=capabilities, retry_budget=self.retry_budget, faults=faults, crashes=self.crashes
@@ -55,9 +47,7 @@ class FaultSchedule:
 
 
 def run_schedule(schedule: FaultSchedule, *, service_execute=None) -> ToolTrace:
-    """Authorise, confirm, execute and recover the §7.12 Invocation under ``schedule`` (the runtime's
-    phases from t05 on); never raises ``Crash``.  ``service_execute`` replaces the calendar service's
-    idempotent execute (a hook, see ``labkit.tools.config.ToolHooks``)."""
+    """Authorise, confirm, execute and recover the §7.12 Invocation under ``schedule`` (never a ``Crash``)."""
     config, invocation = schedule.config(), fixture_invocation()
     hooks = ToolHooks(service_execute=service_execute)
     run = start_trace(config, hooks, InvocationMachine(State.VALIDATED), invocation=invocation)
@@ -68,7 +58,7 @@ def run_schedule(schedule: FaultSchedule, *, service_execute=None) -> ToolTrace:
 
 def invariant_violations(outcome: ToolTrace) -> list[str]:
     """Every broken promise of a schedule's run (empty: all kept), as "invariant: what broke"."""
-    snap = read([outcome.journal.db.db], outcome.service.db.db)
+    snap = invariants.read([outcome.journal.db.db], outcome.service.db.db)
     config = outcome.config
     granted = outcome.invocation.required_capability in config.capabilities
     approved = granted and not (config.faults.tamper_digest or config.faults.cancels("before_execute"))

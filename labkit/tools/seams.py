@@ -76,10 +76,9 @@ class ToolFaults:
     new_key_per_attempt: bool = False
 
     def __post_init__(self):
-        if self.proposal_tamper not in TAMPERS:
-            raise ValueError(f"proposal_tamper must be one of {list(TAMPERS)}, got {self.proposal_tamper!r}")
-        if self.cancel_at not in CANCELS:
-            raise ValueError(f"cancel_at must be one of {list(CANCELS)}, got {self.cancel_at!r}")
+        for switch, known in (("proposal_tamper", TAMPERS), ("cancel_at", CANCELS)):
+            if getattr(self, switch) not in known:
+                raise ValueError(f"{switch} must be one of {list(known)}, got {getattr(self, switch)!r}")
 
     def parser_input(self, generated: bytes) -> bytes:
         """The bytes the parser receives: the decoder's own, or (``not_json``) their first half."""

@@ -4,10 +4,8 @@ Happy path::
 
     PROPOSED → PARSED → VALIDATED → AUTHORIZED → PREPARED → EXECUTING → COMMITTED → OBSERVED
 
-Each failure state names what stopped the call (beside it in ``State``).
-Only the moves in ``TRANSITIONS`` are legal; anything else raises ``IllegalTransition``.
-The side effect may happen only on EXECUTING → COMMITTED (or OUTCOME_UNKNOWN → COMMITTED,
-when a query finds the commit that already happened).
+Only the moves in ``TRANSITIONS`` are legal (anything else raises ``IllegalTransition``); the side effect
+may happen only on EXECUTING → COMMITTED, or OUTCOME_UNKNOWN → COMMITTED when a query finds it.
 """
 
 from __future__ import annotations
@@ -54,6 +52,8 @@ TRANSITIONS: Mapping[State, frozenset[State]] = MappingProxyType(
         S.COMMITTED: frozenset({S.OBSERVED}),
     }
 )
+#: the states of an Invocation whose event exists
+COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
 #: (final state, request status) pairs a run may end in: COMMITTED when a cancel came after the
 #: commit, OUTCOME_UNKNOWN only when the budget ran out
 TERMINAL_OUTCOMES = frozenset(
@@ -77,11 +77,8 @@ class IllegalTransition(ValueError):
 
 @dataclass
 class InvocationMachine:
-    """Holds the current state and every move made (``history`` of (from, to, event_id)).
-
-    Once ``attach``ed to a journal, every move is written to the journal *before* the
-    in-memory state changes, so the journal is never behind what the runtime acts on.
-    """
+    """The current state and every move made (``history``: (from, to, event_id)); once ``attach``ed, each
+    move is journaled *before* the state changes, so the journal is never behind what the runtime acts on."""
 
     state: State = State.PROPOSED
     history: list[tuple[str, str, str | None]] = field(default_factory=list)

@@ -1,25 +1,10 @@
 """A durable SQLite store (the runtime's journal, the calendar's store) that trusts nothing it cannot verify.
 
-``Store(path, kind, timeout, create=True)`` opens an autocommit connection.  A file that does not exist yet
-gets the kind's schema, ``PRAGMA user_version`` and ``PRAGMA application_id`` (one per kind, so a journal
-is never taken for a calendar store); with ``create=False`` (a restart) a missing file is refused.  An
-existing file is refused with the kind's error (a ``StoreError``, a ``ValueError``) naming it and what to do,
-before anything reads or writes it, when it is
-
-1. empty (zero bytes: a store labkit wrote never is) or not a regular file;
-2. not an intact SQLite database: ``PRAGMA integrity_check`` (every page, every index against its
-   table — ``quick_check`` skips the indexes) and a size that is a whole number of its pages;
-3. of another kind or program (``application_id``) or schema version (``user_version``);
-4. of another schema: every row of ``sqlite_master`` (tables, indexes, triggers, views and their SQL)
-   must be the kind's own — an extra trigger could book twice behind the runtime's back;
-5. inconsistent by the kind's own rules (``StoreKind.check``: a journal's states and paths, a calendar's
-   events against its idempotency records).
-
-Afterwards every ``sqlite3`` error comes out as the kind's error naming the file and what to do
-(``TROUBLES``).  ``transaction()`` rolls back only a transaction still open, so the real error is never
-masked by "cannot rollback".  A hot rollback journal (``<file>-journal``) left by a killed process is
-rolled back by SQLite on the next open; a store whose ``-journal`` was lost after a kill mid-commit may
-hold half a commit, which checks 2 and 5 refuse (``tests/test_stores_torn_commits.py`` tears every commit).
+``Store(path, kind)`` gives a new file the kind's schema, ``user_version`` and ``application_id``.  An
+existing file is refused by name, before anything reads it, when it is empty, damaged (``integrity_check``:
+every page and index, which ``quick_check`` skips; a whole number of pages), of another kind, version or
+schema (an extra trigger could book twice), or against the kind's own rules (``StoreKind.check``): so half
+a commit left by a lost ``-journal`` is refused.  Later ``sqlite3`` errors become the kind's error.
 """
 
 from __future__ import annotations
@@ -43,7 +28,7 @@ class StoreError(ValueError):
 #: a ``StoreKind`` whose line this is not is refused
 STORE_KINDS: dict[int, str] = {
     0x4C4B4A31: "journal",  # "LKJ1": labkit.tools.journal.JOURNAL
-    0x4C4B4331: "calendar store",  # "LKC1": labkit.tools.calendar_store.CALENDAR_STORE
+    0x4C4B4331: "calendar store",  # "LKC1": labkit.tools.calendar_service.CALENDAR_STORE
 }
 
 
@@ -59,11 +44,6 @@ class StoreKind:
 
     def __post_init__(self):
         number = self.application_id
-        if not isinstance(self.what, str) or not isinstance(number, int) or isinstance(number, bool) or number == 0:
-            raise TypeError(
-                f"a store kind needs a name and a nonzero int application_id (0 is SQLite's 'none'), "
-                f"got what={self.what!r}, application_id={number!r}"
-            )
         if STORE_KINDS.get(number) != self.what:
             raise ValueError(
                 f"store kind {self.what!r}: application_id {number:#x} must be its line of STORE_KINDS, "
@@ -121,15 +101,13 @@ class Store:
             raise self.trouble(exc, "cannot be opened") from exc
         try:
             self._check_or_create()
-        except sqlite3.DatabaseError as exc:
+        except BaseException as exc:
             self.db.close()
-            if type(exc) is not sqlite3.DatabaseError:  # OperationalError & co: locked, read-only, …
+            if type(exc) is sqlite3.DatabaseError:
+                what = f"is not an intact SQLite database ({exc}); expected a file written by labkit"
+                raise kind.error(f"{kind.what} {self.path} {what}") from exc
+            if isinstance(exc, sqlite3.DatabaseError):  # OperationalError & co: locked, read-only, …
                 raise self.trouble(exc, "cannot be read") from exc
-            raise kind.error(
-                f"{kind.what} {self.path} is not an intact SQLite database ({exc}); expected a file written by labkit"
-            ) from exc
-        except BaseException:
-            self.db.close()
             raise
 
     def _existing_file(self, create: bool) -> str:
@@ -235,29 +213,21 @@ class Store:
             raise self.refuse("is damaged", [f"{on_disk} bytes on disk for {pages} pages of {size} bytes"])
 
 
-#: a row of ``sqlite_master`` without its rootpage: (type, name, tbl_name, sql)
-MasterRow = tuple[str, str, str, str | None]
-
-
-def _master(db: sqlite3.Connection) -> list[MasterRow]:
-    return sorted(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"), key=str)
+def _master(db: sqlite3.Connection) -> dict[tuple[str, str], str | None]:
+    """``sqlite_master`` as (type, name) → SQL."""
+    return {(kind, name): sql for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_master")}
 
 
 @lru_cache(maxsize=8)
-def _expected_master(schema: str) -> list[MasterRow]:
+def _expected_master(schema: str) -> dict[tuple[str, str], str | None]:
     with closing(sqlite3.connect(":memory:")) as scratch:
         scratch.executescript(schema)
         return _master(scratch)
 
 
-def schema_differences(found: list[MasterRow], expected: list[MasterRow]) -> list[str]:
+def schema_differences(found: dict, expected: dict) -> list[str]:
     """What differs between a file's ``sqlite_master`` and the kind's, one line per object."""
-    mine, theirs = {(t, n): sql for t, n, _, sql in expected}, {(t, n): sql for t, n, _, sql in found}
-    lines = [f"an extra {t} {n!r}" for t, n in sorted(set(theirs) - set(mine))]
-    lines += [f"no {t} {n!r}" for t, n in sorted(set(mine) - set(theirs))]
-    lines += [
-        f"{t} {n!r} has other columns or SQL" if t == "table" else f"{t} {n!r} has other SQL"
-        for (t, n), sql in sorted(theirs.items())
-        if (t, n) in mine and mine[(t, n)] != sql
-    ]
-    return lines
+    lines = [f"an extra {t} {n!r}" for t, n in sorted(set(found) - set(expected))]
+    lines += [f"no {t} {n!r}" for t, n in sorted(set(expected) - set(found))]
+    changed = sorted(key for key, sql in found.items() if expected.get(key, sql) != sql)
+    return lines + [f"{t} {n!r} has other {'columns or SQL' if t == 'table' else 'SQL'}" for t, n in changed]

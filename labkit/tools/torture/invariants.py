@@ -1,15 +1,10 @@
 """The promises of trace three's execute path, checked on what the store files hold.
 
-``take(journals, service)`` opens each file (``read`` takes open connections: the in-memory stores
-of a fault schedule), lets SQLite roll back a transaction a killed process left half done (what
-any restart does first), runs ``PRAGMA integrity_check`` and reads the journal's invocations and
-transitions and the calendar's events and idempotency records with plain SQL — none of the
-runtime's code.  The ``Snapshot`` is plain data, so a check can run on any moment of a run.
-
-The one set of invariants, each a function of snapshots returning its violations (an empty list:
-the promise held): the crash harness checks them on the files after every kill and at the end,
-the racing clients at the end, the fault schedules (``labkit.tools.schedules``) on their in-memory
-stores (``run_checks`` and ``ending``).  ``INVARIANTS`` names them for the report:
+``take(journals, service)`` opens the files (``read``: open connections, a fault schedule's in-memory
+stores), letting SQLite roll back what a killed process left half done, and reads them with plain SQL —
+none of the runtime's code — into a ``Snapshot`` of plain data.  Each invariant is a function of
+snapshots returning its violations ([]: the promise held), checked by the crash harness after every kill
+and at the end, by the racing clients, and by the fault schedules (``run_checks`` and ``ending``):
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ from types import MappingProxyType
 from labkit.core import strictjson
 from labkit.tools.confirm import invocation_digest
 from labkit.tools.normalize import Invocation
-from labkit.tools.states import TERMINAL_OUTCOMES, TRANSITIONS, State
+from labkit.tools.states import COMMITTED, TERMINAL_OUTCOMES, TRANSITIONS, State
 
 INVARIANTS = MappingProxyType(
     {
@@ -42,7 +37,6 @@ INVARIANTS = MappingProxyType(
     }
 )
 __doc__ += "\n".join(f"\n* ``{name}``: {text}" for name, text in INVARIANTS.items())
-COMMITTED = (State.COMMITTED.value, State.OBSERVED.value)
 
 
 def key_prefix(invocation_id: str) -> str:
@@ -69,7 +63,7 @@ class Snapshot:
 
 
 def take(journals: list[Path], service: Path) -> Snapshot:
-    """The snapshot of the store files (each opened, checked and closed again)."""
+    """The snapshot of the store files (each opened and closed again)."""
     paths = [*journals, service]
     missing = [path for path in paths if not path.is_file()]
     if missing:
@@ -112,8 +106,7 @@ def integrity(snap: Snapshot) -> list[str]:
 
 
 def legal_path(snap: Snapshot) -> list[str]:
-    """Each invocation's transitions chain (one's target is the next one's source), every move is
-    allowed by ``TRANSITIONS`` and the last target is the journaled state."""
+    """Each invocation's moves chain, each is in ``TRANSITIONS``, and the last ends in the journaled state."""
     problems, paths = [], defaultdict(list)
     for t in snap.transitions:
         paths[(t["journal"], t["invocation_id"])].append(t)
@@ -138,17 +131,13 @@ def events_authorised(snap: Snapshot) -> list[str]:
         approved = entry["approved_digest"]
         if t["to"] == State.EXECUTING.value and approved == invocation_digest(Invocation(**entry["invocation"])):
             keys.add(t["detail"].get("idempotency_key"))
-    return [
-        f"event {event} (key {key}) has no journal record that authorised it"
-        for event, key in snap.events
-        if key not in keys
-    ]
+    unauthorised = [(event, key) for event, key in snap.events if key not in keys]
+    return [f"event {event} (key {key}) has no journal record that authorised it" for event, key in unauthorised]
 
 
 def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
-    """(one_event_per_commit, no_event_without_commit): the events under an invocation's journaled
-    keys — exactly one, the one its COMMITTED move names, if it committed; none if it did not (an
-    OUTCOME_UNKNOWN ending may hold its event: ``unknown_settled`` checks a later query finds it)."""
+    """(one_event_per_commit, no_event_without_commit): under a committed invocation's keys the one event its
+    commit names; none under another's (OUTCOME_UNKNOWN may hold one: ``unknown_settled`` checks it)."""
     keys, results = defaultdict(set), defaultdict(list)  # (journal, invocation) → its attempts' keys, commits
     for t in snap.transitions:
         if t["to"] == State.EXECUTING.value:
@@ -165,10 +154,8 @@ def commits_have_one_event(snap: Snapshot) -> tuple[list[str], list[str]]:
             elif results[(journal, inv)][-1:] != events:
                 one.append(f"{inv} committed {results[(journal, inv)][-1:]} but the calendar holds {events}")
         elif events and entry["state"] != State.OUTCOME_UNKNOWN.value:
-            none.append(
-                f"{inv} ended {entry['state']} (approved: {entry['approved_digest'] is not None}) "
-                f"but the calendar holds {events}"
-            )
+            approved = entry["approved_digest"] is not None
+            none.append(f"{inv} ended {entry['state']} (approved: {approved}) but the calendar holds {events}")
     return one, none
 
 
@@ -183,8 +170,7 @@ def run_checks(snap: Snapshot) -> dict[str, list[str]]:
 
 
 def ending(snap: Snapshot, outcome, approved: bool) -> list[str]:
-    """An in-process run's ending (a fault schedule's ``outcome``): documented and terminal, the
-    journal's state, and no request sent when nothing was ``approved``."""
+    """A fault schedule's ending: documented, the journal's, and no request sent unless ``approved``."""
     problems, ended = [], (outcome.final_state, outcome.request_status)
     if ended not in TERMINAL_OUTCOMES:
         problems.append(f"undocumented ending {ended}")
@@ -237,10 +223,9 @@ def one_commit_per_key(results: list[dict], snap: Snapshot) -> list[str]:
         committed = snap.stored.get(key, {}).get("request_digest")
         for r in requests:
             expected = ("COMMITTED", mine[0]) if r["request_digest"] == committed else ("FAILED", None)
-            if (r["state"], r["event_id"]) != expected:
-                problems.append(
-                    f"key {key}, client {r['client']}: got {(r['state'], r['event_id'])}, expected {expected}"
-                )
+            got = (r["state"], r["event_id"])
+            if got != expected:
+                problems.append(f"key {key}, client {r['client']}: got {got}, expected {expected}")
     if snap.executions != len(by_key):
         problems.append(f"{snap.executions} executions for {len(by_key)} keys")
     return problems
