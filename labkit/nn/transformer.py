@@ -184,7 +184,7 @@ class ForwardResult:
         return self.logits[:, -1, :]
 
 
-def _per_query_head(keys: np.ndarray, values: np.ndarray, group_size: int) -> tuple[np.ndarray, np.ndarray]:
+def per_query_head(keys: np.ndarray, values: np.ndarray, group_size: int) -> tuple[np.ndarray, np.ndarray]:
     """[B, H_kv, T, d_h] → [B, H_q, T, d_h]: query head h reads key/value head h // group_size."""
     if group_size == 1:  # multi-head attention: each query head has its own
         return keys, values
@@ -271,7 +271,7 @@ class Decoder:
             else:
                 keys, values = cache.append(i, k, v, finite=True)  # [B, H_kv, T_cache, d_h]
             # grouped-query attention: query head h reads key/value head h // group_size
-            keys_per_q, values_per_q = _per_query_head(keys, values, cfg.group_size)
+            keys_per_q, values_per_q = per_query_head(keys, values, cfg.group_size)
             attended, weights = attention(q, keys_per_q, values_per_q, allowed, checked=True)
             x = x + self._merge_heads(attended) @ layer["o"]
             z = rms_norm(x, cfg.norm_eps, checked=True)

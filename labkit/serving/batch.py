@@ -19,7 +19,7 @@ from labkit.nn import Decoder
 from labkit.nn.attention import attention, causal_allowed
 from labkit.nn.norm import rms_norm
 from labkit.nn.rope import rope, rope_angles
-from labkit.nn.transformer import ForwardResult, LayerRecord, _per_query_head
+from labkit.nn.transformer import ForwardResult, LayerRecord, per_query_head
 from labkit.serving.paged import BlockPool
 
 
@@ -73,7 +73,7 @@ def _attend(decoder: Decoder, pool: BlockPool, chunk: Chunk, layer: int, q, k, v
     v = decoder._split_heads(v, cfg.n_kv_heads)
     pool.write(chunk.table, layer, start, k, v)
     keys, values = pool.gather(chunk.table, layer, start + n)  # [1, H_kv, start + n, d_h]
-    keys_per_q, values_per_q = _per_query_head(keys, values, cfg.group_size)  # query head h reads h // group
+    keys_per_q, values_per_q = per_query_head(keys, values, cfg.group_size)  # query head h reads h // group
     out, weights = attention(q, keys_per_q, values_per_q, causal_allowed(positions, np.arange(start + n)), checked=True)
     shapes = [list(a.shape) for a in (q, k, v, weights)] + [None, list(keys.shape), list(values.shape)]
     return decoder._merge_heads(out), shapes
