@@ -1,11 +1,7 @@
-"""The public checks of chapter 11's labs 01–06: what a right answer must satisfy, needing no stored answer.
-
-A gradient equals the finite differences of its loss (the CE, log-softmax and DPO variants); a mask keeps
-its invariants (causal, one document, the window's band and count); attention rows are distributions with
-no weight on the future and the log-odds the bias sets; the reader's cached step, run as every layer's
-attention of the lab decoder, gives the full pass's logits; a cache's size is what real caches hold; a
-check accepts the correct decoder and refuses the faulty ones. The predictions' answers (self-tests the
-page's next cell answers anyway) are the labs' own runs. References and hidden cases: the teacher's key.
+"""The public checks of chapter 11's labs 01–03 and 06 (04–05, the KV cache: ``labs_i_cache``): a gradient
+equals the finite differences of its loss (the CE, log-softmax and DPO variants); a mask keeps its invariants;
+attention rows are distributions with the log-odds the bias sets. The predictions' answers are the labs' own
+runs; references and hidden cases are the teacher's key.
 """
 
 from __future__ import annotations
@@ -64,13 +60,13 @@ def _gradient_cases():
     ]
 
 
-def _against_finite_differences(candidate, cases, loss, what: str):
+def _against_finite_differences(candidate, cases, loss):
     """The first case and element where ``candidate(*args)`` misses the central differences of ``loss``."""
     for label, args in cases:
         point = args[0]
         copies = (a.copy() if isinstance(a, np.ndarray) else a for a in args)
         try:
-            got = as_array(call(candidate, *copies), what, shape=point.shape, dtype_kind="number")
+            got = as_array(call(candidate, *copies), "gradient", shape=point.shape, dtype_kind="number")
         except NotAttempted:
             raise
         except CandidateProblem as problem:
@@ -79,10 +75,9 @@ def _against_finite_differences(candidate, cases, loss, what: str):
         bad = np.argwhere(~(np.abs(got - numeric) <= FD_ATOL))
         if bad.size:
             index = tuple(int(i) for i in bad[0])
-            where = say("case “{label}”, {what}{index}", label=label, what=what, index=list(index))
             return failure(
                 say("your gradient disagrees with the loss's finite differences"),
-                where=where,
+                where=say("case “{label}”, {what}{index}", label=label, what="gradient", index=list(index)),
                 rule=say("central differences of the loss, within ±{FD_ATOL:g}", FD_ATOL=FD_ATOL),
                 got=got[index].item(),
             )
@@ -92,7 +87,7 @@ def _against_finite_differences(candidate, cases, loss, what: str):
 @properties()
 def masked_ce_gradient(candidate):
     cases = _gradient_cases()
-    found = _against_finite_differences(candidate, cases, weighted_cross_entropy, "gradient")
+    found = _against_finite_differences(candidate, cases, weighted_cross_entropy)
     if found is None:  # a row of weight 0 takes no part in the loss: its gradient is exactly 0
         got = np.asarray(call(candidate, *cases[1][1]))
         if np.any(got[1] != 0.0):
@@ -118,23 +113,18 @@ def _upstream_loss(z, upstream) -> float:
 
 def _backward_cases():
     spread = np.random.default_rng(12).normal(0.0, 3.0, size=(2, 5))
+    lab_row, thousands = np.array([[np.log(2.0), 0, 0]]), np.array([[1000.0, 0, -1000], [0, 800, 0]])
     return [
         ("a row whose largest logit is 0", (np.array([[0.0, -1.0, -2.0]]), np.array([[1.0, 0.5, -2.0]]))),
-        (
-            "the lab's row z = [ln 2, 0, 0], upstream −onehot(2)",
-            (np.array([[np.log(2.0), 0, 0]]), np.array([[0, 0, -1.0]])),
-        ),
-        (
-            "logits in the thousands",
-            (np.array([[1000.0, 0, -1000], [0, 800, 0]]), np.array([[0.5, -1, 2], [1, 1, -3.0]])),
-        ),
+        ("the lab's row z = [ln 2, 0, 0], upstream −onehot(2)", (lab_row, np.array([[0, 0, -1.0]]))),
+        ("logits in the thousands", (thousands, np.array([[0.5, -1, 2], [1, 1, -3.0]]))),
         ("a [2, 5] batch, every upstream entry non-zero", (spread, np.random.default_rng(13).normal(size=(2, 5)))),
     ]
 
 
 @properties()
 def fixed_log_softmax_grad(candidate):
-    return _against_finite_differences(candidate, _backward_cases(), _upstream_loss, "gradient")
+    return _against_finite_differences(candidate, _backward_cases(), _upstream_loss)
 
 
 # --- 02: the sliding-window mask, a prediction ------------------------------------------------
@@ -154,6 +144,11 @@ def _window_cases():
     ]
 
 
+def _first_true(broken) -> tuple[int, int]:
+    a, b = (int(x) for x in np.argwhere(broken)[0])
+    return a, b
+
+
 def _window_problem(allowed, ids, window):
     """(where, rule, got) of the first invariant of a sliding-window document mask ``allowed`` breaks."""
     i, j = np.indices(allowed.shape)
@@ -163,7 +158,7 @@ def _window_problem(allowed, ids, window):
         (allowed & (i - j >= window), say("a key at distance ≥ window is outside the band")),
     ):
         if broken.any():
-            a, b = (int(x) for x in np.argwhere(broken)[0])
+            a, b = _first_true(broken)
             return f"allowed[{a}, {b}]", rule, True
     start = np.array([int(np.flatnonzero(ids == ids[t])[0]) for t in range(ids.size)])  # first token of t's document
     wanted = np.minimum(window, np.arange(ids.size) - start + 1)
@@ -175,19 +170,19 @@ def _window_problem(allowed, ids, window):
     return None
 
 
+def _in_case(message: str, label: str, found):
+    """The failure ``message`` of case ``label`` at ``found`` = (where, rule, the reader's value)."""
+    where, rule, got = found
+    return failure(message, where=say("case “{label}”, {where}", label=label, where=where), rule=rule, got=got)
+
+
 @properties()
 def sliding_window_mask(candidate):
     for label, (ids, window) in _window_cases():
         got = as_array(call(candidate, ids.copy(), window), "allowed", shape=(ids.size, ids.size), dtype_kind="bool")
         found = _window_problem(got, ids, window)
         if found is not None:
-            where, rule, seen = found
-            return failure(
-                say("the mask breaks an invariant"),
-                where=say("case “{label}”, {where}", label=label, where=where),
-                rule=rule,
-                got=seen,
-            )
+            return _in_case(say("the mask breaks an invariant"), label, found)
     return None
 
 
@@ -214,36 +209,27 @@ def _alibi_problem(output, weights, q, k, v, slope):
     """(where, rule, got) of the first property of causal ALiBi attention the result breaks."""
     t = q.shape[0]
     future = np.triu(np.ones((t, t), dtype=bool), k=1)
-    sums = weights.sum(axis=1)
     checks = (
-        (weights < 0, say("weights are never negative")),
-        (np.abs(sums - 1.0)[:, None] > 1e-12, say("each row of weights sums to 1")),
-        (future & (weights != 0.0), say("no weight, not even a tiny one, on a future key")),
-        (np.abs(output - weights @ v) > 1e-12 * max(1.0, float(np.abs(v).max())), "output = weights @ v"),
+        ("weights", weights < 0, say("weights are never negative")),
+        ("weights", np.abs(weights.sum(axis=1) - 1.0)[:, None] > 1e-12, say("each row of weights sums to 1")),
+        ("weights", future & (weights != 0.0), say("no weight, not even a tiny one, on a future key")),
+        ("output", np.abs(output - weights @ v) > 1e-12 * max(1.0, float(np.abs(v).max())), "output = weights @ v"),
     )
-    for broken, rule in checks:
+    for name, broken, rule in checks:
         if broken.any():
-            a, b = (int(x) for x in np.argwhere(broken)[0])
-            return (
-                f"weights[{a}, {b}]" if rule != "output = weights @ v" else f"output[{a}, {b}]",
-                rule,
-                weights[a].tolist(),
-            )
+            a, b = _first_true(broken)
+            return f"{name}[{a}, {b}]", rule, weights[a].tolist()
     # log w_ij − log w_ii = q_i·(k_j − k_i)/√d_h − slope·(i − j) for every visible key j
     i, j = np.indices((t, t))
     law = (q @ k.T - np.sum(q * k, axis=1)[:, None]) / np.sqrt(q.shape[1]) - slope * (i - j)
     with np.errstate(divide="ignore"):
         seen = np.log(weights) - np.log(np.diag(weights))[:, None]
-    off = (
-        ~future & (weights > 1e-250) & (np.diag(weights) > 1e-250)[:, None] & (np.abs(seen - law) > 1e-9)
-    )  # where neither weight underflowed
+    visible = ~future & (weights > 1e-250) & (np.diag(weights) > 1e-250)[:, None]  # where neither weight underflowed
+    off = visible & (np.abs(seen - law) > 1e-9)
     if off.any():
-        a, b = (int(x) for x in np.argwhere(off)[0])
-        return (
-            f"weights[{a}, {b}]",
-            "log w_ij − log w_ii = (q_i·k_j − q_i·k_i)/√d_h − slope·(i − j)",
-            float(weights[a, b]),
-        )
+        a, b = _first_true(off)
+        rule = "log w_ij − log w_ii = (q_i·k_j − q_i·k_i)/√d_h − slope·(i − j)"
+        return f"weights[{a}, {b}]", rule, float(weights[a, b])
     return None
 
 
@@ -255,13 +241,7 @@ def alibi_causal_attention(candidate):
         weights = as_array(got[1], "weights", shape=(q.shape[0], q.shape[0]), dtype_kind="number")
         found = _alibi_problem(output, weights, q, k, v, slope)
         if found is not None:
-            where, rule, seen = found
-            return failure(
-                say("the attention breaks a property"),
-                where=say("case “{label}”, {where}", label=label, where=where),
-                rule=rule,
-                got=seen,
-            )
+            return _in_case(say("the attention breaks a property"), label, found)
     return None
 
 
@@ -275,32 +255,8 @@ def scaled_query_weight() -> float:
 # --- 06: a prediction in words, the smoothed DPO gradient ------------------------------------
 
 WORDS = {
-    "rises": {
-        "rise",
-        "rises",
-        "rising",
-        "rose",
-        "up",
-        "goes up",
-        "increase",
-        "increases",
-        "increasing",
-        "higher",
-        "grows",
-    },
-    "falls": {
-        "fall",
-        "falls",
-        "falling",
-        "fell",
-        "down",
-        "goes down",
-        "decrease",
-        "decreases",
-        "decreasing",
-        "lower",
-        "drops",
-    },
+    "rises": {"goes up", *"rise rises rising rose up increase increases increasing higher grows".split()},
+    "falls": {"goes down", *"fall falls falling fell down decrease decreases decreasing lower drops".split()},
 }
 
 
@@ -328,15 +284,10 @@ def smoothed_dpo_loss(policy, reference, beta: float, smoothing: float) -> float
 
 
 def _dpo_cases():
+    lab = (np.array(dpo.POLICY_LOG_PROBS), np.array(dpo.REFERENCE_LOG_PROBS))
     return [
-        (
-            "the lab's pair, β = 0.2, ε = 0 (plain DPO)",
-            (np.array(dpo.POLICY_LOG_PROBS), np.array(dpo.REFERENCE_LOG_PROBS), 0.2, 0.0),
-        ),
-        (
-            "the lab's pair, β = 0.2, ε = 0.1",
-            (np.array(dpo.POLICY_LOG_PROBS), np.array(dpo.REFERENCE_LOG_PROBS), 0.2, 0.1),
-        ),
+        ("the lab's pair, β = 0.2, ε = 0 (plain DPO)", (*lab, 0.2, 0.0)),
+        ("the lab's pair, β = 0.2, ε = 0.1", (*lab, 0.2, 0.1)),
         (
             "[−1, −2] against [−1.5, −1.5], β = 0.5, ε = 0.25",
             (np.array([-1.0, -2.0]), np.array([-1.5, -1.5]), 0.5, 0.25),
@@ -347,4 +298,4 @@ def _dpo_cases():
 
 @properties()
 def smoothed_dpo_gradient(candidate):
-    return _against_finite_differences(candidate, _dpo_cases(), smoothed_dpo_loss, "gradient")
+    return _against_finite_differences(candidate, _dpo_cases(), smoothed_dpo_loss)
