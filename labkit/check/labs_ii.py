@@ -1,7 +1,5 @@
-"""The public checks of chapter 11's labs 07–08 (GRPO, KL): the properties a right answer must have, tested
-against the labs' own kernels and samplers; no reference and no stored answer. The predictions' answers
-(self-tests the page's next cell answers anyway) are computed by the kernels. Lab 09 is in
-``labs_ii_speculative``, pages 10–13 in ``labs_ii_serving``.
+"""The public checks of chapter 11's labs 07–08 (GRPO, KL): properties tested against the labs' own kernels
+and samplers, no stored answer (lab 09: ``labs_ii_speculative``; pages 10–13: ``labs_ii_serving``).
 """
 
 from __future__ import annotations
@@ -19,16 +17,14 @@ from labkit.nn.attention import softmax
 
 def number(value, name: str) -> float:
     """The reader's ``value`` as one finite or infinite real number (a NumPy scalar or 0-d array too)."""
+    kind = type(value).__name__
     if isinstance(value, bool | np.bool_ | str | bytes):
-        raise CandidateProblem(say("{name} must be one number, got {kind}", name=name, kind=type(value).__name__))
+        raise CandidateProblem(say("{name} must be one number, got {kind}", name=name, kind=kind))
     try:
         return float(np.asarray(value, dtype=np.float64).reshape(()))
     except (TypeError, ValueError):
-        raise CandidateProblem(
-            say(
-                "{name} must be one number, got {kind} {value!r:.60}", name=name, kind=type(value).__name__, value=value
-            )
-        ) from None
+        text = "{name} must be one number, got {kind} {value!r:.60}"
+        raise CandidateProblem(say(text, name=name, kind=kind, value=value)) from None
 
 
 def close(got: float, want: float, atol: float) -> bool:
@@ -43,16 +39,12 @@ def _reward_groups():
     ragged = np.random.default_rng(7).uniform(0.0, 1.0, size=(2, 5)).round(2)
     ragged_valid = np.array([[True, True, False, True, False], [False, True, True, True, True]])
     ragged[~ragged_valid] = np.nan
-    lone = np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]])
+    lone, one_valid = np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]), np.array([[True, False], [True, True]])
     return [
         ("the lab's three groups, every answer valid", np.array(grpo.REWARDS), np.ones((3, 4), dtype=bool)),
         ("one success in eight, the last two answers cut off", lone, np.arange(8)[None, :] < 6),
         ("two groups of five, the invalid rewards NaN", ragged, ragged_valid),
-        (
-            "a group with one valid answer beside a full one",
-            np.array([[3.0, -1.0], [2.0, 5.0]]),
-            np.array([[True, False], [True, True]]),
-        ),
+        ("a group with one valid answer beside a full one", np.array([[3.0, -1.0], [2.0, 5.0]]), one_valid),
     ]
 
 
@@ -70,9 +62,8 @@ def rloo_advantages(piece):
         if not np.isfinite(base).all():
             g, j = (int(v) for v in np.argwhere(~np.isfinite(base))[0])
             where = say("case “{label}”, advantage [{g}, {j}]", label=label, g=g, j=j)
-            return failure(
-                say("an advantage is NaN or infinite: an invalid reward reached a sum"), where=where, got=base[g, j]
-            )
+            message = say("an advantage is NaN or infinite: an invalid reward reached a sum")
+            return failure(message, where=where, got=base[g, j])
         silent = ~valid | (valid.sum(axis=-1, keepdims=True) < 2)
         if np.any(base[silent] != 0.0):
             g, j = (int(v) for v in np.argwhere(silent & (base != 0.0))[0])
@@ -81,11 +72,8 @@ def rloo_advantages(piece):
         sums = base.sum(axis=-1)
         if not np.allclose(sums, 0.0, rtol=0, atol=1e-9):
             g = int(np.flatnonzero(~np.isclose(sums, 0.0, rtol=0, atol=1e-9))[0])
-            return failure(
-                say("a group's advantages do not sum to zero"),
-                where=say("case “{label}”, group {g}", label=label, g=g),
-                got=sums[g],
-            )
+            where = say("case “{label}”, group {g}", label=label, g=g)
+            return failure(say("a group's advantages do not sum to zero"), where=where, got=sums[g])
         found = _moved_reward_problem(piece, label, rewards, valid, base)
         if found is not None:
             return found
@@ -105,15 +93,8 @@ def _moved_reward_problem(piece, label, rewards, valid, base):
         bad = np.argwhere(~np.isclose(change, want, rtol=0, atol=1e-9))
         if bad.size:
             h, j = (int(v) for v in bad[0])
-            where = say(
-                "case “{label}”, reward [{g}, {i}] raised by {step}: the change of advantage [{h}, {j}]",
-                label=label,
-                g=g,
-                i=i,
-                step=step,
-                h=h,
-                j=j,
-            )
+            text = "case “{label}”, reward [{g}, {i}] raised by {step}: the change of advantage [{h}, {j}]"
+            where = say(text, label=label, g=g, i=i, step=step, h=h, j=j)
             return failure(say("a reward moves the advantages the wrong amount"), where=where, got=change[h, j])
     return None
 
@@ -183,13 +164,8 @@ def gaussian_kl(piece):
     for case in GAUSSIAN_CASES:
         got, summed = number(call(piece, *case), "KL"), gaussian_kl_on_grid(*case)
         if not close(got, summed, 1e-7 * (1 + summed)):
-            where = say(
-                "μ_p = {case}, σ_p = {case2}, μ_q = {case3}, σ_q = {case4}",
-                case=case[0],
-                case2=case[1],
-                case3=case[2],
-                case4=case[3],
-            )
+            text = "μ_p = {case}, σ_p = {case2}, μ_q = {case3}, σ_q = {case4}"
+            where = say(text, case=case[0], case2=case[1], case3=case[2], case4=case[3])
             return failure(say("the divergence summed on a grid disagrees"), where=where, got=got)
     return None
 
@@ -210,23 +186,16 @@ def kl_from_logits(piece):
     for label, z_p, z_q in _logit_pairs():
         got = number(call(piece, z_p.copy(), z_q.copy()), "KL")
         if not np.isfinite(got) or got < -1e-12:
-            return failure(
-                say("KL between two rows of finite logits is finite and ≥ 0"),
-                where=say("case “{label}”", label=label),
-                got=got,
-            )
+            message = say("KL between two rows of finite logits is finite and ≥ 0")
+            return failure(message, where=say("case “{label}”", label=label), got=got)
         same = number(call(piece, z_p.copy(), z_p.copy()), "KL")
         if not close(same, 0.0, 1e-9):
-            return failure(
-                say("a row against itself is 0"), where=say("case “{label}”, z_q = z_p", label=label), got=same
-            )
+            where = say("case “{label}”, z_q = z_p", label=label)
+            return failure(say("a row against itself is 0"), where=where, got=same)
         shifted = number(call(piece, z_p + 5.0, z_q - 3.0), "KL")
         if not close(shifted, got, 1e-9 * (1 + abs(got))):
-            return failure(
-                say("adding a constant to a row changed KL"),
-                where=say("case “{label}”, z_p + 5, z_q − 3", label=label),
-                got=shifted,
-            )
+            where = say("case “{label}”, z_p + 5, z_q − 3", label=label)
+            return failure(say("adding a constant to a row changed KL"), where=where, got=shifted)
         slope = softmax(z_q) - softmax(z_p)
         for j in range(z_q.size):
             step = np.zeros_like(z_q)
