@@ -30,21 +30,17 @@ from labkit.trace import catalogue, kinds
 STEPPED = ({"type": "integer", "minimum": 15, "maximum": 240, "multipleOf": 15},)
 
 
-def _field_mask_in_the_decode(candidate):
-    """The reader's mask for ``duration_minutes`` inside the chapter's grammar-masked decode."""
-    spec = load_toolspec()
-    field = dict(spec.input_schema["properties"][runs.FIELD])
-    mask = runs.FieldMask(candidate, field, "the chapter's request (1…1440)")
-    try:
-        events = runs.hooked_tool_run("proposal_mask", mask)
-    except Diverged as diverged:
-        return diverged.result
-    return compare_traces("the chapter's request vs the golden trace", read_golden(golden_file("happy")), events)
-
-
 @properties()
 def integer_field_mask(candidate):
-    found = _field_mask_in_the_decode(candidate)
+    """The reader's mask for ``duration_minutes`` inside the chapter's decode, then under STEPPED alone."""
+    field = dict(load_toolspec().input_schema["properties"][runs.FIELD])
+    try:
+        events = runs.hooked_tool_run(
+            "proposal_mask", runs.field_mask(candidate, field, "the chapter's request (1…1440)")
+        )
+    except Diverged as diverged:
+        return diverged.result
+    found = compare_traces("the chapter's request vs the golden trace", read_golden(golden_file("happy")), events)
     for schema in STEPPED:
         if found is not None:
             return found  # a failed CheckResult is falsy: never chain checks with `or`
