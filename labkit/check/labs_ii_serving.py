@@ -1,6 +1,5 @@
 """The public checks of chapter 11's pages 10–13 (the bandwidth bound, unequal ranks, the reports, measuring):
-the properties a right answer must have, tested against the labs' own code; no reference, no stored answer.
-The predictions' answers (self-tests the page's next cell answers anyway) are computed by the labs.
+properties tested against the labs' own code, no stored answer; the predictions' answers are the labs' runs.
 """
 
 from __future__ import annotations
@@ -29,15 +28,14 @@ def layout(budget: DecodeBudget) -> SimpleNamespace:
     return SimpleNamespace(**{k: v for k, v in asdict(budget).items() if k != "context"})
 
 
+QUANTISED = DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1)
+
+
 def decode_layouts():
     small = DecodeBudget(1_500_000_000, n_layers=28, n_kv_heads=2, bandwidth_bytes_per_second=2 * 10**12)
     return [
         ("the source's 7B layout", DecodeBudget(), (8192, 1024, 100, 8192)),
-        (
-            "one byte per weight and per cache element",
-            DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1),
-            (8192,) * 8,
-        ),
+        ("one byte per weight and per cache element", QUANTISED, (8192,) * 8),
         ("32 KV heads instead of 8", DecodeBudget(n_kv_heads=32), (4096, 16, 32_768)),
         ("a 1.5B model, 28 layers, 2 KV heads, 2 TB/s", small, (32_768, 1, 2048, 512, 777)),
     ]
@@ -53,11 +51,8 @@ def decode_step_lower_bound_ms(piece):
             got = number(call(piece, layout(budget), [context]), say("the bound"))
             lab = DecodeBudget(**{**asdict(budget), "context": context}).step(1)["lower_bound_ms"]
             if not close(got, lab, 1e-9 * lab):
-                return failure(
-                    say("one request's bound differs from the lab's"),
-                    where=say("{label}, [{context}]", label=label, context=context),
-                    got=got,
-                )
+                where = say("{label}, [{context}]", label=label, context=context)
+                return failure(say("one request's bound differs from the lab's"), where=where, got=got)
             alone.append((context, got))
         weights_ms = budget.weight_bytes / budget.bandwidth_bytes_per_second * 1000
         batch = sum(dict(alone)[c] for c in contexts) - (len(contexts) - 1) * weights_ms
@@ -70,7 +65,7 @@ def decode_step_lower_bound_ms(piece):
 
 @value
 def quantised_batch8_ms() -> float:
-    return float(DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1).step(8)["lower_bound_ms"])
+    return float(QUANTISED.step(8)["lower_bound_ms"])
 
 
 # --- 11 unequal ranks --------------------------------------------------------------------------------
@@ -98,11 +93,8 @@ def loss_scale_factors(piece):
         token_mean = sums.sum(axis=(1, 2)) / n.sum()
         bad = np.flatnonzero(~np.isclose(update, token_mean, rtol=1e-12, atol=1e-12))
         if bad.size:
-            where = say(
-                "case “{label}”, random gradient sums no. {bad}: the update against the token mean",
-                label=label,
-                bad=bad[0],
-            )
+            text = "case “{label}”, random gradient sums no. {bad}: the update against the token mean"
+            where = say(text, label=label, bad=bad[0])
             return failure(say("the update is not the mean over every token"), where=where, got=update[bad[0]])
     return None
 
@@ -152,13 +144,8 @@ def problems_of(candidate):
             return Raised(problem)
         if not isinstance(problems, list | tuple) or not all(isinstance(p, str) for p in problems):
             holding = say(" holding non-strings") if isinstance(problems, list | tuple) else ""
-            raise CandidateProblem(
-                say(
-                    "return a list of strings (one per problem, [] for a well-formed report), got {kind}{holding}",
-                    kind=type(problems).__name__,
-                    holding=holding,
-                )
-            )
+            text = "return a list of strings (one per problem, [] for a well-formed report), got {kind}{holding}"
+            raise CandidateProblem(say(text, kind=type(problems).__name__, holding=holding))
         return list(problems)
 
     return piece
@@ -224,16 +211,13 @@ CONTEXTS = [16, 32, 64, 128, 256, 512, 1024, 2048]
 
 def power_laws():
     t = np.array(CONTEXTS, dtype=float)
+    ends = np.isin(t, (16, 2048))
     return [
         ("a flat curve t = 0.2 ms", 0.0, [0.2] * len(CONTEXTS)),
         ("a linear curve t = 0.003·T", 1.0, list(0.003 * t)),
         ("a quadratic curve t = 5e-5·T²", 2.0, list(5e-5 * t**2)),
         ("a T^1.5 curve with one slow run (×10 at T = 256)", 1.5, list(1e-3 * t**1.5 * np.where(t == 256, 10, 1))),
-        (
-            "a T^0.7 curve with two slow runs (×3 at the ends)",
-            0.7,
-            list(0.1 * t**0.7 * np.where(np.isin(t, (16, 2048)), 3, 1)),
-        ),
+        ("a T^0.7 curve with two slow runs (×3 at the ends)", 0.7, list(0.1 * t**0.7 * np.where(ends, 3, 1))),
     ]
 
 
@@ -244,9 +228,8 @@ def growth_exponent(piece):
     for label, k, times in power_laws():
         got = number(call(piece, list(CONTEXTS), list(times)), "k")
         if not close(got, k, 1e-9):
-            return failure(
-                say("the exponent of an exact power law is off"), where=say("case “{label}”", label=label), got=got
-            )
+            message = say("the exponent of an exact power law is off")
+            return failure(message, where=say("case “{label}”", label=label), got=got)
     wobbled = list(1e-3 * np.array(CONTEXTS) ** 1.5 * (1.0 + 0.1 * np.sin(np.arange(len(CONTEXTS)))))
     base = number(call(piece, list(CONTEXTS), wobbled), "k")
     order = [3, 0, 7, 5, 1, 6, 2, 4]
@@ -258,11 +241,8 @@ def growth_exponent(piece):
     for label, args in variants.items():
         got = number(call(piece, *args), "k")
         if not close(got, base, 1e-9):
-            return failure(
-                say("k changed with the units or the order"),
-                where=say("a noisy T^1.5 curve, {label}", label=label),
-                got=got,
-            )
+            where = say("a noisy T^1.5 curve, {label}", label=label)
+            return failure(say("k changed with the units or the order"), where=where, got=got)
     return None
 
 
