@@ -1,6 +1,5 @@
 """The public checks of chapter 11's lab 09, speculative sampling: the output law equals the target's, and the
-lab's own sampler, simulated, against the reader's expectations; no reference and no stored answer. The
-prediction's answer (a self-test the page's next cell answers anyway) is computed by the lab.
+lab's own sampler, simulated, against the reader's expectations; no stored answer.
 """
 
 from __future__ import annotations
@@ -43,14 +42,8 @@ def verified_law(candidate):
         u, v = np.tile(np.repeat(mid, GRID), drafts.size), np.tile(mid, GRID * drafts.size)
         out = as_array(call(candidate, p.copy(), q.copy(), x.copy(), u, v), "tokens", x.shape)
         if out.dtype.kind not in "iu" or out.min() < 0 or out.max() >= p.size:
-            raise CandidateProblem(
-                say(
-                    "return token IDs (integers in 0 … {size}), got {dtype} {out}…",
-                    size=p.size - 1,
-                    dtype=out.dtype,
-                    out=out[:4],
-                )
-            )
+            text = "return token IDs (integers in 0 … {size}), got {dtype} {out}…"
+            raise CandidateProblem(say(text, size=p.size - 1, dtype=out.dtype, out=out[:4]))
         weight = np.repeat(q[drafts], GRID * GRID) / GRID**2
         return np.bincount(out, weights=weight, minlength=p.size), float(weight[out == x].sum())
 
@@ -64,15 +57,13 @@ def verify_draft(law):
         got, kept = law(p, q)
         bad = np.flatnonzero(np.abs(got - p) > 2.0 / GRID)
         if bad.size:
-            where = say(
-                "case “{label}”, P(output = {bad}) against p({bad}) = {p:g}", label=label, bad=bad[0], p=p[bad[0]]
-            )
+            text = "case “{label}”, P(output = {bad}) against p({bad}) = {p:g}"
+            where = say(text, label=label, bad=bad[0], p=p[bad[0]])
             return failure(say("the output does not follow the target's law"), where=where, got=got[bad[0]])
         best = float(np.minimum(p, q).sum())
         if kept < best - 2.0 / GRID:
-            return failure(
-                say("the draft is kept less often than it could be"), where=say("case “{label}”", label=label), got=kept
-            )
+            message = say("the draft is kept less often than it could be")
+            return failure(message, where=say("case “{label}”", label=label), got=kept)
     return None
 
 
@@ -164,9 +155,8 @@ def tokens_per_target_call(piece):
     for alphas in POSITION_CASES:
         (mean, error), got = simulated_tokens(alphas), number(call(piece, list(alphas)), say("tokens per call"))
         if not close(got, mean, 6 * error + 1e-12):
-            where = say(
-                "alphas = {alphas}: 40 000 simulated rounds, more than 6 standard errors away", alphas=list(alphas)
-            )
+            text = "alphas = {alphas}: 40 000 simulated rounds, more than 6 standard errors away"
+            where = say(text, alphas=list(alphas))
             return failure(say("the simulated sampler disagrees"), where=where, got=got)
     return None
 
@@ -183,8 +173,7 @@ def break_even_draft_cost(piece):
     for alpha, k in BREAK_EVEN_CASES:
         (mean, error), got = simulated_tokens((alpha,) * k), number(call(piece, alpha, k), say("the cost"))
         if not close(got * k + 1, mean, 6 * error + 1e-12):
-            where = say(
-                "alpha = {alpha}, k = {k}: 40 000 simulated rounds, more than 6 standard errors away", alpha=alpha, k=k
-            )
+            text = "alpha = {alpha}, k = {k}: 40 000 simulated rounds, more than 6 standard errors away"
+            where = say(text, alpha=alpha, k=k)
             return failure(say("at your cost the speedup is not 1"), where=where, got=got)
     return None
