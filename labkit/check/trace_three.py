@@ -1,7 +1,5 @@
-"""Trace three's exercises (pages 07–12): the public checks — properties a right answer must have,
-needing no stored answer — the pages' material (the canonical forms page 08 shows) and the answers
-of the predictions, which the page's next cell reveals anyway. What knows a graded answer (hidden
-cases, references) is the teacher's key, ``answer_key/trace_three.py``.
+"""Trace three's exercises (pages 07–12): the public checks, the canonical forms page 08 shows and the
+predictions' answers. Hidden cases and references are the teacher's key, ``answer_key/trace_three.py``.
 """
 
 from __future__ import annotations
@@ -26,26 +24,21 @@ from labkit.trace import catalogue, kinds
 
 # -- page 07: integer_field_mask ------------------------------------------------------------------
 
-#: the schemas the public check probes besides the chapter's: steps the kit's grammar does not know
-STEPPED = ({"type": "integer", "minimum": 15, "maximum": 240, "multipleOf": 15},)
+#: the schema the public check probes besides the chapter's: a step the kit's grammar does not know
+STEPPED = {"type": "integer", "minimum": 15, "maximum": 240, "multipleOf": 15}
 
 
 @properties()
 def integer_field_mask(candidate):
     """The reader's mask for ``duration_minutes`` inside the chapter's decode, then under STEPPED alone."""
     field = dict(load_toolspec().input_schema["properties"][runs.FIELD])
+    mask = runs.field_mask(candidate, field, "the chapter's request (1…1440)")
     try:
-        events = runs.hooked_tool_run(
-            "proposal_mask", runs.field_mask(candidate, field, "the chapter's request (1…1440)")
-        )
+        events = runs.hooked_tool_run("proposal_mask", mask)
     except Diverged as diverged:
         return diverged.result
     found = compare_traces("the chapter's request vs the golden trace", read_golden(golden_file("happy")), events)
-    for schema in STEPPED:
-        if found is not None:
-            return found  # a failed CheckResult is falsy: never chain checks with `or`
-        found = runs.field_mask_properties(candidate, schema)
-    return found
+    return found if found is not None else runs.field_mask_properties(candidate, STEPPED)
 
 
 # -- page 07: extra_field_first_event is a fault prediction (exercises.toml) ----------------------
@@ -153,11 +146,6 @@ def reproduce_the_fault(candidate):
     return None
 
 
-def _payload_key(field: str) -> str:
-    """``cfg_batch_order[0]`` → ``cfg_batch_order``: the key of the event's payload a field path starts with."""
-    return re.split(r"[.\[ ]", field, maxsplit=1)[0]
-
-
 @properties()
 def cfg_swap_divergence(candidate):
     """Accept the field as the event shows it (its payload key) beside the divergence's path, which the
@@ -167,7 +155,8 @@ def cfg_swap_divergence(candidate):
         return None  # the engine names the problem
     event, field = (" ".join(c.split()).casefold() for c in candidate)
     event_id = (div.event_a or div.event_b)["event_id"]
-    if event == event_id and field == _payload_key(div.field).casefold():
+    payload_key = re.split(r"[.\[ ]", div.field, maxsplit=1)[0]  # cfg_batch_order[0] → cfg_batch_order
+    if event == event_id and field == payload_key.casefold():
         return passed(say("right — {event_id}, field {field}", event_id=event_id, field=div.field))
     return None
 
