@@ -41,25 +41,6 @@ def weighted_cross_entropy(logits, targets, weights) -> float:
     return float(-(w @ picked) / w.sum())
 
 
-def _gradient_cases():
-    seeded = np.random.default_rng(masks.MASKED_SEED).normal(size=(3, 4))
-    lab_row = np.array([[np.log(2.0), 0.0, 0.0]])
-    thousands = np.array([[1000.0, 0.0, -1000.0], [0.0, 800.0, 0.0]])
-    by_length = np.random.default_rng(7).normal(0.0, 2.0, size=(4, 5))
-    return [
-        ("the lab's row z = [ln 2, 0, 0], target 2, weight 1", (lab_row, np.array([2]), np.array([1.0]))),
-        (
-            "the seeded [3, 4] batch, weights [0.5, 0, 2]",
-            (seeded, np.array(masks.MASKED_TARGETS), np.array([0.5, 0, 2])),
-        ),
-        ("logits in the thousands, weights [1, 3]", (thousands, np.array([0, 2]), np.array([1.0, 3.0]))),
-        (
-            "sequences of 1 and 3 tokens, each weighted 1/length",
-            (by_length, np.array([4, 0, 2, 1]), np.array([1.0, *[1 / 3] * 3])),
-        ),
-    ]
-
-
 def _against_finite_differences(candidate, cases, loss):
     """The first case and element where ``candidate(*args)`` misses the central differences of ``loss``."""
     for label, args in cases:
@@ -86,7 +67,22 @@ def _against_finite_differences(candidate, cases, loss):
 
 @properties()
 def masked_ce_gradient(candidate):
-    cases = _gradient_cases()
+    seeded = np.random.default_rng(masks.MASKED_SEED).normal(size=(3, 4))
+    lab_row = np.array([[np.log(2.0), 0.0, 0.0]])
+    thousands = np.array([[1000.0, 0.0, -1000.0], [0.0, 800.0, 0.0]])
+    by_length = np.random.default_rng(7).normal(0.0, 2.0, size=(4, 5))
+    cases = [
+        ("the lab's row z = [ln 2, 0, 0], target 2, weight 1", (lab_row, np.array([2]), np.array([1.0]))),
+        (
+            "the seeded [3, 4] batch, weights [0.5, 0, 2]",
+            (seeded, np.array(masks.MASKED_TARGETS), np.array([0.5, 0, 2])),
+        ),
+        ("logits in the thousands, weights [1, 3]", (thousands, np.array([0, 2]), np.array([1.0, 3.0]))),
+        (
+            "sequences of 1 and 3 tokens, each weighted 1/length",
+            (by_length, np.array([4, 0, 2, 1]), np.array([1.0, *[1 / 3] * 3])),
+        ),
+    ]
     found = _against_finite_differences(candidate, cases, weighted_cross_entropy)
     if found is None:  # a row of weight 0 takes no part in the loss: its gradient is exactly 0
         got = np.asarray(call(candidate, *cases[1][1]))
@@ -111,20 +107,17 @@ def _upstream_loss(z, upstream) -> float:
     return float(np.sum(upstream * log_softmax(z)))
 
 
-def _backward_cases():
+@properties()
+def fixed_log_softmax_grad(candidate):
     spread = np.random.default_rng(12).normal(0.0, 3.0, size=(2, 5))
     lab_row, thousands = np.array([[np.log(2.0), 0, 0]]), np.array([[1000.0, 0, -1000], [0, 800, 0]])
-    return [
+    cases = [
         ("a row whose largest logit is 0", (np.array([[0.0, -1.0, -2.0]]), np.array([[1.0, 0.5, -2.0]]))),
         ("the lab's row z = [ln 2, 0, 0], upstream −onehot(2)", (lab_row, np.array([[0, 0, -1.0]]))),
         ("logits in the thousands", (thousands, np.array([[0.5, -1, 2], [1, 1, -3.0]]))),
         ("a [2, 5] batch, every upstream entry non-zero", (spread, np.random.default_rng(13).normal(size=(2, 5)))),
     ]
-
-
-@properties()
-def fixed_log_softmax_grad(candidate):
-    return _against_finite_differences(candidate, _backward_cases(), _upstream_loss)
+    return _against_finite_differences(candidate, cases, _upstream_loss)
 
 
 # --- 02: the sliding-window mask, a prediction ------------------------------------------------
@@ -133,15 +126,6 @@ def fixed_log_softmax_grad(candidate):
 @value
 def packed_zero_predictions() -> int:
     return int(np.sum(~masks.packing_prediction_mask([0, 0, 1, 1, 1, 2, 2, 2])))
-
-
-def _window_cases():
-    return [
-        ("the lab's two documents, window 2", (np.array([0, 0, 0, 0, 1, 1, 1, 1]), 2)),
-        ("one long document, window 3", (np.zeros(7, dtype=int), 3)),
-        ("window 1: only itself", (np.array([4, 4, 5, 5, 5]), 1)),
-        ("a window wider than the row", (np.array([0, 1, 1, 1, 2, 2]), 10)),
-    ]
 
 
 def _first_true(broken) -> tuple[int, int]:
@@ -178,7 +162,13 @@ def _in_case(message: str, label: str, found):
 
 @properties()
 def sliding_window_mask(candidate):
-    for label, (ids, window) in _window_cases():
+    cases = [
+        ("the lab's two documents, window 2", (np.array([0, 0, 0, 0, 1, 1, 1, 1]), 2)),
+        ("one long document, window 3", (np.zeros(7, dtype=int), 3)),
+        ("window 1: only itself", (np.array([4, 4, 5, 5, 5]), 1)),
+        ("a window wider than the row", (np.array([0, 1, 1, 1, 2, 2]), 10)),
+    ]
+    for label, (ids, window) in cases:
         got = as_array(call(candidate, ids.copy(), window), "allowed", shape=(ids.size, ids.size), dtype_kind="bool")
         found = _window_problem(got, ids, window)
         if found is not None:
@@ -187,22 +177,6 @@ def sliding_window_mask(candidate):
 
 
 # --- 03: causal attention with an ALiBi bias, a prediction ------------------------------------
-
-
-def _alibi_cases():
-    x = np.random.default_rng(4).normal(size=(5, 4))
-    pushed = x.copy()
-    pushed[3:] += 100.0
-    wide = np.random.default_rng(5).normal(0.0, 1.5, size=(3, 6, 8))
-    hand = (np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[2.0, 0.0], [0.0, 4.0]]))
-    flat = np.zeros((6, 4))
-    return [
-        ("the hand example as row 1 of two tokens, slope 0", (*hand, 0.0)),
-        ("the lab's five seeded tokens (q = k = v = x), slope 0.5", (x, x, x, 0.5)),
-        ("the same five, positions ≥ 3 pushed by +100, slope 0.5", (pushed, pushed, pushed, 0.5)),
-        ("six tokens, d_h = 8, separate q, k, v, slope 0.25", (*wide, 0.25)),
-        ("q = k = 0 (every score 0), slope 0.7", (flat, flat, np.arange(24.0).reshape(6, 4), 0.7)),
-    ]
 
 
 def _alibi_problem(output, weights, q, k, v, slope):
@@ -235,7 +209,20 @@ def _alibi_problem(output, weights, q, k, v, slope):
 
 @properties()
 def alibi_causal_attention(candidate):
-    for label, (q, k, v, slope) in _alibi_cases():
+    x = np.random.default_rng(4).normal(size=(5, 4))
+    pushed = x.copy()
+    pushed[3:] += 100.0
+    wide = np.random.default_rng(5).normal(0.0, 1.5, size=(3, 6, 8))
+    hand = (np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[2.0, 0.0], [0.0, 4.0]]))
+    flat = np.zeros((6, 4))
+    cases = [
+        ("the hand example as row 1 of two tokens, slope 0", (*hand, 0.0)),
+        ("the lab's five seeded tokens (q = k = v = x), slope 0.5", (x, x, x, 0.5)),
+        ("the same five, positions ≥ 3 pushed by +100, slope 0.5", (pushed, pushed, pushed, 0.5)),
+        ("six tokens, d_h = 8, separate q, k, v, slope 0.25", (*wide, 0.25)),
+        ("q = k = 0 (every score 0), slope 0.7", (flat, flat, np.arange(24.0).reshape(6, 4), 0.7)),
+    ]
+    for label, (q, k, v, slope) in cases:
         got = unpack(call(candidate, q.copy(), k.copy(), v.copy(), slope), ("output", "weights"))
         output = as_array(got[0], "output", shape=v.shape, dtype_kind="number")
         weights = as_array(got[1], "weights", shape=(q.shape[0], q.shape[0]), dtype_kind="number")
@@ -283,9 +270,10 @@ def smoothed_dpo_loss(policy, reference, beta: float, smoothing: float) -> float
     return float((1.0 - smoothing) * np.logaddexp(0.0, -margin) + smoothing * np.logaddexp(0.0, margin))
 
 
-def _dpo_cases():
+@properties()
+def smoothed_dpo_gradient(candidate):
     lab = (np.array(dpo.POLICY_LOG_PROBS), np.array(dpo.REFERENCE_LOG_PROBS))
-    return [
+    cases = [
         ("the lab's pair, β = 0.2, ε = 0 (plain DPO)", (*lab, 0.2, 0.0)),
         ("the lab's pair, β = 0.2, ε = 0.1", (*lab, 0.2, 0.1)),
         (
@@ -294,8 +282,4 @@ def _dpo_cases():
         ),
         ("a wrongly ranked pair [−4, −1], β = 1, ε = 0.3", (np.array([-4.0, -1.0]), np.array([-2.0, -2.0]), 1.0, 0.3)),
     ]
-
-
-@properties()
-def smoothed_dpo_gradient(candidate):
-    return _against_finite_differences(candidate, _dpo_cases(), smoothed_dpo_loss)
+    return _against_finite_differences(candidate, cases, smoothed_dpo_loss)

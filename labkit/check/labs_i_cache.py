@@ -111,19 +111,16 @@ def _measured_bytes(config, batch: int, positions: int) -> int:
     return int(sum(k.nbytes + v.nbytes for k, v in zip(cache.keys, cache.values, strict=True)))
 
 
-def _size_cases():
+@properties()
+def kv_cache_bytes(candidate):
     lab, grouped, tool = (book_config(name) for name in ("lab-decoder", "toy-decoder-v1", "toy-tool-decoder-v1"))
-    return [
+    cases = [
         ("the lab decoder, 1 sequence of 7 tokens", (lab, 1, 7)),
         ("toy-decoder-v1 (2 query heads share 1 KV head, float32), 2 × 5", (grouped, 2, 5)),
         ("toy-tool-decoder-v1 (4 query heads, 2 KV heads), 3 × 4", (tool, 3, 4)),
         ("the lab decoder in float32, 2 × 3", (replace(lab, dtype="float32"), 2, 3)),
     ]
-
-
-@properties()
-def kv_cache_bytes(candidate):
-    for label, args in _size_cases():
+    for label, args in cases:
         got = call(candidate, *args)
         a_number = isinstance(got, int | float | np.number) and not isinstance(got, bool)
         if not a_number or got != _measured_bytes(*args):

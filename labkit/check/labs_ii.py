@@ -170,20 +170,17 @@ def gaussian_kl(piece):
     return None
 
 
-def _logit_pairs():
-    return [
+@properties()
+def kl_from_logits(piece):
+    """Finite, 0 for equal rows, blind to a constant added to either row, and its slope in z_q is
+    softmax(z_q) − softmax(z_p) (central differences)."""
+    cases = [
         ("seeded logits [8]", np.random.default_rng(8).normal(size=8), np.random.default_rng(9).normal(size=8)),
         ("logits in the thousands", np.array([1000.0, 990.0, 0.0]), np.array([995.0, 1000.0, 10.0])),
         ("a token z_q puts 800 below the other", np.array([0.0, 0.0]), np.array([0.0, -800.0])),
         ("six logits", np.random.default_rng(6).normal(0, 3, size=6), np.random.default_rng(60).normal(0, 3, size=6)),
     ]
-
-
-@properties()
-def kl_from_logits(piece):
-    """Finite, 0 for equal rows, blind to a constant added to either row, and its slope in z_q is
-    softmax(z_q) − softmax(z_p) (central differences)."""
-    for label, z_p, z_q in _logit_pairs():
+    for label, z_p, z_q in cases:
         got = number(call(piece, z_p.copy(), z_q.copy()), "KL")
         if not np.isfinite(got) or got < -1e-12:
             message = say("KL between two rows of finite logits is finite and ≥ 0")

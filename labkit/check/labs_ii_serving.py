@@ -31,21 +31,18 @@ def layout(budget: DecodeBudget) -> SimpleNamespace:
 QUANTISED = DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1)
 
 
-def decode_layouts():
+@properties()
+def decode_step_lower_bound_ms(piece):
+    """One request alone gets the lab's bound (``DecodeBudget.step(1)``); a batch reads the weights once:
+    its bound is the requests' own bounds added, less the weights' time for every request but one."""
     small = DecodeBudget(1_500_000_000, n_layers=28, n_kv_heads=2, bandwidth_bytes_per_second=2 * 10**12)
-    return [
+    cases = [
         ("the source's 7B layout", DecodeBudget(), (8192, 1024, 100, 8192)),
         ("one byte per weight and per cache element", QUANTISED, (8192,) * 8),
         ("32 KV heads instead of 8", DecodeBudget(n_kv_heads=32), (4096, 16, 32_768)),
         ("a 1.5B model, 28 layers, 2 KV heads, 2 TB/s", small, (32_768, 1, 2048, 512, 777)),
     ]
-
-
-@properties()
-def decode_step_lower_bound_ms(piece):
-    """One request alone gets the lab's bound (``DecodeBudget.step(1)``); a batch reads the weights once:
-    its bound is the requests' own bounds added, less the weights' time for every request but one."""
-    for label, budget, contexts in decode_layouts():
+    for label, budget, contexts in cases:
         alone = []
         for context in sorted(set(contexts)):
             got = number(call(piece, layout(budget), [context]), say("the bound"))
@@ -71,21 +68,18 @@ def quantised_batch8_ms() -> float:
 # --- 11 unequal ranks --------------------------------------------------------------------------------
 
 
-def count_grids():
-    return [
+@properties()
+def loss_scale_factors(piece):
+    """For any per-token gradients, the averaged, accumulated update of the scaled micro-batch means is
+    the mean over every token of every rank (many random gradient sums per grid)."""
+    cases = [
         ("the lab's ranks: 2 and 6 tokens, one micro-batch each", [[2], [6]]),
         ("two ranks, three micro-batches each", [[3, 1, 4], [1, 5, 9]]),
         ("four ranks of 5 tokens", [[5], [5], [5], [5]]),
         ("one rank, four micro-batches (accumulation alone)", [[2, 7, 1, 8]]),
         ("three ranks of 1, 4 and 7 tokens, two micro-batches", [[1, 1], [4, 3], [7, 2]]),
     ]
-
-
-@properties()
-def loss_scale_factors(piece):
-    """For any per-token gradients, the averaged, accumulated update of the scaled micro-batch means is
-    the mean over every token of every rank (many random gradient sums per grid)."""
-    for label, counts in count_grids():
+    for label, counts in cases:
         n = np.array(counts, dtype=np.float64)
         factors = as_array(call(piece, np.array(counts)), "factors", n.shape, dtype_kind="number")
         sums = np.random.default_rng(int(n.sum())).normal(size=(n.size + 1, *n.shape))  # [draws, R, M]
@@ -209,23 +203,20 @@ def report_problems(piece):
 CONTEXTS = [16, 32, 64, 128, 256, 512, 1024, 2048]
 
 
-def power_laws():
+@properties()
+def growth_exponent(piece):
+    """An exact power law gives its exponent, even with a slow run or two among eight; k does not depend on
+    the unit of time or of length, nor on the order of the measurements."""
     t = np.array(CONTEXTS, dtype=float)
     ends = np.isin(t, (16, 2048))
-    return [
+    cases = [
         ("a flat curve t = 0.2 ms", 0.0, [0.2] * len(CONTEXTS)),
         ("a linear curve t = 0.003·T", 1.0, list(0.003 * t)),
         ("a quadratic curve t = 5e-5·T²", 2.0, list(5e-5 * t**2)),
         ("a T^1.5 curve with one slow run (×10 at T = 256)", 1.5, list(1e-3 * t**1.5 * np.where(t == 256, 10, 1))),
         ("a T^0.7 curve with two slow runs (×3 at the ends)", 0.7, list(0.1 * t**0.7 * np.where(ends, 3, 1))),
     ]
-
-
-@properties()
-def growth_exponent(piece):
-    """An exact power law gives its exponent, even with a slow run or two among eight; k does not depend on
-    the unit of time or of length, nor on the order of the measurements."""
-    for label, k, times in power_laws():
+    for label, k, times in cases:
         got = number(call(piece, list(CONTEXTS), list(times)), "k")
         if not close(got, k, 1e-9):
             message = say("the exponent of an exact power law is off")
