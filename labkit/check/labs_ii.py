@@ -34,30 +34,22 @@ def close(got: float, want: float, atol: float) -> bool:
 # --- 07 GRPO -----------------------------------------------------------------------------------------
 
 
-def _reward_groups():
-    """(case, rewards [G, K], valid [G, K]): a reward where valid is False is not a reward (it may be NaN)."""
-    ragged = np.random.default_rng(7).uniform(0.0, 1.0, size=(2, 5)).round(2)
-    ragged_valid = np.array([[True, True, False, True, False], [False, True, True, True, True]])
-    ragged[~ragged_valid] = np.nan
-    lone, one_valid = np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]), np.array([[True, False], [True, True]])
-    return [
-        ("the lab's three groups, every answer valid", np.array(grpo.REWARDS), np.ones((3, 4), dtype=bool)),
-        ("one success in eight, the last two answers cut off", lone, np.arange(8)[None, :] < 6),
-        ("two groups of five, the invalid rewards NaN", ragged, ragged_valid),
-        ("a group with one valid answer beside a full one", np.array([[3.0, -1.0], [2.0, 5.0]]), one_valid),
-    ]
-
-
-def _advantages(piece, rewards, valid):
-    return as_array(call(piece, rewards.copy(), valid.copy()), "advantages", rewards.shape, dtype_kind="number")
-
-
 @properties()
 def rloo_advantages(piece):
     """Invalid answers and groups of fewer than two valid answers get 0; each group's advantages sum to zero;
     raising one valid reward by d raises its own advantage by d and lowers each valid sibling's by d/(n − 1);
     nothing else moves."""
-    for label, rewards, valid in _reward_groups():
+    ragged = np.random.default_rng(7).uniform(0.0, 1.0, size=(2, 5)).round(2)
+    ragged_valid = np.array([[True, True, False, True, False], [False, True, True, True, True]])
+    ragged[~ragged_valid] = np.nan
+    lone, one_valid = np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]), np.array([[True, False], [True, True]])
+    cases = [  # (case, rewards [G, K], valid [G, K]): a reward where valid is False is not one (it may be NaN)
+        ("the lab's three groups, every answer valid", np.array(grpo.REWARDS), np.ones((3, 4), dtype=bool)),
+        ("one success in eight, the last two answers cut off", lone, np.arange(8)[None, :] < 6),
+        ("two groups of five, the invalid rewards NaN", ragged, ragged_valid),
+        ("a group with one valid answer beside a full one", np.array([[3.0, -1.0], [2.0, 5.0]]), one_valid),
+    ]
+    for label, rewards, valid in cases:
         base = _advantages(piece, rewards, valid)
         if not np.isfinite(base).all():
             g, j = (int(v) for v in np.argwhere(~np.isfinite(base))[0])
@@ -78,6 +70,10 @@ def rloo_advantages(piece):
         if found is not None:
             return found
     return None
+
+
+def _advantages(piece, rewards, valid):
+    return as_array(call(piece, rewards.copy(), valid.copy()), "advantages", rewards.shape, dtype_kind="number")
 
 
 def _moved_reward_problem(piece, label, rewards, valid, base):
@@ -106,9 +102,6 @@ def _uninformative_share(p: float, k: int, groups: int = 40_000) -> float:
     return float(np.mean(np.all(grpo.group_advantages(rewards) == 0.0, axis=-1)))
 
 
-INFORMATIVE_CASES = ((0.3, 4), (0.5, 8), (0.9, 16), (0.05, 3), (0.75, 2))
-
-
 @properties()
 def informative_group_probability(piece):
     """No group of one answer, or of always-right or always-wrong answers, carries a signal; otherwise the
@@ -117,7 +110,7 @@ def informative_group_probability(piece):
         got = number(call(piece, p, k), say("the probability"))
         if not close(got, 0.0, 1e-12):
             return failure(say("such a group never teaches anything"), where=say("p = {p}, k = {k}", p=p, k=k), got=got)
-    for p, k in INFORMATIVE_CASES:
+    for p, k in ((0.3, 4), (0.5, 8), (0.9, 16), (0.05, 3), (0.75, 2)):
         got, seen = number(call(piece, p, k), say("the probability")), 1.0 - _uninformative_share(p, k)
         if not close(got, seen, 6 * np.sqrt(max(seen * (1 - seen), 1e-6) / 40_000)):
             where = say("p = {p}, k = {k}: 40 000 sampled groups, more than 6 standard errors away", p=p, k=k)
@@ -132,21 +125,10 @@ def dual_clip_value() -> float:
 
 # --- 08 KL ---------------------------------------------------------------------------------------------
 
-KL_PAIR = ([0.9, 0.1, 0.0], [0.5, 0.25, 0.25])
-
 
 @value
 def finite_direction() -> str:
-    return "pq" if np.isfinite(kl.kl_divergence(*KL_PAIR)) else "qp"
-
-
-GAUSSIAN_CASES = (
-    (0.0, 1.0, 0.0, 1.0),
-    (0.3, 0.7, -1.0, 1.5),
-    (2.0, 3.0, 0.0, 0.8),
-    (-1.0, 0.4, 1.0, 2.0),
-    (5, 1, 5, 4),
-)
+    return "pq" if np.isfinite(kl.kl_divergence([0.9, 0.1, 0.0], [0.5, 0.25, 0.25])) else "qp"
 
 
 def gaussian_kl_on_grid(mu_p, sigma_p, mu_q, sigma_q, points: int = 20_001) -> float:
@@ -161,7 +143,13 @@ def gaussian_kl_on_grid(mu_p, sigma_p, mu_q, sigma_q, points: int = 20_001) -> f
 @properties()
 def gaussian_kl(piece):
     """KL(N(μ_p, σ_p²) ‖ N(μ_q, σ_q²)) agrees with the sum that defines it, taken on a fine grid."""
-    for case in GAUSSIAN_CASES:
+    for case in (
+        (0.0, 1.0, 0.0, 1.0),
+        (0.3, 0.7, -1.0, 1.5),
+        (2.0, 3.0, 0.0, 0.8),
+        (-1.0, 0.4, 1.0, 2.0),
+        (5, 1, 5, 4),
+    ):
         got, summed = number(call(piece, *case), "KL"), gaussian_kl_on_grid(*case)
         if not close(got, summed, 1e-7 * (1 + summed)):
             text = "μ_p = {case}, σ_p = {case2}, μ_q = {case3}, σ_q = {case4}"
