@@ -93,13 +93,10 @@ def digest_changes_on_reorder() -> bool:
 
 # -- page 09: reuse_for_other_request ----------------------------------------------------------
 
-#: the request the cache of page 09's prediction was built for
-OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
-
 
 @value
 def reuse_for_other_request() -> int:
-    prompt = ToolTemplate().tool_call_prompt([load_toolspec()], OTHER_USER_TEXT)
+    prompt = ToolTemplate().tool_call_prompt([load_toolspec()], "明天上午九点提醒我带护照。")  # the other request
     second_call = kinds.run_kind("tool", None, decoder=runs.decoder()).second_call  # the chapter's happy path
     return int(common_prefix(np.array([ToolTokenizer().encode(prompt)]), second_call.input_ids))
 
@@ -133,13 +130,12 @@ def jittered_backoff(candidate):
 
 # -- page 11: reproduce_the_fault, cfg_swap_divergence -----------------------------------------
 
-#: the mysteries the public check hands over: faults of the catalogue (the key adds faults it does not hold)
-CATALOGUE_MYSTERIES = (("text", "tie_break_last_index"), ("diffusion", "eta_positive"), ("tool", "unauthorized"))
-
 
 @properties()
 def reproduce_the_fault(candidate):
-    for number, (kind, fault) in enumerate(CATALOGUE_MYSTERIES):
+    """Faults of the catalogue as the mysteries (the key adds faults it does not hold)."""
+    mysteries = (("text", "tie_break_last_index"), ("diffusion", "eta_positive"), ("tool", "unauthorized"))
+    for number, (kind, fault) in enumerate(mysteries):
         found = runs.reproduces(candidate, kind, catalogue.run_events(kind, fault), f"mystery {number} ({kind})")
         if found is not None:
             return found

@@ -84,7 +84,7 @@ def _accepted(value: str, schema: dict) -> bool:
     return schema["minimum"] <= number <= schema["maximum"] and number % schema.get("multipleOf", 1) == 0
 
 
-def _mask_problem(case: str, value: str, token: int, allowed: bool, what: str):
+def _mask_problem(what: str, case: str, value: str, token: int, allowed: bool = True):
     fields = {"case": case, "value": value, "token": token, "piece": ToolTokenizer().pieces[token]}
     where = say("{case}: value so far {value!r}, token {token} {piece!r}", **fields)
     return failure(what, where=where, rule=say(VIABLE), got=allowed)
@@ -123,17 +123,12 @@ def _unsound(mask: _ReadersMask, case: str):
         for token in np.flatnonzero(mask(value)):
             piece = mask.pieces[token]
             if piece == "}" and not _accepted(value, mask.schema):
-                return _mask_problem(
-                    case, value, token, True, say("your mask closes a number the schema does not accept")
-                )
+                return _mask_problem(say("your mask closes a number the schema does not accept"), case, value, token)
             if piece != "}" and not piece.isdigit():
-                return _mask_problem(
-                    case, value, token, True, say("your mask allows a piece that is neither digits nor `}`")
-                )
+                return _mask_problem(say("your mask allows a piece that is neither digits nor `}`"), case, value, token)
             if piece.isdigit() and not mask.can_close(value + piece):
-                return _mask_problem(
-                    case, value, token, True, say("your mask allows a piece after which no accepted number ends")
-                )
+                what = say("your mask allows a piece after which no accepted number ends")
+                return _mask_problem(what, case, value, token)
             if piece.isdigit() and value + piece not in seen:
                 seen.add(value + piece)
                 queue.append(value + piece)
@@ -148,9 +143,8 @@ def _incomplete(mask: _ReadersMask, case: str):
             written, rest = number[:at], number[at:] or "}"
             for token, piece in enumerate(mask.pieces):
                 if (piece.isdigit() or piece == "}") and rest.startswith(piece) and not mask(written)[token]:
-                    return _mask_problem(
-                        case, written, token, False, say("your mask forbids a piece on the way to an accepted number")
-                    )
+                    what = say("your mask forbids a piece on the way to an accepted number")
+                    return _mask_problem(what, case, written, token, allowed=False)
     return None
 
 
