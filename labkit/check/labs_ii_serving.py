@@ -159,8 +159,9 @@ def judged(problems, deserved) -> str | None:
     return None if key is None or any(key in p for p in problems) else say("the problem does not say where")
 
 
-def report_rows():
-    """(case, (report,), what it deserves): the two real reports, and copies damaged at one key each."""
+@properties(hook=problems_of, agree=judged)
+def report_problems(piece):
+    """The two real reports pass; a copy damaged at one key gets a problem naming that key."""
     good, failed, faults = real_reports()
     damages = [  # (case, the report it damages, the damage, the key at fault)
         ("a passing report without “runtime”", good, lambda r: r.pop("runtime"), "runtime"),
@@ -179,19 +180,14 @@ def report_rows():
         ("a failed report without “failure”", failed, lambda r: r.pop("failure"), "failure"),
         ("a passing report with an unknown lab “ppo”", good, lambda r: r["labs"].update(ppo={}), "ppo"),
     ]
-    return [
+    rows = [  # (case, (report,), what it deserves)
         ("a real report of a passing run", (good,), NONE),
         ("a real report of a failed run", (failed,), NONE),
         *[(case, (damaged(report, change),), f"a problem naming {key!r}") for case, report, change, key in damages],
         ("the fault-injection report (another format)", (faults,), "a problem naming 'labs'"),
         ("a list instead of a report", ([good],), SOME),
     ]
-
-
-@properties(hook=problems_of, agree=judged)
-def report_problems(piece):
-    """The two real reports pass; a copy damaged at one key gets a problem naming that key."""
-    for case, (report,), deserved in report_rows():
+    for case, (report,), deserved in rows:
         message = judged(piece(report), deserved)
         if message is not None:
             return failure(message, where=say("case “{case}”", case=case), got=piece(report))
@@ -200,34 +196,33 @@ def report_problems(piece):
 
 # --- 13 measuring the book ---------------------------------------------------------------------------
 
-CONTEXTS = [16, 32, 64, 128, 256, 512, 1024, 2048]
-
 
 @properties()
 def growth_exponent(piece):
     """An exact power law gives its exponent, even with a slow run or two among eight; k does not depend on
     the unit of time or of length, nor on the order of the measurements."""
-    t = np.array(CONTEXTS, dtype=float)
+    contexts = [16, 32, 64, 128, 256, 512, 1024, 2048]
+    t = np.array(contexts, dtype=float)
     ends = np.isin(t, (16, 2048))
     cases = [
-        ("a flat curve t = 0.2 ms", 0.0, [0.2] * len(CONTEXTS)),
+        ("a flat curve t = 0.2 ms", 0.0, [0.2] * len(contexts)),
         ("a linear curve t = 0.003·T", 1.0, list(0.003 * t)),
         ("a quadratic curve t = 5e-5·T²", 2.0, list(5e-5 * t**2)),
         ("a T^1.5 curve with one slow run (×10 at T = 256)", 1.5, list(1e-3 * t**1.5 * np.where(t == 256, 10, 1))),
         ("a T^0.7 curve with two slow runs (×3 at the ends)", 0.7, list(0.1 * t**0.7 * np.where(ends, 3, 1))),
     ]
     for label, k, times in cases:
-        got = number(call(piece, list(CONTEXTS), list(times)), "k")
+        got = number(call(piece, list(contexts), list(times)), "k")
         if not close(got, k, 1e-9):
             message = say("the exponent of an exact power law is off")
             return failure(message, where=say("case “{label}”", label=label), got=got)
-    wobbled = list(1e-3 * np.array(CONTEXTS) ** 1.5 * (1.0 + 0.1 * np.sin(np.arange(len(CONTEXTS)))))
-    base = number(call(piece, list(CONTEXTS), wobbled), "k")
+    wobbled = list(1e-3 * np.array(contexts) ** 1.5 * (1.0 + 0.1 * np.sin(np.arange(len(contexts)))))
+    base = number(call(piece, list(contexts), wobbled), "k")
     order = [3, 0, 7, 5, 1, 6, 2, 4]
     variants = {
-        "times in seconds instead of ms": (list(CONTEXTS), [t / 1000 for t in wobbled]),
-        "contexts in units of 16 tokens": ([c / 16 for c in CONTEXTS], wobbled),
-        "the same measurements in another order": ([CONTEXTS[i] for i in order], [wobbled[i] for i in order]),
+        "times in seconds instead of ms": (list(contexts), [t / 1000 for t in wobbled]),
+        "contexts in units of 16 tokens": ([c / 16 for c in contexts], wobbled),
+        "the same measurements in another order": ([contexts[i] for i in order], [wobbled[i] for i in order]),
     }
     for label, args in variants.items():
         got = number(call(piece, *args), "k")
