@@ -56,41 +56,32 @@ def _against_finite_differences(candidate, cases, loss):
         bad = np.argwhere(~(np.abs(got - numeric) <= FD_ATOL))
         if bad.size:
             index = tuple(int(i) for i in bad[0])
-            return failure(
-                say("your gradient disagrees with the loss's finite differences"),
-                where=say("case “{label}”, {what}{index}", label=label, what="gradient", index=list(index)),
-                rule=say("central differences of the loss, within ±{FD_ATOL:g}", FD_ATOL=FD_ATOL),
-                got=got[index].item(),
-            )
+            message = say("your gradient disagrees with the loss's finite differences")
+            where = say("case “{label}”, {what}{index}", label=label, what="gradient", index=list(index))
+            rule = say("central differences of the loss, within ±{FD_ATOL:g}", FD_ATOL=FD_ATOL)
+            return failure(message, where=where, rule=rule, got=got[index].item())
     return None
 
 
 @properties()
 def masked_ce_gradient(candidate):
-    seeded = np.random.default_rng(masks.MASKED_SEED).normal(size=(3, 4))
+    seeded = np.random.default_rng(masks.MASKED_SEED).normal(size=(3, 4)), np.array(masks.MASKED_TARGETS)
     lab_row = np.array([[np.log(2.0), 0.0, 0.0]])
     thousands = np.array([[1000.0, 0.0, -1000.0], [0.0, 800.0, 0.0]])
-    by_length = np.random.default_rng(7).normal(0.0, 2.0, size=(4, 5))
+    by_length = np.random.default_rng(7).normal(0.0, 2.0, size=(4, 5)), np.array([4, 0, 2, 1])
     cases = [
         ("the lab's row z = [ln 2, 0, 0], target 2, weight 1", (lab_row, np.array([2]), np.array([1.0]))),
-        (
-            "the seeded [3, 4] batch, weights [0.5, 0, 2]",
-            (seeded, np.array(masks.MASKED_TARGETS), np.array([0.5, 0, 2])),
-        ),
+        ("the seeded [3, 4] batch, weights [0.5, 0, 2]", (*seeded, np.array([0.5, 0, 2]))),
         ("logits in the thousands, weights [1, 3]", (thousands, np.array([0, 2]), np.array([1.0, 3.0]))),
-        (
-            "sequences of 1 and 3 tokens, each weighted 1/length",
-            (by_length, np.array([4, 0, 2, 1]), np.array([1.0, *[1 / 3] * 3])),
-        ),
+        ("sequences of 1 and 3 tokens, each weighted 1/length", (*by_length, np.array([1.0, *[1 / 3] * 3]))),
     ]
     found = _against_finite_differences(candidate, cases, weighted_cross_entropy)
     if found is None:  # a row of weight 0 takes no part in the loss: its gradient is exactly 0
         got = np.asarray(call(candidate, *cases[1][1]))
         if np.any(got[1] != 0.0):
             where = say("case “{cases}”, gradient[1]", cases=cases[1][0])
-            return failure(
-                say("a row of weight 0 moved"), where=where, rule=say("exactly 0, not nearly"), got=got[1].tolist()
-            )
+            rule = say("exactly 0, not nearly")
+            return failure(say("a row of weight 0 moved"), where=where, rule=rule, got=got[1].tolist())
     return found
 
 

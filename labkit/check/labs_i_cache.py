@@ -124,12 +124,9 @@ def kv_cache_bytes(candidate):
         got = call(candidate, *args)
         a_number = isinstance(got, int | float | np.number) and not isinstance(got, bool)
         if not a_number or got != _measured_bytes(*args):
-            return failure(
-                say("a real cache of this configuration holds another number of bytes"),
-                where=say("case “{label}”", label=label),
-                rule=say("the sum of the cache arrays' nbytes"),
-                got=got,
-            )
+            message = say("a real cache of this configuration holds another number of bytes")
+            rule = say("the sum of the cache arrays' nbytes")
+            return failure(message, where=say("case “{label}”", label=label), rule=rule, got=got)
     return None
 
 

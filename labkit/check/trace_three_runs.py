@@ -174,9 +174,8 @@ def witness_holds(candidate, form, case: str, *, flawed: bool):
         same_meaning = canonical_json(a) == canonical_json(b)
         same_bytes = form(copy.deepcopy(a)) == form(copy.deepcopy(b))
     except Exception as exc:  # noqa: BLE001 - the reader's values are not JSON documents
-        raise CandidateProblem(
-            say("at {case}: a and b must be JSON values ({kind}: {exc})", case=case, kind=type(exc).__name__, exc=exc)
-        ) from None
+        text = "at {case}: a and b must be JSON values ({kind}: {exc})"
+        raise CandidateProblem(say(text, case=case, kind=type(exc).__name__, exc=exc)) from None
     if same_meaning == same_bytes:
         agree = say("the same document") if same_meaning else say("two documents")
         message = say("RFC 8785 and this form agree: both see {agree}", agree=agree)
