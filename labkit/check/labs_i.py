@@ -119,11 +119,6 @@ def packed_zero_predictions() -> int:
     return int(np.sum(~masks.packing_prediction_mask([0, 0, 1, 1, 1, 2, 2, 2])))
 
 
-def _first_true(broken) -> tuple[int, int]:
-    a, b = (int(x) for x in np.argwhere(broken)[0])
-    return a, b
-
-
 def _window_problem(allowed, ids, window):
     """(where, rule, got) of the first invariant of a sliding-window document mask ``allowed`` breaks."""
     i, j = np.indices(allowed.shape)
@@ -133,7 +128,7 @@ def _window_problem(allowed, ids, window):
         (allowed & (i - j >= window), say("a key at distance ≥ window is outside the band")),
     ):
         if broken.any():
-            a, b = _first_true(broken)
+            a, b = (int(x) for x in np.argwhere(broken)[0])
             return f"allowed[{a}, {b}]", rule, True
     start = np.array([int(np.flatnonzero(ids == ids[t])[0]) for t in range(ids.size)])  # first token of t's document
     wanted = np.minimum(window, np.arange(ids.size) - start + 1)
@@ -182,7 +177,7 @@ def _alibi_problem(output, weights, q, k, v, slope):
     )
     for name, broken, rule in checks:
         if broken.any():
-            a, b = _first_true(broken)
+            a, b = (int(x) for x in np.argwhere(broken)[0])
             return f"{name}[{a}, {b}]", rule, weights[a].tolist()
     # log w_ij − log w_ii = q_i·(k_j − k_i)/√d_h − slope·(i − j) for every visible key j
     i, j = np.indices((t, t))
@@ -192,7 +187,7 @@ def _alibi_problem(output, weights, q, k, v, slope):
     visible = ~future & (weights > 1e-250) & (np.diag(weights) > 1e-250)[:, None]  # where neither weight underflowed
     off = visible & (np.abs(seen - law) > 1e-9)
     if off.any():
-        a, b = _first_true(off)
+        a, b = (int(x) for x in np.argwhere(off)[0])
         rule = "log w_ij − log w_ii = (q_i·k_j − q_i·k_i)/√d_h − slope·(i − j)"
         return f"weights[{a}, {b}]", rule, float(weights[a, b])
     return None

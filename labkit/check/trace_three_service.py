@@ -92,9 +92,6 @@ def schedules(seed: int, drawn: int) -> list[tuple[str, FaultSchedule]]:
     return named
 
 
-SCHEDULES = (20260719, 8)
-
-
 def _summary(outcome) -> tuple:
     """(final state, request status, calendar, executions): what two services' runs must share."""
     return outcome.final_state, outcome.request_status, sorted(outcome.service.store), outcome.service.executions
