@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import heapq
 import itertools
 import math
 import random
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -32,7 +32,7 @@ _MARKER = f'"{FIELD}":'
 VIABLE = "allowed[v] ⇔ some number the schema accepts starts with value_so_far + piece (or, for `}`, is value_so_far)"
 
 
-@lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def decoder():
     return load_decoder()
 
@@ -91,27 +91,20 @@ def _mask_problem(what: str, case: str, value: str, token: int, allowed: bool = 
 
 
 class _ReadersMask:
-    """The reader's mask under one schema, asked once per value."""
+    """The reader's mask under one schema: ``allowed(value)`` and ``can_close(value)``, each asked once per value."""
 
     def __init__(self, candidate, schema: dict):
-        self.candidate, self.schema, self.pieces = candidate, schema, ToolTokenizer().pieces
-        self.masks: dict[str, np.ndarray] = {}
-        self.closes: dict[str, bool] = {}
+        self.schema, self.pieces = schema, ToolTokenizer().pieces
+        self.allowed = functools.cache(functools.partial(_mask, candidate, schema=schema))
+        self.can_close = functools.cache(self._can_close)
 
-    def __call__(self, value: str) -> np.ndarray:
-        if value not in self.masks:
-            self.masks[value] = _mask(self.candidate, value, self.schema)
-        return self.masks[value]
-
-    def can_close(self, value: str) -> bool:
+    def _can_close(self, value: str) -> bool:
         """Some path the mask allows from ``value`` ends at an allowed `}` (none goes on for ever)."""
-        if value not in self.closes and len(value) > len(str(self.schema["maximum"])):
-            self.closes[value] = False
-        elif value not in self.closes:
-            allowed = self(value)
-            digits = [self.pieces[t] for t in np.flatnonzero(allowed) if self.pieces[t].isdigit()]
-            self.closes[value] = bool(allowed[self.pieces.index("}")]) or any(self.can_close(value + d) for d in digits)
-        return self.closes[value]
+        if len(value) > len(str(self.schema["maximum"])):
+            return False
+        allowed = self.allowed(value)
+        digits = [self.pieces[t] for t in np.flatnonzero(allowed) if self.pieces[t].isdigit()]
+        return bool(allowed[self.pieces.index("}")]) or any(self.can_close(value + d) for d in digits)
 
 
 def _unsound(mask: _ReadersMask, case: str):
@@ -120,7 +113,7 @@ def _unsound(mask: _ReadersMask, case: str):
     queue, seen = collections.deque([""]), {""}
     while queue:  # the shortest values first: the report names the first place a decode reaches
         value = queue.popleft()
-        for token in np.flatnonzero(mask(value)):
+        for token in np.flatnonzero(mask.allowed(value)):
             piece = mask.pieces[token]
             if piece == "}" and not _accepted(value, mask.schema):
                 return _mask_problem(say("your mask closes a number the schema does not accept"), case, value, token)
@@ -142,7 +135,7 @@ def _incomplete(mask: _ReadersMask, case: str):
         for at in range(len(number) + 1):
             written, rest = number[:at], number[at:] or "}"
             for token, piece in enumerate(mask.pieces):
-                if (piece.isdigit() or piece == "}") and rest.startswith(piece) and not mask(written)[token]:
+                if (piece.isdigit() or piece == "}") and rest.startswith(piece) and not mask.allowed(written)[token]:
                     what = say("your mask forbids a piece on the way to an accepted number")
                     return _mask_problem(what, case, written, token, allowed=False)
     return None
