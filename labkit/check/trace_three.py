@@ -106,9 +106,13 @@ def reuse_for_other_request() -> int:
 
 @properties()
 def fingerprinted_execute(candidate):
+    """In three scenarios against their golden traces, under fault schedules, then against untrusted clients."""
     try:
         for scenario in ("happy", "timeout_before_commit", "response_lost_after_commit"):
-            found = service.service_in_scenario(candidate, scenario)
+            piece = service.service_piece(candidate)
+            events = runs.hooked_tool_run("service_execute", piece, None if scenario == "happy" else scenario)
+            golden = read_golden(golden_file(scenario))
+            found = compare_traces(f"scenario {scenario} vs its golden trace", golden, events)
             if found is not None:
                 return found
         service.service_under_schedules(candidate, (20260719, 8))  # named schedules, then 8 drawn with this seed

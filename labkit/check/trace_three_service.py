@@ -1,6 +1,6 @@
 """The properties behind page 10's ``fingerprinted_execute``: the reader's idempotent execute inside the
-calendar service, in three scenarios against their golden traces, under fault schedules beside the runtime's
-own service, and against clients whose declared digest cannot be trusted. A broken promise raises ``Diverged``.
+calendar service under fault schedules beside the runtime's own service, and against clients whose declared
+digest cannot be trusted. A broken promise raises ``Diverged``.
 """
 
 from __future__ import annotations
@@ -10,13 +10,11 @@ import random
 from functools import lru_cache
 
 from labkit.check.feedback import say
-from labkit.check.grading import CandidateProblem, Diverged, call, compare_traces, failure
-from labkit.check.trace_three_runs import hooked_tool_run
-from labkit.core.events import read_golden
+from labkit.check.grading import CandidateProblem, Diverged, call, failure
 from labkit.tools.calendar_service import OUTCOMES, CalendarService, CreateRequest, IdempotencyConflict
 from labkit.tools.confirm import request_digest
 from labkit.tools.executor import CRASH_POINTS, CrashPlan
-from labkit.tools.fixture import fixture_invocation, golden_file
+from labkit.tools.fixture import fixture_invocation
 from labkit.tools.runtime import ToolRunConfig
 from labkit.tools.schedules import CANCELS, FaultSchedule, invariant_violations, run_schedule
 
@@ -67,12 +65,6 @@ def service_piece(candidate):
         return response
 
     return piece
-
-
-def service_in_scenario(candidate, scenario: str):
-    """The reader's service in scenario ``scenario`` of trace three, against its golden trace."""
-    events = hooked_tool_run("service_execute", service_piece(candidate), None if scenario == "happy" else scenario)
-    return compare_traces(f"scenario {scenario} vs its golden trace", read_golden(golden_file(scenario)), events)
 
 
 def schedules(seed: int, drawn: int) -> list[tuple[str, FaultSchedule]]:
