@@ -259,13 +259,11 @@ def smoothed_dpo_loss(policy, reference, beta: float, smoothing: float) -> float
 @properties()
 def smoothed_dpo_gradient(candidate):
     lab = (np.array(dpo.POLICY_LOG_PROBS), np.array(dpo.REFERENCE_LOG_PROBS))
+    other = (np.array([-1.0, -2.0]), np.array([-1.5, -1.5]))
     cases = [
         ("the lab's pair, β = 0.2, ε = 0 (plain DPO)", (*lab, 0.2, 0.0)),
         ("the lab's pair, β = 0.2, ε = 0.1", (*lab, 0.2, 0.1)),
-        (
-            "[−1, −2] against [−1.5, −1.5], β = 0.5, ε = 0.25",
-            (np.array([-1.0, -2.0]), np.array([-1.5, -1.5]), 0.5, 0.25),
-        ),
+        ("[−1, −2] against [−1.5, −1.5], β = 0.5, ε = 0.25", (*other, 0.5, 0.25)),
         ("a wrongly ranked pair [−4, −1], β = 1, ε = 0.3", (np.array([-4.0, -1.0]), np.array([-2.0, -2.0]), 1.0, 0.3)),
     ]
     return _against_finite_differences(candidate, cases, smoothed_dpo_loss)

@@ -73,10 +73,8 @@ def _appending(candidate, tokens):
 @properties()
 def cached_attention_step(candidate):
     model = lab_decoder()
-    for label, tokens in (
-        ("the lab's seven tokens", lab_tokens()),
-        ("tokens [16, 0, 7, 7, 3]", np.array([16, 0, 7, 7, 3])),
-    ):
+    cases = (("the lab's seven tokens", lab_tokens()), ("tokens [16, 0, 7, 7, 3]", np.array([16, 0, 7, 7, 3])))
+    for label, tokens in cases:
         try:
             stepped = decode_with_attention_step(_appending(candidate, tokens), model, tokens)
         except Diverged as stopped:
