@@ -38,6 +38,7 @@ def integer_field_mask(candidate):
     except Diverged as diverged:
         return diverged.result
     found = compare_traces("the chapter's request vs the golden trace", read_golden(golden_file("happy")), events)
+    # a failed CheckResult is falsy: never chain checks with `or`
     return found if found is not None else runs.field_mask_properties(candidate, STEPPED)
 
 
