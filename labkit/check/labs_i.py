@@ -1,11 +1,7 @@
-"""The public checks of chapter 11's labs 01–06: what a right answer must satisfy, needing no stored answer.
-
-A gradient equals the finite differences of its loss (the CE, log-softmax and DPO variants); a mask keeps
-its invariants (causal, one document, the window's band and count); attention rows are distributions with
-no weight on the future and the log-odds the bias sets; the reader's cached step, run as every layer's
-attention of the lab decoder, gives the full pass's logits; a cache's size is what real caches hold; a
-check accepts the correct decoder and refuses the faulty ones. The predictions' answers (self-tests the
-page's next cell answers anyway) are the labs' own runs. References and hidden cases: the teacher's key.
+"""The public checks of chapter 11's labs 01–03 and 06 (04–05, the KV cache: ``labs_i_cache``): a gradient
+equals the finite differences of its loss (the CE, log-softmax and DPO variants); a mask keeps its invariants;
+attention rows are distributions with the log-odds the bias sets. The predictions' answers are the labs' own
+runs; references and hidden cases are the teacher's key.
 """
 
 from __future__ import annotations
@@ -45,32 +41,13 @@ def weighted_cross_entropy(logits, targets, weights) -> float:
     return float(-(w @ picked) / w.sum())
 
 
-def _gradient_cases():
-    seeded = np.random.default_rng(masks.MASKED_SEED).normal(size=(3, 4))
-    lab_row = np.array([[np.log(2.0), 0.0, 0.0]])
-    thousands = np.array([[1000.0, 0.0, -1000.0], [0.0, 800.0, 0.0]])
-    by_length = np.random.default_rng(7).normal(0.0, 2.0, size=(4, 5))
-    return [
-        ("the lab's row z = [ln 2, 0, 0], target 2, weight 1", (lab_row, np.array([2]), np.array([1.0]))),
-        (
-            "the seeded [3, 4] batch, weights [0.5, 0, 2]",
-            (seeded, np.array(masks.MASKED_TARGETS), np.array([0.5, 0, 2])),
-        ),
-        ("logits in the thousands, weights [1, 3]", (thousands, np.array([0, 2]), np.array([1.0, 3.0]))),
-        (
-            "sequences of 1 and 3 tokens, each weighted 1/length",
-            (by_length, np.array([4, 0, 2, 1]), np.array([1.0, *[1 / 3] * 3])),
-        ),
-    ]
-
-
-def _against_finite_differences(candidate, cases, loss, what: str):
+def _against_finite_differences(candidate, cases, loss):
     """The first case and element where ``candidate(*args)`` misses the central differences of ``loss``."""
     for label, args in cases:
         point = args[0]
         copies = (a.copy() if isinstance(a, np.ndarray) else a for a in args)
         try:
-            got = as_array(call(candidate, *copies), what, shape=point.shape, dtype_kind="number")
+            got = as_array(call(candidate, *copies), "gradient", shape=point.shape, dtype_kind="number")
         except NotAttempted:
             raise
         except CandidateProblem as problem:
@@ -79,27 +56,32 @@ def _against_finite_differences(candidate, cases, loss, what: str):
         bad = np.argwhere(~(np.abs(got - numeric) <= FD_ATOL))
         if bad.size:
             index = tuple(int(i) for i in bad[0])
-            where = say("case “{label}”, {what}{index}", label=label, what=what, index=list(index))
-            return failure(
-                say("your gradient disagrees with the loss's finite differences"),
-                where=where,
-                rule=say("central differences of the loss, within ±{FD_ATOL:g}", FD_ATOL=FD_ATOL),
-                got=got[index].item(),
-            )
+            message = say("your gradient disagrees with the loss's finite differences")
+            where = say("case “{label}”, {what}{index}", label=label, what="gradient", index=list(index))
+            rule = say("central differences of the loss, within ±{FD_ATOL:g}", FD_ATOL=FD_ATOL)
+            return failure(message, where=where, rule=rule, got=got[index].item())
     return None
 
 
 @properties()
 def masked_ce_gradient(candidate):
-    cases = _gradient_cases()
-    found = _against_finite_differences(candidate, cases, weighted_cross_entropy, "gradient")
+    seeded = np.random.default_rng(masks.MASKED_SEED).normal(size=(3, 4)), np.array(masks.MASKED_TARGETS)
+    lab_row = np.array([[np.log(2.0), 0.0, 0.0]])
+    thousands = np.array([[1000.0, 0.0, -1000.0], [0.0, 800.0, 0.0]])
+    by_length = np.random.default_rng(7).normal(0.0, 2.0, size=(4, 5)), np.array([4, 0, 2, 1])
+    cases = [
+        ("the lab's row z = [ln 2, 0, 0], target 2, weight 1", (lab_row, np.array([2]), np.array([1.0]))),
+        ("the seeded [3, 4] batch, weights [0.5, 0, 2]", (*seeded, np.array([0.5, 0, 2]))),
+        ("logits in the thousands, weights [1, 3]", (thousands, np.array([0, 2]), np.array([1.0, 3.0]))),
+        ("sequences of 1 and 3 tokens, each weighted 1/length", (*by_length, np.array([1.0, *[1 / 3] * 3]))),
+    ]
+    found = _against_finite_differences(candidate, cases, weighted_cross_entropy)
     if found is None:  # a row of weight 0 takes no part in the loss: its gradient is exactly 0
         got = np.asarray(call(candidate, *cases[1][1]))
         if np.any(got[1] != 0.0):
             where = say("case “{cases}”, gradient[1]", cases=cases[1][0])
-            return failure(
-                say("a row of weight 0 moved"), where=where, rule=say("exactly 0, not nearly"), got=got[1].tolist()
-            )
+            rule = say("exactly 0, not nearly")
+            return failure(say("a row of weight 0 moved"), where=where, rule=rule, got=got[1].tolist())
     return found
 
 
@@ -116,25 +98,17 @@ def _upstream_loss(z, upstream) -> float:
     return float(np.sum(upstream * log_softmax(z)))
 
 
-def _backward_cases():
-    spread = np.random.default_rng(12).normal(0.0, 3.0, size=(2, 5))
-    return [
-        ("a row whose largest logit is 0", (np.array([[0.0, -1.0, -2.0]]), np.array([[1.0, 0.5, -2.0]]))),
-        (
-            "the lab's row z = [ln 2, 0, 0], upstream −onehot(2)",
-            (np.array([[np.log(2.0), 0, 0]]), np.array([[0, 0, -1.0]])),
-        ),
-        (
-            "logits in the thousands",
-            (np.array([[1000.0, 0, -1000], [0, 800, 0]]), np.array([[0.5, -1, 2], [1, 1, -3.0]])),
-        ),
-        ("a [2, 5] batch, every upstream entry non-zero", (spread, np.random.default_rng(13).normal(size=(2, 5)))),
-    ]
-
-
 @properties()
 def fixed_log_softmax_grad(candidate):
-    return _against_finite_differences(candidate, _backward_cases(), _upstream_loss, "gradient")
+    spread = np.random.default_rng(12).normal(0.0, 3.0, size=(2, 5))
+    lab_row, thousands = np.array([[np.log(2.0), 0, 0]]), np.array([[1000.0, 0, -1000], [0, 800, 0]])
+    cases = [
+        ("a row whose largest logit is 0", (np.array([[0.0, -1.0, -2.0]]), np.array([[1.0, 0.5, -2.0]]))),
+        ("the lab's row z = [ln 2, 0, 0], upstream −onehot(2)", (lab_row, np.array([[0, 0, -1.0]]))),
+        ("logits in the thousands", (thousands, np.array([[0.5, -1, 2], [1, 1, -3.0]]))),
+        ("a [2, 5] batch, every upstream entry non-zero", (spread, np.random.default_rng(13).normal(size=(2, 5)))),
+    ]
+    return _against_finite_differences(candidate, cases, _upstream_loss)
 
 
 # --- 02: the sliding-window mask, a prediction ------------------------------------------------
@@ -143,15 +117,6 @@ def fixed_log_softmax_grad(candidate):
 @value
 def packed_zero_predictions() -> int:
     return int(np.sum(~masks.packing_prediction_mask([0, 0, 1, 1, 1, 2, 2, 2])))
-
-
-def _window_cases():
-    return [
-        ("the lab's two documents, window 2", (np.array([0, 0, 0, 0, 1, 1, 1, 1]), 2)),
-        ("one long document, window 3", (np.zeros(7, dtype=int), 3)),
-        ("window 1: only itself", (np.array([4, 4, 5, 5, 5]), 1)),
-        ("a window wider than the row", (np.array([0, 1, 1, 1, 2, 2]), 10)),
-    ]
 
 
 def _window_problem(allowed, ids, window):
@@ -175,93 +140,81 @@ def _window_problem(allowed, ids, window):
     return None
 
 
+def _in_case(message: str, label: str, found):
+    """The failure ``message`` of case ``label`` at ``found`` = (where, rule, the reader's value)."""
+    where, rule, got = found
+    return failure(message, where=say("case “{label}”, {where}", label=label, where=where), rule=rule, got=got)
+
+
 @properties()
 def sliding_window_mask(candidate):
-    for label, (ids, window) in _window_cases():
+    cases = [
+        ("the lab's two documents, window 2", (np.array([0, 0, 0, 0, 1, 1, 1, 1]), 2)),
+        ("one long document, window 3", (np.zeros(7, dtype=int), 3)),
+        ("window 1: only itself", (np.array([4, 4, 5, 5, 5]), 1)),
+        ("a window wider than the row", (np.array([0, 1, 1, 1, 2, 2]), 10)),
+    ]
+    for label, (ids, window) in cases:
         got = as_array(call(candidate, ids.copy(), window), "allowed", shape=(ids.size, ids.size), dtype_kind="bool")
         found = _window_problem(got, ids, window)
         if found is not None:
-            where, rule, seen = found
-            return failure(
-                say("the mask breaks an invariant"),
-                where=say("case “{label}”, {where}", label=label, where=where),
-                rule=rule,
-                got=seen,
-            )
+            return _in_case(say("the mask breaks an invariant"), label, found)
     return None
 
 
 # --- 03: causal attention with an ALiBi bias, a prediction ------------------------------------
 
 
-def _alibi_cases():
+def _alibi_problem(output, weights, q, k, v, slope):
+    """(where, rule, got) of the first property of causal ALiBi attention the result breaks."""
+    t = q.shape[0]
+    future = np.triu(np.ones((t, t), dtype=bool), k=1)
+    checks = (
+        ("weights", weights < 0, say("weights are never negative")),
+        ("weights", np.abs(weights.sum(axis=1) - 1.0)[:, None] > 1e-12, say("each row of weights sums to 1")),
+        ("weights", future & (weights != 0.0), say("no weight, not even a tiny one, on a future key")),
+        ("output", np.abs(output - weights @ v) > 1e-12 * max(1.0, float(np.abs(v).max())), "output = weights @ v"),
+    )
+    for name, broken, rule in checks:
+        if broken.any():
+            a, b = (int(x) for x in np.argwhere(broken)[0])
+            return f"{name}[{a}, {b}]", rule, weights[a].tolist()
+    # log w_ij − log w_ii = q_i·(k_j − k_i)/√d_h − slope·(i − j) for every visible key j
+    i, j = np.indices((t, t))
+    law = (q @ k.T - np.sum(q * k, axis=1)[:, None]) / np.sqrt(q.shape[1]) - slope * (i - j)
+    with np.errstate(divide="ignore"):
+        seen = np.log(weights) - np.log(np.diag(weights))[:, None]
+    visible = ~future & (weights > 1e-250) & (np.diag(weights) > 1e-250)[:, None]  # where neither weight underflowed
+    off = visible & (np.abs(seen - law) > 1e-9)
+    if off.any():
+        a, b = (int(x) for x in np.argwhere(off)[0])
+        rule = "log w_ij − log w_ii = (q_i·k_j − q_i·k_i)/√d_h − slope·(i − j)"
+        return f"weights[{a}, {b}]", rule, float(weights[a, b])
+    return None
+
+
+@properties()
+def alibi_causal_attention(candidate):
     x = np.random.default_rng(4).normal(size=(5, 4))
     pushed = x.copy()
     pushed[3:] += 100.0
     wide = np.random.default_rng(5).normal(0.0, 1.5, size=(3, 6, 8))
     hand = (np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[2.0, 0.0], [0.0, 4.0]]))
     flat = np.zeros((6, 4))
-    return [
+    cases = [
         ("the hand example as row 1 of two tokens, slope 0", (*hand, 0.0)),
         ("the lab's five seeded tokens (q = k = v = x), slope 0.5", (x, x, x, 0.5)),
         ("the same five, positions ≥ 3 pushed by +100, slope 0.5", (pushed, pushed, pushed, 0.5)),
         ("six tokens, d_h = 8, separate q, k, v, slope 0.25", (*wide, 0.25)),
         ("q = k = 0 (every score 0), slope 0.7", (flat, flat, np.arange(24.0).reshape(6, 4), 0.7)),
     ]
-
-
-def _alibi_problem(output, weights, q, k, v, slope):
-    """(where, rule, got) of the first property of causal ALiBi attention the result breaks."""
-    t = q.shape[0]
-    future = np.triu(np.ones((t, t), dtype=bool), k=1)
-    sums = weights.sum(axis=1)
-    checks = (
-        (weights < 0, say("weights are never negative")),
-        (np.abs(sums - 1.0)[:, None] > 1e-12, say("each row of weights sums to 1")),
-        (future & (weights != 0.0), say("no weight, not even a tiny one, on a future key")),
-        (np.abs(output - weights @ v) > 1e-12 * max(1.0, float(np.abs(v).max())), "output = weights @ v"),
-    )
-    for broken, rule in checks:
-        if broken.any():
-            a, b = (int(x) for x in np.argwhere(broken)[0])
-            return (
-                f"weights[{a}, {b}]" if rule != "output = weights @ v" else f"output[{a}, {b}]",
-                rule,
-                weights[a].tolist(),
-            )
-    # log w_ij − log w_ii = q_i·(k_j − k_i)/√d_h − slope·(i − j) for every visible key j
-    i, j = np.indices((t, t))
-    law = (q @ k.T - np.sum(q * k, axis=1)[:, None]) / np.sqrt(q.shape[1]) - slope * (i - j)
-    with np.errstate(divide="ignore"):
-        seen = np.log(weights) - np.log(np.diag(weights))[:, None]
-    off = (
-        ~future & (weights > 1e-250) & (np.diag(weights) > 1e-250)[:, None] & (np.abs(seen - law) > 1e-9)
-    )  # where neither weight underflowed
-    if off.any():
-        a, b = (int(x) for x in np.argwhere(off)[0])
-        return (
-            f"weights[{a}, {b}]",
-            "log w_ij − log w_ii = (q_i·k_j − q_i·k_i)/√d_h − slope·(i − j)",
-            float(weights[a, b]),
-        )
-    return None
-
-
-@properties()
-def alibi_causal_attention(candidate):
-    for label, (q, k, v, slope) in _alibi_cases():
+    for label, (q, k, v, slope) in cases:
         got = unpack(call(candidate, q.copy(), k.copy(), v.copy(), slope), ("output", "weights"))
         output = as_array(got[0], "output", shape=v.shape, dtype_kind="number")
         weights = as_array(got[1], "weights", shape=(q.shape[0], q.shape[0]), dtype_kind="number")
         found = _alibi_problem(output, weights, q, k, v, slope)
         if found is not None:
-            where, rule, seen = found
-            return failure(
-                say("the attention breaks a property"),
-                where=say("case “{label}”, {where}", label=label, where=where),
-                rule=rule,
-                got=seen,
-            )
+            return _in_case(say("the attention breaks a property"), label, found)
     return None
 
 
@@ -275,32 +228,8 @@ def scaled_query_weight() -> float:
 # --- 06: a prediction in words, the smoothed DPO gradient ------------------------------------
 
 WORDS = {
-    "rises": {
-        "rise",
-        "rises",
-        "rising",
-        "rose",
-        "up",
-        "goes up",
-        "increase",
-        "increases",
-        "increasing",
-        "higher",
-        "grows",
-    },
-    "falls": {
-        "fall",
-        "falls",
-        "falling",
-        "fell",
-        "down",
-        "goes down",
-        "decrease",
-        "decreases",
-        "decreasing",
-        "lower",
-        "drops",
-    },
+    "rises": {"goes up", *"rise rises rising rose up increase increases increasing higher grows".split()},
+    "falls": {"goes down", *"fall falls falling fell down decrease decreases decreasing lower drops".split()},
 }
 
 
@@ -327,24 +256,14 @@ def smoothed_dpo_loss(policy, reference, beta: float, smoothing: float) -> float
     return float((1.0 - smoothing) * np.logaddexp(0.0, -margin) + smoothing * np.logaddexp(0.0, margin))
 
 
-def _dpo_cases():
-    return [
-        (
-            "the lab's pair, β = 0.2, ε = 0 (plain DPO)",
-            (np.array(dpo.POLICY_LOG_PROBS), np.array(dpo.REFERENCE_LOG_PROBS), 0.2, 0.0),
-        ),
-        (
-            "the lab's pair, β = 0.2, ε = 0.1",
-            (np.array(dpo.POLICY_LOG_PROBS), np.array(dpo.REFERENCE_LOG_PROBS), 0.2, 0.1),
-        ),
-        (
-            "[−1, −2] against [−1.5, −1.5], β = 0.5, ε = 0.25",
-            (np.array([-1.0, -2.0]), np.array([-1.5, -1.5]), 0.5, 0.25),
-        ),
-        ("a wrongly ranked pair [−4, −1], β = 1, ε = 0.3", (np.array([-4.0, -1.0]), np.array([-2.0, -2.0]), 1.0, 0.3)),
-    ]
-
-
 @properties()
 def smoothed_dpo_gradient(candidate):
-    return _against_finite_differences(candidate, _dpo_cases(), smoothed_dpo_loss, "gradient")
+    lab = (np.array(dpo.POLICY_LOG_PROBS), np.array(dpo.REFERENCE_LOG_PROBS))
+    other = (np.array([-1.0, -2.0]), np.array([-1.5, -1.5]))
+    cases = [
+        ("the lab's pair, β = 0.2, ε = 0 (plain DPO)", (*lab, 0.2, 0.0)),
+        ("the lab's pair, β = 0.2, ε = 0.1", (*lab, 0.2, 0.1)),
+        ("[−1, −2] against [−1.5, −1.5], β = 0.5, ε = 0.25", (*other, 0.5, 0.25)),
+        ("a wrongly ranked pair [−4, −1], β = 1, ε = 0.3", (np.array([-4.0, -1.0]), np.array([-2.0, -2.0]), 1.0, 0.3)),
+    ]
+    return _against_finite_differences(candidate, cases, smoothed_dpo_loss)

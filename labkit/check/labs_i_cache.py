@@ -1,7 +1,6 @@
 """The public checks of chapter 11's labs 04 and 05 (the KV cache): the reader's cached step, run as every
 layer's attention of the lab decoder, keeps the cache append-only and gives the full pass's logits; a cache's
-size is what real caches of that configuration hold; a check accepts the correct decoder and refuses the
-faulty ones. The predictions' answers are the lab decoder's own runs. References and hidden cases: the key.
+size is what real caches hold; a check accepts the correct decoder and refuses the faulty ones.
 """
 
 from __future__ import annotations
@@ -13,21 +12,13 @@ import numpy as np
 
 from labkit.check.core import properties, value
 from labkit.check.feedback import say
-from labkit.check.grading import CandidateProblem, as_array, call, failure, unpack, yes_or_no
+from labkit.check.grading import CandidateProblem, Diverged, as_array, call, failure, unpack, yes_or_no
 from labkit.labs.cache_equivalence import MODES, run_case
 from labkit.labs.lab_decoder import lab_decoder, lab_tokens
 from labkit.nn import Decoder, DecoderWeights, KVCache, rms_norm, rope
 from labkit.nn.configs import book_config
 
 # --- 04: the cached step inside the lab decoder, the cache's size, predictions ----------------
-
-
-class _Stopped(Exception):
-    """The reader's step broke the cache's append-only invariant: its failure, carried out of the run."""
-
-    def __init__(self, result):
-        super().__init__(result.where)
-        self.result = result
 
 
 def decode_with_attention_step(step, model, tokens) -> np.ndarray:
@@ -68,15 +59,10 @@ def _appending(candidate, tokens):
             for name, old, new, seen in (("keys", cache_k, k_new, got[1]), ("values", cache_v, v_new, got[2])):
                 seen = as_array(seen, name, shape=old.shape[:2] + (t + 1,) + old.shape[3:], dtype_kind="number")
                 if not np.array_equal(seen, np.concatenate([old, new], axis=2)):
+                    message = say("your cache is not the old one plus the new entry")
                     rule = say("the cached positions stay as they were and the new entry comes last")
-                    raise _Stopped(
-                        failure(
-                            say("your cache is not the old one plus the new entry"),
-                            where=say("{place}, {name}", place=place, name=name),
-                            rule=rule,
-                            got=seen[0, 0, :, 0].tolist(),
-                        )
-                    )
+                    where = say("{place}, {name}", place=place, name=name)
+                    raise Diverged(failure(message, where=where, rule=rule, got=seen[0, 0, :, 0].tolist()))
         except CandidateProblem as problem:
             raise CandidateProblem(say("at {place}: {problem}", place=place, problem=problem)) from None
         return output, got[1], got[2]
@@ -87,25 +73,20 @@ def _appending(candidate, tokens):
 @properties()
 def cached_attention_step(candidate):
     model = lab_decoder()
-    for label, tokens in (
-        ("the lab's seven tokens", lab_tokens()),
-        ("tokens [16, 0, 7, 7, 3]", np.array([16, 0, 7, 7, 3])),
-    ):
+    cases = (("the lab's seven tokens", lab_tokens()), ("tokens [16, 0, 7, 7, 3]", np.array([16, 0, 7, 7, 3])))
+    for label, tokens in cases:
         try:
             stepped = decode_with_attention_step(_appending(candidate, tokens), model, tokens)
-        except _Stopped as stopped:
+        except Diverged as stopped:
             return stopped.result
         full = model.full_logits(tokens[None, :])[0]
         off = np.flatnonzero(np.max(np.abs(stepped - full), axis=1) > 1e-10)
         if off.size:
             t = int(off[0])
+            message = say("your cached logits differ from the full pass")
             where = say("{label}, logits at position {t}", label=label, t=t)
-            return failure(
-                say("your cached logits differ from the full pass"),
-                where=where,
-                rule=say("cached decode = one full pass, within 1e-10"),
-                got=stepped[t, :3].tolist(),
-            )
+            rule = say("cached decode = one full pass, within 1e-10")
+            return failure(message, where=where, rule=rule, got=stepped[t, :3].tolist())
     return None
 
 
@@ -128,31 +109,22 @@ def _measured_bytes(config, batch: int, positions: int) -> int:
     return int(sum(k.nbytes + v.nbytes for k, v in zip(cache.keys, cache.values, strict=True)))
 
 
-def _size_cases():
+@properties()
+def kv_cache_bytes(candidate):
     lab, grouped, tool = (book_config(name) for name in ("lab-decoder", "toy-decoder-v1", "toy-tool-decoder-v1"))
-    return [
+    cases = [
         ("the lab decoder, 1 sequence of 7 tokens", (lab, 1, 7)),
         ("toy-decoder-v1 (2 query heads share 1 KV head, float32), 2 × 5", (grouped, 2, 5)),
         ("toy-tool-decoder-v1 (4 query heads, 2 KV heads), 3 × 4", (tool, 3, 4)),
         ("the lab decoder in float32, 2 × 3", (replace(lab, dtype="float32"), 2, 3)),
     ]
-
-
-@properties()
-def kv_cache_bytes(candidate):
-    for label, args in _size_cases():
+    for label, args in cases:
         got = call(candidate, *args)
-        if (
-            isinstance(got, bool | np.bool_)
-            or not isinstance(got, int | float | np.number)
-            or got != _measured_bytes(*args)
-        ):
-            return failure(
-                say("a real cache of this configuration holds another number of bytes"),
-                where=say("case “{label}”", label=label),
-                rule=say("the sum of the cache arrays' nbytes"),
-                got=got,
-            )
+        a_number = isinstance(got, int | float | np.number) and not isinstance(got, bool)
+        if not a_number or got != _measured_bytes(*args):
+            message = say("a real cache of this configuration holds another number of bytes")
+            rule = say("the sum of the cache arrays' nbytes")
+            return failure(message, where=say("case “{label}”", label=label), rule=rule, got=got)
     return None
 
 
@@ -183,13 +155,9 @@ def distinct_layer_keys(piece):
     ]
     for label, cache, right in cases:
         if piece(cache) is not right:
+            message = say("your check judges this cache wrongly")
             rule = say("each layer computes its own keys; a copy, or a copy up to rounding, is not distinct")
-            return failure(
-                say("your check judges this cache wrongly"),
-                where=say("case “{label}”", label=label),
-                rule=rule,
-                got=not right,
-            )
+            return failure(message, where=say("case “{label}”", label=label), rule=rule, got=not right)
     return None
 
 
@@ -200,22 +168,14 @@ def cached_path_agrees(piece):
         (f"decoder {mode}, the lab's tokens", lab_decoder(fault), tokens, fault is None)
         for mode, fault in MODES.items()
     ]
+    one_token = "decoder top_left_rectangular_mask, one token (every fault is invisible at position 0)"
     cases += [
         ("decoder correct, tokens [16, 0, 7, 7]", lab_decoder(), np.array([16, 0, 7, 7]), True),
-        (
-            "decoder top_left_rectangular_mask, one token (every fault is invisible at position 0)",
-            lab_decoder("top_left_rectangular_mask"),
-            tokens[:1],
-            True,
-        ),
+        (one_token, lab_decoder("top_left_rectangular_mask"), tokens[:1], True),
     ]
     for label, model, ids, right in cases:
         if piece(model, ids.copy()) is not right:
+            message = say("your check judges this decoder wrongly")
             rule = say("step-by-step decode from an empty cache against one full pass, allclose at 1e-12")
-            return failure(
-                say("your check judges this decoder wrongly"),
-                where=say("case “{label}”", label=label),
-                rule=rule,
-                got=not right,
-            )
+            return failure(message, where=say("case “{label}”", label=label), rule=rule, got=not right)
     return None

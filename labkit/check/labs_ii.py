@@ -1,7 +1,5 @@
-"""The public checks of chapter 11's labs 07–08 (GRPO, KL): the properties a right answer must have, tested
-against the labs' own kernels and samplers; no reference and no stored answer. The predictions' answers
-(self-tests the page's next cell answers anyway) are computed by the kernels. Lab 09 is in
-``labs_ii_speculative``, pages 10–13 in ``labs_ii_serving``.
+"""The public checks of chapter 11's labs 07–08 (GRPO, KL): properties tested against the labs' own kernels
+and samplers, no stored answer (lab 09: ``labs_ii_speculative``; pages 10–13: ``labs_ii_serving``).
 """
 
 from __future__ import annotations
@@ -19,16 +17,14 @@ from labkit.nn.attention import softmax
 
 def number(value, name: str) -> float:
     """The reader's ``value`` as one finite or infinite real number (a NumPy scalar or 0-d array too)."""
+    kind = type(value).__name__
     if isinstance(value, bool | np.bool_ | str | bytes):
-        raise CandidateProblem(say("{name} must be one number, got {kind}", name=name, kind=type(value).__name__))
+        raise CandidateProblem(say("{name} must be one number, got {kind}", name=name, kind=kind))
     try:
         return float(np.asarray(value, dtype=np.float64).reshape(()))
     except (TypeError, ValueError):
-        raise CandidateProblem(
-            say(
-                "{name} must be one number, got {kind} {value!r:.60}", name=name, kind=type(value).__name__, value=value
-            )
-        ) from None
+        text = "{name} must be one number, got {kind} {value!r:.60}"
+        raise CandidateProblem(say(text, name=name, kind=kind, value=value)) from None
 
 
 def close(got: float, want: float, atol: float) -> bool:
@@ -38,41 +34,28 @@ def close(got: float, want: float, atol: float) -> bool:
 # --- 07 GRPO -----------------------------------------------------------------------------------------
 
 
-def _reward_groups():
-    """(case, rewards [G, K], valid [G, K]): a reward where valid is False is not a reward (it may be NaN)."""
-    ragged = np.random.default_rng(7).uniform(0.0, 1.0, size=(2, 5)).round(2)
-    ragged_valid = np.array([[True, True, False, True, False], [False, True, True, True, True]])
-    ragged[~ragged_valid] = np.nan
-    lone = np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]])
-    return [
-        ("the lab's three groups, every answer valid", np.array(grpo.REWARDS), np.ones((3, 4), dtype=bool)),
-        ("one success in eight, the last two answers cut off", lone, np.arange(8)[None, :] < 6),
-        ("two groups of five, the invalid rewards NaN", ragged, ragged_valid),
-        (
-            "a group with one valid answer beside a full one",
-            np.array([[3.0, -1.0], [2.0, 5.0]]),
-            np.array([[True, False], [True, True]]),
-        ),
-    ]
-
-
-def _advantages(piece, rewards, valid):
-    return as_array(call(piece, rewards.copy(), valid.copy()), "advantages", rewards.shape, dtype_kind="number")
-
-
 @properties()
 def rloo_advantages(piece):
     """Invalid answers and groups of fewer than two valid answers get 0; each group's advantages sum to zero;
     raising one valid reward by d raises its own advantage by d and lowers each valid sibling's by d/(n − 1);
     nothing else moves."""
-    for label, rewards, valid in _reward_groups():
+    ragged = np.random.default_rng(7).uniform(0.0, 1.0, size=(2, 5)).round(2)
+    ragged_valid = np.array([[True, True, False, True, False], [False, True, True, True, True]])
+    ragged[~ragged_valid] = np.nan
+    lone, one_valid = np.array([[1.0, 0, 0, 0, 0, 0, 0, 0]]), np.array([[True, False], [True, True]])
+    cases = [  # (case, rewards [G, K], valid [G, K]): a reward where valid is False is not one (it may be NaN)
+        ("the lab's three groups, every answer valid", np.array(grpo.REWARDS), np.ones((3, 4), dtype=bool)),
+        ("one success in eight, the last two answers cut off", lone, np.arange(8)[None, :] < 6),
+        ("two groups of five, the invalid rewards NaN", ragged, ragged_valid),
+        ("a group with one valid answer beside a full one", np.array([[3.0, -1.0], [2.0, 5.0]]), one_valid),
+    ]
+    for label, rewards, valid in cases:
         base = _advantages(piece, rewards, valid)
         if not np.isfinite(base).all():
             g, j = (int(v) for v in np.argwhere(~np.isfinite(base))[0])
             where = say("case “{label}”, advantage [{g}, {j}]", label=label, g=g, j=j)
-            return failure(
-                say("an advantage is NaN or infinite: an invalid reward reached a sum"), where=where, got=base[g, j]
-            )
+            message = say("an advantage is NaN or infinite: an invalid reward reached a sum")
+            return failure(message, where=where, got=base[g, j])
         silent = ~valid | (valid.sum(axis=-1, keepdims=True) < 2)
         if np.any(base[silent] != 0.0):
             g, j = (int(v) for v in np.argwhere(silent & (base != 0.0))[0])
@@ -81,15 +64,16 @@ def rloo_advantages(piece):
         sums = base.sum(axis=-1)
         if not np.allclose(sums, 0.0, rtol=0, atol=1e-9):
             g = int(np.flatnonzero(~np.isclose(sums, 0.0, rtol=0, atol=1e-9))[0])
-            return failure(
-                say("a group's advantages do not sum to zero"),
-                where=say("case “{label}”, group {g}", label=label, g=g),
-                got=sums[g],
-            )
+            where = say("case “{label}”, group {g}", label=label, g=g)
+            return failure(say("a group's advantages do not sum to zero"), where=where, got=sums[g])
         found = _moved_reward_problem(piece, label, rewards, valid, base)
         if found is not None:
             return found
     return None
+
+
+def _advantages(piece, rewards, valid):
+    return as_array(call(piece, rewards.copy(), valid.copy()), "advantages", rewards.shape, dtype_kind="number")
 
 
 def _moved_reward_problem(piece, label, rewards, valid, base):
@@ -105,15 +89,8 @@ def _moved_reward_problem(piece, label, rewards, valid, base):
         bad = np.argwhere(~np.isclose(change, want, rtol=0, atol=1e-9))
         if bad.size:
             h, j = (int(v) for v in bad[0])
-            where = say(
-                "case “{label}”, reward [{g}, {i}] raised by {step}: the change of advantage [{h}, {j}]",
-                label=label,
-                g=g,
-                i=i,
-                step=step,
-                h=h,
-                j=j,
-            )
+            text = "case “{label}”, reward [{g}, {i}] raised by {step}: the change of advantage [{h}, {j}]"
+            where = say(text, label=label, g=g, i=i, step=step, h=h, j=j)
             return failure(say("a reward moves the advantages the wrong amount"), where=where, got=change[h, j])
     return None
 
@@ -125,9 +102,6 @@ def _uninformative_share(p: float, k: int, groups: int = 40_000) -> float:
     return float(np.mean(np.all(grpo.group_advantages(rewards) == 0.0, axis=-1)))
 
 
-INFORMATIVE_CASES = ((0.3, 4), (0.5, 8), (0.9, 16), (0.05, 3), (0.75, 2))
-
-
 @properties()
 def informative_group_probability(piece):
     """No group of one answer, or of always-right or always-wrong answers, carries a signal; otherwise the
@@ -136,7 +110,7 @@ def informative_group_probability(piece):
         got = number(call(piece, p, k), say("the probability"))
         if not close(got, 0.0, 1e-12):
             return failure(say("such a group never teaches anything"), where=say("p = {p}, k = {k}", p=p, k=k), got=got)
-    for p, k in INFORMATIVE_CASES:
+    for p, k in ((0.3, 4), (0.5, 8), (0.9, 16), (0.05, 3), (0.75, 2)):
         got, seen = number(call(piece, p, k), say("the probability")), 1.0 - _uninformative_share(p, k)
         if not close(got, seen, 6 * np.sqrt(max(seen * (1 - seen), 1e-6) / 40_000)):
             where = say("p = {p}, k = {k}: 40 000 sampled groups, more than 6 standard errors away", p=p, k=k)
@@ -151,21 +125,10 @@ def dual_clip_value() -> float:
 
 # --- 08 KL ---------------------------------------------------------------------------------------------
 
-KL_PAIR = ([0.9, 0.1, 0.0], [0.5, 0.25, 0.25])
-
 
 @value
 def finite_direction() -> str:
-    return "pq" if np.isfinite(kl.kl_divergence(*KL_PAIR)) else "qp"
-
-
-GAUSSIAN_CASES = (
-    (0.0, 1.0, 0.0, 1.0),
-    (0.3, 0.7, -1.0, 1.5),
-    (2.0, 3.0, 0.0, 0.8),
-    (-1.0, 0.4, 1.0, 2.0),
-    (5, 1, 5, 4),
-)
+    return "pq" if np.isfinite(kl.kl_divergence([0.9, 0.1, 0.0], [0.5, 0.25, 0.25])) else "qp"
 
 
 def gaussian_kl_on_grid(mu_p, sigma_p, mu_q, sigma_q, points: int = 20_001) -> float:
@@ -180,53 +143,39 @@ def gaussian_kl_on_grid(mu_p, sigma_p, mu_q, sigma_q, points: int = 20_001) -> f
 @properties()
 def gaussian_kl(piece):
     """KL(N(μ_p, σ_p²) ‖ N(μ_q, σ_q²)) agrees with the sum that defines it, taken on a fine grid."""
-    for case in GAUSSIAN_CASES:
+    cases = ((0.0, 1.0, 0.0, 1.0), (0.3, 0.7, -1.0, 1.5), (2.0, 3.0, 0.0, 0.8), (-1.0, 0.4, 1.0, 2.0), (5, 1, 5, 4))
+    for case in cases:
         got, summed = number(call(piece, *case), "KL"), gaussian_kl_on_grid(*case)
         if not close(got, summed, 1e-7 * (1 + summed)):
-            where = say(
-                "μ_p = {case}, σ_p = {case2}, μ_q = {case3}, σ_q = {case4}",
-                case=case[0],
-                case2=case[1],
-                case3=case[2],
-                case4=case[3],
-            )
+            text = "μ_p = {case}, σ_p = {case2}, μ_q = {case3}, σ_q = {case4}"
+            where = say(text, case=case[0], case2=case[1], case3=case[2], case4=case[3])
             return failure(say("the divergence summed on a grid disagrees"), where=where, got=got)
     return None
-
-
-def _logit_pairs():
-    return [
-        ("seeded logits [8]", np.random.default_rng(8).normal(size=8), np.random.default_rng(9).normal(size=8)),
-        ("logits in the thousands", np.array([1000.0, 990.0, 0.0]), np.array([995.0, 1000.0, 10.0])),
-        ("a token z_q puts 800 below the other", np.array([0.0, 0.0]), np.array([0.0, -800.0])),
-        ("six logits", np.random.default_rng(6).normal(0, 3, size=6), np.random.default_rng(60).normal(0, 3, size=6)),
-    ]
 
 
 @properties()
 def kl_from_logits(piece):
     """Finite, 0 for equal rows, blind to a constant added to either row, and its slope in z_q is
     softmax(z_q) − softmax(z_p) (central differences)."""
-    for label, z_p, z_q in _logit_pairs():
+    cases = [
+        ("seeded logits [8]", np.random.default_rng(8).normal(size=8), np.random.default_rng(9).normal(size=8)),
+        ("logits in the thousands", np.array([1000.0, 990.0, 0.0]), np.array([995.0, 1000.0, 10.0])),
+        ("a token z_q puts 800 below the other", np.array([0.0, 0.0]), np.array([0.0, -800.0])),
+        ("six logits", np.random.default_rng(6).normal(0, 3, size=6), np.random.default_rng(60).normal(0, 3, size=6)),
+    ]
+    for label, z_p, z_q in cases:
         got = number(call(piece, z_p.copy(), z_q.copy()), "KL")
         if not np.isfinite(got) or got < -1e-12:
-            return failure(
-                say("KL between two rows of finite logits is finite and ≥ 0"),
-                where=say("case “{label}”", label=label),
-                got=got,
-            )
+            message = say("KL between two rows of finite logits is finite and ≥ 0")
+            return failure(message, where=say("case “{label}”", label=label), got=got)
         same = number(call(piece, z_p.copy(), z_p.copy()), "KL")
         if not close(same, 0.0, 1e-9):
-            return failure(
-                say("a row against itself is 0"), where=say("case “{label}”, z_q = z_p", label=label), got=same
-            )
+            where = say("case “{label}”, z_q = z_p", label=label)
+            return failure(say("a row against itself is 0"), where=where, got=same)
         shifted = number(call(piece, z_p + 5.0, z_q - 3.0), "KL")
         if not close(shifted, got, 1e-9 * (1 + abs(got))):
-            return failure(
-                say("adding a constant to a row changed KL"),
-                where=say("case “{label}”, z_p + 5, z_q − 3", label=label),
-                got=shifted,
-            )
+            where = say("case “{label}”, z_p + 5, z_q − 3", label=label)
+            return failure(say("adding a constant to a row changed KL"), where=where, got=shifted)
         slope = softmax(z_q) - softmax(z_p)
         for j in range(z_q.size):
             step = np.zeros_like(z_q)

@@ -1,6 +1,5 @@
 """The public checks of chapter 11's pages 10–13 (the bandwidth bound, unequal ranks, the reports, measuring):
-the properties a right answer must have, tested against the labs' own code; no reference, no stored answer.
-The predictions' answers (self-tests the page's next cell answers anyway) are computed by the labs.
+properties tested against the labs' own code, no stored answer; the predictions' answers are the labs' runs.
 """
 
 from __future__ import annotations
@@ -29,35 +28,28 @@ def layout(budget: DecodeBudget) -> SimpleNamespace:
     return SimpleNamespace(**{k: v for k, v in asdict(budget).items() if k != "context"})
 
 
-def decode_layouts():
-    small = DecodeBudget(1_500_000_000, n_layers=28, n_kv_heads=2, bandwidth_bytes_per_second=2 * 10**12)
-    return [
-        ("the source's 7B layout", DecodeBudget(), (8192, 1024, 100, 8192)),
-        (
-            "one byte per weight and per cache element",
-            DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1),
-            (8192,) * 8,
-        ),
-        ("32 KV heads instead of 8", DecodeBudget(n_kv_heads=32), (4096, 16, 32_768)),
-        ("a 1.5B model, 28 layers, 2 KV heads, 2 TB/s", small, (32_768, 1, 2048, 512, 777)),
-    ]
+QUANTISED = DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1)
 
 
 @properties()
 def decode_step_lower_bound_ms(piece):
     """One request alone gets the lab's bound (``DecodeBudget.step(1)``); a batch reads the weights once:
     its bound is the requests' own bounds added, less the weights' time for every request but one."""
-    for label, budget, contexts in decode_layouts():
+    small = DecodeBudget(1_500_000_000, n_layers=28, n_kv_heads=2, bandwidth_bytes_per_second=2 * 10**12)
+    cases = [
+        ("the source's 7B layout", DecodeBudget(), (8192, 1024, 100, 8192)),
+        ("one byte per weight and per cache element", QUANTISED, (8192,) * 8),
+        ("32 KV heads instead of 8", DecodeBudget(n_kv_heads=32), (4096, 16, 32_768)),
+        ("a 1.5B model, 28 layers, 2 KV heads, 2 TB/s", small, (32_768, 1, 2048, 512, 777)),
+    ]
+    for label, budget, contexts in cases:
         alone = []
         for context in sorted(set(contexts)):
             got = number(call(piece, layout(budget), [context]), say("the bound"))
             lab = DecodeBudget(**{**asdict(budget), "context": context}).step(1)["lower_bound_ms"]
             if not close(got, lab, 1e-9 * lab):
-                return failure(
-                    say("one request's bound differs from the lab's"),
-                    where=say("{label}, [{context}]", label=label, context=context),
-                    got=got,
-                )
+                where = say("{label}, [{context}]", label=label, context=context)
+                return failure(say("one request's bound differs from the lab's"), where=where, got=got)
             alone.append((context, got))
         weights_ms = budget.weight_bytes / budget.bandwidth_bytes_per_second * 1000
         batch = sum(dict(alone)[c] for c in contexts) - (len(contexts) - 1) * weights_ms
@@ -70,27 +62,24 @@ def decode_step_lower_bound_ms(piece):
 
 @value
 def quantised_batch8_ms() -> float:
-    return float(DecodeBudget(bytes_per_param=1, kv_bytes_per_element=1).step(8)["lower_bound_ms"])
+    return float(QUANTISED.step(8)["lower_bound_ms"])
 
 
 # --- 11 unequal ranks --------------------------------------------------------------------------------
-
-
-def count_grids():
-    return [
-        ("the lab's ranks: 2 and 6 tokens, one micro-batch each", [[2], [6]]),
-        ("two ranks, three micro-batches each", [[3, 1, 4], [1, 5, 9]]),
-        ("four ranks of 5 tokens", [[5], [5], [5], [5]]),
-        ("one rank, four micro-batches (accumulation alone)", [[2, 7, 1, 8]]),
-        ("three ranks of 1, 4 and 7 tokens, two micro-batches", [[1, 1], [4, 3], [7, 2]]),
-    ]
 
 
 @properties()
 def loss_scale_factors(piece):
     """For any per-token gradients, the averaged, accumulated update of the scaled micro-batch means is
     the mean over every token of every rank (many random gradient sums per grid)."""
-    for label, counts in count_grids():
+    cases = [
+        ("the lab's ranks: 2 and 6 tokens, one micro-batch each", [[2], [6]]),
+        ("two ranks, three micro-batches each", [[3, 1, 4], [1, 5, 9]]),
+        ("four ranks of 5 tokens", [[5], [5], [5], [5]]),
+        ("one rank, four micro-batches (accumulation alone)", [[2, 7, 1, 8]]),
+        ("three ranks of 1, 4 and 7 tokens, two micro-batches", [[1, 1], [4, 3], [7, 2]]),
+    ]
+    for label, counts in cases:
         n = np.array(counts, dtype=np.float64)
         factors = as_array(call(piece, np.array(counts)), "factors", n.shape, dtype_kind="number")
         sums = np.random.default_rng(int(n.sum())).normal(size=(n.size + 1, *n.shape))  # [draws, R, M]
@@ -98,11 +87,8 @@ def loss_scale_factors(piece):
         token_mean = sums.sum(axis=(1, 2)) / n.sum()
         bad = np.flatnonzero(~np.isclose(update, token_mean, rtol=1e-12, atol=1e-12))
         if bad.size:
-            where = say(
-                "case “{label}”, random gradient sums no. {bad}: the update against the token mean",
-                label=label,
-                bad=bad[0],
-            )
+            text = "case “{label}”, random gradient sums no. {bad}: the update against the token mean"
+            where = say(text, label=label, bad=bad[0])
             return failure(say("the update is not the mean over every token"), where=where, got=update[bad[0]])
     return None
 
@@ -152,13 +138,8 @@ def problems_of(candidate):
             return Raised(problem)
         if not isinstance(problems, list | tuple) or not all(isinstance(p, str) for p in problems):
             holding = say(" holding non-strings") if isinstance(problems, list | tuple) else ""
-            raise CandidateProblem(
-                say(
-                    "return a list of strings (one per problem, [] for a well-formed report), got {kind}{holding}",
-                    kind=type(problems).__name__,
-                    holding=holding,
-                )
-            )
+            text = "return a list of strings (one per problem, [] for a well-formed report), got {kind}{holding}"
+            raise CandidateProblem(say(text, kind=type(problems).__name__, holding=holding))
         return list(problems)
 
     return piece
@@ -178,8 +159,9 @@ def judged(problems, deserved) -> str | None:
     return None if key is None or any(key in p for p in problems) else say("the problem does not say where")
 
 
-def report_rows():
-    """(case, (report,), what it deserves): the two real reports, and copies damaged at one key each."""
+@properties(hook=problems_of, agree=judged)
+def report_problems(piece):
+    """The two real reports pass; a copy damaged at one key gets a problem naming that key."""
     good, failed, faults = real_reports()
     damages = [  # (case, the report it damages, the damage, the key at fault)
         ("a passing report without “runtime”", good, lambda r: r.pop("runtime"), "runtime"),
@@ -198,19 +180,14 @@ def report_rows():
         ("a failed report without “failure”", failed, lambda r: r.pop("failure"), "failure"),
         ("a passing report with an unknown lab “ppo”", good, lambda r: r["labs"].update(ppo={}), "ppo"),
     ]
-    return [
+    rows = [  # (case, (report,), what it deserves)
         ("a real report of a passing run", (good,), NONE),
         ("a real report of a failed run", (failed,), NONE),
         *[(case, (damaged(report, change),), f"a problem naming {key!r}") for case, report, change, key in damages],
         ("the fault-injection report (another format)", (faults,), "a problem naming 'labs'"),
         ("a list instead of a report", ([good],), SOME),
     ]
-
-
-@properties(hook=problems_of, agree=judged)
-def report_problems(piece):
-    """The two real reports pass; a copy damaged at one key gets a problem naming that key."""
-    for case, (report,), deserved in report_rows():
+    for case, (report,), deserved in rows:
         message = judged(piece(report), deserved)
         if message is not None:
             return failure(message, where=say("case “{case}”", case=case), got=piece(report))
@@ -219,50 +196,39 @@ def report_problems(piece):
 
 # --- 13 measuring the book ---------------------------------------------------------------------------
 
-CONTEXTS = [16, 32, 64, 128, 256, 512, 1024, 2048]
-
-
-def power_laws():
-    t = np.array(CONTEXTS, dtype=float)
-    return [
-        ("a flat curve t = 0.2 ms", 0.0, [0.2] * len(CONTEXTS)),
-        ("a linear curve t = 0.003·T", 1.0, list(0.003 * t)),
-        ("a quadratic curve t = 5e-5·T²", 2.0, list(5e-5 * t**2)),
-        ("a T^1.5 curve with one slow run (×10 at T = 256)", 1.5, list(1e-3 * t**1.5 * np.where(t == 256, 10, 1))),
-        (
-            "a T^0.7 curve with two slow runs (×3 at the ends)",
-            0.7,
-            list(0.1 * t**0.7 * np.where(np.isin(t, (16, 2048)), 3, 1)),
-        ),
-    ]
-
 
 @properties()
 def growth_exponent(piece):
     """An exact power law gives its exponent, even with a slow run or two among eight; k does not depend on
     the unit of time or of length, nor on the order of the measurements."""
-    for label, k, times in power_laws():
-        got = number(call(piece, list(CONTEXTS), list(times)), "k")
+    contexts = [16, 32, 64, 128, 256, 512, 1024, 2048]
+    t = np.array(contexts, dtype=float)
+    ends = np.isin(t, (16, 2048))
+    cases = [
+        ("a flat curve t = 0.2 ms", 0.0, [0.2] * len(contexts)),
+        ("a linear curve t = 0.003·T", 1.0, list(0.003 * t)),
+        ("a quadratic curve t = 5e-5·T²", 2.0, list(5e-5 * t**2)),
+        ("a T^1.5 curve with one slow run (×10 at T = 256)", 1.5, list(1e-3 * t**1.5 * np.where(t == 256, 10, 1))),
+        ("a T^0.7 curve with two slow runs (×3 at the ends)", 0.7, list(0.1 * t**0.7 * np.where(ends, 3, 1))),
+    ]
+    for label, k, times in cases:
+        got = number(call(piece, list(contexts), list(times)), "k")
         if not close(got, k, 1e-9):
-            return failure(
-                say("the exponent of an exact power law is off"), where=say("case “{label}”", label=label), got=got
-            )
-    wobbled = list(1e-3 * np.array(CONTEXTS) ** 1.5 * (1.0 + 0.1 * np.sin(np.arange(len(CONTEXTS)))))
-    base = number(call(piece, list(CONTEXTS), wobbled), "k")
+            message = say("the exponent of an exact power law is off")
+            return failure(message, where=say("case “{label}”", label=label), got=got)
+    wobbled = list(1e-3 * np.array(contexts) ** 1.5 * (1.0 + 0.1 * np.sin(np.arange(len(contexts)))))
+    base = number(call(piece, list(contexts), wobbled), "k")
     order = [3, 0, 7, 5, 1, 6, 2, 4]
     variants = {
-        "times in seconds instead of ms": (list(CONTEXTS), [t / 1000 for t in wobbled]),
-        "contexts in units of 16 tokens": ([c / 16 for c in CONTEXTS], wobbled),
-        "the same measurements in another order": ([CONTEXTS[i] for i in order], [wobbled[i] for i in order]),
+        "times in seconds instead of ms": (list(contexts), [t / 1000 for t in wobbled]),
+        "contexts in units of 16 tokens": ([c / 16 for c in contexts], wobbled),
+        "the same measurements in another order": ([contexts[i] for i in order], [wobbled[i] for i in order]),
     }
     for label, args in variants.items():
         got = number(call(piece, *args), "k")
         if not close(got, base, 1e-9):
-            return failure(
-                say("k changed with the units or the order"),
-                where=say("a noisy T^1.5 curve, {label}", label=label),
-                got=got,
-            )
+            where = say("a noisy T^1.5 curve, {label}", label=label)
+            return failure(say("k changed with the units or the order"), where=where, got=got)
     return None
 
 

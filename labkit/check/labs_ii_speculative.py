@@ -1,6 +1,5 @@
 """The public checks of chapter 11's lab 09, speculative sampling: the output law equals the target's, and the
-lab's own sampler, simulated, against the reader's expectations; no reference and no stored answer. The
-prediction's answer (a self-test the page's next cell answers anyway) is computed by the lab.
+lab's own sampler, simulated, against the reader's expectations; no stored answer.
 """
 
 from __future__ import annotations
@@ -43,14 +42,8 @@ def verified_law(candidate):
         u, v = np.tile(np.repeat(mid, GRID), drafts.size), np.tile(mid, GRID * drafts.size)
         out = as_array(call(candidate, p.copy(), q.copy(), x.copy(), u, v), "tokens", x.shape)
         if out.dtype.kind not in "iu" or out.min() < 0 or out.max() >= p.size:
-            raise CandidateProblem(
-                say(
-                    "return token IDs (integers in 0 … {size}), got {dtype} {out}…",
-                    size=p.size - 1,
-                    dtype=out.dtype,
-                    out=out[:4],
-                )
-            )
+            text = "return token IDs (integers in 0 … {size}), got {dtype} {out}…"
+            raise CandidateProblem(say(text, size=p.size - 1, dtype=out.dtype, out=out[:4]))
         weight = np.repeat(q[drafts], GRID * GRID) / GRID**2
         return np.bincount(out, weights=weight, minlength=p.size), float(weight[out == x].sum())
 
@@ -64,15 +57,13 @@ def verify_draft(law):
         got, kept = law(p, q)
         bad = np.flatnonzero(np.abs(got - p) > 2.0 / GRID)
         if bad.size:
-            where = say(
-                "case “{label}”, P(output = {bad}) against p({bad}) = {p:g}", label=label, bad=bad[0], p=p[bad[0]]
-            )
+            text = "case “{label}”, P(output = {bad}) against p({bad}) = {p:g}"
+            where = say(text, label=label, bad=bad[0], p=p[bad[0]])
             return failure(say("the output does not follow the target's law"), where=where, got=got[bad[0]])
         best = float(np.minimum(p, q).sum())
         if kept < best - 2.0 / GRID:
-            return failure(
-                say("the draft is kept less often than it could be"), where=say("case “{label}”", label=label), got=kept
-            )
+            message = say("the draft is kept less often than it could be")
+            return failure(message, where=say("case “{label}”", label=label), got=kept)
     return None
 
 
@@ -94,18 +85,16 @@ def second_draft(piece):
     for label, p, q in speculative_pairs():
         if np.allclose(p, q):
             continue
-        accept, residual = piece(p, q)
-        first = speculative.speculative_mass(p, q)
-        rejected = 1.0 - float(np.sum(q * accept))
-        problem = _second_verification_problem(p, q, accept, residual, rejected, first)
+        problem = _second_verification_problem(p, q, *piece(p, q))
         if problem is not None:
             message, index, got = problem
             return failure(message, where=say("case “{label}”, {index}", label=label, index=index), got=got)
     return None
 
 
-def _second_verification_problem(p, q, accept, residual, rejected, first):
+def _second_verification_problem(p, q, accept, residual):
     """(message, where, the reader's value) of the first property that fails, or None."""
+    first, rejected = speculative.speculative_mass(p, q), 1.0 - float(np.sum(q * accept))
     if np.any((accept < -1e-12) | (accept > 1 + 1e-12)):
         i = int(np.argmax((accept < -1e-12) | (accept > 1 + 1e-12)))
         return say("an accept probability lies outside [0, 1]"), f"accept[{i}]", accept[i]
@@ -115,11 +104,8 @@ def _second_verification_problem(p, q, accept, residual, rejected, first):
     output = first.accepted_mass + first.reject_probability * (q * accept + rejected * residual)
     if not np.allclose(output, p, rtol=0, atol=1e-12):
         i = int(np.argmax(np.abs(output - p)))
-        return (
-            say("the tree's output does not follow the target's law"),
-            f"P(output = {i}) = p({i}) = {p[i]:g}",
-            output[i],
-        )
+        message = say("the tree's output does not follow the target's law")
+        return message, f"P(output = {i}) = p({i}) = {p[i]:g}", output[i]
     idle = (q > 0) & (accept < 1 - 1e-12) & (residual > 1e-12)
     if idle.any():
         i = int(np.argmax(idle))
@@ -136,42 +122,29 @@ def rejection_probability() -> float:
 def simulated_tokens(alphas: tuple[float, ...], rounds: int = 40_000) -> tuple[float, float]:
     """(mean, standard error) of tokens per target call, from ``speculative.simulate`` at each draft position
     (target [α, 1 − α] against a draft that always proposes token 0): 1 + drafts kept before the first rejection."""
-    kept = np.ones(rounds, dtype=bool)
-    tokens = np.ones(rounds)
+    kept, tokens = np.ones(rounds, dtype=bool), np.ones(rounds)
     for j, alpha in enumerate(alphas):
         kept &= speculative.simulate([alpha, 1.0 - alpha], [1.0, 0.0], rounds, seed=100 + j).accepted
         tokens += kept
     return float(tokens.mean()), float(tokens.std() / np.sqrt(rounds))
 
 
-#: the draft positions' acceptance rates the checker simulates
-POSITION_CASES = ((0.8, 0.8, 0.8), (0.9, 0.7, 0.5, 0.3), (0.6,), (0.95, 0.0, 0.9), (0.99,) * 8)
-
-
 @properties()
 def tokens_per_target_call(piece):
     """No draft: 1 token; drafts always kept: k + 1; equal rates: the page's closed form; any rates:
     the simulated sampler's mean (within 6 SE)."""
-    exact = [
-        ((), 1.0),
-        ((1.0, 1.0, 1.0), 4.0),
-        ((0.7,) * 5, float(speculative.expected_tokens_per_target_call(0.7, 5))),
-    ]
-    for alphas, want in exact:
+    closed_form = float(speculative.expected_tokens_per_target_call(0.7, 5))
+    for alphas, want in (((), 1.0), ((1.0, 1.0, 1.0), 4.0), ((0.7,) * 5, closed_form)):
         got = number(call(piece, list(alphas)), say("tokens per call"))
         if not close(got, want, 1e-9):
             return failure(say("an exact case is off"), where=say("alphas = {alphas}", alphas=list(alphas)), got=got)
-    for alphas in POSITION_CASES:
+    for alphas in ((0.8, 0.8, 0.8), (0.9, 0.7, 0.5, 0.3), (0.6,), (0.95, 0.0, 0.9), (0.99,) * 8):
         (mean, error), got = simulated_tokens(alphas), number(call(piece, list(alphas)), say("tokens per call"))
         if not close(got, mean, 6 * error + 1e-12):
-            where = say(
-                "alphas = {alphas}: 40 000 simulated rounds, more than 6 standard errors away", alphas=list(alphas)
-            )
+            text = "alphas = {alphas}: 40 000 simulated rounds, more than 6 standard errors away"
+            where = say(text, alphas=list(alphas))
             return failure(say("the simulated sampler disagrees"), where=where, got=got)
     return None
-
-
-BREAK_EVEN_CASES = ((0.8, 4), (0.5, 3), (0.95, 8), (0.3, 1), (0.9, 2))
 
 
 @properties()
@@ -180,11 +153,10 @@ def break_even_draft_cost(piece):
     got = number(call(piece, 0.0, 3), say("the cost"))
     if not close(got, 0.0, 1e-12):
         return failure(say("drafts that are never kept cannot pay"), where=say("alpha = 0, k = 3"), got=got)
-    for alpha, k in BREAK_EVEN_CASES:
+    for alpha, k in ((0.8, 4), (0.5, 3), (0.95, 8), (0.3, 1), (0.9, 2)):
         (mean, error), got = simulated_tokens((alpha,) * k), number(call(piece, alpha, k), say("the cost"))
         if not close(got * k + 1, mean, 6 * error + 1e-12):
-            where = say(
-                "alpha = {alpha}, k = {k}: 40 000 simulated rounds, more than 6 standard errors away", alpha=alpha, k=k
-            )
+            text = "alpha = {alpha}, k = {k}: 40 000 simulated rounds, more than 6 standard errors away"
+            where = say(text, alpha=alpha, k=k)
             return failure(say("at your cost the speedup is not 1"), where=where, got=got)
     return None

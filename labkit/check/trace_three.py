@@ -1,7 +1,5 @@
-"""Trace three's exercises (pages 07–12): the public checks — properties a right answer must have,
-needing no stored answer — the pages' material (the canonical forms page 08 shows) and the answers
-of the predictions, which the page's next cell reveals anyway. What knows a graded answer (hidden
-cases, references) is the teacher's key, ``answer_key/trace_three.py``.
+"""Trace three's exercises (pages 07–12): the public checks, the canonical forms page 08 shows and the
+predictions' answers. Hidden cases and references are the teacher's key, ``answer_key/trace_three.py``.
 """
 
 from __future__ import annotations
@@ -26,30 +24,22 @@ from labkit.trace import catalogue, kinds
 
 # -- page 07: integer_field_mask ------------------------------------------------------------------
 
-#: the schemas the public check probes besides the chapter's: steps the kit's grammar does not know
-STEPPED = ({"type": "integer", "minimum": 15, "maximum": 240, "multipleOf": 15},)
-
-
-def _field_mask_in_the_decode(candidate):
-    """The reader's mask for ``duration_minutes`` inside the chapter's grammar-masked decode."""
-    spec = load_toolspec()
-    field = dict(spec.input_schema["properties"][runs.FIELD])
-    mask = runs.FieldMask(candidate, field, "the chapter's request (1…1440)")
-    try:
-        events = runs.hooked_tool_run("proposal_mask", mask)
-    except Diverged as diverged:
-        return diverged.result
-    return compare_traces("the chapter's request vs the golden trace", read_golden(golden_file("happy")), events)
+#: the schema the public check probes besides the chapter's: a step the kit's grammar does not know
+STEPPED = {"type": "integer", "minimum": 15, "maximum": 240, "multipleOf": 15}
 
 
 @properties()
 def integer_field_mask(candidate):
-    found = _field_mask_in_the_decode(candidate)
-    for schema in STEPPED:
-        if found is not None:
-            return found  # a failed CheckResult is falsy: never chain checks with `or`
-        found = runs.field_mask_properties(candidate, schema)
-    return found
+    """The reader's mask for ``duration_minutes`` inside the chapter's decode, then under STEPPED alone."""
+    field = dict(load_toolspec().input_schema["properties"][runs.FIELD])
+    mask = runs.field_mask(candidate, field, "the chapter's request (1…1440)")
+    try:
+        events = runs.hooked_tool_run("proposal_mask", mask)
+    except Diverged as diverged:
+        return diverged.result
+    found = compare_traces("the chapter's request vs the golden trace", read_golden(golden_file("happy")), events)
+    # a failed CheckResult is falsy: never chain checks with `or`
+    return found if found is not None else runs.field_mask_properties(candidate, STEPPED)
 
 
 # -- page 07: extra_field_first_event is a fault prediction (exercises.toml) ----------------------
@@ -104,13 +94,10 @@ def digest_changes_on_reorder() -> bool:
 
 # -- page 09: reuse_for_other_request ----------------------------------------------------------
 
-#: the request the cache of page 09's prediction was built for
-OTHER_USER_TEXT = "明天上午九点提醒我带护照。"
-
 
 @value
 def reuse_for_other_request() -> int:
-    prompt = ToolTemplate().tool_call_prompt([load_toolspec()], OTHER_USER_TEXT)
+    prompt = ToolTemplate().tool_call_prompt([load_toolspec()], "明天上午九点提醒我带护照。")  # the other request
     second_call = kinds.run_kind("tool", None, decoder=runs.decoder()).second_call  # the chapter's happy path
     return int(common_prefix(np.array([ToolTokenizer().encode(prompt)]), second_call.input_ids))
 
@@ -120,12 +107,16 @@ def reuse_for_other_request() -> int:
 
 @properties()
 def fingerprinted_execute(candidate):
+    """In three scenarios against their golden traces, under fault schedules, then against untrusted clients."""
     try:
         for scenario in ("happy", "timeout_before_commit", "response_lost_after_commit"):
-            found = service.service_in_scenario(candidate, scenario)
+            piece = service.service_piece(candidate)
+            events = runs.hooked_tool_run("service_execute", piece, None if scenario == "happy" else scenario)
+            golden = read_golden(golden_file(scenario))
+            found = compare_traces(f"scenario {scenario} vs its golden trace", golden, events)
             if found is not None:
                 return found
-        service.service_under_schedules(candidate, service.SCHEDULES)
+        service.service_under_schedules(candidate, (20260719, 8))  # named schedules, then 8 drawn with this seed
         service.service_against_clients(candidate, service.clients)
     except Diverged as diverged:
         return diverged.result
@@ -144,22 +135,16 @@ def jittered_backoff(candidate):
 
 # -- page 11: reproduce_the_fault, cfg_swap_divergence -----------------------------------------
 
-#: the mysteries the public check hands over: faults of the catalogue (the key adds faults it does not hold)
-CATALOGUE_MYSTERIES = (("text", "tie_break_last_index"), ("diffusion", "eta_positive"), ("tool", "unauthorized"))
-
 
 @properties()
 def reproduce_the_fault(candidate):
-    for number, (kind, fault) in enumerate(CATALOGUE_MYSTERIES):
+    """Faults of the catalogue as the mysteries (the key adds faults it does not hold)."""
+    mysteries = (("text", "tie_break_last_index"), ("diffusion", "eta_positive"), ("tool", "unauthorized"))
+    for number, (kind, fault) in enumerate(mysteries):
         found = runs.reproduces(candidate, kind, catalogue.run_events(kind, fault), f"mystery {number} ({kind})")
         if found is not None:
             return found
     return None
-
-
-def _payload_key(field: str) -> str:
-    """``cfg_batch_order[0]`` → ``cfg_batch_order``: the key of the event's payload a field path starts with."""
-    return re.split(r"[.\[ ]", field, maxsplit=1)[0]
 
 
 @properties()
@@ -171,7 +156,8 @@ def cfg_swap_divergence(candidate):
         return None  # the engine names the problem
     event, field = (" ".join(c.split()).casefold() for c in candidate)
     event_id = (div.event_a or div.event_b)["event_id"]
-    if event == event_id and field == _payload_key(div.field).casefold():
+    payload_key = re.split(r"[.\[ ]", div.field, maxsplit=1)[0]  # cfg_batch_order[0] → cfg_batch_order
+    if event == event_id and field == payload_key.casefold():
         return passed(say("right — {event_id}, field {field}", event_id=event_id, field=div.field))
     return None
 

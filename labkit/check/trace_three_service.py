@@ -1,7 +1,6 @@
-"""The properties behind page 10's service exercise (``labkit.check.trace_three.fingerprinted_execute``):
-the reader's idempotent execute inside the calendar service, in three scenarios against their golden
-traces, under fault schedules beside the runtime's own service, and against clients whose declared
-request digest cannot be trusted. A broken promise stops the run (``Diverged``); none knows an answer.
+"""The properties behind page 10's ``fingerprinted_execute``: the reader's idempotent execute inside the
+calendar service under fault schedules beside the runtime's own service, and against clients whose declared
+digest cannot be trusted. A broken promise raises ``Diverged``.
 """
 
 from __future__ import annotations
@@ -11,13 +10,11 @@ import random
 from functools import lru_cache
 
 from labkit.check.feedback import say
-from labkit.check.grading import CandidateProblem, Diverged, call, compare_traces, failure
-from labkit.check.trace_three_runs import hooked_tool_run
-from labkit.core.events import read_golden
+from labkit.check.grading import CandidateProblem, Diverged, call, failure
 from labkit.tools.calendar_service import OUTCOMES, CalendarService, CreateRequest, IdempotencyConflict
 from labkit.tools.confirm import request_digest
 from labkit.tools.executor import CRASH_POINTS, CrashPlan
-from labkit.tools.fixture import fixture_invocation, golden_file
+from labkit.tools.fixture import fixture_invocation
 from labkit.tools.runtime import ToolRunConfig
 from labkit.tools.schedules import CANCELS, FaultSchedule, invariant_violations, run_schedule
 
@@ -41,12 +38,8 @@ class Service:
     def perform(self, request, request_digest: str) -> dict:
         """Execute ``request`` for the first time; its record holds ``request_digest``."""
         if not (isinstance(request_digest, str) and request_digest.startswith("sha256:")):
-            raise CandidateProblem(
-                say(
-                    "perform's request_digest must be a 'sha256:…' digest, got {request_digest!r:.60}",
-                    request_digest=request_digest,
-                )
-            )
+            text = "perform's request_digest must be a 'sha256:…' digest, got {request_digest!r:.60}"
+            raise CandidateProblem(say(text, request_digest=request_digest))
         return self._desk.perform(dataclasses.replace(request, request_digest=request_digest))
 
     def __repr__(self) -> str:
@@ -65,32 +58,22 @@ def service_piece(candidate):
                 raise IdempotencyConflict(str(problem)) from None
             raise
         if not isinstance(response, dict) or "status" not in response:
-            shown = (
-                say("a dict with keys {keys}", keys=sorted(response))
-                if isinstance(response, dict)
-                else repr(response)[:80]
-            )
+            shown = repr(response)[:80]
+            if isinstance(response, dict):
+                shown = say("a dict with keys {keys}", keys=sorted(response))
             raise CandidateProblem(say("execute must return a response dict with a 'status', got {shown}", shown=shown))
         return response
 
     return piece
 
 
-def service_in_scenario(candidate, scenario: str):
-    """The reader's service in scenario ``scenario`` of trace three, against its golden trace."""
-    events = hooked_tool_run("service_execute", service_piece(candidate), None if scenario == "happy" else scenario)
-    return compare_traces(f"scenario {scenario} vs its golden trace", read_golden(golden_file(scenario)), events)
-
-
 def schedules(seed: int, drawn: int) -> list[tuple[str, FaultSchedule]]:
     """Named fault schedules, then ``drawn`` drawn with ``seed``."""
+    crash = FaultSchedule(("lose_response", "duplicate_request"), crashes=(CrashPlan("after_service_commit", None),))
     named = [
         ("the request delivered twice", FaultSchedule(("duplicate_request",))),
         ("not committed, then delivered twice", FaultSchedule(("not_committed", "duplicate_request"))),
-        (
-            "a crash after the service committed, then a duplicate",
-            FaultSchedule(("lose_response", "duplicate_request"), crashes=(CrashPlan("after_service_commit", None),)),
-        ),
+        ("a crash after the service committed, then a duplicate", crash),
     ]
     rng = random.Random(seed)
     for index in range(drawn):
@@ -99,9 +82,6 @@ def schedules(seed: int, drawn: int) -> list[tuple[str, FaultSchedule]]:
         schedule = FaultSchedule(transport, crashes=crashes, cancel=rng.choice(CANCELS), retry_budget=rng.randint(1, 4))
         named.append((f"schedule {index + 1} drawn with seed {seed}", schedule))
     return named
-
-
-SCHEDULES = (20260719, 8)
 
 
 def _summary(outcome) -> tuple:
@@ -120,18 +100,12 @@ def service_under_schedules(candidate, drawn: tuple[int, int]) -> None:
         outcome = run_schedule(schedule, service_execute=service_piece(candidate))
         problems = invariant_violations(outcome)
         if problems or _summary(outcome) != _runtime_summary(schedule):
-            message = (
-                say("the run broke a promise")
-                if problems
-                else say("the run ends otherwise than with a correct service")
-            )
+            message = say("the run ends otherwise than with a correct service")
+            if problems:
+                message = say("the run broke a promise")
             where = say("{case}: transport {transport_plan}", case=case, transport_plan=list(schedule.transport_plan))
-            raise Diverged(
-                failure(message, where=where, rule=say(PROMISE), got=problems[0] if problems else _summary(outcome))
-            )
-
-
-_BOGUS = "sha256:" + "0" * 64
+            got = problems[0] if problems else _summary(outcome)
+            raise Diverged(failure(message, where=where, rule=say(PROMISE), got=got))
 
 
 def clients() -> list[tuple[str, list[tuple[str, str, dict, str]]]]:
@@ -139,26 +113,18 @@ def clients() -> list[tuple[str, list[tuple[str, str, dict, str]]]]:
     the service must do)])."""
     honest = fixture_invocation().normalized_arguments
     moved = {**honest, "start": "2026-07-20T10:00:00+08:00"}
+    said, other = request_digest(honest), request_digest(moved)
+    changed = [("req-7:1", said, honest, "perform"), ("req-7:1", said, moved, "refuse")]
+    bogus = [("req-8:1", "sha256:" + "0" * 64, honest, "perform"), ("req-8:1", said, honest, "replay")]
+    borrowed = [
+        ("req-9:1", other, honest, "perform"),
+        ("req-9:1", other, honest, "replay"),
+        ("req-9:1", other, moved, "refuse"),
+    ]
     return [
-        (
-            "a changed request under the same key, declaring the old digest",
-            [
-                ("req-7:1", request_digest(honest), honest, "perform"),
-                ("req-7:1", request_digest(honest), moved, "refuse"),
-            ],
-        ),
-        (
-            "a wrong digest on a new key, then an honest retry",
-            [("req-8:1", _BOGUS, honest, "perform"), ("req-8:1", request_digest(honest), honest, "replay")],
-        ),
-        (
-            "a request declaring another request's digest, retried, then changed",
-            [
-                ("req-9:1", request_digest(moved), honest, "perform"),
-                ("req-9:1", request_digest(moved), honest, "replay"),
-                ("req-9:1", request_digest(moved), moved, "refuse"),
-            ],
-        ),
+        ("a changed request under the same key, declaring the old digest", changed),
+        ("a wrong digest on a new key, then an honest retry", bogus),
+        ("a request declaring another request's digest, retried, then changed", borrowed),
     ]
 
 
@@ -183,21 +149,10 @@ def service_against_clients(candidate, sequences) -> None:
                 first_event = first_event or answer.get("event_id")
             did = _what_it_did(answer, performed, first_event)
             if did != must:
-                where = say(
-                    "{case}: request #{number} (key {key}, start {arguments})",
-                    case=case,
-                    number=number,
-                    key=key,
-                    arguments=arguments["start"][11:16],
-                )
-                raise Diverged(
-                    failure(
-                        say("the service should {must} this request", must=say(must)),
-                        where=where,
-                        rule=say(PROMISE),
-                        got=did,
-                    )
-                )
+                text = "{case}: request #{number} (key {key}, start {arguments})"
+                where = say(text, case=case, number=number, key=key, arguments=arguments["start"][11:16])
+                message = say("the service should {must} this request", must=say(must))
+                raise Diverged(failure(message, where=where, rule=say(PROMISE), got=did))
 
 
 def _what_it_did(answer, performed: int, first_event: str | None) -> str:
