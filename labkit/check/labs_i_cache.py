@@ -15,35 +15,27 @@ from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, Diverged, as_array, call, failure, unpack, yes_or_no
 from labkit.labs.cache_equivalence import MODES, run_case
 from labkit.labs.lab_decoder import lab_decoder, lab_tokens
-from labkit.nn import Decoder, DecoderWeights, KVCache, rms_norm, rope
+from labkit.nn import Decoder, DecoderWeights, KVCache
 from labkit.nn.configs import book_config
 
 # --- 04: the cached step inside the lab decoder, the cache's size, predictions ----------------
 
 
 def decode_with_attention_step(step, model, tokens) -> np.ndarray:
-    """Logits [T, V] of ``tokens`` decoded one at a time through ``model``'s layers (multi-head, as the lab
-    decoder: as many key/value heads as query heads), with
-    ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` as the cached
-    attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h]); the rest
-    is the model's own weights and labkit.nn's functions, in the order of ``Decoder.forward``."""
-    cfg, weights = model.config, model.weights
-    empty = np.zeros((1, cfg.n_kv_heads, 0, cfg.head_dim), dtype=np.dtype(cfg.dtype))
-    cached = [(empty, empty) for _ in range(cfg.n_layers)]  # per layer: (K, V)
-    logits = np.empty((len(tokens), cfg.vocab_size), dtype=np.dtype(cfg.dtype))
+    """Logits [T, V] of ``tokens`` fed one at a time through ``model``'s own layers, with
+    ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` as each layer's cached
+    attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h])."""
+    cache, logits = KVCache(model.config.n_layers), []
+    empty = np.zeros((1, model.config.n_kv_heads, 0, model.config.head_dim), dtype=model.dtype)
     for t, token in enumerate(np.asarray(tokens)):
-        hidden, position = weights.embedding[[[int(token)]]], np.array([t])  # [1, 1, d], [1]
-        for layer, w in enumerate(weights.layers):
-            z = rms_norm(hidden, cfg.norm_eps)
-            q, k, v = (model._split_heads(z @ w[name], cfg.n_kv_heads) for name in ("q", "k", "v"))
-            q, k = rope(q, position, cfg.rope_base), rope(k, position, cfg.rope_base)
-            attended, *cached[layer] = step(t, layer, q, *cached[layer], k, v)
-            hidden = hidden + model._merge_heads(attended) @ w["o"]
-            z = rms_norm(hidden, cfg.norm_eps)  # then x + (SiLU(z·W_gate) ⊙ z·W_up)·W_down
-            gate = z @ w["gate"]
-            hidden = hidden + (gate * (z @ w["up"]) / (1.0 + np.exp(-gate))) @ w["down"]
-        logits[t] = (rms_norm(hidden, cfg.norm_eps) @ weights.output)[0, 0]
-    return logits
+
+        def attend(layer, q, k, v, cache, allowed, t=t):
+            held = [empty if a is None else a for a in (cache.keys[layer], cache.values[layer])]
+            output, cache.keys[layer], cache.values[layer] = step(t, layer, q, *held, k, v)
+            return output, None, cache.keys[layer], cache.values[layer]
+
+        logits.append(model.forward(np.array([[int(token)]]), cache, attend=attend).logits[0, 0])
+    return np.array(logits)
 
 
 def _appending(candidate, tokens):

@@ -235,13 +235,15 @@ class Decoder:
         keep_attention: bool = False,
         rope_positions: np.ndarray | None = None,
         allowed: np.ndarray | None = None,
+        attend=None,
     ) -> ForwardResult:
         """Run ``input_ids`` [B, T] after whatever ``cache`` holds (None: no cache at all).
 
         The new tokens sit at positions ``cache.length … cache.length + T − 1``; the
         cache, when given, is extended in place.  ``rope_positions`` [T] and ``allowed``
         [T, T_cache] default to those positions and the causal mask (``decode`` passes
-        what the configured ``DecoderFaults`` make of them).
+        what the configured ``DecoderFaults`` make of them).  ``attend`` replaces each
+        layer's :meth:`attend` (a check runs a reader's cached attention inside these layers).
         """
         cfg, w = self.config, self.weights
         ids = self._check_ids(input_ids)
@@ -266,25 +268,28 @@ class Decoder:
             q = rope(self._split_heads(z @ layer["q"], cfg.n_q_heads), rope_positions, angles=angles, checked=True)
             k = rope(self._split_heads(z @ layer["k"], cfg.n_kv_heads), rope_positions, angles=angles, checked=True)
             v = self._split_heads(z @ layer["v"], cfg.n_kv_heads)  # [B, H_kv, T, d_h]
-            if cache is None:
-                keys, values = k, v
-            else:
-                keys, values = cache.append(i, k, v, finite=True)  # [B, H_kv, T_cache, d_h]
-            # grouped-query attention: query head h reads key/value head h // group_size
-            keys_per_q, values_per_q = per_query_head(keys, values, cfg.group_size)
-            attended, weights = attention(q, keys_per_q, values_per_q, allowed, checked=True)
+            attended, weights, keys, values = (attend or self.attend)(i, q, k, v, cache, allowed)
             x = x + self._merge_heads(attended) @ layer["o"]
             z = rms_norm(x, cfg.norm_eps, checked=True)
             gate = z @ layer["gate"]
             silu = gate / (1 + np.exp(-gate))
             x = x + (silu * (z @ layer["up"])) @ layer["down"]
-            shapes = [list(a.shape) for a in (q, k, v, weights, x)]  # q, k, v, score, residual_out
+            shapes = [list(np.shape(a)) for a in (q, k, v, weights, x)]  # q, k, v, score, residual_out
             cached = (None, None) if cache is None else (list(keys.shape), list(values.shape))
             records.append(LayerRecord(i, residual_in, *shapes, *cached, weights if keep_attention else None))
         logits = rms_norm(x, cfg.norm_eps, checked=True) @ w.output  # [B, T, V]
         if not np.isfinite(logits).all():  # the one finiteness check of the pass: NaN and ∞ propagate to here
             raise ValueError(f"{cfg.model_id}: the forward pass overflowed {cfg.dtype} (non-finite logits)")
         return ForwardResult(logits=logits, positions=positions, layers=records, embedding_shape=embedding_shape)
+
+    def attend(self, layer: int, q, k, v, cache: KVCache | None, allowed) -> tuple[np.ndarray, ...]:
+        """One layer's attention: ``k``, ``v`` appended to ``cache`` (None: no cache), then every query
+        head over the positions ``allowed`` lets it see.  Returns (attended, weights, keys, values)."""
+        keys, values = (k, v) if cache is None else cache.append(layer, k, v, finite=True)  # [B, H_kv, T_cache, d_h]
+        # grouped-query attention: query head h reads key/value head h // group_size
+        keys_per_q, values_per_q = per_query_head(keys, values, self.config.group_size)
+        attended, weights = attention(q, keys_per_q, values_per_q, allowed, checked=True)
+        return attended, weights, keys, values
 
     def prefill(self, input_ids: np.ndarray, cache: KVCache | None = None, **kwargs) -> tuple[ForwardResult, KVCache]:
         """Fill a (new or given) cache with the prompt; the result's ``next_logits`` are step 1's."""
