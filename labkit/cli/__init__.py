@@ -10,7 +10,8 @@ thin ``run`` in its module, and takes the module of its work with ``lazy`` in th
 ``labkit lab`` and ``labkit reset`` are the book's JupyterLab: their modules are in ``booklab/``, a package
 beside labkit in the book's clone that labkit never imports by name; ``load`` takes it from the book's folder
 (``labkit.core.fixtures.import_from_book``), and a labkit installed without the clone says so in one line.
-A class's tools (the class copy, grading hand-ins) are not here either: ``python -m classroom``.
+A class's tools (the class copy, grading hand-ins) are not here either: ``python -m classroom``; ``labkit check
+--file`` runs the answer with its runner (``classroom/runner.py``), taken from the book's folder the same way.
 """
 
 from __future__ import annotations
@@ -75,20 +76,24 @@ def lazy(module: str) -> ModuleType:
     return importlib.import_module(module)
 
 
-def load(name: str, command: Command, argv: list[str]) -> ModuleType:
-    """The module of ``command`` (imported now: the CLI's one lazy point).  A book command's package is
-    taken from the book's folder (``--book``, else this folder or the nearest one above)."""
-    if name in BOOK_COMMANDS:
-        from labkit.core.fixtures import book_root, import_from_book  # numpy: not for ``labkit --help``
+def from_book(module: str, command: str, how: str, given: str | None = None) -> ModuleType:
+    """``module`` of a package of the book's clone, taken from the book's folder (``given``, else this folder or
+    the nearest one above); without one, a one-line ValueError: ``labkit COMMAND`` comes with the clone, ``how``."""
+    from labkit.core.fixtures import book_root, import_from_book  # numpy: not for ``labkit --help``
 
-        package = command.module.partition(".")[0]
-        try:
-            import_from_book(package, book_root(_given_book(argv)))
-        except (FileNotFoundError, ModuleNotFoundError):
-            raise ValueError(
-                f"labkit {name} comes with the book's clone ({package}/ beside labkit): run it inside a clone of "
-                "the book (git clone, then make lab), or give --book PATH"
-            ) from None
+    package = module.partition(".")[0]
+    try:
+        import_from_book(package, book_root(given))
+    except (FileNotFoundError, ModuleNotFoundError):
+        raise ValueError(f"labkit {command} comes with the book's clone ({package}/ beside labkit): {how}") from None
+    return lazy(module)
+
+
+def load(name: str, command: Command, argv: list[str]) -> ModuleType:
+    """The module of ``command`` (imported now: the CLI's one lazy point); a book command's from the book's folder."""
+    if name in BOOK_COMMANDS:
+        how = "run it inside a clone of the book (git clone, then make lab), or give --book PATH"
+        return from_book(command.module, name, how, _given_book(argv))
     return lazy(command.module)
 
 
