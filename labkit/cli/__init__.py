@@ -1,17 +1,8 @@
-"""The ``labkit`` command.  Every command is a module with ``configure(parser)`` and ``run(args) -> int``,
-named by one line of a table: ``COMMANDS`` (``labkit NAME``), ``TRACE_COMMANDS`` (``labkit trace NAME``) or
-``BOOK_COMMANDS`` (the commands that come with the book's clone).  A command's module is imported when that
-command runs and not before (``lazy``, the CLI's one lazy point), so ``labkit --help`` imports none of them and
-one command never pays for another.  A command whose work is heavier than its parser keeps only the parser and a
-thin ``run`` in its module, and takes the module of its work with ``lazy`` in that ``run`` (``labkit labs``), so
-``labkit labs --help`` does not import NumPy either.  ``labkit trace KIND`` has one subcommand per registered trace kind
-(``labkit.trace.kinds``).
-
-``labkit lab`` and ``labkit reset`` are the book's JupyterLab: their modules are in ``booklab/``, a package
-beside labkit in the book's clone that labkit never imports by name; ``load`` takes it from the book's folder
-(``labkit.core.fixtures.import_from_book``), and a labkit installed without the clone says so in one line.
-A class's tools (the class copy, grading hand-ins) are not here either: ``python -m classroom``; ``labkit check
---file`` runs the answer with its runner (``classroom/runner.py``), taken from the book's folder the same way.
+"""The ``labkit`` command.  Every command is a module with ``configure(parser)`` and ``run(args) -> int``, named by
+one line of a table (``COMMANDS``, ``TRACE_COMMANDS``, ``BOOK_COMMANDS``) and imported only when it runs (``lazy``, the
+CLI's one lazy point), so ``labkit --help`` imports none of them; a command whose work is heavier than its parser
+takes that work with ``lazy`` in its ``run`` (``labkit labs``).  The book's JupyterLab (``booklab/``) and the answer
+runner of ``labkit check --file`` (``classroom/``) come with the book's clone: ``from_book`` takes them from its folder.
 """
 
 from __future__ import annotations
@@ -63,11 +54,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _given_book(argv: list[str]) -> str | None:
     """The ``--book PATH`` of a book command's arguments, read before they are parsed."""
-    for index, word in enumerate(argv):
+    for word, following in zip(argv, [*argv[1:], None], strict=True):
         if word.startswith("--book="):
-            return word.split("=", 1)[1]
-        if word == "--book" and index + 1 < len(argv):
-            return argv[index + 1]
+            return word.removeprefix("--book=")
+        if word == "--book":
+            return following
     return None
 
 
@@ -89,21 +80,18 @@ def from_book(module: str, command: str, how: str, given: str | None = None) -> 
     return lazy(module)
 
 
-def load(name: str, command: Command, argv: list[str]) -> ModuleType:
-    """The module of ``command`` (imported now: the CLI's one lazy point); a book command's from the book's folder."""
-    if name in BOOK_COMMANDS:
-        how = "run it inside a clone of the book (git clone, then make lab), or give --book PATH"
-        return from_book(command.module, name, how, _given_book(argv))
-    return lazy(command.module)
-
-
 def _add(subparsers, name: str, command: Command, chosen: bool, argv: list[str]) -> None:
     """Register a command; import its module (to add its arguments) only when it is the one chosen."""
     parser = subparsers.add_parser(name, help=command.help, description=command.help)
-    if chosen:
-        module = load(name, command, argv)
-        module.configure(parser)
-        parser.set_defaults(_run=module.run)
+    if not chosen:
+        return
+    if name in BOOK_COMMANDS:
+        how = "run it inside a clone of the book (git clone, then make lab), or give --book PATH"
+        module = from_book(command.module, name, how, _given_book(argv))
+    else:
+        module = lazy(command.module)
+    module.configure(parser)
+    parser.set_defaults(_run=module.run)
 
 
 def _add_kinds(kinds, chosen: str | None) -> None:

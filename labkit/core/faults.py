@@ -125,11 +125,3 @@ def configure(faults: Mapping[str, Fault], kind: str, name: str | None, base):
     if name is not None and name not in faults:
         raise ValueError(f"unknown {kind} fault {name!r}: fault must be one of {list(faults)}")
     return base if name is None else faults[name].apply(base)
-
-
-def fault_lines(faults: Mapping[str, Fault]) -> list[str]:
-    """Two lines per fault (name and what goes wrong; where it first shows), for listings."""
-    lines = []
-    for fault in faults.values():
-        lines += [f"{fault.name:28s} {fault.description}", f"{'':28s} first divergence {fault.expected}"]
-    return lines
