@@ -45,8 +45,7 @@ ABOUT_TRACE = "run or compare the execution traces of chapter 7"
 
 
 class _Parser(argparse.ArgumentParser):
-    """The parser of the trace commands: an error is one line (``labkit trace text: error: …``)
-    and ``main`` returns 2 — nothing has run yet."""
+    """The trace commands' parser: an error is one line (``labkit trace text: error: …``), and ``main`` returns 2."""
 
     def error(self, message: str):
         raise ValueError(f"{self.prog}: error: {message}")
@@ -95,23 +94,20 @@ def _add(subparsers, name: str, command: Command, chosen: bool, argv: list[str])
 
 
 def _add_kinds(kinds, chosen: str | None) -> None:
-    """One ``labkit trace KIND`` per registered kind.  Only the chosen kind is imported (every kind
-    when none is chosen, for the help)."""
+    """One ``labkit trace KIND`` per registered kind; only the chosen kind's options are built (every kind's for
+    the help)."""
     from labkit.cli import trace
     from labkit.trace.kinds import KINDS
 
-    for name in KINDS:
-        if chosen not in (None, name):
+    for name, kind in KINDS.items():
+        if chosen in (None, name):
+            trace.configure(kinds.add_parser(name, help=kind.help, description=kind.help), kind)
+        else:
             kinds.add_parser(name)
-            continue
-        kind = KINDS[name]
-        parser = kinds.add_parser(name, help=kind.help, description=kind.help)
-        trace.configure(parser, kind)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The argument parser.  Only the chosen command's module is imported (none for a bare ``labkit``
-    or ``--help``, which list the tables' help lines)."""
+    """The argument parser; only the chosen command's module is imported (none for ``labkit`` or ``--help``)."""
     argv = sys.argv[1:] if argv is None else argv
     words = [a for a in argv if not a.startswith("-")]  # ["trace", "text"]
     top, kind = [*words, None, None][:2]

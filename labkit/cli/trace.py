@@ -76,15 +76,6 @@ def configure(parser, kind) -> None:
     parser.set_defaults(_run=lambda args: run(args, kind))
 
 
-def _fault(args, kind) -> str | None:
-    """The fault to run: ``--fault``, or a ``--scenario`` other than the correct run."""
-    scenario = getattr(args, "scenario", None)
-    if scenario and args.fault and scenario != args.fault:
-        raise ValueError(f"give --scenario or --fault, not both ({scenario!r} vs {args.fault!r})")
-    name = args.fault or scenario
-    return None if kind.baseline and name == kind.baseline[0] else name
-
-
 def run(args, kind) -> int:
     from labkit.core.events import write_jsonl
     from labkit.trace.kinds import run_kind
@@ -95,7 +86,11 @@ def run(args, kind) -> int:
             lines += [f"{item.name:28s} {item.description}", f"{'':28s} first divergence {item.expected}"]
         print("\n".join(lines))
         return 0
-    fault = _fault(args, kind)
+    scenario = getattr(args, "scenario", None)  # the correct run, or a fault by another name
+    if scenario and args.fault and scenario != args.fault:
+        raise ValueError(f"give --scenario or --fault, not both ({scenario!r} vs {args.fault!r})")
+    fault = args.fault or scenario
+    fault = None if kind.baseline and fault == kind.baseline[0] else fault
     config = kind.faulty_config(fault)
     out = args.out
     if out is None and kind.writes_by_default:  # checked now, not after the run

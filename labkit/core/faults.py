@@ -65,10 +65,8 @@ TOOL_ARTIFACTS = "artifact versions (model, template, tokenizer or tool version)
 
 @dataclass(frozen=True)
 class FirstDivergence:
-    """Where two traces first differ: the event ID (of the second trace), the rule that
-    failed, the payload field (dotted path, as the algorithm reports it) and the suspect.
-
-    In a fault's declaration ``field`` may be a leading part of the reported path
+    """Where two traces first differ: the event ID (of the second trace), the rule that failed, the payload field
+    (dotted path) and the suspect.  A fault's declaration may give a leading part of the reported field
     (``"tensors.raw_logits"`` covers ``"tensors.raw_logits.summary.min"``) or ``None``."""
 
     event_id: str

@@ -64,11 +64,9 @@ def real_number(name: str, value, low=None, high=None, *, open_low=False, expect
     value = number
     below = low is not None and (value <= low if open_low else value < low)
     if below or (high is not None and value > high):
-        bounds = [
-            f"{'>' if open_low else '>='} {low}" if low is not None else "",
-            f"<= {high}" if high is not None else "",
-        ]
-        expected = expected or " and ".join(b for b in bounds if b)
+        bounds = [f"{'>' if open_low else '>='} {low}"] if low is not None else []
+        bounds += [f"<= {high}"] if high is not None else []
+        expected = expected or " and ".join(bounds)
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return value
 

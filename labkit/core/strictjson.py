@@ -171,12 +171,6 @@ def _ecma_pattern_keyword(validator, pattern, instance, schema):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-@lru_cache(maxsize=1)
-def _validator_class():
-    jsonschema = import_jsonschema()
-    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern_keyword})
-
-
 def schema_validator(schema: dict):
     """A Draft 2020-12 validator for ``schema`` with ECMA-262 ``pattern`` and ``format: date``
     (the schema is checked against the metaschema once per distinct schema)."""
@@ -185,6 +179,7 @@ def schema_validator(schema: dict):
 
 @lru_cache(maxsize=16)
 def _checked_validator(schema_text: str):
-    cls, schema = _validator_class(), json.loads(schema_text)
+    jsonschema, schema = import_jsonschema(), json.loads(schema_text)
+    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern_keyword})
     cls.check_schema(schema)
-    return cls(schema, format_checker=import_jsonschema().FormatChecker(formats=["date"]))
+    return cls(schema, format_checker=jsonschema.FormatChecker(formats=["date"]))
