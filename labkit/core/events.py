@@ -121,6 +121,7 @@ def validate_trace(events: Iterable[dict]) -> list[dict]:
 @dataclass
 class TraceRecorder:
     """Assigns ordered event IDs within one trace and keeps wall-clock time apart.
+
     >>> rec = TraceRecorder("trace-text-001", prefix="e")
     >>> rec.emit("gateway", "request.accepted", None, {"request_id": "r1"})["event_id"]
     'e00'
