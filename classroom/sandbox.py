@@ -29,7 +29,7 @@ from functools import cache
 from pathlib import Path
 
 import labkit
-from classroom.runner import Runner, set_limits
+from classroom.runner import ROOTS, Runner, set_limits
 
 #: where the hand-in and the scratch folder are, inside
 HANDIN, SCRATCH = "/handin", "/scratch"
@@ -193,7 +193,7 @@ def unavailable() -> str | None:
     staged = Path(os.path.realpath(__import__("tempfile").mkdtemp(prefix="classroom-probe-")))
     try:
         staged.chmod(0o755)
-        check = "import numpy, classroom.runner_child"
+        check = f"import sys; sys.path[:0] = {ROOTS!r}; import numpy, classroom.runner_child"
         argv = [*bwrap_argv(str(staged)), sys.executable, "-I", "-B", "-c", check]
         done = subprocess.run(argv, env=dict(CLEAN_ENV), capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
