@@ -101,10 +101,6 @@ class Fault:
     def __post_init__(self):
         object.__setattr__(self, "changes", MappingProxyType(dict(self.changes)))
 
-    def apply(self, config):
-        """``config`` with this fault's changes."""
-        return config.replace(**self.changes)
-
 
 def catalogue(*faults: Fault) -> Mapping[str, Fault]:
     """Name → fault, in declaration order, read-only (a reader's edit cannot change the book's
@@ -122,4 +118,4 @@ def configure(faults: Mapping[str, Fault], kind: str, name: str | None, base):
     an unknown name is a ValueError listing the names."""
     if name is not None and name not in faults:
         raise ValueError(f"unknown {kind} fault {name!r}: fault must be one of {list(faults)}")
-    return base if name is None else faults[name].apply(base)
+    return base if name is None else base.replace(**faults[name].changes)
