@@ -183,10 +183,8 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray | np.generic):  # a NumPy scalar's tolist() is its item()
         return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
     if isinstance(value, bytes):
         raise TraceError("payload values must be JSON; encode bytes explicitly (e.g. as hex)")
     if value is None or isinstance(value, (str, int, float, bool)):
