@@ -2,7 +2,8 @@
 
 A sibling of ``labkit`` in the book's repository: it imports ``labkit``, and ``labkit`` never imports
 it (``tests/test_layers.py``).  ``python -m classroom copy|grade|otter``; ``make class-copy DEST=…`` and
-``make grade HANDINS=… OUT=…`` are the stable entry points.
+``make grade HANDINS=… OUT=…`` are the stable entry points.  The answer runner (``runner.py``, its child
+and wire) serves both the grader and ``labkit check NAME --file``, which takes it from the book's folder.
 """
 
 from __future__ import annotations

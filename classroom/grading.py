@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from classroom import handins
-from labkit.cli.runner import CouldNotCheck, Limits, Runner, Unusable
+from classroom.runner import CouldNotCheck, Limits, Runner, Unusable
 
 #: how often one student's sandbox is started before the rest of their exercises are given up
 MAX_STARTS = 3

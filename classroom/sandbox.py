@@ -3,16 +3,16 @@
 Each hand-in runs in its own process tree in new user, pid, network, IPC, UTS and cgroup namespaces
 (``--unshare-all``), killed with the grader (``--die-with-parent``), in a session of its own
 (``--new-session``: no terminal to push keys into).  It sees a read-only view of only what Python,
-NumPy and labkit need — the Python installation(s), the kit's ``labkit/`` and ``fixtures/`` folders
+NumPy, labkit and the wire need — the Python installation(s), ``labkit/``, ``fixtures/`` and ``classroom/``
 (never ``answer_key/``, other hand-ins, the teacher's home or the output folder) — its own files at
 ``/handin`` (read-only) and one writable place, a size-capped tmpfs at ``/scratch``.  The environment
 is empty but for a few fixed variables: bwrap itself is started with that clean environment, since
 the sandbox's pid 1 is bwrap and its ``/proc/1/environ`` is readable inside.
 
-Kernel limits are set in the child before ``exec`` (``labkit.cli.runner.set_limits``): CPU seconds,
+Kernel limits are set in the child before ``exec`` (``classroom.runner.set_limits``): CPU seconds,
 address space, file size, open files and processes.  ``RLIMIT_NPROC`` does not bind root, so when the
 grader runs as root each sandbox also gets a pids cgroup when one can be made (cgroup v1 ``pids`` or
-v2).  The wire (``labkit.cli.runner``) is read and written with deadlines on non-blocking pipes.
+v2).  The wire (``classroom.runner``) is read and written with deadlines on non-blocking pipes.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
-from labkit.cli.runner import KIT_ROOT, Runner, set_limits
+import labkit
+from classroom.runner import ROOTS, Runner, set_limits
 
 #: where the hand-in and the scratch folder are, inside
 HANDIN, SCRATCH = "/handin", "/scratch"
@@ -59,10 +60,12 @@ def python_roots() -> list[str]:
 
 
 def kit_folders() -> list[str]:
-    """``labkit/`` and its fixtures, at the paths the interpreter finds them (nothing else of the book)."""
+    """``labkit/``, ``classroom/`` (the child's side of the wire) and the fixtures, at the paths the interpreter
+    finds them (nothing else of the book)."""
     from labkit.core.fixtures import fixtures_root
 
-    return sorted({os.path.join(KIT_ROOT, "labkit"), os.path.realpath(fixtures_root())})
+    packages = (Path(labkit.__file__).resolve().parent, Path(__file__).resolve().parent)
+    return sorted({*map(str, packages), os.path.realpath(fixtures_root())})
 
 
 def bwrap_argv(staged: str) -> list[str]:
@@ -111,7 +114,7 @@ def pids_cgroups() -> Path | None:
 
 
 class Sandbox(Runner):
-    """``with Sandbox(staged_folder, files, limits, wanted) as box:`` — a :class:`labkit.cli.runner.Runner`
+    """``with Sandbox(staged_folder, files, limits, wanted) as box:`` — a :class:`classroom.runner.Runner`
     whose child runs inside bubblewrap; ``files`` are names relative to the staged folder."""
 
     def __init__(self, staged: str | Path, files: list[str], limits, wanted=()):
@@ -190,7 +193,7 @@ def unavailable() -> str | None:
     staged = Path(os.path.realpath(__import__("tempfile").mkdtemp(prefix="classroom-probe-")))
     try:
         staged.chmod(0o755)
-        check = "import numpy, labkit.cli.runner_child"
+        check = f"import sys; sys.path[:0] = {ROOTS!r}; import numpy, classroom.runner_child"
         argv = [*bwrap_argv(str(staged)), sys.executable, "-I", "-B", "-c", check]
         done = subprocess.run(argv, env=dict(CLEAN_ENV), capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:

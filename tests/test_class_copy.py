@@ -67,6 +67,17 @@ def test_the_copys_own_check_tests_pass_without_the_key(copy):
     assert done.returncode == 0 and " failed" not in tail, tail
 
 
+def test_a_student_checks_an_answer_file_in_the_copy(copy, tmp_path):
+    """``labkit check NAME --file`` runs the answer with the copy's own ``classroom/runner.py``: a wrong answer
+    gets its verdict (1), not "comes with the book's clone" (2)."""
+    answer = tmp_path / "my_answer.py"
+    answer.write_text(
+        "def jittered_backoff(attempt, base_ms, cap_ms, u):\n    return min(cap_ms, base_ms * 2**attempt)\n"
+    )
+    done = _in_copy(copy, "-m", "labkit", "check", "jittered_backoff", "--file", str(answer))
+    assert done.returncode == 1 and done.stdout.startswith("✘ jittered_backoff"), done.stdout + done.stderr
+
+
 IMPORT_EVERYTHING = """
 import importlib, json, pkgutil, sys
 import labkit, labkit.check as check

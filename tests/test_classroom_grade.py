@@ -100,7 +100,7 @@ def test_no_cell_reads_as_a_formula():
 
 def test_an_answer_crosses_the_wire_with_its_type():
     """The engine compares by type; the wire must not turn the string "1" into a number, or ``...`` into anything."""
-    from labkit.cli.runner_wire import decode, encode
+    from classroom.runner_wire import decode, encode
 
     for value in ("1", 1, 1.0, True, Ellipsis, (1, "1"), [1.5, None]):
         blobs: list[bytes] = []

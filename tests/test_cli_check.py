@@ -105,12 +105,12 @@ HOSTILE = {
     "loop_for_ever": "def jittered_backoff(a, b, c, u):\n    while True:\n        pass\n",
     "print_80_mb": "def jittered_backoff(a, b, c, u):\n"
     "    for _ in range(80):\n        print('x' * (1 << 20))\n    return u\n",
-    "garbage_on_the_wire": "import os\nfrom labkit.cli import runner_child as box\n\n"
+    "garbage_on_the_wire": "import os\nfrom classroom import runner_child as box\n\n"
     "def jittered_backoff(a, b, c, u):\n    os.write(box._WIRE[1], b'\\xff' * 16)\n    return u\n",
-    "header_not_an_object": "import os, struct\nfrom labkit.cli import runner_child as box\n\n"
+    "header_not_an_object": "import os, struct\nfrom classroom import runner_child as box\n\n"
     "def jittered_backoff(a, b, c, u):\n    os.write(box._WIRE[1], struct.pack('!Q', 3) + b'[1]')\n    return u\n",
-    "data_as_a_handle": "import numpy as np\nfrom labkit.cli import runner_child as box\n"
-    "from labkit.cli.runner_wire import decode, encode, receive, send\n\n"
+    "data_as_a_handle": "import numpy as np\nfrom classroom import runner_child as box\n"
+    "from classroom.runner_wire import decode, encode, receive, send\n\n"
     "def jittered_backoff(a, b, c, u):\n    blobs = []\n"
     "    target = encode(np.zeros(3), blobs, None)  # its own array, not a handle the checker gave\n"
     "    ask = {'op': 'ask', 'ref': target, 'what': 'getattr', 'args': encode(['tofile'], blobs, None)}\n"
@@ -186,7 +186,7 @@ def test_timeout_must_be_a_positive_number_of_seconds(tmp_path, capsys):
 def test_a_value_answer_is_shipped_as_data_and_its_errors_name_the_line(tmp_path):
     import numpy as np
 
-    from labkit.cli import runner
+    from classroom import runner
 
     (tmp_path / "answer.py").write_text(
         "import numpy as np\n"
@@ -207,7 +207,7 @@ def test_a_handle_reads_public_attributes_as_the_object_would(tmp_path):
     name is refused, and so is a change."""
     from types import SimpleNamespace
 
-    from labkit.cli import runner
+    from classroom import runner
 
     (tmp_path / "answer.py").write_text(
         "def probe(obj):\n    try:\n        obj._secret\n"
@@ -236,7 +236,7 @@ def test_the_wire_never_unpickles_and_keeps_types(tmp_path):
 
     import numpy as np
 
-    from labkit.cli.runner_wire import decode, encode
+    from classroom.runner_wire import decode, encode
 
     value = {"t": (1, 2.5, "x", None, True), 3: [np.float32(0.5), np.bool_(True), b"\x00\xff"], "a": np.arange(3)}
     blobs: list[bytes] = []

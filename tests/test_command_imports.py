@@ -60,7 +60,7 @@ print(json.dumps(sorted(m for m in ("numpy", "labkit.labs.report") if m in sys.m
 """
 
 
-@pytest.mark.parametrize("command", ["labs", "faults", "check"])
+@pytest.mark.parametrize("command", ["labs", "faults", "check", "fixtures"])
 def test_a_command_s_help_imports_no_numpy(command, tmp_path):
     """``labkit COMMAND --help`` builds the command's parser only: the work (the labs, NumPy) is imported by
     ``run`` at the CLI's one lazy point."""

@@ -236,7 +236,7 @@ def labkit_imports_of_siblings(modules: dict[str, Path]) -> dict[str, set[str]]:
 def test_labkit_never_imports_a_package_beside_it():
     """The book's maintenance tools, the crash/race harness, the book's JupyterLab, the class's tools, the
     teacher's key and the benchmarks sit beside labkit and import it; labkit never imports them, not even
-    inside a function (``labkit lab`` loads booklab from the book's folder: ``labkit.cli.load``)."""
+    inside a function (``labkit lab`` loads booklab from the book's folder: ``labkit.cli.from_book``)."""
     for sibling in SIBLINGS:
         assert (ROOT / sibling / "__init__.py").is_file(), f"{sibling}/ is no package beside labkit"
     assert labkit_imports_of_siblings(MODULES) == {}

@@ -156,6 +156,23 @@ def test_labkit_lab_from_the_wheel_says_in_one_line_that_it_comes_with_the_clone
         assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
+def test_check_file_from_the_wheel_says_in_one_line_that_its_runner_comes_with_the_clone(installed, tmp_path):
+    """``labkit check NAME --file F`` runs the answer with ``classroom/runner.py``, which is not in the wheel."""
+    (tmp_path / "answer.py").write_text("def largest_min_p(*args):\n    return 0\n")
+    proc = subprocess.run(
+        [str(installed / "bin" / "labkit"), "check", "largest_min_p", "--file", "answer.py"],
+        cwd=tmp_path,
+        env=_environment(installed / "bin"),
+        capture_output=True,
+        text=True,
+    )
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "comes with the book's clone (classroom/" in lines[0], (
+        proc.stderr
+    )
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
 def test_fixtures_build_outside_a_clone_says_what_to_do(installed, tmp_path):
     proc = subprocess.run(
         [str(installed / "bin" / "labkit"), "fixtures", "build", "--only", "text"],

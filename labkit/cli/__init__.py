@@ -1,16 +1,8 @@
-"""The ``labkit`` command.  Every command is a module with ``configure(parser)`` and ``run(args) -> int``,
-named by one line of a table: ``COMMANDS`` (``labkit NAME``), ``TRACE_COMMANDS`` (``labkit trace NAME``) or
-``BOOK_COMMANDS`` (the commands that come with the book's clone).  A command's module is imported when that
-command runs and not before (``lazy``, the CLI's one lazy point), so ``labkit --help`` imports none of them and
-one command never pays for another.  A command whose work is heavier than its parser keeps only the parser and a
-thin ``run`` in its module, and takes the module of its work with ``lazy`` in that ``run`` (``labkit labs``), so
-``labkit labs --help`` does not import NumPy either.  ``labkit trace KIND`` has one subcommand per registered trace kind
-(``labkit.trace.kinds``).
-
-``labkit lab`` and ``labkit reset`` are the book's JupyterLab: their modules are in ``booklab/``, a package
-beside labkit in the book's clone that labkit never imports by name; ``load`` takes it from the book's folder
-(``labkit.core.fixtures.import_from_book``), and a labkit installed without the clone says so in one line.
-A class's tools (the class copy, grading hand-ins) are not here either: ``python -m classroom``.
+"""The ``labkit`` command.  Every command is a module with ``configure(parser)`` and ``run(args) -> int``, named by
+one line of a table (``COMMANDS``, ``TRACE_COMMANDS``, ``BOOK_COMMANDS``) and imported only when it runs (``lazy``, the
+CLI's one lazy point), so ``labkit --help`` imports none of them; a command whose work is heavier than its parser
+takes that work with ``lazy`` in its ``run`` (``labkit labs``).  The book's JupyterLab (``booklab/``) and the answer
+runner of ``labkit check --file`` (``classroom/``) come with the book's clone: ``from_book`` takes them from its folder.
 """
 
 from __future__ import annotations
@@ -53,8 +45,7 @@ ABOUT_TRACE = "run or compare the execution traces of chapter 7"
 
 
 class _Parser(argparse.ArgumentParser):
-    """The parser of the trace commands: an error is one line (``labkit trace text: error: …``)
-    and ``main`` returns 2 — nothing has run yet."""
+    """The trace commands' parser: an error is one line (``labkit trace text: error: …``), and ``main`` returns 2."""
 
     def error(self, message: str):
         raise ValueError(f"{self.prog}: error: {message}")
@@ -62,11 +53,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _given_book(argv: list[str]) -> str | None:
     """The ``--book PATH`` of a book command's arguments, read before they are parsed."""
-    for index, word in enumerate(argv):
+    for word, following in zip(argv, [*argv[1:], None], strict=True):
         if word.startswith("--book="):
-            return word.split("=", 1)[1]
-        if word == "--book" and index + 1 < len(argv):
-            return argv[index + 1]
+            return word.removeprefix("--book=")
+        if word == "--book":
+            return following
     return None
 
 
@@ -75,50 +66,48 @@ def lazy(module: str) -> ModuleType:
     return importlib.import_module(module)
 
 
-def load(name: str, command: Command, argv: list[str]) -> ModuleType:
-    """The module of ``command`` (imported now: the CLI's one lazy point).  A book command's package is
-    taken from the book's folder (``--book``, else this folder or the nearest one above)."""
-    if name in BOOK_COMMANDS:
-        from labkit.core.fixtures import book_root, import_from_book  # numpy: not for ``labkit --help``
+def from_book(module: str, command: str, how: str, given: str | None = None) -> ModuleType:
+    """``module`` of a package of the book's clone, taken from the book's folder (``given``, else this folder or
+    the nearest one above); without one, a one-line ValueError: ``labkit COMMAND`` comes with the clone, ``how``."""
+    from labkit.core.fixtures import book_root, import_from_book  # numpy: not for ``labkit --help``
 
-        package = command.module.partition(".")[0]
-        try:
-            import_from_book(package, book_root(_given_book(argv)))
-        except (FileNotFoundError, ModuleNotFoundError):
-            raise ValueError(
-                f"labkit {name} comes with the book's clone ({package}/ beside labkit): run it inside a clone of "
-                "the book (git clone, then make lab), or give --book PATH"
-            ) from None
-    return lazy(command.module)
+    package = module.partition(".")[0]
+    try:
+        import_from_book(package, book_root(given))
+    except (FileNotFoundError, ModuleNotFoundError):
+        raise ValueError(f"labkit {command} comes with the book's clone ({package}/ beside labkit): {how}") from None
+    return lazy(module)
 
 
 def _add(subparsers, name: str, command: Command, chosen: bool, argv: list[str]) -> None:
     """Register a command; import its module (to add its arguments) only when it is the one chosen."""
     parser = subparsers.add_parser(name, help=command.help, description=command.help)
-    if chosen:
-        module = load(name, command, argv)
-        module.configure(parser)
-        parser.set_defaults(_run=module.run)
+    if not chosen:
+        return
+    if name in BOOK_COMMANDS:
+        how = "run it inside a clone of the book (git clone, then make lab), or give --book PATH"
+        module = from_book(command.module, name, how, _given_book(argv))
+    else:
+        module = lazy(command.module)
+    module.configure(parser)
+    parser.set_defaults(_run=module.run)
 
 
 def _add_kinds(kinds, chosen: str | None) -> None:
-    """One ``labkit trace KIND`` per registered kind.  Only the chosen kind is imported (every kind
-    when none is chosen, for the help)."""
+    """One ``labkit trace KIND`` per registered kind; only the chosen kind's options are built (every kind's for
+    the help)."""
     from labkit.cli import trace
     from labkit.trace.kinds import KINDS
 
-    for name in KINDS:
-        if chosen not in (None, name):
+    for name, kind in KINDS.items():
+        if chosen in (None, name):
+            trace.configure(kinds.add_parser(name, help=kind.help, description=kind.help), kind)
+        else:
             kinds.add_parser(name)
-            continue
-        kind = KINDS[name]
-        parser = kinds.add_parser(name, help=kind.help, description=kind.help)
-        trace.configure(parser, kind)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The argument parser.  Only the chosen command's module is imported (none for a bare ``labkit``
-    or ``--help``, which list the tables' help lines)."""
+    """The argument parser; only the chosen command's module is imported (none for ``labkit`` or ``--help``)."""
     argv = sys.argv[1:] if argv is None else argv
     words = [a for a in argv if not a.startswith("-")]  # ["trace", "text"]
     top, kind = [*words, None, None][:2]

@@ -1,23 +1,25 @@
 """``labkit check``: list the book's exercises, or check a solution file against one.
 
-    labkit check                              every exercise, with its signature and page
-    labkit check --page 11-labs               the exercises of some pages
-    labkit check largest_min_p                 one exercise: what to write
+    labkit check                                 every exercise, with its signature and page
+    labkit check --page 11-labs                  the exercises of some pages
+    labkit check largest_min_p                   one exercise: what to write
     labkit check largest_min_p --file answer.py  run answer.py's largest_min_p through the checker
-    labkit check x0_fed_as_epsilon --reveal    the answer, on purpose (a prediction's; a graded one's needs the key)
+    labkit check x0_fed_as_epsilon --reveal      the answer, on purpose (a prediction's; a graded one's needs the key)
 
-The answer runs in a child process under limits (``labkit.cli.runner``: the reader's own code, on the
-reader's own account — no sandbox, which only grading a class needs: ``python -m classroom grade``);
-the checker and its verdict stay in this one.  Exit status: 0 when the answer passes (or for a listing), 1 when it
-does not, 2 when it could not be checked (unknown exercise, unreadable file, no such function
-in it, a limit overrun, the answer's process ending before it gave a result).
+The answer runs in a child process under limits, with the runner of the book's folder (``classroom/runner.py``:
+a clone or a class copy); it is the reader's own code on the reader's own account, so no sandbox (only grading a
+class needs one: ``python -m classroom grade``).  The checker and its verdict stay in this process.  Exit status:
+0 when the answer passes (or for a listing), 1 when it does not, 2 when it could not be checked (unknown exercise,
+unreadable file, no such function in it, a limit overrun, the answer's process ending before it gave a result).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from labkit.cli import from_book
 
 
 def configure(parser) -> None:
@@ -42,25 +44,7 @@ def configure(parser) -> None:
     )
 
 
-def say(template: str, **fields) -> str:
-    from labkit.check.feedback import say
-
-    return say(template, **fields)
-
-
-def _reveal(spec) -> int:
-    """Print the answer of ``spec``: a prediction's run, or — where the teacher's key is loaded — any."""
-    try:
-        print(repr(spec.reveal()))
-    except LookupError as missing:
-        command = f'python -c "import answer_key, labkit.check as c; print(c.reveal({spec.name!r}))"'
-        return fail(say("{missing} (in the full book: {command})", missing=missing, command=command))
-    return 0
-
-
 def seconds(text: str) -> float:
-    import argparse
-
     try:
         value = float(text)
     except ValueError:
@@ -72,7 +56,7 @@ def seconds(text: str) -> float:
 
 def run(args) -> int:
     import labkit.check as check
-    from labkit.check import feedback
+    from labkit.check.feedback import say
 
     specs = check.exercises()
     if args.name is None:
@@ -89,57 +73,47 @@ def run(args) -> int:
         )
     spec = specs[args.name]
     if args.reveal:
-        return _reveal(spec)
+        try:
+            print(repr(spec.reveal()))
+        except LookupError as missing:
+            command = f'python -c "import answer_key, labkit.check as c; print(c.reveal({spec.name!r}))"'
+            return fail(say("{missing} (in the full book: {command})", missing=missing, command=command))
+        return 0
     if args.file is None:
         print(f"{spec.name}({', '.join(spec.signature)})  [{spec.page}]\n    {spec.text('task')}")
         print(say("check a solution with: labkit check {name} --file my_answer.py", name=spec.name))
         return 0
-    verdict = check_file(spec, args.file, args.function or spec.name, args.timeout)
-    if verdict.printed:
-        print(say("{file} printed:", file=args.file.name) + f"\n{verdict.printed}", file=sys.stderr)
-    if verdict.status == "could not check":
-        return fail(say("could not check: {reason}", reason=verdict.text))
-    level = 2 if args.more else verdict.result.level
-    prompt = say("run again with --more for the rule and a precise hint")
-    print(feedback.as_text(verdict.result, level, prompt=prompt))
-    return 0 if verdict.status == "passed" else 1
+    return check_file(spec, args, say)
 
 
-@dataclass
-class Verdict:
-    """One answer file's verdict on one exercise: ``status`` is passed, failed or could not check."""
-
-    status: str
-    text: str
-    result: object = None
-    printed: str = ""
-
-
-def check_file(spec, path: Path, name: str, seconds: float = 60.0) -> Verdict:
-    """Run ``path``'s ``name`` through ``spec`` with the answer in a child process under limits."""
+def check_file(spec, args, say) -> int:
+    """Run ``args.file``'s function through ``spec``, the answer in a child process under limits."""
     from labkit.check import feedback
-    from labkit.cli import runner
 
-    path = Path(path)
-    if not path.is_file():
-        return Verdict("could not check", say("--file must be an existing Python file, got {path!r}", path=str(path)))
-    child = runner.Runner([path], runner.Limits(seconds=seconds), wanted=(name,))
+    if not args.file.is_file():
+        reason = say("--file must be an existing Python file, got {path!r}", path=str(args.file))
+        return fail(say("could not check: {reason}", reason=reason))
+    runner = from_book("classroom.runner", "check --file", "run it inside a clone of the book or a class copy")
+    name = args.function or spec.name
+    child = runner.Runner([args.file], runner.Limits(seconds=args.timeout), wanted=(name,))
+    reason, shown = None, True
     try:
         with child:
             result = spec(child.candidate(name))
-    except runner.Unusable as problem:
-        return Verdict("could not check", str(problem), printed=child.printed)
-    except runner.CouldNotCheck as problem:
-        return Verdict("could not check", str(problem), printed=child.printed)
+    except (runner.Unusable, runner.CouldNotCheck) as problem:
+        reason = str(problem)
     except Exception as problem:  # the checker choked on what the answer sent: never a pass
-        reason = say(
-            "the checker failed on this answer ({kind}: {problem})", kind=type(problem).__name__, problem=problem
-        )
-        return Verdict("could not check", reason)
-    first = feedback.as_text(result, 1, prompt="").splitlines()[0]
-    return Verdict("passed" if result.passed else "failed", first, result, child.printed)
+        kind, shown = type(problem).__name__, False
+        reason = say("the checker failed on this answer ({kind}: {problem})", kind=kind, problem=problem)
+    if child.printed and shown:
+        print(say("{file} printed:", file=args.file.name) + f"\n{child.printed}", file=sys.stderr)
+    if reason is not None:
+        return fail(say("could not check: {reason}", reason=reason))
+    prompt = say("run again with --more for the rule and a precise hint")
+    print(feedback.as_text(result, 2 if args.more else result.level, prompt=prompt))
+    return 0 if result.passed else 1
 
 
-def fail(message: str, command: str = "check") -> int:
-    print(f"labkit {command}: {message}", file=sys.stderr)
+def fail(message: str) -> int:
+    print(f"labkit check: {message}", file=sys.stderr)
     return 2

@@ -1,13 +1,11 @@
-"""``labkit faults``: the fault-injection supplement of chapter 11 (bandwidth budget, unequal-rank gradients,
-cache faults, wrong rejection fallback) and its JSON report; the output option, the thin ``run`` and the summary
-as ``labkit labs``'s (the work in ``labkit/cli/reports.py``, imported only when the command runs)."""
+"""``labkit faults``: the fault-injection supplement of chapter 11 and its JSON report, shaped as ``labkit labs``."""
 
 from __future__ import annotations
 
 import argparse
 
 from labkit.cli import lazy
-from labkit.cli.labs import WORK, add_output
+from labkit.cli.labs import REPORT, add_output, faults_summary_lines, finish
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,4 +17,4 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return lazy(WORK).run_faults(args)
+    return finish(lazy(REPORT).faults_report(), args.output, faults_summary_lines)

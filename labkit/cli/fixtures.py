@@ -1,22 +1,22 @@
 """``labkit fixtures build|check``: run the fixture recipes, or prove the stored files match them.
 
-Each trace kind (``labkit.trace.kinds``) owns one recipe, named after the fixture folder
-it writes (``fixtures/text``, ``fixtures/diffusion``, ``fixtures/tools``).
+Each trace kind (``labkit.trace.kinds``) owns one recipe, named after the fixture folder it writes (``fixtures/text``,
+``fixtures/diffusion``, ``fixtures/tools``).  The kinds (NumPy) are taken with ``lazy`` when the command runs, so
+``labkit fixtures --help`` imports neither.
 """
 
 from __future__ import annotations
 
-from labkit.core import fixtures
+from labkit.cli import lazy
 
 
-def recipes(names: list[str] | None = None) -> dict[str, fixtures.Recipe]:
+def recipes(names: list[str] | None = None) -> dict:
     """Recipe name (its fixture folder) → ``build(dest) -> list[str]``, one per registered kind: the
     named ones (all by default; a kind's name, ``tool``, stands for its folder, ``tools``); an unknown
     name is a clear error."""
-    from labkit.trace.kinds import KINDS
-
-    known = {kind.fixture: kind.build_fixture for kind in KINDS.values()}
-    names = [KINDS[n].fixture if n in KINDS else n for n in names or known]
+    kinds = lazy("labkit.trace.kinds").KINDS
+    known = {kind.fixture: kind.build_fixture for kind in kinds.values()}
+    names = [kinds[n].fixture if n in kinds else n for n in names or known]
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ValueError(f"unknown recipe {unknown[0]!r}; expected one of {sorted(known)}")
@@ -34,11 +34,12 @@ def configure(parser) -> None:
         "--only",
         action="append",
         metavar="RECIPE",
-        help=f"limit to a recipe, named after its fixture folder (repeatable): {', '.join(recipes())}",
+        help="limit to a recipe, named after its fixture folder or its kind (repeatable)",
     )
 
 
 def run(args) -> int:
+    fixtures = lazy("labkit.core.fixtures")
     if args.action == "build":
         for rel in fixtures.build(recipes(args.only)):
             print(f"wrote fixtures/{rel}")

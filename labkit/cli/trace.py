@@ -1,10 +1,6 @@
-"""``labkit trace KIND [--fault NAME] [--out PATH] …``: run any registered trace kind; and
-``labkit trace diff A.jsonl B.jsonl``: print the first divergence between two traces.
-
-One command for every kind of ``labkit.trace.kinds``: it runs the kind (correct, or with a
-named fault), writes the JSONL trace and prints the kind's summary.  Paths and names are
-checked while the arguments are parsed, before any work: a bad one ends with exit status 2
-and one line saying what was expected.
+"""``labkit trace KIND [--fault NAME] [--out PATH] …``: run any kind of ``labkit.trace.kinds`` (correct, or with a
+named fault), write its JSONL trace and print its summary.  Paths and names are checked while the arguments are
+parsed, before any work: a bad one ends with exit status 2 and one line saying what was expected.
 """
 
 from __future__ import annotations
@@ -80,25 +76,21 @@ def configure(parser, kind) -> None:
     parser.set_defaults(_run=lambda args: run(args, kind))
 
 
-def _fault(args, kind) -> str | None:
-    """The fault to run: ``--fault``, or a ``--scenario`` other than the correct run."""
-    scenario = getattr(args, "scenario", None)
-    if scenario and args.fault and scenario != args.fault:
-        raise ValueError(f"give --scenario or --fault, not both ({scenario!r} vs {args.fault!r})")
-    name = args.fault or scenario
-    return None if kind.baseline and name == kind.baseline[0] else name
-
-
 def run(args, kind) -> int:
     from labkit.core.events import write_jsonl
-    from labkit.core.faults import fault_lines
     from labkit.trace.kinds import run_kind
 
-    if args.list_faults:
-        first = [f"{kind.baseline[0]:28s} {kind.baseline[1]}"] if kind.baseline else []
-        print("\n".join([*first, *fault_lines(kind.faults)]))
+    if args.list_faults:  # two lines a fault: what goes wrong, where it first shows
+        lines = [f"{kind.baseline[0]:28s} {kind.baseline[1]}"] if kind.baseline else []
+        for item in kind.faults.values():
+            lines += [f"{item.name:28s} {item.description}", f"{'':28s} first divergence {item.expected}"]
+        print("\n".join(lines))
         return 0
-    fault = _fault(args, kind)
+    scenario = getattr(args, "scenario", None)  # the correct run, or a fault by another name
+    if scenario and args.fault and scenario != args.fault:
+        raise ValueError(f"give --scenario or --fault, not both ({scenario!r} vs {args.fault!r})")
+    fault = args.fault or scenario
+    fault = None if kind.baseline and fault == kind.baseline[0] else fault
     config = kind.faulty_config(fault)
     out = args.out
     if out is None and kind.writes_by_default:  # checked now, not after the run

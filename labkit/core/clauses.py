@@ -1,9 +1,8 @@
-"""§7.16's contract as clauses a trace's events can be checked against (``labkit.trace.clauses``).
+"""§7.16's contract as clauses on a trace's events (``labkit.trace.clauses``), and the helpers they share.
 
-A kind declares its ``clauses`` (``labkit/<domain>/clauses.py``, named in its ``kind.py``): one or two
-per row of the §7.16 table, each read off the events alone — no golden trace, no second run.
-``broken_at(events)`` returns the ID of the first event that breaks the clause (or a "(missing …)"
-note), None when the trace keeps it. The helpers below are what the clauses share.
+A kind's ``clauses`` (``labkit/<domain>/clauses.py``) are one or two per row of the §7.16 table, each read off the
+events alone (no golden trace, no second run): ``broken_at(events)`` is the ID of the first event that breaks the
+clause (or a "(missing …)" note), None when the trace keeps it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The edition's language: the words the kit speaks (check feedback, exercise texts, players' labels).
-
-``language()`` is ``$LABKIT_LANG`` when set (``en`` or ``zh``), else the one line of the first
-``.labkit-edition`` file found walking up from the current folder (the Chinese project carries
-``zh/.labkit-edition``, and a page's kernel runs in the page's folder), else ``"en"``. Code cells are
-the same in both editions; only the kit's words change. English is the source text: a catalogue in
-another language is keyed by the English template and formatted after the lookup (``translate``).
+"""The edition's language: the words the kit speaks (check feedback, exercise texts, players' labels); code cells
+are the same in both editions.  The Chinese project carries ``zh/.labkit-edition``, and a page's kernel runs in the
+page's folder.  English is the source text: another language's catalogue is keyed by the English template.
 """
 
 from __future__ import annotations
@@ -50,7 +46,7 @@ def forget() -> None:
 
 @lru_cache(maxsize=16)
 def catalogue(path: Path) -> dict[str, str]:
-    """A translation catalogue (TOML: English template → translated template), read once per process."""
+    """A translation catalogue (TOML: English template → translated template), read once."""
     found = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     return {" ".join(k.split()): v for k, v in found.items() if isinstance(v, str)}
 

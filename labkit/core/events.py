@@ -1,12 +1,6 @@
-"""The event envelope shared by all three traces (source §7.1), a recorder and JSON Lines I/O.
-
-An envelope carries exactly seven fields::
-
-    trace_id, event_id, parent_event_id, component, event_type, logical_step, payload
-
-Event IDs order events within one trace only (``e00``, ``e01``, … for the text trace).
-Wall-clock time is kept beside the envelope, in ``TraceRecorder.wall_clock``, and never
-written into it: two runs of the same trace differ in time but not in events.
+"""The event envelope shared by all three traces (source §7.1: ``ENVELOPE_FIELDS``, exactly seven), a recorder
+and JSON Lines I/O.  Event IDs order events within one trace only (``e00``, ``e01``, …).  Wall-clock time is kept
+beside the envelope (``TraceRecorder.wall_clock``), never in it: two runs differ in time but not in events.
 """
 
 from __future__ import annotations
@@ -53,8 +47,7 @@ _JSON_TYPES = {"string": str, "integer": int, "null": type(None), "object": dict
 
 
 def _with_all_fields(event) -> str:
-    """``event`` is an object holding every envelope field, else ``TraceError``; returns how a
-    message names it (``event 'e03'``)."""
+    """How a message names ``event`` (``event 'e03'``); ``TraceError`` unless it is an object with every field."""
     if not isinstance(event, dict):
         raise TraceError(f"an event must be a JSON object, got {type(event).__name__}")
     at = f"event {event.get('event_id', '?')!r}"
@@ -65,12 +58,8 @@ def _with_all_fields(event) -> str:
 
 
 def check_envelope_fields(event: dict) -> dict:
-    """The envelope schema's rules applied directly, without loading ``jsonschema``.
-
-    The recorder calls this on every ``emit`` (importing jsonschema costs more than a whole
-    trace); files are validated with the real Draft 2020-12 validator by
-    ``validate_envelope``.  A test holds the two to the same verdicts.
-    """
+    """The envelope schema's rules applied directly, for every ``emit`` (importing jsonschema costs more than a
+    whole trace); files get the real validator (``validate_envelope``).  A test holds the two to the same verdicts."""
     at = _with_all_fields(event)
     extra = sorted(set(event) - set(ENVELOPE_FIELDS))
     if extra:
@@ -194,10 +183,8 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray | np.generic):  # a NumPy scalar's tolist() is its item()
         return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
     if isinstance(value, bytes):
         raise TraceError("payload values must be JSON; encode bytes explicitly (e.g. as hex)")
     if value is None or isinstance(value, (str, int, float, bool)):
@@ -236,8 +223,8 @@ def read_jsonl(path: str | Path) -> list[dict]:
 
 
 def read_golden(filename: str) -> list[dict]:
-    """The golden trace ``fixtures/traces/<filename>``, read and validated once while the file is
-    unchanged; each call parses its own copy (the checkers and pages read it again and again)."""
+    """The golden trace ``fixtures/traces/<filename>``, read and validated once while the file is unchanged; each
+    call parses its own copy (the checkers and pages read it again and again)."""
     from labkit.core.fixtures import fixture_path
 
     path = fixture_path("traces", filename)
@@ -256,13 +243,8 @@ def digest_bytes(data: bytes) -> str:
 
 
 def tensor_summary(array, position: Any = None, *, digest: bool = False, stats: bool = False) -> dict:
-    """What a tensor event carries: shape, dtype, logical position, optional digest/summary.
-
-    ``digest`` hashes the raw little-endian bytes (use it for integer tensors and exact
-    data); ``stats`` adds min/max/mean rounded to 4 decimals for float tensors, which
-    are compared under a tolerance rather than bit for bit.  A rounded zero is always
-    ``0.0``, never ``-0.0``.
-    """
+    """What a tensor event carries: shape, dtype, logical position; ``digest``: the raw little-endian bytes'
+    hash (integer tensors, exact data); ``stats``: min/max/mean to 4 decimals (floats, compared under a tolerance)."""
     import numpy as np
 
     arr = np.asarray(array)
@@ -275,11 +257,7 @@ def tensor_summary(array, position: Any = None, *, digest: bool = False, stats: 
         values = arr.astype(np.float64)
         # ``+ 0.0`` turns a rounded -0.0 into 0.0: a mean of -1e-9 on one BLAS kernel and
         # +1e-9 on another must give the same golden trace.
-        summary["summary"] = {
-            "min": round(float(values.min()), 4) + 0.0,
-            "max": round(float(values.max()), 4) + 0.0,
-            "mean": round(float(values.mean()), 4) + 0.0,
-        }
+        summary["summary"] = {name: round(float(getattr(values, name)()), 4) + 0.0 for name in ("min", "max", "mean")}
     return summary
 
 

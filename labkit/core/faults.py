@@ -65,10 +65,8 @@ TOOL_ARTIFACTS = "artifact versions (model, template, tokenizer or tool version)
 
 @dataclass(frozen=True)
 class FirstDivergence:
-    """Where two traces first differ: the event ID (of the second trace), the rule that
-    failed, the payload field (dotted path, as the algorithm reports it) and the suspect.
-
-    In a fault's declaration ``field`` may be a leading part of the reported path
+    """Where two traces first differ: the event ID (of the second trace), the rule that failed, the payload field
+    (dotted path) and the suspect.  A fault's declaration may give a leading part of the reported field
     (``"tensors.raw_logits"`` covers ``"tensors.raw_logits.summary.min"``) or ``None``."""
 
     event_id: str
@@ -103,10 +101,6 @@ class Fault:
     def __post_init__(self):
         object.__setattr__(self, "changes", MappingProxyType(dict(self.changes)))
 
-    def apply(self, config):
-        """``config`` with this fault's changes."""
-        return config.replace(**self.changes)
-
 
 def catalogue(*faults: Fault) -> Mapping[str, Fault]:
     """Name → fault, in declaration order, read-only (a reader's edit cannot change the book's
@@ -124,12 +118,4 @@ def configure(faults: Mapping[str, Fault], kind: str, name: str | None, base):
     an unknown name is a ValueError listing the names."""
     if name is not None and name not in faults:
         raise ValueError(f"unknown {kind} fault {name!r}: fault must be one of {list(faults)}")
-    return base if name is None else faults[name].apply(base)
-
-
-def fault_lines(faults: Mapping[str, Fault]) -> list[str]:
-    """Two lines per fault (name and what goes wrong; where it first shows), for listings."""
-    lines = []
-    for fault in faults.values():
-        lines += [f"{fault.name:28s} {fault.description}", f"{'':28s} first divergence {fault.expected}"]
-    return lines
+    return base if name is None else base.replace(**faults[name].changes)

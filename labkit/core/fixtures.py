@@ -6,28 +6,26 @@ fixed zip timestamps, so a rebuild is byte-identical.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import math
 import os
 import sys
+import tempfile
+import zipfile
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from labkit.core.strictjson import read_json_file
 
-if TYPE_CHECKING:
-    import zipfile
-
 
 def fixtures_root() -> Path:
     """The fixtures folder: ``$LABKIT_FIXTURES`` when set, else the package data ``labkit/fixtures``
     (in a clone, a link to the top-level ``fixtures/``; in a wheel, the files themselves)."""
-    from importlib import resources  # zipfile and importlib.resources: paid by a reader of fixtures only
-
     override = os.environ.get("LABKIT_FIXTURES")
     root = Path(override) if override else Path(str(resources.files("labkit") / "fixtures"))
     if root.is_file() and not override:  # a checkout without symlinks keeps the link as a file naming its target
@@ -79,8 +77,6 @@ def book_root(given: str | Path | None = None) -> Path:
 def import_from_book(name: str, given: str | Path | None = None):
     """Import the package ``name`` that lives in the book's folder (``benchmarks``: it runs from the
     clone and is not part of labkit), without putting that folder on ``sys.path``."""
-    import importlib.util
-
     if name in sys.modules:
         return sys.modules[name]
     init = book_root(given) / name / "__init__.py"
@@ -107,8 +103,6 @@ def fixture_path(*parts: str) -> Path:
 
 def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> Path:
     """Write arrays to an ``.npz`` whose bytes depend on the arrays only (sorted, fixed dates)."""
-    import zipfile
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
@@ -123,8 +117,6 @@ def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> Path:
 
 def load_arrays(path: str | Path) -> dict[str, np.ndarray]:
     """Read an ``.npz`` written by ``save_arrays``; a damaged file gives a clear error."""
-    import zipfile
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"weight file {str(path)!r} does not exist; run `labkit fixtures build`")
@@ -155,9 +147,6 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
 def write_json(path: str | Path, data) -> Path:
     """Pretty, stable JSON (sorted only where the caller sorted; UTF-8; trailing newline), written
     whole or not at all: a temporary file beside it, then renamed (a full disk leaves the old file)."""
-    import os
-    import tempfile
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
@@ -233,8 +222,6 @@ def _same_file(built: Path, stored: Path) -> str | None:
 
 def check(recipes: dict[str, Recipe]) -> list[str]:
     """Rebuild ``recipes`` in a temporary folder; return the differences (empty = match)."""
-    import tempfile
-
     problems = []
     root = fixtures_root()
     with tempfile.TemporaryDirectory() as tmp:

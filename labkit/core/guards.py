@@ -1,11 +1,8 @@
-"""The argument guards every layer shares: one definition of "an integer", "a number"
-and "holds a float".
+"""The argument guards every layer shares: one definition of "an integer", "a number" and "holds a float".
 
-``True`` is an ``int`` to Python but never a count, a seed, a step or a scale to the book,
-so every guard refuses booleans; NumPy scalars are accepted.  The predicates (``is_…``)
-leave the message to the caller; the checks (``real_array``, ``real_number``, ``token_ids``)
-raise a ``ValueError`` naming the argument, what was expected and what came.  Kernels call
-them in small helpers at their top, so the formula lines a page shows stay as they were.
+``True`` is an ``int`` to Python but never a count, a seed, a step or a scale to the book: every guard refuses
+booleans; NumPy scalars are accepted.  The predicates (``is_…``) leave the message to the caller; the checks raise a
+``ValueError`` naming the argument, what was expected and what came (kernels call them in helpers at their top).
 """
 
 from __future__ import annotations
@@ -67,11 +64,9 @@ def real_number(name: str, value, low=None, high=None, *, open_low=False, expect
     value = number
     below = low is not None and (value <= low if open_low else value < low)
     if below or (high is not None and value > high):
-        bounds = [
-            f"{'>' if open_low else '>='} {low}" if low is not None else "",
-            f"<= {high}" if high is not None else "",
-        ]
-        expected = expected or " and ".join(b for b in bounds if b)
+        bounds = [f"{'>' if open_low else '>='} {low}"] if low is not None else []
+        bounds += [f"<= {high}"] if high is not None else []
+        expected = expected or " and ".join(bounds)
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return value
 

@@ -1,7 +1,6 @@
-"""The one shape of the three trace runtimes (CONTRIBUTING.md, "A trace"): a frozen ``Config``, a frozen
-``Hooks``, a mutable run that is the state its steps share (its ``config``, its recorder ``rec``, its
-``events``), an ordered tuple of steps each ``step(run) -> None | status``, and ``run_steps``, the one
-loop that drives them; ``run(config=None, hooks=None, *, resources) -> Run`` is a short function around it.
+"""The one shape of the three trace runtimes (CONTRIBUTING.md, "A trace"): a frozen ``Config``, a frozen ``Hooks``,
+a mutable run (the state its steps share: ``config``, the recorder ``rec``, ``events``), an ordered tuple of steps
+``step(run) -> None | status`` and ``run_steps``, the one loop that drives them.
 """
 
 from __future__ import annotations
@@ -35,8 +34,8 @@ def hook(signature: str):
 
 
 class Hooks:
-    """Base of the runtimes' frozen hook dataclasses: every field is ``None`` (the library's
-    piece) or a function, declared with ``hook(signature)``, which names what it takes and returns."""
+    """Base of the runtimes' frozen hook dataclasses: every field, declared with ``hook(signature)``, is ``None``
+    (the library's piece) or a function."""
 
     def __post_init__(self):
         for item in dataclasses.fields(self):
@@ -52,11 +51,9 @@ class Hooks:
 
 
 def run_steps(steps, run) -> str | None:
-    """Each ``step(run)`` in order, until one returns a status (the run ends there); that status,
-    or None when every step ran."""
+    """Each ``step(run)`` in order, until one returns a status (the run ends there); that status, or None."""
     for step in steps:
-        status = step(run)
-        if status is not None:
+        if (status := step(run)) is not None:
             return status
     return None
 

@@ -1,16 +1,13 @@
 """The one JSON reader of the kit, and JSON Schema validation as the standard means it.
 
-Every JSON the kit reads (traces, proposals, fixtures, reports, stored tool results) comes
-through ``loads``/``read_json_file``/``iter_json_lines``, which refuse what Python's ``json``
-lets through: ``NaN`` and ``Infinity`` (and numbers such as ``1e400`` that overflow to
-infinity), duplicate keys (``json`` keeps the last one silently), bytes that are not UTF-8,
-escaped lone surrogates, nesting deeper than ``MAX_DEPTH`` and inputs larger than
-``MAX_BYTES``.  The error, ``JSONInputError``, names the source (file and line) and the rule.
+Every JSON the kit reads comes through ``loads``/``read_json_file``/``iter_json_lines``, which refuse what Python's
+``json`` lets through: ``NaN``, ``Infinity`` and numbers such as ``1e400`` that overflow to it, duplicate keys
+(``json`` keeps the last one silently), bytes that are not UTF-8, escaped lone surrogates, nesting deeper than
+``MAX_DEPTH`` and inputs larger than ``MAX_BYTES``; ``JSONInputError`` names the source (file and line) and the rule.
 
-``schema_validator`` is Draft 2020-12 with two corrections: ``pattern`` follows ECMA-262
-(``$`` matches only at the very end, ``\\d`` and ``\\w`` are ASCII), where Python's ``re``
-lets ``$`` match before a final newline; and ``format`` is asserted for ``date``, the one
-format the book's schemas use, without loading jsonschema's URI grammars.
+``schema_validator`` is Draft 2020-12 with ``pattern`` as ECMA-262 means it (``$`` only at the very end, where
+Python's ``re`` also matches before a final newline; ``\\d``, ``\\w`` ASCII), and ``format`` asserted for ``date``,
+the one format the book's schemas use, without loading jsonschema's URI grammars.
 """
 
 from __future__ import annotations
@@ -174,12 +171,6 @@ def _ecma_pattern_keyword(validator, pattern, instance, schema):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-@lru_cache(maxsize=1)
-def _validator_class():
-    jsonschema = import_jsonschema()
-    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern_keyword})
-
-
 def schema_validator(schema: dict):
     """A Draft 2020-12 validator for ``schema`` with ECMA-262 ``pattern`` and ``format: date``
     (the schema is checked against the metaschema once per distinct schema)."""
@@ -188,6 +179,7 @@ def schema_validator(schema: dict):
 
 @lru_cache(maxsize=16)
 def _checked_validator(schema_text: str):
-    cls, schema = _validator_class(), json.loads(schema_text)
+    jsonschema, schema = import_jsonschema(), json.loads(schema_text)
+    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern_keyword})
     cls.check_schema(schema)
-    return cls(schema, format_checker=import_jsonschema().FormatChecker(formats=["date"]))
+    return cls(schema, format_checker=jsonschema.FormatChecker(formats=["date"]))

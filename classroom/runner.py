@@ -1,4 +1,5 @@
-"""Run a reader's own answer files in a child process under limits (``labkit check --file``).
+"""Run a reader's own answer files in a child process under limits (``labkit check --file``, which loads this
+module from the book's folder; ``classroom.grading``).
 
 This is no sandbox: the answer is the reader's own code, run on the reader's own account, and it
 can do what the reader can.  What the child process buys is a verdict the answer cannot fake and
@@ -8,8 +9,8 @@ child sends runs code here); the child has a wall clock, CPU, memory and file-si
 of the checker that is not plain data (a cache, a decoder) stays here and the child gets a handle
 whose public attribute reads and calls come back over the pipe.
 
-Grading a class's hand-ins needs more — the operating system's isolation — and lives outside the
-kit, in ``classroom`` (``classroom.sandbox`` subclasses :class:`Runner` to start the child inside it).
+Grading a class's hand-ins needs more — the operating system's isolation: ``classroom.sandbox``
+subclasses :class:`Runner` to start the child inside it.
 
 One child serves several exercises: ``load`` runs the files once, ``candidate(name)`` hands over one
 exercise's answer.  A child that dies, overruns a limit or breaks the protocol gives
@@ -31,7 +32,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.cli.runner_wire import decode, encode, rebuilt, receive, send
+import labkit
+from classroom.runner_wire import decode, encode, rebuilt, receive, send
 
 #: the characters of the answer's own output shown with a verdict
 SHOWN_OUTPUT = 2000
@@ -47,8 +49,8 @@ UNSHAREABLE = (types.ModuleType, type, types.FunctionType, types.CodeType, types
 UNSHAREABLE += (types.GeneratorType, types.CoroutineType)
 #: an exercise's calls together may take this many times the limit (each call: the limit)
 EXERCISE_SPAN = 4
-#: the kit's own folder's parent: the child imports this very labkit
-KIT_ROOT = str(Path(__file__).resolve().parents[2])
+#: the folders holding this labkit and this classroom: the child (``-I``, no PYTHONPATH) imports them from there
+ROOTS = list(dict.fromkeys(str(Path(f).resolve().parents[1]) for f in (labkit.__file__, __file__)))
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ class Runner:
         self.output = tempfile.TemporaryFile()
         to_child, self._to_child = os.pipe()
         self._from_child, from_parent = os.pipe()
-        boot = f"import sys; sys.path.insert(0, {KIT_ROOT!r}); from labkit.cli.runner_child import child; "
+        boot = f"import sys; sys.path[:0] = {ROOTS!r}; from classroom.runner_child import child; "
         boot += f"child({to_child}, {from_parent})"
         try:
             popen = self.child_command(boot, (to_child, from_parent))

@@ -1,4 +1,4 @@
-"""The wire between the checker's process and the answer's (``labkit.cli.runner``; ``classroom.sandbox``).
+"""The wire between the checker's process and the answer's (``classroom.runner``; ``classroom.sandbox``).
 
 A message is a JSON header and the bytes of the arrays it names, each written by
 ``numpy.save(allow_pickle=False)``: reading one never runs code.  Plain data crosses by value;

@@ -1,4 +1,4 @@
-"""The answer's side of ``labkit.cli.runner`` (and of ``classroom.sandbox``, which starts it in a sandbox).
+"""The answer's side of ``classroom.runner`` (and of ``classroom.sandbox``, which starts it in a sandbox).
 
 The child runs the answer files once, each in its own namespace (a file that raises halfway keeps
 what it defined before), says which of the wanted names they define and what went wrong (a file that
@@ -17,7 +17,7 @@ from contextlib import suppress
 
 import numpy  # noqa: F401  (loaded before the answer, as what nearly every answer imports)
 
-from labkit.cli.runner_wire import decode, encode, rebuilt, receive, send
+from classroom.runner_wire import decode, encode, rebuilt, receive, send
 
 #: the largest answer file the child reads
 MAX_FILE = 1 << 20
