@@ -1,13 +1,5 @@
-"""The public checks of the preface and trace one (pages 00–03): what a right answer must satisfy,
-with no stored answer and no reference inside. The predictions' answers are the real kernels' runs
-(self-tests the page's next cell answers anyway); the teacher's key adds hidden cases.
-
-* ``cut_off_events`` — the events it keeps form a valid trace, and each event it cuts has a cause.
-* ``no_repeat_ngram_mask`` — a new row, −∞ exactly on the tokens that would repeat an n-gram; inside
-  trace one's runtime, a long answer that loops stops looping.
-* ``largest_min_p`` — min-p at the answer keeps k tokens, and a hair above it fewer.
-* ``decode_one`` — inside the runtime it reproduces the golden trace and a second request; on decoders
-  of other shapes its cached step equals the full pass.
+"""The public checks of the preface and trace one (pages 00–03): what a right answer must satisfy, with no
+stored answer inside; the predictions' answers are the real kernels' runs. The teacher's key adds hidden cases.
 """
 
 from __future__ import annotations
@@ -80,32 +72,23 @@ def _cut_off_verdict(label: str, trace: list[dict], got) -> object | None:
     cut = list(got)
     where = say("case “{label}”", label=label)
     if [i for i in ids if i in cut] != cut:
-        rule = say("each ID once, an ID of the trace, in trace order")
-        return failure(
-            say("your list is not a list of the trace's IDs in trace order"), where=where, rule=rule, got=cut
-        )
+        message = say("your list is not a list of the trace's IDs in trace order")
+        return failure(message, where=where, rule=say("each ID once, an ID of the trace, in trace order"), got=cut)
     seen: set[str] = set()
     for index, event in enumerate(trace):
         me, parent = event["event_id"], event["parent_event_id"]
         linked = parent is None if index == 0 else parent in seen
         if me not in cut and not linked:
+            message = say("an event you keep is not connected to the first event")
             rule = say("every event you keep hangs from an earlier event you keep (the first event from none)")
-            return failure(
-                say("an event you keep is not connected to the first event"),
-                where=say("{where}, {me}", where=where, me=me),
-                rule=rule,
-                got=cut,
-            )
-        if me in cut and linked:
+        elif me in cut and linked:
+            message = say("you cut an event whose parent is an earlier event you keep")
             rule = say("an event is cut only if its own link is broken or it hangs from a cut event")
-            return failure(
-                say("you cut an event whose parent is an earlier event you keep"),
-                where=say("{where}, {me}", where=where, me=me),
-                rule=rule,
-                got=cut,
-            )
-        if me not in cut:
-            seen.add(me)
+        else:  # kept and linked, or cut and unlinked: as it should be
+            if me not in cut:
+                seen.add(me)
+            continue
+        return failure(message, where=say("{where}, {me}", where=where, me=me), rule=rule, got=cut)
     return None
 
 
@@ -133,24 +116,15 @@ def _ngram_verdict(label: str, logits: np.ndarray, selected: tuple[int, ...], n:
     """A new row of the input's dtype, unchanged or −∞ at each token, −∞ where appending repeats an n-gram."""
     row = as_array(got, say("the returned logits"), shape=logits.shape, dtype_kind="float")
     if row.dtype != logits.dtype:
-        raise CandidateProblem(
-            say(
-                "the returned row must keep the logits' dtype {dtype}, got {dtype2}",
-                dtype=logits.dtype,
-                dtype2=row.dtype,
-            )
-        )
+        text = "the returned row must keep the logits' dtype {dtype}, got {dtype2}"
+        raise CandidateProblem(say(text, dtype=logits.dtype, dtype2=row.dtype))
     for token in range(logits.size):
         repeats = not _repeats(selected, n) and _repeats((*selected, token), n)
         should = -np.inf if repeats else logits[token]
         if row[token] != should and not (np.isneginf(row[token]) and np.isneginf(should)):
             rule = say("−∞ where the token would complete an n-gram already selected, the logit itself elsewhere")
-            return failure(
-                say("your row differs from the masking rule"),
-                where=say("case “{label}”, result[{token}]", label=label, token=token),
-                rule=rule,
-                got=float(row[token]),
-            )
+            where = say("case “{label}”, result[{token}]", label=label, token=token)
+            return failure(say("your row differs from the masking rule"), where=where, rule=rule, got=float(row[token]))
     return None
 
 
@@ -197,18 +171,10 @@ def _looping_verdict(candidate, n: int) -> object | None:
             | {t for t in range(CONFIG.vocab_size) if _repeats((*selected, t), n) and not _repeats(tuple(selected), n)}
         )
         if event["payload"]["masked_ids"] != wanted:
-            where = say(
-                "{event} token.selected (step {event2}), field masked_ids — n = {n}",
-                event=event["event_id"],
-                event2=event["logical_step"],
-                n=n,
-            )
-            return failure(
-                say("inside the runtime your mask hides other tokens"),
-                where=where,
-                rule=say("discrete_state"),
-                got=event["payload"]["masked_ids"],
-            )
+            text = "{event} token.selected (step {event2}), field masked_ids — n = {n}"
+            where = say(text, event=event["event_id"], event2=event["logical_step"], n=n)
+            message = say("inside the runtime your mask hides other tokens")
+            return failure(message, where=where, rule=say("discrete_state"), got=event["payload"]["masked_ids"])
         selected.append(event["payload"]["token_id"])
     return None
 
@@ -219,9 +185,8 @@ def no_repeat_ngram_mask(candidate):
         before = logits.copy()
         got = call(candidate, logits, selected, n)
         if not np.array_equal(logits, before):
-            raise CandidateProblem(
-                say("your function changed the logits it was given; return a new row (start from logits.copy())")
-            )
+            text = "your function changed the logits it was given; return a new row (start from logits.copy())"
+            raise CandidateProblem(say(text))
         found = _ngram_verdict(label, logits, selected, n, got)
         if found is not None:
             return found
@@ -260,12 +225,8 @@ def largest_min_p(candidate):
         if not 0.0 < m <= 1.0:
             return failure(say("a min_p lies in (0, 1]"), where=where, rule=say("0 < min_p ≤ 1"), got=m)
         if survivors(logits, m * (1 - 1e-9)) < k:
-            return failure(
-                say("min-p at your value keeps fewer than k tokens"),
-                where=where,
-                rule=say("at least k tokens kept"),
-                got=m,
-            )
+            message = say("min-p at your value keeps fewer than k tokens")
+            return failure(message, where=where, rule=say("at least k tokens kept"), got=m)
         if m < 1 - 1e-9 and survivors(logits, min(1.0, m * (1 + 1e-9))) >= k:
             rule = say("the largest such min_p: a little above it, fewer than k tokens stay")
             return failure(say("a larger min_p still keeps k tokens"), where=where, rule=rule, got=m)
