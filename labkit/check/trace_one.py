@@ -30,11 +30,8 @@ def eos_in_control_step() -> int:
     """The first logical step whose selected token differs from the golden run's."""
     golden_run = [e for e in read_golden("text.jsonl") if e["event_type"] == "token.selected"]
     faulty = [e for e in kinds.run_kind("text", "eos_in_control_mask").events if e["event_type"] == "token.selected"]
-    return next(
-        a["logical_step"]
-        for a, b in zip(golden_run, faulty, strict=False)
-        if a["payload"]["token_id"] != b["payload"]["token_id"]
-    )
+    pairs = zip(golden_run, faulty, strict=False)
+    return next(a["logical_step"] for a, b in pairs if a["payload"]["token_id"] != b["payload"]["token_id"])
 
 
 @value
@@ -166,10 +163,8 @@ def _looping_verdict(candidate, n: int) -> object | None:
         if event["event_type"] != "token.selected":
             continue
         base = set(config.sampling.control_ids) | ({config.sampling.eos_id} if len(selected) < 12 else set())
-        wanted = sorted(
-            base
-            | {t for t in range(CONFIG.vocab_size) if _repeats((*selected, t), n) and not _repeats(tuple(selected), n)}
-        )
+        fresh = not _repeats(tuple(selected), n)
+        wanted = sorted(base | {t for t in range(CONFIG.vocab_size) if fresh and _repeats((*selected, t), n)})
         if event["payload"]["masked_ids"] != wanted:
             text = "{event} token.selected (step {event2}), field masked_ids — n = {n}"
             where = say(text, event=event["event_id"], event2=event["logical_step"], n=n)

@@ -110,10 +110,8 @@ def _trace_step_one() -> tuple:
 def recover_guidance_scale(scales):
     """(s, w) equal the scale the check guided with, on float64 batches and on the trace's float32 step."""
     scale = DiffusionConfig().guidance_scale
-    for rows, atol in (
-        (list(_guided_cases()), 1e-6),
-        ([("the trace's step 1 (float32)", _trace_step_one(), (scale, scale - 1))], 1e-4),
-    ):
+    step_one = ("the trace's step 1 (float32)", _trace_step_one(), (scale, scale - 1))
+    for rows, atol in ((list(_guided_cases()), 1e-6), ([step_one], 1e-4)):
         found = compare_cases(scales, rows, None, atol=atol, outputs=("s", "w"), first="s")
         if not found.passed:
             return found
