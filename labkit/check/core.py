@@ -197,9 +197,7 @@ def _guarded(reader: Callable) -> Callable:
 
 CATALOGUE = Path(__file__).with_name("exercises.toml")
 _TEXTS = ("task", "idea", "rule", "why")
-_DATA = (
-    {f.name for f in fields(Exercise)} - set(ANSWER_PARTS) - {"properties", "hook", "agree", "wrong_runs", "revealed"}
-)
+_DATA = {f.name for f in fields(Exercise)} - {*ANSWER_PARTS, "properties", "hook", "agree", "wrong_runs", "revealed"}
 
 
 @lru_cache(maxsize=1)
