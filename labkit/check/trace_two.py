@@ -215,10 +215,8 @@ def _dtype(step) -> object:
     for name, got in zip(V_OUTPUTS, unpack(call(step, z, z, 749, 499, alphas_cumprod()), V_OUTPUTS), strict=True):
         dtype = getattr(got, "dtype", type(got))
         if dtype != np.float32:
-            where = say("float32 latent, {name}.dtype", name=name)
-            return failure(
-                say("{name} must keep z_t's dtype", name=name), where=where, rule=say("float32"), got=str(dtype)
-            )
+            where, rule = say("float32 latent, {name}.dtype", name=name), say("float32")
+            return failure(say("{name} must keep z_t's dtype", name=name), where=where, rule=rule, got=str(dtype))
     return None
 
 
