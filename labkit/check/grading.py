@@ -211,8 +211,19 @@ def exactly(got, expected) -> str | None:
     return None if plain == expected else say("differs from the reference")
 
 
-def _first_difference(got, expected, *, atol: float, where: str) -> CheckResult:
-    """Pass, or the first element (in C order) of two arrays of one shape that differs beyond ``atol``."""
+def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckResult:
+    """One output of one case: ``agree``'s verdict, or numbers of the same shape within ``atol`` (a pass, or
+    the first element in C order that differs)."""
+    where = say("case “{label}”, {what}", label=label, what=what)
+    if agree is not None:
+        message = agree(got, expected)
+        return passed("") if message is None else failure(message, where=where, got=got)
+    expected = np.asarray(expected)
+    got = as_array(got, what, dtype_kind="bool" if expected.dtype == bool else "number")
+    if got.shape != expected.shape:
+        shapes = {"shapes": list(expected.shape), "shapes2": list(got.shape)}
+        message = say("at {label}: {what} must have shape {shapes}, got {shapes2}", label=label, what=what, **shapes)
+        return failure(message, where=where, rule=say("shape"), got=shapes["shapes2"])
     got, expected = np.atleast_1d(got), np.atleast_1d(expected)  # argwhere finds nothing in a 0-d array
     if got.dtype == bool or expected.dtype == bool:
         bad = np.argwhere(got != expected)
@@ -225,21 +236,6 @@ def _first_difference(got, expected, *, atol: float, where: str) -> CheckResult:
     message = say("{count} of {size} values differ", count=len(bad), size=got.size)
     where = say("{where}{index}", where=where, index=list(index))
     return failure(message, where=where, rule=say("values within tolerance"), got=got[index].item())
-
-
-def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckResult:
-    """One output of one case: ``agree``'s verdict, or numbers within ``atol`` and the same shape."""
-    where = say("case “{label}”, {what}", label=label, what=what)
-    if agree is not None:
-        message = agree(got, expected)
-        return passed("") if message is None else failure(message, where=where, got=got)
-    expected = np.asarray(expected)
-    got = as_array(got, what, dtype_kind="bool" if expected.dtype == bool else "number")
-    if got.shape != expected.shape:
-        shapes = {"shapes": list(expected.shape), "shapes2": list(got.shape)}
-        message = say("at {label}: {what} must have shape {shapes}, got {shapes2}", label=label, what=what, **shapes)
-        return failure(message, where=where, rule=say("shape"), got=shapes["shapes2"])
-    return _first_difference(got, expected, atol=atol, where=where)
 
 
 def compare_cases(candidate, cases, reference, *, atol=1e-12, outputs=("result",), first=None, agree=None):

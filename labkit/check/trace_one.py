@@ -229,16 +229,14 @@ def largest_min_p(candidate):
 # -- decode_one (page 03, extend) -------------------------------------------------------------------------
 
 
-def shorter_request() -> TextTraceConfig:
-    """The question without its question mark: 11 input IDs, so the first decode feeds at 11."""
-    return TextTraceConfig(user="天空为什么是蓝色", max_output_tokens=6)
-
-
 @properties(hook=decode_step)
 def decode_one(step):
+    shorter = TextTraceConfig(
+        user="天空为什么是蓝色", max_output_tokens=6
+    )  # 11 input IDs: the first decode feeds at 11
     runs = [
         ("the chapter's request vs the golden trace", read_golden("text.jsonl"), None),
-        ("the question without its question mark (11 input IDs) vs the library's run", None, shorter_request()),
+        ("the question without its question mark (11 input IDs) vs the library's run", None, shorter),
     ]
     for label, expected, config in runs:
         text = kinds.kind("text")
