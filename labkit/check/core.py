@@ -214,8 +214,7 @@ def catalogue() -> dict[str, dict]:
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Exercise]:
-    """Every exercise of the catalogue, by name; a fault prediction is answered by its fault's first
-    divergence, the rest by what the decorators attach."""
+    """Every exercise of the catalogue, by name (a fault prediction answered by its fault's first divergence)."""
     made = {}
     for name, data in catalogue().items():
         unknown = set(data) - _DATA - {"fault", "read"}
@@ -242,8 +241,7 @@ def attach(name: str, **parts) -> Exercise:
 
 @contextmanager
 def without_key():
-    """Every exercise as a class copy sees it: the parts the key attached (code from outside ``labkit``)
-    set aside, then put back."""
+    """Every exercise as a class copy sees it: the key's parts (code from outside ``labkit``) set aside, then back."""
     kept = {}
     for name, exercise in registry().items():
         for part in ANSWER_PARTS:

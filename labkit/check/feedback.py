@@ -40,8 +40,7 @@ def say(template: str, **fields) -> str:
 
 @lru_cache(maxsize=4)
 def exercise_texts(lang: str) -> dict[str, dict[str, str]]:
-    """The exercises' texts in ``lang`` (``exercises.<lang>.toml``: ``[name]`` task, idea, rule, why, keyed
-    by the name in ``exercises.toml``), whitespace folded like the catalogue's."""
+    """The exercises' texts in ``lang`` (``exercises.<lang>.toml``, by name), whitespace folded like the catalogue's."""
     found = tomllib.loads((WORDS / f"exercises.{lang}.toml").read_text(encoding="utf-8"))
     return {name: {k: " ".join(v.split()) for k, v in data.items()} for name, data in found.items()}
 

@@ -119,8 +119,7 @@ def decode_step(candidate):
 
 
 def without_ledger(events: list[dict]) -> list[dict]:
-    """The events without the per-layer shape ledger of each decode (a substituted decode step reports
-    only its logits, so the ledger is not part of that comparison)."""
+    """The events without each decode's per-layer shape ledger (a substituted decode step reports only its logits)."""
 
     def unledgered(payload: dict) -> dict:
         return {k: v for k, v in payload.items() if k != "ledger"}
