@@ -18,6 +18,7 @@ CONFIG_FIELDS += ("rope_base", "dtype", "group_size")
 _DECODER_METHODS = ("forward", "decode", "decode_step", "prefill", "full_logits")
 #: the decoder's numbers, read-only (not a ``DecoderConfig``: there is no decoder to build here)
 PartsConfig = make_dataclass("PartsConfig", CONFIG_FIELDS, frozen=True)
+PartsConfig.__module__ = __name__  # make_dataclass's own before Python 3.12 ("types")
 
 
 @dataclass(frozen=True)
