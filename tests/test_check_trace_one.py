@@ -60,6 +60,15 @@ def _one_link_at_a_time(trace):
     return bad
 
 
+def test_the_public_damaged_traces_are_envelopes_of_the_trace_record():
+    """The check's own cases are valid envelopes (checked here once, not at every check)."""
+    from labkit.check.trace_one import damaged_traces
+
+    for _, trace in damaged_traces():
+        for event in trace:
+            events.validate_envelope(event)
+
+
 def test_cut_off_events_that_judges_one_link_at_a_time_keeps_an_orphans_child():
     result = check.cut_off_events(_one_link_at_a_time)
     assert not result.passed and result.status == "failed"

@@ -1,11 +1,9 @@
 """Self-checking exercises: ``labkit.check.<exercise>(answer)``; ``labkit.check.reveal(name)``.
 
-Four kinds: *predict* (commit to a number, ID, shape, event or verdict before running: a self-test the
-next cell answers), *diagnose* (find the first divergence of a faulty trace or function), *extend* (a
-variant the page does not show and the kit does not contain), *derive* (a closed form worked out by
-hand). Each is data — ``exercises.toml`` — joined to its public check (the properties a right answer
-must have), run by one engine, ``core``. What knows a graded answer — references, values, hidden cases —
-is the teacher's key (``answer_key/`` beside the kit, never inside it): a class copy leaves it out.
+Four kinds: *predict* (a self-test the next cell answers), *diagnose* (a faulty trace's or function's first
+divergence), *extend* (a variant the kit does not contain), *derive* (a closed form worked out by hand). Each
+is data (``exercises.toml``) joined to its public check, run by one engine, ``core``; what knows a graded
+answer is the teacher's key (``answer_key/`` beside the kit, never inside it): a class copy leaves it out.
 """
 
 from __future__ import annotations
@@ -28,8 +26,7 @@ from labkit.check.core import CheckResult, Exercise, Revealed, registry
 
 __all__ = ["CheckResult", "Exercise", "exercises", "reveal"]
 
-#: the check groups: the modules holding the exercises' public checks (each attaches its own with the
-#: decorators of ``core``); a new group is its module and one line here
+#: the modules holding the exercises' public checks (each attaches its own); a new group is its module and one line here
 GROUPS = (
     labs_i,
     labs_i_cache,

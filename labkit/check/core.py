@@ -1,20 +1,9 @@
-"""The one engine every exercise runs on: an ``Exercise`` is data, graded here.
-
-Its entry in ``exercises.toml`` says what it asks (kind, task, signature), how it compares
-(tolerance; atol, outputs, which first), its two hint levels (the idea; the rule and where it
-breaks, never the answer) and its points. The code that judges it is attached by decorators, each
-to the catalogue's exercise of the decorated function's name:
-
-* ``@properties`` — the public check, in ``labkit/check/``: what the reader's function must satisfy,
-  needing no stored answer (a finite-difference gradient, a mask's invariants, cached = full
-  attention, the trace's first divergence). ``check(piece) -> CheckResult | None`` (None: all hold).
-* ``@value`` — ``answer()``, what the real kernels compute. In the kit only for a prediction (a
-  self-test the page's next cell answers anyway); a graded value's answer lives in the teacher's key.
-* ``@function(cases)`` (a hidden reference), ``@table`` (cases with their answers), ``@trace`` (runs
-  inside a real runtime) — the teacher's key (``answer_key/``), never the kit: they add hidden cases.
-
-A verdict never carries the expected value: ``reveal()`` shows it (from the key, or a prediction's run)
-and marks the exercise revealed. Hint state lives on each exercise: a second wrong run shows level 2.
+"""The one engine every exercise runs on: an ``Exercise`` is data, its entry in ``exercises.toml`` (what it
+asks, how it compares, its two hint levels — the idea; the rule and where it breaks, never the answer — and
+its points), graded here. Code is attached by one decorator per part, to the exercise of the decorated
+function's name: ``@properties`` (the public check, in ``labkit/check/``), a prediction's ``@value``, and
+the teacher's key's ``@value``, ``@function``, ``@table``, ``@trace`` (``answer_key/``, never the kit).
+A verdict never carries the expected value: ``reveal()`` shows it and marks the exercise revealed.
 """
 
 from __future__ import annotations
@@ -31,6 +20,8 @@ from typing import Any
 from labkit.check import feedback, grading
 from labkit.check.feedback import Revealed, say
 from labkit.check.grading import KEY_MISSING, CandidateProblem, CheckResult, NotAttempted, failure, passed, unverified
+from labkit.trace.catalogue import diagnose
+from labkit.trace.kinds import kind as trace_kind
 
 KINDS = ("predict", "diagnose", "extend", "derive")
 #: what the key (or, for a prediction, the kit) attaches: the parts that know the answer
@@ -65,7 +56,6 @@ class Exercise:
     cases: Callable[[], list] | None = None
     reference: Callable | None = None
     runs: Callable[[], list] | None = None
-    cases_first: bool = False
     wrong_runs: int = field(default=0, repr=False)
     revealed: bool = field(default=False, repr=False)
 
@@ -150,9 +140,6 @@ class Exercise:
             if self.properties:
                 return passed(say("every property the checker tests holds"))
             return unverified(self.name, say("your function runs"))
-        direct = self._grade_cases(piece(candidate)) if self.cases_first and self.cases else None
-        if direct is not None and not direct.passed:
-            return direct
         runs = self.runs() if self.runs else []
         for label, expected, run in runs:
             reader = piece(candidate)
@@ -163,15 +150,11 @@ class Exercise:
             failed = None if expected is None else grading.compare_traces(label, expected, events)
             if failed is not None or (failed := getattr(reader, "divergence", None)) is not None:
                 return failed
-        if direct is None and self.cases:
-            direct = self._grade_cases(piece(candidate))
-        if direct is not None and not direct.passed:
-            return direct
-        return passed(say("every run reproduces its reference run") if runs else direct.message)
-
-    def _grade_cases(self, piece) -> CheckResult:
+        if not self.cases:
+            return passed(say("every run reproduces its reference run"))
         compare = {"atol": self.atol, "outputs": self.outputs, "first": self.first, "agree": self.agree}
-        return grading.compare_cases(piece, self.cases(), self.reference, **compare)
+        direct = grading.compare_cases(piece(candidate), self.cases(), self.reference, **compare)
+        return passed(say("every run reproduces its reference run")) if direct.passed and runs else direct
 
     def _escalate(self, result: CheckResult) -> CheckResult:
         """Attach the idea (and the rule, unless the grading gave a precise one); a second wrong
@@ -186,8 +169,7 @@ class Exercise:
         return result
 
     def reveal(self) -> Revealed:
-        """The answer — the value and the run that gives it, or the reference's code — shown on
-        purpose, and the exercise marked revealed (every later verdict says so)."""
+        """The answer (the value and the run that gives it, or the reference's code); every later verdict says so."""
         if self.answer is not None:
             value = self.answer()
             shown = self.text("why").format(answer=value) if self.why else feedback.short(value, None)
@@ -215,9 +197,7 @@ def _guarded(reader: Callable) -> Callable:
 
 CATALOGUE = Path(__file__).with_name("exercises.toml")
 _TEXTS = ("task", "idea", "rule", "why")
-_DATA = (
-    {f.name for f in fields(Exercise)} - set(ANSWER_PARTS) - {"properties", "hook", "agree", "wrong_runs", "revealed"}
-)
+_DATA = {f.name for f in fields(Exercise)} - {*ANSWER_PARTS, "properties", "hook", "agree", "wrong_runs", "revealed"}
 
 
 @lru_cache(maxsize=1)
@@ -234,8 +214,7 @@ def catalogue() -> dict[str, dict]:
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Exercise]:
-    """Every exercise of the catalogue, by name; a fault prediction is answered by its fault's first
-    divergence, the rest by what the decorators attach."""
+    """Every exercise of the catalogue, by name (a fault prediction answered by its fault's first divergence)."""
     made = {}
     for name, data in catalogue().items():
         unknown = set(data) - _DATA - {"fault", "read"}
@@ -260,21 +239,16 @@ def attach(name: str, **parts) -> Exercise:
     return exercise
 
 
-def from_the_key(code) -> bool:
-    """Whether ``code`` was attached from outside the kit (the teacher's key), not by ``labkit``."""
-    code = code.func if isinstance(code, partial) else code  # a fault prediction: the kit's own
-    return not getattr(code, "__module__", "labkit").startswith("labkit")
-
-
 @contextmanager
 def without_key():
-    """Every exercise as a class copy sees it: the parts the key attached set aside, then put back."""
-    kept = {
-        (name, part): getattr(exercise, part)
-        for name, exercise in registry().items()
-        for part in ANSWER_PARTS
-        if from_the_key(getattr(exercise, part))
-    }
+    """Every exercise as a class copy sees it: the key's parts (code from outside ``labkit``) set aside, then back."""
+    kept = {}
+    for name, exercise in registry().items():
+        for part in ANSWER_PARTS:
+            code = getattr(exercise, part)
+            code = code.func if isinstance(code, partial) else code  # a fault prediction: the kit's own
+            if not getattr(code, "__module__", "labkit").startswith("labkit"):
+                kept[name, part] = getattr(exercise, part)
     for name, part in kept:
         setattr(registry()[name], part, None)
     try:
@@ -292,9 +266,7 @@ def reset_attempts() -> None:
 
 def _first_divergence(kind: str, fault: str, read: tuple[str, ...]):
     """The first divergence of ``fault`` from ``kind``'s golden trace: the fields ``read`` of its event."""
-    from labkit.trace import catalogue
-
-    div = catalogue.diagnose(kind, fault)
+    div = diagnose(kind, fault)
     found = [div.field if key == "field" else (div.event_a or div.event_b)[key] for key in read]
     return found[0] if len(found) == 1 else tuple(found)
 
@@ -328,12 +300,10 @@ def table(**code) -> Callable[[Callable], Exercise]:
     return lambda rows: attach(rows.__name__, cases=rows, **code)
 
 
-def trace(runs: Callable[[], list] | None = None, **code):
+def trace(**code) -> Callable[[Callable], Exercise]:
     """Declare the decorated ``runs()`` as the exercise of its name inside a real runtime (``code``:
     ``hook``, direct ``cases`` and their ``reference``)."""
-    if runs:
-        return attach(runs.__name__, runs=runs, **code)
-    return lambda found: attach(found.__name__, runs=found, **code)
+    return lambda runs: attach(runs.__name__, runs=runs, **code)
 
 
 def hooked(kind: str, hook: str, fault: str | None = None, config=None, **resources) -> Callable[[Any], list[dict]]:
@@ -341,8 +311,6 @@ def hooked(kind: str, hook: str, fault: str | None = None, config=None, **resour
     with ``piece`` as its hook ``hook``."""
 
     def run(piece) -> list[dict]:
-        from labkit.trace.kinds import kind as trace_kind
-
         found = trace_kind(kind)
         hooks = found.hooks(**{hook: piece})
         return found.run(config or found.faulty_config(fault), hooks, **resources).events

@@ -1,7 +1,6 @@
-"""How a verdict reads: level 1 (the first wrong run) shows where the answer diverges, both values and
-the idea to revisit; level 2 (``result.more()``, or a second wrong run) adds the rule and where it breaks.
-Numbers are short (6 significant digits, ``labkit.reader.numbers.fmt``). A verdict shows the reader's
-own value, never the expected one: that takes ``reveal``.
+"""How a verdict reads: level 1 (the first wrong run) shows where the answer diverges, the reader's own
+value (never the expected one: that takes ``reveal``) and the idea to revisit; level 2 (``result.more()``,
+or a second wrong run) adds the rule and where it breaks. Numbers are short (``labkit.reader.numbers.fmt``).
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from labkit.core import edition
+from labkit.reader.numbers import fmt
 
 SIGNIFICANT = 4
 LIMIT = 200
@@ -34,15 +34,13 @@ WORDS = Path(__file__).resolve().parent
 
 
 def say(template: str, **fields) -> str:
-    """``template`` (English, the source text) in the edition's language, formatted with ``fields``:
-    every word a verdict shows goes through here (``labkit/check/zh.toml`` holds the Chinese)."""
+    """``template`` (English) in the edition's language (``labkit/check/zh.toml``), formatted with ``fields``."""
     return edition.translate(WORDS, template, **fields)
 
 
 @lru_cache(maxsize=4)
 def exercise_texts(lang: str) -> dict[str, dict[str, str]]:
-    """The exercises' texts in ``lang`` (``exercises.<lang>.toml``: ``[name]`` task, idea, rule, why, keyed
-    by the name in ``exercises.toml``), whitespace folded like the catalogue's."""
+    """The exercises' texts in ``lang`` (``exercises.<lang>.toml``, by name), whitespace folded like the catalogue's."""
     found = tomllib.loads((WORDS / f"exercises.{lang}.toml").read_text(encoding="utf-8"))
     return {name: {k: " ".join(v.split()) for k, v in data.items()} for name, data in found.items()}
 
@@ -60,11 +58,8 @@ MARKS = {"not attempted": "…", "unverified": "?"}
 
 
 def _shape(value: Any, digits: int | None) -> Any:
-    """``value`` with every float replaced by its text at ``digits`` significant digits (``fmt``, the
-    book's one number formatter; ``None``: the shortest text that reads back as exactly the value)."""
+    """``value`` with every float as ``fmt``'s text at ``digits`` significant digits (None: ``repr``, exact)."""
     if isinstance(value, float):
-        from labkit.reader.numbers import fmt
-
         return _Raw(repr(float(value)) if digits is None else fmt(float(value), digits=digits))
     if isinstance(value, np.generic):
         return _shape(value.item(), digits)
@@ -94,23 +89,17 @@ def short(value: Any, digits: int | None = SIGNIFICANT) -> str:
 
 
 def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]]:
-    """The (label, text) rows of a failed result at ``level`` (1 or 2); ``prompt`` says how to ask
-    for level 2."""
-    rows: list[tuple[str, str]] = []
-    if result.where:
-        rows.append(("first divergence", result.where))
-    if level >= 2 and result.rule:
-        rows.append(("rule", result.rule))
-    if result.where or result.rule:
-        rows.append(("your value", short(result.got, 6)))
-    concept = result.concept
-    if concept and (level < 2 or concept != result.hint):
-        rows.append(("idea", concept))
-    if level >= 2 and result.hint:
-        rows.append(("hint", result.hint))
-    if level < 2 and (result.rule or (result.hint and result.hint != concept)):
-        rows.append(("more", prompt))
-    return rows
+    """The (label, text) rows of a failed result at ``level`` (1 or 2); ``prompt`` says how to ask for level 2."""
+    concept, hint, two = result.concept, result.hint, level >= 2
+    rows = (  # (label, shown when, text)
+        ("first divergence", result.where, result.where),
+        ("rule", two and result.rule, result.rule),
+        ("your value", result.where or result.rule, short(result.got, 6)),
+        ("idea", concept and (not two or concept != hint), concept),
+        ("hint", two and hint, hint),
+        ("more", not two and (result.rule or (hint and hint != concept)), prompt),
+    )
+    return [(label, text) for label, shown, text in rows if shown]
 
 
 def _padded(label: str, width: int = 17) -> str:
@@ -122,10 +111,8 @@ def _padded(label: str, width: int = 17) -> str:
 def as_text(result, level: int, prompt: str | None = None) -> str:
     """The verdict as plain text (the ``repr`` of a result)."""
     revealed = say(" (revealed)") if result.revealed else ""
-    if result.passed:
-        return f"✔ {result.exercise}{revealed}: {result.message}"
-    head = f"{MARKS.get(result.status, '✘')} {result.exercise}{revealed}: {result.message}"
-    rows = lines(result, level, say(MORE_PROMPT) if prompt is None else prompt)
+    head = f"{'✔' if result.passed else MARKS.get(result.status, '✘')} {result.exercise}{revealed}: {result.message}"
+    rows = [] if result.passed else lines(result, level, say(MORE_PROMPT) if prompt is None else prompt)
     return "\n".join([head] + [f"  {_padded(label)}: {text}" for label, text in rows])
 
 

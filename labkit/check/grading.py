@@ -1,8 +1,4 @@
-"""The verdict on a candidate and the comparisons the engine (``labkit.check.core``) grades with.
-
-A value against the run's (``agrees``); a function against a reference on cases, first case and index
-that differ (``compare_cases``); events against the reference trace, first divergence (``compare_traces``);
-a piece inside a run stops it with ``Diverged`` where it parts from the real one. The
+"""The verdict on a candidate and the comparisons the engine (``labkit.check.core``) grades with. The
 reader's code never lets an exception out: it becomes a ``CandidateProblem`` naming the reader's line.
 """
 
@@ -19,6 +15,7 @@ import numpy as np
 
 from labkit.check import feedback
 from labkit.check.feedback import say
+from labkit.trace.divergence import first_divergence
 
 
 class CandidateProblem(Exception):
@@ -80,9 +77,8 @@ KEY_MISSING = "the answer key is not here (a class copy leaves it out): your tea
 
 def unverified(exercise: str, done: str) -> CheckResult:
     """What only the key can judge: ``done`` (what the kit did) and who grades it."""
-    return CheckResult(
-        exercise, False, say("{done}; {missing}", done=done, missing=say(KEY_MISSING)), status="unverified"
-    )
+    message = say("{done}; {missing}", done=done, missing=say(KEY_MISSING))
+    return CheckResult(exercise, False, message, status="unverified")
 
 
 def call(candidate, *args):
@@ -94,20 +90,14 @@ def call(candidate, *args):
     except NotImplementedError as exc:
         detail = f" ({exc})" if str(exc) else ""
         replace_it = say("replace the `raise NotImplementedError` with your code and run the check again")
-        raise NotAttempted(
-            say("not yet implemented{detail}: {replace_it}", detail=detail, replace_it=replace_it)
-        ) from None
+        text = say("not yet implemented{detail}: {replace_it}", detail=detail, replace_it=replace_it)
+        raise NotAttempted(text) from None
     except CandidateProblem:
         raise
     except Exception as exc:  # the reader's code failed: say where, without a traceback wall
-        raise CandidateProblem(
-            say(
-                "your function raised {kind}: {exc}{value}",
-                kind=type(exc).__name__,
-                exc=exc,
-                value=_your_line(candidate, exc),
-            )
-        ) from None
+        where = _your_line(candidate, exc)
+        text = say("your function raised {kind}: {exc}{value}", kind=type(exc).__name__, exc=exc, value=where)
+        raise CandidateProblem(text) from None
 
 
 _KIT = str(Path(__file__).resolve().parents[1])
@@ -133,36 +123,25 @@ def as_array(value, name: str, shape: tuple[int, ...] | None = None, dtype_kind:
     """The reader's ``value`` as an array of ``shape`` (any when None). ``dtype_kind`` "bool" or
     "float" demands that dtype and no NaN; "number" takes any real numbers as float64 (NaN and
     ±inf too: the comparison judges them)."""
+    about = {"name": name, "kind": type(value).__name__}
     try:
         array = np.asarray(value)
     except Exception:
-        raise CandidateProblem(
-            say("{name} must be array-like, got {kind}", name=name, kind=type(value).__name__)
-        ) from None
+        raise CandidateProblem(say("{name} must be array-like, got {kind}", **about)) from None
+    about |= {"dtype": array.dtype, "shape": None if shape is None else list(shape), "shape2": list(array.shape)}
     if array.dtype == object or (dtype_kind == "number" and array.dtype.kind not in "biuf"):
-        raise CandidateProblem(
-            say(
-                "{name} must hold numbers, got {kind} of dtype {dtype}",
-                name=name,
-                kind=type(value).__name__,
-                dtype=array.dtype,
-            )
-        )
+        raise CandidateProblem(say("{name} must hold numbers, got {kind} of dtype {dtype}", **about))
     if shape is not None and array.shape != tuple(shape):
-        raise CandidateProblem(
-            say("{name} must have shape {shape}, got {shape2}", name=name, shape=list(shape), shape2=list(array.shape))
-        )
+        raise CandidateProblem(say("{name} must have shape {shape}, got {shape2}", **about))
     if dtype_kind == "number":
         return array.astype(np.float64)
     if dtype_kind == "bool" and array.dtype != bool:
-        raise CandidateProblem(say("{name} must be a boolean array, got dtype {dtype}", name=name, dtype=array.dtype))
+        raise CandidateProblem(say("{name} must be a boolean array, got dtype {dtype}", **about))
     if dtype_kind == "float" and not np.issubdtype(array.dtype, np.floating):
-        raise CandidateProblem(
-            say("{name} must hold floating-point numbers, got dtype {dtype}", name=name, dtype=array.dtype)
-        )
+        raise CandidateProblem(say("{name} must hold floating-point numbers, got dtype {dtype}", **about))
     if np.issubdtype(array.dtype, np.floating) and np.isnan(array).any():
         first = [int(i) for i in np.argwhere(np.isnan(array))[0]]
-        raise CandidateProblem(say("{name} contains NaN (first at index {first})", name=name, first=first))
+        raise CandidateProblem(say("{name} contains NaN (first at index {first})", first=first, **about))
     return array
 
 
@@ -170,14 +149,8 @@ def unpack(value, names: tuple[str, ...]):
     """The candidate returned a tuple of ``len(names)`` items: check and return it."""
     if not isinstance(value, tuple | list) or len(value) != len(names):
         length = say(" of length {count}", count=len(value)) if isinstance(value, tuple | list) else ""
-        raise CandidateProblem(
-            say(
-                "return a tuple ({names}), got {kind}{length}",
-                names=", ".join(names),
-                kind=type(value).__name__,
-                length=length,
-            )
-        )
+        fields = {"names": ", ".join(names), "kind": type(value).__name__, "length": length}
+        raise CandidateProblem(say("return a tuple ({names}), got {kind}{length}", **fields))
     return value
 
 
@@ -187,9 +160,8 @@ def yes_or_no(candidate):
     def piece(*args) -> bool:
         answer = call(candidate, *args)
         if not isinstance(answer, bool | np.bool_):
-            raise CandidateProblem(
-                say("your function must return True or False, got {kind}", kind=type(answer).__name__)
-            )
+            kind = type(answer).__name__
+            raise CandidateProblem(say("your function must return True or False, got {kind}", kind=kind))
         return bool(answer)
 
     return piece
@@ -200,44 +172,34 @@ def agrees(candidate, expected, allowed: float, agree=None) -> tuple[bool, Any]:
     0-d array — never a string or a bool) within ``allowed``; True/False (NumPy's too); a word ignoring
     case and spaces, or as ``agree(got, expected)`` judges it (None: the same); a sequence (a list, a
     tuple or a 1-d array) item by item. Returns (agrees, the value as read)."""
+    kind = type(candidate).__name__
     if isinstance(expected, bool):
         if isinstance(candidate, np.ndarray) and candidate.shape == () and candidate.dtype == bool:
             candidate = candidate.item()
         if not isinstance(candidate, bool | np.bool_):
-            raise CandidateProblem(say("answer True or False, got {kind}", kind=type(candidate).__name__))
+            raise CandidateProblem(say("answer True or False, got {kind}", kind=kind))
         return bool(candidate) == expected, bool(candidate)
     if isinstance(expected, str):
         if not isinstance(candidate, str):
-            raise CandidateProblem(say("answer with a word (a string), got {kind}", kind=type(candidate).__name__))
+            raise CandidateProblem(say("answer with a word (a string), got {kind}", kind=kind))
         word = " ".join(candidate.split()).casefold()
         return (word == expected if agree is None else agree(word, expected) is None), candidate
     if isinstance(expected, tuple | list):
         items = candidate.tolist() if isinstance(candidate, np.ndarray) and candidate.ndim == 1 else candidate
         if not isinstance(items, tuple | list) or len(items) != len(expected):
-            raise CandidateProblem(
-                say(
-                    "answer with {count} items (a list), got {candidate}",
-                    count=len(expected),
-                    candidate=feedback.short(candidate),
-                )
-            )
+            shown = feedback.short(candidate)
+            text = say("answer with {count} items (a list), got {candidate}", count=len(expected), candidate=shown)
+            raise CandidateProblem(text)
         return all(agrees(c, e, allowed)[0] for c, e in zip(items, expected, strict=True)), list(items)
-    if isinstance(candidate, bool | np.bool_ | str | bytes) or not isinstance(
-        candidate, int | float | np.number | np.ndarray
-    ):
-        raise CandidateProblem(
-            say(
-                "your value must be one number, got {kind} {candidate}",
-                kind=type(candidate).__name__,
-                candidate=feedback.short(candidate),
-            )
-        )
+    number = isinstance(candidate, int | float | np.number | np.ndarray)
+    if isinstance(candidate, bool | np.bool_ | str | bytes) or not number:
+        shown = feedback.short(candidate)
+        raise CandidateProblem(say("your value must be one number, got {kind} {candidate}", kind=kind, candidate=shown))
     try:
         got = float(np.asarray(candidate, dtype=np.float64).reshape(()))
     except (TypeError, ValueError):
-        raise CandidateProblem(
-            say("your value must be one number, got {candidate}", candidate=feedback.short(candidate))
-        ) from None
+        text = say("your value must be one number, got {candidate}", candidate=feedback.short(candidate))
+        raise CandidateProblem(text) from None
     if isinstance(expected, int) and not float(got).is_integer():
         return False, got
     return abs(got - float(expected)) <= allowed, got
@@ -249,8 +211,19 @@ def exactly(got, expected) -> str | None:
     return None if plain == expected else say("differs from the reference")
 
 
-def _first_difference(got, expected, *, atol: float, where: str) -> CheckResult:
-    """Pass, or the first element (in C order) of two arrays of one shape that differs beyond ``atol``."""
+def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckResult:
+    """One output of one case: ``agree``'s verdict, or numbers of the same shape within ``atol`` (a pass, or
+    the first element in C order that differs)."""
+    where = say("case “{label}”, {what}", label=label, what=what)
+    if agree is not None:
+        message = agree(got, expected)
+        return passed("") if message is None else failure(message, where=where, got=got)
+    expected = np.asarray(expected)
+    got = as_array(got, what, dtype_kind="bool" if expected.dtype == bool else "number")
+    if got.shape != expected.shape:
+        shapes = {"shapes": list(expected.shape), "shapes2": list(got.shape)}
+        message = say("at {label}: {what} must have shape {shapes}, got {shapes2}", label=label, what=what, **shapes)
+        return failure(message, where=where, rule=say("shape"), got=shapes["shapes2"])
     got, expected = np.atleast_1d(got), np.atleast_1d(expected)  # argwhere finds nothing in a 0-d array
     if got.dtype == bool or expected.dtype == bool:
         bad = np.argwhere(got != expected)
@@ -261,33 +234,8 @@ def _first_difference(got, expected, *, atol: float, where: str) -> CheckResult:
         return passed(say("matches the reference"))
     index = tuple(int(i) for i in bad[0])
     message = say("{count} of {size} values differ", count=len(bad), size=got.size)
-    return failure(
-        message,
-        where=say("{where}{index}", where=where, index=list(index)),
-        rule=say("values within tolerance"),
-        got=got[index].item(),
-    )
-
-
-def _compare(label: str, what: str, got, expected, atol: float, agree) -> CheckResult:
-    """One output of one case: ``agree``'s verdict, or numbers within ``atol`` and the same shape."""
-    where = say("case “{label}”, {what}", label=label, what=what)
-    if agree is not None:
-        message = agree(got, expected)
-        return passed("") if message is None else failure(message, where=where, got=got)
-    expected = np.asarray(expected)
-    got = as_array(got, what, dtype_kind="bool" if expected.dtype == bool else "number")
-    if got.shape != expected.shape:
-        shapes = list(expected.shape), list(got.shape)
-        message = say(
-            "at {label}: {what} must have shape {shapes}, got {shapes2}",
-            label=label,
-            what=what,
-            shapes=shapes[0],
-            shapes2=shapes[1],
-        )
-        return failure(message, where=where, rule=say("shape"), got=shapes[1])
-    return _first_difference(got, expected, atol=atol, where=where)
+    where = say("{where}{index}", where=where, index=list(index))
+    return failure(message, where=where, rule=say("values within tolerance"), got=got[index].item())
 
 
 def compare_cases(candidate, cases, reference, *, atol=1e-12, outputs=("result",), first=None, agree=None):
@@ -311,21 +259,13 @@ def compare_cases(candidate, cases, reference, *, atol=1e-12, outputs=("result",
 
 def compare_traces(case: str, expected: list[dict], got: list[dict]) -> CheckResult | None:
     """None when the traces agree; otherwise their first divergence as a failed CheckResult."""
-    from labkit.trace.divergence import first_divergence
-
     div = first_divergence(expected, got)
     if div is None:
         return None
     event = div.event_b or div.event_a
     step = say(" (step {step})", step=event["logical_step"]) if event.get("logical_step") is not None else ""
-    where = say(
-        "{event_id} {event_type}{step}, field {field} — {case}",
-        event_id=event["event_id"],
-        event_type=event["event_type"],
-        step=step,
-        field=div.field,
-        case=case,
-    )
+    fields = {"event_id": event["event_id"], "event_type": event["event_type"], "step": step, "case": case}
+    where = say("{event_id} {event_type}{step}, field {field} — {case}", field=div.field, **fields)
     return failure(say("your run diverges from the reference run"), where=where, rule=div.rule, got=div.value_b)
 
 

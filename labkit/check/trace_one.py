@@ -1,13 +1,5 @@
-"""The public checks of the preface and trace one (pages 00–03): what a right answer must satisfy,
-with no stored answer and no reference inside. The predictions' answers are the real kernels' runs
-(self-tests the page's next cell answers anyway); the teacher's key adds hidden cases.
-
-* ``cut_off_events`` — the events it keeps form a valid trace, and each event it cuts has a cause.
-* ``no_repeat_ngram_mask`` — a new row, −∞ exactly on the tokens that would repeat an n-gram; inside
-  trace one's runtime, a long answer that loops stops looping.
-* ``largest_min_p`` — min-p at the answer keeps k tokens, and a hair above it fewer.
-* ``decode_one`` — inside the runtime it reproduces the golden trace and a second request; on decoders
-  of other shapes its cached step equals the full pass.
+"""The public checks of the preface and trace one (pages 00–03): what a right answer must satisfy, with no
+stored answer inside; the predictions' answers are the real kernels' runs. The teacher's key adds hidden cases.
 """
 
 from __future__ import annotations
@@ -18,7 +10,7 @@ from labkit.check.core import properties, value
 from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, as_array, call, compare_traces, failure
 from labkit.check.trace_one_decode import cached_equals_full, decode_step, without_ledger
-from labkit.core.events import read_golden, validate_envelope
+from labkit.core.events import read_golden
 from labkit.nn import rms_norm
 from labkit.text.model import CONFIG
 from labkit.text.processors import SamplingConfig
@@ -38,11 +30,8 @@ def eos_in_control_step() -> int:
     """The first logical step whose selected token differs from the golden run's."""
     golden_run = [e for e in read_golden("text.jsonl") if e["event_type"] == "token.selected"]
     faulty = [e for e in kinds.run_kind("text", "eos_in_control_mask").events if e["event_type"] == "token.selected"]
-    return next(
-        a["logical_step"]
-        for a, b in zip(golden_run, faulty, strict=False)
-        if a["payload"]["token_id"] != b["payload"]["token_id"]
-    )
+    pairs = zip(golden_run, faulty, strict=False)
+    return next(a["logical_step"] for a, b in pairs if a["payload"]["token_id"] != b["payload"]["token_id"])
 
 
 @value
@@ -80,40 +69,29 @@ def _cut_off_verdict(label: str, trace: list[dict], got) -> object | None:
     cut = list(got)
     where = say("case “{label}”", label=label)
     if [i for i in ids if i in cut] != cut:
-        rule = say("each ID once, an ID of the trace, in trace order")
-        return failure(
-            say("your list is not a list of the trace's IDs in trace order"), where=where, rule=rule, got=cut
-        )
+        message = say("your list is not a list of the trace's IDs in trace order")
+        return failure(message, where=where, rule=say("each ID once, an ID of the trace, in trace order"), got=cut)
     seen: set[str] = set()
     for index, event in enumerate(trace):
         me, parent = event["event_id"], event["parent_event_id"]
         linked = parent is None if index == 0 else parent in seen
         if me not in cut and not linked:
+            message = say("an event you keep is not connected to the first event")
             rule = say("every event you keep hangs from an earlier event you keep (the first event from none)")
-            return failure(
-                say("an event you keep is not connected to the first event"),
-                where=say("{where}, {me}", where=where, me=me),
-                rule=rule,
-                got=cut,
-            )
-        if me in cut and linked:
+        elif me in cut and linked:
+            message = say("you cut an event whose parent is an earlier event you keep")
             rule = say("an event is cut only if its own link is broken or it hangs from a cut event")
-            return failure(
-                say("you cut an event whose parent is an earlier event you keep"),
-                where=say("{where}, {me}", where=where, me=me),
-                rule=rule,
-                got=cut,
-            )
-        if me not in cut:
-            seen.add(me)
+        else:  # kept and linked, or cut and unlinked: as it should be
+            if me not in cut:
+                seen.add(me)
+            continue
+        return failure(message, where=say("{where}, {me}", where=where, me=me), rule=rule, got=cut)
     return None
 
 
 @properties()
 def cut_off_events(candidate):
     for label, trace in damaged_traces():
-        for event in trace:
-            validate_envelope(event)
         found = _cut_off_verdict(label, trace, call(candidate, [dict(e) for e in trace]))
         if found is not None:
             return found
@@ -133,24 +111,15 @@ def _ngram_verdict(label: str, logits: np.ndarray, selected: tuple[int, ...], n:
     """A new row of the input's dtype, unchanged or −∞ at each token, −∞ where appending repeats an n-gram."""
     row = as_array(got, say("the returned logits"), shape=logits.shape, dtype_kind="float")
     if row.dtype != logits.dtype:
-        raise CandidateProblem(
-            say(
-                "the returned row must keep the logits' dtype {dtype}, got {dtype2}",
-                dtype=logits.dtype,
-                dtype2=row.dtype,
-            )
-        )
+        text = "the returned row must keep the logits' dtype {dtype}, got {dtype2}"
+        raise CandidateProblem(say(text, dtype=logits.dtype, dtype2=row.dtype))
     for token in range(logits.size):
         repeats = not _repeats(selected, n) and _repeats((*selected, token), n)
         should = -np.inf if repeats else logits[token]
         if row[token] != should and not (np.isneginf(row[token]) and np.isneginf(should)):
             rule = say("−∞ where the token would complete an n-gram already selected, the logit itself elsewhere")
-            return failure(
-                say("your row differs from the masking rule"),
-                where=say("case “{label}”, result[{token}]", label=label, token=token),
-                rule=rule,
-                got=float(row[token]),
-            )
+            where = say("case “{label}”, result[{token}]", label=label, token=token)
+            return failure(say("your row differs from the masking rule"), where=where, rule=rule, got=float(row[token]))
     return None
 
 
@@ -192,23 +161,13 @@ def _looping_verdict(candidate, n: int) -> object | None:
         if event["event_type"] != "token.selected":
             continue
         base = set(config.sampling.control_ids) | ({config.sampling.eos_id} if len(selected) < 12 else set())
-        wanted = sorted(
-            base
-            | {t for t in range(CONFIG.vocab_size) if _repeats((*selected, t), n) and not _repeats(tuple(selected), n)}
-        )
+        fresh = not _repeats(tuple(selected), n)
+        wanted = sorted(base | {t for t in range(CONFIG.vocab_size) if fresh and _repeats((*selected, t), n)})
         if event["payload"]["masked_ids"] != wanted:
-            where = say(
-                "{event} token.selected (step {event2}), field masked_ids — n = {n}",
-                event=event["event_id"],
-                event2=event["logical_step"],
-                n=n,
-            )
-            return failure(
-                say("inside the runtime your mask hides other tokens"),
-                where=where,
-                rule=say("discrete_state"),
-                got=event["payload"]["masked_ids"],
-            )
+            text = "{event} token.selected (step {event2}), field masked_ids — n = {n}"
+            where = say(text, event=event["event_id"], event2=event["logical_step"], n=n)
+            message = say("inside the runtime your mask hides other tokens")
+            return failure(message, where=where, rule=say("discrete_state"), got=event["payload"]["masked_ids"])
         selected.append(event["payload"]["token_id"])
     return None
 
@@ -219,9 +178,8 @@ def no_repeat_ngram_mask(candidate):
         before = logits.copy()
         got = call(candidate, logits, selected, n)
         if not np.array_equal(logits, before):
-            raise CandidateProblem(
-                say("your function changed the logits it was given; return a new row (start from logits.copy())")
-            )
+            text = "your function changed the logits it was given; return a new row (start from logits.copy())"
+            raise CandidateProblem(say(text))
         found = _ngram_verdict(label, logits, selected, n, got)
         if found is not None:
             return found
@@ -260,12 +218,8 @@ def largest_min_p(candidate):
         if not 0.0 < m <= 1.0:
             return failure(say("a min_p lies in (0, 1]"), where=where, rule=say("0 < min_p ≤ 1"), got=m)
         if survivors(logits, m * (1 - 1e-9)) < k:
-            return failure(
-                say("min-p at your value keeps fewer than k tokens"),
-                where=where,
-                rule=say("at least k tokens kept"),
-                got=m,
-            )
+            message = say("min-p at your value keeps fewer than k tokens")
+            return failure(message, where=where, rule=say("at least k tokens kept"), got=m)
         if m < 1 - 1e-9 and survivors(logits, min(1.0, m * (1 + 1e-9))) >= k:
             rule = say("the largest such min_p: a little above it, fewer than k tokens stay")
             return failure(say("a larger min_p still keeps k tokens"), where=where, rule=rule, got=m)
@@ -275,16 +229,14 @@ def largest_min_p(candidate):
 # -- decode_one (page 03, extend) -------------------------------------------------------------------------
 
 
-def shorter_request() -> TextTraceConfig:
-    """The question without its question mark: 11 input IDs, so the first decode feeds at 11."""
-    return TextTraceConfig(user="天空为什么是蓝色", max_output_tokens=6)
-
-
 @properties(hook=decode_step)
 def decode_one(step):
+    shorter = TextTraceConfig(
+        user="天空为什么是蓝色", max_output_tokens=6
+    )  # 11 input IDs: the first decode feeds at 11
     runs = [
         ("the chapter's request vs the golden trace", read_golden("text.jsonl"), None),
-        ("the question without its question mark (11 input IDs) vs the library's run", None, shorter_request()),
+        ("the question without its question mark (11 input IDs) vs the library's run", None, shorter),
     ]
     for label, expected, config in runs:
         text = kinds.kind("text")

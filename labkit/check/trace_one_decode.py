@@ -1,11 +1,10 @@
-"""What ``decode_one`` (page 03) is handed and how its step is judged: the decoder's parts as plain
-data (not a ``Decoder`` to rebuild, not a cache the library's forward pass can drive), the step as
-trace one's ``decode_step`` hook, and the cached step against the full pass on decoders of other shapes.
+"""What ``decode_one`` (page 03) is handed — the decoder's parts as plain read-only data, not a ``Decoder`` to
+rebuild nor a cache the library's forward pass can drive — and its step judged against the full pass.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 
 import numpy as np
 
@@ -17,23 +16,9 @@ from labkit.nn import Decoder, DecoderConfig, DecoderWeights
 CONFIG_FIELDS = ("model_id", "vocab_size", "width", "n_layers", "n_q_heads", "n_kv_heads", "head_dim", "norm_eps")
 CONFIG_FIELDS += ("rope_base", "dtype", "group_size")
 _DECODER_METHODS = ("forward", "decode", "decode_step", "prefill", "full_logits")
-
-
-@dataclass(frozen=True)
-class PartsConfig:
-    """The decoder's numbers, read-only (not a ``DecoderConfig``: there is no decoder to build here)."""
-
-    model_id: str
-    vocab_size: int
-    width: int
-    n_layers: int
-    n_q_heads: int
-    n_kv_heads: int
-    head_dim: int
-    norm_eps: float
-    rope_base: float
-    dtype: str
-    group_size: int
+#: the decoder's numbers, read-only (not a ``DecoderConfig``: there is no decoder to build here)
+PartsConfig = make_dataclass("PartsConfig", CONFIG_FIELDS, frozen=True)
+PartsConfig.__module__ = __name__  # make_dataclass's own before Python 3.12 ("types")
 
 
 @dataclass(frozen=True)
@@ -64,13 +49,12 @@ class DecoderParts:
 
     def __getattr__(self, attr: str):
         if attr in _DECODER_METHODS:
-            raise CandidateProblem(
-                say(
-                    "decoder.{attr} is the step you are writing: build decode_one from "
-                    "decoder.config, decoder.weights and labkit.nn's rms_norm, rope and attention",
-                    attr=attr,
-                )
+            message = say(
+                "decoder.{attr} is the step you are writing: build decode_one from "
+                "decoder.config, decoder.weights and labkit.nn's rms_norm, rope and attention",
+                attr=attr,
             )
+            raise CandidateProblem(message)
         raise AttributeError(f"in this exercise the decoder offers only .config, .weights and .dtype, not .{attr}")
 
     def __repr__(self) -> str:
@@ -97,11 +81,11 @@ class CacheView:
 
     @property
     def keys(self) -> list:
-        return [None if k is None else _frozen(k) for k in self._cache.keys]
+        return [k if k is None else _frozen(k) for k in self._cache.keys]
 
     @property
     def values(self) -> list:
-        return [None if v is None else _frozen(v) for v in self._cache.values]
+        return [v if v is None else _frozen(v) for v in self._cache.values]
 
     def append(self, layer, k, v):
         """Append [1, H_kv, 1, d_h] keys and values to ``layer``; return its full K, V [1, H_kv, T, d_h]."""
@@ -118,32 +102,25 @@ def decode_step(candidate):
         got = call(candidate, DecoderParts(decoder), CacheView(cache), int(token_id))
         lengths = [cache.layer_length(i) for i in range(cache.n_layers)]
         if len(set(lengths)) != 1:
-            raise CandidateProblem(
-                say(
-                    "after your step the layers' caches hold different lengths {lengths}: "
-                    "every layer appends its own new key and value row, once",
-                    lengths=lengths,
-                )
+            text = (
+                "after your step the layers' caches hold different lengths {lengths}: "
+                "every layer appends its own new key and value row, once"
             )
+            raise CandidateProblem(say(text, lengths=lengths))
         vocab = decoder.config.vocab_size
         array = as_array(got, say("the returned logits"), dtype_kind="float")
         if array.size != vocab or any(n != 1 for n in array.shape[:-1]):
-            raise CandidateProblem(
-                say(
-                    "decode_one must return the logits of the new position, shape [{vocab}] "
-                    "(or [1, {vocab}]), got {shape}",
-                    vocab=vocab,
-                    shape=list(array.shape),
-                )
+            text = (
+                "decode_one must return the logits of the new position, shape [{vocab}] (or [1, {vocab}]), got {shape}"
             )
+            raise CandidateProblem(say(text, vocab=vocab, shape=list(array.shape)))
         return array.reshape(vocab)
 
     return step
 
 
 def without_ledger(events: list[dict]) -> list[dict]:
-    """The events without the per-layer shape ledger of each decode (a substituted decode step reports
-    only its logits, so the ledger is not part of that comparison)."""
+    """The events without each decode's per-layer shape ledger (a substituted decode step reports only its logits)."""
 
     def unledgered(payload: dict) -> dict:
         return {k: v for k, v in payload.items() if k != "ledger"}
@@ -159,25 +136,13 @@ def seeded_decoder(seed: int, **shape) -> Decoder:
     return Decoder(config, DecoderWeights.from_arrays(arrays, config))
 
 
+_GROUPED = dict(vocab_size=13, width=8, n_layers=3, n_q_heads=4, n_kv_heads=2, head_dim=2, ffn_width=12)
+_MULTI_HEAD = dict(vocab_size=9, width=6, n_layers=2, n_q_heads=3, n_kv_heads=3, head_dim=2, ffn_width=10)
+_MULTI_HEAD_F64 = _MULTI_HEAD | dict(dtype="float64", rope_base=500.0, norm_eps=1e-5)
 #: decoders the page never shows: (label, seed, shape, prompt length, decodes, tolerance)
 OTHER_DECODERS = (
-    (
-        "3 layers, 4 query heads on 2 key/value heads, float32",
-        7,
-        dict(vocab_size=13, width=8, n_layers=3, n_q_heads=4, n_kv_heads=2, head_dim=2, ffn_width=12),
-        5,
-        3,
-        1e-4,
-    ),
-    (
-        "multi-head, float64, rope_base 500, norm_eps 1e-5",
-        11,
-        dict(vocab_size=9, width=6, n_layers=2, n_q_heads=3, n_kv_heads=3, head_dim=2, ffn_width=10)
-        | dict(dtype="float64", rope_base=500.0, norm_eps=1e-5),
-        3,
-        3,
-        1e-9,
-    ),
+    ("3 layers, 4 query heads on 2 key/value heads, float32", 7, _GROUPED, 5, 3, 1e-4),
+    ("multi-head, float64, rope_base 500, norm_eps 1e-5", 11, _MULTI_HEAD_F64, 3, 3, 1e-9),
 )
 
 
@@ -194,18 +159,12 @@ def cached_equals_full(step, decoders=OTHER_DECODERS):
             full = decoder.full_logits(np.array([ids[: position + 1]]))[0, -1]
             where = say("{label}: the decode at position {position}", label=label, position=position)
             if cache.length != position + 1:
-                rule = say("one row per layer per token")
-                return failure(
-                    say("your step leaves the cache at another length"), where=where, rule=rule, got=cache.length
-                )
+                message, rule = say("your step leaves the cache at another length"), say("one row per layer per token")
+                return failure(message, where=where, rule=rule, got=cache.length)
             worst = int(np.argmax(np.abs(got - full)))
             if not abs(got[worst] - full[worst]) <= tolerance:
                 rule = say("the cached step equals the full pass within {tolerance:g}", tolerance=tolerance)
+                where = say("{where}, logits[{worst}]", where=where, worst=worst)
                 message = say("your cached step differs from the full forward pass")
-                return failure(
-                    message,
-                    where=say("{where}, logits[{worst}]", where=where, worst=worst),
-                    rule=rule,
-                    got=float(got[worst]),
-                )
+                return failure(message, where=where, rule=rule, got=float(got[worst]))
     return None

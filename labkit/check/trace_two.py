@@ -1,12 +1,6 @@
-"""Trace two's exercises (pages 04–06, §7.6–7.8): what a right answer must satisfy, checked against the
-mechanism itself — never against a stored answer.
-
-* ``shared_latent_numbers`` (derive): the reader's count against two real Philox draws.
-* ``recover_guidance_scale`` (derive): the reader's scale against the scale the check guided with.
-* ``ddim_v_update`` (extend): the reader's v-prediction step on (x₀, ε) pairs the check noised itself, on
-  §7.8's printed numbers, then inside trace two's loop against the golden trace and the library's arrays.
-* the predictions (self-tests the page's next cell answers anyway): ``counter_offset_first_event``,
-  ``cfg_scale_one``, ``x0_fed_as_epsilon``.
+"""Trace two's exercises (pages 04–06, §7.6–7.8), checked against the mechanism itself, never a stored
+answer: a count against two real Philox draws, a guidance scale against the one the check guided with, a
+v-prediction step on pairs the check noised itself, on §7.8's numbers and inside trace two's loop.
 """
 
 from __future__ import annotations
@@ -16,18 +10,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from labkit.check import grading
 from labkit.check.core import attach, properties, value
 from labkit.check.feedback import say
-from labkit.check.grading import (
-    CandidateProblem,
-    NotAttempted,
-    as_array,
-    call,
-    compare_cases,
-    compare_traces,
-    failure,
-    unpack,
-)
+from labkit.check.grading import CandidateProblem, as_array, call, compare_cases, compare_traces, failure, unpack
 from labkit.core.events import read_golden
 from labkit.core.fixtures import fixture_path, read_json
 from labkit.diffusion.config import DiffusionConfig, DiffusionHooks
@@ -60,14 +46,11 @@ def _drawn(shape, counter: int) -> np.ndarray:
 @lru_cache(maxsize=1)
 def _shared_rows() -> tuple:
     """(label, (shape, a, b), how many numbers the two real draws have in common)."""
-    return tuple(
-        (
-            f"shape {list(shape)}, counters {a} and {b}",
-            (shape, a, b),
-            np.intersect1d(_drawn(shape, a), _drawn(shape, b)).size,
-        )
-        for shape, a, b in SHARED_CASES
-    )
+    rows = []
+    for shape, a, b in SHARED_CASES:
+        common = np.intersect1d(_drawn(shape, a), _drawn(shape, b)).size
+        rows.append((f"shape {list(shape)}, counters {a} and {b}", (shape, a, b), common))
+    return tuple(rows)
 
 
 @properties()
@@ -81,13 +64,13 @@ def shared_latent_numbers(count):
 def counter_offset_first_event(answer):
     """An event ID of trace two (d00 … d08), not an event type or a tensor's name."""
     if isinstance(answer, str) and not re.fullmatch(r"d0[0-8]", " ".join(answer.split()).casefold()):
-        return failure(
-            say("answer with an event ID of trace two"),
-            where=say("your value"),
-            rule=say("an ID from d00 to d08"),
-            got=answer,
-        )
+        return _not_a_form(answer, say("answer with an event ID of trace two"), say("an ID from d00 to d08"))
     return None
+
+
+def _not_a_form(answer: str, message: str, rule: str):
+    """A word that is not an answer of the asked form (an event ID, a branch): said at "your value"."""
+    return failure(message, where=say("your value"), rule=rule, got=answer)
 
 
 # --- page 05 ------------------------------------------------------------------------------------------
@@ -117,7 +100,7 @@ def _guided_cases() -> tuple:
 @lru_cache(maxsize=1)
 def _trace_step_one() -> tuple:
     """Step 1 of trace two: the CFG batch (float32, recomputed as page 05 does) and the run's own ε̂."""
-    run, denoiser = run_diffusion(None, decode=False), load_models()[1]
+    run, denoiser = _library_run(), load_models()[1]
     z = run.latents[0][1]
     batch = denoiser(np.concatenate([z, z]), np.array([999, 999]), run.condition_batch)
     return batch, run.epsilon_guided[0]
@@ -127,10 +110,8 @@ def _trace_step_one() -> tuple:
 def recover_guidance_scale(scales):
     """(s, w) equal the scale the check guided with, on float64 batches and on the trace's float32 step."""
     scale = DiffusionConfig().guidance_scale
-    for rows, atol in (
-        (list(_guided_cases()), 1e-6),
-        ([("the trace's step 1 (float32)", _trace_step_one(), (scale, scale - 1))], 1e-4),
-    ):
+    step_one = ("the trace's step 1 (float32)", _trace_step_one(), (scale, scale - 1))
+    for rows, atol in ((list(_guided_cases()), 1e-6), ([step_one], 1e-4)):
         found = compare_cases(scales, rows, None, atol=atol, outputs=("s", "w"), first="s")
         if not found.passed:
             return found
@@ -164,12 +145,7 @@ def _same_branch(word: str, expected: str) -> str | None:
 def _one_branch(answer):
     """A word that names one of the two predictions (not 'both', not a number in words)."""
     if isinstance(answer, str) and _branch(" ".join(answer.split()).casefold()) is None:
-        return failure(
-            say("name one of the two predictions"),
-            where=say("your value"),
-            rule=say("conditional or unconditional"),
-            got=answer,
-        )
+        return _not_a_form(answer, say("name one of the two predictions"), say("conditional or unconditional"))
     return None
 
 
@@ -178,6 +154,8 @@ attach("cfg_scale_one", properties=_one_branch, agree=_same_branch)
 
 # --- page 06 ------------------------------------------------------------------------------------------
 
+#: what the v-step returns, in that order
+V_OUTPUTS = ("z_prev", "x0_hat")
 _LAST_STEP = "there is no earlier level: ᾱ_prev = 1.0 (final_alpha_bar), so the last step returns z₀ = x̂₀"
 
 
@@ -234,17 +212,11 @@ def _chapter_cases() -> list:
 def _dtype(step) -> object:
     """A float32 z_t and v must come back float32 (the latent's dtype)."""
     z = np.ones((1, 4, 2, 2), dtype=np.float32)
-    for name, got in zip(
-        ("z_prev", "x0_hat"), unpack(call(step, z, z, 749, 499, alphas_cumprod()), ("z_prev", "x0_hat")), strict=True
-    ):
+    for name, got in zip(V_OUTPUTS, unpack(call(step, z, z, 749, 499, alphas_cumprod()), V_OUTPUTS), strict=True):
         dtype = getattr(got, "dtype", type(got))
         if dtype != np.float32:
-            return failure(
-                say("{name} must keep z_t's dtype", name=name),
-                where=say("float32 latent, {name}.dtype", name=name),
-                rule=say("float32"),
-                got=str(dtype),
-            )
+            where, rule = say("float32 latent, {name}.dtype", name=name), say("float32")
+            return failure(say("{name} must keep z_t's dtype", name=name), where=where, rule=rule, got=str(dtype))
     return None
 
 
@@ -254,9 +226,8 @@ def _library_run():
 
 
 class VStep:
-    """The reader's v-step as the loop's ``scheduler_step``: the loop's ε becomes the v of the same z_t and x̂₀
-    (v = √ᾱ_t·ε − √(1−ᾱ_t)·x̂₀, float32 like a network's output); every array is compared with the library's
-    run (``divergence``)."""
+    """The reader's v-step as the loop's ``scheduler_step``, fed the v of the loop's z_t and ε (v = √ᾱ_t·ε −
+    √(1−ᾱ_t)·x̂₀, in z_t's dtype like a network's output); ``divergence``: the first array off the library's run."""
 
     def __init__(self, candidate):
         self.candidate, self.steps, self.divergence = candidate, 0, None
@@ -266,9 +237,7 @@ class VStep:
         z, eps = np.float64(z_t), np.float64(epsilon)
         v = np.sqrt(a) * eps - np.sqrt(1 - a) * (z - np.sqrt(1 - a) * eps) / np.sqrt(a)
         try:
-            got = unpack(
-                call(self.candidate, z_t.copy(), v.astype(z_t.dtype), t, prev_t, alpha_bars), ("z_prev", "x0_hat")
-            )
+            got = unpack(call(self.candidate, z_t.copy(), v.astype(z_t.dtype), t, prev_t, alpha_bars), V_OUTPUTS)
         except CandidateProblem as problem:
             if prev_t is None:
                 fields = {"problem": problem, "t": t, "LAST_STEP": say(_LAST_STEP)}
@@ -276,7 +245,7 @@ class VStep:
                 raise CandidateProblem(text) from None
             raise
         z_prev, x0_hat = (
-            as_array(a, n, shape=z_t.shape, dtype_kind="float") for a, n in zip(got, ("z_prev", "x0_hat"), strict=True)
+            as_array(a, n, shape=z_t.shape, dtype_kind="float") for a, n in zip(got, V_OUTPUTS, strict=True)
         )
         self.steps += 1
         self._compare(t, x0_hat, z_prev)
@@ -290,14 +259,10 @@ class VStep:
             if far.size:
                 index = tuple(int(i) for i in far[0])
                 fields = {"value": 1 + k, "k": k, "t": t, "label": label, "index": list(index)}
-                self.divergence = failure(
-                    say("{label} differs from the library's beyond 1e-4", label=label),
-                    where=say(
-                        "d{value:02d} denoise.updated (step {k}, t = {t}), {label}{index} — the chapter's run", **fields
-                    ),
-                    rule=say("every number within 1e-4"),
-                    got=float(got[index]),
-                )
+                text = "d{value:02d} denoise.updated (step {k}, t = {t}), {label}{index} — the chapter's run"
+                message = say("{label} differs from the library's beyond 1e-4", label=label)
+                rule, where = say("every number within 1e-4"), say(text, **fields)
+                self.divergence = failure(message, where=where, rule=rule, got=float(got[index]))
                 return
 
 
@@ -314,15 +279,13 @@ def _in_the_loop(candidate):
 @properties()
 def ddim_v_update(step):
     """The true (x₀, ε) come back and re-mix; §7.8's numbers; z_t's dtype; the real loop."""
-    outputs = {"outputs": ("z_prev", "x0_hat"), "first": "x0_hat"}
+    outputs = {"outputs": V_OUTPUTS, "first": "x0_hat"}
     noised = _noised_cases()
     for (*_, atol), row in zip(_pairs(), noised, strict=True):
         try:
             found = compare_cases(step, [row], None, atol=atol, **outputs)
-        except NotAttempted:
-            raise
         except CandidateProblem as problem:
-            if row[1][3] is not None:
+            if isinstance(problem, grading.NotAttempted) or row[1][3] is not None:
                 raise
             fields = {"problem": problem, "row": row[0], "LAST_STEP": say(_LAST_STEP)}
             raise CandidateProblem(say("{problem} — at “{row}”, the last step: {LAST_STEP}", **fields)) from None
