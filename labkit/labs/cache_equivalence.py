@@ -118,6 +118,7 @@ class FaultCase:
 
     @property
     def cache_shapes(self) -> list[list[int]]:
+        """Per-layer key shapes [H, T, d_h] (the batch axis of the [1, H, T, d_h] cache dropped)."""
         return per_sequence_cache_shapes(self.cache)
 
     @cached_property

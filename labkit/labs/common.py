@@ -94,7 +94,7 @@ def _ce_arguments(logits, targets, valid) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def finite_difference(fn: Callable[[np.ndarray], float], x: np.ndarray, step: float = 1e-5) -> np.ndarray:
-    """Central differences ∂f/∂x_i ≈ (f(x + h·e_i) − f(x − h·e_i)) / 2h: float64, shaped like ``x``."""
+    """Central differences ∂f/∂x_i ≈ (f(x + h·e_i) − f(x − h·e_i)) / 2h, h = ``step``: float64, shaped like ``x``."""
     step = real_number("step", step, 0, open_low=True, expected="a positive float")
     point = real_values("x", x, finite=True)
     flat = point.reshape(-1)

@@ -70,7 +70,7 @@ def run(
     shift=BOTH_LOWER_SHIFT,
 ) -> dict:
     """The source report's ``dpo`` object: loss, analytic vs finite-difference gradient, one descent step,
-    the counterexample (each step and the both-lower shift must lower the loss)."""
+    the counterexample.  Checks: the two gradients agree; the step and the both-lower shift each lower the loss."""
     policy, reference, beta = _checked(policy, reference, beta)
     step_size = real_number("step_size", step_size, 0, open_low=True, expected="a positive finite number")
     shift = np.asarray(shift, dtype=np.float64)

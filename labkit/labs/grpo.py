@@ -32,11 +32,11 @@ NOTE = "advantages are frozen numeric values; this is not an actor training loop
 
 
 def group_advantages(rewards, ddof: int = 0, eps: float = EPSILON) -> np.ndarray:
-    """Â = (r − mean(r)) / (std_ddof(r) + ε) within each group (ddof 0: population std, 1: sample std);
+    """Â = (r − mean(r)) / (std_ddof(r) + δ) within each group, δ = ``eps`` (ddof 0: population std, 1: sample);
     ``rewards``: [G, K] → [G, K].  A group of equal rewards gets zero advantage: it carries no signal."""
     r = _group_rewards(rewards, ddof, eps)  # [G, K] float64
     centred = r - r.mean(axis=1, keepdims=True)  # r − mean(r)
-    spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps  # std_ddof(r) + ε
+    spread = r.std(axis=1, ddof=ddof, keepdims=True) + eps  # std_ddof(r) + δ
     with np.errstate(invalid="ignore", divide="ignore"):
         advantages = centred / spread
     if not np.all(np.isfinite(advantages)):
@@ -109,8 +109,8 @@ def run(
     advantage=ADVANTAGES,
     clip: float = CLIP,
 ) -> dict:
-    """The source report's ``grpo`` object.  Checks: a half-0, half-1 group standardises to ±1 (within
-    3e-8, the ε's effect), equal rewards to 0; reordering answers reorders advantages; the clipped
+    """The source report's ``grpo`` object.  Checks: a half-0, half-1 group standardises to ±1 with the
+    population std (within 3e-8, δ's effect), equal rewards to 0; reordering answers reorders advantages; the clipped
     objective equals its case-by-case reading."""
     r = np.asarray(rewards, dtype=np.float64)
     population = group_advantages(r, ddof=0, eps=eps)

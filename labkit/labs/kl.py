@@ -83,11 +83,11 @@ def run(p=P, q=Q) -> dict:
 
 
 def kl_estimators(log_ratio) -> dict[str, np.ndarray]:
-    """Schulman's per-sample estimators of KL(q ‖ p) = E_q[−log r] from samples x ~ q (a trainer's own
-    tokens) and ``log_ratio`` = log r(x) = log(p(x)/q(x)): [N] → {name: [N]}.
+    """Schulman's per-sample estimators of KL(q ‖ p) = E_q[−log r] from samples x ~ q (the model's own
+    sampled tokens) and ``log_ratio`` = log r(x) = log(p(x)/q(x)): [N] → {name: [N]}.
         k1 = −log r             unbiased, can be negative, high variance
         k2 = ½·(log r)²         ≥ 0, biased (low bias when p ≈ q)
-        k3 = (r − 1) − log r    ≥ 0, unbiased because E_q[r] = 1 (GRPO's in-loss KL term)"""
+        k3 = (r − 1) − log r    ≥ 0, unbiased when E_q[r] = 1: p has no mass where q has none (GRPO's in-loss KL)"""
     log_r = np.asarray(log_ratio, dtype=np.float64)
     if not np.all(np.isfinite(log_r)):
         raise ValueError(f"log_ratio must be finite (p(x) > 0 wherever q samples), got {log_r.tolist()}")

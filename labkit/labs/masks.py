@@ -70,7 +70,8 @@ def document_causal_allowed(document_ids) -> np.ndarray:
 
 
 def sft_prediction_mask(assistant_target) -> np.ndarray:
-    """[T] assistant-target flags on token positions → [T−1]: prediction i is supervised when token i+1 is."""
+    """[T] assistant-target flags on token positions → [T−1] flags on prediction positions: prediction i is
+    supervised when token i+1 is an assistant target."""
     flags = np.asarray(assistant_target)
     if flags.ndim != 1 or flags.size < 2 or flags.dtype != np.bool_:
         raise ValueError(

@@ -98,7 +98,7 @@ def result_kind(tool_message: dict, title: str, approved_start: str | None = Non
     ``approved_start`` and the proposal's ``call_id`` when given.
 
     ``created``: status exactly ``ok``, an event ID, a whole-minute start naming the approved instant, no
-    field saying otherwise; ``not_committed`` / ``unavailable``: that status and no event ID nor start
+    field saying otherwise; ``not_committed`` / ``unavailable``: that status and neither an event ID nor a start
     (the service wrote nothing); ``unclear``: anything else."""
     if not isinstance(tool_message, dict):
         raise ValueError(f"tool_message must be a dict (the tool result), got {type(tool_message).__name__}")
