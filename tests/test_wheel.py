@@ -81,6 +81,14 @@ def _environment(bin_dir: Path) -> dict[str, str]:
     return env
 
 
+def _labkit(installed: Path, folder: Path, *command: str) -> subprocess.CompletedProcess:
+    """``labkit COMMAND`` of the wheel's environment, run in ``folder``, its output captured."""
+    bin_dir = installed / "bin"
+    return subprocess.run(
+        [str(bin_dir / "labkit"), *command], cwd=folder, env=_environment(bin_dir), capture_output=True, text=True
+    )
+
+
 def _run(bin_dir: Path, folder: Path, command: tuple[str, ...]) -> tuple[int, str, dict[str, bytes]]:
     """Run ``labkit COMMAND`` from an empty ``folder``: exit status, output (timings and the
     folder's path masked), and the trace file it wrote."""
@@ -144,13 +152,7 @@ def test_every_command_without_a_page_runs_from_an_empty_folder_as_in_the_clone(
 
 def test_labkit_lab_from_the_wheel_says_in_one_line_that_it_comes_with_the_clone(installed, tmp_path):
     for command in (["lab"], ["reset", "--all"], ["lab", "--book", str(tmp_path)]):
-        proc = subprocess.run(
-            [str(installed / "bin" / "labkit"), *command],
-            cwd=tmp_path,
-            env=_environment(installed / "bin"),
-            capture_output=True,
-            text=True,
-        )
+        proc = _labkit(installed, tmp_path, *command)
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and "comes with the book's clone" in lines[0], proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -159,13 +161,7 @@ def test_labkit_lab_from_the_wheel_says_in_one_line_that_it_comes_with_the_clone
 def test_check_file_from_the_wheel_says_in_one_line_that_its_runner_comes_with_the_clone(installed, tmp_path):
     """``labkit check NAME --file F`` runs the answer with ``classroom/runner.py``, which is not in the wheel."""
     (tmp_path / "answer.py").write_text("def largest_min_p(*args):\n    return 0\n")
-    proc = subprocess.run(
-        [str(installed / "bin" / "labkit"), "check", "largest_min_p", "--file", "answer.py"],
-        cwd=tmp_path,
-        env=_environment(installed / "bin"),
-        capture_output=True,
-        text=True,
-    )
+    proc = _labkit(installed, tmp_path, "check", "largest_min_p", "--file", "answer.py")
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and "comes with the book's clone (classroom/" in lines[0], (
         proc.stderr
@@ -174,12 +170,6 @@ def test_check_file_from_the_wheel_says_in_one_line_that_its_runner_comes_with_t
 
 
 def test_fixtures_build_outside_a_clone_says_what_to_do(installed, tmp_path):
-    proc = subprocess.run(
-        [str(installed / "bin" / "labkit"), "fixtures", "build", "--only", "text"],
-        cwd=tmp_path,
-        env=_environment(installed / "bin"),
-        capture_output=True,
-        text=True,
-    )
+    proc = _labkit(installed, tmp_path, "fixtures", "build", "--only", "text")
     assert proc.returncode != 0 and "LABKIT_FIXTURES" in proc.stderr and "pip install -e ." in proc.stderr
     assert not list(tmp_path.iterdir())
