@@ -110,14 +110,17 @@ class PNG:
     carries it in the output.  ``text/plain`` names the size only, so it does not change with the bytes."""
 
     def __init__(self, data: bytes, width: int, alt: str = ""):
-        if not isinstance(data, (bytes, bytearray)) or not bytes(data).startswith(b"\x89PNG\r\n\x1a\n"):
-            raise ValueError(f"data must be the bytes of a PNG file, got {type(data).__name__}")
+        # a PNG opens with its signature, then the IHDR chunk: width and height at bytes 16–24
+        head = bytes(data[:24]) if isinstance(data, (bytes, bytearray)) else b""
+        size = (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big"))
+        if not head.startswith(b"\x89PNG\r\n\x1a\n") or head[12:16] != b"IHDR" or not all(size):
+            raise ValueError(f"data must be the bytes of a PNG file (its IHDR naming a size), got {type(data).__name__}")
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
             raise ValueError(f"width must be a positive number of pixels, got {width!r}")
         self.data = bytes(data)
         self.width = width
         self.alt = alt
-        self.natural_size = (int.from_bytes(self.data[16:20], "big"), int.from_bytes(self.data[20:24], "big"))  # IHDR
+        self.natural_size = size
         self.height = round(self.natural_size[1] * width / self.natural_size[0])
 
     def __repr__(self) -> str:

@@ -64,7 +64,8 @@ class _Given:
 @dataclass
 class TraceOneClient:
     """A request's runtime, one event group per batch result: prefill, then decode → select → stream;
-    ``(result) -> (token, finished)``, as the engine asks its clients."""
+    ``(result) -> (token, finished)``, as the engine asks its clients.  Every request selects through it;
+    only trace one's events are a trace (the others' prefill event sees only their last chunk)."""
 
     config: TextTraceConfig
     tokenizer: Tokenizer
@@ -79,7 +80,7 @@ class TraceOneClient:
     def __call__(self, result: ForwardResult) -> tuple[int, bool]:
         run = self.run
         run.decoder.result = result
-        if run.cache is None:  # the whole prompt, as the solo prefill
+        if run.cache is None:  # trace one's prompt comes in one chunk (never chunked, never shared): the solo e04
             phases.prefill_event(run)
         else:
             phases.decode_token(run, run.steps[-1])
