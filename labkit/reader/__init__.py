@@ -114,7 +114,9 @@ class PNG:
         head = bytes(data[:24]) if isinstance(data, (bytes, bytearray)) else b""
         size = (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big"))
         if not head.startswith(b"\x89PNG\r\n\x1a\n") or head[12:16] != b"IHDR" or not all(size):
-            raise ValueError(f"data must be the bytes of a PNG file (its IHDR naming a size), got {type(data).__name__}")
+            raise ValueError(
+                f"data must be the bytes of a PNG file (its IHDR naming a size), got {type(data).__name__}"
+            )
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
             raise ValueError(f"width must be a positive number of pixels, got {width!r}")
         self.data = bytes(data)
