@@ -96,13 +96,14 @@ def check_file(spec, args, say) -> int:
     runner = from_book("classroom.runner", "check --file", "run it inside a clone of the book or a class copy")
     name = args.function or spec.name
     child = runner.Runner([args.file], runner.Limits(seconds=args.timeout), wanted=(name,))
-    reason, shown = None, True
+    reason, shown = None, True  # shown: whether the answer's printout is passed on (not when the checker failed)
     try:
         with child:
             result = spec(child.candidate(name))
     except (runner.Unusable, runner.CouldNotCheck) as problem:
         reason = str(problem)
     except Exception as problem:  # the checker choked on what the answer sent: never a pass
+        # the checker failed, not the answer: its printout would mislead
         kind, shown = type(problem).__name__, False
         reason = say("the checker failed on this answer ({kind}: {problem})", kind=kind, problem=problem)
     if child.printed and shown:

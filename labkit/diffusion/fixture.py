@@ -35,8 +35,9 @@ NAMES = {
     "umbrella": "红伞 伞 雨伞",
     "documentary": "纪实 摄影 照片",
 }
-#: word → concepts it names
+#: word → concepts it names; each word's concepts follow NAMES' order (雨夜: rain, then night)
 LEXICON = {word: [concept for concept, named in NAMES.items() if word in named.split()] for word in WORDS}
+assert {w for v in NAMES.values() for w in v.split()} <= set(WORDS), "every named word is in WORDS"
 
 VAE_SCALING_FACTOR = 0.18215
 #: (M / s) in diffusion-latent units: rows R, G, B; columns luminance, red–cyan, blue–yellow, light

@@ -27,24 +27,26 @@ ZERO_SUPPORT_Q = (1.0, 0.0)
 ZERO_SUPPORT_NOTE = "positive p on zero q gives infinity"
 
 
-def same_outcomes(*named: tuple[str, object], atol: float = 1e-8) -> tuple[np.ndarray, ...]:
-    """(name, values) probability vectors over the same outcomes: finite, ≥ 0, summing to 1 within ``atol``."""
-    dists = []
-    for name, values in named:
-        dist = real_values(name, values)
-        if dist.ndim != 1 or dist.size == 0:
-            raise ValueError(f"{name} must be a 1-D probability vector, got shape {list(dist.shape)}")
-        if not (np.isfinite(dist) & (dist >= 0)).all():
-            raise ValueError(f"{name} must hold finite probabilities ≥ 0, got {dist.tolist()}")
-        total = float(dist.sum())
-        if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=atol):
-            raise ValueError(f"{name} must sum to 1, got {dist.tolist()} summing to {total!r}")
-        if dists and dist.shape != dists[0].shape:
-            raise ValueError(
-                f"{named[0][0]} and {name} must cover the same outcomes, got {dists[0].size} and {dist.size}"
-            )
-        dists.append(dist)
-    return tuple(dists)
+def as_distribution(name: str, values, atol: float = 1e-8) -> np.ndarray:
+    """``values`` as a float64 probability vector [V]: finite, ≥ 0, summing to 1 within ``atol``."""
+    dist = real_values(name, values)
+    if dist.ndim != 1 or dist.size == 0:
+        raise ValueError(f"{name} must be a 1-D probability vector, got shape {list(dist.shape)}")
+    if not (np.isfinite(dist) & (dist >= 0)).all():
+        raise ValueError(f"{name} must hold finite probabilities ≥ 0, got {dist.tolist()}")
+    total = float(dist.sum())
+    if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=atol):
+        raise ValueError(f"{name} must sum to 1, got {dist.tolist()} summing to {total!r}")
+    return dist
+
+
+def same_outcomes(first: tuple[str, object], second: tuple[str, object]) -> tuple[np.ndarray, np.ndarray]:
+    """Two (name, values) probability vectors over the same outcomes, checked and returned: [V] each."""
+    (name_a, a), (name_b, b) = first, second
+    a, b = as_distribution(name_a, a), as_distribution(name_b, b)
+    if a.shape != b.shape:
+        raise ValueError(f"{name_a} and {name_b} must cover the same outcomes, got {a.size} and {b.size}")
+    return a, b
 
 
 def kl_divergence(p, q) -> float:

@@ -1,5 +1,9 @@
 """The chapter-11 lab decoder: the book's one transformer with a tiny float64 configuration (``lab-decoder``:
-2 layers, 2 heads × 4, width 8, SwiGLU 12, vocabulary 17) and no checkpoint: seeded Gaussian weights."""
+2 layers, 2 heads × 4, width 8, SwiGLU 12, vocabulary 17, RoPE base 10000, RMSNorm eps 1e-6).
+
+It has no checkpoint: its weights are Gaussian draws from ``default_rng(11)`` taken in the source's
+order; reordering the draws changes every figure of chapter 11.
+"""
 
 from __future__ import annotations
 
@@ -66,7 +70,12 @@ class AttentionState(NamedTuple):
 
 def attention_state(cached: int = 3, mask: str = "causal", layer: int = 0) -> AttentionState:
     """Lab 03's step for the attention player: the lab tokens with ``cached`` of them prefilled, layer ``layer``'s
-    attention under the causal mask or the decoder's ``top_left_rectangular_mask`` fault."""
+    attention under ``mask``.
+
+    "causal": query at position p sees keys 0…p (bottom-right aligned); "top-left rectangular": the
+    decoder's ``top_left_rectangular_mask`` fault, the lower triangle of the [T_new, T] rectangle
+    anchored at its top-left corner.
+    """
     tokens = lab_tokens()
     if not is_integer(cached) or not 0 <= cached < tokens.size:
         raise ValueError(f"cached must be an integer in [0, {tokens.size - 1}], got {cached!r}")

@@ -5,8 +5,9 @@ each query may see.
 ∂L/∂z = softmax − onehot = [0.5, 0.25, −0.75], checked by finite differences.
 
 Three masks, three jobs: the *loss mask* picks the rows of [N, V] logits that count; in a *packed*
-row prediction i (token i → i+1) and attention i → j stay inside one document; in SFT the
-prediction mask is the assistant-target flags shifted left by one.
+row prediction i (token i → i+1) counts only inside one document, and query i may attend to key j
+only if j ≤ i *and* both are in the same document (document-causal); in SFT the prediction mask is
+the assistant-target flags shifted left by one.
 """
 
 from __future__ import annotations

@@ -92,12 +92,14 @@ def _run_all(runners: Mapping[str, Callable[[], dict]]) -> tuple[dict, dict]:
 
 
 def labs_report(samples: int = DEFAULT_SAMPLES, runners: Mapping[str, Callable[[], dict]] | None = None) -> dict:
-    """Run the eight mechanism labs (``runners`` replaces ``LABS``; ``samples`` then unused): the source's report."""
+    """Run the eight mechanism labs, the speculative one with ``samples`` draws: the source's report.
+    ``runners`` replaces the whole table (tests use it to make a check fail)."""
     samples = check_samples(samples)
     start = time.perf_counter()
-    labs = dict(LABS)
-    labs["speculative_sampling"] = partial(labs["speculative_sampling"], samples=samples)
-    results, failed = _run_all(runners if runners is not None else labs)
+    if runners is None:
+        labs = dict(LABS)
+        runners = labs | {"speculative_sampling": partial(labs["speculative_sampling"], samples=samples)}
+    results, failed = _run_all(runners)
     return {
         "status": "failed" if failed else "passed",
         "scope": LABS_SCOPE,

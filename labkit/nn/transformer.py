@@ -243,7 +243,9 @@ class Decoder:
         cache, when given, is extended in place.  ``rope_positions`` [T] and ``allowed``
         [T, T_cache] default to those positions and the causal mask (``decode`` passes
         what the configured ``DecoderFaults`` make of them).  ``attend`` replaces each
-        layer's :meth:`attend` (a check runs a reader's cached attention inside these layers).
+        layer's :meth:`attend` (a check runs a reader's cached attention inside these layers);
+        its contract is ``attend(layer, q, k, v, cache, allowed) -> (attended, weights | None,
+        keys, values)``, and it must extend ``cache`` itself (as :meth:`attend` does).
         """
         cfg, w = self.config, self.weights
         ids = self._check_ids(input_ids)
@@ -274,6 +276,7 @@ class Decoder:
             gate = z @ layer["gate"]
             silu = gate / (1 + np.exp(-gate))
             x = x + (silu * (z @ layer["up"])) @ layer["down"]
+            # np.shape: weights may be None (a check's attend records no weights)
             shapes = [list(np.shape(a)) for a in (q, k, v, weights, x)]  # q, k, v, score, residual_out
             cached = (None, None) if cache is None else (list(keys.shape), list(values.shape))
             records.append(LayerRecord(i, residual_in, *shapes, *cached, weights if keep_attention else None))

@@ -148,6 +148,7 @@ class Engine:
         finished, block_size = [], self.pool.block_size
         for (request, start, n), result in zip(ran, forward_batch(self.decoder, self.pool, chunks), strict=True):
             request.computed = start + n
+            # blocks this chunk filled become shareable prefixes
             for index in range(start // block_size, request.computed // block_size):
                 self.pool.remember(tuple(request.tokens[: (index + 1) * block_size]), request.table[index])
             if request.computed < len(request.tokens):  # a chunk of a longer prefill: nothing to pick yet

@@ -183,10 +183,14 @@ def truncation(logits: np.ndarray, context: ProcessorContext) -> np.ndarray:
     return out
 
 
-#: name → processor, each under its function's name
+#: the names configs and traces use (not the functions' own names)
 PROCESSORS = {
-    p.__name__: p
-    for p in (control_token_mask, minimum_length_eos_mask, grammar_mask, repetition_transforms, temperature, truncation)
+    "control_token_mask": control_token_mask,
+    "minimum_length_eos_mask": minimum_length_eos_mask,
+    "grammar_mask": grammar_mask,
+    "repetition_transforms": repetition_transforms,
+    "temperature": temperature,
+    "truncation": truncation,
 }
 
 

@@ -55,10 +55,13 @@ def run_text_trace(
 def request_events(run: TextRun) -> None:
     """e00–e03, the fixed inputs: request accepted, context rendered, input tokenized, prefill scheduled."""
     config, rec, tokenizer, template = run.config, run.rec, run.tokenizer, run.template
-    accepted = {"request_id": config.request_id, "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"}}
-    accepted["max_output_tokens"] = config.max_output_tokens
-    accepted["minimum_output_tokens"] = config.sampling.minimum_output_tokens
-    accepted["stop_sequences"] = list(config.stop_sequences)
+    accepted = {
+        "request_id": config.request_id,
+        "artifacts": {"model_id": CONFIG.model_id, "sampler": "greedy"},
+        "max_output_tokens": config.max_output_tokens,
+        "minimum_output_tokens": config.sampling.minimum_output_tokens,
+        "stop_sequences": list(config.stop_sequences),
+    }
     rec.emit("gateway", "request.accepted", 0, accepted)
     rendered = run.rendered_text = template.render(config.system, config.user)
     rendered_length = len(rendered.encode("utf-8"))
@@ -67,8 +70,11 @@ def request_events(run: TextRun) -> None:
     enc = tokenizer.encode_batch_of_one(rendered)
     run.input_ids = enc.input_ids
     names = ("input_ids", "attention_mask", "position_ids")
-    tokenized = {"artifacts": {"tokenizer_id": tokenizer.tokenizer_id}} | {n: getattr(enc, n) for n in names}
-    tokenized["tensors"] = {n: tensor_summary(getattr(enc, n), [0, enc.length - 1], digest=True) for n in names}
+    tokenized = {
+        "artifacts": {"tokenizer_id": tokenizer.tokenizer_id},
+        **{n: getattr(enc, n) for n in names},
+        "tensors": {n: tensor_summary(getattr(enc, n), [0, enc.length - 1], digest=True) for n in names},
+    }
     rec.emit("tokenizer", "input.tokenized", 0, tokenized)
     rec.emit("scheduler", "prefill.started", 0, {"batch_slot": config.batch_slot, "logical_length": enc.length})
 
@@ -80,9 +86,13 @@ def prefill_event(run: TextRun) -> None:
     layers = [
         {"layer": i, **shape, "positions": [0, cache.layer_length(i) - 1]} for i, shape in enumerate(cache.shapes())
     ]
-    completed = {"cache_length": cache.length, "cache": layers, "embedding": prefill.embedding_shape}
-    completed["ledger"] = _ledger(prefill, prefill=True)
-    completed["tensors"] = {"raw_logits": _logits_tensor(run.logits, run.position)}
+    completed = {
+        "cache_length": cache.length,
+        "cache": layers,
+        "embedding": prefill.embedding_shape,
+        "ledger": _ledger(prefill, prefill=True),
+        "tensors": {"raw_logits": _logits_tensor(run.logits, run.position)},
+    }
     run.rec.emit("model", "prefill.completed", 0, completed)
 
 
@@ -111,13 +121,19 @@ def select_token(run: TextRun, step: int) -> StepRecord:
     token = greedy_select(processed, sampling.tie_break)
     record = StepRecord(step, run.cache.length, run.logits, processed, token, None, None, [])
     run.steps.append(record)
-    chosen = {"step": step, "token_id": token, "reason": "greedy_argmax", "tie_break": sampling.tie_break}
-    chosen |= {"processor_order": list(sampling.processor_order), "masked_ids": record.masked_ids}
-    chosen["cache_length"] = record.cache_at_start
-    chosen["rng"] = {"counter_before": 0, "counter_after": 0}  # greedy draws no random numbers
-    chosen["tensors"] = {
-        "raw_logits": _logits_tensor(run.logits, run.position),
-        "processed_logits": _logits_tensor(processed, run.position, stats=False),
+    chosen = {
+        "step": step,
+        "token_id": token,
+        "reason": "greedy_argmax",
+        "tie_break": sampling.tie_break,
+        "processor_order": list(sampling.processor_order),
+        "masked_ids": record.masked_ids,
+        "cache_length": record.cache_at_start,
+        "rng": {"counter_before": 0, "counter_after": 0},  # greedy draws no random numbers
+        "tensors": {
+            "raw_logits": _logits_tensor(run.logits, run.position),
+            "processed_logits": _logits_tensor(processed, run.position, stats=False),
+        },
     }
     run.rec.emit("decoder", "token.selected", step, chosen)
     if token == sampling.eos_id:
@@ -183,19 +199,30 @@ def terminal_events(run: TextRun) -> None:
     """Draining (after the flush of held text), the completed response, and the released resources;
     an aborted request drains nothing and sends nothing more, and its resources are released all the same."""
     config, rec, last, cache = run.config, run.rec, run.steps[-1].step, run.cache
-    aborted = run.finish_reason == "abort"
-    if run.finish_reason in ("eos", "length") and run.streamer is not None:  # send the held text
-        flushed = run.streamer.finish().text.encode(config.detokenizer_encoding)
-        if flushed:
-            _send(run, last, None, flushed, {"held_back": "", "pending_utf8_hex": ""})
-    if not aborted:
+    if run.finish_reason == "abort":
+        aborted = {
+            "state": "ABORTED",
+            "finish_reason": run.finish_reason,
+            "sequence_no": run.sequence_no,
+            "output_tokens_selected": len(run.steps),
+            "utf8_hex": run.returned_bytes.hex(),
+        }
+        rec.emit("gateway", "request.aborted", last, aborted)
+    else:
+        if run.finish_reason in ("eos", "length") and run.streamer is not None:  # send the held text
+            flushed = run.streamer.finish().text.encode(config.detokenizer_encoding)
+            if flushed:
+                _send(run, last, None, flushed, {"held_back": "", "pending_utf8_hex": ""})
         rec.emit("scheduler", "generation.draining", last, {"finish_reason": run.finish_reason, "state": "DRAINING"})
-    ended = {"state": "ABORTED" if aborted else "FINISHED", "finish_reason": run.finish_reason}
-    ended |= {"sequence_no": run.sequence_no, "output_tokens_selected": len(run.steps)}
-    if not aborted:
-        ended["output_tokens_returned"] = run.sequence_no
-    ended["utf8_hex"] = run.returned_bytes.hex()
-    rec.emit("gateway", "request.aborted" if aborted else "response.completed", last, ended)
+        completed = {
+            "state": "FINISHED",
+            "finish_reason": run.finish_reason,
+            "sequence_no": run.sequence_no,
+            "output_tokens_selected": len(run.steps),
+            "output_tokens_returned": run.sequence_no,
+            "utf8_hex": run.returned_bytes.hex(),
+        }
+        rec.emit("gateway", "response.completed", last, completed)
     lengths = [cache.layer_length(i) for i in range(cache.n_layers)]
     released = {"batch_slot": config.batch_slot, "cache_final_length": cache.length, "cache_lengths": lengths}
     rec.emit("scheduler", "resources.released", last, released)  # on every path, exactly once
