@@ -172,3 +172,12 @@ def test_store_kinds_are_one_plain_table_and_a_kind_has_no_side_effect():
     with pytest.raises(ValueError, match="store kind 'ledger': application_id 0x4c4b4a31"):
         store.StoreKind("ledger", "", 1, JOURNAL.application_id)
     assert store.STORE_KINDS == table, "declaring a kind changed the table"
+
+
+@pytest.mark.parametrize("number", ["0x4C4B4A31", float(0x4C4B4A31), True], ids=["str", "float", "bool"])
+def test_a_store_kind_refuses_an_application_id_that_is_not_an_int(number):
+    """A float equal to the journal's id would find its line of STORE_KINDS; only an int is an id."""
+    from labkit.tools import store
+
+    with pytest.raises(ValueError, match=r"store kind 'journal': application_id .* not an int\)"):
+        store.StoreKind("journal", "", 1, number)

@@ -91,10 +91,11 @@ def short(value: Any, digits: int | None = SIGNIFICANT) -> str:
 def lines(result, level: int, prompt: str = MORE_PROMPT) -> list[tuple[str, str]]:
     """The (label, text) rows of a failed result at ``level`` (1 or 2); ``prompt`` says how to ask for level 2."""
     concept, hint, two = result.concept, result.hint, level >= 2
-    rows = (  # (label, shown when, text)
+    # (label, shown when, text); "shown when" is read for its truthiness (a string, None or a bool)
+    rows = (
         ("first divergence", result.where, result.where),
         ("rule", two and result.rule, result.rule),
-        ("your value", result.where or result.rule, short(result.got, 6)),
+        ("your value", result.where or result.rule, (result.where or result.rule) and short(result.got, 6)),
         ("idea", concept and (not two or concept != hint), concept),
         ("hint", two and hint, hint),
         ("more", not two and (result.rule or (hint and hint != concept)), prompt),

@@ -24,11 +24,12 @@ from labkit.nn.configs import book_config
 def decode_with_attention_step(step, model, tokens) -> np.ndarray:
     """Logits [T, V] of ``tokens`` fed one at a time through ``model``'s own layers, with
     ``step(t, layer, q, cache_k, cache_v, k_new, v_new) -> (output, keys, values)`` as each layer's cached
-    attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h])."""
+    attention (q, k_new, v_new [1, H, 1, d_h] rotated at position t; cache [1, H, t, d_h]) (valid only when
+    n_q_heads == n_kv_heads, as in the lab decoder)."""
     cache, logits = KVCache(model.config.n_layers), []
     empty = np.zeros((1, model.config.n_kv_heads, 0, model.config.head_dim), dtype=model.dtype)
     for t, token in enumerate(np.asarray(tokens)):
-
+        # one new query sees every cached key (allowed is all-true); the reader's step returns no weights
         def attend(layer, q, k, v, cache, allowed, t=t):
             held = [empty if a is None else a for a in (cache.keys[layer], cache.values[layer])]
             output, cache.keys[layer], cache.values[layer] = step(t, layer, q, *held, k, v)

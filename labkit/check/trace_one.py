@@ -75,17 +75,17 @@ def _cut_off_verdict(label: str, trace: list[dict], got) -> object | None:
     for index, event in enumerate(trace):
         me, parent = event["event_id"], event["parent_event_id"]
         linked = parent is None if index == 0 else parent in seen
+        at = say("{where}, {me}", where=where, me=me)
         if me not in cut and not linked:
             message = say("an event you keep is not connected to the first event")
             rule = say("every event you keep hangs from an earlier event you keep (the first event from none)")
-        elif me in cut and linked:
+            return failure(message, where=at, rule=rule, got=cut)
+        if me in cut and linked:
             message = say("you cut an event whose parent is an earlier event you keep")
             rule = say("an event is cut only if its own link is broken or it hangs from a cut event")
-        else:  # kept and linked, or cut and unlinked: as it should be
-            if me not in cut:
-                seen.add(me)
-            continue
-        return failure(message, where=say("{where}, {me}", where=where, me=me), rule=rule, got=cut)
+            return failure(message, where=at, rule=rule, got=cut)
+        if me not in cut:  # kept and linked; a cut event is unlinked, as it should be
+            seen.add(me)
     return None
 
 
@@ -231,9 +231,8 @@ def largest_min_p(candidate):
 
 @properties(hook=decode_step)
 def decode_one(step):
-    shorter = TextTraceConfig(
-        user="天空为什么是蓝色", max_output_tokens=6
-    )  # 11 input IDs: the first decode feeds at 11
+    # the question without its "?": 11 input IDs, so the first decode feeds at 11
+    shorter = TextTraceConfig(user="天空为什么是蓝色", max_output_tokens=6)
     runs = [
         ("the chapter's request vs the golden trace", read_golden("text.jsonl"), None),
         ("the question without its question mark (11 input IDs) vs the library's run", None, shorter),

@@ -84,7 +84,7 @@ def _accepted(value: str, schema: dict) -> bool:
     return schema["minimum"] <= number <= schema["maximum"] and number % schema.get("multipleOf", 1) == 0
 
 
-def _mask_problem(what: str, case: str, value: str, token: int, allowed: bool = True):
+def _mask_problem(what: str, case: str, value: str, token: int, allowed: bool):
     fields = {"case": case, "value": value, "token": token, "piece": ToolTokenizer().pieces[token]}
     where = say("{case}: value so far {value!r}, token {token} {piece!r}", **fields)
     return failure(what, where=where, rule=say(VIABLE), got=allowed)
@@ -116,12 +116,14 @@ def _unsound(mask: _ReadersMask, case: str):
         for token in np.flatnonzero(mask.allowed(value)):
             piece = mask.pieces[token]
             if piece == "}" and not _accepted(value, mask.schema):
-                return _mask_problem(say("your mask closes a number the schema does not accept"), case, value, token)
+                what = say("your mask closes a number the schema does not accept")
+                return _mask_problem(what, case, value, token, allowed=True)
             if piece != "}" and not piece.isdigit():
-                return _mask_problem(say("your mask allows a piece that is neither digits nor `}`"), case, value, token)
+                what = say("your mask allows a piece that is neither digits nor `}`")
+                return _mask_problem(what, case, value, token, allowed=True)
             if piece.isdigit() and not mask.can_close(value + piece):
                 what = say("your mask allows a piece after which no accepted number ends")
-                return _mask_problem(what, case, value, token)
+                return _mask_problem(what, case, value, token, allowed=True)
             if piece.isdigit() and value + piece not in seen:
                 seen.add(value + piece)
                 queue.append(value + piece)

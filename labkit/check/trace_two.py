@@ -10,10 +10,18 @@ from functools import lru_cache
 
 import numpy as np
 
-from labkit.check import grading
 from labkit.check.core import attach, properties, value
 from labkit.check.feedback import say
-from labkit.check.grading import CandidateProblem, as_array, call, compare_cases, compare_traces, failure, unpack
+from labkit.check.grading import (
+    CandidateProblem,
+    NotAttempted,
+    as_array,
+    call,
+    compare_cases,
+    compare_traces,
+    failure,
+    unpack,
+)
 from labkit.core.events import read_golden
 from labkit.core.fixtures import fixture_path, read_json
 from labkit.diffusion.config import DiffusionConfig, DiffusionHooks
@@ -284,8 +292,10 @@ def ddim_v_update(step):
     for (*_, atol), row in zip(_pairs(), noised, strict=True):
         try:
             found = compare_cases(step, [row], None, atol=atol, **outputs)
+        except NotAttempted:
+            raise
         except CandidateProblem as problem:
-            if isinstance(problem, grading.NotAttempted) or row[1][3] is not None:
+            if row[1][3] is not None:
                 raise
             fields = {"problem": problem, "row": row[0], "LAST_STEP": say(_LAST_STEP)}
             raise CandidateProblem(say("{problem} — at “{row}”, the last step: {LAST_STEP}", **fields)) from None

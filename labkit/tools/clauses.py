@@ -25,9 +25,13 @@ def _starts_from_the_messages(events: Events) -> str | None:
 
 
 def _calls_have_their_own_ids(events: Events) -> str | None:
-    started = [e for e in events if e["event_type"] == "model.started"]
-    ids = [e["payload"]["model_call_id"] for e in started]
-    return next((e["event_id"] for n, e in enumerate(started) if ids[n] in ids[:n]), None)
+    seen = set()  # the model call IDs so far; the first event repeating one is named
+    for event in (e for e in events if e["event_type"] == "model.started"):
+        call_id = event["payload"]["model_call_id"]
+        if call_id in seen:
+            return event["event_id"]
+        seen.add(call_id)
+    return None
 
 
 def _commit_after_approval(events: Events) -> str | None:

@@ -5,6 +5,13 @@ each attempt journals ``→ EXECUTING`` with its key before the request leaves a
 attempts before it.  No answer means OUTCOME_UNKNOWN and a query by that key, never a guess; an answer
 naming another request (``reply_to``) is dropped.  Key naming and journal order are the ``policy``
 (``labkit.tools.seams``); ``CrashPlan`` kills the runtime at one of ``CRASH_POINTS``.
+
+The retry rules (under the default policy, whose key is attempt 1's): "not committed"/"unavailable" →
+another attempt with the same key ("error", the service refusing the request, or an idempotency conflict
+→ FAILED at once); a failed query → the next attempt resends that key (the service replays a commit); after
+an unsettled OUTCOME_UNKNOWN a "not committed" speaks for its own attempt only and leads to a query again;
+a spent budget ends FAILED after "not committed", else stays OUTCOME_UNKNOWN naming the key to query;
+nothing is sent unless the approved digest is the Invocation's (``execute``).
 """
 
 from __future__ import annotations

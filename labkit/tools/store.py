@@ -44,9 +44,11 @@ class StoreKind:
 
     def __post_init__(self):
         number = self.application_id
-        if STORE_KINDS.get(number) != self.what:
+        # 0 is SQLite's "none"; one id per kind, so a journal is never taken for a calendar store
+        if not isinstance(number, int) or isinstance(number, bool) or STORE_KINDS.get(number) != self.what:
+            shown = f"{number:#x}" if type(number) is int else f"{number!r} ({type(number).__name__}, not an int)"
             raise ValueError(
-                f"store kind {self.what!r}: application_id {number:#x} must be its line of STORE_KINDS, "
+                f"store kind {self.what!r}: application_id {shown} must be its line of STORE_KINDS, "
                 f"which has {STORE_KINDS.get(number)!r} there"
             )
 
@@ -101,13 +103,15 @@ class Store:
             raise self.trouble(exc, "cannot be opened") from exc
         try:
             self._check_or_create()
-        except BaseException as exc:
+        except sqlite3.DatabaseError as exc:
             self.db.close()
-            if type(exc) is sqlite3.DatabaseError:
-                what = f"is not an intact SQLite database ({exc}); expected a file written by labkit"
-                raise kind.error(f"{kind.what} {self.path} {what}") from exc
-            if isinstance(exc, sqlite3.DatabaseError):  # OperationalError & co: locked, read-only, …
+            if type(exc) is not sqlite3.DatabaseError:  # OperationalError & co: locked, read-only, …
                 raise self.trouble(exc, "cannot be read") from exc
+            raise kind.error(
+                f"{kind.what} {self.path} is not an intact SQLite database ({exc}); expected a file written by labkit"
+            ) from exc
+        except BaseException:
+            self.db.close()
             raise
 
     def _existing_file(self, create: bool) -> str:
@@ -157,7 +161,11 @@ class Store:
 
     @contextmanager
     def transaction(self):
-        """BEGIN … COMMIT, all or nothing; inside an open transaction it joins that one."""
+        """BEGIN … COMMIT, all or nothing; inside an open transaction it joins that one.
+
+        On an error it rolls back only a transaction still open (SQLite may have ended it already), so the
+        real error is never hidden by "cannot rollback - no transaction is active".
+        """
         if self.db.in_transaction:
             yield self
             return

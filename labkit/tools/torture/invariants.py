@@ -63,7 +63,7 @@ class Snapshot:
 
 
 def take(journals: list[Path], service: Path) -> Snapshot:
-    """The snapshot of the store files (each opened and closed again)."""
+    """The snapshot of the store files (each opened, integrity-checked and closed again)."""
     paths = [*journals, service]
     missing = [path for path in paths if not path.is_file()]
     if missing:
