@@ -81,9 +81,8 @@ def _environment(bin_dir: Path) -> dict[str, str]:
     return env
 
 
-def _labkit(installed: Path, folder: Path, *command: str) -> subprocess.CompletedProcess:
-    """``labkit COMMAND`` of the wheel's environment, run in ``folder``, its output captured."""
-    bin_dir = installed / "bin"
+def _labkit(bin_dir: Path, folder: Path, *command: str) -> subprocess.CompletedProcess:
+    """``labkit COMMAND`` of the environment whose scripts are in ``bin_dir``, run in ``folder``, output captured."""
     return subprocess.run(
         [str(bin_dir / "labkit"), *command], cwd=folder, env=_environment(bin_dir), capture_output=True, text=True
     )
@@ -93,9 +92,7 @@ def _run(bin_dir: Path, folder: Path, command: tuple[str, ...]) -> tuple[int, st
     """Run ``labkit COMMAND`` from an empty ``folder``: exit status, output (timings and the
     folder's path masked), and the trace file it wrote."""
     folder.mkdir(parents=True)
-    proc = subprocess.run(
-        [str(bin_dir / "labkit"), *command], cwd=folder, env=_environment(bin_dir), capture_output=True, text=True
-    )
+    proc = _labkit(bin_dir, folder, *command)
     text = re.sub(r"\d+(\.\d+)? (s|ms)\b", "<time>", proc.stdout.replace(str(folder), "<folder>"))
     name = COMMANDS[command]
     written = {name: (folder / name).read_bytes()} if name and (folder / name).is_file() else {}
@@ -152,7 +149,7 @@ def test_every_command_without_a_page_runs_from_an_empty_folder_as_in_the_clone(
 
 def test_labkit_lab_from_the_wheel_says_in_one_line_that_it_comes_with_the_clone(installed, tmp_path):
     for command in (["lab"], ["reset", "--all"], ["lab", "--book", str(tmp_path)]):
-        proc = _labkit(installed, tmp_path, *command)
+        proc = _labkit(installed / "bin", tmp_path, *command)
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and "comes with the book's clone" in lines[0], proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -161,7 +158,7 @@ def test_labkit_lab_from_the_wheel_says_in_one_line_that_it_comes_with_the_clone
 def test_check_file_from_the_wheel_says_in_one_line_that_its_runner_comes_with_the_clone(installed, tmp_path):
     """``labkit check NAME --file F`` runs the answer with ``classroom/runner.py``, which is not in the wheel."""
     (tmp_path / "answer.py").write_text("def largest_min_p(*args):\n    return 0\n")
-    proc = _labkit(installed, tmp_path, "check", "largest_min_p", "--file", "answer.py")
+    proc = _labkit(installed / "bin", tmp_path, "check", "largest_min_p", "--file", "answer.py")
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and "comes with the book's clone (classroom/" in lines[0], (
         proc.stderr
@@ -170,6 +167,6 @@ def test_check_file_from_the_wheel_says_in_one_line_that_its_runner_comes_with_t
 
 
 def test_fixtures_build_outside_a_clone_says_what_to_do(installed, tmp_path):
-    proc = _labkit(installed, tmp_path, "fixtures", "build", "--only", "text")
+    proc = _labkit(installed / "bin", tmp_path, "fixtures", "build", "--only", "text")
     assert proc.returncode != 0 and "LABKIT_FIXTURES" in proc.stderr and "pip install -e ." in proc.stderr
     assert not list(tmp_path.iterdir())

@@ -104,15 +104,20 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+def _png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk (bytes 16–24: after the signature and the chunk's head)."""
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
 class PNG:
     """PNG bytes shown ``width`` CSS pixels wide in JupyterLab and the static book alike: IPython's
     ``Image(data, width=N)`` keeps the width in metadata, which the book's theme ignores; an ``<img width>``
     carries it in the output.  ``text/plain`` names the size only, so it does not change with the bytes."""
 
     def __init__(self, data: bytes, width: int, alt: str = ""):
-        # a PNG opens with its signature, then the IHDR chunk: width and height at bytes 16–24
+        # a PNG opens with its signature, then the IHDR chunk that names its size
         head = bytes(data[:24]) if isinstance(data, (bytes, bytearray)) else b""
-        size = (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big"))
+        size = _png_size(head)
         if not head.startswith(b"\x89PNG\r\n\x1a\n") or head[12:16] != b"IHDR" or not all(size):
             raise ValueError(f"data must be the bytes of a PNG file (its IHDR with a size), got {type(data).__name__}")
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
@@ -153,7 +158,7 @@ class Chart:
         return self.png
 
     def _repr_html_(self) -> str:
-        width = int.from_bytes(self.png[16:20], "big")  # IHDR: shown at its own size, as an inline figure is
+        width, _ = _png_size(self.png)  # shown at its own size, as an inline figure is
         return _img(self.png, self.alt, f'width="{width}"', "labkit-figure")
 
 
