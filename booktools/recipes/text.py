@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
+from booktools.recipes.files import save_arrays
 from labkit.core.events import write_jsonl
-from labkit.core.fixtures import save_arrays, write_json
+from labkit.core.fixtures import write_json
 from labkit.text.model import CONFIG, FIT_SEED, SOURCE_LOGITS, WEIGHTS_FILE, fit_weights
 from labkit.text.runtime import run_text_trace
 from labkit.text.template import TEMPLATE_V1

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from booktools.recipes.files import save_arrays
 from labkit.core.events import write_jsonl
-from labkit.core.fixtures import save_arrays, write_json
+from labkit.core.fixtures import write_json
 from labkit.diffusion.denoiser import DENOISER_ID
 from labkit.diffusion.pipeline import run_diffusion
 from labkit.diffusion.scene import CONCEPTS, gaussian_blur, paint_layers
