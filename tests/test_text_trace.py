@@ -198,8 +198,9 @@ def test_the_fitted_head_check_allows_a_kernel_but_catches_another_recipe(tmp_pa
     """The head's rebuild bound (1e-4) passes what another BLAS kernel does (≤ 2e-6) and fails a
     changed recipe (the next seed): the check is loose only where the machine is."""
     from booktools.recipes import files
+    from booktools.recipes.text import FIT_SEED, fit_weights
     from labkit.core import fixtures
-    from labkit.text.model import FIT_SEED, WEIGHTS_FILE, fit_weights
+    from labkit.text.model import WEIGHTS_FILE
 
     stored_path = fixture_path("text", WEIGHTS_FILE)
     stored = fixtures.load_arrays(stored_path)

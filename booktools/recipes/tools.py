@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from booktools.recipes.files import save_arrays
 from labkit.core.events import write_jsonl
 from labkit.core.fixtures import write_json
-from labkit.nn import Decoder
+from labkit.nn import Decoder, DecoderWeights
 from labkit.tools.answer import AnswerSlots, frame_sentences
 from labkit.tools.calls import grammar_for, proposal_mask, second_model_call
 from labkit.tools.config import USER_TEXT
 from labkit.tools.faults import SCENARIOS, faulty_config
 from labkit.tools.fixture import TARGET_ARGUMENTS, golden_file
-from labkit.tools.model import CONFIG, WEIGHTS_FILE, fit_weights
+from labkit.tools.model import CONFIG, WEIGHTS_FILE
 from labkit.tools.runtime import ToolRunConfig, run_tool_trace
 from labkit.tools.tokenizer import PROPOSAL_ID, TOKENIZER_ID, ToolTemplate, ToolTokenizer, compact_json, vocabulary
 from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
@@ -70,6 +72,77 @@ def fitting_sequences(spec):
         texts = [tok.decode(answer[:k]) for k in range(len(answer))]
         sequences.append((prompt, answer, [slots.mask(text, tok.pieces) for text in texts]))
     return sequences
+
+
+#: toy-tool-decoder-v1's fit (``labkit.tools.model`` says what it solves)
+SEED = 20260719
+MARGIN = 1.0
+
+
+def initial_weights(seed: int = SEED) -> DecoderWeights:
+    """Seeded normal weights; the output head starts as zeros (it is fitted)."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for name, shape in CONFIG.weight_shapes().items():
+        if name == "embedding":
+            arrays[name] = rng.normal(0.0, 1.0, shape)
+        elif name == "output":
+            arrays[name] = np.zeros(shape)
+        else:
+            arrays[name] = rng.normal(0.0, 1.0 / np.sqrt(shape[0]), shape)
+    return DecoderWeights.from_arrays({k: v.astype(np.float32) for k, v in arrays.items()}, CONFIG)
+
+
+def final_hidden(weights: DecoderWeights, input_ids: np.ndarray) -> np.ndarray:
+    """z = RMSNorm(x_L) at every position: [T, d] (read through an identity output head)."""
+    probe = DecoderWeights(weights.embedding, np.eye(CONFIG.width, CONFIG.vocab_size, dtype=np.float32), weights.layers)
+    logits = Decoder(CONFIG, probe).full_logits(np.asarray(input_ids).reshape(1, -1))
+    return logits[0, :, : CONFIG.width].astype(np.float64)
+
+
+def fit_output_head(
+    states: np.ndarray, targets: np.ndarray, allowed: np.ndarray, margin: float = MARGIN, max_epochs: int = 5000
+) -> np.ndarray:
+    """W_out [d, V] with z_s·(w_{y_s} − w_j) ≥ margin for every allowed competitor j; states [S, d],
+    targets [S], allowed [S, V] (boolean).  Raises if not separated within ``max_epochs``."""
+    states = np.round(np.asarray(states, dtype=np.float64), 4)  # insensitive to last-bit BLAS noise
+    n_states, width = states.shape
+    w = np.zeros((width, allowed.shape[1]))
+    rows = np.arange(n_states)
+    for _ in range(max_epochs):
+        logits = states @ w
+        gap = logits[rows, targets][:, None] - logits  # [S, V]
+        violated = allowed & (gap < margin)
+        violated[rows, targets] = False
+        if not violated.any():
+            return w
+        for s in np.flatnonzero(violated.any(axis=1)):
+            competitors = np.flatnonzero(violated[s])
+            w[:, targets[s]] += states[s] * len(competitors) / n_states
+            w[:, competitors] -= states[s][:, None] / n_states
+    worst = int(np.argmax(violated.sum(axis=1)))
+    raise ValueError(f"output head did not separate decision state {worst} within {max_epochs} epochs")
+
+
+def decision_states(weights: DecoderWeights, sequences) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Teacher-forced states [S, d], targets [S], allowed [S, V] of (prompt IDs, target IDs, allowed masks)
+    sequences: target t_k's state is the final hidden before it (W_out does not change it)."""
+    states, targets, allowed = [], [], []
+    for prompt, target, masks in sequences:
+        ids = list(prompt) + list(target[:-1])
+        hidden = final_hidden(weights, np.array(ids))
+        states.append(hidden[len(prompt) - 1 :])
+        targets += list(target)
+        allowed += list(masks)
+    return np.vstack(states), np.array(targets), np.array(allowed, dtype=bool)
+
+
+def fit_weights(sequences, seed: int = SEED) -> DecoderWeights:
+    """Seeded weights with the output head fitted to the decision states of ``sequences``."""
+    weights = initial_weights(seed)
+    states, targets, allowed = decision_states(weights, sequences)
+    head = fit_output_head(states, targets, allowed).astype(np.float32)
+    return DecoderWeights(weights.embedding, head, weights.layers)
 
 
 def build(dest: Path) -> list[str]:
