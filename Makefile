@@ -102,7 +102,7 @@ notebooks: $(STAMP)
 zh: $(STAMP)
 	$(PY) -m booktools build --edition zh $(ZH_ARGS) $(NB)
 
-## Rebuild fixtures/ from the recipes in labkit.
+## Rebuild fixtures/ from the recipes (booktools/recipes/; `labkit fixtures` takes them from the clone).
 fixtures: $(STAMP)
 	$(VENV)/bin/labkit fixtures build
 

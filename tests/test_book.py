@@ -15,6 +15,7 @@ import nbformat
 import pytest
 
 from booktools import book, notebooks
+from booktools.recipes import files
 from labkit.core import fixtures
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,7 +64,7 @@ def test_cli_reports_bad_input_clearly():
 
 def test_every_registered_recipe_exists_and_labs_has_none():
     """`--only labs` once died with ModuleNotFoundError: every registry entry must import."""
-    from labkit.cli import fixtures as recipes
+    from booktools import fixtures as recipes
 
     found = recipes.recipes()
     assert set(found) == {"text", "diffusion", "tools"}, sorted(found)
@@ -79,9 +80,9 @@ def test_every_registered_recipe_exists_and_labs_has_none():
 def test_fixtures_match_their_recipes():
     """Every recipe (text, diffusion, tools: their weights, tokenizers and golden traces) rebuilds
     its fixtures byte for byte; the tools recipe also refuses weights that miss a summary case."""
-    from labkit.cli import fixtures as recipes
+    from booktools import fixtures as recipes
 
-    problems = fixtures.check(recipes.recipes())
+    problems = files.check(recipes.recipes())
     assert not problems, "fixtures differ from their recipes:\n" + "\n".join(problems)
 
 
@@ -89,9 +90,9 @@ def test_deterministic_npz_and_clear_error_on_corruption(tmp_path):
     import numpy as np
 
     arrays = {"b": np.arange(3, dtype=np.int32), "a": np.ones((2, 2), dtype=np.float32)}
-    first = fixtures.save_arrays(tmp_path / "one.npz", arrays).read_bytes()
+    first = files.save_arrays(tmp_path / "one.npz", arrays).read_bytes()
     time.sleep(1.1)
-    assert fixtures.save_arrays(tmp_path / "two.npz", arrays).read_bytes() == first
+    assert files.save_arrays(tmp_path / "two.npz", arrays).read_bytes() == first
     broken = tmp_path / "broken.npz"
     broken.write_bytes(first[: len(first) // 2])
     with pytest.raises(ValueError, match="corrupted"):
@@ -318,9 +319,9 @@ def test_the_fixtures_are_package_data_and_only_a_clone_is_rebuilt(tmp_path, mon
     monkeypatch.delenv("LABKIT_FIXTURES", raising=False)
     assert fixtures.fixtures_root() == (tmp_path / "fixtures").resolve()
     with pytest.raises(FileNotFoundError, match="LABKIT_FIXTURES"):
-        fixtures.writable_fixtures_root()  # no pyproject.toml beside it: not a clone
+        files.writable_fixtures_root()  # no pyproject.toml beside it: not a clone
     (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
-    assert fixtures.writable_fixtures_root() == (tmp_path / "fixtures").resolve()
+    assert files.writable_fixtures_root() == (tmp_path / "fixtures").resolve()
     monkeypatch.setenv("LABKIT_FIXTURES", str(tmp_path / "nowhere"))
     with pytest.raises(FileNotFoundError, match="nowhere"):
         fixtures.fixtures_root()

@@ -23,10 +23,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from booktools.recipes import files
+from booktools.recipes.files import save_arrays
 from labkit.cli import labs as cli_labs
 from labkit.cli import main
 from labkit.core import fixtures, strictjson
-from labkit.core.fixtures import fixture_path, load_arrays, read_json, save_arrays
+from labkit.core.fixtures import fixture_path, load_arrays, read_json
 from labkit.core.strictjson import MAX_DEPTH, JSONInputError, loads
 from labkit.diffusion.ddim import MIN_ALPHA_BAR, ddim_step
 from labkit.diffusion.guidance import check_guidance_scale, classifier_free_guidance
@@ -361,7 +363,7 @@ def test_fixtures_check_reports_a_truncated_npz_and_a_truncated_json(tmp_path, m
         path = stored / "d" / name
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     monkeypatch.setenv("LABKIT_FIXTURES", str(stored))
-    problems = timed(fixtures.check, {"d": recipe})
+    problems = timed(files.check, {"d": recipe})
     assert [p.split(":")[0] for p in problems] == ["d/w.npz", "d/meta.json"]
     assert "corrupted" in problems[0] and "not JSON" in problems[1]
 

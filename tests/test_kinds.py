@@ -1,8 +1,8 @@
 """A trace kind is one value (``labkit.core.kinds.TraceKind``) in one plain table (``labkit.trace.kinds.KINDS``).
 
-A fourth, test-only kind added as one entry of that table is picked up by the CLI, the catalogue, the
-§7.16 contracts and the fixture recipes with no other file touched; and no module of labkit keeps a table
-of kind names outside the registry.
+A fourth, test-only kind added as one entry of that table is picked up by the CLI, the catalogue and the
+§7.16 contracts with no other file touched; its fixtures' recipe is the book's, one entry of
+``booktools.recipes.RECIPES``; and no module of labkit keeps a table of kind names outside the registry.
 """
 
 import ast
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from booktools import recipes
 from labkit.core import faults as suspects
 from labkit.core.events import TraceRecorder, read_jsonl
 from labkit.core.faults import Fault, FirstDivergence, catalogue
@@ -47,6 +48,7 @@ def run_echo(config=None, hooks=None):
 
 
 def build_echo(dest: Path) -> list[str]:
+    """The echo fixtures' recipe (a module of ``booktools/recipes/`` in the book)."""
     (dest / "echo").mkdir(parents=True, exist_ok=True)
     (dest / "echo" / "word.txt").write_text("回声", encoding="utf-8")
     return ["echo/word.txt"]
@@ -75,7 +77,6 @@ ECHO = TraceKind(
         )
     ),
     fixture="echo",
-    build_fixture=build_echo,
     summary=lambda run, fault: [f"echo {run.events[-1]['payload']['word']}" + (f", fault {fault}" if fault else "")],
 )
 
@@ -115,15 +116,20 @@ def test_a_fourth_kind_is_picked_up_by_the_catalogue_and_the_contracts(echo):
     assert headers[-1] == "Echo trace" and rows[0][-1] == "echo's initial_object"
 
 
-def test_a_fourth_kind_is_picked_up_by_the_fixture_recipes(echo, tmp_path):
-    from labkit.cli import fixtures
-    from labkit.core import fixtures as core_fixtures
+def test_a_fourth_kind_has_no_recipe_and_its_recipe_is_one_line_of_the_book_s_table(echo, tmp_path, monkeypatch):
+    """The kind names its folder only; its recipe is added by one line of ``booktools.recipes.RECIPES`` (the
+    table is a plain dict: a test adds the entry in place), where ``labkit fixtures`` finds and builds it."""
+    from booktools import fixtures
+    from booktools.recipes import files
 
+    with pytest.raises(ValueError, match="unknown recipe 'echo'"):
+        fixtures.recipes(["echo"])  # a kind without a recipe: the registry holds no recipe
+    monkeypatch.setitem(recipes.RECIPES, "echo", build_echo)  # the table's one new line
     assert fixtures.recipes(["echo"]) == {"echo": build_echo}
     assert list(fixtures.recipes(["tool", "tools"])) == ["tools"]  # a kind's name stands for its folder
     with pytest.raises(ValueError, match="unknown recipe 'audio'"):
         fixtures.recipes(["audio"])
-    assert core_fixtures.build(fixtures.recipes(["echo"]), tmp_path) == ["echo/word.txt"]
+    assert files.build(fixtures.recipes(["echo"]), tmp_path) == ["echo/word.txt"]
 
 
 def test_the_registry_refuses_a_second_kind_of_a_name_or_prefix(echo):

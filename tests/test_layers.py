@@ -155,11 +155,11 @@ def test_the_walker_sees_function_level_and_relative_imports():
         "    if True:\n"
         "        from labkit.reader import Table\n"
         "    from ..trace import divergence\n"
-        "    import labkit.cli.fixtures\n"
+        "    import labkit.cli.labs\n"
     )
     found = imports_of("labkit.core.events", source)
     assert ("labkit.reader", 3) in found and ("labkit.trace.divergence", 4) in found, found
-    assert ("labkit.cli.fixtures", 5) in found, found
+    assert ("labkit.cli.labs", 5) in found, found
     layers = layer_diagram()
     assert layer_of("labkit.reader", layers)[0] > layer_of("labkit.core.events", layers)[0]
 
@@ -191,7 +191,7 @@ def test_a_kernel_loads_only_the_kernels_it_uses(module):
     }
     assert set(loaded) == kernels, f"import {module} loads {sorted(set(loaded) - kernels)}"
     assert not any(m.startswith(("labkit.nn", "labkit.core.events", "labkit.reader")) for m in loaded)
-    assert "labkit.diffusion.pipeline" not in loaded and "labkit.diffusion.fixture" not in loaded
+    assert "labkit.diffusion.pipeline" not in loaded
 
 
 def test_the_serving_layer_sits_above_the_domains_and_its_paged_cache_is_a_kernel():

@@ -188,31 +188,33 @@ def test_fresh_run_equals_golden_trace_event_by_event(run):
 
 
 def test_text_fixtures_match_their_recipe():
-    from labkit.cli import fixtures as recipes
-    from labkit.core import fixtures
+    from booktools import fixtures as recipes
+    from booktools.recipes import files
 
-    assert fixtures.check(recipes.recipes(["text"])) == []
+    assert files.check(recipes.recipes(["text"])) == []
 
 
 def test_the_fitted_head_check_allows_a_kernel_but_catches_another_recipe(tmp_path):
     """The head's rebuild bound (1e-4) passes what another BLAS kernel does (≤ 2e-6) and fails a
     changed recipe (the next seed): the check is loose only where the machine is."""
+    from booktools.recipes import files
+    from booktools.recipes.text import FIT_SEED, fit_weights
     from labkit.core import fixtures
-    from labkit.text.model import FIT_SEED, WEIGHTS_FILE, fit_weights
+    from labkit.text.model import WEIGHTS_FILE
 
     stored_path = fixture_path("text", WEIGHTS_FILE)
     stored = fixtures.load_arrays(stored_path)
     kernel = dict(stored, output=(stored["output"] + np.float32(2e-6)).astype(np.float32))
-    fixtures.save_arrays(tmp_path / "kernel.npz", kernel)
-    assert fixtures._same_file(tmp_path / "kernel.npz", stored_path) is None
+    files.save_arrays(tmp_path / "kernel.npz", kernel)
+    assert files._same_file(tmp_path / "kernel.npz", stored_path) is None
     other_recipe, _ = fit_weights(FIT_SEED + 1)
-    fixtures.save_arrays(tmp_path / "recipe.npz", other_recipe.to_arrays())
-    reason = fixtures._same_file(tmp_path / "recipe.npz", stored_path)
+    files.save_arrays(tmp_path / "recipe.npz", other_recipe.to_arrays())
+    reason = files._same_file(tmp_path / "recipe.npz", stored_path)
     assert reason is not None and reason.startswith("array ")
     # Seeded arrays keep their tight bound: the same 2e-6 in the embedding is a mismatch.
     seeded = dict(stored, embedding=(stored["embedding"] + np.float32(2e-6)).astype(np.float32))
-    fixtures.save_arrays(tmp_path / "seeded.npz", seeded)
-    assert "'embedding'" in fixtures._same_file(tmp_path / "seeded.npz", stored_path)
+    files.save_arrays(tmp_path / "seeded.npz", seeded)
+    assert "'embedding'" in files._same_file(tmp_path / "seeded.npz", stored_path)
 
 
 def test_the_page_checks_pass_on_the_golden_run_and_fail_on_a_faulty_one(run):

@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 
+from booktools.recipes.tools import SUMMARY_CASES, TARGET_SUMMARY
 from labkit.tools.answer import ANSWER_STRATEGY, AnswerSlots, answer_frames, clock_words
 from labkit.tools.calls import first_model_call, second_model_call
 from labkit.tools.config import USER_TEXT
-from labkit.tools.fixture import SUMMARY_CASES, TARGET_ARGUMENTS, TARGET_SUMMARY
+from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.model import load_decoder
 from labkit.tools.tokenizer import ToolTokenizer
 from labkit.tools.toolspec import load_toolspec

@@ -5,10 +5,11 @@ import json
 import numpy as np
 import pytest
 
+from booktools.recipes.tools import TARGET_SUMMARY, fit_output_head
 from labkit.tools.calls import first_model_call, second_model_call
 from labkit.tools.config import USER_TEXT
-from labkit.tools.fixture import TARGET_ARGUMENTS, TARGET_SUMMARY
-from labkit.tools.model import CONFIG, fit_output_head, load_decoder
+from labkit.tools.fixture import TARGET_ARGUMENTS
+from labkit.tools.model import CONFIG, load_decoder
 from labkit.tools.toolspec import load_toolspec
 
 

@@ -4,8 +4,9 @@ import json
 
 import pytest
 
+from booktools.recipes.tools import TARGET_SUMMARY, TARGET_TOOL_MESSAGE
 from labkit.tools.config import USER_TEXT
-from labkit.tools.fixture import TARGET_ARGUMENTS, TARGET_SUMMARY, TARGET_TOOL_MESSAGE
+from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.tokenizer import ToolTemplate, ToolTokenizer, compact_json, render_signature, vocabulary
 from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec, load_toolspec
 

@@ -29,7 +29,6 @@ REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "fixtures" / "traces"
 #: command → the trace file it writes into the folder it runs in (None: none)
 COMMANDS: dict[tuple[str, ...], str | None] = {
-    ("fixtures", "check"): None,
     ("trace", "tool"): "trace-tool-001.jsonl",
     ("trace", "text"): "trace-text-001.jsonl",
     ("trace", "diffusion", "--out", "trace-diffusion.jsonl"): "trace-diffusion.jsonl",
@@ -132,15 +131,11 @@ def test_every_command_without_a_page_runs_from_an_empty_folder_as_in_the_clone(
             (side, command): pool.submit(_run, bin_dir, tmp_path / side / "-".join(command), command)
             for command in COMMANDS
             for bin_dir, side in jobs
-            if side == "wheel" or command != ("fixtures", "check")
         }
         results = {key: future.result() for key, future in futures.items()}
     for command in COMMANDS:
         status, output, written = results["wheel", command]
         assert status == 0, (command, output[-2000:])
-        if command == ("fixtures", "check"):  # the clone's run of it is test_book's recipe test
-            assert output.strip() == "fixtures match their recipes", output
-            continue
         assert (status, output, written) == results["clone", command], command
         for name, data in written.items():
             assert data == (GOLDEN / GOLDEN_OF[name]).read_bytes(), f"{command}: {name} is not the golden trace"
@@ -166,7 +161,13 @@ def test_check_file_from_the_wheel_says_in_one_line_that_its_runner_comes_with_t
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
-def test_fixtures_build_outside_a_clone_says_what_to_do(installed, tmp_path):
-    proc = _labkit(installed / "bin", tmp_path, "fixtures", "build", "--only", "text")
-    assert proc.returncode != 0 and "LABKIT_FIXTURES" in proc.stderr and "pip install -e ." in proc.stderr
+def test_labkit_fixtures_from_the_wheel_says_in_one_line_that_it_comes_with_the_clone(installed, tmp_path):
+    """The recipes are the book's (``booktools/recipes/``, not in the wheel); the clone's run is test_book's."""
+    for command in (["fixtures", "build", "--only", "text"], ["fixtures", "check"]):
+        proc = _labkit(installed / "bin", tmp_path, *command)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and "comes with the book's clone (booktools/" in lines[0], (
+            proc.stderr
+        )
+        assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert not list(tmp_path.iterdir())

@@ -1,8 +1,9 @@
 """The ``labkit`` command.  Every command is a module with ``configure(parser)`` and ``run(args) -> int``, named by
 one line of a table (``COMMANDS``, ``TRACE_COMMANDS``, ``BOOK_COMMANDS``) and imported only when it runs (``lazy``, the
 CLI's one lazy point), so ``labkit --help`` imports none of them; a command whose work is heavier than its parser
-takes that work with ``lazy`` in its ``run`` (``labkit labs``).  The book's JupyterLab (``booklab/``) and the answer
-runner of ``labkit check --file`` (``classroom/``) come with the book's clone: ``from_book`` takes them from its folder.
+takes that work with ``lazy`` in its ``run`` (``labkit labs``).  The book's JupyterLab (``booklab/``), the fixture
+recipes (``booktools/``) and the answer runner of ``labkit check --file`` (``classroom/``) come with the book's clone:
+``from_book`` takes them from its folder.
 """
 
 from __future__ import annotations
@@ -19,26 +20,36 @@ from labkit import __version__
 
 @dataclass(frozen=True)
 class Command:
-    """A command: its one-line help and the module (``configure``, ``run``) that runs it."""
+    """A command: its one-line help and the module (``configure``, ``run``) that runs it; a command of the book's
+    clone also says what to do outside one (``outside``, the end of its one-line refusal)."""
 
     help: str
     module: str
+    outside: str = ""
 
 
 #: ``labkit COMMAND``
 COMMANDS = {
     "labs": Command("run the eight mechanism labs of chapter 11 and write their JSON report", "labkit.cli.labs"),
     "faults": Command("run the fault-injection supplement and write its JSON report", "labkit.cli.faults"),
-    "fixtures": Command("build the fixtures, or check them against their recipes", "labkit.cli.fixtures"),
     "check": Command("list the exercises, or check a solution file against one", "labkit.cli.check"),
 }
 #: ``labkit trace COMMAND`` beside the kinds
 TRACE_COMMANDS = {"diff": Command("first divergence between two traces", "labkit.cli.diff")}
-#: ``labkit COMMAND`` for the commands that come with the book's clone (``booklab/`` in the book's folder)
+#: what ``labkit lab`` and ``labkit reset`` say outside the book's clone
+TO_THE_LAB = "run it inside a clone of the book (git clone, then make lab), or give --book PATH"
+#: ``labkit COMMAND`` for the commands that come with the book's clone (``booklab/``, ``booktools/`` in its folder)
 BOOK_COMMANDS = {
-    "lab": Command("open the book in JupyterLab at its first page (what `make lab` does)", "booklab.launcher"),
+    "lab": Command(
+        "open the book in JupyterLab at its first page (what `make lab` does)", "booklab.launcher", TO_THE_LAB
+    ),
     "reset": Command(
-        "bring a page, or every page, back to the book's original (your edits set aside)", "booklab.edits"
+        "bring a page, or every page, back to the book's original (your edits set aside)", "booklab.edits", TO_THE_LAB
+    ),
+    "fixtures": Command(
+        "build the fixtures, or check them against their recipes",
+        "booktools.fixtures",
+        "run it inside a clone of the book (git clone, then make setup)",
     ),
 }
 ABOUT_TRACE = "run or compare the execution traces of chapter 7"
@@ -85,8 +96,7 @@ def _add(subparsers, name: str, command: Command, chosen: bool, argv: list[str])
     if not chosen:
         return
     if name in BOOK_COMMANDS:
-        how = "run it inside a clone of the book (git clone, then make lab), or give --book PATH"
-        module = from_book(command.module, name, how, _given_book(argv))
+        module = from_book(command.module, name, command.outside, _given_book(argv))
     else:
         module = lazy(command.module)
     module.configure(parser)

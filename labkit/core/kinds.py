@@ -87,10 +87,10 @@ class TraceKind:
     run: Callable[..., Any]
     contract: TraceContract
     faults: Mapping[str, Fault]
-    #: the fixture folder its recipe writes (``fixtures/<fixture>/``, ``labkit fixtures --only``);
-    #: its golden trace is ``fixtures/traces/<name>.jsonl``
+    #: its fixture folder, ``fixtures/<fixture>/`` (``labkit fixtures --only <name>`` stands for it), written
+    #: with its golden trace ``fixtures/traces/<name>.jsonl`` by the book's recipe of the folder's name
+    #: (``booktools/recipes/``)
     fixture: str
-    build_fixture: Callable[[Path], list[str]]
     #: ``summary(run, fault) -> lines`` printed by ``labkit trace KIND``
     summary: Callable[[Any, str | None], list[str]]
     #: the JSONL file ``labkit trace KIND`` writes without ``--out`` (``trace_id[-fault].jsonl``)

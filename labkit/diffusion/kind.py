@@ -9,7 +9,6 @@ from labkit.core.kinds import TraceContract, TraceKind
 from labkit.diffusion.clauses import CLAUSES
 from labkit.diffusion.config import DiffusionConfig, DiffusionHooks, DiffusionRun
 from labkit.diffusion.faults import FAULTS
-from labkit.diffusion.fixture import build
 from labkit.diffusion.pipeline import run_diffusion
 
 CONTRACT = TraceContract(
@@ -77,7 +76,6 @@ DIFFUSION = TraceKind(
     contract=CONTRACT,
     faults=FAULTS,
     fixture="diffusion",
-    build_fixture=build,
     summary=summary,
     writes_by_default=False,  # ``labkit trace diffusion`` writes a trace only with ``--out``
     outputs={"png": ("write the final PNG to PATH", DiffusionRun.write_png)},

@@ -26,7 +26,6 @@ from labkit.core.guards import real_array
 
 VAE_ID = "toy-vae-v1"
 UPSCALE = 8
-LIGHT_GAIN = 1.5
 
 
 @lru_cache(maxsize=4)
@@ -70,18 +69,6 @@ class VAEDecoder:
         cols = bilinear_matrix(pre.shape[2], UPSCALE)
         up = rows @ pre @ cols.T  # [3, H, W] → [3, 8H, 8W]
         return np.tanh(up)[None].astype(np.float32)
-
-    def encode_rgb(self, rgb, light) -> np.ndarray:
-        """Exact inverse at latent resolution, for the fixture recipe: rgb float [3, H, W] in (−1, 1),
-        light float [H, W] → diffusion latent float64 [4, H, W]."""
-        rgb = np.asarray(rgb, dtype=np.float64)
-        light = np.asarray(light, dtype=np.float64)
-        mixing = self.mixing / self.scaling_factor  # M·(z/s) = (M/s)·z
-        target = np.arctanh(rgb) - self.bias[:, None, None]  # (M/s)·z = atanh(x) − b
-        z_light = LIGHT_GAIN * light  # channel 3 holds the light directly
-        rest = target - mixing[:, 3][:, None, None] * z_light
-        first3 = np.linalg.solve(mixing[:, :3], rest.reshape(3, -1)).reshape(rest.shape)
-        return np.concatenate([first3, z_light[None]], axis=0)
 
 
 def to_uint8(pixels) -> np.ndarray:

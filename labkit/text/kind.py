@@ -7,7 +7,6 @@ from labkit.core.kinds import TraceContract, TraceKind
 from labkit.text.clauses import CLAUSES
 from labkit.text.config import TextHooks, TextRun, TextTraceConfig
 from labkit.text.faults import FAULTS
-from labkit.text.fixture import build
 from labkit.text.runtime import run_text_trace
 
 CONTRACT = TraceContract(
@@ -66,7 +65,6 @@ TEXT = TraceKind(
     contract=CONTRACT,
     faults=FAULTS,
     fixture="text",
-    build_fixture=build,
     summary=summary,
     clauses=CLAUSES,
 )

@@ -83,7 +83,7 @@ def start_moment(start, timezone: str = TIMEZONE) -> datetime | None:
 
 def frame_sentences(title: str, start: str | None = None, timezone: str = TIMEZONE) -> dict[str, str]:
     """Every kind's sentence for ``title`` (``created`` only with a ``start``): every kind, not just the one an
-    answer uses, since the fixture recipe (``labkit.tools.fixture.fitting_sequences``) fits the head with the
+    answer uses, since the fixture recipe (``booktools.recipes.tools.fitting_sequences``) fits the head with the
     competing sentences, so that it must read the status."""
     frames = {}
     if start is not None:

@@ -1,6 +1,6 @@
 """Trace three as a kind: ``TOOL``, one ``labkit.core.kinds.TraceKind`` (one line of ``labkit.trace.kinds``'s
-table).  Built on the tools package's public names (``run_tool_trace``, ``FAULTS``, ``HAPPY``, the
-fixture recipe); ``labkit trace tool torture`` is a command of its own (``labkit.cli``)."""
+table).  Built on the tools package's public names (``run_tool_trace``, ``FAULTS``, ``HAPPY``);
+``labkit trace tool torture`` is a command of its own (``labkit.cli``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from labkit.core.kinds import TraceContract, TraceKind
 from labkit.tools.clauses import CLAUSES
 from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace
 from labkit.tools.faults import FAULTS, HAPPY
-from labkit.tools.fixture import build
 from labkit.tools.runtime import run_tool_trace
 
 CONTRACT = TraceContract(
@@ -79,7 +78,6 @@ TOOL = TraceKind(
     contract=CONTRACT,
     faults=FAULTS,
     fixture="tools",
-    build_fixture=build,
     summary=summary,
     baseline=("happy", HAPPY),
     clauses=CLAUSES,

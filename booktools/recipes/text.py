@@ -1,5 +1,7 @@
-"""Recipe for fixtures/text/ and fixtures/traces/text.jsonl: the golden trace is run on the files just
-written, so it can never drift from the weights.
+"""Recipe for fixtures/text/ and fixtures/traces/text.jsonl: the tokenizer, the template, toy-decoder-v1's weights
+(fitted as ``labkit.text.model`` describes: seeded layers, then the output head solved by least squares on the five
+decision states of §7.4) and the golden traces, run on the files just written, so they can never drift from the
+weights.
 """
 
 from __future__ import annotations
@@ -7,9 +9,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
+
+from booktools.recipes.files import save_arrays
 from labkit.core.events import write_jsonl
-from labkit.core.fixtures import save_arrays, write_json
-from labkit.text.model import CONFIG, FIT_SEED, SOURCE_LOGITS, WEIGHTS_FILE, fit_weights
+from labkit.core.fixtures import write_json
+from labkit.nn import Decoder, DecoderWeights
+from labkit.text.model import CONFIG, PROMPT_IDS, SOURCE_LOGITS, WEIGHTS_FILE
 from labkit.text.runtime import run_text_trace
 from labkit.text.template import TEMPLATE_V1
 from labkit.text.variants import SPLIT_VOCABULARY, VARIANTS, split_vocabulary
@@ -51,6 +57,62 @@ TOKENIZER_NOTES = [
     "without a <tag>, so no text encodes to them. Text no piece covers is an error: there is no "
     "unknown token and no byte fallback.",
 ]
+
+#: the greedy selections that lead from one decision state of §7.4 to the next
+SELECTIONS = (14, 15, 16, 17, 18)
+FIT_SEED = 20260701
+
+
+def _seeded_layers(rng: np.random.Generator) -> DecoderWeights:
+    shapes = CONFIG.weight_shapes()
+    arrays = {"embedding": rng.standard_normal(shapes["embedding"]), "output": np.zeros(shapes["output"])}
+    for name, shape in shapes.items():
+        if name.startswith("layers."):
+            arrays[name] = rng.standard_normal(shape) / np.sqrt(shape[0])  # fan-in scaling
+    return DecoderWeights.from_arrays({k: v.astype(np.float32) for k, v in arrays.items()}, CONFIG)
+
+
+def target_logits(seed: int = FIT_SEED) -> np.ndarray:
+    """targets [5, V]: the listed logits, seeded unlisted ones below them: at step 1 < 1.10 − 0.3 (below
+    the third place), at steps 2–5 < top − 0.8."""
+    rng = np.random.default_rng(seed + 1)
+    rows = []
+    for step, listed in SOURCE_LOGITS.items():
+        ceiling = (min(listed.values()) - 0.3) if step == 1 else (max(listed.values()) - 0.8)
+        row = rng.uniform(-2.5, ceiling, CONFIG.vocab_size)
+        for token_id, logit in listed.items():
+            row[token_id] = logit
+        rows.append(row)
+    return np.stack(rows)
+
+
+def fit_weights(seed: int = FIT_SEED) -> tuple[DecoderWeights, dict]:
+    """Seeded layers, then W_out [d, V] from H [5, d]·W_out = targets [5, V] (``labkit.text.model``'s steps 1–4).
+    Returns the weights and a report: the rank of H and max |logit − target|."""
+    weights = _seeded_layers(np.random.default_rng(seed))
+    eye = np.eye(CONFIG.width, CONFIG.vocab_size, dtype=np.float32)  # W_out = [I_d | 0]: the first d logits *are* h_t
+    h = _logits_at_decision_states(weights, eye)[:, : CONFIG.width]  # H [5, d], RMSNorm(x) of the last position
+    rank = int(np.linalg.matrix_rank(h))
+    if rank != len(SELECTIONS):
+        raise ValueError(f"decision states must be independent; rank {rank} < {len(SELECTIONS)}")
+    targets = target_logits(seed)  # [5, V]
+    head = np.linalg.lstsq(h, targets, rcond=None)[0]  # [d, V]
+    for _ in range(2):  # absorb float32 rounding
+        got = _logits_at_decision_states(weights, head.astype(np.float32))
+        head = head + np.linalg.lstsq(h, targets - got, rcond=None)[0]
+    fitted = DecoderWeights(embedding=weights.embedding, output=head.astype(np.float32), layers=weights.layers)
+    got = _logits_at_decision_states(fitted, fitted.output)
+    return fitted, {"decision_state_rank": rank, "max_abs_error_vs_targets": float(np.max(np.abs(got - targets)))}
+
+
+def _logits_at_decision_states(weights: DecoderWeights, head: np.ndarray) -> np.ndarray:
+    """Real float32 forward passes (prefill, then cached decodes): logits [5, V] as float64."""
+    decoder = Decoder(CONFIG, DecoderWeights(weights.embedding, head, weights.layers))
+    result, cache = decoder.prefill(np.asarray([PROMPT_IDS]))
+    rows = [result.next_logits[0]]
+    for token in SELECTIONS[:-1]:
+        rows.append(decoder.decode_step([token], cache).next_logits[0])
+    return np.stack(rows).astype(np.float64)
 
 
 def build(dest: Path) -> list[str]:

@@ -1,7 +1,9 @@
 """``labkit fixtures build|check``: run the fixture recipes, or prove the stored files match them.
 
-Each trace kind (``labkit.trace.kinds``) owns one recipe, named after the fixture folder it writes (``fixtures/text``,
-``fixtures/diffusion``, ``fixtures/tools``).  The kinds (NumPy) are taken with ``lazy`` when the command runs, so
+A command of the book's clone (``BOOK_COMMANDS`` in ``labkit/cli/__init__.py``): the recipes are
+``booktools.recipes.RECIPES``, one per fixture folder (``fixtures/text``, ``fixtures/diffusion``, ``fixtures/tools``);
+a trace kind's name stands for the folder it reads (``labkit.trace.kinds``: ``--only tool`` is ``tools``).  The
+recipes and the kinds (NumPy, every domain) are taken with ``lazy`` when the command runs, so
 ``labkit fixtures --help`` imports neither.
 """
 
@@ -11,11 +13,10 @@ from labkit.cli import lazy
 
 
 def recipes(names: list[str] | None = None) -> dict:
-    """Recipe name (its fixture folder) → ``build(dest) -> list[str]``, one per registered kind: the
-    named ones (all by default; a kind's name, ``tool``, stands for its folder, ``tools``); an unknown
-    name is a clear error."""
+    """Recipe name (its fixture folder) → ``build(dest) -> list[str]``: the named ones (all by default; a kind's
+    name, ``tool``, stands for its folder, ``tools``); an unknown name is a clear error."""
     kinds = lazy("labkit.trace.kinds").KINDS
-    known = {kind.fixture: kind.build_fixture for kind in kinds.values()}
+    known = lazy("booktools.recipes").RECIPES
     names = [kinds[n].fixture if n in kinds else n for n in names or known]
     unknown = sorted(set(names) - set(known))
     if unknown:
@@ -39,11 +40,11 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    fixtures = lazy("labkit.core.fixtures")
+    files = lazy("booktools.recipes.files")
     if args.action == "build":
-        for rel in fixtures.build(recipes(args.only)):
+        for rel in files.build(recipes(args.only)):
             print(f"wrote fixtures/{rel}")
         return 0
-    problems = fixtures.check(recipes(args.only))
+    problems = files.check(recipes(args.only))
     print("\n".join(f"MISMATCH {line}" for line in problems) or "fixtures match their recipes")
     return 1 if problems else 0
