@@ -37,10 +37,15 @@ def configure(parser) -> None:
         metavar="RECIPE",
         help="limit to a recipe, named after its fixture folder or its kind (repeatable)",
     )
+    parser.add_argument(
+        "--book",
+        metavar="PATH",
+        help="the book's folder whose recipes run (default: this folder or the nearest one above it)",
+    )
 
 
 def run(args) -> int:
-    files = lazy("booktools.recipes.files")
+    files = lazy("booktools.fixture_files")
     if args.action == "build":
         for rel in files.build(recipes(args.only)):
             print(f"wrote fixtures/{rel}")

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from booktools import book, notebooks
-from booktools.recipes import files
+from booktools import fixture_files as files
 from labkit.core import fixtures
 
 REPO = Path(__file__).resolve().parents[1]

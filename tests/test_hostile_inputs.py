@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from booktools.recipes import files
-from booktools.recipes.files import save_arrays
+from booktools import fixture_files as files
+from booktools.fixture_files import save_arrays
 from labkit.cli import labs as cli_labs
 from labkit.cli import main
 from labkit.core import fixtures, strictjson
@@ -46,14 +46,13 @@ from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.normalize import free_text, normalize
 from labkit.tools.toolspec import (
     ProposalError,
-    build_calendar_toolspec,
-    check_toolspec,
+    load_toolspec,
     parse_arguments,
     validate_arguments,
 )
 
 TIME_LIMIT = 5.0
-SPEC = check_toolspec(build_calendar_toolspec())
+SPEC = load_toolspec()
 ARGS = TARGET_ARGUMENTS  # §7.11's arguments: the valid call every near miss starts from
 
 
@@ -758,8 +757,8 @@ def test_token_id_near_misses():
 def test_schema_validation_loads_no_uri_grammars_and_still_asserts_date():
     code = (
         "import sys; from labkit.tools.toolspec import validate_arguments; "
-        "from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec; "
-        "spec = check_toolspec(build_calendar_toolspec()); "
+        "from labkit.tools.toolspec import load_toolspec; "
+        "spec = load_toolspec(); "
         "args = dict(calendar_id='primary', title='t', local_date='2026-02-30', local_time='09:00', "
         "duration_minutes=1); "
         "print(validate_arguments(spec, args)[0][0], sys.modules.get('rfc3987_syntax') is not None)"

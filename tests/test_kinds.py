@@ -119,8 +119,8 @@ def test_a_fourth_kind_is_picked_up_by_the_catalogue_and_the_contracts(echo):
 def test_a_fourth_kind_has_no_recipe_and_its_recipe_is_one_line_of_the_book_s_table(echo, tmp_path, monkeypatch):
     """The kind names its folder only; its recipe is added by one line of ``booktools.recipes.RECIPES`` (the
     table is a plain dict: a test adds the entry in place), where ``labkit fixtures`` finds and builds it."""
+    from booktools import fixture_files as files
     from booktools import fixtures
-    from booktools.recipes import files
 
     with pytest.raises(ValueError, match="unknown recipe 'echo'"):
         fixtures.recipes(["echo"])  # a kind without a recipe: the registry holds no recipe
@@ -130,6 +130,11 @@ def test_a_fourth_kind_has_no_recipe_and_its_recipe_is_one_line_of_the_book_s_ta
     with pytest.raises(ValueError, match="unknown recipe 'audio'"):
         fixtures.recipes(["audio"])
     assert files.build(fixtures.recipes(["echo"]), tmp_path) == ["echo/word.txt"]
+
+
+def test_every_kind_s_fixture_folder_has_its_recipe_in_the_book():
+    """A kind's golden traces are written by the recipe of its folder: the two tables agree."""
+    assert {kind.fixture for kind in kinds.KINDS.values()} == set(recipes.RECIPES)
 
 
 def test_the_registry_refuses_a_second_kind_of_a_name_or_prefix(echo):

@@ -192,7 +192,7 @@ def test_a_corrupted_weight_file_is_a_clear_error(fixture_copy):
 
 
 def test_a_weight_file_with_a_wrong_shape_is_a_clear_error(fixture_copy):
-    from booktools.recipes.files import save_arrays
+    from booktools.fixture_files import save_arrays
     from labkit.core.fixtures import load_arrays
 
     path = fixture_copy / "toy-decoder-v1.npz"

@@ -188,8 +188,8 @@ def test_fresh_run_equals_golden_trace_event_by_event(run):
 
 
 def test_text_fixtures_match_their_recipe():
+    from booktools import fixture_files as files
     from booktools import fixtures as recipes
-    from booktools.recipes import files
 
     assert files.check(recipes.recipes(["text"])) == []
 
@@ -197,7 +197,7 @@ def test_text_fixtures_match_their_recipe():
 def test_the_fitted_head_check_allows_a_kernel_but_catches_another_recipe(tmp_path):
     """The head's rebuild bound (1e-4) passes what another BLAS kernel does (≤ 2e-6) and fails a
     changed recipe (the next seed): the check is loose only where the machine is."""
-    from booktools.recipes import files
+    from booktools import fixture_files as files
     from booktools.recipes.text import FIT_SEED, fit_weights
     from labkit.core import fixtures
     from labkit.text.model import WEIGHTS_FILE

@@ -17,9 +17,9 @@ from labkit.tools.calls import grammar_for, greedy_decode
 from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.grammar import FULL_DATE, SchemaGrammar, integer_range_regex, schema_regex
 from labkit.tools.tokenizer import ToolTokenizer
-from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec, parse_arguments, validate_arguments
+from labkit.tools.toolspec import load_toolspec, parse_arguments, validate_arguments
 
-SPEC = check_toolspec(build_calendar_toolspec())
+SPEC = load_toolspec()
 GRAMMAR = grammar_for(SPEC)
 TOK = ToolTokenizer()
 CONTROL = frozenset(i for i in range(TOK.vocab_size) if TOK.is_control(i))

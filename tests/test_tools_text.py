@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from booktools.recipes.tools import TARGET_SUMMARY, TARGET_TOOL_MESSAGE
+from booktools.recipes.tools import TARGET_SUMMARY, TARGET_TOOL_MESSAGE, build_calendar_toolspec
 from labkit.tools.config import USER_TEXT
 from labkit.tools.fixture import TARGET_ARGUMENTS
 from labkit.tools.tokenizer import ToolTemplate, ToolTokenizer, compact_json, render_signature, vocabulary
-from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec, load_toolspec
+from labkit.tools.toolspec import check_toolspec, load_toolspec
 
 TOK, TEMPLATE = ToolTokenizer(), ToolTemplate()
 SPEC = check_toolspec(build_calendar_toolspec())

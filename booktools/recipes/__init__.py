@@ -2,7 +2,7 @@
 ``dest`` (the fixtures root: its folder and its golden traces) and returning their paths relative to it.
 
 ``RECIPES`` names each recipe after the fixture folder it writes; ``labkit fixtures build|check [--only …]``
-(``booktools/fixtures.py``) runs them with ``booktools.recipes.files``.  labkit never imports this package: a
+(``booktools/fixtures.py``) runs them with ``booktools.fixture_files``.  labkit never imports this package: a
 reader's install has the fixtures, not the maintainer's recipes.
 """
 

@@ -1,8 +1,9 @@
 """Recipe of trace two's fixtures: the three toy models, the §7.8 sub-fixture, the golden trace.
 
-Everything comes from fixed seeds and a procedural scene painted here, concept by concept (``paint_layers``, in
-the order of ``labkit.diffusion.scene.CONCEPTS``) and encoded by the exact inverse of the toy VAE; nothing is
-downloaded.
+The picture the toy denoiser knows, a rainy-night station with a red umbrella on a bench, is painted here concept
+by concept (``paint_layers``, in the order of ``CONCEPTS``); the difference between two consecutive canvases is
+what one concept adds (the denoiser's stored deltas).  Everything comes from fixed seeds and is encoded by the
+exact inverse of the toy VAE; nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -11,18 +12,19 @@ from pathlib import Path
 
 import numpy as np
 
-from booktools.recipes.files import save_arrays
+from booktools.fixture_files import save_arrays
 from labkit.core.events import write_jsonl
 from labkit.core.fixtures import write_json
-from labkit.diffusion.denoiser import DENOISER_ID
+from labkit.diffusion.denoiser import DENOISER_ID, gaussian_blur
 from labkit.diffusion.pipeline import run_diffusion
-from labkit.diffusion.scene import CONCEPTS, gaussian_blur
 from labkit.diffusion.text_encoder import TEXT_ENCODER_ID, TOKENIZER_ID
 from labkit.diffusion.vae import VAE_ID, VAEDecoder
 
 #: the scene is painted at latent resolution, SIZE × SIZE, in RGB ∈ [−1, 1] plus a ``light`` channel (lamps
 #: and their wet reflections)
 SIZE = 64
+#: the concepts in the order they are painted (the denoiser stores this order, ``concepts`` of its JSON)
+CONCEPTS = ("night", "station", "rain", "bench", "umbrella", "documentary")
 WIDTH = 768
 MAX_LENGTH = 12
 RECIPE_SEED = 20261129

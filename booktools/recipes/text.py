@@ -11,15 +11,23 @@ from pathlib import Path
 
 import numpy as np
 
-from booktools.recipes.files import save_arrays
+from booktools.fixture_files import save_arrays
 from labkit.core.events import write_jsonl
 from labkit.core.fixtures import write_json
 from labkit.nn import Decoder, DecoderWeights
 from labkit.text.model import CONFIG, PROMPT_IDS, SOURCE_LOGITS, WEIGHTS_FILE
 from labkit.text.runtime import run_text_trace
-from labkit.text.template import TEMPLATE_V1
-from labkit.text.variants import SPLIT_VOCABULARY, VARIANTS, split_vocabulary
+from labkit.text.variants import SPLIT_VOCABULARY, VARIANTS
 
+#: chat-template-v1 (``labkit.text.template``), stored as fixtures/text/template.json
+TEMPLATE_V1 = {
+    "template_id": "chat-template-v1",
+    "layout": "<bos><system>{system}</system><user>{user}</user><assistant>",
+    "notes": "Synthetic template of trace one. Messages may not contain '<' or '>', "
+    "so a message can never forge a tag.",
+}
+#: token 14 短波蓝光 and 15 的散射 re-cut as bytes: 短波 + e8 93 | 9d + 光的散射 (蓝 = e8 93 9d)
+SPLIT_PIECES = {14: "短波".encode() + b"\xe8\x93", 15: b"\x9d" + "光的散射".encode()}
 #: toy-tokenizer-v1.  IDs 1–12 are forced by the source's input_ids, 14–19 by §7.2;
 #: 0 and 13 are our choice (see TOKENIZER_NOTES).
 VOCAB = [
@@ -154,3 +162,22 @@ def build(dest: Path) -> list[str]:
     for name, run in traces.items():
         write_jsonl(run.events, Path(dest) / "traces" / f"{name}.jsonl")
     return [*(f"text/{name}" for name in written), *(f"traces/{name}.jsonl" for name in traces)]
+
+
+def split_vocabulary(vocab: list[dict]) -> dict:
+    """toy-tokenizer-v1's entries ``vocab`` with 14 and 15 re-cut as bytes (``SPLIT_PIECES``)."""
+    entries = [
+        {"id": e["id"], "utf8_hex": SPLIT_PIECES[e["id"]].hex(), "special": False} if e["id"] in SPLIT_PIECES else e
+        for e in vocab
+    ]
+    assert b"".join(SPLIT_PIECES.values()) == "短波蓝光的散射".encode(), "the re-cut keeps the text"
+    return {
+        "tokenizer_id": "toy-tokenizer-v1-split",
+        "algorithm": "as toy-tokenizer-v1; pieces given as utf8_hex are byte strings used in decoding only",
+        "notes": [
+            "A variant of toy-tokenizer-v1 for issue 45: IDs 14 and 15 are re-cut as a byte-level BPE "
+            "would, 短波 + e8 93 | 9d + 光的散射, so 蓝 (e8 93 9d) is split over two tokens.",
+            "The model is toy-decoder-v1 unchanged: the IDs it selects are the same, their bytes differ.",
+        ],
+        "vocab": entries,
+    }

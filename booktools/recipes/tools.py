@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from booktools.recipes.files import save_arrays
+from booktools.fixture_files import save_arrays
 from labkit.core.events import write_jsonl
 from labkit.core.fixtures import write_json
 from labkit.nn import Decoder, DecoderWeights
@@ -21,7 +21,7 @@ from labkit.tools.fixture import TARGET_ARGUMENTS, golden_file
 from labkit.tools.model import CONFIG, WEIGHTS_FILE
 from labkit.tools.runtime import ToolRunConfig, run_tool_trace
 from labkit.tools.tokenizer import PROPOSAL_ID, TOKENIZER_ID, ToolTemplate, ToolTokenizer, compact_json, vocabulary
-from labkit.tools.toolspec import build_calendar_toolspec, check_toolspec
+from labkit.tools.toolspec import DRAFT_2020_12, check_toolspec
 
 #: §7.13/§7.14: the tool message the second call reads, and its answer
 TARGET_TOOL_MESSAGE = {
@@ -31,6 +31,25 @@ TARGET_TOOL_MESSAGE = {
     "start": "2026-07-20T09:00:00+08:00",
 }
 TARGET_SUMMARY = "已在 2026 年 7 月 20 日上午 9:00 创建“带护照”提醒。"
+
+
+def _string(**constraints) -> dict:
+    return {"type": "string", **constraints}
+
+
+def build_calendar_toolspec() -> dict:
+    """calendar.create_event@v1 with the five required arguments, in §7.10's key order."""
+    properties = {
+        "calendar_id": _string(enum=["primary"]),
+        "title": _string(minLength=1, maxLength=80),
+        "local_date": _string(format="date"),
+        "local_time": _string(pattern="^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"),
+        "duration_minutes": {"type": "integer", "minimum": 1, "maximum": 24 * 60},
+    }
+    schema = {"$schema": DRAFT_2020_12, "type": "object", "properties": properties}
+    schema["required"] = list(properties)
+    schema["additionalProperties"] = False
+    return {"name": "calendar.create_event", "version": "v1", "side_effect_class": "write", "input_schema": schema}
 
 
 def _ok(event_id: str, start: str) -> dict:

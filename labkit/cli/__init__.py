@@ -49,7 +49,7 @@ BOOK_COMMANDS = {
     "fixtures": Command(
         "build the fixtures, or check them against their recipes",
         "booktools.fixtures",
-        "run it inside a clone of the book (git clone, then make setup)",
+        "run it inside a clone of the book (git clone, then make setup), or give --book PATH",
     ),
 }
 ABOUT_TRACE = "run or compare the execution traces of chapter 7"
@@ -122,7 +122,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     words = [a for a in argv if not a.startswith("-")]  # ["trace", "text"]
     top, kind = [*words, None, None][:2]
     parser = argparse.ArgumentParser(
-        prog="labkit", description="Inside One Generation: run the book's traces, labs and fixture recipes."
+        prog="labkit",
+        description="Inside One Generation: run the book's traces and labs (and, in its clone, its fixture recipes).",
     )
     parser.add_argument("--version", action="version", version=f"labkit {__version__}")
     parser.set_defaults(_run=lambda args: parser.print_help())  # a bare ``labkit``: the help, status 0

@@ -20,6 +20,9 @@ import numpy as np
 
 from labkit.core.strictjson import read_json_file
 
+#: what a missing or damaged fixture's error says to do
+REBUILD = "run `labkit fixtures build` in the book's clone, or reinstall labkit (its fixtures are package data)"
+
 
 def fixtures_root() -> Path:
     """The fixtures folder: ``$LABKIT_FIXTURES`` when set, else the package data ``labkit/fixtures``
@@ -81,22 +84,21 @@ def fixture_dir(domain: str, root: str | Path | None = None) -> Path:
 def fixture_path(*parts: str) -> Path:
     path = fixtures_root().joinpath(*parts)
     if not path.exists():
-        raise FileNotFoundError(f"fixture {'/'.join(parts)!r} is missing; run `labkit fixtures build`")
+        raise FileNotFoundError(f"fixture {'/'.join(parts)!r} is missing; {REBUILD}")
     return path
 
 
 def load_arrays(path: str | Path) -> dict[str, np.ndarray]:
-    """Read an ``.npz`` written by ``save_arrays``; a damaged file gives a clear error."""
+    """Read an ``.npz`` written by the recipes (``booktools.fixture_files.save_arrays``); a damaged file gives a
+    clear error."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"weight file {str(path)!r} does not exist; run `labkit fixtures build`")
+        raise FileNotFoundError(f"weight file {str(path)!r} does not exist; {REBUILD}")
     try:
         with zipfile.ZipFile(path) as archive:
             return {info.filename.removesuffix(".npy"): _read_member(archive, info) for info in archive.infolist()}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-        raise ValueError(
-            f"weight file {path.name!r} is corrupted ({exc}); rebuild it with `labkit fixtures build`"
-        ) from None
+        raise ValueError(f"weight file {path.name!r} is corrupted ({exc}); {REBUILD}") from None
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
@@ -136,4 +138,4 @@ def read_json(path: str | Path):
     try:
         return read_json_file(path)
     except FileNotFoundError:
-        raise FileNotFoundError(f"fixture {str(path)!r} is missing; run `labkit fixtures build`") from None
+        raise FileNotFoundError(f"fixture {str(path)!r} is missing; {REBUILD}") from None

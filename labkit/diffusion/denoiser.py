@@ -39,10 +39,34 @@ import numpy as np
 from labkit.core.fixtures import fixture_dir, load_arrays, read_json
 from labkit.core.guards import real_array, real_values, token_ids
 from labkit.diffusion.ddim import alphas_cumprod
-from labkit.diffusion.scene import gaussian_blur
 from labkit.nn import attention
 
 DENOISER_ID = "toy-latent-denoiser-v3"
+
+
+def gaussian_blur(image: np.ndarray, sigma: float) -> np.ndarray:
+    """Separable Gaussian blur over the last two axes with edge padding; [..., H, W] → same.
+
+    σ ≤ 0 returns a copy.  Sums of shifted slices, float64: the same numbers on every machine.
+    """
+    image = np.asarray(image, dtype=np.float64)
+    if sigma <= 0.0:
+        return image.copy()
+    radius = int(np.ceil(3.0 * sigma))
+    offsets = np.arange(-radius, radius + 1)
+    weights = np.exp(-(offsets**2) / (2.0 * sigma**2))
+    weights /= weights.sum()
+    out = image
+    for axis in (-2, -1):
+        pad = [(0, 0)] * out.ndim
+        pad[axis] = (radius, radius)
+        padded = np.pad(out, pad, mode="edge")
+        n = out.shape[axis]
+        acc = np.zeros_like(out)
+        for w, off in zip(weights, offsets, strict=True):
+            acc += w * np.take(padded, np.arange(radius + off, radius + off + n), axis=axis)
+        out = acc
+    return out
 
 
 @dataclass(frozen=True)

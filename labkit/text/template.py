@@ -13,13 +13,6 @@ from pathlib import Path
 
 from labkit.core.fixtures import fixture_dir, read_json
 
-TEMPLATE_V1 = {
-    "template_id": "chat-template-v1",
-    "layout": "<bos><system>{system}</system><user>{user}</user><assistant>",
-    "notes": "Synthetic template of trace one. Messages may not contain '<' or '>', "
-    "so a message can never forge a tag.",
-}
-
 
 @dataclass(frozen=True)
 class Template:

@@ -13,8 +13,6 @@ from labkit.core.faults import FirstDivergence
 from labkit.text.config import TextTraceConfig
 
 SPLIT_VOCABULARY = "toy-tokenizer-v1-split.json"
-#: token 14 短波蓝光 and 15 的散射 re-cut as bytes: 短波 + e8 93 | 9d + 光的散射 (蓝 = e8 93 9d)
-SPLIT_PIECES = {14: "短波".encode() + b"\xe8\x93", 15: b"\x9d" + "光的散射".encode()}
 
 
 @dataclass(frozen=True)
@@ -59,25 +57,6 @@ VARIANTS = {
         ),
     )
 }
-
-
-def split_vocabulary(vocab: list[dict]) -> dict:
-    """toy-tokenizer-v1's entries ``vocab`` with 14 and 15 re-cut as bytes (``SPLIT_PIECES``)."""
-    entries = [
-        {"id": e["id"], "utf8_hex": SPLIT_PIECES[e["id"]].hex(), "special": False} if e["id"] in SPLIT_PIECES else e
-        for e in vocab
-    ]
-    assert b"".join(SPLIT_PIECES.values()) == "短波蓝光的散射".encode(), "the re-cut keeps the text"
-    return {
-        "tokenizer_id": "toy-tokenizer-v1-split",
-        "algorithm": "as toy-tokenizer-v1; pieces given as utf8_hex are byte strings used in decoding only",
-        "notes": [
-            "A variant of toy-tokenizer-v1 for issue 45: IDs 14 and 15 are re-cut as a byte-level BPE "
-            "would, 短波 + e8 93 | 9d + 光的散射, so 蓝 (e8 93 9d) is split over two tokens.",
-            "The model is toy-decoder-v1 unchanged: the IDs it selects are the same, their bytes differ.",
-        ],
-        "vocab": entries,
-    }
 
 
 def _payloads(run, event_type: str) -> list[dict]:

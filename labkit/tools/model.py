@@ -11,6 +11,7 @@ The runtime never fits: it loads the stored weights.
 
 from __future__ import annotations
 
+from labkit.core.fixtures import fixture_dir, load_arrays
 from labkit.nn import Decoder, DecoderWeights
 from labkit.nn.configs import book_config
 
@@ -21,7 +22,5 @@ WEIGHTS_FILE = "toy-tool-decoder-v1.npz"
 
 def load_decoder() -> Decoder:
     """toy-tool-decoder-v1 with its stored weights."""
-    from labkit.core.fixtures import fixtures_root, load_arrays
-
-    arrays = load_arrays(fixtures_root() / "tools" / WEIGHTS_FILE)
+    arrays = load_arrays(fixture_dir("tools") / WEIGHTS_FILE)
     return Decoder(CONFIG, DecoderWeights.from_arrays(arrays, CONFIG))

@@ -16,25 +16,6 @@ SIDE_EFFECT_CLASSES = ("read", "write")
 VALIDATOR_NAME = "Draft 2020-12"
 
 
-def _string(**constraints) -> dict:
-    return {"type": "string", **constraints}
-
-
-def build_calendar_toolspec() -> dict:
-    """calendar.create_event@v1 with the five required arguments, in §7.10's key order."""
-    properties = {
-        "calendar_id": _string(enum=["primary"]),
-        "title": _string(minLength=1, maxLength=80),
-        "local_date": _string(format="date"),
-        "local_time": _string(pattern="^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"),
-        "duration_minutes": {"type": "integer", "minimum": 1, "maximum": 24 * 60},
-    }
-    schema = {"$schema": DRAFT_2020_12, "type": "object", "properties": properties}
-    schema["required"] = list(properties)
-    schema["additionalProperties"] = False
-    return {"name": "calendar.create_event", "version": "v1", "side_effect_class": "write", "input_schema": schema}
-
-
 @dataclass(frozen=True)
 class ToolSpec:
     """A checked ToolSpec: ``ref`` is ``name@version`` (e.g. calendar.create_event@v1)."""
