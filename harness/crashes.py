@@ -34,11 +34,11 @@ from harness.workload import (
     make_invocation,
     start_child,
 )
+from labkit.tools import invariants as inv
 from labkit.tools.calendar_service import OUTCOMES, QUERY_OUTCOMES, CalendarService
+from labkit.tools.invariants import Snapshot, take
 from labkit.tools.journal import Journal
 from labkit.tools.states import State
-from labkit.tools.torture import invariants as inv
-from labkit.tools.torture.invariants import Snapshot, take
 
 #: the network of one incarnation: mostly delivered, every fault of ServiceTransport possible
 NETWORK = ("deliver",) * 4 + OUTCOMES

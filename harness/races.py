@@ -39,10 +39,10 @@ from harness.workload import (
 )
 from labkit.tools.calendar_service import CalendarService, CreateRequest, ServiceTransport, idempotent_execute
 from labkit.tools.confirm import request_digest
+from labkit.tools.invariants import Snapshot, take
 from labkit.tools.recovery import execute_and_recover
 from labkit.tools.states import InvocationMachine
 from labkit.tools.store import StoreError
-from labkit.tools.torture.invariants import Snapshot, take
 
 #: every CONFLICT_EVERY-th round, the last client presents the shared key with another digest
 CONFLICT_EVERY = 5

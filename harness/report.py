@@ -24,8 +24,8 @@ from harness.crashes import ScheduleRun, crash_runs
 from harness.races import run_races
 from harness.workload import RUNTIMES, SERVICES, named
 from labkit.core.guards import is_integer
+from labkit.tools.invariants import INVARIANTS, Snapshot, asked, key_prefix, race_checks
 from labkit.tools.states import State
-from labkit.tools.torture.invariants import INVARIANTS, Snapshot, asked, key_prefix, race_checks
 
 BOOK = str(Path(__file__).resolve().parents[1])  # the folder that holds harness/
 

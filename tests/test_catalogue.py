@@ -93,7 +93,7 @@ def test_the_fault_tables_and_the_state_machine_are_read_only():
 def test_the_tables_pages_hand_out_are_read_only():
     from labkit.labs.cache_equivalence import MODES
     from labkit.text.model import SOURCE_LOGITS
-    from labkit.tools.torture.invariants import INVARIANTS
+    from labkit.tools.invariants import INVARIANTS
 
     with pytest.raises(TypeError):
         MODES["correct"] = "reset_rope_position"  # page 05's loop would report a broken decoder as correct

@@ -12,7 +12,7 @@ import pytest
 
 from harness.races import SEAMS, run_races
 from harness.report import context, run_torture, scratch_dir
-from labkit.tools.torture.invariants import race_checks
+from labkit.tools.invariants import race_checks
 
 # Slow tier (child processes): out of `make test-fast`, in `make test`.
 pytestmark = pytest.mark.slow

@@ -270,9 +270,8 @@ def test_the_happy_run_the_schedules_and_the_crash_harness_share_one_execute_pat
     import harness.races as races
     import labkit.tools.schedules as schedules
     from harness import workload as child
-    from labkit.tools import phases, recovery
+    from labkit.tools import invariants, phases, recovery
     from labkit.tools import phases as happy
-    from labkit.tools.torture import invariants
 
     assert happy.execute_and_recover is child.execute_and_recover is recovery.execute_and_recover
     assert races.execute_and_recover is recovery.execute_and_recover

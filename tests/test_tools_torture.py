@@ -22,10 +22,10 @@ from harness.report import context, journal_rows, pick_recovered, run_torture, t
 from harness.workload import CLOCK, JOURNAL_FILE, SERVICE_FILE, VARIANT
 from labkit.tools.calendar_service import CalendarService
 from labkit.tools.confirm import ConfirmationError
+from labkit.tools.invariants import INVARIANTS, take
 from labkit.tools.journal import Journal
 from labkit.tools.recovery import recover
 from labkit.tools.store import StoreError
-from labkit.tools.torture.invariants import INVARIANTS, take
 
 # Slow tier: out of `make test-fast`, in `make test` (see CONTRIBUTING, test tiers).
 pytestmark = pytest.mark.slow

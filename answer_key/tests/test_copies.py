@@ -28,7 +28,7 @@ import labkit.check as check
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = check.exercises()
 #: what a page or the kit holds that is not an answer to try: the commands, the book's tools, the checks
-NOT_TRIED = ("labkit.cli", "booktools", "labkit.check", "labkit.__main__", "labkit.tools.torture")
+NOT_TRIED = ("labkit.cli", "booktools", "labkit.check", "labkit.__main__", "labkit.tools.invariants")
 #: at most this many adapted forms of one candidate's output
 MOST_ADAPTED = 12
 

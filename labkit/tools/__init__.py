@@ -2,5 +2,5 @@
 a run meets them: ``toolspec``, ``tokenizer``, ``model``, ``grammar``, ``normalize``, ``confirm``, ``states``,
 ``calendar_service``, ``store`` and ``journal``, ``seams``, ``executor``, ``recovery``, ``answer``, ``calls``;
 ``config``, ``phases`` and ``runtime`` run them; ``schedules`` (and ``harness/``, beside the kit) drive the
-execute path under faults, checking ``torture/invariants.py``.
+execute path under faults, checking the promises of ``invariants``.
 """

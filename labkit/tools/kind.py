@@ -1,6 +1,6 @@
 """Trace three as a kind: ``TOOL``, one ``labkit.core.kinds.TraceKind`` (one line of ``labkit.trace.kinds``'s
-table).  Built on the tools package's public names (``run_tool_trace``, ``FAULTS``, ``HAPPY``);
-``labkit trace tool torture`` is a command of its own (``labkit.cli``)."""
+table).  Built on the tools package's public names (``run_tool_trace``, ``FAULTS``, ``HAPPY``); the crash
+and race harness is the book's (``python -m harness``)."""
 
 from __future__ import annotations
 

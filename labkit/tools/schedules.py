@@ -3,7 +3,7 @@
 A ``FaultSchedule`` fixes what can go wrong after the proposal (transport and lookup outcomes, crashes at
 any crash point, a cancellation, the budget, a missing capability, a mismatched confirmation);
 ``run_schedule`` runs the happy run's own phases from t05 on (``labkit.tools.phases.EXECUTION``) on the
-§7.12 Invocation, and ``invariant_violations`` checks the promises of ``labkit.tools.torture.invariants``.
+§7.12 Invocation, and ``invariant_violations`` checks the promises of ``labkit.tools.invariants``.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labkit.core.runtime import run_steps
+from labkit.tools import invariants
 from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace, start_trace
 from labkit.tools.executor import CrashPlan
 from labkit.tools.fixture import fixture_invocation
 from labkit.tools.phases import EXECUTION
 from labkit.tools.seams import CANCELS, ToolFaults
 from labkit.tools.states import InvocationMachine, State
-from labkit.tools.torture import invariants
 
 
 @dataclass(frozen=True)

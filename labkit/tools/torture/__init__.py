@@ -1,1 +1,0 @@
-"""The promises of trace three's execute path, checked by the fault schedules and by ``harness/``."""
