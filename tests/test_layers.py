@@ -267,3 +267,10 @@ def test_no_module_is_over_the_line_limit():
     assert not stale, f"{stale} are no longer over {MAX_LINES} lines: remove them from BEING_SPLIT"
     long = {m: n for m, n in long.items() if m not in BEING_SPLIT}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_the_kit_evaluates_its_annotations_as_python_3_11_does():
+    """One style for every module of the kit: no ``from __future__ import annotations`` (a method that returns
+    its own class says ``Self``; a name imported for type checking only is quoted)."""
+    future = sorted(m for m, p in MODULES.items() if "from __future__ import annotations" in p.read_text("utf-8"))
+    assert not future, f"modules with from __future__ import annotations: {future}"

@@ -6,8 +6,6 @@ is data (``exercises.toml``) joined to its public check, run by one engine, ``co
 answer is the teacher's key (``answer_key/`` beside the kit, never inside it): a class copy leaves it out.
 """
 
-from __future__ import annotations
-
 from labkit.check import (
     labs_i,
     labs_i_cache,

@@ -6,8 +6,6 @@ the teacher's key's ``@value``, ``@function``, ``@table``, ``@trace`` (``answer_
 A verdict never carries the expected value: ``reveal()`` shows it and marks the exercise revealed.
 """
 
-from __future__ import annotations
-
 import inspect
 import tomllib
 from collections.abc import Callable

@@ -3,8 +3,6 @@ value (never the expected one: that takes ``reveal``) and the idea to revisit; l
 or a second wrong run) adds the rule and where it breaks. Numbers are short (``labkit.reader.numbers.fmt``).
 """
 
-from __future__ import annotations
-
 import html
 import tomllib
 from dataclasses import dataclass

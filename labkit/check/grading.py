@@ -2,14 +2,12 @@
 reader's code never lets an exception out: it becomes a ``CandidateProblem`` naming the reader's line.
 """
 
-from __future__ import annotations
-
 import copy
 import inspect
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -51,7 +49,7 @@ class CheckResult:
     def __bool__(self) -> bool:
         return self.passed
 
-    def more(self) -> CheckResult:
+    def more(self) -> Self:
         """The same verdict with the rule and the precise hint shown (level 2)."""
         return replace(self, level=2)
 

@@ -4,8 +4,6 @@ attention rows are distributions with the log-odds the bias sets. The prediction
 runs; references and hidden cases are the teacher's key.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.check.core import attach, properties, value

@@ -3,8 +3,6 @@ layer's attention of the lab decoder, keeps the cache append-only and gives the 
 size is what real caches hold; a check accepts the correct decoder and refuses the faulty ones.
 """
 
-from __future__ import annotations
-
 import functools
 from dataclasses import replace
 

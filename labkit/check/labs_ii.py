@@ -2,8 +2,6 @@
 and samplers, no stored answer (lab 09: ``labs_ii_speculative``; pages 10–13: ``labs_ii_serving``).
 """
 
-from __future__ import annotations
-
 from functools import cache
 
 import numpy as np

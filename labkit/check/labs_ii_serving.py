@@ -2,8 +2,6 @@
 properties tested against the labs' own code, no stored answer; the predictions' answers are the labs' runs.
 """
 
-from __future__ import annotations
-
 import copy
 from dataclasses import asdict
 from functools import lru_cache

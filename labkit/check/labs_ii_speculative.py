@@ -2,8 +2,6 @@
 lab's own sampler, simulated, against the reader's expectations; no stored answer.
 """
 
-from __future__ import annotations
-
 from functools import cache
 
 import numpy as np

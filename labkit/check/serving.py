@@ -1,7 +1,5 @@
 """The exercise of page 07-13 (one request among many): a prediction the page's next cell answers."""
 
-from __future__ import annotations
-
 from labkit.check.core import value
 from labkit.serving.trace_one import run_batch
 

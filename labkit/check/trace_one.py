@@ -2,8 +2,6 @@
 stored answer inside; the predictions' answers are the real kernels' runs. The teacher's key adds hidden cases.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.check.core import properties, value

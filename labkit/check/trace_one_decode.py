@@ -2,8 +2,6 @@
 rebuild nor a cache the library's forward pass can drive — and its step judged against the full pass.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, make_dataclass
 
 import numpy as np

@@ -2,8 +2,6 @@
 predictions' answers. Hidden cases and references are the teacher's key, ``answer_key/trace_three.py``.
 """
 
-from __future__ import annotations
-
 import json
 import re
 

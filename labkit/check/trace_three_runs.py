@@ -3,8 +3,6 @@ its hidden cases: a field mask inside the real decode and against the definition
 canonical form's witness, a retry policy in a herd of clients, a config change against a mystery trace.
 """
 
-from __future__ import annotations
-
 import collections
 import copy
 import functools

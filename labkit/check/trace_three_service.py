@@ -3,8 +3,6 @@ calendar service under fault schedules beside the runtime's own service, and aga
 digest cannot be trusted. A broken promise raises ``Diverged``.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import random
 from functools import lru_cache

@@ -3,8 +3,6 @@ answer: a count against two real Philox draws, a guidance scale against the one 
 v-prediction step on pairs the check noised itself, on §7.8's numbers and inside trace two's loop.
 """
 
-from __future__ import annotations
-
 import re
 from functools import lru_cache
 

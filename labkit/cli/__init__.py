@@ -6,8 +6,6 @@ recipes (``booktools/``) and the answer runner of ``labkit check --file`` (``cla
 ``from_book`` takes them from its folder.
 """
 
-from __future__ import annotations
-
 import argparse
 import importlib
 import os

@@ -13,8 +13,6 @@ class needs one: ``python -m classroom grade``).  The checker and its verdict st
 unreadable file, no such function in it, a limit overrun, the answer's process ending before it gave a result).
 """
 
-from __future__ import annotations
-
 import argparse
 import sys
 from pathlib import Path

@@ -1,7 +1,5 @@
 """``labkit trace diff A.jsonl B.jsonl``: the first divergence between two traces (``labkit.trace.divergence``)."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 

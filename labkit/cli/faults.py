@@ -1,7 +1,5 @@
 """``labkit faults``: the fault-injection supplement of chapter 11 and its JSON report, shaped as ``labkit labs``."""
 
-from __future__ import annotations
-
 import argparse
 
 from labkit.cli import lazy

@@ -4,8 +4,6 @@ when the command runs, so ``--help`` stays cheap.  Exit status 0 when every chec
 report, ``"status": "failed"``, is still written), 2 on bad arguments.
 """
 
-from __future__ import annotations
-
 import argparse
 import sys
 from collections.abc import Callable

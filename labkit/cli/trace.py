@@ -3,8 +3,6 @@ named fault), write its JSONL trace and print its summary.  Paths and names are 
 parsed, before any work: a bad one ends with exit status 2 and one line saying what was expected.
 """
 
-from __future__ import annotations
-
 import argparse
 import tempfile
 import time

@@ -5,8 +5,6 @@ events alone (no golden trace, no second run): ``broken_at(events)`` is the ID o
 clause (or a "(missing …)" note), None when the trace keeps it.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass
 

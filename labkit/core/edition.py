@@ -3,8 +3,6 @@ are the same in both editions.  The Chinese project carries ``zh/.labkit-edition
 page's folder.  English is the source text: another language's catalogue is keyed by the English template.
 """
 
-from __future__ import annotations
-
 import os
 import tomllib
 from functools import lru_cache

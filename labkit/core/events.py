@@ -3,8 +3,6 @@ and JSON Lines I/O.  Event IDs order events within one trace only (``e00``, ``e0
 beside the envelope (``TraceRecorder.wall_clock``), never in it: two runs differ in time but not in events.
 """
 
-from __future__ import annotations
-
 import copy
 import hashlib
 import json

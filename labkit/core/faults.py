@@ -5,8 +5,6 @@ field, suspect) a comparison with the golden trace must find; the rule names and
 spelled once, here, so a declaration and a diagnosis compare with ``==``.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -78,7 +76,7 @@ class FirstDivergence:
         if self.rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
 
-    def matches(self, found: FirstDivergence) -> bool:
+    def matches(self, found: "FirstDivergence") -> bool:
         """Does the divergence ``found`` happen where this one is declared?"""
         # the declared field is the reported path or a leading part of it, ending where a part ends
         field_ok = self.field is None or re.match(rf"{re.escape(self.field)}($|[.\[ ])", found.field or "") is not None

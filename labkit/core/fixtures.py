@@ -4,8 +4,6 @@ stable JSON for the reports the commands write.
 The recipes that write the fixtures come with the book's clone (``booktools/recipes/``, ``labkit fixtures``).
 """
 
-from __future__ import annotations
-
 import importlib.util
 import json
 import math

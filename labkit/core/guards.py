@@ -5,8 +5,6 @@ booleans; NumPy scalars are accepted.  The predicates (``is_…``) leave the mes
 ``ValueError`` naming the argument, what was expected and what came (kernels call them in helpers at their top).
 """
 
-from __future__ import annotations
-
 import math
 
 import numpy as np

@@ -4,8 +4,6 @@ A domain declares its kind in ``labkit/<domain>/kind.py`` as one ``TraceKind`` v
 ``labkit.trace.kinds`` registers it in one line of its table.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path

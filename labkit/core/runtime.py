@@ -3,8 +3,6 @@ a mutable run (the state its steps share: ``config``, the recorder ``rec``, ``ev
 ``step(run) -> None | status`` and ``run_steps``, the one loop that drives them.
 """
 
-from __future__ import annotations
-
 import dataclasses
 from typing import Any
 

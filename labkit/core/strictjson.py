@@ -10,8 +10,6 @@ Python's ``re`` also matches before a final newline; ``\\d``, ``\\w`` ASCII), an
 the one format the book's schemas use, without loading jsonschema's URI grammars.
 """
 
-from __future__ import annotations
-
 import json
 import re
 import sys

@@ -2,8 +2,6 @@
 per timestep → CFG + DDIM (ᾱ_prev chains) → publish after decode → RNG only at the initial latent →
 the schedule runs out."""
 
-from __future__ import annotations
-
 from labkit.core.clauses import Clause, Events, first, missing, out_of_order
 
 

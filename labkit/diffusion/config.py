@@ -1,7 +1,5 @@
 """Trace two's configuration (§7.6), the hooks a reader's function plugs into, and the run's state."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path

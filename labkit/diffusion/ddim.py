@@ -14,8 +14,6 @@ The step after the last timestep uses ᾱ_prev = 1.0 (``final_alpha_bar``): the 
 a clean sample.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.core.guards import is_integer, real_array, real_number

@@ -29,8 +29,6 @@ so that every number can be explained.  For one latent z_t, timestep t and condi
 Arithmetic is float64; the result is cast to the latent's dtype (float32).
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 

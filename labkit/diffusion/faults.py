@@ -1,8 +1,6 @@
 """Trace two's fault catalogue: each fault is a changed ``DiffusionConfig``, nothing else (a changed
 configuration shows as ``discrete_state`` before a single tensor is computed)."""
 
-from __future__ import annotations
-
 from labkit.core import faults as suspects
 from labkit.core.faults import Fault, FirstDivergence, catalogue
 

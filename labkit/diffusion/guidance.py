@@ -9,8 +9,6 @@ w = 0 keeps only the negative branch, w = 1 only the positive one; w > 1 pushes 
 conditional prediction, away from the negative one.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.core.guards import real_array, real_number

@@ -1,8 +1,6 @@
 """Trace two as a kind: ``DIFFUSION``, one ``labkit.core.kinds.TraceKind`` (one line of ``labkit.trace.kinds``'s
 table)."""
 
-from __future__ import annotations
-
 from labkit.core import faults as suspects
 from labkit.core.events import digest_bytes
 from labkit.core.kinds import TraceContract, TraceKind

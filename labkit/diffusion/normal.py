@@ -13,8 +13,6 @@ so block b yields normals 4b … 4b+3 in the order (x₀x₁→cos, sin), (x₂x
 The arithmetic is float64; the caller casts to the latent dtype at the end.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass
 

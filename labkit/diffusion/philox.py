@@ -12,8 +12,6 @@ Words are uint32.  Each 32×32→64-bit product is formed in uint64 (which canno
 (2³²−1)² < 2⁶⁴) and split into its high and low halves with a shift and a mask.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.core.guards import is_integer

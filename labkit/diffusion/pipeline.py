@@ -11,8 +11,6 @@ step of ``STEPS`` per group (each ``step(run)``, driven by ``labkit.core.runtime
     d08 response.completed   image reference             → FINISHED
 """
 
-from __future__ import annotations
-
 from functools import lru_cache
 from pathlib import Path
 

@@ -12,8 +12,6 @@ A word that names a concept the toy denoiser can draw (rain, night, station, ben
 documentary) is embedded along that concept's direction; other words and ``<pad>`` point anywhere.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -12,8 +12,6 @@ Post-processing to an image: ``uint8 = round(clip((x + 1)/2, 0, 1) · 255)``, HW
 Latent channels: 0 luminance, 1 red–cyan, 2 blue–yellow, 3 light (what glows).
 """
 
-from __future__ import annotations
-
 import io
 from dataclasses import dataclass
 from functools import lru_cache

@@ -11,8 +11,6 @@ its whole KV cache.  With bandwidth B (bytes/s), that reading alone takes
 Arithmetic on assumed sizes, nothing measured: real steps also pay for compute, activations, launches.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, fields
 
 from labkit.core.guards import is_integer

@@ -11,8 +11,6 @@ The source numbers layers from 1, labkit from 0: its ``copy_layer1_cache_to_laye
 ``copy_layer0_cache_to_layer1`` (``MODES``).
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType

@@ -5,8 +5,6 @@ softmax → weights [0.6698, 0.3302]; with values [2, 0] and [0, 4] the output i
 0.6698·[2, 0] + 0.3302·[0, 4] = [1.3395, 1.3210].
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.labs.common import max_abs_difference, require_close

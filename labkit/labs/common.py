@@ -1,7 +1,5 @@
 """What the chapter-11 labs share: their checks, raising ``LabCheckFailed``, and numeric helpers."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 
 import numpy as np

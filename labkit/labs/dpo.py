@@ -11,8 +11,6 @@ The loss only sees the *difference* of the two log-ratios: lowering both answers
 probabilities lowers the loss as long as the rejected one falls further.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.core.guards import real_number, real_values

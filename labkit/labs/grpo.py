@@ -12,8 +12,6 @@ PPO's clipped surrogate for one token with probability ratio ρ = π_θ/π_old a
 No policy is trained here: the advantages and ratios are fixed arrays.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.core.guards import real_number, real_values

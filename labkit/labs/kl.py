@@ -8,8 +8,6 @@ It is ≥ 0, equals 0 exactly when p = q, differs in general from KL(q ‖ p), a
 as p puts mass on an outcome q rules out (q_i = 0 < p_i).
 """
 
-from __future__ import annotations
-
 import math
 from typing import NamedTuple
 

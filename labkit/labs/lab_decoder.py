@@ -5,8 +5,6 @@ It has no checkpoint: its weights are Gaussian draws from ``default_rng(11)`` ta
 order; reordering the draws changes every figure of chapter 11.
 """
 
-from __future__ import annotations
-
 import functools
 from typing import NamedTuple
 

@@ -10,8 +10,6 @@ only if j ≤ i *and* both are in the same document (document-causal); in SFT th
 the assistant-target flags shifted left by one.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.labs.common import finite_difference, masked_cross_entropy, max_abs_difference, require_close

@@ -6,8 +6,6 @@
 A failed lab check (an ``AssertionError``) makes ``"status": "failed"`` naming the lab, not a raise.
 """
 
-from __future__ import annotations
-
 import platform
 import time
 from collections.abc import Callable, Mapping

@@ -14,8 +14,6 @@ P_wrong(x) = q(x)·α(x) + β·p(x) counts the overlap min(p, q) twice; its dist
 L1 = Σ|P_wrong − p| and TV = L1 / 2, by exact enumeration at one prefix.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import numpy as np

@@ -13,8 +13,6 @@ The model is one scalar logistic regression with every feature equal to 1: p = �
 gradient p − y, loss L(w) = −(1/N) Σ [y·log p + (1 − y)·log(1 − p)].
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 from labkit.core.guards import real_number, real_values

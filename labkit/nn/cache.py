@@ -1,6 +1,6 @@
 """A per-layer key/value cache: what prefill builds and every decode step extends."""
 
-from __future__ import annotations
+from typing import Self
 
 import numpy as np
 
@@ -67,10 +67,10 @@ class KVCache:
         self.keys[layer], self.values[layer] = k, v
         return k, v
 
-    def copy(self) -> KVCache:
+    def copy(self) -> Self:
         return self.truncated(self.length)
 
-    def truncated(self, length: int) -> KVCache:
+    def truncated(self, length: int) -> Self:
         """A copy holding only the first ``length`` positions (for prefix reuse)."""
         if not is_integer(length) or not 0 <= length <= self.length:
             raise ValueError(f"length must be in [0, {self.length}] (an integer), got {length!r}")

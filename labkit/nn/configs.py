@@ -1,8 +1,6 @@
 """The book's three decoders side by side: the lab's is multi-head (H_kv = H_q) in float64, the two
 traces' use grouped-query attention in float32; all keep RoPE base 10000 and RMSNorm eps 1e-6."""
 
-from __future__ import annotations
-
 from labkit.nn.transformer import DecoderConfig
 
 #: model ID → DecoderConfig(model ID, V, d, L, H_q, H_kv, d_h, FFN width, dtype)

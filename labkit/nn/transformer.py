@@ -13,9 +13,8 @@ and the head reads logits = RMSNorm(x)·W_out.  Faults (``DecoderFaults``) act o
 incremental path, so the full forward pass stays the reference the faulty cache path is compared with.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field, fields
+from typing import Self
 
 import numpy as np
 
@@ -84,7 +83,7 @@ class DecoderWeights:
         return arrays
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], config: DecoderConfig) -> DecoderWeights:
+    def from_arrays(cls, arrays: dict[str, np.ndarray], config: DecoderConfig) -> Self:
         """Build and check weights: every expected name present, shapes exact, values finite."""
         expected = config.weight_shapes()
         missing, extra = sorted(set(expected) - set(arrays)), sorted(set(arrays) - set(expected))
@@ -137,7 +136,7 @@ class DecoderFaults:
             cache.values[1] = cache.values[0].copy()
 
     @classmethod
-    def named(cls, name: str | None) -> DecoderFaults:
+    def named(cls, name: str | None) -> Self:
         """``None``/"correct" → no fault; otherwise exactly one named fault switched on."""
         if name in (None, "", "correct", "none"):
             return cls()

@@ -9,8 +9,6 @@ add split-K attention whose split depends on the batch; a batch-invariant engine
 order and pays in throughput (He et al., Thinking Machines 2025).
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np

@@ -15,8 +15,6 @@ A request's tokens never depend on its batch: attention reads only its own block
 batch can move (``labkit.serving.batch``) stay far below the argmax margins.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 

@@ -8,8 +8,6 @@ written again (that would change another request's past); only a full, live bloc
 ``audit(tables)`` checks them all.
 """
 
-from __future__ import annotations
-
 from collections import deque
 
 import numpy as np

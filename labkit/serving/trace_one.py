@@ -8,8 +8,6 @@ recorded by the runtime's own steps (``labkit.text.runtime``) fed with the batch
 be compared with the solo run's event by event.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 
 import numpy as np

@@ -4,8 +4,6 @@ Each check returns ``(passed, detail)``; ``detail`` says what was found, so a fa
 check explains itself.  (The test suite asserts the same facts independently.)
 """
 
-from __future__ import annotations
-
 from labkit.text.model import PROMPT_IDS
 
 

@@ -1,8 +1,6 @@
 """Trace one's contract (§7.16) as clauses on its events: 12 prompt IDs → KV grows one row per fed
 token → processors, selection, stop → streamed bytes never taken back → no RNG → EOS or the limit."""
 
-from __future__ import annotations
-
 from labkit.core.clauses import Clause, Events, draws_nothing, first, missing
 
 

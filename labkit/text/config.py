@@ -1,8 +1,6 @@
 """Trace one's configuration (§7.2; a fault is another config, ``labkit.text.faults``), the hooks a reader's
 function plugs into, and the run its steps share (``labkit.text.runtime``)."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any

@@ -6,8 +6,6 @@ The §7.5 rules say where each should first show:
   * same tokens, different bytes                 → tokenizer decoder or transport.
 """
 
-from __future__ import annotations
-
 from labkit.core import faults as suspects
 from labkit.core.faults import Fault, FirstDivergence, catalogue
 from labkit.nn import DecoderFaults

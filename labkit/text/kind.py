@@ -1,7 +1,5 @@
 """Trace one as a kind: ``TEXT``, one ``labkit.core.kinds.TraceKind`` (one line of ``labkit.trace.kinds``'s table)."""
 
-from __future__ import annotations
-
 from labkit.core import faults as suspects
 from labkit.core.kinds import TraceContract, TraceKind
 from labkit.text.clauses import CLAUSES

@@ -11,8 +11,6 @@ configuration and its stored weights, fitted by the book's fixture recipe (``boo
 The runtime never sees the targets: it loads the stored weights and computes.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType

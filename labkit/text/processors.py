@@ -10,8 +10,6 @@ then greedy takes the first index of the maximum (a documented tie-break).  A tr
 ``temperature`` when configured and as ``temperature_disabled`` when off, as the chapter lists greedy's.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field

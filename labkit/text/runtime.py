@@ -6,8 +6,6 @@ feeds y_t at position = cache length; EOS ends the generation without a decode. 
 e00–e04, t for the events of selection step t, and the last step for the terminal events.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import numpy as np

@@ -7,8 +7,6 @@ OpenAI's ``stop`` and vLLM's default leave the stop out of the output).  A stop 
 token: the text is cut where it begins and the rest is never sent.  EOS or length flushes what is held.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 

@@ -6,10 +6,9 @@ The rendered text ends with the open assistant tag, so the model's first selecte
 is the first token of the answer.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from labkit.core.fixtures import fixture_dir, read_json
 
@@ -20,7 +19,7 @@ class Template:
     layout: str
 
     @classmethod
-    def load(cls, root: str | Path | None = None) -> Template:
+    def load(cls, root: str | Path | None = None) -> Self:
         data = read_json(fixture_dir("text", root) / "template.json")
         try:
             return cls(data["template_id"], data["layout"])

@@ -5,10 +5,9 @@ error (no byte fallback).  The variant ``toy-tokenizer-v1-split`` (issue 45) sto
 that end or begin inside a character, as a byte-level BPE does, used in decoding only.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 
@@ -43,7 +42,7 @@ class Tokenizer:
         self._plain = sorted(plain, key=len, reverse=True)  # longest first: the first match is the longest
 
     @classmethod
-    def load(cls, root: str | Path | None = None, name: str = "tokenizer.json") -> Tokenizer:
+    def load(cls, root: str | Path | None = None, name: str = "tokenizer.json") -> Self:
         """Load the vocabulary file ``name`` from ``root`` (default: ``fixtures/text/tokenizer.json``)."""
         data = read_json(fixture_dir("text", root) / name)
         try:

@@ -4,8 +4,6 @@ Each variant is a change of ``TextTraceConfig`` a client or a deployment may mak
 ``fixtures/traces/text-<name>.jsonl``, its first divergence from trace one and its own checks.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from labkit.core import faults as suspects

@@ -10,11 +10,10 @@ text ``s``:  allowed[v] = (f_1…f_k spells s and f_{k+1} = v),  allowed[EOS] = 
 The model still runs its forward pass and picks every token by masked greedy.
 """
 
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Self
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -145,7 +144,7 @@ class AnswerSlots:
     @classmethod
     def for_result(
         cls, arguments: dict, tool_message: dict, tokenizer, timezone: str = TIMEZONE, approved: dict | None = None
-    ) -> AnswerSlots:
+    ) -> Self:
         frames = answer_frames(arguments, tool_message, timezone, approved)
         try:
             return cls.of(frames, tokenizer)
@@ -153,7 +152,7 @@ class AnswerSlots:
             return cls.of({"unclear": UNCLEAR_UNTITLED}, tokenizer)
 
     @classmethod
-    def of(cls, frames: dict, tokenizer) -> AnswerSlots:
+    def of(cls, frames: dict, tokenizer) -> Self:
         spelled = {name: tuple(tokenizer.encode(sentence)) for name, sentence in frames.items()}
         return cls(dict(frames), spelled, tokenizer.id_of("<|eos|>"))
 

@@ -9,8 +9,6 @@ idempotency row.  ``ServiceTransport`` plays planned network outcomes; an answer
 open, ``stored``/``store`` per row): half a commit or a flipped bit is refused, never believed.
 """
 
-from __future__ import annotations
-
 import json
 import re
 import sqlite3

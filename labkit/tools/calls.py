@@ -6,8 +6,6 @@ mc_02 reusing mc_01's prefix cache, under the answer-slot mask (§7.14).  Both d
 until a stop token or ``max_tokens`` (finish reason ``length``).
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache

@@ -2,8 +2,6 @@
 each its own cache → parse … execute in order → one external commit, only after an approval that
 matches → no RNG in decoding → the second call ends after the result is observed."""
 
-from __future__ import annotations
-
 from labkit.core.clauses import Clause, Events, draws_nothing, out_of_order, types
 
 #: the runtime's stages, in the only order they may come

@@ -2,8 +2,6 @@
 in place of a piece of the runtime) and one run of it (``ToolTrace``: what the phases share and leave behind).
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 

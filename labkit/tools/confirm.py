@@ -8,8 +8,6 @@ no whitespace, ECMAScript numbers, UTF-8):
 A confirmation approves one digest: a changed argument makes a new Invocation, which needs a new approval.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo

@@ -14,8 +14,6 @@ a spent budget ends FAILED after "not committed", else stays OUTCOME_UNKNOWN nam
 nothing is sent unless the approved digest is the Invocation's (``execute``).
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass

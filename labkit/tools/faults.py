@@ -3,8 +3,6 @@ of ``labkit.tools.seams``, or its crash plans); golden traces ``fixtures/traces/
 change the branch the runtime takes: their first divergence is an event type where it refuses or fails.
 """
 
-from __future__ import annotations
-
 from labkit.core import faults as suspects
 from labkit.core.faults import Fault, FirstDivergence, catalogue, configure
 from labkit.tools.config import ToolRunConfig

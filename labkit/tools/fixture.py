@@ -3,8 +3,6 @@ the golden traces' file names.  The recipe that writes ``fixtures/tools/`` and t
 (``booktools/recipes/tools.py``).
 """
 
-from __future__ import annotations
-
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -22,7 +20,7 @@ TARGET_ARGUMENTS = {
 
 
 @cache
-def fixture_invocation() -> Invocation:
+def fixture_invocation() -> "Invocation":
     """The §7.12 Invocation inv_01: §7.11's arguments normalised under the happy run's config."""
     from labkit.tools.config import ToolRunConfig
     from labkit.tools.toolspec import load_toolspec

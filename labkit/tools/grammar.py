@@ -20,10 +20,9 @@ continuation completes it.  At a decode step with output text ``s`` the mask [V]
 so every document the masked decoder stops on parses and validates.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Self
 
 import numpy as np
 
@@ -141,7 +140,7 @@ class SchemaGrammar:
     _cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_schema(cls, schema: dict) -> SchemaGrammar:
+    def from_schema(cls, schema: dict) -> Self:
         return cls(schema_regex(schema))
 
     @cached_property

@@ -7,8 +7,6 @@ snapshots returning its violations ([]: the promise held), checked by the crash 
 and at the end, by the racing clients, and by the fault schedules (``run_checks`` and ``ending``):
 """
 
-from __future__ import annotations
-
 import sqlite3
 from collections import defaultdict
 from contextlib import ExitStack, closing

@@ -5,8 +5,6 @@ before the request leaves).  Nothing read back is trusted: ``journal_problems`` 
 at open, the readers each row again, and ``check_against`` refuses a calendar store that contradicts it.
 """
 
-from __future__ import annotations
-
 import json
 import sqlite3
 from collections import defaultdict

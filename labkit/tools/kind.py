@@ -2,8 +2,6 @@
 table).  Built on the tools package's public names (``run_tool_trace``, ``FAULTS``, ``HAPPY``); the crash
 and race harness is the book's (``python -m harness``)."""
 
-from __future__ import annotations
-
 from labkit.core import faults as suspects
 from labkit.core.kinds import TraceContract, TraceKind
 from labkit.tools.clauses import CLAUSES

@@ -9,8 +9,6 @@ hidden z_s [d], target y_s, allowed A_s)
 The runtime never fits: it loads the stored weights.
 """
 
-from __future__ import annotations
-
 from labkit.core.fixtures import fixture_dir, load_arrays
 from labkit.nn import Decoder, DecoderWeights
 from labkit.nn.configs import book_config

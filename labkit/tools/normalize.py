@@ -8,11 +8,10 @@ cannot see (controls, separators, bidi overrides, invisible format characters; a
 only between two visible characters, where scripts and emoji need it).
 """
 
-from __future__ import annotations
-
 import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime, time
+from typing import Self
 from zoneinfo import ZoneInfo
 
 from labkit.tools.toolspec import ToolSpec
@@ -31,7 +30,7 @@ class Invocation:
     def to_json(self) -> dict:
         return asdict(self)
 
-    def with_arguments(self, invocation_id: str, **changes) -> Invocation:
+    def with_arguments(self, invocation_id: str, **changes) -> Self:
         """A *new* Invocation (new ID, hence new digest) with some arguments changed."""
         unknown = sorted(set(changes) - set(self.normalized_arguments))
         if unknown:

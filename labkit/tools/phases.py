@@ -4,8 +4,6 @@ recovery after a crash), the late cancellation, the observation and the second m
 its events and returns None to go on, or the request status the run ends with (``close_trace``: t14).
 """
 
-from __future__ import annotations
-
 import itertools
 from functools import partial
 

@@ -10,8 +10,6 @@ next attempt with the same key or ends FAILED; COMMITTED reads its result back f
 crash harness take it.  ``verify_approvals`` refuses a journal whose approval is for another digest.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator
 
 from labkit.tools.confirm import ConfirmationError, invocation_digest

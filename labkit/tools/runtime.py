@@ -4,8 +4,6 @@
 on one ``ToolTrace``; a fault is a change of the config's ``faults``, read at its seam (``labkit.tools.seams``).
 """
 
-from __future__ import annotations
-
 from labkit.core.runtime import checked_run_arguments, run_steps
 from labkit.tools.config import ToolHooks, ToolRunConfig, ToolTrace, start_trace
 from labkit.tools.model import CONFIG, load_decoder

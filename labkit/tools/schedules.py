@@ -6,8 +6,6 @@ any crash point, a cancellation, the budget, a missing capability, a mismatched 
 §7.12 Invocation, and ``invariant_violations`` checks the promises of ``labkit.tools.invariants``.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from labkit.core.runtime import run_steps

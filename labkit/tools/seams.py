@@ -17,8 +17,6 @@ the journal order         journal, then send                          ``journal_
 The crash points are the executor's own seams (``labkit.tools.executor.CrashPlan``).
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass
 

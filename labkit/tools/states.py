@@ -8,12 +8,11 @@ Only the moves in ``TRANSITIONS`` are legal (anything else raises ``IllegalTrans
 may happen only on EXECUTING → COMMITTED, or OUTCOME_UNKNOWN → COMMITTED when a query finds it.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Self
 
 
 class State(StrEnum):
@@ -91,7 +90,7 @@ class InvocationMachine:
         self.journal, self.invocation_id = journal, invocation["invocation_id"]
 
     @classmethod
-    def resume(cls, journal, invocation_id: str) -> InvocationMachine:
+    def resume(cls, journal, invocation_id: str) -> Self:
         """A fresh machine (after a restart) in the state the journal last recorded."""
         entry = journal.entry(invocation_id)
         return cls(State(entry.state), journal.transitions(invocation_id), journal, invocation_id)

@@ -7,8 +7,6 @@ schema (an extra trigger could book twice), or against the kind's own rules (``S
 a commit left by a lost ``-journal`` is refused.  Later ``sqlite3`` errors become the kind's error.
 """
 
-from __future__ import annotations
-
 import re
 import sqlite3
 from collections.abc import Callable

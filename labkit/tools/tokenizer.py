@@ -9,8 +9,6 @@ writes only the arguments.  A longer conversation's render starts with the exact
 one, which lets the second model call reuse the first call's prefix cache (§7.14).
 """
 
-from __future__ import annotations
-
 import json
 from functools import lru_cache
 

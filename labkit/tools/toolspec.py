@@ -5,8 +5,6 @@ Validation asserts formats (``2026-02-30`` fails ``format: date``, not merely an
 follows ECMA-262 as JSON Schema says: ``"09:00\n"`` does not match ``^…$``.
 """
 
-from __future__ import annotations
-
 from dataclasses import asdict, dataclass
 
 from labkit.core.strictjson import JSONInputError, import_jsonschema, loads, schema_validator

@@ -1,8 +1,6 @@
 """The fault catalogue of every registered trace kind (``labkit.trace.kinds``): look a fault up, run it,
 and compare it with the kind's golden trace under ``fixtures/``."""
 
-from __future__ import annotations
-
 import copy
 from functools import lru_cache
 

@@ -2,8 +2,6 @@
 asked before any value is compared (the book's order, not the chapter's); each kind declares its clauses
 in ``labkit/<domain>/clauses.py``."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from labkit.trace.kinds import kind as trace_kind

@@ -16,8 +16,6 @@ only that one, with the values on both sides and the component to suspect.  Trac
 different kinds are refused: they are compared through their contracts, not step by step.
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 from itertools import zip_longest

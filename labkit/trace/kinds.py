@@ -1,8 +1,6 @@
 """The registry of trace kinds: ``KINDS``, one line per kind's ``TraceKind`` (imported from its
 ``labkit/<domain>/kind.py``), and the §7.16 table generated from the kinds' contracts."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 
 from labkit.core.kinds import TraceContract, TraceKind
