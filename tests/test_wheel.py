@@ -10,6 +10,7 @@ itself comes from the wheel only.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -47,11 +48,15 @@ GOLDEN_OF = {
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    # setuptools copies into build/lib and never removes: a module deleted since must not ship
-    shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
     build = [*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(out), str(REPO)]
-    subprocess.run(build, check=True, capture_output=True, text=True)
+    (REPO / "build").mkdir(exist_ok=True)
+    # one build at a time: setuptools builds in the clone's build/lib, which two pytest workers would share
+    with open(REPO / "build" / "wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        # setuptools copies into build/lib and never removes: a module deleted since must not ship
+        shutil.rmtree(REPO / "build" / "lib", ignore_errors=True)
+        subprocess.run(build, check=True, capture_output=True, text=True)
     (found,) = out.glob("labkit-*.whl")
     return found
 
