@@ -2,7 +2,7 @@
 rebuild nor a cache the library's forward pass can drive — and its step judged against the full pass.
 """
 
-from dataclasses import dataclass, make_dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -10,13 +10,25 @@ from labkit.check.feedback import say
 from labkit.check.grading import CandidateProblem, as_array, call, failure
 from labkit.nn import Decoder, DecoderConfig, DecoderWeights
 
-#: what decode_one reads of the configuration
-CONFIG_FIELDS = ("model_id", "vocab_size", "width", "n_layers", "n_q_heads", "n_kv_heads", "head_dim", "norm_eps")
-CONFIG_FIELDS += ("rope_base", "dtype", "group_size")
 _DECODER_METHODS = ("forward", "decode", "decode_step", "prefill", "full_logits")
-#: the decoder's numbers, read-only (not a ``DecoderConfig``: there is no decoder to build here)
-PartsConfig = make_dataclass("PartsConfig", CONFIG_FIELDS, frozen=True)
-PartsConfig.__module__ = __name__  # make_dataclass's own before Python 3.12 ("types")
+
+
+@dataclass(frozen=True)
+class PartsConfig:
+    """What ``decode_one`` reads of the configuration: the decoder's numbers, read-only (not a ``DecoderConfig``:
+    there is no decoder to build here)."""
+
+    model_id: str
+    vocab_size: int
+    width: int
+    n_layers: int
+    n_q_heads: int
+    n_kv_heads: int
+    head_dim: int
+    norm_eps: float
+    rope_base: float
+    dtype: str
+    group_size: int
 
 
 @dataclass(frozen=True)
@@ -40,7 +52,7 @@ class DecoderParts:
 
     def __init__(self, decoder: Decoder):
         cfg, w = decoder.config, decoder.weights
-        self.config = PartsConfig(**{name: getattr(cfg, name) for name in CONFIG_FIELDS})
+        self.config = PartsConfig(**{f.name: getattr(cfg, f.name) for f in fields(PartsConfig)})
         layers = [{name: _frozen(a) for name, a in layer.items()} for layer in w.layers]
         self.weights = PartsWeights(_frozen(w.embedding), _frozen(w.output), layers)
         self.dtype = decoder.dtype
