@@ -16,8 +16,9 @@ import os
 import sys
 import tempfile
 from collections import Counter
-from contextlib import nullcontext
+from contextlib import chdir, nullcontext
 from dataclasses import dataclass, field
+from multiprocessing import forkserver
 from pathlib import Path
 
 from harness.crashes import ScheduleRun, crash_runs
@@ -43,6 +44,11 @@ def context(start_method: str | None = None):
         sys.path.append(BOOK)
     if method == "forkserver":
         ctx.set_forkserver_preload(["harness.preload", "harness.races"])
+        # the fork server imports those by name before it takes the children's path, and drops one it cannot
+        # import: started in the book's folder it finds them from any folder (a page's kernel runs in its own),
+        # so no child pays for those imports again (≈ 0.5 s each)
+        with chdir(BOOK):
+            forkserver.ensure_running()
     return ctx
 
 

@@ -378,3 +378,22 @@ def test_python_m_harness_runs_from_the_clone():
         timeout=300,
     )
     assert proc.returncode == 0 and "all invariants held" in proc.stdout, proc.stdout + proc.stderr
+
+
+PRELOADED = """
+from labkit.core.fixtures import import_from_book
+import_from_book("harness", {book!r})
+from harness.report import context
+with context().Pool(1) as pool:
+    print(pool.apply(eval, ("'harness.preload' in __import__('sys').modules",)))
+"""
+
+
+def test_the_fork_server_preloads_the_harness_from_any_folder(tmp_path):
+    """A page's kernel runs in the page's folder, where ``harness`` is not importable by name: the fork server
+    still starts with it loaded, so no crash incarnation or racing client imports it again."""
+    book = str(Path(__file__).resolve().parents[1])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = PRELOADED.format(book=book)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["True"], done.stderr[-2000:]
