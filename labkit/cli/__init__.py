@@ -19,11 +19,11 @@ from labkit import __version__
 @dataclass(frozen=True)
 class Command:
     """A command: its one-line help and the module (``configure``, ``run``) that runs it; a command of the book's
-    clone also says what to do outside one (``outside``, the end of its one-line refusal)."""
+    clone names the ``make`` target that sets a clone up for it (its one-line refusal outside one says so)."""
 
     help: str
     module: str
-    outside: str = ""
+    make: str = "make lab"
 
 
 #: ``labkit COMMAND``
@@ -34,20 +34,16 @@ COMMANDS = {
 }
 #: ``labkit trace COMMAND`` beside the kinds
 TRACE_COMMANDS = {"diff": Command("first divergence between two traces", "labkit.cli.diff")}
-#: what ``labkit lab`` and ``labkit reset`` say outside the book's clone
-TO_THE_LAB = "run it inside a clone of the book (git clone, then make lab), or give --book PATH"
 #: ``labkit COMMAND`` for the commands that come with the book's clone (``booklab/``, ``booktools/`` in its folder)
 BOOK_COMMANDS = {
-    "lab": Command(
-        "open the book in JupyterLab at its first page (what `make lab` does)", "booklab.launcher", TO_THE_LAB
-    ),
+    "lab": Command("open the book in JupyterLab at its first page (what `make lab` does)", "booklab.launcher"),
     "reset": Command(
-        "bring a page, or every page, back to the book's original (your edits set aside)", "booklab.edits", TO_THE_LAB
+        "bring a page, or every page, back to the book's original (your edits set aside)", "booklab.edits"
     ),
     "fixtures": Command(
         "build the fixtures, or check them against their recipes",
         "booktools.fixtures",
-        "run it inside a clone of the book (git clone, then make setup), or give --book PATH",
+        "make setup",
     ),
 }
 ABOUT_TRACE = "run or compare the execution traces of chapter 7"
@@ -94,7 +90,8 @@ def _add(subparsers, name: str, command: Command, chosen: bool, argv: list[str])
     if not chosen:
         return
     if name in BOOK_COMMANDS:
-        module = from_book(command.module, name, command.outside, _given_book(argv))
+        how = f"run it inside a clone of the book (git clone, then {command.make}), or give --book PATH"
+        module = from_book(command.module, name, how, _given_book(argv))
     else:
         module = lazy(command.module)
     module.configure(parser)
